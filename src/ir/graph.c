@@ -1,0 +1,1698 @@
+/* graph.c — the IR: shapes, attributes, models, graphs, the name index and the edit API.
+ *
+ * The edit API keeps the invariants listed in graph.h; gl_graph_verify (verify.c) checks
+ * them. Nothing here is quadratic in the graph size: names go through hash tables,
+ * removal leaves holes that gl_graph_compact squeezes out, and use lists are searched
+ * only for the (node, slot) being dropped.
+ */
+#include "ir/graph.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ==== the name index ================================================================
+ *
+ * Open addressing with linear probing and backward-shift deletion (no tombstones, so a
+ * long edit session does not slow lookups down). Keys of the name tables are borrowed
+ * from the values/nodes they map to; keys of the suffix tables are owned.
+ */
+
+typedef struct name_slot {
+    const char *key; /* NULL: empty slot */
+    size_t len;
+    uint64_t hash;
+    void *obj;
+    size_t aux;
+} name_slot;
+
+typedef struct name_table {
+    name_slot *slots;
+    size_t cap; /* 0 or a power of two */
+    size_t count;
+    bool owns_keys;
+} name_table;
+
+/* A name scope: the names themselves and, per hint, the next suffix worth trying.
+ * Invariant of `suffix`: for a hint h with entry k, every "h_1" .. "h_{k-1}" is taken.
+ * It keeps "the first free k" exact while making repeated hints O(1) amortized. */
+typedef struct name_scope {
+    name_table names;
+    name_table suffix;
+} name_scope;
+
+struct gl_name_index {
+    name_scope values; /* value name -> value */
+    name_scope nodes;  /* node name -> first node so named; aux = how many share it */
+};
+
+static uint64_t hash_name(const char *s, size_t len)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    /* FNV's low bits barely differ between "Add_1017_out0" and "Add_1018_out0", and the
+     * table masks the low bits: finish with a 64-bit avalanche (murmur3's fmix64) so
+     * sequential names spread instead of forming long probe runs. */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+static name_slot *table_find(const name_table *t, const char *key, size_t len)
+{
+    if (!t->cap)
+        return NULL;
+    uint64_t h = hash_name(key, len);
+    size_t mask = t->cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        name_slot *s = &t->slots[i];
+        if (!s->key)
+            return NULL;
+        if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0)
+            return s;
+    }
+}
+
+static name_slot *table_place(name_table *t, const name_slot *src)
+{
+    size_t mask = t->cap - 1;
+    size_t i = (size_t)src->hash & mask;
+    while (t->slots[i].key)
+        i = (i + 1) & mask;
+    t->slots[i] = *src;
+    return &t->slots[i];
+}
+
+static void table_grow(name_table *t)
+{
+    name_slot *old = t->slots;
+    size_t old_cap = t->cap;
+    t->cap = old_cap ? old_cap * 2 : 16;
+    t->slots = gl_xcalloc(t->cap, sizeof(name_slot));
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].key)
+            table_place(t, &old[i]);
+    free(old);
+}
+
+/* Find `key` or add it (obj NULL, aux 0). */
+static name_slot *table_upsert(name_table *t, const char *key, size_t len)
+{
+    name_slot *s = table_find(t, key, len);
+    if (s)
+        return s;
+    if ((t->count + 1) * 2 > t->cap)
+        table_grow(t);
+    name_slot fresh = {
+        .key = t->owns_keys ? gl_xstrndup(key, len) : key,
+        .len = len,
+        .hash = hash_name(key, len),
+    };
+    t->count++;
+    return table_place(t, &fresh);
+}
+
+static void table_delete(name_table *t, name_slot *s)
+{
+    size_t mask = t->cap - 1;
+    size_t hole = (size_t)(s - t->slots);
+    if (t->owns_keys)
+        free((char *)s->key);
+    /* Backward shift: pull later members of the probe run into the hole whenever their
+     * home slot does not lie (cyclically) between the hole and their current slot. */
+    for (size_t j = (hole + 1) & mask; t->slots[j].key; j = (j + 1) & mask) {
+        size_t home = (size_t)t->slots[j].hash & mask;
+        bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!stays) {
+            t->slots[hole] = t->slots[j];
+            hole = j;
+        }
+    }
+    memset(&t->slots[hole], 0, sizeof(name_slot));
+    t->count--;
+}
+
+static void table_free(name_table *t)
+{
+    if (t->owns_keys)
+        for (size_t i = 0; i < t->cap; i++)
+            free((char *)t->slots[i].key);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+static struct gl_name_index *index_new(void)
+{
+    struct gl_name_index *ix = gl_xcalloc(1, sizeof(*ix));
+    ix->values.suffix.owns_keys = true;
+    ix->nodes.suffix.owns_keys = true;
+    return ix;
+}
+
+static void index_free(struct gl_name_index *ix)
+{
+    if (!ix)
+        return;
+    table_free(&ix->values.names);
+    table_free(&ix->values.suffix);
+    table_free(&ix->nodes.names);
+    table_free(&ix->nodes.suffix);
+    free(ix);
+}
+
+/* "base_k" with k a canonical positive decimal: return true and split it. */
+static bool split_suffix(const char *name, size_t *base_len, size_t *k)
+{
+    const char *us = strrchr(name, '_');
+    if (!us || us == name || us[1] < '1' || us[1] > '9')
+        return false;
+    size_t v = 0, digits = 0;
+    for (const char *p = us + 1; *p; p++, digits++) {
+        if (*p < '0' || *p > '9' || digits >= 18)
+            return false;
+        v = v * 10 + (size_t)(*p - '0');
+    }
+    *base_len = (size_t)(us - name);
+    *k = v;
+    return true;
+}
+
+/* A name left the scope: if it was "hint_k", k is free again for that hint. */
+static void scope_name_freed(name_scope *sc, const char *name)
+{
+    size_t base_len, k;
+    if (!split_suffix(name, &base_len, &k))
+        return;
+    name_slot *s = table_find(&sc->suffix, name, base_len);
+    if (s && s->aux > k)
+        s->aux = k;
+}
+
+static char *scope_unique(name_scope *sc, const char *hint)
+{
+    size_t hint_len = strlen(hint);
+    if (!table_find(&sc->names, hint, hint_len))
+        return gl_xstrdup(hint);
+    name_slot *s = table_find(&sc->suffix, hint, hint_len);
+    size_t k = s && s->aux > 1 ? s->aux : 1;
+    size_t cap = hint_len + 24;
+    char *buf = gl_xmalloc(cap);
+    for (;; k++) {
+        int len = snprintf(buf, cap, "%s_%zu", hint, k);
+        if (!table_find(&sc->names, buf, (size_t)len))
+            break;
+    }
+    /* Looked up again: the table may not hold the hint yet. */
+    table_upsert(&sc->suffix, hint, hint_len)->aux = k;
+    return buf;
+}
+
+static void index_add_value(gl_graph *g, gl_value *v)
+{
+    name_slot *s = table_upsert(&g->index->values.names, v->name, strlen(v->name));
+    if (!s->obj)
+        s->obj = v;
+}
+
+static void index_drop_value(gl_graph *g, gl_value *v)
+{
+    name_slot *s = table_find(&g->index->values.names, v->name, strlen(v->name));
+    if (!s || s->obj != v)
+        return;
+    table_delete(&g->index->values.names, s);
+    scope_name_freed(&g->index->values, v->name);
+}
+
+static void index_add_node(gl_graph *g, gl_node *n)
+{
+    name_slot *s = table_upsert(&g->index->nodes.names, n->name, strlen(n->name));
+    if (!s->obj)
+        s->obj = n;
+    s->aux++;
+}
+
+/* First live node in order named like `n`, other than `n`. O(n) but only reached when
+ * node names are shared (files may repeat them; we never generate duplicates). */
+static gl_node *next_node_named(const gl_graph *g, const gl_node *n)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        gl_node *m = g->nodes[i];
+        if (m && m != n && strcmp(m->name, n->name) == 0)
+            return m;
+    }
+    return NULL;
+}
+
+static void index_drop_node(gl_graph *g, gl_node *n)
+{
+    name_slot *s = table_find(&g->index->nodes.names, n->name, strlen(n->name));
+    if (!s)
+        return;
+    if (--s->aux == 0) {
+        table_delete(&g->index->nodes.names, s);
+        scope_name_freed(&g->index->nodes, n->name);
+    } else if (s->obj == n) {
+        gl_node *next = next_node_named(g, n);
+        s->obj = next;
+        s->key = next->name; /* the key is borrowed from the node it maps to */
+    }
+}
+
+static void index_rebuild_nodes(gl_graph *g)
+{
+    table_free(&g->index->nodes.names);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i])
+            index_add_node(g, g->nodes[i]);
+}
+
+/* ==== small helpers ================================================================== */
+
+static void bytes_copy(gl_bytes *dst, const gl_bytes *src)
+{
+    dst->len = src->len;
+    /* One spare NUL byte so string attributes read as C strings. */
+    dst->data = gl_xmalloc(src->len + 1);
+    if (src->len)
+        memcpy(dst->data, src->data, src->len);
+    dst->data[src->len] = 0;
+}
+
+static gl_bytes *bytes_array_copy(const gl_bytes *src, size_t n)
+{
+    if (!src)
+        return NULL;
+    gl_bytes *dst = gl_xcalloc(n, sizeof(gl_bytes));
+    for (size_t i = 0; i < n; i++)
+        bytes_copy(&dst[i], &src[i]);
+    return dst;
+}
+
+static void bytes_array_free(gl_bytes *a, size_t n)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(a[i].data);
+    free(a);
+}
+
+static void *mem_dup(const void *src, size_t n)
+{
+    if (!src)
+        return NULL;
+    void *dst = gl_xmalloc(n);
+    if (n)
+        memcpy(dst, src, n);
+    return dst;
+}
+
+static void remove_at(void *arr, size_t *n, size_t i, size_t elem)
+{
+    char *a = arr;
+    memmove(a + i * elem, a + (i + 1) * elem, (*n - i - 1) * elem);
+    (*n)--;
+}
+
+/* Remove the first occurrence of `v` from a value list; false when absent. */
+static bool value_list_remove(gl_value **list, size_t *n, const gl_value *v)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (list[i] == v) {
+            remove_at(list, n, i, sizeof(*list));
+            return true;
+        }
+    return false;
+}
+
+static bool value_list_has(gl_value *const *list, size_t n, const gl_value *v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == v)
+            return true;
+    return false;
+}
+
+static bool value_in_graph(const gl_graph *g, const gl_value *v)
+{
+    return v->graph == g && v->index < g->n_values && g->values[v->index] == v;
+}
+
+static bool node_in_graph(const gl_graph *g, const gl_node *n)
+{
+    return n->graph == g && n->index < g->n_nodes && g->nodes[n->index] == n;
+}
+
+static const char *graph_label(const gl_graph *g)
+{
+    return g->name && *g->name ? g->name : "(unnamed)";
+}
+
+/* ==== use lists ====================================================================== */
+
+static void use_add(gl_value *v, gl_node *n, int slot)
+{
+    GL_GROW(v->uses, v->cap_uses, v->n_uses + 1);
+    v->uses[v->n_uses++] = (gl_use){n, slot};
+}
+
+/* Drop exactly one (n, slot) entry. Searching from the end finds recent uses first. */
+static void use_remove(gl_value *v, const gl_node *n, int slot)
+{
+    for (size_t i = v->n_uses; i-- > 0;)
+        if (v->uses[i].node == n && v->uses[i].slot == slot) {
+            remove_at(v->uses, &v->n_uses, i, sizeof(gl_use));
+            return;
+        }
+}
+
+/* ==== shapes and types =============================================================== */
+
+void gl_shape_init_unknown(gl_shape *s)
+{
+    s->rank = GL_RANK_UNKNOWN;
+    s->dims = NULL;
+}
+
+void gl_shape_free(gl_shape *s)
+{
+    if (s->dims)
+        for (int i = 0; i < s->rank; i++)
+            free(s->dims[i].sym);
+    free(s->dims);
+    gl_shape_init_unknown(s);
+}
+
+void gl_shape_set_rank(gl_shape *s, int rank)
+{
+    gl_shape_free(s);
+    if (rank < 0)
+        return;
+    s->rank = rank;
+    s->dims = gl_xcalloc((size_t)rank, sizeof(gl_dim));
+    for (int i = 0; i < rank; i++)
+        s->dims[i].value = GL_DIM_UNKNOWN;
+}
+
+void gl_shape_copy(gl_shape *dst, const gl_shape *src)
+{
+    if (dst == src)
+        return;
+    gl_shape_set_rank(dst, src->rank);
+    for (int i = 0; i < src->rank; i++) {
+        dst->dims[i].value = src->dims[i].value;
+        dst->dims[i].sym = gl_xstrdup(src->dims[i].sym);
+    }
+}
+
+static bool str_eq_nullable(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool gl_shape_equal(const gl_shape *a, const gl_shape *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i].value != b->dims[i].value || !str_eq_nullable(a->dims[i].sym, b->dims[i].sym))
+            return false;
+    return true;
+}
+
+void gl_dim_set_sym(gl_dim *d, const char *sym)
+{
+    char *copy = gl_xstrdup(sym); /* before freeing: sym may be d->sym itself */
+    free(d->sym);
+    d->value = GL_DIM_UNKNOWN;
+    d->sym = copy;
+}
+
+void gl_type_free(gl_type *t)
+{
+    gl_shape_free(&t->shape);
+    free(t->opaque.data);
+    t->opaque.data = NULL;
+    t->opaque.len = 0;
+    t->kind = GL_TYPE_NONE;
+    t->dtype = GL_DT_UNDEFINED;
+}
+
+void gl_type_copy(gl_type *dst, const gl_type *src)
+{
+    if (dst == src)
+        return;
+    gl_type_free(dst);
+    dst->kind = src->kind;
+    dst->dtype = src->dtype;
+    gl_shape_copy(&dst->shape, &src->shape);
+    if (src->opaque.data)
+        bytes_copy(&dst->opaque, &src->opaque);
+}
+
+/* snprintf-style appender: counts what it would write even when the buffer is full. */
+typedef struct text_out {
+    char *buf;
+    size_t len;
+    size_t pos;
+} text_out;
+
+static void out_fmt(text_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_fmt(text_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = o->pos < o->len ? o->len - o->pos : 0;
+    int n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->pos += (size_t)n;
+}
+
+int gl_type_format(const gl_type *t, char *buf, size_t len)
+{
+    text_out o = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    if (t->kind == GL_TYPE_NONE) {
+        out_fmt(&o, "?");
+    } else if (t->kind == GL_TYPE_OPAQUE) {
+        out_fmt(&o, "opaque");
+    } else {
+        out_fmt(&o, "%s", t->dtype == GL_DT_UNDEFINED ? "?" : gl_dtype_name(t->dtype));
+        if (t->shape.rank == GL_RANK_UNKNOWN) {
+            out_fmt(&o, "[?]");
+        } else {
+            out_fmt(&o, "[");
+            for (int i = 0; i < t->shape.rank; i++) {
+                const gl_dim *d = &t->shape.dims[i];
+                const char *sep = i ? "," : "";
+                if (d->value >= 0)
+                    out_fmt(&o, "%s%" PRId64, sep, d->value);
+                else
+                    out_fmt(&o, "%s%s", sep, d->sym ? d->sym : "?");
+            }
+            out_fmt(&o, "]");
+        }
+    }
+    return o.pos > INT32_MAX ? INT32_MAX : (int)o.pos;
+}
+
+/* ==== attributes ===================================================================== */
+
+void gl_attr_free(gl_attr *a)
+{
+    if (!a)
+        return;
+    free(a->name);
+    free(a->ref_attr_name);
+    free(a->doc_string);
+    free(a->s.data);
+    gl_tensor_free(a->t);
+    gl_graph_free(a->g);
+    free(a->floats);
+    free(a->ints);
+    bytes_array_free(a->strings, a->n);
+    if (a->tensors)
+        for (size_t i = 0; i < a->n; i++)
+            gl_tensor_free(a->tensors[i]);
+    free(a->tensors);
+    if (a->graphs)
+        for (size_t i = 0; i < a->n; i++)
+            gl_graph_free(a->graphs[i]);
+    free(a->graphs);
+    bytes_array_free(a->opaque, a->n);
+    memset(a, 0, sizeof(*a));
+}
+
+/* The subgraphs an attribute holds (GRAPH: one, GRAPHS: n). */
+static size_t attr_graphs(const gl_attr *a, gl_graph *const **out)
+{
+    if (a->g) {
+        *out = (gl_graph *const *)&a->g;
+        return 1;
+    }
+    if (a->graphs) {
+        *out = a->graphs;
+        return a->n;
+    }
+    *out = NULL;
+    return 0;
+}
+
+static bool attr_has_graphs(const gl_attr *a)
+{
+    return a->g || (a->graphs && a->n);
+}
+
+gl_attr *gl_node_attr(const gl_node *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+int64_t gl_node_attr_int(const gl_node *n, const char *name, int64_t dflt)
+{
+    const gl_attr *a = gl_node_attr(n, name);
+    return a && a->type == GL_ATTR_INT ? a->i : dflt;
+}
+
+float gl_node_attr_float(const gl_node *n, const char *name, float dflt)
+{
+    const gl_attr *a = gl_node_attr(n, name);
+    return a && a->type == GL_ATTR_FLOAT ? a->f : dflt;
+}
+
+const char *gl_node_attr_string(const gl_node *n, const char *name, const char *dflt)
+{
+    const gl_attr *a = gl_node_attr(n, name);
+    if (!a || a->type != GL_ATTR_STRING)
+        return dflt;
+    return a->s.data ? (const char *)a->s.data : "";
+}
+
+/* Bring n->implicit in line with the captures of its subgraphs: outer values still
+ * captured keep their place, new ones are appended, stale ones lose their use. */
+static void node_sync_implicit(gl_node *n)
+{
+    gl_value **wanted = NULL;
+    size_t n_wanted = 0, cap_wanted = 0;
+    for (size_t i = 0; i < n->n_attrs; i++) {
+        gl_graph *const *subs;
+        size_t n_subs = attr_graphs(&n->attrs[i], &subs);
+        for (size_t j = 0; j < n_subs; j++) {
+            if (!subs[j])
+                continue;
+            for (size_t c = 0; c < subs[j]->n_captures; c++) {
+                gl_value *outer = subs[j]->captures[c]->outer;
+                if (outer && !value_list_has(wanted, n_wanted, outer)) {
+                    GL_GROW(wanted, cap_wanted, n_wanted + 1);
+                    wanted[n_wanted++] = outer;
+                }
+            }
+        }
+    }
+    for (size_t i = n->n_implicit; i-- > 0;) {
+        gl_value *v = n->implicit[i];
+        if (!value_list_has(wanted, n_wanted, v)) {
+            remove_at(n->implicit, &n->n_implicit, i, sizeof(*n->implicit));
+            use_remove(v, n, GL_USE_IMPLICIT);
+        }
+    }
+    for (size_t i = 0; i < n_wanted; i++) {
+        gl_value *v = wanted[i];
+        if (value_list_has(n->implicit, n->n_implicit, v))
+            continue;
+        GL_GROW(n->implicit, n->cap_implicit, n->n_implicit + 1);
+        n->implicit[n->n_implicit++] = v;
+        use_add(v, n, GL_USE_IMPLICIT);
+    }
+    free(wanted);
+}
+
+static void attr_adopt_graphs(gl_attr *a, gl_node *n)
+{
+    gl_graph *const *subs;
+    size_t n_subs = attr_graphs(a, &subs);
+    for (size_t j = 0; j < n_subs; j++)
+        if (subs[j]) {
+            subs[j]->parent = n->graph;
+            subs[j]->parent_node = n;
+        }
+}
+
+void gl_node_take_attr(gl_node *n, gl_attr *a)
+{
+    gl_attr *slot = gl_node_attr(n, a->name);
+    bool graphs_changed = attr_has_graphs(a);
+    if (slot) {
+        graphs_changed |= attr_has_graphs(slot);
+        gl_attr_free(slot);
+    } else {
+        GL_GROW(n->attrs, n->cap_attrs, n->n_attrs + 1);
+        slot = &n->attrs[n->n_attrs++];
+    }
+    *slot = *a;
+    memset(a, 0, sizeof(*a));
+    attr_adopt_graphs(slot, n);
+    if (graphs_changed)
+        node_sync_implicit(n);
+}
+
+bool gl_node_remove_attr(gl_node *n, const char *name)
+{
+    gl_attr *a = gl_node_attr(n, name);
+    if (!a)
+        return false;
+    bool had_graphs = attr_has_graphs(a);
+    gl_attr_free(a);
+    remove_at(n->attrs, &n->n_attrs, (size_t)(a - n->attrs), sizeof(gl_attr));
+    if (had_graphs)
+        node_sync_implicit(n);
+    return true;
+}
+
+static gl_attr attr_named(const char *name, gl_attr_type type)
+{
+    return (gl_attr){.name = gl_xstrdup(name), .type = type};
+}
+
+void gl_node_set_attr_int(gl_node *n, const char *name, int64_t v)
+{
+    gl_attr a = attr_named(name, GL_ATTR_INT);
+    a.i = v;
+    gl_node_take_attr(n, &a);
+}
+
+void gl_node_set_attr_float(gl_node *n, const char *name, float v)
+{
+    gl_attr a = attr_named(name, GL_ATTR_FLOAT);
+    a.f = v;
+    gl_node_take_attr(n, &a);
+}
+
+void gl_node_set_attr_string(gl_node *n, const char *name, const char *v)
+{
+    gl_attr a = attr_named(name, GL_ATTR_STRING);
+    bytes_copy(&a.s, &(gl_bytes){strlen(v), (uint8_t *)v});
+    gl_node_take_attr(n, &a);
+}
+
+void gl_node_set_attr_ints(gl_node *n, const char *name, const int64_t *v, size_t count)
+{
+    gl_attr a = attr_named(name, GL_ATTR_INTS);
+    a.n = count;
+    a.ints = gl_xmalloc(count * sizeof(int64_t));
+    if (count)
+        memcpy(a.ints, v, count * sizeof(int64_t));
+    gl_node_take_attr(n, &a);
+}
+
+void gl_node_set_attr_floats(gl_node *n, const char *name, const float *v, size_t count)
+{
+    gl_attr a = attr_named(name, GL_ATTR_FLOATS);
+    a.n = count;
+    a.floats = gl_xmalloc(count * sizeof(float));
+    if (count)
+        memcpy(a.floats, v, count * sizeof(float));
+    gl_node_take_attr(n, &a);
+}
+
+bool gl_node_is(const gl_node *n, const char *op)
+{
+    bool default_domain = !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
+    return default_domain && strcmp(n->op_type, op) == 0;
+}
+
+/* ==== values ========================================================================= */
+
+bool gl_value_is_constant(const gl_value *v)
+{
+    if (!v->init)
+        return false;
+    const gl_model *m = v->graph ? v->graph->model : NULL;
+    return !v->is_input || (m && m->freeze_inputs);
+}
+
+bool gl_value_uses_comprehensive(const gl_value *v)
+{
+    if (v->n_output_refs > 0)
+        return false;
+    for (size_t i = 0; i < v->n_uses; i++)
+        if (v->uses[i].slot == GL_USE_IMPLICIT)
+            return false;
+    return true;
+}
+
+size_t gl_value_explicit_uses(const gl_value *v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_uses; i++)
+        n += v->uses[i].slot >= 0;
+    return n;
+}
+
+/* A value not yet in any list; the caller owns `name`. */
+static gl_value *value_alloc(gl_graph *g, char *name)
+{
+    gl_value *v = gl_xcalloc(1, sizeof(*v));
+    v->name = name;
+    v->graph = g;
+    v->producer_slot = -1;
+    gl_shape_init_unknown(&v->type.shape);
+    return v;
+}
+
+static void value_append(gl_graph *g, gl_value *v)
+{
+    GL_GROW(g->values, g->cap_values, g->n_values + 1);
+    v->index = g->n_values;
+    g->values[g->n_values++] = v;
+    index_add_value(g, v);
+}
+
+static void value_free_contents(gl_value *v)
+{
+    free(v->name);
+    free(v->doc_string);
+    gl_type_free(&v->type);
+    free(v->uses);
+    gl_tensor_free(v->init);
+    free(v);
+}
+
+/* Unlink from the graph (index, values array) and free. Lists are the caller's. */
+static void value_destroy(gl_graph *g, gl_value *v)
+{
+    index_drop_value(g, v);
+    if (v->index < g->n_values && g->values[v->index] == v)
+        g->values[v->index] = NULL;
+    value_free_contents(v);
+}
+
+/* ==== models ========================================================================= */
+
+gl_model *gl_model_new(void)
+{
+    gl_model *m = gl_xcalloc(1, sizeof(*m));
+    return m;
+}
+
+static void opsets_free(gl_opset *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ops[i].domain);
+    free(ops);
+}
+
+static void function_free_contents(gl_function *f)
+{
+    free(f->name);
+    free(f->domain);
+    free(f->doc_string);
+    for (size_t i = 0; i < f->n_attributes; i++)
+        free(f->attributes[i]);
+    free(f->attributes);
+    opsets_free(f->opsets, f->n_opsets);
+    gl_graph_free(f->body);
+}
+
+void gl_model_free(gl_model *m)
+{
+    if (!m)
+        return;
+    opsets_free(m->opsets, m->n_opsets);
+    free(m->producer_name);
+    free(m->producer_version);
+    free(m->domain);
+    free(m->doc_string);
+    for (size_t i = 0; i < m->n_metadata; i++) {
+        free(m->metadata[i].key);
+        free(m->metadata[i].value);
+    }
+    free(m->metadata);
+    gl_graph_free(m->graph);
+    for (size_t i = 0; i < m->n_functions; i++)
+        function_free_contents(&m->functions[i]);
+    free(m->functions);
+    bytes_array_free(m->training_info, m->n_training_info);
+    free(m->path);
+    free(m->dir);
+    free(m);
+}
+
+static const char *domain_or_default(const char *d)
+{
+    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
+}
+
+int64_t gl_model_opset(const gl_model *m, const char *domain)
+{
+    const char *want = domain_or_default(domain);
+    for (size_t i = 0; i < m->n_opsets; i++)
+        if (strcmp(domain_or_default(m->opsets[i].domain), want) == 0)
+            return m->opsets[i].version;
+    return 0;
+}
+
+void gl_model_set_opset(gl_model *m, const char *domain, int64_t version)
+{
+    const char *want = domain_or_default(domain);
+    for (size_t i = 0; i < m->n_opsets; i++)
+        if (strcmp(domain_or_default(m->opsets[i].domain), want) == 0) {
+            m->opsets[i].version = version;
+            return;
+        }
+    m->opsets = gl_xrealloc(m->opsets, (m->n_opsets + 1) * sizeof(gl_opset));
+    m->opsets[m->n_opsets++] = (gl_opset){gl_xstrdup(domain ? domain : ""), version};
+}
+
+/* ==== graphs ========================================================================= */
+
+gl_graph *gl_graph_new(gl_model *m, gl_graph *parent, const char *name)
+{
+    gl_graph *g = gl_xcalloc(1, sizeof(*g));
+    g->name = gl_xstrdup(name ? name : "");
+    g->model = m;
+    g->parent = parent;
+    g->index = index_new();
+    return g;
+}
+
+static void node_free(gl_node *n)
+{
+    free(n->name);
+    free(n->op_type);
+    free(n->domain);
+    free(n->doc_string);
+    free(n->inputs);
+    free(n->outputs);
+    for (size_t i = 0; i < n->n_attrs; i++)
+        gl_attr_free(&n->attrs[i]);
+    free(n->attrs);
+    free(n->implicit);
+    free(n->prov.origins);
+    free(n);
+}
+
+/* Frees g and everything it owns; never touches the enclosing graph (a caller removing a
+ * subgraph from a live node goes through gl_node_remove_attr, which fixes the uses). */
+void gl_graph_free(gl_graph *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i])
+            node_free(g->nodes[i]);
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i])
+            value_free_contents(g->values[i]);
+    free(g->nodes);
+    free(g->values);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->inits);
+    free(g->captures);
+    bytes_array_free(g->sparse_inits, g->n_sparse_inits);
+    bytes_array_free(g->quant_annotations, g->n_quant_annotations);
+    for (size_t i = 0; i < g->n_origin_names; i++)
+        free(g->origin_names[i]);
+    free(g->origin_names);
+    free(g->name);
+    free(g->doc_string);
+    index_free(g->index);
+    free(g);
+}
+
+gl_value *gl_find_value(const gl_graph *g, const char *name)
+{
+    if (!name)
+        return NULL;
+    name_slot *s = table_find(&g->index->values.names, name, strlen(name));
+    return s ? s->obj : NULL;
+}
+
+gl_node *gl_find_node(const gl_graph *g, const char *name)
+{
+    if (!name)
+        return NULL;
+    name_slot *s = table_find(&g->index->nodes.names, name, strlen(name));
+    return s ? s->obj : NULL;
+}
+
+static gl_value *capture_of(const gl_graph *g, const gl_value *outer)
+{
+    for (size_t i = 0; i < g->n_captures; i++)
+        if (g->captures[i]->outer == outer)
+            return g->captures[i];
+    return NULL;
+}
+
+static void node_add_implicit(gl_node *n, gl_value *outer)
+{
+    if (value_list_has(n->implicit, n->n_implicit, outer))
+        return;
+    GL_GROW(n->implicit, n->cap_implicit, n->n_implicit + 1);
+    n->implicit[n->n_implicit++] = outer;
+    use_add(outer, n, GL_USE_IMPLICIT);
+}
+
+gl_value *gl_resolve_value(gl_graph *g, const char *name)
+{
+    gl_value *v = gl_find_value(g, name);
+    if (v || !g->parent)
+        return v;
+    gl_value *outer = gl_resolve_value(g->parent, name);
+    if (!outer)
+        return NULL;
+    /* A capture re-pointed by gl_replace_all_uses may carry another name. */
+    gl_value *c = capture_of(g, outer);
+    if (c)
+        return c;
+    c = value_alloc(g, gl_xstrdup(name));
+    c->outer = outer;
+    gl_type_copy(&c->type, &outer->type);
+    c->id = g->next_value_id++;
+    value_append(g, c);
+    GL_GROW(g->captures, g->cap_captures, g->n_captures + 1);
+    g->captures[g->n_captures++] = c;
+    if (g->parent_node)
+        node_add_implicit(g->parent_node, outer);
+    return c;
+}
+
+char *gl_unique_value_name(const gl_graph *g, const char *hint)
+{
+    return scope_unique(&g->index->values, hint && *hint ? hint : "v");
+}
+
+char *gl_unique_node_name(const gl_graph *g, const char *hint)
+{
+    return scope_unique(&g->index->nodes, hint && *hint ? hint : "node");
+}
+
+static gl_value *add_value_owned_name(gl_graph *g, char *name)
+{
+    gl_value *v = value_alloc(g, name);
+    v->id = g->next_value_id++;
+    value_append(g, v);
+    return v;
+}
+
+gl_value *gl_add_value(gl_graph *g, const char *name)
+{
+    return add_value_owned_name(g, gl_unique_value_name(g, name));
+}
+
+gl_status gl_rename_value(gl_graph *g, gl_value *v, const char *name)
+{
+    if (!value_in_graph(g, v))
+        return gl_fail(GL_ERR_INPUT, "graph '%s': cannot rename value '%s': it belongs to another graph",
+                       graph_label(g), v->name);
+    if (!name || !*name)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': value '%s' cannot be renamed to an empty name",
+                       graph_label(g), v->name);
+    gl_value *holder = gl_find_value(g, name);
+    if (holder == v)
+        return GL_OK;
+    if (holder)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': cannot rename value '%s' to '%s': name taken",
+                       graph_label(g), v->name, name);
+    index_drop_value(g, v);
+    free(v->name);
+    v->name = gl_xstrdup(name);
+    index_add_value(g, v);
+    return GL_OK;
+}
+
+/* ==== the edit API ==================================================================== */
+
+static char *generated_node_name(const gl_graph *g, const char *op_type)
+{
+    char hint[160];
+    snprintf(hint, sizeof(hint), "%.120s_%" PRIu32, op_type, g->next_node_id);
+    return gl_unique_node_name(g, hint);
+}
+
+static gl_value *fresh_output(gl_graph *g, const gl_node *n, size_t slot)
+{
+    size_t cap = strlen(n->name) + 32;
+    char *hint = gl_xmalloc(cap);
+    snprintf(hint, cap, "%s_out%zu", n->name, slot);
+    gl_value *v = gl_add_value(g, hint);
+    free(hint);
+    v->producer = (gl_node *)n;
+    v->producer_slot = (int)slot;
+    return v;
+}
+
+gl_node *gl_add_node(gl_graph *g, const char *op_type, const char *domain, const char *name,
+                     gl_value *const *inputs, size_t n_inputs, size_t n_outputs)
+{
+    for (size_t i = 0; i < n_inputs; i++)
+        if (inputs[i] && !value_in_graph(g, inputs[i])) {
+            gl_fail(GL_ERR_INTERNAL, "graph '%s': new %s node: input %zu '%s' belongs to another graph",
+                    graph_label(g), op_type, i, inputs[i]->name);
+            return NULL;
+        }
+    gl_node *n = gl_xcalloc(1, sizeof(*n));
+    n->graph = g;
+    n->op_type = gl_xstrdup(op_type);
+    n->domain = gl_xstrdup(domain ? domain : "");
+    n->name_generated = !name || !*name;
+    n->name = n->name_generated ? generated_node_name(g, op_type) : gl_xstrdup(name);
+    n->id = g->next_node_id++;
+    n->prov.decision = -1;
+    n->inputs = gl_xcalloc(n_inputs, sizeof(gl_value *));
+    n->n_inputs = n->cap_inputs = n_inputs;
+    for (size_t i = 0; i < n_inputs; i++) {
+        n->inputs[i] = inputs[i];
+        if (inputs[i])
+            use_add(inputs[i], n, (int)i);
+    }
+    GL_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1);
+    n->index = g->n_nodes;
+    g->nodes[g->n_nodes++] = n;
+    g->live_nodes++;
+    index_add_node(g, n);
+    n->outputs = gl_xcalloc(n_outputs, sizeof(gl_value *));
+    n->n_outputs = n_outputs;
+    for (size_t i = 0; i < n_outputs; i++)
+        n->outputs[i] = fresh_output(g, n, i);
+    return n;
+}
+
+static gl_status check_removable(const gl_graph *g, const gl_node *n)
+{
+    if (!node_in_graph(g, n))
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s) is not in this graph",
+                       graph_label(g), n->name, n->op_type);
+    for (size_t i = 0; i < n->n_outputs; i++) {
+        const gl_value *v = n->outputs[i];
+        if (v && v->n_uses)
+            return gl_fail(GL_ERR_INPUT, "graph '%s': cannot remove node '%s' (%s): output '%s' still has %zu use(s)",
+                           graph_label(g), n->name, n->op_type, v->name, v->n_uses);
+        if (v && v->n_output_refs)
+            return gl_fail(GL_ERR_INPUT, "graph '%s': cannot remove node '%s' (%s): output '%s' is a graph output",
+                           graph_label(g), n->name, n->op_type, v->name);
+    }
+    return GL_OK;
+}
+
+gl_status gl_remove_node(gl_graph *g, gl_node *n)
+{
+    gl_status st = check_removable(g, n);
+    if (st)
+        return st;
+    for (size_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i])
+            use_remove(n->inputs[i], n, (int)i);
+    for (size_t i = 0; i < n->n_implicit; i++)
+        use_remove(n->implicit[i], n, GL_USE_IMPLICIT);
+    for (size_t i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i])
+            value_destroy(g, n->outputs[i]);
+    g->nodes[n->index] = NULL;
+    index_drop_node(g, n);
+    g->live_nodes--;
+    node_free(n);
+    return GL_OK;
+}
+
+gl_status gl_drop_output(gl_graph *g, gl_node *n, size_t slot)
+{
+    if (!node_in_graph(g, n) || slot >= n->n_outputs)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s) has no output slot %zu",
+                       graph_label(g), n->name, n->op_type, slot);
+    gl_value *v = n->outputs[slot];
+    if (!v)
+        return GL_OK;
+    if (v->n_uses || v->n_output_refs)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): output '%s' is still used, cannot omit it",
+                       graph_label(g), n->name, n->op_type, v->name);
+    value_destroy(g, v);
+    n->outputs[slot] = NULL;
+    return GL_OK;
+}
+
+gl_status gl_set_input(gl_graph *g, gl_node *n, size_t slot, gl_value *v)
+{
+    if (!node_in_graph(g, n))
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s) is not in this graph",
+                       graph_label(g), n->name, n->op_type);
+    if (slot > n->n_inputs || slot > INT32_MAX)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): input slot %zu is past the end (%zu inputs)",
+                       graph_label(g), n->name, n->op_type, slot, n->n_inputs);
+    if (v && !value_in_graph(g, v))
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): value '%s' belongs to another graph",
+                       graph_label(g), n->name, n->op_type, v->name);
+    if (slot == n->n_inputs) {
+        GL_GROW(n->inputs, n->cap_inputs, n->n_inputs + 1);
+        n->inputs[n->n_inputs++] = NULL;
+    }
+    gl_value *old = n->inputs[slot];
+    if (old == v)
+        return GL_OK;
+    if (old)
+        use_remove(old, n, (int)slot);
+    n->inputs[slot] = v;
+    if (v)
+        use_add(v, n, (int)slot);
+    return GL_OK;
+}
+
+void gl_truncate_inputs(gl_graph *g, gl_node *n, size_t count)
+{
+    (void)g;
+    while (n->n_inputs > count) {
+        size_t slot = --n->n_inputs;
+        if (n->inputs[slot])
+            use_remove(n->inputs[slot], n, (int)slot);
+        n->inputs[slot] = NULL;
+    }
+}
+
+gl_status gl_move_output(gl_graph *g, gl_node *src, size_t src_slot, gl_node *dst,
+                         size_t dst_slot)
+{
+    if (!node_in_graph(g, src) || !node_in_graph(g, dst))
+        return gl_fail(GL_ERR_INPUT, "graph '%s': move output: node '%s' or '%s' is not in this graph",
+                       graph_label(g), src->name, dst->name);
+    if (src_slot >= src->n_outputs || !src->outputs[src_slot])
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s) has no output %zu to move",
+                       graph_label(g), src->name, src->op_type, src_slot);
+    if (dst_slot >= dst->n_outputs)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s) has no output slot %zu",
+                       graph_label(g), dst->name, dst->op_type, dst_slot);
+    if (src == dst && src_slot == dst_slot)
+        return GL_OK;
+    gl_value *old = dst->outputs[dst_slot];
+    if (old && (old->n_uses || old->n_output_refs))
+        return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): output '%s' is still used, cannot replace it",
+                       graph_label(g), dst->name, dst->op_type, old->name);
+    gl_value *v = src->outputs[src_slot];
+    if (old)
+        value_destroy(g, old);
+    dst->outputs[dst_slot] = v;
+    v->producer = dst;
+    v->producer_slot = (int)dst_slot;
+    gl_value *fresh = fresh_output(g, src, src_slot);
+    gl_type_copy(&fresh->type, &v->type);
+    src->outputs[src_slot] = fresh;
+    return GL_OK;
+}
+
+static void type_from_tensor(gl_type *ty, const gl_tensor *t)
+{
+    gl_type_free(ty);
+    ty->kind = GL_TYPE_TENSOR;
+    ty->dtype = t->dtype;
+    gl_shape_set_rank(&ty->shape, t->rank);
+    for (int i = 0; i < t->rank; i++)
+        ty->shape.dims[i].value = t->dims[i];
+}
+
+gl_value *gl_add_initializer(gl_graph *g, const char *name, gl_tensor *t)
+{
+    if (!t)
+        return NULL;
+    gl_value *v = gl_add_value(g, name);
+    v->init = t;
+    type_from_tensor(&v->type, t);
+    GL_GROW(g->inits, g->cap_inits, g->n_inits + 1);
+    g->inits[g->n_inits++] = v;
+    return v;
+}
+
+gl_status gl_remove_value(gl_graph *g, gl_value *v)
+{
+    const char *why = !value_in_graph(g, v) ? "it is not in this graph"
+                      : v->producer         ? "a node produces it"
+                      : v->n_uses           ? "it still has uses"
+                      : v->is_input         ? "it is a graph input"
+                      : v->n_output_refs    ? "it is a graph output"
+                                            : NULL;
+    if (why)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': cannot remove value '%s': %s", graph_label(g),
+                       v->name, why);
+    if (v->init)
+        value_list_remove(g->inits, &g->n_inits, v);
+    bool was_capture = v->outer && value_list_remove(g->captures, &g->n_captures, v);
+    value_destroy(g, v);
+    if (was_capture && g->parent_node)
+        node_sync_implicit(g->parent_node);
+    return GL_OK;
+}
+
+/* ---- replace_all_uses and the captures it re-points ---- */
+
+static void replace_uses(gl_value *from, gl_value *to);
+
+/* Keep "a capture is named after what it captures" when the name is free, down through
+ * nested subgraphs that capture this capture. */
+static void rename_capture_chain(gl_graph *s, gl_value *c, const char *name)
+{
+    if (!gl_find_value(s, name))
+        gl_rename_value(s, c, name);
+    for (size_t u = 0; u < c->n_uses; u++) {
+        if (c->uses[u].slot != GL_USE_IMPLICIT)
+            continue;
+        gl_node *m = c->uses[u].node;
+        for (size_t a = 0; a < m->n_attrs; a++) {
+            gl_graph *const *subs;
+            size_t n_subs = attr_graphs(&m->attrs[a], &subs);
+            for (size_t j = 0; j < n_subs; j++) {
+                gl_value *cc = subs[j] ? capture_of(subs[j], c) : NULL;
+                if (cc)
+                    rename_capture_chain(subs[j], cc, name);
+            }
+        }
+    }
+}
+
+/* Subgraph `s` captured `from`; it must now capture `to`. When it already captures `to`,
+ * the two captures merge so a subgraph never holds two captures of one value. */
+static void repoint_captures(gl_graph *s, gl_value *from, gl_value *to)
+{
+    gl_value *moved = capture_of(s, from);
+    if (!moved)
+        return;
+    gl_value *existing = capture_of(s, to);
+    if (!existing) {
+        moved->outer = to;
+        gl_type_copy(&moved->type, &to->type);
+        rename_capture_chain(s, moved, to->name);
+        return;
+    }
+    replace_uses(moved, existing);
+    for (size_t i = 0; i < s->n_outputs; i++)
+        if (s->outputs[i] == moved)
+            gl_graph_set_output(s, i, existing);
+    value_list_remove(s->captures, &s->n_captures, moved);
+    value_destroy(s, moved);
+}
+
+static void repoint_implicit(gl_node *n, gl_value *from, gl_value *to)
+{
+    if (value_list_has(n->implicit, n->n_implicit, to)) {
+        value_list_remove(n->implicit, &n->n_implicit, from);
+    } else {
+        for (size_t i = 0; i < n->n_implicit; i++)
+            if (n->implicit[i] == from)
+                n->implicit[i] = to;
+        use_add(to, n, GL_USE_IMPLICIT);
+    }
+    for (size_t a = 0; a < n->n_attrs; a++) {
+        gl_graph *const *subs;
+        size_t n_subs = attr_graphs(&n->attrs[a], &subs);
+        for (size_t j = 0; j < n_subs; j++)
+            if (subs[j])
+                repoint_captures(subs[j], from, to);
+    }
+}
+
+static void replace_uses(gl_value *from, gl_value *to)
+{
+    /* Detach the list first: merging captures may re-enter with other values. */
+    gl_use *uses = from->uses;
+    size_t n_uses = from->n_uses;
+    from->uses = NULL;
+    from->n_uses = from->cap_uses = 0;
+    for (size_t i = 0; i < n_uses; i++) {
+        gl_node *n = uses[i].node;
+        if (uses[i].slot >= 0) {
+            n->inputs[uses[i].slot] = to;
+            use_add(to, n, uses[i].slot);
+        } else {
+            repoint_implicit(n, from, to);
+        }
+    }
+    free(uses);
+}
+
+gl_status gl_replace_all_uses(gl_graph *g, gl_value *from, gl_value *to)
+{
+    if (!from || !to || !value_in_graph(g, from) || !value_in_graph(g, to))
+        return gl_fail(GL_ERR_INPUT, "graph '%s': replace uses of '%s' by '%s': both must be values of this graph",
+                       graph_label(g), from ? from->name : "(null)", to ? to->name : "(null)");
+    if (from != to)
+        replace_uses(from, to);
+    return GL_OK;
+}
+
+void gl_graph_add_input(gl_graph *g, gl_value *v)
+{
+    GL_GROW(g->inputs, g->cap_inputs, g->n_inputs + 1);
+    g->inputs[g->n_inputs++] = v;
+    v->is_input = true;
+}
+
+void gl_graph_add_output(gl_graph *g, gl_value *v)
+{
+    GL_GROW(g->outputs, g->cap_outputs, g->n_outputs + 1);
+    g->outputs[g->n_outputs++] = v;
+    v->n_output_refs++;
+}
+
+void gl_graph_set_output(gl_graph *g, size_t i, gl_value *v)
+{
+    if (i >= g->n_outputs) {
+        gl_graph_add_output(g, v);
+        return;
+    }
+    g->outputs[i]->n_output_refs--;
+    g->outputs[i] = v;
+    v->n_output_refs++;
+}
+
+/* ==== provenance ====================================================================== */
+
+void gl_node_set_provenance(gl_node *n, const uint32_t *origins, size_t n_origins,
+                            int64_t decision)
+{
+    uint32_t *copy = n_origins ? mem_dup(origins, n_origins * sizeof(uint32_t)) : NULL;
+    free(n->prov.origins);
+    n->prov.origins = copy;
+    n->prov.n_origins = n_origins;
+    n->prov.decision = decision;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
+                                int64_t decision)
+{
+    size_t total = n->prov.n_origins;
+    for (size_t i = 0; i < n_srcs; i++)
+        total += srcs[i]->prov.n_origins;
+    uint32_t *all = gl_xmalloc((total ? total : 1) * sizeof(uint32_t));
+    size_t k = 0;
+    for (size_t i = 0; i < n->prov.n_origins; i++)
+        all[k++] = n->prov.origins[i];
+    for (size_t i = 0; i < n_srcs; i++)
+        for (size_t j = 0; j < srcs[i]->prov.n_origins; j++)
+            all[k++] = srcs[i]->prov.origins[j];
+    qsort(all, k, sizeof(uint32_t), cmp_u32);
+    size_t unique = 0;
+    for (size_t i = 0; i < k; i++)
+        if (unique == 0 || all[unique - 1] != all[i])
+            all[unique++] = all[i];
+    free(n->prov.origins);
+    n->prov.origins = unique ? all : NULL;
+    if (!unique)
+        free(all);
+    n->prov.n_origins = unique;
+    n->prov.decision = decision;
+}
+
+/* ==== order =========================================================================== */
+
+void gl_graph_compact(gl_graph *g)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i]) {
+            g->nodes[i]->index = k;
+            g->nodes[k++] = g->nodes[i];
+        }
+    g->n_nodes = k;
+    k = 0;
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i]) {
+            g->values[i]->index = k;
+            g->values[k++] = g->values[i];
+        }
+    g->n_values = k;
+}
+
+gl_status gl_graph_set_order(gl_graph *g, gl_node *const *order, size_t count)
+{
+    if (count != g->live_nodes)
+        return gl_fail(GL_ERR_INTERNAL, "graph '%s': new order has %zu nodes, the graph %zu",
+                       graph_label(g), count, g->live_nodes);
+    /* A permutation check in linear time: mark each node's old slot once. */
+    unsigned char *seen = gl_xcalloc(g->n_nodes ? g->n_nodes : 1, 1);
+    for (size_t i = 0; i < count; i++) {
+        const gl_node *n = order[i];
+        if (!n || !node_in_graph(g, n) || seen[n->index]) {
+            free(seen);
+            return gl_fail(GL_ERR_INTERNAL, "graph '%s': new order entry %zu is not a distinct live node of the graph",
+                           graph_label(g), i);
+        }
+        seen[n->index] = 1;
+    }
+    free(seen);
+    GL_GROW(g->nodes, g->cap_nodes, count);
+    memcpy(g->nodes, order, count * sizeof(gl_node *));
+    for (size_t i = 0; i < count; i++)
+        g->nodes[i]->index = i;
+    g->n_nodes = count;
+    index_rebuild_nodes(g); /* "first node so named" follows the new order */
+    return GL_OK;
+}
+
+size_t gl_graph_count_nodes(const gl_graph *g, bool recursive)
+{
+    size_t total = g->live_nodes;
+    if (!recursive)
+        return total;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gl_node *n = g->nodes[i];
+        for (size_t a = 0; n && a < n->n_attrs; a++) {
+            gl_graph *const *subs;
+            size_t n_subs = attr_graphs(&n->attrs[a], &subs);
+            for (size_t j = 0; j < n_subs; j++)
+                if (subs[j])
+                    total += gl_graph_count_nodes(subs[j], true);
+        }
+    }
+    return total;
+}
+
+/* ==== deep copy ======================================================================= *
+ *
+ * Arrays keep their layout (holes included), so a pointer into the source maps to the
+ * copy through its ->index: values, nodes and captures' outer values alike.
+ */
+
+static gl_graph *graph_clone(const gl_graph *src, gl_model *m, gl_graph *parent,
+                             gl_node *parent_node);
+
+static char **strings_copy(char *const *src, size_t n)
+{
+    if (!src)
+        return NULL;
+    char **dst = gl_xcalloc(n ? n : 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        dst[i] = gl_xstrdup(src[i]);
+    return dst;
+}
+
+static void attr_copy(gl_attr *dst, const gl_attr *src, gl_graph *g, gl_node *owner)
+{
+    *dst = (gl_attr){
+        .name = gl_xstrdup(src->name),
+        .type = src->type,
+        .ref_attr_name = gl_xstrdup(src->ref_attr_name),
+        .doc_string = gl_xstrdup(src->doc_string),
+        .f = src->f,
+        .i = src->i,
+        .n = src->n,
+    };
+    if (src->s.data)
+        bytes_copy(&dst->s, &src->s);
+    dst->t = src->t ? gl_tensor_share(src->t) : NULL;
+    dst->g = src->g ? graph_clone(src->g, g->model, g, owner) : NULL;
+    dst->floats = mem_dup(src->floats, src->n * sizeof(float));
+    dst->ints = mem_dup(src->ints, src->n * sizeof(int64_t));
+    dst->strings = bytes_array_copy(src->strings, src->n);
+    dst->opaque = bytes_array_copy(src->opaque, src->n);
+    if (src->tensors) {
+        dst->tensors = gl_xcalloc(src->n ? src->n : 1, sizeof(gl_tensor *));
+        for (size_t i = 0; i < src->n; i++)
+            dst->tensors[i] = src->tensors[i] ? gl_tensor_share(src->tensors[i]) : NULL;
+    }
+    if (src->graphs) {
+        dst->graphs = gl_xcalloc(src->n ? src->n : 1, sizeof(gl_graph *));
+        for (size_t i = 0; i < src->n; i++)
+            dst->graphs[i] = src->graphs[i] ? graph_clone(src->graphs[i], g->model, g, owner) : NULL;
+    }
+}
+
+static gl_value *value_clone(const gl_value *src, gl_graph *g)
+{
+    gl_value *v = value_alloc(g, gl_xstrdup(src->name));
+    v->id = src->id;
+    gl_type_copy(&v->type, &src->type);
+    v->doc_string = gl_xstrdup(src->doc_string);
+    v->producer_slot = src->producer_slot;
+    v->init = src->init ? gl_tensor_share(src->init) : NULL;
+    v->is_input = src->is_input;
+    v->n_output_refs = src->n_output_refs;
+    v->index = src->index;
+    return v;
+}
+
+static gl_value *map_value(const gl_graph *dst, const gl_value *v)
+{
+    return v ? dst->values[v->index] : NULL;
+}
+
+static gl_value **value_list_map(const gl_graph *dst, gl_value *const *src, size_t n,
+                                 size_t *cap)
+{
+    *cap = n;
+    if (!n)
+        return NULL;
+    gl_value **out = gl_xmalloc(n * sizeof(gl_value *));
+    for (size_t i = 0; i < n; i++)
+        out[i] = map_value(dst, src[i]);
+    return out;
+}
+
+static gl_node *node_clone(const gl_node *src, gl_graph *g)
+{
+    gl_node *n = gl_xcalloc(1, sizeof(*n));
+    n->name = gl_xstrdup(src->name);
+    n->name_generated = src->name_generated;
+    n->op_type = gl_xstrdup(src->op_type);
+    n->domain = gl_xstrdup(src->domain);
+    n->doc_string = gl_xstrdup(src->doc_string);
+    n->id = src->id;
+    n->graph = g;
+    n->index = src->index;
+    n->inputs = value_list_map(g, src->inputs, src->n_inputs, &n->cap_inputs);
+    n->n_inputs = src->n_inputs;
+    n->outputs = value_list_map(g, src->outputs, src->n_outputs, &(size_t){0});
+    n->n_outputs = src->n_outputs;
+    for (size_t i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i])
+            n->outputs[i]->producer = n;
+    n->implicit = value_list_map(g, src->implicit, src->n_implicit, &n->cap_implicit);
+    n->n_implicit = src->n_implicit;
+    n->prov.origins = mem_dup(src->prov.origins, src->prov.n_origins * sizeof(uint32_t));
+    n->prov.n_origins = src->prov.n_origins;
+    n->prov.decision = src->prov.decision;
+    if (src->n_attrs) {
+        n->attrs = gl_xcalloc(src->n_attrs, sizeof(gl_attr));
+        n->cap_attrs = n->n_attrs = src->n_attrs;
+        for (size_t i = 0; i < src->n_attrs; i++)
+            attr_copy(&n->attrs[i], &src->attrs[i], g, n);
+    }
+    return n;
+}
+
+static void graph_clone_values(gl_graph *d, const gl_graph *src)
+{
+    d->values = gl_xcalloc(src->n_values ? src->n_values : 1, sizeof(gl_value *));
+    d->n_values = d->cap_values = src->n_values;
+    for (size_t i = 0; i < src->n_values; i++)
+        if (src->values[i]) {
+            d->values[i] = value_clone(src->values[i], d);
+            index_add_value(d, d->values[i]);
+        }
+    d->inputs = value_list_map(d, src->inputs, src->n_inputs, &d->cap_inputs);
+    d->n_inputs = src->n_inputs;
+    d->outputs = value_list_map(d, src->outputs, src->n_outputs, &d->cap_outputs);
+    d->n_outputs = src->n_outputs;
+    d->inits = value_list_map(d, src->inits, src->n_inits, &d->cap_inits);
+    d->n_inits = src->n_inits;
+    d->captures = value_list_map(d, src->captures, src->n_captures, &d->cap_captures);
+    d->n_captures = src->n_captures;
+    for (size_t i = 0; i < d->n_captures; i++) {
+        const gl_value *outer = src->captures[i]->outer;
+        d->captures[i]->outer = d->parent && outer ? map_value(d->parent, outer) : NULL;
+    }
+}
+
+static void graph_clone_nodes(gl_graph *d, const gl_graph *src)
+{
+    d->nodes = gl_xcalloc(src->n_nodes ? src->n_nodes : 1, sizeof(gl_node *));
+    d->n_nodes = d->cap_nodes = src->n_nodes;
+    for (size_t i = 0; i < src->n_nodes; i++)
+        if (src->nodes[i]) {
+            d->nodes[i] = node_clone(src->nodes[i], d);
+            index_add_node(d, d->nodes[i]);
+        }
+    /* Uses last: they point at nodes, which now all exist. */
+    for (size_t i = 0; i < src->n_values; i++) {
+        const gl_value *sv = src->values[i];
+        if (!sv || !sv->n_uses)
+            continue;
+        gl_value *v = d->values[i];
+        v->uses = gl_xmalloc(sv->n_uses * sizeof(gl_use));
+        v->n_uses = v->cap_uses = sv->n_uses;
+        for (size_t u = 0; u < sv->n_uses; u++)
+            v->uses[u] = (gl_use){d->nodes[sv->uses[u].node->index], sv->uses[u].slot};
+    }
+}
+
+static gl_graph *graph_clone(const gl_graph *src, gl_model *m, gl_graph *parent,
+                             gl_node *parent_node)
+{
+    gl_graph *d = gl_graph_new(m, parent, src->name);
+    d->parent_node = parent_node;
+    d->doc_string = gl_xstrdup(src->doc_string);
+    d->next_node_id = src->next_node_id;
+    d->next_value_id = src->next_value_id;
+    d->live_nodes = src->live_nodes;
+    graph_clone_values(d, src);
+    graph_clone_nodes(d, src);
+    d->sparse_inits = bytes_array_copy(src->sparse_inits, src->n_sparse_inits);
+    d->n_sparse_inits = src->n_sparse_inits;
+    d->quant_annotations = bytes_array_copy(src->quant_annotations, src->n_quant_annotations);
+    d->n_quant_annotations = src->n_quant_annotations;
+    d->origin_names = strings_copy(src->origin_names, src->n_origin_names);
+    d->n_origin_names = src->n_origin_names;
+    return d;
+}
+
+static gl_opset *opsets_copy(const gl_opset *src, size_t n)
+{
+    if (!src)
+        return NULL;
+    gl_opset *dst = gl_xcalloc(n ? n : 1, sizeof(gl_opset));
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (gl_opset){gl_xstrdup(src[i].domain), src[i].version};
+    return dst;
+}
+
+static void function_copy(gl_function *dst, const gl_function *src, gl_model *m)
+{
+    dst->name = gl_xstrdup(src->name);
+    dst->domain = gl_xstrdup(src->domain);
+    dst->doc_string = gl_xstrdup(src->doc_string);
+    dst->attributes = strings_copy(src->attributes, src->n_attributes);
+    dst->n_attributes = src->n_attributes;
+    dst->opsets = opsets_copy(src->opsets, src->n_opsets);
+    dst->n_opsets = src->n_opsets;
+    dst->body = src->body ? graph_clone(src->body, m, NULL, NULL) : NULL;
+}
+
+gl_model *gl_model_clone(const gl_model *src)
+{
+    gl_model *m = gl_model_new();
+    m->ir_version = src->ir_version;
+    m->opsets = opsets_copy(src->opsets, src->n_opsets);
+    m->n_opsets = src->n_opsets;
+    m->producer_name = gl_xstrdup(src->producer_name);
+    m->producer_version = gl_xstrdup(src->producer_version);
+    m->domain = gl_xstrdup(src->domain);
+    m->doc_string = gl_xstrdup(src->doc_string);
+    m->model_version = src->model_version;
+    m->has_model_version = src->has_model_version;
+    if (src->n_metadata) {
+        m->metadata = gl_xcalloc(src->n_metadata, sizeof(gl_kv));
+        for (size_t i = 0; i < src->n_metadata; i++)
+            m->metadata[i] = (gl_kv){gl_xstrdup(src->metadata[i].key),
+                                     gl_xstrdup(src->metadata[i].value)};
+    }
+    m->n_metadata = src->n_metadata;
+    m->graph = src->graph ? graph_clone(src->graph, m, NULL, NULL) : NULL;
+    if (src->n_functions) {
+        m->functions = gl_xcalloc(src->n_functions, sizeof(gl_function));
+        for (size_t i = 0; i < src->n_functions; i++)
+            function_copy(&m->functions[i], &src->functions[i], m);
+    }
+    m->n_functions = src->n_functions;
+    m->training_info = bytes_array_copy(src->training_info, src->n_training_info);
+    m->n_training_info = src->n_training_info;
+    m->path = gl_xstrdup(src->path);
+    m->dir = gl_xstrdup(src->dir);
+    m->freeze_inputs = src->freeze_inputs;
+    return m;
+}

@@ -1,0 +1,377 @@
+/* graph.h — the IR: model, graph, node, value, attribute, and the edit API.
+ *
+ * Ownership: a gl_model owns its root gl_graph and functions; a gl_graph owns its nodes,
+ * values (all of them: inputs, initializers, node outputs, subgraph captures) and the
+ * subgraphs hanging off its nodes' attributes. Pointers between these objects (producer,
+ * uses, inputs) are non-owning.
+ *
+ * Invariants kept by the edit API (and checked by gl_graph_verify):
+ *  - every value has at most one producer (a node output slot), and is otherwise a graph
+ *    input, an initializer, a subgraph capture, or unused;
+ *  - value->uses lists exactly the (node, slot) pairs that read it; a node reading the
+ *    same value twice (Mul(x, x)) appears twice, once per slot;
+ *  - a node's subgraphs read outer values through captures; the node lists those outer
+ *    values as implicit inputs and each has a use with slot GL_USE_IMPLICIT, so ordering
+ *    and deletion see them as edges;
+ *  - names of live values are unique within a graph.
+ *
+ * Passes never poke at the arrays: they call the functions below. g->nodes may contain
+ * NULL holes after gl_remove_node (so `for i < n_nodes` loops survive deletion of any
+ * node); gl_graph_compact() squeezes them out between passes.
+ */
+#ifndef GL_GRAPH_H
+#define GL_GRAPH_H
+
+#include "ir/dtype.h"
+#include "ir/status.h"
+#include "ir/tensor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gl_model gl_model;
+typedef struct gl_graph gl_graph;
+typedef struct gl_node gl_node;
+typedef struct gl_value gl_value;
+
+/* ---- shapes and types ---------------------------------------------------------- */
+
+#define GL_DIM_UNKNOWN (-1)
+#define GL_RANK_UNKNOWN (-1)
+
+typedef struct gl_dim {
+    int64_t value; /* >= 0 known; GL_DIM_UNKNOWN otherwise */
+    char *sym;     /* owned; symbolic name ("N", "seq") when value is unknown, else NULL */
+} gl_dim;
+
+typedef struct gl_shape {
+    int rank;     /* GL_RANK_UNKNOWN when not even the rank is known */
+    gl_dim *dims; /* owned, rank entries */
+} gl_shape;
+
+typedef enum gl_type_kind {
+    GL_TYPE_NONE = 0, /* nothing known */
+    GL_TYPE_TENSOR,   /* dtype (may be UNDEFINED) and shape */
+    GL_TYPE_OPAQUE,   /* sequence/map/optional/sparse: kept as a packed TypeProto */
+} gl_type_kind;
+
+typedef struct gl_type {
+    gl_type_kind kind;
+    gl_dtype dtype;
+    gl_shape shape;  /* rank GL_RANK_UNKNOWN when the shape is absent */
+    gl_bytes opaque; /* GL_TYPE_OPAQUE: the serialized onnx.TypeProto, owned */
+} gl_type;
+
+void gl_shape_init_unknown(gl_shape *s);
+void gl_shape_set_rank(gl_shape *s, int rank);   /* frees old dims; new dims unknown */
+void gl_shape_free(gl_shape *s);                 /* back to unknown */
+void gl_shape_copy(gl_shape *dst, const gl_shape *src);
+bool gl_shape_equal(const gl_shape *a, const gl_shape *b);
+void gl_dim_set_sym(gl_dim *d, const char *sym); /* value = unknown, sym = copy */
+void gl_type_copy(gl_type *dst, const gl_type *src);
+void gl_type_free(gl_type *t);
+/* "float[N,3,224,224]", "float[?]" (unknown rank), "?" (nothing known). */
+int gl_type_format(const gl_type *t, char *buf, size_t len);
+
+/* ---- attributes ---------------------------------------------------------------- */
+
+/* ONNX's AttributeProto.AttributeType numbering. */
+typedef enum gl_attr_type {
+    GL_ATTR_UNDEFINED = 0,
+    GL_ATTR_FLOAT = 1,
+    GL_ATTR_INT = 2,
+    GL_ATTR_STRING = 3,
+    GL_ATTR_TENSOR = 4,
+    GL_ATTR_GRAPH = 5,
+    GL_ATTR_FLOATS = 6,
+    GL_ATTR_INTS = 7,
+    GL_ATTR_STRINGS = 8,
+    GL_ATTR_TENSORS = 9,
+    GL_ATTR_GRAPHS = 10,
+    GL_ATTR_SPARSE_TENSOR = 11,
+    GL_ATTR_SPARSE_TENSORS = 12,
+    GL_ATTR_TYPE_PROTO = 13,
+    GL_ATTR_TYPE_PROTOS = 14,
+} gl_attr_type;
+
+typedef struct gl_attr {
+    char *name;
+    gl_attr_type type;
+    char *ref_attr_name; /* inside function bodies: refers to the caller's attribute */
+    char *doc_string;
+    float f;
+    int64_t i;
+    gl_bytes s;          /* STRING; data[len] is always 0, so it reads as a C string */
+    gl_tensor *t;
+    gl_graph *g;         /* owned subgraph */
+    size_t n;            /* element count of the list kinds below (and of opaque) */
+    float *floats;
+    int64_t *ints;
+    gl_bytes *strings;
+    gl_tensor **tensors;
+    gl_graph **graphs;   /* owned subgraphs */
+    gl_bytes *opaque;    /* SPARSE_TENSOR(S), TYPE_PROTO(S): packed messages, kept verbatim */
+} gl_attr;
+
+void gl_attr_free(gl_attr *a); /* frees the contents, not `a` itself */
+
+/* ---- values -------------------------------------------------------------------- */
+
+#define GL_USE_IMPLICIT (-1) /* slot of a use made by a subgraph of the node */
+
+typedef struct gl_use {
+    gl_node *node;
+    int slot; /* input index, or GL_USE_IMPLICIT */
+} gl_use;
+
+struct gl_value {
+    char *name;        /* owned; unique in its graph */
+    uint32_t id;       /* stable within the graph, never reused */
+    gl_graph *graph;
+    gl_type type;
+    char *doc_string;  /* from value_info / input / output */
+    gl_node *producer; /* NULL for inputs, initializers, captures */
+    int producer_slot;
+    gl_use *uses;
+    size_t n_uses, cap_uses;
+    gl_tensor *init;   /* initializer bytes (owned): a constant, or a graph input's default */
+    bool is_input;     /* listed in graph.input */
+    int n_output_refs; /* how many times graph.output lists it (0 = not an output) */
+    gl_value *outer;   /* capture in a subgraph: the value of the enclosing graph it reads.
+                        * A capture is named after the value it captures; writers use
+                        * outer->name. gl_replace_all_uses re-points ->outer and renames
+                        * the capture to the new name when that name is free. */
+    size_t index;      /* position in graph->values */
+};
+
+/* A constant: initializer that is not a graph input (or inputs are frozen). */
+bool gl_value_is_constant(const gl_value *v);
+/* False when something we do not see as a node input may read the value: it is a graph
+ * output or a subgraph reads it. Passes that delete or rename must respect this. */
+bool gl_value_uses_comprehensive(const gl_value *v);
+/* Number of explicit (slot >= 0) uses. */
+size_t gl_value_explicit_uses(const gl_value *v);
+
+/* ---- nodes --------------------------------------------------------------------- */
+
+typedef struct gl_provenance {
+    uint32_t *origins; /* ids of the loaded nodes this node stands for (graph->origin_names) */
+    size_t n_origins;
+    int64_t decision;  /* id of the decision that made it; -1: it came from the file */
+} gl_provenance;
+
+struct gl_node {
+    char *name;         /* owned; generated ("Conv_12") when the file had none */
+    bool name_generated;
+    char *op_type;
+    char *domain;       /* "" for ai.onnx */
+    char *doc_string;
+    uint32_t id;        /* stable within the graph, never reused */
+    gl_graph *graph;
+    gl_value **inputs;  /* NULL entry: an omitted optional input ("") */
+    size_t n_inputs, cap_inputs;
+    gl_value **outputs; /* NULL entry: an omitted optional output */
+    size_t n_outputs;
+    gl_attr *attrs;
+    size_t n_attrs, cap_attrs;
+    gl_value **implicit; /* distinct outer values read by this node's subgraphs */
+    size_t n_implicit, cap_implicit;
+    gl_provenance prov;
+    size_t index;       /* position in graph->nodes */
+};
+
+/* Attribute lookup; NULL when absent. */
+gl_attr *gl_node_attr(const gl_node *n, const char *name);
+int64_t gl_node_attr_int(const gl_node *n, const char *name, int64_t dflt);
+float gl_node_attr_float(const gl_node *n, const char *name, float dflt);
+const char *gl_node_attr_string(const gl_node *n, const char *name, const char *dflt);
+/* Setters replace an attribute of that name or add one. */
+void gl_node_set_attr_int(gl_node *n, const char *name, int64_t v);
+void gl_node_set_attr_float(gl_node *n, const char *name, float v);
+void gl_node_set_attr_string(gl_node *n, const char *name, const char *v);
+void gl_node_set_attr_ints(gl_node *n, const char *name, const int64_t *v, size_t count);
+void gl_node_set_attr_floats(gl_node *n, const char *name, const float *v, size_t count);
+/* Takes ownership of *a (its contents move into the node; *a is zeroed). Subgraphs in
+ * it get parent = n->graph and parent_node = n, and n->implicit is brought in line with
+ * their captures (so a loader may build a body before or after attaching it). */
+void gl_node_take_attr(gl_node *n, gl_attr *a);
+bool gl_node_remove_attr(gl_node *n, const char *name);
+/* True when the node is in the default domain and its op_type equals `op`. */
+bool gl_node_is(const gl_node *n, const char *op);
+
+/* ---- graphs and models --------------------------------------------------------- */
+
+struct gl_name_index; /* private to graph.c */
+
+struct gl_graph {
+    char *name;
+    char *doc_string;
+    gl_model *model;       /* the model this graph belongs to (not owned) */
+    gl_graph *parent;      /* enclosing graph of a subgraph, else NULL */
+    gl_node *parent_node;  /* node whose attribute holds this subgraph */
+
+    gl_node **nodes;       /* execution order; NULL holes after removal */
+    size_t n_nodes, cap_nodes;
+    gl_value **values;     /* every value of this graph (owned); NULL holes */
+    size_t n_values, cap_values;
+    gl_value **inputs;     /* graph.input, in order */
+    size_t n_inputs, cap_inputs;
+    gl_value **outputs;    /* graph.output, in order (a value may repeat) */
+    size_t n_outputs, cap_outputs;
+    gl_value **inits;      /* values with initializer data, in file order */
+    size_t n_inits, cap_inits;
+    gl_value **captures;   /* subgraph only: values standing for outer values */
+    size_t n_captures, cap_captures;
+
+    gl_bytes *sparse_inits; /* packed SparseTensorProto, kept verbatim */
+    size_t n_sparse_inits;
+    gl_bytes *quant_annotations; /* packed TensorAnnotation, kept verbatim */
+    size_t n_quant_annotations;
+
+    char **origin_names;   /* name of the loaded node with id i (provenance) */
+    size_t n_origin_names;
+
+    uint32_t next_node_id, next_value_id;
+    size_t live_nodes;     /* nodes that are not holes */
+    struct gl_name_index *index;
+};
+
+typedef struct gl_opset {
+    char *domain; /* "" for ai.onnx */
+    int64_t version;
+} gl_opset;
+
+typedef struct gl_kv {
+    char *key, *value;
+} gl_kv;
+
+typedef struct gl_function {
+    char *name, *domain, *doc_string;
+    char **attributes; /* attribute parameter names */
+    size_t n_attributes;
+    gl_opset *opsets;
+    size_t n_opsets;
+    gl_graph *body;    /* inputs/outputs are the formal parameters (untyped) */
+} gl_function;
+
+struct gl_model {
+    int64_t ir_version;
+    gl_opset *opsets;
+    size_t n_opsets;
+    char *producer_name, *producer_version, *domain, *doc_string;
+    int64_t model_version;
+    bool has_model_version;
+    gl_kv *metadata;
+    size_t n_metadata;
+    gl_graph *graph;
+    gl_function *functions;
+    size_t n_functions;
+    gl_bytes *training_info; /* packed TrainingInfoProto, kept verbatim */
+    size_t n_training_info;
+    char *path;              /* file it came from, for messages ("<memory>" if none) */
+    char *dir;               /* folder of path: the base of external data */
+    bool freeze_inputs;      /* treat inputs with defaults as constants */
+};
+
+gl_model *gl_model_new(void);
+void gl_model_free(gl_model *m);
+/* Deep copy; tensor bytes are shared copy-on-write. */
+gl_model *gl_model_clone(const gl_model *m);
+/* Version of `domain` ("" = ai.onnx) imported by the model, or 0 when not imported. */
+int64_t gl_model_opset(const gl_model *m, const char *domain);
+void gl_model_set_opset(gl_model *m, const char *domain, int64_t version);
+
+/* A subgraph is gl_graph_new(m, parent, name); set its parent_node to the node that
+ * will hold it before resolving names in it, or attach it with gl_node_take_attr. */
+gl_graph *gl_graph_new(gl_model *m, gl_graph *parent, const char *name);
+void gl_graph_free(gl_graph *g);
+
+/* Lookup by name (O(1)); NULL when absent. gl_find_node finds the first node so named. */
+gl_value *gl_find_value(const gl_graph *g, const char *name);
+gl_node *gl_find_node(const gl_graph *g, const char *name);
+/* Resolve a name as a subgraph sees it: this graph first, then enclosing graphs; a value
+ * found outside becomes a capture of this graph (and of every graph in between), and the
+ * node holding each subgraph gets it as an implicit input. NULL when nowhere. */
+gl_value *gl_resolve_value(gl_graph *g, const char *name);
+
+/* A fresh value named `name` if free, else `name` + "_<k>" for the first free k. */
+gl_value *gl_add_value(gl_graph *g, const char *name);
+/* Rename (keeps uniqueness: returns GL_ERR_INPUT if taken). */
+gl_status gl_rename_value(gl_graph *g, gl_value *v, const char *name);
+/* A free name derived from `hint` ("hint", "hint_1", ...), returned malloc'd. */
+char *gl_unique_value_name(const gl_graph *g, const char *hint);
+char *gl_unique_node_name(const gl_graph *g, const char *hint);
+
+/* ---- the edit API ---------------------------------------------------------------- */
+
+/* Append a node. `inputs` may contain NULL (omitted optional). Each of the n_outputs
+ * outputs is a fresh value named "<name>_out<i>" (made unique). `name` NULL or "" gets a
+ * generated "<op>_<id>". Provenance starts empty (origins = the node itself is NOT
+ * implied); callers set prov via gl_node_set_provenance. */
+gl_node *gl_add_node(gl_graph *g, const char *op_type, const char *domain, const char *name,
+                     gl_value *const *inputs, size_t n_inputs, size_t n_outputs);
+/* (A non-empty `name` is kept verbatim, even when another node has it: files may repeat
+ * node names. Passes that want a fresh one pass gl_unique_node_name(g, hint). Inputs
+ * must be values of `g` (use gl_resolve_value in subgraphs): otherwise NULL and a
+ * message.) */
+/* Remove a node whose outputs have no uses and are not graph outputs; its output values
+ * are freed, its input uses dropped. GL_ERR_INPUT (graph unchanged) otherwise. */
+gl_status gl_remove_node(gl_graph *g, gl_node *n);
+/* Make output `slot` an omitted optional output (NULL), as the file's "" says: its
+ * value must be unused and not a graph output; it is freed. GL_ERR_INPUT otherwise. */
+gl_status gl_drop_output(gl_graph *g, gl_node *n, size_t slot);
+/* Rewire input `slot` (slot == n->n_inputs appends) to `v` (NULL = omitted). */
+gl_status gl_set_input(gl_graph *g, gl_node *n, size_t slot, gl_value *v);
+/* Drop trailing inputs so the node has `count` inputs. */
+void gl_truncate_inputs(gl_graph *g, gl_node *n, size_t count);
+/* Move the value produced at src's output src_slot to dst's output dst_slot (consumers
+ * and graph-output status follow the value, so graph output names never change). dst's
+ * previous value there must be unused and not an output; it is freed. src gets a fresh
+ * value with the same type at src_slot. Like ONNX Runtime's MoveOutput. */
+gl_status gl_move_output(gl_graph *g, gl_node *src, size_t src_slot, gl_node *dst,
+                         size_t dst_slot);
+/* A new constant value holding `t` (ownership taken); name from `name` made unique. */
+gl_value *gl_add_initializer(gl_graph *g, const char *name, gl_tensor *t);
+/* Drop a value that no node produces, has no uses and is not an input/output: an
+ * initializer, a capture (the holder's implicit inputs follow) or a bare value. */
+gl_status gl_remove_value(gl_graph *g, gl_value *v);
+/* Every explicit and implicit use of `from` now reads `to`. Graph-output status does not
+ * move (output names never change): callers deal with outputs themselves. */
+gl_status gl_replace_all_uses(gl_graph *g, gl_value *from, gl_value *to);
+/* Graph interface. */
+void gl_graph_add_input(gl_graph *g, gl_value *v);
+void gl_graph_add_output(gl_graph *g, gl_value *v);
+/* Replace the i-th graph output by `v` (for passes that must re-point an output);
+ * i >= n_outputs appends. */
+void gl_graph_set_output(gl_graph *g, size_t i, gl_value *v);
+
+void gl_node_set_provenance(gl_node *n, const uint32_t *origins, size_t n_origins,
+                            int64_t decision);
+/* Union of the provenance of `srcs` (for a node that replaces them). */
+void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
+                                int64_t decision);
+
+/* Squeeze NULL holes out of nodes/values, keeping order; updates ->index. */
+void gl_graph_compact(gl_graph *g);
+/* Put the live nodes in the given order (a permutation of the live nodes; holes go).
+ * GL_ERR_INTERNAL, graph unchanged, when `order` is not such a permutation. */
+gl_status gl_graph_set_order(gl_graph *g, gl_node *const *order, size_t count);
+
+/* Check every invariant above plus: no dangling input (an input that is neither produced,
+ * a graph input, an initializer nor a capture), every graph output produced or an
+ * input/initializer, nodes in topological order (counting implicit uses) unless
+ * `allow_unsorted`. Recurses into subgraphs. GL_OK, or GL_ERR_INTERNAL with a message
+ * naming the node and value. */
+gl_status gl_graph_verify(const gl_graph *g, bool allow_unsorted);
+
+/* Iterate live nodes, surviving removals: `gl_foreach_node(g, i, n) { ... }`. */
+#define gl_foreach_node(g, i, n)                                                          \
+    for (size_t i = 0; i < (g)->n_nodes; i++)                                               \
+        if (((n) = (g)->nodes[i]) == NULL) {                                                \
+        } else
+
+/* Op-type histogram helpers and counts used by info/TUI. */
+size_t gl_graph_count_nodes(const gl_graph *g, bool recursive);
+
+#endif

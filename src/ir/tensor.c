@@ -1,0 +1,290 @@
+/* tensor.c — reference-counted, copy-on-write tensor storage. */
+#include "ir/tensor.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+bool gl_dims_count(const int64_t *dims, int rank, size_t elem_size, int64_t limit,
+                   int64_t *count, const char *what)
+{
+    if (rank < 0 || rank > GL_MAX_RANK) {
+        gl_fail(GL_ERR_INPUT, "%s: rank %d is outside 0..%d", what, rank, GL_MAX_RANK);
+        return false;
+    }
+    int64_t n = 1;
+    bool zero = false;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0) {
+            gl_fail(GL_ERR_INPUT, "%s: dimension %d is negative (%lld)", what, i,
+                    (long long)dims[i]);
+            return false;
+        }
+        if (dims[i] == 0)
+            zero = true;
+    }
+    /* Multiply only the non-zero dims so the overflow check is exact even when a later
+     * dim is 0 (a [1e12, 1e12, 0] tensor is empty, not an overflow). */
+    for (int i = 0; i < rank && !zero; i++) {
+        if (n > limit / dims[i]) {
+            gl_fail(GL_ERR_INPUT, "%s: dimensions claim more than %lld elements", what,
+                    (long long)limit);
+            return false;
+        }
+        n *= dims[i];
+    }
+    if (zero)
+        n = 0;
+    if (elem_size && (uint64_t)n > SIZE_MAX / elem_size) {
+        gl_fail(GL_ERR_INPUT, "%s: %lld elements do not fit in memory", what, (long long)n);
+        return false;
+    }
+    *count = n;
+    return true;
+}
+
+static gl_buffer *buffer_new(gl_buffer_kind kind, void *data, size_t size)
+{
+    gl_buffer *b = gl_xcalloc(1, sizeof(*b));
+    b->refs = 1;
+    b->kind = kind;
+    b->data = data;
+    b->size = size;
+    return b;
+}
+
+gl_buffer *gl_buffer_new_heap(void *data, size_t size)
+{
+    return buffer_new(GL_BUF_HEAP, data, size);
+}
+
+gl_buffer *gl_buffer_alloc(size_t size)
+{
+    void *data = calloc(size ? size : 1, 1);
+    if (!data) {
+        gl_fail(GL_ERR_NOMEM, "cannot allocate %zu bytes of tensor data", size);
+        return NULL;
+    }
+    return buffer_new(GL_BUF_HEAP, data, size);
+}
+
+gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t size)
+{
+    gl_buffer *b = buffer_new(GL_BUF_MMAP, data, size);
+    b->readonly = true;
+    b->map_base = map_base;
+    b->map_len = map_len;
+    return b;
+}
+
+gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count)
+{
+    return buffer_new(GL_BUF_STRINGS, items, count * sizeof(gl_bytes));
+}
+
+gl_buffer *gl_buffer_ref(gl_buffer *b)
+{
+    if (b)
+        b->refs++;
+    return b;
+}
+
+void gl_buffer_unref(gl_buffer *b)
+{
+    if (!b || --b->refs > 0)
+        return;
+    switch (b->kind) {
+    case GL_BUF_HEAP:
+        free(b->data);
+        break;
+    case GL_BUF_MMAP:
+        munmap(b->map_base, b->map_len);
+        break;
+    case GL_BUF_STRINGS: {
+        gl_bytes *items = b->data;
+        for (size_t i = 0; i < b->size / sizeof(gl_bytes); i++)
+            free(items[i].data);
+        free(items);
+        break;
+    }
+    }
+    free(b);
+}
+
+static gl_tensor *tensor_header(gl_dtype dt, int rank, const int64_t *dims, int64_t count)
+{
+    gl_tensor *t = gl_xcalloc(1, sizeof(*t));
+    t->dtype = dt;
+    t->rank = rank;
+    if (rank > 0)
+        memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
+    t->count = count;
+    return t;
+}
+
+gl_tensor *gl_tensor_new(gl_dtype dt, int rank, const int64_t *dims)
+{
+    int64_t count;
+    size_t esize = dt == GL_DT_STRING ? sizeof(gl_bytes) : gl_dtype_size(dt);
+    if (!gl_dtype_valid(dt)) {
+        gl_fail(GL_ERR_INPUT, "tensor of undefined element type");
+        return NULL;
+    }
+    if (!gl_dims_count(dims, rank, esize, INT64_MAX, &count, "tensor"))
+        return NULL;
+    gl_buffer *buf = NULL;
+    if (count > 0) {
+        size_t size = (size_t)count * esize;
+        if (dt == GL_DT_STRING) {
+            gl_bytes *items = calloc((size_t)count, sizeof(gl_bytes));
+            if (!items) {
+                gl_fail(GL_ERR_NOMEM, "cannot allocate %lld strings", (long long)count);
+                return NULL;
+            }
+            buf = gl_buffer_new_strings(items, (size_t)count);
+        } else if (!(buf = gl_buffer_alloc(size))) {
+            return NULL;
+        }
+    }
+    gl_tensor *t = tensor_header(dt, rank, dims, count);
+    t->buf = buf;
+    return t;
+}
+
+gl_tensor *gl_tensor_wrap(gl_dtype dt, int rank, const int64_t *dims, int64_t count,
+                          gl_buffer *buf)
+{
+    gl_tensor *t = tensor_header(dt, rank, dims, count);
+    t->buf = buf;
+    return t;
+}
+
+gl_tensor *gl_tensor_share(const gl_tensor *src)
+{
+    gl_tensor *t = tensor_header(src->dtype, src->rank, src->dims, src->count);
+    t->buf = gl_buffer_ref(src->buf);
+    t->name = gl_xstrdup(src->name);
+    t->doc_string = gl_xstrdup(src->doc_string);
+    t->external = src->external;
+    return t;
+}
+
+void gl_tensor_free(gl_tensor *t)
+{
+    if (!t)
+        return;
+    gl_buffer_unref(t->buf);
+    free(t->name);
+    free(t->doc_string);
+    free(t);
+}
+
+size_t gl_tensor_nbytes(const gl_tensor *t)
+{
+    if (t->dtype != GL_DT_STRING)
+        return (size_t)t->count * gl_dtype_size(t->dtype);
+    size_t n = 0;
+    const gl_bytes *items = gl_tensor_data(t);
+    for (int64_t i = 0; i < t->count; i++)
+        n += items[i].len;
+    return n;
+}
+
+void *gl_tensor_make_writable(gl_tensor *t)
+{
+    gl_buffer *b = t->buf;
+    if (!b)
+        return NULL;
+    if (b->refs == 1 && !b->readonly)
+        return b->data;
+    gl_buffer *copy;
+    if (b->kind == GL_BUF_STRINGS) {
+        size_t n = b->size / sizeof(gl_bytes);
+        gl_bytes *src = b->data, *dst = gl_xcalloc(n, sizeof(gl_bytes));
+        for (size_t i = 0; i < n; i++) {
+            dst[i].len = src[i].len;
+            dst[i].data = gl_xmalloc(src[i].len ? src[i].len : 1);
+            memcpy(dst[i].data, src[i].data, src[i].len);
+        }
+        copy = gl_buffer_new_strings(dst, n);
+    } else {
+        void *data = gl_xmalloc(b->size);
+        memcpy(data, b->data, b->size);
+        copy = gl_buffer_new_heap(data, b->size);
+    }
+    gl_buffer_unref(b);
+    t->buf = copy;
+    t->external = false;
+    return copy->data;
+}
+
+bool gl_tensor_equal(const gl_tensor *a, const gl_tensor *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank || a->count != b->count)
+        return false;
+    if (memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(int64_t)) != 0)
+        return false;
+    if (a->count == 0 || a->buf == b->buf)
+        return true;
+    if (a->dtype == GL_DT_STRING) {
+        const gl_bytes *x = gl_tensor_data(a), *y = gl_tensor_data(b);
+        for (int64_t i = 0; i < a->count; i++)
+            if (x[i].len != y[i].len || memcmp(x[i].data, y[i].data, x[i].len) != 0)
+                return false;
+        return true;
+    }
+    return memcmp(gl_tensor_data(a), gl_tensor_data(b), gl_tensor_nbytes(a)) == 0;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *s = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+uint64_t gl_tensor_hash(const gl_tensor *t)
+{
+    uint64_t h = 14695981039346656037ull;
+    int dt = t->dtype;
+    h = fnv1a(h, &dt, sizeof(dt));
+    h = fnv1a(h, t->dims, (size_t)t->rank * sizeof(int64_t));
+    if (t->count == 0)
+        return h;
+    if (t->dtype == GL_DT_STRING) {
+        const gl_bytes *items = gl_tensor_data(t);
+        for (int64_t i = 0; i < t->count; i++)
+            h = fnv1a(h, items[i].data, items[i].len);
+        return h;
+    }
+    return fnv1a(h, gl_tensor_data(t), gl_tensor_nbytes(t));
+}
+
+double gl_tensor_get_f64(const gl_tensor *t, int64_t i)
+{
+    const void *p = gl_tensor_data(t);
+    if (!p || i < 0 || i >= t->count)
+        return 0;
+    switch (t->dtype) {
+    case GL_DT_FLOAT: return ((const float *)p)[i];
+    case GL_DT_DOUBLE: return ((const double *)p)[i];
+    case GL_DT_FLOAT16: return gl_f16_to_f32(((const uint16_t *)p)[i]);
+    case GL_DT_BFLOAT16: return gl_bf16_to_f32(((const uint16_t *)p)[i]);
+    case GL_DT_INT8: return ((const int8_t *)p)[i];
+    case GL_DT_UINT8: return ((const uint8_t *)p)[i];
+    case GL_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case GL_DT_INT16: return ((const int16_t *)p)[i];
+    case GL_DT_UINT16: return ((const uint16_t *)p)[i];
+    case GL_DT_INT32: return ((const int32_t *)p)[i];
+    case GL_DT_UINT32: return ((const uint32_t *)p)[i];
+    case GL_DT_INT64: return (double)((const int64_t *)p)[i];
+    case GL_DT_UINT64: return (double)((const uint64_t *)p)[i];
+    case GL_DT_COMPLEX64: return ((const float *)p)[2 * i];
+    case GL_DT_COMPLEX128: return ((const double *)p)[2 * i];
+    default: return 0;
+    }
+}

@@ -1,0 +1,97 @@
+/* tensor.h — tensor storage.
+ *
+ * A gl_tensor is a small header (dtype, dims) over a gl_buffer of bytes. Buffers are
+ * reference counted and copy-on-write: a graph snapshot clones its tensors by taking a
+ * reference, and a pass that must change bytes calls gl_tensor_make_writable() first,
+ * which copies only when the buffer is shared or read-only (mmap'd external data, or
+ * bytes still owned by someone else).
+ *
+ * Element layout: dense, row-major, native little-endian, gl_dtype_size() bytes per
+ * element; BOOL is one byte (0/1); FLOAT16/BFLOAT16 are uint16_t bit patterns. STRING
+ * tensors hold `gl_bytes` records whose `data` the buffer owns (freed with it).
+ */
+#ifndef GL_TENSOR_H
+#define GL_TENSOR_H
+
+#include "ir/dtype.h"
+#include "ir/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits that keep a hostile file from making us allocate without bound. */
+#define GL_MAX_RANK 64
+
+typedef struct gl_bytes {
+    size_t len;
+    uint8_t *data; /* owned by whoever owns the gl_bytes (for tensors: the buffer) */
+} gl_bytes;
+
+typedef enum gl_buffer_kind {
+    GL_BUF_HEAP,   /* malloc'd, freed with free() */
+    GL_BUF_MMAP,   /* a read-only mapping: munmap(map_base, map_len) */
+    GL_BUF_STRINGS /* array of gl_bytes, each data malloc'd */
+} gl_buffer_kind;
+
+typedef struct gl_buffer {
+    int refs;
+    gl_buffer_kind kind;
+    bool readonly;   /* mmap'd: never write, copy first */
+    void *data;      /* first byte of the tensor data */
+    size_t size;     /* bytes (for STRINGS: count * sizeof(gl_bytes)) */
+    void *map_base;  /* GL_BUF_MMAP: page-aligned mapping start */
+    size_t map_len;
+} gl_buffer;
+
+typedef struct gl_tensor {
+    gl_dtype dtype;
+    int rank;
+    int64_t dims[GL_MAX_RANK];
+    int64_t count;   /* product of dims (1 for a scalar) */
+    gl_buffer *buf;  /* owned reference; NULL only for an empty (count 0) tensor */
+    /* Where the bytes came from, kept for round trips and messages. */
+    char *name;              /* owned, may be NULL */
+    char *doc_string;        /* owned, may be NULL */
+    bool external;           /* loaded from external data: save it that way by default */
+} gl_tensor;
+
+/* Element count of dims, with overflow and sanity checks: returns false (and leaves a
+ * message naming `what`) when a dim is negative or the product exceeds `limit` elements
+ * or SIZE_MAX bytes at `elem_size` bytes each. */
+bool gl_dims_count(const int64_t *dims, int rank, size_t elem_size, int64_t limit,
+                   int64_t *count, const char *what);
+
+gl_buffer *gl_buffer_new_heap(void *data, size_t size); /* takes ownership of data */
+gl_buffer *gl_buffer_alloc(size_t size);                 /* zeroed; NULL on failure */
+gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t size);
+gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count); /* takes ownership */
+gl_buffer *gl_buffer_ref(gl_buffer *b);
+void gl_buffer_unref(gl_buffer *b);
+
+/* A new tensor with zeroed storage. NULL (with a message) if the size is absurd or
+ * memory runs out. */
+gl_tensor *gl_tensor_new(gl_dtype dt, int rank, const int64_t *dims);
+/* A tensor over an existing buffer (takes the caller's reference). */
+gl_tensor *gl_tensor_wrap(gl_dtype dt, int rank, const int64_t *dims, int64_t count,
+                          gl_buffer *buf);
+/* A new header sharing the same buffer (refcount +1). */
+gl_tensor *gl_tensor_share(const gl_tensor *t);
+void gl_tensor_free(gl_tensor *t);
+
+size_t gl_tensor_nbytes(const gl_tensor *t); /* count * elem size (strings: sum of lens) */
+static inline const void *gl_tensor_data(const gl_tensor *t)
+{
+    return t->buf ? t->buf->data : NULL;
+}
+/* Make the bytes private and writable (copy if shared or read-only); then return them. */
+void *gl_tensor_make_writable(gl_tensor *t);
+
+/* Same dtype, dims and bytes (strings compared by content). */
+bool gl_tensor_equal(const gl_tensor *a, const gl_tensor *b);
+/* FNV-1a over dtype, dims and bytes: for fingerprints and cse. */
+uint64_t gl_tensor_hash(const gl_tensor *t);
+/* Element i as double (numeric dtypes only; 0 for strings). */
+double gl_tensor_get_f64(const gl_tensor *t, int64_t i);
+
+#endif

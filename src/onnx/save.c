@@ -1,0 +1,1032 @@
+/* save.c — IR -> onnx.ModelProto -> bytes, and atomic file replacement.
+ *
+ * The ModelProto is a tree of protobuf-c structs whose strings, number arrays and tensor
+ * bytes borrow from the IR: only message structs and pointer arrays are allocated, from
+ * one arena freed at once, so saving a model with gigabytes of weights copies none of
+ * them (the packer streams raw_data straight from the tensors into the file). What the IR
+ * keeps as packed bytes (training_info, sparse initializers, quantization annotations,
+ * opaque types and attributes) is unpacked and hung into the tree, so it goes out again
+ * as the same messages.
+ *
+ * Files are never written in place: bytes go to "<path>.tmp.XXXXXX" beside the
+ * destination, are fsync'd and renamed over it, so a reader sees the old file or the new
+ * one, never a part; every failure unlinks the temporary file.
+ *
+ * External data ("<OUT>.data"): each tensor starts at a multiple of GL_EXT_ALIGN (4096)
+ * bytes, zero padding between, so a reader can mmap a tensor from a page boundary and its
+ * first element suits any vector load. onnx's own writer does not align and readers
+ * accept any offset: this is our choice, not a requirement of the format.
+ */
+#include "onnx/onnx_io.h"
+
+#include "onnx.pb-c.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GL_EXT_ALIGN 4096u
+/* protobuf's readers (onnx, ONNX Runtime) refuse messages of 2 GiB and more. */
+#define GL_PROTO_MAX ((size_t)INT32_MAX)
+
+/* ---- arena: every message struct and pointer array of one save ------------------- */
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    max_align_t data[];
+} arena_block;
+
+#define ARENA_BLOCK_BYTES ((size_t)64 * 1024)
+
+static void *arena_alloc(arena_block **arena, size_t n)
+{
+    const size_t align = _Alignof(max_align_t);
+    n = n ? (n + align - 1) / align * align : align;
+    arena_block *b = *arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > ARENA_BLOCK_BYTES ? n : ARENA_BLOCK_BYTES;
+        b = gl_xmalloc(sizeof(*b) + cap);
+        b->used = 0;
+        b->cap = cap;
+        /* A block made for one big array goes behind the current one, which may still
+         * have room for the small structs that follow. */
+        if (*arena && n > ARENA_BLOCK_BYTES) {
+            b->next = (*arena)->next;
+            (*arena)->next = b;
+        } else {
+            b->next = *arena;
+            *arena = b;
+        }
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static void arena_free(arena_block *b)
+{
+    while (b) {
+        arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+}
+
+/* ---- the save context -------------------------------------------------------------- */
+
+typedef struct ext_writer {
+    char *path;           /* "<OUT>.data" (owned), NULL when external data is not allowed */
+    const char *location; /* its base name, as external_data "location" says it */
+    gl_atomic_file file;
+    bool open;
+    uint64_t size;        /* bytes written so far */
+} ext_writer;
+
+typedef struct save_ctx {
+    const gl_model *model;
+    const char *where;      /* output path (or the model's) for messages */
+    size_t ext_threshold;   /* 0: size alone never sends a tensor out */
+    bool value_info;
+    arena_block *arena;
+    ProtobufCMessage **unpacked; /* kept bytes unpacked for this save: free_unpacked */
+    size_t n_unpacked, cap_unpacked;
+    Onnx__TensorProto **tensors; /* encoded tensors: gl_tensor_proto_release */
+    size_t n_tensors, cap_tensors;
+    ext_writer ext;
+} save_ctx;
+
+#define NEW_MSG(c, var, init_fn) ((var) = arena_alloc(&(c)->arena, sizeof(*(var))), init_fn(var))
+
+static void *new_array(save_ctx *c, size_t count, size_t elem)
+{
+    if (elem && count > SIZE_MAX / elem)
+        count = SIZE_MAX / elem; /* cannot happen for arrays mirroring memory; xmalloc dies */
+    return arena_alloc(&c->arena, count * elem);
+}
+
+static char *arena_printf(save_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *arena_printf(save_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = arena_alloc(&c->arena, (size_t)(n < 0 ? 0 : n) + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* protobuf-c fields are `char *` but the packer only reads them: the proto borrows the
+ * IR's strings for the duration of one save. */
+static char *borrow(const char *s) { return (char *)s; }
+
+static char empty_name[] = "";
+static uint8_t no_bytes[1];
+
+/* Unpack bytes the IR kept verbatim (`what` names them in messages); NULL with a
+ * message when they do not parse. */
+static void *unpack_kept(save_ctx *c, const ProtobufCMessageDescriptor *desc,
+                         const gl_bytes *b, const char *what)
+{
+    ProtobufCMessage *msg =
+        protobuf_c_message_unpack(desc, NULL, b->len, b->data ? b->data : no_bytes);
+    if (!msg) {
+        gl_fail(GL_ERR_INPUT, "the kept %s (%zu bytes) is not a valid %s", what, b->len,
+                desc->name);
+        return NULL;
+    }
+    GL_GROW(c->unpacked, c->cap_unpacked, c->n_unpacked + 1);
+    c->unpacked[c->n_unpacked++] = msg;
+    return msg;
+}
+
+/* A repeated message field as protobuf-c itself treats one: an array of message
+ * pointers (callers cast it to the field's type). */
+static gl_status unpack_kept_list(save_ctx *c, const ProtobufCMessageDescriptor *desc,
+                                  const gl_bytes *items, size_t n, const char *what,
+                                  void ***out)
+{
+    void **arr = new_array(c, n, sizeof(*arr));
+    for (size_t i = 0; i < n; i++)
+        if (!(arr[i] = unpack_kept(c, desc, &items[i], what)))
+            return GL_ERR_INPUT;
+    *out = n ? arr : NULL;
+    return GL_OK;
+}
+
+/* The name a value goes by in the file. A capture stands for a value of an enclosing
+ * graph, and ONNX subgraphs read outer values by their own names, so follow ->outer to
+ * the value that is not a capture. */
+static char *wire_name(const gl_value *v)
+{
+    while (v->outer)
+        v = v->outer;
+    return v->name ? v->name : empty_name;
+}
+
+/* ---- types --------------------------------------------------------------------------- */
+
+static Onnx__TensorShapeProto *encode_shape(save_ctx *c, const gl_shape *s)
+{
+    Onnx__TensorShapeProto *sp;
+    NEW_MSG(c, sp, onnx__tensor_shape_proto__init);
+    sp->n_dim = (size_t)s->rank;
+    sp->dim = new_array(c, sp->n_dim, sizeof(*sp->dim));
+    for (int i = 0; i < s->rank; i++) {
+        Onnx__TensorShapeProto__Dimension *d;
+        NEW_MSG(c, d, onnx__tensor_shape_proto__dimension__init);
+        if (s->dims[i].value >= 0) {
+            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            d->dim_value = s->dims[i].value;
+        } else if (s->dims[i].sym) {
+            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            d->dim_param = s->dims[i].sym;
+        } /* else: an unknown dim is a dimension with neither field */
+        sp->dim[i] = d;
+    }
+    return sp;
+}
+
+/* NULL when nothing is known (GL_TYPE_NONE). */
+static gl_status encode_type(save_ctx *c, const gl_type *t, Onnx__TypeProto **out)
+{
+    *out = NULL;
+    if (t->kind == GL_TYPE_NONE)
+        return GL_OK;
+    if (t->kind == GL_TYPE_OPAQUE)
+        return (*out = unpack_kept(c, &onnx__type_proto__descriptor, &t->opaque, "type"))
+                   ? GL_OK
+                   : GL_ERR_INPUT;
+    Onnx__TypeProto *tp;
+    Onnx__TypeProto__Tensor *tt;
+    NEW_MSG(c, tp, onnx__type_proto__init);
+    NEW_MSG(c, tt, onnx__type_proto__tensor__init);
+    if (t->dtype != GL_DT_UNDEFINED) {
+        tt->has_elem_type = true;
+        tt->elem_type = (int32_t)t->dtype;
+    }
+    if (t->shape.rank >= 0)
+        tt->shape = encode_shape(c, &t->shape);
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    *out = tp;
+    return GL_OK;
+}
+
+static gl_status encode_value_info(save_ctx *c, const gl_value *v, Onnx__ValueInfoProto **out)
+{
+    Onnx__ValueInfoProto *vi;
+    NEW_MSG(c, vi, onnx__value_info_proto__init);
+    vi->name = wire_name(v);
+    vi->doc_string = borrow(v->doc_string);
+    gl_status st = encode_type(c, &v->type, &vi->type);
+    if (st != GL_OK) {
+        gl_error_prefix("value '%s'", vi->name);
+        return st;
+    }
+    *out = vi;
+    return GL_OK;
+}
+
+/* value_info is for what the graph's interface and initializers do not already say. */
+static bool wants_value_info(const gl_value *v)
+{
+    if (v->is_input || v->n_output_refs > 0 || v->init || v->outer || !v->producer)
+        return false;
+    if (v->type.kind == GL_TYPE_OPAQUE)
+        return true;
+    return v->type.kind == GL_TYPE_TENSOR &&
+           (v->type.dtype != GL_DT_UNDEFINED || v->type.shape.rank >= 0);
+}
+
+/* ---- tensors and external data ---------------------------------------------------- */
+
+static gl_status tensor_proto(save_ctx *c, const gl_tensor *t, Onnx__TensorProto **out)
+{
+    if (!t)
+        return gl_fail(GL_ERR_INTERNAL, "tensor missing");
+    Onnx__TensorProto *tp = arena_alloc(&c->arena, sizeof(*tp));
+    gl_status st = gl_tensor_to_proto(t, tp);
+    if (st != GL_OK)
+        return st;
+    GL_GROW(c->tensors, c->cap_tensors, c->n_tensors + 1);
+    c->tensors[c->n_tensors++] = tp;
+    *out = tp;
+    return GL_OK;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+static bool wants_external(const save_ctx *c, const gl_tensor *t)
+{
+    /* ONNX has no external form for strings; an empty tensor has nothing to move. */
+    if (!c->ext.path || t->dtype == GL_DT_STRING || t->count == 0)
+        return false;
+    return t->external || (c->ext_threshold && gl_tensor_nbytes(t) >= c->ext_threshold);
+}
+
+static gl_status ext_open(save_ctx *c)
+{
+    if (same_file(c->model->path, c->ext.path))
+        return gl_fail(GL_ERR_INPUT, "%s: refusing to overwrite the model's own source file",
+                       c->ext.path);
+    gl_status st = gl_atomic_open(&c->ext.file, c->ext.path);
+    c->ext.open = st == GL_OK;
+    return st;
+}
+
+static gl_status ext_append(save_ctx *c, const void *data, size_t len, uint64_t *offset)
+{
+    static const uint8_t zeros[GL_EXT_ALIGN];
+    gl_status st = c->ext.open ? GL_OK : ext_open(c);
+    if (st != GL_OK)
+        return st;
+    size_t pad = (size_t)((GL_EXT_ALIGN - c->ext.size % GL_EXT_ALIGN) % GL_EXT_ALIGN);
+    if (pad && (st = gl_atomic_write(&c->ext.file, zeros, pad)) != GL_OK)
+        return st;
+    *offset = c->ext.size + pad;
+    if ((st = gl_atomic_write(&c->ext.file, data, len)) != GL_OK)
+        return st;
+    c->ext.size = *offset + len;
+    return GL_OK;
+}
+
+static Onnx__StringStringEntryProto *new_entry(save_ctx *c, char *key, char *value)
+{
+    Onnx__StringStringEntryProto *e;
+    NEW_MSG(c, e, onnx__string_string_entry_proto__init);
+    e->key = key;
+    e->value = value;
+    return e;
+}
+
+/* Move an encoded tensor's raw_data to the external file. */
+static gl_status externalize(save_ctx *c, Onnx__TensorProto *tp)
+{
+    uint64_t offset;
+    size_t len = tp->raw_data.len;
+    gl_status st = ext_append(c, tp->raw_data.data, len, &offset);
+    if (st != GL_OK)
+        return st;
+    tp->has_raw_data = false;
+    tp->raw_data.len = 0;
+    tp->raw_data.data = NULL;
+    tp->has_data_location = true;
+    tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    tp->n_external_data = 3;
+    tp->external_data = new_array(c, 3, sizeof(*tp->external_data));
+    tp->external_data[0] = new_entry(c, "location", borrow(c->ext.location));
+    tp->external_data[1] = new_entry(c, "offset", arena_printf(c, "%" PRIu64, offset));
+    tp->external_data[2] = new_entry(c, "length", arena_printf(c, "%zu", len));
+    return GL_OK;
+}
+
+/* ---- attributes ----------------------------------------------------------------------- */
+
+static gl_status encode_graph(save_ctx *c, const gl_graph *g, Onnx__GraphProto **out);
+
+typedef gl_status (*attr_encoder)(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap);
+
+static gl_status put_float(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->has_f = true;
+    ap->f = a->f;
+    return GL_OK;
+}
+
+static gl_status put_int(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->has_i = true;
+    ap->i = a->i;
+    return GL_OK;
+}
+
+static gl_status put_string(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->has_s = true;
+    ap->s.len = a->s.len;
+    ap->s.data = a->s.data ? a->s.data : no_bytes;
+    return GL_OK;
+}
+
+static gl_status put_tensor(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    return tensor_proto(c, a->t, &ap->t);
+}
+
+static gl_status put_graph(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    if (!a->g)
+        return gl_fail(GL_ERR_INTERNAL, "graph attribute without a graph");
+    return encode_graph(c, a->g, &ap->g);
+}
+
+static gl_status put_floats(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->n_floats = a->n;
+    ap->floats = a->n ? a->floats : NULL;
+    return GL_OK;
+}
+
+static gl_status put_ints(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->n_ints = a->n;
+    ap->ints = a->n ? a->ints : NULL;
+    return GL_OK;
+}
+
+static gl_status put_strings(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->n_strings = a->n;
+    ap->strings = new_array(c, a->n, sizeof(*ap->strings));
+    for (size_t i = 0; i < a->n; i++) {
+        ap->strings[i].len = a->strings[i].len;
+        ap->strings[i].data = a->strings[i].data ? a->strings[i].data : no_bytes;
+    }
+    return GL_OK;
+}
+
+static gl_status put_tensors(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->tensors = new_array(c, a->n, sizeof(*ap->tensors));
+    for (size_t i = 0; i < a->n; i++) {
+        gl_status st = tensor_proto(c, a->tensors[i], &ap->tensors[i]);
+        if (st != GL_OK)
+            return st;
+    }
+    ap->n_tensors = a->n;
+    return GL_OK;
+}
+
+static gl_status put_graphs(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->graphs = new_array(c, a->n, sizeof(*ap->graphs));
+    for (size_t i = 0; i < a->n; i++) {
+        if (!a->graphs[i])
+            return gl_fail(GL_ERR_INTERNAL, "graph %zu of the list missing", i);
+        gl_status st = encode_graph(c, a->graphs[i], &ap->graphs[i]);
+        if (st != GL_OK)
+            return st;
+    }
+    ap->n_graphs = a->n;
+    return GL_OK;
+}
+
+static void *unpack_one_opaque(save_ctx *c, const gl_attr *a,
+                               const ProtobufCMessageDescriptor *desc)
+{
+    if (a->n < 1 || !a->opaque) {
+        gl_fail(GL_ERR_INTERNAL, "no kept bytes for a %s", desc->name);
+        return NULL;
+    }
+    return unpack_kept(c, desc, &a->opaque[0], "attribute value");
+}
+
+static gl_status put_sparse_tensor(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->sparse_tensor = unpack_one_opaque(c, a, &onnx__sparse_tensor_proto__descriptor);
+    return ap->sparse_tensor ? GL_OK : GL_ERR_INPUT;
+}
+
+static gl_status put_sparse_tensors(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    void **list;
+    gl_status st = unpack_kept_list(c, &onnx__sparse_tensor_proto__descriptor, a->opaque,
+                                    a->n, "attribute value", &list);
+    if (st == GL_OK) {
+        ap->n_sparse_tensors = a->n;
+        ap->sparse_tensors = (Onnx__SparseTensorProto **)list;
+    }
+    return st;
+}
+
+static gl_status put_type_proto(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    ap->tp = unpack_one_opaque(c, a, &onnx__type_proto__descriptor);
+    return ap->tp ? GL_OK : GL_ERR_INPUT;
+}
+
+static gl_status put_type_protos(save_ctx *c, const gl_attr *a, Onnx__AttributeProto *ap)
+{
+    void **list;
+    gl_status st = unpack_kept_list(c, &onnx__type_proto__descriptor, a->opaque, a->n,
+                                    "attribute value", &list);
+    if (st == GL_OK) {
+        ap->n_type_protos = a->n;
+        ap->type_protos = (Onnx__TypeProto **)list;
+    }
+    return st;
+}
+
+static const attr_encoder attr_encoders[] = {
+    [GL_ATTR_FLOAT] = put_float,
+    [GL_ATTR_INT] = put_int,
+    [GL_ATTR_STRING] = put_string,
+    [GL_ATTR_TENSOR] = put_tensor,
+    [GL_ATTR_GRAPH] = put_graph,
+    [GL_ATTR_FLOATS] = put_floats,
+    [GL_ATTR_INTS] = put_ints,
+    [GL_ATTR_STRINGS] = put_strings,
+    [GL_ATTR_TENSORS] = put_tensors,
+    [GL_ATTR_GRAPHS] = put_graphs,
+    [GL_ATTR_SPARSE_TENSOR] = put_sparse_tensor,
+    [GL_ATTR_SPARSE_TENSORS] = put_sparse_tensors,
+    [GL_ATTR_TYPE_PROTO] = put_type_proto,
+    [GL_ATTR_TYPE_PROTOS] = put_type_protos,
+};
+_Static_assert(GL_ARRAY_LEN(attr_encoders) == GL_ATTR_TYPE_PROTOS + 1,
+               "attr_encoders out of step with gl_attr_type");
+
+static gl_status encode_attr(save_ctx *c, const gl_attr *a, Onnx__AttributeProto **out)
+{
+    Onnx__AttributeProto *ap;
+    NEW_MSG(c, ap, onnx__attribute_proto__init);
+    ap->name = borrow(a->name);
+    ap->ref_attr_name = borrow(a->ref_attr_name);
+    ap->doc_string = borrow(a->doc_string);
+    ap->has_type = true;
+    ap->type = (Onnx__AttributeProto__AttributeType)a->type;
+    *out = ap;
+    /* A reference to the caller's attribute carries no value of its own. */
+    if (a->ref_attr_name)
+        return GL_OK;
+    size_t kind = (size_t)a->type;
+    gl_status st = kind < GL_ARRAY_LEN(attr_encoders) && attr_encoders[kind]
+                       ? attr_encoders[kind](c, a, ap)
+                       : gl_fail(GL_ERR_INTERNAL, "unknown attribute type %d", (int)a->type);
+    if (st != GL_OK)
+        gl_error_prefix("attribute '%s'", a->name ? a->name : "");
+    return st;
+}
+
+/* ---- nodes and graphs ------------------------------------------------------------ */
+
+static char **value_names(save_ctx *c, gl_value *const *vals, size_t n)
+{
+    char **names = new_array(c, n, sizeof(*names));
+    for (size_t i = 0; i < n; i++)
+        names[i] = vals[i] ? wire_name(vals[i]) : empty_name; /* "" = omitted optional */
+    return n ? names : NULL;
+}
+
+static gl_status encode_node(save_ctx *c, const gl_node *n, Onnx__NodeProto **out)
+{
+    Onnx__NodeProto *np;
+    NEW_MSG(c, np, onnx__node_proto__init);
+    /* Generated names are written too: reloading the file then keys diffs, decisions
+     * and the TUI on the same names. */
+    np->name = borrow(n->name);
+    np->op_type = borrow(n->op_type);
+    np->domain = n->domain && *n->domain ? n->domain : NULL;
+    np->doc_string = borrow(n->doc_string);
+    np->n_input = n->n_inputs;
+    np->input = value_names(c, n->inputs, n->n_inputs);
+    np->n_output = n->n_outputs;
+    np->output = value_names(c, n->outputs, n->n_outputs);
+    np->attribute = new_array(c, n->n_attrs, sizeof(*np->attribute));
+    for (size_t i = 0; i < n->n_attrs; i++) {
+        gl_status st = encode_attr(c, &n->attrs[i], &np->attribute[i]);
+        if (st != GL_OK) {
+            gl_error_prefix("node '%s' (%s)", n->name ? n->name : "",
+                            n->op_type ? n->op_type : "");
+            return st;
+        }
+        np->n_attribute = i + 1;
+    }
+    *out = np;
+    return GL_OK;
+}
+
+static gl_status encode_nodes(save_ctx *c, const gl_graph *g, size_t *n_out,
+                              Onnx__NodeProto ***out)
+{
+    Onnx__NodeProto **nodes = new_array(c, g->n_nodes, sizeof(*nodes));
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (!g->nodes[i])
+            continue; /* a hole left by gl_remove_node */
+        gl_status st = encode_node(c, g->nodes[i], &nodes[k]);
+        if (st != GL_OK)
+            return st;
+        k++;
+    }
+    *n_out = k;
+    *out = nodes;
+    return GL_OK;
+}
+
+static gl_status encode_value_infos_of(save_ctx *c, gl_value *const *vals, size_t n,
+                                       size_t *n_out, Onnx__ValueInfoProto ***out)
+{
+    Onnx__ValueInfoProto **vis = new_array(c, n, sizeof(*vis));
+    for (size_t i = 0; i < n; i++) {
+        if (!vals[i])
+            return gl_fail(GL_ERR_INTERNAL, "graph interface entry %zu missing", i);
+        gl_status st = encode_value_info(c, vals[i], &vis[i]);
+        if (st != GL_OK)
+            return st;
+    }
+    *n_out = n;
+    *out = vis;
+    return GL_OK;
+}
+
+static gl_status encode_initializers(save_ctx *c, const gl_graph *g, Onnx__GraphProto *gp)
+{
+    gp->initializer = new_array(c, g->n_inits, sizeof(*gp->initializer));
+    for (size_t i = 0; i < g->n_inits; i++) {
+        const gl_value *v = g->inits[i];
+        if (!v || !v->init)
+            continue;
+        Onnx__TensorProto *tp = NULL;
+        gl_status st = tensor_proto(c, v->init, &tp);
+        if (st == GL_OK) {
+            /* The value's name is the truth; the tensor's is what the file once said. */
+            tp->name = wire_name(v);
+            if (wants_external(c, v->init))
+                st = externalize(c, tp);
+        }
+        if (st != GL_OK) {
+            gl_error_prefix("initializer '%s'", v->name ? v->name : "");
+            return st;
+        }
+        gp->initializer[gp->n_initializer++] = tp;
+    }
+    return GL_OK;
+}
+
+/* value_info in node order: every typed value the interface does not already describe. */
+static gl_status encode_value_infos(save_ctx *c, const gl_graph *g, Onnx__GraphProto *gp)
+{
+    size_t max = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i])
+            max += g->nodes[i]->n_outputs;
+    gp->value_info = new_array(c, max, sizeof(*gp->value_info));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gl_node *n = g->nodes[i];
+        for (size_t k = 0; n && k < n->n_outputs; k++) {
+            const gl_value *v = n->outputs[k];
+            if (!v || v->producer != n || !wants_value_info(v))
+                continue;
+            gl_status st = encode_value_info(c, v, &gp->value_info[gp->n_value_info]);
+            if (st != GL_OK)
+                return st;
+            gp->n_value_info++;
+        }
+    }
+    return GL_OK;
+}
+
+static gl_status encode_kept_graph_parts(save_ctx *c, const gl_graph *g,
+                                         Onnx__GraphProto *gp)
+{
+    void **sparse, **annotations;
+    gl_status st = unpack_kept_list(c, &onnx__sparse_tensor_proto__descriptor,
+                                    g->sparse_inits, g->n_sparse_inits, "sparse initializer",
+                                    &sparse);
+    if (st == GL_OK)
+        st = unpack_kept_list(c, &onnx__tensor_annotation__descriptor, g->quant_annotations,
+                              g->n_quant_annotations, "quantization annotation",
+                              &annotations);
+    if (st != GL_OK)
+        return st;
+    gp->n_sparse_initializer = g->n_sparse_inits;
+    gp->sparse_initializer = (Onnx__SparseTensorProto **)sparse;
+    gp->n_quantization_annotation = g->n_quant_annotations;
+    gp->quantization_annotation = (Onnx__TensorAnnotation **)annotations;
+    return GL_OK;
+}
+
+static gl_status encode_graph(save_ctx *c, const gl_graph *g, Onnx__GraphProto **out)
+{
+    Onnx__GraphProto *gp;
+    NEW_MSG(c, gp, onnx__graph_proto__init);
+    gp->name = borrow(g->name);
+    gp->doc_string = borrow(g->doc_string);
+    gl_status st = encode_nodes(c, g, &gp->n_node, &gp->node);
+    if (st == GL_OK)
+        st = encode_value_infos_of(c, g->inputs, g->n_inputs, &gp->n_input, &gp->input);
+    if (st == GL_OK)
+        st = encode_initializers(c, g, gp);
+    if (st == GL_OK)
+        st = encode_value_infos_of(c, g->outputs, g->n_outputs, &gp->n_output, &gp->output);
+    if (st == GL_OK && c->value_info)
+        st = encode_value_infos(c, g, gp);
+    if (st == GL_OK)
+        st = encode_kept_graph_parts(c, g, gp);
+    if (st != GL_OK) {
+        gl_error_prefix("graph '%s'", g->name ? g->name : "");
+        return st;
+    }
+    *out = gp;
+    return GL_OK;
+}
+
+/* ---- model ------------------------------------------------------------------------- */
+
+static Onnx__OperatorSetIdProto **encode_opsets(save_ctx *c, const gl_opset *ops, size_t n)
+{
+    Onnx__OperatorSetIdProto **out = new_array(c, n, sizeof(*out));
+    for (size_t i = 0; i < n; i++) {
+        NEW_MSG(c, out[i], onnx__operator_set_id_proto__init);
+        out[i]->domain = ops[i].domain ? ops[i].domain : empty_name;
+        out[i]->has_version = true;
+        out[i]->version = ops[i].version;
+    }
+    return n ? out : NULL;
+}
+
+static gl_status encode_function(save_ctx *c, const gl_function *f, Onnx__FunctionProto **out)
+{
+    Onnx__FunctionProto *fp;
+    NEW_MSG(c, fp, onnx__function_proto__init);
+    fp->name = borrow(f->name);
+    fp->domain = borrow(f->domain);
+    fp->doc_string = borrow(f->doc_string);
+    fp->n_attribute = f->n_attributes;
+    fp->attribute = f->n_attributes ? f->attributes : NULL;
+    fp->n_opset_import = f->n_opsets;
+    fp->opset_import = encode_opsets(c, f->opsets, f->n_opsets);
+    *out = fp;
+    const gl_graph *body = f->body;
+    if (!body)
+        return GL_OK;
+    fp->n_input = body->n_inputs;
+    fp->input = value_names(c, body->inputs, body->n_inputs);
+    fp->n_output = body->n_outputs;
+    fp->output = value_names(c, body->outputs, body->n_outputs);
+    gl_status st = encode_nodes(c, body, &fp->n_node, &fp->node);
+    if (st != GL_OK)
+        gl_error_prefix("function '%s'", f->name ? f->name : "");
+    return st;
+}
+
+static gl_status encode_model(save_ctx *c, const gl_model *m, Onnx__ModelProto *mp)
+{
+    onnx__model_proto__init(mp);
+    if (!m->graph)
+        return gl_fail(GL_ERR_INTERNAL, "the model has no graph");
+    mp->has_ir_version = true;
+    mp->ir_version = m->ir_version;
+    mp->n_opset_import = m->n_opsets;
+    mp->opset_import = encode_opsets(c, m->opsets, m->n_opsets);
+    mp->producer_name = borrow(m->producer_name);
+    mp->producer_version = borrow(m->producer_version);
+    mp->domain = borrow(m->domain);
+    mp->has_model_version = m->has_model_version;
+    mp->model_version = m->model_version;
+    mp->doc_string = borrow(m->doc_string);
+    mp->metadata_props = new_array(c, m->n_metadata, sizeof(*mp->metadata_props));
+    for (size_t i = 0; i < m->n_metadata; i++)
+        mp->metadata_props[i] = new_entry(c, m->metadata[i].key, m->metadata[i].value);
+    mp->n_metadata_props = m->n_metadata;
+    gl_status st = encode_graph(c, m->graph, &mp->graph);
+    mp->functions = new_array(c, m->n_functions, sizeof(*mp->functions));
+    for (size_t i = 0; st == GL_OK && i < m->n_functions; i++) {
+        st = encode_function(c, &m->functions[i], &mp->functions[i]);
+        mp->n_functions = st == GL_OK ? i + 1 : i;
+    }
+    void **training = NULL;
+    if (st == GL_OK)
+        st = unpack_kept_list(c, &onnx__training_info_proto__descriptor, m->training_info,
+                              m->n_training_info, "training_info", &training);
+    if (st == GL_OK) {
+        mp->n_training_info = m->n_training_info;
+        mp->training_info = (Onnx__TrainingInfoProto **)training;
+    }
+    return st;
+}
+
+/* ---- context lifetime --------------------------------------------------------------- */
+
+static void ctx_init(save_ctx *c, const gl_model *m, const char *where,
+                     const gl_save_options *opts)
+{
+    memset(c, 0, sizeof(*c));
+    c->model = m;
+    c->where = where;
+    c->ext_threshold = opts ? opts->external_threshold : 0;
+    c->value_info = !(opts && opts->no_value_info);
+    c->ext.file.fd = -1;
+}
+
+static void ctx_free(save_ctx *c)
+{
+    for (size_t i = 0; i < c->n_tensors; i++)
+        gl_tensor_proto_release(c->tensors[i]);
+    free(c->tensors);
+    for (size_t i = 0; i < c->n_unpacked; i++)
+        protobuf_c_message_free_unpacked(c->unpacked[i], NULL);
+    free(c->unpacked);
+    if (c->ext.open)
+        gl_atomic_abort(&c->ext.file); /* a no-op once committed */
+    free(c->ext.path);
+    arena_free(c->arena);
+}
+
+static gl_status check_packed_size(const save_ctx *c, size_t size)
+{
+    if (size > GL_PROTO_MAX)
+        return gl_fail(GL_ERR_UNSUPPORTED,
+                       "%s: the model would be %zu bytes, over protobuf's 2 GiB limit; "
+                       "save its weights as external data",
+                       c->where, size);
+    return GL_OK;
+}
+
+gl_status gl_model_serialize(const gl_model *m, uint8_t **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    save_ctx c;
+    ctx_init(&c, m, m->path ? m->path : "<memory>", NULL);
+    Onnx__ModelProto mp;
+    gl_status st = encode_model(&c, m, &mp);
+    if (st != GL_OK)
+        gl_error_prefix("%s", c.where);
+    size_t size = st == GL_OK ? onnx__model_proto__get_packed_size(&mp) : 0;
+    if (st == GL_OK)
+        st = check_packed_size(&c, size);
+    uint8_t *buf = NULL;
+    if (st == GL_OK && !(buf = malloc(size ? size : 1)))
+        st = gl_fail(GL_ERR_NOMEM, "%s: cannot allocate %zu bytes for the model", c.where,
+                     size);
+    if (st == GL_OK && onnx__model_proto__pack(&mp, buf) != size)
+        st = gl_fail(GL_ERR_INTERNAL, "%s: protobuf packed a different size than announced",
+                     c.where);
+    ctx_free(&c);
+    if (st != GL_OK) {
+        free(buf);
+        return st;
+    }
+    *data = buf;
+    *len = size;
+    return GL_OK;
+}
+
+/* ---- streaming the packed model into a file --------------------------------------- */
+
+#define SINK_BYTES ((size_t)256 * 1024)
+
+/* A ProtobufCBuffer that writes through to the temporary file: the packer hands it small
+ * pieces (tags, lengths), gathered here, and whole raw_data arrays, written directly. */
+typedef struct file_sink {
+    ProtobufCBuffer base; /* first: the packer calls base.append */
+    gl_atomic_file *file;
+    gl_status status;
+    size_t used;
+    uint8_t *buf;
+} file_sink;
+
+static void sink_flush(file_sink *s)
+{
+    if (s->status == GL_OK && s->used)
+        s->status = gl_atomic_write(s->file, s->buf, s->used);
+    s->used = 0;
+}
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    file_sink *s = (file_sink *)b;
+    if (s->status != GL_OK)
+        return;
+    if (len > SINK_BYTES - s->used) {
+        sink_flush(s);
+        if (len >= SINK_BYTES) {
+            if (s->status == GL_OK)
+                s->status = gl_atomic_write(s->file, data, len);
+            return;
+        }
+    }
+    memcpy(s->buf + s->used, data, len);
+    s->used += len;
+}
+
+static gl_status write_model_file(Onnx__ModelProto *mp, gl_atomic_file *file)
+{
+    file_sink s = {.base = {.append = sink_append}, .file = file, .status = GL_OK};
+    s.buf = gl_xmalloc(SINK_BYTES);
+    protobuf_c_message_pack_to_buffer(&mp->base, &s.base);
+    sink_flush(&s);
+    free(s.buf);
+    return s.status;
+}
+
+gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_options *opts)
+{
+    if (!path || !*path)
+        return gl_fail(GL_ERR_INPUT, "no output file name given");
+    if (same_file(m->path, path))
+        return gl_fail(GL_ERR_INPUT, "%s: refusing to overwrite the model's own source file",
+                       path);
+    save_ctx c;
+    ctx_init(&c, m, path, opts);
+    size_t plen = strlen(path);
+    c.ext.path = gl_xmalloc(plen + sizeof(".data"));
+    memcpy(c.ext.path, path, plen);
+    memcpy(c.ext.path + plen, ".data", sizeof(".data"));
+    const char *slash = strrchr(c.ext.path, '/');
+    c.ext.location = slash ? slash + 1 : c.ext.path;
+
+    Onnx__ModelProto mp;
+    gl_atomic_file file = {.fd = -1};
+    gl_status st = encode_model(&c, m, &mp);
+    if (st != GL_OK && st != GL_ERR_IO)
+        gl_error_prefix("%s", path); /* IO messages already name their file */
+    if (st == GL_OK)
+        st = check_packed_size(&c, onnx__model_proto__get_packed_size(&mp));
+    if (st == GL_OK)
+        st = gl_atomic_open(&file, path);
+    if (st == GL_OK)
+        st = write_model_file(&mp, &file);
+    /* The data file first: the new model must never be visible without its weights.
+     * Two renames are not one atomic step: should the model's rename fail after the data
+     * file's succeeded, an older "<OUT>" is left beside the new "<OUT>.data". */
+    if (st == GL_OK && c.ext.open)
+        st = gl_atomic_commit(&c.ext.file);
+    if (st == GL_OK)
+        st = gl_atomic_commit(&file);
+    else
+        gl_atomic_abort(&file);
+    ctx_free(&c);
+    return st;
+}
+
+/* ---- atomic file replacement ---------------------------------------------------------- */
+
+static void atomic_release(gl_atomic_file *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    if (f->tmp_path)
+        unlink(f->tmp_path);
+    free(f->tmp_path);
+    free(f->path);
+    f->tmp_path = NULL;
+    f->path = NULL;
+}
+
+static gl_status atomic_fail(gl_atomic_file *f, const char *what, int err)
+{
+    gl_status st = gl_fail(GL_ERR_IO, "%s: %s: %s", f->path ? f->path : "?", what,
+                           strerror(err));
+    atomic_release(f);
+    return st;
+}
+
+/* Write through a symlink rather than replace it with a file. */
+static char *resolve_destination(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (real)
+            return real;
+    }
+    return gl_xstrdup(path);
+}
+
+/* mkstemp makes 0600 files; give the new file the old one's mode, or what creat() would. */
+static mode_t destination_mode(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        return st.st_mode & 07777;
+    /* POSIX reads the umask only by setting it: a thread creating files in this instant
+     * would use mask 0. We save from one thread. */
+    mode_t mask = umask(0);
+    umask(mask);
+    return 0666 & ~mask;
+}
+
+gl_status gl_atomic_open(gl_atomic_file *f, const char *path)
+{
+    f->fd = -1;
+    f->path = resolve_destination(path);
+    size_t n = strlen(f->path);
+    f->tmp_path = gl_xmalloc(n + sizeof(".tmp.XXXXXX"));
+    memcpy(f->tmp_path, f->path, n);
+    memcpy(f->tmp_path + n, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
+    f->fd = mkstemp(f->tmp_path);
+    if (f->fd < 0) {
+        int err = errno;
+        free(f->tmp_path); /* nothing was created: nothing to unlink */
+        f->tmp_path = NULL;
+        return atomic_fail(f, "cannot create a temporary file beside it", err);
+    }
+    if (fchmod(f->fd, destination_mode(f->path)) != 0)
+        return atomic_fail(f, "cannot set the file mode", errno);
+    return GL_OK;
+}
+
+gl_status gl_atomic_write(gl_atomic_file *f, const void *data, size_t len)
+{
+    if (f->fd < 0)
+        return gl_fail(GL_ERR_INTERNAL, "write to a closed file");
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t w = write(f->fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return atomic_fail(f, "cannot write", w < 0 ? errno : EIO);
+        p += w;
+        len -= (size_t)w;
+    }
+    return GL_OK;
+}
+
+static void fsync_folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? gl_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
+                      : gl_xstrdup(".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        (void)fsync(fd); /* best effort: some file systems cannot sync folders */
+        close(fd);
+    }
+    free(dir);
+}
+
+gl_status gl_atomic_commit(gl_atomic_file *f)
+{
+    if (f->fd < 0)
+        return gl_fail(GL_ERR_INTERNAL, "commit of a closed file");
+    if (fsync(f->fd) != 0)
+        return atomic_fail(f, "cannot sync", errno);
+    int rc = close(f->fd);
+    f->fd = -1;
+    if (rc != 0)
+        return atomic_fail(f, "cannot close", errno);
+    if (rename(f->tmp_path, f->path) != 0)
+        return atomic_fail(f, "cannot replace", errno);
+    free(f->tmp_path);
+    f->tmp_path = NULL;
+    fsync_folder_of(f->path);
+    atomic_release(f);
+    return GL_OK;
+}
+
+void gl_atomic_abort(gl_atomic_file *f)
+{
+    atomic_release(f);
+}

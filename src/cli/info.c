@@ -1,0 +1,244 @@
+/* info.c — `graphlab info [--json] MODEL`: what is in a model file, at a glance. */
+#include "cli/cli.h"
+#include "cli/json.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct op_count {
+    char *op; /* "Conv", or "domain:Op" outside ai.onnx */
+    size_t count;
+} op_count;
+
+typedef struct model_summary {
+    op_count *ops;
+    size_t n_ops, cap_ops;
+    size_t node_count;       /* top-level graph */
+    size_t node_count_total; /* including subgraphs */
+    size_t initializers;
+    uint64_t initializer_bytes;
+    long long file_bytes;
+} model_summary;
+
+static void count_op(model_summary *s, const gl_node *n)
+{
+    char key[512];
+    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+        snprintf(key, sizeof(key), "%s:%s", n->domain, n->op_type);
+    else
+        snprintf(key, sizeof(key), "%s", n->op_type);
+    for (size_t i = 0; i < s->n_ops; i++) {
+        if (strcmp(s->ops[i].op, key) == 0) {
+            s->ops[i].count++;
+            return;
+        }
+    }
+    GL_GROW(s->ops, s->cap_ops, s->n_ops + 1);
+    s->ops[s->n_ops++] = (op_count){gl_xstrdup(key), 1};
+}
+
+/* Most frequent first, then by name: the order of info.json's op_histogram. */
+static int by_count_then_name(const void *a, const void *b)
+{
+    const op_count *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return strcmp(x->op, y->op);
+}
+
+static void summarize(const gl_model *m, model_summary *s)
+{
+    const gl_graph *g = m->graph;
+    gl_node *n;
+    gl_foreach_node(g, i, n)
+        count_op(s, n);
+    qsort(s->ops, s->n_ops, sizeof(op_count), by_count_then_name);
+    s->node_count = g->live_nodes;
+    s->node_count_total = gl_graph_count_nodes(g, true);
+    for (size_t i = 0; i < g->n_inits; i++) {
+        if (g->inits[i] && g->inits[i]->init) {
+            s->initializers++;
+            s->initializer_bytes += gl_tensor_nbytes(g->inits[i]->init);
+        }
+    }
+    struct stat st;
+    s->file_bytes = m->path && stat(m->path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+static void summary_free(model_summary *s)
+{
+    for (size_t i = 0; i < s->n_ops; i++)
+        free(s->ops[i].op);
+    free(s->ops);
+}
+
+static const char *domain_name(const char *d) { return d && *d ? d : "ai.onnx"; }
+
+static void json_value(gl_json *j, const gl_value *v)
+{
+    gl_json_object_begin(j, NULL);
+    gl_json_string(j, "name", v->name);
+    const gl_type *t = &v->type;
+    if (t->kind == GL_TYPE_TENSOR) {
+        gl_json_string(j, "dtype", gl_dtype_name(t->dtype));
+        if (t->shape.rank == GL_RANK_UNKNOWN) {
+            gl_json_null(j, "shape");
+        } else {
+            gl_json_array_begin(j, "shape");
+            for (int d = 0; d < t->shape.rank; d++) {
+                const gl_dim *dim = &t->shape.dims[d];
+                if (dim->value >= 0)
+                    gl_json_int(j, NULL, dim->value);
+                else if (dim->sym)
+                    gl_json_string(j, NULL, dim->sym);
+                else
+                    gl_json_null(j, NULL);
+            }
+            gl_json_array_end(j);
+        }
+    } else {
+        gl_json_string(j, "dtype", t->kind == GL_TYPE_OPAQUE ? "non-tensor" : NULL);
+        gl_json_null(j, "shape");
+    }
+    if (v->init)
+        gl_json_bool(j, "has_default", true);
+    gl_json_object_end(j);
+}
+
+static void print_json(const gl_model *m, const model_summary *s)
+{
+    gl_json j;
+    gl_json_init(&j, stdout, true);
+    gl_json_object_begin(&j, NULL);
+    gl_json_string(&j, "file", m->path);
+    if (s->file_bytes >= 0)
+        gl_json_int(&j, "file_bytes", s->file_bytes);
+    gl_json_int(&j, "ir_version", m->ir_version);
+    gl_json_object_begin(&j, "opsets");
+    for (size_t i = 0; i < m->n_opsets; i++)
+        gl_json_int(&j, domain_name(m->opsets[i].domain), m->opsets[i].version);
+    gl_json_object_end(&j);
+    char producer[512];
+    snprintf(producer, sizeof(producer), "%s%s%s", m->producer_name ? m->producer_name : "",
+             m->producer_version && *m->producer_version ? " " : "",
+             m->producer_version ? m->producer_version : "");
+    gl_json_string(&j, "producer", producer);
+    gl_json_string(&j, "producer_name", m->producer_name);
+    gl_json_string(&j, "producer_version", m->producer_version);
+    gl_json_string(&j, "graph_name", m->graph->name);
+    gl_json_array_begin(&j, "inputs");
+    for (size_t i = 0; i < m->graph->n_inputs; i++)
+        json_value(&j, m->graph->inputs[i]);
+    gl_json_array_end(&j);
+    gl_json_array_begin(&j, "outputs");
+    for (size_t i = 0; i < m->graph->n_outputs; i++)
+        json_value(&j, m->graph->outputs[i]);
+    gl_json_array_end(&j);
+    gl_json_int(&j, "node_count", (int64_t)s->node_count);
+    gl_json_int(&j, "node_count_total", (int64_t)s->node_count_total);
+    gl_json_object_begin(&j, "op_histogram");
+    for (size_t i = 0; i < s->n_ops; i++)
+        gl_json_int(&j, s->ops[i].op, (int64_t)s->ops[i].count);
+    gl_json_object_end(&j);
+    gl_json_int(&j, "initializers", (int64_t)s->initializers);
+    gl_json_int(&j, "initializer_bytes", (int64_t)s->initializer_bytes);
+    gl_json_int(&j, "functions", (int64_t)m->n_functions);
+    gl_json_object_begin(&j, "metadata");
+    for (size_t i = 0; i < m->n_metadata; i++)
+        gl_json_string(&j, m->metadata[i].key, m->metadata[i].value);
+    gl_json_object_end(&j);
+    gl_json_object_end(&j);
+    gl_json_finish(&j);
+}
+
+static void print_value_line(const gl_value *v, int width)
+{
+    char type[256];
+    gl_type_format(&v->type, type, sizeof(type));
+    printf("  %-*s %s%s\n", width, v->name, type, v->init ? "  (has a default)" : "");
+}
+
+static int name_width(gl_value *const *vals, size_t n)
+{
+    int w = 8;
+    for (size_t i = 0; i < n; i++) {
+        int len = (int)strlen(vals[i]->name);
+        if (len > w)
+            w = len < 40 ? len : 40;
+    }
+    return w;
+}
+
+static void print_text(const gl_model *m, const model_summary *s)
+{
+    const gl_graph *g = m->graph;
+    char size[32], wsize[32];
+    gl_format_bytes((double)s->file_bytes, size, sizeof(size));
+    gl_format_bytes((double)s->initializer_bytes, wsize, sizeof(wsize));
+    printf("model      %s", m->path);
+    if (s->file_bytes >= 0)
+        printf(" (%s)", size);
+    printf("\nir         %lld\nopsets    ", (long long)m->ir_version);
+    for (size_t i = 0; i < m->n_opsets; i++)
+        printf(" %s %lld%s", domain_name(m->opsets[i].domain), (long long)m->opsets[i].version,
+               i + 1 < m->n_opsets ? "," : "");
+    printf("\nproducer   %s %s\n", m->producer_name ? m->producer_name : "-",
+           m->producer_version ? m->producer_version : "");
+    printf("graph      %s: %zu nodes", g->name ? g->name : "", s->node_count);
+    if (s->node_count_total != s->node_count)
+        printf(" (%zu with subgraphs)", s->node_count_total);
+    printf(", %zu initializers (%s)", s->initializers, wsize);
+    if (m->n_functions)
+        printf(", %zu functions", m->n_functions);
+    printf("\ninputs\n");
+    int w = name_width(g->inputs, g->n_inputs);
+    int wo = name_width(g->outputs, g->n_outputs);
+    w = wo > w ? wo : w;
+    for (size_t i = 0; i < g->n_inputs; i++)
+        print_value_line(g->inputs[i], w);
+    printf("outputs\n");
+    for (size_t i = 0; i < g->n_outputs; i++)
+        print_value_line(g->outputs[i], w);
+    printf("ops\n");
+    for (size_t i = 0; i < s->n_ops; i++)
+        printf("  %-*s %zu\n", w, s->ops[i].op, s->ops[i].count);
+}
+
+int gl_cmd_info(int argc, char **argv)
+{
+    static const struct option long_opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'h': printf("usage: graphlab info [--json] MODEL\n"); return GL_EXIT_OK;
+        default: return gl_cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1)
+        return gl_cli_usage_error("info", "expected one MODEL");
+
+    gl_model *m;
+    gl_status st = gl_cli_load(argv[optind], NULL, &m);
+    if (st != GL_OK)
+        return gl_cli_fail(st);
+    model_summary s = {0};
+    summarize(m, &s);
+    if (json)
+        print_json(m, &s);
+    else
+        print_text(m, &s);
+    summary_free(&s);
+    gl_model_free(m);
+    return GL_EXIT_OK;
+}

@@ -1,0 +1,140 @@
+#!/bin/sh
+# cli.sh — the command-line contract of DESIGN.md, driven through the real program:
+# exit codes, one-line messages naming file/node/value, the input never written.
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+DATA="$GL_SRCDIR/tests/data"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/glcli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# run ARGS...: sets rc, out (stdout file), err (stderr file)
+run() {
+    "$GL" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+lines() { wc -l <"$1" | tr -d ' '; }
+
+# --- a good model ---------------------------------------------------------------------
+run info "$DATA/good_relu.onnx"
+check "info exits 0" [ "$rc" -eq 0 ]
+check "info lists the op" grep -q "Relu" "$tmp/out"
+check "info shows the input type" grep -q "float\[2\]" "$tmp/out"
+
+run info --json "$DATA/good_relu.onnx"
+check "info --json exits 0" [ "$rc" -eq 0 ]
+if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ]; then
+    check "info --json is JSON with the contract's keys" "$GL_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+need = ["ir_version", "opsets", "producer", "inputs", "outputs", "node_count", "op_histogram", "initializer_bytes"]
+missing = [k for k in need if k not in d]
+assert not missing, missing
+assert d["node_count"] == 1 and d["op_histogram"] == {"Relu": 1}, d
+assert d["inputs"][0] == {"name": "x", "dtype": "float", "shape": [2]}, d["inputs"]
+assert d["opsets"] == {"ai.onnx": 13}, d["opsets"]
+' "$tmp/out"
+else
+    check "info --json has node_count" grep -q '"node_count": 1' "$tmp/out"
+fi
+
+# --- bad input: exit 2, one line on stderr naming the file and the thing ---------------
+# file | words the message must contain (| separated)
+while IFS='|' read -r file words; do
+    [ -n "$file" ] || continue
+    cp "$DATA/bad/$file" "$tmp/$file"
+    sum_before=$(cksum <"$tmp/$file")
+    run info "$tmp/$file"
+    desc="bad input $file: exit 2"
+    check "$desc" [ "$rc" -eq 2 ]
+    check "bad input $file: exactly one line on stderr" [ "$(lines "$tmp/err")" -eq 1 ]
+    check "bad input $file: names the file" grep -q "$file" "$tmp/err"
+    oldifs=$IFS; IFS='|'
+    for w in $words; do
+        check "bad input $file: mentions $w" grep -q -- "$w" "$tmp/err"
+    done
+    IFS=$oldifs
+    check "bad input $file: file untouched" [ "$(cksum <"$tmp/$file")" = "$sum_before" ]
+    diag "$(cat "$tmp/err")"
+done <<'CASES'
+empty.onnx|empty
+truncated.onnx|
+random.onnx|
+text.onnx|
+cycle.onnx|cycle|cyc_a|cyc_b
+missing_input.onnx|add_ghost|ghost
+two_producers.onnx|'y'|first|second
+dangling_output.onnx|nowhere
+huge_dims.onnx|'w'
+negative_dims.onnx|'w'|negative
+external_escape.onnx|'w'
+external_absolute.onnx|'w'
+negative_type_dim.onnx|'x'
+CASES
+
+run info "$tmp/does-not-exist.onnx"
+check "missing file: exit 2" [ "$rc" -eq 2 ]
+check "missing file: named" grep -q "does-not-exist.onnx" "$tmp/err"
+
+# Without sanitizers, a hostile size must fail under a 1 GB address-space cap too.
+if [ -z "$GL_SANITIZED" ]; then
+    (ulimit -v 1048576; "$GL" info "$tmp/huge_dims.onnx" >/dev/null 2>&1)
+    check "huge dims refused without allocating (1 GB cap)" [ $? -eq 2 ]
+else
+    skip "address-space cap under sanitizers"
+fi
+
+# --- optimize: round trip, atomic write, never the input --------------------------------
+cp "$DATA/good_relu.onnx" "$tmp/m.onnx"
+sum_before=$(cksum <"$tmp/m.onnx")
+run optimize "$tmp/m.onnx" -o "$tmp/out.onnx" --passes none
+check "optimize --passes none exits 0" [ "$rc" -eq 0 ]
+check "optimize wrote the output" [ -s "$tmp/out.onnx" ]
+check "optimize left the input alone" [ "$(cksum <"$tmp/m.onnx")" = "$sum_before" ]
+run info "$tmp/out.onnx"
+check "the output loads" [ "$rc" -eq 0 ]
+check "no temp files left" [ -z "$(ls "$tmp" | grep '\.tmp\.')" ]
+
+run optimize "$tmp/m.onnx" -o "$tmp/m.onnx"
+check "optimize refuses to overwrite its input" [ "$rc" -eq 2 ]
+check "...and says so in one line" [ "$(lines "$tmp/err")" -eq 1 ]
+check "...input still intact" [ "$(cksum <"$tmp/m.onnx")" = "$sum_before" ]
+(cd "$tmp" && "$GL" optimize m.onnx -o ./m.onnx >/dev/null 2>&1)
+check "optimize refuses the input under another spelling" [ $? -eq 2 ]
+
+run optimize "$tmp/m.onnx" -o "$tmp/no/such/dir/out.onnx"
+check "unwritable output: exit 2" [ "$rc" -eq 2 ]
+check "unwritable output: named" grep -q "no/such/dir" "$tmp/err"
+
+run optimize "$tmp/m.onnx" -o "$tmp/o2.onnx" --passes toposort --json
+check "optimize --json exits 0" [ "$rc" -eq 0 ]
+check "optimize --json lists the pass" grep -q '"name": "toposort"' "$tmp/out"
+
+run optimize "$DATA/bad/cycle.onnx" -o "$tmp/never.onnx"
+check "optimize on a cycle: exit 2" [ "$rc" -eq 2 ]
+check "optimize on a cycle: no output" [ ! -e "$tmp/never.onnx" ]
+
+# --- usage errors -------------------------------------------------------------------------
+for args in "optimize $tmp/m.onnx" "optimize $tmp/m.onnx -o $tmp/x.onnx --passes bogus" \
+            "optimize $tmp/m.onnx -o $tmp/x.onnx --passes toposort:-1" \
+            "optimize $tmp/m.onnx -o $tmp/x.onnx --set nope.x=1" "info" "info --frobnicate x" \
+            "--frobnicate"; do
+    # shellcheck disable=SC2086
+    run $args
+    check "usage error exits 2: graphlab $args" [ "$rc" -eq 2 ]
+done
+run optimize "$tmp/m.onnx" -o "$tmp/x.onnx" --set load.freeze-inputs=1
+check "--set load.freeze-inputs=1 accepted" [ "$rc" -eq 0 ]
+run --help
+check "--help exits 0 and lists the commands" sh -c "[ $rc -eq 0 ] && grep -q optimize '$tmp/out'"
+
+# --- the bundled examples ------------------------------------------------------------------
+for m in "$GL_SRCDIR"/examples/*/model.onnx; do
+    [ -e "$m" ] || continue
+    name=$(basename "$(dirname "$m")")
+    run optimize "$m" -o "$tmp/$name.onnx" --passes toposort
+    check "example $name: optimize exits 0" [ "$rc" -eq 0 ]
+    run info --json "$tmp/$name.onnx"
+    check "example $name: optimized copy loads" [ "$rc" -eq 0 ]
+done
+
+tap_done

@@ -1,0 +1,21 @@
+# bench programs and targets (included from Makefile.am).
+# `make bench` builds them; neither `make` nor `make check` does. bench/run.sh drives them.
+EXTRA_PROGRAMS = bench/bench_load bench/bench_toposort
+CLEANFILES += $(EXTRA_PROGRAMS)
+
+bench_bench_load_SOURCES = bench/bench_load.c bench/benchutil.h
+bench_bench_load_CFLAGS = $(AM_CFLAGS)
+bench_bench_load_LDADD = $(GL_LIBS)
+
+bench_bench_toposort_SOURCES = bench/bench_toposort.c bench/benchutil.h
+bench_bench_toposort_CFLAGS = $(AM_CFLAGS)
+bench_bench_toposort_LDADD = $(GL_LIBS)
+
+# The generated onnx.pb-c.h must exist before the first compile (BUILT_SOURCES are only
+# made by all/check/install, not by this target).
+bench: $(BUILT_SOURCES)
+	$(MAKE) $(AM_MAKEFLAGS) $(EXTRA_PROGRAMS)
+.PHONY: bench
+
+# Distributed without touching EXTRA_DIST (Makefile.am sets it after this include).
+dist_noinst_SCRIPTS = bench/make_big_models.py bench/run.sh

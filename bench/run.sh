@@ -1,0 +1,53 @@
+#!/bin/sh
+# bench/run.sh — generate the big models (if missing), build the benchmarks, run them.
+#
+#   bench/run.sh [BUILDDIR]      BUILDDIR: a configured build folder (default: the
+#                                current folder if it has a Makefile)
+# Environment:
+#   GL_BENCH_DIR   where the generated models live (default /tmp/graphlab-bench; never
+#                  inside the source tree)
+#   GL_PYTHON      a python3 with onnx and numpy (default /usr/bin/python3)
+#   RUNS           runs per measurement (default 5 for loads, 7 for the toposort)
+#   TOPO_NODES     nodes of the toposort graph (default 100000)
+#   HUGE=0         skip the 100k-node model
+#   GL_SHARED_MODELS  the shared model corpus (default: ../shared/models beside the tree)
+set -eu
+
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+builddir=${1:-.}
+models=${GL_BENCH_DIR:-/tmp/graphlab-bench}
+python=${GL_PYTHON:-/usr/bin/python3}
+huge=${HUGE:-1}
+
+if [ ! -f "$builddir/Makefile" ]; then
+    echo "bench/run.sh: $builddir has no Makefile; configure a build folder first:" >&2
+    echo "  mkdir -p /tmp/b && cd /tmp/b && $srcdir/configure && $srcdir/bench/run.sh" >&2
+    exit 2
+fi
+
+want="$models/big_weights.onnx $models/many_nodes.onnx"
+[ "$huge" = 1 ] && want="$want $models/many_nodes_100k.onnx"
+missing=0
+for f in $want; do [ -f "$f" ] || missing=1; done
+if [ "$missing" = 1 ]; then
+    huge_flag=""
+    [ "$huge" = 1 ] && huge_flag="--huge"
+    "$python" "$srcdir/bench/make_big_models.py" "$models" $huge_flag
+fi
+
+make -C "$builddir" -s bench
+
+# The largest models of the shared corpus, when it is there.
+corpus=${GL_SHARED_MODELS:-$srcdir/../shared/models}
+shared=""
+for name in mobilenet_v2 transformer_encoder_layer; do
+    f="$corpus/$name/model.onnx"
+    [ -f "$f" ] && shared="$shared $f"
+done
+
+echo "== load: graphlab vs protobuf-c unpack =="
+# shellcheck disable=SC2086 # word splitting of the model lists is wanted
+"$builddir/bench/bench_load" -n "${RUNS:-5}" $shared $want
+echo
+echo "== toposort =="
+"$builddir/bench/bench_toposort" -n "${TOPO_NODES:-100000}" -r "${RUNS:-7}"

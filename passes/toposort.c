@@ -1,9 +1,9 @@
 /* toposort.c — topological sort of a graph (and of its subgraphs).
  *
- * Kahn's algorithm with a min-heap on each node's current position: among the nodes that
- * are ready, the one that came first in the file goes first. So an order that is already
+ * Kahn's algorithm taking, among the nodes that are ready, the one that comes first in
+ * the current order (a min-priority queue on position). So an order that is already
  * valid comes out unchanged, and otherwise ties keep the file's order: diffs stay small
- * and the sort is stable. O(E + V log V).
+ * and the sort is stable. O(E + V log_64 V).
  *
  * Edges are uses: an input slot (a node reading x twice is two edges, and also decrements
  * twice) and an implicit use by a node whose subgraph reads the value.
@@ -14,52 +14,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A binary min-heap of node positions (node->index). */
-typedef struct index_heap {
-    size_t *items;
-    size_t len;
-} index_heap;
+/* The ready set: node positions (node->index) in a hierarchical bitset. Level 0 has a
+ * bit per position, each level above a bit per non-zero word below, up to one word, so
+ * taking the smallest position is a count-trailing-zeros per level (4 levels cover 16M
+ * nodes). Faster than a binary heap here because positions are small dense integers. */
+#define READY_MAX_LEVELS 6
 
-static void heap_push(index_heap *h, size_t v)
-{
-    size_t i = h->len++;
-    h->items[i] = v;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (h->items[parent] <= h->items[i])
-            break;
-        size_t t = h->items[parent];
-        h->items[parent] = h->items[i];
-        h->items[i] = t;
-        i = parent;
-    }
-}
+typedef struct ready_set {
+    uint64_t *level[READY_MAX_LEVELS];
+    int n_levels;
+} ready_set;
 
-static size_t heap_pop(index_heap *h)
+static bool ready_init(ready_set *r, size_t n_positions)
 {
-    size_t top = h->items[0];
-    h->items[0] = h->items[--h->len];
-    size_t i = 0;
+    memset(r, 0, sizeof(*r));
+    size_t words = n_positions / 64 + 1;
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->len && h->items[l] < h->items[m])
-            m = l;
-        if (r < h->len && h->items[r] < h->items[m])
-            m = r;
-        if (m == i)
-            break;
-        size_t t = h->items[m];
-        h->items[m] = h->items[i];
-        h->items[i] = t;
-        i = m;
+        if (r->n_levels == READY_MAX_LEVELS)
+            return false;
+        r->level[r->n_levels] = calloc(words, sizeof(uint64_t));
+        if (!r->level[r->n_levels++])
+            return false;
+        if (words == 1)
+            return true;
+        words = words / 64 + 1;
     }
-    return top;
 }
 
-/* The producer of `v` in this graph, if any. */
+static void ready_free(ready_set *r)
+{
+    for (int l = 0; l < r->n_levels; l++)
+        free(r->level[l]);
+}
+
+static void ready_add(ready_set *r, size_t pos)
+{
+    for (int l = 0; l < r->n_levels; l++) {
+        r->level[l][pos / 64] |= 1ull << (pos % 64);
+        pos /= 64;
+    }
+}
+
+static bool ready_empty(const ready_set *r) { return r->level[r->n_levels - 1][0] == 0; }
+
+/* Remove and return the smallest position (the set must not be empty). */
+static size_t ready_take_min(ready_set *r)
+{
+    size_t pos = 0;
+    for (int l = r->n_levels - 1; l >= 0; l--)
+        pos = pos * 64 + (size_t)__builtin_ctzll(r->level[l][pos]);
+    size_t word = pos;
+    for (int l = 0; l < r->n_levels; l++) {
+        size_t bit = word % 64;
+        word /= 64;
+        r->level[l][word] &= ~(1ull << bit);
+        if (r->level[l][word] != 0)
+            break; /* the levels above still see a non-zero word */
+    }
+    return pos;
+}
+
+/* The producer of `v`, if any. A node's inputs are values of its own graph (captures
+ * stand for outer values and have no producer), so the producer is in this graph too:
+ * gl_graph_verify checks that invariant. */
 static gl_node *producer_in(const gl_graph *g, const gl_value *v)
 {
-    return v && v->producer && v->producer->graph == g ? v->producer : NULL;
+    (void)g;
+    return v ? v->producer : NULL;
 }
 
 /* How many edges enter n: one per input slot and per implicit input with a producer. */
@@ -143,12 +164,13 @@ static gl_status sort_one_graph(gl_graph *g, size_t *moved)
 {
     size_t n_slots = g->n_nodes;
     size_t *indeg = calloc(n_slots ? n_slots : 1, sizeof(size_t));
-    index_heap heap = {malloc((n_slots ? n_slots : 1) * sizeof(size_t)), 0};
     gl_node **order = malloc((n_slots ? n_slots : 1) * sizeof(gl_node *));
-    if (!indeg || !heap.items || !order) {
+    ready_set ready;
+    bool ready_ok = ready_init(&ready, n_slots);
+    if (!indeg || !order || !ready_ok) {
         free(indeg);
-        free(heap.items);
         free(order);
+        ready_free(&ready);
         return gl_fail(GL_ERR_NOMEM, "toposort: out of memory for %zu nodes", n_slots);
     }
 
@@ -156,19 +178,19 @@ static gl_status sort_one_graph(gl_graph *g, size_t *moved)
     gl_foreach_node(g, i, n) {
         indeg[i] = count_in_edges(g, n);
         if (indeg[i] == 0)
-            heap_push(&heap, i);
+            ready_add(&ready, i);
     }
 
     size_t emitted = 0;
-    while (heap.len > 0) {
-        gl_node *ready = g->nodes[heap_pop(&heap)];
-        order[emitted++] = ready;
-        for (size_t o = 0; o < ready->n_outputs; o++) {
-            const gl_value *v = ready->outputs[o];
+    while (!ready_empty(&ready)) {
+        gl_node *next = g->nodes[ready_take_min(&ready)];
+        order[emitted++] = next;
+        for (size_t o = 0; o < next->n_outputs; o++) {
+            const gl_value *v = next->outputs[o];
             for (size_t u = 0; v && u < v->n_uses; u++) {
                 gl_node *succ = v->uses[u].node;
-                if (succ->graph == g && --indeg[succ->index] == 0)
-                    heap_push(&heap, succ->index);
+                if (--indeg[succ->index] == 0) /* uses are in this graph (verify) */
+                    ready_add(&ready, succ->index);
             }
         }
     }
@@ -186,8 +208,8 @@ static gl_status sort_one_graph(gl_graph *g, size_t *moved)
             *moved += changed;
     }
     free(indeg);
-    free(heap.items);
     free(order);
+    ready_free(&ready);
     return st;
 }
 

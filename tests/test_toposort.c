@@ -323,3 +323,30 @@ Test(passes, list_parsing)
         free(steps);
     }
 }
+
+/* Reordering must keep "the first node so named" true when names repeat, and must not
+ * disturb lookups when they do not (the reorder skips the rebuild then). */
+Test(toposort, reorder_keeps_name_lookups)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, (int64_t[]){3});
+    gl_node *first = tu_node(g, "Relu", "dup", 1, x);
+    gl_node *second = tu_node(g, "Neg", "dup", 1, x);
+    gl_node *solo = tu_node(g, "Add", "solo", 2, first->outputs[0], second->outputs[0]);
+    tu_output(g, solo->outputs[0]);
+    cr_assert_eq(gl_find_node(g, "dup"), first);
+    gl_node *swapped[] = {second, first, solo};
+    cr_assert_eq(gl_graph_set_order(g, swapped, 3), GL_OK);
+    cr_assert_eq(gl_find_node(g, "dup"), second, "the first 'dup' in the new order");
+    cr_assert_eq(gl_find_node(g, "solo"), solo);
+    gl_model_free(m);
+
+    m = random_dag(200, 3);
+    shuffle_nodes(m->graph, 4);
+    cr_assert_eq(gl_toposort(m->graph, NULL), GL_OK);
+    gl_node *n;
+    gl_foreach_node(m->graph, i, n)
+        cr_assert_eq(gl_find_node(m->graph, n->name), n, "lookup of '%s'", n->name);
+    gl_model_free(m);
+}

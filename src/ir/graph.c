@@ -1441,7 +1441,10 @@ gl_status gl_graph_set_order(gl_graph *g, gl_node *const *order, size_t count)
     for (size_t i = 0; i < count; i++)
         g->nodes[i]->index = i;
     g->n_nodes = count;
-    index_rebuild_nodes(g); /* "first node so named" follows the new order */
+    /* "First node so named" must follow the new order, which matters only when some
+     * names repeat: as many distinct names as nodes means none does. */
+    if (g->index->nodes.names.count != g->live_nodes)
+        index_rebuild_nodes(g);
     return GL_OK;
 }
 

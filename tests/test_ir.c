@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -513,6 +514,176 @@ Test(ir, generated_node_names_and_output_names)
     gl_model_free(m);
 }
 
+/* ---- nodes whose outputs are named by the caller ---- */
+
+Test(ir, add_node_named_gives_outputs_exactly_those_names)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, D2);
+    const char *names[] = {"a", "", NULL, "d"};
+    gl_node *n = gl_add_node_named(g, "Split", "", "split", &x, 1, names, 4);
+    cr_assert_not_null(n, "%s", gl_error_message());
+    cr_assert_eq(n->n_outputs, 4);
+    cr_assert_str_eq(n->outputs[0]->name, "a");
+    cr_assert_null(n->outputs[1], "\"\" is an omitted output");
+    cr_assert_null(n->outputs[2], "NULL is an omitted output");
+    cr_assert_str_eq(n->outputs[3]->name, "d");
+    cr_assert_eq(n->outputs[3]->producer, n);
+    cr_assert_eq(n->outputs[3]->producer_slot, 3);
+    cr_assert_eq(gl_find_value(g, "a"), n->outputs[0]);
+    cr_assert_eq(gl_find_value(g, "d"), n->outputs[3]);
+    cr_assert_null(gl_find_value(g, "split_out0"), "no fresh name is made on the way");
+    cr_assert_eq(g->n_values, 3, "x, a, d and nothing else");
+    cr_assert_neq(n->outputs[0]->id, n->outputs[3]->id);
+    cr_assert_neq(n->outputs[0]->id, x->id);
+    cr_assert_eq(count_use(x, n, 0), 1);
+    /* The names are the caller's: copies are kept. */
+    char buf[] = "e";
+    const char *mine[] = {buf};
+    gl_node *e = gl_add_node_named(g, "Neg", "", "neg", &n->outputs[3], 1, mine, 1);
+    buf[0] = 'z';
+    cr_assert_str_eq(out0(e)->name, "e");
+    tu_output(g, out0(e));
+    VERIFY_OK(g);
+    gl_model_free(m);
+}
+
+typedef struct name_clash_case {
+    const char *what;
+    const char *names[3];
+    size_t count;
+    const char *expect; /* in the message */
+} name_clash_case;
+
+static const name_clash_case name_clash_cases[] = {
+    {"a graph input's name", {"x"}, 1, "output 0 'x': name taken"},
+    {"another node's output", {"fresh", "y"}, 2, "output 1 'y': name taken"},
+    {"twice in the node itself", {"p", "q", "p"}, 3, "output 2 'p': name taken"},
+};
+
+Test(ir, add_node_named_refuses_a_taken_name_and_changes_nothing)
+{
+    for (size_t c = 0; c < GL_ARRAY_LEN(name_clash_cases); c++) {
+        const name_clash_case *tc = &name_clash_cases[c];
+        gl_model *m = tu_model(13);
+        gl_graph *g = m->graph;
+        gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, D2);
+        gl_node *first = gl_add_node_named(g, "Relu", "", "first", &x, 1,
+                                           (const char *[]){"y"}, 1);
+        cr_assert_not_null(first, "%s", gl_error_message());
+        size_t n_nodes = g->n_nodes, n_values = g->n_values, x_uses = x->n_uses;
+        uint32_t next_node = g->next_node_id, next_value = g->next_value_id;
+        gl_node *n = gl_add_node_named(g, "Split", "", "bad", &x, 1, tc->names, tc->count);
+        cr_assert_null(n, "%s", tc->what);
+        cr_assert(strstr(gl_error_message(), tc->expect), "%s: %s", tc->what,
+                  gl_error_message());
+        cr_assert(strstr(gl_error_message(), "'bad' (Split)"), "%s", gl_error_message());
+        cr_assert_eq(g->n_nodes, n_nodes, "%s", tc->what);
+        cr_assert_eq(g->n_values, n_values, "%s", tc->what);
+        cr_assert_eq(g->next_node_id, next_node, "%s: no id spent", tc->what);
+        cr_assert_eq(g->next_value_id, next_value, "%s", tc->what);
+        cr_assert_eq(x->n_uses, x_uses, "%s: no use left behind", tc->what);
+        cr_assert_null(gl_find_node(g, "bad"), "%s", tc->what);
+        cr_assert_null(gl_find_value(g, "fresh"), "%s: claimed names are released", tc->what);
+        cr_assert_null(gl_find_value(g, "p"), "%s", tc->what);
+        cr_assert_eq(gl_find_value(g, "x"), x, "%s: the holder keeps its name", tc->what);
+        cr_assert_eq(gl_find_value(g, "y"), out0(first), "%s", tc->what);
+        /* The released names are free again. */
+        gl_node *ok = gl_add_node_named(g, "Neg", "", "ok", &x, 1,
+                                        (const char *[]){"fresh", "p"}, 2);
+        cr_assert_not_null(ok, "%s: %s", tc->what, gl_error_message());
+        cr_assert_eq(gl_find_value(g, "p"), ok->outputs[1]);
+        tu_output(g, out0(first));
+        VERIFY_OK(g);
+        gl_model_free(m);
+    }
+}
+
+/* gl_add_node_take: the strings are the graph's on success (freed with it: the sanitizer
+ * build's leak check and double-free detection make this test fail otherwise) and stay
+ * the caller's on failure. */
+Test(ir, add_node_take_takes_the_strings_only_on_success)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, D2);
+    char *op = strdup("Dropout"), *name = strdup("drop");
+    char *outs[] = {strdup("y"), strdup("")};
+    gl_node *n = gl_add_node_take(g, &op, "", &name, &x, 1, outs, 2);
+    cr_assert_not_null(n, "%s", gl_error_message());
+    cr_assert_null(op, "taken");
+    cr_assert_null(name, "taken");
+    cr_assert_null(outs[0], "taken");
+    cr_assert_str_eq(outs[1], "", "an omitted output's \"\" stays the caller's");
+    free(outs[1]);
+    cr_assert_str_eq(n->op_type, "Dropout");
+    cr_assert_str_eq(n->name, "drop");
+    cr_assert_not(n->name_generated);
+    cr_assert_str_eq(out0(n)->name, "y");
+    cr_assert_null(n->outputs[1]);
+
+    char *op2 = strdup("Neg"), *name2 = strdup("neg");
+    char *outs2[] = {strdup("z"), strdup("y")};
+    cr_assert_null(gl_add_node_take(g, &op2, "", &name2, &x, 1, outs2, 2));
+    cr_assert(strstr(gl_error_message(), "output 1 'y': name taken"), "%s", gl_error_message());
+    cr_assert_str_eq(op2, "Neg", "nothing taken on failure");
+    cr_assert_str_eq(name2, "neg");
+    cr_assert_str_eq(outs2[0], "z");
+    cr_assert_null(gl_find_value(g, "z"));
+    free(op2);
+    free(name2);
+    free(outs2[0]);
+    free(outs2[1]);
+
+    char *op3 = strdup("Relu"), *unnamed = NULL;
+    char *outs3[] = {strdup("r")};
+    gl_node *r = gl_add_node_take(g, &op3, "", &unnamed, &n->outputs[0], 1, outs3, 1);
+    cr_assert_not_null(r, "%s", gl_error_message());
+    cr_assert(r->name_generated);
+    cr_assert_str_eq(r->name, "Relu_1", "<op>_<id>");
+    cr_assert_null(op3);
+    tu_output(g, out0(r));
+    VERIFY_OK(g);
+    gl_model_free(m);
+#ifdef HAVE_LSAN
+    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "leaks: see stderr");
+#endif
+}
+
+Test(ir, reserve_keeps_every_name_findable)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *v = tu_input(g, "x", GL_DT_FLOAT, 1, D2);
+    gl_node *first = tu_node(g, "Relu", "first", 1, v);
+    /* Far past the current capacity: the names added so far are rehashed. */
+    gl_graph_reserve(g, 5000, 5000);
+    cr_assert_geq(g->cap_nodes, g->n_nodes + 5000);
+    cr_assert_geq(g->cap_values, g->n_values + 5000);
+    cr_assert_eq(gl_find_node(g, "first"), first);
+    cr_assert_eq(gl_find_value(g, "x"), v);
+    cr_assert_eq(gl_find_value(g, "first_out0"), out0(first));
+    gl_node **nodes = g->nodes;
+    v = out0(first);
+    for (int i = 0; i < 5000; i++) {
+        char name[32], out[32];
+        snprintf(name, sizeof(name), "n%d", i);
+        snprintf(out, sizeof(out), "v%d", i);
+        gl_node *n = gl_add_node_named(g, "Neg", "", name, &v, 1, (const char *[]){out}, 1);
+        cr_assert_not_null(n, "%s", gl_error_message());
+        v = out0(n);
+    }
+    cr_assert_eq(g->nodes, nodes, "the reserved array was never reallocated");
+    cr_assert_eq(gl_find_node(g, "n4321"), g->nodes[4322]);
+    cr_assert_eq(gl_find_value(g, "v4999"), v);
+    cr_assert_null(gl_find_value(g, "v5000"));
+    gl_graph_reserve(g, 0, 0); /* nothing to do */
+    tu_output(g, v);
+    VERIFY_OK(g);
+    gl_model_free(m);
+}
+
 /* ---- order, compact, provenance ---- */
 
 Test(ir, set_order_checks_the_permutation)
@@ -554,6 +725,35 @@ Test(ir, provenance_set_and_inherit)
     gl_node_set_provenance(fused, NULL, 0, 9);
     cr_assert_eq(fused->prov.n_origins, 0);
     gl_model_free(f.m);
+}
+
+/* A lone origin is stored in the node itself: setting it from its own storage, cloning
+ * and freeing must each keep it right (the sanitizer build catches a clone that still
+ * points into the source node). */
+Test(ir, provenance_with_one_origin)
+{
+    fixture f = make_fixture();
+    gl_node_set_provenance(f.mul, (const uint32_t[]){42}, 1, -1);
+    cr_assert_eq(f.mul->prov.n_origins, 1);
+    cr_assert_eq(f.mul->prov.origins[0], 42);
+    gl_node_set_provenance(f.mul, f.mul->prov.origins, 1, 5);
+    cr_assert_eq(f.mul->prov.origins[0], 42, "set from its own storage");
+    cr_assert_eq(f.mul->prov.decision, 5);
+    gl_node_inherit_provenance(f.relu, (gl_node *const[]){f.mul}, 1, 6);
+    cr_assert_eq(f.relu->prov.n_origins, 1);
+    cr_assert_eq(f.relu->prov.origins[0], 42);
+    gl_model *c = gl_model_clone(f.m);
+    gl_node *cmul = c->graph->nodes[f.mul->index];
+    cr_assert_neq(cmul->prov.origins, f.mul->prov.origins, "the clone has its own");
+    gl_model_free(f.m);
+    cr_assert_eq(cmul->prov.n_origins, 1);
+    cr_assert_eq(cmul->prov.origins[0], 42);
+    gl_node_set_provenance(cmul, (const uint32_t[]){1, 2}, 2, 7);
+    cr_assert_eq(cmul->prov.origins[1], 2);
+    gl_node_set_provenance(cmul, cmul->prov.origins + 1, 1, 8);
+    cr_assert_eq(cmul->prov.n_origins, 1);
+    cr_assert_eq(cmul->prov.origins[0], 2, "from the array it replaces");
+    gl_model_free(c);
 }
 
 /* ---- attributes ---- */

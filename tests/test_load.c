@@ -859,6 +859,29 @@ Test(load, generated_node_names_are_stable_and_unique)
     gl_model_free(b);
 }
 
+/* The first unnamed node comes late: names before it (taken over by their nodes) and
+ * after it must both be avoided. */
+Test(load, generated_names_avoid_earlier_and_later_file_names)
+{
+    Onnx__ModelProto *mp = model_new(8, 13);
+    Onnx__GraphProto *g = mp->graph;
+    add_input(g, "x", 1, "4");
+    add_node(g, "Abs", "Sigmoid_2", "x", "a");  /* what index 2 would generate */
+    add_node(g, "Abs", "plain", "a", "b");
+    add_node(g, "Sigmoid", NULL, "b", "c");     /* Sigmoid_2 is taken: Sigmoid_2_1 */
+    add_node(g, "Relu", NULL, "c", "d");        /* Relu_3 is taken by node 4: Relu_3_1 */
+    add_node(g, "Neg", "Relu_3", "d", "y");
+    add_output(g, "y", 1, "4");
+    static const char *want[] = {"Sigmoid_2", "plain", "Sigmoid_2_1", "Relu_3_1", "Relu_3"};
+    gl_model *m = load_ok(mp, NULL);
+    cr_assert_eq(m->graph->n_nodes, 5);
+    for (size_t i = 0; i < 5; i++) {
+        cr_expect_str_eq(m->graph->nodes[i]->name, want[i], "node %zu", i);
+        cr_expect_str_eq(m->graph->origin_names[m->graph->nodes[i]->id], want[i]);
+    }
+    gl_model_free(m);
+}
+
 Test(load, out_of_order_nodes_load_and_verify_reports_order)
 {
     Onnx__ModelProto *mp = model_new(8, 13);
@@ -1234,6 +1257,28 @@ Test(bad_model, two_producers)
     add_output(mp->graph, "v", 1, "2");
     EXPECT_INPUT_ERROR(mp, "node 'second' (Sigmoid)", "output 'v'",
                        "already produced by node 'first' (Relu)");
+}
+
+Test(bad_model, node_repeats_its_own_output)
+{
+    Onnx__ModelProto *mp = model_new(8, 13);
+    add_input(mp->graph, "x", 1, "4");
+    add_node(mp->graph, "Split", "s", "x", "a,v,v");
+    add_output(mp->graph, "v", 1, NULL);
+    EXPECT_INPUT_ERROR(mp, "node 's' (Split): output 'v' is already produced by node 's' (Split)");
+}
+
+/* An unnamed node's generated name appears in the message although the node was never
+ * made. */
+Test(bad_model, unnamed_node_output_clash)
+{
+    Onnx__ModelProto *mp = model_new(8, 13);
+    add_input(mp->graph, "x", 1, "4");
+    add_node(mp->graph, "Relu", "first", "x", "v");
+    add_node(mp->graph, "Sigmoid", NULL, "x", "v");
+    add_output(mp->graph, "v", 1, NULL);
+    EXPECT_INPUT_ERROR(mp, "node 'Sigmoid_1' (Sigmoid): output 'v' is already produced by "
+                           "node 'first' (Relu)");
 }
 
 Test(bad_model, node_produces_a_graph_input)

@@ -21,8 +21,7 @@
  */
 
 typedef struct name_slot {
-    const char *key; /* NULL: empty slot */
-    size_t len;
+    const char *key; /* NULL: empty slot; always NUL-terminated */
     uint64_t hash;
     void *obj;
     size_t aux;
@@ -66,19 +65,27 @@ static uint64_t hash_name(const char *s, size_t len)
     return h;
 }
 
-static name_slot *table_find(const name_table *t, const char *key, size_t len)
+/* `key` may be a prefix of a longer string (the suffix tables look up "h" inside
+ * "h_3"): compare its `len` bytes, then check the stored key ends there too. Equal
+ * 64-bit hashes make the string compare nearly always a match. */
+static name_slot *table_find_hashed(const name_table *t, const char *key, size_t len,
+                                    uint64_t h)
 {
     if (!t->cap)
         return NULL;
-    uint64_t h = hash_name(key, len);
     size_t mask = t->cap - 1;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
         name_slot *s = &t->slots[i];
         if (!s->key)
             return NULL;
-        if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0)
+        if (s->hash == h && strncmp(s->key, key, len) == 0 && s->key[len] == '\0')
             return s;
     }
+}
+
+static name_slot *table_find(const name_table *t, const char *key, size_t len)
+{
+    return t->cap ? table_find_hashed(t, key, len, hash_name(key, len)) : NULL;
 }
 
 static name_slot *table_place(name_table *t, const name_slot *src)
@@ -91,11 +98,23 @@ static name_slot *table_place(name_table *t, const name_slot *src)
     return &t->slots[i];
 }
 
-static void table_grow(name_table *t)
+/* The table stays at most half full, which keeps probe runs short. */
+static bool table_fits(const name_table *t, size_t count)
 {
+    return count <= t->cap / 2;
+}
+
+/* Grow (and rehash) so that `count` keys fit. */
+static void table_reserve(name_table *t, size_t count)
+{
+    if (table_fits(t, count))
+        return;
+    size_t cap = t->cap ? t->cap : 16;
+    while (cap / 2 < count)
+        cap *= 2;
     name_slot *old = t->slots;
     size_t old_cap = t->cap;
-    t->cap = old_cap ? old_cap * 2 : 16;
+    t->cap = cap;
     t->slots = gl_xcalloc(t->cap, sizeof(name_slot));
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].key)
@@ -103,18 +122,17 @@ static void table_grow(name_table *t)
     free(old);
 }
 
-/* Find `key` or add it (obj NULL, aux 0). */
+/* Find `key` or add it (obj NULL, aux 0): one hash, one probe sequence. */
 static name_slot *table_upsert(name_table *t, const char *key, size_t len)
 {
-    name_slot *s = table_find(t, key, len);
+    uint64_t h = hash_name(key, len);
+    name_slot *s = table_find_hashed(t, key, len, h);
     if (s)
         return s;
-    if ((t->count + 1) * 2 > t->cap)
-        table_grow(t);
+    table_reserve(t, t->count + 1); /* doubles when full: amortized O(1) */
     name_slot fresh = {
         .key = t->owns_keys ? gl_xstrndup(key, len) : key,
-        .len = len,
-        .hash = hash_name(key, len),
+        .hash = h,
     };
     t->count++;
     return table_place(t, &fresh);
@@ -215,11 +233,21 @@ static char *scope_unique(name_scope *sc, const char *hint)
     return buf;
 }
 
-static void index_add_value(gl_graph *g, gl_value *v)
+/* Make `v` the holder of its name; false (index unchanged) when another value holds it. */
+static bool index_claim_value(gl_graph *g, gl_value *v)
 {
     name_slot *s = table_upsert(&g->index->values.names, v->name, strlen(v->name));
-    if (!s->obj)
-        s->obj = v;
+    if (s->obj && s->obj != v)
+        return false;
+    s->obj = v;
+    return true;
+}
+
+/* Names of live values are unique, so a clash here would be a bug elsewhere: the first
+ * holder keeps the name. */
+static void index_add_value(gl_graph *g, gl_value *v)
+{
+    (void)index_claim_value(g, v);
 }
 
 static void index_drop_value(gl_graph *g, gl_value *v)
@@ -358,9 +386,23 @@ static const char *graph_label(const gl_graph *g)
 
 /* ==== use lists ====================================================================== */
 
+/* Use lists and input lists mostly hold one or two entries: they grow 1, 2, 4, ...
+ * rather than from gl_grow's 4, which matters at a hundred thousand values. */
+static void grow_small(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return;
+    size_t ncap = *cap ? *cap : 1;
+    while (ncap < need)
+        ncap *= 2;
+    *arr = gl_xrealloc(*arr, ncap * elem);
+    *cap = ncap;
+}
+#define GROW_SMALL(arr, cap, need) grow_small((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
 static void use_add(gl_value *v, gl_node *n, int slot)
 {
-    GL_GROW(v->uses, v->cap_uses, v->n_uses + 1);
+    GROW_SMALL(v->uses, v->cap_uses, v->n_uses + 1);
     v->uses[v->n_uses++] = (gl_use){n, slot};
 }
 
@@ -753,11 +795,17 @@ static gl_value *value_alloc(gl_graph *g, char *name)
     return v;
 }
 
-static void value_append(gl_graph *g, gl_value *v)
+/* Into g->values only; the index is the caller's business. */
+static void values_push(gl_graph *g, gl_value *v)
 {
     GL_GROW(g->values, g->cap_values, g->n_values + 1);
     v->index = g->n_values;
     g->values[g->n_values++] = v;
+}
+
+static void value_append(gl_graph *g, gl_value *v)
+{
+    values_push(g, v);
     index_add_value(g, v);
 }
 
@@ -869,6 +917,29 @@ gl_graph *gl_graph_new(gl_model *m, gl_graph *parent, const char *name)
     return g;
 }
 
+static void prov_free_origins(gl_provenance *p)
+{
+    if (p->origins != &p->single)
+        free(p->origins);
+    p->origins = NULL;
+    p->n_origins = 0;
+}
+
+/* Replace the origins by a copy of `origins` (which may point into p itself); a lone
+ * origin is kept inline. */
+static void prov_set_origins(gl_provenance *p, const uint32_t *origins, size_t count)
+{
+    uint32_t lone = count == 1 ? origins[0] : 0;
+    uint32_t *copy = count > 1 ? mem_dup(origins, count * sizeof(uint32_t)) : NULL;
+    prov_free_origins(p);
+    if (count == 1) {
+        p->single = lone;
+        copy = &p->single;
+    }
+    p->origins = copy;
+    p->n_origins = count;
+}
+
 static void node_free(gl_node *n)
 {
     free(n->name);
@@ -881,7 +952,7 @@ static void node_free(gl_node *n)
         gl_attr_free(&n->attrs[i]);
     free(n->attrs);
     free(n->implicit);
-    free(n->prov.origins);
+    prov_free_origins(&n->prov);
     free(n);
 }
 
@@ -928,6 +999,14 @@ gl_node *gl_find_node(const gl_graph *g, const char *name)
         return NULL;
     name_slot *s = table_find(&g->index->nodes.names, name, strlen(name));
     return s ? s->obj : NULL;
+}
+
+void gl_graph_reserve(gl_graph *g, size_t more_nodes, size_t more_values)
+{
+    GL_GROW(g->nodes, g->cap_nodes, g->n_nodes + more_nodes);
+    GL_GROW(g->values, g->cap_values, g->n_values + more_values);
+    table_reserve(&g->index->nodes.names, g->index->nodes.names.count + more_nodes);
+    table_reserve(&g->index->values.names, g->index->values.names.count + more_values);
 }
 
 static gl_value *capture_of(const gl_graph *g, const gl_value *outer)
@@ -981,17 +1060,20 @@ char *gl_unique_node_name(const gl_graph *g, const char *hint)
     return scope_unique(&g->index->nodes, hint && *hint ? hint : "node");
 }
 
-static gl_value *add_value_owned_name(gl_graph *g, char *name)
-{
-    gl_value *v = value_alloc(g, name);
-    v->id = g->next_value_id++;
-    value_append(g, v);
-    return v;
-}
-
+/* The name itself is tried first (one probe of the index when it is free, the common
+ * case); only a taken name goes through the suffix search. */
 gl_value *gl_add_value(gl_graph *g, const char *name)
 {
-    return add_value_owned_name(g, gl_unique_value_name(g, name));
+    const char *hint = name && *name ? name : "v";
+    gl_value *v = value_alloc(g, gl_xstrdup(hint));
+    if (!index_claim_value(g, v)) {
+        free(v->name);
+        v->name = gl_unique_value_name(g, hint);
+        index_claim_value(g, v);
+    }
+    v->id = g->next_value_id++;
+    values_push(g, v);
+    return v;
 }
 
 gl_status gl_rename_value(gl_graph *g, gl_value *v, const char *name)
@@ -1036,24 +1118,66 @@ static gl_value *fresh_output(gl_graph *g, const gl_node *n, size_t slot)
     return v;
 }
 
-gl_node *gl_add_node(gl_graph *g, const char *op_type, const char *domain, const char *name,
-                     gl_value *const *inputs, size_t n_inputs, size_t n_outputs)
+static bool inputs_in_graph(const gl_graph *g, const char *op_type,
+                            gl_value *const *inputs, size_t n_inputs)
 {
     for (size_t i = 0; i < n_inputs; i++)
         if (inputs[i] && !value_in_graph(g, inputs[i])) {
             gl_fail(GL_ERR_INTERNAL, "graph '%s': new %s node: input %zu '%s' belongs to another graph",
                     graph_label(g), op_type, i, inputs[i]->name);
-            return NULL;
+            return false;
         }
+    return true;
+}
+
+/* How a node being added gets its strings: copies of the caller's, or the caller's own
+ * malloc'd ones taken over (gl_add_node_take), so a loader's strings exist once. */
+typedef enum strings_mode { STRINGS_COPY, STRINGS_TAKE } strings_mode;
+
+static char *adopt(const char *s, strings_mode mode)
+{
+    return mode == STRINGS_TAKE ? (char *)s : gl_xstrdup(s);
+}
+
+/* On a failure path: a taken string goes back to the caller, so forget it here. */
+static void disown(char **s, strings_mode mode)
+{
+    if (mode == STRINGS_TAKE)
+        *s = NULL;
+}
+
+/* A node that is not in the graph yet: no id, no inputs, empty output slots. Its
+ * generated name ("<op>_<id>") uses the id it will get from node_attach. The domain is
+ * always copied (files mostly leave it out). */
+static gl_node *node_alloc(gl_graph *g, const char *op_type, const char *domain,
+                           const char *name, size_t n_outputs, strings_mode mode)
+{
     gl_node *n = gl_xcalloc(1, sizeof(*n));
     n->graph = g;
-    n->op_type = gl_xstrdup(op_type);
+    n->op_type = adopt(op_type, mode);
     n->domain = gl_xstrdup(domain ? domain : "");
     n->name_generated = !name || !*name;
-    n->name = n->name_generated ? generated_node_name(g, op_type) : gl_xstrdup(name);
-    n->id = g->next_node_id++;
+    n->name = n->name_generated ? generated_node_name(g, op_type) : adopt(name, mode);
     n->prov.decision = -1;
-    n->inputs = gl_xcalloc(n_inputs, sizeof(gl_value *));
+    n->outputs = n_outputs ? gl_xcalloc(n_outputs, sizeof(gl_value *)) : NULL;
+    n->n_outputs = n_outputs;
+    return n;
+}
+
+/* Free a node that node_attach never saw, leaving taken strings to the caller. */
+static void node_discard(gl_node *n, strings_mode mode)
+{
+    disown(&n->op_type, mode);
+    if (!n->name_generated)
+        disown(&n->name, mode);
+    node_free(n);
+}
+
+/* Give the node its id, its inputs (and their uses) and its place in the graph. */
+static void node_attach(gl_graph *g, gl_node *n, gl_value *const *inputs, size_t n_inputs)
+{
+    n->id = g->next_node_id++;
+    n->inputs = n_inputs ? gl_xmalloc(n_inputs * sizeof(gl_value *)) : NULL;
     n->n_inputs = n->cap_inputs = n_inputs;
     for (size_t i = 0; i < n_inputs; i++) {
         n->inputs[i] = inputs[i];
@@ -1065,10 +1189,103 @@ gl_node *gl_add_node(gl_graph *g, const char *op_type, const char *domain, const
     g->nodes[g->n_nodes++] = n;
     g->live_nodes++;
     index_add_node(g, n);
-    n->outputs = gl_xcalloc(n_outputs, sizeof(gl_value *));
-    n->n_outputs = n_outputs;
+}
+
+gl_node *gl_add_node(gl_graph *g, const char *op_type, const char *domain, const char *name,
+                     gl_value *const *inputs, size_t n_inputs, size_t n_outputs)
+{
+    if (!inputs_in_graph(g, op_type, inputs, n_inputs))
+        return NULL;
+    gl_node *n = node_alloc(g, op_type, domain, name, n_outputs, STRINGS_COPY);
+    node_attach(g, n, inputs, n_inputs);
     for (size_t i = 0; i < n_outputs; i++)
         n->outputs[i] = fresh_output(g, n, i);
+    return n;
+}
+
+/* Output values of a node being added: the index holds their names, but they have no
+ * ids and are not in g->values until the node is committed. */
+static bool claim_output_names(gl_graph *g, gl_node *n, const char *const *names,
+                               strings_mode mode, size_t *failed)
+{
+    for (size_t i = 0; i < n->n_outputs; i++) {
+        if (!names[i] || !*names[i])
+            continue;
+        gl_value *v = value_alloc(g, adopt(names[i], mode));
+        if (!index_claim_value(g, v)) {
+            disown(&v->name, mode);
+            value_free_contents(v);
+            *failed = i;
+            return false;
+        }
+        v->producer = n;
+        v->producer_slot = (int)i;
+        n->outputs[i] = v;
+    }
+    return true;
+}
+
+static void release_output_names(gl_graph *g, gl_node *n, strings_mode mode)
+{
+    for (size_t i = 0; i < n->n_outputs; i++) {
+        gl_value *v = n->outputs[i];
+        if (!v)
+            continue;
+        index_drop_value(g, v);
+        disown(&v->name, mode);
+        value_free_contents(v);
+        n->outputs[i] = NULL;
+    }
+}
+
+/* gl_add_node_named and gl_add_node_take: all or nothing. */
+static gl_node *add_node_named(gl_graph *g, const char *op_type, const char *domain,
+                               const char *name, gl_value *const *inputs, size_t n_inputs,
+                               const char *const *output_names, size_t n_outputs,
+                               strings_mode mode)
+{
+    if (!inputs_in_graph(g, op_type, inputs, n_inputs))
+        return NULL;
+    gl_node *n = node_alloc(g, op_type, domain, name, n_outputs, mode);
+    size_t failed = 0;
+    if (!claim_output_names(g, n, output_names, mode, &failed)) {
+        gl_fail(GL_ERR_INPUT, "graph '%s': new node '%s' (%s): output %zu '%s': name taken",
+                graph_label(g), n->name, op_type, failed, output_names[failed]);
+        release_output_names(g, n, mode);
+        node_discard(n, mode);
+        return NULL;
+    }
+    node_attach(g, n, inputs, n_inputs);
+    for (size_t i = 0; i < n_outputs; i++)
+        if (n->outputs[i]) {
+            n->outputs[i]->id = g->next_value_id++;
+            values_push(g, n->outputs[i]);
+        }
+    return n;
+}
+
+gl_node *gl_add_node_named(gl_graph *g, const char *op_type, const char *domain,
+                           const char *name, gl_value *const *inputs, size_t n_inputs,
+                           const char *const *output_names, size_t n_outputs)
+{
+    return add_node_named(g, op_type, domain, name, inputs, n_inputs, output_names,
+                          n_outputs, STRINGS_COPY);
+}
+
+gl_node *gl_add_node_take(gl_graph *g, char **op_type, const char *domain, char **name,
+                          gl_value *const *inputs, size_t n_inputs, char **output_names,
+                          size_t n_outputs)
+{
+    gl_node *n = add_node_named(g, *op_type, domain, *name, inputs, n_inputs,
+                                (const char *const *)output_names, n_outputs, STRINGS_TAKE);
+    if (!n)
+        return NULL;
+    *op_type = NULL;
+    if (!n->name_generated)
+        *name = NULL;
+    for (size_t i = 0; i < n_outputs; i++)
+        if (n->outputs[i])
+            output_names[i] = NULL;
     return n;
 }
 
@@ -1137,7 +1354,7 @@ gl_status gl_set_input(gl_graph *g, gl_node *n, size_t slot, gl_value *v)
         return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): value '%s' belongs to another graph",
                        graph_label(g), n->name, n->op_type, v->name);
     if (slot == n->n_inputs) {
-        GL_GROW(n->inputs, n->cap_inputs, n->n_inputs + 1);
+        GROW_SMALL(n->inputs, n->cap_inputs, n->n_inputs + 1);
         n->inputs[n->n_inputs++] = NULL;
     }
     gl_value *old = n->inputs[slot];
@@ -1360,10 +1577,7 @@ void gl_graph_set_output(gl_graph *g, size_t i, gl_value *v)
 void gl_node_set_provenance(gl_node *n, const uint32_t *origins, size_t n_origins,
                             int64_t decision)
 {
-    uint32_t *copy = n_origins ? mem_dup(origins, n_origins * sizeof(uint32_t)) : NULL;
-    free(n->prov.origins);
-    n->prov.origins = copy;
-    n->prov.n_origins = n_origins;
+    prov_set_origins(&n->prov, origins, n_origins);
     n->prov.decision = decision;
 }
 
@@ -1391,11 +1605,8 @@ void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
     for (size_t i = 0; i < k; i++)
         if (unique == 0 || all[unique - 1] != all[i])
             all[unique++] = all[i];
-    free(n->prov.origins);
-    n->prov.origins = unique ? all : NULL;
-    if (!unique)
-        free(all);
-    n->prov.n_origins = unique;
+    prov_set_origins(&n->prov, all, unique);
+    free(all);
     n->prov.decision = decision;
 }
 
@@ -1567,8 +1778,7 @@ static gl_node *node_clone(const gl_node *src, gl_graph *g)
             n->outputs[i]->producer = n;
     n->implicit = value_list_map(g, src->implicit, src->n_implicit, &n->cap_implicit);
     n->n_implicit = src->n_implicit;
-    n->prov.origins = mem_dup(src->prov.origins, src->prov.n_origins * sizeof(uint32_t));
-    n->prov.n_origins = src->prov.n_origins;
+    prov_set_origins(&n->prov, src->prov.origins, src->prov.n_origins);
     n->prov.decision = src->prov.decision;
     if (src->n_attrs) {
         n->attrs = gl_xcalloc(src->n_attrs, sizeof(gl_attr));

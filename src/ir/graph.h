@@ -127,12 +127,12 @@ typedef struct gl_use {
 
 struct gl_value {
     char *name;        /* owned; unique in its graph */
-    uint32_t id;       /* stable within the graph, never reused */
     gl_graph *graph;
     gl_type type;
     char *doc_string;  /* from value_info / input / output */
     gl_node *producer; /* NULL for inputs, initializers, captures */
     int producer_slot;
+    uint32_t id;       /* stable within the graph, never reused (here: no padding) */
     gl_use *uses;
     size_t n_uses, cap_uses;
     gl_tensor *init;   /* initializer bytes (owned): a constant, or a graph input's default */
@@ -156,9 +156,12 @@ size_t gl_value_explicit_uses(const gl_value *v);
 /* ---- nodes --------------------------------------------------------------------- */
 
 typedef struct gl_provenance {
-    uint32_t *origins; /* ids of the loaded nodes this node stands for (graph->origin_names) */
+    uint32_t *origins; /* ids of the loaded nodes this node stands for (graph->origin_names).
+                        * Read-only: a lone origin (every loaded node has one) points at
+                        * `single` below, so change it through gl_node_set_provenance. */
     size_t n_origins;
     int64_t decision;  /* id of the decision that made it; -1: it came from the file */
+    uint32_t single;   /* storage of a lone origin: no allocation per node */
 } gl_provenance;
 
 struct gl_node {
@@ -287,6 +290,10 @@ void gl_model_set_opset(gl_model *m, const char *domain, int64_t version);
 gl_graph *gl_graph_new(gl_model *m, gl_graph *parent, const char *name);
 void gl_graph_free(gl_graph *g);
 
+/* Make room for that many more nodes and values (arrays and name index) so that adding
+ * them never regrows or rehashes: for loaders, which know the counts up front. */
+void gl_graph_reserve(gl_graph *g, size_t more_nodes, size_t more_values);
+
 /* Lookup by name (O(1)); NULL when absent. gl_find_node finds the first node so named. */
 gl_value *gl_find_value(const gl_graph *g, const char *name);
 gl_node *gl_find_node(const gl_graph *g, const char *name);
@@ -315,6 +322,21 @@ gl_node *gl_add_node(gl_graph *g, const char *op_type, const char *domain, const
  * node names. Passes that want a fresh one pass gl_unique_node_name(g, hint). Inputs
  * must be values of `g` (use gl_resolve_value in subgraphs): otherwise NULL and a
  * message.) */
+/* Like gl_add_node, but output i is a fresh value named exactly output_names[i]; a NULL
+ * or "" name is an omitted optional output (a NULL slot). When a name is already a
+ * value of `g` (or repeats among output_names), nothing is added: NULL, GL_ERR_INPUT
+ * message "... output <i> '<name>': name taken". The loader builds nodes this way, so
+ * no output is created under one name and renamed to another. */
+gl_node *gl_add_node_named(gl_graph *g, const char *op_type, const char *domain,
+                           const char *name, gl_value *const *inputs, size_t n_inputs,
+                           const char *const *output_names, size_t n_outputs);
+/* gl_add_node_named for loaders that hold malloc'd strings already (an unpacked
+ * protobuf's): *op_type, a non-empty *name and the non-empty output names are taken
+ * over instead of copied, and those pointers are set to NULL in the caller's variables
+ * and array. On failure nothing is taken. `domain` is copied. */
+gl_node *gl_add_node_take(gl_graph *g, char **op_type, const char *domain, char **name,
+                          gl_value *const *inputs, size_t n_inputs, char **output_names,
+                          size_t n_outputs);
 /* Remove a node whose outputs have no uses and are not graph outputs; its output values
  * are freed, its input uses dropped. GL_ERR_INPUT (graph unchanged) otherwise. */
 gl_status gl_remove_node(gl_graph *g, gl_node *n);
@@ -370,6 +392,12 @@ gl_status gl_graph_verify(const gl_graph *g, bool allow_unsorted);
     for (size_t i = 0; i < (g)->n_nodes; i++)                                               \
         if (((n) = (g)->nodes[i]) == NULL) {                                                \
         } else
+
+/* A hash of everything that makes the graph what it is (nodes in order with op, domain,
+ * name, inputs, outputs and attributes incl. subgraphs; value names and types;
+ * initializer bytes; graph inputs/outputs): equal fingerprints mean a pass changed
+ * nothing. Not the ids or provenance. (fingerprint.c) */
+uint64_t gl_graph_fingerprint(const gl_graph *g);
 
 /* Op-type histogram helpers and counts used by info/TUI. */
 size_t gl_graph_count_nodes(const gl_graph *g, bool recursive);

@@ -1,8 +1,10 @@
 /* load.c — onnx.ModelProto (protobuf-c) -> IR.
  *
- * The file is read once, unpacked, and its bytes freed right away; tensors then take
+ * The file is mapped (or read), unpacked, and unmapped right away; tensors then take
  * over the unpacked buffers (gl_tensor_from_proto with take = true), so the weights
- * exist once in memory and the peak stays near twice the file size.
+ * exist once in memory and the peak stays near twice the file size. Strings go the same
+ * way: nodes take their names, op types and output names from the unpacked messages
+ * (gl_add_node_take), and each node's message is freed once the node is wired.
  *
  * A graph is loaded in two phases: first every node and its outputs are created, then
  * the inputs are wired by name. A file whose nodes are out of order (or cyclic) thus
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,11 +47,17 @@ typedef struct graph_job {
 } graph_job;
 
 /* "node 'conv' (Conv)", plus " in subgraph 'then' of node 'if1'" outside the main graph. */
-static const char *node_label(const graph_job *gj, const gl_node *n, char *buf, size_t len)
+static const char *node_label_of(const graph_job *gj, const char *name, const char *op,
+                                 char *buf, size_t len)
 {
-    snprintf(buf, len, "node '%s' (%s)%s%s", n->name, n->op_type, gj->nested ? " in " : "",
+    snprintf(buf, len, "node '%s' (%s)%s%s", name, op, gj->nested ? " in " : "",
              gj->nested ? gj->where : "");
     return buf;
+}
+
+static const char *node_label(const graph_job *gj, const gl_node *n, char *buf, size_t len)
+{
+    return node_label_of(gj, n->name, n->op_type, buf, len);
 }
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
@@ -61,10 +70,55 @@ static const char *normalize_domain(const char *d)
 
 /* ---- reading and unpacking ------------------------------------------------------------ */
 
-static gl_status read_whole_file(const char *path, uint8_t **data, size_t *len)
+/* The bytes of a model file, for as long as unpacking takes. */
+typedef struct file_bytes {
+    uint8_t *data;
+    size_t len;
+    bool mapped; /* munmap, not free */
+} file_bytes;
+
+static gl_status read_fd(const char *path, int fd, size_t size, file_bytes *fb)
 {
-    *data = NULL;
-    *len = 0;
+    if (size > 0 && !(fb->data = malloc(size)))
+        return gl_fail(GL_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, size);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t r = read(fd, fb->data + done, size - done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(fb->data);
+            fb->data = NULL;
+            return gl_fail(GL_ERR_IO, "%s: read failed: %s", path,
+                           r < 0 ? strerror(errno) : "file shrank while reading");
+        }
+        done += (size_t)r;
+    }
+    fb->len = size;
+    return GL_OK;
+}
+
+/* Mapping the file beats reading it: no copy out of the page cache into fresh pages,
+ * and MAP_POPULATE maps every page in one call instead of one fault per page. The
+ * mapped pages count in the peak RSS just as a read copy would, and only while
+ * unpacking. (A file truncated by someone else during those milliseconds would fault
+ * the unpacker; the read path is there for file systems that cannot map.) */
+static bool map_fd(int fd, size_t size, file_bytes *fb)
+{
+    if (size == 0)
+        return false;
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (p == MAP_FAILED)
+        return false;
+    fb->data = p;
+    fb->len = size;
+    fb->mapped = true;
+    return true;
+}
+
+static gl_status file_bytes_get(const char *path, bool no_mmap, file_bytes *fb)
+{
+    *fb = (file_bytes){0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return gl_fail(GL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -74,28 +128,19 @@ static gl_status read_whole_file(const char *path, uint8_t **data, size_t *len)
         rc = gl_fail(GL_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
         rc = gl_fail(GL_ERR_IO, "%s: not a regular file", path);
-    else if (st.st_size > 0 && !(*data = malloc((size_t)st.st_size)))
-        rc = gl_fail(GL_ERR_NOMEM, "%s: cannot allocate %lld bytes to read it", path,
-                     (long long)st.st_size);
-    size_t done = 0, size = rc == GL_OK ? (size_t)st.st_size : 0;
-    while (rc == GL_OK && done < size) {
-        ssize_t r = read(fd, *data + done, size - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            rc = gl_fail(GL_ERR_IO, "%s: read failed: %s", path,
-                         r < 0 ? strerror(errno) : "file shrank while reading");
-        else
-            done += (size_t)r;
-    }
+    else if (no_mmap || !map_fd(fd, (size_t)st.st_size, fb))
+        rc = read_fd(path, fd, (size_t)st.st_size, fb);
     close(fd);
-    if (rc != GL_OK) {
-        free(*data);
-        *data = NULL;
-        return rc;
-    }
-    *len = size;
-    return GL_OK;
+    return rc;
+}
+
+static void file_bytes_release(file_bytes *fb)
+{
+    if (fb->mapped)
+        munmap(fb->data, fb->len);
+    else
+        free(fb->data);
+    *fb = (file_bytes){0};
 }
 
 static bool read_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *out)
@@ -330,7 +375,8 @@ static gl_status apply_value_info(graph_job *gj, Onnx__ValueInfoProto *const *vi
         gl_value *v = st == GL_OK && *name ? gl_find_value(gj->g, name) : NULL;
         if (v && !v->is_input && !v->init && type.kind != GL_TYPE_NONE) {
             gl_type_free(&v->type);
-            gl_type_copy(&v->type, &type);
+            v->type = type; /* moved, not copied */
+            type_init(&type);
             if (!v->doc_string)
                 v->doc_string = gl_xstrdup(vis[i]->doc_string);
         }
@@ -343,37 +389,47 @@ static gl_status apply_value_info(graph_job *gj, Onnx__ValueInfoProto *const *vi
 
 /* ---- node names ------------------------------------------------------------------------- */
 
-/* The node names the file itself uses, so that a generated name never takes one that a
- * later node of the file carries. Open addressing over pointers into the proto. */
+/* A set of names borrowed from the proto (open addressing over pointers): the node
+ * names the file uses, so that a generated name never takes one that a later node of the
+ * file carries; and, when a node's outputs clash, the names seen so far. */
 typedef struct name_set {
     const char **slots;
     size_t mask;
 } name_set;
 
+/* FNV-1a, then a 64-bit avalanche (murmur3's fmix64): the set masks the low bits, where
+ * FNV barely tells "n1017_Add" from "n1018_Add". */
 static size_t hash_name(const char *s)
 {
     uint64_t h = 14695981039346656037ull;
     for (; *s; s++)
         h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
     return (size_t)h;
 }
 
-static void name_set_build(name_set *set, Onnx__NodeProto *const *nodes, size_t n)
+static void name_set_init(name_set *set, size_t max_names)
 {
     size_t cap = 16;
-    while (cap < 2 * n)
+    while (cap < 2 * max_names)
         cap *= 2;
     set->slots = gl_xcalloc(cap, sizeof(*set->slots));
     set->mask = cap - 1;
-    for (size_t i = 0; i < n; i++) {
-        const char *name = nodes[i]->name;
-        if (!name || !*name)
-            continue;
-        size_t h = hash_name(name) & set->mask;
-        while (set->slots[h] && strcmp(set->slots[h], name))
-            h = (h + 1) & set->mask;
-        set->slots[h] = name;
-    }
+}
+
+/* False when the name was already there. */
+static bool name_set_add(name_set *set, const char *name)
+{
+    size_t h = hash_name(name) & set->mask;
+    for (; set->slots[h]; h = (h + 1) & set->mask)
+        if (!strcmp(set->slots[h], name))
+            return false;
+    set->slots[h] = name;
+    return true;
 }
 
 static bool name_set_has(const name_set *set, const char *name)
@@ -383,6 +439,8 @@ static bool name_set_has(const name_set *set, const char *name)
             return true;
     return false;
 }
+
+static bool has_name(const Onnx__NodeProto *np) { return np->name && *np->name; }
 
 /* "<op>_<index in file>", or with "_<k>" appended when the file or an earlier
  * generated name already uses it: stable across loads of the same file. */
@@ -401,99 +459,114 @@ static char *generate_node_name(const gl_graph *g, const name_set *file_names,
 
 /* ---- nodes, phase 1: the node and its outputs ----------------------------------------- */
 
-static gl_status output_conflict(graph_job *gj, const gl_node *n, const gl_value *old)
+/* gl_add_node_named refused one of the node's output names: say who has it. Runs only
+ * on that error, and stays linear in the outputs even then. */
+static gl_status output_clash(graph_job *gj, const Onnx__NodeProto *np, const char *node_name)
 {
     char label[600];
-    node_label(gj, n, label, sizeof(label));
-    if (old->producer)
-        return gl_fail(GL_ERR_INPUT, "%s: %s: output '%s' is already produced by node '%s' (%s)",
-                       gj->lc->path, label, old->name, old->producer->name,
-                       old->producer->op_type);
-    return gl_fail(GL_ERR_INPUT, "%s: %s: output '%s' is also a graph %s", gj->lc->path, label,
-                   old->name, old->is_input ? "input" : "initializer");
-}
-
-/* An omitted optional output: the slot stays empty. gl_add_node gave it a fresh value,
- * which no one can have used yet. */
-static gl_status drop_output(gl_graph *g, gl_node *n, size_t slot)
-{
-    gl_value *v = n->outputs[slot];
-    n->outputs[slot] = NULL;
-    v->producer = NULL;
-    v->producer_slot = -1;
-    return gl_remove_value(g, v);
-}
-
-/* Give output `slot` of n the file's name `name` ("" = omitted output: empty slot). */
-static gl_status bind_output(graph_job *gj, gl_node *n, size_t slot, const char *name)
-{
-    gl_graph *g = gj->g;
-    gl_value *mine = n->outputs[slot];
-    if (!*name)
-        return drop_output(g, n, slot);
-    gl_value *old = gl_find_value(g, name);
-    if (old == mine)
-        return GL_OK;
-    if (old && old->producer == n && (size_t)old->producer_slot > slot) {
-        /* A later fresh output of this node holds the name: move it aside. */
-        char *aside = gl_unique_value_name(g, "__load_tmp");
-        gl_status st = gl_rename_value(g, old, aside);
-        free(aside);
-        if (st != GL_OK)
-            return st;
-    } else if (old) {
-        return output_conflict(gj, n, old);
+    node_label_of(gj, node_name, np->op_type, label, sizeof(label));
+    name_set mine;
+    name_set_init(&mine, np->n_output);
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < np->n_output && st == GL_OK; i++) {
+        const char *name = str_or_empty(np->output[i]);
+        const gl_value *old = *name ? gl_find_value(gj->g, name) : NULL;
+        if (old && old->producer)
+            st = gl_fail(GL_ERR_INPUT, "%s: %s: output '%s' is already produced by node '%s' (%s)",
+                         gj->lc->path, label, name, old->producer->name, old->producer->op_type);
+        else if (old)
+            st = gl_fail(GL_ERR_INPUT, "%s: %s: output '%s' is also a graph %s", gj->lc->path,
+                         label, name, old->is_input ? "input" : "initializer");
+        else if (*name && !name_set_add(&mine, name))
+            st = gl_fail(GL_ERR_INPUT, "%s: %s: output '%s' is already produced by node '%s' (%s)",
+                         gj->lc->path, label, name, node_name, np->op_type);
     }
-    return gl_rename_value(g, mine, name);
+    free(mine.slots);
+    if (st != GL_OK)
+        return st;
+    gl_error_prefix("%s: %s", gj->lc->path, label); /* not expected: keep the IR's word */
+    return GL_ERR_INPUT;
 }
 
+/* Provenance: every loaded node stands for itself; origin_names maps ids to the names
+ * the file gave (or we generated), for messages after passes renamed or fused nodes.
+ * Recorded as each node is made, while its name is still in the cache. */
+static void record_origin(gl_graph *g, gl_node *n)
+{
+    gl_node_set_provenance(n, &n->id, 1, -1);
+    g->origin_names[n->id] = gl_xstrdup(n->name);
+}
+
+/* The node with its outputs named as the file says (an empty name: omitted output). */
 static gl_status create_node(graph_job *gj, const name_set *file_names,
-                             const Onnx__NodeProto *np, size_t index, gl_node **out)
+                             Onnx__NodeProto *np, size_t index, gl_node **out)
 {
     const char *op = np->op_type;
     if (!op || !*op)
         return gl_fail(GL_ERR_INPUT, "%s: %s: node %zu ('%s') has no op_type", gj->lc->path,
                        gj->where, index, str_or_empty(np->name));
-    bool generated = !np->name || !*np->name;
-    char *name = generated ? generate_node_name(gj->g, file_names, op, index)
-                           : gl_xstrdup(np->name);
-    gl_node *n = gl_add_node(gj->g, op, normalize_domain(np->domain), name, NULL, 0,
-                             np->n_output);
-    free(name);
+    bool generated = !has_name(np);
+    char *made = generated ? generate_node_name(gj->g, file_names, op, index) : NULL;
+    char **name = generated ? &made : &np->name;
+    /* The node takes the message's strings (they are never read again) instead of
+     * copies: free_unpacked skips the fields this leaves NULL. */
+    gl_node *n = gl_add_node_take(gj->g, &np->op_type, normalize_domain(np->domain), name,
+                                  NULL, 0, np->output, np->n_output);
+    gl_status st = n ? GL_OK : output_clash(gj, np, *name);
+    free(made);
+    if (st != GL_OK)
+        return st;
     n->name_generated = generated;
-    n->doc_string = gl_xstrdup(np->doc_string);
+    n->doc_string = np->doc_string;
+    np->doc_string = NULL;
+    record_origin(gj->g, n);
     *out = n;
-    for (size_t i = 0; i < np->n_output; i++) {
-        gl_status st = bind_output(gj, n, i, str_or_empty(np->output[i]));
-        if (st != GL_OK)
-            return st;
-    }
     return GL_OK;
+}
+
+/* Generated names end in "_<digits>": a file name that does not can never equal one. */
+static bool ends_in_number(const char *name)
+{
+    const char *us = strrchr(name, '_');
+    if (!us || !us[1])
+        return false;
+    for (const char *p = us + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* The file's node names that a generated name could take. */
+static void collect_lookalike_names(name_set *set, Onnx__NodeProto *const *nps, size_t n)
+{
+    size_t lookalikes = 0;
+    for (size_t i = 0; i < n; i++)
+        lookalikes += has_name(nps[i]) && ends_in_number(nps[i]->name);
+    name_set_init(set, lookalikes);
+    for (size_t i = 0; i < n; i++)
+        if (has_name(nps[i]) && ends_in_number(nps[i]->name))
+            name_set_add(set, nps[i]->name);
 }
 
 static gl_status create_nodes(graph_job *gj, Onnx__NodeProto *const *nps, size_t n,
                               gl_node **nodes)
 {
-    name_set file_names;
-    name_set_build(&file_names, nps, n);
+    /* Collected at the first unnamed node, so a file that names every node never pays.
+     * By then the nodes before it are in the graph's own index (gl_find_node), and their
+     * messages no longer hold their names (the nodes took them). */
+    name_set file_names = {0};
+    /* The nodes get the next n ids (a graph's nodes are loaded once). */
+    gl_graph *g = gj->g;
+    g->n_origin_names = g->next_node_id + n;
+    g->origin_names = gl_xcalloc(g->n_origin_names, sizeof(char *));
     gl_status st = GL_OK;
-    for (size_t i = 0; i < n && st == GL_OK; i++)
+    for (size_t i = 0; i < n && st == GL_OK; i++) {
+        if (!has_name(nps[i]) && !file_names.slots)
+            collect_lookalike_names(&file_names, nps, n);
         st = create_node(gj, &file_names, nps[i], i, &nodes[i]);
+    }
     free(file_names.slots);
     return st;
-}
-
-/* Provenance: every loaded node stands for itself; origin_names maps ids to the names
- * the file gave (or we generated), for messages after passes renamed or fused nodes. */
-static void record_origins(gl_graph *g, gl_node *const *nodes, size_t n)
-{
-    g->origin_names = gl_xcalloc(g->next_node_id, sizeof(char *));
-    g->n_origin_names = g->next_node_id;
-    for (size_t i = 0; i < n; i++) {
-        gl_node *nd = nodes[i];
-        gl_node_set_provenance(nd, &nd->id, 1, -1);
-        g->origin_names[nd->id] = gl_xstrdup(nd->name);
-    }
 }
 
 /* ---- attributes ------------------------------------------------------------------------ */
@@ -699,27 +772,29 @@ static gl_status wire_node(graph_job *gj, gl_node *n, const Onnx__NodeProto *np)
     return GL_OK;
 }
 
-static gl_status wire_nodes(graph_job *gj, Onnx__NodeProto *const *nps, size_t n,
+/* A wired node's message is never read again: it is freed (and its slot cleared, which
+ * free_unpacked skips) so that its memory serves the rest of the load. */
+static gl_status wire_nodes(graph_job *gj, Onnx__NodeProto **nps, size_t n,
                             gl_node *const *nodes)
 {
     for (size_t i = 0; i < n; i++) {
         gl_status st = wire_node(gj, nodes[i], nps[i]);
         if (st != GL_OK)
             return st;
+        onnx__node_proto__free_unpacked(nps[i], NULL);
+        nps[i] = NULL;
     }
     return GL_OK;
 }
 
 /* Both phases over one node list (a graph's or a function body's). */
-static gl_status load_nodes(graph_job *gj, Onnx__NodeProto *const *nps, size_t n,
+static gl_status load_nodes(graph_job *gj, Onnx__NodeProto **nps, size_t n,
                             Onnx__ValueInfoProto *const *value_info, size_t n_value_info)
 {
     gl_node **nodes = gl_xcalloc(n, sizeof(*nodes));
     gl_status st = create_nodes(gj, nps, n, nodes);
-    if (st == GL_OK) {
-        record_origins(gj->g, nodes, n);
+    if (st == GL_OK)
         st = apply_value_info(gj, value_info, n_value_info);
-    }
     if (st == GL_OK)
         st = wire_nodes(gj, nps, n, nodes);
     free(nodes);
@@ -748,8 +823,11 @@ static gl_status add_output(graph_job *gj, size_t index, const char *name,
         gl_type type;
         type_init(&type);
         gl_status st = load_type(what, vi->type, &type);
-        if (st == GL_OK && v->type.kind == GL_TYPE_NONE)
-            gl_type_copy(&v->type, &type);
+        if (st == GL_OK && v->type.kind == GL_TYPE_NONE) {
+            gl_type_free(&v->type);
+            v->type = type; /* moved, not copied */
+            type_init(&type);
+        }
         gl_type_free(&type);
         if (st != GL_OK)
             return st;
@@ -761,6 +839,18 @@ static gl_status add_output(graph_job *gj, size_t index, const char *name,
 }
 
 /* ---- graphs ---------------------------------------------------------------------------------- */
+
+/* Size the graph's arrays and name index once for everything it will hold: the nodes,
+ * and the values named by inputs, initializers and node outputs (captures come later
+ * and are few). The counts are those of messages already unpacked. */
+static void reserve_graph(gl_graph *g, Onnx__NodeProto *const *nps, size_t n_nodes,
+                          size_t n_other_values)
+{
+    size_t outputs = 0;
+    for (size_t i = 0; i < n_nodes; i++)
+        outputs += nps[i]->n_output;
+    gl_graph_reserve(g, n_nodes, n_other_values + outputs);
+}
 
 static gl_status fill_graph(load_ctx *lc, gl_graph *g, Onnx__GraphProto *gp,
                             const char *where)
@@ -774,6 +864,7 @@ static gl_status fill_graph(load_ctx *lc, gl_graph *g, Onnx__GraphProto *gp,
     g->n_quant_annotations = gp->n_quantization_annotation;
     g->quant_annotations = pack_all((ProtobufCMessage *const *)gp->quantization_annotation,
                                     gp->n_quantization_annotation);
+    reserve_graph(g, gp->node, gp->n_node, gp->n_input + gp->n_initializer);
     gl_status st = load_inputs(&gj, gp->input, gp->n_input);
     if (st == GL_OK)
         st = load_initializers(&gj, gp->initializer, gp->n_initializer);
@@ -810,6 +901,7 @@ static gl_status load_function_body(load_ctx *lc, const Onnx__FunctionProto *fp,
 {
     graph_job gj = {.lc = lc, .g = body, .nested = true};
     snprintf(gj.where, sizeof(gj.where), "function '%s'", str_or_empty(fp->name));
+    reserve_graph(body, fp->node, fp->n_node, fp->n_input);
     for (size_t i = 0; i < fp->n_input; i++) {
         const char *name = str_or_empty(fp->input[i]);
         if (!*name || gl_find_value(body, name))
@@ -916,14 +1008,13 @@ static char *dir_of(const char *path)
 gl_status gl_model_load(const char *path, const gl_load_options *opts, gl_model **out)
 {
     *out = NULL;
-    uint8_t *data;
-    size_t len;
-    gl_status st = read_whole_file(path, &data, &len);
+    file_bytes fb;
+    gl_status st = file_bytes_get(path, opts && opts->no_mmap, &fb);
     if (st != GL_OK)
         return st;
     Onnx__ModelProto *mp;
-    st = unpack_model(path, data, len, &mp);
-    free(data); /* the unpacked copy is all we need: keep the peak near 2x the file */
+    st = unpack_model(path, fb.data, fb.len, &mp);
+    file_bytes_release(&fb); /* the unpacked copy is all we need: peak near 2x the file */
     if (st != GL_OK)
         return st;
     char *dir = dir_of(path);

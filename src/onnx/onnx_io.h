@@ -19,7 +19,7 @@
 
 typedef struct gl_load_options {
     bool freeze_inputs;   /* inputs with initializers become constants */
-    bool no_mmap;         /* read external data instead of mapping it */
+    bool no_mmap;         /* read the model file and external data, never map them */
 } gl_load_options;
 
 /* Load a model file. `opts` may be NULL. On failure *out is NULL. */

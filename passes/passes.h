@@ -9,6 +9,7 @@
 #define GL_PASSES_H
 
 #include "ir/graph.h"
+#include "passes/decisions.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,22 +17,51 @@
 
 #define GL_BUDGET_UNLIMITED INT64_MAX
 
+typedef struct gl_pass gl_pass;
+typedef struct gl_settings gl_settings;
+
 typedef struct gl_pass_ctx {
     gl_model *model;
-    int64_t budget;   /* rewrites this pass may still apply (PASS:K) */
-    int64_t applied;  /* rewrites applied so far */
+    const gl_pass *pass;
+    int step;                   /* pipeline step (1 = first pass) */
+    int64_t budget;             /* rewrites this pass may apply (PASS:K) */
+    int64_t applied;            /* rewrites applied so far */
+    gl_decision_log *log;       /* where decisions go; NULL: kept in `scratch` only */
+    const gl_settings *settings; /* --set values; NULL: defaults */
+    gl_decision scratch;        /* the last decision when there is no log */
 } gl_pass_ctx;
 
-/* A pass asks before each rewrite; false means the budget is spent: stop. */
-bool gl_pass_may_rewrite(gl_pass_ctx *ctx);
-/* Count one applied rewrite against the budget. */
+/* The protocol of a rewrite (DESIGN.md: check everything before the first edit):
+ *
+ *     if (!gl_pass_may_rewrite(ctx)) break;             // budget spent: stop
+ *     ... check; on refusal: gl_pass_decide(ctx, "rule", GL_REFUSED, "why"); continue;
+ *     gl_decision *d = gl_pass_decide(ctx, "rule", GL_APPLIED, "what");  // counts it
+ *     gl_decision_add_node(d, ...); ... then edit, giving new nodes provenance d->id.
+ *
+ * So "apply the first K rewrites" works for every pass without pass code. */
+bool gl_pass_may_rewrite(const gl_pass_ctx *ctx);
+gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Count one applied rewrite without a record (a pass whose rewrite is not a decision,
+ * such as a reordering). */
 void gl_pass_count_rewrite(gl_pass_ctx *ctx);
+/* An integer option of the running pass ("max-bytes"): the --set value, else the
+ * default from the pass's option table. */
+int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name);
 
-typedef struct gl_pass {
+typedef struct gl_pass_option {
+    const char *name; /* "max-bytes": set as --set PASS.max-bytes=V */
+    int64_t dflt;
+    const char *help;
+} gl_pass_option;
+
+struct gl_pass {
     const char *name;    /* "toposort" */
     const char *summary; /* one line for --help and the TUI */
     gl_status (*run)(gl_graph *g, gl_pass_ctx *ctx);
-} gl_pass;
+    const gl_pass_option *options; /* may be NULL */
+    size_t n_options;
+};
 
 const gl_pass *gl_pass_find(const char *name);
 /* The table, for help listings. */
@@ -47,22 +77,9 @@ typedef struct gl_pass_step {
  * message naming the unknown pass or bad budget. */
 gl_status gl_pass_list_parse(const char *spec, gl_pass_step **steps, size_t *n_steps);
 
-typedef struct gl_pass_result {
-    int64_t rewrites;    /* applied rewrites */
-    size_t nodes_before; /* live top-level nodes */
-    size_t nodes_after;
-    double ms;           /* wall time of the pass */
-} gl_pass_result;
-
-/* Run one step on m->graph and check the graph is still whole afterwards (a pass that
- * breaks an invariant is a bug: GL_ERR_INTERNAL naming the pass). `res` may be NULL. */
-gl_status gl_pass_run_step(gl_model *m, const gl_pass_step *step, gl_pass_result *res);
-/* Run the steps in order. */
-gl_status gl_pass_list_run(gl_model *m, const gl_pass_step *steps, size_t n_steps);
-
 /* ---- passes ---------------------------------------------------------------------- */
 
-/* Topological sort (Kahn's algorithm, min-heap on the current position so a valid order
+/* Topological sort (Kahn's algorithm, smallest current position first, so a valid order
  * is kept and ties keep the file's order; implicit uses by subgraphs count as edges;
  * subgraphs are sorted too). *moved (may be NULL) receives how many nodes changed
  * position. On a cycle: GL_ERR_INPUT naming the nodes of one cycle in order; the graph
@@ -71,5 +88,31 @@ gl_status gl_toposort(gl_graph *g, size_t *moved);
 gl_status gl_pass_toposort(gl_graph *g, gl_pass_ctx *ctx);
 /* The same check without reordering anything: GL_ERR_INPUT naming one cycle. */
 gl_status gl_check_acyclic(const gl_graph *g);
+
+/* Common-subexpression elimination: nodes with the same op, domain, attributes and
+ * inputs compute the same values; later ones are replaced by the first. Identical small
+ * constants are merged too. */
+gl_status gl_pass_cse(gl_graph *g, gl_pass_ctx *ctx);
+/* Dead-code elimination: nodes whose outputs reach no graph output (nor a subgraph),
+ * and initializers nothing reads. */
+gl_status gl_pass_dce(gl_graph *g, gl_pass_ctx *ctx);
+
+/* ---- what passes may assume about a node (dce.c) ----------------------------------- */
+
+/* Ordered by how much they forbid. PURE: a deterministic function of the inputs (cse
+ * may merge it, dce may drop it). RANDOM: no side effects, but every run draws new
+ * values (dce may drop it, cse must not merge it). UNKNOWN: nothing is known; it may
+ * have side effects (keep it, do not merge it). */
+typedef enum gl_op_effects { GL_OP_PURE, GL_OP_RANDOM, GL_OP_UNKNOWN } gl_op_effects;
+/* Ops of ai.onnx and ai.onnx.ml are known; a call of a model-local function is what its
+ * body is; a node holding subgraphs is also what the nodes inside are. */
+gl_op_effects gl_node_effects(const gl_node *n);
+/* Run `fn` on each subgraph of g's If, Loop, Scan and SequenceMap nodes: bodies the node
+ * runs, whose outputs are all it reads back (fn recurses deeper itself). Stops at the
+ * first failure. */
+gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
+                            gl_status (*fn)(gl_graph *, gl_pass_ctx *));
+/* Every node comes after the producers of its inputs (implicit ones too). */
+bool gl_graph_is_sorted(const gl_graph *g);
 
 #endif

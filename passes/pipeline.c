@@ -1,18 +1,28 @@
-/* pipeline.c — the pass table, `--passes` parsing and running a list of passes. */
-#include "passes/passes.h"
+/* pipeline.c — the pass table, --passes and --set parsing, the pass context, and
+ * running a plan while keeping a snapshot per step. */
+#include "passes/pipeline.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* ---- the pass table ------------------------------------------------------------------ */
+
 static const gl_pass pass_table[] = {
     {"toposort", "order nodes topologically, keeping the file's order where valid",
-     gl_pass_toposort},
+     gl_pass_toposort, NULL, 0},
+    {"cse", "merge nodes that compute the same thing from the same inputs", gl_pass_cse,
+     (const gl_pass_option[]){{"max-bytes", 4096, "merge equal constants up to this size"}},
+     1},
+    {"dce", "remove nodes and initializers that no graph output depends on", gl_pass_dce,
+     NULL, 0},
 };
 
 /* The default pipeline of DESIGN.md, restricted to the passes that exist so far. */
-static const char *const default_pipeline[] = {"toposort"};
+static const char *const default_pipeline[] = {"toposort", "cse", "dce"};
 
 const gl_pass *gl_pass_table(size_t *count)
 {
@@ -28,8 +38,7 @@ const gl_pass *gl_pass_find(const char *name)
     return NULL;
 }
 
-bool gl_pass_may_rewrite(gl_pass_ctx *ctx) { return ctx->applied < ctx->budget; }
-void gl_pass_count_rewrite(gl_pass_ctx *ctx) { ctx->applied++; }
+/* ---- --passes ------------------------------------------------------------------------ */
 
 /* One list item: "NAME" or "NAME:K". */
 static gl_status parse_step(const char *item, gl_pass_step *step)
@@ -93,6 +102,132 @@ gl_status gl_pass_list_parse(const char *spec, gl_pass_step **steps, size_t *n_s
     return st;
 }
 
+/* ---- --set --------------------------------------------------------------------------- */
+
+/* Options that belong to no pass. */
+static const gl_pass_option load_options[] = {
+    {"freeze-inputs", 0, "treat graph inputs that have initializers as constants"},
+};
+
+static const gl_pass_option *find_option(const char *pass, const char *option)
+{
+    const gl_pass_option *opts = NULL;
+    size_t n = 0;
+    if (strcmp(pass, "load") == 0) {
+        opts = load_options;
+        n = GL_ARRAY_LEN(load_options);
+    } else {
+        const gl_pass *p = gl_pass_find(pass);
+        if (p) {
+            opts = p->options;
+            n = p->n_options;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(opts[i].name, option) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+gl_status gl_settings_apply(gl_settings *s, const char *assignment)
+{
+    const char *dot = strchr(assignment, '.');
+    const char *eq = strchr(assignment, '=');
+    if (!dot || !eq || dot > eq || dot == assignment || eq == dot + 1)
+        return gl_fail(GL_ERR_INPUT, "--set '%s': expected PASS.OPTION=VALUE", assignment);
+    char *pass = gl_xstrndup(assignment, (size_t)(dot - assignment));
+    char *option = gl_xstrndup(dot + 1, (size_t)(eq - dot - 1));
+    gl_status st = GL_OK;
+    if (!find_option(pass, option)) {
+        st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s '%s'", pass, option,
+                     strcmp(pass, "load") && !gl_pass_find(pass) ? "any pass; no pass" : "pass",
+                     pass);
+    } else {
+        char *end;
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 0);
+        if (errno || end == eq + 1 || *end)
+            st = gl_fail(GL_ERR_INPUT, "--set %s.%s: '%s' is not a whole number", pass, option,
+                         eq + 1);
+        else {
+            GL_GROW(s->items, s->cap, s->n + 1);
+            s->items[s->n++] = (gl_setting){pass, option, v};
+            return GL_OK;
+        }
+    }
+    free(pass);
+    free(option);
+    return st;
+}
+
+int64_t gl_settings_lookup(const gl_settings *s, const char *pass, const char *option,
+                           int64_t dflt)
+{
+    /* The last assignment wins, as on a command line. */
+    for (size_t i = s ? s->n : 0; i-- > 0;)
+        if (!strcmp(s->items[i].pass, pass) && !strcmp(s->items[i].option, option))
+            return s->items[i].value;
+    return dflt;
+}
+
+static void settings_copy(gl_settings *dst, const gl_settings *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    for (size_t i = 0; src && i < src->n; i++) {
+        GL_GROW(dst->items, dst->cap, dst->n + 1);
+        dst->items[dst->n++] = (gl_setting){gl_xstrdup(src->items[i].pass),
+                                            gl_xstrdup(src->items[i].option),
+                                            src->items[i].value};
+    }
+}
+
+void gl_settings_free(gl_settings *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->items[i].pass);
+        free(s->items[i].option);
+    }
+    free(s->items);
+    memset(s, 0, sizeof(*s));
+}
+
+/* ---- the pass context ------------------------------------------------------------------ */
+
+bool gl_pass_may_rewrite(const gl_pass_ctx *ctx) { return ctx->applied < ctx->budget; }
+void gl_pass_count_rewrite(gl_pass_ctx *ctx) { ctx->applied++; }
+
+gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
+                            const char *fmt, ...)
+{
+    const char *pass = ctx->pass ? ctx->pass->name : "";
+    gl_decision_log scratch_log = {0};
+    gl_decision_log *log = ctx->log ? ctx->log : &scratch_log;
+    va_list ap;
+    va_start(ap, fmt);
+    gl_decision *d = gl_decision_log_add(log, ctx->step, pass, rule, v, fmt, ap);
+    va_end(ap);
+    if (!ctx->log) {
+        /* No log: keep only the latest record, in the context. */
+        gl_decision_clear(&ctx->scratch);
+        ctx->scratch = *d;
+        ctx->scratch.id = -1;
+        free(scratch_log.items);
+        d = &ctx->scratch;
+    }
+    if (v == GL_APPLIED)
+        ctx->applied++;
+    return d;
+}
+
+int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name)
+{
+    const char *pass = ctx->pass ? ctx->pass->name : "";
+    const gl_pass_option *opt = find_option(pass, name);
+    return gl_settings_lookup(ctx->settings, pass, name, opt ? opt->dflt : 0);
+}
+
+/* ---- running a plan ------------------------------------------------------------------- */
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -100,28 +235,139 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-gl_status gl_pass_run_step(gl_model *m, const gl_pass_step *step, gl_pass_result *res)
+/* Run one pass on m, recording into `log`; the graph is verified afterwards (a pass
+ * that breaks an invariant is a bug, named as such). */
+static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
+                          gl_decision_log *log, const gl_settings *settings,
+                          gl_snapshot *snap)
 {
-    gl_pass_ctx ctx = {.model = m, .budget = step->budget, .applied = 0};
-    size_t before = m->graph->live_nodes;
+    gl_pass_ctx ctx = {.model = m, .pass = step->pass, .step = step_no,
+                       .budget = step->budget, .log = log, .settings = settings};
+    size_t first = log->n;
     double t0 = now_ms();
     gl_status st = step->pass->run(m->graph, &ctx);
     double t1 = now_ms();
+    gl_decision_clear(&ctx.scratch);
     if (st == GL_OK && gl_graph_verify(m->graph, false) != GL_OK) {
         gl_error_prefix("pass '%s' left the graph broken (a bug)", step->pass->name);
         st = GL_ERR_INTERNAL;
     }
-    if (res)
-        *res = (gl_pass_result){ctx.applied, before, m->graph->live_nodes, t1 - t0};
+    snap->pass = step->pass;
+    snap->budget = step->budget;
+    snap->rewrites = ctx.applied;
+    snap->ms = t1 - t0;
+    snap->first_decision = first;
+    snap->n_decisions = log->n - first;
+    snap->nodes = m->graph->live_nodes;
     return st;
 }
 
-gl_status gl_pass_list_run(gl_model *m, const gl_pass_step *steps, size_t n_steps)
+gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_plan,
+                          const gl_settings *settings, unsigned flags, gl_pipeline **out)
 {
-    for (size_t i = 0; i < n_steps; i++) {
-        gl_status st = gl_pass_run_step(m, &steps[i], NULL);
-        if (st != GL_OK)
+    gl_pipeline *p = gl_xcalloc(1, sizeof(*p));
+    *out = p;
+    settings_copy(&p->settings, settings);
+    p->steps = gl_xcalloc(n_plan + 1, sizeof(gl_snapshot));
+    p->steps[0] = (gl_snapshot){.model = input,
+                                .fingerprint = gl_graph_fingerprint(input->graph),
+                                .nodes = input->graph->live_nodes,
+                                .budget = GL_BUDGET_UNLIMITED};
+    p->n_steps = 1;
+    bool keep = flags & GL_PIPELINE_KEEP_SNAPSHOTS;
+    for (size_t i = 0; i < n_plan; i++) {
+        gl_snapshot *prev = &p->steps[i], *snap = &p->steps[i + 1];
+        /* Without snapshots the model moves from step to step instead of being copied. */
+        gl_model *m = keep ? gl_model_clone(prev->model) : prev->model;
+        if (!keep)
+            prev->model = NULL;
+        gl_status st = run_pass(m, &plan[i], (int)i + 1, &p->log, &p->settings, snap);
+        if (st != GL_OK) {
+            p->failure = gl_xstrdup(gl_error_message());
+            memset(snap, 0, sizeof(*snap));
+            if (keep)
+                gl_model_free(m);
+            else
+                prev->model = m; /* whatever the pass left: the last model stays */
             return st;
+        }
+        snap->model = m;
+        snap->fingerprint = gl_graph_fingerprint(m->graph);
+        snap->changed = snap->fingerprint != prev->fingerprint;
+        p->n_steps++;
     }
     return GL_OK;
+}
+
+gl_model *gl_pipeline_result(const gl_pipeline *p)
+{
+    for (size_t k = p->n_steps; k-- > 0;)
+        if (p->steps[k].model)
+            return p->steps[k].model;
+    return NULL;
+}
+
+void gl_pipeline_free(gl_pipeline *p)
+{
+    if (!p)
+        return;
+    for (size_t k = 0; k < p->n_steps; k++)
+        gl_model_free(p->steps[k].model);
+    free(p->steps);
+    gl_decision_log_free(&p->log);
+    gl_settings_free(&p->settings);
+    free(p->failure);
+    free(p);
+}
+
+gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
+                             gl_model **out, gl_decision_log *log)
+{
+    *out = NULL;
+    if (k == 0 || k >= p->n_steps || !p->steps[k - 1].model)
+        return gl_fail(GL_ERR_INPUT, "replay: step %zu has no kept predecessor", k);
+    const gl_snapshot *snap = &p->steps[k];
+    gl_model *m = gl_model_clone(p->steps[k - 1].model);
+    gl_pass_step step = {snap->pass, budget < snap->budget ? budget : snap->budget};
+    gl_decision_log_free(log);
+    log->id_base = (int64_t)snap->first_decision;
+    gl_snapshot scratch;
+    gl_status st = run_pass(m, &step, (int)k, log, &p->settings, &scratch);
+    if (st != GL_OK) {
+        gl_model_free(m);
+        return st;
+    }
+    *out = m;
+    return GL_OK;
+}
+
+void gl_snapshot_label(const gl_pipeline *p, size_t k, char *buf, size_t len)
+{
+    const gl_snapshot *s = &p->steps[k];
+    if (k == 0 || !s->pass)
+        snprintf(buf, len, "%02zu-input", k);
+    else if (s->budget != GL_BUDGET_UNLIMITED)
+        snprintf(buf, len, "%02zu-%s-K%lld", k, s->pass->name, (long long)s->budget);
+    else
+        snprintf(buf, len, "%02zu-%s", k, s->pass->name);
+}
+
+size_t gl_pipeline_trace(const gl_pipeline *p, size_t k, uint32_t origin, uint32_t **ids)
+{
+    *ids = NULL;
+    const gl_model *m = k < p->n_steps ? p->steps[k].model : NULL;
+    if (!m)
+        return 0;
+    size_t n = 0, cap = 0;
+    gl_node *node;
+    gl_foreach_node(m->graph, i, node) {
+        for (size_t o = 0; o < node->prov.n_origins; o++) {
+            if (node->prov.origins[o] == origin) {
+                GL_GROW(*ids, cap, n + 1);
+                (*ids)[n++] = node->id;
+                break;
+            }
+        }
+    }
+    return n;
 }

@@ -137,4 +137,21 @@ for m in "$GL_SRCDIR"/examples/*/model.onnx; do
     check "example $name: optimized copy loads" [ "$rc" -eq 0 ]
 done
 
+# --- optimize --explain / --json carry the decisions --------------------------------------
+run optimize "$GL_SRCDIR/examples/transformer_block/model.onnx" -o "$tmp/tb.onnx" --passes cse,dce --explain
+check "optimize --explain exits 0" [ "$rc" -eq 0 ]
+check "optimize --explain lists decisions per pass" grep -q "01-cse: [0-9]* decision" "$tmp/out"
+run optimize "$GL_SRCDIR/examples/transformer_block/model.onnx" -o "$tmp/tb.onnx" --passes cse,dce --json
+if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ]; then
+    check "optimize --json: passes and decisions agree" "$GL_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [p["name"] for p in d["passes"]] == ["cse", "dce"], d["passes"]
+assert sum(p["decisions"] for p in d["passes"]) == len(d["decisions"])
+for p in d["passes"]:
+    applied = [x for x in d["decisions"] if x["step"] == p["step"] and x["verdict"] == "applied"]
+    assert len(applied) == p["rewrites"], (p, len(applied))
+' "$tmp/out"
+fi
+
 tap_done

@@ -2,7 +2,7 @@
 #include "cli/cli.h"
 
 #include "onnx/onnx_io.h"
-#include "passes/passes.h"
+#include "passes/pipeline.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,28 +68,10 @@ void gl_cli_print_help(FILE *f)
     fputs("\nexit status: 0 ok, 1 a comparison failed, 2 bad usage or bad input\n", f);
 }
 
-gl_status gl_cli_apply_set(gl_cli_load_opts *lo, const char *assignment)
+gl_status gl_cli_load(const char *path, const gl_settings *settings, gl_model **out)
 {
-    const char *eq = strchr(assignment, '=');
-    if (!eq)
-        return gl_fail(GL_ERR_INPUT, "--set '%s': expected PASS.OPT=VALUE", assignment);
-    size_t klen = (size_t)(eq - assignment);
-    const char *val = eq + 1;
-    if (klen == strlen("load.freeze-inputs") &&
-        strncmp(assignment, "load.freeze-inputs", klen) == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return gl_fail(GL_ERR_INPUT, "--set load.freeze-inputs: expected 0 or 1, got '%s'",
-                           val);
-        lo->freeze_inputs = val[0] == '1';
-        return GL_OK;
-    }
-    return gl_fail(GL_ERR_INPUT, "--set: unknown option '%.*s' (known: load.freeze-inputs)",
-                   (int)klen, assignment);
-}
-
-gl_status gl_cli_load(const char *path, const gl_cli_load_opts *lo, gl_model **out)
-{
-    gl_load_options opts = {.freeze_inputs = lo && lo->freeze_inputs};
+    gl_load_options opts = {
+        .freeze_inputs = gl_settings_lookup(settings, "load", "freeze-inputs", 0) != 0};
     gl_status st = gl_model_load(path, &opts, out);
     /* The loader accepts any order so that a bad order can be seen and sorted; a cycle
      * cannot be sorted or run, so every command refuses it here. */

@@ -25,6 +25,7 @@ const gl_command *gl_command_table(size_t *count);
 
 int gl_cmd_info(int argc, char **argv);
 int gl_cmd_optimize(int argc, char **argv);
+int gl_cmd_export(int argc, char **argv);
 
 /* Print the pending error message as one stderr line; return the exit code for `st`. */
 int gl_cli_fail(gl_status st);
@@ -34,13 +35,10 @@ int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Print the whole help (commands and passes) to `f`. */
 void gl_cli_print_help(FILE *f);
 
-/* Options every loading command shares (`--set load.freeze-inputs=1`). */
-typedef struct gl_cli_load_opts {
-    bool freeze_inputs;
-} gl_cli_load_opts;
-/* Apply one `--set PASS.OPT=V`; GL_ERR_INPUT naming the option when unknown. */
-gl_status gl_cli_apply_set(gl_cli_load_opts *lo, const char *assignment);
-gl_status gl_cli_load(const char *path, const gl_cli_load_opts *lo, gl_model **out);
+struct gl_settings;
+/* Load a model for a command: `--set load.freeze-inputs=1` applies (settings may be
+ * NULL), and a cyclic graph is refused. */
+gl_status gl_cli_load(const char *path, const struct gl_settings *settings, gl_model **out);
 
 /* "12.3 KB", "4.0 MB" */
 void gl_format_bytes(double bytes, char *buf, size_t len);

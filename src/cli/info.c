@@ -1,6 +1,6 @@
 /* info.c — `graphlab info [--json] MODEL`: what is in a model file, at a glance. */
 #include "cli/cli.h"
-#include "cli/json.h"
+#include "util/json.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -2,10 +2,10 @@
  * [--set PASS.OPT=V]`: load, run passes, save. The input file is never written; OUT is
  * written atomically. */
 #include "cli/cli.h"
-#include "cli/json.h"
 
 #include "onnx/onnx_io.h"
-#include "passes/passes.h"
+#include "passes/pipeline.h"
+#include "util/json.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -15,11 +15,12 @@
 typedef struct optimize_args {
     const char *model, *out, *passes;
     bool explain, json;
-    gl_cli_load_opts load;
+    gl_settings settings;
 } optimize_args;
 
 enum { OPT_PASSES = 256, OPT_EXPLAIN, OPT_JSON, OPT_SET };
 
+/* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, optimize_args *a)
 {
     static const struct option long_opts[] = {
@@ -31,7 +32,7 @@ static int parse_args(int argc, char **argv, optimize_args *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *a = (optimize_args){.passes = "all"};
+    a->passes = "all";
     int c;
     optind = 1;
     opterr = 0;
@@ -42,7 +43,7 @@ static int parse_args(int argc, char **argv, optimize_args *a)
         case OPT_EXPLAIN: a->explain = true; break;
         case OPT_JSON: a->json = true; break;
         case OPT_SET:
-            if (gl_cli_apply_set(&a->load, optarg) != GL_OK)
+            if (gl_settings_apply(&a->settings, optarg) != GL_OK)
                 return gl_cli_usage_error("optimize", "%s", gl_error_message());
             break;
         case 'h': gl_cli_print_help(stdout); return -1;
@@ -62,52 +63,64 @@ static int parse_args(int argc, char **argv, optimize_args *a)
     return GL_EXIT_OK;
 }
 
-static void print_table(const optimize_args *a, const gl_pass_step *steps,
-                        const gl_pass_result *res, size_t n, size_t loaded_nodes)
+static void print_table(const optimize_args *a, const gl_pipeline *p)
 {
-    printf("%-20s %8s %9s %10s\n", "step", "nodes", "rewrites", "time");
-    printf("%-20s %8zu %9s %10s\n", "load", loaded_nodes, "", "");
-    for (size_t i = 0; i < n; i++) {
-        char name[64];
-        if (steps[i].budget != GL_BUDGET_UNLIMITED)
-            snprintf(name, sizeof(name), "%s:%lld", steps[i].pass->name,
-                     (long long)steps[i].budget);
-        else
-            snprintf(name, sizeof(name), "%s", steps[i].pass->name);
-        printf("%-20s %8zu %9lld %8.2f ms%s\n", name, res[i].nodes_after,
-               (long long)res[i].rewrites, res[i].ms, res[i].rewrites ? "" : "  (unchanged)");
+    printf("%-24s %8s %9s %10s\n", "step", "nodes", "rewrites", "time");
+    for (size_t k = 0; k < p->n_steps; k++) {
+        const gl_snapshot *s = &p->steps[k];
+        char label[96];
+        gl_snapshot_label(p, k, label, sizeof(label));
+        if (k == 0) {
+            printf("%-24s %8zu\n", label, s->nodes);
+            continue;
+        }
+        printf("%-24s %8zu %9lld %7.2f ms%s\n", label, s->nodes, (long long)s->rewrites,
+               s->ms, s->changed ? "" : "  (unchanged)");
     }
-    if (a->explain)
-        printf("\n(no pass in this pipeline records decisions yet)\n");
+    if (a->explain) {
+        for (size_t k = 1; k < p->n_steps; k++) {
+            const gl_snapshot *s = &p->steps[k];
+            char label[96];
+            gl_snapshot_label(p, k, label, sizeof(label));
+            printf("\n%s: %zu decision%s\n", label, s->n_decisions,
+                   s->n_decisions == 1 ? "" : "s");
+            for (size_t i = 0; i < s->n_decisions; i++)
+                gl_decision_print(&p->log.items[s->first_decision + i], stdout);
+        }
+    }
     printf("wrote %s\n", a->out);
 }
 
-static void print_json(const optimize_args *a, const gl_pass_step *steps,
-                       const gl_pass_result *res, size_t n, size_t loaded_nodes)
+static void print_json(const optimize_args *a, const gl_pipeline *p)
 {
     gl_json j;
     gl_json_init(&j, stdout, true);
     gl_json_object_begin(&j, NULL);
     gl_json_string(&j, "input", a->model);
     gl_json_string(&j, "output", a->out);
-    gl_json_int(&j, "loaded_nodes", (int64_t)loaded_nodes);
+    gl_json_int(&j, "loaded_nodes", (int64_t)p->steps[0].nodes);
     gl_json_array_begin(&j, "passes");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t k = 1; k < p->n_steps; k++) {
+        const gl_snapshot *s = &p->steps[k];
         gl_json_object_begin(&j, NULL);
-        gl_json_string(&j, "name", steps[i].pass->name);
-        if (steps[i].budget != GL_BUDGET_UNLIMITED)
-            gl_json_int(&j, "budget", steps[i].budget);
+        gl_json_int(&j, "step", (int64_t)k);
+        gl_json_string(&j, "name", s->pass->name);
+        if (s->budget != GL_BUDGET_UNLIMITED)
+            gl_json_int(&j, "budget", s->budget);
         else
             gl_json_null(&j, "budget");
-        gl_json_bool(&j, "changed", res[i].rewrites > 0);
-        gl_json_int(&j, "rewrites", res[i].rewrites);
-        gl_json_int(&j, "nodes_before", (int64_t)res[i].nodes_before);
-        gl_json_int(&j, "nodes_after", (int64_t)res[i].nodes_after);
-        gl_json_double(&j, "ms", res[i].ms);
+        gl_json_bool(&j, "changed", s->changed);
+        gl_json_int(&j, "rewrites", s->rewrites);
+        gl_json_int(&j, "nodes_before", (int64_t)p->steps[k - 1].nodes);
+        gl_json_int(&j, "nodes_after", (int64_t)s->nodes);
+        gl_json_int(&j, "decisions", (int64_t)s->n_decisions);
+        gl_json_double(&j, "ms", s->ms);
         gl_json_object_end(&j);
     }
     gl_json_array_end(&j);
     gl_json_array_begin(&j, "decisions");
+    for (size_t i = 0; i < p->log.n; i++)
+        gl_decision_json(&p->log.items[i], &j);
     gl_json_array_end(&j);
     gl_json_object_end(&j);
     gl_json_finish(&j);
@@ -115,33 +128,34 @@ static void print_json(const optimize_args *a, const gl_pass_step *steps,
 
 int gl_cmd_optimize(int argc, char **argv)
 {
-    optimize_args a;
+    optimize_args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc != GL_EXIT_OK)
-        return rc < 0 ? GL_EXIT_OK : rc;
-
     gl_pass_step *steps = NULL;
     size_t n_steps = 0;
-    gl_status st = gl_pass_list_parse(a.passes, &steps, &n_steps);
-    if (st != GL_OK)
-        return gl_cli_usage_error("optimize", "%s", gl_error_message());
-
+    gl_pipeline *p = NULL;
     gl_model *m = NULL;
-    gl_pass_result *res = gl_xcalloc(n_steps ? n_steps : 1, sizeof(*res));
-    st = gl_cli_load(a.model, &a.load, &m);
-    size_t loaded = m ? m->graph->live_nodes : 0;
-    for (size_t i = 0; st == GL_OK && i < n_steps; i++)
-        st = gl_pass_run_step(m, &steps[i], &res[i]);
-    if (st == GL_OK)
-        st = gl_model_save(m, a.out, NULL);
+    gl_status st = GL_OK;
+    if (rc != GL_EXIT_OK)
+        goto done;
+    if ((st = gl_pass_list_parse(a.passes, &steps, &n_steps)) != GL_OK) {
+        rc = gl_cli_usage_error("optimize", "%s", gl_error_message());
+        goto done;
+    }
+    if ((st = gl_cli_load(a.model, &a.settings, &m)) == GL_OK) {
+        st = gl_pipeline_run(m, steps, n_steps, &a.settings, 0, &p);
+        if (st == GL_OK)
+            st = gl_model_save(gl_pipeline_result(p), a.out, NULL);
+    }
     if (st == GL_OK) {
         if (a.json)
-            print_json(&a, steps, res, n_steps, loaded);
+            print_json(&a, p);
         else
-            print_table(&a, steps, res, n_steps, loaded);
+            print_table(&a, p);
     }
-    gl_model_free(m);
-    free(res);
+    rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
+done:
+    gl_pipeline_free(p);
     free(steps);
-    return st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
+    gl_settings_free(&a.settings);
+    return rc < 0 ? GL_EXIT_OK : rc;
 }

@@ -196,8 +196,10 @@ void *gl_tensor_make_writable(gl_tensor *t)
     gl_buffer *b = t->buf;
     if (!b)
         return NULL;
-    if (b->refs == 1 && !b->readonly)
+    if (b->refs == 1 && !b->readonly) {
+        b->hash_valid = false; /* the caller is about to write */
         return b->data;
+    }
     gl_buffer *copy;
     if (b->kind == GL_BUF_STRINGS) {
         size_t n = b->size / sizeof(gl_bytes);
@@ -255,13 +257,22 @@ uint64_t gl_tensor_hash(const gl_tensor *t)
     h = fnv1a(h, t->dims, (size_t)t->rank * sizeof(int64_t));
     if (t->count == 0)
         return h;
-    if (t->dtype == GL_DT_STRING) {
-        const gl_bytes *items = gl_tensor_data(t);
-        for (int64_t i = 0; i < t->count; i++)
-            h = fnv1a(h, items[i].data, items[i].len);
-        return h;
+    gl_buffer *b = t->buf;
+    if (!b->hash_valid) {
+        uint64_t bh = 14695981039346656037ull;
+        if (t->dtype == GL_DT_STRING) {
+            const gl_bytes *items = gl_tensor_data(t);
+            for (int64_t i = 0; i < t->count; i++) {
+                bh = fnv1a(bh, &items[i].len, sizeof(items[i].len));
+                bh = fnv1a(bh, items[i].data, items[i].len);
+            }
+        } else {
+            bh = fnv1a(bh, gl_tensor_data(t), gl_tensor_nbytes(t));
+        }
+        b->hash = bh;
+        b->hash_valid = true;
     }
-    return fnv1a(h, gl_tensor_data(t), gl_tensor_nbytes(t));
+    return fnv1a(h, &b->hash, sizeof(b->hash));
 }
 
 double gl_tensor_get_f64(const gl_tensor *t, int64_t i)

@@ -42,6 +42,10 @@ typedef struct gl_buffer {
     size_t size;     /* bytes (for STRINGS: count * sizeof(gl_bytes)) */
     void *map_base;  /* GL_BUF_MMAP: page-aligned mapping start */
     size_t map_len;
+    /* Hash of the bytes, computed once: every write goes through
+     * gl_tensor_make_writable, which drops it. */
+    bool hash_valid;
+    uint64_t hash;
 } gl_buffer;
 
 typedef struct gl_tensor {

@@ -1,5 +1,5 @@
 /* json.c — a small streaming JSON writer. */
-#include "cli/json.h"
+#include "util/json.h"
 
 #include <math.h>
 

@@ -1,0 +1,154 @@
+/* decisions.c — decision records: building them, printing them, JSON. */
+#include "passes/decisions.h"
+
+#include "ir/status.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *gl_verdict_name(gl_verdict v) { return v == GL_APPLIED ? "applied" : "refused"; }
+
+void gl_decision_clear(gl_decision *d)
+{
+    free(d->pass);
+    free(d->rule);
+    free(d->reason);
+    for (size_t i = 0; i < d->n_nodes; i++)
+        free(d->nodes[i]);
+    free(d->nodes);
+    for (size_t i = 0; i < d->n_numbers; i++) {
+        free(d->numbers[i].key);
+        free(d->numbers[i].text);
+    }
+    free(d->numbers);
+    memset(d, 0, sizeof(*d));
+}
+
+void gl_decision_log_free(gl_decision_log *log)
+{
+    for (size_t i = 0; i < log->n; i++)
+        gl_decision_clear(&log->items[i]);
+    free(log->items);
+    memset(log, 0, sizeof(*log));
+}
+
+gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
+                                 const char *rule, gl_verdict v, const char *fmt, va_list ap)
+{
+    GL_GROW(log->items, log->cap, log->n + 1);
+    gl_decision *d = &log->items[log->n];
+    memset(d, 0, sizeof(*d));
+    d->id = log->id_base + (int64_t)log->n++;
+    d->step = step;
+    d->pass = gl_xstrdup(pass);
+    d->rule = gl_xstrdup(rule);
+    d->verdict = v;
+    char reason[512];
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    d->reason = gl_xstrdup(reason);
+    return d;
+}
+
+void gl_decision_add_node(gl_decision *d, const char *name)
+{
+    GL_GROW(d->nodes, d->cap_nodes, d->n_nodes + 1);
+    d->nodes[d->n_nodes++] = gl_xstrdup(name ? name : "");
+}
+
+static gl_decision_number *add_number(gl_decision *d, const char *key)
+{
+    GL_GROW(d->numbers, d->cap_numbers, d->n_numbers + 1);
+    gl_decision_number *n = &d->numbers[d->n_numbers++];
+    memset(n, 0, sizeof(*n));
+    n->key = gl_xstrdup(key);
+    n->value = NAN;
+    return n;
+}
+
+void gl_decision_add_number(gl_decision *d, const char *key, double value)
+{
+    add_number(d, key)->value = value;
+}
+
+void gl_decision_add_text(gl_decision *d, const char *key, const char *text)
+{
+    add_number(d, key)->text = gl_xstrdup(text ? text : "");
+}
+
+static const gl_decision_number *find_number(const gl_decision *d, const char *key)
+{
+    for (size_t i = 0; i < d->n_numbers; i++)
+        if (strcmp(d->numbers[i].key, key) == 0)
+            return &d->numbers[i];
+    return NULL;
+}
+
+double gl_decision_number_value(const gl_decision *d, const char *key)
+{
+    const gl_decision_number *n = find_number(d, key);
+    return n && !n->text ? n->value : NAN;
+}
+
+const char *gl_decision_number_text(const gl_decision *d, const char *key)
+{
+    const gl_decision_number *n = find_number(d, key);
+    return n ? n->text : NULL;
+}
+
+/* Integers print without a fraction ("bytes=4096", not "4096.000000"). */
+static void print_number(const gl_decision_number *n, FILE *f)
+{
+    if (n->text)
+        fprintf(f, "%s=%s", n->key, n->text);
+    else if (n->value == floor(n->value) && fabs(n->value) < 1e15)
+        fprintf(f, "%s=%.0f", n->key, n->value);
+    else
+        fprintf(f, "%s=%g", n->key, n->value);
+}
+
+void gl_decision_print(const gl_decision *d, FILE *f)
+{
+    fprintf(f, "  #%-4lld %-8s %s: %s", (long long)d->id,
+            d->verdict == GL_APPLIED ? "APPLIED" : "refused", d->rule, d->reason);
+    if (d->n_nodes) {
+        fputs("  [", f);
+        for (size_t i = 0; i < d->n_nodes; i++)
+            fprintf(f, "%s%s", i ? ", " : "", d->nodes[i]);
+        fputc(']', f);
+    }
+    if (d->n_numbers) {
+        fputs("  (", f);
+        for (size_t i = 0; i < d->n_numbers; i++) {
+            if (i)
+                fputs(", ", f);
+            print_number(&d->numbers[i], f);
+        }
+        fputc(')', f);
+    }
+    fputc('\n', f);
+}
+
+void gl_decision_json(const gl_decision *d, gl_json *j)
+{
+    gl_json_object_begin(j, NULL);
+    gl_json_int(j, "id", d->id);
+    gl_json_int(j, "step", d->step);
+    gl_json_string(j, "pass", d->pass);
+    gl_json_string(j, "rule", d->rule);
+    gl_json_string(j, "verdict", gl_verdict_name(d->verdict));
+    gl_json_string(j, "reason", d->reason);
+    gl_json_array_begin(j, "nodes");
+    for (size_t i = 0; i < d->n_nodes; i++)
+        gl_json_string(j, NULL, d->nodes[i]);
+    gl_json_array_end(j);
+    gl_json_object_begin(j, "numbers");
+    for (size_t i = 0; i < d->n_numbers; i++) {
+        if (d->numbers[i].text)
+            gl_json_string(j, d->numbers[i].key, d->numbers[i].text);
+        else
+            gl_json_double(j, d->numbers[i].key, d->numbers[i].value);
+    }
+    gl_json_object_end(j);
+    gl_json_object_end(j);
+}

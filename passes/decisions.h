@@ -1,0 +1,65 @@
+/* decisions.h — what a pass decided, as data.
+ *
+ * Every rewrite a pass applies, and every one it considers and refuses, is one record:
+ * {id, pass, rule, nodes, verdict, reason, numbers} — the shape of LLVM's optimization
+ * remarks. The decisions view, `optimize --explain`, `decisions.json` and the tests all
+ * read the same records. Ids are stable: the position of the record in the pipeline's
+ * log, so the same model and options give the same ids.
+ */
+#ifndef GL_DECISIONS_H
+#define GL_DECISIONS_H
+
+#include "util/json.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum gl_verdict { GL_APPLIED, GL_REFUSED } gl_verdict;
+
+typedef struct gl_decision_number {
+    char *key;   /* "cost_in", "bytes", "rank" */
+    double value;
+    char *text;  /* set instead of value for a textual fact ("perm" = "0,2,3,1"); owned */
+} gl_decision_number;
+
+typedef struct gl_decision {
+    int64_t id;        /* position in the log */
+    int step;          /* pipeline step (1 = first pass) */
+    char *pass;        /* pass name */
+    char *rule;        /* "duplicate-node", "dead-node", "push-through-Relu" */
+    gl_verdict verdict;
+    char *reason;      /* one sentence a person can read */
+    char **nodes;      /* names of the nodes involved, as they were before the rewrite */
+    size_t n_nodes, cap_nodes;
+    gl_decision_number *numbers;
+    size_t n_numbers, cap_numbers;
+} gl_decision;
+
+typedef struct gl_decision_log {
+    gl_decision *items;
+    size_t n, cap;
+    int64_t id_base; /* id of items[0]: a replay numbers its records as the full run did */
+} gl_decision_log;
+
+void gl_decision_log_free(gl_decision_log *log);
+/* Append a record (id = id_base + its position); fmt gives the reason. The pointer is valid until
+ * the next append. */
+gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
+                                 const char *rule, gl_verdict v, const char *fmt, va_list ap);
+void gl_decision_add_node(gl_decision *d, const char *name);
+void gl_decision_add_number(gl_decision *d, const char *key, double value);
+void gl_decision_add_text(gl_decision *d, const char *key, const char *text);
+/* "  #12 cse duplicate-node APPLIED: Relu 'b' computes the same as 'a' [nodes: a, b]" */
+void gl_decision_print(const gl_decision *d, FILE *f);
+void gl_decision_json(const gl_decision *d, gl_json *j);
+/* The value of number `key` (NAN when absent) / its text (NULL when absent). */
+double gl_decision_number_value(const gl_decision *d, const char *key);
+const char *gl_decision_number_text(const gl_decision *d, const char *key);
+/* Release one record's contents (for scratch records). */
+void gl_decision_clear(gl_decision *d);
+const char *gl_verdict_name(gl_verdict v); /* "applied" / "refused" */
+
+#endif

@@ -1,0 +1,82 @@
+/* pipeline.h — running a list of passes and keeping every step.
+ *
+ * After each pass the pipeline keeps a snapshot: a clone of the model (tensor bytes
+ * shared copy-on-write), its fingerprint (so a pass that changed nothing is marked),
+ * node count, time, and the range of decisions the pass recorded in the pipeline's log.
+ * Step 0 is the loaded model. Any step can be replayed with a smaller rewrite budget to
+ * see the graph after its first K rewrites (`+`/`-` in the TUI, bisecting a bad
+ * rewrite): decisions keep the same ids in the replay.
+ */
+#ifndef GL_PIPELINE_H
+#define GL_PIPELINE_H
+
+#include "passes/decisions.h"
+#include "passes/passes.h"
+
+/* --set PASS.OPT=V values. "load.freeze-inputs" belongs to the loader; every other key
+ * must name a pass and one of its options. */
+typedef struct gl_setting {
+    char *pass, *option;
+    int64_t value;
+} gl_setting;
+
+struct gl_settings {
+    gl_setting *items;
+    size_t n, cap;
+};
+
+gl_status gl_settings_apply(gl_settings *s, const char *assignment);
+int64_t gl_settings_lookup(const gl_settings *s, const char *pass, const char *option,
+                           int64_t dflt);
+void gl_settings_free(gl_settings *s);
+
+typedef struct gl_snapshot {
+    const gl_pass *pass;    /* NULL for step 0, the loaded model */
+    int64_t budget;         /* GL_BUDGET_UNLIMITED unless PASS:K */
+    gl_model *model;        /* owned: the model after this step */
+    uint64_t fingerprint;   /* gl_graph_fingerprint of model->graph */
+    bool changed;           /* fingerprint differs from the step before */
+    size_t nodes;           /* live top-level nodes */
+    int64_t rewrites;       /* applied rewrites */
+    double ms;              /* wall time of the pass */
+    size_t first_decision;  /* this step's records: log.items[first .. first + n) */
+    size_t n_decisions;
+} gl_snapshot;
+
+typedef struct gl_pipeline {
+    gl_snapshot *steps;     /* steps[0] is the input */
+    size_t n_steps;
+    gl_decision_log log;
+    gl_settings settings;   /* a copy of what it ran with */
+    char *failure;          /* a pass failed: its message (steps stop before it) */
+} gl_pipeline;
+
+enum {
+    /* Keep every step's model (the workbench, export). Without it only the last step
+     * keeps its model (optimize): one clone less per pass. */
+    GL_PIPELINE_KEEP_SNAPSHOTS = 1u << 0,
+};
+
+/* Run the plan on `input` (taken: it becomes step 0). A pass that fails ends the run:
+ * the steps so far are kept, p->failure says what happened, and the status is
+ * returned. *out is always set. */
+gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_plan,
+                          const gl_settings *settings, unsigned flags, gl_pipeline **out);
+/* The model of the last step (always kept). */
+gl_model *gl_pipeline_result(const gl_pipeline *p);
+void gl_pipeline_free(gl_pipeline *p);
+
+/* The model after the first `budget` rewrites of step k (k >= 1), computed from step
+ * k-1 (which must have kept its model). Its decisions go to *log (ids as in the full
+ * run). */
+gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
+                             gl_model **out, gl_decision_log *log);
+
+/* "00-input", "03-constant-folding" (budget shown as "-K3" when limited). */
+void gl_snapshot_label(const gl_pipeline *p, size_t k, char *buf, size_t len);
+
+/* The nodes (ids in step k's graph) that stand for the loaded node `origin`, i.e. whose
+ * provenance lists it: "where did node X go". *ids is malloc'd. */
+size_t gl_pipeline_trace(const gl_pipeline *p, size_t k, uint32_t origin, uint32_t **ids);
+
+#endif

@@ -1,0 +1,150 @@
+/* fingerprint.c — a hash of what a graph is, to tell whether a pass changed anything.
+ *
+ * Everything that would show in the saved file counts (nodes in order with op, domain,
+ * name, inputs, outputs, attributes and subgraphs; value names and types; initializer
+ * bytes; graph inputs/outputs); ids and provenance do not, since they never reach the
+ * file and a pass that only re-derives them changed nothing. */
+#include "ir/graph.h"
+
+#include <string.h>
+
+typedef struct hasher {
+    uint64_t h;
+} hasher;
+
+static void mix(hasher *s, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        s->h ^= b[i];
+        s->h *= 1099511628211ull;
+    }
+}
+
+static void mix_u64(hasher *s, uint64_t v) { mix(s, &v, sizeof(v)); }
+
+/* Strings carry their length so "ab","c" and "a","bc" differ; NULL differs from "". */
+static void mix_str(hasher *s, const char *str)
+{
+    if (!str) {
+        mix_u64(s, UINT64_MAX);
+        return;
+    }
+    size_t n = strlen(str);
+    mix_u64(s, n);
+    mix(s, str, n);
+}
+
+static void mix_bytes(hasher *s, const gl_bytes *b)
+{
+    mix_u64(s, b->len);
+    mix(s, b->data, b->len);
+}
+
+static void mix_type(hasher *s, const gl_type *t)
+{
+    mix_u64(s, (uint64_t)t->kind);
+    mix_u64(s, (uint64_t)t->dtype);
+    mix_u64(s, (uint64_t)(int64_t)t->shape.rank);
+    for (int d = 0; d < t->shape.rank; d++) {
+        mix_u64(s, (uint64_t)t->shape.dims[d].value);
+        mix_str(s, t->shape.dims[d].sym);
+    }
+    if (t->kind == GL_TYPE_OPAQUE)
+        mix_bytes(s, &t->opaque);
+}
+
+static void mix_tensor(hasher *s, const gl_tensor *t)
+{
+    mix_u64(s, t ? gl_tensor_hash(t) : 0);
+}
+
+/* The name a value is written under (captures read the outer value). */
+static const char *value_name(const gl_value *v)
+{
+    while (v && v->outer)
+        v = v->outer;
+    return v ? v->name : NULL;
+}
+
+static void mix_graph(hasher *s, const gl_graph *g);
+
+static void mix_attr(hasher *s, const gl_attr *a)
+{
+    mix_str(s, a->name);
+    mix_u64(s, (uint64_t)a->type);
+    mix_str(s, a->ref_attr_name);
+    switch (a->type) {
+    case GL_ATTR_FLOAT: mix(s, &a->f, sizeof(a->f)); break;
+    case GL_ATTR_INT: mix_u64(s, (uint64_t)a->i); break;
+    case GL_ATTR_STRING: mix_bytes(s, &a->s); break;
+    case GL_ATTR_TENSOR: mix_tensor(s, a->t); break;
+    case GL_ATTR_GRAPH: mix_graph(s, a->g); break;
+    default: break;
+    }
+    mix_u64(s, a->n);
+    for (size_t i = 0; i < a->n; i++) {
+        switch (a->type) {
+        case GL_ATTR_FLOATS: mix(s, &a->floats[i], sizeof(float)); break;
+        case GL_ATTR_INTS: mix_u64(s, (uint64_t)a->ints[i]); break;
+        case GL_ATTR_STRINGS: mix_bytes(s, &a->strings[i]); break;
+        case GL_ATTR_TENSORS: mix_tensor(s, a->tensors[i]); break;
+        case GL_ATTR_GRAPHS: mix_graph(s, a->graphs[i]); break;
+        case GL_ATTR_SPARSE_TENSOR: case GL_ATTR_SPARSE_TENSORS:
+        case GL_ATTR_TYPE_PROTO: case GL_ATTR_TYPE_PROTOS:
+            mix_bytes(s, &a->opaque[i]);
+            break;
+        default: break;
+        }
+    }
+}
+
+static void mix_value(hasher *s, const gl_value *v)
+{
+    mix_str(s, value_name(v));
+    if (v)
+        mix_type(s, &v->type);
+}
+
+static void mix_graph(hasher *s, const gl_graph *g)
+{
+    if (!g) {
+        mix_u64(s, 0);
+        return;
+    }
+    mix_str(s, g->name);
+    mix_u64(s, g->n_inputs);
+    for (size_t i = 0; i < g->n_inputs; i++)
+        mix_value(s, g->inputs[i]);
+    mix_u64(s, g->n_inits);
+    for (size_t i = 0; i < g->n_inits; i++) {
+        mix_str(s, g->inits[i]->name);
+        mix_tensor(s, g->inits[i]->init);
+    }
+    mix_u64(s, g->live_nodes);
+    const gl_node *n;
+    gl_foreach_node(g, i, n) {
+        mix_str(s, n->op_type);
+        mix_str(s, n->domain);
+        mix_str(s, n->name);
+        mix_u64(s, n->n_inputs);
+        for (size_t k = 0; k < n->n_inputs; k++)
+            mix_str(s, value_name(n->inputs[k]));
+        mix_u64(s, n->n_outputs);
+        for (size_t k = 0; k < n->n_outputs; k++)
+            mix_value(s, n->outputs[k]);
+        mix_u64(s, n->n_attrs);
+        for (size_t k = 0; k < n->n_attrs; k++)
+            mix_attr(s, &n->attrs[k]);
+    }
+    mix_u64(s, g->n_outputs);
+    for (size_t i = 0; i < g->n_outputs; i++)
+        mix_value(s, g->outputs[i]);
+}
+
+uint64_t gl_graph_fingerprint(const gl_graph *g)
+{
+    hasher s = {14695981039346656037ull};
+    mix_graph(&s, g);
+    return s.h;
+}

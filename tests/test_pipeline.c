@@ -1,0 +1,304 @@
+/* test_pipeline.c — snapshots, fingerprints, decisions, rewrite budgets, replay, --set. */
+#include "passes/pipeline.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* x -> Relu 'keep' -> y (output), plus `dead` chains of Neg nodes nobody reads, and two
+ * duplicate Abs nodes feeding an Add (one cse merge). */
+static gl_model *graph_with_work(int dead)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
+    gl_node *keep = tu_node(g, "Relu", "keep", 1, x);
+    gl_node *a1 = tu_node(g, "Abs", "abs1", 1, keep->outputs[0]);
+    gl_node *a2 = tu_node(g, "Abs", "abs2", 1, keep->outputs[0]);
+    gl_node *sum = tu_node(g, "Add", "sum", 2, a1->outputs[0], a2->outputs[0]);
+    tu_output(g, sum->outputs[0]);
+    gl_value *prev = x;
+    for (int i = 0; i < dead; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "dead%d", i);
+        prev = tu_node(g, "Neg", name, 1, prev)->outputs[0];
+    }
+    /* As the loader does: each node stands for itself. */
+    gl_node *n;
+    gl_foreach_node(g, i, n)
+        gl_node_set_provenance(n, &n->id, 1, -1);
+    return m;
+}
+
+static gl_pipeline *run_plan(gl_model *m, const char *spec, unsigned flags)
+{
+    gl_pass_step *plan;
+    size_t n;
+    cr_assert_eq(gl_pass_list_parse(spec, &plan, &n), GL_OK, "%s", gl_error_message());
+    gl_pipeline *p;
+    cr_assert_eq(gl_pipeline_run(m, plan, n, NULL, flags, &p), GL_OK, "%s",
+                 gl_error_message());
+    free(plan);
+    return p;
+}
+
+Test(pipeline, snapshots_counts_and_unchanged_detection)
+{
+    gl_pipeline *p = run_plan(graph_with_work(3), "toposort,dce,dce,cse",
+                              GL_PIPELINE_KEEP_SNAPSHOTS);
+    cr_assert_eq(p->n_steps, 5);
+    cr_assert_null(p->steps[0].pass);
+    cr_assert_eq(p->steps[0].nodes, 7);
+    cr_assert_not(p->steps[1].changed, "toposort of a sorted graph changes nothing");
+    cr_assert(p->steps[2].changed);
+    cr_assert_eq(p->steps[2].nodes, 4, "three dead Neg nodes removed");
+    cr_assert_eq(p->steps[2].rewrites, 3);
+    cr_assert_not(p->steps[3].changed, "dce twice: the second finds nothing");
+    cr_assert(p->steps[4].changed);
+    cr_assert_eq(p->steps[4].nodes, 3, "abs2 merged into abs1");
+    for (size_t k = 0; k < p->n_steps; k++) {
+        cr_assert_not_null(p->steps[k].model);
+        cr_assert_eq(gl_graph_verify(p->steps[k].model->graph, false), GL_OK);
+        cr_assert_eq(p->steps[k].fingerprint, gl_graph_fingerprint(p->steps[k].model->graph));
+    }
+    char label[64];
+    gl_snapshot_label(p, 0, label, sizeof(label));
+    cr_assert_str_eq(label, "00-input");
+    gl_snapshot_label(p, 4, label, sizeof(label));
+    cr_assert_str_eq(label, "04-cse");
+    gl_pipeline_free(p);
+}
+
+Test(pipeline, without_snapshots_only_the_result_is_kept)
+{
+    gl_pipeline *p = run_plan(graph_with_work(2), "dce,cse", 0);
+    cr_assert_eq(p->n_steps, 3);
+    cr_assert_null(p->steps[0].model);
+    cr_assert_null(p->steps[1].model);
+    cr_assert_not_null(gl_pipeline_result(p));
+    cr_assert_eq(gl_pipeline_result(p)->graph->live_nodes, 3);
+    gl_pipeline_free(p);
+}
+
+Test(pipeline, snapshots_unaffected_by_later_edits)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, (int64_t[]){2});
+    gl_value *w = tu_const_f32(g, "w", 1, (int64_t[]){2}, (float[]){1.5f, 2.5f});
+    gl_node *add = tu_node(g, "Add", "add", 2, x, w);
+    tu_output(g, add->outputs[0]);
+    gl_pipeline *p = run_plan(m, "toposort,toposort", GL_PIPELINE_KEEP_SNAPSHOTS);
+    uint64_t fp0 = gl_graph_fingerprint(p->steps[0].model->graph);
+
+    /* Edit the last snapshot in place: bytes, an attribute, a name. */
+    gl_graph *last = p->steps[2].model->graph;
+    gl_value *lw = gl_find_value(last, "w");
+    float *bytes = gl_tensor_make_writable(lw->init);
+    bytes[0] = -7.0f;
+    gl_node_set_attr_int(last->nodes[0], "marker", 1);
+    cr_assert_eq(gl_rename_value(last, gl_find_value(last, "x"), "x_renamed"), GL_OK);
+
+    const float *orig = gl_tensor_data(gl_find_value(p->steps[0].model->graph, "w")->init);
+    cr_assert_float_eq(orig[0], 1.5f, 0);
+    cr_assert_null(gl_node_attr(p->steps[0].model->graph->nodes[0], "marker"));
+    cr_assert_not_null(gl_find_value(p->steps[1].model->graph, "x"));
+    cr_assert_eq(gl_graph_fingerprint(p->steps[0].model->graph), fp0);
+    cr_assert_neq(gl_graph_fingerprint(last), fp0);
+    gl_pipeline_free(p);
+}
+
+/* The fingerprint sees what the saved file would show, and nothing else. */
+Test(pipeline, fingerprint_sensitivity)
+{
+    gl_model *m = graph_with_work(1);
+    uint64_t base = gl_graph_fingerprint(m->graph);
+    gl_model *c = gl_model_clone(m);
+    cr_assert_eq(gl_graph_fingerprint(c->graph), base, "a clone is the same graph");
+    gl_node *keep = gl_find_node(c->graph, "keep");
+    gl_node_set_provenance(keep, (uint32_t[]){99}, 1, 42);
+    cr_assert_eq(gl_graph_fingerprint(c->graph), base, "provenance is not content");
+
+    static const char *const edits[] = {"attr", "rename-node", "rename-value", "rewire",
+                                        "shape", "order"};
+    for (size_t e = 0; e < GL_ARRAY_LEN(edits); e++) {
+        gl_model *d = gl_model_clone(m);
+        gl_graph *g = d->graph;
+        gl_node *n = gl_find_node(g, "abs1");
+        if (!strcmp(edits[e], "attr"))
+            gl_node_set_attr_int(n, "alpha", 1);
+        else if (!strcmp(edits[e], "rename-node")) {
+            free(n->name);
+            n->name = strdup("abs_renamed");
+        } else if (!strcmp(edits[e], "rename-value"))
+            gl_rename_value(g, n->outputs[0], "renamed_out");
+        else if (!strcmp(edits[e], "rewire"))
+            gl_set_input(g, n, 0, gl_find_value(g, "x"));
+        else if (!strcmp(edits[e], "shape"))
+            gl_shape_set_rank(&n->outputs[0]->type.shape, 3);
+        else {
+            gl_node *abs2 = gl_find_node(g, "abs2");
+            gl_node *order[8];
+            size_t k = 0;
+            gl_node *it;
+            gl_foreach_node(g, i, it)
+                order[k++] = it == n ? abs2 : it == abs2 ? n : it;
+            cr_assert_eq(gl_graph_set_order(g, order, k), GL_OK);
+        }
+        cr_assert_neq(gl_graph_fingerprint(g), base, "edit '%s' not seen", edits[e]);
+        gl_model_free(d);
+    }
+    gl_model_free(c);
+    gl_model_free(m);
+}
+
+/* Budgets K = 0..all give a monotone sequence of graphs, each K exactly K rewrites, and
+ * the decisions of a budgeted run are the first records of the full run, same ids. */
+Test(pipeline, budgets_give_a_monotone_sequence)
+{
+    const int dead = 6;
+    gl_pipeline *full = run_plan(graph_with_work(dead), "toposort,dce",
+                                 GL_PIPELINE_KEEP_SNAPSHOTS);
+    const gl_snapshot *fs = &full->steps[2];
+    cr_assert_eq(fs->rewrites, dead);
+    size_t prev_nodes = full->steps[1].nodes + 1;
+    for (int k = 0; k <= dead + 1; k++) {
+        char spec[64];
+        snprintf(spec, sizeof(spec), "toposort,dce:%d", k);
+        gl_pipeline *p = run_plan(graph_with_work(dead), spec, GL_PIPELINE_KEEP_SNAPSHOTS);
+        const gl_snapshot *s = &p->steps[2];
+        int expect = k < dead ? k : dead;
+        cr_assert_eq(s->rewrites, expect, "K=%d", k);
+        cr_assert_eq(s->nodes, full->steps[1].nodes - (size_t)expect, "K=%d", k);
+        cr_assert_lt(s->nodes, prev_nodes, "K=%d: not monotone", k);
+        prev_nodes = s->nodes + (k >= dead); /* past the end, the graph stops changing */
+        size_t applied = 0;
+        for (size_t i = 0; i < s->n_decisions; i++) {
+            const gl_decision *d = &p->log.items[s->first_decision + i];
+            const gl_decision *f = &full->log.items[fs->first_decision + i];
+            cr_assert_eq(d->id, f->id, "K=%d: ids differ", k);
+            cr_assert_str_eq(d->rule, f->rule);
+            cr_assert_eq(d->n_nodes, f->n_nodes);
+            if (d->n_nodes)
+                cr_assert_str_eq(d->nodes[0], f->nodes[0]);
+            applied += d->verdict == GL_APPLIED;
+        }
+        cr_assert_eq(applied, (size_t)expect, "K=%d", k);
+        /* Replaying step 2 of the full run with budget K gives the same graph. */
+        gl_model *r;
+        gl_decision_log log = {0};
+        cr_assert_eq(gl_pipeline_replay(full, 2, k, &r, &log), GL_OK, "%s",
+                     gl_error_message());
+        cr_assert_eq(gl_graph_fingerprint(r->graph), s->fingerprint, "K=%d: replay", k);
+        if (log.n)
+            cr_assert_eq(log.items[0].id, (int64_t)fs->first_decision);
+        gl_decision_log_free(&log);
+        gl_model_free(r);
+        gl_pipeline_free(p);
+    }
+    gl_pipeline_free(full);
+}
+
+Test(pipeline, decision_ids_are_stable_across_runs)
+{
+    gl_pipeline *a = run_plan(graph_with_work(4), "all", 0);
+    gl_pipeline *b = run_plan(graph_with_work(4), "all", 0);
+    cr_assert_eq(a->log.n, b->log.n);
+    cr_assert_gt(a->log.n, 0);
+    for (size_t i = 0; i < a->log.n; i++) {
+        cr_assert_eq(a->log.items[i].id, (int64_t)i);
+        cr_assert_eq(b->log.items[i].id, (int64_t)i);
+        cr_assert_str_eq(a->log.items[i].rule, b->log.items[i].rule);
+        cr_assert_str_eq(a->log.items[i].reason, b->log.items[i].reason);
+    }
+    gl_pipeline_free(a);
+    gl_pipeline_free(b);
+}
+
+Test(pipeline, trace_follows_a_merged_node)
+{
+    gl_pipeline *p = run_plan(graph_with_work(0), "cse", GL_PIPELINE_KEEP_SNAPSHOTS);
+    const gl_graph *g0 = p->steps[0].model->graph;
+    uint32_t abs1 = gl_find_node(g0, "abs1")->id, abs2 = gl_find_node(g0, "abs2")->id;
+    uint32_t *ids;
+    size_t n = gl_pipeline_trace(p, 1, abs2, &ids);
+    cr_assert_eq(n, 1, "abs2 went somewhere");
+    cr_assert_eq(ids[0], abs1, "abs2 went into abs1");
+    free(ids);
+    n = gl_pipeline_trace(p, 1, abs1, &ids);
+    cr_assert_eq(n, 1);
+    free(ids);
+    gl_pipeline_free(p);
+}
+
+/* ---- --set ------------------------------------------------------------------------- */
+
+static const struct {
+    const char *assignment;
+    bool ok;
+    const char *error_part;
+} set_cases[] = {
+    {"load.freeze-inputs=1", true, NULL},
+    {"load.freeze-inputs=0x1", true, NULL},
+    {"load.bogus=1", false, "not an option"},
+    {"nopass.x=1", false, "no pass"},
+    {"load.freeze-inputs=yes", false, "whole number"},
+    {"load.freeze-inputs=", false, "whole number"},
+    {"freeze-inputs=1", false, "PASS.OPTION=VALUE"},
+    {"load.freeze-inputs", false, "PASS.OPTION=VALUE"},
+    {".x=1", false, "PASS.OPTION=VALUE"},
+};
+
+Test(settings, apply_and_lookup)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(set_cases); i++) {
+        gl_settings s = {0};
+        gl_status st = gl_settings_apply(&s, set_cases[i].assignment);
+        cr_expect_eq(st == GL_OK, set_cases[i].ok, "'%s': %s", set_cases[i].assignment,
+                     gl_error_message());
+        if (st != GL_OK)
+            cr_expect(strstr(gl_error_message(), set_cases[i].error_part) != NULL,
+                      "'%s': %s", set_cases[i].assignment, gl_error_message());
+        gl_settings_free(&s);
+    }
+    gl_settings s = {0};
+    cr_assert_eq(gl_settings_lookup(&s, "load", "freeze-inputs", 7), 7, "default");
+    cr_assert_eq(gl_settings_apply(&s, "load.freeze-inputs=1"), GL_OK);
+    cr_assert_eq(gl_settings_apply(&s, "load.freeze-inputs=0"), GL_OK);
+    cr_assert_eq(gl_settings_lookup(&s, "load", "freeze-inputs", 7), 0, "last one wins");
+    gl_settings_free(&s);
+}
+
+Test(decisions, records_print_and_numbers)
+{
+    gl_pass_ctx ctx = {.pass = gl_pass_find("dce"), .step = 3, .budget = 1};
+    gl_decision_log log = {0};
+    ctx.log = &log;
+    gl_decision *d = gl_pass_decide(&ctx, "dead-node", GL_REFUSED, "kept '%s'", "n1");
+    gl_decision_add_node(d, "n1");
+    gl_decision_add_number(d, "bytes", 4096);
+    gl_decision_add_text(d, "perm", "0,2,3,1");
+    cr_assert(gl_pass_may_rewrite(&ctx), "a refusal does not spend the budget");
+    d = gl_pass_decide(&ctx, "dead-node", GL_APPLIED, "removed '%s'", "n2");
+    cr_assert_not(gl_pass_may_rewrite(&ctx), "budget 1 spent");
+    cr_assert_eq(log.n, 2);
+    cr_assert_eq(log.items[1].id, 1);
+    cr_assert_eq(log.items[0].step, 3);
+    cr_assert_str_eq(log.items[0].pass, "dce");
+    cr_assert_float_eq(gl_decision_number_value(&log.items[0], "bytes"), 4096, 0);
+    cr_assert(isnan(gl_decision_number_value(&log.items[0], "missing")));
+    cr_assert_str_eq(gl_decision_number_text(&log.items[0], "perm"), "0,2,3,1");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    gl_decision_print(&log.items[0], f);
+    fclose(f);
+    cr_assert(strstr(text, "#0") && strstr(text, "refused") && strstr(text, "kept 'n1'") &&
+                  strstr(text, "[n1]") && strstr(text, "bytes=4096") &&
+                  strstr(text, "perm=0,2,3,1"),
+              "%s", text);
+    free(text);
+    gl_decision_log_free(&log);
+}

@@ -51,3 +51,7 @@ echo "== load: graphlab vs protobuf-c unpack =="
 echo
 echo "== toposort =="
 "$builddir/bench/bench_toposort" -n "${TOPO_NODES:-100000}" -r "${RUNS:-7}"
+echo
+echo "== pipeline: keeping a snapshot per step vs only the result =="
+# shellcheck disable=SC2086
+"$builddir/bench/bench_pipeline" -n "${RUNS:-5}" $shared $models/many_nodes.onnx

@@ -137,6 +137,49 @@ for m in "$GL_SRCDIR"/examples/*/model.onnx; do
     check "example $name: optimized copy loads" [ "$rc" -eq 0 ]
 done
 
+# --- export: every step as files, decisions.json, one self-contained index.html -----------
+ex="$GL_SRCDIR/examples/conv_nhwc/model.onnx"
+run export "$ex" -d "$tmp/exp" --passes toposort,dce,cse
+check "export exits 0" [ "$rc" -eq 0 ]
+for step in 00-input 01-toposort 02-dce 03-cse; do
+    for ext in dot svg onnx diff.txt; do
+        check "export wrote $step.$ext" [ -s "$tmp/exp/$step.$ext" ]
+    done
+    run info "$tmp/exp/$step.onnx"
+    check "export: $step.onnx loads" [ "$rc" -eq 0 ]
+done
+check "export: the input's diff says nothing changed" grep -q "no changes" "$tmp/exp/00-input.diff.txt"
+check "export wrote decisions.json" [ -s "$tmp/exp/decisions.json" ]
+check "export wrote index.html" [ -s "$tmp/exp/index.html" ]
+check "index.html loads nothing from the network" \
+    sh -c "! grep -Eo '(src|href)=\"[a-z]+://[^\"]*' '$tmp/exp/index.html' | grep -q ."
+check "index.html inlines the graphs" grep -q "<svg" "$tmp/exp/index.html"
+if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ]; then
+    check "decisions.json: one entry per step, ids in order" "$GL_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [s["label"] for s in d["steps"]] == ["00-input", "01-toposort", "02-dce", "03-cse"], d["steps"]
+assert [x["id"] for x in d["decisions"]] == list(range(len(d["decisions"])))
+for s in d["steps"]:
+    for i in s["decisions"]:
+        assert d["decisions"][i]["step"] == s["step"]
+' "$tmp/exp/decisions.json"
+    check "every exported .onnx passes onnx.checker" "$GL_PYTHON" -c '
+import glob, onnx, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*.onnx")):
+    onnx.checker.check_model(onnx.load(f), full_check=True)
+' "$tmp/exp"
+    check "every exported .svg is well-formed XML" "$GL_PYTHON" -c '
+import glob, sys, xml.etree.ElementTree as ET
+for f in sorted(glob.glob(sys.argv[1] + "/*.svg")):
+    ET.parse(f)
+' "$tmp/exp"
+fi
+run export "$DATA/bad/cycle.onnx" -d "$tmp/exp-bad"
+check "export of a bad model: exit 2" [ "$rc" -eq 2 ]
+run export "$ex"
+check "export without -d: exit 2" [ "$rc" -eq 2 ]
+
 # --- optimize --explain / --json carry the decisions --------------------------------------
 run optimize "$GL_SRCDIR/examples/transformer_block/model.onnx" -o "$tmp/tb.onnx" --passes cse,dce --explain
 check "optimize --explain exits 0" [ "$rc" -eq 0 ]

@@ -15,6 +15,8 @@ static const gl_command command_table[] = {
      gl_cmd_info},
     {"optimize", "MODEL -o OUT.onnx [--passes LIST] [--explain] [--json] [--set PASS.OPT=V]",
      "run passes and save the result (the input is never written)", gl_cmd_optimize},
+    {"export", "MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]",
+     "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
 };
 
 const gl_command *gl_command_table(size_t *count)

@@ -1,0 +1,368 @@
+/* export.c — `graphlab export MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]`.
+ *
+ * Everything the workbench shows, as files: for each step NN-PASS.{dot,svg,onnx,diff.txt}
+ * (00-input first, with an empty diff), decisions.json, and index.html — one page with
+ * no network references: the pipeline table, then each step's SVG (inline), diff and
+ * decisions. */
+#include "cli/cli.h"
+
+#include "diff/diff.h"
+#include "onnx/onnx_io.h"
+#include "passes/pipeline.h"
+#include "render/render.h"
+#include "util/json.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct export_args {
+    const char *model, *dir, *passes;
+    gl_settings settings;
+} export_args;
+
+/* What was written for one step, for the index page. */
+typedef struct step_files {
+    char label[96];
+    char *svg;        /* owned SVG text (NULL if rendering failed) */
+    size_t svg_len;
+    char *diff_text;  /* owned */
+    gl_render_info render;
+    size_t n_changes;
+} step_files;
+
+enum { OPT_PASSES = 256, OPT_SET };
+
+static int parse_args(int argc, char **argv, export_args *a)
+{
+    static const struct option long_opts[] = {
+        {"dir", required_argument, NULL, 'd'},
+        {"passes", required_argument, NULL, OPT_PASSES},
+        {"set", required_argument, NULL, OPT_SET},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    a->passes = "all";
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "d:h", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': a->dir = optarg; break;
+        case OPT_PASSES: a->passes = optarg; break;
+        case OPT_SET:
+            if (gl_settings_apply(&a->settings, optarg) != GL_OK)
+                return gl_cli_usage_error("export", "%s", gl_error_message());
+            break;
+        case 'h': gl_cli_print_help(stdout); return -1;
+        default:
+            return gl_cli_usage_error("export", "unknown option or missing value '%s'",
+                                      argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1)
+        return gl_cli_usage_error("export", "expected one MODEL");
+    a->model = argv[optind];
+    if (!a->dir)
+        return gl_cli_usage_error("export", "missing -d DIR");
+    return GL_EXIT_OK;
+}
+
+static gl_status make_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+            return GL_OK;
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
+    }
+    return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
+}
+
+static gl_status write_text(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
+    bool ok = fwrite(text, 1, len, f) == len;
+    if (fclose(f) != 0 || !ok)
+        return gl_fail(GL_ERR_IO, "%s: write failed", path);
+    return GL_OK;
+}
+
+/* The diff text of step k against step k-1 (step 0: against itself, i.e. empty). */
+static char *diff_text(const gl_pipeline *p, size_t k, size_t *n_changes, gl_diff **out)
+{
+    const gl_graph *before = p->steps[k ? k - 1 : 0].model->graph;
+    gl_diff *d = gl_diff_graphs(before, p->steps[k].model->graph, GL_DIFF_MATCH_IDS);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (d && f)
+        gl_diff_write_text(d, f);
+    if (f)
+        fclose(f);
+    *n_changes = d ? d->n_nodes + d->n_values : 0;
+    *out = d;
+    return text ? text : gl_xstrdup("");
+}
+
+static gl_status export_step(const export_args *a, const gl_pipeline *p, size_t k,
+                             step_files *sf)
+{
+    char path[4096];
+    gl_snapshot_label(p, k, sf->label, sizeof(sf->label));
+    const gl_model *m = p->steps[k].model;
+    gl_diff *d = NULL;
+    sf->diff_text = diff_text(p, k, &sf->n_changes, &d);
+    gl_render_opts ro = {.diff = k ? d : NULL, .title = sf->label};
+    char *dot = NULL;
+    size_t dot_len = 0;
+
+    snprintf(path, sizeof(path), "%s/%s.diff.txt", a->dir, sf->label);
+    gl_status st = write_text(path, sf->diff_text, strlen(sf->diff_text));
+    if (st == GL_OK && (st = gl_render_dot(m->graph, &ro, &dot, &dot_len, &sf->render)) == GL_OK) {
+        snprintf(path, sizeof(path), "%s/%s.dot", a->dir, sf->label);
+        st = write_text(path, dot, dot_len);
+    }
+    if (st == GL_OK && (st = gl_render_svg(m->graph, &ro, &sf->svg, &sf->svg_len, NULL)) == GL_OK) {
+        snprintf(path, sizeof(path), "%s/%s.svg", a->dir, sf->label);
+        st = write_text(path, sf->svg, sf->svg_len);
+    }
+    if (st == GL_OK) {
+        snprintf(path, sizeof(path), "%s/%s.onnx", a->dir, sf->label);
+        st = gl_model_save(m, path, NULL);
+    }
+    free(dot);
+    gl_diff_free(d);
+    return st;
+}
+
+static void json_steps(gl_json *j, const gl_pipeline *p, const step_files *files)
+{
+    gl_json_array_begin(j, "steps");
+    for (size_t k = 0; k < p->n_steps; k++) {
+        const gl_snapshot *s = &p->steps[k];
+        gl_json_object_begin(j, NULL);
+        gl_json_int(j, "step", (int64_t)k);
+        gl_json_string(j, "label", files[k].label);
+        gl_json_string(j, "pass", s->pass ? s->pass->name : NULL);
+        if (s->budget != GL_BUDGET_UNLIMITED)
+            gl_json_int(j, "budget", s->budget);
+        else
+            gl_json_null(j, "budget");
+        gl_json_bool(j, "changed", k > 0 && s->changed);
+        gl_json_int(j, "nodes", (int64_t)s->nodes);
+        gl_json_int(j, "rewrites", s->rewrites);
+        gl_json_double(j, "ms", s->ms);
+        gl_json_int(j, "diff_changes", (int64_t)files[k].n_changes);
+        gl_json_array_begin(j, "decisions");
+        for (size_t i = 0; i < s->n_decisions; i++)
+            gl_json_int(j, NULL, p->log.items[s->first_decision + i].id);
+        gl_json_array_end(j);
+        gl_json_object_end(j);
+    }
+    gl_json_array_end(j);
+}
+
+static gl_status write_decisions_json(const export_args *a, const gl_pipeline *p,
+                                      const step_files *files)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/decisions.json", a->dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
+    gl_json j;
+    gl_json_init(&j, f, true);
+    gl_json_object_begin(&j, NULL);
+    gl_json_string(&j, "model", a->model);
+    json_steps(&j, p, files);
+    gl_json_array_begin(&j, "decisions");
+    for (size_t i = 0; i < p->log.n; i++)
+        gl_decision_json(&p->log.items[i], &j);
+    gl_json_array_end(&j);
+    gl_json_object_end(&j);
+    gl_json_finish(&j);
+    return fclose(f) == 0 ? GL_OK : gl_fail(GL_ERR_IO, "%s: write failed", path);
+}
+
+/* ---- index.html ----------------------------------------------------------------------- */
+
+static void html_escape(FILE *f, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && s[i]; i++) {
+        switch (s[i]) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(s[i], f);
+        }
+    }
+}
+
+static void html_text(FILE *f, const char *s) { html_escape(f, s, s ? strlen(s) : 0); }
+
+/* The SVG without its XML prolog and doctype, so it can sit inside the page. */
+static const char *svg_body(const char *svg)
+{
+    const char *start = svg ? strstr(svg, "<svg") : NULL;
+    return start ? start : "";
+}
+
+static const char page_style[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}"
+    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
+    "th{background:#f3f3f3}td.num{text-align:right}tr.changed td:first-child{font-weight:bold}"
+    "pre{background:#f7f7f7;padding:8px;overflow:auto;max-height:30em}"
+    ".svg{overflow:auto;border:1px solid #ddd;max-height:50em}.applied{color:#075}"
+    ".refused{color:#a40}details{margin:1em 0}summary{cursor:pointer;font-size:1.1em}";
+
+static void html_pipeline_table(FILE *f, const gl_pipeline *p, const step_files *files)
+{
+    fputs("<table><tr><th>step</th><th>pass</th><th>changed</th><th>nodes</th>"
+          "<th>rewrites</th><th>decisions</th><th>time (ms)</th></tr>\n", f);
+    for (size_t k = 0; k < p->n_steps; k++) {
+        const gl_snapshot *s = &p->steps[k];
+        bool changed = k > 0 && s->changed;
+        fprintf(f, "<tr%s><td><a href=\"#%s\">", changed ? " class=\"changed\"" : "",
+                files[k].label);
+        html_text(f, files[k].label);
+        fprintf(f, "</a></td><td>%s</td><td>%s</td><td class=num>%zu</td>"
+                   "<td class=num>%lld</td><td class=num>%zu</td><td class=num>%.2f</td></tr>\n",
+                s->pass ? s->pass->name : "load", k == 0 ? "" : changed ? "yes" : "no",
+                s->nodes, (long long)s->rewrites, s->n_decisions, s->ms);
+    }
+    fputs("</table>\n", f);
+}
+
+static void html_decisions(FILE *f, const gl_pipeline *p, const gl_snapshot *s)
+{
+    if (s->n_decisions == 0) {
+        fputs("<p>No decisions recorded.</p>\n", f);
+        return;
+    }
+    fputs("<table><tr><th>#</th><th>verdict</th><th>rule</th><th>reason</th><th>nodes</th>"
+          "<th>numbers</th></tr>\n", f);
+    for (size_t i = 0; i < s->n_decisions; i++) {
+        const gl_decision *d = &p->log.items[s->first_decision + i];
+        fprintf(f, "<tr><td class=num>%lld</td><td class=%s>%s</td><td>", (long long)d->id,
+                gl_verdict_name(d->verdict), gl_verdict_name(d->verdict));
+        html_text(f, d->rule);
+        fputs("</td><td>", f);
+        html_text(f, d->reason);
+        fputs("</td><td>", f);
+        for (size_t n = 0; n < d->n_nodes; n++) {
+            fputs(n ? ", " : "", f);
+            html_text(f, d->nodes[n]);
+        }
+        fputs("</td><td>", f);
+        for (size_t n = 0; n < d->n_numbers; n++) {
+            fputs(n ? ", " : "", f);
+            html_text(f, d->numbers[n].key);
+            fputc('=', f);
+            if (d->numbers[n].text)
+                html_text(f, d->numbers[n].text);
+            else
+                fprintf(f, "%g", d->numbers[n].value);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+static gl_status write_index(const export_args *a, const gl_pipeline *p,
+                             const step_files *files)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/index.html", a->dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>graphlab: ", f);
+    html_text(f, a->model);
+    fprintf(f, "</title><style>%s</style></head><body>\n<h1>graphlab: ", page_style);
+    html_text(f, a->model);
+    fputs("</h1>\n", f);
+    if (p->failure) {
+        fputs("<p><b>The pipeline stopped:</b> ", f);
+        html_text(f, p->failure);
+        fputs("</p>\n", f);
+    }
+    html_pipeline_table(f, p, files);
+    for (size_t k = 0; k < p->n_steps; k++) {
+        fprintf(f, "<details id=\"%s\"%s><summary>", files[k].label,
+                k == 0 || p->steps[k].changed ? " open" : "");
+        html_text(f, files[k].label);
+        fprintf(f, " — %zu nodes%s</summary>\n", p->steps[k].nodes,
+                k > 0 && !p->steps[k].changed ? " (unchanged)" : "");
+        fprintf(f, "<p>Files: <a href=\"%s.svg\">svg</a> <a href=\"%s.dot\">dot</a> "
+                   "<a href=\"%s.onnx\">onnx</a> <a href=\"%s.diff.txt\">diff</a></p>\n",
+                files[k].label, files[k].label, files[k].label, files[k].label);
+        if (files[k].render.reduced) {
+            fputs("<p><i>", f);
+            html_text(f, files[k].render.note);
+            fputs("</i></p>\n", f);
+        }
+        fputs("<h3>Diff</h3><pre>", f);
+        html_text(f, files[k].diff_text);
+        fputs("</pre>\n<h3>Decisions</h3>\n", f);
+        html_decisions(f, p, &p->steps[k]);
+        fputs("<h3>Graph</h3><div class=svg>\n", f);
+        fputs(svg_body(files[k].svg), f);
+        fputs("</div></details>\n", f);
+    }
+    fputs("</body></html>\n", f);
+    return fclose(f) == 0 ? GL_OK : gl_fail(GL_ERR_IO, "%s: write failed", path);
+}
+
+int gl_cmd_export(int argc, char **argv)
+{
+    export_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    gl_pass_step *plan = NULL;
+    size_t n_plan = 0;
+    gl_pipeline *p = NULL;
+    step_files *files = NULL;
+    gl_model *m = NULL;
+    gl_status st = GL_OK;
+    if (rc != GL_EXIT_OK)
+        goto done;
+    if ((st = gl_pass_list_parse(a.passes, &plan, &n_plan)) != GL_OK) {
+        rc = gl_cli_usage_error("export", "%s", gl_error_message());
+        goto done;
+    }
+    if ((st = gl_cli_load(a.model, &a.settings, &m)) == GL_OK &&
+        (st = make_dir(a.dir)) == GL_OK) {
+        gl_status run = gl_pipeline_run(m, plan, n_plan, &a.settings,
+                                        GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+        m = NULL; /* the pipeline owns it now */
+        files = gl_xcalloc(p->n_steps, sizeof(*files));
+        for (size_t k = 0; st == GL_OK && k < p->n_steps; k++)
+            st = export_step(&a, p, k, &files[k]);
+        if (st == GL_OK)
+            st = write_decisions_json(&a, p, files);
+        if (st == GL_OK)
+            st = write_index(&a, p, files);
+        if (st == GL_OK) {
+            printf("exported %zu steps to %s/ (index.html, decisions.json)\n", p->n_steps, a.dir);
+            st = run; /* a failed pass still exports the steps before it, then fails */
+        }
+    }
+    rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
+done:
+    for (size_t k = 0; files && k < p->n_steps; k++) {
+        free(files[k].svg);
+        free(files[k].diff_text);
+    }
+    free(files);
+    gl_pipeline_free(p);
+    gl_model_free(m);
+    free(plan);
+    gl_settings_free(&a.settings);
+    return rc < 0 ? GL_EXIT_OK : rc;
+}

@@ -1,0 +1,124 @@
+/* render.h — a graph snapshot as a Graphviz document (cgraph + gvc in-process).
+ *
+ * Nodes are boxes "op / name / output shapes" (one line each); edges carry the shape of the
+ * value they carry, one edge per (value, consumer) with "x2" when a node reads a value
+ * twice; initializers are small boxes, or lines inside the consumer's box when
+ * fold_constants is set (only constants read by that one node: a shared constant stays a
+ * box so sharing stays visible); graph inputs/outputs are ellipses "input: x" /
+ * "output: y". Against a diff, added nodes are green and labelled "+ ", modified amber
+ * "~ " (with "changed: attr pads, ..."), replacements blue "> " with a line
+ * "replaces: 'c1', 'r1'" — the marks are textual too, never colour alone; removed nodes
+ * are listed in the graph label (first 10, then "+N more").
+ *
+ * Labels are plain quoted strings, not HTML-like or record labels: Graphviz 2.42 leaks
+ * every HTML text span and every record field at layout time, plain labels do not.
+ * Names are shown as valid UTF-8 with control characters and invalid bytes spelled
+ * "\xNN" (and '&' before an entity-like "&name;" too, which Graphviz would otherwise
+ * decode or pass raw into the SVG); names longer than 60 characters are cut in the middle.
+ * Output is deterministic: the same graph and options give byte-identical DOT.
+ *
+ * Drawings of more than 400 boxes carry edge labels as xlabels (placed after layout):
+ * dot lays them out about 3x faster.
+ *
+ * Big graphs: when the full drawing would need more than max_nodes boxes, constants are
+ * folded first; if that is not enough the render shows the neighbourhood of `focus`
+ * (`radius` hops over producer/consumer edges, "... N more" stubs at the cut), or
+ * collapses nodes into groups by name prefix ("/layer1/conv/Conv" -> "layer1") at the
+ * deepest prefix depth that fits, or — when names carry no usable prefix — into chunks of
+ * consecutive nodes in graph order (a group of one is drawn as the node itself). Reduced
+ * views fold every constant. info->note and the graph label say what was drawn.
+ *
+ * Thread safety: Graphviz keeps global state (parser, error hooks, dot internals), so
+ * every call into it holds one process-wide mutex; each call makes its own small context
+ * (gvContextPlugins with only the dot layout and core plugins: ~0.1 ms, no fontconfig).
+ */
+#ifndef GL_RENDER_H
+#define GL_RENDER_H
+
+#include "diff/diff.h"
+#include "ir/graph.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gl_render_opts {
+    const gl_diff *diff;   /* marks against the previous snapshot; NULL: none */
+    size_t max_nodes;      /* most boxes to lay out; 0: default 1500; below 16 counts as 16 */
+    const char *focus;     /* node name for the neighbourhood view of big graphs (not
+                            * found: the collapsed view, and the note says so); the node
+                            * gets a thick border wherever it is drawn */
+    int radius;            /* hops around focus (0: default 3) */
+    bool fold_constants;   /* constants read by one node become lines in its box */
+    const char *title;     /* graph label, e.g. "03-constant-folding" */
+} gl_render_opts;
+
+typedef struct gl_render_info {
+    size_t nodes_drawn;    /* boxes in the drawing (nodes, groups, inputs, outputs,
+                            * constants, stubs): what gets laid out, <= max_nodes */
+    bool reduced;          /* a neighbourhood or collapsed view was drawn */
+    char note[256];        /* what was drawn instead of the whole graph ("" if all of it);
+                            * also set when constants were folded to fit max_nodes */
+} gl_render_info;
+
+/* DOT text (malloc'd, NUL-terminated). `o` and `info` may be NULL everywhere. */
+gl_status gl_render_dot(const gl_graph *g, const gl_render_opts *o, char **dot,
+                        size_t *len, gl_render_info *info);
+/* SVG via the dot layout, written to `path` (atomic: temp + rename). */
+gl_status gl_render_svg_file(const gl_graph *g, const gl_render_opts *o, const char *path,
+                             gl_render_info *info);
+/* SVG in memory (malloc'd). */
+gl_status gl_render_svg(const gl_graph *g, const gl_render_opts *o, char **svg, size_t *len,
+                        gl_render_info *info);
+
+/* Layout coordinates for the terminal graph view (issue 6): one box per drawn node and
+ * the spline points of each edge, in points, y up (Graphviz's convention). */
+typedef enum gl_render_box_kind {
+    GL_BOX_NODE,     /* one IR node */
+    GL_BOX_INPUT,    /* a graph input (or a value of an enclosing graph, or an unresolved one) */
+    GL_BOX_OUTPUT,   /* a graph output */
+    GL_BOX_CONSTANT, /* an initializer */
+    GL_BOX_GROUP,    /* several nodes collapsed into one box (big graphs) */
+    GL_BOX_STUB,     /* "... N more": neighbours left out of a neighbourhood view */
+} gl_render_box_kind;
+
+typedef enum gl_render_mark {
+    GL_MARK_NONE,
+    GL_MARK_ADDED,    /* "+ " */
+    GL_MARK_MODIFIED, /* "~ " (a group: some member changed) */
+    GL_MARK_REPLACED, /* "> " */
+} gl_render_mark;
+
+typedef struct gl_layout_node {
+    uint32_t id;           /* IR node id; UINT32_MAX for non-node boxes (inputs, constants,
+                            * groups, stubs) */
+    gl_render_box_kind kind;
+    gl_render_mark mark;
+    char *label;           /* owned; the box's text lines joined by '\n', marks included */
+    double x, y, w, h;     /* centre and size */
+} gl_layout_node;
+
+typedef struct gl_layout_edge {
+    size_t from, to;       /* indices into nodes */
+    double *pts;           /* x0,y0,x1,y1,... owned: the control points of a piecewise
+                            * cubic Bezier (3k+1 points), tail to head; the arrowhead sits
+                            * between the last point and the head box. Never fewer than 2. */
+    size_t n_pts;
+    char *label;           /* owned; "" when unlabelled (stubs, edges into outputs) */
+    double label_x, label_y; /* centre of the label (meaningless when label is "") */
+    bool dashed;           /* a subgraph reads the value, or an edge to a stub */
+} gl_layout_edge;
+
+typedef struct gl_layout {
+    gl_layout_node *nodes;
+    size_t n_nodes;
+    gl_layout_edge *edges;
+    size_t n_edges;
+    double width, height;
+} gl_layout;
+
+gl_status gl_render_layout(const gl_graph *g, const gl_render_opts *o, gl_layout **out,
+                           gl_render_info *info);
+void gl_layout_free(gl_layout *l);
+
+#endif

@@ -1,0 +1,741 @@
+/* test_render.c — DOT/SVG/layout renders of graph snapshots. */
+#include "render/render.h"
+#include "onnx/onnx_io.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <graphviz/cgraph.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define HAVE_LSAN 1
+#endif
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static void set_type(gl_value *v, gl_dtype dt, int rank, const int64_t *dims)
+{
+    v->type.kind = GL_TYPE_TENSOR;
+    v->type.dtype = dt;
+    gl_shape_set_rank(&v->type.shape, rank);
+    for (int i = 0; i < rank; i++)
+        v->type.shape.dims[i].value = dims[i];
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static char *dot_of(const gl_graph *g, const gl_render_opts *o, gl_render_info *info)
+{
+    char *dot = NULL;
+    size_t len = 0;
+    gl_status st = gl_render_dot(g, o, &dot, &len, info);
+    cr_assert_eq(st, GL_OK, "render: %s", gl_error_message());
+    cr_assert_not_null(dot);
+    cr_assert_eq(strlen(dot), len);
+    return dot;
+}
+
+static gl_layout *layout_of(const gl_graph *g, const gl_render_opts *o, gl_render_info *info)
+{
+    gl_layout *l = NULL;
+    gl_status st = gl_render_layout(g, o, &l, info);
+    cr_assert_eq(st, GL_OK, "layout: %s", gl_error_message());
+    cr_assert_not_null(l);
+    return l;
+}
+
+/* Graphviz itself must accept the DOT; returns the number of nodes it saw. */
+static int graphviz_node_count(const char *dot)
+{
+    Agraph_t *g = agmemread(dot);
+    cr_assert_not_null(g, "Graphviz rejected:\n%s", dot);
+    int n = agnnodes(g);
+    agclose(g);
+    return n;
+}
+
+/* The SVG is XML: cheap checks always, a real parser when GL_PYTHON names one. */
+static void assert_svg_valid(const char *svg, size_t len)
+{
+    cr_assert(strncmp(svg, "<?xml", 5) == 0 || strncmp(svg, "<svg", 4) == 0);
+    cr_assert_not_null(strstr(svg, "</svg>"));
+    const char *py = getenv("GL_PYTHON");
+    if (!py || !*py)
+        return;
+    char *dir = tu_tmpdir();
+    char path[4200], cmd[8600];
+    snprintf(path, sizeof(path), "%s/t.svg", dir);
+    cr_assert(tu_write_file(path, svg, len));
+    snprintf(cmd, sizeof(cmd),
+             "'%s' -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '%s'", py,
+             path);
+    int rc = system(cmd);
+    tu_rmtree(dir);
+    free(dir);
+    cr_assert_eq(rc, 0, "python's XML parser rejected the SVG");
+}
+
+static char *svg_of(const gl_graph *g, const gl_render_opts *o, gl_render_info *info)
+{
+    char *svg = NULL;
+    size_t len = 0;
+    gl_status st = gl_render_svg(g, o, &svg, &len, info);
+    cr_assert_eq(st, GL_OK, "svg: %s", gl_error_message());
+    assert_svg_valid(svg, len);
+    return svg;
+}
+
+static const gl_layout_node *box_with_id(const gl_layout *l, uint32_t id)
+{
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (l->nodes[i].id == id)
+            return &l->nodes[i];
+    return NULL;
+}
+
+static size_t boxes_of_kind(const gl_layout *l, gl_render_box_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        n += l->nodes[i].kind == kind;
+    return n;
+}
+
+static size_t edges_between(const gl_layout *l, const gl_layout_node *a,
+                            const gl_layout_node *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_edges; i++)
+        n += &l->nodes[l->edges[i].from] == a && &l->nodes[l->edges[i].to] == b;
+    return n;
+}
+
+static const gl_layout_edge *edge_between(const gl_layout *l, const gl_layout_node *a,
+                                          const gl_layout_node *b)
+{
+    for (size_t i = 0; i < l->n_edges; i++)
+        if (&l->nodes[l->edges[i].from] == a && &l->nodes[l->edges[i].to] == b)
+            return &l->edges[i];
+    return NULL;
+}
+
+/* x[1,3,8,8] -> Conv(W, B) -> Relu -> Mul(r, r) -> Add(S) -> Add(S) -> y
+ * W and B are read by the Conv only; S (a scalar 2.0) by both Adds. */
+typedef struct small {
+    gl_model *m;
+    gl_node *conv, *relu, *sq, *add1, *add2;
+} small;
+
+static small small_graph(void)
+{
+    small s = {.m = tu_model(13)};
+    gl_graph *g = s.m->graph;
+    const int64_t xd[] = {1, 3, 8, 8}, wd[] = {4, 3, 3, 3}, bd[] = {4}, yd[] = {1, 4, 8, 8};
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, xd);
+    float w[108] = {0}, b[4] = {0.5f, 1.5f, -2.0f, 3.0f}, two = 2.0f;
+    gl_value *W = tu_const_f32(g, "W", 4, wd, w);
+    gl_value *B = tu_const_f32(g, "B", 1, bd, b);
+    gl_value *S = tu_const_f32(g, "S", 0, NULL, &two);
+    s.conv = tu_node(g, "Conv", "conv1", 3, x, W, B);
+    s.relu = tu_node(g, "Relu", "relu1", 1, s.conv->outputs[0]);
+    s.sq = tu_node(g, "Mul", "sq", 2, s.relu->outputs[0], s.relu->outputs[0]);
+    s.add1 = tu_node(g, "Add", "add1", 2, s.sq->outputs[0], S);
+    s.add2 = tu_node(g, "Add", "add2", 2, s.add1->outputs[0], S);
+    gl_node *all[] = {s.conv, s.relu, s.sq, s.add1, s.add2};
+    for (size_t i = 0; i < 5; i++)
+        set_type(all[i]->outputs[0], GL_DT_FLOAT, 4, yd);
+    tu_output(g, s.add2->outputs[0]);
+    return s;
+}
+
+/* ---- contents --------------------------------------------------------------------- */
+
+Test(render, dot_names_ops_and_shapes)
+{
+    small s = small_graph();
+    gl_render_info info;
+    char *dot = dot_of(s.m->graph, NULL, &info);
+    const char *must[] = {"Conv", "conv1", "Relu", "relu1", "Mul", "sq", "Add", "add1",
+                          "add2", "input: x", "output: add2_out0", "float[1,3,8,8]",
+                          "float[1,4,8,8]", "float[4,3,3,3]", "digraph"};
+    for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
+        cr_expect_not_null(strstr(dot, must[i]), "'%s' missing from:\n%s", must[i], dot);
+    /* 5 nodes + input + output + 3 constants */
+    cr_expect_eq(info.nodes_drawn, 10);
+    cr_expect_not(info.reduced);
+    cr_expect_str_empty(info.note);
+    cr_expect_eq(graphviz_node_count(dot), 10);
+    free(dot);
+    gl_model_free(s.m);
+}
+
+Test(render, edges_merge_repeated_reads_and_carry_shapes)
+{
+    small s = small_graph();
+    gl_render_info info;
+    gl_layout *l = layout_of(s.m->graph, NULL, &info);
+    const gl_layout_node *relu = box_with_id(l, s.relu->id), *sq = box_with_id(l, s.sq->id);
+    const gl_layout_node *conv = box_with_id(l, s.conv->id);
+    cr_assert(relu && sq && conv);
+    cr_expect_eq(edges_between(l, relu, sq), 1, "Mul(r, r) is one edge");
+    const gl_layout_edge *e = edge_between(l, relu, sq);
+    cr_assert_not_null(e);
+    cr_expect_str_eq(e->label, "float[1,4,8,8] x2");
+    e = edge_between(l, conv, relu);
+    cr_assert_not_null(e);
+    cr_expect_str_eq(e->label, "float[1,4,8,8]");
+    /* x->conv, W->conv, B->conv, conv->relu, relu->sq, sq->add1, S->add1, add1->add2,
+     * S->add2, add2->output */
+    cr_expect_eq(l->n_edges, 10);
+    gl_layout_free(l);
+    gl_model_free(s.m);
+}
+
+Test(render, constants_are_boxes_or_folded_when_read_by_one_node)
+{
+    small s = small_graph();
+    gl_render_info info;
+    gl_layout *l = layout_of(s.m->graph, NULL, &info);
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), 3);
+    gl_layout_free(l);
+
+    gl_render_opts o = {.fold_constants = true};
+    l = layout_of(s.m->graph, &o, &info);
+    /* W and B fold into the Conv; S is shared by two Adds and stays a box */
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), 1);
+    const gl_layout_node *conv = box_with_id(l, s.conv->id);
+    cr_assert_not_null(conv);
+    cr_expect_not_null(strstr(conv->label, "\nW float[4,3,3,3]"), "%s", conv->label);
+    cr_expect_not_null(strstr(conv->label, "\nB float[4] = [0.5, 1.5, -2, 3]"), "%s",
+                       conv->label);
+    size_t consts = 0;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (l->nodes[i].kind == GL_BOX_CONSTANT) {
+            cr_expect_str_eq(l->nodes[i].label, "S\nfloat[] = 2");
+            consts++;
+        }
+    cr_expect_eq(consts, 1);
+    cr_expect_eq(info.nodes_drawn, 8);
+    gl_layout_free(l);
+    gl_model_free(s.m);
+}
+
+Test(render, inputs_and_outputs_are_distinct_boxes)
+{
+    small s = small_graph();
+    gl_layout *l = layout_of(s.m->graph, NULL, NULL);
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_INPUT), 1);
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_OUTPUT), 1);
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        if (l->nodes[i].kind == GL_BOX_INPUT)
+            cr_expect_str_eq(l->nodes[i].label, "input: x\nfloat[1,3,8,8]");
+        if (l->nodes[i].kind == GL_BOX_OUTPUT)
+            cr_expect_str_eq(l->nodes[i].label, "output: add2_out0\nfloat[1,4,8,8]");
+        if (l->nodes[i].kind != GL_BOX_NODE)
+            cr_expect_eq(l->nodes[i].id, UINT32_MAX);
+    }
+    gl_layout_free(l);
+    gl_model_free(s.m);
+}
+
+Test(render, focus_is_highlighted_in_a_full_drawing)
+{
+    small s = small_graph();
+    gl_render_info info;
+    char *dot = dot_of(s.m->graph, &(gl_render_opts){.focus = "relu1"}, &info);
+    cr_expect_not(info.reduced, "a graph that fits is drawn whole");
+    cr_expect_eq(count_of(dot, "penwidth=3"), 1);
+    const char *line = strstr(dot, "penwidth=3");
+    const char *start = line;
+    while (start > dot && start[-1] != '\n')
+        start--;
+    cr_expect_not_null(strstr(start, "relu1"), "the thick border is on relu1's box");
+    free(dot);
+    gl_model_free(s.m);
+}
+
+Test(render, constants_fold_to_fit_the_box_limit)
+{
+    /* 10 Adds, each with its own constant: 10 + 10 + input + output = 22 boxes > 16 */
+    gl_model *m = tu_model(13);
+    const int64_t d[] = {2};
+    const float c[2] = {1, 2};
+    gl_value *prev = tu_input(m->graph, "x", GL_DT_FLOAT, 1, d);
+    for (int i = 0; i < 10; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "c%d", i);
+        gl_value *k = tu_const_f32(m->graph, name, 1, d, c);
+        prev = tu_node(m->graph, "Add", NULL, 2, prev, k)->outputs[0];
+    }
+    tu_output(m->graph, prev);
+    gl_render_info info;
+    char *dot = dot_of(m->graph, &(gl_render_opts){.max_nodes = 16}, &info);
+    cr_expect_eq(info.nodes_drawn, 12);
+    cr_expect_not(info.reduced);
+    cr_expect_not_null(strstr(info.note, "constants folded"), "%s", info.note);
+    cr_expect_not_null(strstr(dot, "c9 float[2] = [1, 2]"), "%s", dot);
+    free(dot);
+    /* max_nodes below the floor counts as 16, so the same drawing */
+    dot = dot_of(m->graph, &(gl_render_opts){.max_nodes = 3}, &info);
+    cr_expect_eq(info.nodes_drawn, 12);
+    free(dot);
+    gl_model_free(m);
+}
+
+/* ---- diff marks ------------------------------------------------------------------- */
+
+typedef struct hand_diff {
+    gl_diff d;
+    gl_node_change ch[4];
+    gl_change_detail detail;
+    uint32_t ids[3];
+    char *replaced[2];
+    char *removed[12];
+    char names[12][16];
+} hand_diff;
+
+static void make_diff(hand_diff *h, const small *s)
+{
+    memset(h, 0, sizeof(*h));
+    h->ids[0] = s->relu->id;
+    h->ids[1] = s->conv->id;
+    h->ids[2] = s->sq->id;
+    h->ch[0] = (gl_node_change){.kind = GL_CHANGE_ADDED, .new_ids = &h->ids[0], .n_new = 1};
+    h->detail = (gl_change_detail){GL_DETAIL_ATTR_CHANGED, "pads", "[0,0,0,0]", "[1,1,1,1]"};
+    h->ch[1] = (gl_node_change){.kind = GL_CHANGE_MODIFIED, .new_ids = &h->ids[1], .n_new = 1,
+                                .details = &h->detail, .n_details = 1};
+    h->replaced[0] = "old_a";
+    h->replaced[1] = "old_b";
+    h->ch[2] = (gl_node_change){.kind = GL_CHANGE_REPLACED, .old_names = h->replaced,
+                                .n_old = 2, .new_ids = &h->ids[2], .n_new = 1};
+    for (int i = 0; i < 12; i++) {
+        snprintf(h->names[i], sizeof(h->names[i]), "gone%d", i);
+        h->removed[i] = h->names[i];
+    }
+    h->ch[3] = (gl_node_change){.kind = GL_CHANGE_REMOVED, .old_names = h->removed, .n_old = 12};
+    h->d = (gl_diff){.nodes = h->ch, .n_nodes = 4, .n_added = 1, .n_removed = 12,
+                     .n_replaced = 1, .n_modified = 1};
+}
+
+Test(render, diff_marks_are_textual)
+{
+    small s = small_graph();
+    hand_diff h;
+    make_diff(&h, &s);
+    gl_render_opts o = {.diff = &h.d, .title = "03-fusion"};
+    gl_layout *l = layout_of(s.m->graph, &o, NULL);
+    const gl_layout_node *relu = box_with_id(l, s.relu->id);
+    const gl_layout_node *conv = box_with_id(l, s.conv->id);
+    const gl_layout_node *sq = box_with_id(l, s.sq->id);
+    const gl_layout_node *add1 = box_with_id(l, s.add1->id);
+    cr_assert(relu && conv && sq && add1);
+    cr_expect_eq(strncmp(relu->label, "+ Relu\n", 7), 0, "%s", relu->label);
+    cr_expect_eq(relu->mark, GL_MARK_ADDED);
+    cr_expect_eq(strncmp(conv->label, "~ Conv\n", 7), 0, "%s", conv->label);
+    cr_expect_not_null(strstr(conv->label, "changed: attr pads"), "%s", conv->label);
+    cr_expect_eq(conv->mark, GL_MARK_MODIFIED);
+    cr_expect_eq(strncmp(sq->label, "> Mul\n", 6), 0, "%s", sq->label);
+    cr_expect_not_null(strstr(sq->label, "replaces: 'old_a', 'old_b'"), "%s", sq->label);
+    cr_expect_eq(sq->mark, GL_MARK_REPLACED);
+    cr_expect_eq(strncmp(add1->label, "Add\n", 4), 0, "unchanged nodes have no mark");
+    cr_expect_eq(add1->mark, GL_MARK_NONE);
+    gl_layout_free(l);
+
+    char *dot = dot_of(s.m->graph, &o, NULL);
+    cr_expect_not_null(strstr(dot, "03-fusion"));
+    cr_expect_not_null(strstr(dot, "removed: 'gone0', 'gone1'"), "%s", dot);
+    cr_expect_not_null(strstr(dot, "'gone9' +2 more"), "%s", dot);
+    cr_expect_null(strstr(dot, "gone10"), "only the first 10 removed names");
+    cr_expect_not_null(strstr(dot, "+ added"), "a legend explains the marks");
+    /* the colour differs from unmarked nodes too */
+    cr_expect_eq(count_of(dot, "fillcolor=\"#c8efc4\""), 1);
+    graphviz_node_count(dot);
+    free(dot);
+    gl_model_free(s.m);
+}
+
+/* ---- hostile names ------------------------------------------------------------------ */
+
+static const char *const HOSTILE[] = {
+    "a\"b",          "{x|y}",           "<tag>",        "back\\slash",  "trail\\",
+    "new\nline",     "tab\tcr\r",       "\\N \\G \\E \\L", "&lt;&amp;&#1;&#x41;", "a&b",
+    "ünï 日本 😀",    "\xff\xfe bad",    "\xc0\xaf over", "\xed\xa0\x80 surr", "\xef\xbf\xbf",
+    "\x7f\x01\x1b",  "/a/b:c.d",        "]];}digraph{", "",             "\xc2\x85 nel",
+    "'quote' `tick`", "-- ->",
+};
+
+static gl_model *hostile_graph(void)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    const int64_t d[] = {2};
+    gl_value *prev = tu_input(g, HOSTILE[0], GL_DT_FLOAT, 1, d);
+    char longname[400];
+    memset(longname, 'L', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    longname[200] = '"';
+    for (size_t i = 0; i < sizeof(HOSTILE) / sizeof(HOSTILE[0]); i++) {
+        gl_node *n = tu_node(g, "Relu", HOSTILE[i], 1, prev);
+        set_type(n->outputs[0], GL_DT_FLOAT, 1, d);
+        prev = n->outputs[0];
+    }
+    gl_node *n = tu_node(g, HOSTILE[1], longname, 1, prev);
+    tu_output(g, n->outputs[0]);
+    return m;
+}
+
+Test(render, hostile_names_give_dot_graphviz_parses_and_valid_svg)
+{
+    gl_model *m = hostile_graph();
+    size_t n_nodes = sizeof(HOSTILE) / sizeof(HOSTILE[0]) + 1;
+    for (int title = 0; title < 2; title++) {
+        gl_render_opts o = {.title = title ? "t\"i{t}<l>e\\\n&#0;" : NULL};
+        gl_render_info info;
+        char *dot = dot_of(m->graph, &o, &info);
+        cr_expect_eq(graphviz_node_count(dot), (int)(n_nodes + 2)); /* + input, output */
+        cr_expect_eq(info.nodes_drawn, n_nodes + 2);
+        free(dot);
+        char *svg = svg_of(m->graph, &o, NULL);
+        cr_expect_not_null(strstr(svg, "ünï 日本 😀"), "valid UTF-8 passes through");
+        cr_expect_not_null(strstr(svg, "new\\nline"), "a newline is shown as \\n");
+        cr_expect_not_null(strstr(svg, "\\xFF\\xFE bad"), "invalid bytes are spelled out");
+        cr_expect_not_null(strstr(svg, "\\x26#1;"), "entity-like text is not decoded");
+        cr_expect_not_null(strstr(svg, "\\N \\G \\E \\L"), "no Graphviz escapes expanded");
+        cr_expect_not_null(strstr(svg, "trail\\"), "%s", svg);
+        cr_expect_not_null(strstr(svg, "\xE2\x80\xA6"), "long names are cut in the middle");
+        free(svg);
+    }
+    gl_model_free(m);
+}
+
+Test(render, hostile_names_in_layout_labels)
+{
+    gl_model *m = hostile_graph();
+    gl_layout *l = layout_of(m->graph, NULL, NULL);
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        const char *s = l->nodes[i].label;
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+            cr_expect(*p >= 0x20 || *p == '\n', "control byte %u in label '%s'", *p, s);
+    }
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
+/* ---- determinism -------------------------------------------------------------------- */
+
+Test(render, same_graph_same_bytes)
+{
+    small a = small_graph(), b = small_graph();
+    hand_diff h;
+    make_diff(&h, &a);
+    gl_render_opts o = {.diff = &h.d, .title = "x"};
+    char *d1 = dot_of(a.m->graph, &o, NULL), *d2 = dot_of(a.m->graph, &o, NULL);
+    char *d3 = dot_of(b.m->graph, &o, NULL);
+    cr_expect_str_eq(d1, d2);
+    cr_expect_str_eq(d1, d3, "a graph built the same way renders the same");
+    char *s1 = svg_of(a.m->graph, &o, NULL), *s2 = svg_of(a.m->graph, &o, NULL);
+    cr_expect_str_eq(s1, s2);
+    char *all[] = {d1, d2, d3, s1, s2};
+    for (size_t i = 0; i < 5; i++)
+        free(all[i]);
+    gl_model_free(a.m);
+    gl_model_free(b.m);
+}
+
+/* ---- big graphs --------------------------------------------------------------------- */
+
+/* A chain of n nodes with side branches: every 5th node is Add(prev, Sigmoid(node i-3)).
+ * Prefixed names: "/block<i/50>/layer<(i/10)%5>/op<i>" (100 blocks for 5000 nodes). */
+static gl_model *big_graph(size_t n, bool prefixed)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    const int64_t d[] = {1, 8};
+    gl_value *prev = tu_input(g, "x", GL_DT_FLOAT, 2, d);
+    gl_value **outs = calloc(n, sizeof(*outs));
+    char name[96];
+    for (size_t i = 0; i < n; i++) {
+        if (prefixed)
+            snprintf(name, sizeof(name), "/block%zu/layer%zu/op_%zu", i / 50, (i / 10) % 5, i);
+        else
+            snprintf(name, sizeof(name), "op_%zu", i);
+        gl_node *node;
+        if (i % 5 == 4 && i >= 3) {
+            char side[128];
+            snprintf(side, sizeof(side), "%s_side", name);
+            gl_node *sg = tu_node(g, "Sigmoid", side, 1, outs[i - 3]);
+            set_type(sg->outputs[0], GL_DT_FLOAT, 2, d);
+            node = tu_node(g, "Add", name, 2, prev, sg->outputs[0]);
+        } else {
+            node = tu_node(g, i % 2 ? "Relu" : "Tanh", name, 1, prev);
+        }
+        set_type(node->outputs[0], GL_DT_FLOAT, 2, d);
+        outs[i] = prev = node->outputs[0];
+    }
+    tu_output(g, prev);
+    free(outs);
+    return m;
+}
+
+Test(render, big_graph_collapses_by_prefix, .timeout = 120)
+{
+    gl_model *m = big_graph(5000, true); /* 6000 nodes with the side branches */
+    gl_render_info info;
+    char *dot = dot_of(m->graph, NULL, &info);
+    cr_expect(info.reduced);
+    cr_expect_leq(info.nodes_drawn, 1500);
+    /* depth 1 gives 100 blocks; depth 2 gives 500 layers; depth 3 would be every node */
+    cr_expect_not_null(strstr(info.note, "500 groups by name prefix (depth 2)"), "%s", info.note);
+    cr_expect_not_null(strstr(dot, "500 groups by name prefix"), "the graph label says so");
+    cr_expect_not_null(strstr(dot, "block7/layer3"), "%s", info.note);
+    cr_expect_eq(graphviz_node_count(dot), (int)info.nodes_drawn);
+    free(dot);
+
+    gl_render_opts o = {.max_nodes = 200};
+    gl_layout *l = layout_of(m->graph, &o, &info);
+    cr_expect_not_null(strstr(info.note, "100 groups by name prefix (depth 1)"), "%s", info.note);
+    cr_expect_eq(l->n_nodes, info.nodes_drawn);
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_GROUP), 100);
+    /* block3 = ops 150..199: 10 Adds (i%5==4) with 10 Sigmoid sides, 20 Relu, 20 Tanh */
+    const char *want = "block3\n60 nodes: Relu 20, Tanh 20, Add 10, \xE2\x80\xA6";
+    bool found = false;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        found |= strcmp(l->nodes[i].label, want) == 0;
+    cr_expect(found, "a group box reads '%s'", want);
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
+Test(render, big_graph_without_prefixes_uses_chunks, .timeout = 120)
+{
+    gl_model *m = big_graph(5000, false);
+    gl_render_info info;
+    char *dot = dot_of(m->graph, NULL, &info);
+    cr_expect(info.reduced);
+    cr_expect_leq(info.nodes_drawn, 1500);
+    cr_expect_not_null(strstr(info.note, "chunks"), "%s", info.note);
+    cr_expect_gt(info.nodes_drawn, 400);
+    cr_expect_not_null(strstr(dot, "xlabel=\"float[1,8]\""), "big drawings use xlabels");
+    cr_expect_null(strstr(dot, " label=\"float[1,8]\""));
+    free(dot);
+    gl_render_opts o = {.max_nodes = 50};
+    gl_layout *l = layout_of(m->graph, &o, &info);
+    cr_expect_leq(info.nodes_drawn, 50);
+    cr_expect_eq(l->n_nodes, info.nodes_drawn);
+    /* 6000 nodes into 48 boxes (50 minus input and output): chunks of 125 */
+    cr_expect_not_null(strstr(info.note, "48 chunks of 125"), "%s", info.note);
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
+Test(render, big_graph_focus_draws_a_neighbourhood, .timeout = 120)
+{
+    gl_model *m = big_graph(5000, false);
+    gl_render_opts o = {.focus = "op_2500"};
+    gl_render_info info;
+    gl_layout *l = layout_of(m->graph, &o, &info);
+    cr_expect(info.reduced);
+    cr_expect_leq(info.nodes_drawn, 1500);
+    cr_expect_eq(l->n_nodes, info.nodes_drawn);
+    cr_expect_not_null(strstr(info.note, "within 3 hops of 'op_2500'"), "%s", info.note);
+    cr_expect_not_null(strstr(info.note, "of 6,000 nodes"), "%s", info.note);
+    bool saw[3] = {false};
+    size_t stubs = 0;
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        const char *s = l->nodes[i].label;
+        saw[0] |= strstr(s, "\nop_2500\n") != NULL;
+        saw[1] |= strstr(s, "\nop_2503\n") != NULL; /* 3 hops down the chain */
+        saw[2] |= strstr(s, "\nop_2510\n") != NULL; /* far away */
+        stubs += l->nodes[i].kind == GL_BOX_STUB;
+    }
+    cr_expect(saw[0] && saw[1]);
+    cr_expect_not(saw[2]);
+    cr_expect_geq(stubs, 2, "cut edges end in '... N more' stubs above and below");
+    gl_layout_free(l);
+
+    o.focus = "no_such_node";
+    char *dot = dot_of(m->graph, &o, &info);
+    cr_expect_not_null(strstr(info.note, "no node named 'no_such_node'"), "%s", info.note);
+    cr_expect_not_null(strstr(info.note, "chunks"), "%s", info.note);
+    free(dot);
+    gl_model_free(m);
+}
+
+Test(render, neighbourhood_respects_a_small_budget, .timeout = 60)
+{
+    gl_model *m = big_graph(2000, false);
+    gl_render_opts o = {.focus = "op_1000", .radius = 50, .max_nodes = 40};
+    gl_render_info info;
+    char *dot = dot_of(m->graph, &o, &info);
+    cr_expect_leq(info.nodes_drawn, 40);
+    cr_expect_not_null(strstr(info.note, "cut at the box limit"), "%s", info.note);
+    cr_expect_eq(graphviz_node_count(dot), (int)info.nodes_drawn);
+    free(dot);
+    gl_model_free(m);
+}
+
+/* ---- layout coordinates ------------------------------------------------------------- */
+
+Test(render, layout_has_one_finite_box_per_drawn_node)
+{
+    small s = small_graph();
+    gl_render_info info;
+    gl_layout *l = layout_of(s.m->graph, NULL, &info);
+    cr_assert_eq(l->n_nodes, info.nodes_drawn);
+    cr_expect_gt(l->width, 0);
+    cr_expect_gt(l->height, 0);
+    size_t node_boxes = 0;
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        const gl_layout_node *b = &l->nodes[i];
+        cr_expect(isfinite(b->x) && isfinite(b->y) && b->w > 0 && b->h > 0);
+        cr_expect(b->x >= 0 && b->x <= l->width && b->y >= 0 && b->y <= l->height,
+                  "box %zu at (%g, %g) outside %gx%g", i, b->x, b->y, l->width, l->height);
+        cr_expect_not_null(b->label);
+        node_boxes += b->kind == GL_BOX_NODE;
+    }
+    cr_expect_eq(node_boxes, 5);
+    gl_node *all[] = {s.conv, s.relu, s.sq, s.add1, s.add2};
+    for (size_t i = 0; i < 5; i++)
+        cr_expect_not_null(box_with_id(l, all[i]->id));
+    for (size_t i = 0; i < l->n_edges; i++) {
+        const gl_layout_edge *e = &l->edges[i];
+        cr_expect_lt(e->from, l->n_nodes);
+        cr_expect_lt(e->to, l->n_nodes);
+        cr_expect_geq(e->n_pts, 2);
+        for (size_t k = 0; k < 2 * e->n_pts; k++)
+            cr_expect(isfinite(e->pts[k]));
+    }
+    /* y up: the input (top of a TB drawing) is above the output */
+    const gl_layout_node *in = NULL, *out = NULL;
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        in = l->nodes[i].kind == GL_BOX_INPUT ? &l->nodes[i] : in;
+        out = l->nodes[i].kind == GL_BOX_OUTPUT ? &l->nodes[i] : out;
+    }
+    cr_assert(in && out);
+    cr_expect_gt(in->y, out->y);
+    gl_layout_free(l);
+    gl_model_free(s.m);
+}
+
+Test(render, xlabels_of_big_drawings_have_positions, .timeout = 60)
+{
+    gl_model *m = big_graph(400, false); /* 480 nodes: 482 boxes, laid out whole */
+    gl_render_info info;
+    gl_layout *l = layout_of(m->graph, NULL, &info);
+    cr_expect_not(info.reduced);
+    cr_expect_eq(info.nodes_drawn, 482);
+    size_t labelled = 0;
+    for (size_t i = 0; i < l->n_edges; i++) {
+        const gl_layout_edge *e = &l->edges[i];
+        if (!e->label[0])
+            continue;
+        labelled++;
+        cr_expect(e->label_x > 0 && e->label_x <= l->width && e->label_y > 0 &&
+                      e->label_y <= l->height,
+                  "label '%s' at (%g, %g)", e->label, e->label_x, e->label_y);
+    }
+    cr_expect_eq(labelled, l->n_edges - 1, "every edge but the one into the output");
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
+/* ---- SVG files ---------------------------------------------------------------------- */
+
+static size_t entries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+Test(render, svg_file_is_written_whole_and_replaces_the_old_one)
+{
+    small s = small_graph();
+    char *dir = tu_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/g.svg", dir);
+    cr_assert(tu_write_file(path, "old", 3));
+    gl_render_info info;
+    cr_assert_eq(gl_render_svg_file(s.m->graph, NULL, path, &info), GL_OK, "%s",
+                 gl_error_message());
+    size_t len = 0;
+    char *svg = tu_read_file(path, &len);
+    cr_assert_not_null(svg);
+    svg = realloc(svg, len + 1);
+    svg[len] = '\0';
+    assert_svg_valid(svg, len);
+    cr_expect_not_null(strstr(svg, "relu1"));
+    cr_expect_eq(entries_in(dir), 1, "no temporary file left behind");
+    free(svg);
+
+    snprintf(path, sizeof(path), "%s/missing/g.svg", dir);
+    cr_expect_eq(gl_render_svg_file(s.m->graph, NULL, path, NULL), GL_ERR_IO);
+    cr_expect_not_null(strstr(gl_error_message(), path), "%s", gl_error_message());
+    tu_rmtree(dir);
+    free(dir);
+    gl_model_free(s.m);
+}
+
+/* ---- edge cases and real models ----------------------------------------------------- */
+
+Test(render, empty_graph_renders)
+{
+    gl_model *m = tu_model(13);
+    gl_render_info info;
+    char *dot = dot_of(m->graph, NULL, &info);
+    cr_expect_eq(info.nodes_drawn, 0);
+    cr_expect_eq(graphviz_node_count(dot), 0);
+    free(dot);
+    free(svg_of(m->graph, &(gl_render_opts){.title = "empty"}, NULL));
+    gl_model_free(m);
+}
+
+Test(render, bundled_examples_render_to_svg)
+{
+    const char *names[] = {"conv_nhwc", "transformer_block", "tiny_if", "mlp_external"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char rel[128];
+        snprintf(rel, sizeof(rel), "examples/%s/model.onnx", names[i]);
+        gl_model *m = NULL;
+        cr_assert_eq(gl_model_load(tu_src(rel), NULL, &m), GL_OK, "%s", gl_error_message());
+        gl_render_info info;
+        char *svg = svg_of(m->graph, &(gl_render_opts){.title = names[i]}, &info);
+        cr_expect_gt(info.nodes_drawn, m->graph->live_nodes, "%s", names[i]);
+        cr_expect_not_null(strstr(svg, names[i]), "the title is drawn");
+        if (strcmp(names[i], "tiny_if") == 0)
+            cr_expect_not_null(strstr(svg, "subgraphs: "), "If shows its branches");
+        free(svg);
+        gl_model_free(m);
+    }
+}
+
+#ifdef HAVE_LSAN
+/* Graphviz 2.42 leaks with HTML/record labels and gvContext(); our path must not. */
+Test(render, no_leaks_across_renders)
+{
+    small s = small_graph();
+    for (int i = 0; i < 3; i++) {
+        char *svg = svg_of(s.m->graph, NULL, NULL);
+        free(svg);
+        gl_layout_free(layout_of(s.m->graph, NULL, NULL));
+    }
+    gl_model_free(s.m);
+    cr_expect_eq(__lsan_do_recoverable_leak_check(), 0, "leaks: see stderr");
+}
+#endif

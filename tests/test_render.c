@@ -7,10 +7,15 @@
 #include <graphviz/cgraph.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -97,6 +102,17 @@ static char *svg_of(const gl_graph *g, const gl_render_opts *o, gl_render_info *
     return svg;
 }
 
+static size_t entries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 static const gl_layout_node *box_with_id(const gl_layout *l, uint32_t id)
 {
     for (size_t i = 0; i < l->n_nodes; i++)
@@ -172,11 +188,11 @@ Test(render, dot_names_ops_and_shapes)
                           "float[1,4,8,8]", "float[4,3,3,3]", "digraph"};
     for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
         cr_expect_not_null(strstr(dot, must[i]), "'%s' missing from:\n%s", must[i], dot);
-    /* 5 nodes + input + output + 3 constants */
-    cr_expect_eq(info.nodes_drawn, 10);
+    /* 5 nodes + input + output + W + B + a copy of S beside each Add */
+    cr_expect_eq(info.nodes_drawn, 11);
     cr_expect_not(info.reduced);
     cr_expect_str_empty(info.note);
-    cr_expect_eq(graphviz_node_count(dot), 10);
+    cr_expect_eq(graphviz_node_count(dot), 11);
     free(dot);
     gl_model_free(s.m);
 }
@@ -208,26 +224,29 @@ Test(render, constants_are_boxes_or_folded_when_read_by_one_node)
     small s = small_graph();
     gl_render_info info;
     gl_layout *l = layout_of(s.m->graph, NULL, &info);
-    cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), 3);
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), 4, "W, B and S twice");
     gl_layout_free(l);
 
     gl_render_opts o = {.fold_constants = true};
     l = layout_of(s.m->graph, &o, &info);
-    /* W and B fold into the Conv; S is shared by two Adds and stays a box */
-    cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), 1);
+    /* W and B fold into the Conv; S is shared by two Adds: a box beside each */
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), 2);
     const gl_layout_node *conv = box_with_id(l, s.conv->id);
     cr_assert_not_null(conv);
     cr_expect_not_null(strstr(conv->label, "\nW float[4,3,3,3]"), "%s", conv->label);
     cr_expect_not_null(strstr(conv->label, "\nB float[4] = [0.5, 1.5, -2, 3]"), "%s",
                        conv->label);
-    size_t consts = 0;
+    const gl_layout_node *add1 = box_with_id(l, s.add1->id), *add2 = box_with_id(l, s.add2->id);
+    cr_assert(add1 && add2);
+    size_t into_add1 = 0, into_add2 = 0;
     for (size_t i = 0; i < l->n_nodes; i++)
         if (l->nodes[i].kind == GL_BOX_CONSTANT) {
-            cr_expect_str_eq(l->nodes[i].label, "S\nfloat[] = 2");
-            consts++;
+            cr_expect_str_eq(l->nodes[i].label, "S\nfloat[] = 2\nshared by 2");
+            into_add1 += edges_between(l, &l->nodes[i], add1);
+            into_add2 += edges_between(l, &l->nodes[i], add2);
         }
-    cr_expect_eq(consts, 1);
-    cr_expect_eq(info.nodes_drawn, 8);
+    cr_expect(into_add1 == 1 && into_add2 == 1, "one copy feeds each Add");
+    cr_expect_eq(info.nodes_drawn, 9);
     gl_layout_free(l);
     gl_model_free(s.m);
 }
@@ -586,6 +605,419 @@ Test(render, neighbourhood_respects_a_small_budget, .timeout = 60)
     gl_model_free(m);
 }
 
+/* ---- shared constant sources ------------------------------------------------------- */
+
+/* The shape of a cse'd torch export (shufflenet: one Constant feeding 65 Reshapes): the
+ * big_graph chain of n nodes, where one Constant node feeds 60 Reshapes and one
+ * initializer 64 Muls spread along the whole chain (for n = 400). Drawn as one box per
+ * source, dot's layout of this ran for minutes. */
+typedef struct shared_net {
+    gl_model *m;
+    gl_node *constant;
+} shared_net;
+
+static shared_net shared_graph(size_t n)
+{
+    shared_net s = {.m = tu_model(13)};
+    gl_graph *g = s.m->graph;
+    const int64_t d[] = {1, 8}, one[] = {1}, two[] = {2};
+    const float half = 0.5f;
+    gl_value *prev = tu_input(g, "x", GL_DT_FLOAT, 2, d);
+    s.constant = tu_node(g, "Constant", "shape_const", 0);
+    set_type(s.constant->outputs[0], GL_DT_INT64, 1, two);
+    gl_value *scale = tu_const_f32(g, "scale", 1, one, &half);
+    gl_value **outs = calloc(n, sizeof(*outs));
+    char name[64], side[80];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "op_%zu", i);
+        gl_node *node;
+        if (i % 5 == 4) {
+            snprintf(side, sizeof(side), "%s_side", name);
+            gl_node *sg = tu_node(g, "Sigmoid", side, 1, outs[i - 3]);
+            set_type(sg->outputs[0], GL_DT_FLOAT, 2, d);
+            node = tu_node(g, "Add", name, 2, prev, sg->outputs[0]);
+        } else if (i % 5 == 1 && (i / 5) % 4 != 3) {
+            node = tu_node(g, "Reshape", name, 2, prev, s.constant->outputs[0]);
+        } else if (i % 5 == 2 && (i / 5) % 5 != 4) {
+            node = tu_node(g, "Mul", name, 2, prev, scale);
+        } else {
+            node = tu_node(g, i % 2 ? "Relu" : "Tanh", name, 1, prev);
+        }
+        set_type(node->outputs[0], GL_DT_FLOAT, 2, d);
+        outs[i] = prev = node->outputs[0];
+    }
+    tu_output(g, prev);
+    free(outs);
+    return s;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Every box whose label starts with `copy_label` must be a copy: no edge in, one edge out
+ * to a distinct box labelled `reader_op...` that comes right after it and is drawn
+ * below it. Returns the number of copies. */
+static size_t check_copies(const gl_layout *l, const char *copy_label, const char *reader_op)
+{
+    bool *fed = calloc(l->n_nodes + 1, sizeof(*fed));
+    size_t copies = 0;
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        const gl_layout_node *c = &l->nodes[i];
+        if (!starts_with(c->label, copy_label))
+            continue;
+        copies++;
+        size_t out = 0;
+        for (size_t k = 0; k < l->n_edges; k++) {
+            const gl_layout_edge *e = &l->edges[k];
+            cr_expect_neq(e->to, i, "a copy has no inputs");
+            if (e->from != i)
+                continue;
+            out++;
+            const gl_layout_node *r = &l->nodes[e->to];
+            cr_expect(starts_with(r->label, reader_op), "copy %zu feeds '%s'", i, r->label);
+            cr_expect_not(fed[e->to], "one copy per reader");
+            fed[e->to] = true;
+            cr_expect_eq(e->to, i + 1, "the copy is placed just before its reader");
+            cr_expect_gt(c->y, r->y, "and drawn above it");
+        }
+        cr_expect_eq(out, 1, "copy %zu has one edge", i);
+    }
+    free(fed);
+    return copies;
+}
+
+static size_t boxes_with_id(const gl_layout *l, uint32_t id)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        n += l->nodes[i].id == id;
+    return n;
+}
+
+Test(render, shared_sources_are_drawn_beside_each_reader, .timeout = 120)
+{
+    shared_net s = shared_graph(400);
+    gl_graph *g = s.m->graph;
+    gl_render_info info;
+    char *dot = dot_of(g, NULL, &info);
+    cr_expect_not(info.reduced);
+    cr_expect_eq(count_of(dot, "\\nshared by 60\""), 60, "one Constant copy per Reshape");
+    cr_expect_eq(count_of(dot, "\\nshared by 64\""), 64, "one initializer copy per Mul");
+    /* 400 chain + 80 Sigmoids + input + output + 60 + 64 copies */
+    cr_expect_eq(info.nodes_drawn, 606);
+    cr_expect_eq(graphviz_node_count(dot), 606);
+    char *again = dot_of(g, NULL, NULL);
+    cr_expect_str_eq(dot, again, "copies keep the output deterministic");
+    free(again);
+    free(dot);
+
+    gl_layout *l = layout_of(g, NULL, &info);
+    cr_expect_eq(boxes_with_id(l, s.constant->id), 60, "copies carry the Constant's id");
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (l->nodes[i].id == s.constant->id) {
+            cr_expect_eq(l->nodes[i].kind, GL_BOX_NODE);
+            cr_expect_str_eq(l->nodes[i].label, "Constant\nshape_const\nint64[2]\nshared by 60");
+        }
+    cr_expect_eq(check_copies(l, "Constant\nshape_const\n", "Reshape\n"), 60);
+    cr_expect_eq(check_copies(l, "scale\nfloat[1] = [0.5]\nshared by 64", "Mul\n"), 64);
+    cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), 64);
+    gl_layout_free(l);
+
+    char *svg = svg_of(g, NULL, NULL);
+    cr_expect_eq(count_of(svg, "shared by 60"), 60);
+    free(svg);
+    gl_model_free(s.m);
+}
+
+/* When a source is copied and when it stays one box. */
+typedef enum source_kind { SRC_CONSTANT_NODE, SRC_INITIALIZER, SRC_INPUT_DEFAULT } source_kind;
+
+typedef struct source_case {
+    const char *what;
+    source_kind kind;
+    const char *domain;  /* of the Constant node */
+    int readers;         /* distinct nodes reading the source */
+    bool twice;          /* each reads it in two slots */
+    bool is_output;      /* the source (or the Constant's output) is a graph output */
+    size_t boxes;        /* boxes drawn for it */
+    const char *shared;  /* the line on each, NULL: no "shared by" anywhere */
+} source_case;
+
+static const source_case SOURCE_CASES[] = {
+    {"Constant read by one node", SRC_CONSTANT_NODE, "", 1, false, false, 1, NULL},
+    {"Constant read twice by one node", SRC_CONSTANT_NODE, "", 1, true, false, 1, NULL},
+    {"Constant read by three nodes", SRC_CONSTANT_NODE, "", 3, false, false, 3, "shared by 3"},
+    {"ai.onnx Constant read by three", SRC_CONSTANT_NODE, "ai.onnx", 3, true, false, 3,
+     "shared by 3"},
+    {"Constant that is a graph output", SRC_CONSTANT_NODE, "", 3, false, true, 1, NULL},
+    {"Constant of another domain", SRC_CONSTANT_NODE, "com.example", 3, false, false, 1, NULL},
+    {"initializer read twice by one node", SRC_INITIALIZER, "", 1, true, false, 1, NULL},
+    {"initializer read by three nodes", SRC_INITIALIZER, "", 3, true, false, 3, "shared by 3"},
+    {"initializer that is a graph output", SRC_INITIALIZER, "", 3, false, true, 1, NULL},
+    {"graph input with a default", SRC_INPUT_DEFAULT, "", 3, false, false, 1, NULL},
+};
+
+/* x -> Sum(prev, src[, src]) x readers -> output; returns the source's node, if any. */
+static gl_node *build_source_case(gl_graph *g, const source_case *c)
+{
+    const int64_t d[] = {2};
+    const float k[2] = {1, 2};
+    gl_value *prev = tu_input(g, "x", GL_DT_FLOAT, 1, d);
+    gl_node *cn = NULL;
+    gl_value *src;
+    if (c->kind == SRC_CONSTANT_NODE) {
+        cn = tu_node(g, "Constant", "src", 0);
+        free(cn->domain);
+        cn->domain = strdup(c->domain);
+        src = cn->outputs[0];
+    } else {
+        src = tu_const_f32(g, "src", 1, d, k);
+        if (c->kind == SRC_INPUT_DEFAULT)
+            gl_graph_add_input(g, src);
+    }
+    for (int r = 0; r < c->readers; r++) {
+        char name[32];
+        snprintf(name, sizeof(name), "reader%d", r);
+        gl_node *n = c->twice ? tu_node(g, "Sum", name, 3, prev, src, src)
+                              : tu_node(g, "Sum", name, 2, prev, src);
+        prev = n->outputs[0];
+    }
+    tu_output(g, prev);
+    if (c->is_output)
+        tu_output(g, src);
+    return cn;
+}
+
+static bool is_source_box(const gl_layout_node *b, const source_case *c, const gl_node *cn)
+{
+    switch (c->kind) {
+    case SRC_CONSTANT_NODE: return b->id == cn->id;
+    case SRC_INITIALIZER: return b->kind == GL_BOX_CONSTANT;
+    case SRC_INPUT_DEFAULT: return b->kind == GL_BOX_INPUT && starts_with(b->label, "input: src");
+    }
+    return false;
+}
+
+Test(render, sources_are_copied_only_when_shared)
+{
+    for (size_t t = 0; t < sizeof(SOURCE_CASES) / sizeof(SOURCE_CASES[0]); t++) {
+        const source_case *c = &SOURCE_CASES[t];
+        gl_model *m = tu_model(13);
+        gl_node *cn = build_source_case(m->graph, c);
+        gl_layout *l = layout_of(m->graph, NULL, NULL);
+        size_t boxes = 0, shared_lines = 0;
+        for (size_t i = 0; i < l->n_nodes; i++) {
+            shared_lines += strstr(l->nodes[i].label, "shared by") != NULL;
+            if (!is_source_box(&l->nodes[i], c, cn))
+                continue;
+            boxes++;
+            if (c->shared)
+                cr_expect_not_null(strstr(l->nodes[i].label, c->shared), "%s: '%s'", c->what,
+                                   l->nodes[i].label);
+        }
+        cr_expect_eq(boxes, c->boxes, "%s: %zu boxes", c->what, boxes);
+        cr_expect_eq(shared_lines, c->shared ? c->boxes : 0, "%s", c->what);
+        if (c->shared && c->kind == SRC_CONSTANT_NODE)
+            cr_expect_eq(check_copies(l, "Constant\nsrc\n", "Sum\n"), c->boxes, "%s", c->what);
+        gl_layout_free(l);
+        gl_model_free(m);
+    }
+}
+
+Test(render, copies_of_a_constant_keep_its_diff_mark)
+{
+    gl_model *m = tu_model(13);
+    gl_node *cn = build_source_case(m->graph, &SOURCE_CASES[2]); /* read by three */
+    uint32_t id = cn->id;
+    gl_node_change ch = {.kind = GL_CHANGE_ADDED, .new_ids = &id, .n_new = 1};
+    gl_diff d = {.nodes = &ch, .n_nodes = 1, .n_added = 1};
+    gl_layout *l = layout_of(m->graph, &(gl_render_opts){.diff = &d}, NULL);
+    size_t marked = 0;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (l->nodes[i].id == id) {
+            cr_expect_eq(l->nodes[i].mark, GL_MARK_ADDED);
+            cr_expect(starts_with(l->nodes[i].label, "+ Constant\nsrc\n"), "%s",
+                      l->nodes[i].label);
+            marked++;
+        }
+    cr_expect_eq(marked, 3);
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
+Test(render, neighbourhood_does_not_walk_through_a_shared_constant, .timeout = 60)
+{
+    shared_net s = shared_graph(400);
+    /* op_201 is a Reshape; the Constant's other readers are up to 200 nodes away */
+    gl_render_opts o = {.focus = "op_201", .max_nodes = 60};
+    gl_render_info info;
+    gl_layout *l = layout_of(s.m->graph, &o, &info);
+    cr_expect(info.reduced);
+    cr_expect_leq(info.nodes_drawn, 60);
+    cr_expect_not_null(strstr(info.note, "within 3 hops of 'op_201'"), "%s", info.note);
+    size_t reshapes = 0;
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        reshapes += starts_with(l->nodes[i].label, "Reshape\n");
+        cr_expect_null(strstr(l->nodes[i].label, "\nop_1\n"), "a far reader was drawn");
+        cr_expect_null(strstr(l->nodes[i].label, "\nop_396\n"), "a far reader was drawn");
+    }
+    cr_expect_geq(reshapes, 1);
+    cr_expect_eq(check_copies(l, "Constant\nshape_const\n", "Reshape\n"), reshapes,
+                 "each drawn Reshape has its copy, and copies get no stubs");
+    gl_layout_free(l);
+    gl_model_free(s.m);
+}
+
+Test(render, collapsed_view_drops_the_edges_of_a_shared_constant, .timeout = 60)
+{
+    shared_net s = shared_graph(400);
+    gl_render_info info;
+    gl_layout *l = layout_of(s.m->graph, &(gl_render_opts){.max_nodes = 50}, &info);
+    cr_expect_not_null(strstr(info.note, "chunks"), "%s", info.note);
+    /* the Constant is node 1, in the first chunk: its only way out is the chain */
+    size_t first = l->n_nodes, out = 0;
+    for (size_t i = 0; i < l->n_nodes && first == l->n_nodes; i++)
+        if (starts_with(l->nodes[i].label, "nodes 1-"))
+            first = i;
+    cr_assert_lt(first, l->n_nodes);
+    for (size_t k = 0; k < l->n_edges; k++)
+        out += l->edges[k].from == first;
+    cr_expect_eq(out, 1, "the first chunk feeds only the next one");
+    gl_layout_free(l);
+    gl_model_free(s.m);
+}
+
+/* ---- the time bound ------------------------------------------------------------------- */
+
+/* Children of this process (zombies included): /proc/self/task/<tid>/children of every
+ * thread. `pids` may be NULL; SIZE_MAX when the kernel does not list them. */
+static size_t list_children(pid_t *pids, size_t max)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return SIZE_MAX;
+    size_t n = 0;
+    bool listed = false;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[320];
+        snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        listed = true;
+        for (long pid; fscanf(f, "%ld", &pid) == 1; n++)
+            if (pids && n < max)
+                pids[n] = (pid_t)pid;
+        fclose(f);
+    }
+    closedir(d);
+    return listed ? n : SIZE_MAX;
+}
+
+static void expect_no_child_left(size_t before)
+{
+    size_t after = list_children(NULL, 0);
+    if (before != SIZE_MAX)
+        cr_expect_eq(after, before, "children before %zu, after %zu", before, after);
+    int status;
+    cr_expect_leq(waitpid(-1, &status, WNOHANG), 0, "a zombie was left behind");
+}
+
+Test(render, a_layout_past_its_time_limit_is_killed, .timeout = 60)
+{
+    gl_model *m = big_graph(400, false); /* 482 boxes: hundreds of ms of dot */
+    size_t before = list_children(NULL, 0);
+    gl_render_opts o = {.timeout_ms = 1};
+    const char *want = "Graphviz layout took longer than 1 ms (482 boxes); use a focus or a "
+                       "smaller max_nodes";
+
+    char *svg = (char *)"not touched";
+    size_t len = 0;
+    cr_expect_eq(gl_render_svg(m->graph, &o, &svg, &len, NULL), GL_ERR_UNSUPPORTED);
+    cr_expect_null(svg);
+    cr_expect_not_null(strstr(gl_error_message(), want), "%s", gl_error_message());
+    cr_expect(starts_with(gl_error_message(), "graph '"), "%s", gl_error_message());
+
+    gl_layout *l = NULL;
+    cr_expect_eq(gl_render_layout(m->graph, &o, &l, NULL), GL_ERR_UNSUPPORTED);
+    cr_expect_null(l);
+    cr_expect_not_null(strstr(gl_error_message(), want), "%s", gl_error_message());
+
+    char *dir = tu_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/slow.svg", dir);
+    cr_expect_eq(gl_render_svg_file(m->graph, &o, path, NULL), GL_ERR_UNSUPPORTED);
+    cr_expect_eq(entries_in(dir), 0, "no file, no temporary file");
+    tu_rmtree(dir);
+    free(dir);
+    expect_no_child_left(before);
+
+    /* the limit was what stopped it: in whole seconds the message says so, and with
+     * room the same graph renders */
+    o.max_nodes = 0;
+    o.timeout_ms = 60000;
+    l = layout_of(m->graph, &o, NULL);
+    cr_expect_eq(l->n_nodes, 482);
+    gl_layout_free(l);
+    expect_no_child_left(before);
+    gl_model_free(m);
+}
+
+/* Kills the first child of ours that was not there before with `sig`. */
+typedef struct killer {
+    pid_t before[64];
+    size_t n_before;
+    int sig;
+    pid_t victim;
+} killer;
+
+static void *kill_new_child(void *arg)
+{
+    killer *k = arg;
+    for (int tries = 0; tries < 20000 && !k->victim; tries++) {
+        pid_t now[64];
+        size_t n = list_children(now, 64);
+        for (size_t i = 0; i < n && i < 64 && !k->victim; i++) {
+            bool old = false;
+            for (size_t j = 0; j < k->n_before && j < 64; j++)
+                old |= now[i] == k->before[j];
+            if (!old && kill(now[i], k->sig) == 0)
+                k->victim = now[i];
+        }
+        if (!k->victim)
+            usleep(500);
+    }
+    return NULL;
+}
+
+Test(render, a_crashing_layout_is_an_error_naming_the_signal, .timeout = 60)
+{
+    gl_model *m = big_graph(400, false);
+    killer k = {.sig = SIGTERM};
+    k.n_before = list_children(k.before, 64);
+    if (k.n_before == SIZE_MAX)
+        cr_skip_test("this kernel does not list children in /proc");
+    pthread_t thread;
+    cr_assert_eq(pthread_create(&thread, NULL, kill_new_child, &k), 0);
+    gl_layout *l = NULL;
+    gl_status st = gl_render_layout(m->graph, &(gl_render_opts){.timeout_ms = 60000}, &l, NULL);
+    pthread_join(thread, NULL);
+    cr_assert_neq(k.victim, 0, "the layout child was not found");
+    cr_expect_eq(st, GL_ERR_INTERNAL, "%s", gl_error_message());
+    cr_expect_null(l);
+    char want[64];
+    snprintf(want, sizeof(want), "died of signal %d", SIGTERM);
+    cr_expect_not_null(strstr(gl_error_message(), want), "%s", gl_error_message());
+    cr_expect(starts_with(gl_error_message(), "graph '"), "%s", gl_error_message());
+    expect_no_child_left(k.n_before);
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
 /* ---- layout coordinates ------------------------------------------------------------- */
 
 Test(render, layout_has_one_finite_box_per_drawn_node)
@@ -652,17 +1084,6 @@ Test(render, xlabels_of_big_drawings_have_positions, .timeout = 60)
 }
 
 /* ---- SVG files ---------------------------------------------------------------------- */
-
-static size_t entries_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    size_t n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    if (d)
-        closedir(d);
-    return n;
-}
 
 Test(render, svg_file_is_written_whole_and_replaces_the_old_one)
 {

@@ -5,8 +5,12 @@
  *      neighbourhood of a focus node, or groups (name prefixes / chunks) — so that the
  *      drawing never needs more than max_nodes boxes;
  *   2. build a `view`: boxes with display text and merged edges, independent of Graphviz;
+ *      a constant source read by several nodes becomes one copy per reader, placed just
+ *      before it ("shared by N"), so no edge spans the graph from one shared source;
  *   3. print the view as DOT text; for SVG and layouts, hand that text to Graphviz
- *      (agmemread, gvLayout "dot", gvRenderData "svg" / the laid-out coordinates).
+ *      (agmemread, gvLayout "dot", gvRenderData "svg" / the laid-out coordinates) in a
+ *      forked child with a deadline (run_with_deadline): the SVG bytes or the encoded
+ *      layout come back through a pipe, and a layout that runs too long is killed.
  * The DOT file a user sees is therefore exactly what we lay out.
  */
 #include "render/render.h"
@@ -14,14 +18,23 @@
 #include <graphviz/gvc.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define DEFAULT_MAX_NODES 1500
 #define MIN_MAX_NODES 16
@@ -490,6 +503,14 @@ static settings resolve_opts(const gl_render_opts *o)
 
 /* ==== building a view ================================================================== */
 
+/* One drawing of a shared constant source next to one reader: the copies of a source
+ * read by node n are made just before n's box, so they are contiguous in the list. */
+typedef struct source_copy {
+    const void *source; /* the Constant node or the initializer value it stands for */
+    size_t reader;      /* node index */
+    uint32_t box;
+} source_copy;
+
 typedef struct builder {
     const gl_graph *g;
     const settings *set;
@@ -504,6 +525,12 @@ typedef struct builder {
     bool *connected;           /* by value index: its edges are made */
     uint32_t stamp;
     const gl_node_change **change_of; /* by node index; NULL entries: unchanged */
+    bool copy_sources;         /* node views: a shared constant is drawn once per reader */
+    uint32_t *node_sharers;    /* by node index: distinct readers of a constant node */
+    uint32_t *value_sharers;   /* by value index: distinct readers of an initializer */
+    source_copy *copies;       /* copies in the order they were made */
+    size_t n_copies, cap_copies;
+    uint32_t *first_copy;      /* by node index: its first entry in copies, or NO_BOX */
 } builder;
 
 static bool is_kept(const builder *b, const gl_node *n)
@@ -512,26 +539,109 @@ static bool is_kept(const builder *b, const gl_node *n)
 }
 
 /* A value of this graph we can index arrays with (callers may pass odd graphs). */
-static bool own_value(const builder *b, const gl_value *v)
+static bool value_of(const gl_graph *g, const gl_value *v)
 {
-    return v && v->graph == b->g && v->index < b->g->n_values && b->g->values[v->index] == v;
+    return v && v->graph == g && v->index < g->n_values && g->values[v->index] == v;
 }
 
-static bool own_node(const builder *b, const gl_node *n)
+static bool node_of(const gl_graph *g, const gl_node *n)
 {
-    return n && n->graph == b->g && n->index < b->g->n_nodes && b->g->nodes[n->index] == n;
+    return n && n->graph == g && n->index < g->n_nodes && g->nodes[n->index] == n;
 }
+
+static bool own_value(const builder *b, const gl_value *v) { return value_of(b->g, v); }
+static bool own_node(const builder *b, const gl_node *n) { return node_of(b->g, n); }
 
 static bool is_input_like(const gl_value *v)
 {
     return v->is_input || v->outer || !v->init;
 }
 
+/* ---- constant sources: drawn once per reader when shared ---- */
+
+/* One shared source wired to readers all over the graph makes dot's network simplex run
+ * for many minutes (a cse'd torch export: one Constant feeding 65 Reshapes) and draws
+ * edges across the whole picture; a copy next to each reader does neither. */
+
+/* An initializer that is a constant and no graph input or output. */
+static bool is_constant_value(const gl_value *v)
+{
+    return !v->producer && !is_input_like(v) && gl_value_is_constant(v) && v->n_output_refs == 0;
+}
+
+/* A Constant node with no inputs whose outputs only feed this graph's nodes directly:
+ * copies of it can stand in for it wherever it is read. */
+static bool is_constant_node(const gl_node *n)
+{
+    if (!n->op_type || !gl_node_is(n, "Constant") || n->n_inputs || n->n_implicit)
+        return false;
+    for (size_t k = 0; k < n->n_outputs; k++) {
+        const gl_value *v = n->outputs[k];
+        if (!v)
+            continue;
+        if (v->n_output_refs > 0)
+            return false;
+        for (size_t i = 0; i < v->n_uses; i++)
+            if (v->uses[i].slot == GL_USE_IMPLICIT)
+                return false;
+    }
+    return true;
+}
+
+/* Distinct nodes of g reading any of `vals`; node_stamp (by node index) holds `stamp`
+ * for those seen. */
+static uint32_t count_readers(const gl_graph *g, gl_value *const *vals, size_t n_vals,
+                              uint32_t *node_stamp, uint32_t stamp)
+{
+    uint32_t readers = 0;
+    for (size_t k = 0; k < n_vals; k++)
+        for (size_t i = 0; vals[k] && i < vals[k]->n_uses; i++) {
+            const gl_node *r = vals[k]->uses[i].node;
+            if (node_of(g, r) && node_stamp[r->index] != stamp) {
+                node_stamp[r->index] = stamp;
+                readers++;
+            }
+        }
+    return readers;
+}
+
+/* By node index: the distinct readers of each constant node (0 for other nodes). */
+static uint32_t *count_node_sharers(const gl_graph *g)
+{
+    uint32_t *sharers = gl_xcalloc(g->n_nodes + 1, sizeof(*sharers));
+    uint32_t *stamp = gl_xcalloc(g->n_nodes + 1, sizeof(*stamp));
+    uint32_t next = 0;
+    const gl_node *n;
+    gl_foreach_node(g, i, n)
+    {
+        if (is_constant_node(n))
+            sharers[i] = count_readers(g, n->outputs, n->n_outputs, stamp, ++next);
+    }
+    free(stamp);
+    return sharers;
+}
+
+/* By value index: the distinct readers of each constant initializer (0 for others). */
+static uint32_t *count_value_sharers(const gl_graph *g)
+{
+    uint32_t *sharers = gl_xcalloc(g->n_values + 1, sizeof(*sharers));
+    uint32_t *stamp = gl_xcalloc(g->n_nodes + 1, sizeof(*stamp));
+    uint32_t next = 0;
+    for (size_t i = 0; i < g->n_values; i++) {
+        gl_value *v = g->values[i];
+        if (v && v->index == i && is_constant_value(v))
+            sharers[i] = count_readers(g, &g->values[i], 1, stamp, ++next);
+    }
+    free(stamp);
+    return sharers;
+}
+
 /* Folding: forced in reduced views; by option only for constants read by one node, so a
- * shared constant stays one box and the sharing stays visible. Graph outputs never fold. */
+ * shared constant stays boxes (one beside each reader) and the sharing stays visible.
+ * Graph outputs never fold. */
 static bool folds(const builder *b, const gl_value *v)
 {
-    if (v->producer || is_input_like(v) || !gl_value_is_constant(v) || v->n_output_refs > 0)
+    if (!is_constant_value(v))
         return false;
     if (b->fold_all)
         return true;
@@ -590,12 +700,21 @@ static uint32_t add_input_like_box(builder *b, const gl_value *v)
     return view_add_box(b->v, GL_BOX_INPUT, GL_MARK_NONE, UINT32_MAX, &t);
 }
 
-static uint32_t add_constant_box(builder *b, const gl_value *v)
+static void put_shared_line(sbuf *t, uint32_t sharers)
+{
+    char num[32];
+    if (sharers > 1)
+        sb_printf(t, "\nshared by %s", fmt_count(num, sharers));
+}
+
+/* `sharers` > 1: one of the copies of a shared constant, and its label says so. */
+static uint32_t add_constant_box(builder *b, const gl_value *v, uint32_t sharers)
 {
     sbuf t = {0};
     put_name(&t, v->name);
     sb_putc(&t, '\n');
     put_tensor_summary(&t, v->init);
+    put_shared_line(&t, sharers);
     return view_add_box(b->v, GL_BOX_CONSTANT, GL_MARK_NONE, UINT32_MAX, &t);
 }
 
@@ -611,7 +730,7 @@ static uint32_t source_box(builder *b, const gl_value *v)
     if (is_input_like(v))
         *slot = b->draw_io ? add_input_like_box(b, v) : NO_BOX;
     else
-        *slot = add_constant_box(b, v);
+        *slot = add_constant_box(b, v, 0);
     return *slot;
 }
 
@@ -760,7 +879,8 @@ static void put_op(sbuf *t, const gl_node *n)
     put_display(t, n->op_type ? n->op_type : "?", 40);
 }
 
-static uint32_t add_node_box(builder *b, const gl_node *n)
+/* `sharers` > 1: one of the copies of a shared Constant node, and its label says so. */
+static uint32_t add_node_box(builder *b, const gl_node *n, uint32_t sharers)
 {
     sbuf t = {0};
     gl_render_mark mark = mark_of(b, n);
@@ -779,27 +899,97 @@ static uint32_t add_node_box(builder *b, const gl_node *n)
         put_replaces_line(&t, c);
     if (c && c->kind == GL_CHANGE_MODIFIED)
         put_changed_line(&t, c);
+    put_shared_line(&t, sharers);
     return view_add_box(b->v, GL_BOX_NODE, mark, n->id, &t);
+}
+
+/* ---- copies of shared constants ---- */
+
+/* What a copy beside each reader of v stands for: the shared Constant node producing v,
+ * or v itself when it is a shared initializer drawn as a box; NULL when v's source is
+ * drawn once. `sharers` gets the number of distinct readers. */
+static const void *copied_source(const builder *b, const gl_value *v, uint32_t *sharers)
+{
+    *sharers = 0;
+    if (!b->copy_sources)
+        return NULL;
+    if (v->producer) {
+        const gl_node *p = v->producer;
+        if (!own_node(b, p) || b->node_sharers[p->index] < 2)
+            return NULL;
+        *sharers = b->node_sharers[p->index];
+        return p;
+    }
+    if (!own_value(b, v) || b->value_sharers[v->index] < 2 || folds(b, v))
+        return NULL;
+    *sharers = b->value_sharers[v->index];
+    return v;
+}
+
+static uint32_t find_copy(const builder *b, size_t reader, const void *source)
+{
+    if (b->first_copy[reader] == NO_BOX)
+        return NO_BOX;
+    for (size_t k = b->first_copy[reader]; k < b->n_copies && b->copies[k].reader == reader; k++)
+        if (b->copies[k].source == source)
+            return b->copies[k].box;
+    return NO_BOX;
+}
+
+static void add_copy(builder *b, const gl_node *reader, const gl_value *v, const void *source,
+                     uint32_t sharers)
+{
+    const gl_node *p = v->producer;
+    uint32_t box = p ? add_node_box(b, p, sharers) : add_constant_box(b, v, sharers);
+    if (p && b->box_of_node[p->index] == NO_BOX)
+        b->box_of_node[p->index] = box; /* the first copy stands for the node (stubs) */
+    if (b->first_copy[reader->index] == NO_BOX)
+        b->first_copy[reader->index] = (uint32_t)b->n_copies;
+    GL_GROW(b->copies, b->cap_copies, b->n_copies + 1);
+    b->copies[b->n_copies++] = (source_copy){source, reader->index, box};
+}
+
+/* Edges from n's copy of v's source to n, one per slot reading v (merged as usual). */
+static void connect_copy(builder *b, const gl_node *n, const gl_value *v, uint32_t copy)
+{
+    uint32_t to = b->box_of_node[n->index];
+    for (size_t i = 0; copy != NO_BOX && to != NO_BOX && i < v->n_uses; i++)
+        if (v->uses[i].node == n)
+            view_connect(b->v, copy, to, v, b->per_value_edges,
+                         v->uses[i].slot == GL_USE_IMPLICIT);
+}
+
+static bool has_kept_reader(const builder *b, const gl_node *n)
+{
+    for (size_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] && used_by_kept_node(b, n->outputs[k]))
+            return true;
+    return false;
 }
 
 static void place_source(builder *b, const gl_node *n, const gl_value *v, void *ctx)
 {
-    (void)n;
     (void)ctx;
-    if (!v->producer)
+    uint32_t sharers;
+    const void *source = copied_source(b, v, &sharers);
+    if (source && find_copy(b, n->index, source) == NO_BOX)
+        add_copy(b, n, v, source, sharers);
+    else if (!source && !v->producer)
         source_box(b, v);
 }
 
-/* Node views: constant/outer boxes just before their first consumer, then the node. */
+/* Node views: constant/outer boxes and copies of shared constants just before their
+ * consumer, then the node. A shared Constant node has no box of its own unless none of
+ * its readers is drawn (a focus on it whose readers were all cut). */
 static void place_nodes(builder *b)
 {
     const gl_node *n;
     gl_foreach_node(b->g, i, n)
     {
-        if (!is_kept(b, n))
+        if (!is_kept(b, n) || (b->node_sharers[i] > 1 && has_kept_reader(b, n)))
             continue;
         for_each_distinct_input(b, n, place_source, NULL);
-        b->box_of_node[i] = add_node_box(b, n);
+        b->box_of_node[i] = add_node_box(b, n, b->node_sharers[i]);
     }
 }
 
@@ -842,9 +1032,12 @@ static void connect_value(builder *b, const gl_value *v, uint32_t from)
 
 static void connect_source(builder *b, const gl_node *n, const gl_value *v, void *ctx)
 {
-    (void)n;
     (void)ctx;
-    if (!v->producer && !b->connected[v->index]) {
+    uint32_t sharers;
+    const void *source = copied_source(b, v, &sharers);
+    if (source) {
+        connect_copy(b, n, v, find_copy(b, n->index, source));
+    } else if (!v->producer && !b->connected[v->index]) {
         b->connected[v->index] = true;
         connect_value(b, v, b->box_of_value[v->index]);
     }
@@ -868,6 +1061,10 @@ static void connect_all(builder *b)
         if (b->box_of_node[i] == NO_BOX)
             continue;
         for_each_distinct_input(b, n, connect_source, NULL);
+        /* A shared Constant node: node views wired its copies above, group views fold
+         * it like any other constant. */
+        if (b->node_sharers[i] > 1)
+            continue;
         for (size_t k = 0; k < n->n_outputs; k++)
             if (n->outputs[k])
                 connect_value(b, n->outputs[k], b->box_of_node[i]);
@@ -895,7 +1092,8 @@ static size_t count_cut(builder *b, const gl_node *n, bool above, uint32_t *node
             size_t count = pass == 0 ? n->n_inputs : n->n_implicit;
             for (size_t i = 0; i < count; i++) {
                 const gl_node *p = vals[i] ? vals[i]->producer : NULL;
-                if (own_node(b, p) && !is_kept(b, p) && node_stamp[p->index] != stamp) {
+                if (own_node(b, p) && !is_kept(b, p) && b->node_sharers[p->index] < 2 &&
+                    node_stamp[p->index] != stamp) {
                     node_stamp[p->index] = stamp;
                     cut++;
                 }
@@ -950,8 +1148,12 @@ static void builder_init(builder *b, const gl_graph *g, const settings *set, vie
     b->box_of_value = gl_xmalloc((g->n_values + 1) * sizeof(*b->box_of_value));
     b->seen = gl_xcalloc(g->n_values + 1, sizeof(*b->seen));
     b->connected = gl_xcalloc(g->n_values + 1, sizeof(*b->connected));
+    b->node_sharers = count_node_sharers(g);
+    b->value_sharers = count_value_sharers(g);
+    b->first_copy = gl_xmalloc((g->n_nodes + 1) * sizeof(*b->first_copy));
     memset(b->box_of_node, 0xFF, (g->n_nodes + 1) * sizeof(*b->box_of_node));
     memset(b->box_of_value, 0xFF, (g->n_values + 1) * sizeof(*b->box_of_value));
+    memset(b->first_copy, 0xFF, (g->n_nodes + 1) * sizeof(*b->first_copy));
 }
 
 static void builder_free(builder *b)
@@ -960,6 +1162,10 @@ static void builder_free(builder *b)
     free(b->box_of_value);
     free(b->seen);
     free(b->connected);
+    free(b->node_sharers);
+    free(b->value_sharers);
+    free(b->first_copy);
+    free(b->copies);
 }
 
 /* Every kept node as its own box. */
@@ -971,6 +1177,7 @@ static void build_node_view(const gl_graph *g, const settings *set,
     builder_init(&b, g, set, v, change_of);
     b.keep = keep;
     b.fold_all = fold_all;
+    b.copy_sources = true;
     place_inputs(&b);
     place_nodes(&b);
     connect_all(&b);
@@ -983,17 +1190,22 @@ static void build_node_view(const gl_graph *g, const settings *set,
 /* ==== big graphs: neighbourhood ========================================================= */
 
 /* An upper bound of the boxes a node brings into a neighbourhood view: itself, two
- * stubs, its producer-less inputs (a box, plus an output box if one is also an output)
- * and its graph outputs. Summing bounds keeps the real count under the budget. */
-static size_t node_cost(const gl_node *n)
+ * stubs, its producer-less inputs (a box, plus an output box if one is also an output),
+ * its copies of shared Constant nodes and its graph outputs. Summing bounds keeps the
+ * real count under the budget. */
+static size_t node_cost(const gl_node *n, const uint32_t *node_sharers)
 {
     size_t cost = 3;
     for (size_t pass = 0; pass < 2; pass++) {
         gl_value *const *vals = pass == 0 ? n->inputs : n->implicit;
         size_t count = pass == 0 ? n->n_inputs : n->n_implicit;
-        for (size_t i = 0; i < count; i++)
-            if (vals[i] && !vals[i]->producer)
+        for (size_t i = 0; i < count; i++) {
+            const gl_node *p = vals[i] ? vals[i]->producer : NULL;
+            if (vals[i] && !p)
                 cost += 2;
+            else if (p && node_of(n->graph, p) && node_sharers[p->index] > 1)
+                cost += 1;
+        }
     }
     for (size_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] && n->outputs[k]->n_output_refs > 0)
@@ -1003,6 +1215,7 @@ static size_t node_cost(const gl_node *n)
 
 typedef struct bfs {
     const gl_graph *g;
+    uint32_t *node_sharers; /* by node index (count_node_sharers), owned */
     bool *keep;
     int *dist;
     size_t *queue, head, tail;
@@ -1013,10 +1226,13 @@ typedef struct bfs {
 /* Visit a neighbour; false when the budget is spent (the walk stops there). */
 static bool bfs_visit(bfs *w, const gl_node *m, int d)
 {
-    if (!m || m->graph != w->g || m->index >= w->g->n_nodes || w->g->nodes[m->index] != m ||
-        w->keep[m->index])
+    if (!node_of(w->g, m) || w->keep[m->index])
         return true;
-    size_t cost = node_cost(m);
+    /* A shared Constant node is drawn as copies beside its readers: no neighbour, and
+     * no way into every part of the graph that reads it. */
+    if (w->node_sharers[m->index] > 1)
+        return true;
+    size_t cost = node_cost(m, w->node_sharers);
     if (w->used + cost > w->budget) {
         w->cut_short = true;
         return false;
@@ -1051,13 +1267,13 @@ static bool bfs_expand(bfs *w, const gl_node *n, int d)
 static size_t select_neighbourhood(const gl_graph *g, const gl_node *focus, int radius,
                                    size_t budget, bool *keep, bool *cut_short)
 {
-    bfs w = {g, keep, gl_xmalloc((g->n_nodes + 1) * sizeof(int)),
+    bfs w = {g, count_node_sharers(g), keep, gl_xmalloc((g->n_nodes + 1) * sizeof(int)),
              gl_xmalloc((g->n_nodes + 1) * sizeof(size_t)), 0, 0, 0, budget, 0, false};
     /* The focus is drawn whatever it costs (max_nodes >= MIN_MAX_NODES keeps that sane). */
     keep[focus->index] = true;
     w.dist[focus->index] = 0;
     w.queue[w.tail++] = focus->index;
-    w.used = node_cost(focus);
+    w.used = node_cost(focus, w.node_sharers);
     w.kept = 1;
     while (w.head < w.tail) {
         size_t idx = w.queue[w.head++];
@@ -1068,6 +1284,7 @@ static size_t select_neighbourhood(const gl_graph *g, const gl_node *focus, int 
     }
     free(w.dist);
     free(w.queue);
+    free(w.node_sharers);
     *cut_short = w.cut_short;
     return w.kept;
 }
@@ -1314,7 +1531,7 @@ static uint32_t add_group_box(builder *b, const grouping *gr, uint32_t id, const
                               size_t n)
 {
     if (n == 1) /* a group of one is drawn as the node itself */
-        return add_node_box(b, b->g->nodes[members[0]]);
+        return add_node_box(b, b->g->nodes[members[0]], 0);
     sbuf t = {0};
     sbuf tail = {0};
     gl_render_mark mark = put_group_changes(&tail, b, members, n);
@@ -1754,21 +1971,267 @@ static gl_status gv_open(gv_session *s, const char *dot)
     return st;
 }
 
-static gl_status gv_svg(gv_session *s, char **svg, size_t *len)
+/* ==== bounded jobs: a child process, a pipe and a deadline ============================= */
+
+/* dot's network simplex runs for many minutes on some graphs, nothing in Graphviz bounds
+ * it (nslimit, mclimit and searchsize do not) and a thread inside Graphviz cannot be
+ * stopped. So Graphviz work runs in a forked child that sends its result through a
+ * pipe; the parent reads while it waits (a full pipe never stalls the child) and kills
+ * and reaps the child when the deadline passes. The TUI cancels a layout the same way. */
+
+#define DEFAULT_TIMEOUT_MS 15000
+#define MAX_JOB_OUTPUT ((size_t)1 << 31) /* 2 GiB: far beyond any drawing we make */
+#define JOB_HEADER 12                    /* u32 status, u64 payload length */
+#define READ_CHUNK 65536
+
+/* The work of a job: the result bytes into `out`, or a failure with a message. */
+typedef gl_status (*job_fn)(void *ctx, sbuf *out);
+
+static bool write_fully(int fd, const void *data, size_t len)
 {
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* Signals the child takes with their default action, unblocked: a handler of the
+ * parent's (the TUI's SIGINT or SIGWINCH) has no business running in a layout worker. */
+static const int CHILD_DEFAULT_SIGNALS[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,  SIGPIPE,
+                                            SIGALRM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+
+static void reset_child_signals(void)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(CHILD_DEFAULT_SIGNALS); i++)
+        signal(CHILD_DEFAULT_SIGNALS[i], SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, NULL);
+}
+
+/* The child: run the job, send one frame (status, length, then the result or the
+ * message) and leave with _exit: no atexit handlers, no second flush of the parent's
+ * stdio buffers, no leak report about the heap it inherited. */
+static _Noreturn void child_main(int fd, job_fn fn, void *ctx, pid_t parent)
+{
+#ifdef __linux__
+    /* Die with the waiting parent: an interrupted export must not leave a layout
+     * running for hours. (The forking thread waits for us, so it outlives us.) */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+#else
+    (void)parent;
+#endif
+    reset_child_signals();
+    sbuf out = {0};
+    gl_status st = fn(ctx, &out);
+    const char *payload = st == GL_OK ? (out.s ? out.s : "") : gl_error_message();
+    uint32_t status = (uint32_t)st;
+    uint64_t len = st == GL_OK ? out.len : strlen(payload);
+    unsigned char head[JOB_HEADER];
+    memcpy(head, &status, 4);
+    memcpy(head + 4, &len, 8);
+    bool sent = write_fully(fd, head, sizeof(head)) && write_fully(fd, payload, (size_t)len);
+    _exit(sent ? 0 : 1);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Append what the child writes until it closes the pipe (GL_OK) or the deadline passes
+ * (*timed_out). */
+static gl_status read_until(int fd, int64_t deadline, sbuf *in, bool *timed_out)
+{
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0) {
+            *timed_out = true;
+            return GL_ERR_UNSUPPORTED;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int ready = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+        if (ready < 0 && errno != EINTR)
+            return gl_fail(GL_ERR_IO, "render: waiting for the Graphviz process: %s",
+                           strerror(errno));
+        if (ready <= 0)
+            continue;
+        GL_GROW(in->s, in->cap, in->len + READ_CHUNK);
+        ssize_t n = read(fd, in->s + in->len, READ_CHUNK);
+        if (n == 0)
+            return GL_OK;
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0)
+            return gl_fail(GL_ERR_IO, "render: reading from the Graphviz process: %s",
+                           strerror(errno));
+        in->len += (size_t)n;
+        if (in->len > MAX_JOB_OUTPUT)
+            return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process sent more than %zu "
+                                            "bytes", MAX_JOB_OUTPUT);
+    }
+}
+
+/* Wait for the child to end (killing it first when asked) and return its wait status;
+ * -1 when there is none to be had (SIGCHLD ignored: the kernel reaped it already). */
+static int reap(pid_t pid, bool kill_first)
+{
+    if (kill_first)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return status;
+}
+
+/* The child's frame as the job's result: *bytes is the payload, NUL-terminated. */
+static gl_status job_result(int status, sbuf *in, char **bytes, size_t *len)
+{
+    if (status != -1 && WIFSIGNALED(status))
+        return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process died of signal %d (%s)",
+                       WTERMSIG(status), strsignal(WTERMSIG(status)));
+    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process exited with status %d",
+                       WEXITSTATUS(status));
+    uint32_t st = 0;
+    uint64_t n = 0;
+    if (in->len >= JOB_HEADER) {
+        memcpy(&st, in->s, 4);
+        memcpy(&n, in->s + 4, 8);
+    }
+    if (in->len < JOB_HEADER || n != in->len - JOB_HEADER)
+        return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process ended after %zu bytes "
+                                        "without a whole result", in->len);
+    memmove(in->s, in->s + JOB_HEADER, (size_t)n);
+    in->s[n] = '\0'; /* room: the buffer held the header too */
+    if (st != GL_OK)
+        return gl_fail(st <= GL_ERR_UNSUPPORTED ? (gl_status)st : GL_ERR_INTERNAL, "%s", in->s);
+    *len = (size_t)n;
+    *bytes = in->s;
+    *in = (sbuf){0};
+    return GL_OK;
+}
+
+/* No child to be had: run the job here, without a bound. */
+static gl_status run_here(job_fn fn, void *ctx, char **bytes, size_t *len)
+{
+    sbuf out = {0};
+    gl_status st = fn(ctx, &out);
+    if (st != GL_OK) {
+        free(out.s);
+        return st;
+    }
+    *len = out.len;
+    *bytes = sb_take(&out);
+    return GL_OK;
+}
+
+/* Run fn in a child process and give it at most timeout_ms to deliver its result
+ * (*bytes: malloc'd, NUL-terminated, *len bytes). Past the deadline the child is killed
+ * and reaped, *timed_out is set and GL_ERR_UNSUPPORTED returned: the caller words the
+ * message. A crash of the child is an error naming the signal. When fork or pipe fail,
+ * fn runs in this process. `guard` (may be NULL) protects library state fn uses: it is
+ * held across fork so that the child's copy of that state is whole, and the child gets
+ * it unlocked. Leaves no child and no descriptor behind. */
+static gl_status run_with_deadline(job_fn fn, void *ctx, pthread_mutex_t *guard,
+                                   unsigned timeout_ms, char **bytes, size_t *len,
+                                   bool *timed_out)
+{
+    *bytes = NULL;
+    *len = 0;
+    *timed_out = false;
+    int fds[2];
+    if (pipe(fds) != 0)
+        return run_here(fn, ctx, bytes, len);
+    for (int i = 0; i < 2; i++) /* another thread's fork+exec must not keep our pipe open */
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+    int64_t deadline = now_ms() + timeout_ms;
+    pid_t parent = getpid();
+    if (guard)
+        pthread_mutex_lock(guard);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (guard)
+            pthread_mutex_init(guard, NULL);
+        close(fds[0]);
+        child_main(fds[1], fn, ctx, parent);
+    }
+    if (guard)
+        pthread_mutex_unlock(guard);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return run_here(fn, ctx, bytes, len);
+    }
+    sbuf in = {0};
+    gl_status st = read_until(fds[0], deadline, &in, timed_out);
+    int status = reap(pid, st != GL_OK);
+    close(fds[0]);
+    if (st == GL_OK)
+        st = job_result(status, &in, bytes, len);
+    free(in.s);
+    return st;
+}
+
+/* A Graphviz job under the caller's time limit, with messages that name the graph. */
+static gl_status run_graphviz(const gl_graph *g, size_t boxes, const gl_render_opts *o,
+                              job_fn fn, void *ctx, char **bytes, size_t *len)
+{
+    unsigned timeout_ms = o && o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    bool timed_out = false;
+    gl_status st = run_with_deadline(fn, ctx, &gv_lock, timeout_ms, bytes, len, &timed_out);
+    if (st == GL_OK)
+        return st;
+    sbuf name = {0};
+    put_display(&name, g->name ? g->name : "", NAME_DISPLAY_MAX);
+    const char *shown = name.s ? name.s : "";
+    if (timed_out) {
+        char limit[32], count[32];
+        if (timeout_ms % 1000 == 0)
+            snprintf(limit, sizeof(limit), "%u s", timeout_ms / 1000);
+        else
+            snprintf(limit, sizeof(limit), "%u ms", timeout_ms);
+        st = gl_fail(GL_ERR_UNSUPPORTED, "graph '%s': Graphviz layout took longer than %s (%s "
+                                         "boxes); use a focus or a smaller max_nodes",
+                     shown, limit, fmt_count(count, boxes));
+    } else {
+        gl_error_prefix("graph '%s'", shown);
+    }
+    free(name.s);
+    return st;
+}
+
+/* ==== SVG ================================================================================ */
+
+/* Job: the DOT text (ctx) laid out and drawn as SVG. */
+static gl_status svg_job(void *ctx, sbuf *out)
+{
+    gv_session s;
+    gl_status st = gv_open(&s, ctx);
+    if (st != GL_OK)
+        return st;
     char *data = NULL;
     unsigned int n = 0;
-    if (gvRenderData(s->gvc, s->graph, "svg", &data, &n) != 0 || !data)
-        return gl_fail(GL_ERR_INTERNAL, "render: SVG output failed: %s", gv_message_line());
-    *svg = malloc((size_t)n + 1);
-    if (*svg) {
-        memcpy(*svg, data, n);
-        (*svg)[n] = '\0';
-        if (len)
-            *len = n;
-    }
-    gvFreeRenderData(data);
-    return *svg ? GL_OK : gl_fail(GL_ERR_NOMEM, "render: no memory for %u bytes of SVG", n);
+    if (gvRenderData(s.gvc, s.graph, "svg", &data, &n) != 0 || !data)
+        st = gl_fail(GL_ERR_INTERNAL, "render: SVG output failed: %s", gv_message_line());
+    else
+        sb_putn(out, data, n);
+    if (data)
+        gvFreeRenderData(data);
+    gv_close(&s);
+    return st;
 }
 
 static gl_status render_svg(const gl_graph *g, const gl_render_opts *o, char **svg, size_t *len,
@@ -1778,12 +2241,12 @@ static gl_status render_svg(const gl_graph *g, const gl_render_opts *o, char **s
     view v;
     char *dot = NULL;
     gl_status st = make_dot(g, o, &v, &dot, NULL, info);
+    size_t boxes = v.n_boxes, n = 0;
     view_free(&v);
-    gv_session s;
-    if (st == GL_OK && (st = gv_open(&s, dot)) == GL_OK) {
-        st = gv_svg(&s, svg, len);
-        gv_close(&s);
-    }
+    if (st == GL_OK)
+        st = run_graphviz(g, boxes, o, svg_job, dot, svg, &n);
+    if (st == GL_OK && len)
+        *len = n;
     free(dot);
     return st;
 }
@@ -1798,15 +2261,8 @@ gl_status gl_render_svg(const gl_graph *g, const gl_render_opts *o, char **svg, 
 
 static gl_status write_all(int fd, const char *data, size_t len, const char *path)
 {
-    while (len) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return gl_fail(GL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        data += n;
-        len -= (size_t)n;
-    }
+    if (!write_fully(fd, data, len))
+        return gl_fail(GL_ERR_IO, "%s: write failed: %s", path, errno ? strerror(errno) : "?");
     return GL_OK;
 }
 
@@ -1939,20 +2395,212 @@ static void extract_layout(Agraph_t *graph, const view *v, gl_layout *l)
     l->height = bb.UR.y - bb.LL.y;
 }
 
+/* ---- the layout on the wire, child to parent ----
+ * Native byte order and sizes (the same binary writes and reads it); every string and
+ * array is preceded by its length:
+ *   u64 n_nodes, u64 n_edges, f64 width, f64 height,
+ *   n_nodes x { u32 id, u32 kind, u32 mark, f64 x, y, w, h, str label },
+ *   n_edges x { u64 from, u64 to, u32 dashed, f64 label_x, label_y, str label,
+ *               u64 n_pts, f64 pts[2 * n_pts] },
+ *   str = u64 length, bytes (no NUL). */
+
+#define WIRE_NODE_MIN (3 * 4 + 4 * 8 + 8)
+#define WIRE_EDGE_MIN (2 * 8 + 4 + 2 * 8 + 8 + 8 + 2 * 2 * 8)
+
+static void put_u32(sbuf *b, uint32_t v) { sb_putn(b, (const char *)&v, sizeof(v)); }
+static void put_u64(sbuf *b, uint64_t v) { sb_putn(b, (const char *)&v, sizeof(v)); }
+static void put_f64(sbuf *b, double v) { sb_putn(b, (const char *)&v, sizeof(v)); }
+
+static void put_str(sbuf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    put_u64(b, n);
+    if (n)
+        sb_putn(b, s, n);
+}
+
+static void encode_layout(const gl_layout *l, sbuf *out)
+{
+    put_u64(out, l->n_nodes);
+    put_u64(out, l->n_edges);
+    put_f64(out, l->width);
+    put_f64(out, l->height);
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        const gl_layout_node *n = &l->nodes[i];
+        put_u32(out, n->id);
+        put_u32(out, (uint32_t)n->kind);
+        put_u32(out, (uint32_t)n->mark);
+        const double geometry[4] = {n->x, n->y, n->w, n->h};
+        for (size_t k = 0; k < 4; k++)
+            put_f64(out, geometry[k]);
+        put_str(out, n->label);
+    }
+    for (size_t i = 0; i < l->n_edges; i++) {
+        const gl_layout_edge *e = &l->edges[i];
+        put_u64(out, e->from);
+        put_u64(out, e->to);
+        put_u32(out, e->dashed);
+        put_f64(out, e->label_x);
+        put_f64(out, e->label_y);
+        put_str(out, e->label);
+        put_u64(out, e->n_pts);
+        for (size_t k = 0; k < 2 * e->n_pts; k++)
+            put_f64(out, e->pts[k]);
+    }
+}
+
+/* A reader that turns every short read into `bad` (and zeros) instead of reading past
+ * the end; the caller checks `bad` once. */
+typedef struct wire {
+    const char *p;
+    size_t left;
+    bool bad;
+} wire;
+
+static void take(wire *w, void *dst, size_t n)
+{
+    if (w->bad || n > w->left) {
+        w->bad = true;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, w->p, n);
+    w->p += n;
+    w->left -= n;
+}
+
+static uint32_t take_u32(wire *w)
+{
+    uint32_t v;
+    take(w, &v, sizeof(v));
+    return v;
+}
+
+static uint64_t take_u64(wire *w)
+{
+    uint64_t v;
+    take(w, &v, sizeof(v));
+    return v;
+}
+
+static double take_f64(wire *w)
+{
+    double v;
+    take(w, &v, sizeof(v));
+    return v;
+}
+
+static char *take_str(wire *w)
+{
+    uint64_t n = take_u64(w);
+    if (w->bad || n > w->left) {
+        w->bad = true;
+        return gl_xstrdup("");
+    }
+    char *s = gl_xstrndup(w->p, (size_t)n);
+    w->p += n;
+    w->left -= (size_t)n;
+    return s;
+}
+
+static void decode_node(wire *w, gl_layout_node *n)
+{
+    n->id = take_u32(w);
+    uint32_t kind = take_u32(w), mark = take_u32(w);
+    w->bad |= kind > GL_BOX_STUB || mark > GL_MARK_REPLACED;
+    n->kind = w->bad ? GL_BOX_NODE : (gl_render_box_kind)kind;
+    n->mark = w->bad ? GL_MARK_NONE : (gl_render_mark)mark;
+    n->x = take_f64(w);
+    n->y = take_f64(w);
+    n->w = take_f64(w);
+    n->h = take_f64(w);
+    n->label = take_str(w);
+}
+
+static void decode_edge(wire *w, gl_layout_edge *e, size_t n_nodes)
+{
+    uint64_t from = take_u64(w), to = take_u64(w);
+    w->bad |= from >= n_nodes || to >= n_nodes;
+    e->from = (size_t)from;
+    e->to = (size_t)to;
+    e->dashed = take_u32(w) != 0;
+    e->label_x = take_f64(w);
+    e->label_y = take_f64(w);
+    e->label = take_str(w);
+    uint64_t n_pts = take_u64(w);
+    if (w->bad || n_pts < 2 || n_pts > w->left / (2 * sizeof(double))) {
+        w->bad = true;
+        return;
+    }
+    e->pts = gl_xmalloc((size_t)n_pts * 2 * sizeof(double));
+    e->n_pts = (size_t)n_pts;
+    for (size_t k = 0; k < 2 * e->n_pts; k++)
+        e->pts[k] = take_f64(w);
+}
+
+/* Counts are checked against the bytes present before anything is allocated. */
+static gl_status decode_layout(const char *bytes, size_t len, gl_layout **out)
+{
+    wire w = {bytes, len, false};
+    gl_layout *l = gl_xcalloc(1, sizeof(*l));
+    uint64_t n_nodes = take_u64(&w), n_edges = take_u64(&w);
+    l->width = take_f64(&w);
+    l->height = take_f64(&w);
+    w.bad |= n_nodes > w.left / WIRE_NODE_MIN || n_edges > w.left / WIRE_EDGE_MIN ||
+             n_nodes * WIRE_NODE_MIN + n_edges * WIRE_EDGE_MIN > w.left;
+    if (!w.bad) {
+        l->nodes = gl_xcalloc((size_t)n_nodes + 1, sizeof(*l->nodes));
+        l->edges = gl_xcalloc((size_t)n_edges + 1, sizeof(*l->edges));
+    }
+    while (!w.bad && l->n_nodes < n_nodes)
+        decode_node(&w, &l->nodes[l->n_nodes++]);
+    while (!w.bad && l->n_edges < n_edges)
+        decode_edge(&w, &l->edges[l->n_edges++], l->n_nodes);
+    if (w.bad || w.left) {
+        gl_layout_free(l);
+        return gl_fail(GL_ERR_INTERNAL, "render: the layout from the Graphviz process is "
+                                        "malformed (%zu bytes)", len);
+    }
+    *out = l;
+    return GL_OK;
+}
+
+typedef struct layout_ctx {
+    const char *dot;
+    const view *v;
+} layout_ctx;
+
+/* Job: the DOT text laid out; the coordinates of every box and edge, encoded. */
+static gl_status layout_job(void *ctx, sbuf *out)
+{
+    const layout_ctx *c = ctx;
+    gv_session s;
+    gl_status st = gv_open(&s, c->dot);
+    if (st != GL_OK)
+        return st;
+    gl_layout *l = gl_xcalloc(1, sizeof(*l));
+    extract_layout(s.graph, c->v, l);
+    gv_close(&s);
+    encode_layout(l, out);
+    gl_layout_free(l);
+    return GL_OK;
+}
+
 gl_status gl_render_layout(const gl_graph *g, const gl_render_opts *o, gl_layout **out,
                            gl_render_info *info)
 {
     *out = NULL;
     view v;
-    char *dot = NULL;
+    char *dot = NULL, *bytes = NULL;
+    size_t len = 0;
     gl_status st = make_dot(g, o, &v, &dot, NULL, info);
-    gv_session s;
-    if (st == GL_OK && (st = gv_open(&s, dot)) == GL_OK) {
-        gl_layout *l = gl_xcalloc(1, sizeof(*l));
-        extract_layout(s.graph, &v, l);
-        gv_close(&s);
-        *out = l;
+    if (st == GL_OK) {
+        layout_ctx c = {dot, &v};
+        st = run_graphviz(g, v.n_boxes, o, layout_job, &c, &bytes, &len);
     }
+    if (st == GL_OK)
+        st = decode_layout(bytes, len, out);
+    free(bytes);
     free(dot);
     view_free(&v);
     return st;

@@ -3,9 +3,18 @@
  * Nodes are boxes "op / name / output shapes" (one line each); edges carry the shape of the
  * value they carry, one edge per (value, consumer) with "x2" when a node reads a value
  * twice; initializers are small boxes, or lines inside the consumer's box when
- * fold_constants is set (only constants read by that one node: a shared constant stays a
- * box so sharing stays visible); graph inputs/outputs are ellipses "input: x" /
- * "output: y". Against a diff, added nodes are green and labelled "+ ", modified amber
+ * fold_constants is set (only constants read by that one node); graph inputs/outputs are
+ * ellipses "input: x" / "output: y".
+ *
+ * Shared constant sources are drawn once per reader: an initializer constant (not a
+ * graph input or output), or a Constant node (default domain, no inputs, outputs neither
+ * graph outputs nor read by subgraphs), read by more than one distinct node gets one box
+ * beside each reader, with the edge to that reader only and an extra line "shared by N"
+ * so the sharing stays visible. One source wired across the whole graph makes dot's
+ * layout run for many minutes and is unreadable anyway. Copies of a Constant node are
+ * node boxes carrying its id and diff mark; a neighbourhood view does not walk through
+ * such a node (its copies come with the readers that are drawn), and a collapsed view
+ * drops its edges as it does for folded constants. Against a diff, added nodes are green and labelled "+ ", modified amber
  * "~ " (with "changed: attr pads, ..."), replacements blue "> " with a line
  * "replaces: 'c1', 'r1'" — the marks are textual too, never colour alone; removed nodes
  * are listed in the graph label (first 10, then "+N more").
@@ -28,9 +37,19 @@
  * consecutive nodes in graph order (a group of one is drawn as the node itself). Reduced
  * views fold every constant. info->note and the graph label say what was drawn.
  *
+ * Time bound: the layout (SVG and gl_render_layout) runs in a forked child process that
+ * sends its result back through a pipe; when it takes longer than timeout_ms the child
+ * is killed and the call fails with GL_ERR_UNSUPPORTED, "graph 'g': Graphviz layout took
+ * longer than 15 s (N boxes); use a focus or a smaller max_nodes". A crashing layout is
+ * an error naming the signal, not a crash of ours. No child outlives the call. If no
+ * process can be forked the layout runs in-process, unbounded. gl_render_dot does not
+ * call Graphviz at all.
+ *
  * Thread safety: Graphviz keeps global state (parser, error hooks, dot internals), so
- * every call into it holds one process-wide mutex; each call makes its own small context
- * (gvContextPlugins with only the dot layout and core plugins: ~0.1 ms, no fontconfig).
+ * every call into it holds one process-wide mutex (in the child; the parent holds it
+ * only across fork); each call makes its own small context (gvContextPlugins with only
+ * the dot layout and core plugins: ~0.1 ms, no fontconfig). The forking thread waits
+ * for its child, and the child dies with it (Linux: PR_SET_PDEATHSIG).
  */
 #ifndef GL_RENDER_H
 #define GL_RENDER_H
@@ -51,6 +70,9 @@ typedef struct gl_render_opts {
     int radius;            /* hops around focus (0: default 3) */
     bool fold_constants;   /* constants read by one node become lines in its box */
     const char *title;     /* graph label, e.g. "03-constant-folding" */
+    unsigned timeout_ms;   /* most time for the Graphviz layout of gl_render_svg,
+                            * gl_render_svg_file and gl_render_layout, fork and transfer
+                            * included; 0: default 15000 (15 s) */
 } gl_render_opts;
 
 typedef struct gl_render_info {
@@ -91,7 +113,10 @@ typedef enum gl_render_mark {
 
 typedef struct gl_layout_node {
     uint32_t id;           /* IR node id; UINT32_MAX for non-node boxes (inputs, constants,
-                            * groups, stubs) */
+                            * groups, stubs). Several boxes may carry one id: the copies
+                            * of a shared Constant node, one beside each reader. The
+                            * first box with an id (lowest index) is "the" box of that
+                            * node, for focus and centring. */
     gl_render_box_kind kind;
     gl_render_mark mark;
     char *label;           /* owned; the box's text lines joined by '\n', marks included */

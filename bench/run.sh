@@ -7,10 +7,12 @@
 #   GL_BENCH_DIR   where the generated models live (default /tmp/graphlab-bench; never
 #                  inside the source tree)
 #   GL_PYTHON      a python3 with onnx and numpy (default /usr/bin/python3)
-#   RUNS           runs per measurement (default 5 for loads, 7 for the toposort)
+#   RUNS           runs per measurement (default 5 for loads, 7 for the toposort, 20 for
+#                  model runs)
 #   TOPO_NODES     nodes of the toposort graph (default 100000)
 #   HUGE=0         skip the 100k-node model
 #   GL_SHARED_MODELS  the shared model corpus (default: ../shared/models beside the tree)
+#   THREADS        threads of the oneDNN backend in bench_run (default 0: OpenMP's default)
 set -eu
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,3 +57,12 @@ echo
 echo "== pipeline: keeping a snapshot per step vs only the result =="
 # shellcheck disable=SC2086
 "$builddir/bench/bench_pipeline" -n "${RUNS:-5}" $shared $models/many_nodes.onnx
+echo
+echo "== run: reference kernels vs oneDNN (Conv/MatMul/Gemm, one primitive per node) =="
+# Every shared model and example with a test_data_set_0; THREADS=N for the dnnl backend.
+runnable=""
+for f in "$corpus"/*/model.onnx "$srcdir"/examples/*/model.onnx; do
+    [ -d "$(dirname "$f")/test_data_set_0" ] && runnable="$runnable $f"
+done
+# shellcheck disable=SC2086
+"$builddir/bench/bench_run" -n "${RUNS:-20}" -w 5 -t "${THREADS:-0}" $runnable

@@ -34,6 +34,11 @@ I64 = TensorProto.INT64
 
 # ---- numpy reference kernels (float64) ---------------------------------------------
 
+
+def contiguous(array):
+    """A C-contiguous copy that keeps the rank (np.ascontiguousarray turns 0-d into 1-d)."""
+    return np.array(array, order="C", copy=True)
+
 def ref_conv2d(x, w, b, stride=1, pad=0):
     """NCHW convolution, OIHW weights, symmetric padding, no dilation or groups."""
     n, c, h, wd = x.shape
@@ -90,7 +95,7 @@ def uniform_fan_in(rng, shape, fan_in):
 
 
 def init(name, array):
-    return numpy_helper.from_array(np.ascontiguousarray(array), name=name)
+    return numpy_helper.from_array(contiguous(array), name=name)
 
 
 def const_node(name, output, array):
@@ -131,7 +136,7 @@ def write_test_data(folder, inputs, outputs, data_set=0):
     os.makedirs(data_dir, exist_ok=True)
     for kind, pairs in (("input", inputs), ("output", outputs)):
         for k, (name, array) in enumerate(pairs):
-            tensor = numpy_helper.from_array(np.ascontiguousarray(array), name=name)
+            tensor = numpy_helper.from_array(contiguous(array), name=name)
             with open(os.path.join(data_dir, "%s_%d.pb" % (kind, k)), "wb") as f:
                 f.write(tensor.SerializeToString())
 

@@ -334,15 +334,15 @@ static bool has_subgraphs(const gl_node *n)
 static const char *refusal(const gl_node *keep, const gl_node *dup, char *buf, size_t len)
 {
     switch (gl_node_effects(dup)) {
-    case GL_OP_RANDOM:
+    case GL_EFFECT_RANDOM:
         snprintf(buf, len, "%s '%s' draws new random values on every run: it does not "
                  "compute the same as '%s'", dup->op_type, dup->name, keep->name);
         return buf;
-    case GL_OP_UNKNOWN:
+    case GL_EFFECT_UNKNOWN:
         snprintf(buf, len, "op in domain '%s': not known to be free of side effects",
                  dup->domain);
         return buf;
-    case GL_OP_PURE:
+    case GL_EFFECT_PURE:
         break;
     }
     for (size_t i = 0; i < dup->n_outputs; i++) {

@@ -13,6 +13,8 @@
  */
 #include "passes/passes.h"
 
+#include "ops/ops.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +24,14 @@
 /* Domains whose every op is free of side effects. */
 static const char *const pure_domains[] = {"", "ai.onnx", "ai.onnx.ml"};
 
-/* Ops of the default domain that draw random values. `given_input` >= 0: only when that
- * input is present (Dropout is random in training mode only, set by training_mode). */
+/* Ops that are random only when an optional input is given: Dropout draws its mask in
+ * training mode, which the training_mode input (slot 2) switches on. Ops that are
+ * always random carry GL_OP_RANDOM in the op registry. */
 static const struct {
     const char *op;
-    int given_input;
-} random_ops[] = {
-    {"RandomNormal", -1}, {"RandomUniform", -1}, {"RandomNormalLike", -1},
-    {"RandomUniformLike", -1}, {"Bernoulli", -1}, {"Multinomial", -1}, {"Dropout", 2},
+    size_t input;
+} random_when_given[] = {
+    {"Dropout", 2},
 };
 
 /* Model-local functions may call each other; ONNX forbids recursion, a hostile file does
@@ -46,11 +48,14 @@ static bool domain_is_pure(const char *domain)
 
 static bool is_random(const gl_node *n)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(random_ops); i++) {
-        if (!gl_node_is(n, random_ops[i].op))
-            continue;
-        size_t in = (size_t)random_ops[i].given_input;
-        return random_ops[i].given_input < 0 || (in < n->n_inputs && n->inputs[in]);
+    const gl_model *m = n->graph ? n->graph->model : NULL;
+    const gl_op_def *def = m ? gl_op_for_node(m, n) : NULL;
+    if (def && (def->flags & GL_OP_RANDOM))
+        return true;
+    for (size_t i = 0; i < GL_ARRAY_LEN(random_when_given); i++) {
+        size_t in = random_when_given[i].input;
+        if (gl_node_is(n, random_when_given[i].op))
+            return in < n->n_inputs && n->inputs[in];
     }
     return false;
 }
@@ -73,7 +78,7 @@ static gl_op_effects node_effects(const gl_node *n, int depth);
 
 static gl_op_effects graph_effects(const gl_graph *g, int depth)
 {
-    gl_op_effects e = GL_OP_PURE;
+    gl_op_effects e = GL_EFFECT_PURE;
     gl_node *n;
     gl_foreach_node(g, i, n)
         e = max_effects(e, node_effects(n, depth));
@@ -89,13 +94,13 @@ static size_t attr_subgraphs(const gl_attr *a, gl_graph *const **subs)
 
 static gl_op_effects node_effects(const gl_node *n, int depth)
 {
-    gl_op_effects e = GL_OP_UNKNOWN;
+    gl_op_effects e = GL_EFFECT_UNKNOWN;
     const gl_function *f;
     if (domain_is_pure(n->domain))
-        e = is_random(n) ? GL_OP_RANDOM : GL_OP_PURE;
+        e = is_random(n) ? GL_EFFECT_RANDOM : GL_EFFECT_PURE;
     else if ((f = called_function(n)) && f->body && depth < MAX_CALL_DEPTH)
         e = graph_effects(f->body, depth + 1);
-    for (size_t a = 0; a < n->n_attrs && e != GL_OP_UNKNOWN; a++) {
+    for (size_t a = 0; a < n->n_attrs && e != GL_EFFECT_UNKNOWN; a++) {
         gl_graph *const *subs;
         size_t n_subs = attr_subgraphs(&n->attrs[a], &subs);
         for (size_t s = 0; s < n_subs; s++)
@@ -188,7 +193,7 @@ static const char *keep_reason(const gl_node *n, char *buf, size_t len)
     if (n->n_outputs == 0)
         snprintf(buf, len, "%s '%s' has no outputs: it can only act through side effects",
                  n->op_type, n->name);
-    else if (gl_node_effects(n) != GL_OP_UNKNOWN)
+    else if (gl_node_effects(n) != GL_EFFECT_UNKNOWN)
         return NULL;
     else if (!domain_is_pure(n->domain))
         snprintf(buf, len, "%s '%s': domain '%s' may have side effects", n->op_type, n->name,

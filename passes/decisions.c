@@ -7,7 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *gl_verdict_name(gl_verdict v) { return v == GL_APPLIED ? "applied" : "refused"; }
+const char *gl_verdict_name(gl_verdict v)
+{
+    static const char *const names[] = {[GL_APPLIED] = "applied", [GL_REFUSED] = "refused",
+                                         [GL_NOTE] = "note"};
+    return (size_t)v < GL_ARRAY_LEN(names) ? names[v] : "?";
+}
 
 void gl_decision_clear(gl_decision *d)
 {
@@ -110,7 +115,8 @@ static void print_number(const gl_decision_number *n, FILE *f)
 void gl_decision_print(const gl_decision *d, FILE *f)
 {
     fprintf(f, "  #%-4lld %-8s %s: %s", (long long)d->id,
-            d->verdict == GL_APPLIED ? "APPLIED" : "refused", d->rule, d->reason);
+            d->verdict == GL_APPLIED ? "APPLIED" : gl_verdict_name(d->verdict), d->rule,
+            d->reason);
     if (d->n_nodes) {
         fputs("  [", f);
         for (size_t i = 0; i < d->n_nodes; i++)

@@ -17,7 +17,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum gl_verdict { GL_APPLIED, GL_REFUSED } gl_verdict;
+/* APPLIED: a rewrite was made (counts against the PASS:K budget). REFUSED: one was
+ * considered and not made, with the reason. NOTE: a fact the pass reports, such as a
+ * summary; it changes nothing and costs no budget. */
+typedef enum gl_verdict { GL_APPLIED, GL_REFUSED, GL_NOTE } gl_verdict;
 
 typedef struct gl_decision_number {
     char *key;   /* "cost_in", "bytes", "rank" */
@@ -60,6 +63,6 @@ double gl_decision_number_value(const gl_decision *d, const char *key);
 const char *gl_decision_number_text(const gl_decision *d, const char *key);
 /* Release one record's contents (for scratch records). */
 void gl_decision_clear(gl_decision *d);
-const char *gl_verdict_name(gl_verdict v); /* "applied" / "refused" */
+const char *gl_verdict_name(gl_verdict v); /* "applied" / "refused" / "note" */
 
 #endif

@@ -89,6 +89,27 @@ gl_status gl_pass_toposort(gl_graph *g, gl_pass_ctx *ctx);
 /* The same check without reordering anything: GL_ERR_INPUT naming one cycle. */
 gl_status gl_check_acyclic(const gl_graph *g);
 
+/* Shape inference: every node output's dtype and shape from the op registry's shape
+ * functions, merged into the declared types (the more specific wins; a contradiction
+ * keeps the declared type and is a refusal). Small values computable from constants and
+ * static shapes are evaluated on the side (nothing in the graph changes but types), so
+ * Shape->Gather->Concat->Reshape chains get known shapes. Needs a sorted graph. */
+gl_status gl_pass_shape_inference(gl_graph *g, gl_pass_ctx *ctx);
+/* The same on any graph of m, for other passes: ctx NULL records nothing and has no
+ * budget. *changed (may be NULL) receives how many nodes' outputs gained information. */
+gl_status gl_infer_graph(gl_model *m, gl_graph *g, gl_pass_ctx *ctx, size_t *changed);
+/* Why node n cannot be evaluated at optimization time (random, marked not foldable,
+ * unknown op, no kernel, a function call, ...), written into buf; NULL when it can be
+ * (given constant inputs). Shared by shape inference and constant folding. */
+const char *gl_node_eval_blocker(const gl_model *m, const gl_node *n, char *buf, size_t len);
+/* A Shape or Size node's value from its input's type: a new int64 tensor when the dims
+ * it reads are known (a Shape's start/end range, all of them for Size), else NULL. */
+gl_tensor *gl_shape_node_value(const gl_node *n);
+/* Constant folding: nodes whose inputs are all constants are evaluated and their outputs
+ * become initializers; Shape/Size of static shapes too; Constant nodes become
+ * initializers. Iterates with shape inference to a fixed point. Option max-bytes. */
+gl_status gl_pass_constant_folding(gl_graph *g, gl_pass_ctx *ctx);
+
 /* Common-subexpression elimination: nodes with the same op, domain, attributes and
  * inputs compute the same values; later ones are replaced by the first. Identical small
  * constants are merged too. */
@@ -103,7 +124,7 @@ gl_status gl_pass_dce(gl_graph *g, gl_pass_ctx *ctx);
  * may merge it, dce may drop it). RANDOM: no side effects, but every run draws new
  * values (dce may drop it, cse must not merge it). UNKNOWN: nothing is known; it may
  * have side effects (keep it, do not merge it). */
-typedef enum gl_op_effects { GL_OP_PURE, GL_OP_RANDOM, GL_OP_UNKNOWN } gl_op_effects;
+typedef enum gl_op_effects { GL_EFFECT_PURE, GL_EFFECT_RANDOM, GL_EFFECT_UNKNOWN } gl_op_effects;
 /* Ops of ai.onnx and ai.onnx.ml are known; a call of a model-local function is what its
  * body is; a node holding subgraphs is also what the nodes inside are. */
 gl_op_effects gl_node_effects(const gl_node *n);

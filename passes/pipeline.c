@@ -14,6 +14,12 @@
 static const gl_pass pass_table[] = {
     {"toposort", "order nodes topologically, keeping the file's order where valid",
      gl_pass_toposort, NULL, 0},
+    {"shape-inference", "infer every value's dtype and shape (symbolic dims kept)",
+     gl_pass_shape_inference, NULL, 0},
+    {"constant-folding", "evaluate nodes whose inputs are constants into initializers",
+     gl_pass_constant_folding,
+     (const gl_pass_option[]){{"max-bytes", 1 << 24, "fold only outputs up to this size"}},
+     1},
     {"cse", "merge nodes that compute the same thing from the same inputs", gl_pass_cse,
      (const gl_pass_option[]){{"max-bytes", 4096, "merge equal constants up to this size"}},
      1},
@@ -22,7 +28,8 @@ static const gl_pass pass_table[] = {
 };
 
 /* The default pipeline of DESIGN.md, restricted to the passes that exist so far. */
-static const char *const default_pipeline[] = {"toposort", "cse", "dce"};
+static const char *const default_pipeline[] = {"toposort", "shape-inference",
+                                                "constant-folding", "cse", "dce"};
 
 const gl_pass *gl_pass_table(size_t *count)
 {

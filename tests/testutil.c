@@ -1,7 +1,13 @@
 /* testutil.c — helpers shared by the criterion tests. */
 #include "testutil.h"
 
+#include "ops/opkit.h"
+#include "ops/ops.h"
+
+#include <criterion/criterion.h>
+
 #include <dirent.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,3 +162,241 @@ gl_node *tu_node(gl_graph *g, const char *op, const char *name, size_t n_inputs,
 }
 
 void tu_output(gl_graph *g, gl_value *v) { gl_graph_add_output(g, v); }
+
+gl_tensor *tu_tensor_of(gl_dtype dt, int rank, const int64_t *dims, const void *data)
+{
+    gl_tensor *t = gl_tensor_new(dt, rank, dims);
+    if (t && t->count && data)
+        memcpy(gl_tensor_make_writable(t), data, (size_t)t->count * gl_dtype_size(dt));
+    return t;
+}
+
+gl_tensor *tu_tensor_f32(int rank, const int64_t *dims, const float *data)
+{
+    return tu_tensor_of(GL_DT_FLOAT, rank, dims, data);
+}
+
+gl_tensor *tu_tensor_i64(int rank, const int64_t *dims, const int64_t *data)
+{
+    return tu_tensor_of(GL_DT_INT64, rank, dims, data);
+}
+
+gl_status tu_run_kernel(const gl_model *m, const gl_node *n, const gl_tensor *const *in,
+                        gl_tensor **out)
+{
+    const gl_op_def *def = gl_op_for_node(m, n);
+    if (!def || !def->kernel)
+        return gl_fail(GL_ERR_UNSUPPORTED, "no kernel for %s", n->op_type);
+    char where[512];
+    gl_node_where(m, n, where, sizeof(where));
+    for (size_t i = 0; i < n->n_outputs; i++)
+        out[i] = NULL;
+    gl_kernel_ctx k = {
+        .node = n, .model = m, .opset = gl_model_opset(m, n->domain ? n->domain : ""),
+        .where = where, .n_inputs = n->n_inputs, .in = in, .n_outputs = n->n_outputs,
+        .out = out,
+    };
+    return def->kernel(&k);
+}
+
+gl_status tu_infer(const gl_model *m, const gl_node *n, gl_type *out_types)
+{
+    const gl_op_def *def = gl_op_for_node(m, n);
+    if (!def || !def->infer)
+        return gl_fail(GL_ERR_UNSUPPORTED, "no shape function for %s", n->op_type);
+    char where[512];
+    gl_node_where(m, n, where, sizeof(where));
+    const gl_type *types[64] = {0};
+    const gl_tensor *values[64] = {0};
+    for (size_t i = 0; i < n->n_inputs && i < 64; i++) {
+        if (!n->inputs[i])
+            continue;
+        types[i] = &n->inputs[i]->type;
+        if (gl_value_is_constant(n->inputs[i]))
+            values[i] = n->inputs[i]->init;
+    }
+    for (size_t i = 0; i < n->n_outputs; i++)
+        memset(&out_types[i], 0, sizeof(gl_type));
+    gl_infer_ctx c = {
+        .node = n, .model = m, .opset = gl_model_opset(m, n->domain ? n->domain : ""),
+        .where = where, .n_inputs = n->n_inputs, .in_types = types, .in_values = values,
+        .n_outputs = n->n_outputs, .out_types = out_types,
+    };
+    for (size_t i = 0; i < n->n_outputs; i++)
+        gl_shape_init_unknown(&out_types[i].shape);
+    return def->infer(&c);
+}
+
+/* ---- op cases as tables ---------------------------------------------------------- */
+
+static void apply_attrs(gl_node *n, const tu_attr *a)
+{
+    for (; a->name; a++) {
+        switch (a->kind) {
+        case 'i': gl_node_set_attr_int(n, a->name, a->i); break;
+        case 'f': gl_node_set_attr_float(n, a->name, a->f); break;
+        case 's': gl_node_set_attr_string(n, a->name, a->s); break;
+        case 'I': gl_node_set_attr_ints(n, a->name, a->ints, (size_t)a->n); break;
+        }
+    }
+}
+
+static gl_tensor *make_tensor(const tu_tval *t, const char *ctx)
+{
+    gl_tensor *x = gl_tensor_new(t->dt, t->rank, t->dims);
+    cr_assert(x, "%s: tensor", ctx);
+    cr_assert_eq(x->count, t->n, "%s: table gives %d values for %lld elements", ctx, t->n,
+                 (long long)x->count);
+    if (x->count)
+        gl_tensor_make_writable(x);
+    for (int i = 0; i < t->n; i++) {
+        if (gl_dtype_is_int(t->dt))
+            gl_elem_set_i64(x, i, (int64_t)t->v[i]);
+        else
+            gl_elem_set_f64(x, i, t->v[i]);
+    }
+    return x;
+}
+
+static bool close_enough(double got, double want)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= 1e-5 + 1e-5 * fabs(want);
+}
+
+static void expect_tensor(const gl_tensor *got, const tu_tval *want, const char *ctx)
+{
+    cr_assert(got, "%s: output missing", ctx);
+    cr_expect_eq(got->dtype, want->dt, "%s: dtype %s, expected %s", ctx,
+                 gl_dtype_name(got->dtype), gl_dtype_name(want->dt));
+    cr_assert_eq(got->rank, want->rank, "%s: rank %d, expected %d", ctx, got->rank,
+                 want->rank);
+    for (int d = 0; d < want->rank; d++)
+        cr_assert_eq(got->dims[d], want->dims[d], "%s: dim %d is %lld, expected %lld", ctx, d,
+                     (long long)got->dims[d], (long long)want->dims[d]);
+    cr_assert_eq(got->count, want->n, "%s: %lld elements, table has %d", ctx,
+                 (long long)got->count, want->n);
+    for (int i = 0; i < want->n; i++) {
+        double g = gl_elem_f64(got, i);
+        cr_expect(close_enough(g, want->v[i]), "%s: element %d is %.9g, expected %.9g", ctx,
+                  i, g, want->v[i]);
+    }
+}
+
+void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases)
+{
+    for (size_t ci = 0; ci < n_cases; ci++) {
+        const tu_kcase *c = &cases[ci];
+        gl_model *m = tu_model(c->opset);
+        gl_value *vals[9] = {0};
+        gl_tensor *ins[9] = {0}, *outs[3] = {0};
+        for (int i = 0; i < c->n_in; i++) {
+            if (c->in[i].dt == GL_DT_UNDEFINED)
+                continue;
+            char nm[16];
+            snprintf(nm, sizeof(nm), "in%d", i);
+            vals[i] = tu_input(m->graph, nm, c->in[i].dt, c->in[i].rank, c->in[i].dims);
+            ins[i] = make_tensor(&c->in[i], c->name);
+        }
+        gl_node *node = gl_add_node(m->graph, c->op, "", c->name, vals, (size_t)c->n_in,
+                                    (size_t)c->n_out);
+        cr_assert(node, "%s: node", c->name);
+        apply_attrs(node, c->attrs);
+        gl_error_clear();
+        gl_status st = tu_run_kernel(m, node, (const gl_tensor *const *)ins, outs);
+        cr_expect_eq(st, c->expect, "%s: status %s, expected %s (%s)", c->name,
+                     gl_status_name(st), gl_status_name(c->expect), gl_error_message());
+        if (st != GL_OK && c->expect != GL_OK) {
+            char where[128];
+            snprintf(where, sizeof(where), "node '%s' (%s)", c->name, c->op);
+            cr_expect(strstr(gl_error_message(), where), "%s: message '%s' does not name "
+                      "the node", c->name, gl_error_message());
+        }
+        for (int o = 0; st == GL_OK && c->expect == GL_OK && o < c->n_out; o++) {
+            char ctx[160];
+            snprintf(ctx, sizeof(ctx), "%s output %d", c->name, o);
+            expect_tensor(outs[o], &c->out[o], ctx);
+        }
+        for (int i = 0; i < 9; i++)
+            gl_tensor_free(ins[i]);
+        for (int o = 0; o < 3; o++)
+            gl_tensor_free(outs[o]);
+        gl_model_free(m);
+    }
+}
+
+static gl_value *shape_input(gl_graph *g, const tu_tshape *t, int i)
+{
+    char nm[16];
+    snprintf(nm, sizeof(nm), "in%d", i);
+    if (t->rank == -2) {
+        gl_value *v = gl_add_value(g, nm);
+        gl_graph_add_input(g, v);
+        return v;
+    }
+    gl_value *v = t->konst ? tu_const_i64(g, nm, t->rank, t->dims, t->cv)
+                           : tu_input(g, nm, t->dt, t->rank, t->dims);
+    for (int d = 0; d < t->rank; d++)
+        if (t->sym[d])
+            gl_dim_set_sym(&v->type.shape.dims[d], t->sym[d]);
+    return v;
+}
+
+static void expect_type(const gl_type *got, const tu_tshape *want, const char *ctx)
+{
+    if (want->rank == -2) {
+        cr_expect_eq(got->kind, GL_TYPE_NONE, "%s: expected no type", ctx);
+        return;
+    }
+    cr_assert_eq(got->kind, GL_TYPE_TENSOR, "%s: no tensor type inferred", ctx);
+    cr_expect_eq(got->dtype, want->dt, "%s: dtype %s, expected %s", ctx,
+                 gl_dtype_name(got->dtype), gl_dtype_name(want->dt));
+    cr_assert_eq(got->shape.rank, want->rank, "%s: rank %d, expected %d", ctx, got->shape.rank,
+                 want->rank);
+    for (int d = 0; d < want->rank; d++) {
+        const gl_dim *gd = &got->shape.dims[d];
+        if (want->sym[d]) {
+            cr_expect(gd->sym && !strcmp(gd->sym, want->sym[d]), "%s: dim %d is %s, expected "
+                      "symbol %s", ctx, d, gd->sym ? gd->sym : "(no symbol)", want->sym[d]);
+        } else {
+            cr_expect_eq(gd->value, want->dims[d], "%s: dim %d is %lld, expected %lld", ctx, d,
+                         (long long)gd->value, (long long)want->dims[d]);
+            cr_expect(!gd->sym || want->dims[d] >= 0, "%s: dim %d has an invented symbol", ctx,
+                      d);
+        }
+    }
+}
+
+void tu_run_shape_cases(const tu_scase *cases, size_t n_cases)
+{
+    for (size_t ci = 0; ci < n_cases; ci++) {
+        const tu_scase *c = &cases[ci];
+        gl_model *m = tu_model(c->opset);
+        gl_value *vals[9] = {0};
+        for (int i = 0; i < c->n_in; i++)
+            if (c->in[i].dt != GL_DT_UNDEFINED || c->in[i].rank == -2)
+                vals[i] = shape_input(m->graph, &c->in[i], i);
+        gl_node *node = gl_add_node(m->graph, c->op, "", c->name, vals, (size_t)c->n_in,
+                                    (size_t)c->n_out);
+        apply_attrs(node, c->attrs);
+        gl_type types[3];
+        gl_error_clear();
+        gl_status st = tu_infer(m, node, types);
+        cr_expect_eq(st, c->expect, "%s: status %s, expected %s (%s)", c->name,
+                     gl_status_name(st), gl_status_name(c->expect), gl_error_message());
+        if (st != GL_OK && c->expect != GL_OK)
+            cr_expect(strstr(gl_error_message(), c->name), "%s: message '%s' does not name "
+                      "the node", c->name, gl_error_message());
+        for (int o = 0; o < c->n_out; o++) {
+            char ctx[160];
+            snprintf(ctx, sizeof(ctx), "%s output %d", c->name, o);
+            if (st == GL_OK && c->expect == GL_OK)
+                expect_type(&types[o], &c->out[o], ctx);
+            gl_type_free(&types[o]);
+        }
+        gl_model_free(m);
+    }
+}

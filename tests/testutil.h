@@ -36,4 +36,114 @@ gl_value *tu_const_i64(gl_graph *g, const char *name, int rank, const int64_t *d
 gl_node *tu_node(gl_graph *g, const char *op, const char *name, size_t n_inputs, ...);
 void tu_output(gl_graph *g, gl_value *v);
 
+/* Tensors for kernel tests (gl_tensor_free them). */
+gl_tensor *tu_tensor_f32(int rank, const int64_t *dims, const float *data);
+gl_tensor *tu_tensor_i64(int rank, const int64_t *dims, const int64_t *data);
+gl_tensor *tu_tensor_of(gl_dtype dt, int rank, const int64_t *dims, const void *data);
+
+/* Run the registry's kernel for node `n` of model `m` directly on `in` (n->n_inputs
+ * entries, NULL = omitted), without an executor; out[] receives n->n_outputs tensors.
+ * Subgraph ops cannot run this way (no run_body). */
+gl_status tu_run_kernel(const gl_model *m, const gl_node *n, const gl_tensor *const *in,
+                        gl_tensor **out);
+/* Run the registry's shape function for `n` on the current types of its inputs (and the
+ * values of constant inputs); out_types[] receives n->n_outputs types (gl_type_free). */
+gl_status tu_infer(const gl_model *m, const gl_node *n, gl_type *out_types);
+
+/* ---- op cases as tables ---------------------------------------------------------------
+ * One node per case, its inputs and expected outputs written as data. The runners loop
+ * over a whole table inside one Test (criterion's parameters cannot hold pointers) and
+ * name the case in every message. */
+
+#define TU_MAXV 40 /* values of one tensor in a table */
+
+typedef struct tu_attr {
+    const char *name; /* NULL ends the list */
+    char kind;        /* 'i' int, 'f' float, 's' string, 'I' ints */
+    int64_t i;
+    float f;
+    const char *s;
+    int n;
+    int64_t ints[8];
+} tu_attr;
+
+/* A tensor: dt 0 marks an omitted input. Values are doubles, stored converted. */
+typedef struct tu_tval {
+    gl_dtype dt;
+    int rank;
+    int64_t dims[6];
+    int n;
+    double v[TU_MAXV];
+} tu_tval;
+
+/* A kernel case: on GL_OK the outputs must match; on an error the message must name
+ * the node. */
+typedef struct tu_kcase {
+    const char *name, *op;
+    int opset;
+    tu_attr attrs[6];
+    int n_in;
+    tu_tval in[9];
+    int n_out;
+    tu_tval out[3];
+    gl_status expect;
+} tu_kcase;
+
+/* A shape-function input or output type: rank -1 unknown rank; dt UNDEFINED with rank
+ * -2: no type at all. sym[d] names a symbolic dim. konst: the input is an int64
+ * initializer with values cv. */
+typedef struct tu_tshape {
+    gl_dtype dt;
+    int rank;
+    int64_t dims[6];
+    const char *sym[6];
+    bool konst;
+    int64_t cv[6];
+} tu_tshape;
+
+typedef struct tu_scase {
+    const char *name, *op;
+    int opset;
+    tu_attr attrs[6];
+    int n_in;
+    tu_tshape in[9];
+    int n_out;
+    tu_tshape out[3];
+    gl_status expect;
+} tu_scase;
+
+void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases);
+void tu_run_shape_cases(const tu_scase *cases, size_t n_cases);
+
+/* Short spellings for writing the tables, for the files that define TU_CASE_SHORTHANDS
+ * before including this header (elsewhere such names would clash). */
+#ifdef TU_CASE_SHORTHANDS
+#define U GL_DIM_UNKNOWN
+#define BIG (1LL << 40) /* empty tensors may have huge other dims: no loop may run on them */
+#define T(dt_, rank_, dims_, ...)                                                          \
+    {                                                                                      \
+        .dt = (dt_), .rank = (rank_), .dims = dims_,                                       \
+        .n = (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), .v = {__VA_ARGS__}   \
+    }
+#define D(...) {__VA_ARGS__}
+#define OMIT {.dt = GL_DT_UNDEFINED}
+#define EMPTY(dt_, rank_, dims_) {.dt = (dt_), .rank = (rank_), .dims = dims_, .n = 0}
+#define AI(nm, v) {.name = (nm), .kind = 'i', .i = (v)}
+#define AF(nm, v) {.name = (nm), .kind = 'f', .f = (v)}
+#define AS(nm, v) {.name = (nm), .kind = 's', .s = (v)}
+#define AINTS(nm, cnt, ...) {.name = (nm), .kind = 'I', .n = (cnt), .ints = {__VA_ARGS__}}
+#define NOTYPE {.dt = GL_DT_UNDEFINED, .rank = -2}
+#define S0(dt_, rank_) {.dt = (dt_), .rank = (rank_)}
+#define S(dt_, rank_, dims_) {.dt = (dt_), .rank = (rank_), .dims = dims_}
+#define SY(dt_, rank_, dims_, ...)                                                         \
+    {.dt = (dt_), .rank = (rank_), .dims = dims_, .sym = {__VA_ARGS__}}
+#define F GL_DT_FLOAT
+#define F64 GL_DT_DOUBLE
+#define F16 GL_DT_FLOAT16
+#define U8 GL_DT_UINT8
+#define I8 GL_DT_INT8
+#define I32 GL_DT_INT32
+#define I64 GL_DT_INT64
+#endif
+
 #endif

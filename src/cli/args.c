@@ -4,10 +4,14 @@
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const gl_command command_table[] = {
     {"info", "[--json] MODEL",
@@ -17,6 +21,13 @@ static const gl_command command_table[] = {
      "run passes and save the result (the input is never written)", gl_cmd_optimize},
     {"export", "MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]",
      "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
+    {"run",
+     "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND] [--rtol X] "
+     "[--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
+     "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch)", gl_cmd_run},
+    {"conformance", "DIR [--filter REGEX] [--verbose]",
+     "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",
+     gl_cmd_conformance},
 };
 
 const gl_command *gl_command_table(size_t *count)
@@ -70,6 +81,41 @@ void gl_cli_print_help(FILE *f)
     fputs("\nexit status: 0 ok, 1 a comparison failed, 2 bad usage or bad input\n", f);
 }
 
+/* What getopt_long returned instead of an option as a usage error naming it. */
+static int bad_option(const char *cmd, int c, char **argv)
+{
+    if (c != '?')
+        return gl_cli_usage_error(cmd, "bad arguments");
+    /* optopt is the option's short name, or for a long option missing its value the
+     * (non-character) code of its table entry: then only argv can name it. */
+    if (optopt > 0 && optopt <= UCHAR_MAX)
+        return gl_cli_usage_error(cmd, "option '-%c' needs a value or is unknown", optopt);
+    if (optopt > UCHAR_MAX)
+        return gl_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+    return gl_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+int gl_cli_common_option(const char *cmd, int c, char **argv, const char **passes,
+                         gl_settings *settings)
+{
+    switch (c) {
+    case GL_OPT_PASSES: *passes = optarg; return GL_EXIT_OK;
+    case GL_OPT_SET:
+        if (gl_settings_apply(settings, optarg) != GL_OK)
+            return gl_cli_usage_error(cmd, "%s", gl_error_message());
+        return GL_EXIT_OK;
+    case 'h': gl_cli_print_help(stdout); return -1;
+    default: return bad_option(cmd, c, argv);
+    }
+}
+
+int gl_cli_pass_list(const char *cmd, const char *list, gl_pass_step **steps, size_t *n_steps)
+{
+    if (gl_pass_list_parse(list, steps, n_steps) != GL_OK)
+        return gl_cli_usage_error(cmd, "%s", gl_error_message());
+    return GL_EXIT_OK;
+}
+
 gl_status gl_cli_load(const char *path, const gl_settings *settings, gl_model **out)
 {
     gl_load_options opts = {
@@ -82,6 +128,17 @@ gl_status gl_cli_load(const char *path, const gl_settings *settings, gl_model **
         *out = NULL;
     }
     return st;
+}
+
+gl_status gl_cli_make_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+            return GL_OK;
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
+    }
+    return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
 }
 
 void gl_format_bytes(double bytes, char *buf, size_t len)

@@ -26,6 +26,8 @@ const gl_command *gl_command_table(size_t *count);
 int gl_cmd_info(int argc, char **argv);
 int gl_cmd_optimize(int argc, char **argv);
 int gl_cmd_export(int argc, char **argv);
+int gl_cmd_run(int argc, char **argv);
+int gl_cmd_conformance(int argc, char **argv);
 
 /* Print the pending error message as one stderr line; return the exit code for `st`. */
 int gl_cli_fail(gl_status st);
@@ -36,9 +38,31 @@ int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
 void gl_cli_print_help(FILE *f);
 
 struct gl_settings;
+struct gl_pass_step;
 /* Load a model for a command: `--set load.freeze-inputs=1` applies (settings may be
  * NULL), and a cyclic graph is refused. */
 gl_status gl_cli_load(const char *path, const struct gl_settings *settings, gl_model **out);
+
+/* ---- what every pipeline command (optimize, export, run) takes ----------------------
+ * Their getopt_long tables (opterr = 0) end with GL_CLI_COMMON_OPTIONS and number their
+ * own long-only options from GL_OPT_OWN; their switch hands every other value of getopt
+ * to gl_cli_common_option. */
+enum { GL_OPT_PASSES = 256, GL_OPT_SET, GL_OPT_OWN };
+#define GL_CLI_COMMON_OPTIONS                                                              \
+    {"passes", required_argument, NULL, GL_OPT_PASSES},                                   \
+    {"set", required_argument, NULL, GL_OPT_SET}, {"help", no_argument, NULL, 'h'}
+/* --passes LIST into *passes, --set PASS.OPT=V into settings, --help printed (-1: the
+ * command is done); anything else getopt_long returned (an unknown option, one missing
+ * its value) is a usage error of `cmd` naming it. GL_EXIT_OK to go on. */
+int gl_cli_common_option(const char *cmd, int c, char **argv, const char **passes,
+                         struct gl_settings *settings);
+/* The --passes list as a plan (*steps malloc'd): GL_EXIT_OK, or a usage error of `cmd`. */
+int gl_cli_pass_list(const char *cmd, const char *list, struct gl_pass_step **steps,
+                     size_t *n_steps);
+
+/* Make sure `dir` exists as a folder (created when absent), for commands that write
+ * files into it. */
+gl_status gl_cli_make_dir(const char *dir);
 
 /* "12.3 KB", "4.0 MB" */
 void gl_format_bytes(double bytes, char *buf, size_t len);

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct export_args {
     const char *model, *dir, *passes;
@@ -34,33 +33,24 @@ typedef struct step_files {
     size_t n_changes;
 } step_files;
 
-enum { OPT_PASSES = 256, OPT_SET };
-
 static int parse_args(int argc, char **argv, export_args *a)
 {
     static const struct option long_opts[] = {
         {"dir", required_argument, NULL, 'd'},
-        {"passes", required_argument, NULL, OPT_PASSES},
-        {"set", required_argument, NULL, OPT_SET},
-        {"help", no_argument, NULL, 'h'},
+        GL_CLI_COMMON_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     a->passes = "all";
-    int c;
+    int c, rc;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "d:h", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd': a->dir = optarg; break;
-        case OPT_PASSES: a->passes = optarg; break;
-        case OPT_SET:
-            if (gl_settings_apply(&a->settings, optarg) != GL_OK)
-                return gl_cli_usage_error("export", "%s", gl_error_message());
-            break;
-        case 'h': gl_cli_print_help(stdout); return -1;
         default:
-            return gl_cli_usage_error("export", "unknown option or missing value '%s'",
-                                      argv[optind - 1]);
+            rc = gl_cli_common_option("export", c, argv, &a->passes, &a->settings);
+            if (rc != GL_EXIT_OK)
+                return rc;
         }
     }
     if (argc - optind != 1)
@@ -69,17 +59,6 @@ static int parse_args(int argc, char **argv, export_args *a)
     if (!a->dir)
         return gl_cli_usage_error("export", "missing -d DIR");
     return GL_EXIT_OK;
-}
-
-static gl_status make_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
-        struct stat st;
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-            return GL_OK;
-        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
-    }
-    return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
 }
 
 static gl_status write_text(const char *path, const char *text, size_t len)
@@ -332,12 +311,10 @@ int gl_cmd_export(int argc, char **argv)
     gl_status st = GL_OK;
     if (rc != GL_EXIT_OK)
         goto done;
-    if ((st = gl_pass_list_parse(a.passes, &plan, &n_plan)) != GL_OK) {
-        rc = gl_cli_usage_error("export", "%s", gl_error_message());
+    if ((rc = gl_cli_pass_list("export", a.passes, &plan, &n_plan)) != GL_EXIT_OK)
         goto done;
-    }
     if ((st = gl_cli_load(a.model, &a.settings, &m)) == GL_OK &&
-        (st = make_dir(a.dir)) == GL_OK) {
+        (st = gl_cli_make_dir(a.dir)) == GL_OK) {
         gl_status run = gl_pipeline_run(m, plan, n_plan, &a.settings,
                                         GL_PIPELINE_KEEP_SNAPSHOTS, &p);
         m = NULL; /* the pipeline owns it now */

@@ -18,41 +18,31 @@ typedef struct optimize_args {
     gl_settings settings;
 } optimize_args;
 
-enum { OPT_PASSES = 256, OPT_EXPLAIN, OPT_JSON, OPT_SET };
+enum { OPT_EXPLAIN = GL_OPT_OWN, OPT_JSON };
 
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, optimize_args *a)
 {
     static const struct option long_opts[] = {
         {"output", required_argument, NULL, 'o'},
-        {"passes", required_argument, NULL, OPT_PASSES},
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"json", no_argument, NULL, OPT_JSON},
-        {"set", required_argument, NULL, OPT_SET},
-        {"help", no_argument, NULL, 'h'},
+        GL_CLI_COMMON_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     a->passes = "all";
-    int c;
+    int c, rc;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
         switch (c) {
         case 'o': a->out = optarg; break;
-        case OPT_PASSES: a->passes = optarg; break;
         case OPT_EXPLAIN: a->explain = true; break;
         case OPT_JSON: a->json = true; break;
-        case OPT_SET:
-            if (gl_settings_apply(&a->settings, optarg) != GL_OK)
-                return gl_cli_usage_error("optimize", "%s", gl_error_message());
-            break;
-        case 'h': gl_cli_print_help(stdout); return -1;
-        case '?':
-            if (optopt)
-                return gl_cli_usage_error("optimize", "option '-%c' needs a value or is "
-                                          "unknown", optopt);
-            return gl_cli_usage_error("optimize", "unknown option '%s'", argv[optind - 1]);
-        default: return gl_cli_usage_error("optimize", "bad arguments");
+        default:
+            rc = gl_cli_common_option("optimize", c, argv, &a->passes, &a->settings);
+            if (rc != GL_EXIT_OK)
+                return rc;
         }
     }
     if (argc - optind != 1)
@@ -137,10 +127,8 @@ int gl_cmd_optimize(int argc, char **argv)
     gl_status st = GL_OK;
     if (rc != GL_EXIT_OK)
         goto done;
-    if ((st = gl_pass_list_parse(a.passes, &steps, &n_steps)) != GL_OK) {
-        rc = gl_cli_usage_error("optimize", "%s", gl_error_message());
+    if ((rc = gl_cli_pass_list("optimize", a.passes, &steps, &n_steps)) != GL_EXIT_OK)
         goto done;
-    }
     if ((st = gl_cli_load(a.model, &a.settings, &m)) == GL_OK) {
         st = gl_pipeline_run(m, steps, n_steps, &a.settings, 0, &p);
         if (st == GL_OK)

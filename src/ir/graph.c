@@ -1431,6 +1431,31 @@ gl_value *gl_add_initializer(gl_graph *g, const char *name, gl_tensor *t)
     return v;
 }
 
+gl_status gl_value_make_constant(gl_graph *g, gl_value *v, gl_tensor *t)
+{
+    if (!v)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': no value to make a constant", graph_label(g));
+    const char *why = !t                    ? "no tensor given"
+                      : !value_in_graph(g, v) ? "it is not in this graph"
+                      : v->init               ? "it already holds an initializer"
+                      : v->is_input           ? "it is a graph input"
+                      : v->outer              ? "it is a capture of an outer value"
+                                              : NULL;
+    if (why)
+        return gl_fail(GL_ERR_INPUT, "graph '%s': cannot make value '%s' a constant: %s",
+                       graph_label(g), v->name, why);
+    if (v->producer) {
+        v->producer->outputs[v->producer_slot] = NULL;
+        v->producer = NULL;
+        v->producer_slot = -1;
+    }
+    v->init = t;
+    type_from_tensor(&v->type, t);
+    GL_GROW(g->inits, g->cap_inits, g->n_inits + 1);
+    g->inits[g->n_inits++] = v;
+    return GL_OK;
+}
+
 gl_status gl_remove_value(gl_graph *g, gl_value *v)
 {
     const char *why = !value_in_graph(g, v) ? "it is not in this graph"

@@ -355,6 +355,13 @@ gl_status gl_move_output(gl_graph *g, gl_node *src, size_t src_slot, gl_node *ds
                          size_t dst_slot);
 /* A new constant value holding `t` (ownership taken); name from `name` made unique. */
 gl_value *gl_add_initializer(gl_graph *g, const char *name, gl_tensor *t);
+/* Turn a node's output into a constant holding `t` (constant folding): the producer's
+ * output slot becomes omitted (NULL), `v` gets `t` as its initializer (ownership taken
+ * on success) and is appended to g->inits, and its type becomes t's. Uses, name and
+ * graph-output status stay. v must belong to g and be neither an input, a capture nor
+ * already an initializer: GL_ERR_INPUT otherwise, nothing changed, t not taken. Remove
+ * the producer (gl_remove_node) once none of its remaining outputs is used. */
+gl_status gl_value_make_constant(gl_graph *g, gl_value *v, gl_tensor *t);
 /* Drop a value that no node produces, has no uses and is not an input/output: an
  * initializer, a capture (the holder's implicit inputs follow) or a bare value. */
 gl_status gl_remove_value(gl_graph *g, gl_value *v);

@@ -1,1 +1,1 @@
-	BflagJ
+	BflagJ

@@ -1,0 +1,322 @@
+/* compare.c — tensor comparison (numpy.allclose's rule plus the error measures the
+ * reports show) and ONNX test data set folders. */
+#include "exec/compare.h"
+
+#include "onnx/onnx_io.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* max_rel's denominator floor: keeps |a-b|/|b| finite where b is 0. */
+#define REL_TINY 1e-30
+
+/* ---- comparison ------------------------------------------------------------------------ */
+
+static bool same_shape(const gl_tensor *a, const gl_tensor *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d])
+            return false;
+    return true;
+}
+
+static void mark_bad(gl_compare *r, int64_t i)
+{
+    if (r->first_bad < 0)
+        r->first_bad = i;
+}
+
+/* Running sums for NMSE. */
+typedef struct sums {
+    double err2, ref2;
+} sums;
+
+static void add_difference(gl_compare *r, sums *s, double diff, double b)
+{
+    if (diff > r->max_abs)
+        r->max_abs = diff;
+    double rel = diff / fmax(fabs(b), REL_TINY);
+    if (rel > r->max_rel)
+        r->max_rel = rel;
+    s->err2 += diff * diff;
+    s->ref2 += b * b;
+}
+
+static void compare_floats(gl_compare *r, sums *s, int64_t i, double a, double b, double rtol,
+                           double atol)
+{
+    if (isnan(a) || isnan(b)) {
+        if (!(isnan(a) && isnan(b))) {
+            r->nan_mismatch++;
+            mark_bad(r, i);
+        }
+        return;
+    }
+    if (isinf(a) || isinf(b)) {
+        if (a != b) {
+            r->nan_mismatch++;
+            mark_bad(r, i);
+        }
+        return;
+    }
+    double diff = fabs(a - b);
+    add_difference(r, s, diff, b);
+    if (diff > atol + rtol * fabs(b)) {
+        r->over_tol++;
+        mark_bad(r, i);
+    }
+}
+
+/* Element i of a floating tensor as double; complex tensors are read as pairs of reals,
+ * so i counts components. */
+static double float_at(const void *data, gl_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case GL_DT_FLOAT:
+    case GL_DT_COMPLEX64: return ((const float *)data)[i];
+    case GL_DT_DOUBLE:
+    case GL_DT_COMPLEX128: return ((const double *)data)[i];
+    case GL_DT_FLOAT16: return gl_f16_to_f32(((const uint16_t *)data)[i]);
+    case GL_DT_BFLOAT16: return gl_bf16_to_f32(((const uint16_t *)data)[i]);
+    default: return 0;
+    }
+}
+
+static bool is_floating(gl_dtype dt)
+{
+    return gl_dtype_is_float(dt) || dt == GL_DT_COMPLEX64 || dt == GL_DT_COMPLEX128;
+}
+
+/* Integers and bools: signed types as int64, unsigned ones as uint64, so that equality
+ * is exact for every value. */
+static bool int_at(const void *data, gl_dtype dt, int64_t i, int64_t *s, uint64_t *u)
+{
+    switch (dt) {
+    case GL_DT_INT8: *s = ((const int8_t *)data)[i]; return true;
+    case GL_DT_INT16: *s = ((const int16_t *)data)[i]; return true;
+    case GL_DT_INT32: *s = ((const int32_t *)data)[i]; return true;
+    case GL_DT_INT64: *s = ((const int64_t *)data)[i]; return true;
+    case GL_DT_BOOL:
+    case GL_DT_UINT8: *u = ((const uint8_t *)data)[i]; return false;
+    case GL_DT_UINT16: *u = ((const uint16_t *)data)[i]; return false;
+    case GL_DT_UINT32: *u = ((const uint32_t *)data)[i]; return false;
+    default: *u = ((const uint64_t *)data)[i]; return false;
+    }
+}
+
+static void compare_ints(gl_compare *r, sums *s, const gl_tensor *got, const gl_tensor *exp)
+{
+    const void *a = gl_tensor_data(got), *b = gl_tensor_data(exp);
+    for (int64_t i = 0; i < got->count; i++) {
+        int64_t sa = 0, sb = 0;
+        uint64_t ua = 0, ub = 0;
+        bool is_signed = int_at(a, got->dtype, i, &sa, &ua);
+        int_at(b, exp->dtype, i, &sb, &ub);
+        bool equal = is_signed ? sa == sb : ua == ub;
+        double da = is_signed ? (double)sa : (double)ua, db = is_signed ? (double)sb : (double)ub;
+        add_difference(r, s, fabs(da - db), db);
+        if (!equal) {
+            r->over_tol++;
+            mark_bad(r, i);
+        }
+    }
+}
+
+static void compare_strings(gl_compare *r, const gl_tensor *got, const gl_tensor *exp)
+{
+    const gl_bytes *a = gl_tensor_data(got), *b = gl_tensor_data(exp);
+    for (int64_t i = 0; i < got->count; i++) {
+        bool equal = a[i].len == b[i].len && (a[i].len == 0 || !memcmp(a[i].data, b[i].data,
+                                                                         a[i].len));
+        if (!equal) {
+            r->over_tol++;
+            mark_bad(r, i);
+        }
+    }
+}
+
+void gl_compare_tensors(const gl_tensor *got, const gl_tensor *expected, double rtol,
+                        double atol, gl_compare *r)
+{
+    *r = (gl_compare){.first_bad = -1};
+    r->same_shape = same_shape(got, expected);
+    if (!r->same_shape)
+        return;
+    r->count = got->count;
+    sums s = {0, 0};
+    gl_dtype dt = got->dtype;
+    if (got->count == 0) {
+        /* nothing to compare */
+    } else if (dt == GL_DT_STRING) {
+        compare_strings(r, got, expected);
+    } else if (is_floating(dt)) {
+        int64_t n = got->count * (dt == GL_DT_COMPLEX64 || dt == GL_DT_COMPLEX128 ? 2 : 1);
+        const void *a = gl_tensor_data(got), *b = gl_tensor_data(expected);
+        for (int64_t i = 0; i < n; i++)
+            compare_floats(r, &s, i, float_at(a, dt, i), float_at(b, dt, i), rtol, atol);
+    } else {
+        compare_ints(r, &s, got, expected);
+    }
+    if (s.ref2 > 0)
+        r->nmse = s.err2 / s.ref2;
+    else
+        r->nmse = s.err2 > 0 ? INFINITY : 0;
+    r->ok = r->over_tol == 0 && r->nan_mismatch == 0;
+}
+
+void gl_compare_format(const gl_compare *r, char *buf, size_t len)
+{
+    if (!r->same_shape) {
+        snprintf(buf, len, "dtype or shape differs");
+        return;
+    }
+    int n = snprintf(buf, len, "max_abs %.3g, max_rel %.3g, nmse %.3g, %lld over tolerance",
+                     r->max_abs, r->max_rel, r->nmse, (long long)r->over_tol);
+    if (r->nan_mismatch && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ", %lld NaN/Inf mismatch%s",
+                 (long long)r->nan_mismatch, r->nan_mismatch == 1 ? "" : "es");
+}
+
+/* ---- test data sets -------------------------------------------------------------------- */
+
+/* K of "PREFIX_K.pb", or -1 when the name is not of that form. */
+static long file_index(const char *name, const char *prefix)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(name, prefix, pl) != 0 || name[pl] != '_')
+        return -1;
+    const char *p = name + pl + 1;
+    char *end = NULL;
+    if (*p < '0' || *p > '9')
+        return -1;
+    errno = 0;
+    long k = strtol(p, &end, 10);
+    if (errno || k < 0 || k > 1000000 || strcmp(end, ".pb") != 0)
+        return -1;
+    return k;
+}
+
+static int compare_longs(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The K's of PREFIX_K.pb files in dir, ascending. */
+static gl_status list_files(const char *dir, const char *prefix, long **ks, size_t *n)
+{
+    *ks = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return gl_fail(GL_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
+    size_t cap = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) {
+        long k = file_index(ent->d_name, prefix);
+        if (k < 0)
+            continue;
+        GL_GROW(*ks, cap, *n + 1);
+        (*ks)[(*n)++] = k;
+    }
+    closedir(d);
+    if (*n)
+        qsort(*ks, *n, sizeof(**ks), compare_longs);
+    return GL_OK;
+}
+
+typedef struct slot_set {
+    gl_value *const *values; /* graph inputs or outputs */
+    size_t n;
+    gl_tensor **tensors;     /* what binds to each */
+    const char *what;        /* "input", "output" */
+    bool inputs;             /* positions may skip inputs that have a default */
+} slot_set;
+
+static bool positional_candidate(const slot_set *s, size_t j, bool all)
+{
+    return all || !s->values[j]->init;
+}
+
+/* The slot for a file: by TensorProto name, else by position k among the candidates. */
+static long pick_slot(const slot_set *s, const gl_tensor *t, long k, bool all)
+{
+    for (size_t j = 0; t->name && *t->name && j < s->n; j++)
+        if (!s->tensors[j] && strcmp(s->values[j]->name, t->name) == 0)
+            return (long)j;
+    long seen = 0;
+    for (size_t j = 0; j < s->n; j++) {
+        if (!positional_candidate(s, j, all))
+            continue;
+        if (seen++ == k)
+            return s->tensors[j] ? -1 : (long)j;
+    }
+    return -1;
+}
+
+static gl_status bind_files(const char *dir, const char *prefix, slot_set *s)
+{
+    long *ks = NULL;
+    size_t n = 0;
+    gl_status st = list_files(dir, prefix, &ks, &n);
+    bool all = !s->inputs || n == s->n; /* a file per slot: defaults count */
+    for (size_t i = 0; i < n && st == GL_OK; i++) {
+        char path[4096];
+        int len = snprintf(path, sizeof(path), "%s/%s_%ld.pb", dir, prefix, ks[i]);
+        if (len < 0 || (size_t)len >= sizeof(path)) {
+            st = gl_fail(GL_ERR_INPUT, "%s: path too long", dir);
+            break;
+        }
+        gl_tensor *t = NULL;
+        st = gl_tensor_read_pb(path, &t);
+        if (st != GL_OK)
+            break;
+        long j = pick_slot(s, t, ks[i], all);
+        if (j < 0) {
+            st = gl_fail(GL_ERR_INPUT, "%s: no graph %s to bind it to (the model has %zu)",
+                         path, s->what, s->n);
+            gl_tensor_free(t);
+            break;
+        }
+        const gl_type *ty = &s->values[j]->type;
+        if (ty->kind == GL_TYPE_TENSOR && ty->dtype == GL_DT_BFLOAT16 && t->dtype == GL_DT_UINT16)
+            t->dtype = GL_DT_BFLOAT16; /* onnx 1.12 stores bfloat16 test data as uint16 */
+        s->tensors[j] = t;
+    }
+    free(ks);
+    return st;
+}
+
+gl_status gl_dataset_load(const gl_graph *g, const char *dir, gl_dataset *d)
+{
+    *d = (gl_dataset){0};
+    d->n_inputs = g->n_inputs;
+    d->n_outputs = g->n_outputs;
+    d->inputs = gl_xcalloc(g->n_inputs ? g->n_inputs : 1, sizeof(*d->inputs));
+    d->expected = gl_xcalloc(g->n_outputs ? g->n_outputs : 1, sizeof(*d->expected));
+    slot_set ins = {g->inputs, g->n_inputs, d->inputs, "input", true};
+    slot_set outs = {g->outputs, g->n_outputs, d->expected, "output", false};
+    gl_status st = bind_files(dir, "input", &ins);
+    if (st == GL_OK)
+        st = bind_files(dir, "output", &outs);
+    if (st != GL_OK)
+        gl_dataset_free(d);
+    return st;
+}
+
+void gl_dataset_free(gl_dataset *d)
+{
+    for (size_t i = 0; d->inputs && i < d->n_inputs; i++)
+        gl_tensor_free(d->inputs[i]);
+    for (size_t i = 0; d->expected && i < d->n_outputs; i++)
+        gl_tensor_free(d->expected[i]);
+    free(d->inputs);
+    free(d->expected);
+    *d = (gl_dataset){0};
+}

@@ -1,0 +1,54 @@
+/* compare.h — how close two tensors are, and the test data sets they are compared
+ * against (ONNX's test_data_set_N folders). */
+#ifndef GL_COMPARE_H
+#define GL_COMPARE_H
+
+#include "ir/graph.h"
+#include "ir/tensor.h"
+
+#include <stdbool.h>
+
+typedef struct gl_compare {
+    bool same_shape;     /* dtype and dims equal */
+    int64_t count;       /* elements compared */
+    double max_abs;      /* max |a - b| over finite pairs */
+    double max_rel;      /* max |a - b| / max(|b|, tiny) over finite pairs */
+    double nmse;         /* sum (a-b)^2 / sum b^2 (0 when both are all zero; inf when only
+                            b is) */
+    int64_t over_tol;    /* elements with |a - b| > atol + rtol * |b| (integers, bools and
+                            strings: elements that differ) */
+    int64_t nan_mismatch;/* NaN in one and not the other, or an Inf the other does not
+                            have (of that sign) */
+    int64_t first_bad;   /* first element over tolerance or NaN/Inf mismatch, -1 if none */
+    bool ok;             /* same shape, no NaN mismatch, over_tol == 0 */
+} gl_compare;
+
+/* Compare `got` against `expected` with numpy.allclose's rule |a-b| <= atol + rtol*|b|
+ * (NaN equals NaN; ±Inf equal only to the same Inf). Integer/bool tensors compare
+ * exactly; strings by bytes; float16/bfloat16 through float. */
+void gl_compare_tensors(const gl_tensor *got, const gl_tensor *expected, double rtol,
+                        double atol, gl_compare *r);
+/* One line: "max_abs 1.2e-06, max_rel 3e-05, nmse 1e-12, 0 over tolerance" (", 2
+ * NaN/Inf mismatches" when there are; "dtype or shape differs" when they do). */
+void gl_compare_format(const gl_compare *r, char *buf, size_t len);
+
+/* ---- test data sets ---------------------------------------------------------------------- */
+
+/* A folder of DIR/input_K.pb and DIR/output_K.pb (serialized TensorProto) for graph g.
+ * Each file binds to the graph input (output) its TensorProto names; an unnamed or
+ * unknown name binds by position K: among all inputs when there is a file for each,
+ * else among the inputs without a default. Data for a bfloat16 value stored as uint16
+ * (how onnx 1.12 writes it) is read as bfloat16. */
+typedef struct gl_dataset {
+    gl_tensor **inputs;   /* g->n_inputs entries; NULL: no file (use the default) */
+    size_t n_inputs;
+    gl_tensor **expected; /* g->n_outputs entries; NULL: no file for that output */
+    size_t n_outputs;
+} gl_dataset;
+
+/* GL_ERR_IO when DIR cannot be read, GL_ERR_INPUT for a file that is not a TensorProto
+ * or has no graph input/output to go to. On failure *d is empty. */
+gl_status gl_dataset_load(const gl_graph *g, const char *dir, gl_dataset *d);
+void gl_dataset_free(gl_dataset *d);
+
+#endif

@@ -1,0 +1,99 @@
+/* registry.c — all op families in one index: lookup by (domain, op, opset). */
+#include "ops/families.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gl_op_family *const families[] = {
+    &gl_ops_elementwise, &gl_ops_movement, &gl_ops_nn,    &gl_ops_linalg,
+    &gl_ops_reduce,      &gl_ops_control, &gl_ops_misc,
+};
+
+/* Every entry, sorted by (domain, op, since) for binary search; built once. */
+static const gl_op_def **sorted;
+static const gl_op_def **in_order; /* family order, for listings */
+static size_t n_entries;
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static const char *dom(const char *d)
+{
+    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
+}
+
+static int compare_key(const char *da, const char *oa, int sa, const gl_op_def *b)
+{
+    int c = strcmp(dom(da), dom(b->domain));
+    if (c == 0)
+        c = strcmp(oa, b->op);
+    if (c == 0)
+        c = (sa > b->since) - (sa < b->since);
+    return c;
+}
+
+static int compare_defs(const void *x, const void *y)
+{
+    const gl_op_def *a = *(const gl_op_def *const *)x;
+    return compare_key(a->domain, a->op, a->since, *(const gl_op_def *const *)y);
+}
+
+static void build_index(void)
+{
+    for (size_t f = 0; f < GL_ARRAY_LEN(families); f++)
+        n_entries += families[f]->n_ops;
+    sorted = gl_xcalloc(n_entries, sizeof(*sorted));
+    in_order = gl_xcalloc(n_entries, sizeof(*in_order));
+    size_t k = 0;
+    for (size_t f = 0; f < GL_ARRAY_LEN(families); f++)
+        for (size_t i = 0; i < families[f]->n_ops; i++)
+            in_order[k] = sorted[k] = &families[f]->ops[i], k++;
+    qsort(sorted, n_entries, sizeof(*sorted), compare_defs);
+}
+
+const gl_op_def *gl_op_lookup(const char *domain, const char *op, int64_t opset)
+{
+    pthread_once(&index_once, build_index);
+    if (!op)
+        return NULL;
+    int version = opset > 100000 ? 100000 : (int)opset;
+    /* The last entry <= (domain, op, version). */
+    size_t lo = 0, hi = n_entries;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (compare_key(domain, op, version, sorted[mid]) >= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const gl_op_def *d = sorted[lo - 1];
+    return strcmp(dom(d->domain), dom(domain)) == 0 && strcmp(d->op, op) == 0 ? d : NULL;
+}
+
+const gl_op_def *gl_op_for_node(const gl_model *m, const gl_node *n)
+{
+    int64_t opset = gl_model_opset(m, n->domain ? n->domain : "");
+    if (opset == 0 && dom(n->domain)[0] == '\0')
+        opset = 1; /* a default-domain node in a model that imports no opset */
+    return gl_op_lookup(n->domain, n->op_type, opset);
+}
+
+const gl_op_def *gl_op_at(size_t i)
+{
+    pthread_once(&index_once, build_index);
+    return i < n_entries ? in_order[i] : NULL;
+}
+
+size_t gl_op_count(void)
+{
+    pthread_once(&index_once, build_index);
+    return n_entries;
+}
+
+void gl_node_where(const gl_model *m, const gl_node *n, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s: node '%s' (%s)", m && m->path ? m->path : "<model>",
+             n->name ? n->name : "", n->op_type ? n->op_type : "?");
+}

@@ -1,0 +1,1238 @@
+/* test_ops_elementwise.c — kernels and shape functions of src/ops/elementwise.c.
+ *
+ * Expected values are worked out by hand from the ONNX operator definitions (and, for
+ * the text forms of Cast, from what numpy's str() prints, which the ONNX suite uses),
+ * never taken from the code under test. Each table row names its case in messages.
+ */
+#include "ops/opkit.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXV 16
+#define EM1 (-0.6321205588285577)     /* e^-1 - 1 */
+#define SIGMOID2 0.8807970779778823 /* 1 / (1 + e^-2) */
+#define NAN_ NAN
+#define INF_ INFINITY
+
+/* An input or expected output: dtype, shape and values (row-major, as doubles). A dtype
+ * of GL_DT_UNDEFINED is an omitted input, or as the expected output: the kernel must
+ * refuse the node with GL_ERR_INPUT. */
+typedef struct operand {
+    gl_dtype dt;
+    int rank;
+    int64_t dims[4];
+    double v[MAXV];
+} operand;
+
+typedef struct attr_spec {
+    const char *name; /* NULL ends the list */
+    char kind;        /* 'f' float, 'i' int, 's' string */
+    double num;
+    const char *str;
+} attr_spec;
+
+typedef struct kcase {
+    const char *what;
+    int opset;
+    const char *op;
+    attr_spec attrs[3];
+    int n_in;
+    operand in[3];
+    operand out;
+} kcase;
+
+static int64_t operand_count(const operand *o)
+{
+    int64_t n = 1;
+    for (int d = 0; d < o->rank; d++)
+        n *= o->dims[d];
+    return n;
+}
+
+static gl_tensor *make_tensor(const operand *o)
+{
+    gl_tensor *t = gl_tensor_new(o->dt, o->rank, o->dims);
+    cr_assert_not_null(t);
+    if (t->count == 0)
+        return t;
+    void *p = gl_tensor_make_writable(t);
+    for (int64_t i = 0; i < t->count; i++) {
+        double v = o->v[i];
+        switch (o->dt) {
+        case GL_DT_FLOAT: ((float *)p)[i] = (float)v; break;
+        case GL_DT_DOUBLE: ((double *)p)[i] = v; break;
+        case GL_DT_FLOAT16: ((uint16_t *)p)[i] = gl_f32_to_f16((float)v); break;
+        case GL_DT_BFLOAT16: ((uint16_t *)p)[i] = gl_f32_to_bf16((float)v); break;
+        case GL_DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+        case GL_DT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+        case GL_DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+        case GL_DT_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+        case GL_DT_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+        case GL_DT_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+        case GL_DT_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+        case GL_DT_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+        case GL_DT_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+        default: cr_assert_fail("no test support for dtype %d", o->dt);
+        }
+    }
+    return t;
+}
+
+static void set_attrs(gl_node *n, const attr_spec *attrs, size_t max)
+{
+    for (size_t i = 0; i < max && attrs[i].name; i++) {
+        const attr_spec *a = &attrs[i];
+        if (a->kind == 'f')
+            gl_node_set_attr_float(n, a->name, (float)a->num);
+        else if (a->kind == 'i')
+            gl_node_set_attr_int(n, a->name, (int64_t)a->num);
+        else
+            gl_node_set_attr_string(n, a->name, a->str);
+    }
+}
+
+static bool close_enough(double got, double want, gl_dtype dt)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    if (!gl_dtype_is_float(dt))
+        return got == want;
+    double rel = dt == GL_DT_FLOAT16 || dt == GL_DT_BFLOAT16 ? 2e-3
+                 : dt == GL_DT_DOUBLE                          ? 1e-12
+                                                               : 2e-6;
+    return fabs(got - want) <= 1e-7 + rel * fabs(want);
+}
+
+/* The model for one node: inputs named x0, x1, x2 typed as the operands. */
+static gl_node *build_node(gl_model *m, const char *op, int n_in, const operand *in,
+                           const attr_spec *attrs, size_t n_attrs)
+{
+    gl_value *vals[3] = {0};
+    for (int i = 0; i < n_in; i++) {
+        if (in[i].dt == GL_DT_UNDEFINED)
+            continue;
+        char name[16];
+        snprintf(name, sizeof(name), "x%d", i);
+        vals[i] = tu_input(m->graph, name, in[i].dt, in[i].rank, in[i].dims);
+    }
+    gl_node *n = gl_add_node(m->graph, op, "", "n", vals, (size_t)n_in, 1);
+    cr_assert_not_null(n);
+    set_attrs(n, attrs, n_attrs);
+    return n;
+}
+
+static void run_kcase(const kcase *c)
+{
+    gl_model *m = tu_model(c->opset);
+    gl_node *n = build_node(m, c->op, c->n_in, c->in, c->attrs, GL_ARRAY_LEN(c->attrs));
+    gl_tensor *ins[3] = {0}, *out = NULL;
+    for (int i = 0; i < c->n_in; i++)
+        if (c->in[i].dt != GL_DT_UNDEFINED)
+            ins[i] = make_tensor(&c->in[i]);
+    gl_error_clear();
+    gl_status st = tu_run_kernel(m, n, (const gl_tensor *const *)ins, &out);
+    if (c->out.dt == GL_DT_UNDEFINED) {
+        cr_expect_eq(st, GL_ERR_INPUT, "%s: expected a refusal, got status %d", c->what, st);
+        cr_expect(strstr(gl_error_message(), "node 'n'") != NULL,
+                  "%s: the message names the node: %s", c->what, gl_error_message());
+    } else if (st != GL_OK) {
+        cr_expect_fail("%s: status %d: %s", c->what, st, gl_error_message());
+    } else {
+        cr_assert_not_null(out, "%s", c->what);
+        cr_expect_eq(out->dtype, c->out.dt, "%s: dtype %d, expected %d", c->what, out->dtype,
+                     c->out.dt);
+        cr_expect_eq(out->rank, c->out.rank, "%s: rank", c->what);
+        for (int d = 0; d < out->rank && d < c->out.rank; d++)
+            cr_expect_eq(out->dims[d], c->out.dims[d], "%s: dim %d", c->what, d);
+        int64_t want = operand_count(&c->out);
+        cr_expect_eq(out->count, want, "%s: count", c->what);
+        for (int64_t i = 0; i < out->count && i < want && out->dtype == c->out.dt; i++) {
+            double got = gl_tensor_get_f64(out, i);
+            cr_expect(close_enough(got, c->out.v[i], c->out.dt), "%s: element %lld is %.9g, "
+                      "expected %.9g", c->what, (long long)i, got, c->out.v[i]);
+        }
+    }
+    gl_tensor_free(out);
+    for (int i = 0; i < 3; i++)
+        gl_tensor_free(ins[i]);
+    gl_model_free(m);
+}
+
+static void run_kcases(const kcase *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        run_kcase(&cases[i]);
+}
+
+#define F GL_DT_FLOAT
+#define REFUSED {GL_DT_UNDEFINED, 0, {0}, {0}}
+#define OMITTED REFUSED
+#define AF(NAME, V) {NAME, 'f', V, NULL}
+#define AI(NAME, V) {NAME, 'i', V, NULL}
+#define AS(NAME, S) {NAME, 's', 0, S}
+
+/* ---- unary math and activations on float32 ---- */
+
+Test(elementwise, unary_float32)
+{
+    static const kcase cases[] = {
+        {"Abs", 13, "Abs", {{0}}, 1, {{F, 1, {3}, {-1.5, 0, 2.25}}}, {F, 1, {3}, {1.5, 0, 2.25}}},
+        {"Acos", 7, "Acos", {{0}}, 1, {{F, 1, {3}, {1, 0, -1}}}, {F, 1, {3}, {0, M_PI / 2, M_PI}}},
+        {"Acosh", 9, "Acosh", {{0}}, 1, {{F, 1, {2}, {1, 2}}}, {F, 1, {2}, {0, 1.3169578969}}},
+        {"Asin", 7, "Asin", {{0}}, 1, {{F, 1, {3}, {0, 1, -0.5}}},
+         {F, 1, {3}, {0, M_PI / 2, -M_PI / 6}}},
+        {"Asinh", 9, "Asinh", {{0}}, 1, {{F, 1, {2}, {0, 1}}}, {F, 1, {2}, {0, 0.8813735870}}},
+        {"Atan", 7, "Atan", {{0}}, 1, {{F, 1, {2}, {1, -1}}}, {F, 1, {2}, {M_PI / 4, -M_PI / 4}}},
+        {"Atanh", 9, "Atanh", {{0}}, 1, {{F, 1, {2}, {0, 0.5}}}, {F, 1, {2}, {0, 0.5493061443}}},
+        {"Ceil", 13, "Ceil", {{0}}, 1, {{F, 1, {3}, {-1.5, 1.2, 2}}}, {F, 1, {3}, {-1, 2, 2}}},
+        {"Celu alpha 2", 12, "Celu", {AF("alpha", 2)}, 1, {{F, 1, {2}, {1, -2}}},
+         {F, 1, {2}, {1, 2 * (EM1)}}},
+        {"Cos", 7, "Cos", {{0}}, 1, {{F, 1, {2}, {0, M_PI}}}, {F, 1, {2}, {1, -1}}},
+        {"Cosh", 9, "Cosh", {{0}}, 1, {{F, 1, {2}, {0, 1}}}, {F, 1, {2}, {1, 1.5430806348}}},
+        {"Elu default", 6, "Elu", {{0}}, 1, {{F, 1, {2}, {2, -1}}}, {F, 1, {2}, {2, EM1}}},
+        {"Elu alpha 2", 6, "Elu", {AF("alpha", 2)}, 1, {{F, 1, {2}, {2, -1}}},
+         {F, 1, {2}, {2, 2 * (EM1)}}},
+        {"Erf", 13, "Erf", {{0}}, 1, {{F, 1, {3}, {0, 1, -0.5}}},
+         {F, 1, {3}, {0, 0.8427007929, -0.5204998778}}},
+        {"Exp", 13, "Exp", {{0}}, 1, {{F, 1, {3}, {0, 1, -1}}}, {F, 1, {3}, {1, M_E, 1 / M_E}}},
+        {"Floor", 13, "Floor", {{0}}, 1, {{F, 1, {3}, {-1.5, 1.7, 2}}}, {F, 1, {3}, {-2, 1, 2}}},
+        {"HardSigmoid default", 6, "HardSigmoid", {{0}}, 1, {{F, 1, {4}, {0, 3, -3, 1}}},
+         {F, 1, {4}, {0.5, 1, 0, 0.7}}},
+        {"HardSigmoid alpha beta", 6, "HardSigmoid", {AF("alpha", 0.5), AF("beta", 0.25)},
+         1, {{F, 1, {2}, {1, -0.25}}}, {F, 1, {2}, {0.75, 0.125}}},
+        {"HardSwish", 14, "HardSwish", {{0}}, 1, {{F, 1, {4}, {3, -3, 1, 0}}},
+         {F, 1, {4}, {3, 0, 2.0 / 3, 0}}},
+        {"LeakyRelu default", 16, "LeakyRelu", {{0}}, 1, {{F, 1, {2}, {-2, 3}}},
+         {F, 1, {2}, {-0.02, 3}}},
+        {"LeakyRelu alpha", 16, "LeakyRelu", {AF("alpha", 0.1)}, 1, {{F, 1, {2}, {-2, 3}}},
+         {F, 1, {2}, {-0.2, 3}}},
+        {"Log", 13, "Log", {{0}}, 1, {{F, 1, {3}, {1, M_E, 0}}}, {F, 1, {3}, {0, 1, -INF_}}},
+        {"Neg", 13, "Neg", {{0}}, 1, {{F, 1, {3}, {1, -2, 0}}}, {F, 1, {3}, {-1, 2, 0}}},
+        {"Reciprocal", 13, "Reciprocal", {{0}}, 1, {{F, 1, {3}, {2, -4, 0.5}}},
+         {F, 1, {3}, {0.5, -0.25, 2}}},
+        {"Relu", 14, "Relu", {{0}}, 1, {{F, 1, {3}, {-1, 0, 2.5}}}, {F, 1, {3}, {0, 0, 2.5}}},
+        {"Round half to even", 11, "Round", {{0}}, 1,
+         {{F, 1, {7}, {0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6}}},
+         {F, 1, {7}, {0, 2, 2, 0, -2, 2, -3}}},
+        {"Selu default", 6, "Selu", {{0}}, 1, {{F, 1, {3}, {1, -1, 0}}},
+         {F, 1, {3}, {1.0507009873554805, 1.0507009873554805 * 1.6732632423543772 * (EM1),
+                      0}}},
+        {"Shrink hard", 9, "Shrink", {AF("lambd", 1.5)}, 1, {{F, 1, {5}, {-2, -1, 0, 1, 2}}},
+         {F, 1, {5}, {-2, 0, 0, 0, 2}}},
+        {"Shrink soft", 9, "Shrink", {AF("lambd", 1.5), AF("bias", 1.5)}, 1,
+         {{F, 1, {5}, {-2, -1, 0, 1, 2}}}, {F, 1, {5}, {-0.5, 0, 0, 0, 0.5}}},
+        {"Sigmoid", 13, "Sigmoid", {{0}}, 1, {{F, 1, {3}, {0, 2, -100}}},
+         {F, 1, {3}, {0.5, SIGMOID2, 0}}},
+        {"Sign", 13, "Sign", {{0}}, 1, {{F, 1, {3}, {-3, 0, 2.5}}}, {F, 1, {3}, {-1, 0, 1}}},
+        {"Sin", 7, "Sin", {{0}}, 1, {{F, 1, {2}, {0, M_PI / 2}}}, {F, 1, {2}, {0, 1}}},
+        {"Sinh", 9, "Sinh", {{0}}, 1, {{F, 1, {2}, {0, 1}}}, {F, 1, {2}, {0, 1.1752011936}}},
+        {"Softplus", 1, "Softplus", {{0}}, 1, {{F, 1, {4}, {0, 1, -100, 100}}},
+         {F, 1, {4}, {M_LN2, 1.3132616875, 0, 100}}},
+        {"Softsign", 1, "Softsign", {{0}}, 1, {{F, 1, {2}, {1, -3}}}, {F, 1, {2}, {0.5, -0.75}}},
+        {"Sqrt", 13, "Sqrt", {{0}}, 1, {{F, 1, {3}, {4, 2, -1}}}, {F, 1, {3}, {2, M_SQRT2, NAN_}}},
+        {"Tan", 7, "Tan", {{0}}, 1, {{F, 1, {2}, {0, M_PI / 4}}}, {F, 1, {2}, {0, 1}}},
+        {"Tanh", 13, "Tanh", {{0}}, 1, {{F, 1, {2}, {0, 1}}}, {F, 1, {2}, {0, 0.7615941560}}},
+        {"ThresholdedRelu default", 10, "ThresholdedRelu", {{0}}, 1, {{F, 1, {3}, {0.5, 1, 2}}},
+         {F, 1, {3}, {0, 0, 2}}},
+        {"ThresholdedRelu alpha", 10, "ThresholdedRelu", {AF("alpha", 0.4)}, 1,
+         {{F, 1, {3}, {0.3, 1, 2}}}, {F, 1, {3}, {0, 1, 2}}},
+        {"Relu on a 2x2", 13, "Relu", {{0}}, 1, {{F, 2, {2, 2}, {-1, 1, -2, 2}}},
+         {F, 2, {2, 2}, {0, 1, 0, 2}}},
+        {"Relu on a scalar", 13, "Relu", {{0}}, 1, {{F, 0, {0}, {-4}}}, {F, 0, {0}, {0}}},
+        {"Exp of an empty tensor", 13, "Exp", {{0}}, 1, {{F, 2, {0, 3}, {0}}},
+         {F, 2, {0, 3}, {0}}},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* ---- unary ops on the other dtypes, and refusals ---- */
+
+Test(elementwise, unary_other_dtypes)
+{
+    static const kcase cases[] = {
+        {"Abs int32 (INT_MIN wraps)", 13, "Abs", {{0}}, 1,
+         {{GL_DT_INT32, 1, {3}, {-3, 4, -2147483648.0}}},
+         {GL_DT_INT32, 1, {3}, {3, 4, -2147483648.0}}},
+        {"Abs uint8", 13, "Abs", {{0}}, 1, {{GL_DT_UINT8, 1, {2}, {200, 0}}},
+         {GL_DT_UINT8, 1, {2}, {200, 0}}},
+        {"Neg int64", 13, "Neg", {{0}}, 1, {{GL_DT_INT64, 1, {2}, {5, -7}}},
+         {GL_DT_INT64, 1, {2}, {-5, 7}}},
+        {"Neg int8 -128 wraps", 13, "Neg", {{0}}, 1, {{GL_DT_INT8, 1, {2}, {-128, 3}}},
+         {GL_DT_INT8, 1, {2}, {-128, -3}}},
+        {"Sign int8", 13, "Sign", {{0}}, 1, {{GL_DT_INT8, 1, {3}, {-5, 0, 7}}},
+         {GL_DT_INT8, 1, {3}, {-1, 0, 1}}},
+        {"Sign uint16", 13, "Sign", {{0}}, 1, {{GL_DT_UINT16, 1, {2}, {0, 9}}},
+         {GL_DT_UINT16, 1, {2}, {0, 1}}},
+        {"Relu int32", 14, "Relu", {{0}}, 1, {{GL_DT_INT32, 1, {2}, {-5, 3}}},
+         {GL_DT_INT32, 1, {2}, {0, 3}}},
+        {"Relu float16", 14, "Relu", {{0}}, 1, {{GL_DT_FLOAT16, 1, {2}, {-1, 2}}},
+         {GL_DT_FLOAT16, 1, {2}, {0, 2}}},
+        {"Exp double", 13, "Exp", {{0}}, 1, {{GL_DT_DOUBLE, 1, {1}, {1}}},
+         {GL_DT_DOUBLE, 1, {1}, {M_E}}},
+        {"Exp float16 rounds to half", 13, "Exp", {{0}}, 1, {{GL_DT_FLOAT16, 1, {1}, {1}}},
+         {GL_DT_FLOAT16, 1, {1}, {2.71875}}},
+        {"Sqrt bfloat16", 13, "Sqrt", {{0}}, 1, {{GL_DT_BFLOAT16, 1, {2}, {4, 16}}},
+         {GL_DT_BFLOAT16, 1, {2}, {2, 4}}},
+        {"Sigmoid double", 13, "Sigmoid", {{0}}, 1, {{GL_DT_DOUBLE, 1, {1}, {0}}},
+         {GL_DT_DOUBLE, 1, {1}, {0.5}}},
+        {"LeakyRelu double keeps alpha", 16, "LeakyRelu", {AF("alpha", 0.5)}, 1,
+         {{GL_DT_DOUBLE, 1, {2}, {-4, 4}}}, {GL_DT_DOUBLE, 1, {2}, {-2, 4}}},
+        {"IsNaN", 13, "IsNaN", {{0}}, 1, {{F, 1, {3}, {NAN_, 1, INF_}}},
+         {GL_DT_BOOL, 1, {3}, {1, 0, 0}}},
+        {"IsNaN float16", 13, "IsNaN", {{0}}, 1, {{GL_DT_FLOAT16, 1, {2}, {NAN_, 1}}},
+         {GL_DT_BOOL, 1, {2}, {1, 0}}},
+        {"IsInf", 10, "IsInf", {{0}}, 1, {{F, 1, {4}, {-INF_, NAN_, INF_, 2}}},
+         {GL_DT_BOOL, 1, {4}, {1, 0, 1, 0}}},
+        {"IsInf positive only", 10, "IsInf", {AI("detect_negative", 0)}, 1,
+         {{F, 1, {4}, {-INF_, NAN_, INF_, 2}}}, {GL_DT_BOOL, 1, {4}, {0, 0, 1, 0}}},
+        {"IsInf negative only", 10, "IsInf", {AI("detect_positive", 0)}, 1,
+         {{GL_DT_DOUBLE, 1, {4}, {-INF_, NAN_, INF_, 2}}}, {GL_DT_BOOL, 1, {4}, {1, 0, 0, 0}}},
+        {"Not", 1, "Not", {{0}}, 1, {{GL_DT_BOOL, 2, {2, 2}, {1, 0, 0, 1}}},
+         {GL_DT_BOOL, 2, {2, 2}, {0, 1, 1, 0}}},
+        {"Cos refuses int32", 7, "Cos", {{0}}, 1, {{GL_DT_INT32, 1, {1}, {0}}}, REFUSED},
+        {"Abs refuses bool", 13, "Abs", {{0}}, 1, {{GL_DT_BOOL, 1, {1}, {0}}}, REFUSED},
+        {"Neg refuses uint8", 13, "Neg", {{0}}, 1, {{GL_DT_UINT8, 1, {1}, {1}}}, REFUSED},
+        {"Not refuses float", 1, "Not", {{0}}, 1, {{F, 1, {1}, {1}}}, REFUSED},
+        {"IsNaN refuses int64", 13, "IsNaN", {{0}}, 1, {{GL_DT_INT64, 1, {1}, {1}}}, REFUSED},
+        {"Relu without its input", 13, "Relu", {{0}}, 1, {OMITTED}, REFUSED},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* ---- binary arithmetic ---- */
+
+Test(elementwise, binary_arithmetic)
+{
+    static const kcase cases[] = {
+        {"Add same shape", 14, "Add", {{0}}, 2,
+         {{F, 1, {3}, {1, 2, 3}}, {F, 1, {3}, {10, 20, 30}}}, {F, 1, {3}, {11, 22, 33}}},
+        {"Add rows + vector", 14, "Add", {{0}}, 2,
+         {{F, 2, {2, 3}, {1, 2, 3, 4, 5, 6}}, {F, 1, {3}, {10, 20, 30}}},
+         {F, 2, {2, 3}, {11, 22, 33, 14, 25, 36}}},
+        {"Add column + row (outer)", 14, "Add", {{0}}, 2,
+         {{F, 2, {2, 1}, {1, 2}}, {F, 2, {1, 3}, {10, 20, 30}}},
+         {F, 2, {2, 3}, {11, 21, 31, 12, 22, 32}}},
+        {"Add scalar + matrix", 14, "Add", {{0}}, 2,
+         {{F, 0, {0}, {0.5}}, {F, 2, {2, 2}, {1, 2, 3, 4}}}, {F, 2, {2, 2}, {1.5, 2.5, 3.5, 4.5}}},
+        {"Add empty", 14, "Add", {{0}}, 2, {{F, 2, {0, 3}, {0}}, {F, 1, {3}, {1, 2, 3}}},
+         {F, 2, {0, 3}, {0}}},
+        {"Add empty broadcast against 1", 14, "Add", {{0}}, 2,
+         {{F, 1, {0}, {0}}, {F, 1, {1}, {1}}}, {F, 1, {0}, {0}}},
+        {"Add shapes that do not broadcast", 14, "Add", {{0}}, 2,
+         {{F, 2, {2, 3}, {0}}, {F, 1, {2}, {0}}}, REFUSED},
+        {"Add mixed dtypes", 14, "Add", {{0}}, 2,
+         {{F, 1, {1}, {1}}, {GL_DT_INT32, 1, {1}, {1}}}, REFUSED},
+        {"Add bool", 14, "Add", {{0}}, 2,
+         {{GL_DT_BOOL, 1, {1}, {1}}, {GL_DT_BOOL, 1, {1}, {1}}}, REFUSED},
+        {"Add uint8 wraps", 14, "Add", {{0}}, 2,
+         {{GL_DT_UINT8, 1, {2}, {250, 3}}, {GL_DT_UINT8, 1, {2}, {10, 4}}},
+         {GL_DT_UINT8, 1, {2}, {4, 7}}},
+        {"Add int16 wraps", 14, "Add", {{0}}, 2,
+         {{GL_DT_INT16, 1, {1}, {32767}}, {GL_DT_INT16, 1, {1}, {1}}},
+         {GL_DT_INT16, 1, {1}, {-32768}}},
+        {"Add float16", 14, "Add", {{0}}, 2,
+         {{GL_DT_FLOAT16, 1, {2}, {1, 2}}, {GL_DT_FLOAT16, 1, {2}, {0.5, 0.25}}},
+         {GL_DT_FLOAT16, 1, {2}, {1.5, 2.25}}},
+        {"Add double broadcast", 14, "Add", {{0}}, 2,
+         {{GL_DT_DOUBLE, 2, {2, 1}, {1, 2}}, {GL_DT_DOUBLE, 1, {2}, {0.25, 0.5}}},
+         {GL_DT_DOUBLE, 2, {2, 2}, {1.25, 1.5, 2.25, 2.5}}},
+        {"Sub column - row", 14, "Sub", {{0}}, 2,
+         {{F, 2, {3, 1}, {1, 2, 3}}, {F, 2, {1, 2}, {10, 20}}},
+         {F, 2, {3, 2}, {-9, -19, -8, -18, -7, -17}}},
+        {"Sub int64", 14, "Sub", {{0}}, 2,
+         {{GL_DT_INT64, 1, {2}, {5, -5}}, {GL_DT_INT64, 0, {0}, {7}}},
+         {GL_DT_INT64, 1, {2}, {-2, -12}}},
+        {"Mul middle-axis broadcast", 14, "Mul", {{0}}, 2,
+         {{F, 3, {2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}}, {F, 3, {2, 1, 2}, {1, 10, 100, 1000}}},
+         {F, 3, {2, 2, 2}, {0, 10, 2, 30, 400, 5000, 600, 7000}}},
+        {"Mul int32", 14, "Mul", {{0}}, 2,
+         {{GL_DT_INT32, 1, {2}, {-3, 4}}, {GL_DT_INT32, 1, {2}, {5, 6}}},
+         {GL_DT_INT32, 1, {2}, {-15, 24}}},
+        {"Div float", 14, "Div", {{0}}, 2,
+         {{F, 1, {3}, {1, -3, 1}}, {F, 1, {3}, {2, 2, 0}}}, {F, 1, {3}, {0.5, -1.5, INF_}}},
+        {"Div int32 truncates, x/0 is 0", 14, "Div", {{0}}, 2,
+         {{GL_DT_INT32, 1, {4}, {7, -7, 7, -7}}, {GL_DT_INT32, 1, {4}, {2, 2, -2, 0}}},
+         {GL_DT_INT32, 1, {4}, {3, -3, -3, 0}}},
+        {"Div int32 INT_MIN / -1 wraps", 14, "Div", {{0}}, 2,
+         {{GL_DT_INT32, 1, {1}, {-2147483648.0}}, {GL_DT_INT32, 1, {1}, {-1}}},
+         {GL_DT_INT32, 1, {1}, {-2147483648.0}}},
+        {"Div uint8", 14, "Div", {{0}}, 2,
+         {{GL_DT_UINT8, 1, {3}, {200, 7, 23}}, {GL_DT_UINT8, 1, {3}, {3, 0, 24}}},
+         {GL_DT_UINT8, 1, {3}, {66, 0, 0}}},
+        {"Pow float", 15, "Pow", {{0}}, 2, {{F, 1, {2}, {2, 3}}, {F, 1, {2}, {3, 0.5}}},
+         {F, 1, {2}, {8, 1.7320508076}}},
+        {"Pow float ^ scalar", 15, "Pow", {{0}}, 2, {{F, 1, {3}, {1, 2, 3}}, {F, 0, {0}, {2}}},
+         {F, 1, {3}, {1, 4, 9}}},
+        {"Pow float ^ int64", 15, "Pow", {{0}}, 2,
+         {{F, 1, {2}, {2, 3}}, {GL_DT_INT64, 1, {2}, {3, -1}}}, {F, 1, {2}, {8, 1.0 / 3}}},
+        {"Pow float ^ uint64", 15, "Pow", {{0}}, 2,
+         {{F, 1, {2}, {2, 3}}, {GL_DT_UINT64, 1, {2}, {4, 0}}}, {F, 1, {2}, {16, 1}}},
+        {"Pow int64 ^ float truncates", 15, "Pow", {{0}}, 2,
+         {{GL_DT_INT64, 1, {2}, {2, 9}}, {F, 1, {2}, {0.5, 0.5}}},
+         {GL_DT_INT64, 1, {2}, {1, 3}}},
+        {"Pow int32 ^ int32", 15, "Pow", {{0}}, 2,
+         {{GL_DT_INT32, 1, {4}, {2, -3, 5, -1}}, {GL_DT_INT32, 1, {4}, {10, 3, -1, -3}}},
+         {GL_DT_INT32, 1, {4}, {1024, -27, 0, -1}}},
+        {"Pow double ^ float16", 15, "Pow", {{0}}, 2,
+         {{GL_DT_DOUBLE, 1, {1}, {4}}, {GL_DT_FLOAT16, 1, {1}, {0.5}}},
+         {GL_DT_DOUBLE, 1, {1}, {2}}},
+        {"Pow refuses a bool base", 15, "Pow", {{0}}, 2,
+         {{GL_DT_BOOL, 1, {1}, {1}}, {F, 1, {1}, {1}}}, REFUSED},
+        {"Mod int32 Python sign", 13, "Mod", {{0}}, 2,
+         {{GL_DT_INT32, 1, {6}, {-4, 7, 5, 4, -7, 8}}, {GL_DT_INT32, 1, {6}, {2, -3, 8, -2, 3, 5}}},
+         {GL_DT_INT32, 1, {6}, {0, -2, 5, 0, 2, 3}}},
+        {"Mod int64 fmod", 13, "Mod", {AI("fmod", 1)}, 2,
+         {{GL_DT_INT64, 1, {6}, {-4, 7, 5, 4, -7, 8}}, {GL_DT_INT64, 1, {6}, {2, -3, 8, -2, 3, 5}}},
+         {GL_DT_INT64, 1, {6}, {0, 1, 5, 0, -1, 3}}},
+        {"Mod float fmod", 13, "Mod", {AI("fmod", 1)}, 2,
+         {{F, 1, {2}, {-4.5, 7.5}}, {F, 1, {2}, {2, -2}}}, {F, 1, {2}, {-0.5, 1.5}}},
+        {"Mod float16 fmod", 13, "Mod", {AI("fmod", 1)}, 2,
+         {{GL_DT_FLOAT16, 1, {1}, {5.5}}, {GL_DT_FLOAT16, 1, {1}, {2}}},
+         {GL_DT_FLOAT16, 1, {1}, {1.5}}},
+        {"Mod float without fmod", 13, "Mod", {{0}}, 2, {{F, 1, {1}, {1}}, {F, 1, {1}, {1}}},
+         REFUSED},
+        {"Mod by zero is 0", 13, "Mod", {{0}}, 2,
+         {{GL_DT_INT8, 1, {2}, {5, -128}}, {GL_DT_INT8, 1, {2}, {0, -1}}},
+         {GL_DT_INT8, 1, {2}, {0, 0}}},
+        {"Mod uint8 broadcast", 13, "Mod", {{0}}, 2,
+         {{GL_DT_UINT8, 1, {3}, {4, 7, 5}}, {GL_DT_UINT8, 1, {1}, {3}}},
+         {GL_DT_UINT8, 1, {3}, {1, 1, 2}}},
+        {"BitShift left uint8", 11, "BitShift", {AS("direction", "LEFT")}, 2,
+         {{GL_DT_UINT8, 1, {3}, {16, 4, 1}}, {GL_DT_UINT8, 1, {3}, {1, 2, 3}}},
+         {GL_DT_UINT8, 1, {3}, {32, 16, 8}}},
+        {"BitShift right uint16", 11, "BitShift", {AS("direction", "RIGHT")}, 2,
+         {{GL_DT_UINT16, 1, {3}, {16, 4, 1}}, {GL_DT_UINT16, 1, {3}, {1, 2, 3}}},
+         {GL_DT_UINT16, 1, {3}, {8, 1, 0}}},
+        {"BitShift past the width", 11, "BitShift", {AS("direction", "LEFT")}, 2,
+         {{GL_DT_UINT32, 1, {2}, {1, 1}}, {GL_DT_UINT32, 1, {2}, {40, 31}}},
+         {GL_DT_UINT32, 1, {2}, {0, 2147483648.0}}},
+        {"BitShift by 64 and more", 11, "BitShift", {AS("direction", "RIGHT")}, 2,
+         {{GL_DT_UINT64, 1, {2}, {8, 8}}, {GL_DT_UINT64, 1, {2}, {64, 1000}}},
+         {GL_DT_UINT64, 1, {2}, {0, 0}}},
+        {"BitShift bad direction", 11, "BitShift", {AS("direction", "UP")}, 2,
+         {{GL_DT_UINT8, 1, {1}, {1}}, {GL_DT_UINT8, 1, {1}, {1}}}, REFUSED},
+        {"BitShift refuses int32", 11, "BitShift", {AS("direction", "LEFT")}, 2,
+         {{GL_DT_INT32, 1, {1}, {1}}, {GL_DT_INT32, 1, {1}, {1}}}, REFUSED},
+        {"Div without its second input", 14, "Div", {{0}}, 2, {{F, 1, {1}, {1}}, OMITTED},
+         REFUSED},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* ---- comparisons and logic ---- */
+
+Test(elementwise, comparisons_and_logic)
+{
+    static const kcase cases[] = {
+        {"Equal float with NaN", 13, "Equal", {{0}}, 2,
+         {{F, 1, {3}, {1, 2, NAN_}}, {F, 1, {3}, {1, 3, NAN_}}}, {GL_DT_BOOL, 1, {3}, {1, 0, 0}}},
+        {"Greater matrix > scalar", 13, "Greater", {{0}}, 2,
+         {{F, 2, {2, 2}, {1, 2, 3, 0}}, {F, 0, {0}, {1.5}}},
+         {GL_DT_BOOL, 2, {2, 2}, {0, 1, 1, 0}}},
+        {"Greater scalar > row", 13, "Greater", {{0}}, 2,
+         {{F, 0, {0}, {1.5}}, {F, 1, {3}, {1, 2, NAN_}}}, {GL_DT_BOOL, 1, {3}, {1, 0, 0}}},
+        {"GreaterOrEqual int32", 16, "GreaterOrEqual", {{0}}, 2,
+         {{GL_DT_INT32, 1, {3}, {1, 2, 3}}, {GL_DT_INT32, 1, {1}, {2}}},
+         {GL_DT_BOOL, 1, {3}, {0, 1, 1}}},
+        {"Less int64", 13, "Less", {{0}}, 2,
+         {{GL_DT_INT64, 1, {2}, {-1, 5}}, {GL_DT_INT64, 1, {2}, {0, 5}}},
+         {GL_DT_BOOL, 1, {2}, {1, 0}}},
+        {"Less int8 negative", 13, "Less", {{0}}, 2,
+         {{GL_DT_INT8, 1, {2}, {-100, 100}}, {GL_DT_INT8, 1, {2}, {1, 1}}},
+         {GL_DT_BOOL, 1, {2}, {1, 0}}},
+        {"LessOrEqual float16", 16, "LessOrEqual", {{0}}, 2,
+         {{GL_DT_FLOAT16, 1, {2}, {1, 2}}, {GL_DT_FLOAT16, 1, {2}, {1, 1.5}}},
+         {GL_DT_BOOL, 1, {2}, {1, 0}}},
+        {"Equal bool", 13, "Equal", {{0}}, 2,
+         {{GL_DT_BOOL, 1, {2}, {1, 0}}, {GL_DT_BOOL, 1, {2}, {1, 1}}},
+         {GL_DT_BOOL, 1, {2}, {1, 0}}},
+        {"Equal int32 outer", 13, "Equal", {{0}}, 2,
+         {{GL_DT_INT32, 2, {2, 1}, {1, 2}}, {GL_DT_INT32, 1, {2}, {1, 2}}},
+         {GL_DT_BOOL, 2, {2, 2}, {1, 0, 0, 1}}},
+        {"Equal empty", 13, "Equal", {{0}}, 2, {{F, 1, {0}, {0}}, {F, 0, {0}, {1}}},
+         {GL_DT_BOOL, 1, {0}, {0}}},
+        {"Equal mixed dtypes", 13, "Equal", {{0}}, 2,
+         {{F, 1, {1}, {1}}, {GL_DT_DOUBLE, 1, {1}, {1}}}, REFUSED},
+        {"Greater refuses bool", 13, "Greater", {{0}}, 2,
+         {{GL_DT_BOOL, 1, {1}, {1}}, {GL_DT_BOOL, 1, {1}, {1}}}, REFUSED},
+        {"And broadcast", 7, "And", {{0}}, 2,
+         {{GL_DT_BOOL, 2, {2, 2}, {1, 1, 0, 0}}, {GL_DT_BOOL, 1, {2}, {1, 0}}},
+         {GL_DT_BOOL, 2, {2, 2}, {1, 0, 0, 0}}},
+        {"Or broadcast", 7, "Or", {{0}}, 2,
+         {{GL_DT_BOOL, 2, {2, 2}, {1, 1, 0, 0}}, {GL_DT_BOOL, 1, {2}, {1, 0}}},
+         {GL_DT_BOOL, 2, {2, 2}, {1, 1, 1, 0}}},
+        {"Xor broadcast", 7, "Xor", {{0}}, 2,
+         {{GL_DT_BOOL, 2, {2, 2}, {1, 1, 0, 0}}, {GL_DT_BOOL, 1, {2}, {1, 0}}},
+         {GL_DT_BOOL, 2, {2, 2}, {0, 1, 1, 0}}},
+        {"And refuses int32", 7, "And", {{0}}, 2,
+         {{GL_DT_INT32, 1, {1}, {1}}, {GL_DT_INT32, 1, {1}, {1}}}, REFUSED},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* ---- opset < 7: broadcast by attribute ---- */
+
+Test(elementwise, legacy_broadcast)
+{
+    static const kcase cases[] = {
+        {"Add-6 broadcast at axis 1", 6, "Add", {AI("broadcast", 1), AI("axis", 1)}, 2,
+         {{F, 3, {2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}, {F, 1, {3}, {100, 200, 300}}},
+         {F, 3, {2, 3, 2}, {100, 101, 202, 203, 304, 305, 106, 107, 208, 209, 310, 311}}},
+        {"Add-6 broadcast of trailing dims", 6, "Add", {AI("broadcast", 1)}, 2,
+         {{F, 2, {2, 3}, {1, 2, 3, 4, 5, 6}}, {F, 1, {3}, {10, 20, 30}}},
+         {F, 2, {2, 3}, {11, 22, 33, 14, 25, 36}}},
+        {"Mul-6 by a scalar", 6, "Mul", {AI("broadcast", 1)}, 2,
+         {{F, 2, {2, 2}, {1, 2, 3, 4}}, {F, 0, {0}, {2}}}, {F, 2, {2, 2}, {2, 4, 6, 8}}},
+        {"Sub-1 equal shapes", 1, "Sub", {{0}}, 2,
+         {{F, 1, {2}, {5, 6}}, {F, 1, {2}, {1, 2}}}, {F, 1, {2}, {4, 4}}},
+        {"Add-6 without broadcast needs equal shapes", 6, "Add", {{0}}, 2,
+         {{F, 2, {2, 3}, {0}}, {F, 1, {3}, {0}}}, REFUSED},
+        {"Add-6 axis that does not fit", 6, "Add", {AI("broadcast", 1), AI("axis", 0)}, 2,
+         {{F, 2, {2, 3}, {0}}, {F, 1, {3}, {0}}}, REFUSED},
+        {"Div-6 B larger than A", 6, "Div", {AI("broadcast", 1)}, 2,
+         {{F, 1, {3}, {0}}, {F, 2, {2, 3}, {0}}}, REFUSED},
+        {"Greater-1 broadcast", 1, "Greater", {AI("broadcast", 1)}, 2,
+         {{F, 2, {2, 2}, {1, 5, 3, 0}}, {F, 1, {2}, {2, 2}}},
+         {GL_DT_BOOL, 2, {2, 2}, {0, 1, 1, 0}}},
+        {"And-1 broadcast", 1, "And", {AI("broadcast", 1)}, 2,
+         {{GL_DT_BOOL, 2, {2, 2}, {1, 1, 0, 1}}, {GL_DT_BOOL, 1, {2}, {1, 0}}},
+         {GL_DT_BOOL, 2, {2, 2}, {1, 0, 0, 0}}},
+        {"Pow-1 broadcast", 1, "Pow", {AI("broadcast", 1)}, 2,
+         {{F, 2, {2, 2}, {1, 2, 3, 4}}, {F, 1, {2}, {2, 1}}}, {F, 2, {2, 2}, {1, 2, 9, 4}}},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* ---- Sum, Mean, Max, Min ---- */
+
+Test(elementwise, variadic)
+{
+    static const kcase cases[] = {
+        {"Sum with broadcast", 13, "Sum", {{0}}, 3,
+         {{F, 2, {2, 2}, {1, 2, 3, 4}}, {F, 1, {2}, {10, 20}}, {F, 0, {0}, {100}}},
+         {F, 2, {2, 2}, {111, 122, 113, 124}}},
+        {"Sum growing the shape", 13, "Sum", {{0}}, 2,
+         {{F, 1, {2}, {1, 2}}, {F, 2, {2, 1}, {10, 20}}}, {F, 2, {2, 2}, {11, 12, 21, 22}}},
+        {"Sum one input", 13, "Sum", {{0}}, 1, {{F, 1, {2}, {1, 2}}}, {F, 1, {2}, {1, 2}}},
+        {"Mean", 13, "Mean", {{0}}, 3,
+         {{F, 1, {3}, {3, 2, 1}}, {F, 1, {3}, {1, 4, 4}}, {F, 1, {3}, {2, 5, 3}}},
+         {F, 1, {3}, {2, 11.0 / 3, 8.0 / 3}}},
+        {"Mean float16", 13, "Mean", {{0}}, 2,
+         {{GL_DT_FLOAT16, 1, {2}, {1, 2}}, {GL_DT_FLOAT16, 1, {2}, {2, 4}}},
+         {GL_DT_FLOAT16, 1, {2}, {1.5, 3}}},
+        {"Mean double", 13, "Mean", {{0}}, 2,
+         {{GL_DT_DOUBLE, 1, {1}, {1}}, {GL_DT_DOUBLE, 1, {1}, {2}}}, {GL_DT_DOUBLE, 1, {1}, {1.5}}},
+        {"Max", 13, "Max", {{0}}, 3,
+         {{F, 1, {3}, {3, 2, 1}}, {F, 1, {3}, {1, 4, 4}}, {F, 1, {3}, {2, 5, 3}}},
+         {F, 1, {3}, {3, 5, 4}}},
+        {"Min", 13, "Min", {{0}}, 3,
+         {{F, 1, {3}, {3, 2, 1}}, {F, 1, {3}, {1, 4, 4}}, {F, 1, {3}, {2, 5, 3}}},
+         {F, 1, {3}, {1, 2, 1}}},
+        {"Max NaN wins", 13, "Max", {{0}}, 2,
+         {{F, 1, {3}, {1, NAN_, 3}}, {F, 1, {3}, {2, 0, NAN_}}}, {F, 1, {3}, {2, NAN_, NAN_}}},
+        {"Min NaN wins", 13, "Min", {{0}}, 2,
+         {{F, 1, {2}, {NAN_, 3}}, {F, 1, {2}, {0, NAN_}}}, {F, 1, {2}, {NAN_, NAN_}}},
+        {"Max int8", 13, "Max", {{0}}, 2,
+         {{GL_DT_INT8, 1, {2}, {3, -2}}, {GL_DT_INT8, 1, {2}, {1, -4}}},
+         {GL_DT_INT8, 1, {2}, {3, -2}}},
+        {"Min uint16 broadcast", 13, "Min", {{0}}, 2,
+         {{GL_DT_UINT16, 1, {3}, {3, 60000, 1}}, {GL_DT_UINT16, 0, {0}, {2}}},
+         {GL_DT_UINT16, 1, {3}, {2, 2, 1}}},
+        {"Max float16", 13, "Max", {{0}}, 2,
+         {{GL_DT_FLOAT16, 1, {2}, {3, -2}}, {GL_DT_FLOAT16, 1, {2}, {1, 4}}},
+         {GL_DT_FLOAT16, 1, {2}, {3, 4}}},
+        {"Sum refuses int32", 13, "Sum", {{0}}, 2,
+         {{GL_DT_INT32, 1, {1}, {1}}, {GL_DT_INT32, 1, {1}, {1}}}, REFUSED},
+        {"Max mixed dtypes", 13, "Max", {{0}}, 2,
+         {{F, 1, {1}, {1}}, {GL_DT_DOUBLE, 1, {1}, {1}}}, REFUSED},
+        {"Min shapes that do not broadcast", 13, "Min", {{0}}, 2,
+         {{F, 1, {2}, {0}}, {F, 1, {3}, {0}}}, REFUSED},
+        {"Sum with no input", 13, "Sum", {{0}}, 0, {{0}}, REFUSED},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* More operands than a single broadcast can take (GL_BCAST_MAX_OPERANDS). */
+Test(elementwise, sum_of_many_inputs)
+{
+    enum { N = 12 };
+    gl_model *m = tu_model(13);
+    gl_value *vals[N];
+    gl_tensor *ins[N];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "x%d", i);
+        int64_t dims[1] = {i % 2 ? 1 : 2};
+        vals[i] = tu_input(m->graph, name, GL_DT_FLOAT, 1, dims);
+        float v[2] = {(float)i, (float)(10 * i)};
+        ins[i] = tu_tensor_f32(1, dims, v);
+    }
+    gl_node *n = gl_add_node(m->graph, "Sum", "", "n", vals, N, 1);
+    gl_tensor *out = NULL;
+    cr_assert_eq(tu_run_kernel(m, n, (const gl_tensor *const *)ins, &out), GL_OK, "%s",
+                 gl_error_message());
+    /* even i contribute (i, 10 i); odd i contribute i to both */
+    const float *y = gl_tensor_data(out);
+    cr_expect_eq(out->count, 2);
+    cr_expect_float_eq(y[0], 0 + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11, 1e-6);
+    cr_expect_float_eq(y[1], 10 * (0 + 2 + 4 + 6 + 8 + 10) + (1 + 3 + 5 + 7 + 9 + 11), 1e-6);
+    gl_tensor_free(out);
+    for (int i = 0; i < N; i++)
+        gl_tensor_free(ins[i]);
+    gl_model_free(m);
+}
+
+/* ---- Clip, Where, PRelu ---- */
+
+Test(elementwise, clip_where_prelu)
+{
+    static const kcase cases[] = {
+        {"Clip both bounds", 13, "Clip", {{0}}, 3,
+         {{F, 1, {3}, {-2, 0, 2}}, {F, 0, {0}, {-1}}, {F, 0, {0}, {1}}}, {F, 1, {3}, {-1, 0, 1}}},
+        {"Clip min only", 13, "Clip", {{0}}, 2,
+         {{F, 1, {3}, {-2, 0.5, 7}}, {F, 0, {0}, {0}}}, {F, 1, {3}, {0, 0.5, 7}}},
+        {"Clip max only", 13, "Clip", {{0}}, 3,
+         {{F, 1, {3}, {-2, 0.5, 7}}, OMITTED, {F, 0, {0}, {0}}}, {F, 1, {3}, {-2, 0, 0}}},
+        {"Clip no bounds", 13, "Clip", {{0}}, 1, {{F, 1, {2}, {-INF_, 3}}},
+         {F, 1, {2}, {-INF_, 3}}},
+        {"Clip keeps NaN", 13, "Clip", {{0}}, 3,
+         {{F, 1, {1}, {NAN_}}, {F, 0, {0}, {-1}}, {F, 0, {0}, {1}}}, {F, 1, {1}, {NAN_}}},
+        {"Clip min > max gives max", 13, "Clip", {{0}}, 3,
+         {{F, 1, {3}, {0, 5, 10}}, {F, 0, {0}, {6}}, {F, 0, {0}, {4}}}, {F, 1, {3}, {4, 4, 4}}},
+        {"Clip int8 min", 13, "Clip", {{0}}, 2,
+         {{GL_DT_INT8, 1, {3}, {-5, 3, 127}}, {GL_DT_INT8, 0, {0}, {0}}},
+         {GL_DT_INT8, 1, {3}, {0, 3, 127}}},
+        {"Clip uint8 both", 13, "Clip", {{0}}, 3,
+         {{GL_DT_UINT8, 1, {3}, {1, 100, 250}}, {GL_DT_UINT8, 1, {1}, {10}},
+          {GL_DT_UINT8, 1, {1}, {200}}},
+         {GL_DT_UINT8, 1, {3}, {10, 100, 200}}},
+        {"Clip double", 13, "Clip", {{0}}, 3,
+         {{GL_DT_DOUBLE, 1, {2}, {-3, 3}}, {GL_DT_DOUBLE, 0, {0}, {-1}},
+          {GL_DT_DOUBLE, 0, {0}, {1}}},
+         {GL_DT_DOUBLE, 1, {2}, {-1, 1}}},
+        {"Clip bound of another dtype", 13, "Clip", {{0}}, 2,
+         {{F, 1, {1}, {0}}, {GL_DT_DOUBLE, 0, {0}, {0}}}, REFUSED},
+        {"Clip bound with two values", 13, "Clip", {{0}}, 2,
+         {{F, 1, {1}, {0}}, {F, 1, {2}, {0, 1}}}, REFUSED},
+        {"Clip-6 attributes", 6, "Clip", {AF("min", -1), AF("max", 1)}, 1,
+         {{F, 1, {3}, {-2, 0, 2}}}, {F, 1, {3}, {-1, 0, 1}}},
+        {"Clip-6 defaults are the float range", 6, "Clip", {{0}}, 1,
+         {{F, 1, {3}, {-INF_, 1, INF_}}}, {F, 1, {3}, {-FLT_MAX, 1, FLT_MAX}}},
+        {"Where", 16, "Where", {{0}}, 3,
+         {{GL_DT_BOOL, 2, {2, 2}, {1, 0, 1, 1}}, {F, 2, {2, 2}, {1, 2, 3, 4}},
+          {F, 2, {2, 2}, {9, 8, 7, 6}}},
+         {F, 2, {2, 2}, {1, 8, 3, 4}}},
+        {"Where broadcasts all three", 16, "Where", {{0}}, 3,
+         {{GL_DT_BOOL, 2, {2, 1}, {1, 0}}, {F, 1, {3}, {1, 2, 3}}, {F, 0, {0}, {-1}}},
+         {F, 2, {2, 3}, {1, 2, 3, -1, -1, -1}}},
+        {"Where int64", 16, "Where", {{0}}, 3,
+         {{GL_DT_BOOL, 1, {2}, {0, 1}}, {GL_DT_INT64, 1, {2}, {1, 2}},
+          {GL_DT_INT64, 1, {2}, {9, 8}}},
+         {GL_DT_INT64, 1, {2}, {9, 2}}},
+        {"Where uint8", 16, "Where", {{0}}, 3,
+         {{GL_DT_BOOL, 1, {2}, {0, 1}}, {GL_DT_UINT8, 1, {2}, {1, 2}},
+          {GL_DT_UINT8, 1, {2}, {9, 8}}},
+         {GL_DT_UINT8, 1, {2}, {9, 2}}},
+        {"Where float16", 16, "Where", {{0}}, 3,
+         {{GL_DT_BOOL, 1, {2}, {1, 0}}, {GL_DT_FLOAT16, 0, {0}, {0.5}},
+          {GL_DT_FLOAT16, 1, {2}, {9, 8}}},
+         {GL_DT_FLOAT16, 1, {2}, {0.5, 8}}},
+        {"Where empty", 16, "Where", {{0}}, 3,
+         {{GL_DT_BOOL, 1, {0}, {0}}, {F, 1, {1}, {1}}, {F, 1, {1}, {2}}}, {F, 1, {0}, {0}}},
+        {"Where condition not bool", 16, "Where", {{0}}, 3,
+         {{F, 1, {1}, {1}}, {F, 1, {1}, {1}}, {F, 1, {1}, {2}}}, REFUSED},
+        {"Where x and y differ", 16, "Where", {{0}}, 3,
+         {{GL_DT_BOOL, 1, {1}, {1}}, {F, 1, {1}, {1}}, {GL_DT_DOUBLE, 1, {1}, {2}}}, REFUSED},
+        {"PRelu slope per last dim", 16, "PRelu", {{0}}, 2,
+         {{F, 2, {2, 3}, {-1, 2, -3, 4, -5, 6}}, {F, 1, {3}, {0.1, 0.2, 0.3}}},
+         {F, 2, {2, 3}, {-0.1, 2, -0.9, 4, -1, 6}}},
+        {"PRelu full slope", 16, "PRelu", {{0}}, 2,
+         {{F, 1, {2}, {-2, -2}}, {F, 1, {2}, {0.5, 2}}}, {F, 1, {2}, {-1, -4}}},
+        {"PRelu int32", 16, "PRelu", {{0}}, 2,
+         {{GL_DT_INT32, 1, {2}, {-3, 3}}, {GL_DT_INT32, 1, {1}, {2}}},
+         {GL_DT_INT32, 1, {2}, {-6, 3}}},
+        {"PRelu float16", 16, "PRelu", {{0}}, 2,
+         {{GL_DT_FLOAT16, 1, {2}, {-3, 3}}, {GL_DT_FLOAT16, 1, {1}, {0.5}}},
+         {GL_DT_FLOAT16, 1, {2}, {-1.5, 3}}},
+        {"PRelu slope larger than X", 16, "PRelu", {{0}}, 2,
+         {{F, 1, {3}, {0}}, {F, 2, {2, 3}, {0}}}, REFUSED},
+        {"PRelu-6 per channel", 6, "PRelu", {{0}}, 2,
+         {{F, 3, {1, 2, 2}, {-1, -2, -3, 4}}, {F, 1, {2}, {0.5, 0.25}}},
+         {F, 3, {1, 2, 2}, {-0.5, -1, -0.75, 4}}},
+        {"PRelu-6 shared slope", 6, "PRelu", {{0}}, 2,
+         {{F, 2, {1, 2}, {-2, 2}}, {F, 1, {1}, {0.5}}}, {F, 2, {1, 2}, {-1, 2}}},
+        {"PRelu-6 slope of another length", 6, "PRelu", {{0}}, 2,
+         {{F, 3, {1, 2, 2}, {0}}, {F, 1, {3}, {0}}}, REFUSED},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* ---- Cast, numeric ---- */
+
+Test(elementwise, cast_numeric)
+{
+    static const kcase cases[] = {
+        {"float -> int32 truncates", 13, "Cast", {AI("to", GL_DT_INT32)}, 1,
+         {{F, 1, {3}, {1.9, -1.9, 0}}}, {GL_DT_INT32, 1, {3}, {1, -1, 0}}},
+        {"float -> uint8", 13, "Cast", {AI("to", GL_DT_UINT8)}, 1, {{F, 1, {2}, {255.9, 3}}},
+         {GL_DT_UINT8, 1, {2}, {255, 3}}},
+        {"float -> bool (NaN is true)", 13, "Cast", {AI("to", GL_DT_BOOL)}, 1,
+         {{F, 1, {3}, {0, -0.5, NAN_}}}, {GL_DT_BOOL, 1, {3}, {0, 1, 1}}},
+        {"bool -> float", 13, "Cast", {AI("to", GL_DT_FLOAT)}, 1,
+         {{GL_DT_BOOL, 1, {2}, {1, 0}}}, {F, 1, {2}, {1, 0}}},
+        {"float -> float16", 13, "Cast", {AI("to", GL_DT_FLOAT16)}, 1,
+         {{F, 1, {4}, {1, 65504, 1e5, 0.1}}},
+         {GL_DT_FLOAT16, 1, {4}, {1, 65504, INF_, 0.0999755859375}}},
+        {"float16 -> float", 13, "Cast", {AI("to", GL_DT_FLOAT)}, 1,
+         {{GL_DT_FLOAT16, 1, {2}, {0.1, -2}}}, {F, 1, {2}, {0.0999755859375, -2}}},
+        {"float16 -> double", 13, "Cast", {AI("to", GL_DT_DOUBLE)}, 1,
+         {{GL_DT_FLOAT16, 1, {1}, {0.1}}}, {GL_DT_DOUBLE, 1, {1}, {0.0999755859375}}},
+        {"float -> bfloat16", 13, "Cast", {AI("to", GL_DT_BFLOAT16)}, 1,
+         {{F, 1, {3}, {1, 3.140625, -INF_}}}, {GL_DT_BFLOAT16, 1, {3}, {1, 3.140625, -INF_}}},
+        {"float -> bfloat16 truncates before opset 19", 13, "Cast", {AI("to", GL_DT_BFLOAT16)},
+         1, {{F, 1, {2}, {0.48033667, -0.48033667}}},
+         {GL_DT_BFLOAT16, 1, {2}, {0.478515625, -0.478515625}}},
+        {"float -> bfloat16 rounds to even from opset 19", 19, "Cast",
+         {AI("to", GL_DT_BFLOAT16)}, 1, {{F, 1, {2}, {0.48033667, -0.48033667}}},
+         {GL_DT_BFLOAT16, 1, {2}, {0.48046875, -0.48046875}}},
+        {"CastLike float -> bfloat16 truncates", 15, "CastLike", {{0}}, 2,
+         {{F, 1, {1}, {0.48033667}}, {GL_DT_BFLOAT16, 0, {0}, {0}}},
+         {GL_DT_BFLOAT16, 1, {1}, {0.478515625}}},
+        {"bfloat16 -> float", 13, "Cast", {AI("to", GL_DT_FLOAT)}, 1,
+         {{GL_DT_BFLOAT16, 1, {2}, {0.5, NAN_}}}, {F, 1, {2}, {0.5, NAN_}}},
+        {"double -> float", 13, "Cast", {AI("to", GL_DT_FLOAT)}, 1,
+         {{GL_DT_DOUBLE, 1, {1}, {0.1}}}, {F, 1, {1}, {(float)0.1}}},
+        {"int64 -> float rounds once", 13, "Cast", {AI("to", GL_DT_FLOAT)}, 1,
+         {{GL_DT_INT64, 1, {2}, {16777217, -3}}}, {F, 1, {2}, {16777216, -3}}},
+        {"int64 -> double", 13, "Cast", {AI("to", GL_DT_DOUBLE)}, 1,
+         {{GL_DT_INT64, 1, {1}, {9007199254740991.0}}},
+         {GL_DT_DOUBLE, 1, {1}, {9007199254740991.0}}},
+        {"uint8 -> int8 wraps", 13, "Cast", {AI("to", GL_DT_INT8)}, 1,
+         {{GL_DT_UINT8, 1, {2}, {200, 5}}}, {GL_DT_INT8, 1, {2}, {-56, 5}}},
+        {"int32 -> bool", 13, "Cast", {AI("to", GL_DT_BOOL)}, 1,
+         {{GL_DT_INT32, 1, {3}, {0, -7, 2}}}, {GL_DT_BOOL, 1, {3}, {0, 1, 1}}},
+        {"float -> int64 of NaN is 0", 13, "Cast", {AI("to", GL_DT_INT64)}, 1,
+         {{F, 1, {2}, {NAN_, -2.5}}}, {GL_DT_INT64, 1, {2}, {0, -2}}},
+        {"Cast-1 names the type", 1, "Cast", {AS("to", "FLOAT")}, 1,
+         {{GL_DT_INT32, 1, {1}, {3}}}, {F, 1, {1}, {3}}},
+        {"Cast-6 empty tensor", 6, "Cast", {AI("to", GL_DT_DOUBLE)}, 1, {{F, 1, {0}, {0}}},
+         {GL_DT_DOUBLE, 1, {0}, {0}}},
+        {"Cast to a missing type", 13, "Cast", {AI("to", 99)}, 1, {{F, 1, {1}, {0}}}, REFUSED},
+        {"Cast to complex", 13, "Cast", {AI("to", GL_DT_COMPLEX64)}, 1, {{F, 1, {1}, {0}}},
+         REFUSED},
+        {"Cast-1 to an unknown name", 1, "Cast", {AS("to", "REAL")}, 1, {{F, 1, {1}, {0}}},
+         REFUSED},
+        {"Cast without to", 13, "Cast", {{0}}, 1, {{F, 1, {1}, {0}}}, REFUSED},
+        {"CastLike float -> int32", 15, "CastLike", {{0}}, 2,
+         {{F, 1, {2}, {1.5, -2.5}}, {GL_DT_INT32, 0, {0}, {0}}}, {GL_DT_INT32, 1, {2}, {1, -2}}},
+        {"CastLike double -> float16", 15, "CastLike", {{0}}, 2,
+         {{GL_DT_DOUBLE, 1, {1}, {0.1}}, {GL_DT_FLOAT16, 1, {0}, {0}}},
+         {GL_DT_FLOAT16, 1, {1}, {0.0999755859375}}},
+    };
+    run_kcases(cases, GL_ARRAY_LEN(cases));
+}
+
+/* Values that doubles cannot carry through the table: 64-bit integers near the limits. */
+Test(elementwise, int64_and_uint64_limits)
+{
+    gl_model *m = tu_model(14);
+    int64_t one[1] = {2};
+    gl_value *a = tu_input(m->graph, "a", GL_DT_INT64, 1, one);
+    gl_value *b = tu_input(m->graph, "b", GL_DT_INT64, 1, one);
+    gl_value *ua = tu_input(m->graph, "ua", GL_DT_UINT64, 1, one);
+    gl_value *ub = tu_input(m->graph, "ub", GL_DT_UINT64, 1, one);
+    gl_node *add = tu_node(m->graph, "Add", "add", 2, a, b);
+    gl_node *div = tu_node(m->graph, "Div", "div", 2, a, b);
+    gl_node *udiv = tu_node(m->graph, "Div", "udiv", 2, ua, ub);
+    gl_node *ugt = tu_node(m->graph, "Greater", "ugt", 2, ua, ub);
+    gl_node *umax = tu_node(m->graph, "Max", "umax", 2, ua, ub);
+    gl_node *tof = tu_node(m->graph, "Cast", "tof", 1, ua);
+    gl_node_set_attr_int(tof, "to", GL_DT_DOUBLE);
+
+    int64_t av[2] = {INT64_MAX, INT64_MIN}, bv[2] = {1, -1};
+    uint64_t uav[2] = {UINT64_MAX, 1ull << 63}, ubv[2] = {2, 1};
+    gl_tensor *ta = tu_tensor_i64(1, one, av), *tb = tu_tensor_i64(1, one, bv);
+    gl_tensor *tua = tu_tensor_of(GL_DT_UINT64, 1, one, uav);
+    gl_tensor *tub = tu_tensor_of(GL_DT_UINT64, 1, one, ubv);
+    gl_tensor *out = NULL;
+
+    cr_assert_eq(tu_run_kernel(m, add, (const gl_tensor *[]){ta, tb}, &out), GL_OK);
+    const int64_t *y = gl_tensor_data(out);
+    cr_expect_eq(y[0], INT64_MIN, "INT64_MAX + 1 wraps");
+    cr_expect_eq(y[1], INT64_MAX, "INT64_MIN + -1 wraps");
+    gl_tensor_free(out);
+
+    cr_assert_eq(tu_run_kernel(m, div, (const gl_tensor *[]){ta, tb}, &out), GL_OK);
+    y = gl_tensor_data(out);
+    cr_expect_eq(y[0], INT64_MAX);
+    cr_expect_eq(y[1], INT64_MIN, "INT64_MIN / -1 wraps instead of trapping");
+    gl_tensor_free(out);
+
+    cr_assert_eq(tu_run_kernel(m, udiv, (const gl_tensor *[]){tua, tub}, &out), GL_OK);
+    const uint64_t *u = gl_tensor_data(out);
+    cr_expect_eq(u[0], UINT64_MAX / 2, "unsigned division");
+    cr_expect_eq(u[1], 1ull << 63);
+    gl_tensor_free(out);
+
+    cr_assert_eq(tu_run_kernel(m, ugt, (const gl_tensor *[]){tua, tub}, &out), GL_OK);
+    const uint8_t *g = gl_tensor_data(out);
+    cr_expect(g[0] && g[1], "2^64-1 > 2 and 2^63 > 1 compare unsigned");
+    gl_tensor_free(out);
+
+    cr_assert_eq(tu_run_kernel(m, umax, (const gl_tensor *[]){tua, tub}, &out), GL_OK);
+    u = gl_tensor_data(out);
+    cr_expect_eq(u[0], UINT64_MAX);
+    cr_expect_eq(u[1], 1ull << 63);
+    gl_tensor_free(out);
+
+    cr_assert_eq(tu_run_kernel(m, tof, (const gl_tensor *[]){tua}, &out), GL_OK);
+    const double *d = gl_tensor_data(out);
+    cr_expect_eq(d[0], 18446744073709551616.0);
+    cr_expect_eq(d[1], 9223372036854775808.0);
+    gl_tensor_free(out);
+
+    gl_tensor_free(ta);
+    gl_tensor_free(tb);
+    gl_tensor_free(tua);
+    gl_tensor_free(tub);
+    gl_model_free(m);
+}
+
+/* ---- Cast to and from text ---- */
+
+static gl_tensor *string_tensor(const char *const *items, int64_t n)
+{
+    int64_t dims[1] = {n};
+    gl_tensor *t = gl_tensor_new(GL_DT_STRING, 1, dims);
+    gl_bytes *b = gl_tensor_make_writable(t);
+    for (int64_t i = 0; i < n; i++) {
+        b[i].len = strlen(items[i]);
+        b[i].data = (uint8_t *)strdup(items[i]);
+    }
+    return t;
+}
+
+/* Runs Cast (to `to`) or CastLike on one input; returns the output (caller frees). */
+static gl_tensor *cast_one(const gl_tensor *x, gl_dtype to, gl_status *st)
+{
+    gl_model *m = tu_model(13);
+    gl_value *v = tu_input(m->graph, "x", x->dtype, x->rank, x->dims);
+    gl_node *n = tu_node(m->graph, "Cast", "c", 1, v);
+    gl_node_set_attr_int(n, "to", to);
+    gl_tensor *out = NULL;
+    *st = tu_run_kernel(m, n, (const gl_tensor *[]){x}, &out);
+    gl_model_free(m);
+    return out;
+}
+
+Test(elementwise, cast_to_string_prints_like_numpy)
+{
+    /* what numpy's str() prints for these float32 values (the ONNX suite's reference) */
+    static const struct {
+        float v;
+        const char *text;
+    } f32[] = {
+        {0.9767611f, "0.9767611"}, {0.039187793f, "0.039187793"}, {1e-5f, "1e-05"},
+        {100.0f, "100.0"}, {1e16f, "1e+16"}, {123456789.0f, "123456790.0"}, {-0.0f, "-0.0"},
+        {NAN, "nan"}, {INFINITY, "inf"}, {-INFINITY, "-inf"}, {0.0001f, "1e-04"},
+        {1.5e-7f, "1.5e-07"}, {0.00010001f, "0.00010001"}, {3.4028235e38f, "3.4028235e+38"},
+        {1e15f, "1000000000000000.0"}, {0.5f, "0.5"}, {-2.25f, "-2.25"},
+    };
+    int64_t dims[1] = {(int64_t)GL_ARRAY_LEN(f32)};
+    float vals[GL_ARRAY_LEN(f32)];
+    for (size_t i = 0; i < GL_ARRAY_LEN(f32); i++)
+        vals[i] = f32[i].v;
+    gl_tensor *x = tu_tensor_f32(1, dims, vals);
+    gl_status st;
+    gl_tensor *y = cast_one(x, GL_DT_STRING, &st);
+    cr_assert_eq(st, GL_OK, "%s", gl_error_message());
+    cr_assert_eq(y->dtype, GL_DT_STRING);
+    const gl_bytes *s = gl_tensor_data(y);
+    for (size_t i = 0; i < GL_ARRAY_LEN(f32); i++)
+        cr_expect(s[i].len == strlen(f32[i].text) && memcmp(s[i].data, f32[i].text, s[i].len) == 0,
+                  "float %zu: '%.*s', expected '%s'", i, (int)s[i].len, (const char *)s[i].data,
+                  f32[i].text);
+    gl_tensor_free(x);
+    gl_tensor_free(y);
+
+    /* double, float16, int and bool */
+    static const struct {
+        gl_dtype dt;
+        double v;
+        const char *text;
+    } other[] = {
+        {GL_DT_DOUBLE, 0.1, "0.1"}, {GL_DT_DOUBLE, 1.0 / 3, "0.3333333333333333"},
+        {GL_DT_DOUBLE, 2.5e-300, "2.5e-300"}, {GL_DT_FLOAT16, 0.1, "0.1"},
+        {GL_DT_FLOAT16, 65504, "65500.0"}, {GL_DT_INT64, -42, "-42"}, {GL_DT_UINT8, 200, "200"},
+        {GL_DT_BOOL, 1, "True"}, {GL_DT_BOOL, 0, "False"},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(other); i++) {
+        operand o = {other[i].dt, 1, {1}, {other[i].v}};
+        gl_tensor *t = make_tensor(&o);
+        gl_tensor *r = cast_one(t, GL_DT_STRING, &st);
+        cr_assert_eq(st, GL_OK, "%s", gl_error_message());
+        const gl_bytes *b = gl_tensor_data(r);
+        bool same = b[0].len == strlen(other[i].text) &&
+                    memcmp(b[0].data, other[i].text, b[0].len) == 0;
+        cr_expect(same,
+                  "%s %g: '%.*s', expected '%s'", gl_dtype_name(other[i].dt), other[i].v,
+                  (int)b[0].len, (const char *)b[0].data, other[i].text);
+        gl_tensor_free(t);
+        gl_tensor_free(r);
+    }
+}
+
+Test(elementwise, cast_from_string)
+{
+    static const char *const texts[] = {"0.47892547", "NaN", "INF", "+INF", "-INF", "1e-3",
+                                        " 2.5 ", "-inf", "1E8"};
+    static const float want[] = {0.47892547f, NAN, INFINITY, INFINITY, -INFINITY, 1e-3f, 2.5f,
+                                 -INFINITY, 1e8f};
+    gl_tensor *x = string_tensor(texts, GL_ARRAY_LEN(texts));
+    gl_status st;
+    gl_tensor *y = cast_one(x, GL_DT_FLOAT, &st);
+    cr_assert_eq(st, GL_OK, "%s", gl_error_message());
+    const float *f = gl_tensor_data(y);
+    for (size_t i = 0; i < GL_ARRAY_LEN(want); i++)
+        cr_expect(isnan(want[i]) ? isnan(f[i]) : f[i] == want[i], "'%s' gave %.9g", texts[i],
+                  f[i]);
+    gl_tensor_free(x);
+    gl_tensor_free(y);
+
+    static const char *const ints[] = {"123456789012345678", "-5", "7.9"};
+    x = string_tensor(ints, 3);
+    y = cast_one(x, GL_DT_INT64, &st);
+    cr_assert_eq(st, GL_OK, "%s", gl_error_message());
+    const int64_t *iv = gl_tensor_data(y);
+    cr_expect_eq(iv[0], 123456789012345678ll, "integers stay exact");
+    cr_expect_eq(iv[1], -5);
+    cr_expect_eq(iv[2], 7, "a decimal truncates");
+    gl_tensor_free(x);
+    gl_tensor_free(y);
+
+    static const char *const bools[] = {"true", "0", "2", "FALSE"};
+    x = string_tensor(bools, 4);
+    y = cast_one(x, GL_DT_BOOL, &st);
+    cr_assert_eq(st, GL_OK, "%s", gl_error_message());
+    const uint8_t *bv = gl_tensor_data(y);
+    cr_expect(bv[0] == 1 && bv[1] == 0 && bv[2] == 1 && bv[3] == 0);
+    gl_tensor_free(x);
+    gl_tensor_free(y);
+
+    static const char *const bad[] = {"1.5", "abc"};
+    x = string_tensor(bad, 2);
+    y = cast_one(x, GL_DT_FLOAT, &st);
+    cr_expect_eq(st, GL_ERR_INPUT, "a word is not a number");
+    cr_expect(strstr(gl_error_message(), "abc") != NULL, "%s", gl_error_message());
+    gl_tensor_free(x);
+    gl_tensor_free(y);
+
+    static const char *const empty[] = {""};
+    x = string_tensor(empty, 1);
+    y = cast_one(x, GL_DT_DOUBLE, &st);
+    cr_expect_eq(st, GL_ERR_INPUT, "an empty string is not a number");
+    gl_tensor_free(x);
+    gl_tensor_free(y);
+}
+
+Test(elementwise, where_on_strings_and_cast_to_same_type)
+{
+    static const char *const xs[] = {"a", "bb"}, *const ws[] = {"ccc", ""};
+    gl_model *m = tu_model(16);
+    int64_t two[1] = {2};
+    gl_value *c = tu_input(m->graph, "c", GL_DT_BOOL, 1, two);
+    gl_value *x = tu_input(m->graph, "x", GL_DT_STRING, 1, two);
+    gl_value *w = tu_input(m->graph, "w", GL_DT_STRING, 1, two);
+    gl_node *n = tu_node(m->graph, "Where", "n", 3, c, x, w);
+    uint8_t cv[2] = {0, 1};
+    gl_tensor *tc = tu_tensor_of(GL_DT_BOOL, 1, two, cv);
+    gl_tensor *tx = string_tensor(xs, 2), *tw = string_tensor(ws, 2), *out = NULL;
+    cr_assert_eq(tu_run_kernel(m, n, (const gl_tensor *[]){tc, tx, tw}, &out), GL_OK, "%s",
+                 gl_error_message());
+    const gl_bytes *s = gl_tensor_data(out);
+    cr_expect(s[0].len == 3 && memcmp(s[0].data, "ccc", 3) == 0);
+    cr_expect(s[1].len == 2 && memcmp(s[1].data, "bb", 2) == 0);
+    cr_expect(s[0].data != ((const gl_bytes *)gl_tensor_data(tw))[0].data, "strings are copied");
+    gl_tensor_free(out);
+
+    gl_status st;
+    gl_tensor *same = cast_one(tx, GL_DT_STRING, &st);
+    cr_expect_eq(st, GL_OK);
+    cr_expect_eq(same->buf, tx->buf, "a cast to the same type shares the bytes");
+    gl_tensor_free(same);
+    gl_tensor_free(tc);
+    gl_tensor_free(tx);
+    gl_tensor_free(tw);
+    gl_model_free(m);
+}
+
+/* The float32 row loops against a naive broadcast written here, on shapes that exercise
+ * every stride pattern (both walk, one held, both held) and dim merging. */
+Test(elementwise, float32_rows_match_naive_broadcast)
+{
+    static const struct {
+        int ra;
+        int64_t a[4];
+        int rb;
+        int64_t b[4];
+    } shapes[] = {
+        {2, {3, 4}, 2, {3, 4}},       {2, {3, 4}, 1, {4}},       {2, {3, 1}, 2, {1, 4}},
+        {3, {2, 3, 4}, 2, {3, 1}},    {4, {2, 1, 3, 1}, 3, {5, 1, 4}}, {1, {1}, 3, {2, 2, 2}},
+        {3, {2, 1, 5}, 3, {2, 3, 5}}, {0, {0}, 2, {2, 3}},       {4, {1, 3, 1, 2}, 4, {2, 1, 4, 1}},
+    };
+    for (size_t s = 0; s < GL_ARRAY_LEN(shapes); s++) {
+        int ra = shapes[s].ra, rb = shapes[s].rb, r = ra > rb ? ra : rb;
+        int64_t ca = 1, cb = 1, dims[4], cnt = 1;
+        for (int d = 0; d < ra; d++)
+            ca *= shapes[s].a[d];
+        for (int d = 0; d < rb; d++)
+            cb *= shapes[s].b[d];
+        for (int d = 0; d < r; d++) {
+            int da = d - (r - ra), db = d - (r - rb);
+            int64_t x = da >= 0 ? shapes[s].a[da] : 1, y = db >= 0 ? shapes[s].b[db] : 1;
+            dims[d] = x > y ? x : y;
+            cnt *= dims[d];
+        }
+        float *va = malloc((size_t)ca * sizeof(float)), *vb = malloc((size_t)cb * sizeof(float));
+        for (int64_t i = 0; i < ca; i++)
+            va[i] = (float)(i + 1);
+        for (int64_t i = 0; i < cb; i++)
+            vb[i] = (float)(1000 * (i + 1));
+        gl_tensor *ta = tu_tensor_f32(ra, shapes[s].a, va);
+        gl_tensor *tb = tu_tensor_f32(rb, shapes[s].b, vb);
+        gl_model *m = tu_model(14);
+        gl_value *x = tu_input(m->graph, "a", GL_DT_FLOAT, ra, shapes[s].a);
+        gl_value *y = tu_input(m->graph, "b", GL_DT_FLOAT, rb, shapes[s].b);
+        gl_node *n = tu_node(m->graph, "Sub", "n", 2, x, y);
+        gl_tensor *out = NULL;
+        cr_assert_eq(tu_run_kernel(m, n, (const gl_tensor *[]){ta, tb}, &out), GL_OK,
+                     "shape %zu: %s", s, gl_error_message());
+        cr_assert_eq(out->count, cnt, "shape %zu", s);
+        const float *o = gl_tensor_data(out);
+        for (int64_t i = 0; i < cnt; i++) {
+            /* unravel i, then index each operand with its own (broadcast) dims */
+            int64_t rem = i, ia = 0, ib = 0, sa = 1, sb = 1;
+            for (int d = r - 1; d >= 0; d--) {
+                int64_t idx = rem % dims[d];
+                rem /= dims[d];
+                int da = d - (r - ra), db = d - (r - rb);
+                if (da >= 0) {
+                    ia += (shapes[s].a[da] == 1 ? 0 : idx) * sa;
+                    sa *= shapes[s].a[da];
+                }
+                if (db >= 0) {
+                    ib += (shapes[s].b[db] == 1 ? 0 : idx) * sb;
+                    sb *= shapes[s].b[db];
+                }
+            }
+            cr_expect_eq(o[i], va[ia] - vb[ib], "shape %zu element %lld", s, (long long)i);
+        }
+        gl_tensor_free(out);
+        gl_tensor_free(ta);
+        gl_tensor_free(tb);
+        free(va);
+        free(vb);
+        gl_model_free(m);
+    }
+}
+
+/* ---- shape functions ---- */
+
+/* A type from text: "float[N,3]" (symbols, numbers, '?' for unknown dims), "float[?]"
+ * (unknown rank), "?" (nothing known). */
+static void parse_type(const char *s, gl_type *t)
+{
+    memset(t, 0, sizeof(*t));
+    gl_shape_init_unknown(&t->shape);
+    if (strcmp(s, "?") == 0)
+        return;
+    t->kind = GL_TYPE_TENSOR;
+    const char *br = strchr(s, '[');
+    cr_assert_not_null(br, "type text '%s'", s);
+    for (int dt = 1; dt < GL_DT_COUNT; dt++)
+        if (strlen(gl_dtype_name((gl_dtype)dt)) == (size_t)(br - s) &&
+            strncmp(s, gl_dtype_name((gl_dtype)dt), (size_t)(br - s)) == 0)
+            t->dtype = (gl_dtype)dt;
+    if (strcmp(br, "[?]") == 0)
+        return;
+    int rank = 0;
+    if (br[1] != ']')
+        for (const char *p = br; *p; p++)
+            rank += *p == ',' || *p == '[';
+    gl_shape_set_rank(&t->shape, rank);
+    const char *p = br + 1;
+    for (int d = 0; d < rank; d++) {
+        size_t len = strcspn(p, ",]");
+        char tok[32];
+        snprintf(tok, sizeof(tok), "%.*s", (int)len, p);
+        if (tok[0] >= '0' && tok[0] <= '9')
+            t->shape.dims[d].value = atoll(tok);
+        else if (strcmp(tok, "?") != 0)
+            gl_dim_set_sym(&t->shape.dims[d], tok);
+        p += len + 1;
+    }
+}
+
+typedef struct icase {
+    const char *what;
+    int opset;
+    const char *op;
+    attr_spec attrs[2];
+    int n_in;
+    const char *in[3]; /* "" omitted */
+    const char *out;   /* NULL: GL_ERR_INPUT */
+} icase;
+
+Test(elementwise, shape_functions)
+{
+    static const icase cases[] = {
+        {"unary keeps symbols", 14, "Relu", {{0}}, 1, {"float[N,3]"}, "float[N,3]"},
+        {"unary of unknown", 14, "Relu", {{0}}, 1, {"?"}, "?"},
+        {"unary refuses a dtype", 7, "Cos", {{0}}, 1, {"int32[2]"}, NULL},
+        {"unary keeps unknown rank", 13, "Exp", {{0}}, 1, {"double[?]"}, "double[?]"},
+        {"IsNaN gives bool", 13, "IsNaN", {{0}}, 1, {"float16[2,N]"}, "bool[2,N]"},
+        {"IsInf refuses ints", 10, "IsInf", {{0}}, 1, {"int32[2]"}, NULL},
+        {"Not", 1, "Not", {{0}}, 1, {"bool[3]"}, "bool[3]"},
+        {"Add symbol and vector", 14, "Add", {{0}}, 2, {"float[N,3]", "float[3]"}, "float[N,3]"},
+        {"Add outer symbols", 14, "Add", {{0}}, 2, {"float[N,1]", "float[1,M]"}, "float[N,M]"},
+        {"Add mismatch", 14, "Add", {{0}}, 2, {"float[2,3]", "float[4]"}, NULL},
+        {"Add mixed dtypes", 14, "Add", {{0}}, 2, {"float[2]", "int64[2]"}, NULL},
+        {"Add with an unknown side", 14, "Add", {{0}}, 2, {"float[N]", "?"}, "float[?]"},
+        {"Add of unknowns", 14, "Add", {{0}}, 2, {"?", "?"}, "?"},
+        {"Add-6 keeps A's shape", 6, "Add", {AI("broadcast", 1)}, 2,
+         {"float[2,3,4]", "float[3,4]"}, "float[2,3,4]"},
+        {"Equal gives bool", 13, "Equal", {{0}}, 2, {"int64[2,3]", "int64[3]"}, "bool[2,3]"},
+        {"Greater-1 gives bool", 1, "Greater", {AI("broadcast", 1)}, 2,
+         {"float[2,3]", "float[3]"}, "bool[2,3]"},
+        {"Less refuses strings", 13, "Less", {{0}}, 2, {"string[2]", "string[2]"}, NULL},
+        {"And", 7, "And", {{0}}, 2, {"bool[2,1]", "bool[3]"}, "bool[2,3]"},
+        {"Or refuses floats", 7, "Or", {{0}}, 2, {"float[2]", "float[2]"}, NULL},
+        {"Pow keeps the base dtype", 15, "Pow", {{0}}, 2, {"int64[2]", "float[1]"}, "int64[2]"},
+        {"Pow float ^ int", 15, "Pow", {{0}}, 2, {"float[N]", "int32[]"}, "float[N]"},
+        {"Pow refuses bool", 15, "Pow", {{0}}, 2, {"bool[1]", "float[1]"}, NULL},
+        {"Mod int", 13, "Mod", {{0}}, 2, {"int32[4]", "int32[1]"}, "int32[4]"},
+        {"Mod float needs fmod", 13, "Mod", {{0}}, 2, {"float[4]", "float[1]"}, NULL},
+        {"Mod float with fmod", 13, "Mod", {AI("fmod", 1)}, 2, {"float[4]", "float[4]"},
+         "float[4]"},
+        {"BitShift", 11, "BitShift", {AS("direction", "RIGHT")}, 2,
+         {"uint8[3]", "uint8[3]"}, "uint8[3]"},
+        {"BitShift without direction", 11, "BitShift", {{0}}, 2, {"uint8[3]", "uint8[3]"}, NULL},
+        {"BitShift refuses signed", 11, "BitShift", {AS("direction", "LEFT")}, 2,
+         {"int8[3]", "int8[3]"}, NULL},
+        {"Sum of three", 13, "Sum", {{0}}, 3, {"float[N,1]", "float[3]", "float[1]"},
+         "float[N,3]"},
+        {"Sum refuses ints", 13, "Sum", {{0}}, 2, {"int32[1]", "int32[1]"}, NULL},
+        {"Sum of nothing", 13, "Sum", {{0}}, 0, {""}, NULL},
+        {"Max int8", 13, "Max", {{0}}, 2, {"int8[2]", "int8[2]"}, "int8[2]"},
+        {"Min mismatch", 13, "Min", {{0}}, 2, {"float[2]", "float[3]"}, NULL},
+        {"Where", 16, "Where", {{0}}, 3, {"bool[2,1]", "float[3]", "float[]"}, "float[2,3]"},
+        {"Where condition not bool", 16, "Where", {{0}}, 3, {"int32[2]", "float[2]", "float[2]"},
+         NULL},
+        {"Where x, y differ", 16, "Where", {{0}}, 3, {"bool[2]", "float[2]", "int32[2]"}, NULL},
+        {"Where strings", 16, "Where", {{0}}, 3, {"bool[2]", "string[2]", "string[1]"},
+         "string[2]"},
+        {"Cast", 13, "Cast", {AI("to", GL_DT_INT64)}, 1, {"float[N]"}, "int64[N]"},
+        {"Cast to string", 13, "Cast", {AI("to", GL_DT_STRING)}, 1, {"float[2]"}, "string[2]"},
+        {"Cast-1 by name", 1, "Cast", {AS("to", "DOUBLE")}, 1, {"int32[2]"}, "double[2]"},
+        {"Cast to nothing", 13, "Cast", {AI("to", 99)}, 1, {"float[2]"}, NULL},
+        {"CastLike", 15, "CastLike", {{0}}, 2, {"float[2,N]", "int32[]"}, "int32[2,N]"},
+        {"CastLike unknown target", 15, "CastLike", {{0}}, 2, {"float[2]", "?"}, "?[2]"},
+        {"Clip with bounds", 13, "Clip", {{0}}, 3, {"float[N]", "float[]", "float[]"}, "float[N]"},
+        {"Clip max only", 13, "Clip", {{0}}, 3, {"int8[N]", "", "int8[]"}, "int8[N]"},
+        {"Clip bound of another dtype", 13, "Clip", {{0}}, 2, {"float[N]", "int32[]"}, NULL},
+        {"Clip-6 refuses ints", 6, "Clip", {{0}}, 1, {"int32[2]"}, NULL},
+        {"PRelu", 16, "PRelu", {{0}}, 2, {"float[N,3]", "float[3]"}, "float[N,3]"},
+        {"PRelu slope dtype", 16, "PRelu", {{0}}, 2, {"float[N,3]", "double[3]"}, NULL},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        const icase *c = &cases[i];
+        gl_model *m = tu_model(c->opset);
+        gl_value *vals[3] = {0};
+        for (int k = 0; k < c->n_in; k++) {
+            if (!c->in[k][0])
+                continue;
+            char name[16];
+            snprintf(name, sizeof(name), "x%d", k);
+            vals[k] = gl_add_value(m->graph, name);
+            gl_graph_add_input(m->graph, vals[k]);
+            gl_type_free(&vals[k]->type);
+            parse_type(c->in[k], &vals[k]->type);
+        }
+        gl_node *n = gl_add_node(m->graph, c->op, "", "n", vals, (size_t)c->n_in, 1);
+        set_attrs(n, c->attrs, GL_ARRAY_LEN(c->attrs));
+        gl_type out;
+        gl_status st = tu_infer(m, n, &out);
+        if (!c->out) {
+            cr_expect_eq(st, GL_ERR_INPUT, "%s: expected a refusal", c->what);
+            cr_expect(strstr(gl_error_message(), "node 'n'") != NULL, "%s: %s", c->what,
+                      gl_error_message());
+        } else {
+            char text[128];
+            gl_type_format(&out, text, sizeof(text));
+            cr_expect_eq(st, GL_OK, "%s: %s", c->what, gl_error_message());
+            cr_expect_str_eq(text, c->out, "%s: %s, expected %s", c->what, text, c->out);
+        }
+        gl_type_free(&out);
+        gl_model_free(m);
+    }
+}
+
+/* ---- the registry entries ---- */
+
+Test(elementwise, registry_versions_and_flags)
+{
+    static const struct {
+        const char *op;
+        int opset;
+        unsigned flags;
+    } rows[] = {
+        {"Relu", 14, GL_OP_ELEMENTWISE}, {"Cast", 13, GL_OP_ELEMENTWISE},
+        {"IsNaN", 13, GL_OP_ELEMENTWISE}, {"Add", 14, GL_OP_BROADCAST},
+        {"Add", 6, 0}, {"Equal", 13, GL_OP_BROADCAST}, {"Where", 16, GL_OP_BROADCAST},
+        {"Sum", 13, GL_OP_BROADCAST}, {"PRelu", 16, GL_OP_BROADCAST},
+        {"Clip", 13, GL_OP_ELEMENTWISE},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        const gl_op_def *d = gl_op_lookup("", rows[i].op, rows[i].opset);
+        cr_assert_not_null(d, "%s-%d", rows[i].op, rows[i].opset);
+        cr_expect_eq(d->flags, rows[i].flags, "%s-%d flags", rows[i].op, rows[i].opset);
+        cr_expect(d->infer && d->kernel, "%s-%d has both functions", rows[i].op, rows[i].opset);
+    }
+    /* semantics changed at these versions: different entries on either side */
+    static const struct {
+        const char *op;
+        int before, from;
+    } changes[] = {
+        {"Add", 6, 7}, {"Sub", 6, 7}, {"Mul", 6, 7}, {"Div", 6, 7}, {"Pow", 6, 7},
+        {"And", 6, 7}, {"Equal", 6, 7}, {"Greater", 6, 7}, {"Less", 6, 7}, {"PRelu", 6, 7},
+        {"Clip", 10, 11},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(changes); i++) {
+        const gl_op_def *a = gl_op_lookup("", changes[i].op, changes[i].before);
+        const gl_op_def *b = gl_op_lookup("", changes[i].op, changes[i].from);
+        cr_assert(a && b, "%s", changes[i].op);
+        cr_expect_neq(a->kernel, b->kernel, "%s changes at %d", changes[i].op, changes[i].from);
+        cr_expect_eq(b->since, changes[i].from, "%s", changes[i].op);
+    }
+    static const char *const ops[] = {
+        "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift",
+        "Cast", "CastLike", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf",
+        "Exp", "Floor", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "IsInf",
+        "IsNaN", "LeakyRelu", "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mod", "Mul",
+        "Neg", "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink",
+        "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan",
+        "Tanh", "ThresholdedRelu", "Where", "Xor",
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(ops); i++)
+        cr_expect_not_null(gl_op_lookup("", ops[i], 17), "%s is registered", ops[i]);
+    cr_expect_null(gl_op_lookup("", "Acos", 6), "Acos came with opset 7");
+    cr_expect_null(gl_op_lookup("", "CastLike", 14), "CastLike came with opset 15");
+}

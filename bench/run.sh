@@ -66,3 +66,7 @@ for f in "$corpus"/*/model.onnx "$srcdir"/examples/*/model.onnx; do
 done
 # shellcheck disable=SC2086
 "$builddir/bench/bench_run" -n "${RUNS:-20}" -w 5 -t "${THREADS:-0}" $runnable
+echo
+echo "== transpose-push: time against graph size, toposort as the baseline =="
+# TRANSPOSE_SIZES=N,N,... (default 2500,5000,10000,20000,40000 nodes)
+"$builddir/bench/bench_transpose" -r "${RUNS:-5}" ${TRANSPOSE_SIZES:+-n "$TRANSPOSE_SIZES"}

@@ -117,6 +117,7 @@ gl_status gl_pass_cse(gl_graph *g, gl_pass_ctx *ctx);
 /* Dead-code elimination: nodes whose outputs reach no graph output (nor a subgraph),
  * and initializers nothing reads. */
 gl_status gl_pass_dce(gl_graph *g, gl_pass_ctx *ctx);
+gl_status gl_pass_transpose_push(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (dce.c) ----------------------------------- */
 

@@ -25,11 +25,17 @@ static const gl_pass pass_table[] = {
      1},
     {"dce", "remove nodes and initializers that no graph output depends on", gl_pass_dce,
      NULL, 0},
+    {"transpose-push", "push Transposes down through the ops that allow it until they cancel",
+     gl_pass_transpose_push,
+     (const gl_pass_option[]){{"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 "
+                               "Reshapes, dead Transposes, compositions into Reshapes)"}},
+     1},
 };
 
 /* The default pipeline of DESIGN.md, restricted to the passes that exist so far. */
-static const char *const default_pipeline[] = {"toposort", "shape-inference",
-                                                "constant-folding", "cse", "dce"};
+static const char *const default_pipeline[] = {
+    "toposort", "shape-inference", "constant-folding", "cse", "dce",
+    "transpose-push", "constant-folding", "cse", "dce"};
 
 const gl_pass *gl_pass_table(size_t *count)
 {

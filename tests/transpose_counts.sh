@@ -1,0 +1,79 @@
+#!/bin/sh
+# transpose_counts.sh — transpose-push on the shared models, against ONNX Runtime: after
+#   optimize --passes toposort,shape-inference,constant-folding,dce,transpose-push,
+#                     constant-folding,cse,dce
+# a model has no more Transpose nodes than the graph ONNX Runtime builds at level basic
+# (M/ort_optimized/basic.txt, one "Op(...)" line per node), and still computes the
+# reference outputs of M/test_data_set_0. The counts go to TAP diag lines.
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+SHARED="${GL_SHARED:-$GL_SRCDIR/../shared}"
+PASSES=toposort,shape-inference,constant-folding,dce,transpose-push,constant-folding,cse,dce
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gltcount.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# transposes_in MODEL: the Transpose entry of op_histogram in `graphlab info --json`
+# (0 when absent); fails when info does.
+transposes_in() {
+    "$GL" info --json "$1" >"$tmp/info.json" 2>"$tmp/err" || return 1
+    awk '
+        /"op_histogram": *\{/ { inside = 1; next }
+        inside && /^ *}/ { inside = 0 }
+        inside && /^ *"Transpose":/ { gsub(/[^0-9]/, ""); n = $0 }
+        END { print n + 0 }' "$tmp/info.json"
+}
+
+# Lines of ORT's listing that are Transpose nodes (anchored: not ConvTranspose).
+ort_transposes() { grep -c '^Transpose(' "$1"; }
+
+check_model() {
+    name=$1 dir=$2
+    model="$dir/model.onnx" out="$tmp/$name.onnx" listing="$dir/ort_optimized/basic.txt"
+    if [ ! -f "$listing" ]; then
+        skip "$name: no ONNX Runtime listing at $listing"
+        return
+    fi
+    ort=$(ort_transposes "$listing")
+    if ! before=$(transposes_in "$model"); then
+        not_ok "$name: graphlab info reads the model"
+        sed 's/^/# /' "$tmp/err"
+        return
+    fi
+    if "$GL" optimize "$model" -o "$out" --passes "$PASSES" >"$tmp/out" 2>"$tmp/err"; then
+        ok "$name: optimize with transpose-push runs"
+    else
+        not_ok "$name: optimize with transpose-push runs"
+        sed 's/^/# /' "$tmp/err"
+        return
+    fi
+    if ! after=$(transposes_in "$out"); then
+        not_ok "$name: graphlab info reads the optimized model"
+        sed 's/^/# /' "$tmp/err"
+        return
+    fi
+    diag "$name: Transpose nodes $before in the model, $after after transpose-push," \
+        "$ort in ONNX Runtime's basic level"
+    check "$name: no more Transposes than ONNX Runtime ($after <= $ort)" [ "$after" -le "$ort" ]
+
+    data="$dir/test_data_set_0"
+    if [ ! -d "$data" ]; then
+        skip "$name: no test data"
+    elif ! "$GL" run "$model" --data "$data" --rtol 1e-3 --atol 1e-4 >"$tmp/out" 2>"$tmp/err"; then
+        skip "$name: the original model does not run yet: $(head -n 1 "$tmp/err")"
+    elif "$GL" run "$out" --data "$data" --rtol 1e-3 --atol 1e-4 >"$tmp/out" 2>"$tmp/err"; then
+        ok "$name: the optimized model computes the reference outputs"
+    else
+        not_ok "$name: the optimized model computes the reference outputs"
+        head -n 5 "$tmp/err" "$tmp/out" | sed 's/^/# /'
+    fi
+}
+
+if [ -d "$SHARED/models" ]; then
+    for model in "$SHARED"/models/*/model.onnx; do
+        dir=$(dirname "$model")
+        check_model "$(basename "$dir")" "$dir"
+    done
+else
+    skip "no shared models at $SHARED/models"
+fi
+tap_done

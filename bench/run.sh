@@ -70,3 +70,6 @@ echo
 echo "== transpose-push: time against graph size, toposort as the baseline =="
 # TRANSPOSE_SIZES=N,N,... (default 2500,5000,10000,20000,40000 nodes)
 "$builddir/bench/bench_transpose" -r "${RUNS:-5}" ${TRANSPOSE_SIZES:+-n "$TRANSPOSE_SIZES"}
+echo
+echo "== workbench graph view: neighbourhood layout and drawing latency =="
+"$builddir/bench/bench_ui_graph" -r "${RUNS:-5}"

@@ -1,6 +1,7 @@
 /* main.c — graphlab's entry point: a subcommand from the table in cli/args.c, or the
- * workbench on a model. */
+ * workbench on a model (the model summary when not on a terminal). */
 #include "cli/cli.h"
+#include "ui/ui.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,12 +38,15 @@ int main(int argc, char **argv)
             return GL_EXIT_BAD;
         }
     }
-    /* The ncurses workbench is issue 6; until it lands, `graphlab MODEL` prints the
-     * model summary so the README's first command shows something true. */
-    char *info_argv[] = {"info", argc >= 2 ? argv[1] : (char *)default_model(), NULL};
     if (argc > 2) {
         fprintf(stderr, "graphlab: unexpected argument '%s' (see graphlab --help)\n", argv[2]);
         return GL_EXIT_BAD;
     }
+    const char *model = argc >= 2 ? argv[1] : default_model();
+    /* The workbench needs a terminal on both ends; from scripts and pipes `graphlab
+     * MODEL` prints the model summary instead (as `graphlab info MODEL`). */
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+        return gl_ui_main(model);
+    char *info_argv[] = {"info", (char *)model, NULL};
     return gl_cmd_info(2, info_argv);
 }

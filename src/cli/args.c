@@ -68,7 +68,9 @@ int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
 
 void gl_cli_print_help(FILE *f)
 {
-    fputs("usage: graphlab [MODEL]                 the workbench\n"
+    fputs("usage: graphlab [MODEL]                 the workbench (no MODEL: a bundled example);\n"
+          "                                        when stdin or stdout is not a terminal it\n"
+          "                                        prints the model summary (as info) instead\n"
           "       graphlab COMMAND [ARGS]\n\ncommands:\n", f);
     for (size_t i = 0; i < GL_ARRAY_LEN(command_table); i++)
         fprintf(f, "  %-9s %s\n  %-9s   %s\n", command_table[i].name, command_table[i].usage,

@@ -64,6 +64,20 @@ int gl_cli_pass_list(const char *cmd, const char *list, struct gl_pass_step **st
  * files into it. */
 gl_status gl_cli_make_dir(const char *dir);
 
+/* ---- export (export.c), shared with the workbench's e / E keys ----------------------- */
+struct gl_pipeline;
+/* DIR/LABEL.{diff.txt,dot,svg,onnx} for model `m`, diffed against and marked against
+ * `before` (NULL: no step before, an empty diff). DIR must exist. */
+gl_status gl_export_snapshot(const gl_model *m, const gl_model *before, const char *dir,
+                             const char *label);
+/* What `graphlab export` writes for a pipeline that kept its snapshots: every step,
+ * DIR/decisions.json and DIR/index.html (`model` names the model in them). `progress`
+ * (may be NULL) is called before each step; returning false stops the export with an
+ * error. DIR must exist. */
+gl_status gl_export_pipeline(const struct gl_pipeline *p, const char *model, const char *dir,
+                             bool (*progress)(void *ctx, size_t step, size_t n_steps),
+                             void *ctx);
+
 /* "12.3 KB", "4.0 MB" */
 void gl_format_bytes(double bytes, char *buf, size_t len);
 

@@ -72,11 +72,11 @@ static gl_status write_text(const char *path, const char *text, size_t len)
     return GL_OK;
 }
 
-/* The diff text of step k against step k-1 (step 0: against itself, i.e. empty). */
-static char *diff_text(const gl_pipeline *p, size_t k, size_t *n_changes, gl_diff **out)
+/* The diff text of `m` against `before` (NULL: against itself, i.e. empty). */
+static char *diff_text(const gl_model *m, const gl_model *before, size_t *n_changes,
+                       gl_diff **out)
 {
-    const gl_graph *before = p->steps[k ? k - 1 : 0].model->graph;
-    gl_diff *d = gl_diff_graphs(before, p->steps[k].model->graph, GL_DIFF_MATCH_IDS);
+    gl_diff *d = gl_diff_graphs(before ? before->graph : m->graph, m->graph, GL_DIFF_MATCH_IDS);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -89,34 +89,50 @@ static char *diff_text(const gl_pipeline *p, size_t k, size_t *n_changes, gl_dif
     return text ? text : gl_xstrdup("");
 }
 
-static gl_status export_step(const export_args *a, const gl_pipeline *p, size_t k,
-                             step_files *sf)
+/* DIR/LABEL.{diff.txt,dot,svg,onnx} of one snapshot; sf keeps what the index needs. */
+static gl_status export_files(const gl_model *m, const gl_model *before, const char *dir,
+                              step_files *sf)
 {
     char path[4096];
-    gl_snapshot_label(p, k, sf->label, sizeof(sf->label));
-    const gl_model *m = p->steps[k].model;
     gl_diff *d = NULL;
-    sf->diff_text = diff_text(p, k, &sf->n_changes, &d);
-    gl_render_opts ro = {.diff = k ? d : NULL, .title = sf->label};
+    sf->diff_text = diff_text(m, before, &sf->n_changes, &d);
+    gl_render_opts ro = {.diff = before ? d : NULL, .title = sf->label};
     char *dot = NULL;
     size_t dot_len = 0;
 
-    snprintf(path, sizeof(path), "%s/%s.diff.txt", a->dir, sf->label);
+    snprintf(path, sizeof(path), "%s/%s.diff.txt", dir, sf->label);
     gl_status st = write_text(path, sf->diff_text, strlen(sf->diff_text));
     if (st == GL_OK && (st = gl_render_dot(m->graph, &ro, &dot, &dot_len, &sf->render)) == GL_OK) {
-        snprintf(path, sizeof(path), "%s/%s.dot", a->dir, sf->label);
+        snprintf(path, sizeof(path), "%s/%s.dot", dir, sf->label);
         st = write_text(path, dot, dot_len);
     }
     if (st == GL_OK && (st = gl_render_svg(m->graph, &ro, &sf->svg, &sf->svg_len, NULL)) == GL_OK) {
-        snprintf(path, sizeof(path), "%s/%s.svg", a->dir, sf->label);
+        snprintf(path, sizeof(path), "%s/%s.svg", dir, sf->label);
         st = write_text(path, sf->svg, sf->svg_len);
     }
     if (st == GL_OK) {
-        snprintf(path, sizeof(path), "%s/%s.onnx", a->dir, sf->label);
+        snprintf(path, sizeof(path), "%s/%s.onnx", dir, sf->label);
         st = gl_model_save(m, path, NULL);
     }
     free(dot);
     gl_diff_free(d);
+    return st;
+}
+
+static gl_status export_step(const char *dir, const gl_pipeline *p, size_t k, step_files *sf)
+{
+    gl_snapshot_label(p, k, sf->label, sizeof(sf->label));
+    return export_files(p->steps[k].model, k ? p->steps[k - 1].model : NULL, dir, sf);
+}
+
+gl_status gl_export_snapshot(const gl_model *m, const gl_model *before, const char *dir,
+                             const char *label)
+{
+    step_files sf = {0};
+    snprintf(sf.label, sizeof(sf.label), "%s", label);
+    gl_status st = export_files(m, before, dir, &sf);
+    free(sf.svg);
+    free(sf.diff_text);
     return st;
 }
 
@@ -147,18 +163,18 @@ static void json_steps(gl_json *j, const gl_pipeline *p, const step_files *files
     gl_json_array_end(j);
 }
 
-static gl_status write_decisions_json(const export_args *a, const gl_pipeline *p,
-                                      const step_files *files)
+static gl_status write_decisions_json(const char *model, const char *dir,
+                                      const gl_pipeline *p, const step_files *files)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/decisions.json", a->dir);
+    snprintf(path, sizeof(path), "%s/decisions.json", dir);
     FILE *f = fopen(path, "w");
     if (!f)
         return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
     gl_json j;
     gl_json_init(&j, f, true);
     gl_json_object_begin(&j, NULL);
-    gl_json_string(&j, "model", a->model);
+    gl_json_string(&j, "model", model);
     json_steps(&j, p, files);
     gl_json_array_begin(&j, "decisions");
     for (size_t i = 0; i < p->log.n; i++)
@@ -254,18 +270,18 @@ static void html_decisions(FILE *f, const gl_pipeline *p, const gl_snapshot *s)
     fputs("</table>\n", f);
 }
 
-static gl_status write_index(const export_args *a, const gl_pipeline *p,
+static gl_status write_index(const char *model, const char *dir, const gl_pipeline *p,
                              const step_files *files)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/index.html", a->dir);
+    snprintf(path, sizeof(path), "%s/index.html", dir);
     FILE *f = fopen(path, "w");
     if (!f)
         return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>graphlab: ", f);
-    html_text(f, a->model);
+    html_text(f, model);
     fprintf(f, "</title><style>%s</style></head><body>\n<h1>graphlab: ", page_style);
-    html_text(f, a->model);
+    html_text(f, model);
     fputs("</h1>\n", f);
     if (p->failure) {
         fputs("<p><b>The pipeline stopped:</b> ", f);
@@ -299,6 +315,31 @@ static gl_status write_index(const export_args *a, const gl_pipeline *p,
     return fclose(f) == 0 ? GL_OK : gl_fail(GL_ERR_IO, "%s: write failed", path);
 }
 
+gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char *dir,
+                             bool (*progress)(void *ctx, size_t step, size_t n_steps),
+                             void *ctx)
+{
+    step_files *files = gl_xcalloc(p->n_steps, sizeof(*files));
+    gl_status st = GL_OK;
+    for (size_t k = 0; st == GL_OK && k < p->n_steps; k++) {
+        if (progress && !progress(ctx, k, p->n_steps)) {
+            st = gl_fail(GL_ERR_IO, "%s: export stopped at step %zu", dir, k);
+            break;
+        }
+        st = export_step(dir, p, k, &files[k]);
+    }
+    if (st == GL_OK)
+        st = write_decisions_json(model, dir, p, files);
+    if (st == GL_OK)
+        st = write_index(model, dir, p, files);
+    for (size_t k = 0; k < p->n_steps; k++) {
+        free(files[k].svg);
+        free(files[k].diff_text);
+    }
+    free(files);
+    return st;
+}
+
 int gl_cmd_export(int argc, char **argv)
 {
     export_args a = {0};
@@ -306,7 +347,6 @@ int gl_cmd_export(int argc, char **argv)
     gl_pass_step *plan = NULL;
     size_t n_plan = 0;
     gl_pipeline *p = NULL;
-    step_files *files = NULL;
     gl_model *m = NULL;
     gl_status st = GL_OK;
     if (rc != GL_EXIT_OK)
@@ -318,13 +358,7 @@ int gl_cmd_export(int argc, char **argv)
         gl_status run = gl_pipeline_run(m, plan, n_plan, &a.settings,
                                         GL_PIPELINE_KEEP_SNAPSHOTS, &p);
         m = NULL; /* the pipeline owns it now */
-        files = gl_xcalloc(p->n_steps, sizeof(*files));
-        for (size_t k = 0; st == GL_OK && k < p->n_steps; k++)
-            st = export_step(&a, p, k, &files[k]);
-        if (st == GL_OK)
-            st = write_decisions_json(&a, p, files);
-        if (st == GL_OK)
-            st = write_index(&a, p, files);
+        st = gl_export_pipeline(p, a.model, a.dir, NULL, NULL);
         if (st == GL_OK) {
             printf("exported %zu steps to %s/ (index.html, decisions.json)\n", p->n_steps, a.dir);
             st = run; /* a failed pass still exports the steps before it, then fails */
@@ -332,11 +366,6 @@ int gl_cmd_export(int argc, char **argv)
     }
     rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
 done:
-    for (size_t k = 0; files && k < p->n_steps; k++) {
-        free(files[k].svg);
-        free(files[k].diff_text);
-    }
-    free(files);
     gl_pipeline_free(p);
     gl_model_free(m);
     free(plan);

@@ -83,16 +83,18 @@ gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count)
     return buffer_new(GL_BUF_STRINGS, items, count * sizeof(gl_bytes));
 }
 
+/* Reference counts are atomic: the workbench clones and frees snapshots sharing these
+ * buffers on worker threads while other threads do the same (ui/app.c). */
 gl_buffer *gl_buffer_ref(gl_buffer *b)
 {
     if (b)
-        b->refs++;
+        __atomic_fetch_add(&b->refs, 1, __ATOMIC_RELAXED);
     return b;
 }
 
 void gl_buffer_unref(gl_buffer *b)
 {
-    if (!b || --b->refs > 0)
+    if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     switch (b->kind) {
     case GL_BUF_HEAP:
@@ -196,7 +198,7 @@ void *gl_tensor_make_writable(gl_tensor *t)
     gl_buffer *b = t->buf;
     if (!b)
         return NULL;
-    if (b->refs == 1 && !b->readonly) {
+    if (__atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) == 1 && !b->readonly) {
         b->hash_valid = false; /* the caller is about to write */
         return b->data;
     }
@@ -258,7 +260,8 @@ uint64_t gl_tensor_hash(const gl_tensor *t)
     if (t->count == 0)
         return h;
     gl_buffer *b = t->buf;
-    if (!b->hash_valid) {
+    /* Threads that share the buffer may both fill the cache: same value, atomic stores. */
+    if (!__atomic_load_n(&b->hash_valid, __ATOMIC_ACQUIRE)) {
         uint64_t bh = 14695981039346656037ull;
         if (t->dtype == GL_DT_STRING) {
             const gl_bytes *items = gl_tensor_data(t);
@@ -269,10 +272,11 @@ uint64_t gl_tensor_hash(const gl_tensor *t)
         } else {
             bh = fnv1a(bh, gl_tensor_data(t), gl_tensor_nbytes(t));
         }
-        b->hash = bh;
-        b->hash_valid = true;
+        __atomic_store_n(&b->hash, bh, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->hash_valid, true, __ATOMIC_RELEASE);
     }
-    return fnv1a(h, &b->hash, sizeof(b->hash));
+    uint64_t bh = __atomic_load_n(&b->hash, __ATOMIC_RELAXED);
+    return fnv1a(h, &bh, sizeof(bh));
 }
 
 double gl_tensor_get_f64(const gl_tensor *t, int64_t i)

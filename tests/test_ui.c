@@ -1,0 +1,725 @@
+/* test_ui.c — the workbench without a terminal: the key table and the help text made
+ * from it, the pipeline bar's text, searching lists, the selection following a node
+ * across steps through provenance, node history, requests driven headless (jobs run
+ * inline), and how long a key takes on a 20,000-node graph (views drawn into a curses
+ * screen on /dev/null). */
+#include "testutil.h"
+
+#include "cli/cli.h"
+#include "onnx/onnx_io.h"
+#include "ui/ui.h"
+
+#include <criterion/criterion.h>
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- keys --------------------------------------------------------------------------- */
+
+/* Every name of keys.def parses, and no key is bound to two requests. */
+Test(keys, every_name_in_the_table_parses_and_no_key_is_bound_twice)
+{
+    int seen_key[1024];
+    gl_request seen_req[1024];
+    size_t n_seen = 0;
+    for (int r = 0; r < GL_REQ_COUNT; r++) {
+        char names[128];
+        snprintf(names, sizeof(names), "%s", gl_request_keys((gl_request)r));
+        cr_assert(names[0], "request %d has no key", r);
+        for (char *w = strtok(names, " "); w; w = strtok(NULL, " ")) {
+            int code = gl_key_parse(w);
+            cr_assert(code >= 0, "key name '%s' of request %d does not parse", w, r);
+            for (size_t i = 0; i < n_seen; i++)
+                cr_assert(seen_key[i] != code, "key '%s' is bound to requests %d and %d", w,
+                          (int)seen_req[i], r);
+            seen_key[n_seen] = code;
+            seen_req[n_seen++] = (gl_request)r;
+            cr_assert_eq(gl_key_request(code), (gl_request)r, "key '%s' maps elsewhere", w);
+        }
+    }
+    cr_assert_gt(n_seen, (size_t)GL_REQ_COUNT);
+}
+
+typedef struct key_case {
+    const char *name;
+    int code;
+} key_case;
+
+Test(keys, names_parse_to_curses_codes)
+{
+    static const key_case cases[] = {
+        {"Right", KEY_RIGHT}, {"Left", KEY_LEFT}, {"PgDn", KEY_NPAGE}, {"Home", KEY_HOME},
+        {"Enter", '\n'},      {"Esc", 27},        {"Tab", '\t'},       {"Space", ' '},
+        {"C-c", 3},           {"]", ']'},         {"?", '?'},          {"G", 'G'},
+        {"", -1},             {"Foo", -1},        {"C-", -1},          {"C-C", -1},
+        {"ab", -1},           {"right", -1},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
+        cr_expect_eq(gl_key_parse(cases[i].name), cases[i].code, "'%s'", cases[i].name);
+}
+
+typedef struct binding_case {
+    int key;
+    gl_request request;
+} binding_case;
+
+Test(keys, keys_of_the_issue_reach_their_requests)
+{
+    static const binding_case cases[] = {
+        {']', GL_REQ_STEP_NEXT},      {KEY_RIGHT, GL_REQ_STEP_NEXT}, {'[', GL_REQ_STEP_PREV},
+        {KEY_LEFT, GL_REQ_STEP_PREV}, {'+', GL_REQ_REWRITE_NEXT},    {'-', GL_REQ_REWRITE_PREV},
+        {'/', GL_REQ_SEARCH},         {'n', GL_REQ_SEARCH_NEXT},     {'N', GL_REQ_SEARCH_PREV},
+        {'\n', GL_REQ_ENTER},         {'\r', GL_REQ_ENTER},          {KEY_ENTER, GL_REQ_ENTER},
+        {27, GL_REQ_BACK},            {'\t', GL_REQ_NEXT_VIEW},      {'d', GL_REQ_VIEW_DIFF},
+        {'c', GL_REQ_VIEW_DECISIONS}, {'v', GL_REQ_VIEW_GRAPH},      {'f', GL_REQ_FILTER_REFUSED},
+        {'e', GL_REQ_EXPORT_STEP},    {'E', GL_REQ_EXPORT_ALL},      {'o', GL_REQ_OPEN_SVG},
+        {'7', GL_REQ_JUMP},           {'?', GL_REQ_HELP},            {'q', GL_REQ_QUIT},
+        {3, GL_REQ_CANCEL},           {'j', GL_REQ_MOVE_DOWN},       {KEY_UP, GL_REQ_MOVE_UP},
+        {'g', GL_REQ_TOP},            {'G', GL_REQ_BOTTOM},          {'Z', GL_REQ_COUNT},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
+        cr_expect_eq(gl_key_request(cases[i].key), cases[i].request, "key %d", cases[i].key);
+}
+
+Test(keys, help_has_one_line_per_request_from_the_table)
+{
+    char **lines;
+    size_t n = gl_keys_help_lines(&lines, true);
+    cr_assert_eq(n, (size_t)GL_REQ_COUNT);
+    for (size_t r = 0; r < n; r++) {
+        cr_expect(strstr(lines[r], gl_request_help((gl_request)r)), "line %zu: '%s'", r, lines[r]);
+    }
+    /* names as shown: arrows on UTF-8, digit runs as a range, the text column aligned */
+    cr_expect(strstr(lines[GL_REQ_STEP_NEXT], "→ ]"), "'%s'", lines[GL_REQ_STEP_NEXT]);
+    cr_expect(strstr(lines[GL_REQ_JUMP], "0-9"), "'%s'", lines[GL_REQ_JUMP]);
+    const char *a = strstr(lines[GL_REQ_QUIT], gl_request_help(GL_REQ_QUIT));
+    const char *b = strstr(lines[GL_REQ_HELP], gl_request_help(GL_REQ_HELP));
+    cr_expect_eq(gl_ui_text_width(lines[GL_REQ_QUIT]) - gl_ui_text_width(a),
+                 gl_ui_text_width(lines[GL_REQ_HELP]) - gl_ui_text_width(b));
+    gl_free_lines(lines, n);
+
+    n = gl_keys_help_lines(&lines, false);
+    cr_expect(strstr(lines[GL_REQ_STEP_NEXT], "Right ]"), "'%s'", lines[GL_REQ_STEP_NEXT]);
+    gl_free_lines(lines, n);
+}
+
+/* ---- the bar -------------------------------------------------------------------------- */
+
+static const gl_bar_item bar_items[] = {
+    {"load 374", false},  {"toposort 374", false}, {"shapes 374", false}, {"fold 186*", true},
+    {"cse 180*", false},  {"dce 170*", false},     {"tpush 160*", false}, {"fold 160", false},
+    {"cse 160", false},   {"dce 160", false},
+};
+
+Test(bar, joins_every_step_when_it_fits)
+{
+    char buf[512];
+    int col, len;
+    int w = gl_bar_format(bar_items, 4, 200, true, buf, sizeof(buf), &col, &len);
+    cr_assert_str_eq(buf, "load 374 → toposort 374 → shapes 374 → fold 186*");
+    cr_expect_eq(w, gl_ui_text_width(buf));
+    cr_expect_eq(col, 39);
+    cr_expect_eq(len, 9);
+    gl_bar_format(bar_items, 2, 200, false, buf, sizeof(buf), &col, &len);
+    cr_expect_str_eq(buf, "load 374 -> toposort 374");
+}
+
+Test(bar, elides_around_the_current_step_when_narrow)
+{
+    char buf[512];
+    int col, len;
+    for (int width = 60; width >= 20; width -= 10) {
+        for (int utf8 = 0; utf8 < 2; utf8++) {
+            int w = gl_bar_format(bar_items, GL_ARRAY_LEN(bar_items), width, utf8, buf,
+                                  sizeof(buf), &col, &len);
+            cr_expect_leq(w, width, "width %d: '%s'", width, buf);
+            cr_expect(strstr(buf, "fold 186*"), "width %d: current step gone: '%s'", width, buf);
+            cr_expect(strstr(buf, utf8 ? "…" : "..."), "width %d: no ellipsis: '%s'", width, buf);
+            cr_expect_eq(len, 9);
+            /* the current item sits where the formatter says */
+            const char *at = buf;
+            for (int c = 0; c < col; c++)
+                do
+                    at++;
+                while (((unsigned char)*at & 0xC0) == 0x80);
+            cr_expect(strncmp(at, "fold 186*", 9) == 0, "width %d: col %d in '%s'", width, col, buf);
+        }
+    }
+    /* 60 columns still show a neighbour on each side */
+    gl_bar_format(bar_items, GL_ARRAY_LEN(bar_items), 60, true, buf, sizeof(buf), &col, &len);
+    cr_expect(strstr(buf, "shapes 374 → fold 186* → cse 180*"), "'%s'", buf);
+}
+
+Test(bar, a_tiny_width_cuts_the_current_item_and_stays_inside)
+{
+    char buf[64];
+    int col, len;
+    int w = gl_bar_format(bar_items, GL_ARRAY_LEN(bar_items), 5, true, buf, sizeof(buf), &col, &len);
+    cr_expect_leq(w, 5, "'%s'", buf);
+    cr_expect_eq(gl_bar_format(bar_items, GL_ARRAY_LEN(bar_items), 0, true, buf, sizeof(buf),
+                               &col, &len), 0);
+}
+
+Test(bar, click_columns_find_their_step)
+{
+    cr_expect_eq(gl_bar_item_at(bar_items, 4, 200, true, 0), 0);
+    cr_expect_eq(gl_bar_item_at(bar_items, 4, 200, true, 11), 1);
+    cr_expect_eq(gl_bar_item_at(bar_items, 4, 200, true, 9), -1); /* the arrow */
+    cr_expect_eq(gl_bar_item_at(bar_items, 4, 200, true, 40), 3);
+    cr_expect_eq(gl_bar_item_at(bar_items, 4, 200, true, 120), -1);
+}
+
+/* ---- searching lists --------------------------------------------------------------------- */
+
+typedef struct match_case {
+    const char *text, *pattern;
+    bool match;
+} match_case;
+
+Test(search, substring_ignoring_case)
+{
+    static const match_case cases[] = {
+        {"Conv", "conv", true},        {"conv_3", "V_3", true}, {"Transpose", "pose", true},
+        {"Relu", "relux", false},      {"Relu", "", false},     {"", "a", false},
+        {"MaxPool_12", "pool_1", true}, {"abc", "abcd", false},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
+        cr_expect_eq(gl_ui_match(cases[i].text, cases[i].pattern), cases[i].match, "'%s' in '%s'",
+                     cases[i].pattern, cases[i].text);
+}
+
+static bool row_is_multiple_of_3(int row, void *ctx)
+{
+    (void)ctx;
+    return row % 3 == 0;
+}
+
+static bool no_row(int row, void *ctx)
+{
+    (void)row;
+    (void)ctx;
+    return false;
+}
+
+Test(search, find_row_wraps_in_both_directions)
+{
+    cr_expect_eq(gl_ui_find_row(10, 3, 1, true, row_is_multiple_of_3, NULL), 3);
+    cr_expect_eq(gl_ui_find_row(10, 3, 1, false, row_is_multiple_of_3, NULL), 6);
+    cr_expect_eq(gl_ui_find_row(10, 9, 1, false, row_is_multiple_of_3, NULL), 0);
+    cr_expect_eq(gl_ui_find_row(10, 3, -1, false, row_is_multiple_of_3, NULL), 0);
+    cr_expect_eq(gl_ui_find_row(10, 0, -1, false, row_is_multiple_of_3, NULL), 9);
+    cr_expect_eq(gl_ui_find_row(10, 4, 1, false, no_row, NULL), -1);
+    cr_expect_eq(gl_ui_find_row(0, 0, 1, true, row_is_multiple_of_3, NULL), -1);
+}
+
+Test(search, nodes_match_by_op_name_or_domain)
+{
+    gl_model *m = tu_model(13);
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
+    gl_node *a = tu_node(m->graph, "Relu", "first_act", 1, x);
+    gl_node *b = gl_add_node(m->graph, "FusedConv", "com.microsoft", "fc", &x, 1, 1);
+    cr_expect(gl_ui_node_matches(a, "relu"));
+    cr_expect(gl_ui_node_matches(a, "ACT"));
+    cr_expect(!gl_ui_node_matches(a, "conv"));
+    cr_expect(gl_ui_node_matches(b, "microsoft"));
+    cr_expect(gl_ui_node_matches(b, "fusedconv"));
+    gl_model_free(m);
+}
+
+/* ---- the selection follows a node ---------------------------------------------------------- */
+
+Test(follow, same_id_then_provenance_then_nothing)
+{
+    gl_model *m = tu_model(13);
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
+    gl_node *a = tu_node(m->graph, "Relu", "a", 1, x);
+    gl_node *b = tu_node(m->graph, "Relu", "b", 1, a->outputs[0]);
+    gl_node *c = tu_node(m->graph, "Relu", "c", 1, b->outputs[0]);
+    gl_node_set_provenance(a, (uint32_t[]){7}, 1, -1);
+    gl_node_set_provenance(b, (uint32_t[]){3, 9}, 2, 4);
+    gl_node_set_provenance(c, (uint32_t[]){9}, 1, 5);
+    gl_graph_index ix = {0};
+    gl_graph_index_build(&ix, m->graph);
+    cr_assert_eq(ix.n_rows, 3u);
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){7, a->id}), a->id);   /* still there */
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){9, 999}), b->id);     /* first standing for 9 */
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){3, 999}), b->id);
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){42, 999}), UINT32_MAX);
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){UINT32_MAX, 999}), UINT32_MAX);
+    /* the op histogram: most frequent first */
+    cr_expect_eq(ix.n_ops, 1u);
+    cr_expect_str_eq(ix.ops[0].op, "Relu");
+    cr_expect_eq(ix.ops[0].count, 3u);
+    gl_graph_index_free(&ix);
+    gl_model_free(m);
+}
+
+/* ---- a workbench on a real pipeline, headless ---------------------------------------------- */
+
+static gl_pipeline *run_pipeline(const char *path, const char *passes)
+{
+    gl_model *m = NULL;
+    cr_assert_eq(gl_cli_load(path, NULL, &m), GL_OK, "%s", gl_error_message());
+    gl_pass_step *plan;
+    size_t n_plan;
+    cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK);
+    gl_pipeline *p;
+    cr_assert_eq(gl_pipeline_run(m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p), GL_OK,
+                 "%s", gl_error_message());
+    free(plan);
+    return p;
+}
+
+static void open_headless(gl_ui *ui, const char *rel, const char *passes)
+{
+    const char *path = tu_src(rel);
+    gl_ui_init(ui, path);
+    ui->sync_jobs = true;
+    gl_ui_set_pipeline(ui, run_pipeline(path, passes), NULL);
+}
+
+static const gl_node *selected(const gl_ui *ui)
+{
+    return gl_graph_index_node(&ui->index, ui->sel.node_id);
+}
+
+static size_t step_of(const gl_ui *ui, const char *pass, size_t nth)
+{
+    for (size_t k = 1; k < ui->pipeline->n_steps; k++)
+        if (strcmp(ui->pipeline->steps[k].pass->name, pass) == 0 && nth-- == 0)
+            return k;
+    cr_assert_fail("no step %s", pass);
+    return 0;
+}
+
+Test(workbench, steps_and_the_bar)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    cr_assert_eq(ui.step, 0u);
+    cr_expect_eq(ui.index.n_rows, 14u);
+    gl_ui_request(&ui, GL_REQ_STEP_PREV);
+    cr_expect_eq(ui.step, 0u);
+    gl_ui_key(&ui, ']');
+    cr_expect_eq(ui.step, 1u);
+    gl_ui_key(&ui, KEY_LEFT);
+    cr_expect_eq(ui.step, 0u);
+    size_t tp = step_of(&ui, "transpose-push", 0);
+    gl_ui_goto_step(&ui, tp);
+    gl_bar_item *items;
+    size_t n = gl_bar_items(&ui, &items);
+    cr_assert_eq(n, ui.pipeline->n_steps);
+    cr_expect_str_eq(items[0].text, "load 14");
+    char want[64];
+    snprintf(want, sizeof(want), "tpush %zu*", ui.pipeline->steps[tp].nodes);
+    cr_expect_str_eq(items[tp].text, want);
+    cr_expect(items[tp].current);
+    cr_expect(!items[0].current);
+    cr_expect_str_eq(items[1].text, "toposort 14"); /* unchanged: no mark */
+    free(items);
+    gl_ui_free(&ui);
+}
+
+Test(workbench, digits_jump_to_steps)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_key(&ui, '3');
+    cr_expect_eq(ui.step, 3u);
+    gl_ui_key(&ui, '9'); /* "39" is no step: 9 alone */
+    cr_expect_eq(ui.step, 9u);
+    gl_ui_key(&ui, 'j');
+    gl_ui_key(&ui, '0');
+    cr_expect_eq(ui.step, 0u);
+    gl_ui_free(&ui);
+}
+
+Test(workbench, rewrites_step_inside_a_pass)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/transformer_block/model.onnx", "all");
+    size_t cf = step_of(&ui, "constant-folding", 0);
+    gl_ui_goto_step(&ui, cf);
+    int64_t total = ui.pipeline->steps[cf].rewrites;
+    cr_assert_gt(total, 2);
+    size_t full_nodes = ui.index.n_rows;
+    gl_ui_key(&ui, '-');
+    cr_expect_eq(ui.budget, total - 1);
+    cr_expect_eq(ui.index.n_rows, full_nodes + 1, "one fold undone: one node back");
+    size_t n_dec;
+    gl_ui_decisions(&ui, &n_dec);
+    cr_expect_eq(n_dec, (size_t)(total - 1));
+    gl_bar_item *items;
+    gl_bar_items(&ui, &items);
+    char want[64];
+    snprintf(want, sizeof(want), "fold %lld/%lld rewrites", (long long)(total - 1), (long long)total);
+    cr_expect_str_eq(items[cf].text, want);
+    free(items);
+    gl_ui_key(&ui, '-');
+    cr_expect_eq(ui.budget, total - 2);
+    gl_ui_key(&ui, '+');
+    gl_ui_key(&ui, '+');
+    cr_expect_eq(ui.budget, -1, "all rewrites again");
+    cr_expect_null(ui.replayed);
+    cr_expect_eq(ui.index.n_rows, full_nodes);
+    /* the first step is the model as loaded: nothing to step inside */
+    gl_ui_goto_step(&ui, 0);
+    gl_ui_key(&ui, '-');
+    cr_expect_eq(ui.budget, -1);
+    cr_expect(strstr(ui.status, "step 0"), "'%s'", ui.status);
+    gl_ui_free(&ui);
+}
+
+Test(workbench, selection_follows_a_node_across_steps)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    const gl_node *n = gl_find_node(gl_ui_graph(&ui), "channel_scale");
+    cr_assert(n);
+    gl_ui_select_node(&ui, n->id);
+    size_t tp = step_of(&ui, "transpose-push", 0);
+    gl_ui_goto_step(&ui, tp);
+    cr_assert(selected(&ui));
+    cr_expect_str_eq(selected(&ui)->name, "channel_scale");
+    gl_ui_goto_step(&ui, ui.pipeline->n_steps - 1);
+    cr_expect_str_eq(selected(&ui)->name, "channel_scale");
+    gl_ui_goto_step(&ui, 0);
+    cr_expect_str_eq(selected(&ui)->name, "channel_scale");
+
+    /* a Transpose that the pass removes: the selection stays in place */
+    n = gl_find_node(gl_ui_graph(&ui), "Transpose_6");
+    cr_assert(n);
+    gl_ui_select_node(&ui, n->id);
+    int row = ui.views[GL_VIEW_NODES].selected;
+    gl_ui_goto_step(&ui, tp);
+    cr_assert(selected(&ui));
+    cr_expect_neq(selected(&ui)->name, NULL);
+    cr_expect(ui.views[GL_VIEW_NODES].selected <= row);
+    gl_ui_free(&ui);
+}
+
+Test(workbench, history_names_the_step_and_decision)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    size_t tp = step_of(&ui, "transpose-push", 0);
+    const gl_graph *g0 = gl_ui_step_graph(&ui, 0);
+    const gl_node *gone = gl_find_node(g0, "Transpose_6");
+    const gl_node *kept = gl_find_node(g0, "channel_scale");
+    const gl_node *untouched = gl_find_node(g0, "conv1");
+    cr_assert(gone && kept && untouched);
+
+    gl_history_entry *h;
+    size_t n = gl_ui_node_history(&ui, gone->id, &h);
+    cr_assert_eq(n, 2u);
+    cr_expect_eq(h[0].step, 0u);
+    cr_expect_str_eq(h[0].text, "loaded from the file");
+    cr_expect_eq(h[1].step, tp);
+    cr_expect(h[1].gone);
+    cr_expect_geq(h[1].decision, 0);
+    /* the decision that removed it names it */
+    const gl_decision *d = &ui.pipeline->log.items[h[1].decision];
+    bool named = false;
+    for (size_t i = 0; i < d->n_nodes; i++)
+        named |= strcmp(d->nodes[i], "Transpose_6") == 0;
+    cr_expect(named, "decision #%lld does not name Transpose_6", (long long)d->id);
+    cr_expect(strncmp(h[1].text, "removed (#", 10) == 0, "'%s'", h[1].text);
+    free(h);
+
+    n = gl_ui_node_history(&ui, kept->id, &h);
+    cr_assert_eq(n, 2u);
+    cr_expect_eq(h[1].kind, GL_CHANGE_MODIFIED);
+    cr_expect(!h[1].gone);
+    char want[128];
+    snprintf(want, sizeof(want), "changed (#%lld push-through-Mul): input 0", (long long)h[1].decision);
+    cr_expect(strncmp(h[1].text, want, strlen(want)) == 0, "'%s'", h[1].text);
+    cr_expect_geq(h[1].decision, 0);
+    free(h);
+
+    n = gl_ui_node_history(&ui, untouched->id, &h);
+    cr_expect_eq(n, 1u);
+    free(h);
+    gl_ui_free(&ui);
+}
+
+Test(workbench, search_prompt_is_incremental)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_key(&ui, '/');
+    cr_assert(ui.prompt);
+    gl_ui_key(&ui, 'm');
+    cr_expect_str_eq(selected(&ui)->op_type, "Mul", "'m' first matches Mul 'channel_scale'");
+    gl_ui_key(&ui, 'a');
+    gl_ui_key(&ui, 'x');
+    cr_expect_str_eq(selected(&ui)->op_type, "MaxPool");
+    gl_ui_key(&ui, KEY_BACKSPACE);
+    gl_ui_key(&ui, KEY_BACKSPACE);
+    cr_expect_str_eq(selected(&ui)->op_type, "Mul");
+    gl_ui_key(&ui, 27); /* Esc: back where the prompt opened */
+    cr_expect(!ui.prompt);
+    cr_expect_eq(ui.views[GL_VIEW_NODES].selected, 0);
+
+    gl_ui_key(&ui, '/');
+    for (const char *p = "relu"; *p; p++)
+        gl_ui_key(&ui, *p);
+    gl_ui_key(&ui, '\n');
+    cr_expect_str_eq(ui.search, "relu");
+    const char *first = selected(&ui)->name;
+    cr_expect_str_eq(first, "relu1");
+    /* by op or by name: Relu 'relu1', Transpose 'relu1_to_nhwc', Relu 'Relu_7', Relu 'relu2' */
+    gl_ui_key(&ui, 'n');
+    cr_expect_str_eq(selected(&ui)->name, "relu1_to_nhwc");
+    gl_ui_key(&ui, 'n');
+    cr_expect_str_eq(selected(&ui)->name, "Relu_7");
+    gl_ui_key(&ui, 'n');
+    gl_ui_key(&ui, 'n'); /* wraps to the first */
+    cr_expect_str_eq(selected(&ui)->name, "relu1");
+    gl_ui_key(&ui, 'N');
+    cr_expect_str_eq(selected(&ui)->name, "relu2");
+
+    gl_ui_key(&ui, '/');
+    gl_ui_key(&ui, 'z');
+    gl_ui_key(&ui, 'z');
+    cr_expect(ui.status_error, "no match is shown");
+    gl_ui_key(&ui, '\n');
+    cr_expect(strstr(ui.status, "no match"), "'%s'", ui.status);
+    gl_ui_free(&ui);
+}
+
+Test(workbench, views_switch_and_back_out)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_goto_step(&ui, step_of(&ui, "transpose-push", 0));
+    gl_ui_key(&ui, 'd');
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    gl_ui_key(&ui, '\n'); /* the first change opens its node */
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DETAIL);
+    gl_ui_key(&ui, 27);
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    gl_ui_key(&ui, 'c');
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DECISIONS);
+    gl_ui_key(&ui, 'f');
+    gl_ui_key(&ui, '\n'); /* the refused push-through-Conv: its nodes are marked */
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_NODES);
+    cr_expect_eq(ui.n_marks, 2u);
+    cr_expect_str_eq(selected(&ui)->name, "input_to_nchw");
+    gl_ui_key(&ui, 'n');
+    cr_expect_str_eq(selected(&ui)->name, "conv1");
+    gl_ui_key(&ui, '?');
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_HELP);
+    gl_ui_key(&ui, '?');
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_NODES);
+    gl_ui_key(&ui, '\t');
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    gl_ui_key(&ui, 27);
+    gl_ui_key(&ui, 27);
+    gl_ui_key(&ui, 27);
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_NODES);
+    cr_expect_eq(gl_ui_key(&ui, 'q') & GL_REDRAW_QUIT, (unsigned)GL_REDRAW_QUIT);
+    cr_expect(ui.quit);
+    gl_ui_free(&ui);
+}
+
+Test(workbench, detail_links_jump_to_producer_and_consumers)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_select_node(&ui, gl_find_node(gl_ui_graph(&ui), "conv1")->id);
+    gl_ui_key(&ui, '\n');
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DETAIL);
+    /* walk down to the first link and open it: the producer, input_to_nchw */
+    gl_view *v = gl_ui_view(&ui);
+    for (int i = 0; i < 40 && strcmp(selected(&ui)->name, "conv1") == 0; i++) {
+        gl_ui_key(&ui, 'j');
+        gl_ui_request(&ui, GL_REQ_ENTER);
+    }
+    cr_expect_str_eq(selected(&ui)->name, "input_to_nchw");
+    cr_expect_eq(v, gl_ui_view(&ui));
+    gl_ui_key(&ui, 27);
+    cr_expect_str_eq(selected(&ui)->name, "conv1");
+    gl_ui_free(&ui);
+}
+
+Test(workbench, export_dir_is_named_after_the_model)
+{
+    char buf[256];
+    gl_ui_export_dir("examples/conv_nhwc/model.onnx", buf, sizeof(buf));
+    cr_expect_str_eq(buf, "./graphlab-export/conv_nhwc");
+    gl_ui_export_dir("/x/resnet50.onnx", buf, sizeof(buf));
+    cr_expect_str_eq(buf, "./graphlab-export/resnet50");
+    gl_ui_export_dir("model.onnx", buf, sizeof(buf));
+    cr_expect_str_eq(buf, "./graphlab-export/model");
+    gl_ui_export_dir("weird", buf, sizeof(buf));
+    cr_expect_str_eq(buf, "./graphlab-export/weird");
+}
+
+Test(workbench, export_writes_the_step_files)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    char *dir = tu_tmpdir();
+    snprintf(ui.export_dir, sizeof(ui.export_dir), "%s/out/conv", dir);
+    gl_ui_goto_step(&ui, step_of(&ui, "transpose-push", 0));
+    gl_ui_key(&ui, '-');
+    gl_ui_key(&ui, 'e');
+    cr_expect(strstr(ui.status, "exported 06-transpose-push-K3"), "'%s'", ui.status);
+    static const char *const exts[] = {"dot", "svg", "onnx", "diff.txt"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(exts); i++) {
+        char path[1400];
+        snprintf(path, sizeof(path), "%s/06-transpose-push-K3.%s", ui.export_dir, exts[i]);
+        size_t len = 0;
+        void *data = tu_read_file(path, &len);
+        cr_expect(data && len > 0, "%s", path);
+        free(data);
+    }
+    tu_rmtree(dir);
+    free(dir);
+    gl_ui_free(&ui);
+}
+
+/* ---- responsiveness on 20,000 nodes ---------------------------------------------------------- */
+
+/* A ladder like bench/make_big_models.py's: two rails joined by cheap ops, side
+ * branches, and a Transpose pair every 32 rungs (so transpose-push rewrites). */
+static gl_model *big_model(size_t target)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    const int64_t shape[] = {1, 4, 4, 4};
+    gl_value *a = tu_input(g, "a_in", GL_DT_FLOAT, 4, shape);
+    gl_value *b = tu_input(g, "b_in", GL_DT_FLOAT, 4, shape);
+    gl_value *pending = NULL;
+    char name[64];
+    size_t k = 0;
+    while (g->live_nodes + 8 < target) {
+        snprintf(name, sizeof(name), "w%zu", k);
+        gl_value *w = tu_const_f32(g, name, 1, (int64_t[]){4}, (float[]){0.5f, 0.6f, 0.7f, 0.8f});
+        snprintf(name, sizeof(name), "add%zu", k);
+        gl_value *x = tu_node(g, "Add", name, 2, a, b)->outputs[0];
+        snprintf(name, sizeof(name), "tanh%zu", k);
+        x = tu_node(g, "Tanh", name, 1, x)->outputs[0];
+        snprintf(name, sizeof(name), "mul%zu", k);
+        gl_value *y = tu_node(g, "Mul", name, 2, b, w)->outputs[0];
+        if (pending && k % 16 == 8) {
+            snprintf(name, sizeof(name), "join%zu", k);
+            y = tu_node(g, "Add", name, 2, y, pending)->outputs[0];
+            pending = NULL;
+        }
+        snprintf(name, sizeof(name), "sig%zu", k);
+        y = tu_node(g, "Sigmoid", name, 1, y)->outputs[0];
+        if (k % 16 == 0) {
+            snprintf(name, sizeof(name), "branch%zu", k);
+            pending = tu_node(g, "Relu", name, 1, x)->outputs[0];
+        }
+        if (k % 32 == 0) {
+            snprintf(name, sizeof(name), "t%zu_a", k);
+            gl_node *t = tu_node(g, "Transpose", name, 1, x);
+            gl_node_set_attr_ints(t, "perm", (int64_t[]){0, 2, 3, 1}, 4);
+            snprintf(name, sizeof(name), "neg%zu", k);
+            gl_node *n = tu_node(g, "Neg", name, 1, t->outputs[0]);
+            snprintf(name, sizeof(name), "t%zu_b", k);
+            t = tu_node(g, "Transpose", name, 1, n->outputs[0]);
+            gl_node_set_attr_ints(t, "perm", (int64_t[]){0, 3, 1, 2}, 4);
+            x = t->outputs[0];
+        }
+        a = x;
+        b = y;
+        k++;
+    }
+    tu_output(g, tu_node(g, "Add", "out", 2, a, b)->outputs[0]);
+    return m;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* One key: handle it, then draw the view and the bar as the driver would. */
+static double timed_key(gl_ui *ui, int key)
+{
+    double t0 = now_ms();
+    gl_ui_key(ui, key);
+    gl_view *v = gl_ui_view(ui);
+    erase();
+    v->ops->draw(ui, v, 1, 0, LINES - 2, COLS);
+    gl_bar_item *items;
+    size_t n = gl_bar_items(ui, &items);
+    char buf[4096];
+    int col, len;
+    gl_bar_format(items, n, COLS, ui->utf8, buf, sizeof(buf), &col, &len);
+    free(items);
+    return now_ms() - t0;
+}
+
+/* Not a benchmark assertion: it prints what each key costs (the report quotes it) and
+ * fails only on something quadratic (a key over a second). */
+Test(speed, keys_on_a_20k_node_graph, .timeout = 300)
+{
+    gl_model *m = big_model(20000);
+    cr_assert_geq(m->graph->live_nodes, 19900u);
+    gl_pass_step *plan;
+    size_t n_plan;
+    cr_assert_eq(gl_pass_list_parse("all", &plan, &n_plan), GL_OK);
+    gl_pipeline *p;
+    double t0 = now_ms();
+    cr_assert_eq(gl_pipeline_run(m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p), GL_OK,
+                 "%s", gl_error_message());
+    double t_pipeline = now_ms() - t0;
+    free(plan);
+    gl_ui ui;
+    gl_ui_init(&ui, "big.onnx");
+    ui.sync_jobs = true;
+    t0 = now_ms();
+    gl_ui_set_pipeline(&ui, p, NULL);
+    double t_diffs = now_ms() - t0;
+
+    FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+    SCREEN *scr = newterm("xterm", out, in);
+    cr_assert(scr, "no terminfo for xterm");
+    set_term(scr);
+    resize_term(50, 160);
+
+    static const struct {
+        const char *what;
+        int key;
+    } keys[] = {
+        {"j", 'j'}, {"PgDn", KEY_NPAGE}, {"G", 'G'}, {"g", 'g'}, {"]", ']'}, {"]", ']'},
+        {"]", ']'}, {"]", ']'}, {"]", ']'}, {"]", ']'}, {"[", '['}, {"d", 'd'}, {"j", 'j'},
+        {"G", 'G'}, {"c", 'c'}, {"j", 'j'}, {"l", 'l'}, {"/", '/'}, {"s", 's'}, {"i", 'i'},
+        {"g", 'g'}, {"Enter", '\n'}, {"n", 'n'}, {"N", 'N'}, {"Enter", '\n'}, {"j", 'j'},
+        {"Esc", 27}, {"/", '/'}, {"z", 'z'}, {"q", 'q'}, {"Enter", '\n'}, {"n", 'n'},
+        {"2", '2'}, {"d", 'd'}, {"G", 'G'}, {"Enter", '\n'}, {"Esc", 27}, {"c", 'c'},
+        {"l", 'l'}, {"6", '6'}, {"Enter", '\n'}, {"Esc", 27}, {"-", '-'}, {"-", '-'},
+        {"+", '+'}, {"?", '?'}, {"Esc", 27},
+    };
+    double worst = 0;
+    const char *worst_key = "";
+    size_t worst_step = 0;
+    fprintf(stderr, "# ui speed, %zu nodes: pipeline %.0f ms, step diffs %.0f ms\n",
+            p->steps[0].nodes, t_pipeline, t_diffs);
+    for (size_t i = 0; i < GL_ARRAY_LEN(keys); i++) {
+        double ms = timed_key(&ui, keys[i].key);
+        fprintf(stderr, "#   %-5s step %zu view %-9s %7.2f ms\n", keys[i].what, ui.step,
+                ui.views[ui.current].ops->name, ms);
+        if (ms > worst) {
+            worst = ms;
+            worst_key = keys[i].what;
+            worst_step = ui.step;
+        }
+    }
+    fprintf(stderr, "# worst key: '%s' at step %zu, %.2f ms (+/- replay inline)\n", worst_key,
+            worst_step, worst);
+    cr_expect_lt(worst, 1000.0, "a key took %.0f ms", worst);
+    endwin();
+    delscreen(scr);
+    fclose(out);
+    fclose(in);
+    gl_ui_free(&ui);
+}

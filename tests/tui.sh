@@ -1,0 +1,309 @@
+#!/bin/sh
+# tui.sh — the workbench driven through a real terminal: tmux on a private server
+# (STACK.md), keys sent as a person would, the screen read back with capture-pane and
+# polled in 0.1 s steps. Covers the bar, stepping, +/- inside a pass, every view,
+# search, a 60x20 resize, export and open, C-c, q, a bad model (exit 2, message on the
+# restored terminal) and golden screens (tests/golden/*.txt; timings and paths
+# normalised; GL_UPDATE_GOLDEN=1 rewrites them after a deliberate change).
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+SRC="$GL_SRCDIR"
+GOLDEN="$SRC/tests/golden"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not found"
+    exit 0
+fi
+if [ -n "$GL_SANITIZED" ]; then
+    TIMEOUT=60 # everything runs several times slower under ASan
+else
+    TIMEOUT=15
+fi
+export LANG=C.UTF-8
+work=$(mktemp -d "${TMPDIR:-/tmp}/gltui.XXXXXX")
+T="tmux -L gl-test-$$ -f /dev/null"
+trap '$T kill-server >/dev/null 2>&1; rm -rf "$work"' EXIT
+
+# A launcher, so that the exit status lands in a file (tmux's dead-pane status is
+# unreliable) and the pane stays open afterwards to be read.
+# The inner sh writes graphlab's pid (it execs into it) for the signal tests.
+cat >"$work/launch" <<EOF
+#!/bin/sh
+cd "$work"
+ulimit -c 0
+/bin/sh -c 'echo \$\$ >"\$0"; exec "\$@"' "$work/pid" "\$@"
+echo \$? >"$work/rc"
+exec /bin/sleep 600
+EOF
+chmod +x "$work/launch"
+# A browser that only writes down what it was asked to open.
+cat >"$work/fake-browser" <<EOF
+#!/bin/sh
+echo "\$@" >>"$work/browser.log"
+EOF
+chmod +x "$work/fake-browser"
+mkdir "$work/emptybin"
+
+# start COLS ROWS ENV... -- ARGS...: a fresh session running graphlab ARGS
+start() {
+    cols=$1 rows=$2
+    shift 2
+    envs=""
+    while [ "$1" != "--" ]; do
+        envs="$envs $1"
+        shift
+    done
+    shift
+    $T kill-session -t t >/dev/null 2>&1
+    rm -f "$work/rc"
+    $T new-session -d -s t -x "$cols" -y "$rows" \
+        "env $envs TERM=tmux-256color LANG=C.UTF-8 $work/launch $GL $*"
+}
+screen() { $T capture-pane -p -t t; }
+keys() { $T send-keys -t t "$@"; }
+# wait_for TEXT: true once TEXT is on the screen (fixed string), false after TIMEOUT
+wait_for() {
+    i=0
+    while [ "$i" -lt $((TIMEOUT * 10)) ]; do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    diag "waited for '$1'; the screen:"
+    screen | sed 's/^/#   /'
+    return 1
+}
+# wait_rc: the exit status once the program ended
+wait_rc() {
+    i=0
+    while [ ! -s "$work/rc" ] && [ "$i" -lt $((TIMEOUT * 10)) ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    cat "$work/rc" 2>/dev/null
+}
+# settle: the screen stopped changing (two captures 0.2 s apart agree)
+settle() {
+    prev=""
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        now=$(screen)
+        [ "$now" = "$prev" ] && return 0
+        prev=$now
+        sleep 0.2
+    done
+}
+normalise() {
+    sed -E -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" \
+        -e 's/[0-9]+(\.[0-9]+)? ms/N ms/g' -e 's/[0-9]+\.[0-9] s\b/N s/g'
+}
+# golden NAME: the screen equals tests/golden/NAME.txt
+golden() {
+    settle
+    screen | normalise >"$work/$1.txt"
+    [ -n "$GL_UPDATE_GOLDEN" ] && cp "$work/$1.txt" "$GOLDEN/$1.txt"
+    if diff -u "$GOLDEN/$1.txt" "$work/$1.txt" >"$work/$1.diff" 2>&1; then
+        ok "golden screen $1"
+    else
+        not_ok "golden screen $1"
+        sed 's/^/#   /' "$work/$1.diff"
+    fi
+}
+# each line of the screen fits in COLS columns and there are ROWS of them
+fits() {
+    # one x per character (sed counts characters in a UTF-8 locale, awk may count bytes)
+    screen | sed 's/./x/g' | awk -v c="$1" -v r="$2" '{ if (length($0) > c) bad = 1 } END { exit bad || NR > r }'
+}
+# the terminal modes the workbench changes, as tmux sees them: cursor visible, then
+# alternate screen, mouse reporting (two kinds), keypad mode; "10000" once restored
+restored() {
+    [ "$($T display-message -p -t t '#{cursor_flag}#{alternate_on}#{mouse_standard_flag}#{mouse_any_flag}#{keypad_flag}')" = 10000 ]
+}
+
+CONV="$SRC/examples/conv_nhwc/model.onnx"
+TRANSFORMER="$SRC/examples/transformer_block/model.onnx"
+
+# --- open, the bar, stepping -------------------------------------------------------------
+start 100 30 BROWSER="$work/fake-browser" -- "$CONV"
+check "opens on the loaded model" wait_for "nodes | step 0/9 | ? help"
+check "the bar lists the steps with node counts" wait_for "load 14 → toposort 14 → shapes 14"
+check "the bar marks a step that changed the graph" wait_for "tpush 10*"
+check "the node list has the op counts" wait_for "14 nodes: Transpose 6, Relu 3, Conv 2"
+golden nodes-step0
+keys ]
+check "] steps forward" wait_for "step 1/9"
+keys Right
+check "Right steps forward" wait_for "step 2/9"
+keys [
+check "[ steps back" wait_for "step 1/9"
+keys Left
+check "Left steps back" wait_for "step 0/9"
+keys 6
+check "a digit jumps to its step" wait_for "06-transpose-push: 4 rewrites, 10 nodes"
+check "the list marks what the step changed" wait_for "~ Mul        channel_scale"
+
+# --- the views -------------------------------------------------------------------------------
+keys d
+check "d shows the diff" wait_for "diff: 06-transpose-push against 05-dce"
+check "the diff lists the removed Transposes" wait_for "- Transpose 'Transpose_6'"
+golden diff-step6
+keys Enter
+check "Enter on a change opens its node" wait_for "Mul 'channel_scale'"
+check "the detail shows the initializer statistics" wait_for "min 0.553439  max 1.28262"
+check "the detail shows the history with the decision" wait_for "(#2 push-through-Mul)"
+golden detail-channel-scale
+keys Escape
+check "Esc goes back to the diff" wait_for "diff | step 6/9"
+keys c
+check "c shows the decisions" wait_for "decisions of 06-transpose-push: 5"
+check "a refused decision carries its numbers" wait_for "decided_by     layout-sensitive"
+golden decisions-step6
+keys f
+check "f keeps only the refused" wait_for "decisions of 06-transpose-push: 1 refused"
+keys Enter
+check "Enter marks the decision's nodes" wait_for "#1 push-through-Conv: 2 nodes marked"
+keys v
+check "v shows the graph" wait_for "graph | step 6/9"
+keys '?'
+check "? shows the keys from the table" wait_for "graphlab keys"
+check "the help starts with the first request" wait_for "next step of the pipeline"
+golden help
+keys G
+check "the help scrolls to the last request" wait_for "  q           quit"
+keys Escape
+check "Esc backs out of the help" wait_for "graph | step 6/9"
+keys l
+check "l shows the node list" wait_for "nodes | step 6/9"
+
+# --- search ------------------------------------------------------------------------------------
+keys / c o n v 2
+check "/ opens an incremental prompt" wait_for "/conv2_"
+keys Enter Enter
+check "the match is selected (Enter opens it)" wait_for "Conv 'conv2'"
+keys Escape / z z z
+check "a pattern without a match says so" wait_for "(no match)"
+keys Escape
+
+# --- resize -------------------------------------------------------------------------------------
+$T resize-window -t t -x 60 -y 20
+check "at 60x20 the status line stays" wait_for "nodes | step 6/9"
+check "at 60x20 the bar is elided around the step" wait_for "tpush 10* → fold 10"
+check "at 60x20 nothing runs past the edge" fits 60 20
+golden nodes-60x20
+keys d
+check "at 60x20 the diff still draws" wait_for "diff | step 6/9"
+keys c
+check "at 60x20 the decisions still draw" wait_for "decisions | step 6/9"
+$T resize-window -t t -x 100 -y 30
+keys l
+check "back at 100x30" wait_for "nodes | step 6/9"
+
+# --- export, open ----------------------------------------------------------------------------------
+keys e
+check "e exports the step and says where" \
+    wait_for "exported 06-transpose-push to ./graphlab-export/conv_nhwc/"
+check "the step's files are there" \
+    test -s "$work/graphlab-export/conv_nhwc/06-transpose-push.svg" -a \
+    -s "$work/graphlab-export/conv_nhwc/06-transpose-push.onnx" -a \
+    -f "$work/graphlab-export/conv_nhwc/06-transpose-push.diff.txt"
+keys E
+check "E exports every step" wait_for "exported 10 steps to ./graphlab-export/conv_nhwc/"
+check "E writes index.html" test -s "$work/graphlab-export/conv_nhwc/index.html"
+keys o
+check "o opens the SVG with \$BROWSER" \
+    wait_for "opened ./graphlab-export/conv_nhwc/06-transpose-push.svg with"
+i=0
+while [ ! -s "$work/browser.log" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "the browser got the SVG's path" \
+    grep -q "graphlab-export/conv_nhwc/06-transpose-push.svg" "$work/browser.log"
+keys C-c
+check "C-c with nothing running does not quit" wait_for "nothing is running"
+keys q
+check "q exits 0" [ "$(wait_rc)" = 0 ]
+check "the terminal is restored (cursor, screen, mouse, keypad)" restored
+check "the workbench is gone from the screen" sh -c "! $T capture-pane -p -t t | grep -q 'step 6/9'"
+
+# --- + and - inside constant folding --------------------------------------------------------------
+start 100 30 -- "$TRANSFORMER"
+check "the transformer block opens" wait_for "nodes | step 0/9"
+keys 3
+check "3 goes to constant folding" wait_for "fold 46*"
+keys -
+check "- shows one rewrite less" wait_for "fold 10/11 rewrites"
+check "the replay has one node more" wait_for "47 nodes"
+keys -
+check "- again" wait_for "fold 9/11 rewrites"
+keys +
+check "+ one rewrite more" wait_for "fold 10/11 rewrites"
+keys +
+check "+ back to the whole step" wait_for "fold 46*"
+keys d
+check "the diff after all rewrites" wait_for "diff: 03-constant-folding against 02-shape-inference"
+keys q
+check "q exits 0 again" [ "$(wait_rc)" = 0 ]
+
+# --- no browser ------------------------------------------------------------------------------------
+start 100 30 -u BROWSER PATH="$work/emptybin" -- "$CONV"
+check "opens without a PATH" wait_for "nodes | step 0/9"
+keys o
+check "no browser: the status line says so" wait_for "no \$BROWSER and no xdg-open"
+keys q
+check "q exits 0 without a browser" [ "$(wait_rc)" = 0 ]
+
+# --- colours off, the mouse -----------------------------------------------------------------------
+# click COL ROW: a left click (press and release, X10 encoding, 1-based cells)
+click() {
+    $T send-keys -t t -l "$(printf '\033[M %b%b\033[M#%b%b' "\\0$(printf %o $((32 + $1)))" \
+        "\\0$(printf %o $((32 + $2)))" "\\0$(printf %o $((32 + $1)))" "\\0$(printf %o $((32 + $2)))")"
+    sleep 0.5 # curses holds a press for mouseinterval (1/6 s) to tell a click from a drag
+}
+start 100 30 NO_COLOR=1 -- "$CONV"
+check "NO_COLOR: still opens" wait_for "nodes | step 0/9"
+click 5 8 # the fifth node of the list: Mul 'channel_scale'
+keys Enter
+check "a click selects a row" wait_for "Mul 'channel_scale'"
+keys Escape
+click 67 1 # "tpush 10*" on the bar
+check "a click on the bar goes to that step" wait_for "step 6/9"
+keys q
+check "NO_COLOR: q exits 0" [ "$(wait_rc)" = 0 ]
+
+# --- fatal signals restore the terminal ------------------------------------------------------------
+for sig in TERM SEGV; do
+    start 100 30 -- "$CONV"
+    wait_for "nodes | step 0/9" >/dev/null
+    kill -"$sig" "$(cat "$work/pid")"
+    rc=$(wait_rc)
+    check "SIG$sig: dies of the signal (status $rc)" [ "$rc" -gt 128 ]
+    check "SIG$sig: the terminal is restored" restored
+done
+
+# --- bad models ------------------------------------------------------------------------------------
+start 100 30 -- "$SRC/tests/data/bad/truncated.onnx"
+check "a bad model exits 2" [ "$(wait_rc)" = 2 ]
+check "its message is on the terminal" wait_for "graphlab: "
+check "the message names the file" wait_for "truncated.onnx"
+check "the terminal is restored after a bad model" restored
+
+start 100 30 -- "$work/no-such-model.onnx"
+check "a missing model exits 2" [ "$(wait_rc)" = 2 ]
+check "the missing model is named" wait_for "no-such-model.onnx: cannot open"
+
+# --- C-c while work runs: only with a big model (bench/make_big_models.py needs onnx) ---------------
+if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
+    "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \
+        >/dev/null 2>&1; then
+    start 100 30 -- "$work/big/many_nodes.onnx"
+    check "a big model opens" wait_for "nodes | step 0/9"
+    keys E
+    check "E on a big model shows progress" wait_for "exporting step"
+    keys C-c
+    check "C-c stops waiting without quitting" wait_for "stopped waiting for the export"
+    keys ]
+    check "keys work while the export ends in the background" wait_for "step 1/9"
+    keys q
+    check "q exits 0 with work still running" [ "$(wait_rc)" = 0 ]
+else
+    skip "C-c during an export: no python with onnx to make a big model"
+fi
+
+tap_done

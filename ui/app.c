@@ -1,0 +1,915 @@
+/* app.c — the terminal side of the workbench: curses setup and teardown, the input
+ * loop, drawing the bar, the view and the status line, jobs on worker threads,
+ * exports and the browser, and restoring the terminal on every way out (normal exit,
+ * failed load, fatal signal, allocation failure).
+ *
+ * Threads: all curses calls and all ui state stay on the main thread. A job's run()
+ * gets only its own argument; the main thread learns it is done through a pipe it
+ * polls together with the keyboard. A cancelled job keeps running (the pipeline has no
+ * cancellation hook) and frees its own result when it ends; objects it may still read
+ * (a replayed model the ui has dropped) wait in a graveyard until no job is alive. */
+#include "ui/ui.h"
+
+#include "cli/cli.h"
+#include "passes/passes.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- runtime: jobs and the graveyard ------------------------------------------------ */
+
+typedef struct app_runtime {
+    pthread_mutex_t mu;     /* guards every gl_job's done/abandoned/progress */
+    int wake[2];            /* a worker writes a byte when a job ends */
+    atomic_int jobs_alive;  /* running threads, cancelled ones included */
+    gl_model **dead_models; /* dropped while a job was alive */
+    size_t n_dead_models, cap_dead_models;
+    gl_diff **dead_diffs;
+    size_t n_dead_diffs, cap_dead_diffs;
+} app_runtime;
+
+struct gl_job {
+    const gl_job_spec *spec;
+    void *arg;
+    app_runtime *rt;        /* NULL for a job run inline */
+    char progress[160];     /* under rt->mu */
+    bool done, abandoned;   /* under rt->mu */
+    atomic_bool cancelled;
+    double started_ms;
+};
+
+void gl_job_progress(gl_job *job, const char *fmt, ...)
+{
+    char buf[sizeof(job->progress)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (job->rt)
+        pthread_mutex_lock(&job->rt->mu);
+    memcpy(job->progress, buf, sizeof(buf));
+    if (job->rt)
+        pthread_mutex_unlock(&job->rt->mu);
+}
+
+bool gl_job_cancelled(const gl_job *job) { return atomic_load(&job->cancelled); }
+
+const gl_job_spec *gl_ui_job_spec(const gl_ui *ui) { return ui->job ? ui->job->spec : NULL; }
+
+static void *worker_main(void *p)
+{
+    gl_job *job = p;
+    app_runtime *rt = job->rt;
+    job->spec->run(job->arg, job);
+    pthread_mutex_lock(&rt->mu);
+    bool abandoned = job->abandoned;
+    job->done = true;
+    pthread_mutex_unlock(&rt->mu);
+    if (abandoned) { /* nobody waits for it any more: it cleans up after itself */
+        job->spec->discard(job->arg);
+        free(job);
+    }
+    atomic_fetch_sub(&rt->jobs_alive, 1);
+    char byte = 1;
+    ssize_t w = write(rt->wake[1], &byte, 1);
+    (void)w; /* a full pipe already holds a wake-up */
+    return NULL;
+}
+
+static bool run_inline(gl_ui *ui, const gl_job_spec *spec, void *arg)
+{
+    gl_job job = {.spec = spec, .arg = arg};
+    spec->run(arg, &job);
+    spec->finish(ui, arg);
+    return true;
+}
+
+bool gl_ui_start_job(gl_ui *ui, const gl_job_spec *spec, void *arg)
+{
+    app_runtime *rt = ui->runtime;
+    if (ui->sync_jobs || !rt)
+        return run_inline(ui, spec, arg);
+    if (ui->job) {
+        gl_ui_set_error(ui, "busy %s (C-c stops waiting)", ui->job->spec->what);
+        return false;
+    }
+    gl_job *job = gl_xcalloc(1, sizeof(*job));
+    job->spec = spec;
+    job->arg = arg;
+    job->rt = rt;
+    job->started_ms = now_ms();
+    snprintf(job->progress, sizeof(job->progress), "%s", spec->what);
+    atomic_fetch_add(&rt->jobs_alive, 1);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Workers block the asynchronous signals (SIGINT, SIGWINCH, ...): they must wake
+     * the main thread's poll, not a worker. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t, &attr, worker_main, job);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) { /* no thread: do it here, the screen waits */
+        atomic_fetch_sub(&rt->jobs_alive, 1);
+        free(job);
+        return run_inline(ui, spec, arg);
+    }
+    ui->job = job;
+    return true;
+}
+
+/* The job the ui waits for has ended: hand its result over. */
+static unsigned collect_job(gl_ui *ui)
+{
+    app_runtime *rt = ui->runtime;
+    char drain[64];
+    while (read(rt->wake[0], drain, sizeof(drain)) > 0) {
+    }
+    gl_job *job = ui->job;
+    if (!job)
+        return GL_REDRAW_NONE;
+    pthread_mutex_lock(&rt->mu);
+    bool done = job->done;
+    pthread_mutex_unlock(&rt->mu);
+    if (!done)
+        return GL_REDRAW_NONE;
+    ui->job = NULL; /* before finish: it may start the next job */
+    ui->status[0] = '\0';
+    unsigned flags = job->spec->finish(ui, job->arg);
+    free(job);
+    return flags | gl_ui_resume(ui) | GL_REDRAW_STATUS;
+}
+
+unsigned gl_ui_cancel_job(gl_ui *ui)
+{
+    app_runtime *rt = ui->runtime;
+    gl_job *job = ui->job;
+    if (!job || !rt) {
+        gl_ui_set_status(ui, "nothing is running (q quits)");
+        return GL_REDRAW_STATUS;
+    }
+    pthread_mutex_lock(&rt->mu);
+    bool done = job->done;
+    job->abandoned = !done;
+    atomic_store(&job->cancelled, true);
+    pthread_mutex_unlock(&rt->mu);
+    ui->job = NULL;
+    gl_ui_set_status(ui, "stopped waiting for %s: it ends in the background, its result is "
+                         "dropped", job->spec->what);
+    if (done) { /* ended just now: its result is ours to drop */
+        job->spec->discard(job->arg);
+        free(job);
+    }
+    ui->want_budget = ui->budget;
+    return GL_REDRAW_STATUS | GL_REDRAW_BAR;
+}
+
+void gl_ui_defer_free_model(gl_ui *ui, gl_model *m)
+{
+    app_runtime *rt = ui->runtime;
+    if (!rt || atomic_load(&rt->jobs_alive) == 0) {
+        gl_model_free(m);
+        return;
+    }
+    GL_GROW(rt->dead_models, rt->cap_dead_models, rt->n_dead_models + 1);
+    rt->dead_models[rt->n_dead_models++] = m;
+}
+
+void gl_ui_defer_free_diff(gl_ui *ui, gl_diff *d)
+{
+    app_runtime *rt = ui->runtime;
+    if (!rt || atomic_load(&rt->jobs_alive) == 0) {
+        gl_diff_free(d);
+        return;
+    }
+    GL_GROW(rt->dead_diffs, rt->cap_dead_diffs, rt->n_dead_diffs + 1);
+    rt->dead_diffs[rt->n_dead_diffs++] = d;
+}
+
+static void bury_if_idle(app_runtime *rt)
+{
+    if (atomic_load(&rt->jobs_alive) != 0)
+        return;
+    for (size_t i = 0; i < rt->n_dead_models; i++)
+        gl_model_free(rt->dead_models[i]);
+    for (size_t i = 0; i < rt->n_dead_diffs; i++)
+        gl_diff_free(rt->dead_diffs[i]);
+    rt->n_dead_models = rt->n_dead_diffs = 0;
+}
+
+/* ---- the first job: load, run the pipeline, diff every step ----------------------------- */
+
+typedef struct load_job {
+    const char *path;
+    gl_pipeline *p;
+    gl_diff **diffs;
+    gl_status st;
+    char error[512];
+} load_job;
+
+static void load_run(void *arg, gl_job *job)
+{
+    load_job *l = arg;
+    gl_model *m = NULL;
+    gl_pass_step *plan = NULL;
+    size_t n_plan = 0;
+    gl_job_progress(job, "loading %s", l->path);
+    if ((l->st = gl_cli_load(l->path, NULL, &m)) != GL_OK ||
+        (l->st = gl_pass_list_parse("all", &plan, &n_plan)) != GL_OK) {
+        snprintf(l->error, sizeof(l->error), "%s", gl_error_message());
+        gl_model_free(m);
+        return;
+    }
+    gl_job_progress(job, "running %zu passes", n_plan);
+    gl_pipeline_run(m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &l->p);
+    free(plan);
+    l->diffs = gl_xcalloc(l->p->n_steps, sizeof(gl_diff *));
+    for (size_t k = 1; k < l->p->n_steps && !gl_job_cancelled(job); k++) {
+        gl_job_progress(job, "diffing step %zu of %zu", k, l->p->n_steps - 1);
+        l->diffs[k] = gl_diff_graphs(l->p->steps[k - 1].model->graph, l->p->steps[k].model->graph,
+                                     GL_DIFF_MATCH_IDS);
+    }
+}
+
+static void load_discard(void *arg)
+{
+    load_job *l = arg;
+    for (size_t k = 0; l->diffs && l->p && k < l->p->n_steps; k++)
+        gl_diff_free(l->diffs[k]);
+    free(l->diffs);
+    gl_pipeline_free(l->p);
+    free(l);
+}
+
+static unsigned load_finish(gl_ui *ui, void *arg)
+{
+    load_job *l = arg;
+    if (l->st != GL_OK) {
+        snprintf(ui->fatal, sizeof(ui->fatal), "%s", l->error);
+        ui->quit = true;
+        load_discard(l);
+        return GL_REDRAW_QUIT;
+    }
+    gl_ui_set_pipeline(ui, l->p, l->diffs);
+    if (!ui->pipeline->failure)
+        gl_ui_set_status(ui, "%zu steps: ] and [ step, + and - one rewrite, ? lists the keys",
+                         ui->pipeline->n_steps);
+    free(l);
+    return GL_REDRAW_ALL;
+}
+
+static const gl_job_spec load_spec = {
+    .what = "the model", .run = load_run, .finish = load_finish, .discard = load_discard};
+
+/* ---- exports and the browser ------------------------------------------------------------ */
+
+typedef enum export_kind { EXPORT_STEP, EXPORT_ALL, EXPORT_SVG } export_kind;
+
+typedef struct export_job {
+    export_kind kind;
+    const gl_pipeline *p;
+    const gl_model *model, *before; /* kept alive by the graveyard while the job runs */
+    const gl_diff *diff;
+    const char *model_path;
+    char dir[1024], label[128], path[1280];
+    gl_status st;
+    char error[512];
+} export_job;
+
+/* mkdir -p for the two levels of ./graphlab-export/<name>. */
+static gl_status make_export_dir(const char *dir)
+{
+    char parent[1024];
+    snprintf(parent, sizeof(parent), "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        gl_status st = gl_cli_make_dir(parent);
+        if (st != GL_OK)
+            return st;
+    }
+    return gl_cli_make_dir(dir);
+}
+
+static bool export_progress(void *ctx, size_t step, size_t n_steps)
+{
+    gl_job *job = ctx;
+    gl_job_progress(job, "exporting step %zu of %zu", step, n_steps);
+    return !gl_job_cancelled(job);
+}
+
+static void export_run(void *arg, gl_job *job)
+{
+    export_job *e = arg;
+    e->st = make_export_dir(e->dir);
+    if (e->st == GL_OK) {
+        switch (e->kind) {
+        case EXPORT_STEP: e->st = gl_export_snapshot(e->model, e->before, e->dir, e->label); break;
+        case EXPORT_ALL:
+            e->st = gl_export_pipeline(e->p, e->model_path, e->dir, export_progress, job);
+            break;
+        case EXPORT_SVG: {
+            gl_render_opts ro = {.diff = e->diff, .title = e->label};
+            e->st = gl_render_svg_file(e->model->graph, &ro, e->path, NULL);
+            break;
+        }
+        }
+    }
+    if (e->st != GL_OK)
+        snprintf(e->error, sizeof(e->error), "%s", gl_error_message());
+}
+
+static void export_discard(void *arg) { free(arg); }
+
+/* The executable `name` on $PATH (or `name` itself when it has a slash), into buf. */
+static bool find_program(const char *name, char *buf, size_t len)
+{
+    if (strchr(name, '/')) {
+        snprintf(buf, len, "%s", name);
+        return access(buf, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        snprintf(buf, len, "%.*s/%s", (int)n, n ? p : ".", name);
+        struct stat st;
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+            return true;
+        p += n + (end ? 1 : 0);
+    }
+    return false;
+}
+
+enum { MAX_BROWSER_ARGS = 16 };
+
+/* $BROWSER (first of a ':' list, words split at spaces, "%s" replaced by the file or
+ * the file appended), else xdg-open. */
+static int browser_argv(const char *file, char *words, size_t len, char **argv)
+{
+    const char *browser = getenv("BROWSER");
+    if (browser && *browser) {
+        size_t n = strcspn(browser, ":");
+        snprintf(words, len, "%.*s", (int)n, browser);
+    } else {
+        snprintf(words, len, "xdg-open");
+    }
+    int argc = 0;
+    bool placed = false;
+    for (char *w = strtok(words, " "); w && argc < MAX_BROWSER_ARGS - 2; w = strtok(NULL, " ")) {
+        if (strcmp(w, "%s") == 0) {
+            w = (char *)file;
+            placed = true;
+        }
+        argv[argc++] = w;
+    }
+    if (!placed)
+        argv[argc++] = (char *)file;
+    argv[argc] = NULL;
+    return argc;
+}
+
+/* Start the browser detached: its own session, stdio on /dev/null, reparented to init
+ * (the middle child exits at once, so we never wait on the browser). */
+static bool launch_detached(char *const *argv, const char *program)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        setsid();
+        if (fork() != 0)
+            _exit(0);
+        int fd = open("/dev/null", O_RDWR);
+        if (fd >= 0) {
+            dup2(fd, 0);
+            dup2(fd, 1);
+            dup2(fd, 2);
+            if (fd > 2)
+                close(fd);
+        }
+        execv(program, argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return true;
+}
+
+static unsigned open_in_browser(gl_ui *ui, const char *file)
+{
+    char words[1024], program[4096];
+    char *argv[MAX_BROWSER_ARGS];
+    browser_argv(file, words, sizeof(words), argv);
+    if (!find_program(argv[0], program, sizeof(program))) {
+        const char *browser = getenv("BROWSER");
+        gl_ui_set_error(ui, "%s not found (set $BROWSER): the SVG is %s",
+                        browser && *browser ? argv[0] : "no $BROWSER and no xdg-open;", file);
+        return GL_REDRAW_STATUS;
+    }
+    if (!launch_detached(argv, program)) {
+        gl_ui_set_error(ui, "cannot start %s: %s", argv[0], strerror(errno));
+        return GL_REDRAW_STATUS;
+    }
+    gl_ui_set_status(ui, "opened %s with %s", file, argv[0]);
+    return GL_REDRAW_STATUS;
+}
+
+static unsigned export_finish(gl_ui *ui, void *arg)
+{
+    export_job *e = arg;
+    unsigned flags = GL_REDRAW_STATUS;
+    if (e->st != GL_OK)
+        gl_ui_set_error(ui, "export failed: %s", e->error);
+    else if (e->kind == EXPORT_STEP)
+        gl_ui_set_status(ui, "exported %s to %s/ (.dot .svg .onnx .diff.txt)", e->label, e->dir);
+    else if (e->kind == EXPORT_ALL)
+        gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json)",
+                         e->p->n_steps, e->dir);
+    else
+        flags = open_in_browser(ui, e->path);
+    free(e);
+    return flags;
+}
+
+static const gl_job_spec export_spec = {
+    .what = "the export", .run = export_run, .finish = export_finish, .discard = export_discard};
+
+/* The shown step's label: "03-constant-folding", "-K12" after it while replayed. */
+static void shown_label(const gl_ui *ui, char *buf, size_t len)
+{
+    char base[96];
+    gl_snapshot_label(ui->pipeline, ui->step, base, sizeof(base));
+    if (ui->budget >= 0)
+        snprintf(buf, len, "%s-K%lld", base, (long long)ui->budget);
+    else
+        snprintf(buf, len, "%s", base);
+}
+
+static export_job *new_export(gl_ui *ui, export_kind kind)
+{
+    export_job *e = gl_xcalloc(1, sizeof(*e));
+    e->kind = kind;
+    e->p = ui->pipeline;
+    e->model = ui->replayed ? ui->replayed : ui->pipeline->steps[ui->step].model;
+    e->before = ui->step > 0 ? ui->pipeline->steps[ui->step - 1].model : NULL;
+    e->diff = ui->diff;
+    e->model_path = ui->model_path;
+    snprintf(e->dir, sizeof(e->dir), "%s", ui->export_dir);
+    shown_label(ui, e->label, sizeof(e->label));
+    snprintf(e->path, sizeof(e->path), "%s/%s.svg", e->dir, e->label);
+    return e;
+}
+
+unsigned gl_ui_export(gl_ui *ui, bool all)
+{
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    export_job *e = new_export(ui, all ? EXPORT_ALL : EXPORT_STEP);
+    if (!gl_ui_start_job(ui, &export_spec, e))
+        free(e);
+    return GL_REDRAW_STATUS;
+}
+
+unsigned gl_ui_open_svg(gl_ui *ui)
+{
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    export_job *e = new_export(ui, EXPORT_SVG);
+    if (!gl_ui_start_job(ui, &export_spec, e))
+        free(e);
+    return GL_REDRAW_STATUS;
+}
+
+/* ---- drawing helpers -------------------------------------------------------------------- */
+
+static int role_attr[GL_ROLE_COUNT];
+
+/* Colours where the terminal has them and NO_COLOR is not set; otherwise attributes
+ * alone (the marks + ~ > - are in the text too, never colour alone). */
+static void setup_roles(gl_ui *ui)
+{
+    static const struct {
+        gl_ui_role role;
+        short fg, bg;
+        int extra, mono;
+    } table[] = {
+        {GL_ROLE_NORMAL, -1, -1, A_NORMAL, A_NORMAL},
+        {GL_ROLE_BAR, COLOR_WHITE, COLOR_BLUE, A_NORMAL, A_REVERSE},
+        {GL_ROLE_BAR_CURRENT, COLOR_BLACK, COLOR_YELLOW, A_BOLD, A_BOLD},
+        {GL_ROLE_SELECTED, -1, -1, A_REVERSE, A_REVERSE},
+        {GL_ROLE_HEADER, COLOR_CYAN, -1, A_BOLD, A_BOLD},
+        {GL_ROLE_ADDED, COLOR_GREEN, -1, A_NORMAL, A_BOLD},
+        {GL_ROLE_REMOVED, COLOR_RED, -1, A_NORMAL, A_DIM},
+        {GL_ROLE_CHANGED, COLOR_YELLOW, -1, A_NORMAL, A_BOLD},
+        {GL_ROLE_DIM, -1, -1, A_DIM, A_DIM},
+        {GL_ROLE_STATUS, -1, -1, A_NORMAL, A_NORMAL},
+        {GL_ROLE_ERROR, COLOR_RED, -1, A_BOLD, A_BOLD},
+        {GL_ROLE_LINK, COLOR_CYAN, -1, A_NORMAL, A_UNDERLINE},
+    };
+    _Static_assert(GL_ARRAY_LEN(table) == GL_ROLE_COUNT, "one entry per role");
+    const char *no_color = getenv("NO_COLOR");
+    ui->color = has_colors() && !(no_color && *no_color);
+    if (ui->color) {
+        start_color();
+        use_default_colors();
+    }
+    for (size_t i = 0; i < GL_ARRAY_LEN(table); i++) {
+        int attr = table[i].mono;
+        if (ui->color) {
+            attr = table[i].extra;
+            if (table[i].fg >= 0 || table[i].bg >= 0) {
+                init_pair((short)(i + 1), table[i].fg, table[i].bg);
+                attr |= (int)COLOR_PAIR(i + 1);
+            }
+        }
+        role_attr[table[i].role] = attr;
+    }
+}
+
+int gl_ui_attr(const gl_ui *ui, gl_ui_role role)
+{
+    return role < GL_ROLE_COUNT ? role_attr[role] : (int)A_NORMAL;
+}
+
+int gl_ui_text_width(const char *s)
+{
+    int w = 0;
+    for (; s && *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+/* Length of the UTF-8 sequence at s (0: invalid). */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
+                                : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+static bool utf8_terminal;
+
+int gl_ui_put(int y, int x, int width, int attr, const char *text)
+{
+    char buf[2048];
+    size_t used = 0;
+    int cols = 0;
+    for (const unsigned char *p = (const unsigned char *)text; p && *p && cols < width;) {
+        int n = utf8_len(p);
+        if (*p < 0x20 || *p == 0x7f || n == 0 || (n > 1 && !utf8_terminal)) {
+            n = n ? n : 1; /* shown as one '?' */
+            if (used + 1 >= sizeof(buf))
+                break;
+            buf[used++] = '?';
+        } else {
+            if (used + (size_t)n >= sizeof(buf))
+                break;
+            memcpy(buf + used, p, (size_t)n);
+            used += (size_t)n;
+        }
+        p += n;
+        cols++;
+    }
+    buf[used] = '\0';
+    if (width <= 0)
+        return 0;
+    attrset(attr);
+    mvaddnstr(y, x, buf, (int)used);
+    attrset(A_NORMAL);
+    return cols;
+}
+
+void gl_ui_fill(int y, int x, int width, int attr)
+{
+    if (width <= 0)
+        return;
+    attrset(attr);
+    mvhline(y, x, ' ', width);
+    attrset(A_NORMAL);
+}
+
+/* ---- the frame: bar, view, status ----------------------------------------------------- */
+
+static void draw_bar(gl_ui *ui, int width)
+{
+    gl_ui_fill(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR));
+    gl_bar_item *items;
+    size_t n = gl_bar_items(ui, &items);
+    if (n == 0) {
+        gl_ui_put(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR), "graphlab");
+        return;
+    }
+    char buf[4096];
+    int cur_col, cur_len;
+    gl_bar_format(items, n, width, ui->utf8, buf, sizeof(buf), &cur_col, &cur_len);
+    gl_ui_put(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR), buf);
+    /* repaint the current item over itself in its own attribute */
+    const char *p = buf;
+    for (int c = 0; c < cur_col && *p; c++)
+        p += utf8_len((const unsigned char *)p) ? utf8_len((const unsigned char *)p) : 1;
+    char cur[256];
+    int bytes = 0;
+    for (int c = 0; c < cur_len && p[bytes]; c++) {
+        int l = utf8_len((const unsigned char *)p + bytes);
+        bytes += l ? l : 1;
+    }
+    snprintf(cur, sizeof(cur), "%.*s", bytes, p);
+    gl_ui_put(0, cur_col, cur_len, gl_ui_attr(ui, GL_ROLE_BAR_CURRENT), cur);
+    free(items);
+}
+
+static void draw_status(gl_ui *ui, int y, int width)
+{
+    static const char *const spin_utf8[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+    static const char *const spin_ascii[] = {"|", "/", "-", "\\"};
+    char right[128], left[512];
+    gl_view *v = &ui->views[ui->current];
+    if (ui->pipeline)
+        snprintf(right, sizeof(right), " %s | step %zu/%zu | ? help", v->ops->name, ui->step,
+                 ui->pipeline->n_steps - 1);
+    else
+        snprintf(right, sizeof(right), " q quits");
+    int rw = gl_ui_text_width(right);
+    if (rw > width / 2)
+        rw = 0; /* too narrow: the message matters more */
+    int role = ui->status_error ? GL_ROLE_ERROR : GL_ROLE_STATUS;
+    if (ui->prompt) {
+        snprintf(left, sizeof(left), "/%s_%s", ui->prompt_text,
+                 ui->status_error && ui->prompt_text[0] ? "  (no match)" : "");
+        role = GL_ROLE_NORMAL;
+    } else if (ui->job) {
+        app_runtime *rt = ui->runtime;
+        char progress[sizeof(ui->job->progress)];
+        pthread_mutex_lock(&rt->mu);
+        memcpy(progress, ui->job->progress, sizeof(progress));
+        pthread_mutex_unlock(&rt->mu);
+        double s = (now_ms() - ui->job->started_ms) / 1000;
+        size_t frame = (size_t)(s * 10);
+        const char *spin = ui->utf8 ? spin_utf8[frame % GL_ARRAY_LEN(spin_utf8)]
+                                    : spin_ascii[frame % GL_ARRAY_LEN(spin_ascii)];
+        snprintf(left, sizeof(left), "%s %s... %.1f s (C-c stops waiting)", spin, progress, s);
+        role = GL_ROLE_STATUS;
+    } else {
+        snprintf(left, sizeof(left), "%s", ui->status);
+    }
+    gl_ui_fill(y, 0, width, gl_ui_attr(ui, GL_ROLE_STATUS));
+    gl_ui_put(y, 0, width - rw, gl_ui_attr(ui, (gl_ui_role)role), left);
+    if (rw)
+        gl_ui_put(y, width - rw, rw, gl_ui_attr(ui, GL_ROLE_DIM), right);
+}
+
+enum { MIN_ROWS = 4, MIN_COLS = 20 };
+
+static void draw_frame(gl_ui *ui, unsigned flags)
+{
+    int rows = LINES, cols = COLS;
+    if (rows < MIN_ROWS || cols < MIN_COLS) {
+        erase();
+        gl_ui_put(0, 0, cols, A_BOLD, "terminal too small");
+        return;
+    }
+    if (flags & GL_REDRAW_BAR)
+        draw_bar(ui, cols);
+    if (flags & GL_REDRAW_VIEW) {
+        for (int y = 1; y < rows - 1; y++) {
+            move(y, 0);
+            clrtoeol();
+        }
+        if (ui->pipeline) {
+            gl_view *v = gl_ui_view(ui);
+            v->ops->draw(ui, v, 1, 0, rows - 2, cols);
+        } else {
+            char msg[1200];
+            snprintf(msg, sizeof(msg), "loading %s ...", ui->model_path);
+            gl_ui_put(2, 2, cols - 2, gl_ui_attr(ui, GL_ROLE_DIM), msg);
+        }
+    }
+    if (flags & (GL_REDRAW_STATUS | GL_REDRAW_VIEW))
+        draw_status(ui, rows - 1, cols);
+}
+
+/* ---- input ------------------------------------------------------------------------------ */
+
+static unsigned mouse_click(gl_ui *ui)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK || !(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+        return GL_REDRAW_NONE;
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    if (ev.y == 0) {
+        gl_bar_item *items;
+        size_t n = gl_bar_items(ui, &items);
+        int hit = gl_bar_item_at(items, n, COLS, ui->utf8, ev.x);
+        free(items);
+        return hit >= 0 ? gl_ui_goto_step(ui, (size_t)hit) : GL_REDRAW_NONE;
+    }
+    gl_view *v = gl_ui_view(ui);
+    if (ev.y >= LINES - 1 || !v->ops->click)
+        return GL_REDRAW_NONE;
+    return v->ops->click(ui, v, ev.y - 1, ev.x);
+}
+
+enum { KEYS_PER_FRAME = 64 };
+
+static unsigned read_keys(gl_ui *ui)
+{
+    unsigned flags = GL_REDRAW_NONE;
+    int ch;
+    for (int i = 0; i < KEYS_PER_FRAME && !ui->quit && (ch = getch()) != ERR; i++) {
+        if (ch == KEY_RESIZE) {
+            clear();
+            flags |= GL_REDRAW_ALL;
+        } else if (ch == KEY_MOUSE) {
+            flags |= mouse_click(ui);
+        } else {
+            flags |= gl_ui_key(ui, ch);
+        }
+    }
+    return flags;
+}
+
+/* ---- terminal lifetime and signals ------------------------------------------------------- */
+
+static volatile sig_atomic_t curses_active;
+static volatile sig_atomic_t interrupted;
+
+static void restore_terminal(void)
+{
+    if (curses_active) {
+        curses_active = 0;
+        endwin();
+    }
+}
+
+/* Put the terminal back, then die of the same signal as we would have. */
+static void on_fatal_signal(int sig)
+{
+    restore_terminal();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void install_signals(void)
+{
+    static const int fatal[] = {SIGSEGV, SIGABRT, SIGTERM, SIGBUS, SIGFPE, SIGILL, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    for (size_t i = 0; i < GL_ARRAY_LEN(fatal); i++)
+        sigaction(fatal[i], &sa, NULL);
+    sa.sa_handler = on_interrupt; /* kill -INT: like C-c, never a quit mid-job */
+    sa.sa_flags = 0;
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static bool start_curses(gl_ui *ui)
+{
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr)
+        return false;
+    set_term(scr);
+    curses_active = 1;
+    gl_set_fatal_hook(restore_terminal);
+    install_signals();
+    raw(); /* C-c arrives as a key: it cancels work, it does not kill us */
+    noecho();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    curs_set(0);
+    mousemask(BUTTON1_CLICKED, NULL);
+    setup_roles(ui);
+    return true;
+}
+
+/* ---- the loop ---------------------------------------------------------------------------- */
+
+enum { SPINNER_MS = 100 };
+
+static void run_loop(gl_ui *ui)
+{
+    app_runtime *rt = ui->runtime;
+    unsigned flags = GL_REDRAW_ALL;
+    while (!ui->quit) {
+        if (flags) {
+            draw_frame(ui, flags);
+            refresh();
+            flags = GL_REDRAW_NONE;
+        }
+        struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                                {.fd = rt->wake[0], .events = POLLIN}};
+        int n = poll(fds, 2, ui->job ? SPINNER_MS : -1);
+        if (interrupted) {
+            interrupted = 0;
+            flags |= gl_ui_request(ui, GL_REQ_CANCEL);
+        }
+        if (n > 0 && (fds[1].revents & POLLIN))
+            flags |= collect_job(ui);
+        if (n > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
+            !(fds[0].revents & POLLIN)) {
+            ui->quit = true; /* the terminal went away */
+            break;
+        }
+        if (n != 0) /* keys, or a signal (SIGWINCH: getch gives KEY_RESIZE) */
+            flags |= read_keys(ui);
+        if (n == 0 && ui->job)
+            flags |= GL_REDRAW_STATUS; /* the spinner and the time */
+        bury_if_idle(rt);
+    }
+}
+
+int gl_ui_main(const char *model_path)
+{
+    setlocale(LC_ALL, "");
+    if (access(model_path, R_OK) != 0) { /* the common failure, before touching the tty */
+        fprintf(stderr, "graphlab: %s: cannot open: %s\n", model_path, strerror(errno));
+        return GL_EXIT_BAD;
+    }
+    /* static: a cancelled job may outlive this function (it reads the pipeline), and
+     * what it reads stays reachable for leak checkers */
+    static gl_ui ui;
+    gl_ui_init(&ui, model_path);
+    ui.utf8 = utf8_terminal = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    /* static: a cancelled job may still touch it after we return, until exit() */
+    static app_runtime rt = {.wake = {-1, -1}};
+    pthread_mutex_init(&rt.mu, NULL);
+    atomic_init(&rt.jobs_alive, 0);
+    if (pipe(rt.wake) != 0 || fcntl(rt.wake[0], F_SETFL, O_NONBLOCK) != 0 ||
+        fcntl(rt.wake[1], F_SETFL, O_NONBLOCK) != 0 || fcntl(rt.wake[0], F_SETFD, FD_CLOEXEC) ||
+        fcntl(rt.wake[1], F_SETFD, FD_CLOEXEC)) {
+        fprintf(stderr, "graphlab: cannot make a pipe: %s\n", strerror(errno));
+        gl_ui_free(&ui);
+        return GL_EXIT_BAD;
+    }
+    ui.runtime = &rt;
+    if (!start_curses(&ui)) {
+        fprintf(stderr, "graphlab: cannot use the terminal (TERM=%s)\n",
+                getenv("TERM") ? getenv("TERM") : "");
+        gl_ui_free(&ui);
+        return GL_EXIT_BAD;
+    }
+    load_job *l = gl_xcalloc(1, sizeof(*l));
+    l->path = model_path;
+    gl_ui_start_job(&ui, &load_spec, l);
+    run_loop(&ui);
+    restore_terminal();
+    gl_set_fatal_hook(NULL);
+    int rc = GL_EXIT_OK;
+    if (ui.fatal[0]) {
+        fprintf(stderr, "graphlab: %s\n", ui.fatal);
+        rc = GL_EXIT_BAD;
+    }
+    if (ui.job)
+        gl_ui_cancel_job(&ui);
+    if (atomic_load(&rt.jobs_alive) == 0) {
+        /* nothing reads our state any more: free it (leak checkers stay quiet) */
+        bury_if_idle(&rt);
+        free(rt.dead_models);
+        free(rt.dead_diffs);
+        ui.runtime = NULL;
+        gl_ui_free(&ui);
+        close(rt.wake[0]);
+        close(rt.wake[1]);
+    }
+    /* else a cancelled job still runs and reads the pipeline: exit() ends it with us */
+    return rc;
+}

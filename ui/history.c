@@ -1,0 +1,146 @@
+/* history.c — what the pipeline did to one node: for each step, whether it created,
+ * changed, replaced or removed the node, read from the step diffs (matched by node id,
+ * which survives snapshot clones) and, where the diff does not know the decision, from
+ * the step's applied decisions that name the node. */
+#include "ui/ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "Op 'a', Op 'b' +3 more" from parallel name/op arrays. */
+static void name_list(char *buf, size_t len, char *const *ops, char *const *names, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && i < 3 && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s '%s'", i ? ", " : "", ops[i], names[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (n > 3 && used < len)
+        snprintf(buf + used, len - used, " +%zu more", n - 3);
+}
+
+/* The applied decision of step k that names `name`, when the diff does not know. */
+static const gl_decision *decision_naming(const gl_ui *ui, size_t k, const char *name,
+                                          int64_t id)
+{
+    const gl_pipeline *p = ui->pipeline;
+    const gl_snapshot *s = &p->steps[k];
+    for (size_t i = 0; i < s->n_decisions; i++) {
+        const gl_decision *d = &p->log.items[s->first_decision + i];
+        if (id >= 0 && d->id == id)
+            return d;
+        if (id >= 0 || d->verdict != GL_APPLIED)
+            continue;
+        for (size_t j = 0; j < d->n_nodes; j++)
+            if (name && strcmp(d->nodes[j], name) == 0)
+                return d;
+    }
+    return NULL;
+}
+
+/* A change detail in a word or two: "attr pads", "input 1", "output type". */
+static void detail_words(const gl_change_detail *x, char *buf, size_t len)
+{
+    switch (x->kind) {
+    case GL_DETAIL_RENAMED: snprintf(buf, len, "name"); break;
+    case GL_DETAIL_OP: snprintf(buf, len, "op"); break;
+    case GL_DETAIL_ATTR_ADDED:
+    case GL_DETAIL_ATTR_REMOVED:
+    case GL_DETAIL_ATTR_CHANGED: snprintf(buf, len, "attr %s", x->what); break;
+    case GL_DETAIL_OUTPUT_TYPE: snprintf(buf, len, "output type"); break;
+    default: snprintf(buf, len, "%s", x->what); break;
+    }
+}
+
+/* "changed (#2 push-through-Mul): input 0, output type", "replaced (#7 fuse) by
+ * FusedConv 'x'": the verb, the decision when known, then what. The step's label,
+ * shown beside it, names the pass. */
+static void describe_change(const gl_ui *ui, size_t k, const gl_node_change *c, bool gone,
+                            const char *name, gl_history_entry *e)
+{
+    const gl_decision *d = decision_naming(ui, k, name, c->decision);
+    e->decision = d ? d->id : c->decision;
+    char by[128] = "";
+    if (d)
+        snprintf(by, sizeof(by), " (#%lld %s)", (long long)d->id, d->rule);
+    char what[200] = "";
+    size_t used = 0;
+    const char *verb = "";
+    switch (c->kind) {
+    case GL_CHANGE_ADDED: verb = "created"; break;
+    case GL_CHANGE_REMOVED: verb = "removed"; break;
+    case GL_CHANGE_REPLACED:
+        verb = gone ? "replaced" : "created";
+        used = (size_t)snprintf(what, sizeof(what), gone ? " by " : ", replacing ");
+        if (gone)
+            name_list(what + used, sizeof(what) - used, c->new_ops, c->new_names, c->n_new);
+        else
+            name_list(what + used, sizeof(what) - used, c->old_ops, c->old_names, c->n_old);
+        break;
+    case GL_CHANGE_MODIFIED: {
+        verb = "changed";
+        const char *sep = ":";
+        for (size_t i = 0; i < c->n_details && used < sizeof(what); i++) {
+            char words[96];
+            detail_words(&c->details[i], words, sizeof(words));
+            if (c->details[i].kind == GL_DETAIL_OUTPUT_TYPE && strstr(what, words))
+                continue; /* the types of several outputs: said once */
+            int w = snprintf(what + used, sizeof(what) - used, "%s %s", sep, words);
+            used += w > 0 ? (size_t)w : 0;
+            sep = ",";
+        }
+        break;
+    }
+    }
+    snprintf(e->text, sizeof(e->text), "%s%s%s", verb, by, what);
+}
+
+size_t gl_ui_node_history(const gl_ui *ui, uint32_t id, gl_history_entry **out)
+{
+    *out = NULL;
+    if (!ui->pipeline || !ui->step_diffs)
+        return 0;
+    size_t n = 0, cap = 0;
+    bool created = false;
+    for (size_t k = 1; k < ui->pipeline->n_steps; k++) {
+        const gl_diff *d = ui->step_diffs[k];
+        if (!d)
+            continue;
+        const gl_node_change *c = gl_diff_find_new(d, id);
+        bool gone = false;
+        const char *name = NULL;
+        for (size_t i = 0; c && i < c->n_new; i++)
+            if (c->new_ids[i] == id)
+                name = c->new_names[i];
+        if (!c) {
+            c = gl_diff_find_old(d, id);
+            gone = c && (c->kind == GL_CHANGE_REMOVED || c->kind == GL_CHANGE_REPLACED);
+            if (!gone)
+                continue;
+            for (size_t i = 0; i < c->n_old; i++)
+                if (c->old_ids[i] == id)
+                    name = c->old_names[i];
+        }
+        GL_GROW(*out, cap, n + 1);
+        gl_history_entry *e = &(*out)[n++];
+        memset(e, 0, sizeof(*e));
+        e->step = k;
+        e->kind = c->kind;
+        e->gone = gone;
+        describe_change(ui, k, c, gone, name, e);
+        created |= !gone && (c->kind == GL_CHANGE_ADDED || c->kind == GL_CHANGE_REPLACED);
+        if (gone)
+            break;
+    }
+    if (!created) {
+        /* no step made it: it came from the file */
+        GL_GROW(*out, cap, n + 1);
+        memmove(*out + 1, *out, n * sizeof(**out));
+        (*out)[0] = (gl_history_entry){.step = 0, .kind = GL_CHANGE_ADDED, .decision = -1};
+        snprintf((*out)[0].text, sizeof((*out)[0].text), "loaded from the file");
+        n++;
+    }
+    return n;
+}

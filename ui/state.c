@@ -1,0 +1,890 @@
+/* state.c — the workbench without the terminal: the current step and rewrite budget,
+ * the selection that follows a node across steps, views and their back stack, the
+ * search prompt, requests. Everything here runs in tests without curses; app.c adds
+ * the terminal, the worker thread and the drawing. */
+#include "ui/ui.h"
+
+#include <ctype.h>
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- the graph index ------------------------------------------------------------------ */
+
+static int cmp_op_count(const void *a, const void *b)
+{
+    const gl_op_count *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return strcmp(x->op, y->op);
+}
+
+static int cmp_op_name(const void *a, const void *b)
+{
+    const gl_node *x = *(gl_node *const *)a, *y = *(gl_node *const *)b;
+    return strcmp(x->op_type, y->op_type);
+}
+
+/* Counting by sorting a copy of the rows by op keeps this O(n log n) with no hash. */
+static void count_ops(gl_graph_index *ix)
+{
+    if (!ix->n_rows)
+        return;
+    gl_node **sorted = gl_xmalloc(ix->n_rows * sizeof(*sorted));
+    memcpy(sorted, ix->rows, ix->n_rows * sizeof(*sorted));
+    qsort(sorted, ix->n_rows, sizeof(*sorted), cmp_op_name);
+    size_t cap = 0;
+    for (size_t i = 0; i < ix->n_rows;) {
+        size_t j = i;
+        while (j < ix->n_rows && strcmp(sorted[j]->op_type, sorted[i]->op_type) == 0)
+            j++;
+        GL_GROW(ix->ops, cap, ix->n_ops + 1);
+        ix->ops[ix->n_ops++] = (gl_op_count){sorted[i]->op_type, j - i};
+        i = j;
+    }
+    qsort(ix->ops, ix->n_ops, sizeof(*ix->ops), cmp_op_count);
+    free(sorted);
+}
+
+void gl_graph_index_build(gl_graph_index *ix, const gl_graph *g)
+{
+    gl_graph_index_free(ix);
+    ix->graph = g;
+    if (!g)
+        return;
+    ix->rows = gl_xmalloc((g->live_nodes + 1) * sizeof(*ix->rows));
+    ix->n_ids = g->next_node_id;
+    ix->row_of_id = gl_xmalloc((ix->n_ids + 1) * sizeof(*ix->row_of_id));
+    memset(ix->row_of_id, 0xff, (ix->n_ids + 1) * sizeof(*ix->row_of_id));
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        if (ix->n_rows > g->live_nodes)
+            break; /* live_nodes is kept by the edit API; never trust it past the array */
+        if (n->id < ix->n_ids)
+            ix->row_of_id[n->id] = (uint32_t)ix->n_rows;
+        ix->rows[ix->n_rows++] = n;
+    }
+    count_ops(ix);
+}
+
+void gl_graph_index_free(gl_graph_index *ix)
+{
+    free(ix->rows);
+    free(ix->row_of_id);
+    free(ix->ops);
+    memset(ix, 0, sizeof(*ix));
+}
+
+gl_node *gl_graph_index_node(const gl_graph_index *ix, uint32_t id)
+{
+    if (id >= ix->n_ids || ix->row_of_id[id] == UINT32_MAX)
+        return NULL;
+    return ix->rows[ix->row_of_id[id]];
+}
+
+uint32_t gl_ui_follow(const gl_graph_index *ix, gl_selection sel)
+{
+    if (gl_graph_index_node(ix, sel.node_id))
+        return sel.node_id;
+    if (sel.origin == UINT32_MAX)
+        return UINT32_MAX;
+    for (size_t r = 0; r < ix->n_rows; r++) {
+        const gl_provenance *pv = &ix->rows[r]->prov;
+        for (size_t o = 0; o < pv->n_origins; o++)
+            if (pv->origins[o] == sel.origin)
+                return ix->rows[r]->id;
+    }
+    return UINT32_MAX;
+}
+
+/* ---- small helpers shared by the views ------------------------------------------- */
+
+bool gl_ui_match(const char *text, const char *pattern)
+{
+    if (!text || !pattern || !*pattern)
+        return false;
+    size_t m = strlen(pattern);
+    for (const char *t = text; *t; t++) {
+        size_t i = 0;
+        while (i < m && t[i] && tolower((unsigned char)t[i]) == tolower((unsigned char)pattern[i]))
+            i++;
+        if (i == m)
+            return true;
+    }
+    return false;
+}
+
+bool gl_ui_node_matches(const gl_node *n, const char *pattern)
+{
+    if (gl_ui_match(n->op_type, pattern) || gl_ui_match(n->name, pattern))
+        return true;
+    return n->domain && *n->domain && gl_ui_match(n->domain, pattern);
+}
+
+int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
+                   bool (*match)(int row, void *ctx), void *ctx)
+{
+    if (n_rows <= 0)
+        return -1;
+    dir = dir < 0 ? -1 : 1;
+    if (from < 0 || from >= n_rows)
+        from = dir > 0 ? 0 : n_rows - 1;
+    int row = inclusive ? from : from + dir;
+    for (int i = 0; i < n_rows; i++, row += dir) {
+        row = (row % n_rows + n_rows) % n_rows;
+        if (match(row, ctx))
+            return row;
+    }
+    return -1;
+}
+
+void gl_ui_clamp(gl_view *v, int n_rows, int height)
+{
+    if (v->selected >= n_rows)
+        v->selected = n_rows - 1;
+    if (v->selected < 0)
+        v->selected = 0;
+    if (height < 1)
+        height = 1;
+    if (v->scroll > v->selected)
+        v->scroll = v->selected;
+    if (v->selected >= v->scroll + height)
+        v->scroll = v->selected - height + 1;
+    if (v->scroll > n_rows - height)
+        v->scroll = n_rows - height;
+    if (v->scroll < 0)
+        v->scroll = 0;
+}
+
+unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
+{
+    int page = v->height > 1 ? v->height - 1 : 1;
+    int before = v->selected;
+    switch (r) {
+    case GL_REQ_MOVE_DOWN: v->selected++; break;
+    case GL_REQ_MOVE_UP: v->selected--; break;
+    case GL_REQ_PAGE_DOWN: v->selected += page; v->scroll += page; break;
+    case GL_REQ_PAGE_UP: v->selected -= page; v->scroll -= page; break;
+    case GL_REQ_TOP: v->selected = 0; break;
+    case GL_REQ_BOTTOM: v->selected = n_rows - 1; break;
+    default: return GL_REDRAW_NONE;
+    }
+    gl_ui_clamp(v, n_rows, v->height);
+    return v->selected != before || r == GL_REQ_PAGE_DOWN || r == GL_REQ_PAGE_UP
+               ? GL_REDRAW_VIEW
+               : GL_REDRAW_NONE;
+}
+
+static const struct {
+    const char *pass, *shown;
+} short_names[] = {
+    {"shape-inference", "shapes"}, {"constant-folding", "fold"}, {"transpose-push", "tpush"},
+    {"memory-plan", "mem"},
+};
+
+const char *gl_ui_pass_short(const char *pass)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(short_names); i++)
+        if (strcmp(pass, short_names[i].pass) == 0)
+            return short_names[i].shown;
+    return pass;
+}
+
+void gl_ui_export_dir(const char *model_path, char *buf, size_t len)
+{
+    const char *path = model_path ? model_path : "model.onnx";
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t stem = strlen(base);
+    if (stem > 5 && strcmp(base + stem - 5, ".onnx") == 0)
+        stem -= 5;
+    if (stem == 5 && strncmp(base, "model", 5) == 0 && base > path + 1) {
+        /* model zoo layout: NAME/model.onnx — the folder names the model */
+        const char *end = base - 1, *start = end;
+        while (start > path && start[-1] != '/')
+            start--;
+        if (end > start) {
+            base = start;
+            stem = (size_t)(end - start);
+        }
+    }
+    if (stem == 0 || (stem <= 2 && base[0] == '.')) {
+        base = "model";
+        stem = 5;
+    }
+    snprintf(buf, len, "./graphlab-export/%.*s", (int)stem, base);
+}
+
+/* ---- status -------------------------------------------------------------------------- */
+
+static void set_status_v(gl_ui *ui, bool error, const char *fmt, va_list ap)
+{
+    vsnprintf(ui->status, sizeof(ui->status), fmt, ap);
+    ui->status_error = error;
+}
+
+void gl_ui_set_status(gl_ui *ui, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_status_v(ui, false, fmt, ap);
+    va_end(ap);
+}
+
+void gl_ui_set_error(gl_ui *ui, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_status_v(ui, true, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- lifetime ------------------------------------------------------------------------ */
+
+static const gl_view_ops *const view_ops[GL_VIEW_COUNT] = {
+    [GL_VIEW_NODES] = &gl_view_nodes_ops,         [GL_VIEW_DETAIL] = &gl_view_detail_ops,
+    [GL_VIEW_DIFF] = &gl_view_diff_ops,           [GL_VIEW_DECISIONS] = &gl_view_decisions_ops,
+    [GL_VIEW_GRAPH] = &gl_view_graph_ops,         [GL_VIEW_HELP] = &gl_view_help_ops,
+};
+
+void gl_ui_init(gl_ui *ui, const char *model_path)
+{
+    memset(ui, 0, sizeof(*ui));
+    ui->model_path = model_path;
+    ui->budget = ui->want_budget = -1;
+    ui->sel = (gl_selection){UINT32_MAX, UINT32_MAX};
+    ui->ghost_step = -1;
+    ui->ghost_id = UINT32_MAX;
+    ui->pending_digit = -1;
+    ui->generation = 1;
+    ui->views = gl_xcalloc(GL_VIEW_COUNT, sizeof(gl_view));
+    ui->n_views = GL_VIEW_COUNT;
+    for (size_t i = 0; i < GL_VIEW_COUNT; i++)
+        ui->views[i].ops = view_ops[i];
+    ui->current = GL_VIEW_NODES;
+    gl_ui_export_dir(model_path, ui->export_dir, sizeof(ui->export_dir));
+}
+
+static void drop_replay(gl_ui *ui)
+{
+    if (ui->replayed)
+        gl_ui_defer_free_model(ui, ui->replayed);
+    if (ui->replay_diff)
+        gl_ui_defer_free_diff(ui, ui->replay_diff);
+    ui->replayed = NULL;
+    ui->replay_diff = NULL;
+    gl_decision_log_free(&ui->replay_log);
+    ui->budget = -1;
+}
+
+void gl_ui_free(gl_ui *ui)
+{
+    for (size_t i = 0; ui->views && i < ui->n_views; i++)
+        if (ui->views[i].ops->close)
+            ui->views[i].ops->close(ui, &ui->views[i]);
+    free(ui->views);
+    drop_replay(ui);
+    gl_graph_index_free(&ui->index);
+    for (size_t k = 0; ui->step_diffs && ui->pipeline && k < ui->pipeline->n_steps; k++)
+        gl_diff_free(ui->step_diffs[k]);
+    free(ui->step_diffs);
+    gl_pipeline_free(ui->pipeline);
+    free(ui->marks);
+    memset(ui, 0, sizeof(*ui));
+}
+
+const gl_graph *gl_ui_step_graph(const gl_ui *ui, size_t k)
+{
+    if (!ui->pipeline || k >= ui->pipeline->n_steps || !ui->pipeline->steps[k].model)
+        return NULL;
+    return ui->pipeline->steps[k].model->graph;
+}
+
+const gl_graph *gl_ui_graph(const gl_ui *ui)
+{
+    return ui->replayed ? ui->replayed->graph : gl_ui_step_graph(ui, ui->step);
+}
+
+const gl_decision *gl_ui_decisions(const gl_ui *ui, size_t *count)
+{
+    *count = 0;
+    if (!ui->pipeline)
+        return NULL;
+    if (ui->replayed) {
+        *count = ui->replay_log.n;
+        return ui->replay_log.items;
+    }
+    const gl_snapshot *s = &ui->pipeline->steps[ui->step];
+    *count = s->n_decisions;
+    return s->n_decisions ? &ui->pipeline->log.items[s->first_decision] : NULL;
+}
+
+static uint32_t first_origin(const gl_node *n)
+{
+    return n && n->prov.n_origins ? n->prov.origins[0] : UINT32_MAX;
+}
+
+/* The shown graph changed (step, budget): re-index, let the selection follow, and make
+ * every view rebuild itself when next shown. */
+static void shown_changed(gl_ui *ui)
+{
+    gl_graph_index_build(&ui->index, gl_ui_graph(ui));
+    uint32_t id = gl_ui_follow(&ui->index, ui->sel);
+    if (id == UINT32_MAX && ui->index.n_rows) {
+        /* nothing stands for it here: stay at the same place in the list */
+        gl_view *nodes = &ui->views[GL_VIEW_NODES];
+        int row = nodes->selected < (int)ui->index.n_rows ? nodes->selected
+                                                            : (int)ui->index.n_rows - 1;
+        id = ui->index.rows[row < 0 ? 0 : row]->id;
+        ui->sel.origin = first_origin(ui->index.rows[row < 0 ? 0 : row]);
+    }
+    ui->sel.node_id = id;
+    ui->ghost_step = -1;
+    ui->generation++;
+    free(ui->marks);
+    ui->marks = NULL;
+    ui->n_marks = 0;
+}
+
+void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
+{
+    ui->pipeline = p;
+    ui->step_diffs = step_diffs;
+    if (!ui->step_diffs) {
+        ui->step_diffs = gl_xcalloc(p->n_steps, sizeof(gl_diff *));
+        for (size_t k = 1; k < p->n_steps; k++)
+            ui->step_diffs[k] = gl_diff_graphs(p->steps[k - 1].model->graph,
+                                               p->steps[k].model->graph, GL_DIFF_MATCH_IDS);
+    }
+    ui->step = 0;
+    ui->diff = NULL;
+    const gl_graph *g = gl_ui_step_graph(ui, 0);
+    gl_graph_index_build(&ui->index, g);
+    if (ui->index.n_rows)
+        ui->sel = (gl_selection){first_origin(ui->index.rows[0]), ui->index.rows[0]->id};
+    shown_changed(ui);
+    if (p->failure)
+        gl_ui_set_error(ui, "the pipeline stopped: %s", p->failure);
+}
+
+/* ---- views --------------------------------------------------------------------------- */
+
+static gl_view *current_view(gl_ui *ui) { return &ui->views[ui->current]; }
+
+/* A view rebuilds its model when the shown graph changed since it last opened; the
+ * detail view whenever it is shown (its node changes without a new graph). */
+static void refresh_view(gl_ui *ui, gl_view *v, bool force)
+{
+    if ((force || v->generation != ui->generation) && v->ops->open)
+        v->ops->open(ui, v);
+    v->generation = ui->generation;
+}
+
+static void push_back(gl_ui *ui)
+{
+    if (ui->n_back == GL_UI_BACK_MAX) {
+        memmove(ui->back, ui->back + 1, (GL_UI_BACK_MAX - 1) * sizeof(ui->back[0]));
+        ui->n_back--;
+    }
+    ui->back[ui->n_back++] = (gl_back_entry){(gl_view_kind)ui->current,
+                                             ui->ghost_step >= 0 ? ui->ghost_id : ui->sel.node_id,
+                                             ui->ghost_step};
+}
+
+unsigned gl_ui_show(gl_ui *ui, gl_view_kind kind, bool push)
+{
+    if (kind >= GL_VIEW_COUNT)
+        return GL_REDRAW_NONE;
+    if (kind == ui->current && kind != GL_VIEW_DETAIL) {
+        refresh_view(ui, current_view(ui), false);
+        return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+    }
+    if (push)
+        push_back(ui);
+    ui->current = kind;
+    refresh_view(ui, current_view(ui), kind == GL_VIEW_DETAIL);
+    return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+gl_view *gl_ui_view(gl_ui *ui)
+{
+    refresh_view(ui, current_view(ui), false);
+    return current_view(ui);
+}
+
+unsigned gl_ui_select_node(gl_ui *ui, uint32_t id)
+{
+    gl_node *n = gl_graph_index_node(&ui->index, id);
+    if (!n)
+        return GL_REDRAW_NONE;
+    ui->sel = (gl_selection){first_origin(n), id};
+    ui->views[GL_VIEW_NODES].selected = (int)ui->index.row_of_id[id];
+    return GL_REDRAW_VIEW;
+}
+
+unsigned gl_ui_open_detail(gl_ui *ui, uint32_t id, int64_t ghost_step)
+{
+    if (ghost_step >= 0 && (size_t)ghost_step == ui->step && !ui->replayed)
+        ghost_step = -1;
+    push_back(ui);
+    if (ghost_step < 0) {
+        gl_ui_select_node(ui, id);
+        ui->ghost_step = -1;
+    } else {
+        ui->ghost_step = ghost_step;
+        ui->ghost_id = id;
+    }
+    ui->current = GL_VIEW_DETAIL;
+    refresh_view(ui, current_view(ui), true);
+    return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+static unsigned go_back(gl_ui *ui)
+{
+    if (ui->n_back == 0) {
+        if (ui->n_marks || ui->status[0]) {
+            free(ui->marks);
+            ui->marks = NULL;
+            ui->n_marks = 0;
+            ui->status[0] = '\0';
+            return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+        }
+        return GL_REDRAW_NONE;
+    }
+    gl_back_entry e = ui->back[--ui->n_back];
+    if (e.kind == GL_VIEW_DETAIL) {
+        if (e.ghost_step >= 0) {
+            ui->ghost_step = e.ghost_step;
+            ui->ghost_id = e.node_id;
+        } else {
+            ui->ghost_step = -1;
+            gl_ui_select_node(ui, e.node_id);
+        }
+    }
+    ui->current = e.kind;
+    refresh_view(ui, current_view(ui), e.kind == GL_VIEW_DETAIL);
+    return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+/* Tab: nodes -> diff -> decisions -> graph -> nodes; detail and help join the cycle
+ * after nodes. */
+static unsigned next_view(gl_ui *ui)
+{
+    static const gl_view_kind cycle[] = {GL_VIEW_NODES, GL_VIEW_DIFF, GL_VIEW_DECISIONS,
+                                         GL_VIEW_GRAPH};
+    size_t at = 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(cycle); i++)
+        if (cycle[i] == (gl_view_kind)ui->current)
+            at = i;
+    return gl_ui_show(ui, cycle[(at + 1) % GL_ARRAY_LEN(cycle)], false);
+}
+
+/* ---- steps and rewrites ------------------------------------------------------------ */
+
+static void step_status(gl_ui *ui)
+{
+    char label[96];
+    gl_snapshot_label(ui->pipeline, ui->step, label, sizeof(label));
+    const gl_snapshot *s = &ui->pipeline->steps[ui->step];
+    size_t n_dec;
+    gl_ui_decisions(ui, &n_dec);
+    if (ui->step == 0)
+        gl_ui_set_status(ui, "%s: the model as loaded, %zu nodes", label, s->nodes);
+    else if (ui->budget >= 0)
+        gl_ui_set_status(ui, "%s: %lld of %lld rewrites, %zu nodes, %zu decisions", label,
+                         (long long)ui->budget, (long long)s->rewrites, ui->index.n_rows, n_dec);
+    else
+        gl_ui_set_status(ui, "%s: %s%lld rewrites, %zu nodes, %zu decisions, %.2f ms", label,
+                         s->changed ? "" : "unchanged, ", (long long)s->rewrites, s->nodes,
+                         n_dec, s->ms);
+}
+
+unsigned gl_ui_goto_step(gl_ui *ui, size_t k)
+{
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    if (k >= ui->pipeline->n_steps) {
+        gl_ui_set_error(ui, "no step %zu (steps 0-%zu)", k, ui->pipeline->n_steps - 1);
+        return GL_REDRAW_STATUS;
+    }
+    drop_replay(ui);
+    ui->want_budget = -1;
+    ui->step = k;
+    ui->diff = ui->step_diffs ? ui->step_diffs[k] : NULL;
+    shown_changed(ui);
+    step_status(ui);
+    refresh_view(ui, current_view(ui), ui->current == GL_VIEW_DETAIL);
+    return GL_REDRAW_ALL;
+}
+
+typedef struct replay_job {
+    const gl_pipeline *p;
+    size_t step;
+    int64_t budget;
+    gl_model *model;
+    gl_decision_log log;
+    gl_diff *diff;
+    gl_status st;
+    char error[256];
+} replay_job;
+
+static void replay_run(void *arg, gl_job *job)
+{
+    replay_job *r = arg;
+    gl_job_progress(job, "replaying %s to %lld rewrites", r->p->steps[r->step].pass->name,
+                    (long long)r->budget);
+    r->st = gl_pipeline_replay(r->p, r->step, r->budget, &r->model, &r->log);
+    if (r->st != GL_OK) {
+        snprintf(r->error, sizeof(r->error), "%s", gl_error_message());
+        return;
+    }
+    gl_job_progress(job, "diffing the replay");
+    r->diff = gl_diff_graphs(r->p->steps[r->step - 1].model->graph, r->model->graph,
+                             GL_DIFF_MATCH_IDS);
+}
+
+static void replay_discard(void *arg)
+{
+    replay_job *r = arg;
+    gl_model_free(r->model);
+    gl_decision_log_free(&r->log);
+    gl_diff_free(r->diff);
+    free(r);
+}
+
+static unsigned replay_finish(gl_ui *ui, void *arg)
+{
+    replay_job *r = arg;
+    if (r->st != GL_OK) {
+        gl_ui_set_error(ui, "replay failed: %s", r->error);
+        ui->want_budget = ui->budget;
+        replay_discard(r);
+        return GL_REDRAW_STATUS;
+    }
+    if (r->step != ui->step || r->budget != ui->want_budget) {
+        /* the user moved on while it ran: gl_ui_resume replays what is wanted now */
+        replay_discard(r);
+        return GL_REDRAW_STATUS;
+    }
+    drop_replay(ui);
+    ui->replayed = r->model;
+    ui->replay_log = r->log;
+    ui->replay_diff = r->diff;
+    ui->diff = r->diff;
+    ui->budget = r->budget;
+    free(r);
+    shown_changed(ui);
+    step_status(ui);
+    refresh_view(ui, current_view(ui), ui->current == GL_VIEW_DETAIL);
+    return GL_REDRAW_ALL;
+}
+
+static const gl_job_spec replay_spec = {
+    .what = "replaying", .run = replay_run, .finish = replay_finish, .discard = replay_discard};
+
+static unsigned start_replay(gl_ui *ui)
+{
+    replay_job *r = gl_xcalloc(1, sizeof(*r));
+    *r = (replay_job){.p = ui->pipeline, .step = ui->step, .budget = ui->want_budget};
+    if (!gl_ui_start_job(ui, &replay_spec, r)) {
+        free(r);
+        ui->want_budget = ui->budget;
+    }
+    return GL_REDRAW_ALL;
+}
+
+static bool replay_running(const gl_ui *ui) { return gl_ui_job_spec(ui) == &replay_spec; }
+
+unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
+{
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    if (ui->step == 0) {
+        gl_ui_set_status(ui, "step 0 is the model as loaded: step into a pass first (])");
+        return GL_REDRAW_STATUS;
+    }
+    const gl_snapshot *s = &ui->pipeline->steps[ui->step];
+    if (s->rewrites == 0) {
+        gl_ui_set_status(ui, "%s made no rewrites here", s->pass->name);
+        return GL_REDRAW_STATUS;
+    }
+    if (budget < 0 || budget >= s->rewrites) {
+        bool was = ui->budget >= 0;
+        ui->want_budget = -1;
+        if (!was) {
+            gl_ui_set_status(ui, "%s: all %lld rewrites shown", s->pass->name,
+                             (long long)s->rewrites);
+            return GL_REDRAW_STATUS;
+        }
+        drop_replay(ui);
+        ui->diff = ui->step_diffs ? ui->step_diffs[ui->step] : NULL;
+        shown_changed(ui);
+        step_status(ui);
+        refresh_view(ui, current_view(ui), ui->current == GL_VIEW_DETAIL);
+        return GL_REDRAW_ALL;
+    }
+    ui->want_budget = budget;
+    if (ui->job) {
+        /* one job at a time: the replay (or the next one) starts when it ends */
+        if (replay_running(ui))
+            gl_ui_set_status(ui, "replaying %s to %lld/%lld rewrites...", s->pass->name,
+                             (long long)budget, (long long)s->rewrites);
+        else
+            gl_ui_set_status(ui, "%s %lld/%lld rewrites: replayed when %s is done", s->pass->name,
+                             (long long)budget, (long long)s->rewrites, gl_ui_job_spec(ui)->what);
+        return GL_REDRAW_STATUS;
+    }
+    return start_replay(ui);
+}
+
+unsigned gl_ui_resume(gl_ui *ui)
+{
+    if (!ui->pipeline || ui->job || ui->want_budget < 0 || ui->want_budget == ui->budget)
+        return GL_REDRAW_NONE;
+    return start_replay(ui);
+}
+
+static unsigned step_rewrite(gl_ui *ui, int dir)
+{
+    if (!ui->pipeline || ui->step == 0)
+        return gl_ui_set_budget(ui, 0);
+    int64_t total = ui->pipeline->steps[ui->step].rewrites;
+    int64_t at = ui->want_budget >= 0 ? ui->want_budget : total;
+    if (dir < 0 && at == 0) {
+        gl_ui_set_status(ui, "no rewrites left to undo in this step ([ goes to the step before)");
+        return GL_REDRAW_STATUS;
+    }
+    return gl_ui_set_budget(ui, at + dir >= total ? -1 : at + dir);
+}
+
+/* ---- search ---------------------------------------------------------------------------- */
+
+static bool find_in_view(gl_ui *ui, int dir, bool inclusive)
+{
+    gl_view *v = current_view(ui);
+    if (!v->ops->find) {
+        gl_ui_show(ui, GL_VIEW_NODES, true);
+        v = current_view(ui);
+    }
+    return v->ops->find(ui, v, dir, inclusive);
+}
+
+static unsigned search_next(gl_ui *ui, int dir)
+{
+    if (!ui->search[0] && !ui->n_marks) {
+        gl_ui_set_status(ui, "no search yet: / searches");
+        return GL_REDRAW_STATUS;
+    }
+    if (!find_in_view(ui, dir, false)) {
+        gl_ui_set_error(ui, "no match for '%s'", ui->search);
+        return GL_REDRAW_STATUS;
+    }
+    if (ui->search[0])
+        gl_ui_set_status(ui, "/%s", ui->search);
+    return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+static unsigned open_prompt(gl_ui *ui)
+{
+    if (!current_view(ui)->ops->find)
+        gl_ui_show(ui, GL_VIEW_NODES, true);
+    ui->prompt = true;
+    ui->prompt_text[0] = '\0';
+    ui->prompt_saved_row = current_view(ui)->selected;
+    return GL_REDRAW_STATUS;
+}
+
+static void select_view_row(gl_ui *ui, int row)
+{
+    gl_view *v = current_view(ui);
+    v->selected = row;
+    if (ui->current == GL_VIEW_NODES && row >= 0 && (size_t)row < ui->index.n_rows)
+        gl_ui_select_node(ui, ui->index.rows[row]->id);
+}
+
+/* Typing in the prompt searches as it goes, from where the prompt opened. */
+static unsigned prompt_key(gl_ui *ui, int key)
+{
+    size_t len = strlen(ui->prompt_text);
+    if (key == 27) {
+        ui->prompt = false;
+        select_view_row(ui, ui->prompt_saved_row);
+        ui->status[0] = '\0';
+        return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+    }
+    if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+        ui->prompt = false;
+        if (!len) /* an empty prompt repeats the last search */
+            return search_next(ui, 1);
+        snprintf(ui->search, sizeof(ui->search), "%s", ui->prompt_text);
+        free(ui->marks);
+        ui->marks = NULL;
+        ui->n_marks = 0;
+        if (ui->status_error)
+            gl_ui_set_error(ui, "no match for '%s'", ui->search);
+        else
+            gl_ui_set_status(ui, "/%s (n/N: next/previous)", ui->search);
+        return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+    }
+    if (key == KEY_BACKSPACE || key == 127 || key == 8) {
+        if (len)
+            ui->prompt_text[len - 1] = '\0';
+    } else if (key == ('u' & 0x1f)) {
+        ui->prompt_text[0] = '\0';
+    } else if (key >= ' ' && key < 256 && key != 127 && len + 1 < sizeof(ui->prompt_text)) {
+        ui->prompt_text[len] = (char)key;
+        ui->prompt_text[len + 1] = '\0';
+    } else {
+        return GL_REDRAW_NONE;
+    }
+    gl_view *v = current_view(ui);
+    v->selected = ui->prompt_saved_row;
+    if (!ui->prompt_text[0])
+        return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+    char saved[sizeof(ui->search)];
+    memcpy(saved, ui->search, sizeof(saved));
+    snprintf(ui->search, sizeof(ui->search), "%s", ui->prompt_text);
+    bool found = v->ops->find(ui, v, 1, true);
+    memcpy(ui->search, saved, sizeof(saved));
+    select_view_row(ui, v->selected);
+    ui->status_error = !found;
+    return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+/* ---- decisions -> nodes ------------------------------------------------------------ */
+
+static bool has_id(const uint32_t *ids, size_t n, uint32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
+{
+    const gl_graph *g = gl_ui_graph(ui);
+    const gl_graph *before = ui->step > 0 ? gl_ui_step_graph(ui, ui->step - 1) : NULL;
+    uint32_t *ids = gl_xcalloc(d->n_nodes + 1, sizeof(uint32_t));
+    size_t n = 0, gone = 0;
+    for (size_t i = 0; g && i < d->n_nodes; i++) {
+        const gl_node *node = gl_find_node(g, d->nodes[i]);
+        uint32_t id = node ? node->id : UINT32_MAX;
+        const gl_node *old = !node && before ? gl_find_node(before, d->nodes[i]) : NULL;
+        if (old) /* gone in this step: what stands for it now */
+            id = gl_ui_follow(&ui->index, (gl_selection){first_origin(old), old->id});
+        if (id == UINT32_MAX || !gl_graph_index_node(&ui->index, id))
+            gone++;
+        else if (!has_id(ids, n, id))
+            ids[n++] = id;
+    }
+    if (n == 0) {
+        free(ids);
+        gl_ui_set_error(ui, "#%lld: none of its %zu nodes is in this step", (long long)d->id,
+                        d->n_nodes);
+        return GL_REDRAW_STATUS;
+    }
+    unsigned flags = gl_ui_show(ui, GL_VIEW_NODES, true);
+    free(ui->marks);
+    ui->marks = ids;
+    ui->n_marks = n;
+    ui->search[0] = '\0';
+    gl_ui_select_node(ui, ids[0]);
+    gl_ui_set_status(ui, "#%lld %s: %zu node%s marked (n/N)%s", (long long)d->id, d->rule, n,
+                     n == 1 ? "" : "s", gone ? ", others gone or not found" : "");
+    return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+static unsigned jump_digit(gl_ui *ui, int digit)
+{
+    double t = now_ms();
+    size_t n = ui->pipeline ? ui->pipeline->n_steps : 0;
+    if (ui->pending_digit >= 0 && t - ui->pending_digit_ms < 1000) {
+        size_t two = (size_t)ui->pending_digit * 10 + (size_t)digit;
+        ui->pending_digit = -1;
+        if (two < n)
+            return gl_ui_goto_step(ui, two);
+    }
+    ui->pending_digit = digit;
+    ui->pending_digit_ms = t;
+    return gl_ui_goto_step(ui, (size_t)digit);
+}
+
+/* While the first load runs there is nothing to show: only these make sense. */
+static unsigned loading_request(gl_ui *ui, gl_request r)
+{
+    if (r == GL_REQ_QUIT || r == GL_REQ_CANCEL) {
+        ui->quit = true;
+        return GL_REDRAW_QUIT;
+    }
+    gl_ui_set_status(ui, "still loading (q or C-c quits)");
+    return GL_REDRAW_STATUS;
+}
+
+unsigned gl_ui_request(gl_ui *ui, gl_request r)
+{
+    if (!ui->pipeline)
+        return loading_request(ui, r);
+    gl_view *v = current_view(ui);
+    refresh_view(ui, v, false);
+    switch (r) {
+    case GL_REQ_STEP_NEXT:
+        if (ui->step + 1 >= ui->pipeline->n_steps) {
+            gl_ui_set_status(ui, "this is the last step");
+            return GL_REDRAW_STATUS;
+        }
+        return gl_ui_goto_step(ui, ui->step + 1);
+    case GL_REQ_STEP_PREV:
+        if (ui->step == 0) {
+            gl_ui_set_status(ui, "this is the first step");
+            return GL_REDRAW_STATUS;
+        }
+        return gl_ui_goto_step(ui, ui->step - 1);
+    case GL_REQ_REWRITE_NEXT: return step_rewrite(ui, 1);
+    case GL_REQ_REWRITE_PREV: return step_rewrite(ui, -1);
+    case GL_REQ_SEARCH: return open_prompt(ui);
+    case GL_REQ_SEARCH_NEXT: return search_next(ui, 1);
+    case GL_REQ_SEARCH_PREV: return search_next(ui, -1);
+    case GL_REQ_BACK: return go_back(ui);
+    case GL_REQ_NEXT_VIEW: return next_view(ui);
+    case GL_REQ_VIEW_DIFF: return gl_ui_show(ui, GL_VIEW_DIFF, true);
+    case GL_REQ_VIEW_DECISIONS: return gl_ui_show(ui, GL_VIEW_DECISIONS, true);
+    case GL_REQ_VIEW_GRAPH: return gl_ui_show(ui, GL_VIEW_GRAPH, true);
+    case GL_REQ_VIEW_NODES: return gl_ui_show(ui, GL_VIEW_NODES, true);
+    case GL_REQ_EXPORT_STEP: return gl_ui_export(ui, false);
+    case GL_REQ_EXPORT_ALL: return gl_ui_export(ui, true);
+    case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
+    case GL_REQ_JUMP: return GL_REDRAW_NONE; /* needs the digit: gl_ui_key */
+    case GL_REQ_CANCEL: return gl_ui_cancel_job(ui);
+    case GL_REQ_HELP:
+        return ui->current == GL_VIEW_HELP ? go_back(ui) : gl_ui_show(ui, GL_VIEW_HELP, true);
+    case GL_REQ_QUIT: ui->quit = true; return GL_REDRAW_QUIT;
+    default: return v->ops->request ? v->ops->request(ui, v, r) : GL_REDRAW_NONE;
+    }
+}
+
+unsigned gl_ui_key(gl_ui *ui, int key)
+{
+    if (ui->prompt)
+        return prompt_key(ui, key);
+    gl_request r = gl_key_request(key);
+    if (r == GL_REQ_JUMP && ui->pipeline)
+        return jump_digit(ui, key - '0');
+    ui->pending_digit = -1;
+    if (r == GL_REQ_COUNT) {
+        gl_ui_set_status(ui, "that key does nothing here (? lists the keys)");
+        return GL_REDRAW_STATUS;
+    }
+    return gl_ui_request(ui, r);
+}

@@ -1,0 +1,225 @@
+/* view_decisions.c — the decision records of the shown step (the replay's while a
+ * rewrite budget is active): one row each, verdict, rule and reason; below the list the
+ * selected record in full — its nodes and every number or text it carries (for a
+ * transpose push: each input's cost, the output cost, the total, what decided it).
+ * `f` shows only the refused ones; Enter marks the record's nodes in the node list. */
+#include "ui/ui.h"
+
+#include <curses.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PANE_MIN_HEIGHT = 12 };
+
+typedef struct decisions_state {
+    size_t *rows;      /* indices into gl_ui_decisions(), filtered */
+    size_t n_rows;
+    bool only_refused; /* kept across steps */
+} decisions_state;
+
+static void decisions_open(gl_ui *ui, gl_view *v)
+{
+    decisions_state *s = v->state;
+    if (!s)
+        s = v->state = gl_xcalloc(1, sizeof(*s));
+    size_t n;
+    const gl_decision *d = gl_ui_decisions(ui, &n);
+    free(s->rows);
+    s->rows = gl_xmalloc((n + 1) * sizeof(*s->rows));
+    s->n_rows = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!s->only_refused || d[i].verdict == GL_REFUSED)
+            s->rows[s->n_rows++] = i;
+    v->selected = v->scroll = 0;
+}
+
+static const gl_decision *selected_record(gl_ui *ui, gl_view *v)
+{
+    decisions_state *s = v->state;
+    size_t n;
+    const gl_decision *d = gl_ui_decisions(ui, &n);
+    if (!s || v->selected < 0 || (size_t)v->selected >= s->n_rows || s->rows[v->selected] >= n)
+        return NULL;
+    return &d[s->rows[v->selected]];
+}
+
+static gl_ui_role verdict_role(gl_verdict v)
+{
+    return v == GL_APPLIED ? GL_ROLE_ADDED : v == GL_REFUSED ? GL_ROLE_REMOVED : GL_ROLE_DIM;
+}
+
+static void row_text(const gl_decision *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "#%-4lld %-7s %-22s %s", (long long)d->id, gl_verdict_name(d->verdict),
+             d->rule ? d->rule : "", d->reason ? d->reason : "");
+}
+
+/* The record in full, as lines of the pane: reason (wrapped), nodes, numbers. */
+static int draw_pane(gl_ui *ui, const gl_decision *d, int top, int left, int height, int width)
+{
+    char buf[1024];
+    int row = 0, attr = gl_ui_attr(ui, GL_ROLE_NORMAL);
+    snprintf(buf, sizeof(buf), "#%lld %s %s %s", (long long)d->id, d->pass ? d->pass : "",
+             d->rule ? d->rule : "", gl_verdict_name(d->verdict));
+    gl_ui_put(top + row++, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+    /* the reason, wrapped at the width */
+    const char *r = d->reason ? d->reason : "";
+    while (*r && row < height) {
+        int take = (int)strlen(r);
+        if (take > width - 2) {
+            take = width - 2;
+            for (int i = take; i > take / 2; i--)
+                if (r[i] == ' ') {
+                    take = i;
+                    break;
+                }
+        }
+        snprintf(buf, sizeof(buf), "  %.*s", take > 0 ? take : 1, r);
+        gl_ui_put(top + row++, left, width, attr, buf);
+        r += take > 0 ? take : 1;
+        while (*r == ' ')
+            r++;
+    }
+    size_t used = (size_t)snprintf(buf, sizeof(buf), "  nodes:");
+    for (size_t i = 0; i < d->n_nodes && used < sizeof(buf); i++) {
+        int w = snprintf(buf + used, sizeof(buf) - used, " %s", d->nodes[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (row < height)
+        gl_ui_put(top + row++, left, width, gl_ui_attr(ui, GL_ROLE_LINK), buf);
+    /* numbers two per line when they fit */
+    int col_w = width / 2 > 24 ? width / 2 : width;
+    for (size_t i = 0; i < d->n_numbers && row < height;) {
+        int x = 0;
+        while (i < d->n_numbers && x + col_w <= width) {
+            const gl_decision_number *num = &d->numbers[i++];
+            if (num->text)
+                snprintf(buf, sizeof(buf), "  %-14s %s", num->key, num->text);
+            else
+                snprintf(buf, sizeof(buf), "  %-14s %g", num->key, num->value);
+            gl_ui_put(top + row, left + x, col_w - 1, attr, buf);
+            x += col_w;
+        }
+        row++;
+    }
+    return row;
+}
+
+static void decisions_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
+{
+    decisions_state *s = v->state;
+    char buf[1024];
+    if (!s || height < 1)
+        return;
+    size_t n;
+    const gl_decision *d = gl_ui_decisions(ui, &n);
+    char label[96];
+    gl_snapshot_label(ui->pipeline, ui->step, label, sizeof(label));
+    snprintf(buf, sizeof(buf), "decisions of %s: %zu%s%s", label, s->n_rows,
+             s->only_refused ? " refused (f: all)" : " (f: only refused)",
+             ui->budget >= 0 ? " in the replay" : "");
+    gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+    int pane = height >= PANE_MIN_HEIGHT ? height / 3 + 1 : 0;
+    v->height = height - 1 - pane;
+    gl_ui_clamp(v, (int)s->n_rows, v->height);
+    for (int row = 0; row < v->height && v->scroll + row < (int)s->n_rows; row++) {
+        const gl_decision *rec = &d[s->rows[v->scroll + row]];
+        bool sel = v->scroll + row == v->selected;
+        row_text(rec, buf, sizeof(buf));
+        int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : verdict_role(rec->verdict));
+        int w = gl_ui_put(top + 1 + row, left, width, attr, buf);
+        if (sel)
+            gl_ui_fill(top + 1 + row, left + w, width - w, attr);
+    }
+    if (s->n_rows == 0)
+        gl_ui_put(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM),
+                  n ? "(no refused decisions in this step)" : "(this step recorded no decisions)");
+    const gl_decision *rec = selected_record(ui, v);
+    if (pane && rec) {
+        int y = top + height - pane;
+        attrset(gl_ui_attr(ui, GL_ROLE_DIM));
+        mvhline(y, left, ACS_HLINE, width);
+        attrset(A_NORMAL);
+        draw_pane(ui, rec, y + 1, left, pane - 1, width);
+    }
+}
+
+static unsigned decisions_request(gl_ui *ui, gl_view *v, gl_request r)
+{
+    decisions_state *s = v->state;
+    if (!s)
+        return GL_REDRAW_NONE;
+    if (r == GL_REQ_FILTER_REFUSED) {
+        s->only_refused = !s->only_refused;
+        decisions_open(ui, v);
+        return GL_REDRAW_VIEW;
+    }
+    if (r == GL_REQ_ENTER) {
+        const gl_decision *d = selected_record(ui, v);
+        if (!d)
+            return GL_REDRAW_NONE;
+        return gl_ui_goto_decision_nodes(ui, d);
+    }
+    return gl_ui_list_move(v, r, (int)s->n_rows);
+}
+
+typedef struct decision_match {
+    const gl_decision *d;
+    const size_t *rows;
+    const char *pattern;
+} decision_match;
+
+static bool record_matches(int row, void *ctx)
+{
+    const decision_match *m = ctx;
+    const gl_decision *d = &m->d[m->rows[row]];
+    if (gl_ui_match(d->rule, m->pattern) || gl_ui_match(d->reason, m->pattern))
+        return true;
+    for (size_t i = 0; i < d->n_nodes; i++)
+        if (gl_ui_match(d->nodes[i], m->pattern))
+            return true;
+    return false;
+}
+
+static bool decisions_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
+{
+    decisions_state *s = v->state;
+    size_t n;
+    if (!s)
+        return false;
+    decision_match m = {gl_ui_decisions(ui, &n), s->rows, ui->search};
+    int row = gl_ui_find_row((int)s->n_rows, v->selected, dir, inclusive, record_matches, &m);
+    if (row >= 0)
+        v->selected = row;
+    return row >= 0;
+}
+
+static unsigned decisions_click(gl_ui *ui, gl_view *v, int row, int col)
+{
+    decisions_state *s = v->state;
+    if (!s || row < 1 || row > v->height || v->scroll + row - 1 >= (int)s->n_rows)
+        return GL_REDRAW_NONE;
+    v->selected = v->scroll + row - 1;
+    return GL_REDRAW_VIEW;
+}
+
+static void decisions_close(gl_ui *ui, gl_view *v)
+{
+    decisions_state *s = v->state;
+    if (s)
+        free(s->rows);
+    free(s);
+    v->state = NULL;
+}
+
+const gl_view_ops gl_view_decisions_ops = {
+    .name = "decisions",
+    .open = decisions_open,
+    .draw = decisions_draw,
+    .request = decisions_request,
+    .close = decisions_close,
+    .find = decisions_find,
+    .click = decisions_click,
+};

@@ -1,0 +1,189 @@
+/* view_diff.c — the shown step against the step before, as gl_diff_write_text writes it
+ * (the same text as the exported .diff.txt), one change per unindented line with its
+ * details below; Enter on a change opens its node (a removed one as it was in the step
+ * before). */
+#include "ui/ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct diff_line {
+    char *text;      /* points into diff_state.text */
+    int change;      /* index into diff->nodes, -1: a value change or the summary */
+    gl_ui_role role;
+} diff_line;
+
+typedef struct diff_state {
+    char *text;      /* the whole diff text, split in place into lines */
+    diff_line *lines;
+    size_t n;
+} diff_state;
+
+static void free_state(diff_state *s)
+{
+    free(s->text);
+    free(s->lines);
+    memset(s, 0, sizeof(*s));
+}
+
+static gl_ui_role role_of(const char *line)
+{
+    switch (line[0]) {
+    case '+': return GL_ROLE_ADDED;
+    case '-': return GL_ROLE_REMOVED;
+    case '~':
+    case '>':
+    case '=': return GL_ROLE_CHANGED;
+    default: return line[0] == ' ' ? GL_ROLE_DIM : GL_ROLE_HEADER;
+    }
+}
+
+/* Line 0 is the summary; then each unindented line starts the next change: node
+ * changes in diff order, then the value changes (diff.h). */
+static void split_lines(diff_state *s, const gl_diff *d)
+{
+    size_t cap = 0;
+    int change = -1;
+    for (char *p = s->text; p && *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (s->n > 0 && p[0] != ' ')
+            change++;
+        GL_GROW(s->lines, cap, s->n + 1);
+        s->lines[s->n++] = (diff_line){p, change >= 0 && (size_t)change < d->n_nodes ? change : -1,
+                                       s->n == 0 ? GL_ROLE_HEADER : role_of(p)};
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+static void diff_open(gl_ui *ui, gl_view *v)
+{
+    diff_state *s = v->state;
+    if (!s)
+        s = v->state = gl_xcalloc(1, sizeof(*s));
+    free_state(s);
+    v->selected = v->scroll = 0;
+    if (!ui->diff)
+        return;
+    size_t len = 0;
+    FILE *f = open_memstream(&s->text, &len);
+    if (!f)
+        return;
+    gl_diff_write_text(ui->diff, f);
+    fclose(f);
+    split_lines(s, ui->diff);
+    if (s->n > 1)
+        v->selected = 1; /* the first change, not the summary */
+}
+
+static void title(const gl_ui *ui, char *buf, size_t len)
+{
+    char now[96], before[96];
+    if (!ui->pipeline || ui->step == 0) {
+        snprintf(buf, len, "diff: step 0 is the model as loaded, there is no step before");
+        return;
+    }
+    gl_snapshot_label(ui->pipeline, ui->step, now, sizeof(now));
+    gl_snapshot_label(ui->pipeline, ui->step - 1, before, sizeof(before));
+    if (ui->budget >= 0)
+        snprintf(buf, len, "diff: %s after %lld rewrites against %s", now,
+                 (long long)ui->budget, before);
+    else
+        snprintf(buf, len, "diff: %s against %s", now, before);
+}
+
+static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
+{
+    diff_state *s = v->state;
+    char buf[256];
+    if (!s || height < 1)
+        return;
+    title(ui, buf, sizeof(buf));
+    gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+    v->height = height - 1;
+    gl_ui_clamp(v, (int)s->n, v->height);
+    for (int row = 0; row < v->height && v->scroll + row < (int)s->n; row++) {
+        const diff_line *l = &s->lines[v->scroll + row];
+        bool sel = v->scroll + row == v->selected;
+        int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : l->role);
+        int w = gl_ui_put(top + 1 + row, left, width, attr, l->text);
+        if (sel)
+            gl_ui_fill(top + 1 + row, left + w, width - w, attr);
+    }
+}
+
+static unsigned open_change(gl_ui *ui, const gl_node_change *c)
+{
+    if (c->n_new)
+        return gl_ui_open_detail(ui, c->new_ids[0], -1);
+    if (c->n_old && ui->step > 0)
+        return gl_ui_open_detail(ui, c->old_ids[0], (int64_t)ui->step - 1);
+    return GL_REDRAW_NONE;
+}
+
+static unsigned diff_request(gl_ui *ui, gl_view *v, gl_request r)
+{
+    diff_state *s = v->state;
+    if (!s)
+        return GL_REDRAW_NONE;
+    if (r == GL_REQ_ENTER) {
+        int change = v->selected >= 0 && (size_t)v->selected < s->n ? s->lines[v->selected].change : -1;
+        if (change < 0 || !ui->diff) {
+            gl_ui_set_status(ui, "Enter on a node change opens the node");
+            return GL_REDRAW_STATUS;
+        }
+        return open_change(ui, &ui->diff->nodes[change]);
+    }
+    return gl_ui_list_move(v, r, (int)s->n);
+}
+
+typedef struct diff_match {
+    const diff_state *s;
+    const char *pattern;
+} diff_match;
+
+static bool line_matches(int row, void *ctx)
+{
+    const diff_match *m = ctx;
+    return gl_ui_match(m->s->lines[row].text, m->pattern);
+}
+
+static bool diff_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
+{
+    diff_match m = {v->state, ui->search};
+    if (!m.s)
+        return false;
+    int row = gl_ui_find_row((int)m.s->n, v->selected, dir, inclusive, line_matches, &m);
+    if (row >= 0)
+        v->selected = row;
+    return row >= 0;
+}
+
+static unsigned diff_click(gl_ui *ui, gl_view *v, int row, int col)
+{
+    diff_state *s = v->state;
+    if (!s || row < 1 || v->scroll + row - 1 >= (int)s->n)
+        return GL_REDRAW_NONE;
+    v->selected = v->scroll + row - 1;
+    return GL_REDRAW_VIEW;
+}
+
+static void diff_close(gl_ui *ui, gl_view *v)
+{
+    if (v->state)
+        free_state(v->state);
+    free(v->state);
+    v->state = NULL;
+}
+
+const gl_view_ops gl_view_diff_ops = {
+    .name = "diff",
+    .open = diff_open,
+    .draw = diff_draw,
+    .request = diff_request,
+    .close = diff_close,
+    .find = diff_find,
+    .click = diff_click,
+};

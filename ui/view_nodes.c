@@ -1,0 +1,207 @@
+/* view_nodes.c — the graph at the current step as a list in graph (topological) order:
+ * diff mark, op, name, output types; a header with the count per op. The rows are the
+ * ui's graph index (no copy); only the visible rows are formatted. */
+#include "ui/ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HEADER_ROWS = 2, MAX_OP_W = 24, MAX_NAME_W = 40 };
+
+typedef struct nodes_state {
+    int op_w, name_w; /* column widths for this graph */
+} nodes_state;
+
+static void op_text(const gl_node *n, char *buf, size_t len)
+{
+    if (n->domain && *n->domain)
+        snprintf(buf, len, "%s:%s", n->domain, n->op_type);
+    else
+        snprintf(buf, len, "%s", n->op_type);
+}
+
+/* ui->sel is the one truth (other views move it too): the row follows it. */
+static void adopt_selection(gl_ui *ui, gl_view *v)
+{
+    uint32_t id = ui->sel.node_id;
+    if (id < ui->index.n_ids && ui->index.row_of_id[id] != UINT32_MAX)
+        v->selected = (int)ui->index.row_of_id[id];
+}
+
+static void nodes_open(gl_ui *ui, gl_view *v)
+{
+    nodes_state *s = v->state;
+    if (!s)
+        s = v->state = gl_xcalloc(1, sizeof(*s));
+    s->op_w = 2;
+    s->name_w = 4;
+    char op[128];
+    for (size_t r = 0; r < ui->index.n_rows; r++) {
+        const gl_node *n = ui->index.rows[r];
+        op_text(n, op, sizeof(op));
+        int ow = gl_ui_text_width(op), nw = gl_ui_text_width(n->name);
+        s->op_w = ow > s->op_w ? (ow < MAX_OP_W ? ow : MAX_OP_W) : s->op_w;
+        s->name_w = nw > s->name_w ? (nw < MAX_NAME_W ? nw : MAX_NAME_W) : s->name_w;
+    }
+    adopt_selection(ui, v);
+    gl_ui_clamp(v, (int)ui->index.n_rows, v->height);
+}
+
+/* "374 nodes: Conv 12, Relu 10, Add 5, ..." (as much as fits). */
+static void header_text(const gl_ui *ui, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "%zu nodes", ui->index.n_rows);
+    for (size_t i = 0; i < ui->index.n_ops && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s %zu", i ? ", " : ": ",
+                         ui->index.ops[i].op, ui->index.ops[i].count);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static char mark_of(const gl_ui *ui, const gl_node *n, gl_ui_role *role)
+{
+    const gl_node_change *c = ui->diff ? gl_diff_find_new(ui->diff, n->id) : NULL;
+    *role = GL_ROLE_NORMAL;
+    for (size_t i = 0; i < ui->n_marks; i++)
+        if (ui->marks[i] == n->id) {
+            *role = GL_ROLE_LINK;
+            return '*';
+        }
+    if (!c)
+        return ' ';
+    switch (c->kind) {
+    case GL_CHANGE_ADDED: *role = GL_ROLE_ADDED; return '+';
+    case GL_CHANGE_REPLACED: *role = GL_ROLE_ADDED; return '>';
+    case GL_CHANGE_MODIFIED: *role = GL_ROLE_CHANGED; return '~';
+    default: return ' ';
+    }
+}
+
+/* The row of a node: "+ Conv      conv1      float[1,8,32,32]". */
+static void row_text(const nodes_state *s, const gl_node *n, char mark, char *buf, size_t len)
+{
+    char op[128], types[256] = "", t[96];
+    op_text(n, op, sizeof(op));
+    size_t used = 0;
+    for (size_t o = 0; o < n->n_outputs && used < sizeof(types); o++) {
+        const gl_value *out = n->outputs[o];
+        if (!out)
+            continue;
+        gl_type_format(&out->type, t, sizeof(t));
+        int w = snprintf(types + used, sizeof(types) - used, "%s%s", used ? ", " : "", t);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    /* pad by columns: names may be UTF-8 */
+    int op_pad = s->op_w - gl_ui_text_width(op), name_pad = s->name_w - gl_ui_text_width(n->name);
+    snprintf(buf, len, "%c %.*s%*s  %.160s%*s  %s", mark, 120, op, op_pad > 0 ? op_pad : 0, "",
+             n->name, name_pad > 0 ? name_pad : 0, "", types);
+}
+
+static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
+{
+    nodes_state *s = v->state;
+    char buf[1024];
+    if (!s || height < 1)
+        return;
+    adopt_selection(ui, v);
+    header_text(ui, buf, sizeof(buf));
+    gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+    if (height < 2)
+        return;
+    snprintf(buf, sizeof(buf), "  %-*s  %-*s  outputs", s->op_w, "op", s->name_w, "name");
+    gl_ui_put(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
+    v->height = height - HEADER_ROWS;
+    int n_rows = (int)ui->index.n_rows;
+    gl_ui_clamp(v, n_rows, v->height);
+    for (int row = 0; row < v->height && v->scroll + row < n_rows; row++) {
+        int r = v->scroll + row;
+        const gl_node *n = ui->index.rows[r];
+        gl_ui_role role;
+        char mark = mark_of(ui, n, &role);
+        row_text(s, n, mark, buf, sizeof(buf));
+        int attr = r == v->selected ? gl_ui_attr(ui, GL_ROLE_SELECTED) : gl_ui_attr(ui, role);
+        int w = gl_ui_put(top + HEADER_ROWS + row, left, width, attr, buf);
+        if (r == v->selected)
+            gl_ui_fill(top + HEADER_ROWS + row, left + w, width - w, attr);
+    }
+    if (n_rows == 0)
+        gl_ui_put(top + HEADER_ROWS, left, width, gl_ui_attr(ui, GL_ROLE_DIM),
+                  "(this graph has no nodes)");
+}
+
+static void sync_selection(gl_ui *ui, gl_view *v)
+{
+    if (v->selected >= 0 && (size_t)v->selected < ui->index.n_rows)
+        gl_ui_select_node(ui, ui->index.rows[v->selected]->id);
+}
+
+static unsigned nodes_request(gl_ui *ui, gl_view *v, gl_request r)
+{
+    adopt_selection(ui, v);
+    unsigned flags = gl_ui_list_move(v, r, (int)ui->index.n_rows);
+    if (flags) {
+        sync_selection(ui, v);
+        return flags;
+    }
+    if (r == GL_REQ_ENTER && ui->index.n_rows) {
+        sync_selection(ui, v);
+        return gl_ui_open_detail(ui, ui->sel.node_id, -1);
+    }
+    return GL_REDRAW_NONE;
+}
+
+typedef struct nodes_match {
+    const gl_ui *ui;
+} nodes_match;
+
+static bool row_matches(int row, void *ctx)
+{
+    const gl_ui *ui = ((nodes_match *)ctx)->ui;
+    const gl_node *n = ui->index.rows[row];
+    if (ui->search[0])
+        return gl_ui_node_matches(n, ui->search);
+    for (size_t i = 0; i < ui->n_marks; i++)
+        if (ui->marks[i] == n->id)
+            return true;
+    return false;
+}
+
+static bool nodes_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
+{
+    nodes_match m = {ui};
+    if (!ui->prompt)
+        adopt_selection(ui, v);
+    int row = gl_ui_find_row((int)ui->index.n_rows, v->selected, dir, inclusive, row_matches, &m);
+    if (row < 0)
+        return false;
+    v->selected = row;
+    sync_selection(ui, v);
+    return true;
+}
+
+static unsigned nodes_click(gl_ui *ui, gl_view *v, int row, int col)
+{
+    int r = v->scroll + row - HEADER_ROWS;
+    if (row < HEADER_ROWS || r >= (int)ui->index.n_rows)
+        return GL_REDRAW_NONE;
+    v->selected = r;
+    sync_selection(ui, v);
+    return GL_REDRAW_VIEW;
+}
+
+static void nodes_close(gl_ui *ui, gl_view *v)
+{
+    free(v->state);
+    v->state = NULL;
+}
+
+const gl_view_ops gl_view_nodes_ops = {
+    .name = "nodes",
+    .open = nodes_open,
+    .draw = nodes_draw,
+    .request = nodes_request,
+    .close = nodes_close,
+    .find = nodes_find,
+    .click = nodes_click,
+};

@@ -62,6 +62,8 @@ void gl_tp_perm_format(const int64_t *perm, int rank, char *buf, size_t len);
 /* ---- the run ----------------------------------------------------------------------------- */
 
 typedef struct gl_tp_registry gl_tp_registry;
+/* What the pass remembers about nodes while it runs (transpose_push.c). */
+typedef struct gl_tp_memo gl_tp_memo;
 
 typedef struct gl_tp_run {
     gl_graph *g;
@@ -77,6 +79,9 @@ typedef struct gl_tp_run {
     /* While a rewrite is applied: the node new nodes stand in for, and the decision. */
     gl_node *for_node;
     int64_t decision;
+    /* Handlers by node id (ids are never reused and a node's op never changes), so the
+     * op tables are searched once per node; NULL (a run built by hand): no memo. */
+    gl_tp_memo *memo;
 } gl_tp_run;
 
 /* Whether value v is one of the outputs that lead (through ops a Transpose can pass) to

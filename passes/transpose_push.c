@@ -1046,8 +1046,47 @@ void gl_tp_registry_free(gl_tp_registry *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* The memo: one entry per node id. */
+typedef struct memo_handler {
+    const gl_tp_handler *handler;
+    uint8_t state; /* MEMO_UNKNOWN, or what the lookup found */
+} memo_handler;
+
+enum { MEMO_UNKNOWN, MEMO_FOUND, MEMO_LAYOUT_SENSITIVE };
+
+struct gl_tp_memo {
+    memo_handler *handlers;
+    size_t n_handlers;
+};
+
+static const gl_tp_handler *lookup_handler(const gl_tp_run *run, const gl_node *n,
+                                           bool *layout_sensitive);
+
 const gl_tp_handler *gl_tp_find_handler(const gl_tp_run *run, const gl_node *n,
                                         bool *layout_sensitive)
+{
+    gl_tp_memo *memo = run->memo;
+    if (!memo)
+        return lookup_handler(run, n, layout_sensitive);
+    if (n->id >= memo->n_handlers) {
+        size_t grown = (size_t)n->id + 1 + memo->n_handlers / 2;
+        memo->handlers = gl_xrealloc(memo->handlers, grown * sizeof(memo_handler));
+        memset(memo->handlers + memo->n_handlers, 0,
+               (grown - memo->n_handlers) * sizeof(memo_handler));
+        memo->n_handlers = grown;
+    }
+    memo_handler *e = &memo->handlers[n->id];
+    if (e->state == MEMO_UNKNOWN) {
+        bool layout;
+        e->handler = lookup_handler(run, n, &layout);
+        e->state = layout ? MEMO_LAYOUT_SENSITIVE : MEMO_FOUND;
+    }
+    *layout_sensitive = e->state == MEMO_LAYOUT_SENSITIVE;
+    return e->handler;
+}
+
+static const gl_tp_handler *lookup_handler(const gl_tp_run *run, const gl_node *n,
+                                           bool *layout_sensitive)
 {
     *layout_sensitive = false;
     const gl_tp_registry *r = run->registry;
@@ -1818,6 +1857,8 @@ static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry 
     gl_tp_run run = {.g = g, .m = m, .ctx = ctx, .opset = opset, .registry = r,
                      .decision = -1, .have_dq = has_dq(g),
                      .ort_only = gl_pass_option_value(ctx, "ort-only") != 0};
+    gl_tp_memo memo = {0};
+    run.memo = &memo;
     find_leads(&run);
     gl_status st = GL_OK;
     /* The nodes there are now, in order; the ones the sweep adds are reached as
@@ -1833,6 +1874,7 @@ static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry 
     if (st == GL_OK && !run.stopped && !run.ort_only)
         st = simplify_remaining(&run);
     free(run.leads);
+    free(memo.handlers);
     /* New nodes went to the end; put them where they belong (also after a stop). */
     if (st == GL_OK)
         st = gl_toposort(g, NULL);

@@ -1051,6 +1051,113 @@ static void pool_plane(const pool_plan *pp, const double *x, double *y, int64_t 
     }
 }
 
+/* ---- float32 2-D fast path ----
+ * The generic path above converts to double and walks every tap through n-D index
+ * arithmetic; squeezenet-style models spend most of their reference time there. For
+ * the common case (float32, two spatial dims, Average/MaxPool without Indices) the
+ * in-bounds tap range of each output row and column is computed once, so the inner
+ * loops are plain strided reads with no bound checks. AveragePool still sums in double
+ * in the generic path's tap order: a float sum of mixed-sign values that cancels near
+ * zero misses atol 1e-7, and the widening costs little next to the index arithmetic
+ * saved. MaxPool keeps the generic path's NaN rule (the first tap seeds the max, later
+ * NaNs never win). Both paths therefore agree bit for bit. */
+
+/* In-bounds taps [lo, hi) of one output position along one spatial dim, and how many
+ * taps fall inside input + pads (AveragePool's count_include_pad divisor). */
+typedef struct tap_range {
+    int64_t start, lo, hi, padded;
+} tap_range;
+
+static void tap_ranges(const window *w, int d, int64_t in, int64_t out, tap_range *r)
+{
+    for (int64_t o = 0; o < out; o++) {
+        int64_t plo, phi;
+        r[o].start = o * w->stride[d] - w->pad_begin[d];
+        valid_range(r[o].start, w->dil[d], in, w->kernel[d], &r[o].lo, &r[o].hi);
+        valid_range(r[o].start + w->pad_begin[d], w->dil[d],
+                    in + w->pad_begin[d] + w->pad_end[d], w->kernel[d], &plo, &phi);
+        r[o].padded = phi - plo;
+    }
+}
+
+/* Offset of a window's first in-bounds tap. Windows are walked by integer offsets,
+ * never by pointers that could leave the plane when the window starts in the pads. */
+static int64_t first_tap(int64_t width, const tap_range *rh, const tap_range *rw,
+                         int64_t dh, int64_t dw)
+{
+    return (rh->start + rh->lo * dh) * width + rw->start + rw->lo * dw;
+}
+
+static float pool2d_max_window(const float *x, int64_t width, const tap_range *rh,
+                               const tap_range *rw, int64_t dh, int64_t dw)
+{
+    int64_t row = first_tap(width, rh, rw, dh, dw), taps = rw->hi - rw->lo;
+    float acc = x[row];
+    for (int64_t kh = rh->lo; kh < rh->hi; kh++, row += dh * width)
+        for (int64_t t = 0; t < taps; t++)
+            if (x[row + t * dw] > acc)
+                acc = x[row + t * dw];
+    return acc;
+}
+
+static double pool2d_sum_window(const float *x, int64_t width, const tap_range *rh,
+                                const tap_range *rw, int64_t dh, int64_t dw)
+{
+    int64_t row = first_tap(width, rh, rw, dh, dw), taps = rw->hi - rw->lo;
+    double acc = 0.0;
+    for (int64_t kh = rh->lo; kh < rh->hi; kh++, row += dh * width)
+        for (int64_t t = 0; t < taps; t++)
+            acc += x[row + t * dw];
+    return acc;
+}
+
+static void pool2d_f32_plane(const pool_plan *pp, const tap_range *rh, const tap_range *rw,
+                             const float *x, float *y)
+{
+    int64_t dh = pp->win.dil[0], dw = pp->win.dil[1], width = pp->in[1];
+    for (int64_t oh = 0; oh < pp->out[0]; oh++) {
+        const tap_range *h = &rh[oh];
+        for (int64_t ow = 0; ow < pp->out[1]; ow++, y++) {
+            const tap_range *c = &rw[ow];
+            int64_t n_valid = (h->hi - h->lo) * (c->hi - c->lo);
+            if (n_valid == 0) {
+                *y = pp->kind == POOL_MAX ? -INFINITY : 0.0f;
+            } else if (pp->kind == POOL_MAX) {
+                *y = pool2d_max_window(x, width, h, c, dh, dw);
+            } else {
+                int64_t n = pp->count_include_pad ? h->padded * c->padded : n_valid;
+                *y = (float)(pool2d_sum_window(x, width, h, c, dh, dw) / (double)n);
+            }
+        }
+    }
+}
+
+/* Whether pool_kernel can take the float32 2-D path for input x. */
+static bool pool2d_f32_fits(const pool_plan *pp, const gl_tensor *x, bool with_indices)
+{
+    return x->dtype == GL_DT_FLOAT && pp->win.n == 2 && pp->kind != POOL_LP &&
+           !with_indices && x->count > 0;
+}
+
+static gl_status pool2d_f32(gl_kernel_ctx *k, const pool_plan *pp, const gl_tensor *x,
+                            gl_tensor *y)
+{
+    if (y->count == 0)
+        return GL_OK;
+    tap_range *rh = malloc((size_t)(pp->out[0] + pp->out[1]) * sizeof(tap_range));
+    if (!rh)
+        return nomem(k->where);
+    tap_range *rw = rh + pp->out[0];
+    tap_ranges(&pp->win, 0, pp->in[0], pp->out[0], rh);
+    tap_ranges(&pp->win, 1, pp->in[1], pp->out[1], rw);
+    const float *xv = gl_tensor_data(x);
+    float *yv = out_f32_data(y);
+    for (int64_t pl = 0; pl < pp->planes; pl++)
+        pool2d_f32_plane(pp, rh, rw, xv + pl * pp->in_sz, yv + pl * pp->out_sz);
+    free(rh);
+    return GL_OK;
+}
+
 static gl_status pool_check_x(gl_kernel_ctx *k, bool any_numeric, const gl_tensor **out)
 {
     const gl_tensor *x = gl_need_input(k, 0, "X");
@@ -1106,6 +1213,8 @@ static gl_status pool_kernel(gl_kernel_ctx *k, pool_kind kind)
                          ? gl_out_new(k, 1, GL_DT_INT64, x->rank, ydims) : NULL;
     if (!y || (kind == POOL_MAX && gl_out_wanted(k, 1) && !ind))
         return GL_ERR_NOMEM;
+    if (pool2d_f32_fits(&pp, x, ind != NULL))
+        return pool2d_f32(k, &pp, x, y);
     double *xv = gl_tensor_to_f64(x, k->where);
     double *yv = malloc((size_t)(y->count ? y->count : 1) * sizeof(double));
     if (!xv || !yv) {
@@ -1171,6 +1280,27 @@ static gl_status pool_infer(gl_infer_ctx *c)
     return st;
 }
 
+/* GlobalAverage/MaxPool on float32 read the input in place instead of converting it to
+ * double first; the mean still sums in double (planes can be large), and the max uses
+ * the generic loop's rule (NaNs never win), so results are identical. */
+static void global_pool_f32(pool_kind kind, const float *x, float *y, int64_t planes,
+                            int64_t sz)
+{
+    for (int64_t pl = 0; pl < planes; pl++, x += sz) {
+        if (kind == POOL_MAX) {
+            float acc = -INFINITY;
+            for (int64_t i = 0; i < sz; i++)
+                acc = x[i] > acc ? x[i] : acc;
+            y[pl] = acc;
+        } else {
+            double acc = 0.0;
+            for (int64_t i = 0; i < sz; i++)
+                acc += x[i];
+            y[pl] = (float)(acc / (double)sz);
+        }
+    }
+}
+
 static gl_status global_pool_kernel(gl_kernel_ctx *k, pool_kind kind)
 {
     const gl_tensor *x;
@@ -1187,6 +1317,11 @@ static gl_status global_pool_kernel(gl_kernel_ctx *k, pool_kind kind)
     gl_tensor *y = gl_out_new(k, 0, x->dtype, x->rank, ydims);
     if (!y)
         return GL_ERR_NOMEM;
+    if (x->dtype == GL_DT_FLOAT && kind != POOL_LP) {
+        if (planes > 0)
+            global_pool_f32(kind, gl_tensor_data(x), out_f32_data(y), planes, sz);
+        return GL_OK;
+    }
     double *xv = gl_tensor_to_f64(x, k->where);
     double *yv = malloc((size_t)(planes ? planes : 1) * sizeof(double));
     if (!xv || !yv) {

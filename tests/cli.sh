@@ -69,7 +69,15 @@ negative_dims.onnx|'w'|negative
 external_escape.onnx|'w'
 external_absolute.onnx|'w'
 negative_type_dim.onnx|'x'
+many_attributes.onnx|relu_attrs|5000 attributes
 CASES
+
+# Functions calling functions twice over would plan 2^26 bodies: refused, quickly.
+cp "$DATA/bad/function_fanout.onnx" "$tmp/function_fanout.onnx"
+run run "$tmp/function_fanout.onnx"
+check "function fan-out: exit 2" [ "$rc" -eq 2 ]
+check "function fan-out: one line naming the expansion" sh -c \
+    "[ \$(wc -l < '$tmp/err') -eq 1 ] && grep -q 'expand to more than' '$tmp/err'"
 
 run info "$tmp/does-not-exist.onnx"
 check "missing file: exit 2" [ "$rc" -eq 2 ]

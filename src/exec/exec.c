@@ -16,6 +16,11 @@
 /* ONNX forbids recursive functions; a hostile file may still try, and deeply nested
  * subgraphs should not exhaust the stack. */
 #define MAX_PLAN_DEPTH 64
+/* Each call of a model-local function gets its own plan of the body (caller attributes
+ * are substituted into it), so calls that call functions twice over multiply: a few
+ * kilobytes of functions calling each other twice, 30 levels deep, would ask for 2^30
+ * plans. Planning stops at this many nodes in all. */
+#define MAX_PLANNED_NODES (1u << 20)
 /* Kernel argument arrays up to this size live on the stack. */
 #define SMALL_ARGS 16
 
@@ -96,6 +101,7 @@ typedef struct plan_scope {
     const gl_node *caller;      /* the call node whose attributes body nodes may read */
     const char *caller_where;   /* prefix of messages about body nodes */
     int depth;
+    size_t *planned;            /* nodes planned so far in this plan tree (shared) */
 } plan_scope;
 
 static void plan_free(plan *p);
@@ -199,7 +205,8 @@ static gl_status plan_call(const plan_scope *s, plan_node *pn)
         return gl_fail(GL_ERR_INPUT, "%s: function calls nest deeper than %d levels "
                        "(recursive functions?)", pn->where, MAX_PLAN_DEPTH);
     plan_scope inner = {.m = s->m, .backend = s->backend, .fn = pn->fn, .caller = pn->node,
-                        .caller_where = pn->where, .depth = s->depth + 1};
+                        .caller_where = pn->where, .depth = s->depth + 1,
+                        .planned = s->planned};
     return plan_build(&inner, pn->fn->body, &pn->call);
 }
 
@@ -385,6 +392,13 @@ static gl_status plan_build(const plan_scope *s, const gl_graph *g, plan **out)
     gl_status st = topo_order(g, &order, &count);
     if (st != GL_OK)
         return st;
+    if (s->planned && (*s->planned += count) > MAX_PLANNED_NODES) {
+        free(order);
+        return gl_fail(GL_ERR_INPUT, "%s: function calls expand to more than %u nodes to "
+                       "plan (functions calling functions many times over?)",
+                       s->caller_where ? s->caller_where : s->m->path ? s->m->path : "<model>",
+                       MAX_PLANNED_NODES);
+    }
     plan *p = gl_xcalloc(1, sizeof(*p));
     p->graph = g;
     p->nodes = gl_xcalloc(count ? count : 1, sizeof(*p->nodes));
@@ -817,7 +831,8 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     e->opts.backend = b->name;
     if (opts.threads > 0 && b->set_threads)
         b->set_threads(opts.threads);
-    plan_scope s = {.m = m, .backend = b};
+    size_t planned = 0;
+    plan_scope s = {.m = m, .backend = b, .planned = &planned};
     gl_status st = plan_build(&s, m->graph, &e->root);
     if (st != GL_OK) {
         gl_exec_free(e);
@@ -911,7 +926,8 @@ gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *con
 {
     for (size_t i = 0; i < n->n_outputs; i++)
         outputs[i] = NULL;
-    plan_scope s = {.m = m, .backend = gl_backend_ref()};
+    size_t planned = 0;
+    plan_scope s = {.m = m, .backend = gl_backend_ref(), .planned = &planned};
     plan_node pn = {0};
     gl_status st = plan_node_init(&s, n, &pn);
     if (st == GL_OK) {

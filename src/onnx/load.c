@@ -26,6 +26,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Attributes accepted on one node (see wire_node). */
+#define MAX_NODE_ATTRIBUTES 4096
+
 /* protobuf-c unpacks nested messages recursively without a limit: a small file of
  * deeply nested subgraphs would overflow the stack. We refuse deeper nesting before
  * unpacking (the limit of Google's protobuf parser). */
@@ -763,6 +766,14 @@ static gl_status wire_node(graph_job *gj, gl_node *n, const Onnx__NodeProto *np)
         gl_status st = gl_set_input(gj->g, n, n->n_inputs, v);
         if (st != GL_OK)
             return st;
+    }
+    /* No op has more than a few dozen attributes; the cap keeps the duplicate-name check
+     * (a scan per attribute) from turning a hostile node into quadratic work. */
+    if (np->n_attribute > MAX_NODE_ATTRIBUTES) {
+        char label[600];
+        return gl_fail(GL_ERR_INPUT, "%s: %s: %zu attributes (at most %d are accepted)",
+                       gj->lc->path, node_label(gj, n, label, sizeof(label)),
+                       np->n_attribute, MAX_NODE_ATTRIBUTES);
     }
     for (size_t i = 0; i < np->n_attribute; i++) {
         gl_status st = load_attribute(gj, n, np->attribute[i]);

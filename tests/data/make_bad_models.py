@@ -90,6 +90,26 @@ def main():
     neg = model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x")], [vi("y")])
     neg.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -5
     save(neg, "negative_type_dim.onnx")
+    # 5000 attributes on one node: more than any op has; refused before the quadratic
+    # duplicate check.
+    relu = helper.make_node("Relu", ["x"], ["y"], name="relu_attrs")
+    relu.attribute.extend(helper.make_attribute("a%d" % i, i) for i in range(5000))
+    save(model([relu], [vi("x")], [vi("y")]), "many_attributes.onnx")
+    # Functions that call the previous one twice, 26 levels deep: 2^26 body plans.
+    funcs = [helper.make_function("graphlab.test", "f0", ["i"], ["o"],
+                                  [helper.make_node("Relu", ["i"], ["o"])],
+                                  [helper.make_opsetid("", 13)])]
+    for k in range(1, 26):
+        funcs.append(helper.make_function(
+            "graphlab.test", "f%d" % k, ["i"], ["o"],
+            [helper.make_node("f%d" % (k - 1), ["i"], ["a"], domain="graphlab.test"),
+             helper.make_node("f%d" % (k - 1), ["a"], ["o"], domain="graphlab.test")],
+            [helper.make_opsetid("", 13), helper.make_opsetid("graphlab.test", 1)]))
+    fan = model([helper.make_node("f25", ["x"], ["y"], name="call_f25", domain="graphlab.test")],
+                [vi("x")], [vi("y")])
+    fan.opset_import.append(helper.make_opsetid("graphlab.test", 1))
+    fan.functions.extend(funcs)
+    save(fan, "function_fanout.onnx")
     save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                [vi("x")], [vi("y")], name="ok"), "../good_relu.onnx")
 

@@ -98,36 +98,35 @@ static void free_names(char **names, size_t n)
 
 /* ---- what cannot be checked by value ------------------------------------------------------ */
 
-static bool find_unverifiable(const gl_model *m, const gl_graph *g, char *why, size_t len);
+static bool find_unverifiable(const gl_graph *g, char *why, size_t len);
 
-static bool node_unverifiable(const gl_model *m, const gl_node *n, char *why, size_t len)
+static bool node_unverifiable(const gl_node *n, char *why, size_t len)
 {
     if (n->domain && strcmp(n->domain, "ai.onnx.preview.training") == 0) {
         snprintf(why, len, "training op '%s'", n->op_type);
         return true;
     }
     /* Random by the registry's flag, or random in this use (training-mode Dropout). */
-    (void)m;
     if (gl_node_effects(n) == GL_EFFECT_RANDOM) {
         snprintf(why, len, "random op '%s'", n->op_type);
         return true;
     }
     for (size_t i = 0; i < n->n_attrs; i++) {
         const gl_attr *a = &n->attrs[i];
-        if (a->type == GL_ATTR_GRAPH && a->g && find_unverifiable(m, a->g, why, len))
+        if (a->type == GL_ATTR_GRAPH && a->g && find_unverifiable(a->g, why, len))
             return true;
         for (size_t j = 0; a->type == GL_ATTR_GRAPHS && j < a->n; j++)
-            if (a->graphs[j] && find_unverifiable(m, a->graphs[j], why, len))
+            if (a->graphs[j] && find_unverifiable(a->graphs[j], why, len))
                 return true;
     }
     return false;
 }
 
-static bool find_unverifiable(const gl_model *m, const gl_graph *g, char *why, size_t len)
+static bool find_unverifiable(const gl_graph *g, char *why, size_t len)
 {
     const gl_node *n;
     gl_foreach_node(g, i, n) {
-        if (node_unverifiable(m, n, why, len))
+        if (node_unverifiable(n, why, len))
             return true;
     }
     return false;
@@ -146,10 +145,10 @@ static bool skip_reason(const gl_model *m, char *why, size_t len)
             return true;
         }
     }
-    if (find_unverifiable(m, g, why, len))
+    if (find_unverifiable(g, why, len))
         return true;
     for (size_t i = 0; i < m->n_functions; i++)
-        if (m->functions[i].body && find_unverifiable(m, m->functions[i].body, why, len))
+        if (m->functions[i].body && find_unverifiable(m->functions[i].body, why, len))
             return true;
     return false;
 }

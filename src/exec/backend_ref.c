@@ -2,8 +2,11 @@
  * truth every other backend is compared with. */
 #include "exec/exec.h"
 
-static bool ref_claims(const gl_model *m, const gl_node *n)
+static bool ref_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_function *fn,
+                       char *why, size_t why_len)
 {
+    if (fn)
+        return false; /* a function call runs as its body */
     const gl_op_def *def = gl_op_for_node(m, n);
     return def && def->kernel;
 }
@@ -24,18 +27,12 @@ static gl_status ref_run(gl_kernel_ctx *k, void **state)
     return def->kernel(k);
 }
 
-static const char *ref_impl(const void *state)
-{
-    (void)state;
-    return "ref";
-}
 
 static const gl_backend ref_backend = {
     .name = "ref",
     .claims = ref_claims,
     .run = ref_run,
     .release = NULL,
-    .impl = ref_impl,
 };
 
 const gl_backend *gl_backend_ref(void)

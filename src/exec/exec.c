@@ -1,68 +1,23 @@
-/* exec.c — plans and runs: the executor behind `graphlab run`, `conformance` and
- * constant folding.
+/* exec.c — running plans: the executor behind `graphlab run`, `profile`, `conformance`
+ * and constant folding.
  *
- * A plan mirrors a graph: one plan_node per node in execution order, each with its op
- * entry, backend, the subgraph plans of its attributes, or — for a call of a
- * model-local function — the plan of the body instantiated for that call site. A run
- * walks a plan with a frame: the tensors of the graph's values indexed by
- * value->index, owned by the frame and freed after their last use. Subgraph frames
+ * A run walks a plan (plan.c) with a frame: the tensors of the graph's values indexed by
+ * value->index, owned by the frame and released after their last use. Subgraph frames
  * point at the frame of the enclosing graph, so captures resolve through ->outer.
+ *
+ * A tensor a backend made in its own layout stays so in the frame; a node of another
+ * backend that reads it gets a plain copy, made once per value and run and kept beside
+ * the value (frame->plain) until the value is released. Reference kernels write their
+ * outputs into buffers the plan lends again on every run (plan_node.out_slots).
  */
-#include "exec/exec.h"
+#include "exec/plan.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-/* ONNX forbids recursive functions; a hostile file may still try, and deeply nested
- * subgraphs should not exhaust the stack. */
-#define MAX_PLAN_DEPTH 64
-/* Each call of a model-local function gets its own plan of the body (caller attributes
- * are substituted into it), so calls that call functions twice over multiply: a few
- * kilobytes of functions calling each other twice, 30 levels deep, would ask for 2^30
- * plans. Planning stops at this many nodes in all. */
-#define MAX_PLANNED_NODES (1u << 20)
 /* Kernel argument arrays up to this size live on the stack. */
 #define SMALL_ARGS 16
-
-typedef struct plan plan;
-
-typedef struct plan_body {
-    const gl_graph *graph;
-    plan *plan;
-} plan_body;
-
-typedef struct plan_node {
-    const gl_model *m;
-    const gl_node *node;        /* as kernels see it: the graph's node, or `inst` */
-    gl_node *inst;              /* owned: a function-body node with the caller's
-                                 * attributes substituted (shallow copy), else NULL */
-    const gl_op_def *def;       /* NULL for a function call */
-    const gl_backend *backend;  /* NULL for a function call */
-    void *state;                /* the backend's per-node slot */
-    int64_t opset;
-    char *where;                /* "m.onnx: node 'c1' (Conv)" */
-    plan *call;                 /* function call: the instantiated body */
-    const gl_function *fn;      /* the function called */
-    plan_body *bodies;          /* subgraphs held by the node's attributes */
-    size_t n_bodies;
-    size_t *frees;              /* value indexes whose last use is this node */
-    size_t n_frees;
-} plan_node;
-
-struct plan {
-    const gl_graph *graph;
-    plan_node *nodes;
-    size_t n_nodes;
-};
-
-struct gl_exec {
-    const gl_model *m;
-    const gl_backend *backend;
-    plan *root;
-    gl_exec_options opts;
-    gl_exec_stats stats;
-    size_t live_tensors, live_bytes; /* during a run */
-};
 
 /* ---- backends ------------------------------------------------------------------------ */
 
@@ -90,351 +45,11 @@ static bool backend_known(const char *name)
     return false;
 }
 
-/* ---- building plans ------------------------------------------------------------------ */
-
-/* Where a plan is built: inside a function instance, ops are looked up with the
- * function's opsets and body attributes may refer to the caller's. */
-typedef struct plan_scope {
-    const gl_model *m;
-    const gl_backend *backend;  /* the chosen one; the reference backend is the fallback */
-    const gl_function *fn;      /* NULL outside function bodies */
-    const gl_node *caller;      /* the call node whose attributes body nodes may read */
-    const char *caller_where;   /* prefix of messages about body nodes */
-    int depth;
-    size_t *planned;            /* nodes planned so far in this plan tree (shared) */
-} plan_scope;
-
-static void plan_free(plan *p);
-static gl_status plan_build(const plan_scope *s, const gl_graph *g, plan **out);
-
-static const char *domain_name(const char *d)
+static uint64_t now_ns(void)
 {
-    return d && *d ? d : "ai.onnx";
-}
-
-/* "" and "ai.onnx" both name the default domain. */
-static const char *canonical_domain(const char *d)
-{
-    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
-}
-
-static bool same_domain(const char *a, const char *b)
-{
-    return strcmp(canonical_domain(a), canonical_domain(b)) == 0;
-}
-
-static int64_t scope_opset(const plan_scope *s, const char *domain)
-{
-    for (size_t i = 0; s->fn && i < s->fn->n_opsets; i++)
-        if (same_domain(s->fn->opsets[i].domain, domain))
-            return s->fn->opsets[i].version;
-    int64_t v = gl_model_opset(s->m, domain ? domain : "");
-    if (v == 0 && same_domain(domain, ""))
-        v = 1; /* a default-domain node in a model that imports no opset */
-    return v;
-}
-
-static const gl_function *find_function(const gl_model *m, const gl_node *n)
-{
-    for (size_t i = 0; i < m->n_functions; i++) {
-        const gl_function *f = &m->functions[i];
-        if (f->body && same_domain(f->domain, n->domain) && f->name &&
-            strcmp(f->name, n->op_type) == 0)
-            return f;
-    }
-    return NULL;
-}
-
-static bool refers_to_caller(const gl_node *n)
-{
-    for (size_t i = 0; i < n->n_attrs; i++)
-        if (n->attrs[i].ref_attr_name)
-            return true;
-    return false;
-}
-
-/* A shallow copy of a function-body node whose referring attributes take the caller's
- * value under the body's attribute name; those the caller does not set are absent, so
- * the kernel uses the op's default. The copy owns only its attrs array. */
-static gl_node *instantiate(const gl_node *src, const gl_node *caller)
-{
-    gl_node *c = gl_xmalloc(sizeof(*c));
-    *c = *src;
-    c->attrs = gl_xcalloc(src->n_attrs ? src->n_attrs : 1, sizeof(*c->attrs));
-    c->n_attrs = 0;
-    c->cap_attrs = src->n_attrs;
-    for (size_t i = 0; i < src->n_attrs; i++) {
-        const gl_attr *a = &src->attrs[i];
-        if (!a->ref_attr_name) {
-            c->attrs[c->n_attrs++] = *a;
-            continue;
-        }
-        const gl_attr *given = gl_node_attr(caller, a->ref_attr_name);
-        if (!given)
-            continue;
-        gl_attr copy = *given;
-        copy.name = a->name;
-        copy.ref_attr_name = NULL;
-        c->attrs[c->n_attrs++] = copy;
-    }
-    return c;
-}
-
-static void release_inst(gl_node *inst)
-{
-    if (inst) {
-        free(inst->attrs);
-        free(inst);
-    }
-}
-
-static char *node_where(const plan_scope *s, const gl_node *n)
-{
-    char buf[1024];
-    if (s->caller_where)
-        snprintf(buf, sizeof(buf), "%s: node '%s' (%s)", s->caller_where, n->name ? n->name : "",
-                 n->op_type ? n->op_type : "?");
-    else
-        gl_node_where(s->m, n, buf, sizeof(buf));
-    return gl_xstrdup(buf);
-}
-
-static gl_status plan_call(const plan_scope *s, plan_node *pn)
-{
-    if (s->depth >= MAX_PLAN_DEPTH)
-        return gl_fail(GL_ERR_INPUT, "%s: function calls nest deeper than %d levels "
-                       "(recursive functions?)", pn->where, MAX_PLAN_DEPTH);
-    plan_scope inner = {.m = s->m, .backend = s->backend, .fn = pn->fn, .caller = pn->node,
-                        .caller_where = pn->where, .depth = s->depth + 1,
-                        .planned = s->planned};
-    return plan_build(&inner, pn->fn->body, &pn->call);
-}
-
-static gl_status plan_subgraph(const plan_scope *s, plan_node *pn, const gl_graph *g)
-{
-    if (!g)
-        return GL_OK;
-    for (size_t i = 0; i < pn->n_bodies; i++)
-        if (pn->bodies[i].graph == g)
-            return GL_OK;
-    if (s->depth >= MAX_PLAN_DEPTH)
-        return gl_fail(GL_ERR_INPUT, "%s: subgraphs nest deeper than %d levels", pn->where,
-                       MAX_PLAN_DEPTH);
-    plan_scope inner = *s;
-    inner.depth++;
-    plan *sub = NULL;
-    gl_status st = plan_build(&inner, g, &sub);
-    if (st != GL_OK)
-        return st;
-    pn->bodies = gl_xrealloc(pn->bodies, (pn->n_bodies + 1) * sizeof(*pn->bodies));
-    pn->bodies[pn->n_bodies++] = (plan_body){g, sub};
-    return GL_OK;
-}
-
-static gl_status plan_subgraphs(const plan_scope *s, plan_node *pn)
-{
-    const gl_node *n = pn->node;
-    for (size_t i = 0; i < n->n_attrs; i++) {
-        const gl_attr *a = &n->attrs[i];
-        gl_status st = GL_OK;
-        if (a->type == GL_ATTR_GRAPH)
-            st = plan_subgraph(s, pn, a->g);
-        for (size_t j = 0; a->type == GL_ATTR_GRAPHS && j < a->n && st == GL_OK; j++)
-            st = plan_subgraph(s, pn, a->graphs[j]);
-        if (st != GL_OK)
-            return st;
-    }
-    return GL_OK;
-}
-
-static gl_status plan_node_init(const plan_scope *s, const gl_node *src, plan_node *pn)
-{
-    if (s->caller && refers_to_caller(src))
-        pn->inst = instantiate(src, s->caller);
-    pn->node = pn->inst ? pn->inst : src;
-    pn->m = s->m;
-    const gl_node *n = pn->node;
-    pn->where = node_where(s, n);
-    pn->opset = scope_opset(s, n->domain);
-    pn->def = gl_op_lookup(n->domain ? n->domain : "", n->op_type, pn->opset);
-    if (!pn->def || !pn->def->kernel) {
-        pn->fn = find_function(s->m, n);
-        if (pn->fn)
-            return plan_call(s, pn);
-        if (!pn->def)
-            return gl_fail(GL_ERR_UNSUPPORTED, "%s: unknown op '%s' (domain '%s', opset %lld)",
-                           pn->where, n->op_type, domain_name(n->domain), (long long)pn->opset);
-        return gl_fail(GL_ERR_UNSUPPORTED, "%s: op '%s' (domain '%s', opset %lld) has no kernel",
-                       pn->where, n->op_type, domain_name(n->domain), (long long)pn->opset);
-    }
-    const gl_backend *ref = gl_backend_ref();
-    pn->backend = s->backend != ref && s->backend->claims(s->m, n) ? s->backend : ref;
-    return plan_subgraphs(s, pn);
-}
-
-/* ---- execution order ------------------------------------------------------------------- */
-
-/* The producer in g of the k-th thing node n reads (explicit inputs, then the outer
- * values its subgraphs read), or NULL. */
-static const gl_node *dep_producer(const gl_graph *g, const gl_node *n, size_t k)
-{
-    const gl_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
-    return v && v->producer && v->producer->graph == g ? v->producer : NULL;
-}
-
-/* Depth-first topological order (iterative: chains may be long). A graph already in
- * order comes back unchanged. GL_ERR_INPUT naming a node on a cycle. */
-static gl_status topo_order(const gl_graph *g, const gl_node ***order, size_t *count)
-{
-    size_t n = g->n_nodes, done = 0, sp = 0;
-    unsigned char *state = gl_xcalloc(n ? n : 1, 1); /* 0 new, 1 on the stack, 2 placed */
-    size_t *cursor = gl_xcalloc(n ? n : 1, sizeof(*cursor));
-    const gl_node **stack = gl_xcalloc(n ? n : 1, sizeof(*stack));
-    const gl_node **out = gl_xcalloc(n ? n : 1, sizeof(*out));
-    gl_status st = GL_OK;
-    for (size_t r = 0; r < n && st == GL_OK; r++) {
-        const gl_node *root = g->nodes[r];
-        if (!root)
-            continue;
-        if (root->index != r) {
-            st = gl_fail(GL_ERR_INTERNAL, "node '%s' has index %zu at position %zu",
-                         root->name ? root->name : "", root->index, r);
-            break;
-        }
-        if (state[r])
-            continue;
-        state[root->index] = 1;
-        stack[sp++] = root;
-        while (sp && st == GL_OK) {
-            const gl_node *top = stack[sp - 1];
-            size_t deps = top->n_inputs + top->n_implicit;
-            const gl_node *next = NULL;
-            while (!next && cursor[top->index] < deps) {
-                const gl_node *p = dep_producer(g, top, cursor[top->index]++);
-                if (p && p->index < n && g->nodes[p->index] == p && state[p->index] != 2) {
-                    if (state[p->index] == 1)
-                        st = gl_fail(GL_ERR_INPUT, "%s: node '%s' (%s) is on a cycle",
-                                     g->model && g->model->path ? g->model->path : "<model>",
-                                     p->name ? p->name : "", p->op_type);
-                    next = p;
-                }
-            }
-            if (st != GL_OK)
-                break;
-            if (next) {
-                state[next->index] = 1;
-                stack[sp++] = next;
-            } else {
-                state[top->index] = 2;
-                out[done++] = top;
-                sp--;
-            }
-        }
-    }
-    free(state);
-    free(cursor);
-    free(stack);
-    if (st != GL_OK) {
-        free(out);
-        return st;
-    }
-    *order = out;
-    *count = done;
-    return GL_OK;
-}
-
-/* Each value is freed after the node that reads it last (or, unread, after the node
- * that makes it). Graph outputs stay for the caller; initializers and captures are
- * never in a frame, so they are never freed. */
-static void plan_lifetimes(plan *p)
-{
-    const gl_graph *g = p->graph;
-    size_t nv = g->n_values;
-    size_t *last = gl_xmalloc((nv ? nv : 1) * sizeof(*last));
-    const size_t none = (size_t)-1;
-    for (size_t i = 0; i < nv; i++)
-        last[i] = none;
-    for (size_t k = 0; k < p->n_nodes; k++) {
-        const gl_node *n = p->nodes[k].node;
-        for (size_t i = 0; i < n->n_outputs; i++)
-            if (n->outputs[i] && n->outputs[i]->index < nv)
-                last[n->outputs[i]->index] = k;
-        for (size_t i = 0; i < n->n_inputs + n->n_implicit; i++) {
-            const gl_value *v = i < n->n_inputs ? n->inputs[i] : n->implicit[i - n->n_inputs];
-            if (v && v->graph == g && v->index < nv)
-                last[v->index] = k;
-        }
-    }
-    for (size_t i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] && g->outputs[i]->graph == g)
-            last[g->outputs[i]->index] = none;
-    size_t *counts = gl_xcalloc(p->n_nodes ? p->n_nodes : 1, sizeof(*counts));
-    for (size_t i = 0; i < nv; i++)
-        if (last[i] != none)
-            counts[last[i]]++;
-    for (size_t k = 0; k < p->n_nodes; k++)
-        if (counts[k])
-            p->nodes[k].frees = gl_xmalloc(counts[k] * sizeof(size_t));
-    for (size_t i = 0; i < nv; i++)
-        if (last[i] != none) {
-            plan_node *pn = &p->nodes[last[i]];
-            pn->frees[pn->n_frees++] = i;
-        }
-    free(counts);
-    free(last);
-}
-
-static gl_status plan_build(const plan_scope *s, const gl_graph *g, plan **out)
-{
-    *out = NULL;
-    const gl_node **order = NULL;
-    size_t count = 0;
-    gl_status st = topo_order(g, &order, &count);
-    if (st != GL_OK)
-        return st;
-    if (s->planned && (*s->planned += count) > MAX_PLANNED_NODES) {
-        free(order);
-        return gl_fail(GL_ERR_INPUT, "%s: function calls expand to more than %u nodes to "
-                       "plan (functions calling functions many times over?)",
-                       s->caller_where ? s->caller_where : s->m->path ? s->m->path : "<model>",
-                       MAX_PLANNED_NODES);
-    }
-    plan *p = gl_xcalloc(1, sizeof(*p));
-    p->graph = g;
-    p->nodes = gl_xcalloc(count ? count : 1, sizeof(*p->nodes));
-    for (size_t k = 0; k < count && st == GL_OK; k++, p->n_nodes++)
-        st = plan_node_init(s, order[k], &p->nodes[k]);
-    free(order);
-    if (st != GL_OK) {
-        plan_free(p);
-        return st;
-    }
-    plan_lifetimes(p);
-    *out = p;
-    return GL_OK;
-}
-
-static void plan_node_release(plan_node *pn)
-{
-    if (pn->state && pn->backend && pn->backend->release)
-        pn->backend->release(pn->state);
-    for (size_t i = 0; i < pn->n_bodies; i++)
-        plan_free(pn->bodies[i].plan);
-    free(pn->bodies);
-    plan_free(pn->call);
-    free(pn->frees);
-    free(pn->where);
-    release_inst(pn->inst);
-}
-
-static void plan_free(plan *p)
-{
-    if (!p)
-        return;
-    for (size_t k = 0; k < p->n_nodes; k++)
-        plan_node_release(&p->nodes[k]);
-    free(p->nodes);
-    free(p);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- frames ------------------------------------------------------------------------------ */
@@ -442,23 +57,37 @@ static void plan_free(plan *p)
 typedef struct frame {
     const gl_graph *graph;
     gl_tensor **vals;          /* owned, by value index; NULL when vals is absent */
-    const struct frame *outer; /* the enclosing graph's frame (captures) */
+    gl_tensor **plain;         /* owned, by value index: plain copies of values held in a
+                                * backend's layout, made on first need; NULL until then */
+    struct frame *outer;       /* the enclosing graph's frame (captures) */
+    gl_buffer_slot *slots;     /* the plan's per-value slots for plain copies (may be NULL) */
     bool consts_only;          /* gl_eval_node: defaults of inputs are not values */
-    gl_exec *e;                /* statistics; NULL in gl_eval_node */
+    gl_exec *e;                /* statistics, observer; NULL in gl_eval_node */
 } frame;
 
 /* The tensor a value has in frame f: bound in the frame, else its initializer, else
- * (a capture) the outer value in the enclosing frame. NULL when it has none yet. */
-static const gl_tensor *frame_get(const frame *f, const gl_value *v)
+ * (a capture) the outer value in the enclosing frame. NULL when it has none yet.
+ * *owner (may be NULL) receives the frame that holds it (NULL for an initializer). */
+static const gl_tensor *frame_find(frame *f, const gl_value *v, frame **owner)
 {
+    if (owner)
+        *owner = NULL;
     for (; v; v = v->outer, f = f ? f->outer : NULL) {
         if (f && f->vals && f->graph == v->graph && v->index < f->graph->n_values &&
-            f->vals[v->index])
+            f->vals[v->index]) {
+            if (owner)
+                *owner = f;
             return f->vals[v->index];
+        }
         if (v->init && (gl_value_is_constant(v) || (f && !f->consts_only)))
             return v->init;
     }
     return NULL;
+}
+
+static const gl_tensor *frame_get(frame *f, const gl_value *v)
+{
+    return frame_find(f, v, NULL);
 }
 
 static void frame_count(frame *f, const gl_tensor *t, int sign)
@@ -480,24 +109,12 @@ static void frame_count(frame *f, const gl_tensor *t, int sign)
     }
 }
 
-static gl_status frame_open(frame *f, const gl_graph *g, const frame *outer, gl_exec *e)
+static gl_status frame_open(frame *f, const gl_graph *g, frame *outer, gl_exec *e)
 {
     *f = (frame){.graph = g, .outer = outer, .e = e};
     f->vals = calloc(g->n_values ? g->n_values : 1, sizeof(*f->vals));
     return f->vals ? GL_OK : gl_fail(GL_ERR_NOMEM, "cannot allocate a frame of %zu values",
                                      g->n_values);
-}
-
-/* Takes ownership of t. */
-static void frame_set(frame *f, const gl_value *v, gl_tensor *t)
-{
-    gl_tensor **slot = &f->vals[v->index];
-    if (*slot) {
-        frame_count(f, *slot, -1);
-        gl_tensor_free(*slot);
-    }
-    *slot = t;
-    frame_count(f, t, +1);
 }
 
 static void frame_drop(frame *f, size_t index)
@@ -508,6 +125,18 @@ static void frame_drop(frame *f, size_t index)
         gl_tensor_free(*slot);
         *slot = NULL;
     }
+    if (f->plain && f->plain[index]) {
+        gl_tensor_free(f->plain[index]);
+        f->plain[index] = NULL;
+    }
+}
+
+/* Takes ownership of t. */
+static void frame_set(frame *f, const gl_value *v, gl_tensor *t)
+{
+    frame_drop(f, v->index);
+    f->vals[v->index] = t;
+    frame_count(f, t, +1);
 }
 
 static void frame_close(frame *f)
@@ -517,13 +146,59 @@ static void frame_close(frame *f)
     for (size_t i = 0; i < f->graph->n_values; i++)
         frame_drop(f, i);
     free(f->vals);
-    f->vals = NULL;
+    free(f->plain);
+    f->vals = f->plain = NULL;
 }
 
-/* A share of t named `name` (graph outputs carry their names back). */
-static gl_tensor *share_named(const gl_tensor *t, const char *name)
+/* A plain tensor for something in a backend's layout, its bytes from `slot` (NULL: a
+ * new buffer). */
+static gl_tensor *to_plain(gl_exec *e, const gl_tensor *t, gl_buffer_slot *slot)
 {
-    gl_tensor *s = gl_tensor_share(t);
+    const gl_backend *owner = t->layout->owner;
+    void *ctx = e && owner == e->backend ? e->backend_ctx : NULL;
+    if (!owner->to_plain)
+        return (void)gl_fail(GL_ERR_INTERNAL, "backend %s cannot convert its layout %s",
+                             owner->name, t->layout->name), NULL;
+    return owner->to_plain(ctx, t, slot);
+}
+
+/* Value v's tensor as backend b reads it: as it is when plain or in b's own layout;
+ * else a plain copy, made once and kept beside the value in the frame that holds it. */
+static gl_status frame_read(frame *f, const gl_value *v, const gl_backend *b,
+                            const gl_tensor **out, bool *converted)
+{
+    frame *owner = NULL;
+    const gl_tensor *t = frame_find(f, v, &owner);
+    *out = t;
+    if (!t || !t->layout || t->layout->owner == b)
+        return GL_OK;
+    size_t i = v->index;
+    if (owner->plain && owner->plain[i]) {
+        *out = owner->plain[i];
+        return GL_OK;
+    }
+    gl_tensor *p = to_plain(owner->e, t, owner->slots ? &owner->slots[i] : NULL);
+    if (!p)
+        return gl_error_prefix("value '%s'", v->name), GL_ERR_INTERNAL;
+    if (!owner->plain)
+        owner->plain = gl_xcalloc(owner->graph->n_values ? owner->graph->n_values : 1,
+                                  sizeof(*owner->plain));
+    owner->plain[i] = p;
+    *out = p;
+    *converted = true;
+    if (owner->e)
+        owner->e->stats.conversions++;
+    return GL_OK;
+}
+
+/* A share of t named `name` that leaves the executor: plain, and on a buffer of its own
+ * (one the plan lends would be written again by the next run). */
+static gl_tensor *share_out(gl_exec *e, const gl_tensor *t, const char *name)
+{
+    gl_tensor *s = t->layout ? to_plain(e, t, NULL) : gl_tensor_share(t);
+    if (!s)
+        return NULL;
+    gl_buffer_detach(s->buf);
     if (name) {
         free(s->name);
         s->name = gl_xstrdup(name);
@@ -531,13 +206,16 @@ static gl_tensor *share_named(const gl_tensor *t, const char *name)
     return s;
 }
 
+gl_tensor *gl_exec_plain(gl_exec *e, const gl_tensor *t)
+{
+    return t->layout ? to_plain(e, t, NULL) : gl_tensor_share(t);
+}
+
 /* ---- running ------------------------------------------------------------------------------- */
 
 static gl_status run_plan(const plan *p, frame *f);
-static gl_status run_node(plan_node *pn, frame *f, const gl_tensor *const *in,
-                          gl_tensor **out);
 
-/* What a kernel's run_body needs: the node that runs it and the frame it runs in. */
+/* What a kernel's run_body and alloc need: the node that runs it and the frame it runs in. */
 typedef struct node_run {
     plan_node *pn;
     frame *f;
@@ -555,17 +233,21 @@ static gl_status run_graph(const plan *p, frame *outer, const gl_tensor *const *
     if (st != GL_OK)
         return st;
     f.consts_only = outer && outer->consts_only;
+    f.slots = p->plain_slots;
     for (size_t i = 0; i < n_in && i < g->n_inputs; i++)
         if (inputs[i] && g->inputs[i])
             frame_set(&f, g->inputs[i], gl_tensor_share(inputs[i]));
     st = run_plan(p, &f);
     for (size_t i = 0; i < n_out && st == GL_OK; i++) {
         const gl_value *v = g->outputs[i];
-        const gl_tensor *t = v ? frame_get(&f, v) : NULL;
-        if (!t)
+        const gl_tensor *t = NULL;
+        /* The caller is a reference kernel (If/Loop/Scan): it reads plain tensors. */
+        if (v)
+            st = frame_read(&f, v, gl_backend_ref(), &t, &(bool){false});
+        if (st == GL_OK && !t)
             st = gl_fail(GL_ERR_INPUT, "%s: subgraph output %zu '%s' has no value", where, i,
                          v ? v->name : "");
-        else
+        else if (st == GL_OK)
             out[i] = gl_tensor_share(t);
     }
     frame_close(&f);
@@ -598,8 +280,19 @@ static gl_status exec_run_body(gl_kernel_ctx *k, const gl_graph *body,
     return run_graph(p, nr->f, inputs, n_in, out, n_out, k->where);
 }
 
-/* A call of a model-local function: formal inputs bound to the actual ones (trailing
- * optional inputs may be omitted), formal outputs handed back. */
+/* gl_out_new's buffers: lent by the node's output slot, back for the next run. */
+static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
+{
+    node_run *nr = k->exec;
+    if (i >= nr->pn->node->n_outputs) {
+        gl_fail(GL_ERR_INTERNAL, "%s: output %zu does not exist", k->where, i);
+        return NULL;
+    }
+    return gl_buffer_from_slot(&nr->pn->out_slots[i], bytes, true);
+}
+
+/* A call of a model-local function run as its body: formal inputs bound to the actual
+ * ones (trailing optional inputs may be omitted), formal outputs handed back. */
 static gl_status run_call(plan_node *pn, frame *f, const gl_tensor *const *in,
                           gl_tensor **out)
 {
@@ -615,6 +308,7 @@ static gl_status run_call(plan_node *pn, frame *f, const gl_tensor *const *in,
     gl_status st = frame_open(&cf, body, NULL, f->e);
     if (st != GL_OK)
         return st;
+    cf.slots = pn->call->plain_slots;
     for (size_t i = 0; i < n->n_inputs; i++)
         if (in[i])
             frame_set(&cf, body->inputs[i], gl_tensor_share(in[i]));
@@ -634,7 +328,7 @@ static gl_status run_call(plan_node *pn, frame *f, const gl_tensor *const *in,
 }
 
 static gl_status run_kernel(plan_node *pn, frame *f, const gl_tensor *const *in,
-                            gl_tensor **out)
+                            gl_tensor **out, uint64_t *reorder_ns)
 {
     const gl_node *n = pn->node;
     node_run nr = {.pn = pn, .f = f};
@@ -642,23 +336,27 @@ static gl_status run_kernel(plan_node *pn, frame *f, const gl_tensor *const *in,
         .node = n, .model = pn->m, .opset = pn->opset,
         .where = pn->where, .n_inputs = n->n_inputs, .in = in, .n_outputs = n->n_outputs,
         .out = out, .run_body = exec_run_body, .exec = &nr,
+        .alloc = f->e ? exec_alloc : NULL, .backend_ctx = pn->backend_ctx,
     };
     gl_error_clear();
     gl_status st = pn->backend->run(&k, &pn->state);
     if (st != GL_OK && !*gl_error_message())
         gl_fail(st, "%s: the kernel failed (%s)", pn->where, gl_status_name(st));
+    *reorder_ns += k.reorder_ns;
+    if (f->e)
+        f->e->stats.reorders += k.reorders;
     return st;
 }
 
 /* Run one node on resolved inputs; out[] (n_outputs entries) receives its outputs,
  * every non-omitted one set, or all NULL on failure. */
 static gl_status run_node(plan_node *pn, frame *f, const gl_tensor *const *in,
-                          gl_tensor **out)
+                          gl_tensor **out, uint64_t *reorder_ns)
 {
     const gl_node *n = pn->node;
     for (size_t i = 0; i < n->n_outputs; i++)
         out[i] = NULL;
-    gl_status st = pn->call ? run_call(pn, f, in, out) : run_kernel(pn, f, in, out);
+    gl_status st = pn->call ? run_call(pn, f, in, out) : run_kernel(pn, f, in, out, reorder_ns);
     if (f->e)
         f->e->stats.nodes_run++;
     for (size_t i = 0; i < n->n_outputs && st == GL_OK; i++)
@@ -673,10 +371,49 @@ static gl_status run_node(plan_node *pn, frame *f, const gl_tensor *const *in,
     return st;
 }
 
-/* Resolve node inputs from the frame, run, store outputs, free what is dead. */
+/* The node's inputs from the frame, as its backend reads them (a function call run as
+ * its body passes them on as they are: its nodes convert what they need). */
+static gl_status resolve_inputs(plan_node *pn, frame *f, const gl_tensor **in,
+                                size_t *conversions)
+{
+    const gl_node *n = pn->node;
+    for (size_t i = 0; i < n->n_inputs; i++) {
+        in[i] = NULL;
+        if (!n->inputs[i])
+            continue;
+        bool converted = false;
+        gl_status st = pn->call ? (in[i] = frame_get(f, n->inputs[i]), GL_OK)
+                                : frame_read(f, n->inputs[i], pn->backend, &in[i], &converted);
+        if (st != GL_OK)
+            return gl_error_prefix("%s: input %zu", pn->where, i), st;
+        if (!in[i])
+            return gl_fail(GL_ERR_INPUT, "%s: input %zu '%s' has no value", pn->where, i,
+                           n->inputs[i]->name);
+        *conversions += converted;
+    }
+    return GL_OK;
+}
+
+static void entry_update(gl_exec *e, plan_node *pn, size_t conversions)
+{
+    if (pn->entry >= e->n_entries)
+        return;
+    gl_plan_entry *en = &e->entries[pn->entry];
+    en->conversions = conversions;
+    if (!pn->backend || !pn->backend->describe)
+        return;
+    unsigned builds = en->info.builds, const_reorders = en->info.const_reorders;
+    pn->backend->describe(pn->backend_ctx, pn->state, &en->info);
+    e->stats.builds += en->info.builds - builds;
+    e->stats.const_reorders += en->info.const_reorders - const_reorders;
+}
+
+/* Resolve node inputs from the frame, run, store outputs, release what is dead. */
 static gl_status step(plan_node *pn, frame *f)
 {
     const gl_node *n = pn->node;
+    gl_exec *e = f->e;
+    bool observed = e && e->observed;
     const gl_tensor *in_small[SMALL_ARGS];
     gl_tensor *out_small[SMALL_ARGS];
     const gl_tensor **in = n->n_inputs <= SMALL_ARGS
@@ -684,15 +421,30 @@ static gl_status step(plan_node *pn, frame *f)
                                : gl_xmalloc(n->n_inputs * sizeof(*in));
     gl_tensor **out = n->n_outputs <= SMALL_ARGS ? out_small
                                                  : gl_xmalloc(n->n_outputs * sizeof(*out));
-    gl_status st = GL_OK;
-    for (size_t i = 0; i < n->n_inputs && st == GL_OK; i++) {
-        in[i] = n->inputs[i] ? frame_get(f, n->inputs[i]) : NULL;
-        if (n->inputs[i] && !in[i])
-            st = gl_fail(GL_ERR_INPUT, "%s: input %zu '%s' has no value", pn->where, i,
-                         n->inputs[i]->name);
+    gl_exec_event ev = {.entry = pn->entry, .node = n};
+    if (observed) {
+        ev.depth = pn->entry < e->n_entries ? e->entries[pn->entry].depth : 0;
+        if (e->observer.node_begin)
+            e->observer.node_begin(e->observer.ctx, e, &ev);
     }
+    uint64_t t0 = observed ? now_ns() : 0, reorder_ns = 0;
+    size_t conversions = 0;
+    gl_status st = resolve_inputs(pn, f, in, &conversions);
+    uint64_t t1 = observed ? now_ns() : 0;
     if (st == GL_OK)
-        st = run_node(pn, f, in, out);
+        st = run_node(pn, f, in, out, &reorder_ns);
+    if (e)
+        entry_update(e, pn, conversions);
+    if (observed) {
+        uint64_t t2 = now_ns();
+        ev.status = st;
+        ev.ns = t2 - t0;
+        ev.convert_ns = (t1 - t0) + reorder_ns;
+        ev.n_outputs = n->n_outputs;
+        ev.outputs = out;
+        if (e->observer.node_end)
+            e->observer.node_end(e->observer.ctx, e, &ev);
+    }
     for (size_t i = 0; i < n->n_outputs && st == GL_OK; i++)
         if (out[i])
             frame_set(f, n->outputs[i], out[i]);
@@ -829,11 +581,12 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     e->backend = b;
     e->opts = opts;
     e->opts.backend = b->name;
-    if (opts.threads > 0 && b->set_threads)
-        b->set_threads(opts.threads);
+    gl_status st = b->ctx_create ? b->ctx_create(m, &e->opts, &e->backend_ctx) : GL_OK;
     size_t planned = 0;
-    plan_scope s = {.m = m, .backend = b, .planned = &planned};
-    gl_status st = plan_build(&s, m->graph, &e->root);
+    plan_scope s = {.m = m, .e = e, .backend = b, .backend_ctx = e->backend_ctx,
+                    .parent_entry = SIZE_MAX, .planned = &planned};
+    if (st == GL_OK)
+        st = gl_plan_build(&s, m->graph, &e->root);
     if (st != GL_OK) {
         gl_exec_free(e);
         return st;
@@ -846,7 +599,10 @@ void gl_exec_free(gl_exec *e)
 {
     if (!e)
         return;
-    plan_free(e->root);
+    gl_plan_free(e->root);
+    if (e->backend_ctx && e->backend->ctx_free)
+        e->backend->ctx_free(e->backend_ctx);
+    free(e->entries);
     free(e);
 }
 
@@ -864,11 +620,13 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
                        model_path(e->m), g->n_outputs, n_outputs);
     e->stats = (gl_exec_stats){0};
     e->live_tensors = e->live_bytes = 0;
+    if (e->observed && e->observer.run_begin)
+        e->observer.run_begin(e->observer.ctx, e);
     frame f;
     gl_status st = frame_open(&f, g, NULL, e);
-    if (st != GL_OK)
-        return st;
-    st = bind_inputs(e, &f, inputs);
+    f.slots = e->root->plain_slots;
+    if (st == GL_OK)
+        st = bind_inputs(e, &f, inputs);
     if (st == GL_OK)
         st = run_plan(e->root, &f);
     for (size_t i = 0; i < n_outputs && st == GL_OK; i++) {
@@ -876,8 +634,10 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
         if (!t)
             st = gl_fail(GL_ERR_INTERNAL, "%s: graph output '%s' has no value", model_path(e->m),
                          g->outputs[i]->name);
-        else
-            outputs[i] = share_named(t, g->outputs[i]->name);
+        else if (!(outputs[i] = share_out(e, t, g->outputs[i]->name))) {
+            gl_error_prefix("%s: graph output '%s'", model_path(e->m), g->outputs[i]->name);
+            st = GL_ERR_INTERNAL;
+        }
     }
     frame_close(&f);
     if (st != GL_OK)
@@ -885,6 +645,8 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
             gl_tensor_free(outputs[i]);
             outputs[i] = NULL;
         }
+    if (e->observed && e->observer.run_end)
+        e->observer.run_end(e->observer.ctx, e, st);
     return st;
 }
 
@@ -893,32 +655,62 @@ void gl_exec_get_stats(const gl_exec *e, gl_exec_stats *s)
     *s = e->stats;
 }
 
-static void print_plan(const plan *p, int indent, FILE *f)
+void gl_exec_set_observer(gl_exec *e, const gl_exec_observer *o)
 {
-    for (size_t k = 0; k < p->n_nodes; k++) {
-        const plan_node *pn = &p->nodes[k];
-        const gl_node *n = pn->node;
-        char name[256];
-        snprintf(name, sizeof(name), "'%s'", n->name ? n->name : "");
-        const char *backend = pn->backend ? pn->backend->name : "call";
-        char impl[256];
-        if (pn->call)
-            snprintf(impl, sizeof(impl), "function %s.%s", domain_name(pn->fn->domain),
-                     pn->fn->name);
-        else
-            snprintf(impl, sizeof(impl), "%s",
-                     pn->backend->impl ? pn->backend->impl(pn->state) : "-");
-        fprintf(f, "%*s%-18s %-28s %-5s %s\n", indent, "", n->op_type, name, backend, impl);
-        if (pn->call)
-            print_plan(pn->call, indent + 2, f);
-        for (size_t i = 0; i < pn->n_bodies; i++)
-            print_plan(pn->bodies[i].plan, indent + 2, f);
-    }
+    e->observed = o != NULL;
+    e->observer = o ? *o : (gl_exec_observer){0};
+}
+
+size_t gl_exec_plan_count(const gl_exec *e)
+{
+    return e->n_entries;
+}
+
+const gl_plan_entry *gl_exec_plan_at(const gl_exec *e, size_t i)
+{
+    return i < e->n_entries ? &e->entries[i] : NULL;
+}
+
+const gl_model *gl_exec_model(const gl_exec *e)
+{
+    return e->m;
+}
+
+const char *gl_exec_backend_name(const gl_exec *e)
+{
+    return e->backend->name;
+}
+
+void gl_exec_summary(const gl_exec *e, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (e->backend->summary)
+        e->backend->summary(e->backend_ctx, buf, len);
 }
 
 void gl_exec_print_plan(const gl_exec *e, FILE *f)
 {
-    print_plan(e->root, 0, f);
+    char summary[256];
+    gl_exec_summary(e, summary, sizeof(summary));
+    if (summary[0])
+        fprintf(f, "# %s\n", summary);
+    for (size_t i = 0; i < e->n_entries; i++) {
+        const gl_plan_entry *en = &e->entries[i];
+        const gl_node *n = en->node;
+        char name[256];
+        snprintf(name, sizeof(name), "'%s'", n->name ? n->name : "");
+        fprintf(f, "%*s%-18s %-28s %-5s %s", 2 * en->depth, "", n->op_type, name, en->backend,
+                en->info.impl);
+        if (en->info.in_layouts[0] || en->info.out_layouts[0])
+            fprintf(f, "  [%s -> %s]", en->info.in_layouts, en->info.out_layouts);
+        if (en->conversions)
+            fprintf(f, "  %zu input%s converted to plain", en->conversions,
+                    en->conversions == 1 ? "" : "s");
+        if (en->info.note[0])
+            fprintf(f, "  (%s)", en->info.note);
+        fputc('\n', f);
+    }
 }
 
 gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *const *inputs,
@@ -927,13 +719,15 @@ gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *con
     for (size_t i = 0; i < n->n_outputs; i++)
         outputs[i] = NULL;
     size_t planned = 0;
-    plan_scope s = {.m = m, .backend = gl_backend_ref(), .planned = &planned};
+    plan_scope s = {.m = m, .backend = gl_backend_ref(), .parent_entry = SIZE_MAX,
+                    .planned = &planned};
     plan_node pn = {0};
-    gl_status st = plan_node_init(&s, n, &pn);
+    gl_status st = gl_plan_node_init(&s, n, &pn);
     if (st == GL_OK) {
         frame f = {.graph = n->graph, .consts_only = true};
-        st = run_node(&pn, &f, inputs, outputs);
+        uint64_t reorder_ns = 0;
+        st = run_node(&pn, &f, inputs, outputs, &reorder_ns);
     }
-    plan_node_release(&pn);
+    gl_plan_node_release(&pn);
     return st;
 }

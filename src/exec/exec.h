@@ -1,18 +1,36 @@
 /* exec.h — running a graph on CPU.
  *
  * A plan is built once for a model: every node gets its op entry (an unknown op is an
- * error naming the node) and a backend. Backends claim the nodes they can run (oneDNN:
- * Conv, MatMul, Gemm in float32); everything else falls back to the reference kernels
- * of the op registry. The assignment — backend and implementation per node — is
- * printable: the "operator replacement" step of graph compilers made explicit.
+ * error naming the node) and a backend. The chosen backend is offered each node first —
+ * a call of a model-local function (a fused group saved as a function) is offered whole,
+ * before it is expanded into its body — and what it does not claim runs on the
+ * reference kernels of the op registry (or, for a function call, as its body). The plan
+ * is data (gl_exec_plan_at): per node the backend, the implementation, the layouts of
+ * its inputs and outputs, the layout conversions it costs, and why a node did not go to
+ * the chosen backend: the "operator replacement" step of graph compilers made explicit.
  *
- * Values live in a table indexed by value->index; a tensor is freed after its last
+ * Each plan owns its backends' contexts (oneDNN: engine, stream, layout policy, the
+ * primitives built for the shapes seen, weights reordered once) and the buffers its
+ * outputs are written to, lent again on every run: a plan run a second time with the
+ * same input shapes allocates no tensor memory and reorders no constant.
+ *
+ * Tensors between two nodes of a backend may stay in that backend's layout
+ * (gl_tensor.layout: oneDNN's blocked nChw16c or nhwc); the executor converts such a
+ * tensor to plain row-major only where a consumer needs it (a reference kernel, a graph
+ * output, an observer asking for it), once per value and run, and counts the
+ * conversion in the plan.
+ *
+ * An observer sees every node begin and end, with the node's outputs and its wall time
+ * (layout conversions included and also given apart): profiling, the Chrome trace,
+ * intermediate comparison and the workbench's run view hang off it.
+ *
+ * Values live in a frame indexed by value->index; a tensor is released after its last
  * use. Subgraphs (If/Loop/Scan bodies) run through the same executor, their captures
- * read from the enclosing frame. Calls to model-local functions run the function body:
- * its nodes are looked up with the function's opset imports, and a body attribute
- * that refers to a caller attribute (ref_attr_name) takes the caller's value (or is
- * absent when the caller does not set it). Plans for subgraphs and function bodies are
- * built with the plan, so an unknown op anywhere is reported by gl_exec_create.
+ * read from the enclosing frame. A function body runs with the function's opset imports,
+ * and a body attribute that refers to a caller attribute (ref_attr_name) takes the
+ * caller's value (or is absent when the caller does not set it). Plans for subgraphs
+ * and function bodies are built with the plan, so an unknown op anywhere is reported by
+ * gl_exec_create.
  *
  * The order of execution is a topological order of the graph (the file's order when it
  * is one), so an unsorted but acyclic graph runs too.
@@ -24,27 +42,64 @@
 #include "ops/ops.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct gl_exec gl_exec;
+typedef struct gl_exec_options gl_exec_options;
 
 /* ---- backends ------------------------------------------------------------------------- */
 
-typedef struct gl_backend {
+typedef struct gl_backend gl_backend;
+
+/* A backend's own layout of a tensor's bytes (see gl_tensor.layout). Backends embed this
+ * at the start of their layout records; the records live as long as the plan. */
+typedef struct gl_tensor_layout {
+    const gl_backend *owner; /* the backend that reads and converts it */
+    const char *name;        /* "nChw16c", "nhwc": for plans and profiles */
+} gl_tensor_layout;
+
+/* What the plan shows of one node a backend runs (filled by gl_backend.describe). */
+typedef struct gl_backend_info {
+    char impl[96];      /* "brg:avx512_core", "jit:uni", "ref" */
+    char note[160];     /* why the node runs as it does when it is not the obvious way:
+                         * "ref: ReLU on 96 elements (below the oneDNN threshold)",
+                         * "reference kernel: auto_pad SAME_LOWER with dilations" */
+    char in_layouts[96];  /* per input, comma separated: "nChw16c,plain,-" */
+    char out_layouts[64];
+    unsigned const_reorders; /* constants reordered (once, when built) */
+    unsigned builds;         /* primitives built so far for this node */
+} gl_backend_info;
+
+struct gl_backend {
     const char *name; /* "ref", "dnnl" */
-    /* Whether this backend runs the node (types/shapes from the IR; may be unknown). */
-    bool (*claims)(const gl_model *m, const gl_node *n);
+    /* The plan's context (NULL when the backend needs none): made when a plan is built,
+     * before any claim, with the model and the options (threads, layout policy). */
+    gl_status (*ctx_create)(const gl_model *m, const gl_exec_options *o, void **ctx);
+    void (*ctx_free)(void *ctx);
+    /* Whether this backend runs the node. For a call of a model-local function `fn` is
+     * the function (its body is the group the node stands for), else NULL. Types and
+     * shapes come from the IR and may be unknown; the final word comes with the shapes
+     * of the first run, when a backend may still send a node to the reference kernel
+     * (and say why in describe). On refusal `why` may say why (may stay empty). */
+    bool (*claims)(void *ctx, const gl_model *m, const gl_node *n, const gl_function *fn,
+                   char *why, size_t why_len);
     /* Run the node. `state` is a per-node slot the backend may fill on first run
-     * (primitives built for concrete shapes; rebuilt when shapes change). */
+     * (primitives built for concrete shapes; rebuilt when shapes change). Inputs may
+     * carry this backend's layouts; a backend that runs a node on the reference kernel
+     * converts them first (to_plain). Outputs the backend makes in its own layout carry
+     * it. k->backend_ctx is the plan's context. */
     gl_status (*run)(gl_kernel_ctx *k, void **state);
     void (*release)(void *state); /* may be NULL: nothing to release */
-    /* Implementation name for the assignment listing (e.g. "jit:avx2", "gemm"); `state`
-     * is NULL before the first run. */
-    const char *(*impl)(const void *state);
-    /* Thread count for what the backend runs (gl_exec_options.threads > 0), set when a
-     * plan is created, before the backend builds anything for it; NULL: ignored. */
-    void (*set_threads)(int threads);
-} gl_backend;
+    /* What the plan shows; `state` is NULL before the first run. May be NULL. */
+    void (*describe)(const void *ctx, const void *state, gl_backend_info *info);
+    /* A new plain (row-major) tensor with the values of t, which carries one of this
+     * backend's layouts, its bytes from `slot` (NULL: a new buffer). NULL (with a
+     * message) on failure. */
+    gl_tensor *(*to_plain)(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);
+    /* A line for the plan's header ("layout nhwc: 8 Concat on 4-D activations"); NULL. */
+    void (*summary)(const void *ctx, char *buf, size_t len);
+};
 
 /* The reference backend: claims every node whose op has a registry kernel, and runs
  * that kernel (looked up at the opset the executor passes in k->opset). */
@@ -58,15 +113,18 @@ const gl_backend *gl_backend_find(const char *name);
 
 /* ---- plans and runs ---------------------------------------------------------------------- */
 
-typedef struct gl_exec_options {
+struct gl_exec_options {
     const char *backend; /* "ref" (default) or "dnnl" */
     int threads;         /* 0: the backend's default. The reference kernels are
                             single-threaded and ignore it. */
+    /* oneDNN's layout for 4-D/5-D activations: "auto" (NULL: the plan decides by rule and
+     * says so), "plain", "nhwc" or "blocked" (nChw8c/nChw16c, as oneDNN picks). */
+    const char *layout;
     /* Check only the dtype of inputs, not their declared shape. For the ONNX
      * conformance runner: onnx's own runner does not check shapes, and a few cases feed
      * data whose shape disagrees with the declared one (CastLike's `like`). */
     bool no_shape_check;
-} gl_exec_options;
+};
 
 /* Build a plan for `m` (not owned; must outlive the plan and not change while it
  * lives). `o` may be NULL. GL_ERR_INPUT for an unknown backend, GL_ERR_UNSUPPORTED
@@ -79,26 +137,85 @@ void gl_exec_free(gl_exec *e);
  * entry uses the input's default initializer, or is an error naming the input). Inputs
  * are checked against the declared dtype and shape (known dims must match; a symbolic
  * dim binds to the same value across inputs): GL_ERR_INPUT naming the input, the dim,
- * what was expected and what was given. outputs[] receives one new tensor per graph
- * output (n_outputs == m->graph->n_outputs; caller frees; its name is the output's
- * name). On failure outputs[] is all NULL. The inputs are only read. */
+ * what was expected and what was given. outputs[] receives one new plain tensor per
+ * graph output (n_outputs == m->graph->n_outputs; caller frees; its name is the
+ * output's name); they stay valid after later runs. On failure outputs[] is all NULL.
+ * The inputs are only read. */
 gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_inputs,
                       gl_tensor **outputs, size_t n_outputs);
 
-/* What the last gl_exec_run held: the most tensors (and their bytes) alive at once in
- * the frames of the run, graph inputs and outputs included, initializers not. Freeing
- * after the last use keeps this at the width of the graph, not its length. */
+/* What the last gl_exec_run did. */
 typedef struct gl_exec_stats {
-    size_t peak_tensors;
-    size_t peak_bytes;
-    size_t nodes_run; /* kernel calls, subgraph and function-body nodes included */
+    size_t peak_tensors;   /* most tensors alive at once in the frames of the run (graph
+                            * inputs and outputs included, initializers not) ... */
+    size_t peak_bytes;     /* ... and their bytes. Freeing after the last use keeps this
+                            * at the width of the graph, not its length. */
+    size_t nodes_run;      /* kernel calls, subgraph and function-body nodes included */
+    size_t conversions;    /* tensors the executor converted to plain layout */
+    size_t reorders;       /* layout conversions inside backends (oneDNN reorders of
+                            * non-constant inputs) */
+    size_t const_reorders; /* constants reordered: 0 once the plan is built for the
+                            * shapes at hand (the weight cache) */
+    size_t builds;         /* primitives built during the run: 0 once built for the
+                            * shapes at hand */
 } gl_exec_stats;
 void gl_exec_get_stats(const gl_exec *e, gl_exec_stats *s);
 
-/* Per-node assignment, one line per node: op, 'name', backend, implementation
- * ("Conv  'c1'  dnnl  jit:avx2"); subgraph and function-body nodes follow their
- * node, indented. */
+/* ---- the plan as data -------------------------------------------------------------------- */
+
+typedef struct gl_plan_entry {
+    const gl_node *node;     /* as kernels see it (a function-body node may be a copy with
+                              * the caller's attributes substituted) */
+    int depth;               /* 0: the model's graph; deeper: subgraph or function body */
+    size_t parent;           /* entry of the node whose body this node is in; SIZE_MAX */
+    const char *backend;     /* "ref", "dnnl", or "body" for a function call that runs as
+                              * its body (its nodes follow, one deeper) */
+    bool fell_back;          /* the chosen backend did not take it (see info.note) */
+    gl_backend_info info;    /* implementation, layouts, note: as of the last run (before
+                              * the first run, what the claim knew) */
+    size_t conversions;      /* inputs the executor converted to plain in the last run */
+} gl_plan_entry;
+
+size_t gl_exec_plan_count(const gl_exec *e);
+const gl_plan_entry *gl_exec_plan_at(const gl_exec *e, size_t i);
+const gl_model *gl_exec_model(const gl_exec *e);
+const char *gl_exec_backend_name(const gl_exec *e);
+/* The plan's header line from the backend (layout policy and why), "" when none. */
+void gl_exec_summary(const gl_exec *e, char *buf, size_t len);
+
+/* Per-node assignment, one line per entry: op, 'name', backend, implementation,
+ * layouts, note; subgraph and function-body nodes follow their node, indented. */
 void gl_exec_print_plan(const gl_exec *e, FILE *f);
+
+/* ---- observing a run ------------------------------------------------------------------- */
+
+typedef struct gl_exec_event {
+    size_t entry;               /* index into the plan (gl_exec_plan_at) */
+    const gl_node *node;
+    int depth;
+    /* node_end only: */
+    gl_status status;
+    size_t n_outputs;
+    gl_tensor *const *outputs;  /* node->n_outputs entries (NULL: omitted); may carry a
+                                 * backend layout: gl_exec_plain gives a plain one */
+    uint64_t ns;                /* wall time of the node, layout conversions included */
+    uint64_t convert_ns;        /* of which converting layouts (inputs to plain, backend
+                                 * reorders of inputs) */
+} gl_exec_event;
+
+typedef struct gl_exec_observer {
+    void *ctx;
+    void (*run_begin)(void *ctx, const gl_exec *e);              /* may be NULL */
+    void (*node_begin)(void *ctx, const gl_exec *e, const gl_exec_event *ev); /* may be NULL */
+    void (*node_end)(void *ctx, const gl_exec *e, const gl_exec_event *ev);   /* may be NULL */
+    void (*run_end)(void *ctx, const gl_exec *e, gl_status st);  /* may be NULL */
+} gl_exec_observer;
+
+/* Observe the runs of this plan (NULL: none). The observer is copied; its ctx must
+ * outlive the runs. Time spent in the observer is not counted in any node's time. */
+void gl_exec_set_observer(gl_exec *e, const gl_exec_observer *o);
+/* A plain tensor with the values of t (a share when t is plain already). Caller frees. */
+gl_tensor *gl_exec_plain(gl_exec *e, const gl_tensor *t);
 
 /* Evaluate one node with the reference kernel on constant inputs (constant folding,
  * shape-inference fixed points). outputs[] receives node->n_outputs tensors (NULL for

@@ -96,6 +96,17 @@ void gl_buffer_unref(gl_buffer *b)
 {
     if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    gl_buffer_slot *home = b->home;
+    if (home) {
+        /* Back to the executor's slot, unless the slot has lent a newer one since. */
+        if (home->lent == b)
+            home->lent = NULL;
+        if (!home->idle) {
+            b->refs = 0;
+            home->idle = b;
+            return;
+        }
+    }
     switch (b->kind) {
     case GL_BUF_HEAP:
         free(b->data);
@@ -112,6 +123,59 @@ void gl_buffer_unref(gl_buffer *b)
     }
     }
     free(b);
+}
+
+gl_buffer *gl_buffer_from_slot(gl_buffer_slot *slot, size_t size, bool zero)
+{
+    gl_buffer *b = slot->idle;
+    if (b && b->size != size) {
+        free(b->data);
+        free(b);
+        b = NULL;
+    }
+    slot->idle = NULL;
+    if (b) {
+        if (zero)
+            memset(b->data, 0, size);
+        b->hash_valid = false;
+    } else {
+        /* Aligned for vector kernels; the size rounded up as aligned_alloc wants. */
+        size_t alloc = (size + 63) & ~(size_t)63;
+        void *data = aligned_alloc(64, alloc ? alloc : 64);
+        if (!data) {
+            gl_fail(GL_ERR_NOMEM, "cannot allocate %zu bytes of tensor data", size);
+            return NULL;
+        }
+        if (zero)
+            memset(data, 0, size);
+        b = buffer_new(GL_BUF_HEAP, data, size);
+    }
+    b->refs = 1;
+    b->home = slot;
+    if (slot->lent && slot->lent->home == slot)
+        slot->lent->home = NULL; /* still in use elsewhere: it is freed when done */
+    slot->lent = b;
+    return b;
+}
+
+void gl_buffer_detach(gl_buffer *b)
+{
+    if (b && b->home) {
+        if (b->home->lent == b)
+            b->home->lent = NULL;
+        b->home = NULL;
+    }
+}
+
+void gl_buffer_slot_clear(gl_buffer_slot *slot)
+{
+    if (slot->idle) {
+        free(slot->idle->data);
+        free(slot->idle);
+    }
+    if (slot->lent && slot->lent->home == slot)
+        slot->lent->home = NULL;
+    slot->idle = slot->lent = NULL;
 }
 
 static gl_tensor *tensor_header(gl_dtype dt, int rank, const int64_t *dims, int64_t count)
@@ -166,6 +230,7 @@ gl_tensor *gl_tensor_share(const gl_tensor *src)
 {
     gl_tensor *t = tensor_header(src->dtype, src->rank, src->dims, src->count);
     t->buf = gl_buffer_ref(src->buf);
+    t->layout = src->layout;
     t->name = gl_xstrdup(src->name);
     t->doc_string = gl_xstrdup(src->doc_string);
     t->external = src->external;

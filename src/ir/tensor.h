@@ -46,7 +46,28 @@ typedef struct gl_buffer {
      * gl_tensor_make_writable, which drops it. */
     bool hash_valid;
     uint64_t hash;
+    /* A buffer lent by a gl_buffer_slot: when its last reference goes it returns to the
+     * slot for the next run instead of being freed (NULL: an ordinary buffer). */
+    struct gl_buffer_slot *home;
 } gl_buffer;
+
+/* A place an executor keeps one output buffer between runs, so that a plan run again
+ * and again writes into memory it already touched: no allocation, no page faults.
+ * The slot holds no reference while the buffer is out: copy-on-write still sees a
+ * buffer held once as private (gl_tensor_make_writable does not copy it). */
+typedef struct gl_buffer_slot {
+    gl_buffer *idle;  /* back from its last use; owned by the slot */
+    gl_buffer *lent;  /* out in a tensor (not owned) */
+} gl_buffer_slot;
+
+/* A buffer of `size` bytes from the slot: the idle one when it has that size (zeroed
+ * again when `zero`), else a new one (64-byte aligned; zeroed when `zero`). The caller
+ * holds the one reference. NULL (with a message) when memory runs out. */
+gl_buffer *gl_buffer_from_slot(gl_buffer_slot *slot, size_t size, bool zero);
+/* The buffer no longer returns to its slot (it leaves the executor with a caller). */
+void gl_buffer_detach(gl_buffer *b);
+/* Free the idle buffer and detach the lent one (the slot is going away). */
+void gl_buffer_slot_clear(gl_buffer_slot *slot);
 
 typedef struct gl_tensor {
     gl_dtype dtype;
@@ -58,6 +79,11 @@ typedef struct gl_tensor {
     char *name;              /* owned, may be NULL */
     char *doc_string;        /* owned, may be NULL */
     bool external;           /* loaded from external data: save it that way by default */
+    /* NULL: dense row-major, as everywhere in the IR. Inside the executor a backend may
+     * keep an intermediate in its own layout (oneDNN's nChw16c): the bytes are then not
+     * row-major, and only that backend reads them; the executor converts the tensor
+     * (gl_exec_plain) before anything else sees it. Not owned. */
+    const struct gl_tensor_layout *layout;
 } gl_tensor;
 
 /* Element count of dims, with overflow and sanity checks: returns false (and leaves a

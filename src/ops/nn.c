@@ -8,11 +8,12 @@
  * in double and round once on the way out, which keeps long sums well inside the
  * conformance tolerance (atol 1e-7).
  *
- * Layout: helpers (tensor loading, window geometry, GEMM) first, then one section per
+ * Layout: helpers (tensor loading, window geometry in ops/window.h, GEMM) first, then one section per
  * op group, and the registry table at the end as the file's index.
  */
 #include "ops/families.h"
 #include "ops/opkit.h"
+#include "ops/window.h"
 
 #include <float.h>
 #include <math.h>
@@ -62,216 +63,6 @@ static const float *load_f32(const gl_tensor *t, bool *owned)
 static float *out_f32_data(gl_tensor *t)
 {
     return t->count ? (float *)t->buf->data : NULL;
-}
-
-/* ==== windows: kernel, strides, dilations, pads ========================================= */
-
-/* Convolution and pooling share the geometry of a sliding window over the spatial dims
- * (dims 2.. of NCHW-style tensors). */
-#define NN_MAX_SP 8
-
-typedef enum auto_pad { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } auto_pad;
-
-typedef struct window {
-    int n; /* spatial rank */
-    auto_pad pad_mode;
-    bool ceil_mode;
-    int64_t kernel[NN_MAX_SP]; /* -1: unknown (shape inference with an unknown W) */
-    int64_t stride[NN_MAX_SP];
-    int64_t dil[NN_MAX_SP];
-    int64_t pad_begin[NN_MAX_SP], pad_end[NN_MAX_SP]; /* from `pads`, then resolved */
-} window;
-
-static gl_status read_auto_pad(const gl_node *n, const char *where, auto_pad *out)
-{
-    static const struct { const char *name; auto_pad mode; } modes[] = {
-        {"NOTSET", PAD_NOTSET}, {"", PAD_NOTSET}, {"SAME_UPPER", PAD_SAME_UPPER},
-        {"SAME_LOWER", PAD_SAME_LOWER}, {"VALID", PAD_VALID},
-    };
-    const char *s = gl_node_attr_string(n, "auto_pad", "NOTSET");
-    for (size_t i = 0; i < GL_ARRAY_LEN(modes); i++) {
-        if (strcmp(s, modes[i].name) == 0) {
-            *out = modes[i].mode;
-            return GL_OK;
-        }
-    }
-    return gl_fail(GL_ERR_INPUT, "%s: auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER "
-                   "or VALID", where, s);
-}
-
-/* Window attributes and spatial lengths beyond these are refused, so that the window
- * arithmetic (in + pads, stride * (in - 1), ...) cannot overflow int64. */
-#define NN_MAX_ATTR ((int64_t)1 << 24)
-#define NN_MAX_DIM ((int64_t)1 << 36)
-
-/* An INTS attribute of exactly `want` values each in [min, NN_MAX_ATTR], or absent
- * (defaults kept). */
-static gl_status read_ints_attr(const gl_node *n, const char *where, const char *name,
-                                size_t want, int64_t min, int64_t *dst)
-{
-    size_t count;
-    const int64_t *v = gl_attr_ints(n, name, &count);
-    if (!v)
-        return GL_OK;
-    if (count != want)
-        return gl_fail(GL_ERR_INPUT, "%s: attribute %s has %zu values, expected %zu", where,
-                       name, count, want);
-    for (size_t i = 0; i < count; i++) {
-        if (v[i] < min || v[i] > NN_MAX_ATTR)
-            return gl_fail(GL_ERR_INPUT, "%s: attribute %s[%zu] = %lld is outside [%lld, "
-                           "%lld]", where, name, i, (long long)v[i], (long long)min,
-                           (long long)NN_MAX_ATTR);
-        dst[i] = v[i];
-    }
-    return GL_OK;
-}
-
-/* The window attributes of node n for `nsp` spatial dims. `w_kernel` holds the spatial
- * dims of a convolution weight (-1 unknown), or is NULL for pooling, where
- * kernel_shape is required. */
-static gl_status read_window(const gl_node *n, const char *where, int nsp,
-                             const int64_t *w_kernel, window *w)
-{
-    if (nsp < 1 || nsp > NN_MAX_SP)
-        return gl_fail(GL_ERR_INPUT, "%s: %d spatial dimensions (expected 1..%d)", where,
-                       nsp, NN_MAX_SP);
-    memset(w, 0, sizeof(*w));
-    w->n = nsp;
-    for (int d = 0; d < nsp; d++) {
-        w->kernel[d] = w_kernel ? w_kernel[d] : -1;
-        w->stride[d] = w->dil[d] = 1;
-    }
-    if (!w_kernel && !gl_node_attr(n, "kernel_shape"))
-        return gl_fail(GL_ERR_INPUT, "%s: attribute kernel_shape is required", where);
-    int64_t pads[2 * NN_MAX_SP] = {0};
-    int64_t attr_kernel[NN_MAX_SP];
-    for (int d = 0; d < nsp; d++)
-        attr_kernel[d] = w->kernel[d];
-    gl_status st;
-    if ((st = read_ints_attr(n, where, "kernel_shape", (size_t)nsp, 1, attr_kernel)) ||
-        (st = read_ints_attr(n, where, "strides", (size_t)nsp, 1, w->stride)) ||
-        (st = read_ints_attr(n, where, "dilations", (size_t)nsp, 1, w->dil)) ||
-        (st = read_ints_attr(n, where, "pads", 2 * (size_t)nsp, 0, pads)) ||
-        (st = read_auto_pad(n, where, &w->pad_mode)))
-        return st;
-    for (int d = 0; d < nsp; d++) {
-        if (attr_kernel[d] == 0 || attr_kernel[d] > NN_MAX_ATTR)
-            return gl_fail(GL_ERR_INPUT, "%s: kernel dimension %d is %lld", where, d,
-                           (long long)attr_kernel[d]);
-        if (w->kernel[d] >= 0 && attr_kernel[d] != w->kernel[d])
-            return gl_fail(GL_ERR_INPUT, "%s: kernel_shape[%d] = %lld but the weight has "
-                           "%lld", where, d, (long long)attr_kernel[d],
-                           (long long)w->kernel[d]);
-        w->kernel[d] = attr_kernel[d];
-        w->pad_begin[d] = pads[d];
-        w->pad_end[d] = pads[nsp + d];
-    }
-    w->ceil_mode = gl_node_attr_int(n, "ceil_mode", 0) != 0;
-    return GL_OK;
-}
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return -floor_div(-a, b);
-}
-
-/* Output length of spatial dim d for input length `in` (known), resolving the pads of
- * SAME/VALID auto_pad into w. Convolution and pooling agree on this (pooling adds
- * ceil_mode: a window that would start in the end padding is dropped, as in PyTorch
- * and the ONNX spec from opset 19 on). */
-static gl_status window_out_dim(window *w, int d, int64_t in, const char *where,
-                                int64_t *out)
-{
-    int64_t k = w->kernel[d], s = w->stride[d];
-    int64_t span = (k - 1) * w->dil[d] + 1;
-    switch (w->pad_mode) {
-    case PAD_SAME_UPPER:
-    case PAD_SAME_LOWER: {
-        *out = ceil_div(in, s);
-        int64_t total = (*out - 1) * s + span - in;
-        if (total < 0)
-            total = 0;
-        int64_t small = total / 2;
-        w->pad_begin[d] = w->pad_mode == PAD_SAME_UPPER ? small : total - small;
-        w->pad_end[d] = total - w->pad_begin[d];
-        return GL_OK;
-    }
-    case PAD_VALID:
-        w->pad_begin[d] = w->pad_end[d] = 0;
-        break;
-    case PAD_NOTSET:
-        break;
-    }
-    int64_t room = in + w->pad_begin[d] + w->pad_end[d] - span;
-    if (room < 0)
-        return gl_fail(GL_ERR_INPUT, "%s: spatial dimension %d: the window (%lld) is larger "
-                       "than the padded input (%lld)", where, d, (long long)span,
-                       (long long)(in + w->pad_begin[d] + w->pad_end[d]));
-    if (w->ceil_mode) {
-        *out = ceil_div(room, s) + 1;
-        if ((*out - 1) * s >= in + w->pad_begin[d])
-            (*out)--;
-    } else {
-        *out = room / s + 1;
-    }
-    return GL_OK;
-}
-
-/* Resolve every spatial dim for a run: in[] are the input's spatial dims. */
-static gl_status check_spatial(const int64_t *in, int n, const char *where)
-{
-    for (int d = 0; d < n; d++)
-        if (in[d] > NN_MAX_DIM)
-            return gl_fail(GL_ERR_INPUT, "%s: spatial dimension %d (%lld) is too large", where,
-                           d, (long long)in[d]);
-    return GL_OK;
-}
-
-static gl_status window_resolve(window *w, const int64_t *in, const char *where,
-                                int64_t *out)
-{
-    gl_status st = check_spatial(in, w->n, where);
-    if (st)
-        return st;
-    for (int d = 0; d < w->n; d++) {
-        st = window_out_dim(w, d, in[d], where, &out[d]);
-        if (st)
-            return st;
-    }
-    return GL_OK;
-}
-
-/* Output dim d for shape inference: a symbolic input dim survives when the window keeps
- * the length (stride 1 and SAME, or pads that make up for the kernel). */
-static gl_status window_infer_dim(window *w, int d, const gl_dim *in, const char *where,
-                                  gl_dim *out)
-{
-    if (w->kernel[d] < 0)
-        return GL_OK; /* unknown kernel: unknown output */
-    if (in->value >= 0) {
-        int64_t v;
-        gl_status st = check_spatial(&in->value, 1, where);
-        if (st == GL_OK)
-            st = window_out_dim(w, d, in->value, where, &v);
-        if (st == GL_OK)
-            out->value = v;
-        return st;
-    }
-    int64_t span = (w->kernel[d] - 1) * w->dil[d] + 1;
-    bool same = w->pad_mode == PAD_SAME_UPPER || w->pad_mode == PAD_SAME_LOWER;
-    bool keeps = w->stride[d] == 1 &&
-                 (same || (w->pad_mode == PAD_NOTSET &&
-                           w->pad_begin[d] + w->pad_end[d] + 1 == span) ||
-                  span == 1);
-    if (keeps && in->sym)
-        gl_dim_set_sym(out, in->sym);
-    return GL_OK;
 }
 
 /* ==== GEMM: C += A * B in float ======================================================= */
@@ -396,18 +187,18 @@ static float *alloc_floats(int64_t n)
 
 /* Sizes of one convolution: spatial dims in and out, and element counts. */
 typedef struct conv_dims {
-    int64_t in[NN_MAX_SP], out[NN_MAX_SP];
+    int64_t in[GL_WINDOW_MAX_SP], out[GL_WINDOW_MAX_SP];
     int64_t in_sz, out_sz, k_sz;
 } conv_dims;
 
 typedef struct conv_plan {
-    window win;
+    gl_window win;
     conv_dims g;
     int64_t batch, group;
     int64_t cg, mg; /* input and output channels per group */
 } conv_plan;
 
-static void kernel_index(const window *w, int64_t ki, int64_t *kk)
+static void kernel_index(const gl_window *w, int64_t ki, int64_t *kk)
 {
     for (int d = w->n - 1; d >= 0; d--) {
         kk[d] = ki % w->kernel[d];
@@ -419,7 +210,7 @@ static void kernel_index(const window *w, int64_t ki, int64_t *kk)
 static void valid_range(int64_t off, int64_t s, int64_t len, int64_t n_o, int64_t *lo,
                         int64_t *hi)
 {
-    int64_t a = ceil_div(-off, s), b = floor_div(len - 1 - off, s) + 1;
+    int64_t a = gl_ceil_div(-off, s), b = gl_floor_div(len - 1 - off, s) + 1;
     *lo = a < 0 ? 0 : a;
     *hi = b > n_o ? n_o : b;
     if (*hi < *lo)
@@ -450,11 +241,11 @@ static void unravel(int64_t r, const int64_t *dims, int n, int64_t *idx)
  * offset sees from that output position (0 in the padding), for the output positions
  * of runs [r0, r0 + n_runs). The last spatial dim is done as one strided run per row so
  * the inner loop is a plain copy. */
-static void im2col(const float *x, int64_t channels, const window *w, const conv_dims *g,
+static void im2col(const float *x, int64_t channels, const gl_window *w, const conv_dims *g,
                    int64_t r0, int64_t n_runs, float *cols)
 {
     int n = w->n, last = n - 1;
-    int64_t in_strides[NN_MAX_SP], outer[NN_MAX_SP], kk[NN_MAX_SP], o[NN_MAX_SP];
+    int64_t in_strides[GL_WINDOW_MAX_SP], outer[GL_WINDOW_MAX_SP], kk[GL_WINDOW_MAX_SP], o[GL_WINDOW_MAX_SP];
     gl_strides(g->in, n, in_strides);
     int64_t run = g->out[last], s = w->stride[last], width = n_runs * run;
     for (int d = 0; d < last; d++)
@@ -498,11 +289,11 @@ static void im2col(const float *x, int64_t channels, const window *w, const conv
 /* The transpose of im2col with accumulation: y[c] at the output position a kernel
  * offset reaches from each input position += cols[(c, offset), input position], for
  * the input positions of runs [r0, r0 + n_runs). */
-static void col2im_add(const float *cols, int64_t channels, const window *w,
+static void col2im_add(const float *cols, int64_t channels, const gl_window *w,
                        const conv_dims *g, int64_t r0, int64_t n_runs, float *y)
 {
     int n = w->n, last = n - 1;
-    int64_t out_strides[NN_MAX_SP], outer[NN_MAX_SP], kk[NN_MAX_SP], i[NN_MAX_SP];
+    int64_t out_strides[GL_WINDOW_MAX_SP], outer[GL_WINDOW_MAX_SP], kk[GL_WINDOW_MAX_SP], i[GL_WINDOW_MAX_SP];
     gl_strides(g->out, n, out_strides);
     int64_t run = g->in[last], s = w->stride[last], width = n_runs * run;
     for (int d = 0; d < last; d++)
@@ -538,7 +329,7 @@ static void col2im_add(const float *cols, int64_t channels, const window *w,
 
 /* One channel of a depthwise 2-D convolution, straight from the input: each kernel tap
  * adds a scaled, strided input row segment to an output row. */
-static void conv_depthwise2d(const float *x, const float *w, float *y, const window *win,
+static void conv_depthwise2d(const float *x, const float *w, float *y, const gl_window *win,
                              const conv_dims *g)
 {
     int64_t ih_n = g->in[0], iw_n = g->in[1], oh_n = g->out[0], ow_n = g->out[1];
@@ -575,7 +366,7 @@ static void fill_bias(float *y, int64_t channels, int64_t size, const float *b)
     }
 }
 
-static bool window_is_pointwise(const window *w)
+static bool window_is_pointwise(const gl_window *w)
 {
     for (int d = 0; d < w->n; d++)
         if (w->kernel[d] != 1 || w->stride[d] != 1 || w->pad_begin[d] || w->pad_end[d])
@@ -707,10 +498,10 @@ static gl_status conv_kernel(gl_kernel_ctx *k)
         return st;
     const gl_tensor *x = k->in[0], *w = k->in[1], *b = opt_input(k, 2);
     int nsp = x->rank - 2;
-    if ((st = read_window(k->node, k->where, nsp, w->dims + 2, &p.win)))
+    if ((st = gl_window_read(k->node, k->where, nsp, w->dims + 2, &p.win)))
         return st;
     memcpy(p.g.in, x->dims + 2, (size_t)nsp * sizeof(int64_t));
-    if ((st = window_resolve(&p.win, p.g.in, k->where, p.g.out)))
+    if ((st = gl_window_resolve(&p.win, p.g.in, k->where, p.g.out)))
         return st;
     p.batch = x->dims[0];
     p.cg = w->dims[1];
@@ -790,11 +581,11 @@ static gl_status conv_infer(gl_infer_ctx *c)
     if (!conv_infer_start(c, false, wk, &s, &st))
         return st;
     const gl_type *x = gl_infer_input(c, 0);
-    window w;
-    if ((st = read_window(c->node, c->where, s.rank - 2, wk, &w)) == GL_OK &&
+    gl_window w;
+    if ((st = gl_window_read(c->node, c->where, s.rank - 2, wk, &w)) == GL_OK &&
         x->shape.rank == s.rank)
         for (int d = 0; d < w.n && st == GL_OK; d++)
-            st = window_infer_dim(&w, d, &x->shape.dims[d + 2], c->where, &s.dims[d + 2]);
+            st = gl_window_infer_dim(&w, d, &x->shape.dims[d + 2], c->where, &s.dims[d + 2]);
     if (st == GL_OK)
         gl_infer_set(c, 0, x->dtype, &s);
     gl_shape_free(&s);
@@ -807,7 +598,7 @@ static gl_status conv_infer(gl_infer_ctx *c)
  * formulas: output_shape, when given, decides the pads; SAME makes the output in *
  * stride; otherwise the pads decide the output). Padding may come out negative when an
  * explicit output_shape is larger than the full result: the extra rows are zeros. */
-static gl_status convtranspose_dim(const gl_node *n, const char *where, window *w, int d,
+static gl_status convtranspose_dim(const gl_node *n, const char *where, gl_window *w, int d,
                                    int64_t in, int64_t *out)
 {
     int64_t span = (w->kernel[d] - 1) * w->dil[d] + 1, s = w->stride[d];
@@ -821,28 +612,28 @@ static gl_status convtranspose_dim(const gl_node *n, const char *where, window *
     else if (op)
         return gl_fail(GL_ERR_INPUT, "%s: output_padding has %zu values, expected %d", where,
                        cnt, w->n);
-    if (out_pad < 0 || out_pad > NN_MAX_ATTR)
+    if (out_pad < 0 || out_pad > GL_WINDOW_MAX_ATTR)
         return gl_fail(GL_ERR_INPUT, "%s: output_padding[%d] = %lld is out of range", where,
                        d, (long long)out_pad);
-    gl_status st = check_spatial(&in, 1, where);
+    gl_status st = gl_window_check_spatial(&in, 1, where);
     if (st)
         return st;
     int64_t full = s * (in - 1) + out_pad + span;
     const int64_t *os = gl_attr_ints(n, "output_shape", &cnt);
-    bool same = w->pad_mode == PAD_SAME_UPPER || w->pad_mode == PAD_SAME_LOWER;
+    bool same = w->pad_mode == GL_PAD_SAME_UPPER || w->pad_mode == GL_PAD_SAME_LOWER;
     if (os && cnt != (size_t)w->n && cnt != (size_t)w->n + 2)
         return gl_fail(GL_ERR_INPUT, "%s: output_shape has %zu values, expected %d", where,
                        cnt, w->n);
     if (os || same) {
         *out = os ? os[cnt - (size_t)w->n + (size_t)d] : in * s;
-        if (*out < 0 || *out > NN_MAX_DIM)
+        if (*out < 0 || *out > GL_WINDOW_MAX_DIM)
             return gl_fail(GL_ERR_INPUT, "%s: output_shape[%d] = %lld is out of range", where,
                            d, (long long)*out);
-        int64_t total = full - *out, half = floor_div(total, 2);
-        w->pad_begin[d] = w->pad_mode == PAD_SAME_UPPER ? half : total - half;
+        int64_t total = full - *out, half = gl_floor_div(total, 2);
+        w->pad_begin[d] = w->pad_mode == GL_PAD_SAME_UPPER ? half : total - half;
         w->pad_end[d] = total - w->pad_begin[d];
     } else {
-        if (w->pad_mode == PAD_VALID)
+        if (w->pad_mode == GL_PAD_VALID)
             w->pad_begin[d] = w->pad_end[d] = 0;
         *out = full - w->pad_begin[d] - w->pad_end[d];
     }
@@ -902,7 +693,7 @@ static gl_status convtranspose_kernel(gl_kernel_ctx *k)
         return st;
     const gl_tensor *x = k->in[0], *w = k->in[1], *b = opt_input(k, 2);
     int nsp = x->rank - 2;
-    if ((st = read_window(k->node, k->where, nsp, w->dims + 2, &p.win)))
+    if ((st = gl_window_read(k->node, k->where, nsp, w->dims + 2, &p.win)))
         return st;
     memcpy(p.g.in, x->dims + 2, (size_t)nsp * sizeof(int64_t));
     for (int d = 0; d < nsp; d++)
@@ -932,8 +723,8 @@ static gl_status convtranspose_infer(gl_infer_ctx *c)
     if (!conv_infer_start(c, true, wk, &s, &st))
         return st;
     const gl_type *x = gl_infer_input(c, 0);
-    window w;
-    if ((st = read_window(c->node, c->where, s.rank - 2, wk, &w)) == GL_OK &&
+    gl_window w;
+    if ((st = gl_window_read(c->node, c->where, s.rank - 2, wk, &w)) == GL_OK &&
         x->shape.rank == s.rank) {
         for (int d = 0; d < w.n && st == GL_OK; d++) {
             const gl_dim *in = &x->shape.dims[d + 2];
@@ -960,8 +751,8 @@ typedef enum pool_kind { POOL_AVG, POOL_MAX, POOL_LP } pool_kind;
 
 typedef struct pool_plan {
     pool_kind kind;
-    window win;
-    int64_t in[NN_MAX_SP], out[NN_MAX_SP];
+    gl_window win;
+    int64_t in[GL_WINDOW_MAX_SP], out[GL_WINDOW_MAX_SP];
     int64_t in_sz, out_sz, planes;
     bool count_include_pad; /* AveragePool: the padding counts in the divisor */
     bool column_major;      /* MaxPool storage_order 1: Indices run column-major */
@@ -985,8 +776,8 @@ static double pool_window(const pool_plan *pp, const double *x, const int64_t *s
                           const int64_t *lo, const int64_t *hi, const int64_t *in_strides,
                           const int64_t *col_strides, int64_t *argmax)
 {
-    const window *w = &pp->win;
-    int64_t k[NN_MAX_SP];
+    const gl_window *w = &pp->win;
+    int64_t k[GL_WINDOW_MAX_SP];
     memcpy(k, lo, (size_t)w->n * sizeof(int64_t));
     double acc = pp->kind == POOL_MAX ? -INFINITY : 0.0;
     int64_t best = -1;
@@ -1014,20 +805,20 @@ static double pool_window(const pool_plan *pp, const double *x, const int64_t *s
 static void pool_plane(const pool_plan *pp, const double *x, double *y, int64_t *ind,
                        int64_t plane)
 {
-    const window *w = &pp->win;
+    const gl_window *w = &pp->win;
     int n = w->n;
-    int64_t in_strides[NN_MAX_SP], col_strides[NN_MAX_SP], o[NN_MAX_SP] = {0};
+    int64_t in_strides[GL_WINDOW_MAX_SP], col_strides[GL_WINDOW_MAX_SP], o[GL_WINDOW_MAX_SP] = {0};
     gl_strides(pp->in, n, in_strides);
     int64_t col = 1;
     for (int d = 0; d < n; col *= pp->in[d], d++)
         col_strides[d] = col;
     for (int64_t oi = 0; oi < pp->out_sz; oi++, gl_odometer_next(o, pp->out, n)) {
-        int64_t start[NN_MAX_SP], lo[NN_MAX_SP], hi[NN_MAX_SP], plo, phi;
+        int64_t start[GL_WINDOW_MAX_SP], lo[GL_WINDOW_MAX_SP], hi[GL_WINDOW_MAX_SP], plo, phi;
         int64_t n_valid = 1, n_padded = 1;
         for (int d = 0; d < n; d++) {
             start[d] = o[d] * w->stride[d] - w->pad_begin[d];
             valid_range(start[d], w->dil[d], pp->in[d], w->kernel[d], &lo[d], &hi[d]);
-            /* Taps inside input + pads (a ceil_mode window may hang past the pads). */
+            /* Taps inside input + pads (a ceil_mode gl_window may hang past the pads). */
             valid_range(start[d] + w->pad_begin[d], w->dil[d],
                         pp->in[d] + w->pad_begin[d] + w->pad_end[d], w->kernel[d], &plo,
                         &phi);
@@ -1068,7 +859,7 @@ typedef struct tap_range {
     int64_t start, lo, hi, padded;
 } tap_range;
 
-static void tap_ranges(const window *w, int d, int64_t in, int64_t out, tap_range *r)
+static void tap_ranges(const gl_window *w, int d, int64_t in, int64_t out, tap_range *r)
 {
     for (int64_t o = 0; o < out; o++) {
         int64_t plo, phi;
@@ -1193,10 +984,10 @@ static gl_status pool_kernel(gl_kernel_ctx *k, pool_kind kind)
         return st;
     pool_plan pp = {.kind = kind};
     int nsp = x->rank - 2;
-    if ((st = read_window(k->node, k->where, nsp, NULL, &pp.win)))
+    if ((st = gl_window_read(k->node, k->where, nsp, NULL, &pp.win)))
         return st;
     memcpy(pp.in, x->dims + 2, (size_t)nsp * sizeof(int64_t));
-    if ((st = window_resolve(&pp.win, pp.in, k->where, pp.out)))
+    if ((st = gl_window_resolve(&pp.win, pp.in, k->where, pp.out)))
         return st;
     pp.count_include_pad = gl_node_attr_int(k->node, "count_include_pad", 0) != 0;
     pp.column_major = gl_node_attr_int(k->node, "storage_order", 0) == 1;
@@ -1267,10 +1058,10 @@ static gl_status pool_infer(gl_infer_ctx *c)
     if (!nc_shape_start(c, &s, &st))
         return st;
     const gl_type *x = gl_infer_input(c, 0);
-    window w;
-    if ((st = read_window(c->node, c->where, s.rank - 2, NULL, &w)) == GL_OK)
+    gl_window w;
+    if ((st = gl_window_read(c->node, c->where, s.rank - 2, NULL, &w)) == GL_OK)
         for (int d = 0; d < w.n && st == GL_OK; d++)
-            st = window_infer_dim(&w, d, &x->shape.dims[d + 2], c->where, &s.dims[d + 2]);
+            st = gl_window_infer_dim(&w, d, &x->shape.dims[d + 2], c->where, &s.dims[d + 2]);
     if (st == GL_OK) {
         gl_infer_set(c, 0, x->dtype, &s);
         if (c->n_outputs > 1 && c->node->outputs[1])
@@ -1374,7 +1165,7 @@ static gl_status global_pool_infer(gl_infer_ctx *c)
 /* ==== MaxUnpool ========================================================================== */
 
 /* Spatial length MaxUnpool restores when no output_shape is given. */
-static int64_t unpool_dim(const window *w, int d, int64_t in)
+static int64_t unpool_dim(const gl_window *w, int d, int64_t in)
 {
     return (in - 1) * w->stride[d] + w->kernel[d] - w->pad_begin[d] - w->pad_end[d];
 }
@@ -1396,9 +1187,9 @@ static gl_status maxunpool_kernel(gl_kernel_ctx *k)
         return gl_fail(GL_ERR_INPUT, "%s: X must have rank >= 3 and I be int64 of X's shape",
                        k->where);
     int nsp = x->rank - 2;
-    window w;
-    gl_status st = read_window(k->node, k->where, nsp, NULL, &w);
-    if (st || (st = check_spatial(x->dims + 2, nsp, k->where)))
+    gl_window w;
+    gl_status st = gl_window_read(k->node, k->where, nsp, NULL, &w);
+    if (st || (st = gl_window_check_spatial(x->dims + 2, nsp, k->where)))
         return st;
     int64_t def[GL_MAX_RANK] = {x->dims[0], x->dims[1]}, out[GL_MAX_RANK];
     for (int d = 0; d < nsp; d++)
@@ -1466,11 +1257,11 @@ static gl_status maxunpool_infer(gl_infer_ctx *c)
     gl_status st;
     if (!nc_shape_start(c, &s, &st))
         return st;
-    window w;
-    if ((st = read_window(c->node, c->where, s.rank - 2, NULL, &w)) == GL_OK &&
+    gl_window w;
+    if ((st = gl_window_read(c->node, c->where, s.rank - 2, NULL, &w)) == GL_OK &&
         !(c->n_inputs > 2 && c->in_types[2])) /* a run-time output_shape: spatial unknown */
         for (int d = 0; d < w.n; d++)
-            if (x->shape.dims[d + 2].value >= 0 && x->shape.dims[d + 2].value <= NN_MAX_DIM)
+            if (x->shape.dims[d + 2].value >= 0 && x->shape.dims[d + 2].value <= GL_WINDOW_MAX_DIM)
                 s.dims[d + 2].value = unpool_dim(&w, d, x->shape.dims[d + 2].value);
     if (st == GL_OK)
         gl_infer_set(c, 0, x->dtype, &s);
@@ -2187,7 +1978,7 @@ static gl_status resize_out_dims(const resize_attrs *a, const resize_request *r,
             len = floor(scale[d] * (double)in[d]);
             out_len[d] = (double)((float)scale[d] * (float)in[d]);
         }
-        if (!(len >= 0 && len <= (double)NN_MAX_DIM))
+        if (!(len >= 0 && len <= (double)GL_WINDOW_MAX_DIM))
             return gl_fail(GL_ERR_INPUT, "%s: output dimension %d would be %g", where, d, len);
         out[d] = (int64_t)len;
     }
@@ -2488,7 +2279,7 @@ static gl_status resize_infer_common(gl_infer_ctx *c, bool upsample)
             s.dims[d].value = out[d];
         for (int d = 0; d < rank && st == GL_OK && !all_in && !r.by_sizes; d++) {
             double len = floor(r.scales[d] * (double)in[d]);
-            if (in[d] >= 0 && r.scales[d] != 1.0 && len >= 0 && len <= (double)NN_MAX_DIM)
+            if (in[d] >= 0 && r.scales[d] != 1.0 && len >= 0 && len <= (double)GL_WINDOW_MAX_DIM)
                 s.dims[d].value = (int64_t)len;
         }
     }

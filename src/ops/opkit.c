@@ -270,13 +270,31 @@ bool gl_scalar_int(const gl_tensor *t, const char *where, const char *what, int6
     return true;
 }
 
+/* An output over a buffer the executor lends (see gl_kernel_ctx.alloc). */
+static gl_tensor *out_from_executor(gl_kernel_ctx *k, size_t i, gl_dtype dt, int rank,
+                                   const int64_t *dims)
+{
+    int64_t count;
+    if (!gl_dtype_valid(dt)) {
+        gl_fail(GL_ERR_INPUT, "tensor of undefined element type");
+        return NULL;
+    }
+    if (!gl_dims_count(dims, rank, gl_dtype_size(dt), INT64_MAX, &count, "tensor"))
+        return NULL;
+    gl_buffer *buf = NULL;
+    if (count > 0 && !(buf = k->alloc(k, i, (size_t)count * gl_dtype_size(dt))))
+        return NULL;
+    return gl_tensor_wrap(dt, rank, dims, count, buf);
+}
+
 gl_tensor *gl_out_new(gl_kernel_ctx *k, size_t i, gl_dtype dt, int rank, const int64_t *dims)
 {
     if (i >= k->n_outputs) {
         gl_fail(GL_ERR_INTERNAL, "%s: output %zu does not exist", k->where, i);
         return NULL;
     }
-    gl_tensor *t = gl_tensor_new(dt, rank, dims);
+    gl_tensor *t = k->alloc && dt != GL_DT_STRING ? out_from_executor(k, i, dt, rank, dims)
+                                                  : gl_tensor_new(dt, rank, dims);
     if (!t) {
         gl_error_prefix("%s: output %zu", k->where, i);
         return NULL;

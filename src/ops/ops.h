@@ -67,6 +67,15 @@ struct gl_kernel_ctx {
                           const gl_tensor *const *inputs, size_t n_in, gl_tensor **out,
                           size_t n_out);
     void *exec;                 /* the executor's state */
+    /* Where gl_out_new takes output i's bytes from (NULL: a new zeroed buffer). The
+     * executor lends buffers that come back run after run; the buffer must be zeroed,
+     * as gl_tensor_new's are. */
+    gl_buffer *(*alloc)(gl_kernel_ctx *k, size_t i, size_t bytes);
+    /* What a backend spent converting layouts inside run (oneDNN reorders of inputs):
+     * added up by the backend, read by the executor's timing. */
+    uint64_t reorder_ns;
+    unsigned reorders;
+    void *backend_ctx;          /* the plan's context of the backend that runs the node */
 };
 
 /* A kernel returns GL_OK with every output set, or an error with a message starting

@@ -1,0 +1,245 @@
+/* dn.h — inside the oneDNN backend: the plan's context, one node's primitive, and the
+ * table of ops. backend_dnnl.c is the backend (claims, run, describe); dn_node.c the
+ * machinery every op shares; one file per op family (dn_conv.c, dn_matmul.c, ...) says
+ * how its ops become primitives.
+ *
+ * How a node runs. The first run (and any run whose input shapes or layouts differ from
+ * the last build: the shape guard) builds: the op's build function turns the node's
+ * attributes and the memory descriptors of its inputs into a primitive descriptor and
+ * binds each primitive argument — a node input (as it arrives, or converted to the
+ * layout the primitive wants), an output (a buffer the node keeps and lends again every
+ * run), or a buffer the op fills itself (Gemm's scaled bias, BatchNormalization's
+ * scale/shift). Constant inputs (initializers: weights, biases) are converted once, at
+ * build: a run never reorders a constant again. Then every run only points the memory
+ * objects at this run's buffers, converts the non-constant inputs whose layout differs,
+ * executes and waits.
+ *
+ * Layouts. Activations of rank 4 and 5 stay in the plan's activation layout (nhwc, or
+ * oneDNN's blocked nChw16c/nChw8c) from one primitive to the next; the policy is chosen
+ * per plan (dn_ctx.c: by rule, or --layout). A tensor in a non-plain layout carries an
+ * interned dn_layout (gl_tensor.layout) with its memory descriptor; the executor hands
+ * it back only to this backend, and converts it (dn_to_plain) for anyone else.
+ *
+ * When oneDNN cannot run a node as asked — a configuration it does not implement, a
+ * dtype other than float32, a shape a primitive does not take, an implementation that
+ * would be oneDNN's slow reference (ref:any) where ours is as good, a tensor too small
+ * to pay for the threads — the node runs the registry's reference kernel on plain
+ * copies of its inputs, and the plan says why (dn_node.note).
+ */
+#ifndef GL_DN_H
+#define GL_DN_H
+
+#include "exec/exec.h"
+#include "ops/opkit.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- the plan's context ------------------------------------------------------------- */
+
+typedef enum dn_policy { DN_LAYOUT_PLAIN, DN_LAYOUT_NHWC, DN_LAYOUT_BLOCKED } dn_policy;
+
+/* A non-plain layout a tensor can carry: interned per context, freed with it. */
+typedef struct dn_layout {
+    gl_tensor_layout base;   /* first: gl_tensor.layout points here */
+    dnnl_memory_desc_t md;   /* dims are the tensor's (ONNX) dims */
+    char name[24];           /* "nChw16c", "nhwc" */
+    struct dn_layout *next;
+} dn_layout;
+
+typedef struct dn_ctx {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    dn_policy policy;
+    char policy_why[160];
+    int block;               /* channel block of the blocked layout (8 or 16) */
+    int threads;
+    dn_layout *layouts;      /* interned */
+    size_t builds;           /* primitives built by this plan */
+} dn_ctx;
+
+/* The plan's activation layout for a tensor of `rank` dims: a format tag, or
+ * dnnl_format_tag_undef when activations of that rank stay plain. */
+dnnl_format_tag_t dn_act_tag(const dn_ctx *c, int rank);
+/* The interned layout of md (NULL when md is plain row-major over its dims). */
+const gl_tensor_layout *dn_layout_of(dn_ctx *c, const dnnl_memory_desc_t *md);
+/* The descriptor of a tensor as it is stored: its layout's, or plain row-major. */
+dnnl_status_t dn_md_of(const gl_tensor *t, dnnl_memory_desc_t *md);
+dnnl_status_t dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                          const int64_t *strides);
+dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                        dnnl_format_tag_t tag);
+/* md lays out its dims densely in row-major order (strides of size-1 dims ignored):
+ * the bytes are what a plain gl_tensor of those dims holds. */
+bool dn_md_is_plain(const dnnl_memory_desc_t *md);
+/* "nChw16c", "nhwc", "plain", "any" */
+void dn_md_name(const dnnl_memory_desc_t *md, char *buf, size_t len);
+gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);
+gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out);
+void dn_ctx_free(void *ctx);
+void dn_ctx_summary(const void *ctx, char *buf, size_t len);
+gl_status dn_fail(const char *where, const char *call, dnnl_status_t s);
+
+/* ---- one node ------------------------------------------------------------------------ */
+
+#define DN_MAX_OUTPUTS 4
+#define DN_MAX_OWN 4
+
+/* A primitive argument fed by a node input. */
+typedef struct dn_in {
+    int arg;                  /* DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, ... */
+    size_t input;             /* node input index */
+    dnnl_memory_desc_t given; /* as the tensor is stored */
+    dnnl_memory_desc_t want;  /* the layout the primitive reads it in (same dims) */
+    dnnl_memory_desc_t view;  /* what the primitive sees of those bytes (may reshape) */
+    bool convert;             /* want differs from given: a reorder every run, or once */
+    bool constant;            /* an initializer: converted once, at build */
+    dnnl_primitive_t reorder;
+    dnnl_memory_t from, to, mem; /* mem: the view the primitive reads */
+    void *buf;                /* converted bytes (owned) */
+} dn_in;
+
+/* A primitive argument that is a node output: written into buffers the node lends. */
+typedef struct dn_out {
+    int arg;
+    size_t output;            /* node output index */
+    dnnl_memory_desc_t md;    /* as the primitive writes it */
+    int rank;                 /* the ONNX dims of the output tensor */
+    int64_t dims[DNNL_MAX_NDIMS];
+    const gl_tensor_layout *layout; /* interned; NULL when plain */
+    dnnl_memory_t mem;
+    gl_buffer_slot slot;
+} dn_out;
+
+/* A primitive argument the op fills itself (from constants at build, or per run). */
+typedef struct dn_own {
+    int arg;
+    dnnl_memory_desc_t md;
+    dnnl_memory_t mem;
+    void *buf;                /* owned */
+    size_t bytes;
+} dn_own;
+
+/* One input's shape and layout as a build saw it (the shape guard compares them). */
+typedef struct dn_key {
+    bool present;
+    gl_dtype dtype;
+    int rank;
+    int64_t dims[DNNL_MAX_NDIMS];
+    const gl_tensor_layout *layout;
+} dn_key;
+
+typedef struct dn_op dn_op;
+
+typedef struct dn_node {
+    const dn_op *op;
+    bool built;
+    dn_key *key;              /* one per node input */
+    size_t n_key;
+    dnnl_primitive_t prim;
+    dn_in *in;                /* owned */
+    size_t n_in, cap_in;
+    dn_out out[DN_MAX_OUTPUTS];
+    size_t n_out;
+    dn_own own[DN_MAX_OWN];
+    size_t n_own;
+    /* Run on the reference kernel instead (with the reason in note). */
+    const gl_op_def *fallback;
+    char impl[96];
+    char note[160];
+    unsigned builds, const_reorders;
+    /* Op-specific data, freed with the build (may be NULL). */
+    void *extra;
+    void (*extra_free)(void *extra);
+} dn_node;
+
+/* What a build sees: the node, its inputs (their stored descriptors in md[]), the
+ * context. */
+typedef struct dn_build {
+    dn_ctx *c;
+    const gl_kernel_ctx *k;
+    dn_node *s;
+    const dnnl_memory_desc_t *md; /* k->n_inputs entries (zeroed for omitted inputs) */
+} dn_build;
+
+struct dn_op {
+    const char *domain;       /* "" for ai.onnx */
+    const char *op;
+    int since;                /* first opset this row covers (the registry's entries) */
+    /* From the IR alone: may the backend take this node? (types may be unknown: then
+     * yes, and the build decides). On refusal, why (may stay ""). */
+    bool (*claim)(const gl_model *m, const gl_node *n, char *why, size_t len);
+    /* Make the primitive descriptor and bind the arguments (dn_bind_*), or refuse with
+     * dn_refuse (the node then runs the reference kernel). */
+    gl_status (*build)(dn_build *b, dnnl_primitive_desc_t *pd);
+    /* Before each execute (may be NULL): refill own buffers from non-constant inputs,
+     * prefill an output (Gemm's C under a sum post-op). */
+    gl_status (*prepare)(const gl_kernel_ctx *k, dn_node *s);
+};
+
+/* ---- for build functions ------------------------------------------------------------- */
+
+/* Refuse: the node runs the reference kernel, the plan shows `fmt`. Returns GL_OK. */
+gl_status dn_refuse(dn_build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Node input `input` as primitive argument `arg`, read in layout `want` (same dims as
+ * b->md[input]; the given layout when want is NULL). */
+void dn_bind_input(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *want);
+/* The same, read through `view` (another shape over the plain row-major bytes: matmul's
+ * leading 1s, Gemm's transposed strides); the input is converted to plain first when it
+ * is not. */
+void dn_bind_input_view(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *view);
+/* The same, the input's bytes described by `given` (another shape over the same bytes:
+ * grouped weights [G, OC/G, ...], a matmul operand with leading 1s; the input must be
+ * plain) and read as `want` (NULL: as given). */
+void dn_bind_input_from(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *given,
+                        const dnnl_memory_desc_t *want);
+/* Output `output` as argument `arg`, written as `md`; the tensor has ONNX dims
+ * (rank, dims). */
+void dn_bind_output(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md,
+                    int rank, const int64_t *dims);
+/* A buffer of md's size the op fills; returns it (zeroed). */
+void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md);
+
+/* A post-op: an eltwise step (alg, alpha, beta) or, with alg 0, a sum of what the
+ * destination held, times `scale`. */
+typedef struct dn_post {
+    dnnl_alg_kind_t alg;
+    float alpha, beta, scale;
+} dn_post;
+/* Primitive attributes with these post-ops, in order (*attr NULL when n is 0; the caller
+ * destroys it). */
+dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr_t *attr);
+
+/* Descriptor queries on a primitive descriptor. */
+const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int i);
+
+/* Is node input i a constant (an initializer that is not an overridable input)? */
+bool dn_input_constant(const gl_kernel_ctx *k, size_t i);
+/* Input i when present and float32 (else NULL). */
+const gl_tensor *dn_f32_input(const gl_kernel_ctx *k, size_t i);
+
+/* Claim helpers: input i may be float32 of a rank in [lo, hi] (unknown: yes). */
+bool dn_input_fits(const gl_node *n, size_t i, int lo, int hi);
+bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len);
+
+/* ---- the machinery (dn_node.c) -------------------------------------------------------- */
+
+gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
+void dn_node_clear(dn_node *s);
+
+/* ---- the op tables (one per family file) ---------------------------------------------- */
+
+typedef struct dn_op_table {
+    const dn_op *ops;
+    size_t n;
+} dn_op_table;
+
+extern const dn_op_table dn_conv_ops, dn_matmul_ops, dn_eltwise_ops, dn_binary_ops,
+    dn_pool_ops;
+
+/* The row for a node at its opset, NULL when the backend has none. */
+const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset);
+
+#endif

@@ -1,0 +1,133 @@
+/* dn_binary.c — two-input elementwise ops with numpy broadcasting as oneDNN binary
+ * primitives (Add, Sub, Mul, Div, Max, Min; variadic Max/Min/Sum/Mean with exactly two
+ * inputs).
+ *
+ * oneDNN broadcasts only its second source (dims of 1), and its destination has the
+ * first source's shape and layout. So the operand with the output's shape is the first
+ * source: the other is swapped in first when the op commutes (Add, Mul, Max, Min, Sum);
+ * a Sub or Div whose first operand broadcasts stays on the reference kernel. An operand
+ * of lower rank is read with leading 1s (plain). A second source of the full shape is
+ * read in the first one's layout (a per-channel [1, C, 1, 1] bias stays plain: oneDNN
+ * broadcasts it over nChw16c). Mean is a Sum with a 0.5 linear post-op.
+ */
+#include "exec/dnnl/dn.h"
+
+#include <string.h>
+
+#define DN_SMALL 4096 /* see dn_eltwise.c */
+
+typedef struct bin_row {
+    const char *op;
+    dnnl_alg_kind_t alg;
+    bool commutes;
+    bool halve; /* Mean */
+} bin_row;
+
+static const bin_row bin_rows[] = {
+    {"Add", dnnl_binary_add, true, false}, {"Sub", dnnl_binary_sub, false, false},
+    {"Mul", dnnl_binary_mul, true, false}, {"Div", dnnl_binary_div, false, false},
+    {"Max", dnnl_binary_max, true, false}, {"Min", dnnl_binary_min, true, false},
+    {"Sum", dnnl_binary_add, true, false}, {"Mean", dnnl_binary_add, true, true},
+};
+
+static const bin_row *row_of(const gl_node *n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(bin_rows); i++)
+        if (strcmp(bin_rows[i].op, n->op_type) == 0)
+            return &bin_rows[i];
+    return NULL;
+}
+
+static bool same_dims(const gl_tensor *a, int rank, const int64_t *dims)
+{
+    return a->rank == rank && memcmp(a->dims, dims, (size_t)rank * sizeof(int64_t)) == 0;
+}
+
+static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const bin_row *row = row_of(k->node);
+    if (k->n_inputs != 2 || !k->in[0] || !k->in[1])
+        return dn_refuse(b, "%zu inputs", k->n_inputs);
+    const gl_tensor *a = dn_f32_input(k, 0), *c = dn_f32_input(k, 1);
+    if (!row || !a || !c || a->count == 0 || c->count == 0)
+        return dn_refuse(b, "not two non-empty float32 tensors");
+    int rank = a->rank > c->rank ? a->rank : c->rank;
+    int64_t out[GL_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        int ia = i - (rank - a->rank), ic = i - (rank - c->rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, dc = ic >= 0 ? c->dims[ic] : 1;
+        if (da != dc && da != 1 && dc != 1)
+            return dn_refuse(b, "shapes do not broadcast");
+        out[i] = da == 1 ? dc : da;
+    }
+    if (rank == 0 || rank > DNNL_MAX_NDIMS)
+        return dn_refuse(b, "rank %d", rank);
+    /* src0: the operand with the output's shape; with both, prefer one in our layout. */
+    size_t s0 = 0;
+    bool full0 = same_dims(a, rank, out), full1 = same_dims(c, rank, out);
+    if ((!full0 && full1) || (full0 && full1 && !a->layout && c->layout))
+        s0 = 1;
+    if (s0 == 1 && !row->commutes) {
+        if (!full0)
+            return dn_refuse(b, "the first operand broadcasts");
+        s0 = 0; /* the second is read converted into the first's layout */
+    }
+    if (!full0 && !full1)
+        return dn_refuse(b, "both operands broadcast");
+    const gl_tensor *src0 = k->in[s0], *src1 = k->in[1 - s0];
+    if (!src0->layout && !src1->layout && src0->count < DN_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)src0->count, DN_SMALL);
+    const dnnl_memory_desc_t *md0 = &b->md[s0];
+    dnnl_memory_desc_t md1;
+    bool full_src1 = same_dims(src1, rank, out);
+    if (full_src1) {
+        md1 = *md0; /* read in the first source's layout */
+    } else {
+        int64_t d1[DNNL_MAX_NDIMS];
+        for (int i = 0; i < rank; i++) {
+            int j = i - (rank - src1->rank);
+            d1[i] = j >= 0 ? src1->dims[j] : 1;
+        }
+        if (dn_md_plain(&md1, rank, d1, NULL) != dnnl_success)
+            return dn_refuse(b, "shapes oneDNN does not describe");
+    }
+    dnnl_primitive_attr_t attr = NULL;
+    const dn_post halve = {dnnl_eltwise_linear, 0.5f, 0.0f, 1.0f};
+    dnnl_status_t r = dn_attr_post_ops(&halve, row->halve ? 1 : 0, &attr);
+    dnnl_binary_desc_t bd;
+    if (r == dnnl_success)
+        r = dnnl_binary_desc_init(&bd, row->alg, md0, &md1, md0);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &bd, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no binary for this (%s)", dnnl_status2str(r));
+    dn_bind_input(b, DNNL_ARG_SRC_0, s0, NULL);
+    if (full_src1)
+        dn_bind_input(b, DNNL_ARG_SRC_1, 1 - s0, &md1);
+    else
+        dn_bind_input_view(b, DNNL_ARG_SRC_1, 1 - s0, &md1);
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), rank, out);
+    return GL_OK;
+}
+
+static bool binary_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (n->n_inputs != 2 || !dn_input_fits(n, 0, 0, DNNL_MAX_NDIMS) ||
+        !dn_input_fits(n, 1, 0, DNNL_MAX_NDIMS)) {
+        snprintf(why, len, "not two float32 inputs");
+        return false;
+    }
+    return true;
+}
+
+#define BIN(op, since) {"", op, since, binary_claim, binary_build, NULL}
+static const dn_op binary_ops[] = {
+    BIN("Add", 1), BIN("Sub", 1), BIN("Mul", 1), BIN("Div", 1),
+    BIN("Max", 1), BIN("Min", 1), BIN("Sum", 1), BIN("Mean", 1),
+};
+#undef BIN
+const dn_op_table dn_binary_ops = {binary_ops, GL_ARRAY_LEN(binary_ops)};

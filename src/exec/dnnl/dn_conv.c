@@ -1,0 +1,163 @@
+/* dn_conv.c — Conv as a oneDNN convolution.
+ *
+ * Activations in the plan's layout (dn_act_tag): the source left to oneDNN (it picks the
+ * plain NCHW source of a first convolution with 3 input channels, the activation layout
+ * otherwise), the destination fixed to the activation layout so the next primitive reads
+ * it as it is. Weights in the layout oneDNN picks, reordered once when they are
+ * constants. A convolution that oneDNN would run on its reference implementation is
+ * rebuilt with the source fixed too, then left to our reference kernel, and the plan
+ * says so: a Conv on ref:any is not accepted silently.
+ *
+ * Grouped weights [OC, IC/G, k...] are the same bytes as [G, OC/G, IC/G, k...]; dilation
+ * is ONNX's minus one (oneDNN counts the gaps); pads and auto_pad are resolved by
+ * ops/window.h, as for the reference kernel.
+ */
+#include "exec/dnnl/dn.h"
+#include "ops/window.h"
+
+#include <string.h>
+
+#define CONV_MAX_SP 3 /* oneDNN convolutions: 1-D, 2-D, 3-D */
+
+typedef struct conv_geom {
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+    int64_t out[CONV_MAX_SP];
+} conv_geom;
+
+/* The window as the reference kernel resolves it (ops/window.h), in oneDNN's terms;
+ * false when the attributes are invalid (the reference kernel then says why). */
+static bool conv_window(const gl_kernel_ctx *k, int nsp, const int64_t *in,
+                        const int64_t *kernel, conv_geom *g)
+{
+    gl_window w;
+    if (gl_window_read(k->node, k->where, nsp, kernel, &w) != GL_OK ||
+        gl_window_resolve(&w, in, k->where, g->out) != GL_OK) {
+        gl_error_clear();
+        return false;
+    }
+    for (int d = 0; d < nsp; d++) {
+        g->strides[d] = w.stride[d];
+        g->dilates[d] = w.dil[d] - 1; /* oneDNN counts the gaps between taps */
+        g->pad_l[d] = w.pad_begin[d];
+        g->pad_r[d] = w.pad_end[d];
+    }
+    return true;
+}
+
+static bool is_reference_impl(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+           impl && strncmp(impl, "ref", 3) == 0;
+}
+
+/* A convolution primitive descriptor for source/destination layouts src_tag/dst_tag
+ * (dnnl_format_tag_any: oneDNN's choice; undef: plain). */
+static dnnl_status_t conv_pd(dn_build *b, const conv_geom *g, const dnnl_memory_desc_t *wei,
+                             const dnnl_memory_desc_t *bias, const int64_t *out_dims,
+                             dnnl_format_tag_t src_tag, dnnl_format_tag_t dst_tag,
+                             dnnl_primitive_desc_t *pd)
+{
+    const gl_tensor *x = b->k->in[0];
+    dnnl_memory_desc_t src, dst;
+    dnnl_status_t r = src_tag == dnnl_format_tag_undef ? dn_md_plain(&src, x->rank, x->dims, NULL)
+                                                       : dn_md_tag(&src, x->rank, x->dims, src_tag);
+    if (r == dnnl_success)
+        r = dst_tag == dnnl_format_tag_undef ? dn_md_plain(&dst, x->rank, out_dims, NULL)
+                                             : dn_md_tag(&dst, x->rank, out_dims, dst_tag);
+    dnnl_convolution_desc_t cd;
+    if (r == dnnl_success)
+        r = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                       dnnl_convolution_direct, &src, wei, bias,
+                                                       &dst, g->strides, g->dilates, g->pad_l,
+                                                       g->pad_r);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &cd, NULL, b->c->engine, NULL);
+    return r;
+}
+
+static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_tensor *x = dn_f32_input(k, 0), *w = dn_f32_input(k, 1);
+    const gl_tensor *bias = k->n_inputs > 2 ? k->in[2] : NULL;
+    if (!x || !w || (bias && bias->dtype != GL_DT_FLOAT))
+        return dn_refuse(b, "not float32");
+    int nsp = x->rank - 2;
+    if (nsp < 1 || nsp > CONV_MAX_SP || w->rank != x->rank)
+        return dn_refuse(b, "rank %d", x->rank);
+    if (x->count == 0 || w->count == 0)
+        return dn_refuse(b, "empty tensor");
+    int64_t group = gl_node_attr_int(k->node, "group", 1), oc = w->dims[0];
+    if (group < 1 || group > x->dims[1] || w->dims[1] * group != x->dims[1] || oc % group != 0)
+        return dn_refuse(b, "group %lld does not divide the channels", (long long)group);
+    if (bias && (bias->rank != 1 || bias->dims[0] != oc))
+        return dn_refuse(b, "bias is not [%lld]", (long long)oc);
+    if (w->layout || (bias && bias->layout))
+        return dn_refuse(b, "weights in a oneDNN layout");
+    conv_geom g;
+    if (!conv_window(k, nsp, x->dims + 2, w->dims + 2, &g))
+        return dn_refuse(b, "window attributes the oneDNN path does not handle");
+    int64_t out_dims[CONV_MAX_SP + 2] = {x->dims[0], oc};
+    memcpy(out_dims + 2, g.out, (size_t)nsp * sizeof(int64_t));
+
+    /* Weights: the given bytes (grouped: with the group dim split off), oneDNN's layout. */
+    int64_t wdims[CONV_MAX_SP + 3] = {group, oc / group};
+    memcpy(wdims + 2, w->dims + 1, (size_t)(w->rank - 1) * sizeof(int64_t));
+    int wrank = group == 1 ? w->rank : w->rank + 1;
+    const int64_t *wd = group == 1 ? w->dims : wdims;
+    dnnl_memory_desc_t wgiven, wany, bmd;
+    if (dn_md_plain(&wgiven, wrank, wd, NULL) != dnnl_success ||
+        dn_md_tag(&wany, wrank, wd, dnnl_format_tag_any) != dnnl_success ||
+        (bias && dn_md_plain(&bmd, 1, &oc, NULL) != dnnl_success))
+        return dn_refuse(b, "shapes oneDNN does not describe");
+
+    /* Layouts to try, best first. */
+    dnnl_format_tag_t act = dn_act_tag(b->c, x->rank);
+    struct { dnnl_format_tag_t src, dst; } tries[3] = {
+        {dnnl_format_tag_any, act}, {act, act}, {dnnl_format_tag_any, dnnl_format_tag_any}};
+    size_t n_tries = 3;
+    if (act == dnnl_format_tag_undef) {
+        tries[0].src = tries[0].dst = dnnl_format_tag_undef;
+        n_tries = 1;
+    }
+    dnnl_status_t r = dnnl_unimplemented;
+    for (size_t i = 0; i < n_tries; i++) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = NULL;
+        r = conv_pd(b, &g, &wany, bias ? &bmd : NULL, out_dims, tries[i].src, tries[i].dst, pd);
+        if (r == dnnl_success && !is_reference_impl(*pd))
+            break;
+    }
+    if (r != dnnl_success) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = NULL;
+        return dn_refuse(b, "oneDNN has no convolution for this configuration");
+    }
+    if (is_reference_impl(*pd) && act != dnnl_format_tag_undef) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = NULL;
+        return dn_refuse(b, "oneDNN would run its reference convolution (ref:any)");
+    }
+    dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
+    dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, &wgiven, dn_pd_md(*pd, dnnl_query_weights_md, 0));
+    if (bias)
+        dn_bind_input(b, DNNL_ARG_BIAS, 2, NULL);
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, out_dims);
+    return GL_OK;
+}
+
+static bool conv_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 3, 2 + CONV_MAX_SP) || !dn_input_fits(n, 1, 3, 2 + CONV_MAX_SP)) {
+        snprintf(why, len, "not a float32 1-D, 2-D or 3-D convolution");
+        return false;
+    }
+    return true;
+}
+
+static const dn_op conv_ops[] = {
+    {"", "Conv", 1, conv_claim, conv_build, NULL},
+};
+const dn_op_table dn_conv_ops = {conv_ops, GL_ARRAY_LEN(conv_ops)};

@@ -1,0 +1,349 @@
+/* dn_ctx.c — the oneDNN backend's context per plan: engine and stream, threads, the
+ * activation layout policy, interned layouts, descriptor helpers, and the conversion of
+ * a tensor in one of our layouts back to plain row-major.
+ *
+ * The layout policy (measured on oneDNN 2.6, see STACK.md): convolutions only reach
+ * oneDNN's direct kernels (jit/brgemm) when activations are not plain NCHW, and fusion
+ * only pays once tensors stay in oneDNN's layout between primitives. nhwc suits nets
+ * that concatenate activations (Concat on the blocked layouts runs oneDNN's slow
+ * simple:any); the blocked nChw16c (nChw8c on AVX2) is a little faster on nets made of
+ * depthwise convolutions. `--layout` overrides the rule; the plan's header says which
+ * it is and why.
+ */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+
+#include "exec/dnnl/dn.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+gl_status dn_fail(const char *where, const char *call, dnnl_status_t s)
+{
+    gl_status st = s == dnnl_out_of_memory    ? GL_ERR_NOMEM
+                   : s == dnnl_unimplemented ? GL_ERR_UNSUPPORTED
+                                             : GL_ERR_INTERNAL;
+    return gl_fail(st, "%s: oneDNN %s failed: %s", where, call, dnnl_status2str(s));
+}
+
+/* ---- descriptors -------------------------------------------------------------------- */
+
+dnnl_status_t dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                          const int64_t *strides)
+{
+    dnnl_dims_t d, s;
+    int64_t acc = 1;
+    if (rank > DNNL_MAX_NDIMS)
+        return dnnl_unimplemented;
+    if (rank == 0) { /* oneDNN has no rank 0: a scalar is one element of rank 1 */
+        d[0] = 1;
+        s[0] = 1;
+        return dnnl_memory_desc_init_by_strides(md, 1, d, dnnl_f32, s);
+    }
+    for (int i = rank - 1; i >= 0; i--) {
+        d[i] = dims[i];
+        s[i] = strides ? strides[i] : acc;
+        acc *= dims[i] > 0 ? dims[i] : 1;
+    }
+    return dnnl_memory_desc_init_by_strides(md, rank, d, dnnl_f32, s);
+}
+
+dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                        dnnl_format_tag_t tag)
+{
+    dnnl_dims_t d;
+    if (rank < 1 || rank > DNNL_MAX_NDIMS)
+        return dnnl_unimplemented;
+    for (int i = 0; i < rank; i++)
+        d[i] = dims[i];
+    return dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag);
+}
+
+bool dn_md_is_plain(const dnnl_memory_desc_t *md)
+{
+    if (md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0 ||
+        md->offset0 != 0)
+        return false;
+    int64_t acc = 1;
+    for (int i = md->ndims - 1; i >= 0; i--) {
+        if (md->padded_dims[i] != md->dims[i])
+            return false;
+        if (md->dims[i] != 1 && md->format_desc.blocking.strides[i] != acc)
+            return false;
+        acc *= md->dims[i];
+    }
+    return true;
+}
+
+/* The dims of md from outermost to innermost stride, as letters (a = dim 0), upper case
+ * when the dim is also blocked: nchw -> "abcd", nhwc -> "acdb", nChw16c -> "aBcd16b". */
+static void md_letters(const dnnl_memory_desc_t *md, char *buf, size_t len)
+{
+    int order[DNNL_MAX_NDIMS], n = md->ndims;
+    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++) /* insertion sort by stride, largest first, stable */
+        for (int j = i; j > 0 && b->strides[order[j]] > b->strides[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    size_t k = 0;
+    for (int i = 0; i < n && k + 1 < len; i++) {
+        bool blocked = false;
+        for (int j = 0; j < b->inner_nblks; j++)
+            blocked |= b->inner_idxs[j] == order[i];
+        buf[k++] = (char)((blocked ? 'A' : 'a') + order[i]);
+    }
+    for (int j = 0; j < b->inner_nblks && k + 8 < len; j++)
+        k += (size_t)snprintf(buf + k, len - k, "%lld%c", (long long)b->inner_blks[j],
+                              'a' + (int)b->inner_idxs[j]);
+    buf[k < len ? k : len - 1] = '\0';
+}
+
+void dn_md_name(const dnnl_memory_desc_t *md, char *buf, size_t len)
+{
+    if (md->format_kind == dnnl_format_kind_any) {
+        snprintf(buf, len, "any");
+        return;
+    }
+    if (md->format_kind != dnnl_blocked) {
+        snprintf(buf, len, "opaque");
+        return;
+    }
+    if (dn_md_is_plain(md)) {
+        snprintf(buf, len, "plain");
+        return;
+    }
+    char letters[48];
+    md_letters(md, letters, sizeof(letters));
+    /* The activation layouts by the names people know them by. */
+    static const struct {
+        const char *letters, *name;
+    } known[] = {
+        {"acb", "nwc"},          {"acdb", "nhwc"},          {"acdeb", "ndhwc"},
+        {"aBc8b", "nCw8c"},      {"aBcd8b", "nChw8c"},      {"aBcde8b", "nCdhw8c"},
+        {"aBc16b", "nCw16c"},    {"aBcd16b", "nChw16c"},    {"aBcde16b", "nCdhw16c"},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(known); i++)
+        if (strcmp(letters, known[i].letters) == 0) {
+            snprintf(buf, len, "%s", known[i].name);
+            return;
+        }
+    snprintf(buf, len, "%s", letters);
+}
+
+dnnl_status_t dn_md_of(const gl_tensor *t, dnnl_memory_desc_t *md)
+{
+    if (t->layout) {
+        *md = ((const dn_layout *)t->layout)->md;
+        return dnnl_success;
+    }
+    return dn_md_plain(md, t->rank, t->dims, NULL);
+}
+
+const gl_tensor_layout *dn_layout_of(dn_ctx *c, const dnnl_memory_desc_t *md)
+{
+    if (dn_md_is_plain(md))
+        return NULL;
+    for (dn_layout *l = c->layouts; l; l = l->next)
+        if (dnnl_memory_desc_equal(&l->md, md))
+            return &l->base;
+    dn_layout *l = gl_xcalloc(1, sizeof(*l));
+    l->md = *md;
+    dn_md_name(md, l->name, sizeof(l->name));
+    l->base.owner = gl_backend_dnnl();
+    l->base.name = l->name;
+    l->next = c->layouts;
+    c->layouts = l;
+    return &l->base;
+}
+
+dnnl_format_tag_t dn_act_tag(const dn_ctx *c, int rank)
+{
+    if (c->policy == DN_LAYOUT_PLAIN || rank < 3 || rank > 5)
+        return dnnl_format_tag_undef;
+    static const dnnl_format_tag_t nhwc[] = {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc};
+    static const dnnl_format_tag_t b16[] = {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c};
+    static const dnnl_format_tag_t b8[] = {dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c};
+    if (c->policy == DN_LAYOUT_NHWC)
+        return nhwc[rank - 3];
+    return c->block == 16 ? b16[rank - 3] : b8[rank - 3];
+}
+
+/* ---- converting back to plain --------------------------------------------------------- */
+
+gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot)
+{
+    dn_ctx *c = ctx;
+    const dn_layout *l = (const dn_layout *)t->layout;
+    if (!c) {
+        gl_fail(GL_ERR_INTERNAL, "a oneDNN tensor outside its plan");
+        return NULL;
+    }
+    size_t bytes = (size_t)t->count * sizeof(float);
+    gl_buffer *buf = slot ? gl_buffer_from_slot(slot, bytes, false) : gl_buffer_alloc(bytes);
+    if (!buf)
+        return NULL;
+    gl_tensor *p = gl_tensor_wrap(t->dtype, t->rank, t->dims, t->count, buf);
+    dnnl_memory_desc_t plain;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t from = NULL, to = NULL;
+    const char *call = "dnnl_memory_desc_init_by_strides";
+    dnnl_status_t r = dn_md_plain(&plain, t->rank, t->dims, NULL);
+    if (r == dnnl_success && (call = "dnnl_reorder_primitive_desc_create"))
+        r = dnnl_reorder_primitive_desc_create(&pd, &l->md, c->engine, &plain, c->engine, NULL);
+    if (r == dnnl_success && (call = "dnnl_primitive_create"))
+        r = dnnl_primitive_create(&prim, pd);
+    if (r == dnnl_success && (call = "dnnl_memory_create"))
+        r = dnnl_memory_create(&from, &l->md, c->engine, t->buf ? t->buf->data : NULL);
+    if (r == dnnl_success)
+        r = dnnl_memory_create(&to, &plain, c->engine, buf->data);
+    if (r == dnnl_success && (call = "dnnl_primitive_execute")) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+        r = dnnl_primitive_execute(prim, c->stream, 2, args);
+    }
+    if (r == dnnl_success && (call = "dnnl_stream_wait"))
+        r = dnnl_stream_wait(c->stream);
+    dnnl_memory_destroy(from);
+    dnnl_memory_destroy(to);
+    dnnl_primitive_destroy(prim);
+    dnnl_primitive_desc_destroy(pd);
+    if (r != dnnl_success) {
+        dn_fail("converting a tensor to plain layout", call, r);
+        gl_tensor_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- the context ------------------------------------------------------------------------ */
+
+static void set_threads(int threads)
+{
+    void (*set)(int) = NULL;
+    /* libgomp comes in through libdnnl, not our link line: found with dlsym. A function
+     * pointer through dlsym: POSIX guarantees the conversion works. */
+    *(void **)&set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    if (set && threads > 0)
+        set(threads);
+}
+
+/* The channel block of oneDNN's blocked activations on this CPU: 16 floats (one
+ * AVX-512 register) where its avx512_core kernels run, else 8 (AVX2). Asking a
+ * convolution with every layout left `any` does not tell: on avx512_core oneDNN 2.6
+ * prefers its brgemm kernels on nhwc then. */
+static int probe_block(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core ? 16 : 8;
+}
+
+/* Is node n a depthwise convolution (group == input channels == output channels)? */
+static bool is_depthwise(const gl_node *n)
+{
+    int64_t group = gl_node_attr_int(n, "group", 1);
+    if (group <= 1 || n->n_inputs < 2 || !n->inputs[1] || !n->inputs[1]->init)
+        return false;
+    const gl_tensor *w = n->inputs[1]->init;
+    return w->rank >= 3 && w->dims[1] == 1 && w->dims[0] == group;
+}
+
+/* The rule for --layout auto. */
+static void choose_policy(dn_ctx *c, const gl_model *m)
+{
+    size_t convs = 0, depthwise = 0, concats = 0;
+    const gl_graph *g = m->graph;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gl_node *n = g->nodes[i];
+        if (!n || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0))
+            continue;
+        if (strcmp(n->op_type, "Conv") == 0 || strcmp(n->op_type, "ConvTranspose") == 0) {
+            convs++;
+            depthwise += is_depthwise(n);
+        } else if (strcmp(n->op_type, "Concat") == 0) {
+            const gl_value *v = n->n_outputs ? n->outputs[0] : NULL;
+            int rank = v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+            concats += rank == 4 || rank == 5 || rank == GL_RANK_UNKNOWN;
+        }
+    }
+    if (convs == 0) {
+        c->policy = DN_LAYOUT_PLAIN;
+        snprintf(c->policy_why, sizeof(c->policy_why), "no convolution: activations stay plain");
+    } else if (concats > 0) {
+        c->policy = DN_LAYOUT_NHWC;
+        snprintf(c->policy_why, sizeof(c->policy_why),
+                 "%zu Concat of activations (slow on blocked layouts in oneDNN 2.6)", concats);
+    } else if (depthwise * 4 >= convs) {
+        c->policy = DN_LAYOUT_BLOCKED;
+        snprintf(c->policy_why, sizeof(c->policy_why), "%zu of %zu convolutions depthwise",
+                 depthwise, convs);
+    } else {
+        c->policy = DN_LAYOUT_NHWC;
+        snprintf(c->policy_why, sizeof(c->policy_why), "%zu convolutions, no Concat", convs);
+    }
+}
+
+gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
+{
+    *out = NULL;
+    const char *layout = o && o->layout ? o->layout : "auto";
+    dn_ctx *c = gl_xcalloc(1, sizeof(*c));
+    if (strcmp(layout, "auto") == 0) {
+        choose_policy(c, m);
+    } else if (strcmp(layout, "plain") == 0 || strcmp(layout, "nchw") == 0) {
+        c->policy = DN_LAYOUT_PLAIN;
+    } else if (strcmp(layout, "nhwc") == 0) {
+        c->policy = DN_LAYOUT_NHWC;
+    } else if (strcmp(layout, "blocked") == 0) {
+        c->policy = DN_LAYOUT_BLOCKED;
+    } else {
+        free(c);
+        return gl_fail(GL_ERR_INPUT, "unknown layout '%s' (auto, plain, nhwc, blocked)", layout);
+    }
+    if (strcmp(layout, "auto") != 0)
+        snprintf(c->policy_why, sizeof(c->policy_why), "as asked (--layout %s)", layout);
+    /* Threads before anything is built: oneDNN sizes scratchpads per thread. */
+    c->threads = o ? o->threads : 0;
+    set_threads(c->threads);
+    dnnl_status_t r = dnnl_engine_create(&c->engine, dnnl_cpu, 0);
+    if (r != dnnl_success) {
+        free(c);
+        return dn_fail("oneDNN backend", "dnnl_engine_create", r);
+    }
+    r = dnnl_stream_create(&c->stream, c->engine, dnnl_stream_default_flags);
+    if (r != dnnl_success) {
+        dnnl_engine_destroy(c->engine);
+        free(c);
+        return dn_fail("oneDNN backend", "dnnl_stream_create", r);
+    }
+    c->block = probe_block();
+    *out = c;
+    return GL_OK;
+}
+
+void dn_ctx_free(void *ctx)
+{
+    dn_ctx *c = ctx;
+    if (!c)
+        return;
+    for (dn_layout *l = c->layouts, *next; l; l = next) {
+        next = l->next;
+        free(l);
+    }
+    dnnl_stream_destroy(c->stream);
+    dnnl_engine_destroy(c->engine);
+    free(c);
+}
+
+void dn_ctx_summary(const void *ctx, char *buf, size_t len)
+{
+    const dn_ctx *c = ctx;
+    static const char *names[] = {"plain", "nhwc", "blocked"};
+    if (c->policy == DN_LAYOUT_BLOCKED)
+        snprintf(buf, len, "oneDNN activations: nChw%dc (%s)", c->block, c->policy_why);
+    else
+        snprintf(buf, len, "oneDNN activations: %s (%s)", names[c->policy], c->policy_why);
+}

@@ -1,0 +1,176 @@
+/* dn_eltwise.c — unary elementwise ops as oneDNN eltwise primitives.
+ *
+ * An eltwise primitive works on any layout: the output takes the input's layout, so a
+ * Relu between two convolutions stays in nChw16c. A row of the table maps an ONNX op to
+ * an algorithm and its alpha/beta (from attributes, or — Clip from opset 11, Pow — from
+ * constant inputs), and optionally a second step as a post-op (HardSigmoid is a linear
+ * step clipped to [0, 1]; oneDNN 2.6 has no hardsigmoid; Selu is gamma times elu).
+ *
+ * Small plain tensors stay on the reference kernel: below DN_SMALL elements the
+ * OpenMP fork and join of a primitive costs more than the loop (the plan says so).
+ */
+#include "exec/dnnl/dn.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* Below this many elements a plain tensor is cheaper on the reference kernel. */
+#define DN_SMALL 4096
+
+/* How an op becomes an eltwise: the algorithm with alpha/beta read from attributes
+ * (NULL name: the default is the value), and an optional post-op step. Clip and Pow
+ * take their parameters from inputs instead (params()). */
+typedef struct elt_row {
+    const char *op;
+    int since;
+    dnnl_alg_kind_t alg;
+    const char *alpha_attr;
+    float alpha;
+    const char *beta_attr;
+    float beta;
+    dnnl_alg_kind_t post;     /* 0: none */
+    const char *post_alpha_attr;
+    float post_alpha, post_beta;
+    /* Parameters from inputs (NULL: none); false (why set) when they are not scalars. */
+    bool (*params)(const gl_kernel_ctx *k, float *alpha, float *beta, const char **why);
+} elt_row;
+
+/* A scalar float32 constant input i (absent: `dflt`); false when it is not one. */
+static bool scalar_input(const gl_kernel_ctx *k, size_t i, float dflt, float *out)
+{
+    const gl_tensor *t = i < k->n_inputs ? k->in[i] : NULL;
+    if (!t) {
+        *out = dflt;
+        return true;
+    }
+    if (t->dtype != GL_DT_FLOAT || t->count != 1 || t->layout)
+        return false;
+    *out = *(const float *)gl_tensor_data(t);
+    return true;
+}
+
+/* Clip: min/max as attributes before opset 11, as optional inputs from 11. */
+static bool clip_params(const gl_kernel_ctx *k, float *lo, float *hi, const char **why)
+{
+    if (k->opset < 11) {
+        *lo = gl_node_attr_float(k->node, "min", -FLT_MAX);
+        *hi = gl_node_attr_float(k->node, "max", FLT_MAX);
+    } else if (!scalar_input(k, 1, -INFINITY, lo) || !scalar_input(k, 2, INFINITY, hi)) {
+        *why = "min/max are not float32 scalars";
+        return false;
+    }
+    if (isnan(*lo) || isnan(*hi)) {
+        *why = "a NaN bound";
+        return false;
+    }
+    return true;
+}
+
+/* Pow(x, e) with a scalar e: oneDNN's pow is alpha * x^beta. */
+static bool pow_params(const gl_kernel_ctx *k, float *alpha, float *beta, const char **why)
+{
+    *alpha = 1.0f;
+    if (!scalar_input(k, 1, 1.0f, beta)) {
+        *why = "the exponent is not a float32 scalar";
+        return false;
+    }
+    return true;
+}
+
+#define ROW(name, since_, alg_, ...) {.op = name, .since = since_, .alg = alg_, __VA_ARGS__}
+static const elt_row elt_rows[] = {
+    ROW("Relu", 1, dnnl_eltwise_relu, .alpha = 0),
+    ROW("LeakyRelu", 1, dnnl_eltwise_relu, .alpha_attr = "alpha", .alpha = 0.01f),
+    ROW("Elu", 1, dnnl_eltwise_elu, .alpha_attr = "alpha", .alpha = 1.0f),
+    /* gamma * elu(x) with elu's alpha: Selu exactly */
+    ROW("Selu", 1, dnnl_eltwise_elu, .alpha_attr = "alpha", .alpha = 1.67326319217681884765625f,
+        .post = dnnl_eltwise_linear, .post_alpha_attr = "gamma",
+        .post_alpha = 1.05070102214813232421875f),
+    ROW("Sigmoid", 1, dnnl_eltwise_logistic, .alpha = 0),
+    ROW("Tanh", 1, dnnl_eltwise_tanh, .alpha = 0),
+    /* oneDNN 2.6 has no hardsigmoid: clip(alpha * x + beta, 0, 1) */
+    ROW("HardSigmoid", 1, dnnl_eltwise_linear, .alpha_attr = "alpha", .alpha = 0.2f,
+        .beta_attr = "beta", .beta = 0.5f, .post = dnnl_eltwise_clip_v2, .post_alpha = 0.0f,
+        .post_beta = 1.0f),
+    ROW("HardSwish", 14, dnnl_eltwise_hardswish, .alpha = 0),
+    ROW("Exp", 1, dnnl_eltwise_exp, .alpha = 0),
+    ROW("Log", 1, dnnl_eltwise_log, .alpha = 0),
+    ROW("Sqrt", 1, dnnl_eltwise_sqrt, .alpha = 0),
+    ROW("Abs", 1, dnnl_eltwise_abs, .alpha = 0),
+    ROW("Softplus", 1, dnnl_eltwise_soft_relu, .alpha = 0),
+    ROW("Round", 11, dnnl_eltwise_round, .alpha = 0),
+    ROW("Neg", 1, dnnl_eltwise_linear, .alpha = -1.0f),
+    ROW("Reciprocal", 1, dnnl_eltwise_pow, .alpha = 1.0f, .beta = -1.0f),
+    ROW("Clip", 1, dnnl_eltwise_clip_v2, .params = clip_params),
+    ROW("Pow", 1, dnnl_eltwise_pow, .params = pow_params),
+};
+#undef ROW
+
+static const elt_row *row_of(const gl_node *n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(elt_rows); i++)
+        if (strcmp(elt_rows[i].op, n->op_type) == 0)
+            return &elt_rows[i];
+    return NULL;
+}
+
+static float attr_or(const gl_node *n, const char *name, float dflt)
+{
+    return name ? gl_node_attr_float(n, name, dflt) : dflt;
+}
+
+static gl_status eltwise_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_node *n = b->k->node;
+    const gl_tensor *x = dn_f32_input(b->k, 0);
+    const elt_row *row = row_of(n);
+    if (!x || x->count == 0 || !row)
+        return dn_refuse(b, "not a non-empty float32 tensor");
+    float alpha = attr_or(n, row->alpha_attr, row->alpha);
+    float beta = attr_or(n, row->beta_attr, row->beta);
+    const char *why = "";
+    if (row->params && !row->params(b->k, &alpha, &beta, &why))
+        return dn_refuse(b, "%s", why);
+    if (!x->layout && x->count < DN_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)x->count, DN_SMALL);
+    dn_post post = {row->post, attr_or(n, row->post_alpha_attr, row->post_alpha),
+                    row->post_beta, 1.0f};
+    dnnl_eltwise_desc_t ed;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t r = dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, row->alg,
+                                                     &b->md[0], alpha, beta);
+    if (r == dnnl_success)
+        r = dn_attr_post_ops(&post, row->post ? 1 : 0, &attr);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &ed, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no eltwise for this (%s)", dnnl_status2str(r));
+    dn_bind_input(b, DNNL_ARG_SRC, 0, NULL);
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, x->dims);
+    return GL_OK;
+}
+
+static bool eltwise_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 0, DNNL_MAX_NDIMS)) {
+        snprintf(why, len, "input is not float32");
+        return false;
+    }
+    return true;
+}
+
+#define ELT(op, since) {"", op, since, eltwise_claim, eltwise_build, NULL}
+static const dn_op eltwise_ops[] = {
+    ELT("Relu", 1),     ELT("LeakyRelu", 1),   ELT("Elu", 1),        ELT("Selu", 1),
+    ELT("Sigmoid", 1),  ELT("Tanh", 1),        ELT("HardSigmoid", 1), ELT("HardSwish", 14),
+    ELT("Exp", 1),      ELT("Log", 1),         ELT("Sqrt", 1),       ELT("Abs", 1),
+    ELT("Softplus", 1), ELT("Round", 11),      ELT("Neg", 1),        ELT("Reciprocal", 1),
+    ELT("Clip", 1),     ELT("Pow", 1),
+};
+#undef ELT
+_Static_assert(GL_ARRAY_LEN(eltwise_ops) == GL_ARRAY_LEN(elt_rows), "one dn_op per eltwise row");
+const dn_op_table dn_eltwise_ops = {eltwise_ops, GL_ARRAY_LEN(eltwise_ops)};

@@ -1,0 +1,250 @@
+/* dn_matmul.c — MatMul and Gemm as oneDNN matmul.
+ *
+ *   MatMul  numpy batch broadcasting (oneDNN broadcasts dims of 1 when both operands have
+ *           the same rank: leading 1s are added); a 1-D operand becomes a 1-row / 1-column
+ *           matrix and the output takes the ONNX shape. A constant B (weights) is packed
+ *           once into the layout oneDNN picks.
+ *   Gemm    matmul on strided views of A and B (transA/transB cost nothing; a constant B is
+ *           packed once, transposed or not); alpha an eltwise_linear post-op. A per-column
+ *           C ([N], [1, N]) is the matmul bias: alpha*A*B + beta*C = alpha * (A*B +
+ *           (beta/alpha)*C), scaled into a buffer of our own unless beta == alpha (once
+ *           when C is a constant, else every run). Other shapes of C are broadcast into
+ *           the output before the run and added by a sum post-op of scale beta/alpha.
+ *           beta == 0 ignores C, as BLAS does (the reference computes 0 * C: they differ
+ *           only where C holds a NaN or an infinity).
+ * Operands and results are plain row-major: an operand in another layout is converted.
+ */
+#include "exec/dnnl/dn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- MatMul ------------------------------------------------------------------------------ */
+
+/* dims of a MatMul operand as a matrix stack of rank `nd`: leading 1s, and a 1-D operand
+ * as one row (A) or one column (B). */
+static void matmul_view(const gl_tensor *t, bool is_a, int nd, int64_t *dims)
+{
+    for (int i = 0; i < nd; i++)
+        dims[i] = 1;
+    if (t->rank == 1)
+        dims[is_a ? nd - 1 : nd - 2] = t->dims[0];
+    else
+        memcpy(dims + nd - t->rank, t->dims, (size_t)t->rank * sizeof(int64_t));
+}
+
+/* Bind B: packed once into oneDNN's layout when it is a constant, else read as it is. */
+static void bind_weights(dn_build *b, size_t input, const dnnl_memory_desc_t *view,
+                         const_dnnl_primitive_desc_t pd)
+{
+    if (dn_input_constant(b->k, input) && !b->k->in[input]->layout)
+        dn_bind_input_from(b, DNNL_ARG_WEIGHTS, input, view,
+                           dn_pd_md(pd, dnnl_query_weights_md, 0));
+    else
+        dn_bind_input_view(b, DNNL_ARG_WEIGHTS, input, view);
+}
+
+/* The weights descriptor to build with: `any` for a constant (oneDNN packs it), else the
+ * view itself. */
+static dnnl_status_t weights_md(const dn_build *b, size_t input, int nd, const int64_t *dims,
+                                const dnnl_memory_desc_t *view, dnnl_memory_desc_t *md)
+{
+    if (dn_input_constant(b->k, input) && !b->k->in[input]->layout)
+        return dn_md_tag(md, nd, dims, dnnl_format_tag_any);
+    *md = *view;
+    return dnnl_success;
+}
+
+static gl_status matmul_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_tensor *a = dn_f32_input(b->k, 0), *w = dn_f32_input(b->k, 1);
+    if (!a || !w)
+        return dn_refuse(b, "not float32");
+    if (a->rank < 1 || w->rank < 1 || a->count == 0 || w->count == 0)
+        return dn_refuse(b, "empty or scalar operand");
+    int nd = a->rank > w->rank ? a->rank : w->rank;
+    nd = nd < 2 ? 2 : nd;
+    if (nd > DNNL_MAX_NDIMS)
+        return dn_refuse(b, "rank %d", nd);
+    int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], yd[DNNL_MAX_NDIMS];
+    matmul_view(a, true, nd, ad);
+    matmul_view(w, false, nd, bd);
+    if (ad[nd - 1] != bd[nd - 2])
+        return dn_refuse(b, "inner dims differ");
+    for (int i = 0; i < nd - 2; i++) {
+        if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
+            return dn_refuse(b, "batch dims do not broadcast");
+        yd[i] = ad[i] == 1 ? bd[i] : ad[i];
+    }
+    yd[nd - 2] = ad[nd - 2];
+    yd[nd - 1] = bd[nd - 1];
+    /* The ONNX output drops the dim a 1-D operand did not have. */
+    int out_rank = 0;
+    int64_t out_dims[DNNL_MAX_NDIMS];
+    for (int i = 0; i < nd; i++)
+        if ((i != nd - 2 || a->rank >= 2) && (i != nd - 1 || w->rank >= 2))
+            out_dims[out_rank++] = yd[i];
+    dnnl_memory_desc_t amd, bview, bmd, ymd;
+    if (dn_md_plain(&amd, nd, ad, NULL) != dnnl_success ||
+        dn_md_plain(&bview, nd, bd, NULL) != dnnl_success ||
+        weights_md(b, 1, nd, bd, &bview, &bmd) != dnnl_success ||
+        dn_md_plain(&ymd, nd, yd, NULL) != dnnl_success)
+        return dn_refuse(b, "shapes oneDNN does not describe");
+    dnnl_matmul_desc_t md;
+    if (dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &ymd) != dnnl_success ||
+        dnnl_primitive_desc_create(pd, &md, NULL, b->c->engine, NULL) != dnnl_success)
+        return dn_refuse(b, "oneDNN has no matmul for these shapes");
+    dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
+    bind_weights(b, 1, &bview, *pd);
+    dn_bind_output(b, DNNL_ARG_DST, 0, &ymd, out_rank, out_dims);
+    return GL_OK;
+}
+
+/* ---- Gemm -------------------------------------------------------------------------------- */
+
+typedef struct gemm_extra {
+    float bias_scale;         /* own bias = C * bias_scale, per run when C is not constant */
+    bool bias_per_run;
+    bool c_in_dst;            /* C broadcast into the output before each run */
+    int64_t m, n;
+    int64_t c_strides[2];     /* element strides of C over [M, N] (0: broadcast) */
+} gemm_extra;
+
+/* C as a [rows, cols] bias that broadcasts to [m, n]; false when it does not. */
+static bool gemm_bias_dims(const gl_tensor *c, int64_t m, int64_t n, int64_t *dims)
+{
+    if (c->rank > 2)
+        return false;
+    dims[0] = c->rank == 2 ? c->dims[0] : 1;
+    dims[1] = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
+    return (dims[0] == 1 || dims[0] == m) && (dims[1] == 1 || dims[1] == n);
+}
+
+static void scale_into(float *dst, const gl_tensor *c, float scale)
+{
+    const float *src = gl_tensor_data(c);
+    for (int64_t i = 0; i < c->count; i++)
+        dst[i] = scale * src[i];
+}
+
+static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_tensor *a = dn_f32_input(k, 0), *w = dn_f32_input(k, 1);
+    const gl_tensor *c = k->n_inputs > 2 ? k->in[2] : NULL;
+    if (!a || !w || (c && c->dtype != GL_DT_FLOAT))
+        return dn_refuse(b, "not float32");
+    if (a->rank != 2 || w->rank != 2 || a->count == 0 || w->count == 0 || (c && c->count == 0))
+        return dn_refuse(b, "operands are not non-empty matrices");
+    if (!c && k->opset < 11) /* C is required there: the reference kernel says so */
+        return dn_refuse(b, "C missing before opset 11");
+    bool ta = gl_node_attr_int(k->node, "transA", 0) != 0;
+    bool tb = gl_node_attr_int(k->node, "transB", 0) != 0;
+    float alpha = gl_node_attr_float(k->node, "alpha", 1.0f);
+    float beta = gl_node_attr_float(k->node, "beta", 1.0f);
+    if (alpha == 0.0f)
+        return dn_refuse(b, "alpha is 0");
+    int64_t m = a->dims[ta], kk = a->dims[!ta], kb = w->dims[tb], n = w->dims[!tb];
+    if (kk != kb)
+        return dn_refuse(b, "inner dims differ");
+    /* A transposed operand is the stored matrix read with swapped strides. */
+    int64_t adims[2] = {m, kk}, astr[2] = {ta ? 1 : kk, ta ? m : 1};
+    int64_t bdims[2] = {kk, n}, bstr[2] = {tb ? 1 : n, tb ? kk : 1};
+    int64_t ydims[2] = {m, n}, cdims[2];
+    gemm_extra *x = gl_xcalloc(1, sizeof(*x));
+    b->s->extra = x;
+    b->s->extra_free = free;
+    x->m = m;
+    x->n = n;
+    bool use_c = c && beta != 0.0f;
+    if (use_c && !gemm_bias_dims(c, m, n, cdims))
+        return dn_refuse(b, "C does not broadcast to [%lld, %lld]", (long long)m, (long long)n);
+    bool as_bias = use_c && cdims[0] == 1 && cdims[1] == n;
+    dnnl_memory_desc_t amd, bview, bmd, ymd, cmd;
+    if (dn_md_plain(&amd, 2, adims, astr) != dnnl_success ||
+        dn_md_plain(&bview, 2, bdims, bstr) != dnnl_success ||
+        weights_md(b, 1, 2, bdims, &bview, &bmd) != dnnl_success ||
+        dn_md_plain(&ymd, 2, ydims, NULL) != dnnl_success ||
+        (as_bias && dn_md_plain(&cmd, 2, cdims, NULL) != dnnl_success))
+        return dn_refuse(b, "shapes oneDNN does not describe");
+    if (use_c && !as_bias) {
+        x->c_in_dst = true;
+        x->c_strides[0] = cdims[0] == 1 ? 0 : cdims[1];
+        x->c_strides[1] = cdims[1] == 1 ? 0 : 1;
+    }
+    /* Post-ops: + (beta/alpha) * (C already in the output), then * alpha. Sum first: the
+     * gemm-based matmul (AVX2 machines) takes sum-then-eltwise, not the other order. */
+    dn_post post[2];
+    size_t n_post = 0;
+    if (x->c_in_dst)
+        post[n_post++] = (dn_post){.scale = beta / alpha};
+    if (alpha != 1.0f)
+        post[n_post++] = (dn_post){dnnl_eltwise_linear, alpha, 0.0f, 1.0f};
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t r = dn_attr_post_ops(post, n_post, &attr);
+    dnnl_matmul_desc_t md;
+    if (r == dnnl_success)
+        r = dnnl_matmul_desc_init(&md, &amd, &bmd, as_bias ? &cmd : NULL, &ymd);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no matmul for this Gemm");
+    dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
+    bind_weights(b, 1, &bview, *pd);
+    if (as_bias && beta == alpha) {
+        dn_bind_input_view(b, DNNL_ARG_BIAS, 2, &cmd);
+    } else if (as_bias) {
+        x->bias_scale = beta / alpha;
+        float *buf = dn_bind_own(b, DNNL_ARG_BIAS, &cmd);
+        x->bias_per_run = !dn_input_constant(k, 2) || c->layout;
+        if (!x->bias_per_run)
+            scale_into(buf, c, x->bias_scale);
+    }
+    dn_bind_output(b, DNNL_ARG_DST, 0, &ymd, 2, ydims);
+    return GL_OK;
+}
+
+static gl_status gemm_prepare(const gl_kernel_ctx *k, dn_node *s)
+{
+    const gemm_extra *x = s->extra;
+    const gl_tensor *c = k->n_inputs > 2 ? k->in[2] : NULL;
+    if (c && c->layout && (x->bias_per_run || x->c_in_dst))
+        return gl_fail(GL_ERR_UNSUPPORTED, "%s: Gemm's C in a oneDNN layout", k->where);
+    if (x->bias_per_run)
+        scale_into(s->own[0].buf, c, x->bias_scale);
+    if (x->c_in_dst) {
+        const float *cv = gl_tensor_data(c);
+        float *y = k->out[0]->buf->data;
+        for (int64_t i = 0; i < x->m; i++)
+            for (int64_t j = 0; j < x->n; j++)
+                y[i * x->n + j] = cv[i * x->c_strides[0] + j * x->c_strides[1]];
+    }
+    return GL_OK;
+}
+
+static bool matmul_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 1, DNNL_MAX_NDIMS) || !dn_input_fits(n, 1, 1, DNNL_MAX_NDIMS)) {
+        snprintf(why, len, "operands are not float32");
+        return false;
+    }
+    return true;
+}
+
+static bool gemm_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 2, 2) || !dn_input_fits(n, 1, 2, 2)) {
+        snprintf(why, len, "operands are not float32 matrices");
+        return false;
+    }
+    return true;
+}
+
+static const dn_op matmul_ops[] = {
+    {"", "MatMul", 1, matmul_claim, matmul_build, NULL},
+    {"", "Gemm", 1, gemm_claim, gemm_build, gemm_prepare},
+};
+const dn_op_table dn_matmul_ops = {matmul_ops, GL_ARRAY_LEN(matmul_ops)};

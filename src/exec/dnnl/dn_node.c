@@ -1,0 +1,493 @@
+/* dn_node.c — what every oneDNN node shares: the shape guard, building (an op's build
+ * function, then memory objects, input conversions, constants reordered once), running
+ * (buffers lent to outputs, non-constant inputs converted, execute, wait), and the
+ * reference kernel for what a build refused. See dn.h for the story.
+ */
+#include "exec/dnnl/dn.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static atomic_size_t primitive_builds;
+
+size_t gl_backend_dnnl_builds(void)
+{
+    return atomic_load(&primitive_builds);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- helpers for op files ------------------------------------------------------------- */
+
+dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr_t *attr)
+{
+    *attr = NULL;
+    if (n == 0)
+        return dnnl_success;
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t r = dnnl_primitive_attr_create(attr);
+    if (r == dnnl_success)
+        r = dnnl_post_ops_create(&po);
+    for (size_t i = 0; i < n && r == dnnl_success; i++)
+        r = ops[i].alg ? dnnl_post_ops_append_eltwise(po, 1.0f, ops[i].alg, ops[i].alpha,
+                                                      ops[i].beta)
+                       : dnnl_post_ops_append_sum(po, ops[i].scale);
+    if (r == dnnl_success)
+        r = dnnl_primitive_attr_set_post_ops(*attr, po);
+    dnnl_post_ops_destroy(po);
+    if (r != dnnl_success) {
+        dnnl_primitive_attr_destroy(*attr);
+        *attr = NULL;
+    }
+    return r;
+}
+
+const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int i)
+{
+    return dnnl_primitive_desc_query_md(pd, what, i);
+}
+
+bool dn_input_constant(const gl_kernel_ctx *k, size_t i)
+{
+    const gl_value *v = i < k->node->n_inputs ? k->node->inputs[i] : NULL;
+    return v && v->init && gl_value_is_constant(v) && i < k->n_inputs && k->in[i] == v->init;
+}
+
+const gl_tensor *dn_f32_input(const gl_kernel_ctx *k, size_t i)
+{
+    const gl_tensor *t = i < k->n_inputs ? k->in[i] : NULL;
+    return t && t->dtype == GL_DT_FLOAT ? t : NULL;
+}
+
+bool dn_input_fits(const gl_node *n, size_t i, int lo, int hi)
+{
+    const gl_value *v = i < n->n_inputs ? n->inputs[i] : NULL;
+    if (!v || v->type.kind == GL_TYPE_OPAQUE)
+        return false;
+    if (v->type.kind != GL_TYPE_TENSOR)
+        return true;
+    if (v->type.dtype != GL_DT_FLOAT && v->type.dtype != GL_DT_UNDEFINED)
+        return false;
+    int r = v->type.shape.rank;
+    return r == GL_RANK_UNKNOWN || (r >= lo && r <= hi);
+}
+
+bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    for (size_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !dn_input_fits(n, i, 0, DNNL_MAX_NDIMS)) {
+            snprintf(why, len, "input %zu is not float32 of rank <= %d", i, DNNL_MAX_NDIMS);
+            return false;
+        }
+    return true;
+}
+
+gl_status dn_refuse(dn_build *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->s->note, sizeof(b->s->note), fmt, ap);
+    va_end(ap);
+    const gl_node *n = b->k->node;
+    b->s->fallback = gl_op_lookup(n->domain ? n->domain : "", n->op_type, b->k->opset);
+    if (!b->s->fallback || !b->s->fallback->kernel)
+        return gl_fail(GL_ERR_UNSUPPORTED, "%s: no reference kernel at opset %lld",
+                       b->k->where, (long long)b->k->opset);
+    return GL_OK;
+}
+
+static dn_in *add_in(dn_build *b, int arg, size_t input)
+{
+    dn_node *s = b->s;
+    GL_GROW(s->in, s->cap_in, s->n_in + 1);
+    dn_in *in = &s->in[s->n_in++];
+    memset(in, 0, sizeof(*in));
+    in->arg = arg;
+    in->input = input;
+    in->given = b->md[input];
+    in->constant = dn_input_constant(b->k, input);
+    return in;
+}
+
+void dn_bind_input(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *want)
+{
+    dn_in *in = add_in(b, arg, input);
+    in->want = want ? *want : in->given;
+    in->view = in->want;
+    in->convert = !dnnl_memory_desc_equal(&in->want, &in->given);
+}
+
+void dn_bind_input_view(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *view)
+{
+    dn_in *in = add_in(b, arg, input);
+    if (dn_md_is_plain(&in->given)) {
+        in->want = in->given;
+    } else {
+        const gl_tensor *t = b->k->in[input];
+        dn_md_plain(&in->want, t->rank, t->dims, NULL);
+    }
+    in->view = *view;
+    in->convert = !dnnl_memory_desc_equal(&in->want, &in->given);
+}
+
+void dn_bind_input_from(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *given,
+                        const dnnl_memory_desc_t *want)
+{
+    dn_in *in = add_in(b, arg, input);
+    in->given = *given;
+    in->want = want ? *want : *given;
+    in->view = in->want;
+    in->convert = !dnnl_memory_desc_equal(&in->want, &in->given);
+}
+
+void dn_bind_output(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md, int rank,
+                    const int64_t *dims)
+{
+    dn_node *s = b->s;
+    dn_out *o = &s->out[s->n_out++];
+    memset(o, 0, sizeof(*o));
+    o->arg = arg;
+    o->output = output;
+    o->md = *md;
+    o->rank = rank;
+    memcpy(o->dims, dims, (size_t)rank * sizeof(*dims));
+    o->layout = dn_layout_of(b->c, md);
+}
+
+void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md)
+{
+    dn_node *s = b->s;
+    dn_own *o = &s->own[s->n_own++];
+    memset(o, 0, sizeof(*o));
+    o->arg = arg;
+    o->md = *md;
+    o->bytes = dnnl_memory_desc_get_size(md);
+    o->buf = gl_xcalloc(1, o->bytes ? o->bytes : 1);
+    return o->buf;
+}
+
+/* ---- the shape guard ---------------------------------------------------------------------- */
+
+static bool key_matches(const dn_node *s, const gl_kernel_ctx *k)
+{
+    if (s->n_key != k->n_inputs)
+        return false;
+    for (size_t i = 0; i < k->n_inputs; i++) {
+        const gl_tensor *t = k->in[i];
+        const dn_key *key = &s->key[i];
+        if (!t != !key->present)
+            return false;
+        if (t && (t->dtype != key->dtype || t->rank != key->rank || t->layout != key->layout ||
+                  memcmp(t->dims, key->dims, (size_t)t->rank * sizeof(int64_t)) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* Record the inputs of this build; false when one has more dims than oneDNN takes. */
+static bool key_set(dn_node *s, const gl_kernel_ctx *k)
+{
+    s->key = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*s->key));
+    s->n_key = k->n_inputs;
+    bool fits = true;
+    for (size_t i = 0; i < k->n_inputs; i++) {
+        const gl_tensor *t = k->in[i];
+        if (!t)
+            continue;
+        dn_key *key = &s->key[i];
+        key->present = true;
+        key->dtype = t->dtype;
+        key->rank = t->rank;
+        key->layout = t->layout;
+        if (t->rank > DNNL_MAX_NDIMS) {
+            fits = false;
+            key->rank = DNNL_MAX_NDIMS + 1;
+            continue;
+        }
+        memcpy(key->dims, t->dims, (size_t)t->rank * sizeof(int64_t));
+    }
+    return fits;
+}
+
+/* ---- building ------------------------------------------------------------------------------ */
+
+void dn_node_clear(dn_node *s)
+{
+    if (s->prim)
+        dnnl_primitive_destroy(s->prim);
+    for (size_t i = 0; i < s->n_in; i++) {
+        dn_in *in = &s->in[i];
+        if (in->reorder)
+            dnnl_primitive_destroy(in->reorder);
+        if (in->from)
+            dnnl_memory_destroy(in->from);
+        if (in->to)
+            dnnl_memory_destroy(in->to);
+        if (in->mem)
+            dnnl_memory_destroy(in->mem);
+        free(in->buf);
+    }
+    for (size_t i = 0; i < s->n_out; i++) {
+        if (s->out[i].mem)
+            dnnl_memory_destroy(s->out[i].mem);
+        gl_buffer_slot_clear(&s->out[i].slot);
+    }
+    for (size_t i = 0; i < s->n_own; i++) {
+        if (s->own[i].mem)
+            dnnl_memory_destroy(s->own[i].mem);
+        free(s->own[i].buf);
+    }
+    if (s->extra && s->extra_free)
+        s->extra_free(s->extra);
+    free(s->in);
+    free(s->key);
+    const dn_op *op = s->op;
+    unsigned builds = s->builds, const_reorders = s->const_reorders;
+    memset(s, 0, sizeof(*s));
+    s->op = op;
+    s->builds = builds;
+    s->const_reorders = const_reorders;
+}
+
+/* Run a reorder from `from` to `to` now; time it into k when k is given. */
+static dnnl_status_t reorder_now(dn_ctx *c, dn_in *in)
+{
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, in->from}, {DNNL_ARG_TO, in->to}};
+    dnnl_status_t r = dnnl_primitive_execute(in->reorder, c->stream, 2, args);
+    return r == dnnl_success ? dnnl_stream_wait(c->stream) : r;
+}
+
+/* Memory objects and the conversion of one input; a constant is converted right away. */
+static gl_status finish_input(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dn_in *in)
+{
+    const char *call = "dnnl_memory_create";
+    dnnl_status_t r = dnnl_success;
+    if (in->convert) {
+        in->buf = aligned_alloc(64, (dnnl_memory_desc_get_size(&in->want) + 63) & ~(size_t)63);
+        if (!in->buf)
+            return gl_fail(GL_ERR_NOMEM, "%s: out of memory converting input %zu", k->where,
+                           in->input);
+        dnnl_primitive_desc_t pd = NULL;
+        call = "dnnl_reorder_primitive_desc_create";
+        r = dnnl_reorder_primitive_desc_create(&pd, &in->given, c->engine, &in->want, c->engine,
+                                               NULL);
+        if (r == dnnl_success && (call = "dnnl_primitive_create"))
+            r = dnnl_primitive_create(&in->reorder, pd);
+        dnnl_primitive_desc_destroy(pd);
+        if (r == dnnl_success && (call = "dnnl_memory_create"))
+            r = dnnl_memory_create(&in->from, &in->given, c->engine, DNNL_MEMORY_NONE);
+        if (r == dnnl_success)
+            r = dnnl_memory_create(&in->to, &in->want, c->engine, in->buf);
+    }
+    if (r == dnnl_success)
+        r = dnnl_memory_create(&in->mem, &in->view, c->engine,
+                               in->convert ? in->buf : DNNL_MEMORY_NONE);
+    if (r == dnnl_success && in->convert && in->constant) {
+        const gl_tensor *t = k->in[in->input];
+        call = "dnnl_memory_set_data_handle";
+        r = dnnl_memory_set_data_handle(in->from, t->buf ? t->buf->data : NULL);
+        if (r == dnnl_success && (call = "reorder of a constant"))
+            r = reorder_now(c, in);
+        s->const_reorders++;
+    }
+    return r == dnnl_success ? GL_OK : dn_fail(k->where, call, r);
+}
+
+static gl_status finish(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
+        impl = NULL;
+    snprintf(s->impl, sizeof(s->impl), "%s", impl ? impl : "?");
+    dnnl_status_t r = dnnl_primitive_create(&s->prim, pd);
+    if (r != dnnl_success)
+        return dn_fail(k->where, "dnnl_primitive_create", r);
+    for (size_t i = 0; i < s->n_out && r == dnnl_success; i++)
+        r = dnnl_memory_create(&s->out[i].mem, &s->out[i].md, c->engine, DNNL_MEMORY_NONE);
+    for (size_t i = 0; i < s->n_own && r == dnnl_success; i++)
+        r = dnnl_memory_create(&s->own[i].mem, &s->own[i].md, c->engine, s->own[i].buf);
+    if (r != dnnl_success)
+        return dn_fail(k->where, "dnnl_memory_create", r);
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < s->n_in && st == GL_OK; i++)
+        st = finish_input(c, k, s, &s->in[i]);
+    if (st == GL_OK) {
+        s->builds++;
+        c->builds++;
+        atomic_fetch_add(&primitive_builds, 1);
+    }
+    return st;
+}
+
+static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
+{
+    dn_node_clear(s);
+    bool fits = key_set(s, k);
+    dnnl_memory_desc_t *md = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*md));
+    dn_build b = {.c = c, .k = k, .s = s, .md = md};
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < k->n_inputs && fits; i++)
+        if (k->in[i] && k->in[i]->dtype == GL_DT_FLOAT && dn_md_of(k->in[i], &md[i]) != dnnl_success)
+            fits = false;
+    dnnl_primitive_desc_t pd = NULL;
+    if (!fits)
+        st = dn_refuse(&b, "more than %d dims", DNNL_MAX_NDIMS);
+    else
+        st = s->op->build(&b, &pd);
+    if (st == GL_OK && !s->fallback) {
+        if (!pd)
+            st = gl_fail(GL_ERR_INTERNAL, "%s: the oneDNN build made no primitive", k->where);
+        else
+            st = finish(c, k, s, pd);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    free(md);
+    if (st != GL_OK) {
+        dn_node_clear(s);
+        return st;
+    }
+    if (s->fallback)
+        snprintf(s->impl, sizeof(s->impl), "ref");
+    s->built = true;
+    return GL_OK;
+}
+
+/* ---- running ---------------------------------------------------------------------------------- */
+
+/* The reference kernel on plain copies of the inputs (the ones in our layouts). */
+static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    const gl_tensor **plain = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*plain));
+    gl_tensor **owned = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*owned));
+    gl_status st = GL_OK;
+    uint64_t t0 = now_ns();
+    for (size_t i = 0; i < k->n_inputs && st == GL_OK; i++) {
+        plain[i] = k->in[i];
+        if (k->in[i] && k->in[i]->layout) {
+            plain[i] = owned[i] = dn_to_plain(c, k->in[i], NULL);
+            if (!owned[i])
+                st = GL_ERR_INTERNAL;
+            k->reorders++;
+        }
+    }
+    k->reorder_ns += now_ns() - t0;
+    const gl_tensor *const *given = k->in;
+    if (st == GL_OK) {
+        k->in = plain;
+        st = s->fallback->kernel(k);
+        k->in = given;
+    }
+    for (size_t i = 0; i < k->n_inputs; i++)
+        gl_tensor_free(owned[i]);
+    free(owned);
+    free(plain);
+    return st;
+}
+
+static gl_status set_handle(const gl_kernel_ctx *k, dnnl_memory_t mem, void *data)
+{
+    dnnl_status_t r = dnnl_memory_set_data_handle(mem, data);
+    return r == dnnl_success ? GL_OK : dn_fail(k->where, "dnnl_memory_set_data_handle", r);
+}
+
+/* Lend a buffer to every output and wrap it as the node's output tensor. */
+static gl_status take_outputs(gl_kernel_ctx *k, dn_node *s)
+{
+    for (size_t i = 0; i < s->n_out; i++) {
+        dn_out *o = &s->out[i];
+        size_t bytes = dnnl_memory_desc_get_size(&o->md);
+        gl_buffer *buf = gl_buffer_from_slot(&o->slot, bytes, false);
+        if (!buf)
+            return gl_error_prefix("%s: output %zu", k->where, o->output), GL_ERR_NOMEM;
+        int64_t count = 1;
+        for (int d = 0; d < o->rank; d++)
+            count *= o->dims[d];
+        gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, o->rank, o->dims, count, buf);
+        t->layout = o->layout;
+        gl_tensor_free(k->out[o->output]);
+        k->out[o->output] = t;
+        gl_status st = set_handle(k, o->mem, buf->data);
+        if (st != GL_OK)
+            return st;
+    }
+    return GL_OK;
+}
+
+/* Point the inputs at this run's tensors; convert those whose layout differs. */
+static gl_status feed_inputs(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    uint64_t t0 = 0;
+    unsigned converted = 0;
+    for (size_t i = 0; i < s->n_in; i++) {
+        dn_in *in = &s->in[i];
+        const gl_tensor *t = k->in[in->input];
+        /* oneDNN takes non-const handles; inputs are only read. */
+        void *data = t && t->buf ? t->buf->data : NULL;
+        if (!in->convert) {
+            gl_status st = set_handle(k, in->mem, data);
+            if (st != GL_OK)
+                return st;
+            continue;
+        }
+        if (in->constant)
+            continue; /* converted once, at build */
+        if (!converted++)
+            t0 = now_ns();
+        gl_status st = set_handle(k, in->from, data);
+        dnnl_status_t r = st == GL_OK ? reorder_now(c, in) : dnnl_success;
+        if (st == GL_OK && r != dnnl_success)
+            st = dn_fail(k->where, "reorder of an input", r);
+        if (st != GL_OK)
+            return st;
+    }
+    if (converted) {
+        k->reorder_ns += now_ns() - t0;
+        k->reorders += converted;
+    }
+    return GL_OK;
+}
+
+static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    gl_status st = take_outputs(k, s);
+    if (st == GL_OK && s->op->prepare)
+        st = s->op->prepare(k, s);
+    if (st == GL_OK)
+        st = feed_inputs(c, k, s);
+    if (st != GL_OK)
+        return st;
+    dnnl_exec_arg_t args[64];
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_in && n < GL_ARRAY_LEN(args); i++)
+        args[n++] = (dnnl_exec_arg_t){s->in[i].arg, s->in[i].mem};
+    for (size_t i = 0; i < s->n_out && n < GL_ARRAY_LEN(args); i++)
+        args[n++] = (dnnl_exec_arg_t){s->out[i].arg, s->out[i].mem};
+    for (size_t i = 0; i < s->n_own && n < GL_ARRAY_LEN(args); i++)
+        args[n++] = (dnnl_exec_arg_t){s->own[i].arg, s->own[i].mem};
+    if (n != s->n_in + s->n_out + s->n_own)
+        return gl_fail(GL_ERR_UNSUPPORTED, "%s: more than %zu oneDNN arguments", k->where,
+                       GL_ARRAY_LEN(args));
+    dnnl_status_t r = dnnl_primitive_execute(s->prim, c->stream, (int)n, args);
+    if (r == dnnl_success)
+        r = dnnl_stream_wait(c->stream);
+    return r == dnnl_success ? GL_OK : dn_fail(k->where, "dnnl_primitive_execute", r);
+}
+
+gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    if (!s->built || !key_matches(s, k)) {
+        gl_status st = build(c, k, s);
+        if (st != GL_OK)
+            return st;
+    }
+    return s->fallback ? run_reference(c, k, s) : execute(c, k, s);
+}

@@ -1,0 +1,123 @@
+/* dn_pool.c — MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool as oneDNN pooling.
+ *
+ * The source is read in the plan's activation layout (converted when it comes plain),
+ * the destination left to oneDNN (it keeps the source's layout). The window is resolved
+ * by ops/window.h, as for the reference kernel; ceil_mode by growing the right padding
+ * so that oneDNN's floor gives ONNX's ceiling. AveragePool's count_include_pad picks the algorithm; with
+ * ceil_mode the extra right padding would be counted too, so that combination stays on
+ * the reference kernel, as does MaxPool's Indices output.
+ */
+#include "exec/dnnl/dn.h"
+#include "ops/window.h"
+
+#include <string.h>
+
+#define POOL_MAX_SP 3
+
+typedef struct pool_geom {
+    dnnl_dims_t strides, kernel, dilation, pad_l, pad_r;
+    int64_t out[POOL_MAX_SP];
+} pool_geom;
+
+/* The window of MaxPool/AveragePool as the reference kernel resolves it (ops/window.h),
+ * in oneDNN's terms; false (why set) when this path does not take it. oneDNN derives
+ * the output size by flooring, so ceil_mode's extra window comes from a larger right
+ * pad. */
+static bool pool_window(const gl_kernel_ctx *k, int nsp, const int64_t *in, bool is_max,
+                        pool_geom *g, const char **why)
+{
+    gl_window w;
+    *why = "window attributes the oneDNN path does not handle";
+    if (gl_window_read(k->node, k->where, nsp, NULL, &w) != GL_OK ||
+        gl_window_resolve(&w, in, k->where, g->out) != GL_OK) {
+        gl_error_clear();
+        return false;
+    }
+    if (!is_max && w.ceil_mode && gl_node_attr_int(k->node, "count_include_pad", 0)) {
+        *why = "ceil_mode with count_include_pad";
+        return false;
+    }
+    for (int d = 0; d < nsp; d++) {
+        if (!is_max && w.dil[d] != 1) {
+            *why = "AveragePool with dilations";
+            return false;
+        }
+        int64_t span = (w.kernel[d] - 1) * w.dil[d] + 1;
+        int64_t right = (g->out[d] - 1) * w.stride[d] + span - in[d] - w.pad_begin[d];
+        g->strides[d] = w.stride[d];
+        g->kernel[d] = w.kernel[d];
+        g->dilation[d] = w.dil[d] - 1;
+        g->pad_l[d] = w.pad_begin[d];
+        g->pad_r[d] = right > w.pad_end[d] ? right : w.pad_end[d];
+    }
+    return true;
+}
+
+static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_node *n = k->node;
+    const gl_tensor *x = dn_f32_input(k, 0);
+    if (!x || x->count == 0)
+        return dn_refuse(b, "not a non-empty float32 tensor");
+    int nsp = x->rank - 2;
+    if (nsp < 1 || nsp > POOL_MAX_SP)
+        return dn_refuse(b, "rank %d", x->rank);
+    bool global = strncmp(n->op_type, "Global", 6) == 0;
+    bool is_max = strstr(n->op_type, "Max") != NULL;
+    if (is_max && n->n_outputs > 1 && n->outputs[1])
+        return dn_refuse(b, "MaxPool's Indices output");
+    pool_geom g = {0};
+    if (global) {
+        for (int d = 0; d < nsp; d++) {
+            g.kernel[d] = x->dims[2 + d];
+            g.strides[d] = 1;
+            g.out[d] = 1;
+        }
+    } else {
+        const char *why;
+        if (!pool_window(k, nsp, x->dims + 2, is_max, &g, &why))
+            return dn_refuse(b, "%s", why);
+    }
+    dnnl_alg_kind_t alg = is_max ? dnnl_pooling_max
+                          : gl_node_attr_int(n, "count_include_pad", 0)
+                              ? dnnl_pooling_avg_include_padding
+                              : dnnl_pooling_avg_exclude_padding;
+    int64_t out_dims[POOL_MAX_SP + 2] = {x->dims[0], x->dims[1]};
+    memcpy(out_dims + 2, g.out, (size_t)nsp * sizeof(int64_t));
+    dnnl_format_tag_t act = dn_act_tag(b->c, x->rank);
+    dnnl_memory_desc_t src, dst;
+    dnnl_status_t r = act == dnnl_format_tag_undef || x->layout
+                          ? (src = b->md[0], dnnl_success)
+                          : dn_md_tag(&src, x->rank, x->dims, act);
+    if (r == dnnl_success)
+        r = dn_md_tag(&dst, x->rank, out_dims, dnnl_format_tag_any);
+    dnnl_pooling_v2_desc_t pdsc;
+    if (r == dnnl_success)
+        r = dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, &src, &dst,
+                                              g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no pooling for this (%s)", dnnl_status2str(r));
+    dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, out_dims);
+    return GL_OK;
+}
+
+static bool pool_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 3, 2 + POOL_MAX_SP)) {
+        snprintf(why, len, "not a float32 1-D, 2-D or 3-D pooling");
+        return false;
+    }
+    return true;
+}
+
+#define POOL(op) {"", op, 1, pool_claim, pool_build, NULL}
+static const dn_op pool_ops[] = {
+    POOL("MaxPool"), POOL("AveragePool"), POOL("GlobalMaxPool"), POOL("GlobalAveragePool"),
+};
+#undef POOL
+const dn_op_table dn_pool_ops = {pool_ops, GL_ARRAY_LEN(pool_ops)};

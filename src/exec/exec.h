@@ -115,6 +115,8 @@ const gl_backend *gl_backend_find(const char *name);
 
 struct gl_exec_options {
     const char *backend; /* "ref" (default) or "dnnl" */
+    /* Tests and tools: this backend instead of the one `backend` names (NULL: none). */
+    const gl_backend *custom_backend;
     int threads;         /* 0: the backend's default. The reference kernels are
                             single-threaded and ignore it. */
     /* oneDNN's layout for 4-D/5-D activations: "auto" (NULL: the plan decides by rule and

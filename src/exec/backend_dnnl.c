@@ -110,8 +110,9 @@ static void dn_describe(const void *ctx, const void *state, gl_backend_info *inf
 {
     (void)ctx;
     const dn_node *s = state;
-    if (!s || !s->built)
+    if (!s || !s->built || info->generation == s->generation)
         return;
+    info->generation = s->generation;
     snprintf(info->impl, sizeof(info->impl), "%s", s->impl);
     snprintf(info->note, sizeof(info->note), "%s", s->note);
     info->builds = s->builds;

@@ -288,7 +288,10 @@ static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
         gl_fail(GL_ERR_INTERNAL, "%s: output %zu does not exist", k->where, i);
         return NULL;
     }
-    return gl_buffer_from_slot(&nr->pn->out_slots[i], bytes, true);
+    /* Elementwise kernels write every element: no need to zero what they get. */
+    const gl_op_def *def = nr->pn->def;
+    bool zero = !def || !(def->flags & (GL_OP_ELEMENTWISE | GL_OP_BROADCAST));
+    return gl_buffer_from_slot(&nr->pn->out_slots[i], bytes, zero);
 }
 
 /* A call of a model-local function run as its body: formal inputs bound to the actual

@@ -69,6 +69,9 @@ typedef struct gl_backend_info {
     char out_layouts[64];
     unsigned const_reorders; /* constants reordered (once, when built) */
     unsigned builds;         /* primitives built so far for this node */
+    /* The backend's count of (re)builds of the node this info describes: describe may
+     * return at once when it has not changed (it is called after every run). */
+    unsigned generation;
 } gl_backend_info;
 
 struct gl_backend {
@@ -91,7 +94,8 @@ struct gl_backend {
      * it. k->backend_ctx is the plan's context. */
     gl_status (*run)(gl_kernel_ctx *k, void **state);
     void (*release)(void *state); /* may be NULL: nothing to release */
-    /* What the plan shows; `state` is NULL before the first run. May be NULL. */
+    /* What the plan shows; `state` is NULL before the first run. Called after every run
+     * of the node: keep it cheap when nothing changed (info->generation). May be NULL. */
     void (*describe)(const void *ctx, const void *state, gl_backend_info *info);
     /* A new plain (row-major) tensor with the values of t, which carries one of this
      * backend's layouts, its bytes from `slot` (NULL: a new buffer). NULL (with a

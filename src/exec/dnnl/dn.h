@@ -46,6 +46,9 @@ typedef struct dn_layout {
     gl_tensor_layout base;   /* first: gl_tensor.layout points here */
     dnnl_memory_desc_t md;   /* dims are the tensor's (ONNX) dims */
     char name[24];           /* "nChw16c", "nhwc" */
+    /* The reorder of this layout to plain row-major, made on first need. */
+    dnnl_primitive_t to_plain;
+    dnnl_memory_t from, to;
     struct dn_layout *next;
 } dn_layout;
 
@@ -150,6 +153,7 @@ typedef struct dn_node {
     char impl[96];
     char note[160];
     unsigned builds, const_reorders;
+    unsigned generation;      /* every build or refusal: describe's cue */
     /* Op-specific data, freed with the build (may be NULL). */
     void *extra;
     void (*extra_free)(void *extra);

@@ -174,43 +174,58 @@ dnnl_format_tag_t dn_act_tag(const dn_ctx *c, int rank)
 
 /* ---- converting back to plain --------------------------------------------------------- */
 
+/* The layout's reorder to plain (made once per layout and plan). */
+static dnnl_status_t plain_reorder(dn_ctx *c, dn_layout *l, const char **call)
+{
+    if (l->to_plain)
+        return dnnl_success;
+    dnnl_memory_desc_t plain;
+    dnnl_primitive_desc_t pd = NULL;
+    *call = "dnnl_memory_desc_init_by_strides";
+    dnnl_status_t r = dn_md_plain(&plain, l->md.ndims, l->md.dims, NULL);
+    if (r == dnnl_success && (*call = "dnnl_reorder_primitive_desc_create"))
+        r = dnnl_reorder_primitive_desc_create(&pd, &l->md, c->engine, &plain, c->engine, NULL);
+    if (r == dnnl_success && (*call = "dnnl_primitive_create"))
+        r = dnnl_primitive_create(&l->to_plain, pd);
+    dnnl_primitive_desc_destroy(pd);
+    if (r == dnnl_success && (*call = "dnnl_memory_create"))
+        r = dnnl_memory_create(&l->from, &l->md, c->engine, DNNL_MEMORY_NONE);
+    if (r == dnnl_success)
+        r = dnnl_memory_create(&l->to, &plain, c->engine, DNNL_MEMORY_NONE);
+    return r;
+}
+
 gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot)
 {
     dn_ctx *c = ctx;
-    const dn_layout *l = (const dn_layout *)t->layout;
+    dn_layout *l = (dn_layout *)t->layout;
     if (!c) {
         gl_fail(GL_ERR_INTERNAL, "a oneDNN tensor outside its plan");
         return NULL;
     }
     size_t bytes = (size_t)t->count * sizeof(float);
-    gl_buffer *buf = slot ? gl_buffer_from_slot(slot, bytes, false) : gl_buffer_alloc(bytes);
-    if (!buf)
+    gl_buffer *buf = slot ? gl_buffer_from_slot(slot, bytes, false) : NULL;
+    if (!slot) {
+        void *data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+        buf = data ? gl_buffer_new_heap(data, bytes) : NULL;
+    }
+    if (!buf) {
+        gl_fail(GL_ERR_NOMEM, "cannot allocate %zu bytes to convert a tensor to plain", bytes);
         return NULL;
+    }
     gl_tensor *p = gl_tensor_wrap(t->dtype, t->rank, t->dims, t->count, buf);
-    dnnl_memory_desc_t plain;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_t prim = NULL;
-    dnnl_memory_t from = NULL, to = NULL;
-    const char *call = "dnnl_memory_desc_init_by_strides";
-    dnnl_status_t r = dn_md_plain(&plain, t->rank, t->dims, NULL);
-    if (r == dnnl_success && (call = "dnnl_reorder_primitive_desc_create"))
-        r = dnnl_reorder_primitive_desc_create(&pd, &l->md, c->engine, &plain, c->engine, NULL);
-    if (r == dnnl_success && (call = "dnnl_primitive_create"))
-        r = dnnl_primitive_create(&prim, pd);
-    if (r == dnnl_success && (call = "dnnl_memory_create"))
-        r = dnnl_memory_create(&from, &l->md, c->engine, t->buf ? t->buf->data : NULL);
+    const char *call = "";
+    dnnl_status_t r = plain_reorder(c, l, &call);
+    if (r == dnnl_success && (call = "dnnl_memory_set_data_handle"))
+        r = dnnl_memory_set_data_handle(l->from, t->buf ? t->buf->data : NULL);
     if (r == dnnl_success)
-        r = dnnl_memory_create(&to, &plain, c->engine, buf->data);
+        r = dnnl_memory_set_data_handle(l->to, buf->data);
     if (r == dnnl_success && (call = "dnnl_primitive_execute")) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-        r = dnnl_primitive_execute(prim, c->stream, 2, args);
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, l->from}, {DNNL_ARG_TO, l->to}};
+        r = dnnl_primitive_execute(l->to_plain, c->stream, 2, args);
     }
     if (r == dnnl_success && (call = "dnnl_stream_wait"))
         r = dnnl_stream_wait(c->stream);
-    dnnl_memory_destroy(from);
-    dnnl_memory_destroy(to);
-    dnnl_primitive_destroy(prim);
-    dnnl_primitive_desc_destroy(pd);
     if (r != dnnl_success) {
         dn_fail("converting a tensor to plain layout", call, r);
         gl_tensor_free(p);
@@ -331,6 +346,9 @@ void dn_ctx_free(void *ctx)
         return;
     for (dn_layout *l = c->layouts, *next; l; l = next) {
         next = l->next;
+        dnnl_primitive_destroy(l->to_plain);
+        dnnl_memory_destroy(l->from);
+        dnnl_memory_destroy(l->to);
         free(l);
     }
     dnnl_stream_destroy(c->stream);

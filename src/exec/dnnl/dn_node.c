@@ -251,11 +251,12 @@ void dn_node_clear(dn_node *s)
     free(s->in);
     free(s->key);
     const dn_op *op = s->op;
-    unsigned builds = s->builds, const_reorders = s->const_reorders;
+    unsigned builds = s->builds, const_reorders = s->const_reorders, gen = s->generation;
     memset(s, 0, sizeof(*s));
     s->op = op;
     s->builds = builds;
     s->const_reorders = const_reorders;
+    s->generation = gen;
 }
 
 /* Run a reorder from `from` to `to` now; time it into k when k is given. */
@@ -358,6 +359,7 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
     if (s->fallback)
         snprintf(s->impl, sizeof(s->impl), "ref");
     s->built = true;
+    s->generation++;
     return GL_OK;
 }
 

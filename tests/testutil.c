@@ -181,6 +181,21 @@ gl_tensor *tu_tensor_i64(int rank, const int64_t *dims, const int64_t *data)
     return tu_tensor_of(GL_DT_INT64, rank, dims, data);
 }
 
+float tu_uniform(uint32_t *seed)
+{
+    *seed = *seed * 1664525u + 1013904223u;
+    return (float)(*seed >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+gl_tensor *tu_random_f32(int rank, const int64_t *dims, uint32_t *seed)
+{
+    gl_tensor *t = gl_tensor_new(GL_DT_FLOAT, rank, dims);
+    float *p = t && t->count ? gl_tensor_make_writable(t) : NULL;
+    for (int64_t i = 0; p && i < t->count; i++)
+        p[i] = tu_uniform(seed);
+    return t;
+}
+
 gl_status tu_run_kernel(const gl_model *m, const gl_node *n, const gl_tensor *const *in,
                         gl_tensor **out)
 {
@@ -229,7 +244,7 @@ gl_status tu_infer(const gl_model *m, const gl_node *n, gl_type *out_types)
 
 /* ---- op cases as tables ---------------------------------------------------------- */
 
-static void apply_attrs(gl_node *n, const tu_attr *a)
+void tu_apply_attrs(gl_node *n, const tu_attr *a)
 {
     for (; a->name; a++) {
         switch (a->kind) {
@@ -304,7 +319,7 @@ void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases)
         gl_node *node = gl_add_node(m->graph, c->op, "", c->name, vals, (size_t)c->n_in,
                                     (size_t)c->n_out);
         cr_assert(node, "%s: node", c->name);
-        apply_attrs(node, c->attrs);
+        tu_apply_attrs(node, c->attrs);
         gl_error_clear();
         gl_status st = tu_run_kernel(m, node, (const gl_tensor *const *)ins, outs);
         cr_expect_eq(st, c->expect, "%s: status %s, expected %s (%s)", c->name,
@@ -381,7 +396,7 @@ void tu_run_shape_cases(const tu_scase *cases, size_t n_cases)
                 vals[i] = shape_input(m->graph, &c->in[i], i);
         gl_node *node = gl_add_node(m->graph, c->op, "", c->name, vals, (size_t)c->n_in,
                                     (size_t)c->n_out);
-        apply_attrs(node, c->attrs);
+        tu_apply_attrs(node, c->attrs);
         gl_type types[3];
         gl_error_clear();
         gl_status st = tu_infer(m, node, types);

@@ -40,6 +40,9 @@ void tu_output(gl_graph *g, gl_value *v);
 gl_tensor *tu_tensor_f32(int rank, const int64_t *dims, const float *data);
 gl_tensor *tu_tensor_i64(int rank, const int64_t *dims, const int64_t *data);
 gl_tensor *tu_tensor_of(gl_dtype dt, int rank, const int64_t *dims, const void *data);
+/* The same numbers on every run and machine: a small LCG, values in [-1, 1). */
+float tu_uniform(uint32_t *seed);
+gl_tensor *tu_random_f32(int rank, const int64_t *dims, uint32_t *seed);
 
 /* Run the registry's kernel for node `n` of model `m` directly on `in` (n->n_inputs
  * entries, NULL = omitted), without an executor; out[] receives n->n_outputs tensors.
@@ -113,6 +116,8 @@ typedef struct tu_scase {
 } tu_scase;
 
 void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases);
+/* Set the attributes of a table row (up to the entry with a NULL name) on node n. */
+void tu_apply_attrs(gl_node *n, const tu_attr *a);
 void tu_run_shape_cases(const tu_scase *cases, size_t n_cases);
 
 /* Short spellings for writing the tables, for the files that define TU_CASE_SHORTHANDS

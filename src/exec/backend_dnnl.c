@@ -19,7 +19,8 @@
 #include <string.h>
 
 static const dn_op_table *const op_tables[] = {
-    &dn_conv_ops, &dn_matmul_ops, &dn_eltwise_ops, &dn_binary_ops, &dn_pool_ops,
+    &dn_conv_ops, &dn_matmul_ops, &dn_eltwise_ops, &dn_binary_ops, &dn_pool_ops, &dn_norm_ops,
+    &dn_reduce_ops,
 };
 
 /* "" and "ai.onnx" both name the default domain. */

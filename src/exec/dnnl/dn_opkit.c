@@ -1,0 +1,100 @@
+/* dn_opkit.c — helpers the oneDNN op files share (see dn_opkit.h). */
+#include "exec/dnnl/dn_opkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool dn_pd_is_ref(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    /* "ref:any", "lrn_ref:any", "bnorm_ref:any": every reference implementation of
+     * oneDNN 2.6 says so in its name. */
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+           impl && strstr(impl, "ref") != NULL;
+}
+
+int dn_pd_pick(dn_build *b, void *arg, int n, dn_pd_way fn, dnnl_primitive_desc_t *pd)
+{
+    int kept = -1;
+    *pd = NULL;
+    for (int way = 0; way < n; way++) {
+        dnnl_primitive_desc_t cand = NULL;
+        if (fn(b, arg, way, &cand) != dnnl_success || !cand) {
+            dnnl_primitive_desc_destroy(cand);
+            continue;
+        }
+        if (!dn_pd_is_ref(cand)) {
+            dnnl_primitive_desc_destroy(*pd);
+            *pd = cand;
+            return way;
+        }
+        if (kept < 0) {
+            *pd = cand;
+            kept = way;
+        } else {
+            dnnl_primitive_desc_destroy(cand);
+        }
+    }
+    return kept;
+}
+
+void dn_note_ref(dn_build *b, const_dnnl_primitive_desc_t pd, const char *why)
+{
+    if (dn_pd_is_ref(pd))
+        snprintf(b->s->note, sizeof(b->s->note), "oneDNN's reference implementation: %s", why);
+}
+
+bool dn_value_fixed(const gl_value *v)
+{
+    if (!v)
+        return true;
+    if (v->init)
+        return gl_value_is_constant(v);
+    const gl_node *p = v->producer;
+    return p && strcmp(p->op_type, "Constant") == 0 &&
+           (!p->domain || !*p->domain || strcmp(p->domain, "ai.onnx") == 0);
+}
+
+bool dn_input_ints(const gl_kernel_ctx *k, size_t i, int64_t **vals, size_t *count)
+{
+    *vals = NULL;
+    *count = 0;
+    const gl_tensor *t = i < k->n_inputs ? k->in[i] : NULL;
+    if (!t)
+        return true;
+    if (t->layout || !gl_tensor_ints(t, k->where, "axes", vals, count)) {
+        gl_error_clear();
+        return false;
+    }
+    return true;
+}
+
+dnnl_status_t dn_md_leading_ones(dnnl_memory_desc_t *md, int rank, const gl_tensor *t)
+{
+    int64_t dims[DNNL_MAX_NDIMS];
+    if (rank > DNNL_MAX_NDIMS || t->rank > rank)
+        return dnnl_unimplemented;
+    for (int i = 0; i < rank; i++) {
+        int j = i - (rank - t->rank);
+        dims[i] = j >= 0 ? t->dims[j] : 1;
+    }
+    return dn_md_plain(md, rank, dims, NULL);
+}
+
+const dn_op *dn_table_row(const dn_op_table *table, const char *op)
+{
+    for (size_t i = 0; i < table->n; i++)
+        if (strcmp(table->ops[i].op, op) == 0)
+            return &table->ops[i];
+    return NULL;
+}
+
+bool dn_inputs_fit(const gl_node *n, int lo, int hi, char *why, size_t len)
+{
+    for (size_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !dn_input_fits(n, i, lo, hi)) {
+            snprintf(why, len, "input %zu is not float32 of rank %d to %d", i, lo, hi);
+            return false;
+        }
+    return true;
+}

@@ -1,0 +1,243 @@
+/* dn_reduce.c — Reduce* as oneDNN reduction, Softmax and LogSoftmax as softmax_v2.
+ *
+ *   Reduce*  ReduceMean/Sum/Max/Min/Prod map to the reduction algorithms of the same
+ *       name; ReduceL1 and ReduceL2 are norm_lp_sum with p 1 and 2, ReduceSumSquare is
+ *       norm_lp_power_p_sum with p 2 (eps 0: the plain norms), ReduceLogSum a sum with a
+ *       log post-op. ReduceLogSumExp has no algorithm (the reference shifts by the max).
+ *       Axes come from the attribute, or from input 1 from opset 13 (ReduceSum) and 18
+ *       (the others): the build reads them, so that input must hold the same values on
+ *       every run — an initializer or a Constant node (constant-folding makes computed
+ *       ones so). noop_with_empty_axes with no axes is a copy: the reference kernel.
+ *       The destination is plain with the reduced dims kept as 1: keepdims=0 only gives
+ *       the output those bytes under the squeezed dims. oneDNN 2.6 vectorizes a
+ *       reduction of the innermost dims of a plain source; a source in a channel-blocked
+ *       or nhwc layout is read as it is only when that gives a vectorized kernel, else
+ *       converted to plain first, and oneDNN's reference code is accepted last.
+ *   Softmax, LogSoftmax  softmax_v2 (accurate / log). Before opset 13 the input is
+ *       coerced to 2-D around `axis` ([prod(dims before), prod(dims from)], the softmax
+ *       over the second): a plain view. From opset 13 the softmax runs over `axis` in the
+ *       input's layout when oneDNN vectorizes that (the axis innermost: the channels of
+ *       nhwc and nChw16c, the last dim of plain), else on the plain tensor.
+ */
+#include "exec/dnnl/dn_opkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Reduce* ------------------------------------------------------------------------ */
+
+typedef struct red_row {
+    const char *op;
+    int axes_input_since; /* opset from which axes is input 1, not an attribute */
+    dnnl_alg_kind_t alg;
+    float p;
+    bool log; /* a log post-op */
+} red_row;
+
+static const red_row red_rows[] = {
+    {"ReduceMean", 18, dnnl_reduction_mean, 0, false},
+    {"ReduceSum", 13, dnnl_reduction_sum, 0, false},
+    {"ReduceMax", 18, dnnl_reduction_max, 0, false},
+    {"ReduceMin", 18, dnnl_reduction_min, 0, false},
+    {"ReduceProd", 18, dnnl_reduction_mul, 0, false},
+    {"ReduceL1", 18, dnnl_reduction_norm_lp_sum, 1, false},
+    {"ReduceL2", 18, dnnl_reduction_norm_lp_sum, 2, false},
+    {"ReduceSumSquare", 18, dnnl_reduction_norm_lp_power_p_sum, 2, false},
+    {"ReduceLogSum", 18, dnnl_reduction_sum, 0, true},
+};
+
+static const red_row *red_row_of(const gl_node *n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(red_rows); i++)
+        if (strcmp(red_rows[i].op, n->op_type) == 0)
+            return &red_rows[i];
+    return NULL;
+}
+
+typedef struct red_arg {
+    const red_row *row;
+    const gl_tensor *x;
+    dnnl_memory_desc_t plain, dst;
+    dnnl_primitive_attr_t attr;
+} red_arg;
+
+static dnnl_status_t reduce_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
+{
+    red_arg *a = arg;
+    if (way == 1 && !a->x->layout)
+        return dnnl_unimplemented; /* the same as way 0 */
+    dnnl_reduction_desc_t d;
+    dnnl_status_t r = dnnl_reduction_desc_init(&d, a->row->alg, way == 0 ? &b->md[0] : &a->plain,
+                                               &a->dst, a->row->p, 0.0f);
+    return r == dnnl_success ? dnnl_primitive_desc_create(pd, &d, a->attr, b->c->engine, NULL)
+                             : r;
+}
+
+/* Which dims the node reduces (reduced[d]); false (why set) when the build cannot tell or
+ * the reference kernel should decide. */
+static bool reduced_dims(const gl_kernel_ctx *k, const red_row *row, int rank, bool *reduced,
+                         const char **why)
+{
+    int64_t *axes = NULL;
+    size_t n_axes = 0;
+    const int64_t *attr = NULL;
+    bool from_input = k->opset >= row->axes_input_since;
+    if (from_input) {
+        if (!dn_input_ints(k, 1, &axes, &n_axes)) {
+            *why = "axes are not integers";
+            return false;
+        }
+        attr = axes;
+    } else {
+        attr = gl_attr_ints(k->node, "axes", &n_axes);
+    }
+    bool ok = true;
+    if (n_axes == 0 && from_input && gl_node_attr_int(k->node, "noop_with_empty_axes", 0)) {
+        *why = "noop_with_empty_axes with no axes: a copy";
+        ok = false;
+    }
+    for (int d = 0; d < rank; d++)
+        reduced[d] = n_axes == 0;
+    for (size_t i = 0; i < n_axes && ok; i++) {
+        int d;
+        ok = gl_axis_normalize(attr[i], rank, false, k->where, "axes", &d) && !reduced[d];
+        if (ok)
+            reduced[d] = true;
+        else
+            *why = "axes out of range or repeated";
+    }
+    gl_error_clear();
+    free(axes);
+    return ok;
+}
+
+static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    red_arg a = {.row = red_row_of(k->node), .x = dn_f32_input(k, 0)};
+    const gl_tensor *x = a.x;
+    if (!a.row || !x || x->rank < 1 || x->count == 0)
+        return dn_refuse(b, "not a non-empty float32 tensor");
+    bool reduced[GL_MAX_RANK];
+    const char *why = "";
+    if (!reduced_dims(k, a.row, x->rank, reduced, &why))
+        return dn_refuse(b, "%s", why);
+    bool keep = gl_node_attr_int(k->node, "keepdims", 1) != 0, any = false;
+    int64_t kept[GL_MAX_RANK], out[GL_MAX_RANK];
+    int out_rank = 0;
+    for (int d = 0; d < x->rank; d++) {
+        kept[d] = reduced[d] ? 1 : x->dims[d];
+        any |= reduced[d] && x->dims[d] != 1;
+        if (!reduced[d] || keep)
+            out[out_rank++] = kept[d];
+    }
+    if (!any) /* oneDNN takes a reduction only when a dim shrinks */
+        return dn_refuse(b, "every reduced dim has length 1");
+    dn_post log_post = {dnnl_eltwise_log, 0.0f, 0.0f, 1.0f};
+    if (dn_md_plain(&a.plain, x->rank, x->dims, NULL) != dnnl_success ||
+        dn_md_plain(&a.dst, x->rank, kept, NULL) != dnnl_success ||
+        dn_attr_post_ops(&log_post, a.row->log ? 1 : 0, &a.attr) != dnnl_success)
+        return dn_refuse(b, "shapes oneDNN does not describe");
+    int way = dn_pd_pick(b, &a, 2, reduce_way, pd);
+    dnnl_primitive_attr_destroy(a.attr);
+    if (way < 0)
+        return dn_refuse(b, "oneDNN has no reduction for this");
+    dn_note_ref(b, *pd, "a reduction of these dims");
+    dn_bind_input(b, DNNL_ARG_SRC, 0, way == 0 ? NULL : &a.plain);
+    dn_bind_output(b, DNNL_ARG_DST, 0, &a.dst, out_rank, out);
+    return GL_OK;
+}
+
+static bool reduce_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    const red_row *row = red_row_of(n);
+    if (!row || !dn_input_fits(n, 0, 1, DNNL_MAX_NDIMS)) {
+        snprintf(why, len, "data is not float32 of rank 1 to %d", DNNL_MAX_NDIMS);
+        return false;
+    }
+    if (gl_model_opset(m, "") >= row->axes_input_since && n->n_inputs > 1 &&
+        !dn_value_fixed(n->inputs[1])) {
+        snprintf(why, len, "axes computed at run time (constant-folding makes them constants)");
+        return false;
+    }
+    return true;
+}
+
+/* ---- Softmax, LogSoftmax ------------------------------------------------------------ */
+
+typedef struct smax_arg {
+    const gl_tensor *x;
+    dnnl_alg_kind_t alg;
+    int axis;
+    dnnl_memory_desc_t plain; /* the plain tensor, or (before opset 13) its 2-D view */
+    bool coerced;
+} smax_arg;
+
+static dnnl_status_t softmax_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
+{
+    smax_arg *a = arg;
+    if (way == 0 && a->coerced)
+        return dnnl_unimplemented;
+    if (way == 1 && !a->coerced && !a->x->layout)
+        return dnnl_unimplemented; /* the same as way 0 */
+    const dnnl_memory_desc_t *md = way == 0 ? &b->md[0] : &a->plain;
+    dnnl_softmax_v2_desc_t d;
+    dnnl_status_t r = dnnl_softmax_v2_forward_desc_init(&d, dnnl_forward_inference, a->alg, md,
+                                                        md, a->coerced ? 1 : a->axis);
+    return r == dnnl_success ? dnnl_primitive_desc_create(pd, &d, NULL, b->c->engine, NULL) : r;
+}
+
+static gl_status softmax_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    smax_arg a = {.x = dn_f32_input(k, 0)};
+    const gl_tensor *x = a.x;
+    if (!x || x->rank < 1 || x->count == 0)
+        return dn_refuse(b, "not a non-empty float32 tensor");
+    a.alg = strcmp(k->node->op_type, "LogSoftmax") == 0 ? dnnl_softmax_log : dnnl_softmax_accurate;
+    a.coerced = k->opset < 13;
+    if (!gl_axis_normalize(gl_node_attr_int(k->node, "axis", a.coerced ? 1 : -1), x->rank,
+                           false, k->where, "axis", &a.axis)) {
+        gl_error_clear();
+        return dn_refuse(b, "axis out of range");
+    }
+    int64_t d2[2] = {gl_dims_product(x->dims, 0, a.axis),
+                     gl_dims_product(x->dims, a.axis, x->rank)};
+    dnnl_status_t r = a.coerced ? dn_md_plain(&a.plain, 2, d2, NULL)
+                                : dn_md_plain(&a.plain, x->rank, x->dims, NULL);
+    int way = r == dnnl_success ? dn_pd_pick(b, &a, 2, softmax_way, pd) : -1;
+    if (way < 0)
+        return dn_refuse(b, "oneDNN has no softmax for this");
+    dn_note_ref(b, *pd, "the softmax axis is not the innermost dim");
+    if (way == 0) {
+        dn_bind_input(b, DNNL_ARG_SRC, 0, NULL);
+        dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank,
+                       x->dims);
+    } else {
+        dn_bind_input_view(b, DNNL_ARG_SRC, 0, &a.plain);
+        dn_bind_output(b, DNNL_ARG_DST, 0, &a.plain, x->rank, x->dims);
+    }
+    return GL_OK;
+}
+
+static bool softmax_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 1, DNNL_MAX_NDIMS)) {
+        snprintf(why, len, "input is not float32 of rank 1 to %d", DNNL_MAX_NDIMS);
+        return false;
+    }
+    return true;
+}
+
+#define RED(op) {"", op, 1, reduce_claim, reduce_build, NULL}
+static const dn_op reduce_ops[] = {
+    RED("ReduceMean"), RED("ReduceSum"), RED("ReduceMax"), RED("ReduceMin"), RED("ReduceProd"),
+    RED("ReduceL1"),   RED("ReduceL2"),  RED("ReduceSumSquare"), RED("ReduceLogSum"),
+    {"", "Softmax", 1, softmax_claim, softmax_build, NULL},
+    {"", "LogSoftmax", 1, softmax_claim, softmax_build, NULL},
+};
+#undef RED
+_Static_assert(GL_ARRAY_LEN(reduce_ops) == GL_ARRAY_LEN(red_rows) + 2,
+               "one dn_op per reduction row, and the two softmaxes");
+const dn_op_table dn_reduce_ops = {reduce_ops, GL_ARRAY_LEN(reduce_ops)};

@@ -1,0 +1,389 @@
+/* test_dnnl_ops.c — the oneDNN primitives for normalization, softmax, reductions, n-ary
+ * ops, PRelu, Resize, ConvTranspose and Transpose, against the reference kernels.
+ *
+ * Each row is one node (named "op") with its attributes and inputs, run under the layout
+ * policies the row names: 'p' plain, 'n' nhwc, 'b' blocked (nChw16c or nChw8c, as the
+ * CPU has). An input of kind 'X' reaches the node through a 1x1 Conv, so under nhwc and
+ * blocked it arrives in that layout. The model runs on the reference backend and on
+ * dnnl; every output must agree (rtol 1e-4, atol 1e-5 unless the row says otherwise), and
+ * the plan must show the node where the row expects it:
+ *   DN      on dnnl with a vectorized oneDNN kernel (the implementation names no "ref");
+ *   DN_REF  on dnnl with oneDNN's reference code, accepted, the note saying why;
+ *   REF     on the reference kernel, the plan's note naming the reason (`why`).
+ * A second run must build nothing and reorder no constant (the weight cache).
+ */
+#define TU_CASE_SHORTHANDS
+#include "exec/compare.h"
+#include "exec/exec.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RTOL 1e-4
+#define ATOL 1e-5
+
+typedef enum { DN, DN_REF, REF } where_run;
+
+/* An input of the node: 0 ends the list.
+ *   'x' graph input, random      'X' graph input, random, through a 1x1 Conv first
+ *   'y' graph input, positive    'I' int64 graph input of v[]
+ *   'c' constant, random         'p' constant, random and positive (variances)
+ *   'i' int64 constant of v[]    'f' float constant of v[]
+ *   'e' empty float constant     'o' omitted */
+typedef struct in_spec {
+    char kind;
+    int rank;
+    int64_t dims[6];
+    int n;
+    double v[8];
+} in_spec;
+
+typedef struct op_case {
+    const char *name, *op;
+    int opset;
+    const char *layouts;
+    tu_attr attrs[6];
+    in_spec in[6];
+    where_run expect;
+    const char *why;     /* REF, DN_REF: a part of the plan's note */
+    bool keeps;          /* the output stays in the layout input 0 arrives in */
+    double rtol, atol;   /* 0: RTOL, ATOL */
+    int n_out;           /* outputs the node has (0: 1) */
+} op_case;
+
+#define IN(kind_, rank_, dims_) {.kind = (kind_), .rank = (rank_), .dims = dims_}
+#define VALS(kind_, rank_, dims_, ...)                                                     \
+    {                                                                                      \
+        .kind = (kind_), .rank = (rank_), .dims = dims_,                                   \
+        .n = (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), .v = {__VA_ARGS__}   \
+    }
+#define OMITTED {.kind = 'o'}
+
+/* ---- building and running one row ------------------------------------------------------- */
+
+typedef struct built {
+    gl_model *m;
+    gl_tensor *in[6]; /* graph inputs, in order */
+    size_t n_in;
+} built;
+
+static gl_value *const_value(gl_graph *g, const char *name, const in_spec *s, uint32_t *seed)
+{
+    gl_tensor *t;
+    if (s->kind == 'i') {
+        int64_t v[8];
+        for (int i = 0; i < s->n; i++)
+            v[i] = (int64_t)s->v[i];
+        t = tu_tensor_i64(s->rank, s->dims, v);
+    } else if (s->kind == 'f' || s->kind == 'e') {
+        float v[8];
+        for (int i = 0; i < s->n; i++)
+            v[i] = (float)s->v[i];
+        t = tu_tensor_f32(s->rank, s->dims, s->kind == 'e' ? NULL : v);
+    } else {
+        t = tu_random_f32(s->rank, s->dims, seed);
+        float *p = t->count ? gl_tensor_make_writable(t) : NULL;
+        for (int64_t i = 0; s->kind == 'p' && i < t->count; i++)
+            p[i] = p[i] < 0 ? 0.5f - p[i] : 0.5f + p[i]; /* in [0.5, 1.5) */
+    }
+    cr_assert(t, "%s: tensor", name);
+    gl_value *v = gl_add_initializer(g, name, t);
+    v->type.kind = GL_TYPE_TENSOR;
+    v->type.dtype = t->dtype;
+    gl_shape_set_rank(&v->type.shape, t->rank);
+    for (int d = 0; d < t->rank; d++)
+        v->type.shape.dims[d].value = t->dims[d];
+    return v;
+}
+
+/* The model of row c: graph inputs and constants, 1x1 Convs before 'X' inputs, the node. */
+static built build_row(const op_case *c, uint32_t *seed)
+{
+    built b = {.m = tu_model(c->opset)};
+    gl_graph *g = b.m->graph;
+    gl_value *ins[6] = {0};
+    size_t n = 0;
+    for (; n < GL_ARRAY_LEN(c->in) && c->in[n].kind; n++) {
+        const in_spec *s = &c->in[n];
+        char name[16];
+        snprintf(name, sizeof(name), "in%zu", n);
+        if (s->kind == 'o')
+            continue;
+        if (s->kind == 'I') {
+            int64_t v[8];
+            for (int i = 0; i < s->n; i++)
+                v[i] = (int64_t)s->v[i];
+            ins[n] = tu_input(g, name, GL_DT_INT64, s->rank, s->dims);
+            b.in[b.n_in++] = tu_tensor_i64(s->rank, s->dims, v);
+            continue;
+        }
+        if (!strchr("xXy", s->kind)) {
+            ins[n] = const_value(g, name, s, seed);
+            continue;
+        }
+        ins[n] = tu_input(g, name, GL_DT_FLOAT, s->rank, s->dims);
+        gl_tensor *t = b.in[b.n_in++] = tu_random_f32(s->rank, s->dims, seed);
+        float *p = s->kind == 'y' && t->count ? gl_tensor_make_writable(t) : NULL;
+        for (int64_t i = 0; p && i < t->count; i++)
+            p[i] = p[i] < 0 ? 0.5f - p[i] : 0.5f + p[i];
+        if (s->kind == 'X') {
+            int64_t wd[5] = {s->dims[1], s->dims[1], 1, 1, 1};
+            in_spec w = {.kind = 'c', .rank = s->rank};
+            memcpy(w.dims, wd, sizeof(wd));
+            char wname[16], cname[16];
+            snprintf(wname, sizeof(wname), "w%zu", n);
+            snprintf(cname, sizeof(cname), "conv%zu", n);
+            gl_node *conv = tu_node(g, "Conv", cname, 2, ins[n], const_value(g, wname, &w, seed));
+            ins[n] = conv->outputs[0];
+        }
+    }
+    gl_node *op = gl_add_node(g, c->op, "", "op", ins, n, (size_t)(c->n_out ? c->n_out : 1));
+    tu_apply_attrs(op, c->attrs);
+    for (size_t i = 0; i < op->n_outputs; i++)
+        tu_output(g, op->outputs[i]);
+    return b;
+}
+
+static void free_built(built *b)
+{
+    for (size_t i = 0; i < b->n_in; i++)
+        gl_tensor_free(b->in[i]);
+    gl_model_free(b->m);
+}
+
+static const char *policy_name(char p)
+{
+    return p == 'p' ? "plain" : p == 'n' ? "nhwc" : "blocked";
+}
+
+/* Run b on `backend` (layout policy for dnnl); outputs into out[]. */
+static gl_exec *run_model(const built *b, const char *backend, const char *layout,
+                          gl_tensor **out, size_t n_out, const char *what)
+{
+    gl_exec_options o = {.backend = backend, .layout = layout};
+    gl_exec *e = NULL;
+    cr_assert_eq(gl_exec_create(b->m, &o, &e), GL_OK, "%s: %s plan: %s", what, backend,
+                 gl_error_message());
+    gl_status st = gl_exec_run(e, (const gl_tensor *const *)b->in, b->n_in, out, n_out);
+    cr_assert_eq(st, GL_OK, "%s: %s run: %s", what, backend, gl_error_message());
+    return e;
+}
+
+static const gl_plan_entry *entry_of(const gl_exec *e, const char *name)
+{
+    for (size_t i = 0; i < gl_exec_plan_count(e); i++) {
+        const gl_plan_entry *en = gl_exec_plan_at(e, i);
+        if (en->node->name && strcmp(en->node->name, name) == 0)
+            return en;
+    }
+    return NULL;
+}
+
+static void check_entry(const op_case *c, const gl_exec *e, const char *what)
+{
+    const gl_plan_entry *en = entry_of(e, "op");
+    cr_assert_not_null(en, "%s: no plan entry", what);
+    const char *impl = en->info.impl, *note = en->info.note;
+    bool on_dnnl = strcmp(en->backend, "dnnl") == 0 && !en->fell_back;
+    bool ours = strcmp(impl, "ref") == 0, theirs = !ours && strstr(impl, "ref") != NULL;
+    switch (c->expect) {
+    case DN:
+        cr_expect(on_dnnl && !ours && !theirs, "%s: expected a oneDNN kernel, got %s %s (%s)",
+                  what, en->backend, impl, note);
+        break;
+    case DN_REF:
+        cr_expect(on_dnnl && theirs, "%s: expected oneDNN's reference code, got %s %s (%s)",
+                  what, en->backend, impl, note);
+        break;
+    case REF:
+        cr_expect(!on_dnnl || ours, "%s: expected the reference kernel, got %s %s (%s)", what,
+                  en->backend, impl, note);
+        break;
+    }
+    if (c->why)
+        cr_expect(strstr(note, c->why) != NULL, "%s: the note '%s' does not say '%s'", what,
+                  note, c->why);
+    if (c->keeps && c->expect != REF) {
+        /* "nhwc -> nhwc": what input 0 arrives in is what the output leaves in. */
+        const char *comma = strchr(en->info.in_layouts, ',');
+        size_t len = comma ? (size_t)(comma - en->info.in_layouts) : strlen(en->info.in_layouts);
+        cr_expect(strncmp(en->info.in_layouts, en->info.out_layouts, len) == 0 &&
+                      en->info.out_layouts[len] == '\0',
+                  "%s: layouts %s -> %s: the output leaves the input's layout", what,
+                  en->info.in_layouts, en->info.out_layouts);
+    }
+}
+
+static void run_case(const op_case *c, uint32_t *seed)
+{
+    for (const char *p = c->layouts; *p; p++) {
+        char what[160];
+        snprintf(what, sizeof(what), "%s %s (%s)", c->op, c->name, policy_name(*p));
+        built b = build_row(c, seed);
+        size_t n_out = b.m->graph->n_outputs;
+        gl_tensor *want[4] = {0}, *got[4] = {0};
+        gl_exec *ref = run_model(&b, "ref", NULL, want, n_out, what);
+        gl_exec *dn = run_model(&b, "dnnl", policy_name(*p), got, n_out, what);
+        for (size_t i = 0; i < n_out; i++) {
+            gl_compare r;
+            gl_compare_tensors(got[i], want[i], c->rtol ? c->rtol : RTOL,
+                               c->atol ? c->atol : ATOL, &r);
+            char line[256];
+            gl_compare_format(&r, line, sizeof(line));
+            cr_expect(r.ok, "%s: output %zu, dnnl vs ref: %s", what, i, line);
+            gl_tensor_free(got[i]);
+        }
+        check_entry(c, dn, what);
+        if (getenv("GL_TEST_PLAN")) { /* to see every plan while writing rows */
+            fprintf(stderr, "== %s\n", what);
+            gl_exec_print_plan(dn, stderr);
+        }
+        /* Again: nothing is built and no constant reordered a second time. */
+        cr_assert_eq(gl_exec_run(dn, (const gl_tensor *const *)b.in, b.n_in, got, n_out), GL_OK,
+                     "%s: second run: %s", what, gl_error_message());
+        gl_exec_stats st;
+        gl_exec_get_stats(dn, &st);
+        cr_expect(st.builds == 0 && st.const_reorders == 0,
+                  "%s: the second run built %zu primitives, reordered %zu constants", what,
+                  st.builds, st.const_reorders);
+        for (size_t i = 0; i < n_out; i++) {
+            gl_tensor_free(got[i]);
+            gl_tensor_free(want[i]);
+        }
+        gl_exec_free(ref);
+        gl_exec_free(dn);
+        free_built(&b);
+    }
+}
+
+static void run_cases(const op_case *cases, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        run_case(&cases[i], &seed);
+}
+
+/* ---- normalization ------------------------------------------------------------------ */
+
+#define BN_PARAMS(c)                                                                       \
+    IN('c', 1, D(c)), IN('c', 1, D(c)), IN('c', 1, D(c)), IN('p', 1, D(c))
+
+static const op_case norm_cases[] = {
+    {"4-D, 24 channels", "BatchNormalization", 15, "pnb", {AF("epsilon", 1e-3f)},
+     {IN('X', 4, D(2, 24, 5, 7)), BN_PARAMS(24)}, .keeps = true},
+    {"opset 9, 19 channels, odd spatial", "BatchNormalization", 9, "pnb", {{0}},
+     {IN('X', 4, D(1, 19, 9, 3)), BN_PARAMS(19)}, .keeps = true},
+    {"opset 7, 2-D", "BatchNormalization", 7, "p", {{0}}, {IN('x', 2, D(6, 40)), BN_PARAMS(40)}, .expect = DN},
+    {"3-D: a 4-D view", "BatchNormalization", 14, "p", {{0}},
+     {IN('x', 3, D(2, 5, 33)), BN_PARAMS(5)}, .expect = DN},
+    {"5-D, 32 channels", "BatchNormalization", 14, "pnb", {{0}},
+     {IN('X', 5, D(1, 32, 3, 4, 5)), BN_PARAMS(32)}, .keeps = true},
+    /* ndhwc with 17 channels: reference code in oneDNN, so the plain 4-D view instead */
+    {"5-D, 17 channels", "BatchNormalization", 14, "pnb", {{0}},
+     {IN('X', 5, D(1, 17, 3, 4, 5)), BN_PARAMS(17)}, .expect = DN},
+    {"rank 6: a 4-D view", "BatchNormalization", 14, "p", {{0}},
+     {IN('x', 6, D(2, 3, 2, 2, 3, 2)), BN_PARAMS(3)}, .expect = DN},
+    {"training_mode=1", "BatchNormalization", 15, "p", {AI("training_mode", 1)},
+     {IN('x', 4, D(2, 3, 4, 4)), BN_PARAMS(3)}, .expect = REF, .why = "training_mode=1"},
+    {"opset 7 spatial=0", "BatchNormalization", 7, "p", {AI("spatial", 0)},
+     {IN('x', 3, D(2, 3, 4)), IN('c', 2, D(3, 4)), IN('c', 2, D(3, 4)), IN('c', 2, D(3, 4)),
+      IN('p', 2, D(3, 4))},
+     .expect = REF, .why = "spatial=0"},
+
+    {"N=1 in its layout", "InstanceNormalization", 6, "pnb", {AF("epsilon", 1e-4f)},
+     {IN('X', 4, D(1, 20, 6, 5)), IN('c', 1, D(20)), IN('c', 1, D(20))}, .keeps = true,
+     .rtol = 1e-3, .atol = 1e-4},
+    {"N=3: [1, N*C] view", "InstanceNormalization", 6, "pn", {{0}},
+     {IN('X', 4, D(3, 5, 7, 6)), IN('c', 1, D(5)), IN('c', 1, D(5))}, .rtol = 1e-3,
+     .atol = 1e-4},
+    {"3-D, scale as a graph input", "InstanceNormalization", 6, "p", {{0}},
+     {IN('x', 3, D(2, 4, 50)), IN('x', 1, D(4)), IN('c', 1, D(4))}, .rtol = 1e-3, .atol = 1e-4},
+
+    {"axis -1 (transformer)", "LayerNormalization", 17, "p", {{0}},
+     {IN('x', 3, D(2, 7, 48)), IN('c', 1, D(48)), IN('c', 1, D(48))}, .rtol = 1e-3,
+     .atol = 1e-4},
+    {"axis 1 of 4-D, no B", "LayerNormalization", 17, "pn", {AI("axis", 1)},
+     {IN('X', 4, D(2, 6, 3, 5)), IN('c', 3, D(6, 3, 5))}, .rtol = 1e-3, .atol = 1e-4},
+    {"axis -2, Scale with leading 1s", "LayerNormalization", 17, "p", {AI("axis", -2)},
+     {IN('x', 3, D(3, 4, 5)), IN('c', 3, D(1, 4, 5)), IN('c', 2, D(4, 5))}, .rtol = 1e-3,
+     .atol = 1e-4},
+    {"axis 0", "LayerNormalization", 17, "p", {AI("axis", 0)},
+     {IN('x', 2, D(3, 8)), IN('c', 2, D(3, 8)), IN('c', 2, D(3, 8))}, .rtol = 1e-3,
+     .atol = 1e-4},
+    {"Scale broadcasting within the normalized dims", "LayerNormalization", 17, "p", {{0}},
+     {IN('x', 3, D(2, 3, 8)), IN('c', 1, D(1))}, .expect = REF, .why = "Scale or B"},
+    {"Mean output asked for", "LayerNormalization", 17, "p", {{0}},
+     {IN('x', 2, D(3, 8)), IN('c', 1, D(8))}, .expect = REF, .why = "Mean", .n_out = 2},
+
+    {"size 5, beta 0.75", "LRN", 13, "pn", {AI("size", 5), AF("alpha", 2e-4f), AF("bias", 2.0f)},
+     {IN('X', 4, D(2, 24, 5, 7))}, .keeps = true},
+    {"size 3: nhwc", "LRN", 13, "pn", {AI("size", 3)}, {IN('X', 4, D(1, 19, 6, 5))},
+     .expect = DN},
+    {"beta 0.6: reference code", "LRN", 13, "pn", {AI("size", 5), AF("beta", 0.6f)},
+     {IN('X', 4, D(1, 19, 6, 5))}, .expect = DN_REF, .why = "LRN", .keeps = true},
+    {"blocked: nhwc instead", "LRN", 13, "b", {AI("size", 3)}, {IN('X', 4, D(1, 32, 4, 4))},
+     .expect = DN},
+    {"even size", "LRN", 13, "p", {AI("size", 4)}, {IN('x', 4, D(1, 13, 3, 4))}, .expect = REF,
+     .why = "even size"},
+};
+
+Test(dnnl_ops, normalization)
+{
+    run_cases(norm_cases, GL_ARRAY_LEN(norm_cases), 11);
+}
+
+/* ---- reductions and softmax ------------------------------------------------------------ */
+
+static const op_case reduce_cases[] = {
+    {"SE block: axes [2, 3] of conv output", "ReduceMean", 13, "pnb",
+     {AINTS("axes", 2, 2, 3)}, {IN('X', 4, D(2, 24, 7, 5))}, .expect = DN},
+    {"axes input [-1], keepdims 0", "ReduceMean", 18, "p", {AI("keepdims", 0)},
+     {IN('x', 3, D(2, 7, 48)), VALS('i', 1, D(1), -1)}, .expect = DN},
+    {"middle axis: reference code", "ReduceSum", 13, "p", {{0}},
+     {IN('x', 3, D(3, 5, 7)), VALS('i', 1, D(1), 1)}, .expect = DN_REF, .why = "reduction"},
+    {"opset 11, every axis, keepdims 0", "ReduceSum", 11, "p", {AI("keepdims", 0)},
+     {IN('x', 3, D(3, 5, 7))}, .expect = DN},
+    {"axes [0, -1]", "ReduceMax", 13, "p", {AINTS("axes", 2, 0, -1)},
+     {IN('x', 3, D(4, 3, 6))}, .expect = DN_REF},
+    {"5-D axes input [2, 3, 4], keepdims 0", "ReduceMin", 18, "pn", {AI("keepdims", 0)},
+     {IN('X', 5, D(1, 3, 4, 2, 5)), VALS('i', 1, D(3), 2, 3, 4)}, .expect = DN},
+    {"last axis", "ReduceProd", 13, "p", {AINTS("axes", 1, -1)}, {IN('x', 2, D(5, 6))},
+     .expect = DN},
+    {"L1 over axis 1", "ReduceL1", 13, "p", {AINTS("axes", 1, 1)}, {IN('x', 3, D(2, 9, 3))},
+     .expect = DN_REF},
+    {"L2 over the last axis", "ReduceL2", 18, "p", {{0}},
+     {IN('x', 3, D(2, 9, 3)), VALS('i', 1, D(1), 2)}, .expect = DN_REF},
+    {"SumSquare, keepdims 0", "ReduceSumSquare", 13, "p",
+     {AINTS("axes", 1, 2), AI("keepdims", 0)}, {IN('x', 3, D(2, 9, 3))}, .expect = DN_REF},
+    {"LogSum: sum and a log post-op", "ReduceLogSum", 13, "p", {AINTS("axes", 1, -1)},
+     {IN('y', 3, D(2, 3, 10))}, .expect = DN},
+    {"LogSumExp: no algorithm", "ReduceLogSumExp", 13, "p", {{0}}, {IN('x', 2, D(3, 4))},
+     .expect = REF, .why = "no oneDNN primitive"},
+    {"axes computed at run time", "ReduceSum", 13, "p", {{0}},
+     {IN('x', 2, D(3, 4)), VALS('I', 1, D(1), 1)}, .expect = REF, .why = "run time"},
+    {"noop_with_empty_axes", "ReduceSum", 13, "p", {AI("noop_with_empty_axes", 1)},
+     {IN('x', 2, D(3, 4))}, .expect = REF, .why = "noop_with_empty_axes"},
+    {"only dims of length 1", "ReduceMean", 13, "p", {AINTS("axes", 1, 1)},
+     {IN('x', 3, D(3, 1, 4))}, .expect = REF, .why = "length 1"},
+
+    {"opset 13, last axis", "Softmax", 13, "p", {{0}}, {IN('x', 3, D(2, 7, 48))}, .expect = DN},
+    {"opset 13, axis 1 of plain NCHW", "Softmax", 13, "p", {AI("axis", 1)},
+     {IN('X', 4, D(2, 19, 3, 5))}, .expect = DN_REF, .why = "innermost"},
+    {"opset 13, axis 1 of nhwc / blocked", "Softmax", 13, "nb", {AI("axis", 1)},
+     {IN('X', 4, D(2, 19, 3, 5))}, .expect = DN, .keeps = true},
+    {"opset 11, axis 1: 2-D coercion", "Softmax", 11, "pn", {{0}}, {IN('X', 4, D(2, 3, 4, 5))},
+     .expect = DN},
+    {"opset 11, default axis, 2-D", "LogSoftmax", 11, "p", {{0}}, {IN('x', 2, D(3, 33))},
+     .expect = DN},
+    {"opset 13, axis 0", "LogSoftmax", 13, "p", {AI("axis", 0)}, {IN('x', 3, D(3, 4, 5))},
+     .expect = DN_REF},
+    {"opset 13, axis -2", "Softmax", 13, "p", {AI("axis", -2)}, {IN('x', 3, D(3, 4, 5))},
+     .expect = DN_REF},
+};
+
+Test(dnnl_ops, reductions_and_softmax)
+{
+    run_cases(reduce_cases, GL_ARRAY_LEN(reduce_cases), 12);
+}

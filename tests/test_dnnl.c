@@ -464,7 +464,7 @@ Test(dnnl, claims_only_float32_of_handled_ranks)
         {"MatMul", GL_DT_INT32, 2, false},   {"Gemm", GL_DT_FLOAT, 2, true},
         {"Gemm", GL_DT_DOUBLE, 2, false},    {"Relu", GL_DT_FLOAT, 2, true},
         {"Relu", GL_DT_INT32, 2, false},     {"Erf", GL_DT_FLOAT, 2, false},
-        {"ConvTranspose", GL_DT_FLOAT, 4, false},
+        {"ConvTranspose", GL_DT_FLOAT, 4, true},     {"ConvTranspose", GL_DT_DOUBLE, 4, false},
     };
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
         gl_model *m = tu_model(13);

@@ -252,6 +252,7 @@ void tu_apply_attrs(gl_node *n, const tu_attr *a)
         case 'f': gl_node_set_attr_float(n, a->name, a->f); break;
         case 's': gl_node_set_attr_string(n, a->name, a->s); break;
         case 'I': gl_node_set_attr_ints(n, a->name, a->ints, (size_t)a->n); break;
+        case 'F': gl_node_set_attr_floats(n, a->name, a->fl, (size_t)a->n); break;
         }
     }
 }

@@ -62,12 +62,13 @@ gl_status tu_infer(const gl_model *m, const gl_node *n, gl_type *out_types);
 
 typedef struct tu_attr {
     const char *name; /* NULL ends the list */
-    char kind;        /* 'i' int, 'f' float, 's' string, 'I' ints */
+    char kind;        /* 'i' int, 'f' float, 's' string, 'I' ints, 'F' floats */
     int64_t i;
     float f;
     const char *s;
     int n;
     int64_t ints[8];
+    float fl[8];
 } tu_attr;
 
 /* A tensor: dt 0 marks an omitted input. Values are doubles, stored converted. */

@@ -106,7 +106,8 @@ static gl_status batchnorm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     int way = dn_pd_pick(b, &ns, 2, bnorm_way, pd);
     if (way < 0)
         return dn_refuse(b, "oneDNN has no batch normalization for this shape");
-    dn_note_ref(b, *pd, "batch normalization in this layout");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "batch normalization in this layout");
     bind_src_dst(b, way, &ns, *pd);
     static const int args[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
     if (!bind_vectors(b, 1, args, 4, c))
@@ -175,7 +176,8 @@ static gl_status instancenorm_build(dn_build *b, dnnl_primitive_desc_t *pd)
               : bnorm_way(b, &ns, 1, pd) == dnnl_success ? 1 : -1;
     if (way < 0)
         return dn_refuse(b, "oneDNN has no batch normalization for this shape");
-    dn_note_ref(b, *pd, "instance normalization in this layout");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "instance normalization in this layout");
     bind_src_dst(b, way, &ns, *pd);
     if (way == 0) {
         static const int args[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT};
@@ -252,7 +254,8 @@ static gl_status layernorm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no layer normalization for this (%s)",
                          dnnl_status2str(r));
-    dn_note_ref(b, *pd, "layer normalization of this shape");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "layer normalization of this shape");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &view);
     dn_bind_output(b, DNNL_ARG_DST, 0, &view, x->rank, x->dims);
     static const int args[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT};
@@ -314,7 +317,8 @@ static gl_status lrn_build(dn_build *b, dnnl_primitive_desc_t *pd)
     int way = dn_pd_pick(b, &a, 2, lrn_way, pd);
     if (way < 0)
         return dn_refuse(b, "oneDNN has no LRN for this shape");
-    dn_note_ref(b, *pd, "LRN of this size and layout");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "LRN of this shape or beta (its kernels take beta 0.75)");
     dn_bind_input(b, DNNL_ARG_SRC, 0, way == 0 ? NULL : &a.nhwc);
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, x->dims);
     return GL_OK;

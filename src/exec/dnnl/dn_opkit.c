@@ -38,6 +38,13 @@ int dn_pd_pick(dn_build *b, void *arg, int n, dn_pd_way fn, dnnl_primitive_desc_
     return kept;
 }
 
+gl_status dn_refuse_ref(dn_build *b, dnnl_primitive_desc_t *pd, const char *what)
+{
+    dnnl_primitive_desc_destroy(*pd);
+    *pd = NULL;
+    return dn_refuse(b, "oneDNN has only its reference code for %s", what);
+}
+
 void dn_note_ref(dn_build *b, const_dnnl_primitive_desc_t pd, const char *why)
 {
     if (dn_pd_is_ref(pd))
@@ -79,6 +86,16 @@ dnnl_status_t dn_md_leading_ones(dnnl_memory_desc_t *md, int rank, const gl_tens
         dims[i] = j >= 0 ? t->dims[j] : 1;
     }
     return dn_md_plain(md, rank, dims, NULL);
+}
+
+void dn_bind_weighted(dn_build *b, const_dnnl_primitive_desc_t pd,
+                      const dnnl_memory_desc_t *wgiven, bool bias, int rank, const int64_t *dims)
+{
+    dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(pd, dnnl_query_src_md, 0));
+    dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, wgiven, dn_pd_md(pd, dnnl_query_weights_md, 0));
+    if (bias)
+        dn_bind_input(b, DNNL_ARG_BIAS, 2, NULL);
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(pd, dnnl_query_dst_md, 0), rank, dims);
 }
 
 const dn_op *dn_table_row(const dn_op_table *table, const char *op)

@@ -10,14 +10,16 @@
  *       ones so). noop_with_empty_axes with no axes is a copy: the reference kernel.
  *       The destination is plain with the reduced dims kept as 1: keepdims=0 only gives
  *       the output those bytes under the squeezed dims. oneDNN 2.6 vectorizes a
- *       reduction of the innermost dims of a plain source; a source in a channel-blocked
- *       or nhwc layout is read as it is only when that gives a vectorized kernel, else
- *       converted to plain first, and oneDNN's reference code is accepted last.
+ *       reduction of the innermost dims of a plain source (and not the norms); a source
+ *       in a channel-blocked or nhwc layout is read as it is only when that gives a
+ *       vectorized kernel, else converted to plain first; what only oneDNN's reference
+ *       code does (a middle dim, L1/L2/SumSquare) stays on our reference kernel.
  *   Softmax, LogSoftmax  softmax_v2 (accurate / log). Before opset 13 the input is
  *       coerced to 2-D around `axis` ([prod(dims before), prod(dims from)], the softmax
  *       over the second): a plain view. From opset 13 the softmax runs over `axis` in the
  *       input's layout when oneDNN vectorizes that (the axis innermost: the channels of
- *       nhwc and nChw16c, the last dim of plain), else on the plain tensor.
+ *       nhwc and nChw16c, the last dim of plain), else on the plain tensor, else (another
+ *       axis of a plain tensor) on our reference kernel.
  */
 #include "exec/dnnl/dn_opkit.h"
 
@@ -142,7 +144,8 @@ static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
     dnnl_primitive_attr_destroy(a.attr);
     if (way < 0)
         return dn_refuse(b, "oneDNN has no reduction for this");
-    dn_note_ref(b, *pd, "a reduction of these dims");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "a reduction of these dims or with this algorithm");
     dn_bind_input(b, DNNL_ARG_SRC, 0, way == 0 ? NULL : &a.plain);
     dn_bind_output(b, DNNL_ARG_DST, 0, &a.dst, out_rank, out);
     return GL_OK;
@@ -208,7 +211,8 @@ static gl_status softmax_build(dn_build *b, dnnl_primitive_desc_t *pd)
     int way = r == dnnl_success ? dn_pd_pick(b, &a, 2, softmax_way, pd) : -1;
     if (way < 0)
         return dn_refuse(b, "oneDNN has no softmax for this");
-    dn_note_ref(b, *pd, "the softmax axis is not the innermost dim");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "a softmax over a dim that is not innermost");
     if (way == 0) {
         dn_bind_input(b, DNNL_ARG_SRC, 0, NULL);
         dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank,

@@ -1,0 +1,191 @@
+/* dn_deconv.c — ConvTranspose as oneDNN deconvolution.
+ *
+ * Layouts as for Conv (dn_conv.c): the source left to oneDNN, the destination in the
+ * plan's activation layout, weights packed once into the layout oneDNN picks; a
+ * deconvolution oneDNN would run on its reference code goes to our reference kernel.
+ *
+ * Weights: ONNX's W is [C, M/group, k...] — per group, input channels outermost — and
+ * oneDNN's deconvolution weights are [G, OC/G, IC/G, k...]: the same bytes described
+ * with the output- and input-channel strides swapped, so the reorder that packs them
+ * also transposes them.
+ *
+ * Geometry: ONNX gives the output length as stride·(in-1) + output_padding + span −
+ * pads, or takes it from output_shape (or in·stride under SAME_*) and derives the pads
+ * from it; oneDNN's deconvolution has the same length as stride·(in-1) + span − pad_l −
+ * pad_r, so pad_r = pad_end − output_padding. Pads that come out negative (an
+ * output_shape beyond what the kernel reaches) stay on the reference kernel.
+ */
+#include "exec/dnnl/dn_opkit.h"
+#include "ops/window.h"
+
+#include <string.h>
+
+#define DECONV_MAX_SP 3
+
+typedef struct deconv_geom {
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+    int64_t out[DECONV_MAX_SP];
+} deconv_geom;
+
+/* An INTS attribute given for the spatial dims, or for all dims (the spatial ones are
+ * the last): value for spatial dim d, or `dflt` when absent. False when the count is
+ * neither. */
+static bool spatial_attr(const gl_node *n, const char *name, int nsp, int d, int64_t dflt,
+                         int64_t *v, bool *given)
+{
+    size_t cnt;
+    const int64_t *a = gl_attr_ints(n, name, &cnt);
+    *given = a != NULL;
+    *v = dflt;
+    if (!a)
+        return true;
+    if (cnt != (size_t)nsp && cnt != (size_t)nsp + 2)
+        return false;
+    *v = a[cnt - (size_t)nsp + (size_t)d];
+    return true;
+}
+
+/* The output length and pads of every spatial dim, as the reference kernel resolves
+ * them; false when this path does not take them. */
+static bool deconv_window(const gl_kernel_ctx *k, int nsp, const int64_t *in,
+                          const int64_t *kernel, deconv_geom *g)
+{
+    gl_window w;
+    if (gl_window_read(k->node, k->where, nsp, kernel, &w) != GL_OK) {
+        gl_error_clear();
+        return false;
+    }
+    bool same = w.pad_mode == GL_PAD_SAME_UPPER || w.pad_mode == GL_PAD_SAME_LOWER;
+    for (int d = 0; d < nsp; d++) {
+        int64_t span = (w.kernel[d] - 1) * w.dil[d] + 1, s = w.stride[d];
+        int64_t out_pad, shape, begin = w.pad_begin[d], end = w.pad_end[d];
+        bool has_shape, has_pad;
+        if (!spatial_attr(k->node, "output_padding", nsp, d, 0, &out_pad, &has_pad) ||
+            !spatial_attr(k->node, "output_shape", nsp, d, 0, &shape, &has_shape) ||
+            out_pad < 0 || out_pad > GL_WINDOW_MAX_ATTR || in[d] > GL_WINDOW_MAX_DIM ||
+            shape < 0 || shape > GL_WINDOW_MAX_DIM)
+            return false;
+        int64_t full = s * (in[d] - 1) + out_pad + span;
+        if (has_shape || same) {
+            g->out[d] = has_shape ? shape : in[d] * s;
+            int64_t total = full - g->out[d], half = gl_floor_div(total, 2);
+            begin = w.pad_mode == GL_PAD_SAME_UPPER ? half : total - half;
+        } else {
+            if (w.pad_mode == GL_PAD_VALID)
+                begin = end = 0;
+            g->out[d] = full - begin - end;
+        }
+        g->strides[d] = s;
+        g->dilates[d] = w.dil[d] - 1;
+        g->pad_l[d] = begin;
+        g->pad_r[d] = s * (in[d] - 1) + span - begin - g->out[d];
+        if (g->out[d] < 1 || g->pad_l[d] < 0 || g->pad_r[d] < 0)
+            return false;
+    }
+    return true;
+}
+
+typedef struct deconv_arg {
+    const deconv_geom *g;
+    const dnnl_memory_desc_t *wany, *bias;
+    const int64_t *out_dims;
+    dnnl_format_tag_t act;
+} deconv_arg;
+
+/* Way 0: source oneDNN's choice, destination the activation layout; 1: both the
+ * activation layout; 2: both oneDNN's choice. Plain policy: plain, one way. */
+static dnnl_status_t deconv_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
+{
+    deconv_arg *a = arg;
+    const gl_tensor *x = b->k->in[0];
+    dnnl_format_tag_t src_tag = way == 1 ? a->act : dnnl_format_tag_any;
+    dnnl_format_tag_t dst_tag = way == 2 ? dnnl_format_tag_any : a->act;
+    if (a->act == dnnl_format_tag_undef) {
+        if (way > 0)
+            return dnnl_unimplemented;
+        src_tag = dst_tag = dnnl_format_tag_undef;
+    }
+    dnnl_memory_desc_t src, dst;
+    dnnl_status_t r = src_tag == dnnl_format_tag_undef ? dn_md_plain(&src, x->rank, x->dims, NULL)
+                                                       : dn_md_tag(&src, x->rank, x->dims, src_tag);
+    if (r == dnnl_success)
+        r = dst_tag == dnnl_format_tag_undef ? dn_md_plain(&dst, x->rank, a->out_dims, NULL)
+                                             : dn_md_tag(&dst, x->rank, a->out_dims, dst_tag);
+    dnnl_deconvolution_desc_t d;
+    if (r == dnnl_success)
+        r = dnnl_dilated_deconvolution_forward_desc_init(
+            &d, dnnl_forward_inference, dnnl_deconvolution_direct, &src, a->wany, a->bias, &dst,
+            a->g->strides, a->g->dilates, a->g->pad_l, a->g->pad_r);
+    return r == dnnl_success ? dnnl_primitive_desc_create(pd, &d, NULL, b->c->engine, NULL) : r;
+}
+
+static gl_status deconv_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_tensor *x = dn_f32_input(k, 0), *w = dn_f32_input(k, 1);
+    const gl_tensor *bias = k->n_inputs > 2 ? k->in[2] : NULL;
+    if (!x || !w || (bias && bias->dtype != GL_DT_FLOAT))
+        return dn_refuse(b, "not float32");
+    int nsp = x->rank - 2;
+    if (nsp < 1 || nsp > DECONV_MAX_SP || w->rank != x->rank)
+        return dn_refuse(b, "rank %d", x->rank);
+    if (x->count == 0 || w->count == 0)
+        return dn_refuse(b, "empty tensor");
+    int64_t group = gl_node_attr_int(k->node, "group", 1), c = x->dims[1];
+    if (group < 1 || w->dims[0] != c || c % group != 0)
+        return dn_refuse(b, "group %lld does not divide the channels", (long long)group);
+    int64_t ocg = w->dims[1], icg = c / group, oc = ocg * group;
+    if (bias && (bias->rank != 1 || bias->dims[0] != oc))
+        return dn_refuse(b, "bias is not [%lld]", (long long)oc);
+    if (w->layout || (bias && bias->layout))
+        return dn_refuse(b, "weights in a oneDNN layout");
+    deconv_geom g;
+    if (!deconv_window(k, nsp, x->dims + 2, w->dims + 2, &g))
+        return dn_refuse(b, "window attributes the oneDNN path does not take (negative pads)");
+    int64_t out_dims[DECONV_MAX_SP + 2] = {x->dims[0], oc};
+    memcpy(out_dims + 2, g.out, (size_t)nsp * sizeof(int64_t));
+
+    /* W's bytes as oneDNN's [G,] OC/G, IC/G, k...: output channels at stride K, input
+     * channels at stride OC/G * K. */
+    int64_t wd[DECONV_MAX_SP + 3], ws[DECONV_MAX_SP + 3], ksz = gl_dims_product(w->dims, 2, w->rank);
+    int lead = group == 1 ? 0 : 1, wrank = w->rank + lead;
+    wd[0] = group;
+    ws[0] = icg * ocg * ksz;
+    wd[lead] = ocg;
+    ws[lead] = ksz;
+    wd[lead + 1] = icg;
+    ws[lead + 1] = ocg * ksz;
+    gl_strides(w->dims + 2, nsp, ws + lead + 2);
+    memcpy(wd + lead + 2, w->dims + 2, (size_t)nsp * sizeof(int64_t));
+    dnnl_memory_desc_t wgiven, wany, bmd;
+    if (dn_md_plain(&wgiven, wrank, wd, ws) != dnnl_success ||
+        dn_md_tag(&wany, wrank, wd, dnnl_format_tag_any) != dnnl_success ||
+        (bias && dn_md_plain(&bmd, 1, &oc, NULL) != dnnl_success))
+        return dn_refuse(b, "shapes oneDNN does not describe");
+    deconv_arg a = {.g = &g, .wany = &wany, .bias = bias ? &bmd : NULL, .out_dims = out_dims,
+                    .act = dn_act_tag(b->c, x->rank)};
+    if (dn_pd_pick(b, &a, 3, deconv_way, pd) < 0)
+        return dn_refuse(b, "oneDNN has no deconvolution for this configuration");
+    if (!dn_pd_is_ref(*pd) || a.act == dnnl_format_tag_undef) {
+        dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);
+        return GL_OK;
+    }
+    dnnl_primitive_desc_destroy(*pd);
+    *pd = NULL;
+    return dn_refuse(b, "oneDNN would run its reference deconvolution (ref:any)");
+}
+
+static bool deconv_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 3, 2 + DECONV_MAX_SP) || !dn_input_fits(n, 1, 3, 2 + DECONV_MAX_SP)) {
+        snprintf(why, len, "not a float32 1-D, 2-D or 3-D transposed convolution");
+        return false;
+    }
+    return true;
+}
+
+static const dn_op deconv_ops[] = {
+    {"", "ConvTranspose", 1, deconv_claim, deconv_build, NULL},
+};
+const dn_op_table dn_deconv_ops = {deconv_ops, GL_ARRAY_LEN(deconv_ops)};

@@ -1,0 +1,264 @@
+/* dn_nary.c — ops over any number of inputs: Concat as oneDNN concat; Sum, Mean, Max
+ * and Min with other than two inputs as oneDNN sum or as a binary primitive with binary
+ * post-ops (with two inputs they are dn_binary.c's rows, which these rows hand over to).
+ *
+ *   Concat  the inputs in the plan's activation layout when one of them arrives in it
+ *       (the others are converted), the output in that layout too, so a Conv after it
+ *       reads it as it is; plain otherwise. oneDNN 2.6's simple concat copies, for every
+ *       index of the dims outside the concatenated one, each input's contiguous run:
+ *       on nhwc a run of C_i floats per pixel, on nChw16c one run of (C_i/16)·H·W·16
+ *       floats per image and input (fewer, longer copies). On nChw16c it needs every C_i
+ *       to be a multiple of 16; otherwise oneDNN runs its ref concat — one reorder per
+ *       input into the output — accepted, and the plan says so.
+ *   Sum, Mean  with inputs of one shape: oneDNN sum (scales 1, or 1/n for Mean), the
+ *       inputs read in the layout of the first that has one. With broadcasting: as Max/Min.
+ *   Max, Min  (and Sum/Mean that broadcast) a binary primitive over two inputs, one of
+ *       them with the output's shape, and a binary post-op per further input (Mean then
+ *       scales by 1/n); a post-op operand oneDNN broadcasts only in its reference code
+ *       (over a middle dim) sends the node to our reference kernel. A single input is a
+ *       copy through oneDNN sum.
+ * Small plain tensors stay on the reference kernel (see DN_OPS_SMALL).
+ */
+#include "exec/dnnl/dn_opkit.h"
+
+#include <string.h>
+
+/* Inputs a primitive here takes (execute() passes at most 64 arguments). */
+#define NARY_MAX 60
+
+static bool same_dims(const gl_tensor *t, int rank, const int64_t *dims)
+{
+    return t->rank == rank && memcmp(t->dims, dims, (size_t)rank * sizeof(int64_t)) == 0;
+}
+
+/* ---- Concat ---------------------------------------------------------------------------- */
+
+static gl_status concat_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    size_t n = k->n_inputs;
+    const gl_tensor *x0 = dn_f32_input(k, 0);
+    if (n < 1 || n > NARY_MAX || !x0 || x0->rank < 1)
+        return dn_refuse(b, "%zu inputs", n);
+    int rank = x0->rank, axis;
+    if (k->opset >= 4 && !gl_node_attr(k->node, "axis"))
+        return dn_refuse(b, "no axis");
+    if (!gl_axis_normalize(gl_node_attr_int(k->node, "axis", 1), rank, false, k->where, "axis",
+                           &axis)) {
+        gl_error_clear();
+        return dn_refuse(b, "axis out of range");
+    }
+    int64_t out[DNNL_MAX_NDIMS];
+    memcpy(out, x0->dims, (size_t)rank * sizeof(int64_t));
+    out[axis] = 0;
+    bool any_layout = false;
+    for (size_t i = 0; i < n; i++) {
+        const gl_tensor *t = dn_f32_input(k, i);
+        if (!t || t->rank != rank || t->count == 0)
+            return dn_refuse(b, "input %zu is not a non-empty float32 tensor of rank %d", i,
+                             rank);
+        for (int d = 0; d < rank; d++)
+            if (d != axis && t->dims[d] != x0->dims[d])
+                return dn_refuse(b, "inputs differ in dim %d", d);
+        out[axis] += t->dims[axis];
+        any_layout |= t->layout != NULL;
+    }
+    dnnl_format_tag_t tag = any_layout ? dn_act_tag(b->c, rank) : dnnl_format_tag_undef;
+    dnnl_memory_desc_t src[NARY_MAX], dst;
+    dnnl_status_t r = tag == dnnl_format_tag_undef ? dn_md_plain(&dst, rank, out, NULL)
+                                                   : dn_md_tag(&dst, rank, out, tag);
+    for (size_t i = 0; i < n && r == dnnl_success; i++) {
+        const gl_tensor *t = k->in[i];
+        r = tag == dnnl_format_tag_undef ? dn_md_plain(&src[i], rank, t->dims, NULL)
+                                         : dn_md_tag(&src[i], rank, t->dims, tag);
+    }
+    if (r == dnnl_success)
+        r = dnnl_concat_primitive_desc_create(pd, &dst, (int)n, axis, src, NULL, b->c->engine);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no concat for this (%s)", dnnl_status2str(r));
+    dn_note_ref(b, *pd, "concat as one reorder per input (channels not a multiple of the block)");
+    for (size_t i = 0; i < n; i++)
+        dn_bind_input(b, DNNL_ARG_MULTIPLE_SRC + (int)i, i, &src[i]);
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), rank, out);
+    return GL_OK;
+}
+
+static bool concat_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (n->n_inputs > NARY_MAX) {
+        snprintf(why, len, "more than %d inputs", NARY_MAX);
+        return false;
+    }
+    return dn_inputs_fit(n, 1, DNNL_MAX_NDIMS, why, len);
+}
+
+/* ---- Sum, Mean, Max, Min ------------------------------------------------------------- */
+
+/* The primitive over n inputs of one shape: oneDNN sum with scales. */
+static gl_status sum_build(dn_build *b, dnnl_primitive_desc_t *pd, size_t first, float scale)
+{
+    const gl_kernel_ctx *k = b->k;
+    size_t n = k->n_inputs;
+    float scales[NARY_MAX] = {0};
+    dnnl_memory_desc_t src[NARY_MAX];
+    memset(src, 0, sizeof(src));
+    for (size_t i = 0; i < n; i++) {
+        scales[i] = scale;
+        src[i] = b->md[first]; /* every input read in the layout of the first with one */
+    }
+    dnnl_status_t r = dnnl_sum_primitive_desc_create(pd, &b->md[first], (int)n, scales, src,
+                                                     NULL, b->c->engine);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no sum for this (%s)", dnnl_status2str(r));
+    dn_note_ref(b, *pd, "a sum as a reorder per input (padded channels)");
+    for (size_t i = 0; i < n; i++)
+        dn_bind_input(b, DNNL_ARG_MULTIPLE_SRC + (int)i, i, &src[i]);
+    const gl_tensor *t = k->in[first];
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), t->rank, t->dims);
+    return GL_OK;
+}
+
+/* How an operand other than the first is read: in the first's layout when it has the
+ * output's shape, else as plain dims with leading 1s (oneDNN broadcasts dims of 1). */
+static bool operand_md(const dn_build *b, size_t i, size_t s0, int rank, const int64_t *out,
+                       dnnl_memory_desc_t *md, bool *full)
+{
+    *full = same_dims(b->k->in[i], rank, out);
+    if (*full) {
+        *md = b->md[s0];
+        return true;
+    }
+    return dn_md_leading_ones(md, rank, b->k->in[i]) == dnnl_success;
+}
+
+static void bind_operand(dn_build *b, int arg, size_t i, const dnnl_memory_desc_t *md, bool full)
+{
+    if (full)
+        dn_bind_input(b, arg, i, md);
+    else
+        dn_bind_input_view(b, arg, i, md);
+}
+
+/* A binary primitive over inputs s0 and the next, a binary post-op per further input. */
+static gl_status chain_build(dn_build *b, dnnl_primitive_desc_t *pd, size_t s0, int rank,
+                             const int64_t *out)
+{
+    const gl_kernel_ctx *k = b->k;
+    const char *op = k->node->op_type;
+    size_t n = k->n_inputs;
+    dnnl_alg_kind_t alg = strcmp(op, "Max") == 0   ? dnnl_binary_max
+                          : strcmp(op, "Min") == 0 ? dnnl_binary_min
+                                                   : dnnl_binary_add;
+    size_t order[NARY_MAX], m = 0; /* the operands after s0 */
+    for (size_t i = 0; i < n; i++)
+        if (i != s0)
+            order[m++] = i;
+    dnnl_memory_desc_t md[NARY_MAX];
+    bool full[NARY_MAX];
+    for (size_t j = 0; j < m; j++)
+        if (!operand_md(b, order[j], s0, rank, out, &md[j], &full[j]))
+            return dn_refuse(b, "shapes oneDNN does not describe");
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t r = dnnl_primitive_attr_create(&attr);
+    if (r == dnnl_success)
+        r = dnnl_post_ops_create(&po);
+    for (size_t j = 1; j < m && r == dnnl_success; j++)
+        r = dnnl_post_ops_append_binary(po, alg, &md[j]);
+    if (r == dnnl_success && strcmp(op, "Mean") == 0)
+        r = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, 1.0f / (float)n, 0.0f);
+    if (r == dnnl_success)
+        r = dnnl_primitive_attr_set_post_ops(attr, po);
+    dnnl_binary_desc_t d;
+    if (r == dnnl_success)
+        r = dnnl_binary_desc_init(&d, alg, &b->md[s0], &md[0], &b->md[s0]);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &d, attr, b->c->engine, NULL);
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no binary chain for this (%s)", dnnl_status2str(r));
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "this broadcast of a post-op operand");
+    dn_bind_input(b, DNNL_ARG_SRC_0, s0, NULL);
+    bind_operand(b, DNNL_ARG_SRC_1, order[0], &md[0], full[0]);
+    for (size_t j = 1; j < m; j++)
+        bind_operand(b, DNNL_ARG_ATTR_MULTIPLE_POST_OP((int)j - 1) | DNNL_ARG_SRC_1, order[j],
+                     &md[j], full[j]);
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), rank, out);
+    return GL_OK;
+}
+
+static gl_status variadic_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    size_t n = k->n_inputs;
+    const dn_op *pair = dn_table_row(&dn_binary_ops, k->node->op_type);
+    if (n == 2 && pair)
+        return pair->build(b, pd);
+    if (n < 1 || n > NARY_MAX)
+        return dn_refuse(b, "%zu inputs", n);
+    const gl_tensor *ts[NARY_MAX];
+    for (size_t i = 0; i < n; i++)
+        if (!(ts[i] = dn_f32_input(k, i)) || ts[i]->count == 0)
+            return dn_refuse(b, "input %zu is not a non-empty float32 tensor", i);
+    /* The output's shape (numpy broadcasting), and the first input that has it, one in
+     * our layout if there is one. */
+    int rank = 0;
+    for (size_t i = 0; i < n; i++)
+        rank = ts[i]->rank > rank ? ts[i]->rank : rank;
+    if (rank == 0 || rank > DNNL_MAX_NDIMS)
+        return dn_refuse(b, "rank %d", rank);
+    int64_t out[DNNL_MAX_NDIMS];
+    for (int d = 0; d < rank; d++) {
+        out[d] = 1;
+        for (size_t i = 0; i < n; i++) {
+            int j = d - (rank - ts[i]->rank);
+            int64_t v = j >= 0 ? ts[i]->dims[j] : 1;
+            if (v != 1 && out[d] != 1 && v != out[d])
+                return dn_refuse(b, "shapes do not broadcast");
+            out[d] = v != 1 ? v : out[d];
+        }
+    }
+    size_t s0 = n, full = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!same_dims(ts[i], rank, out))
+            continue;
+        full++;
+        if (s0 == n || (!ts[s0]->layout && ts[i]->layout))
+            s0 = i;
+    }
+    if (s0 == n)
+        return dn_refuse(b, "no input has the output's shape");
+    if (!ts[s0]->layout && ts[s0]->count < DN_OPS_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)ts[s0]->count, DN_OPS_SMALL);
+    const char *op = k->node->op_type;
+    bool adds = strcmp(op, "Sum") == 0 || strcmp(op, "Mean") == 0;
+    if (n == 1 || (full == n && adds))
+        return sum_build(b, pd, s0, strcmp(op, "Mean") == 0 ? 1.0f / (float)n : 1.0f);
+    return chain_build(b, pd, s0, rank, out);
+}
+
+static bool variadic_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    const dn_op *pair = dn_table_row(&dn_binary_ops, n->op_type);
+    if (n->n_inputs == 2 && pair)
+        return pair->claim(m, n, why, len);
+    if (n->n_inputs > NARY_MAX) {
+        snprintf(why, len, "more than %d inputs", NARY_MAX);
+        return false;
+    }
+    return dn_inputs_fit(n, 0, DNNL_MAX_NDIMS, why, len);
+}
+
+/* From opset 6 (before it, Sum/Mean/Max/Min carried consumed_inputs and the two-input
+ * rows of dn_binary.c serve them alone). */
+#define NARY(op) {"", op, 6, variadic_claim, variadic_build, NULL}
+static const dn_op nary_ops[] = {
+    {"", "Concat", 1, concat_claim, concat_build, NULL},
+    NARY("Sum"), NARY("Mean"), NARY("Max"), NARY("Min"),
+};
+#undef NARY
+const dn_op_table dn_nary_ops = {nary_ops, GL_ARRAY_LEN(nary_ops)};

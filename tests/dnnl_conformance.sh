@@ -1,0 +1,44 @@
+#!/bin/sh
+# dnnl_conformance.sh — the ONNX node cases of the ops the oneDNN backend claims beyond
+# Conv/MatMul/Gemm/eltwise/binary/pooling, run with --backend dnnl: every data set must
+# reproduce its expected outputs (graphlab run exits 0). `graphlab conformance` runs the
+# reference kernels only; this is the same data through the oneDNN primitives (or their
+# fallbacks). A case the reference backend fails too is skipped (it is not ours to judge
+# here: the reference runner skips it). For each case, a diag line says where the node ran.
+# Skips everything when ../shared/conformance is absent.
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+NODE="${GL_SHARED:-$GL_SRCDIR/../shared}/conformance/node"
+OPS='batchnorm|instancenorm|layer_normalization|lrn|softmax|logsoftmax|concat|sum|mean|max|min|reduce|prelu|resize|upsample|convtranspose|transpose'
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gldnnlconf.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -d "$NODE" ]; then
+    skip "no conformance cases at $NODE"
+    tap_done
+    exit $?
+fi
+
+for dir in "$NODE"/test_*; do
+    case_name=$(basename "$dir")
+    # The ops' own cases; "_expanded" ones are the function bodies (other ops).
+    echo "$case_name" | grep -Eq "^test_($OPS)(_|\$)" || continue
+    echo "$case_name" | grep -q '_expanded$' && continue
+    echo "$case_name" | grep -Eq '^test_(maxpool|maxunpool|max_pool|min_max|mean_variance)' && continue
+    for data in "$dir"/test_data_set_*; do
+        [ -d "$data" ] || continue
+        what="$case_name $(basename "$data")"
+        "$GL" run "$dir/model.onnx" --data "$data" --backend dnnl --plan >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        if [ "$rc" -ne 0 ] &&
+            ! "$GL" run "$dir/model.onnx" --data "$data" >/dev/null 2>&1; then
+            skip "$what: the reference backend fails it too"
+            continue
+        fi
+        check "$what: dnnl reproduces the expected outputs" [ "$rc" -eq 0 ]
+        [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err" "$tmp/out")"
+        # Where the node ran: the plan line of the first node.
+        diag "$case_name: $(grep -v '^#' "$tmp/out" | head -n 1 | tr -s ' ')"
+    done
+done
+tap_done

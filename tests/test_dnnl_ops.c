@@ -11,7 +11,9 @@
  *   DN_REF  on dnnl with what oneDNN calls its reference code, accepted (Concat, Sum:
  *           a reorder per input), the note saying why;
  *   REF     on the reference kernel, the plan's note naming the reason (`why`).
- * A second run must build nothing and reorder no constant (the weight cache).
+ * `then` puts a unary op after the node (its output is the graph's): what reads the output
+ * may decide the node's layout. A second run must build nothing and reorder no constant
+ * (the weight cache).
  */
 #define TU_CASE_SHORTHANDS
 #include "exec/compare.h"
@@ -51,6 +53,8 @@ typedef struct op_case {
     where_run expect;
     const char *why;     /* REF, DN_REF: a part of the plan's note */
     bool keeps;          /* the output stays in the layout input 0 arrives in */
+    const char *out;     /* the node's output layout, when given ("plain") */
+    const char *then;    /* a unary op reading output 0 (NULL: none) */
     double rtol, atol;   /* 0: RTOL, ATOL */
     int n_out;           /* outputs the node has (0: 1) */
 } op_case;
@@ -144,8 +148,9 @@ static built build_row(const op_case *c, uint32_t *seed)
     }
     gl_node *op = gl_add_node(g, c->op, "", "op", ins, n, (size_t)(c->n_out ? c->n_out : 1));
     tu_apply_attrs(op, c->attrs);
+    gl_node *then = c->then ? tu_node(g, c->then, "then", 1, op->outputs[0]) : NULL;
     for (size_t i = 0; i < op->n_outputs; i++)
-        tu_output(g, op->outputs[i]);
+        tu_output(g, i == 0 && then ? then->outputs[0] : op->outputs[i]);
     return b;
 }
 
@@ -208,6 +213,9 @@ static void check_entry(const op_case *c, const gl_exec *e, const char *what)
     if (c->why)
         cr_expect(strstr(note, c->why) != NULL, "%s: the note '%s' does not say '%s'", what,
                   note, c->why);
+    if (c->out)
+        cr_expect(strcmp(en->info.out_layouts, c->out) == 0, "%s: output layout %s, expected %s",
+                  what, en->info.out_layouts, c->out);
     if (c->keeps && c->expect != REF) {
         /* "nhwc -> nhwc": what input 0 arrives in is what the output leaves in. */
         const char *comma = strchr(en->info.in_layouts, ',');
@@ -394,29 +402,35 @@ Test(dnnl_ops, reductions_and_softmax)
 /* ---- Concat, Sum, Mean, Max, Min ---------------------------------------------------------- */
 
 static const op_case nary_cases[] = {
-    {"two conv outputs, 64 + 64 channels", "Concat", 13, "pnb", {AI("axis", 1)},
-     {IN('X', 4, D(1, 64, 5, 5)), IN('X', 4, D(1, 64, 5, 5))}, .expect = DN, .keeps = true},
-    {"32 + 16 + 8 channels", "Concat", 13, "pn", {AI("axis", 1)},
+    {"two conv outputs, 64 + 64 channels", "Concat", 13, "nb", {AI("axis", 1)},
+     {IN('X', 4, D(1, 64, 5, 5)), IN('X', 4, D(1, 64, 5, 5))}, .expect = DN, .keeps = true,
+     .then = "Relu"},
+    {"32 + 16 + 8 channels", "Concat", 13, "n", {AI("axis", 1)},
      {IN('X', 4, D(2, 32, 3, 5)), IN('X', 4, D(2, 16, 3, 5)), IN('X', 4, D(2, 8, 3, 5))},
-     .expect = DN, .keeps = true},
+     .expect = DN, .keeps = true, .then = "Relu"},
     /* channels that are no multiple of the block: oneDNN's ref concat */
     {"20 + 12 + 4 channels, blocked", "Concat", 13, "b", {AI("axis", 1)},
      {IN('X', 4, D(2, 20, 3, 5)), IN('X', 4, D(2, 12, 3, 5)), IN('X', 4, D(2, 4, 3, 5))},
-     .expect = DN_REF, .why = "reorder per input", .keeps = true},
+     .expect = DN_REF, .why = "reorder per input", .keeps = true, .then = "Relu"},
     {"a plain input joins the layout", "Concat", 13, "nb", {AI("axis", -3)},
-     {IN('X', 4, D(1, 16, 4, 6)), IN('x', 4, D(1, 16, 4, 6))}, .expect = DN, .keeps = true},
-    {"5-D on the channels", "Concat", 13, "pn", {AI("axis", 1)},
-     {IN('X', 5, D(1, 8, 2, 3, 4)), IN('X', 5, D(1, 8, 2, 3, 4))}, .expect = DN, .keeps = true},
-    {"axis 2 of conv outputs", "Concat", 13, "pn", {AI("axis", 2)},
-     {IN('X', 4, D(1, 16, 3, 5)), IN('X', 4, D(1, 16, 4, 5))}, .expect = DN, .keeps = true},
+     {IN('X', 4, D(1, 16, 4, 6)), IN('x', 4, D(1, 16, 4, 6))}, .expect = DN, .keeps = true,
+     .then = "Relu"},
+    {"5-D on the channels", "Concat", 13, "n", {AI("axis", 1)},
+     {IN('X', 5, D(1, 8, 2, 3, 4)), IN('X', 5, D(1, 8, 2, 3, 4))}, .expect = DN, .keeps = true,
+     .then = "Relu"},
+    {"axis 2 of conv outputs", "Concat", 13, "n", {AI("axis", 2)},
+     {IN('X', 4, D(1, 16, 3, 5)), IN('X', 4, D(1, 16, 4, 5))}, .expect = DN, .keeps = true,
+     .then = "Relu"},
+    /* ShuffleNet: the Concat feeds a Reshape (no oneDNN row): plain, the reference kernel */
+    {"mixed inputs feeding a Flatten", "Concat", 13, "nb", {AI("axis", 1)},
+     {IN('X', 4, D(1, 24, 7, 7)), IN('x', 4, D(1, 24, 7, 7))}, .expect = REF,
+     .why = "plain concat", .then = "Flatten"},
+    {"plain policy", "Concat", 13, "p", {AI("axis", 1)},
+     {IN('X', 4, D(1, 64, 5, 5)), IN('X', 4, D(1, 64, 5, 5))}, .expect = REF,
+     .why = "plain concat", .then = "Relu"},
     {"rank 3, axis -1", "Concat", 13, "p", {AI("axis", -1)},
-     {IN('x', 3, D(2, 3, 5)), IN('x', 3, D(2, 3, 1)), IN('c', 3, D(2, 3, 7))}, .expect = DN},
-    {"rank 2, axis 0", "Concat", 11, "p", {AI("axis", 0)},
-     {IN('x', 2, D(1, 6)), IN('x', 2, D(4, 6))}, .expect = DN},
-    {"opset 1: axis 1 by default", "Concat", 1, "p", {{0}},
-     {IN('x', 2, D(3, 2)), IN('x', 2, D(3, 5))}, .expect = DN},
-    {"1-D", "Concat", 13, "p", {AI("axis", 0)}, {IN('x', 1, D(7)), IN('x', 1, D(1))},
-     .expect = DN},
+     {IN('x', 3, D(2, 3, 5)), IN('x', 3, D(2, 3, 1)), IN('c', 3, D(2, 3, 7))}, .expect = REF,
+     .why = "plain concat"},
     {"an empty input", "Concat", 13, "p", {AI("axis", 0)},
      {IN('x', 2, D(0, 3)), IN('x', 2, D(2, 3))}, .expect = REF, .why = "non-empty"},
 

@@ -27,6 +27,12 @@ static const gl_command command_table[] = {
      "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND] [--rtol X] "
      "[--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
      "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch)", gl_cmd_run},
+    {"profile",
+     "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl] [--reps N] [--warmup N] "
+     "[--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] [--json] "
+     "[--rtol X] [--atol Y] [--dim NAME=V] [--set PASS.OPT=V]",
+     "per-node times on each backend side by side, compared with the reference (exit 1 "
+     "when outputs differ); --trace in ONNX Runtime's profile format", gl_cmd_profile},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
      "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",
      gl_cmd_conformance},

@@ -27,6 +27,7 @@ int gl_cmd_info(int argc, char **argv);
 int gl_cmd_optimize(int argc, char **argv);
 int gl_cmd_export(int argc, char **argv);
 int gl_cmd_run(int argc, char **argv);
+int gl_cmd_profile(int argc, char **argv);
 int gl_cmd_conformance(int argc, char **argv);
 
 /* Print the pending error message as one stderr line; return the exit code for `st`. */

@@ -336,6 +336,8 @@ Test(profile, bad_options)
         {"no timed run", {.reps = 0}, "at least one timed run"},
         {"unknown backend", {.backends = {"tpu"}, .n_backends = 1, .reps = 1}, "'tpu'"},
         {"twice", {.backends = {"ref", "ref"}, .n_backends = 2, .reps = 1}, "twice"},
+        {"samples without bound", {.backends = {"ref"}, .n_backends = 1, .reps = 1 << 24},
+         "more samples than a profile keeps"},
     };
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
         gl_profile sentinel;

@@ -77,8 +77,8 @@ static int parse_option(profile_args *a, int c, char **argv)
     case OPT_JSON: a->json = true; return GL_EXIT_OK;
     case OPT_LAYOUT: a->o.layout = optarg; return GL_EXIT_OK;
     case OPT_BACKENDS: return parse_backends(a, optarg);
-    case OPT_REPS: return parse_count("reps", optarg, 1, 100000, &a->o.reps);
-    case OPT_WARMUP: return parse_count("warmup", optarg, 0, 100000, &a->o.warmup);
+    case OPT_REPS: return parse_count("reps", optarg, 1, 10000, &a->o.reps);
+    case OPT_WARMUP: return parse_count("warmup", optarg, 0, 10000, &a->o.warmup);
     case OPT_THREADS: return parse_count("threads", optarg, 0, 4096, &a->o.threads);
     case OPT_RTOL:
     case OPT_ATOL:

@@ -611,6 +611,12 @@ static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
                                          .ts_ns = t0 - t_start, .dur_ns = t1 - t0});
     size_t n = s.n_entries = gl_exec_plan_count(s.e);
     size_t reps = (size_t)o->reps;
+    if (n > GL_PROFILE_MAX_SAMPLES / reps) {
+        gl_exec_free(s.e);
+        return gl_fail(GL_ERR_INPUT, "%s: %zu plan entries x %zu timed runs are more samples "
+                       "than a profile keeps (%u); time fewer runs", p->model, n, reps,
+                       GL_PROFILE_MAX_SAMPLES);
+    }
     s.entry_rows = gl_xcalloc(n ? n : 1, sizeof(*s.entry_rows));
     for (size_t i = 0; i < n; i++)
         s.entry_rows[i] = row_for(b, bi, gl_exec_plan_at(s.e, i), s.entry_rows);

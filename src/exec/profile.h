@@ -32,6 +32,8 @@
 #include <stdint.h>
 
 #define GL_PROFILE_MAX_BACKENDS 4
+/* Timing samples kept at most (plan entries x reps): their medians need them all. */
+#define GL_PROFILE_MAX_SAMPLES (1u << 24)
 /* Trace events kept at most (a Loop may run its body without bound); the rest are
  * counted in gl_profile.dropped_events. */
 #define GL_PROFILE_MAX_EVENTS (1u << 20)
@@ -141,7 +143,8 @@ typedef struct gl_profile {
 } gl_profile;
 
 /* Profile `m` (not owned) on `inputs` (graph-input order, as gl_exec_run takes them).
- * GL_ERR_INPUT for bad options (no reps, an unknown or repeated backend), else what
+ * GL_ERR_INPUT for bad options (no reps, an unknown or repeated backend, more than
+ * GL_PROFILE_MAX_SAMPLES plan entries x reps), else what
  * building a plan or running it returns, with its message. On failure *out is NULL. */
 gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size_t n_inputs,
                          const gl_profile_options *o, gl_profile **out);

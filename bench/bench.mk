@@ -35,4 +35,4 @@ bench: $(BUILT_SOURCES)
 .PHONY: bench
 
 # Distributed without touching EXTRA_DIST (Makefile.am sets it after this include).
-dist_noinst_SCRIPTS = bench/make_big_models.py bench/run.sh
+dist_noinst_SCRIPTS = bench/make_big_models.py bench/run.sh bench/vs_ort.sh bench/ort_time.js

@@ -1,12 +1,14 @@
 /* args.c — the subcommand table and the helpers every subcommand shares. */
 #include "cli/cli.h"
 
+#include "exec/inputs.h"
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,12 @@ static const gl_command command_table[] = {
      "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND] [--rtol X] "
      "[--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
      "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch)", gl_cmd_run},
+    {"profile",
+     "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl] [--reps N] [--warmup N] "
+     "[--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] [--json] "
+     "[--rtol X] [--atol Y] [--dim NAME=V] [--set PASS.OPT=V]",
+     "per-node times on each backend side by side, compared with the reference (exit 1 "
+     "when outputs differ); --trace in ONNX Runtime's profile format", gl_cmd_profile},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
      "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",
      gl_cmd_conformance},
@@ -130,6 +138,69 @@ gl_status gl_cli_load(const char *path, const gl_settings *settings, gl_model **
         *out = NULL;
     }
     return st;
+}
+
+bool gl_cli_parse_tolerance(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool gl_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool gl_cli_parse_dim(const char *s, gl_dim_value **dims, size_t *n, size_t *cap)
+{
+    const char *eq = strchr(s, '=');
+    int64_t v;
+    if (!eq || eq == s || !gl_cli_parse_int(eq + 1, 0, INT64_MAX / 2, &v))
+        return false;
+    GL_GROW(*dims, *cap, *n + 1);
+    (*dims)[(*n)++] = (gl_dim_value){gl_xstrndup(s, (size_t)(eq - s)), v};
+    return true;
+}
+
+int gl_cli_model_open(const char *cmd, const char *path, const char *passes,
+                      const gl_settings *settings, gl_cli_model *out)
+{
+    *out = (gl_cli_model){0};
+    gl_pass_step *steps = NULL;
+    size_t n_steps = 0;
+    int rc = gl_cli_pass_list(cmd, passes, &steps, &n_steps);
+    if (rc != GL_EXIT_OK)
+        return rc;
+    gl_status st = gl_cli_load(path, settings, &out->loaded);
+    if (st == GL_OK && n_steps) {
+        st = gl_pipeline_run(out->loaded, steps, n_steps, settings, 0, &out->pipeline);
+        out->loaded = NULL; /* the pipeline owns it now */
+    }
+    free(steps);
+    if (st != GL_OK) {
+        gl_cli_model_close(out);
+        return gl_cli_fail(st);
+    }
+    out->model = out->pipeline ? gl_pipeline_result(out->pipeline) : out->loaded;
+    return GL_EXIT_OK;
+}
+
+void gl_cli_model_close(gl_cli_model *cm)
+{
+    gl_pipeline_free(cm->pipeline);
+    gl_model_free(cm->loaded);
+    *cm = (gl_cli_model){0};
 }
 
 gl_status gl_cli_make_dir(const char *dir)

@@ -27,6 +27,7 @@ int gl_cmd_info(int argc, char **argv);
 int gl_cmd_optimize(int argc, char **argv);
 int gl_cmd_export(int argc, char **argv);
 int gl_cmd_run(int argc, char **argv);
+int gl_cmd_profile(int argc, char **argv);
 int gl_cmd_conformance(int argc, char **argv);
 
 /* Print the pending error message as one stderr line; return the exit code for `st`. */
@@ -59,6 +60,26 @@ int gl_cli_common_option(const char *cmd, int c, char **argv, const char **passe
 /* The --passes list as a plan (*steps malloc'd): GL_EXIT_OK, or a usage error of `cmd`. */
 int gl_cli_pass_list(const char *cmd, const char *list, struct gl_pass_step **steps,
                      size_t *n_steps);
+
+/* What run and profile execute: MODEL loaded (gl_cli_load) and the --passes list run. */
+typedef struct gl_cli_model {
+    struct gl_pipeline *pipeline; /* when passes ran (owns the model), else NULL */
+    gl_model *loaded;             /* when none ran, else NULL */
+    const gl_model *model;        /* the one to execute */
+} gl_cli_model;
+/* GL_EXIT_OK, or the exit code after saying why (a bad list is a usage error of `cmd`). */
+int gl_cli_model_open(const char *cmd, const char *path, const char *passes,
+                      const struct gl_settings *settings, gl_cli_model *out);
+void gl_cli_model_close(gl_cli_model *cm);
+
+/* ---- option values shared by run and profile ---------------------------------------- */
+struct gl_dim_value;
+/* A finite number >= 0 (--rtol, --atol). */
+bool gl_cli_parse_tolerance(const char *s, double *out);
+/* A whole decimal number in [lo, hi]. */
+bool gl_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* NAME=V with V >= 0, appended to *dims (a GL_GROW array; the name is malloc'd). */
+bool gl_cli_parse_dim(const char *s, struct gl_dim_value **dims, size_t *n, size_t *cap);
 
 /* Make sure `dir` exists as a folder (created when absent), for commands that write
  * files into it. */

@@ -12,26 +12,20 @@
 
 #include "exec/compare.h"
 #include "exec/exec.h"
+#include "exec/inputs.h"
 #include "onnx/onnx_io.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct dim_arg {
-    char *name;
-    int64_t value;
-} dim_arg;
 
 typedef struct run_args {
     const char *model, *data, *passes, *backend, *compare, *save_dir;
     double rtol, atol;
     int threads;
     bool plan;
-    dim_arg *dims;
+    gl_dim_value *dims;
     size_t n_dims, cap_dims;
     gl_settings settings;
 } run_args;
@@ -40,40 +34,6 @@ enum { OPT_DATA = GL_OPT_OWN, OPT_BACKEND, OPT_COMPARE, OPT_RTOL, OPT_ATOL, OPT_
        OPT_THREADS, OPT_SAVE, OPT_PLAN };
 
 /* ---- arguments ------------------------------------------------------------------------ */
-
-static bool parse_tolerance(const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < 0)
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* NAME=V with V >= 0. */
-static bool parse_dim(run_args *a, const char *s)
-{
-    const char *eq = strchr(s, '=');
-    int64_t v;
-    if (!eq || eq == s || !parse_int64(eq + 1, 0, INT64_MAX / 2, &v))
-        return false;
-    GL_GROW(a->dims, a->cap_dims, a->n_dims + 1);
-    a->dims[a->n_dims++] = (dim_arg){gl_xstrndup(s, (size_t)(eq - s)), v};
-    return true;
-}
 
 /* One option; GL_EXIT_OK to go on, -1 after --help, else the exit code. */
 static int parse_option(run_args *a, int c, char **argv)
@@ -87,17 +47,17 @@ static int parse_option(run_args *a, int c, char **argv)
     case OPT_PLAN: a->plan = true; break;
     case OPT_RTOL:
     case OPT_ATOL:
-        if (!parse_tolerance(optarg, c == OPT_RTOL ? &a->rtol : &a->atol))
+        if (!gl_cli_parse_tolerance(optarg, c == OPT_RTOL ? &a->rtol : &a->atol))
             return gl_cli_usage_error("run", "--%s '%s' is not a non-negative number",
                                       c == OPT_RTOL ? "rtol" : "atol", optarg);
         break;
     case OPT_THREADS:
-        if (!parse_int64(optarg, 0, 4096, &v))
+        if (!gl_cli_parse_int(optarg, 0, 4096, &v))
             return gl_cli_usage_error("run", "--threads '%s' is not a count", optarg);
         a->threads = (int)v;
         break;
     case OPT_DIM:
-        if (!parse_dim(a, optarg))
+        if (!gl_cli_parse_dim(optarg, &a->dims, &a->n_dims, &a->cap_dims))
             return gl_cli_usage_error("run", "--dim '%s' is not NAME=V with V >= 0", optarg);
         break;
     default: return gl_cli_common_option("run", c, argv, &a->passes, &a->settings);
@@ -145,120 +105,6 @@ static void free_args(run_args *a)
         free(a->dims[i].name);
     free(a->dims);
     gl_settings_free(&a->settings);
-}
-
-/* ---- random inputs ------------------------------------------------------------------------ */
-
-/* splitmix64: small, fast, and the same numbers on every machine. */
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in (0, 1]. */
-static double rng_uniform(rng *r)
-{
-    return (double)((rng_next(r) >> 11) + 1) * 0x1.0p-53;
-}
-
-/* Standard normal by Box-Muller. */
-static double rng_normal(rng *r)
-{
-    double u1 = rng_uniform(r), u2 = rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-static void fill_random(gl_tensor *t, rng *r)
-{
-    void *p = gl_tensor_make_writable(t);
-    int64_t n = t->count * (t->dtype == GL_DT_COMPLEX64 || t->dtype == GL_DT_COMPLEX128 ? 2 : 1);
-    size_t esize = gl_dtype_size(t->dtype);
-    for (int64_t i = 0; i < n; i++) {
-        double x = rng_normal(r);
-        /* Integers stay small and non-negative: they are often indices or counts. */
-        uint64_t small = rng_next(r) % 4;
-        switch (t->dtype) {
-        case GL_DT_FLOAT:
-        case GL_DT_COMPLEX64: ((float *)p)[i] = (float)x; break;
-        case GL_DT_DOUBLE:
-        case GL_DT_COMPLEX128: ((double *)p)[i] = x; break;
-        case GL_DT_FLOAT16: ((uint16_t *)p)[i] = gl_f32_to_f16((float)x); break;
-        case GL_DT_BFLOAT16: ((uint16_t *)p)[i] = gl_f32_to_bf16((float)x); break;
-        case GL_DT_BOOL: ((uint8_t *)p)[i] = (uint8_t)(small & 1); break;
-        default: /* little-endian integers of esize bytes */
-            memset((char *)p + (size_t)i * esize, 0, esize);
-            memcpy((char *)p + (size_t)i * esize, &small, 1);
-            break;
-        }
-    }
-}
-
-static const dim_arg *find_dim(const run_args *a, const char *sym)
-{
-    for (size_t i = a->n_dims; sym && i-- > 0;)
-        if (strcmp(a->dims[i].name, sym) == 0)
-            return &a->dims[i];
-    return NULL;
-}
-
-static gl_status random_input(const gl_model *m, const run_args *a, const gl_value *v, rng *r,
-                              gl_tensor **out)
-{
-    const gl_type *ty = &v->type;
-    if (ty->kind != GL_TYPE_TENSOR || ty->dtype == GL_DT_UNDEFINED || ty->dtype == GL_DT_STRING)
-        return gl_fail(GL_ERR_INPUT, "%s: input '%s': cannot make random data for its type; "
-                       "give --data DIR", m->path, v->name);
-    if (ty->shape.rank == GL_RANK_UNKNOWN)
-        return gl_fail(GL_ERR_INPUT, "%s: input '%s' has no declared shape; give --data DIR",
-                       m->path, v->name);
-    int64_t dims[GL_MAX_RANK];
-    for (int d = 0; d < ty->shape.rank && d < GL_MAX_RANK; d++) {
-        const gl_dim *dim = &ty->shape.dims[d];
-        const dim_arg *given = find_dim(a, dim->sym);
-        if (dim->value >= 0)
-            dims[d] = dim->value;
-        else if (given)
-            dims[d] = given->value;
-        else if (dim->sym)
-            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d ('%s') has no size; give "
-                           "--dim %s=V", m->path, v->name, d, dim->sym, dim->sym);
-        else
-            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d has no size and no name; "
-                           "give --data DIR", m->path, v->name, d);
-    }
-    gl_tensor *t = gl_tensor_new(ty->dtype, ty->shape.rank, dims);
-    if (!t)
-        return GL_ERR_INPUT;
-    fill_random(t, r);
-    *out = t;
-    return GL_OK;
-}
-
-/* Random data for every input without a default (defaults are used as they are). */
-static gl_status random_inputs(const gl_model *m, const run_args *a, gl_dataset *d)
-{
-    const gl_graph *g = m->graph;
-    *d = (gl_dataset){0};
-    d->n_inputs = g->n_inputs;
-    d->inputs = gl_xcalloc(g->n_inputs ? g->n_inputs : 1, sizeof(*d->inputs));
-    rng r = {0x6772617068ull}; /* fixed: every run sees the same inputs */
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        if (g->inputs[i]->init)
-            continue;
-        gl_status st = random_input(m, a, g->inputs[i], &r, &d->inputs[i]);
-        if (st != GL_OK) {
-            gl_dataset_free(d);
-            return st;
-        }
-    }
-    return GL_OK;
 }
 
 /* ---- running and reporting ------------------------------------------------------------------ */
@@ -349,7 +195,7 @@ static int run_model(const gl_model *m, const run_args *a)
     const gl_graph *g = m->graph;
     gl_dataset d;
     gl_tensor **outs = NULL, **other = NULL;
-    gl_status st = a->data ? gl_dataset_load(g, a->data, &d) : random_inputs(m, a, &d);
+    gl_status st = a->data ? gl_dataset_load(g, a->data, &d) : gl_dataset_random(m, a->dims, a->n_dims, &d);
     if (st != GL_OK)
         return gl_cli_fail(st);
     st = run_once(m, a, a->backend, &d, a->plan, &outs);
@@ -385,29 +231,12 @@ static int run_model(const gl_model *m, const run_args *a)
 int gl_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
+    gl_cli_model cm = {0};
     int rc = parse_args(argc, argv, &a);
-    gl_pass_step *steps = NULL;
-    size_t n_steps = 0;
-    gl_pipeline *p = NULL;
-    gl_model *m = NULL;
-    if (rc != GL_EXIT_OK)
-        goto done;
-    if ((rc = gl_cli_pass_list("run", a.passes, &steps, &n_steps)) != GL_EXIT_OK)
-        goto done;
-    gl_status st = gl_cli_load(a.model, &a.settings, &m);
-    if (st == GL_OK && n_steps) {
-        st = gl_pipeline_run(m, steps, n_steps, &a.settings, 0, &p);
-        m = NULL; /* the pipeline owns it now */
-    }
-    if (st != GL_OK) {
-        rc = gl_cli_fail(st);
-        goto done;
-    }
-    rc = run_model(p ? gl_pipeline_result(p) : m, &a);
-done:
-    gl_pipeline_free(p);
-    gl_model_free(m);
-    free(steps);
+    if (rc == GL_EXIT_OK && (rc = gl_cli_model_open("run", a.model, a.passes, &a.settings,
+                                                    &cm)) == GL_EXIT_OK)
+        rc = run_model(cm.model, &a);
+    gl_cli_model_close(&cm);
     free_args(&a);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

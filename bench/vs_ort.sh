@@ -1,0 +1,120 @@
+#!/bin/sh
+# bench/vs_ort.sh — graphlab's oneDNN backend next to ONNX Runtime 1.30 on the shared
+# models: same inputs (each model's test_data_set_0), same thread count, ratios printed.
+#
+#   bench/vs_ort.sh [BUILDDIR]     BUILDDIR: a configured and built folder (default: the
+#                                  current one); it runs BUILDDIR/graphlab
+# Environment:
+#   THREADS   threads for both runtimes (default 2)
+#   RUNS      timed runs per measurement (default 20), WARMUP untimed ones before (5)
+#   ROUNDS    measurements per runtime and model, interleaved; the table shows the median
+#             of their medians (default 3)
+#   MODELS    names to run (default: every model in the corpus with a test_data_set_0)
+#   ORT_DIR   where onnxruntime-node is installed (default ~/.cache/graphlab-ort; never
+#             inside the source tree)
+#   GL_SHARED_MODELS  the corpus (default: ../shared/models beside the tree)
+# ONNX Runtime is installed on first use with `npm install --ignore-scripts` (its install
+# script would fetch CUDA files); without npm or a registry the script says so and exits 0.
+set -eu
+
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+builddir=${1:-.}
+gl="$builddir/graphlab"
+threads=${THREADS:-2}
+runs=${RUNS:-20}
+warmup=${WARMUP:-5}
+rounds=${ROUNDS:-3}
+corpus=${GL_SHARED_MODELS:-$srcdir/../shared/models}
+ort_dir=${ORT_DIR:-${HOME:-/tmp}/.cache/graphlab-ort}
+ort_version=1.30.0
+
+if [ ! -x "$gl" ]; then
+    echo "bench/vs_ort.sh: no $gl; build first (make -C BUILDDIR graphlab)" >&2
+    exit 2
+fi
+case "$(cd "$(dirname "$ort_dir")" 2>/dev/null && pwd)/" in
+"$srcdir"/*) echo "bench/vs_ort.sh: ORT_DIR must be outside the source tree" >&2; exit 2 ;;
+esac
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "bench/vs_ort.sh: skipped: node and npm are needed to run ONNX Runtime"
+    exit 0
+fi
+if [ ! -d "$corpus" ]; then
+    echo "bench/vs_ort.sh: skipped: no model corpus at $corpus"
+    exit 0
+fi
+
+installed() {
+    node -e "process.exit(require('$ort_dir/node_modules/onnxruntime-node/package.json')
+             .version === '$ort_version' ? 0 : 1)" 2>/dev/null
+}
+if ! installed; then
+    echo "installing onnxruntime-node@$ort_version into $ort_dir ..." >&2
+    mkdir -p "$ort_dir"
+    if ! (cd "$ort_dir" && npm install --ignore-scripts --no-audit --no-fund --silent \
+            "onnxruntime-node@$ort_version" >&2) || ! installed; then
+        echo "bench/vs_ort.sh: skipped: cannot install onnxruntime-node@$ort_version" \
+             "(no network or registry?)"
+        exit 0
+    fi
+fi
+
+# json_ms FILE RUN: runs.RUN.median_ms of a graphlab profile --json, or of ort_time.js
+json_ms() {
+    node -e "const d = JSON.parse(require('fs').readFileSync('$1', 'utf8'));
+             const r = '$2' ? d.runs['$2'] : d; console.log(r.median_ms)"
+}
+# median of the numbers on stdin
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2];
+                                        else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs_ort.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+names=${MODELS:-$(for d in "$corpus"/*/; do
+    [ -f "$d/model.onnx" ] && [ -d "$d/test_data_set_0" ] && basename "$d"; done)}
+
+echo "graphlab profile --backends dnnl vs onnxruntime-node $ort_version: $threads threads," \
+     "$warmup warm-up + $runs timed runs, median of $rounds rounds (ms); load average" \
+     "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+printf '%-32s %10s %10s %10s %9s %9s\n' model graphlab "ORT disab" "ORT all" "/disab" "/all"
+for name in $names; do
+    m="$corpus/$name/model.onnx"
+    data="$corpus/$name/test_data_set_0"
+    : >"$tmp/gl" && : >"$tmp/disabled" && : >"$tmp/all"
+    failed=""
+    r=0
+    while [ "$r" -lt "$rounds" ] && [ -z "$failed" ]; do
+        if "$gl" profile "$m" --data "$data" --backends dnnl --threads "$threads" \
+                --reps "$runs" --warmup "$warmup" --json >"$tmp/out.json" 2>"$tmp/err"; then
+            json_ms "$tmp/out.json" dnnl >>"$tmp/gl"
+        else
+            failed="graphlab: $(head -1 "$tmp/err")"
+        fi
+        for level in disabled all; do
+            if node "$srcdir/bench/ort_time.js" --ort "$ort_dir" --model "$m" --data "$data" \
+                    --threads "$threads" --warmup "$warmup" --runs "$runs" --level "$level" \
+                    >"$tmp/ort.json" 2>"$tmp/err"; then
+                json_ms "$tmp/ort.json" "" >>"$tmp/$level"
+                # the data set's outputs vouch for the inputs both runtimes were given
+                node -e "process.exit(require('$tmp/ort.json').max_abs_vs_data <= 1e-3 ? 0 : 1)" ||
+                    failed="ORT $level: outputs differ from $data/output_*.pb"
+            else
+                failed="ORT $level: $(head -1 "$tmp/err")"
+            fi
+        done
+        r=$((r + 1))
+    done
+    if [ -n "$failed" ]; then
+        printf '%-32s %s\n' "$name" "failed: $failed"
+        continue
+    fi
+    g=$(median <"$tmp/gl")
+    d=$(median <"$tmp/disabled")
+    a=$(median <"$tmp/all")
+    awk -v n="$name" -v g="$g" -v d="$d" -v a="$a" \
+        'BEGIN { printf "%-32s %10.3f %10.3f %10.3f %8.2fx %8.2fx\n", n, g, d, a, g / d, g / a }'
+done
+echo "(/disab, /all: graphlab's time over ORT's; below 1 graphlab is faster)"

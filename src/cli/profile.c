@@ -1,0 +1,488 @@
+/* profile.c — `graphlab profile MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl]
+ * [--reps N] [--warmup N] [--threads N] [--layout auto|plain|nhwc|blocked]
+ * [--trace FILE.json] [--json] [--rtol X] [--atol Y] [--dim NAME=V] [--set PASS.OPT=V]`:
+ * per-node times on each backend side by side (src/exec/profile.h), as a table sorted
+ * by time, as JSON, or as ONNX Runtime's profile (src/exec/trace.h).
+ *
+ * Exit 1 when a backend's graph outputs differ from the reference's beyond tolerance
+ * (naming the first node where the two runs part ways), 2 on bad usage or input. */
+#include "cli/cli.h"
+
+#include "exec/inputs.h"
+#include "exec/profile.h"
+#include "exec/trace.h"
+#include "passes/pipeline.h"
+#include "util/json.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct profile_args {
+    const char *model, *data, *passes, *trace;
+    char *backend_list; /* owned copy of --backends (the names point into it) */
+    bool json;
+    gl_profile_options o;
+    gl_dim_value *dims;
+    size_t n_dims, cap_dims;
+    gl_settings settings;
+} profile_args;
+
+enum { OPT_DATA = GL_OPT_OWN, OPT_BACKENDS, OPT_REPS, OPT_WARMUP, OPT_THREADS, OPT_LAYOUT,
+       OPT_TRACE, OPT_JSON, OPT_RTOL, OPT_ATOL, OPT_DIM };
+
+/* ---- arguments ------------------------------------------------------------------------ */
+
+static int parse_backends(profile_args *a, const char *list)
+{
+    free(a->backend_list);
+    a->backend_list = gl_xstrdup(list);
+    a->o.n_backends = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(a->backend_list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!gl_backend_find(t))
+            return gl_cli_usage_error("profile", "--backends: '%s' is unknown or not built "
+                                      "in (ref, dnnl)", t);
+        for (size_t i = 0; i < a->o.n_backends; i++)
+            if (strcmp(a->o.backends[i], t) == 0)
+                return gl_cli_usage_error("profile", "--backends: '%s' is given twice", t);
+        if (a->o.n_backends == GL_PROFILE_MAX_BACKENDS)
+            return gl_cli_usage_error("profile", "--backends: at most %d",
+                                      GL_PROFILE_MAX_BACKENDS);
+        a->o.backends[a->o.n_backends++] = t;
+    }
+    if (a->o.n_backends == 0)
+        return gl_cli_usage_error("profile", "--backends: no backend in '%s'", list);
+    return GL_EXIT_OK;
+}
+
+static int parse_count(const char *opt, const char *s, int64_t lo, int64_t hi, int *out)
+{
+    int64_t v;
+    if (!gl_cli_parse_int(s, lo, hi, &v))
+        return gl_cli_usage_error("profile", "--%s '%s' is not a whole number from %lld to "
+                                  "%lld", opt, s, (long long)lo, (long long)hi);
+    *out = (int)v;
+    return GL_EXIT_OK;
+}
+
+/* One option; GL_EXIT_OK to go on, -1 after --help, else the exit code. */
+static int parse_option(profile_args *a, int c, char **argv)
+{
+    switch (c) {
+    case OPT_DATA: a->data = optarg; return GL_EXIT_OK;
+    case OPT_TRACE: a->trace = optarg; return GL_EXIT_OK;
+    case OPT_JSON: a->json = true; return GL_EXIT_OK;
+    case OPT_LAYOUT: a->o.layout = optarg; return GL_EXIT_OK;
+    case OPT_BACKENDS: return parse_backends(a, optarg);
+    case OPT_REPS: return parse_count("reps", optarg, 1, 10000, &a->o.reps);
+    case OPT_WARMUP: return parse_count("warmup", optarg, 0, 10000, &a->o.warmup);
+    case OPT_THREADS: return parse_count("threads", optarg, 0, 4096, &a->o.threads);
+    case OPT_RTOL:
+    case OPT_ATOL:
+        if (!gl_cli_parse_tolerance(optarg, c == OPT_RTOL ? &a->o.rtol : &a->o.atol))
+            return gl_cli_usage_error("profile", "--%s '%s' is not a non-negative number",
+                                      c == OPT_RTOL ? "rtol" : "atol", optarg);
+        return GL_EXIT_OK;
+    case OPT_DIM:
+        if (!gl_cli_parse_dim(optarg, &a->dims, &a->n_dims, &a->cap_dims))
+            return gl_cli_usage_error("profile", "--dim '%s' is not NAME=V with V >= 0",
+                                      optarg);
+        return GL_EXIT_OK;
+    default: return gl_cli_common_option("profile", c, argv, &a->passes, &a->settings);
+    }
+}
+
+static bool layout_known(const char *s)
+{
+    static const char *const known[] = {"auto", "plain", "nhwc", "blocked"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(known); i++)
+        if (strcmp(s, known[i]) == 0)
+            return true;
+    return false;
+}
+
+/* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
+static int parse_args(int argc, char **argv, profile_args *a)
+{
+    static const struct option long_opts[] = {
+        {"data", required_argument, NULL, OPT_DATA},
+        {"backends", required_argument, NULL, OPT_BACKENDS},
+        {"reps", required_argument, NULL, OPT_REPS},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"layout", required_argument, NULL, OPT_LAYOUT},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"rtol", required_argument, NULL, OPT_RTOL},
+        {"atol", required_argument, NULL, OPT_ATOL},
+        {"dim", required_argument, NULL, OPT_DIM},
+        GL_CLI_COMMON_OPTIONS,
+        {NULL, 0, NULL, 0},
+    };
+    a->passes = "none";
+    /* A few seconds on the shared models, reference kernels included. */
+    a->o.reps = 10;
+    a->o.warmup = 3;
+    a->o.rtol = 1e-3;
+    a->o.atol = 1e-4;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        int rc = parse_option(a, c, argv);
+        if (rc != GL_EXIT_OK)
+            return rc;
+    }
+    if (a->o.layout && !layout_known(a->o.layout))
+        return gl_cli_usage_error("profile", "--layout '%s' is not auto, plain, nhwc or "
+                                  "blocked", a->o.layout);
+    if (argc - optind != 1)
+        return gl_cli_usage_error("profile", "expected one MODEL");
+    a->model = argv[optind];
+    a->o.trace = a->trace != NULL;
+    return GL_EXIT_OK;
+}
+
+static void free_args(profile_args *a)
+{
+    for (size_t i = 0; i < a->n_dims; i++)
+        free(a->dims[i].name);
+    free(a->dims);
+    free(a->backend_list);
+    gl_settings_free(&a->settings);
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+/* Model text as the terminal should see it, cut in the middle to fit len - 1 bytes (both
+ * ends of a path-like name matter).
+ * ESCAPE: the one call site for src/util/escape.h when it lands (issue 9); until then
+ * control characters become '?'. */
+static const char *shown(const char *raw, char *buf, size_t len)
+{
+    size_t n = strlen(raw), keep = len - 1, k = 0;
+    size_t head = n <= keep ? n : (keep - 1) / 2;
+    size_t tail_from = n <= keep ? n : n - (keep - 1 - head);
+    for (size_t i = 0; i < n; i++) {
+        if (i == head && i < tail_from) {
+            buf[k++] = '~';
+            i = tail_from;
+            if (i >= n)
+                break;
+        }
+        unsigned char ch = (unsigned char)raw[i];
+        buf[k++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* The row's cell on backend bi when that backend ran it (a node in the plan may never
+ * run: the branch of an If not taken). */
+static const gl_profile_cell *cell(const gl_profile *p, const gl_profile_row *r, size_t bi)
+{
+    return bi < p->n_backends && r->cells[bi].ran && r->cells[bi].calls ? &r->cells[bi] : NULL;
+}
+
+typedef struct sort_item {
+    double key; /* the primary backend's median, else the first backend's that ran it */
+    size_t row;
+} sort_item;
+
+static int by_time(const void *a, const void *b)
+{
+    const sort_item *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? 1 : -1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static void format_compare(const gl_profile_cell *c, char *buf, size_t len)
+{
+    if (!c || !c->compared)
+        snprintf(buf, len, "-");
+    else if (!c->cmp.same_shape)
+        snprintf(buf, len, "SHAPE differs");
+    else
+        snprintf(buf, len, "%s %.1e/%.1e", c->cmp.ok ? "ok" : "OVER", c->cmp.max_abs,
+                 c->cmp.nmse);
+}
+
+static void print_row(const gl_profile *p, const gl_profile_row *r)
+{
+    const gl_profile_cell *pc = cell(p, r, p->primary);
+    char name[46], indented[64], impl[128], layouts[192], cmp[48];
+    snprintf(indented, sizeof(indented), "%*s%s", 2 * r->depth, "",
+             shown(r->name, name, sizeof(name)));
+    snprintf(impl, sizeof(impl), "%s %s%s", pc ? pc->backend : "-", pc ? pc->info.impl : "",
+             pc && pc->fell_back ? "*" : "");
+    if (pc && (pc->info.in_layouts[0] || pc->info.out_layouts[0]))
+        snprintf(layouts, sizeof(layouts), "%s -> %s", pc->info.in_layouts,
+                 pc->info.out_layouts);
+    else
+        snprintf(layouts, sizeof(layouts), "-");
+    printf("%-14.14s %-44.44s %-26.26s %-30.30s", r->op, indented, impl, layouts);
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        const gl_profile_cell *c = cell(p, r, bi);
+        if (c)
+            printf(" %9.3f", c->ms.median);
+        else
+            printf(" %9s", "-");
+    }
+    const gl_profile_cell *rc = p->ref != SIZE_MAX ? cell(p, r, p->ref) : NULL;
+    if (p->ref != SIZE_MAX && p->primary != p->ref) {
+        if (rc && pc && pc->ms.median > 0)
+            printf(" %7.1fx", rc->ms.median / pc->ms.median);
+        else
+            printf(" %8s", "-");
+    }
+    printf(" %5.1f", pc ? pc->pct : 0.0);
+    printf(" %8.3f", pc ? pc->convert_ms : 0.0);
+    if (r->flops >= 0 && pc && pc->ms.median > 0)
+        printf(" %8.2f", (double)r->flops / (pc->ms.median * 1e6));
+    else
+        printf(" %8s", "-");
+    format_compare(pc, cmp, sizeof(cmp));
+    printf("  %s\n", cmp);
+}
+
+static void print_header(const gl_profile *p, bool random_inputs)
+{
+    char name[120], threads[32] = "default";
+    if (p->threads > 0)
+        snprintf(threads, sizeof(threads), "%d", p->threads);
+    printf("# %s: threads %s, %d timed runs after %d warm-up, %s inputs\n",
+           shown(p->model, name, sizeof(name)), threads, p->reps, p->warmup,
+           random_inputs ? "seeded random" : "data set");
+    for (size_t bi = 0; bi < p->n_backends; bi++)
+        if (p->backends[bi].summary[0])
+            printf("# %s: %s\n", p->backends[bi].name, p->backends[bi].summary);
+    printf("%-14s %-44s %-26s %-30s", "op", "name", "backend/impl", "layouts");
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        char col[32];
+        snprintf(col, sizeof(col), "%s ms", p->backends[bi].name);
+        printf(" %9s", col);
+    }
+    if (p->ref != SIZE_MAX && p->primary != p->ref)
+        printf(" %8s", "speedup");
+    printf(" %5s %8s %8s  %s\n", "%", "conv ms", "GFLOP/s", "compare max_abs/nmse");
+}
+
+static void print_totals(const gl_profile *p)
+{
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        const gl_profile_backend *b = &p->backends[bi];
+        printf("total %-5s nodes %.3f ms (conversions %.3f ms); whole run median %.3f ms "
+               "(min %.3f, max %.3f); plan %.1f ms; reorders %zu, constants reordered %zu, "
+               "primitives built %zu in the last run\n",
+               b->name, b->node_ms, b->convert_ms, b->wall.median, b->wall.min, b->wall.max,
+               b->create_ms, b->stats.reorders, b->stats.const_reorders, b->stats.builds);
+    }
+}
+
+static void print_table(const gl_profile *p, bool random_inputs)
+{
+    print_header(p, random_inputs);
+    sort_item *order = gl_xmalloc((p->n_rows ? p->n_rows : 1) * sizeof(*order));
+    for (size_t r = 0; r < p->n_rows; r++) {
+        const gl_profile_cell *c = cell(p, &p->rows[r], p->primary);
+        for (size_t bi = 0; !c && bi < p->n_backends; bi++)
+            c = cell(p, &p->rows[r], bi);
+        order[r] = (sort_item){c ? c->ms.median : 0, r};
+    }
+    qsort(order, p->n_rows, sizeof(*order), by_time);
+    for (size_t i = 0; i < p->n_rows; i++)
+        print_row(p, &p->rows[order[i].row]);
+    free(order);
+    print_totals(p);
+    printf("(* the backend asked for did not take the node; indented: inside a subgraph or "
+           "function body, counted in its caller's time)\n");
+}
+
+/* ---- JSON ---------------------------------------------------------------------------------- */
+
+/* {"ref": v, "dnnl": v} of one number per backend (null where the row did not run). */
+static void json_per_backend(gl_json *j, const char *key, const gl_profile *p,
+                             const gl_profile_row *r, int which)
+{
+    gl_json_object_begin(j, key);
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        const gl_profile_cell *c = cell(p, r, bi);
+        double v = !c ? 0 : which == 0 ? c->ms.median : which == 1 ? c->ms.min
+                        : which == 2   ? c->ms.max : c->convert_ms;
+        if (c)
+            gl_json_double(j, p->backends[bi].name, v);
+        else
+            gl_json_null(j, p->backends[bi].name);
+    }
+    gl_json_object_end(j);
+}
+
+static void json_node(gl_json *j, const gl_profile *p, const gl_profile_row *r)
+{
+    const gl_profile_cell *pc = cell(p, r, p->primary);
+    gl_json_object_begin(j, NULL);
+    gl_json_string(j, "name", r->name);
+    gl_json_string(j, "op", r->op);
+    gl_json_int(j, "depth", r->depth);
+    gl_json_string(j, "backend", pc ? pc->backend : NULL);
+    gl_json_string(j, "impl", pc ? pc->info.impl : NULL);
+    gl_json_string(j, "layouts_in", pc ? pc->info.in_layouts : NULL);
+    gl_json_string(j, "layouts_out", pc ? pc->info.out_layouts : NULL);
+    json_per_backend(j, "ms", p, r, 0);
+    json_per_backend(j, "min_ms", p, r, 1);
+    json_per_backend(j, "max_ms", p, r, 2);
+    json_per_backend(j, "convert_ms", p, r, 3);
+    gl_json_double(j, "pct", pc ? pc->pct : 0);
+    if (r->flops >= 0)
+        gl_json_int(j, "flops", r->flops);
+    else
+        gl_json_null(j, "flops");
+    if (r->bytes >= 0)
+        gl_json_int(j, "bytes", r->bytes);
+    else
+        gl_json_null(j, "bytes");
+    if (pc && pc->compared) {
+        gl_json_object_begin(j, "compare");
+        gl_json_double(j, "max_abs", pc->cmp.max_abs);
+        gl_json_double(j, "max_rel", pc->cmp.max_rel);
+        gl_json_double(j, "nmse", pc->cmp.nmse);
+        gl_json_bool(j, "ok", pc->cmp.ok);
+        gl_json_object_end(j);
+    } else {
+        gl_json_null(j, "compare");
+    }
+    gl_json_object_end(j);
+}
+
+static void print_json(const gl_profile *p)
+{
+    gl_json j;
+    gl_json_init(&j, stdout, true);
+    gl_json_object_begin(&j, NULL);
+    gl_json_string(&j, "model", p->model);
+    gl_json_int(&j, "threads", p->threads);
+    gl_json_int(&j, "reps", p->reps);
+    gl_json_int(&j, "warmup", p->warmup);
+    gl_json_object_begin(&j, "runs");
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        const gl_profile_backend *b = &p->backends[bi];
+        gl_json_object_begin(&j, b->name);
+        gl_json_double(&j, "median_ms", b->wall.median);
+        gl_json_double(&j, "min_ms", b->wall.min);
+        gl_json_double(&j, "max_ms", b->wall.max);
+        gl_json_double(&j, "node_ms", b->node_ms);
+        gl_json_double(&j, "convert_ms", b->convert_ms);
+        gl_json_double(&j, "plan_ms", b->create_ms);
+        gl_json_string(&j, "plan", b->summary);
+        gl_json_int(&j, "conversions", (int64_t)b->stats.conversions);
+        gl_json_int(&j, "reorders", (int64_t)b->stats.reorders);
+        gl_json_int(&j, "const_reorders", (int64_t)b->stats.const_reorders);
+        gl_json_int(&j, "builds", (int64_t)b->stats.builds);
+        if (b->compared)
+            gl_json_bool(&j, "outputs_ok", b->outputs_ok);
+        if (b->compared && b->first_divergence != SIZE_MAX)
+            gl_json_string(&j, "first_divergence", p->rows[b->first_divergence].name);
+        gl_json_object_end(&j);
+    }
+    gl_json_object_end(&j);
+    gl_json_array_begin(&j, "nodes");
+    for (size_t r = 0; r < p->n_rows; r++)
+        json_node(&j, p, &p->rows[r]);
+    gl_json_array_end(&j);
+    gl_json_object_end(&j);
+    gl_json_finish(&j);
+}
+
+/* ---- the verdict ----------------------------------------------------------------------------- */
+
+/* Per backend compared with the reference: the outputs over tolerance and where the runs
+ * part ways, on stderr. False when any output is over. */
+static bool report_divergence(const gl_profile *p)
+{
+    bool ok = true;
+    char name[120], node[120];
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        const gl_profile_backend *b = &p->backends[bi];
+        if (!b->compared || b->outputs_ok)
+            continue;
+        ok = false;
+        for (size_t i = 0; i < p->n_outputs; i++) {
+            if (b->outputs[i].ok)
+                continue;
+            char line[320];
+            gl_compare_format(&b->outputs[i], line, sizeof(line));
+            fprintf(stderr, "graphlab profile: %s: output '%s' [%s vs ref]: %s: MISMATCH\n",
+                    shown(p->model, node, sizeof(node)),
+                    shown(p->output_names[i], name, sizeof(name)), b->name, line);
+        }
+        if (b->first_divergence != SIZE_MAX) {
+            const gl_profile_row *r = &p->rows[b->first_divergence];
+            char line[320];
+            gl_compare_format(&r->cells[bi].cmp, line, sizeof(line));
+            fprintf(stderr, "graphlab profile: %s and ref part ways at node '%s' (%s): %s\n",
+                    b->name, shown(r->name, name, sizeof(name)), r->op, line);
+        }
+    }
+    return ok;
+}
+
+/* ---- the command ------------------------------------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Everything after loading; returns the exit code. */
+static int profile_model(const gl_model *m, profile_args *a)
+{
+    gl_dataset d;
+    gl_status st = a->data ? gl_dataset_load(m->graph, a->data, &d)
+                           : gl_dataset_random(m, a->dims, a->n_dims, &d);
+    if (st != GL_OK)
+        return gl_cli_fail(st);
+    if (!a->data)
+        fprintf(stderr, "graphlab profile: no --data: seeded random inputs, the same for "
+                        "every backend and run\n");
+    gl_profile *p = NULL;
+    st = gl_profile_run(m, (const gl_tensor *const *)d.inputs, d.n_inputs, &a->o, &p);
+    gl_dataset_free(&d);
+    if (st == GL_OK && a->trace)
+        st = gl_profile_trace_save(p, a->trace);
+    if (st != GL_OK) {
+        gl_profile_free(p);
+        return gl_cli_fail(st);
+    }
+    if (p->dropped_events)
+        fprintf(stderr, "graphlab profile: the trace keeps the first %u node calls; %zu more "
+                        "were left out\n", GL_PROFILE_MAX_EVENTS, p->dropped_events);
+    if (a->json)
+        print_json(p);
+    else
+        print_table(p, !a->data);
+    int rc = report_divergence(p) ? GL_EXIT_OK : GL_EXIT_MISMATCH;
+    gl_profile_free(p);
+    return rc;
+}
+
+int gl_cmd_profile(int argc, char **argv)
+{
+    profile_args a = {0};
+    gl_cli_model cm = {0};
+    int rc = parse_args(argc, argv, &a);
+    uint64_t t0 = now_ns();
+    if (rc == GL_EXIT_OK && (rc = gl_cli_model_open("profile", a.model, a.passes, &a.settings,
+                                                    &cm)) == GL_EXIT_OK) {
+        a.o.load_ns = now_ns() - t0; /* the trace's model_loading_uri: passes included */
+        rc = profile_model(cm.model, &a);
+    }
+    gl_cli_model_close(&cm);
+    free_args(&a);
+    return rc < 0 ? GL_EXIT_OK : rc;
+}

@@ -1,0 +1,117 @@
+/* inputs.c — seeded random inputs (see inputs.h). */
+#include "exec/inputs.h"
+
+#include <math.h>
+#include <string.h>
+
+/* splitmix64: small, fast, and the same numbers on every machine. */
+typedef struct rng {
+    uint64_t state;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1]. */
+static double rng_uniform(rng *r)
+{
+    return (double)((rng_next(r) >> 11) + 1) * 0x1.0p-53;
+}
+
+/* Standard normal by Box-Muller. */
+static double rng_normal(rng *r)
+{
+    double u1 = rng_uniform(r), u2 = rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static void fill_random(gl_tensor *t, rng *r)
+{
+    void *p = gl_tensor_make_writable(t);
+    int64_t n = t->count * (t->dtype == GL_DT_COMPLEX64 || t->dtype == GL_DT_COMPLEX128 ? 2 : 1);
+    size_t esize = gl_dtype_size(t->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        double x = rng_normal(r);
+        /* Integers stay small and non-negative: they are often indices or counts. */
+        uint64_t small = rng_next(r) % 4;
+        switch (t->dtype) {
+        case GL_DT_FLOAT:
+        case GL_DT_COMPLEX64: ((float *)p)[i] = (float)x; break;
+        case GL_DT_DOUBLE:
+        case GL_DT_COMPLEX128: ((double *)p)[i] = x; break;
+        case GL_DT_FLOAT16: ((uint16_t *)p)[i] = gl_f32_to_f16((float)x); break;
+        case GL_DT_BFLOAT16: ((uint16_t *)p)[i] = gl_f32_to_bf16((float)x); break;
+        case GL_DT_BOOL: ((uint8_t *)p)[i] = (uint8_t)(small & 1); break;
+        default: /* little-endian integers of esize bytes */
+            memset((char *)p + (size_t)i * esize, 0, esize);
+            memcpy((char *)p + (size_t)i * esize, &small, 1);
+            break;
+        }
+    }
+}
+
+static const gl_dim_value *find_dim(const gl_dim_value *dims, size_t n_dims, const char *sym)
+{
+    for (size_t i = n_dims; sym && i-- > 0;)
+        if (strcmp(dims[i].name, sym) == 0)
+            return &dims[i];
+    return NULL;
+}
+
+static gl_status random_input(const gl_model *m, const gl_dim_value *dim_values,
+                              size_t n_dims, const gl_value *v, rng *r, gl_tensor **out)
+{
+    const gl_type *ty = &v->type;
+    if (ty->kind != GL_TYPE_TENSOR || ty->dtype == GL_DT_UNDEFINED || ty->dtype == GL_DT_STRING)
+        return gl_fail(GL_ERR_INPUT, "%s: input '%s': cannot make random data for its type; "
+                       "give --data DIR", m->path, v->name);
+    if (ty->shape.rank == GL_RANK_UNKNOWN)
+        return gl_fail(GL_ERR_INPUT, "%s: input '%s' has no declared shape; give --data DIR",
+                       m->path, v->name);
+    int64_t dims[GL_MAX_RANK];
+    for (int d = 0; d < ty->shape.rank && d < GL_MAX_RANK; d++) {
+        const gl_dim *dim = &ty->shape.dims[d];
+        const gl_dim_value *given = find_dim(dim_values, n_dims, dim->sym);
+        if (dim->value >= 0)
+            dims[d] = dim->value;
+        else if (given)
+            dims[d] = given->value;
+        else if (dim->sym)
+            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d ('%s') has no size; give "
+                           "--dim %s=V", m->path, v->name, d, dim->sym, dim->sym);
+        else
+            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d has no size and no name; "
+                           "give --data DIR", m->path, v->name, d);
+    }
+    gl_tensor *t = gl_tensor_new(ty->dtype, ty->shape.rank, dims);
+    if (!t)
+        return GL_ERR_INPUT;
+    fill_random(t, r);
+    *out = t;
+    return GL_OK;
+}
+
+gl_status gl_dataset_random(const gl_model *m, const gl_dim_value *dims, size_t n_dims,
+                            gl_dataset *d)
+{
+    const gl_graph *g = m->graph;
+    *d = (gl_dataset){0};
+    d->n_inputs = g->n_inputs;
+    d->inputs = gl_xcalloc(g->n_inputs ? g->n_inputs : 1, sizeof(*d->inputs));
+    rng r = {0x6772617068ull}; /* fixed: every run sees the same inputs */
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        if (g->inputs[i]->init)
+            continue;
+        gl_status st = random_input(m, dims, n_dims, g->inputs[i], &r, &d->inputs[i]);
+        if (st != GL_OK) {
+            gl_dataset_free(d);
+            return st;
+        }
+    }
+    return GL_OK;
+}

@@ -1,0 +1,785 @@
+/* profile.c — per-node times on each backend, shapes, FLOPs and the comparison with the
+ * reference run (see profile.h). Everything hangs off the executor's observer: timed
+ * runs only add numbers into arrays indexed by plan entry; the inspection run, untimed,
+ * does the copying and comparing.
+ */
+#include "exec/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- statistics ------------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+gl_profile_stat gl_profile_stats(double *samples_ns, size_t n)
+{
+    if (n == 0)
+        return (gl_profile_stat){0};
+    qsort(samples_ns, n, sizeof(*samples_ns), cmp_double);
+    double mid = n % 2 ? samples_ns[n / 2] : (samples_ns[n / 2 - 1] + samples_ns[n / 2]) / 2;
+    return (gl_profile_stat){mid / 1e6, samples_ns[0] / 1e6, samples_ns[n - 1] / 1e6};
+}
+
+/* ---- types, FLOPs and bytes ------------------------------------------------------------- */
+
+static void type_clear(gl_profile_type *t)
+{
+    free(t->dims);
+    *t = (gl_profile_type){.rank = -1};
+}
+
+/* n types, none present yet. */
+static gl_profile_type *types_new(size_t n)
+{
+    gl_profile_type *t = gl_xcalloc(n ? n : 1, sizeof(*t));
+    for (size_t i = 0; i < n; i++)
+        t[i].rank = -1;
+    return t;
+}
+
+static void type_set(gl_profile_type *t, const gl_tensor *x)
+{
+    if (t->rank != x->rank) {
+        free(t->dims);
+        t->dims = gl_xmalloc((x->rank ? (size_t)x->rank : 1) * sizeof(*t->dims));
+    }
+    t->present = true;
+    t->dtype = x->dtype;
+    t->rank = x->rank;
+    memcpy(t->dims, x->dims, (size_t)x->rank * sizeof(*t->dims));
+}
+
+static void type_copy(gl_profile_type *dst, const gl_profile_type *src)
+{
+    if (src->rank < 0) {
+        type_clear(dst);
+        dst->present = src->present;
+        dst->dtype = src->dtype;
+        return;
+    }
+    gl_tensor view = {.dtype = src->dtype, .rank = src->rank};
+    memcpy(view.dims, src->dims, (size_t)src->rank * sizeof(*src->dims));
+    type_set(dst, &view);
+}
+
+/* a * b into *acc, false on overflow or a negative factor. */
+static bool mul_into(int64_t *acc, int64_t b)
+{
+    return b >= 0 && !__builtin_mul_overflow(*acc, b, acc);
+}
+
+/* Elements of t, or -1 when unknown (or absurd). */
+static int64_t type_count(const gl_profile_type *t)
+{
+    int64_t c = 1;
+    if (!t || t->rank < 0)
+        return -1;
+    for (int d = 0; d < t->rank; d++)
+        if (!mul_into(&c, t->dims[d]))
+            return -1;
+    return c;
+}
+
+/* Product of dims [from, rank) of t; -1 when unknown. */
+static int64_t dims_product(const gl_profile_type *t, int from)
+{
+    int64_t c = 1;
+    if (t->rank < from)
+        return -1;
+    for (int d = from; d < t->rank; d++)
+        if (!mul_into(&c, t->dims[d]))
+            return -1;
+    return c;
+}
+
+int64_t gl_profile_flops(const gl_node *n, const gl_profile_type *in, size_t n_in,
+                         const gl_profile_type *out, size_t n_out)
+{
+    if ((n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) || n_out < 1 ||
+        n_in < 2)
+        return -1;
+    const char *op = n->op_type;
+    int64_t base, per;
+    if (strcmp(op, "Conv") == 0) {
+        /* every output element: C/group x kernel multiply-adds (W is M x C/group x k...) */
+        base = type_count(&out[0]);
+        per = in[1].rank >= 3 ? dims_product(&in[1], 1) : -1;
+    } else if (strcmp(op, "ConvTranspose") == 0) {
+        /* every input element is scattered over M/group x kernel outputs (W: C x M/g x k) */
+        base = type_count(&in[0]);
+        per = in[1].rank >= 3 ? dims_product(&in[1], 1) : -1;
+    } else if (strcmp(op, "MatMul") == 0) {
+        base = type_count(&out[0]);
+        per = in[0].rank >= 1 ? in[0].dims[in[0].rank - 1] : -1;
+    } else if (strcmp(op, "Gemm") == 0) {
+        base = type_count(&out[0]);
+        bool trans_a = gl_node_attr_int(n, "transA", 0) != 0;
+        per = in[0].rank == 2 ? in[0].dims[trans_a ? 0 : 1] : -1;
+    } else {
+        return -1;
+    }
+    if (base < 0 || per < 0 || !mul_into(&base, per) || !mul_into(&base, 2))
+        return -1;
+    return base;
+}
+
+int64_t gl_profile_bytes(const gl_profile_type *in, size_t n_in, const gl_profile_type *out,
+                         size_t n_out)
+{
+    int64_t total = 0;
+    for (size_t i = 0; i < n_in + n_out; i++) {
+        const gl_profile_type *t = i < n_in ? &in[i] : &out[i - n_in];
+        if (!t->present)
+            continue;
+        int64_t c = type_count(t);
+        if (c < 0 || !mul_into(&c, (int64_t)gl_dtype_size(t->dtype)) ||
+            __builtin_add_overflow(total, c, &total))
+            return -1;
+    }
+    return total;
+}
+
+/* ---- the types values had in a run: per graph, by value index ---------------------------- */
+
+typedef struct graph_types {
+    const gl_graph *graph;
+    gl_profile_type *by_index; /* graph->n_values entries */
+} graph_types;
+
+typedef struct type_map {
+    graph_types *items;
+    size_t n, cap;
+} type_map;
+
+static gl_profile_type *type_slot(type_map *tm, const gl_value *v)
+{
+    const gl_graph *g = v->graph;
+    if (!g || v->index >= g->n_values)
+        return NULL;
+    for (size_t i = 0; i < tm->n; i++)
+        if (tm->items[i].graph == g)
+            return &tm->items[i].by_index[v->index];
+    GL_GROW(tm->items, tm->cap, tm->n + 1);
+    graph_types *gt = &tm->items[tm->n++];
+    gt->graph = g;
+    gt->by_index = types_new(g->n_values);
+    return &gt->by_index[v->index];
+}
+
+static void type_map_free(type_map *tm)
+{
+    for (size_t i = 0; i < tm->n; i++) {
+        for (size_t k = 0; k < tm->items[i].graph->n_values; k++)
+            free(tm->items[i].by_index[k].dims);
+        free(tm->items[i].by_index);
+    }
+    free(tm->items);
+    *tm = (type_map){0};
+}
+
+/* What value v held: seen in this run, else its initializer (a constant or an input's
+ * default), else unknown (rank -1); not present when v is NULL (omitted). */
+static void value_type(type_map *tm, const gl_value *v, gl_profile_type *out)
+{
+    gl_profile_type *seen = v ? type_slot(tm, v) : NULL;
+    if (seen && seen->rank >= 0) {
+        type_copy(out, seen);
+        out->constant = false;
+    } else if (v && v->init) {
+        type_set(out, v->init);
+        out->constant = gl_value_is_constant(v);
+    } else {
+        type_clear(out);
+        out->present = v != NULL;
+        out->dtype = v ? v->type.dtype : GL_DT_UNDEFINED;
+    }
+}
+
+/* ---- rows ------------------------------------------------------------------------------- */
+
+typedef struct row_links {
+    size_t first_child, last_child, next_sibling;
+} row_links;
+
+typedef struct builder {
+    gl_profile *p;
+    size_t cap_rows;
+    row_links *links;     /* parallel to p->rows */
+    size_t *top_rows;     /* by node index in the model's graph; SIZE_MAX: none yet */
+    size_t n_top;
+    gl_tensor ***captures; /* by row: the reference run's outputs (plain), NULL: none */
+    size_t n_captures;
+    gl_tensor **ref_outputs; /* the reference run's graph outputs */
+} builder;
+
+static size_t new_row(builder *b, const gl_node *n, int depth, size_t parent)
+{
+    gl_profile *p = b->p;
+    size_t cap = b->cap_rows;
+    GL_GROW(p->rows, b->cap_rows, p->n_rows + 1);
+    if (b->cap_rows != cap)
+        b->links = gl_xrealloc(b->links, b->cap_rows * sizeof(*b->links));
+    size_t r = p->n_rows++;
+    p->rows[r] = (gl_profile_row){
+        .name = gl_xstrdup(n->name ? n->name : ""), .op = gl_xstrdup(n->op_type),
+        .depth = depth, .parent = parent, .flops = -1, .bytes = -1,
+        .cells = gl_xcalloc(p->n_backends, sizeof(gl_profile_cell))};
+    b->links[r] = (row_links){SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    if (parent != SIZE_MAX) {
+        row_links *pl = &b->links[parent];
+        if (pl->last_child == SIZE_MAX)
+            pl->first_child = r;
+        else
+            b->links[pl->last_child].next_sibling = r;
+        pl->last_child = r;
+    }
+    return r;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* The row of plan entry en on backend bi (entry_rows: rows of the entries before it). */
+static size_t row_for(builder *b, unsigned bi, const gl_plan_entry *en, const size_t *entry_rows)
+{
+    gl_profile *p = b->p;
+    size_t parent = en->parent == SIZE_MAX ? SIZE_MAX : entry_rows[en->parent];
+    size_t r = SIZE_MAX;
+    if (parent == SIZE_MAX && en->node->index < b->n_top) {
+        r = b->top_rows[en->node->index];
+        if (r != SIZE_MAX && p->rows[r].cells[bi].ran)
+            r = SIZE_MAX; /* not the same node after all */
+    } else if (parent != SIZE_MAX) {
+        for (size_t c = b->links[parent].first_child; c != SIZE_MAX && r == SIZE_MAX;
+             c = b->links[c].next_sibling)
+            if (!p->rows[c].cells[bi].ran && same_text(p->rows[c].name, en->node->name) &&
+                same_text(p->rows[c].op, en->node->op_type))
+                r = c;
+    }
+    if (r == SIZE_MAX) {
+        r = new_row(b, en->node, en->depth, parent);
+        if (parent == SIZE_MAX && en->node->index < b->n_top)
+            b->top_rows[en->node->index] = r;
+    }
+    p->rows[r].cells[bi].ran = true;
+    return r;
+}
+
+/* ---- one backend ------------------------------------------------------------------------- */
+
+typedef struct session {
+    builder *b;
+    gl_profile *p;
+    unsigned bi;
+    bool is_ref;
+    gl_exec *e;
+    uint64_t t_start;          /* the profile's time origin */
+    size_t n_entries;
+    size_t *entry_rows;
+    uint64_t *acc_ns, *acc_convert; /* this run, by entry */
+    size_t *calls;             /* inspection run, by entry */
+    uint64_t *begin;           /* trace: node_begin time by entry */
+    uint64_t exec_begin, exec_end;
+    type_map types;
+    const gl_profile_options *o;
+} session;
+
+static void push_event(gl_profile *p, gl_profile_event ev)
+{
+    if (p->n_events >= GL_PROFILE_MAX_EVENTS) {
+        p->dropped_events++;
+        return;
+    }
+    GL_GROW(p->events, p->cap_events, p->n_events + 1);
+    p->events[p->n_events++] = ev;
+}
+
+static void on_run_begin(void *ctx, const gl_exec *e)
+{
+    (void)e;
+    session *s = ctx;
+    s->exec_begin = now_ns();
+}
+
+static void on_run_end(void *ctx, const gl_exec *e, gl_status st)
+{
+    (void)e;
+    (void)st;
+    session *s = ctx;
+    s->exec_end = now_ns();
+}
+
+static void on_node_begin(void *ctx, const gl_exec *e, const gl_exec_event *ev)
+{
+    (void)e;
+    session *s = ctx;
+    if (ev->entry < s->n_entries)
+        s->begin[ev->entry] = now_ns();
+}
+
+static void on_timed_end(void *ctx, const gl_exec *e, const gl_exec_event *ev)
+{
+    (void)e;
+    session *s = ctx;
+    if (ev->entry >= s->n_entries)
+        return;
+    s->acc_ns[ev->entry] += ev->ns;
+    s->acc_convert[ev->entry] += ev->convert_ns;
+    if (s->o->trace)
+        push_event(s->p, (gl_profile_event){
+            .kind = GL_PROFILE_EV_NODE, .backend = s->bi, .row = s->entry_rows[ev->entry],
+            .entry = ev->entry, .ts_ns = s->begin[ev->entry] - s->t_start, .dur_ns = ev->ns});
+}
+
+/* The worst of two comparisons (of two outputs of one node). */
+static void compare_merge(gl_compare *acc, const gl_compare *c, bool first)
+{
+    if (first) {
+        *acc = *c;
+        return;
+    }
+    acc->same_shape = acc->same_shape && c->same_shape;
+    acc->count += c->count;
+    acc->max_abs = c->max_abs > acc->max_abs ? c->max_abs : acc->max_abs;
+    acc->max_rel = c->max_rel > acc->max_rel ? c->max_rel : acc->max_rel;
+    acc->nmse = c->nmse > acc->nmse || c->nmse != c->nmse ? c->nmse : acc->nmse;
+    acc->over_tol += c->over_tol;
+    acc->nan_mismatch += c->nan_mismatch;
+    if (acc->first_bad < 0)
+        acc->first_bad = c->first_bad;
+    acc->ok = acc->ok && c->ok;
+}
+
+static void free_capture(builder *b, size_t row, size_t n_outputs)
+{
+    if (row >= b->n_captures || !b->captures[row])
+        return;
+    for (size_t k = 0; k < n_outputs; k++)
+        gl_tensor_free(b->captures[row][k]);
+    free(b->captures[row]);
+    b->captures[row] = NULL;
+}
+
+/* Keep the reference outputs of a node that ran once; forget them when it runs again. */
+static void capture(session *s, size_t row, const gl_exec_event *ev, size_t calls)
+{
+    builder *b = s->b;
+    if (row >= b->n_captures) {
+        size_t n = s->p->n_rows;
+        b->captures = gl_xrealloc(b->captures, n * sizeof(*b->captures));
+        memset(b->captures + b->n_captures, 0, (n - b->n_captures) * sizeof(*b->captures));
+        b->n_captures = n;
+    }
+    if (calls != 1) {
+        free_capture(b, row, ev->n_outputs);
+        return;
+    }
+    gl_tensor **keep = gl_xcalloc(ev->n_outputs ? ev->n_outputs : 1, sizeof(*keep));
+    for (size_t k = 0; k < ev->n_outputs; k++)
+        if (ev->outputs[k])
+            keep[k] = gl_exec_plain(s->e, ev->outputs[k]);
+    b->captures[row] = keep;
+}
+
+/* Compare a node's outputs with the reference's; the first row over tolerance in
+ * execution order is where the runs part ways. */
+static void compare_node(session *s, size_t row, const gl_exec_event *ev, size_t calls)
+{
+    gl_profile_cell *cell = &s->p->rows[row].cells[s->bi];
+    gl_tensor **ref = row < s->b->n_captures ? s->b->captures[row] : NULL;
+    if (calls != 1 || !ref) {
+        cell->compared = false;
+        return;
+    }
+    bool any = false;
+    for (size_t k = 0; k < ev->n_outputs; k++) {
+        if (!ev->outputs[k] || !ref[k])
+            continue;
+        gl_tensor *got = gl_exec_plain(s->e, ev->outputs[k]);
+        if (!got)
+            continue;
+        gl_compare c;
+        gl_compare_tensors(got, ref[k], s->o->rtol, s->o->atol, &c);
+        gl_tensor_free(got);
+        compare_merge(&cell->cmp, &c, !any);
+        any = true;
+    }
+    cell->compared = any;
+    gl_profile_backend *pb = &s->p->backends[s->bi];
+    if (any && !cell->cmp.ok && pb->first_divergence == SIZE_MAX)
+        pb->first_divergence = row;
+}
+
+static void on_inspect_end(void *ctx, const gl_exec *e, const gl_exec_event *ev)
+{
+    (void)e;
+    session *s = ctx;
+    if (ev->entry >= s->n_entries || ev->status != GL_OK)
+        return;
+    size_t calls = ++s->calls[ev->entry];
+    size_t row = s->entry_rows[ev->entry];
+    gl_profile_row *r = &s->p->rows[row];
+    const gl_node *n = ev->node;
+    for (size_t k = 0; k < ev->n_outputs; k++) {
+        gl_profile_type *slot = n->outputs[k] ? type_slot(&s->types, n->outputs[k]) : NULL;
+        if (slot && ev->outputs[k])
+            type_set(slot, ev->outputs[k]);
+    }
+    if (!r->in && !r->out) {
+        r->n_in = n->n_inputs;
+        r->n_out = n->n_outputs;
+        r->in = types_new(r->n_in);
+        r->out = types_new(r->n_out);
+    }
+    for (size_t k = 0; k < r->n_in && k < n->n_inputs; k++)
+        value_type(&s->types, n->inputs[k], &r->in[k]);
+    for (size_t k = 0; k < r->n_out && k < n->n_outputs; k++)
+        value_type(&s->types, n->outputs[k], &r->out[k]);
+    r->flops = gl_profile_flops(n, r->in, r->n_in, r->out, r->n_out);
+    r->bytes = gl_profile_bytes(r->in, r->n_in, r->out, r->n_out);
+    if (s->is_ref)
+        capture(s, row, ev, calls);
+    else if (s->p->ref != SIZE_MAX)
+        compare_node(s, row, ev, calls);
+}
+
+static void free_outputs(gl_tensor **outs, size_t n)
+{
+    for (size_t i = 0; outs && i < n; i++) {
+        gl_tensor_free(outs[i]);
+        outs[i] = NULL;
+    }
+}
+
+/* One gl_exec_run; outputs freed unless `keep`. */
+static gl_status run_once(session *s, const gl_tensor *const *in, size_t n_in, gl_tensor **outs,
+                          bool keep)
+{
+    size_t n_out = s->p->n_outputs;
+    gl_status st = gl_exec_run(s->e, in, n_in, outs, n_out);
+    if (!keep)
+        free_outputs(outs, n_out);
+    return st;
+}
+
+static void observe(session *s, void (*node_end)(void *, const gl_exec *, const gl_exec_event *))
+{
+    gl_exec_observer ob = {.ctx = s, .run_begin = on_run_begin, .run_end = on_run_end,
+                           .node_begin = s->o->trace ? on_node_begin : NULL,
+                           .node_end = node_end};
+    gl_exec_set_observer(s->e, node_end ? &ob : NULL);
+}
+
+/* Warm-up, then `reps` rounds of an observed and a plain run. */
+static gl_status timed_runs(session *s, const gl_tensor *const *in, size_t n_in,
+                            gl_tensor **outs, double *node_ns, double *convert_ns,
+                            double *wall_ns)
+{
+    gl_profile *p = s->p;
+    int reps = s->o->reps;
+    gl_status st = GL_OK;
+    for (int w = 0; w < s->o->warmup && st == GL_OK; w++)
+        st = run_once(s, in, n_in, outs, false);
+    for (int r = 0; r < reps && st == GL_OK; r++) {
+        memset(s->acc_ns, 0, s->n_entries * sizeof(*s->acc_ns));
+        memset(s->acc_convert, 0, s->n_entries * sizeof(*s->acc_convert));
+        observe(s, on_timed_end);
+        uint64_t t0 = now_ns();
+        st = run_once(s, in, n_in, outs, false);
+        uint64_t t1 = now_ns();
+        observe(s, NULL);
+        for (size_t i = 0; i < s->n_entries; i++) {
+            node_ns[i * (size_t)reps + (size_t)r] = (double)s->acc_ns[i];
+            convert_ns[i * (size_t)reps + (size_t)r] = (double)s->acc_convert[i];
+        }
+        if (s->o->trace && st == GL_OK) {
+            push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_RUN, .backend = s->bi,
+                                             .ts_ns = t0 - s->t_start, .dur_ns = t1 - t0});
+            push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_EXECUTE, .backend = s->bi,
+                                             .ts_ns = s->exec_begin - s->t_start,
+                                             .dur_ns = s->exec_end - s->exec_begin});
+        }
+        if (st != GL_OK)
+            break;
+        t0 = now_ns();
+        st = run_once(s, in, n_in, outs, false);
+        wall_ns[r] = (double)(now_ns() - t0);
+    }
+    if (st == GL_OK)
+        gl_exec_get_stats(s->e, &p->backends[s->bi].stats);
+    return st;
+}
+
+/* The untimed run: types, FLOPs, the reference's outputs kept or compared. */
+static gl_status inspect_run(session *s, const gl_tensor *const *in, size_t n_in,
+                             gl_tensor **outs)
+{
+    gl_profile *p = s->p;
+    builder *b = s->b;
+    const gl_graph *g = gl_exec_model(s->e)->graph;
+    for (size_t i = 0; i < g->n_inputs && i < n_in; i++) {
+        gl_profile_type *slot = type_slot(&s->types, g->inputs[i]);
+        const gl_tensor *t = in[i] ? in[i] : g->inputs[i]->init;
+        if (slot && t)
+            type_set(slot, t);
+    }
+    observe(s, on_inspect_end);
+    gl_status st = run_once(s, in, n_in, outs, true);
+    observe(s, NULL);
+    if (st != GL_OK)
+        return st;
+    gl_profile_backend *pb = &p->backends[s->bi];
+    if (s->is_ref) {
+        b->ref_outputs = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*b->ref_outputs));
+        memcpy(b->ref_outputs, outs, p->n_outputs * sizeof(*outs));
+        return GL_OK;
+    }
+    if (p->ref != SIZE_MAX) {
+        pb->compared = true;
+        pb->outputs_ok = true;
+        pb->outputs = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*pb->outputs));
+        for (size_t i = 0; i < p->n_outputs; i++) {
+            gl_compare_tensors(outs[i], b->ref_outputs[i], p->rtol, p->atol, &pb->outputs[i]);
+            pb->outputs_ok = pb->outputs_ok && pb->outputs[i].ok;
+        }
+    }
+    free_outputs(outs, p->n_outputs);
+    return GL_OK;
+}
+
+/* The plan's rows after the runs: what ran each entry, how, and its statistics. */
+static void fill_cells(session *s, double *node_ns, double *convert_ns)
+{
+    size_t reps = (size_t)s->o->reps;
+    for (size_t i = 0; i < s->n_entries; i++) {
+        const gl_plan_entry *en = gl_exec_plan_at(s->e, i);
+        gl_profile_row *r = &s->p->rows[s->entry_rows[i]];
+        gl_profile_cell *c = &r->cells[s->bi];
+        c->entry = i;
+        c->backend = en->backend;
+        c->fell_back = en->fell_back;
+        c->info = en->info;
+        c->conversions = en->conversions;
+        c->calls = s->calls[i];
+        c->ms = gl_profile_stats(node_ns + i * reps, reps);
+        c->convert_ms = gl_profile_stats(convert_ns + i * reps, reps).median;
+    }
+}
+
+static void session_free(session *s)
+{
+    free(s->entry_rows);
+    free(s->acc_ns);
+    free(s->acc_convert);
+    free(s->calls);
+    free(s->begin);
+    type_map_free(&s->types);
+    gl_exec_free(s->e);
+}
+
+static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
+                                 const gl_tensor *const *in, size_t n_in,
+                                 const gl_profile_options *o, uint64_t t_start)
+{
+    gl_profile *p = b->p;
+    gl_profile_backend *pb = &p->backends[bi];
+    session s = {.b = b, .p = p, .bi = bi, .is_ref = bi == p->ref, .t_start = t_start, .o = o};
+    gl_exec_options eo = {.backend = pb->name, .threads = o->threads, .layout = o->layout};
+    uint64_t t0 = now_ns();
+    gl_status st = gl_exec_create(m, &eo, &s.e);
+    uint64_t t1 = now_ns();
+    if (st != GL_OK)
+        return st;
+    pb->create_ms = (double)(t1 - t0) / 1e6;
+    if (o->trace)
+        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_CREATE, .backend = bi,
+                                         .ts_ns = t0 - t_start, .dur_ns = t1 - t0});
+    size_t n = s.n_entries = gl_exec_plan_count(s.e);
+    size_t reps = (size_t)o->reps;
+    if (n > GL_PROFILE_MAX_SAMPLES / reps) {
+        gl_exec_free(s.e);
+        return gl_fail(GL_ERR_INPUT, "%s: %zu plan entries x %zu timed runs are more samples "
+                       "than a profile keeps (%u); time fewer runs", p->model, n, reps,
+                       GL_PROFILE_MAX_SAMPLES);
+    }
+    s.entry_rows = gl_xcalloc(n ? n : 1, sizeof(*s.entry_rows));
+    for (size_t i = 0; i < n; i++)
+        s.entry_rows[i] = row_for(b, bi, gl_exec_plan_at(s.e, i), s.entry_rows);
+    s.acc_ns = gl_xcalloc(n ? n : 1, sizeof(*s.acc_ns));
+    s.acc_convert = gl_xcalloc(n ? n : 1, sizeof(*s.acc_convert));
+    s.calls = gl_xcalloc(n ? n : 1, sizeof(*s.calls));
+    s.begin = gl_xcalloc(n ? n : 1, sizeof(*s.begin));
+    size_t samples = n * reps > 0 ? n * reps : 1;
+    double *node_ns = gl_xcalloc(samples, sizeof(*node_ns));
+    double *convert_ns = gl_xcalloc(samples, sizeof(*convert_ns));
+    double *wall_ns = gl_xcalloc(reps, sizeof(*wall_ns));
+    gl_tensor **outs = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*outs));
+    pb->first_divergence = SIZE_MAX;
+    st = timed_runs(&s, in, n_in, outs, node_ns, convert_ns, wall_ns);
+    if (st == GL_OK)
+        st = inspect_run(&s, in, n_in, outs);
+    if (st == GL_OK) {
+        fill_cells(&s, node_ns, convert_ns);
+        pb->wall = gl_profile_stats(wall_ns, reps);
+        gl_exec_summary(s.e, pb->summary, sizeof(pb->summary));
+    }
+    free(outs);
+    free(node_ns);
+    free(convert_ns);
+    free(wall_ns);
+    session_free(&s);
+    return st;
+}
+
+/* ---- the whole profile ------------------------------------------------------------------- */
+
+/* Backends by name, the reference first (the others compare against its run). */
+static gl_status choose_backends(gl_profile *p, const gl_profile_options *o)
+{
+    const char *names[GL_PROFILE_MAX_BACKENDS];
+    size_t n = o->n_backends;
+    if (n > GL_PROFILE_MAX_BACKENDS)
+        return gl_fail(GL_ERR_INPUT, "profile: at most %d backends", GL_PROFILE_MAX_BACKENDS);
+    if (n == 0) {
+        names[n++] = "ref";
+        if (gl_backend_dnnl())
+            names[n++] = "dnnl";
+    } else {
+        memcpy(names, o->backends, n * sizeof(*names));
+    }
+    p->ref = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const gl_backend *be = gl_backend_find(names[i]);
+        if (!be)
+            return gl_fail(GL_ERR_INPUT, "profile: backend '%s' is unknown or not built in "
+                           "(ref, dnnl)", names[i]);
+        for (size_t k = 0; k < p->n_backends; k++)
+            if (strcmp(p->backends[k].name, be->name) == 0)
+                return gl_fail(GL_ERR_INPUT, "profile: backend '%s' is given twice", be->name);
+        if (be == gl_backend_ref() && p->n_backends > 0) {
+            /* move the reference to the front */
+            memmove(&p->backends[1], &p->backends[0], p->n_backends * sizeof(*p->backends));
+            p->backends[0] = (gl_profile_backend){.name = be->name};
+        } else {
+            p->backends[p->n_backends] = (gl_profile_backend){.name = be->name};
+        }
+        p->n_backends++;
+        if (be == gl_backend_ref())
+            p->ref = 0;
+    }
+    p->primary = p->n_backends - 1;
+    return GL_OK;
+}
+
+/* Totals of the model's own nodes, and each row's share of them. */
+static void totals(gl_profile *p)
+{
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        gl_profile_backend *pb = &p->backends[bi];
+        for (size_t r = 0; r < p->n_rows; r++) {
+            const gl_profile_cell *c = &p->rows[r].cells[bi];
+            if (c->ran && p->rows[r].depth == 0) {
+                pb->node_ms += c->ms.median;
+                pb->convert_ms += c->convert_ms;
+            }
+        }
+        for (size_t r = 0; r < p->n_rows; r++) {
+            gl_profile_cell *c = &p->rows[r].cells[bi];
+            c->pct = c->ran && pb->node_ms > 0 ? 100.0 * c->ms.median / pb->node_ms : 0;
+        }
+    }
+}
+
+static void builder_free(builder *b)
+{
+    for (size_t r = 0; r < b->n_captures; r++)
+        free_capture(b, r, b->p->rows[r].n_out);
+    free(b->captures);
+    free_outputs(b->ref_outputs, b->p->n_outputs);
+    free(b->ref_outputs);
+    free(b->links);
+    free(b->top_rows);
+}
+
+gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size_t n_inputs,
+                         const gl_profile_options *o, gl_profile **out)
+{
+    *out = NULL;
+    if (!m || !m->graph)
+        return gl_fail(GL_ERR_INPUT, "profile: no model");
+    if (o->reps < 1 || o->warmup < 0)
+        return gl_fail(GL_ERR_INPUT, "profile: needs at least one timed run (reps %d, "
+                       "warmup %d)", o->reps, o->warmup);
+    uint64_t t_start = now_ns() - o->load_ns;
+    const gl_graph *g = m->graph;
+    gl_profile *p = gl_xcalloc(1, sizeof(*p));
+    p->model = gl_xstrdup(m->path ? m->path : "<model>");
+    p->reps = o->reps;
+    p->warmup = o->warmup;
+    p->threads = o->threads;
+    p->rtol = o->rtol;
+    p->atol = o->atol;
+    p->n_outputs = g->n_outputs;
+    p->output_names = gl_xcalloc(g->n_outputs ? g->n_outputs : 1, sizeof(*p->output_names));
+    for (size_t i = 0; i < g->n_outputs; i++)
+        p->output_names[i] = gl_xstrdup(g->outputs[i]->name);
+    gl_status st = choose_backends(p, o);
+    if (st == GL_OK && o->trace && o->load_ns)
+        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_LOAD, .dur_ns = o->load_ns});
+    builder b = {.p = p, .n_top = g->n_nodes};
+    b.top_rows = gl_xmalloc((g->n_nodes ? g->n_nodes : 1) * sizeof(*b.top_rows));
+    for (size_t i = 0; i < g->n_nodes; i++)
+        b.top_rows[i] = SIZE_MAX;
+    for (unsigned bi = 0; bi < p->n_backends && st == GL_OK; bi++)
+        st = profile_backend(&b, bi, m, inputs, n_inputs, o, t_start);
+    builder_free(&b);
+    if (st != GL_OK) {
+        gl_profile_free(p);
+        return st;
+    }
+    totals(p);
+    *out = p;
+    return GL_OK;
+}
+
+void gl_profile_free(gl_profile *p)
+{
+    if (!p)
+        return;
+    for (size_t r = 0; r < p->n_rows; r++) {
+        gl_profile_row *row = &p->rows[r];
+        for (size_t k = 0; row->in && k < row->n_in; k++)
+            free(row->in[k].dims);
+        for (size_t k = 0; row->out && k < row->n_out; k++)
+            free(row->out[k].dims);
+        free(row->in);
+        free(row->out);
+        free(row->cells);
+        free(row->name);
+        free(row->op);
+    }
+    free(p->rows);
+    for (size_t bi = 0; bi < p->n_backends; bi++)
+        free(p->backends[bi].outputs);
+    for (size_t i = 0; i < p->n_outputs; i++)
+        free(p->output_names[i]);
+    free(p->output_names);
+    free(p->events);
+    free(p->model);
+    free(p);
+}

@@ -1,0 +1,162 @@
+/* profile.h — where a model's time goes, node by node, on each backend; and how far each
+ * backend's numbers are from the reference kernels'. `graphlab profile` prints it, the
+ * workbench's run view will show it, trace.h exports it as ONNX Runtime's profile.
+ *
+ * Per backend (the reference first, whatever the order asked): a plan, `warmup` untimed
+ * runs, then `reps` rounds of two runs each — one observed (every plan entry's time and
+ * layout-conversion time, summed over its calls in that run) and one not (the wall time
+ * of the whole gl_exec_run, free of the observer's own cost) — and last one inspection
+ * run, untimed, that records tensor shapes (for FLOPs, bytes and the trace) and compares
+ * every node's outputs with the reference run's. Comparing copies tensors, so it never
+ * happens in a timed run.
+ *
+ * Rows are plan entries matched across backends: a node of the model's graph by
+ * identity, a node inside a subgraph or function body by its parent row, name and op. A
+ * row a backend's plan does not have (the body of a function call another backend runs
+ * whole) has an empty cell for it. Times of nodes inside bodies are summed over their
+ * calls in a run and shown at their depth; totals count the model's own nodes only (a
+ * node's time includes its bodies').
+ *
+ * A node's outputs are compared when it ran exactly once in both runs (not in a Loop
+ * body, say): max abs, max rel and NMSE over its outputs (the worst of each), and
+ * whether every output is within |a - b| <= atol + rtol * |b|.
+ */
+#ifndef GL_PROFILE_H
+#define GL_PROFILE_H
+
+#include "exec/compare.h"
+#include "exec/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GL_PROFILE_MAX_BACKENDS 4
+/* Timing samples kept at most (plan entries x reps): their medians need them all. */
+#define GL_PROFILE_MAX_SAMPLES (1u << 24)
+/* Trace events kept at most (a Loop may run its body without bound); the rest are
+ * counted in gl_profile.dropped_events. */
+#define GL_PROFILE_MAX_EVENTS (1u << 20)
+
+typedef struct gl_profile_options {
+    const char *backends[GL_PROFILE_MAX_BACKENDS]; /* names; none: "ref" and, when built
+                                                    * in, "dnnl" */
+    size_t n_backends;
+    int reps;           /* timed rounds per backend, >= 1 */
+    int warmup;         /* untimed runs before them, >= 0 */
+    int threads;        /* gl_exec_options.threads */
+    const char *layout; /* gl_exec_options.layout (NULL: auto) */
+    double rtol, atol;  /* for the comparisons */
+    bool trace;         /* keep each observed node's start and duration (gl_profile_events) */
+    uint64_t load_ns;   /* how long loading the model took, for the trace (0: unknown) */
+} gl_profile_options;
+
+typedef struct gl_profile_stat {
+    double median, min, max; /* milliseconds */
+} gl_profile_stat;
+
+/* Median, min and max of n samples (ns; sorted in place), in ms. n = 0 gives zeros. */
+gl_profile_stat gl_profile_stats(double *samples_ns, size_t n);
+
+/* A tensor's type as seen in a run. */
+typedef struct gl_profile_type {
+    bool present;  /* false: an omitted optional input or output */
+    bool constant; /* an initializer that is not an overridable input (a weight) */
+    gl_dtype dtype;
+    int rank;      /* < 0: not known */
+    int64_t *dims; /* owned */
+} gl_profile_type;
+
+/* One row on one backend. */
+typedef struct gl_profile_cell {
+    bool ran;              /* the backend's plan has this row */
+    size_t entry;          /* its plan entry */
+    const char *backend;   /* what ran it: "ref", "dnnl", "body" (static strings) */
+    bool fell_back;        /* the backend asked for did not take it (info.note says why) */
+    gl_backend_info info;  /* implementation and layouts, as of the last run */
+    gl_profile_stat ms;    /* time per run: median, min, max over the rounds */
+    double convert_ms;     /* of which converting layouts (median) */
+    double pct;            /* ms.median as a share of the backend's node total, in % */
+    size_t calls;          /* per run */
+    size_t conversions;    /* inputs the executor converted to plain (last run) */
+    bool compared;         /* against the reference (non-reference backends) */
+    gl_compare cmp;        /* worst over the outputs; cmp.ok: all within tolerance */
+} gl_profile_cell;
+
+typedef struct gl_profile_row {
+    char *name, *op;           /* owned copies (plans free their nodes) */
+    int depth;                 /* 0: the model's graph */
+    size_t parent;             /* row of the node whose body this is in; SIZE_MAX */
+    int64_t flops;             /* 2 x multiply-adds (Conv, ConvTranspose, MatMul, Gemm); -1 */
+    int64_t bytes;             /* inputs (weights included) + outputs, each once; -1 */
+    gl_profile_type *in, *out; /* owned, n_in / n_out entries: the last call's types */
+    size_t n_in, n_out;
+    gl_profile_cell *cells;    /* owned, one per backend */
+} gl_profile_row;
+
+typedef struct gl_profile_backend {
+    const char *name;          /* "ref", "dnnl" (static) */
+    char summary[256];         /* the plan's header (layout policy), may be "" */
+    double create_ms;          /* building the plan */
+    gl_profile_stat wall;      /* whole runs, unobserved */
+    double node_ms;            /* sum of the medians of the model's own nodes */
+    double convert_ms;         /* ... of their layout conversions */
+    gl_exec_stats stats;       /* of the last timed run */
+    bool compared;             /* non-reference backend run beside the reference */
+    bool outputs_ok;           /* every graph output within tolerance of the reference */
+    gl_compare *outputs;       /* owned, one per graph output (when compared) */
+    size_t first_divergence;   /* first row, in execution order, whose outputs are over
+                                * tolerance; SIZE_MAX when none */
+} gl_profile_backend;
+
+typedef enum gl_profile_event_kind {
+    GL_PROFILE_EV_LOAD,    /* loading the model (options.load_ns) */
+    GL_PROFILE_EV_CREATE,  /* building a backend's plan */
+    GL_PROFILE_EV_RUN,     /* one observed gl_exec_run, whole */
+    GL_PROFILE_EV_EXECUTE, /* its step loop, first node begin to last node end */
+    GL_PROFILE_EV_NODE,    /* one call of a node */
+} gl_profile_event_kind;
+
+typedef struct gl_profile_event {
+    gl_profile_event_kind kind;
+    unsigned backend;      /* index into backends */
+    size_t row;            /* GL_PROFILE_EV_NODE */
+    size_t entry;          /* the plan entry (GL_PROFILE_EV_NODE) */
+    uint64_t ts_ns, dur_ns; /* from the start of the profile (loading included) */
+} gl_profile_event;
+
+typedef struct gl_profile {
+    char *model;               /* owned: the model's path */
+    int reps, warmup, threads;
+    double rtol, atol;
+    gl_profile_backend backends[GL_PROFILE_MAX_BACKENDS];
+    size_t n_backends;
+    size_t ref;                /* index of the reference backend; SIZE_MAX when absent */
+    size_t primary;            /* the backend the table sorts by: the last one */
+    gl_profile_row *rows;      /* in the order plans list them */
+    size_t n_rows;
+    char **output_names;       /* owned, the graph's outputs */
+    size_t n_outputs;
+    gl_profile_event *events;  /* options.trace: in time order per backend */
+    size_t n_events, cap_events;
+    size_t dropped_events;
+} gl_profile;
+
+/* Profile `m` (not owned) on `inputs` (graph-input order, as gl_exec_run takes them).
+ * GL_ERR_INPUT for bad options (no reps, an unknown or repeated backend, more than
+ * GL_PROFILE_MAX_SAMPLES plan entries x reps), else what
+ * building a plan or running it returns, with its message. On failure *out is NULL. */
+gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size_t n_inputs,
+                         const gl_profile_options *o, gl_profile **out);
+void gl_profile_free(gl_profile *p);
+
+/* 2 x multiply-adds of node n with these input and output types; -1 for an op not
+ * counted or a type not known. */
+int64_t gl_profile_flops(const gl_node *n, const gl_profile_type *in, size_t n_in,
+                         const gl_profile_type *out, size_t n_out);
+/* Bytes a node reads and writes, each tensor once (logical size: layout padding not
+ * counted); -1 when a present tensor's type is unknown. */
+int64_t gl_profile_bytes(const gl_profile_type *in, size_t n_in, const gl_profile_type *out,
+                         size_t n_out);
+
+#endif

@@ -1,0 +1,145 @@
+#!/bin/sh
+# profile.sh — `graphlab profile` through the real program: the table, --json against its
+# contract, --trace against ONNX Runtime's profile format, and exit codes (1 when a
+# backend's outputs differ from the reference's, naming where the runs part ways; 2 on
+# bad usage or input). Few repetitions: this tests what is printed, not how fast.
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+EX="$GL_SRCDIR/examples"
+CHECK="$GL_SRCDIR/tests/profile_check.py"
+ORT_PROFILE="$GL_SRCDIR/../shared/reference/ort_profile_nhwc_convnet.json"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/glprof.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# run ARGS...: sets rc, out (stdout file), err (stderr file)
+run() {
+    "$GL" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+lines() { wc -l <"$1" | tr -d ' '; }
+py() { [ -n "${GL_PYTHON:-}" ] && "$GL_PYTHON" -c 'import json' 2>/dev/null; }
+# colvals LABEL FILE PATTERN: the values under the right-aligned column LABEL of the
+# table, in the rows matching PATTERN
+colvals() {
+    awk -v lab="$1" -v pat="$3" '
+        /^op / { e = index($0, lab) + length(lab) - 1; next }
+        e && $0 ~ pat { s = substr($0, e - 9, 10); gsub(/ /, "", s); print s }' "$2"
+}
+
+backends=ref
+"$GL" run "$EX/conv_nhwc/model.onnx" --backend dnnl >/dev/null 2>&1 && backends=ref,dnnl
+
+# --- the table, on every example ----------------------------------------------------------
+for m in "$EX"/*/model.onnx "$GL_SRCDIR/tests/data/good_relu.onnx"; do
+    [ -e "$m" ] || continue
+    name=$(basename "$(dirname "$m")")
+    [ "$name" = data ] && name=good_relu
+    dim=""
+    [ "$name" = transformer_block ] && dim="--dim seq=5"
+    # shellcheck disable=SC2086
+    run profile "$m" --backends "$backends" --reps 2 --warmup 1 $dim
+    check "$name: exit 0" [ "$rc" -eq 0 ]
+    [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err")"
+    check "$name: a header with the columns" grep -q "^op  *name  *backend/impl .* ref ms" "$tmp/out"
+    check "$name: a totals line per backend" \
+        sh -c "[ \$(grep -c '^total .*whole run median' '$tmp/out') -eq $(echo "$backends" | tr ',' '\n' | wc -l) ]"
+    check "$name: random inputs said on stderr" grep -q "seeded random inputs" "$tmp/err"
+done
+
+conv="$EX/conv_nhwc/model.onnx"
+run profile "$conv" --data "$EX/conv_nhwc/test_data_set_0" --backends ref --reps 2
+check "--data: exit 0" [ "$rc" -eq 0 ]
+check "--data: no word of random inputs" sh -c "! grep -q random '$tmp/err'"
+colvals GFLOP/s "$tmp/out" '^Conv ' >"$tmp/gflops"
+check "--data: every Conv has a GFLOP/s figure" \
+    sh -c "[ \$(wc -l <'$tmp/gflops') -eq 2 ] && ! grep -qx -- - '$tmp/gflops'"
+
+if [ "$backends" = ref,dnnl ]; then
+    run profile "$conv" --reps 3 --warmup 1 --threads 1
+    check "ref and dnnl: a speedup column" grep -q "speedup" "$tmp/out"
+    check "ref and dnnl: Conv rows on dnnl, compared ok" \
+        sh -c "grep '^Conv ' '$tmp/out' | grep -q ' dnnl .* ok '"
+    colvals "dnnl ms" "$tmp/out" '^[A-Z]' >"$tmp/times"
+    check "ref and dnnl: sorted by dnnl time, longest first" \
+        sh -c "[ -s '$tmp/times' ] && sort -g -c -r '$tmp/times'"
+    run profile "$conv" --backends dnnl --reps 2 --layout nhwc
+    check "--backends dnnl --layout nhwc: exit 0" [ "$rc" -eq 0 ]
+    check "--layout nhwc: the plan says so" grep -q "^# dnnl: .*nhwc" "$tmp/out"
+    check "dnnl alone: no compare column filled" \
+        sh -c "! grep -q ' ok [0-9]' '$tmp/out'"
+fi
+
+# --- --json --------------------------------------------------------------------------------
+run profile "$conv" --backends "$backends" --reps 2 --json
+check "--json: exit 0" [ "$rc" -eq 0 ]
+cp "$tmp/out" "$tmp/profile.json"
+if py; then
+    check "--json: the contract's shape" "$GL_PYTHON" "$CHECK" json "$tmp/profile.json" "$backends"
+    "$GL_PYTHON" "$CHECK" json "$tmp/profile.json" "$backends" | while read -r l; do diag "$l"; done
+else
+    check "--json: runs and nodes (grep)" \
+        sh -c "grep -q '\"runs\"' '$tmp/profile.json' && grep -q '\"nodes\"' '$tmp/profile.json' &&
+               grep -q '\"median_ms\"' '$tmp/profile.json' && grep -q '\"flops\": [0-9]' '$tmp/profile.json'"
+fi
+tb="$EX/transformer_block/model.onnx"
+run profile "$tb" --dim seq=3 --backends "$backends" --reps 1 --warmup 0 --json
+check "--json transformer_block: exit 0" [ "$rc" -eq 0 ]
+if py; then
+    check "--json transformer_block: the contract's shape" \
+        "$GL_PYTHON" "$CHECK" json "$tmp/out" "$backends"
+fi
+
+# --- --trace ---------------------------------------------------------------------------------
+run profile "$conv" --backends "$backends" --reps 2 --trace "$tmp/trace.json"
+check "--trace: exit 0, the table still printed" sh -c "[ $rc -eq 0 ] && grep -q '^total' '$tmp/out'"
+check "--trace: the file is written" [ -s "$tmp/trace.json" ]
+check "--trace: no temporary file left" sh -c "[ \$(ls '$tmp' | grep -c trace) -eq 1 ]"
+check "--trace: one event a line, like ORT" \
+    sh -c "[ \$(grep -c '_kernel_time' '$tmp/trace.json') -gt 0 ] && head -1 '$tmp/trace.json' | grep -q '^\\[\$'"
+if py; then
+    if [ -f "$ORT_PROFILE" ]; then
+        check "--trace: ONNX Runtime's keys and event kinds" \
+            "$GL_PYTHON" "$CHECK" trace "$tmp/trace.json" "$ORT_PROFILE"
+        "$GL_PYTHON" "$CHECK" trace "$tmp/trace.json" "$ORT_PROFILE" | while read -r l; do diag "$l"; done
+    else
+        skip "--trace against ORT's profile: ../shared/reference is absent"
+        check "--trace: Chrome-trace events" "$GL_PYTHON" "$CHECK" trace "$tmp/trace.json"
+    fi
+else
+    check "--trace: node events with ORT's args (grep)" \
+        sh -c "grep -q '\"cat\":\"Node\"' '$tmp/trace.json' && grep -q '\"op_name\":\"Conv\"' '$tmp/trace.json' &&
+               grep -q '\"input_type_shape\":\\[{\"float\":\\[' '$tmp/trace.json'"
+fi
+
+# --- exit 1: a backend's outputs differ from the reference's ----------------------------------
+if [ "$backends" = ref,dnnl ]; then
+    # oneDNN does not add in the reference kernel's order: with no tolerance at all the
+    # outputs differ, and the first Conv is where the runs part ways.
+    run profile "$conv" --reps 1 --warmup 0 --rtol 0 --atol 0
+    check "zero tolerance: exit 1" [ "$rc" -eq 1 ]
+    check "...the output named, MISMATCH" grep -q "output '.*' \[dnnl vs ref\]: .*MISMATCH" "$tmp/err"
+    check "...the first node where the runs part ways" \
+        grep -q "dnnl and ref part ways at node 'conv1' (Conv)" "$tmp/err"
+    check "...and the table is still printed" grep -q "^total dnnl" "$tmp/out"
+else
+    skip "exit 1 on a difference: built without oneDNN"
+fi
+
+# --- exit 2: bad usage or input --------------------------------------------------------------
+for args in "profile" "profile $conv --reps 0" "profile $conv --reps x" \
+            "profile $conv --warmup -1" "profile $conv --threads many" \
+            "profile $conv --backends tpu" "profile $conv --backends ref,ref" \
+            "profile $conv --backends ," "profile $conv --layout sideways" \
+            "profile $conv --rtol -1" "profile $conv --dim seq" \
+            "profile $conv --passes bogus" "profile $conv --data $tmp/nowhere" \
+            "profile $tmp/none.onnx" "profile $conv --frobnicate" "profile $conv --trace" \
+            "profile $tb" "profile $GL_SRCDIR/tests/data/bad/truncated.onnx" \
+            "profile $conv --reps 1 --trace $tmp/no/such/dir/t.json"; do
+    # shellcheck disable=SC2086
+    run $args
+    check "exit 2: graphlab $args" [ "$rc" -eq 2 ]
+    check "...one line on stderr" sh -c "[ \$(grep -cv '^usage:\\|^graphlab profile: no --data' '$tmp/err') -eq 1 ]"
+    [ "$rc" -eq 2 ] || diag "$(cat "$tmp/err")"
+done
+
+tap_done

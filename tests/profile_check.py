@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""profile_check.py — validate `graphlab profile` output against its contracts.
+
+  profile_check.py json FILE BACKEND,...     the --json shape of issue 10 / DESIGN.md
+  profile_check.py trace FILE [REFERENCE]    --trace against ONNX Runtime's profile format:
+                                             with REFERENCE (an ORT profile), every key and
+                                             event kind we write must be one ORT writes
+
+Prints one line per problem and exits 1 when there is any; standard library only.
+"""
+import json
+import sys
+
+problems = []
+
+
+def want(cond, what):
+    if not cond:
+        problems.append(what)
+    return cond
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def check_json(path, backends):
+    with open(path) as f:
+        doc = json.load(f)
+    for key, kind in (("model", str), ("threads", int), ("reps", int), ("runs", dict),
+                      ("nodes", list)):
+        want(isinstance(doc.get(key), kind), f"top-level '{key}' is a {kind.__name__}")
+    runs = doc.get("runs", {})
+    want(sorted(runs) == sorted(backends), f"runs has {sorted(runs)}, expected {backends}")
+    for b, r in runs.items():
+        for k in ("median_ms", "min_ms", "max_ms"):
+            want(is_num(r.get(k)) and r[k] >= 0, f"runs.{b}.{k} is a number >= 0")
+        if all(is_num(r.get(k)) for k in ("median_ms", "min_ms", "max_ms")):
+            want(r["min_ms"] <= r["median_ms"] <= r["max_ms"], f"runs.{b}: min <= median <= max")
+    nodes = doc.get("nodes", [])
+    want(len(nodes) > 0, "nodes is not empty")
+    for n in nodes:
+        name = n.get("name")
+        for key in ("name", "op", "backend", "impl"):
+            want(isinstance(n.get(key), str), f"node {name}: '{key}' is a string")
+        ms = n.get("ms")
+        if want(isinstance(ms, dict), f"node {name}: 'ms' is an object"):
+            want(sorted(ms) == sorted(backends), f"node {name}: ms has {sorted(ms)}")
+            for b, v in ms.items():
+                want(v is None or (is_num(v) and v >= 0), f"node {name}: ms.{b} >= 0 or null")
+        for key in ("flops", "bytes"):
+            v = n.get(key, "absent")
+            want(v is None or (isinstance(v, int) and v >= 0), f"node {name}: '{key}' int or null")
+        if n.get("op") in ("Conv", "MatMul", "Gemm") and n.get("depth", 0) == 0:
+            want(isinstance(n.get("flops"), int) and n["flops"] > 0, f"node {name}: flops counted")
+        cmp = n.get("compare", "absent")
+        compared = len(backends) > 1 and "ref" in backends
+        if cmp is None:
+            want(not compared or n.get("depth", 0) > 0 or n.get("ms", {}).get(backends[-1]) is None,
+                 f"node {name}: compared with the reference")
+        elif want(isinstance(cmp, dict), f"node {name}: compare is an object or null"):
+            for key in ("max_abs", "max_rel", "nmse"):
+                want(key in cmp and (cmp[key] is None or is_num(cmp[key])),
+                     f"node {name}: compare.{key}")
+
+
+def kinds(events):
+    """(cat, name pattern) of each event, and the keys used per cat and in Node args."""
+    out = set()
+    for e in events:
+        name = e.get("name", "")
+        out.add((e.get("cat"), "*_kernel_time" if name.endswith("_kernel_time") else name))
+    return out
+
+
+def check_trace(path, reference):
+    with open(path) as f:
+        events = json.load(f)
+    if not want(isinstance(events, list) and events, "the trace is a non-empty JSON array"):
+        return
+    for e in events:
+        for key, kind in (("cat", str), ("name", str), ("ph", str), ("pid", int), ("tid", int),
+                          ("ts", int), ("dur", int), ("args", dict)):
+            want(isinstance(e.get(key), kind), f"event {e.get('name')}: '{key}' is a {kind.__name__}")
+        want(e.get("ph") == "X", f"event {e.get('name')}: ph is X")
+        want(e.get("ts", -1) >= 0 and e.get("dur", -1) >= 0, f"event {e.get('name')}: ts, dur >= 0")
+        if e.get("cat") == "Node":
+            a = e.get("args", {})
+            want(e["name"].endswith("_kernel_time"), f"node event {e['name']}: <node>_kernel_time")
+            for key in ("op_name", "provider", "node_index"):
+                want(isinstance(a.get(key), str), f"node event {e['name']}: args.{key} is a string")
+            for key in ("input_type_shape", "output_type_shape"):
+                ok = isinstance(a.get(key), list) and all(
+                    isinstance(t, dict) and len(t) == 1 and
+                    all(isinstance(d, int) for d in list(t.values())[0]) for t in a[key])
+                want(ok, f"node event {e['name']}: args.{key} is [{{dtype: [dims]}}]")
+    ours = kinds(events)
+    want(("Node", "*_kernel_time") in ours, "node events present")
+    want(("Session", "model_run") in ours, "model_run events present")
+    if not reference:
+        return
+    with open(reference) as f:
+        ref = json.load(f)
+    theirs = kinds(ref)
+    want(ours <= theirs, f"event kinds ORT does not write: {sorted(map(str, ours - theirs))}")
+    for cat in ("Session", "Node"):
+        ref_keys = set().union(*(e.keys() for e in ref if e.get("cat") == cat))
+        our_keys = set().union(*(e.keys() for e in events if e.get("cat") == cat))
+        want(our_keys == ref_keys, f"{cat} event keys {sorted(our_keys)} != ORT's {sorted(ref_keys)}")
+    ref_args = set().union(*(e["args"].keys() for e in ref if e.get("cat") == "Node"))
+    our_args = set().union(*(e["args"].keys() for e in events if e.get("cat") == "Node"))
+    want(our_args <= ref_args, f"Node args ORT does not write: {sorted(our_args - ref_args)}")
+    for key in ("op_name", "provider", "input_type_shape", "output_type_shape"):
+        want(key in our_args, f"Node args have {key}")
+
+
+def main():
+    if len(sys.argv) < 3 or sys.argv[1] not in ("json", "trace"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if sys.argv[1] == "json":
+        check_json(sys.argv[2], sys.argv[3].split(",") if len(sys.argv) > 3 else ["ref"])
+    else:
+        check_trace(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

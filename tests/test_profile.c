@@ -1,0 +1,353 @@
+/* test_profile.c — the profile module's numbers: statistics of known samples, FLOPs and
+ * bytes of known nodes, rows matched across backends, and the comparison columns checked
+ * against comparisons computed apart from the profiler. No timing is asserted. */
+#include "exec/compare.h"
+#include "exec/exec.h"
+#include "exec/profile.h"
+#include "onnx/onnx_io.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statistics ------------------------------------------------------------------------ */
+
+Test(profile, stats_of_known_samples)
+{
+    static const struct {
+        const char *name;
+        size_t n;
+        double ns[6];
+        double median, min, max; /* ms */
+    } cases[] = {
+        {"one", 1, {2e6}, 2, 2, 2},
+        {"odd, unsorted", 5, {5e6, 1e6, 4e6, 2e6, 3e6}, 3, 1, 5},
+        {"even: mean of the middle two", 4, {4e6, 1e6, 3e6, 2e6}, 2.5, 1, 4},
+        {"repeats", 6, {7e5, 7e5, 1e5, 9e5, 7e5, 2e5}, 0.7, 0.1, 0.9},
+        {"an outlier does not move the median", 5, {1e6, 1e6, 1e6, 1e6, 9e9}, 1, 1, 9000},
+        {"no samples", 0, {0}, 0, 0, 0},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        double s[6];
+        memcpy(s, cases[i].ns, sizeof(s));
+        gl_profile_stat st = gl_profile_stats(s, cases[i].n);
+        cr_expect_float_eq(st.median, cases[i].median, 1e-12, "%s: median %g", cases[i].name,
+                           st.median);
+        cr_expect_float_eq(st.min, cases[i].min, 1e-12, "%s: min %g", cases[i].name, st.min);
+        cr_expect_float_eq(st.max, cases[i].max, 1e-12, "%s: max %g", cases[i].name, st.max);
+    }
+}
+
+/* ---- FLOPs and bytes ---------------------------------------------------------------------- */
+
+/* A float tensor of these dims; one whose type is not known; an omitted input. */
+#define T(...)                                                                            \
+    {.present = true, .dtype = GL_DT_FLOAT,                                              \
+     .rank = (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)),                  \
+     .dims = (int64_t[]){__VA_ARGS__}}
+#define UNKNOWN {.present = true, .dtype = GL_DT_FLOAT, .rank = -1}
+#define OMITTED {.present = false, .rank = -1}
+
+Test(profile, flops_of_known_nodes)
+{
+    const struct {
+        const char *name, *op;
+        int64_t trans_a; /* -1: attribute absent */
+        size_t n_in;
+        gl_profile_type in[3];
+        gl_profile_type out;
+        int64_t flops;
+    } cases[] = {
+        /* 2 x (output elements) x (C/group x kh x kw) */
+        {"conv 3x3, 3->16 channels", "Conv", -1, 3,
+         {T(1, 3, 64, 64), T(16, 3, 3, 3), T(16)}, T(1, 16, 64, 64), 2LL * 16 * 64 * 64 * 27},
+        {"depthwise 3x3 on 32 channels", "Conv", -1, 2, {T(1, 32, 56, 56), T(32, 1, 3, 3)},
+         T(1, 32, 56, 56), 2LL * 32 * 56 * 56 * 9},
+        {"conv 1x1 stride 2, batch 2", "Conv", -1, 2, {T(2, 8, 10, 10), T(4, 8, 1, 1)},
+         T(2, 4, 5, 5), 2LL * 2 * 4 * 25 * 8},
+        {"conv 1-D", "Conv", -1, 2, {T(1, 4, 16), T(6, 4, 5)}, T(1, 6, 12), 2LL * 72 * 20},
+        /* every input element times (M/group x kernel) */
+        {"conv transpose 8->4, 3x3", "ConvTranspose", -1, 2, {T(1, 8, 4, 4), T(8, 4, 3, 3)},
+         T(1, 4, 9, 9), 2LL * 128 * 36},
+        /* 2 x (output elements) x K */
+        {"matmul rank 4", "MatMul", -1, 2, {T(2, 3, 5, 7), T(2, 3, 7, 11)}, T(2, 3, 5, 11),
+         2LL * 330 * 7},
+        {"matmul broadcast weight", "MatMul", -1, 2, {T(1, 16, 128), T(128, 512)},
+         T(1, 16, 512), 2LL * 16 * 512 * 128},
+        {"matmul vector", "MatMul", -1, 2, {T(7), T(7, 3)}, T(3), 2LL * 3 * 7},
+        {"gemm", "Gemm", -1, 3, {T(4, 6), T(6, 9), T(9)}, T(4, 9), 2LL * 36 * 6},
+        {"gemm transA", "Gemm", 1, 2, {T(7, 5), T(7, 9)}, T(5, 9), 2LL * 45 * 7},
+        {"gemm transA=0 given", "Gemm", 0, 2, {T(5, 7), T(7, 9)}, T(5, 9), 2LL * 45 * 7},
+        {"not counted", "Relu", -1, 1, {T(4, 4)}, T(4, 4), -1},
+        {"weight unknown", "Conv", -1, 2, {T(1, 3, 8, 8), UNKNOWN}, T(1, 4, 6, 6), -1},
+        {"output unknown", "MatMul", -1, 2, {T(2, 3), T(3, 4)}, UNKNOWN, -1},
+        {"overflow", "MatMul", -1, 2, {T(1 << 30, 1 << 30), T(1 << 30, 1 << 30)},
+         T(1 << 30, 1 << 30), -1},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_model *m = tu_model(13);
+        gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 2, (int64_t[]){1, 1});
+        gl_value *w = tu_input(m->graph, "w", GL_DT_FLOAT, 2, (int64_t[]){1, 1});
+        gl_node *n = tu_node(m->graph, cases[i].op, "n", 2, x, w);
+        if (cases[i].trans_a >= 0)
+            gl_node_set_attr_int(n, "transA", cases[i].trans_a);
+        int64_t f = gl_profile_flops(n, cases[i].in, cases[i].n_in, &cases[i].out, 1);
+        cr_expect_eq(f, cases[i].flops, "%s: %lld flops, expected %lld", cases[i].name,
+                     (long long)f, (long long)cases[i].flops);
+        gl_model_free(m);
+    }
+}
+
+Test(profile, bytes_count_each_tensor_once)
+{
+    gl_profile_type in[3] = {
+        T(2, 3), {.present = true, .constant = true, .dtype = GL_DT_INT64, .rank = 1,
+                  .dims = (int64_t[]){4}},
+        OMITTED};
+    gl_profile_type out[1] = {T(6)};
+    cr_expect_eq(gl_profile_bytes(in, 3, out, 1), 24 + 32 + 24);
+    gl_profile_type scalar[1] = {{.present = true, .dtype = GL_DT_DOUBLE, .rank = 0}};
+    cr_expect_eq(gl_profile_bytes(scalar, 1, NULL, 0), 8);
+    gl_profile_type unknown[2] = {T(2, 3), UNKNOWN};
+    cr_expect_eq(gl_profile_bytes(unknown, 2, out, 1), -1, "a present tensor of unknown type");
+}
+
+/* ---- profiles of small models ---------------------------------------------------------------- */
+
+/* x -> Conv(w, b) -> c -> Relu -> r; both c and r are graph outputs. */
+static gl_model *conv_relu(void)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    float wv[8 * 3 * 3 * 3], bv[8];
+    for (size_t i = 0; i < GL_ARRAY_LEN(wv); i++)
+        wv[i] = (float)((int)(i * 37 % 17) - 8) / 8.0f;
+    for (size_t i = 0; i < GL_ARRAY_LEN(bv); i++)
+        bv[i] = (float)i / 16.0f - 0.25f;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){1, 3, 12, 12});
+    gl_value *w = tu_const_f32(g, "w", 4, (int64_t[]){8, 3, 3, 3}, wv);
+    gl_value *b = tu_const_f32(g, "b", 1, (int64_t[]){8}, bv);
+    gl_node *c = tu_node(g, "Conv", "conv", 3, x, w, b);
+    gl_node_set_attr_ints(c, "pads", (int64_t[]){1, 1, 1, 1}, 4);
+    gl_node *r = tu_node(g, "Relu", "relu", 1, c->outputs[0]);
+    tu_output(g, c->outputs[0]);
+    tu_output(g, r->outputs[0]);
+    return m;
+}
+
+static gl_tensor *input_for(const gl_model *m)
+{
+    const gl_value *v = m->graph->inputs[0];
+    int64_t dims[4];
+    for (int d = 0; d < v->type.shape.rank; d++)
+        dims[d] = v->type.shape.dims[d].value;
+    gl_tensor *t = gl_tensor_new(GL_DT_FLOAT, v->type.shape.rank, dims);
+    float *p = gl_tensor_make_writable(t);
+    for (int64_t i = 0; i < t->count; i++)
+        p[i] = (float)((i * 7919) % 211) / 50.0f - 2.0f;
+    return t;
+}
+
+static size_t row_named(const gl_profile *p, const char *name)
+{
+    for (size_t r = 0; r < p->n_rows; r++)
+        if (strcmp(p->rows[r].name, name) == 0)
+            return r;
+    return SIZE_MAX;
+}
+
+/* Run m once on `backend`; its outputs into out[]. */
+static void run_apart(const gl_model *m, const char *backend, const gl_tensor *in,
+                      gl_tensor **out)
+{
+    gl_exec *e = NULL;
+    gl_exec_options o = {.backend = backend};
+    cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_exec_run(e, &in, 1, out, m->graph->n_outputs), GL_OK, "%s",
+                 gl_error_message());
+    gl_exec_free(e);
+}
+
+static void expect_same_compare(const gl_compare *got, const gl_compare *want, const char *what)
+{
+    cr_expect_eq(got->ok, want->ok, "%s: ok", what);
+    cr_expect_eq(got->over_tol, want->over_tol, "%s: over_tol", what);
+    cr_expect(got->max_abs == want->max_abs, "%s: max_abs %g, apart %g", what, got->max_abs,
+              want->max_abs);
+    cr_expect(got->max_rel == want->max_rel, "%s: max_rel %g, apart %g", what, got->max_rel,
+              want->max_rel);
+    cr_expect(got->nmse == want->nmse, "%s: nmse %g, apart %g", what, got->nmse, want->nmse);
+}
+
+/* The compare column of each node, and of each graph output, is what comparing the two
+ * backends' outputs apart gives; with zero tolerance the first node is where the runs
+ * part ways (oneDNN does not add in the reference kernel's order). */
+Test(profile, comparison_columns_match_comparisons_made_apart)
+{
+    if (!gl_backend_dnnl())
+        cr_skip_test("built without oneDNN");
+    static const double tolerances[][2] = {{1e-3, 1e-4}, {0, 0}};
+    for (size_t t = 0; t < GL_ARRAY_LEN(tolerances); t++) {
+        double rtol = tolerances[t][0], atol = tolerances[t][1];
+        gl_model *m = conv_relu();
+        gl_tensor *in = input_for(m);
+        gl_profile_options o = {.backends = {"dnnl", "ref"}, .n_backends = 2, .reps = 2,
+                                .warmup = 1, .rtol = rtol, .atol = atol};
+        gl_profile *p = NULL;
+        cr_assert_eq(gl_profile_run(m, (const gl_tensor *const *)&in, 1, &o, &p), GL_OK, "%s",
+                     gl_error_message());
+        cr_assert_eq(p->n_backends, 2);
+        cr_expect_str_eq(p->backends[0].name, "ref", "the reference runs first");
+        cr_expect_eq(p->ref, 0);
+        cr_expect_eq(p->primary, 1);
+        cr_assert_eq(p->n_rows, 2);
+        gl_tensor *ref[2], *dnnl[2];
+        run_apart(m, "ref", in, ref);
+        run_apart(m, "dnnl", in, dnnl);
+        const char *names[2] = {"conv", "relu"};
+        bool all_ok = true;
+        for (size_t k = 0; k < 2; k++) {
+            gl_compare want;
+            gl_compare_tensors(dnnl[k], ref[k], rtol, atol, &want);
+            all_ok = all_ok && want.ok;
+            size_t r = row_named(p, names[k]);
+            cr_assert_neq(r, SIZE_MAX, "row %s", names[k]);
+            const gl_profile_cell *c = &p->rows[r].cells[1];
+            cr_expect(c->ran && c->compared, "%s is compared", names[k]);
+            cr_expect_str_eq(c->backend, "dnnl", "%s ran on dnnl", names[k]);
+            cr_expect(!p->rows[r].cells[0].compared, "the reference is not compared to itself");
+            expect_same_compare(&c->cmp, &want, names[k]);
+            expect_same_compare(&p->backends[1].outputs[k], &want, "graph output");
+            cr_expect_eq(c->calls, 1);
+        }
+        cr_expect_eq(p->backends[1].outputs_ok, all_ok);
+        if (rtol == 0) {
+            cr_expect(!all_ok, "oneDNN's conv agrees bit for bit: the zero-tolerance case "
+                      "tests nothing");
+            cr_expect_eq(p->backends[1].first_divergence, row_named(p, "conv"));
+        } else {
+            cr_expect(all_ok);
+            cr_expect_eq(p->backends[1].first_divergence, SIZE_MAX);
+        }
+        /* the FLOPs and bytes of the conv, from the shapes the run saw */
+        const gl_profile_row *conv = &p->rows[row_named(p, "conv")];
+        cr_expect_eq(conv->flops, 2LL * 8 * 12 * 12 * 27);
+        cr_expect_eq(conv->bytes, 4LL * (3 * 144 + 8 * 27 + 8 + 8 * 144));
+        cr_expect(conv->in[1].constant && !conv->in[0].constant, "weights are parameters");
+        for (size_t k = 0; k < 2; k++) {
+            gl_tensor_free(ref[k]);
+            gl_tensor_free(dnnl[k]);
+        }
+        gl_profile_free(p);
+        gl_tensor_free(in);
+        gl_model_free(m);
+    }
+}
+
+/* Shares of the total add up to 100 on each backend; every plan entry has a row. */
+Test(profile, shares_and_rows)
+{
+    gl_model *m = conv_relu();
+    gl_tensor *in = input_for(m);
+    gl_profile_options o = {.backends = {"ref"}, .n_backends = 1, .reps = 3, .trace = true};
+    gl_profile *p = NULL;
+    cr_assert_eq(gl_profile_run(m, (const gl_tensor *const *)&in, 1, &o, &p), GL_OK, "%s",
+                 gl_error_message());
+    cr_expect_eq(p->ref, 0);
+    cr_expect_eq(p->primary, 0);
+    double sum = 0;
+    for (size_t r = 0; r < p->n_rows; r++)
+        sum += p->rows[r].cells[0].pct;
+    if (p->backends[0].node_ms > 0)
+        cr_expect_float_eq(sum, 100.0, 1e-9, "shares add up to %g", sum);
+    cr_expect(!p->backends[0].compared, "nothing to compare the reference with");
+    /* trace: a plan build, then per timed run a run, its step loop and two nodes */
+    size_t kinds[5] = {0};
+    for (size_t i = 0; i < p->n_events; i++)
+        kinds[p->events[i].kind]++;
+    cr_expect_eq(kinds[GL_PROFILE_EV_CREATE], 1);
+    cr_expect_eq(kinds[GL_PROFILE_EV_RUN], 3);
+    cr_expect_eq(kinds[GL_PROFILE_EV_EXECUTE], 3);
+    cr_expect_eq(kinds[GL_PROFILE_EV_NODE], 6);
+    gl_profile_free(p);
+    gl_tensor_free(in);
+    gl_model_free(m);
+}
+
+/* Nodes inside a function body, an If's branches and a Loop's body get rows of their
+ * own, one deeper, under their node; the Loop's body runs more than once a run, so its
+ * nodes are timed (summed over the calls) but not compared. */
+Test(profile, body_nodes_are_rows_under_their_node)
+{
+    gl_model *m = NULL;
+    cr_assert_eq(gl_model_load(tu_src("examples/tiny_if/model.onnx"), NULL, &m), GL_OK, "%s",
+                 gl_error_message());
+    gl_dataset d;
+    cr_assert_eq(gl_dataset_load(m->graph, tu_src("examples/tiny_if/test_data_set_0"), &d),
+                 GL_OK, "%s", gl_error_message());
+    gl_profile_options o = {.n_backends = 0, .reps = 2, .rtol = 1e-3, .atol = 1e-4};
+    gl_profile *p = NULL;
+    cr_assert_eq(gl_profile_run(m, (const gl_tensor *const *)d.inputs, d.n_inputs, &o, &p),
+                 GL_OK, "%s", gl_error_message());
+    size_t last = p->n_backends - 1;
+    size_t under[3] = {0}; /* ScaleShift, If, Loop */
+    for (size_t r = 0; r < p->n_rows; r++) {
+        const gl_profile_row *row = &p->rows[r];
+        if (row->depth == 0) {
+            cr_expect_eq(row->parent, SIZE_MAX);
+            continue;
+        }
+        cr_assert_lt(row->parent, p->n_rows);
+        const gl_profile_row *parent = &p->rows[row->parent];
+        cr_expect_eq(row->depth, parent->depth + 1, "%s", row->name);
+        const gl_profile_cell *c = &row->cells[0];
+        if (strcmp(parent->op, "ScaleShift") == 0) {
+            under[0]++;
+            cr_expect_eq(c->calls, 1, "%s runs once", row->name);
+        } else if (strcmp(parent->op, "If") == 0) {
+            under[1]++;
+            cr_expect_leq(c->calls, 1, "%s: one branch, once", row->name);
+        } else if (strcmp(parent->op, "Loop") == 0) {
+            under[2]++;
+            cr_expect_gt(c->calls, 1, "%s runs every iteration", row->name);
+            cr_expect(!row->cells[last].compared, "%s: no comparison", row->name);
+        } else {
+            cr_expect_fail("%s sits under %s", row->name, parent->op);
+        }
+    }
+    cr_expect(under[0] && under[1] && under[2], "rows under the function call %zu, the If %zu, "
+              "the Loop %zu", under[0], under[1], under[2]);
+    gl_profile_free(p);
+    gl_dataset_free(&d);
+    gl_model_free(m);
+}
+
+Test(profile, bad_options)
+{
+    gl_model *m = conv_relu();
+    gl_tensor *in = input_for(m);
+    static const struct {
+        const char *name;
+        gl_profile_options o;
+        const char *message;
+    } cases[] = {
+        {"no timed run", {.reps = 0}, "at least one timed run"},
+        {"unknown backend", {.backends = {"tpu"}, .n_backends = 1, .reps = 1}, "'tpu'"},
+        {"twice", {.backends = {"ref", "ref"}, .n_backends = 2, .reps = 1}, "twice"},
+        {"samples without bound", {.backends = {"ref"}, .n_backends = 1, .reps = 1 << 24},
+         "more samples than a profile keeps"},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_profile sentinel;
+        gl_profile *p = &sentinel; /* must come back NULL */
+        cr_expect_eq(gl_profile_run(m, (const gl_tensor *const *)&in, 1, &cases[i].o, &p),
+                     GL_ERR_INPUT, "%s", cases[i].name);
+        cr_expect_null(p, "%s", cases[i].name);
+        cr_expect(strstr(gl_error_message(), cases[i].message), "%s: '%s'", cases[i].name,
+                  gl_error_message());
+    }
+    gl_tensor_free(in);
+    gl_model_free(m);
+}

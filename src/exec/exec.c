@@ -569,7 +569,7 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     *out = NULL;
     gl_exec_options opts = o ? *o : (gl_exec_options){0};
     const char *name = opts.backend ? opts.backend : "ref";
-    const gl_backend *b = gl_backend_find(name);
+    const gl_backend *b = opts.backend_impl ? opts.backend_impl : gl_backend_find(name);
     if (!b && backend_known(name))
         return gl_fail(GL_ERR_UNSUPPORTED, "backend '%s' is not available in this build", name);
     if (!b)

@@ -115,6 +115,9 @@ const gl_backend *gl_backend_find(const char *name);
 
 struct gl_exec_options {
     const char *backend; /* "ref" (default) or "dnnl" */
+    /* A backend of the caller's own, run instead of looking `backend` up by name (NULL:
+     * by name). For library users and tests; the command line cannot reach it. */
+    const gl_backend *backend_impl;
     int threads;         /* 0: the backend's default. The reference kernels are
                             single-threaded and ignore it. */
     /* oneDNN's layout for 4-D/5-D activations: "auto" (NULL: the plan decides by rule and

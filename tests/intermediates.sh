@@ -48,6 +48,23 @@ check "...the outputs are compared as before" \
     grep -q "^features \[$other vs ref\]: .*: ok" "$tmp/out"
 [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err" "$tmp/out")"
 
+# With no tolerance at all, dnnl's Conv rounds differently from ours: the first
+# divergence is the first Conv (the Transpose before it moves bytes exactly), and the
+# graph output differs too.
+if [ "$other" = dnnl ]; then
+    run run "$conv" --data "$EX/conv_nhwc/test_data_set_0" --compare dnnl --intermediates \
+        --rtol 0 --atol 0
+    check "zero tolerance: exit 1 (the graph output differs)" [ "$rc" -eq 1 ]
+    first="^first divergence: node 'conv1' \(Conv\) output 0 'conv1_out' float\[1,8,32,32\]: "
+    worst=".* over tolerance; worst element \[[0-9,]+\] \(flat [0-9]+\): [-0-9.e]+ \(dnnl\) vs "
+    check "...the first divergence is the first Conv, with its worst element" \
+        grep -qE "$first$worst" "$tmp/out"
+    check "...the rows before it agree, it and the rows after are marked" \
+        sh -c "grep -qE '^ +1   .*x_nchw' '$tmp/out' && grep -qE '^ +2 ! .*conv1_out' '$tmp/out'"
+else
+    skip "no oneDNN: no second implementation to part ways with"
+fi
+
 run run "$tb" --data "$EX/transformer_block/test_data_set_0" --compare $other --intermediates
 check "transformer_block: exit 0, no divergence" \
     sh -c "[ $rc -eq 0 ] && grep -q '^no divergence' '$tmp/out'"

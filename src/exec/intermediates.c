@@ -355,7 +355,7 @@ static void put_value(FILE *f, const gl_tensor *t, int64_t i)
     if (t->dtype == GL_DT_STRING || is_complex(t->dtype))
         fputs("-", f);
     else
-        fprintf(f, "%.7g", gl_tensor_get_f64(t, i));
+        fprintf(f, "%.9g", gl_tensor_get_f64(t, i)); /* float32 round-trips */
 }
 
 static void put_nonfinite(FILE *f, const gl_compare *c)

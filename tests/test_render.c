@@ -102,17 +102,6 @@ static char *svg_of(const gl_graph *g, const gl_render_opts *o, gl_render_info *
     return svg;
 }
 
-static size_t entries_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    size_t n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    if (d)
-        closedir(d);
-    return n;
-}
-
 static const gl_layout_node *box_with_id(const gl_layout *l, uint32_t id)
 {
     for (size_t i = 0; i < l->n_nodes; i++)
@@ -951,7 +940,7 @@ Test(render, a_layout_past_its_time_limit_is_killed, .timeout = 60)
     char path[4200];
     snprintf(path, sizeof(path), "%s/slow.svg", dir);
     cr_expect_eq(gl_render_svg_file(m->graph, &o, path, NULL), GL_ERR_UNSUPPORTED);
-    cr_expect_eq(entries_in(dir), 0, "no file, no temporary file");
+    cr_expect_eq(tu_dir_entries(dir), 0, "no file, no temporary file");
     tu_rmtree(dir);
     free(dir);
     expect_no_child_left(before);
@@ -1102,7 +1091,7 @@ Test(render, svg_file_is_written_whole_and_replaces_the_old_one)
     svg[len] = '\0';
     assert_svg_valid(svg, len);
     cr_expect_not_null(strstr(svg, "relu1"));
-    cr_expect_eq(entries_in(dir), 1, "no temporary file left behind");
+    cr_expect_eq(tu_dir_entries(dir), 1, "no temporary file left behind");
     free(svg);
 
     snprintf(path, sizeof(path), "%s/missing/g.svg", dir);

@@ -101,6 +101,17 @@ void *tu_read_file(const char *path, size_t *len)
     return buf;
 }
 
+size_t tu_dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 gl_model *tu_model(int64_t opset)
 {
     gl_model *m = gl_model_new();

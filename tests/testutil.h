@@ -20,6 +20,8 @@ void tu_rmtree(const char *dir);
 bool tu_write_file(const char *path, const void *data, size_t len);
 /* Read a whole file (malloc'd), NULL on failure. */
 void *tu_read_file(const char *path, size_t *len);
+/* Entries of a folder other than "." and ".." (0 when it cannot be read). */
+size_t tu_dir_entries(const char *dir);
 
 /* Build small graphs in C for pass tests:
  *   gl_model *m = tu_model(13);                     // ai.onnx opset 13, IR 8

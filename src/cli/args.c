@@ -24,9 +24,17 @@ static const gl_command command_table[] = {
     {"export", "MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]",
      "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
     {"run",
-     "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND] [--rtol X] "
-     "[--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
-     "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch)", gl_cmd_run},
+     "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND "
+     "[--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X] [--atol Y] "
+     "[--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
+     "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch).\n"
+     "              --intermediates compares every tensor of the two runs and names the first\n"
+     "              node where they part ways; --save-tensors writes the NAMEd (or all)\n"
+     "              tensors of the --backend run to DIR (the NAMEs: the arguments after\n"
+     "              MODEL, which comes first). Both keep every tensor they need\n"
+     "              until the end: all activations at once, for each run (so twice with\n"
+     "              --intermediates), at most 1 GiB per run",
+     gl_cmd_run},
     {"profile",
      "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl] [--reps N] [--warmup N] "
      "[--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] [--json] "

@@ -1,11 +1,14 @@
 /* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl]
- * [--compare BACKEND] [--rtol X] [--atol Y] [--dim NAME=V] [--threads N]
- * [--save-outputs DIR] [--set PASS.OPT=V] [--plan]`: execute a model once.
+ * [--compare BACKEND [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X]
+ * [--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V]
+ * [--plan]`: execute a model once.
  *
  * Inputs come from DIR/input_*.pb, or are drawn from a fixed-seed generator (so two
  * runs, and two backends, see the same numbers). With --data the outputs are compared
  * with DIR/output_*.pb, with --compare with a second run on another backend; exit 1
- * when any comparison fails. */
+ * when any comparison fails. --intermediates and --save-tensors keep the runs'
+ * intermediate tensors (exec/intermediates.h); the NAMEs to save are the arguments after
+ * MODEL (getopt moves them there from behind DIR), every tensor when there are none. */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
@@ -13,6 +16,7 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "exec/inputs.h"
+#include "exec/intermediates.h"
 #include "onnx/onnx_io.h"
 
 #include <getopt.h>
@@ -25,13 +29,17 @@ typedef struct run_args {
     double rtol, atol;
     int threads;
     bool plan;
+    bool intermediates, all_tensors;
+    const char *tensors_dir;
+    const char *const *tensor_names; /* the NAMEs after MODEL (in argv) */
+    size_t n_tensor_names;
     gl_dim_value *dims;
     size_t n_dims, cap_dims;
     gl_settings settings;
 } run_args;
 
 enum { OPT_DATA = GL_OPT_OWN, OPT_BACKEND, OPT_COMPARE, OPT_RTOL, OPT_ATOL, OPT_DIM,
-       OPT_THREADS, OPT_SAVE, OPT_PLAN };
+       OPT_THREADS, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS, OPT_SAVE_TENSORS };
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
@@ -45,6 +53,9 @@ static int parse_option(run_args *a, int c, char **argv)
     case OPT_COMPARE: a->compare = optarg; break;
     case OPT_SAVE: a->save_dir = optarg; break;
     case OPT_PLAN: a->plan = true; break;
+    case OPT_INTERMEDIATES: a->intermediates = true; break;
+    case OPT_ALL_TENSORS: a->all_tensors = true; break;
+    case OPT_SAVE_TENSORS: a->tensors_dir = optarg; break;
     case OPT_RTOL:
     case OPT_ATOL:
         if (!gl_cli_parse_tolerance(optarg, c == OPT_RTOL ? &a->rtol : &a->atol))
@@ -78,6 +89,9 @@ static int parse_args(int argc, char **argv, run_args *a)
         {"threads", required_argument, NULL, OPT_THREADS},
         {"save-outputs", required_argument, NULL, OPT_SAVE},
         {"plan", no_argument, NULL, OPT_PLAN},
+        {"intermediates", no_argument, NULL, OPT_INTERMEDIATES},
+        {"all-tensors", no_argument, NULL, OPT_ALL_TENSORS},
+        {"save-tensors", required_argument, NULL, OPT_SAVE_TENSORS},
         GL_CLI_COMMON_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -93,9 +107,17 @@ static int parse_args(int argc, char **argv, run_args *a)
         if (rc != GL_EXIT_OK)
             return rc;
     }
-    if (argc - optind != 1)
-        return gl_cli_usage_error("run", "expected one MODEL");
+    if (argc - optind != 1 && !(a->tensors_dir && argc - optind > 1))
+        return gl_cli_usage_error("run", "expected one MODEL (tensor NAMEs after it go with "
+                                  "--save-tensors DIR)");
     a->model = argv[optind];
+    a->tensor_names = (const char *const *)argv + optind + 1;
+    a->n_tensor_names = (size_t)(argc - optind - 1);
+    if (a->intermediates && !a->compare)
+        return gl_cli_usage_error("run", "--intermediates compares two runs: give --compare "
+                                  "BACKEND");
+    if (a->all_tensors && !a->intermediates)
+        return gl_cli_usage_error("run", "--all-tensors goes with --intermediates");
     return GL_EXIT_OK;
 }
 
@@ -118,15 +140,19 @@ static void format_type(const gl_tensor *t, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n, "]");
 }
 
-/* Run the model once on `backend`; *outs is malloc'd (n_outputs tensors). */
+/* Run the model once on `backend`; *outs is malloc'd (n_outputs tensors). `rec` (may be
+ * NULL) keeps the run's intermediate tensors. */
 static gl_status run_once(const gl_model *m, const run_args *a, const char *backend,
-                          const gl_dataset *d, bool print_plan, gl_tensor ***outs)
+                          const gl_dataset *d, bool print_plan, gl_inter_rec *rec,
+                          gl_tensor ***outs)
 {
     gl_exec_options o = {.backend = backend, .threads = a->threads};
     gl_exec *e = NULL;
     gl_status st = gl_exec_create(m, &o, &e);
     if (st != GL_OK)
         return st;
+    if (rec)
+        gl_inter_rec_attach(rec, e);
     size_t n = m->graph->n_outputs;
     *outs = gl_xcalloc(n ? n : 1, sizeof(**outs));
     st = gl_exec_run(e, (const gl_tensor *const *)d->inputs, d->n_inputs, *outs, n);
@@ -198,9 +224,17 @@ static int run_model(const gl_model *m, const run_args *a)
     gl_status st = a->data ? gl_dataset_load(g, a->data, &d) : gl_dataset_random(m, a->dims, a->n_dims, &d);
     if (st != GL_OK)
         return gl_cli_fail(st);
-    st = run_once(m, a, a->backend, &d, a->plan, &outs);
+    /* Only what is saved is kept, unless every tensor is compared. */
+    gl_inter_rec_options keep = {0};
+    if (!a->intermediates && a->n_tensor_names)
+        keep = (gl_inter_rec_options){.names = a->tensor_names, .n_names = a->n_tensor_names};
+    gl_inter_rec *rec[2] = {
+        a->intermediates || a->tensors_dir ? gl_inter_rec_new(&keep) : NULL,
+        a->intermediates ? gl_inter_rec_new(NULL) : NULL,
+    };
+    st = run_once(m, a, a->backend, &d, a->plan, rec[0], &outs);
     if (st == GL_OK && a->compare)
-        st = run_once(m, a, a->compare, &d, false, &other);
+        st = run_once(m, a, a->compare, &d, false, rec[1], &other);
     if (st == GL_OK && a->save_dir)
         st = save_outputs(a->save_dir, outs, g->n_outputs);
     int rc = GL_EXIT_OK;
@@ -221,7 +255,14 @@ static int run_model(const gl_model *m, const run_args *a)
             ok = report_comparison(a, g, other, outs, label) && ok;
         }
         rc = ok ? GL_EXIT_OK : GL_EXIT_MISMATCH;
+        gl_inter_finish_options fo = {
+            .rtol = a->rtol, .atol = a->atol, .all = a->all_tensors, .save_dir = a->tensors_dir,
+            .names = a->n_tensor_names ? a->tensor_names : NULL, .n_names = a->n_tensor_names};
+        if (rec[0] && (st = gl_inter_finish(rec[0], rec[1], &fo, stdout)) != GL_OK)
+            rc = gl_cli_fail(st);
     }
+    gl_inter_rec_free(rec[0]);
+    gl_inter_rec_free(rec[1]);
     free_outputs(outs, g->n_outputs);
     free_outputs(other, g->n_outputs);
     gl_dataset_free(&d);

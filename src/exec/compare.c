@@ -32,10 +32,20 @@ static void mark_bad(gl_compare *r, int64_t i)
         r->first_bad = i;
 }
 
-/* Running sums for NMSE. */
+/* Running sums for NMSE, and how far past its tolerance the worst element so far is. */
 typedef struct sums {
     double err2, ref2;
+    double worst_excess;
 } sums;
+
+/* Element i is `excess` past its tolerance (INFINITY: a NaN/Inf mismatch). */
+static void note_excess(gl_compare *r, sums *s, int64_t i, double excess)
+{
+    if (r->worst < 0 || excess > s->worst_excess) {
+        r->worst = i;
+        s->worst_excess = excess;
+    }
+}
 
 static void add_difference(gl_compare *r, sums *s, double diff, double b)
 {
@@ -48,26 +58,30 @@ static void add_difference(gl_compare *r, sums *s, double diff, double b)
     s->ref2 += b * b;
 }
 
+static void count_nonfinite(double v, int64_t *nan, int64_t *inf)
+{
+    *nan += isnan(v) != 0;
+    *inf += isinf(v) != 0;
+}
+
 static void compare_floats(gl_compare *r, sums *s, int64_t i, double a, double b, double rtol,
                            double atol)
 {
-    if (isnan(a) || isnan(b)) {
-        if (!(isnan(a) && isnan(b))) {
+    if (!isfinite(a) || !isfinite(b)) {
+        count_nonfinite(a, &r->nan_got, &r->inf_got);
+        count_nonfinite(b, &r->nan_expected, &r->inf_expected);
+        bool same = isnan(a) ? isnan(b) : a == b;
+        if (!same) {
             r->nan_mismatch++;
             mark_bad(r, i);
+            note_excess(r, s, i, INFINITY);
         }
         return;
     }
-    if (isinf(a) || isinf(b)) {
-        if (a != b) {
-            r->nan_mismatch++;
-            mark_bad(r, i);
-        }
-        return;
-    }
-    double diff = fabs(a - b);
+    double diff = fabs(a - b), tol = atol + rtol * fabs(b);
     add_difference(r, s, diff, b);
-    if (diff > atol + rtol * fabs(b)) {
+    note_excess(r, s, i, diff - tol);
+    if (diff > tol) {
         r->over_tol++;
         mark_bad(r, i);
     }
@@ -121,6 +135,7 @@ static void compare_ints(gl_compare *r, sums *s, const gl_tensor *got, const gl_
         bool equal = is_signed ? sa == sb : ua == ub;
         double da = is_signed ? (double)sa : (double)ua, db = is_signed ? (double)sb : (double)ub;
         add_difference(r, s, fabs(da - db), db);
+        note_excess(r, s, i, fabs(da - db));
         if (!equal) {
             r->over_tol++;
             mark_bad(r, i);
@@ -139,17 +154,18 @@ static void compare_strings(gl_compare *r, const gl_tensor *got, const gl_tensor
             mark_bad(r, i);
         }
     }
+    r->worst = r->count ? (r->first_bad >= 0 ? r->first_bad : 0) : -1;
 }
 
 void gl_compare_tensors(const gl_tensor *got, const gl_tensor *expected, double rtol,
                         double atol, gl_compare *r)
 {
-    *r = (gl_compare){.first_bad = -1};
+    *r = (gl_compare){.first_bad = -1, .worst = -1};
     r->same_shape = same_shape(got, expected);
     if (!r->same_shape)
         return;
     r->count = got->count;
-    sums s = {0, 0};
+    sums s = {0, 0, -INFINITY};
     gl_dtype dt = got->dtype;
     if (got->count == 0) {
         /* nothing to compare */

@@ -20,6 +20,12 @@ typedef struct gl_compare {
     int64_t nan_mismatch;/* NaN in one and not the other, or an Inf the other does not
                             have (of that sign) */
     int64_t first_bad;   /* first element over tolerance or NaN/Inf mismatch, -1 if none */
+    int64_t worst;       /* the element farthest past its tolerance (largest |a-b| - (atol +
+                            rtol*|b|), over tolerance or not; the first NaN/Inf mismatch
+                            before any), -1 when no element was compared. Complex
+                            tensors count components, as first_bad does. */
+    int64_t nan_got, inf_got;           /* non-finite elements of each side (floating */
+    int64_t nan_expected, inf_expected; /* types; 0 for the others) */
     bool ok;             /* same shape, no NaN mismatch, over_tol == 0 */
 } gl_compare;
 

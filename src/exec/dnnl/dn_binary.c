@@ -10,11 +10,10 @@
  * read in the first one's layout (a per-channel [1, C, 1, 1] bias stays plain: oneDNN
  * broadcasts it over nChw16c). Mean is a Sum with a 0.5 linear post-op.
  */
-#include "exec/dnnl/dn.h"
+#include "exec/dnnl/dn_opkit.h"
 
 #include <string.h>
 
-#define DN_SMALL 4096 /* see dn_eltwise.c */
 
 typedef struct bin_row {
     const char *op;
@@ -76,9 +75,9 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (!full0 && !full1)
         return dn_refuse(b, "both operands broadcast");
     const gl_tensor *src0 = k->in[s0], *src1 = k->in[1 - s0];
-    if (!src0->layout && !src1->layout && src0->count < DN_SMALL)
+    if (!src0->layout && !src1->layout && src0->count < DN_OPS_SMALL)
         return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
-                         (long long)src0->count, DN_SMALL);
+                         (long long)src0->count, DN_OPS_SMALL);
     const dnnl_memory_desc_t *md0 = &b->md[s0];
     dnnl_memory_desc_t md1;
     bool full_src1 = same_dims(src1, rank, out);
@@ -104,6 +103,8 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     dnnl_primitive_attr_destroy(attr);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no binary for this (%s)", dnnl_status2str(r));
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "this broadcast");
     dn_bind_input(b, DNNL_ARG_SRC_0, s0, NULL);
     if (full_src1)
         dn_bind_input(b, DNNL_ARG_SRC_1, 1 - s0, &md1);

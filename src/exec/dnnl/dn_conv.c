@@ -12,7 +12,7 @@
  * is ONNX's minus one (oneDNN counts the gaps); pads and auto_pad are resolved by
  * ops/window.h, as for the reference kernel.
  */
-#include "exec/dnnl/dn.h"
+#include "exec/dnnl/dn_opkit.h"
 #include "ops/window.h"
 
 #include <string.h>
@@ -42,13 +42,6 @@ static bool conv_window(const gl_kernel_ctx *k, int nsp, const int64_t *in,
         g->pad_r[d] = w.pad_end[d];
     }
     return true;
-}
-
-static bool is_reference_impl(const_dnnl_primitive_desc_t pd)
-{
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-           impl && strncmp(impl, "ref", 3) == 0;
 }
 
 /* A convolution primitive descriptor for source/destination layouts src_tag/dst_tag
@@ -126,7 +119,7 @@ static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
         dnnl_primitive_desc_destroy(*pd);
         *pd = NULL;
         r = conv_pd(b, &g, &wany, bias ? &bmd : NULL, out_dims, tries[i].src, tries[i].dst, pd);
-        if (r == dnnl_success && !is_reference_impl(*pd))
+        if (r == dnnl_success && !dn_pd_is_ref(*pd))
             break;
     }
     if (r != dnnl_success) {
@@ -134,16 +127,12 @@ static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
         *pd = NULL;
         return dn_refuse(b, "oneDNN has no convolution for this configuration");
     }
-    if (is_reference_impl(*pd) && act != dnnl_format_tag_undef) {
+    if (dn_pd_is_ref(*pd) && act != dnnl_format_tag_undef) {
         dnnl_primitive_desc_destroy(*pd);
         *pd = NULL;
         return dn_refuse(b, "oneDNN would run its reference convolution (ref:any)");
     }
-    dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
-    dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, &wgiven, dn_pd_md(*pd, dnnl_query_weights_md, 0));
-    if (bias)
-        dn_bind_input(b, DNNL_ARG_BIAS, 2, NULL);
-    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, out_dims);
+    dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);
     return GL_OK;
 }
 

@@ -6,17 +6,15 @@
  * constant inputs), and optionally a second step as a post-op (HardSigmoid is a linear
  * step clipped to [0, 1]; oneDNN 2.6 has no hardsigmoid; Selu is gamma times elu).
  *
- * Small plain tensors stay on the reference kernel: below DN_SMALL elements the
+ * Small plain tensors stay on the reference kernel: below DN_OPS_SMALL elements the
  * OpenMP fork and join of a primitive costs more than the loop (the plan says so).
  */
-#include "exec/dnnl/dn.h"
+#include "exec/dnnl/dn_opkit.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
-/* Below this many elements a plain tensor is cheaper on the reference kernel. */
-#define DN_SMALL 4096
 
 /* How an op becomes an eltwise: the algorithm with alpha/beta read from attributes
  * (NULL name: the default is the value), and an optional post-op step. Clip and Pow
@@ -36,7 +34,8 @@ typedef struct elt_row {
     bool (*params)(const gl_kernel_ctx *k, float *alpha, float *beta, const char **why);
 } elt_row;
 
-/* A scalar float32 constant input i (absent: `dflt`); false when it is not one. */
+/* A scalar float32 input i that holds the same value on every run (absent: `dflt`):
+ * the primitive is built with its value. False when it is not one. */
 static bool scalar_input(const gl_kernel_ctx *k, size_t i, float dflt, float *out)
 {
     const gl_tensor *t = i < k->n_inputs ? k->in[i] : NULL;
@@ -44,7 +43,8 @@ static bool scalar_input(const gl_kernel_ctx *k, size_t i, float dflt, float *ou
         *out = dflt;
         return true;
     }
-    if (t->dtype != GL_DT_FLOAT || t->count != 1 || t->layout)
+    if (t->dtype != GL_DT_FLOAT || t->count != 1 || t->layout ||
+        !dn_value_fixed(k->node->inputs[i]))
         return false;
     *out = *(const float *)gl_tensor_data(t);
     return true;
@@ -57,7 +57,7 @@ static bool clip_params(const gl_kernel_ctx *k, float *lo, float *hi, const char
         *lo = gl_node_attr_float(k->node, "min", -FLT_MAX);
         *hi = gl_node_attr_float(k->node, "max", FLT_MAX);
     } else if (!scalar_input(k, 1, -INFINITY, lo) || !scalar_input(k, 2, INFINITY, hi)) {
-        *why = "min/max are not float32 scalars";
+        *why = "min/max are not fixed float32 scalars";
         return false;
     }
     if (isnan(*lo) || isnan(*hi)) {
@@ -72,7 +72,7 @@ static bool pow_params(const gl_kernel_ctx *k, float *alpha, float *beta, const 
 {
     *alpha = 1.0f;
     if (!scalar_input(k, 1, 1.0f, beta)) {
-        *why = "the exponent is not a float32 scalar";
+        *why = "the exponent is not a fixed float32 scalar";
         return false;
     }
     return true;
@@ -132,9 +132,9 @@ static gl_status eltwise_build(dn_build *b, dnnl_primitive_desc_t *pd)
     const char *why = "";
     if (row->params && !row->params(b->k, &alpha, &beta, &why))
         return dn_refuse(b, "%s", why);
-    if (!x->layout && x->count < DN_SMALL)
+    if (!x->layout && x->count < DN_OPS_SMALL)
         return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
-                         (long long)x->count, DN_SMALL);
+                         (long long)x->count, DN_OPS_SMALL);
     dn_post post = {row->post, attr_or(n, row->post_alpha_attr, row->post_alpha),
                     row->post_beta, 1.0f};
     dnnl_eltwise_desc_t ed;

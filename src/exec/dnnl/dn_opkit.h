@@ -59,7 +59,7 @@ dnnl_status_t dn_md_leading_ones(dnnl_memory_desc_t *md, int rank, const gl_tens
 /* The arguments of a convolution-like primitive: input 0 as the primitive reads it,
  * input 1 (weights, its bytes described by `wgiven`) packed into the primitive's weights
  * layout (once when constant), input 2 (bias) as it is when `bias`, output 0 with ONNX
- * dims (rank, dims) as the primitive writes it. (dn_conv.c binds its own the same way.) */
+ * dims (rank, dims) as the primitive writes it (Conv, ConvTranspose). */
 void dn_bind_weighted(dn_build *b, const_dnnl_primitive_desc_t pd,
                       const dnnl_memory_desc_t *wgiven, bool bias, int rank, const int64_t *dims);
 

@@ -6,6 +6,7 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
+#include "passes/passes.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -652,6 +653,37 @@ Test(exec, eval_node_runs_a_function_call)
     gl_tensor_free(y);
     gl_tensor_free(x);
     gl_model_free(m);
+}
+
+/* Hostile calls (tests/data/make_hostile_exec.py, make_bad_models.py): every walk that
+ * expands calls refuses them under the one bound — the planner and shape inference with
+ * a message naming the outermost call, the effects analysis by answering "unknown". */
+Test(exec, hostile_function_calls_are_refused_by_every_walk)
+{
+    static const struct {
+        const char *file, *call, *needle;
+    } cases[] = {
+        {"tests/data/bad/function_recursive.onnx", "'call'", "'twice' calls itself"},
+        {"tests/data/bad/function_fanout.onnx", "'call_f25'", "expand to more than"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_model *m = NULL;
+        cr_assert_eq(gl_model_load(tu_src(cases[c].file), NULL, &m), GL_OK, "%s: %s",
+                     cases[c].file, gl_error_message());
+        gl_exec *e = NULL;
+        cr_expect_eq(gl_exec_create(m, NULL, &e), GL_ERR_INPUT, "%s: planned", cases[c].file);
+        cr_expect(message_has(cases[c].needle) && message_has(cases[c].call),
+                  "%s: plan: '%s'", cases[c].file, gl_error_message());
+        gl_exec_free(e);
+        gl_error_clear();
+        cr_expect_eq(gl_infer_graph(m, m->graph, NULL, NULL), GL_ERR_INPUT, "%s: typed",
+                     cases[c].file);
+        cr_expect(message_has(cases[c].needle) && message_has(cases[c].call),
+                  "%s: shapes: '%s'", cases[c].file, gl_error_message());
+        cr_expect_eq(gl_node_effects(m->graph->nodes[0]), GL_EFFECT_UNKNOWN, "%s: effects",
+                     cases[c].file);
+        gl_model_free(m);
+    }
 }
 
 /* ---- gl_eval_node ------------------------------------------------------------------------------ */

@@ -3,6 +3,7 @@
  * Every edit is followed by gl_graph_verify; expected names, counts and use lists are
  * worked out by hand from the contract in graph.h, not copied from the code's output.
  */
+#include "ir/calls.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -1214,4 +1215,82 @@ Test(ir, many_values_with_one_hint)
     cr_assert_null(gl_find_value(m->graph, "t_20000"));
     VERIFY_OK(m->graph);
     gl_model_free(m);
+}
+
+/* ---- the bound on expanding function calls (ir/calls.h) ------------------------------ */
+
+/* One step of a walk: enter function `fn` (an index into the table's functions; -1 leaves
+ * the innermost call), expecting `st` and, on a refusal, `needle` in the message. */
+typedef struct expand_step {
+    int fn;
+    gl_status st;
+    const char *needle;
+} expand_step;
+
+typedef struct expand_case {
+    const char *name;
+    size_t max_nodes; /* 0: the default */
+    expand_step steps[40];
+    int n_steps;
+} expand_case;
+
+Test(calls, expansion_refuses_recursion_depth_and_fan_out)
+{
+    /* f0..f39: distinct functions whose bodies hold two nodes each. */
+    enum { NF = 40 };
+    gl_model *owner = tu_model(13);
+    gl_function fns[NF];
+    gl_value *x = tu_input(owner->graph, "x", GL_DT_FLOAT, 1, D2);
+    gl_node *a = tu_node(owner->graph, "Relu", "a", 1, x);
+    tu_node(owner->graph, "Relu", "b", 1, out0(a));
+    char names[NF][8];
+    for (int i = 0; i < NF; i++) {
+        snprintf(names[i], sizeof(names[i]), "f%d", i);
+        fns[i] = (gl_function){.name = names[i], .body = owner->graph};
+    }
+    expand_case deep = {"33 distinct nested calls", 0, {{0}}, 33};
+    for (int i = 0; i < 32; i++)
+        deep.steps[i] = (expand_step){i, GL_OK, NULL};
+    deep.steps[32] = (expand_step){32, GL_ERR_INPUT, "deeper than 32"};
+    const expand_case cases[] = {
+        {"a call of a function already on the chain",
+         0, {{0, GL_OK, NULL}, {1, GL_OK, NULL}, {0, GL_ERR_INPUT, "'f0' calls itself"}}, 3},
+        {"the chain is named in the refusal",
+         0, {{0, GL_OK, NULL}, {1, GL_OK, NULL}, {0, GL_ERR_INPUT, "(f0 -> f1 -> f0)"}}, 3},
+        {"a sibling call is no recursion",
+         0, {{0, GL_OK, NULL}, {1, GL_OK, NULL}, {-1, GL_OK, NULL}, {1, GL_OK, NULL}}, 4},
+        {"bodies count until the bound",
+         5, {{0, GL_OK, NULL}, {-1, GL_OK, NULL}, {0, GL_OK, NULL}, {-1, GL_OK, NULL},
+             {0, GL_ERR_INPUT, "more than 5 nodes"}}, 5},
+        {"over the bound, every later call is refused",
+         3, {{0, GL_OK, NULL}, {1, GL_ERR_INPUT, "more than 3"}, {-1, GL_OK, NULL},
+             {2, GL_ERR_INPUT, "more than 3"}}, 4},
+        deep,
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_expansion xp = {.max_nodes = cases[c].max_nodes};
+        for (int s = 0; s < cases[c].n_steps; s++) {
+            const expand_step *step = &cases[c].steps[s];
+            if (step->fn < 0) {
+                gl_expansion_leave(&xp);
+                continue;
+            }
+            gl_error_clear();
+            gl_status st = gl_expansion_enter(&xp, &fns[step->fn], "m.onnx: node 'c' (f)");
+            cr_expect_eq(st, step->st, "%s, step %d: status %d, expected %d (%s)",
+                         cases[c].name, s, st, step->st, gl_error_message());
+            if (step->needle)
+                cr_expect(strstr(gl_error_message(), step->needle) &&
+                              strstr(gl_error_message(), "m.onnx: node 'c' (f): "),
+                          "%s, step %d: '%s' lacks '%s' or the call's place", cases[c].name,
+                          s, gl_error_message(), step->needle);
+        }
+    }
+    /* Without a place, a refusal leaves no message (walks with a safe fallback). */
+    gl_expansion xp = {0};
+    cr_assert_eq(gl_expansion_enter(&xp, &fns[0], NULL), GL_OK);
+    gl_error_clear();
+    cr_expect_eq(gl_expansion_enter(&xp, &fns[0], NULL), GL_ERR_INPUT);
+    cr_expect_str_eq(gl_error_message(), "");
+    gl_model_free(owner);
 }

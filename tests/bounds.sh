@@ -9,10 +9,12 @@ BAD="$GL_SRCDIR/tests/data/bad"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glbounds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# bounded ARGS...: graphlab ARGS under the bounds; sets rc and leaves $tmp/out, $tmp/err.
+# bounded ARGS...: graphlab ARGS under the bounds (address space: $vmem KiB); sets rc and
+# leaves $tmp/out, $tmp/err.
+vmem=4194304
 bounded() {
     (
-        [ -n "$GL_SANITIZED" ] || ulimit -v 4194304
+        [ -n "$GL_SANITIZED" ] || ulimit -v "$vmem"
         exec timeout 60 "$GL" "$@"
     ) >"$tmp/out" 2>"$tmp/err"
     rc=$?
@@ -49,5 +51,43 @@ for cmd in optimize export run; do
     refused "$cmd function fan-out" function_fanout.onnx "node 'call_f25'" \
         "expand to more than"
 done
+
+# --- loops that never end by themselves: the iteration cap ends them -------------------------
+# (The default cap, 2^24 iterations, takes about half a minute; the tests set a lower one.)
+for f in loop_huge_trip loop_while_forever loop_huge_trip_const; do
+    bounded run "$BAD/$f.onnx" --max-iterations 100000
+    refused "run $f" "$f.onnx" "node 'forever' (Loop)" "more than 100000 loop iterations" \
+        "--max-iterations"
+done
+# Folding evaluates the constant loop, under a cap of its own: it is left unfolded.
+bounded optimize "$BAD/loop_huge_trip_const.onnx" -o "$tmp/o.onnx" --explain
+check "optimize constant endless loop: exit 0" [ "$rc" -eq 0 ]
+check "...the fold refused, the cap named" \
+    grep -q "eval-failed: .*node 'forever' (Loop): more than 65536 loop iterations" "$tmp/out"
+
+# --- memory: a tensor, or all alive together, over --max-memory -------------------------------
+# Scan pieces stack up until the stack does not fit.
+for f in loop_scan_growing loop_scan_huge_trip; do
+    bounded run "$BAD/$f.onnx" --max-memory 64M
+    refused "run $f" "$f.onnx" "node 'forever' (Loop): scan output 'ys' float[" \
+        "over the memory limit (--max-memory) of 67108864 bytes"
+done
+# A declared input of 1 GiB: refused before a byte of it is made.
+bounded run "$BAD/huge_input.onnx" --max-memory 512M
+refused "run huge declared input" huge_input.onnx "input 'x' float[16384,16384] takes \
+1073741824 bytes" "memory limit (--max-memory) of 536870912 bytes"
+bounded run "$BAD/huge_intermediate.onnx"
+refused "run huge intermediate, default limit" huge_intermediate.onnx \
+    "node 'fill' (ConstantOfShape): output 'big' float[65536,65536] takes 17179869184 bytes"
+# The default limit is half of memory, or of the address-space limit when lower.
+if [ -z "$GL_SANITIZED" ]; then
+    vmem=1048576
+    bounded run "$BAD/huge_input.onnx"
+    refused "run huge declared input under ulimit -v 1G" huge_input.onnx "input 'x'" \
+        "of 536870912 bytes"
+    vmem=4194304
+else
+    skip "the default memory limit under ulimit -v (sanitizers)"
+fi
 
 tap_done

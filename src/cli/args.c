@@ -23,7 +23,8 @@ static const gl_command command_table[] = {
      "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
     {"run",
      "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND] [--rtol X] "
-     "[--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
+     "[--atol Y] [--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N] "
+     "[--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
      "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch)", gl_cmd_run},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
      "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",

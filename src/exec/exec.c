@@ -628,10 +628,23 @@ static gl_status run_kernel(plan_node *pn, frame *f, const gl_tensor *const *in,
         .where = pn->where, .n_inputs = n->n_inputs, .in = in, .n_outputs = n->n_outputs,
         .out = out, .run_body = exec_run_body, .exec = &nr,
     };
+    /* Tensors the kernel allocates are refused in its name (a Loop's: in its body
+     * nodes' names while they run). */
+    gl_limits *lim = gl_limits_current();
+    const char *outer_where = lim ? lim->where : NULL;
+    if (lim) {
+        lim->where = pn->where;
+        lim->refused = GL_OK;
+    }
     gl_error_clear();
     gl_status st = pn->backend->run(&k, &pn->state);
     if (st != GL_OK && !*gl_error_message())
         gl_fail(st, "%s: the kernel failed (%s)", pn->where, gl_status_name(st));
+    if (lim) {
+        lim->where = outer_where;
+        if (st != GL_OK && lim->refused)
+            st = lim->refused;
+    }
     return st;
 }
 
@@ -694,7 +707,9 @@ static gl_status step(plan_node *pn, frame *f)
 static gl_status run_plan(const plan *p, frame *f)
 {
     for (size_t k = 0; k < p->n_nodes; k++) {
-        gl_status st = step(&p->nodes[k], f);
+        gl_status st = gl_limits_poll(p->nodes[k].where);
+        if (st == GL_OK)
+            st = step(&p->nodes[k], f);
         if (st != GL_OK)
             return st;
     }
@@ -814,6 +829,10 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     e->backend = b;
     e->opts = opts;
     e->opts.backend = b->name;
+    if (!e->opts.max_memory)
+        e->opts.max_memory = gl_limits_default_bytes();
+    if (!e->opts.max_iterations)
+        e->opts.max_iterations = GL_EXEC_MAX_ITERATIONS;
     if (opts.threads > 0 && b->set_threads)
         b->set_threads(opts.threads);
     gl_expansion calls;
@@ -850,11 +869,16 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
                        model_path(e->m), g->n_outputs, n_outputs);
     e->stats = (gl_exec_stats){0};
     e->live_tensors = e->live_bytes = 0;
+    gl_limits lim = {.max_bytes = e->opts.max_memory, .max_iterations = e->opts.max_iterations,
+                     .cancel = e->opts.cancel, .max_bytes_option = "--max-memory",
+                     .max_iterations_option = "--max-iterations"};
+    for (size_t i = 0; i < n_inputs; i++) /* the caller's, alive all along */
+        lim.live_bytes += inputs[i] ? gl_tensor_nbytes(inputs[i]) : 0;
+    gl_limits_push(&lim);
     frame f;
     gl_status st = frame_open(&f, g, NULL, e);
-    if (st != GL_OK)
-        return st;
-    st = bind_inputs(e, &f, inputs);
+    if (st == GL_OK)
+        st = bind_inputs(e, &f, inputs);
     if (st == GL_OK)
         st = run_plan(e->root, &f);
     for (size_t i = 0; i < n_outputs && st == GL_OK; i++) {
@@ -871,6 +895,7 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
             gl_tensor_free(outputs[i]);
             outputs[i] = NULL;
         }
+    gl_limits_pop(&lim);
     return st;
 }
 
@@ -915,11 +940,18 @@ gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *con
     gl_expansion calls = {0}; /* the fixed bound: sizing it by the model costs per node */
     plan_scope s = {.m = m, .backend = gl_backend_ref(), .calls = &calls};
     plan_node pn = {0};
+    gl_limits own = {.max_bytes = gl_limits_default_bytes(),
+                     .max_iterations = GL_EVAL_MAX_ITERATIONS};
+    bool push = !gl_limits_current();
+    if (push)
+        gl_limits_push(&own);
     gl_status st = plan_node_init(&s, n, &pn);
     if (st == GL_OK) {
         frame f = {.graph = n->graph, .consts_only = true};
         st = run_node(&pn, &f, inputs, outputs);
     }
     plan_node_release(&pn);
+    if (push)
+        gl_limits_pop(&own);
     return st;
 }

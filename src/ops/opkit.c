@@ -1,6 +1,8 @@
 /* opkit.c — helpers shared by shape functions and kernels. */
 #include "ops/opkit.h"
 
+#include "ir/limits.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +278,11 @@ gl_tensor *gl_out_new(gl_kernel_ctx *k, size_t i, gl_dtype dt, int rank, const i
         gl_fail(GL_ERR_INTERNAL, "%s: output %zu does not exist", k->where, i);
         return NULL;
     }
+    const gl_value *v = k->node->outputs[i];
+    char what[300];
+    snprintf(what, sizeof(what), "output '%s'", v && v->name ? v->name : "");
+    if (gl_limits_check_tensor(k->where, what, dt, rank, dims) != GL_OK)
+        return NULL;
     gl_tensor *t = gl_tensor_new(dt, rank, dims);
     if (!t) {
         gl_error_prefix("%s: output %zu", k->where, i);

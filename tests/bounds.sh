@@ -90,4 +90,27 @@ else
     skip "the default memory limit under ulimit -v (sanitizers)"
 fi
 
+# --- what is not a regular file: refused at once, never waited on ---------------------------
+mkdir -p "$tmp/fifo/ext" "$tmp/fifo/data" "$tmp/fifo/dir.onnx"
+mkfifo "$tmp/fifo/model.onnx" "$tmp/fifo/ext/weights.bin" "$tmp/fifo/data/input_0.pb"
+cp "$GL_SRCDIR/examples/mlp_external/model.onnx" "$tmp/fifo/ext/model.onnx"
+for cmd in info optimize export run; do
+    case $cmd in
+    optimize) args="-o $tmp/o.onnx" ;;
+    export) args="-d $tmp/exp" ;;
+    *) args= ;;
+    esac
+    # shellcheck disable=SC2086
+    bounded $cmd "$tmp/fifo/model.onnx" $args
+    refused "$cmd, the model a FIFO" "fifo/model.onnx: not a regular file (a FIFO)"
+    # shellcheck disable=SC2086
+    bounded $cmd "$tmp/fifo/ext/model.onnx" $args
+    refused "$cmd, external data a FIFO" "ext/model.onnx: initializer 'fc0.weight': external \
+data 'weights.bin': not a regular file (a FIFO)"
+done
+bounded run "$GL_SRCDIR/examples/mlp_external/model.onnx" --data "$tmp/fifo/data"
+refused "run, a --data file a FIFO" "data/input_0.pb: not a regular file (a FIFO)"
+bounded info "$tmp/fifo/dir.onnx"
+refused "info, the model a folder" "dir.onnx: not a regular file (a directory)"
+
 tap_done

@@ -1606,13 +1606,49 @@ Test(files, unreadable_and_missing)
     cr_expect_eq(gl_model_load("/nonexistent/x.onnx", NULL, &m), GL_ERR_IO);
     cr_expect(strstr(gl_error_message(), "/nonexistent/x.onnx") != NULL);
     char *dir = tu_tmpdir();
-    cr_expect_eq(gl_model_load(dir, NULL, &m), GL_ERR_IO, "a folder is not a model");
+    cr_expect_eq(gl_model_load(dir, NULL, &m), GL_ERR_INPUT, "a folder is not a model");
+    cr_expect(strstr(gl_error_message(), ": not a regular file (a directory)") != NULL, "%s",
+              gl_error_message());
     char p[4200];
     snprintf(p, sizeof(p), "%s/empty.onnx", dir);
     cr_assert(tu_write_file(p, "", 0));
     cr_expect_eq(gl_model_load(p, NULL, &m), GL_ERR_INPUT);
     cr_expect(strstr(gl_error_message(), "empty.onnx: empty file") != NULL, "%s",
               gl_error_message());
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* What is not a regular file is refused at once, whoever reads it: a FIFO without a
+ * writer would block open() (and read()) forever. */
+Test(files, fifos_are_refused_not_waited_on, .timeout = 30)
+{
+    char *dir = tu_tmpdir();
+    char fifo[4200], model[4200], pb[4200];
+    snprintf(fifo, sizeof(fifo), "%s/f", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    gl_model *m = NULL;
+    cr_expect_eq(gl_model_load(fifo, NULL, &m), GL_ERR_INPUT);
+    cr_expect(strstr(gl_error_message(), "/f: not a regular file (a FIFO)") != NULL, "%s",
+              gl_error_message());
+    gl_tensor *t = NULL;
+    cr_expect_eq(gl_tensor_read_pb(fifo, &t), GL_ERR_INPUT);
+    cr_expect(strstr(gl_error_message(), "/f: not a regular file (a FIFO)") != NULL, "%s",
+              gl_error_message());
+    /* External data: a model whose weights live in the FIFO. */
+    snprintf(model, sizeof(model), "%s/m.onnx", dir);
+    snprintf(pb, sizeof(pb), "%s/examples/mlp_external/model.onnx", GL_TEST_SRCDIR);
+    size_t len;
+    void *bytes = tu_read_file(pb, &len);
+    cr_assert(bytes && tu_write_file(model, bytes, len));
+    free(bytes);
+    snprintf(fifo, sizeof(fifo), "%s/weights.bin", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_expect_eq(gl_model_load(model, NULL, &m), GL_ERR_INPUT);
+    cr_expect(strstr(gl_error_message(), "external data 'weights.bin': not a regular file "
+                                         "(a FIFO)") != NULL,
+              "%s", gl_error_message());
+    cr_expect_null(m);
     tu_rmtree(dir);
     free(dir);
 }

@@ -55,7 +55,8 @@ static void summarize(const gl_model *m, model_summary *s)
     gl_node *n;
     gl_foreach_node(g, i, n)
         count_op(s, n);
-    qsort(s->ops, s->n_ops, sizeof(op_count), by_count_then_name);
+    if (s->n_ops) /* a graph without nodes has no array: qsort must not see NULL */
+        qsort(s->ops, s->n_ops, sizeof(op_count), by_count_then_name);
     s->node_count = g->live_nodes;
     s->node_count_total = gl_graph_count_nodes(g, true);
     for (size_t i = 0; i < g->n_inits; i++) {

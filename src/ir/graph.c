@@ -1673,7 +1673,8 @@ gl_status gl_graph_set_order(gl_graph *g, gl_node *const *order, size_t count)
     }
     free(seen);
     GL_GROW(g->nodes, g->cap_nodes, count);
-    memcpy(g->nodes, order, count * sizeof(gl_node *));
+    if (count) /* an empty graph may have no array, nor an order */
+        memcpy(g->nodes, order, count * sizeof(gl_node *));
     for (size_t i = 0; i < count; i++)
         g->nodes[i]->index = i;
     g->n_nodes = count;

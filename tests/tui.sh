@@ -288,6 +288,15 @@ start 100 30 -- "$work/no-such-model.onnx"
 check "a missing model exits 2" [ "$(wait_rc)" = 2 ]
 check "the missing model is named" wait_for "no-such-model.onnx: cannot open"
 
+# A function calling itself used to keep shape inference expanding forever: the pipeline
+# now stops with the reason, and the workbench stays usable.
+start 240 30 -- "$SRC/tests/data/bad/function_recursive.onnx"
+check "a recursive function stops the pipeline, said on screen" \
+    wait_for "the pipeline stopped: "
+check "...with the reason" wait_for "function 'twice' calls itself"
+keys q
+check "q exits 0 after the pipeline stopped" [ "$(wait_rc)" = 0 ]
+
 # --- C-c while work runs: only with a big model (bench/make_big_models.py needs onnx) ---------------
 if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \

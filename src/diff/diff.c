@@ -602,29 +602,12 @@ static const gl_attr **sorted_attrs(const gl_node *n, const gl_attr **stack, siz
     return v;
 }
 
-static const char *const attr_type_names[] = {
-    [GL_ATTR_UNDEFINED] = "undefined",      [GL_ATTR_FLOAT] = "float",
-    [GL_ATTR_INT] = "int",                  [GL_ATTR_STRING] = "string",
-    [GL_ATTR_TENSOR] = "tensor",            [GL_ATTR_GRAPH] = "graph",
-    [GL_ATTR_FLOATS] = "floats",            [GL_ATTR_INTS] = "ints",
-    [GL_ATTR_STRINGS] = "strings",          [GL_ATTR_TENSORS] = "tensors",
-    [GL_ATTR_GRAPHS] = "graphs",            [GL_ATTR_SPARSE_TENSOR] = "sparse_tensor",
-    [GL_ATTR_SPARSE_TENSORS] = "sparse_tensors", [GL_ATTR_TYPE_PROTO] = "type_proto",
-    [GL_ATTR_TYPE_PROTOS] = "type_protos",
-};
-_Static_assert(GL_ARRAY_LEN(attr_type_names) == GL_ATTR_TYPE_PROTOS + 1, "a name per type");
-
-static const char *attr_type_name(gl_attr_type t)
-{
-    return (size_t)t < GL_ARRAY_LEN(attr_type_names) ? attr_type_names[t] : "?";
-}
-
 /* "1 (int) -> 1 (float)": the kind changed but the value reads the same. */
 static void name_attr_types(const gl_attr *a, const gl_attr *b, char **ot, char **nt)
 {
     sbuf x = {0}, y = {0};
-    sb_printf(&x, "%s (%s)", *ot, attr_type_name(a->type));
-    sb_printf(&y, "%s (%s)", *nt, attr_type_name(b->type));
+    sb_printf(&x, "%s (%s)", *ot, gl_attr_type_name(a->type));
+    sb_printf(&y, "%s (%s)", *nt, gl_attr_type_name(b->type));
     free(*ot);
     free(*nt);
     *ot = sb_take(&x);

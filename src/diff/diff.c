@@ -7,6 +7,7 @@
  * snapshots diff in milliseconds.
  */
 #include "diff/diff.h"
+#include "util/escape.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -58,6 +59,20 @@ static char *sb_take(sbuf *b)
 /* `len` bytes with `quote` (0: none) around them; the quote, backslash and control bytes
  * are escaped so a change never spans lines it does not own. UTF-8 passes through. At
  * most `limit` bytes are shown, then "...". */
+/* A non-ASCII character (`avail` bytes there): kept when it is valid UTF-8 and no bidi
+ * or C1 control, else its escape (util/escape.h). Returns the bytes it took. */
+static size_t sb_escaped_char(sbuf *b, const uint8_t *p, size_t avail)
+{
+    char one[5] = {0}, esc[GL_ESCAPE_CHAR_MAX];
+    size_t n;
+    memcpy(one, p, avail < 4 ? avail : 4);
+    if (gl_escape_char(one, esc, &n))
+        sb_printf(b, "%s", esc);
+    else
+        sb_printf(b, "%.*s", (int)n, one);
+    return n;
+}
+
 static void sb_escaped(sbuf *b, const uint8_t *p, size_t len, char quote, size_t limit)
 {
     if (quote)
@@ -73,8 +88,10 @@ static void sb_escaped(sbuf *b, const uint8_t *p, size_t len, char quote, size_t
             sb_printf(b, "\\x%02x", c);
         else if (c == '\\' || (quote && c == (uint8_t)quote))
             sb_printf(b, "\\%c", c);
-        else
+        else if (c < 0x80)
             sb_putc(b, (char)c);
+        else
+            i += sb_escaped_char(b, p + i, len - i) - 1;
     }
     if (shown < len)
         sb_printf(b, "...");

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Write the models tests/attrs.sh feeds to graphlab: wrongly typed and unknown
-attributes.
+attributes, and names made of terminal control sequences.
 
 Run with Debian's python (onnx 1.12): /usr/bin/python3 tests/data/make_hostile_attrs.py
 The outputs are committed, so the test suite does not need python.
@@ -9,6 +9,10 @@ bad/attr_*.onnx      one defect each: exit 2, one line naming file, node, op, at
                      the type found and the type expected
 function_perm.onnx   a call of a model-local function whose Transpose takes its perm from
                      the caller (a good model: loads and runs)
+hostile_names.onnx   a good model whose graph, node and value names carry ESC [2J, BEL,
+                     CR, LF, U+202E and bytes that are not UTF-8
+bad/hostile_names_attr.onnx
+                     the same names, and a wrongly typed attribute on such a node
 """
 import os
 
@@ -133,9 +137,44 @@ def write_bad():
     save(transpose_model(ref), os.path.join(BAD, "attr_ref_outside.onnx"))
 
 
+# ESC [2J clears the screen, BEL rings, CR returns to the line's start, LF ends the line,
+# ESC ]0; sets the window title, U+202E (RIGHT-TO-LEFT OVERRIDE) reverses what follows.
+# "\xff\xfe" is patched in after serializing (protobuf strings must be UTF-8 when made):
+# bytes that are not UTF-8. Two Transposes that cancel make transpose-push decide about
+# (and name) the hostile nodes.
+GRAPH = "graph\x1b[31mred\n"
+VALUE_X = "x\u202eevil"
+NODE_A = "tA\x1b[2J\x07"
+VALUE_A = "mid\x1b]0;title\x07"
+NODE_B = "tB\r\nFAKE: all good"
+VALUE_B = "m2\u202e"
+NODE_C = "relu\u202eevil"
+VALUE_Y = "y_@@"
+
+
+def write_names():
+    def chain(last):
+        return [node("Transpose", [VALUE_X], [VALUE_A], NODE_A,
+                     attr("perm", AttributeProto.INTS, [1, 0])),
+                node("Transpose", [VALUE_A], [VALUE_B], NODE_B,
+                     attr("perm", AttributeProto.INTS, [1, 0])),
+                last]
+
+    good = model(chain(node("Relu", [VALUE_B], [VALUE_Y], NODE_C)),
+                 [vi(VALUE_X, (2, 3))], [vi(VALUE_Y, (2, 3))], name=GRAPH)
+    blob = good.SerializeToString().replace(b"y_@@", b"y_\xff\xfe")
+    with open(os.path.join(HERE, "hostile_names.onnx"), "wb") as f:
+        f.write(blob)
+    bad = model(chain(node("Transpose", [VALUE_B], [VALUE_Y], "tr\x1b[2J\r\n\u202e",
+                           attr("perm", AttributeProto.FLOATS, [1.0, 0.0]))),
+                [vi(VALUE_X, (2, 3))], [vi(VALUE_Y, (3, 2))], name=GRAPH)
+    save(bad, os.path.join(BAD, "hostile_names_attr.onnx"))
+
+
 def main():
     write_bad()
     save(perm_function(AttributeProto.INTS, [1, 0]), os.path.join(HERE, "function_perm.onnx"))
+    write_names()
 
 
 if __name__ == "__main__":

@@ -936,18 +936,6 @@ int64_t gl_model_opset(const gl_model *m, const char *domain)
     return 0;
 }
 
-const gl_function *gl_model_function_of(const gl_model *m, const gl_node *n)
-{
-    const char *domain = domain_or_default(n->domain);
-    for (size_t i = 0; m && n->op_type && i < m->n_functions; i++) {
-        const gl_function *f = &m->functions[i];
-        if (f->body && f->name && strcmp(f->name, n->op_type) == 0 &&
-            strcmp(domain_or_default(f->domain), domain) == 0)
-            return f;
-    }
-    return NULL;
-}
-
 int64_t gl_scope_opset(const gl_model *m, const gl_function *f, const char *domain)
 {
     const char *want = domain_or_default(domain);

@@ -293,8 +293,6 @@ void gl_model_free(gl_model *m);
 gl_model *gl_model_clone(const gl_model *m);
 /* Version of `domain` ("" = ai.onnx) imported by the model, or 0 when not imported. */
 int64_t gl_model_opset(const gl_model *m, const char *domain);
-/* The model-local function node `n` calls (same domain and name), or NULL. */
-const gl_function *gl_model_function_of(const gl_model *m, const gl_node *n);
 /* The opset of `domain` for nodes in the body of `f` (NULL: the main graph): the
  * function's own import, else the model's; the default domain counts as version 1 when
  * nothing imports it. */

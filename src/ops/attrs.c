@@ -137,8 +137,46 @@ typedef struct fn_needs {
 
 typedef struct checker {
     const gl_model *m;
-    fn_needs *fns; /* one per m->functions[i] */
+    fn_needs *fns;                /* one per m->functions[i] */
+    const gl_function **by_name;  /* those with a body, sorted by (domain, name, index) */
+    size_t n_by_name;
 } checker;
+
+static const char *canonical_domain(const char *d)
+{
+    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
+}
+
+static int compare_call(const char *domain, const char *name, const gl_function *f)
+{
+    int c = strcmp(canonical_domain(domain), canonical_domain(f->domain));
+    return c ? c : strcmp(name, f->name ? f->name : "");
+}
+
+static int compare_functions(const void *x, const void *y)
+{
+    const gl_function *a = *(const gl_function *const *)x, *b = *(const gl_function *const *)y;
+    int c = compare_call(a->domain, a->name ? a->name : "", b);
+    return c ? c : (a > b) - (a < b);
+}
+
+/* The model-local function node `n` calls (the first of that domain and name, as the
+ * executor picks it), by binary search: a model may hold many functions and nodes. */
+static const gl_function *callee_of(const checker *c, const gl_node *n)
+{
+    size_t lo = 0, hi = c->n_by_name;
+    while (n->op_type && lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (compare_call(n->domain, n->op_type, c->by_name[mid]) > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return n->op_type && lo < c->n_by_name &&
+                   compare_call(n->domain, n->op_type, c->by_name[lo]) == 0
+               ? c->by_name[lo]
+               : NULL;
+}
 
 static void collect_refs(fn_needs *fn, const gl_graph *g)
 {
@@ -219,7 +257,7 @@ static void resolve(const checker *c, const gl_function *f, param_need *p, int d
     const fn_needs *fn = needs_of(c, f);
     for (size_t i = p->first; i < p->end; i++) {
         const ref_use *u = &fn->refs[i];
-        const gl_function *callee = gl_model_function_of(c->m, u->node);
+        const gl_function *callee = callee_of(c, u->node);
         if (!callee) {
             int64_t opset = gl_scope_opset(c->m, f, u->node->domain);
             const gl_op_attrs *row = gl_op_attrs_lookup(u->node->domain, u->node->op_type, opset);
@@ -319,7 +357,7 @@ static gl_status check_node(const checker *c, const scope *sc, const gl_node *n)
                              "attribute '%s' refers to the caller's attribute '%s' outside "
                              "a function body",
                              n->attrs[i].name, n->attrs[i].ref_attr_name);
-    const gl_function *callee = gl_model_function_of(c->m, n);
+    const gl_function *callee = callee_of(c, n);
     if (callee)
         return check_call(c, sc, n, callee);
     int64_t opset = gl_scope_opset(c->m, sc->fn, n->domain);
@@ -359,10 +397,16 @@ static gl_status check_graph(const checker *c, const gl_graph *g, const scope *s
 
 gl_status gl_model_check_attrs(const gl_model *m)
 {
-    checker c = {.m = m, .fns = gl_xcalloc(m->n_functions, sizeof(fn_needs))};
-    for (size_t i = 0; i < m->n_functions; i++)
-        if (m->functions[i].body)
-            index_function(&c.fns[i], &m->functions[i]);
+    checker c = {.m = m,
+                 .fns = gl_xcalloc(m->n_functions, sizeof(fn_needs)),
+                 .by_name = gl_xcalloc(m->n_functions, sizeof(gl_function *))};
+    for (size_t i = 0; i < m->n_functions; i++) {
+        if (!m->functions[i].body)
+            continue;
+        index_function(&c.fns[i], &m->functions[i]);
+        c.by_name[c.n_by_name++] = &m->functions[i];
+    }
+    qsort(c.by_name, c.n_by_name, sizeof(*c.by_name), compare_functions);
     scope main_scope = {.fn = NULL, .where = ""};
     gl_status st = m->graph ? check_graph(&c, m->graph, &main_scope) : GL_OK;
     for (size_t i = 0; i < m->n_functions && st == GL_OK; i++) {
@@ -377,5 +421,6 @@ gl_status gl_model_check_attrs(const gl_model *m)
         free(c.fns[i].params);
     }
     free(c.fns);
+    free(c.by_name);
     return st;
 }

@@ -68,6 +68,10 @@ check "run: exit 0" [ "$rc" -eq 0 ]
 check "run: stdout clean" clean "$tmp/out"
 check "run: the output named, escaped" has "$tmp/out" 'y_\xFF\xFE: float[2,3]'
 
+run run "$M" --plan
+check "run --plan: stdout clean" clean "$tmp/out"
+check "run --plan: the nodes named, escaped" has "$tmp/out" "'tA\\x1B[2J\\x07'"
+
 run optimize "$M" -o "$tmp/o.onnx" --explain
 check "optimize --explain: exit 0" [ "$rc" -eq 0 ]
 check "optimize --explain: stdout clean" clean "$tmp/out"

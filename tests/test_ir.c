@@ -4,6 +4,8 @@
  * worked out by hand from the contract in graph.h, not copied from the code's output.
  */
 #include "ir/calls.h"
+#include "ops/opkit.h"
+#include "passes/transpose.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -792,6 +794,68 @@ Test(ir, attributes_set_get_replace_remove)
     cr_assert_eq(count_use(f.x, f.iff, GL_USE_IMPLICIT), 0);
     VERIFY_OK(f.g);
     gl_model_free(f.m);
+}
+
+/* Graphs built by passes and tests are not checked against op schemas: an attribute of
+ * another type, a list without its array or an unbound reference must read as absent,
+ * never as a value of another type (and never through NULL). */
+Test(ir, accessors_never_read_one_type_as_another)
+{
+    gl_model *m = tu_model(13);
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, D2);
+    gl_node *n = tu_node(m->graph, "Transpose", "t", 1, x);
+    gl_node_set_attr_floats(n, "perm", (const float[]){1, 0}, 2);
+    gl_node_set_attr_float(n, "f", 2.5f);
+    gl_node_set_attr_int(n, "i", 3);
+    gl_attr a = {.name = gl_xstrdup("hollow"), .type = GL_ATTR_INTS, .n = 3};
+    gl_node_take_attr(n, &a);
+    a = (gl_attr){.name = gl_xstrdup("no_tensor"), .type = GL_ATTR_TENSOR};
+    gl_node_take_attr(n, &a);
+    a = (gl_attr){.name = gl_xstrdup("no_graph"), .type = GL_ATTR_GRAPH};
+    gl_node_take_attr(n, &a);
+    a = (gl_attr){.name = gl_xstrdup("ref"), .type = GL_ATTR_INT, .i = 9,
+                  .ref_attr_name = gl_xstrdup("caller")};
+    gl_node_take_attr(n, &a);
+
+    static const struct {
+        const char *name;
+        gl_attr_type type;
+        bool found;
+    } typed[] = {
+        {"perm", GL_ATTR_FLOATS, true},  {"perm", GL_ATTR_INTS, false},
+        {"f", GL_ATTR_FLOAT, true},      {"f", GL_ATTR_INT, false},
+        {"i", GL_ATTR_INT, true},        {"i", GL_ATTR_STRING, false},
+        {"hollow", GL_ATTR_INTS, false}, {"no_tensor", GL_ATTR_TENSOR, false},
+        {"no_graph", GL_ATTR_GRAPH, false}, {"ref", GL_ATTR_INT, false},
+        {"absent", GL_ATTR_INT, false},
+    };
+    for (size_t k = 0; k < GL_ARRAY_LEN(typed); k++)
+        cr_expect_eq(gl_node_attr_typed(n, typed[k].name, typed[k].type) != NULL,
+                     typed[k].found, "'%s' as %s", typed[k].name,
+                     gl_attr_type_name(typed[k].type));
+
+    cr_expect_eq(gl_node_attr_int(n, "f", 7), 7);
+    cr_expect_float_eq(gl_node_attr_float(n, "i", 7.0f), 7.0f, 0);
+    cr_expect_str_eq(gl_node_attr_string(n, "i", "dflt"), "dflt");
+    cr_expect_eq(gl_node_attr_int(n, "ref", 5), 5, "an unbound reference has no value");
+    size_t count = 99;
+    cr_expect_null(gl_attr_ints(n, "perm", &count));
+    cr_expect_eq(count, 0);
+    cr_expect_not_null(gl_attr_floats(n, "perm", &count));
+    cr_expect_eq(count, 2);
+    cr_expect_null(gl_attr_ints(n, "hollow", &count));
+    cr_expect_eq(count, 0);
+
+    int64_t perm[GL_MAX_RANK];
+    int rank = -1;
+    cr_expect(!gl_tp_read_perm(n, perm, &rank), "a floats perm is not the default perm");
+    gl_node_remove_attr(n, "perm");
+    a = (gl_attr){.name = gl_xstrdup("perm"), .type = GL_ATTR_INTS, .n = 2};
+    gl_node_take_attr(n, &a);
+    cr_expect(!gl_tp_read_perm(n, perm, &rank), "a perm without its ints is not read");
+    cr_expect_str_eq(gl_attr_type_name(GL_ATTR_SPARSE_TENSORS), "sparse_tensors");
+    cr_expect_str_eq(gl_attr_type_name((gl_attr_type)99), "?");
+    gl_model_free(m);
 }
 
 Test(ir, node_is_accepts_only_the_default_domain)

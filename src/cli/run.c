@@ -17,6 +17,7 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -356,7 +357,8 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
             format_type(expected[i], te, sizeof(te));
             snprintf(line, sizeof(line), "got %s, expected %s", tg, te);
         }
-        printf("%s%s: %s: %s\n", g->outputs[i]->name, label, line, r.ok ? "ok" : "MISMATCH");
+        printf("%s%s: %s: %s\n", gl_esc(g->outputs[i]->name), label, gl_esc(line),
+               r.ok ? "ok" : "MISMATCH");
         all_ok = all_ok && r.ok;
     }
     return all_ok;
@@ -399,7 +401,7 @@ static int run_model(const gl_model *m, const run_args *a)
         for (size_t i = 0; i < g->n_outputs; i++) {
             char type[256];
             format_type(outs[i], type, sizeof(type));
-            printf("%s: %s\n", g->outputs[i]->name, type);
+            printf("%s: %s\n", gl_esc(g->outputs[i]->name), gl_esc(type));
         }
         bool ok = true;
         if (a->data && d.expected)

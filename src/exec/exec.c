@@ -9,6 +9,7 @@
  * point at the frame of the enclosing graph, so captures resolve through ->outer.
  */
 #include "exec/exec.h"
+#include "util/escape.h"
 
 #include "ir/calls.h"
 
@@ -910,16 +911,17 @@ static void print_plan(const plan *p, int indent, FILE *f)
         const plan_node *pn = &p->nodes[k];
         const gl_node *n = pn->node;
         char name[256];
-        snprintf(name, sizeof(name), "'%s'", n->name ? n->name : "");
+        snprintf(name, sizeof(name), "'%s'", gl_esc(n->name)); /* printed: escaped */
         const char *backend = pn->backend ? pn->backend->name : "call";
         char impl[256];
         if (pn->call)
-            snprintf(impl, sizeof(impl), "function %s.%s", domain_name(pn->fn->domain),
-                     pn->fn->name);
+            snprintf(impl, sizeof(impl), "function %s.%s", gl_esc(domain_name(pn->fn->domain)),
+                     gl_esc(pn->fn->name));
         else
             snprintf(impl, sizeof(impl), "%s",
                      pn->backend->impl ? pn->backend->impl(pn->state) : "-");
-        fprintf(f, "%*s%-18s %-28s %-5s %s\n", indent, "", n->op_type, name, backend, impl);
+        fprintf(f, "%*s%-18s %-28s %-5s %s\n", indent, "", gl_esc(n->op_type), name, backend,
+                impl);
         if (pn->call)
             print_plan(pn->call, indent + 2, f);
         for (size_t i = 0; i < pn->n_bodies; i++)

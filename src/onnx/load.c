@@ -14,6 +14,7 @@
  * gl_resolve_value (captures and implicit inputs).
  */
 #include "onnx/onnx_io.h"
+#include "ops/attrs.h"
 
 #include "onnx.pb-c.h"
 #include "util/file_read.h"
@@ -984,6 +985,8 @@ static gl_status load_unpacked(Onnx__ModelProto *mp, const char *name, const cha
     m->freeze_inputs = opts && opts->freeze_inputs;
     load_ctx lc = {.path = m->path, .dir = dir, .no_mmap = opts && opts->no_mmap, .m = m};
     gl_status st = build_model(&lc, mp);
+    if (st == GL_OK)
+        st = gl_model_check_attrs(m);
     if (st != GL_OK) {
         gl_model_free(m);
         return st;

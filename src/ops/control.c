@@ -1021,11 +1021,11 @@ typedef struct rnn_cfg {
 
 static gl_status rnn_activations(const gl_node *n, const char *where, rnn_cfg *cfg)
 {
-    const gl_attr *names = gl_node_attr(n, "activations");
+    const gl_attr *names = gl_node_attr_typed(n, "activations", GL_ATTR_STRINGS);
     size_t n_alpha, n_beta, ia = 0, ib = 0, per = (size_t)cfg->cell->n_acts;
     const float *alpha = gl_attr_floats(n, "activation_alpha", &n_alpha);
     const float *beta = gl_attr_floats(n, "activation_beta", &n_beta);
-    size_t given = names && names->type == GL_ATTR_STRINGS ? names->n : 0;
+    size_t given = names ? names->n : 0;
     if (given && given != per * (size_t)cfg->dirs && given != per)
         return gl_fail(GL_ERR_INPUT, "%s: activations lists %zu functions, expected %zu", where,
                        given, per * (size_t)cfg->dirs);
@@ -1068,9 +1068,9 @@ static gl_status rnn_config(const gl_node *n, const cell_info *cell, const char 
     if (cfg->layout != 0 && cfg->layout != 1)
         return gl_fail(GL_ERR_INPUT, "%s: layout must be 0 or 1", where);
     cfg->hidden = gl_node_attr_int(n, "hidden_size", -1);
-    if (gl_node_attr(n, "hidden_size") && cfg->hidden <= 0)
+    if (gl_node_attr_typed(n, "hidden_size", GL_ATTR_INT) && cfg->hidden <= 0)
         return gl_fail(GL_ERR_INPUT, "%s: hidden_size must be positive", where);
-    const gl_attr *clip = gl_node_attr(n, "clip");
+    const gl_attr *clip = gl_node_attr_typed(n, "clip", GL_ATTR_FLOAT);
     cfg->clip = clip ? clip->f : INFINITY;
     if (clip && !(cfg->clip > 0))
         return gl_fail(GL_ERR_INPUT, "%s: clip must be positive", where);

@@ -25,24 +25,16 @@ bool gl_axis_normalize(int64_t axis, int rank, bool inclusive, const char *where
 
 const int64_t *gl_attr_ints(const gl_node *n, const char *name, size_t *count)
 {
-    const gl_attr *a = gl_node_attr(n, name);
-    if (!a || a->type != GL_ATTR_INTS) {
-        *count = 0;
-        return NULL;
-    }
-    *count = a->n;
-    return a->ints;
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_INTS);
+    *count = a ? a->n : 0;
+    return a ? a->ints : NULL;
 }
 
 const float *gl_attr_floats(const gl_node *n, const char *name, size_t *count)
 {
-    const gl_attr *a = gl_node_attr(n, name);
-    if (!a || a->type != GL_ATTR_FLOATS) {
-        *count = 0;
-        return NULL;
-    }
-    *count = a->n;
-    return a->floats;
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_FLOATS);
+    *count = a ? a->n : 0;
+    return a ? a->floats : NULL;
 }
 
 /* ---- inference ----------------------------------------------------------------------- */

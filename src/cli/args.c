@@ -4,6 +4,7 @@
 #include "exec/inputs.h"
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,7 +27,8 @@ static const gl_command command_table[] = {
     {"run",
      "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND "
      "[--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X] [--atol Y] "
-     "[--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
+     "[--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N] "
+     "[--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
      "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch).\n"
      "              --intermediates compares every tensor of the two runs and names the first\n"
      "              node where they part ways; --save-tensors writes the NAMEd (or all)\n"
@@ -38,7 +40,7 @@ static const gl_command command_table[] = {
     {"profile",
      "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl] [--reps N] [--warmup N] "
      "[--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] [--json] "
-     "[--rtol X] [--atol Y] [--dim NAME=V] [--set PASS.OPT=V]",
+     "[--rtol X] [--atol Y] [--dim NAME=V] [--max-memory BYTES] [--set PASS.OPT=V]",
      "per-node times on each backend side by side, compared with the reference (exit 1 "
      "when outputs differ); --trace in ONNX Runtime's profile format", gl_cmd_profile},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
@@ -60,20 +62,25 @@ const gl_command *gl_command_find(const char *name)
     return NULL;
 }
 
+/* Messages quote names from the model and the command line: escaped, they cannot drive
+ * the terminal or add lines (an escape is at most 4 bytes per byte of the message). */
 int gl_cli_fail(gl_status st)
 {
     const char *msg = gl_error_message();
-    fprintf(stderr, "graphlab: %s\n", *msg ? msg : gl_status_name(st));
+    char line[4 * 1024 + 1];
+    gl_escape(line, sizeof(line), *msg ? msg : gl_status_name(st));
+    fprintf(stderr, "graphlab: %s\n", line);
     return GL_EXIT_BAD;
 }
 
 int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "graphlab %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    fprintf(stderr, "graphlab %s: %s", cmd, gl_esc(msg));
     const gl_command *c = gl_command_find(cmd);
     if (c)
         fprintf(stderr, "\nusage: graphlab %s %s\n", c->name, c->usage);
@@ -167,6 +174,26 @@ bool gl_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     if (errno || end == s || *end || v < lo || v > hi)
         return false;
     *out = v;
+    return true;
+}
+
+bool gl_cli_parse_bytes(const char *s, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-' || v == 0)
+        return false;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end || v > (SIZE_MAX >> shift))
+        return false;
+    *out = (size_t)v << shift;
     return true;
 }
 

@@ -78,6 +78,8 @@ struct gl_dim_value;
 bool gl_cli_parse_tolerance(const char *s, double *out);
 /* A whole decimal number in [lo, hi]. */
 bool gl_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* BYTES, or a count of K, M or G (binary: 1K = 1024), at least 1 (--max-memory). */
+bool gl_cli_parse_bytes(const char *s, size_t *out);
 /* NAME=V with V >= 0, appended to *dims (a GL_GROW array; the name is malloc'd). */
 bool gl_cli_parse_dim(const char *s, struct gl_dim_value **dims, size_t *n, size_t *cap);
 

@@ -1,5 +1,5 @@
 /* profile.c — `graphlab profile MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl]
- * [--reps N] [--warmup N] [--threads N] [--layout auto|plain|nhwc|blocked]
+ * [--reps N] [--warmup N] [--threads N] [--layout auto|plain|nhwc|blocked] [--max-memory BYTES]
  * [--trace FILE.json] [--json] [--rtol X] [--atol Y] [--dim NAME=V] [--set PASS.OPT=V]`:
  * per-node times on each backend side by side (src/exec/profile.h), as a table sorted
  * by time, as JSON, or as ONNX Runtime's profile (src/exec/trace.h).
@@ -31,7 +31,7 @@ typedef struct profile_args {
 } profile_args;
 
 enum { OPT_DATA = GL_OPT_OWN, OPT_BACKENDS, OPT_REPS, OPT_WARMUP, OPT_THREADS, OPT_LAYOUT,
-       OPT_TRACE, OPT_JSON, OPT_RTOL, OPT_ATOL, OPT_DIM };
+       OPT_TRACE, OPT_JSON, OPT_RTOL, OPT_ATOL, OPT_DIM, OPT_MAX_MEMORY };
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
@@ -73,6 +73,11 @@ static int parse_option(profile_args *a, int c, char **argv)
 {
     switch (c) {
     case OPT_DATA: a->data = optarg; return GL_EXIT_OK;
+    case OPT_MAX_MEMORY:
+        if (!gl_cli_parse_bytes(optarg, &a->o.max_memory))
+            return gl_cli_usage_error("profile", "--max-memory '%s' is not a size in bytes "
+                                      "(1 or more; K, M, G suffixes)", optarg);
+        return GL_EXIT_OK;
     case OPT_TRACE: a->trace = optarg; return GL_EXIT_OK;
     case OPT_JSON: a->json = true; return GL_EXIT_OK;
     case OPT_LAYOUT: a->o.layout = optarg; return GL_EXIT_OK;
@@ -119,6 +124,7 @@ static int parse_args(int argc, char **argv, profile_args *a)
         {"rtol", required_argument, NULL, OPT_RTOL},
         {"atol", required_argument, NULL, OPT_ATOL},
         {"dim", required_argument, NULL, OPT_DIM},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         GL_CLI_COMMON_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -444,7 +450,7 @@ static int profile_model(const gl_model *m, profile_args *a)
 {
     gl_dataset d;
     gl_status st = a->data ? gl_dataset_load(m->graph, a->data, &d)
-                           : gl_dataset_random(m, a->dims, a->n_dims, &d);
+                           : gl_dataset_random(m, a->dims, a->n_dims, a->o.max_memory, &d);
     if (st != GL_OK)
         return gl_cli_fail(st);
     if (!a->data)

@@ -1,14 +1,17 @@
 /* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl]
  * [--compare BACKEND [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X]
- * [--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V]
- * [--plan]`: execute a model once.
+ * [--atol Y] [--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N]
+ * [--save-outputs DIR] [--set PASS.OPT=V] [--plan]`: execute a model once.
  *
  * Inputs come from DIR/input_*.pb, or are drawn from a fixed-seed generator (so two
- * runs, and two backends, see the same numbers). With --data the outputs are compared
- * with DIR/output_*.pb, with --compare with a second run on another backend; exit 1
- * when any comparison fails. --intermediates and --save-tensors keep the runs'
- * intermediate tensors (exec/intermediates.h); the NAMEs to save are the arguments after
- * MODEL (getopt moves them there from behind DIR), every tensor when there are none. */
+ * runs, and two backends, see the same numbers) in the declared shapes, a symbolic dim
+ * taking its --dim value or 1. With --data the outputs are compared with
+ * DIR/output_*.pb, with --compare with a second run on another backend; exit 1 when any
+ * comparison fails. --max-memory (K, M, G suffixes) bounds every tensor and all those
+ * alive together, random inputs included; --max-iterations all loop iterations (see
+ * gl_exec_options). --intermediates and --save-tensors keep the runs' intermediate
+ * tensors (exec/intermediates.h); the NAMEs to save are the arguments after MODEL
+ * (getopt moves them there from behind DIR), every tensor when there are none. */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
@@ -18,6 +21,7 @@
 #include "exec/inputs.h"
 #include "exec/intermediates.h"
 #include "onnx/onnx_io.h"
+#include "util/escape.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -28,6 +32,8 @@ typedef struct run_args {
     const char *model, *data, *passes, *backend, *compare, *save_dir;
     double rtol, atol;
     int threads;
+    size_t max_memory;       /* 0: the executor's default */
+    uint64_t max_iterations; /* 0: the executor's default */
     bool plan;
     bool intermediates, all_tensors;
     const char *tensors_dir;
@@ -39,7 +45,8 @@ typedef struct run_args {
 } run_args;
 
 enum { OPT_DATA = GL_OPT_OWN, OPT_BACKEND, OPT_COMPARE, OPT_RTOL, OPT_ATOL, OPT_DIM,
-       OPT_THREADS, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS, OPT_SAVE_TENSORS };
+       OPT_THREADS, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS, OPT_SAVE_TENSORS,
+       OPT_MAX_MEMORY, OPT_MAX_ITERATIONS };
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
@@ -71,6 +78,17 @@ static int parse_option(run_args *a, int c, char **argv)
         if (!gl_cli_parse_dim(optarg, &a->dims, &a->n_dims, &a->cap_dims))
             return gl_cli_usage_error("run", "--dim '%s' is not NAME=V with V >= 0", optarg);
         break;
+    case OPT_MAX_MEMORY:
+        if (!gl_cli_parse_bytes(optarg, &a->max_memory))
+            return gl_cli_usage_error("run", "--max-memory '%s' is not a size in bytes "
+                                      "(1 or more; K, M, G suffixes)", optarg);
+        break;
+    case OPT_MAX_ITERATIONS:
+        if (!gl_cli_parse_int(optarg, 1, INT64_MAX, &v))
+            return gl_cli_usage_error("run", "--max-iterations '%s' is not a count of 1 or "
+                                      "more", optarg);
+        a->max_iterations = (uint64_t)v;
+        break;
     default: return gl_cli_common_option("run", c, argv, &a->passes, &a->settings);
     }
     return GL_EXIT_OK;
@@ -92,6 +110,8 @@ static int parse_args(int argc, char **argv, run_args *a)
         {"intermediates", no_argument, NULL, OPT_INTERMEDIATES},
         {"all-tensors", no_argument, NULL, OPT_ALL_TENSORS},
         {"save-tensors", required_argument, NULL, OPT_SAVE_TENSORS},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+        {"max-iterations", required_argument, NULL, OPT_MAX_ITERATIONS},
         GL_CLI_COMMON_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -133,11 +153,7 @@ static void free_args(run_args *a)
 
 static void format_type(const gl_tensor *t, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s[", gl_dtype_name(t->dtype));
-    for (int d = 0; d < t->rank && n >= 0 && (size_t)n < len; d++)
-        n += snprintf(buf + n, len - (size_t)n, "%s%lld", d ? "," : "", (long long)t->dims[d]);
-    if (n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, "]");
+    gl_format_type(t->dtype, t->rank, t->dims, buf, len);
 }
 
 /* Run the model once on `backend`; *outs is malloc'd (n_outputs tensors). `rec` (may be
@@ -146,7 +162,8 @@ static gl_status run_once(const gl_model *m, const run_args *a, const char *back
                           const gl_dataset *d, bool print_plan, gl_inter_rec *rec,
                           gl_tensor ***outs)
 {
-    gl_exec_options o = {.backend = backend, .threads = a->threads};
+    gl_exec_options o = {.backend = backend, .threads = a->threads,
+                         .max_memory = a->max_memory, .max_iterations = a->max_iterations};
     gl_exec *e = NULL;
     gl_status st = gl_exec_create(m, &o, &e);
     if (st != GL_OK)
@@ -193,7 +210,8 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
             format_type(expected[i], te, sizeof(te));
             snprintf(line, sizeof(line), "got %s, expected %s", tg, te);
         }
-        printf("%s%s: %s: %s\n", g->outputs[i]->name, label, line, r.ok ? "ok" : "MISMATCH");
+        printf("%s%s: %s: %s\n", gl_esc(g->outputs[i]->name), label, gl_esc(line),
+               r.ok ? "ok" : "MISMATCH");
         all_ok = all_ok && r.ok;
     }
     return all_ok;
@@ -221,7 +239,7 @@ static int run_model(const gl_model *m, const run_args *a)
     const gl_graph *g = m->graph;
     gl_dataset d;
     gl_tensor **outs = NULL, **other = NULL;
-    gl_status st = a->data ? gl_dataset_load(g, a->data, &d) : gl_dataset_random(m, a->dims, a->n_dims, &d);
+    gl_status st = a->data ? gl_dataset_load(g, a->data, &d) : gl_dataset_random(m, a->dims, a->n_dims, a->max_memory, &d);
     if (st != GL_OK)
         return gl_cli_fail(st);
     /* Only what is saved is kept, unless every tensor is compared. */
@@ -244,7 +262,7 @@ static int run_model(const gl_model *m, const run_args *a)
         for (size_t i = 0; i < g->n_outputs; i++) {
             char type[256];
             format_type(outs[i], type, sizeof(type));
-            printf("%s: %s\n", g->outputs[i]->name, type);
+            printf("%s: %s\n", gl_esc(g->outputs[i]->name), gl_esc(type));
         }
         bool ok = true;
         if (a->data && d.expected)

@@ -11,6 +11,7 @@
  * outputs into buffers the plan lends again on every run (plan_node.out_slots).
  */
 #include "exec/plan.h"
+#include "util/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -341,10 +342,23 @@ static gl_status run_kernel(plan_node *pn, frame *f, const gl_tensor *const *in,
         .out = out, .run_body = exec_run_body, .exec = &nr,
         .alloc = f->e ? exec_alloc : NULL, .backend_ctx = pn->backend_ctx,
     };
+    /* Tensors the kernel allocates are refused in its name (a Loop's: in its body
+     * nodes' names while they run). */
+    gl_limits *lim = gl_limits_current();
+    const char *outer_where = lim ? lim->where : NULL;
+    if (lim) {
+        lim->where = pn->where;
+        lim->refused = GL_OK;
+    }
     gl_error_clear();
     gl_status st = pn->backend->run(&k, &pn->state);
     if (st != GL_OK && !*gl_error_message())
         gl_fail(st, "%s: the kernel failed (%s)", pn->where, gl_status_name(st));
+    if (lim) {
+        lim->where = outer_where;
+        if (st != GL_OK && lim->refused)
+            st = lim->refused;
+    }
     *reorder_ns += k.reorder_ns;
     if (f->e)
         f->e->stats.reorders += k.reorders;
@@ -464,7 +478,9 @@ static gl_status step(plan_node *pn, frame *f)
 static gl_status run_plan(const plan *p, frame *f)
 {
     for (size_t k = 0; k < p->n_nodes; k++) {
-        gl_status st = step(&p->nodes[k], f);
+        gl_status st = gl_limits_poll(p->nodes[k].where);
+        if (st == GL_OK)
+            st = step(&p->nodes[k], f);
         if (st != GL_OK)
             return st;
     }
@@ -585,9 +601,14 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     e->opts = opts;
     e->opts.backend = b->name;
     gl_status st = b->ctx_create ? b->ctx_create(m, &e->opts, &e->backend_ctx) : GL_OK;
-    size_t planned = 0;
+    if (!e->opts.max_memory)
+        e->opts.max_memory = gl_limits_default_bytes();
+    if (!e->opts.max_iterations)
+        e->opts.max_iterations = GL_EXEC_MAX_ITERATIONS;
+    gl_expansion calls;
+    gl_expansion_init(&calls, m);
     plan_scope s = {.m = m, .e = e, .backend = b, .backend_ctx = e->backend_ctx,
-                    .parent_entry = SIZE_MAX, .planned = &planned};
+                    .parent_entry = SIZE_MAX, .calls = &calls};
     if (st == GL_OK)
         st = gl_plan_build(&s, m->graph, &e->root);
     if (st != GL_OK) {
@@ -625,6 +646,12 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
     e->live_tensors = e->live_bytes = 0;
     if (e->observed && e->observer.run_begin)
         e->observer.run_begin(e->observer.ctx, e);
+    gl_limits lim = {.max_bytes = e->opts.max_memory, .max_iterations = e->opts.max_iterations,
+                     .cancel = e->opts.cancel, .max_bytes_option = "--max-memory",
+                     .max_iterations_option = "--max-iterations"};
+    for (size_t i = 0; i < n_inputs; i++) /* the caller's, alive all along */
+        lim.live_bytes += inputs[i] ? gl_tensor_nbytes(inputs[i]) : 0;
+    gl_limits_push(&lim);
     frame f;
     gl_status st = frame_open(&f, g, NULL, e);
     f.slots = e->root->plain_slots;
@@ -643,6 +670,7 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
         }
     }
     frame_close(&f);
+    gl_limits_pop(&lim);
     if (st != GL_OK)
         for (size_t i = 0; i < n_outputs; i++) {
             gl_tensor_free(outputs[i]);
@@ -702,16 +730,16 @@ void gl_exec_print_plan(const gl_exec *e, FILE *f)
         const gl_plan_entry *en = &e->entries[i];
         const gl_node *n = en->node;
         char name[256];
-        snprintf(name, sizeof(name), "'%s'", n->name ? n->name : "");
-        fprintf(f, "%*s%-18s %-28s %-5s %s", 2 * en->depth, "", n->op_type, name, en->backend,
-                en->info.impl);
+        snprintf(name, sizeof(name), "'%s'", gl_esc(n->name)); /* printed: escaped */
+        fprintf(f, "%*s%-18s %-28s %-5s %s", 2 * en->depth, "", gl_esc(n->op_type), name,
+                en->backend, gl_esc(en->info.impl));
         if (en->info.in_layouts[0] || en->info.out_layouts[0])
             fprintf(f, "  [%s -> %s]", en->info.in_layouts, en->info.out_layouts);
         if (en->conversions)
             fprintf(f, "  %zu input%s converted to plain", en->conversions,
                     en->conversions == 1 ? "" : "s");
         if (en->info.note[0])
-            fprintf(f, "  (%s)", en->info.note);
+            fprintf(f, "  (%s)", gl_esc(en->info.note));
         fputc('\n', f);
     }
 }
@@ -721,10 +749,15 @@ gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *con
 {
     for (size_t i = 0; i < n->n_outputs; i++)
         outputs[i] = NULL;
-    size_t planned = 0;
+    gl_expansion calls = {0}; /* the fixed bound: sizing it by the model costs per node */
     plan_scope s = {.m = m, .backend = gl_backend_ref(), .parent_entry = SIZE_MAX,
-                    .planned = &planned};
+                    .calls = &calls};
     plan_node pn = {0};
+    gl_limits own = {.max_bytes = gl_limits_default_bytes(),
+                     .max_iterations = GL_EVAL_MAX_ITERATIONS};
+    bool push = !gl_limits_current();
+    if (push)
+        gl_limits_push(&own);
     gl_status st = gl_plan_node_init(&s, n, &pn);
     if (st == GL_OK) {
         frame f = {.graph = n->graph, .consts_only = true};
@@ -732,5 +765,7 @@ gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *con
         st = run_node(&pn, &f, inputs, outputs, &reorder_ns);
     }
     gl_plan_node_release(&pn);
+    if (push)
+        gl_limits_pop(&own);
     return st;
 }

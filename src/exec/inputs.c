@@ -1,5 +1,8 @@
 /* inputs.c — seeded random inputs (see inputs.h). */
 #include "exec/inputs.h"
+#include "ir/limits.h"
+
+#include <stdio.h>
 
 #include <math.h>
 #include <string.h>
@@ -77,17 +80,13 @@ static gl_status random_input(const gl_model *m, const gl_dim_value *dim_values,
     for (int d = 0; d < ty->shape.rank && d < GL_MAX_RANK; d++) {
         const gl_dim *dim = &ty->shape.dims[d];
         const gl_dim_value *given = find_dim(dim_values, n_dims, dim->sym);
-        if (dim->value >= 0)
-            dims[d] = dim->value;
-        else if (given)
-            dims[d] = given->value;
-        else if (dim->sym)
-            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d ('%s') has no size; give "
-                           "--dim %s=V", m->path, v->name, d, dim->sym, dim->sym);
-        else
-            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d has no size and no name; "
-                           "give --data DIR", m->path, v->name, d);
+        dims[d] = dim->value >= 0 ? dim->value : given ? given->value : 1;
     }
+    /* Refused before a byte of it exists, naming the input (limits pushed by the caller). */
+    char what[300];
+    snprintf(what, sizeof(what), "input '%s'", v->name);
+    if (gl_limits_check_tensor(m->path, what, ty->dtype, ty->shape.rank, dims) != GL_OK)
+        return GL_ERR_INPUT;
     gl_tensor *t = gl_tensor_new(ty->dtype, ty->shape.rank, dims);
     if (!t)
         return GL_ERR_INPUT;
@@ -97,21 +96,22 @@ static gl_status random_input(const gl_model *m, const gl_dim_value *dim_values,
 }
 
 gl_status gl_dataset_random(const gl_model *m, const gl_dim_value *dims, size_t n_dims,
-                            gl_dataset *d)
+                            size_t max_memory, gl_dataset *d)
 {
     const gl_graph *g = m->graph;
     *d = (gl_dataset){0};
     d->n_inputs = g->n_inputs;
     d->inputs = gl_xcalloc(g->n_inputs ? g->n_inputs : 1, sizeof(*d->inputs));
     rng r = {0x6772617068ull}; /* fixed: every run sees the same inputs */
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        if (g->inputs[i]->init)
-            continue;
-        gl_status st = random_input(m, dims, n_dims, g->inputs[i], &r, &d->inputs[i]);
-        if (st != GL_OK) {
-            gl_dataset_free(d);
-            return st;
-        }
-    }
-    return GL_OK;
+    gl_limits lim = {.max_bytes = max_memory ? max_memory : gl_limits_default_bytes(),
+                     .max_bytes_option = "--max-memory"};
+    gl_limits_push(&lim);
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < g->n_inputs && st == GL_OK; i++)
+        if (!g->inputs[i]->init)
+            st = random_input(m, dims, n_dims, g->inputs[i], &r, &d->inputs[i]);
+    gl_limits_pop(&lim);
+    if (st != GL_OK)
+        gl_dataset_free(d);
+    return st;
 }

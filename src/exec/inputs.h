@@ -16,10 +16,13 @@ typedef struct gl_dim_value {
 /* Random data for every graph input without a default (inputs with a default stay
  * NULL: the executor uses the default). Floats are standard normal, integers small and
  * non-negative (they are often indices or counts), bools 0/1; the generator's seed is
- * fixed. A symbolic dim takes its size from `dims` (the last entry naming it wins).
- * GL_ERR_INPUT naming the input and the dim when a size is unknown, or the type cannot
- * be drawn (strings, sequences): then give a data set. On failure *d is empty. */
+ * fixed. A symbolic or unknown dim takes its size from `dims` (the last entry naming it
+ * wins), else 1. Every input is refused before it is allocated when it, or all of them
+ * together, would take more than max_memory bytes (0: gl_limits_default_bytes()), naming
+ * the input: a few bytes of model can declare a [16384, 16384] input. GL_ERR_INPUT when
+ * the type cannot be drawn (strings, sequences, no shape): then give a data set. On
+ * failure *d is empty. */
 gl_status gl_dataset_random(const gl_model *m, const gl_dim_value *dims, size_t n_dims,
-                            gl_dataset *d);
+                            size_t max_memory, gl_dataset *d);
 
 #endif

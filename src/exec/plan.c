@@ -7,14 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ONNX forbids recursive functions; a hostile file may still try, and deeply nested
- * subgraphs should not exhaust the stack. */
+/* Deeply nested subgraphs should not exhaust the stack. (Function calls are bounded by
+ * the expansion, ir/calls.h: each call site gets its own plan of the body, with the
+ * caller's attributes substituted, so calls of calls multiply.) */
 #define MAX_PLAN_DEPTH 64
-/* Each call of a model-local function gets its own plan of the body (caller attributes
- * are substituted into it), so calls that call functions twice over multiply: a few
- * kilobytes of functions calling each other twice, 30 levels deep, would ask for 2^30
- * plans. Planning stops at this many nodes in all. */
-#define MAX_PLANNED_NODES (1u << 20)
 
 /* ---- building plans ------------------------------------------------------------------ */
 
@@ -43,17 +39,6 @@ static int64_t scope_opset(const plan_scope *s, const char *domain)
     if (v == 0 && same_domain(domain, ""))
         v = 1; /* a default-domain node in a model that imports no opset */
     return v;
-}
-
-static const gl_function *find_function(const gl_model *m, const gl_node *n)
-{
-    for (size_t i = 0; i < m->n_functions; i++) {
-        const gl_function *f = &m->functions[i];
-        if (f->body && same_domain(f->domain, n->domain) && f->name &&
-            strcmp(f->name, n->op_type) == 0)
-            return f;
-    }
-    return NULL;
 }
 
 static bool refers_to_caller(const gl_node *n)
@@ -113,13 +98,18 @@ static char *node_where(const plan_scope *s, const gl_node *n)
 static gl_status plan_call(const plan_scope *s, plan_node *pn)
 {
     if (s->depth >= MAX_PLAN_DEPTH)
-        return gl_fail(GL_ERR_INPUT, "%s: function calls nest deeper than %d levels "
-                       "(recursive functions?)", pn->where, MAX_PLAN_DEPTH);
+        return gl_fail(GL_ERR_INPUT, "%s: subgraphs and function calls nest deeper than %d "
+                       "levels", pn->where, MAX_PLAN_DEPTH);
+    gl_status st = gl_expansion_enter(s->calls, pn->fn, pn->where);
+    if (st != GL_OK)
+        return st;
     plan_scope inner = {.m = s->m, .e = s->e, .backend = s->backend,
                         .backend_ctx = s->backend_ctx, .fn = pn->fn, .caller = pn->node,
                         .caller_where = pn->where, .depth = s->depth + 1,
-                        .parent_entry = pn->entry, .planned = s->planned};
-    return gl_plan_build(&inner, pn->fn->body, &pn->call);
+                        .parent_entry = pn->entry, .calls = s->calls};
+    st = gl_plan_build(&inner, pn->fn->body, &pn->call);
+    gl_expansion_leave(s->calls);
+    return st;
 }
 
 static gl_status plan_subgraph(const plan_scope *s, plan_node *pn, const gl_graph *g)
@@ -238,7 +228,7 @@ gl_status gl_plan_node_init(const plan_scope *s, const gl_node *src, plan_node *
     gl_plan_entry *en = add_entry(s, pn);
     pn->def = gl_op_lookup(n->domain ? n->domain : "", n->op_type, pn->opset);
     if (!pn->def || !pn->def->kernel) {
-        pn->fn = find_function(s->m, n);
+        pn->fn = gl_called_function(s->m, n);
         if (pn->fn)
             return plan_function_call(s, pn, en);
         if (!pn->def)
@@ -371,13 +361,6 @@ gl_status gl_plan_build(const plan_scope *s, const gl_graph *g, plan **out)
     gl_status st = topo_order(g, &order, &count);
     if (st != GL_OK)
         return st;
-    if (s->planned && (*s->planned += count) > MAX_PLANNED_NODES) {
-        free(order);
-        return gl_fail(GL_ERR_INPUT, "%s: function calls expand to more than %u nodes to "
-                       "plan (functions calling functions many times over?)",
-                       s->caller_where ? s->caller_where : s->m->path ? s->m->path : "<model>",
-                       MAX_PLANNED_NODES);
-    }
     plan *p = gl_xcalloc(1, sizeof(*p));
     p->graph = g;
     p->nodes = gl_xcalloc(count ? count : 1, sizeof(*p->nodes));

@@ -10,6 +10,7 @@
 #define GL_EXEC_PLAN_H
 
 #include "exec/exec.h"
+#include "ir/calls.h"
 
 typedef struct plan plan;
 
@@ -74,7 +75,7 @@ typedef struct plan_scope {
     const char *caller_where;   /* prefix of messages about body nodes */
     int depth;
     size_t parent_entry;        /* SIZE_MAX at the top */
-    size_t *planned;            /* nodes planned so far in this plan tree (shared) */
+    gl_expansion *calls;        /* the calls expanded so far in this plan tree (shared) */
 } plan_scope;
 
 gl_status gl_plan_build(const plan_scope *s, const gl_graph *g, plan **out);

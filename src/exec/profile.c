@@ -599,7 +599,8 @@ static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
     gl_profile *p = b->p;
     gl_profile_backend *pb = &p->backends[bi];
     session s = {.b = b, .p = p, .bi = bi, .is_ref = bi == p->ref, .t_start = t_start, .o = o};
-    gl_exec_options eo = {.backend = pb->name, .threads = o->threads, .layout = o->layout};
+    gl_exec_options eo = {.backend = pb->name, .threads = o->threads, .layout = o->layout,
+                          .max_memory = o->max_memory};
     uint64_t t0 = now_ns();
     gl_status st = gl_exec_create(m, &eo, &s.e);
     uint64_t t1 = now_ns();

@@ -46,6 +46,7 @@ typedef struct gl_profile_options {
     int warmup;         /* untimed runs before them, >= 0 */
     int threads;        /* gl_exec_options.threads */
     const char *layout; /* gl_exec_options.layout (NULL: auto) */
+    size_t max_memory;  /* gl_exec_options.max_memory (0: the default) */
     double rtol, atol;  /* for the comparisons */
     bool trace;         /* keep each observed node's start and duration (gl_profile_events) */
     uint64_t load_ns;   /* how long loading the model took, for the trace (0: unknown) */

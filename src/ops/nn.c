@@ -970,10 +970,8 @@ static gl_status pool_check_x(gl_kernel_ctx *k, bool any_numeric, const gl_tenso
 /* LpPool's p: a FLOAT attribute in opset 1, an INT from opset 2. */
 static double lp_exponent(const gl_node *n)
 {
-    const gl_attr *a = gl_node_attr(n, "p");
-    if (!a)
-        return 2.0;
-    return a->type == GL_ATTR_FLOAT ? a->f : (double)a->i;
+    const gl_attr *f = gl_node_attr_typed(n, "p", GL_ATTR_FLOAT);
+    return f ? f->f : (double)gl_node_attr_int(n, "p", 2);
 }
 
 static gl_status pool_kernel(gl_kernel_ctx *k, pool_kind kind)

@@ -59,7 +59,7 @@ gl_status gl_window_read(const gl_node *n, const char *where, int nsp,
         w->kernel[d] = w_kernel ? w_kernel[d] : -1;
         w->stride[d] = w->dil[d] = 1;
     }
-    if (!w_kernel && !gl_node_attr(n, "kernel_shape"))
+    if (!w_kernel && !gl_node_attr_typed(n, "kernel_shape", GL_ATTR_INTS))
         return gl_fail(GL_ERR_INPUT, "%s: attribute kernel_shape is required", where);
     int64_t pads[2 * GL_WINDOW_MAX_SP] = {0};
     int64_t attr_kernel[GL_WINDOW_MAX_SP];

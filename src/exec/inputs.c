@@ -2,9 +2,8 @@
 #include "exec/inputs.h"
 #include "ir/limits.h"
 
-#include <stdio.h>
-
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* splitmix64: small, fast, and the same numbers on every machine. */

@@ -4,6 +4,7 @@
  * reference kernel for what a build refused. See dn.h for the story.
  */
 #include "exec/dnnl/dn.h"
+#include "ir/limits.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -406,6 +407,10 @@ static gl_status take_outputs(gl_kernel_ctx *k, dn_node *s)
 {
     for (size_t i = 0; i < s->n_out; i++) {
         dn_out *o = &s->out[i];
+        const gl_value *v = k->node->outputs[o->output];
+        if (gl_limits_check_output(k->where, v ? v->name : NULL, GL_DT_FLOAT, o->rank,
+                                   o->dims) != GL_OK)
+            return GL_ERR_NOMEM;
         size_t bytes = dnnl_memory_desc_get_size(&o->md);
         gl_buffer *buf = gl_buffer_from_slot(&o->slot, bytes, false);
         if (!buf)

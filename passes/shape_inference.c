@@ -150,8 +150,14 @@ static int64_t static_count(const gl_type *t, int64_t limit)
 
 /* ---- what may be evaluated ------------------------------------------------------------ */
 
+/* A call that runs as a model-local function's body. As in the executor, an op with a
+ * registry kernel runs that kernel even when the model also has a function of its name
+ * (graphlab's own ops carry one for other runtimes). */
 static const gl_function *called_function(const gl_model *m, const gl_node *n)
 {
+    const gl_op_def *def = m ? gl_op_for_node(m, n) : NULL;
+    if (def && def->kernel)
+        return NULL;
     for (size_t i = 0; m && i < m->n_functions; i++) {
         const gl_function *f = &m->functions[i];
         if (f->name && strcmp(f->name, n->op_type) == 0 &&

@@ -3,9 +3,9 @@
  * A node of domain graphlab runs on graphlab's own kernels (src/ops/graphlab.c); for
  * every other runtime the saved model carries, once per op, a FunctionProto of domain
  * graphlab whose body is the op's standard decomposition in ai.onnx ops of the model's
- * own opset (a function may not import another version than its model). The body is
- * written once here, in the model's opset's forms (ReduceMean's axes as an input from
- * opset 18).
+ * own opset (a function may not import another version than its model). The ops the
+ * bodies use keep one form over the opsets each body is written for (from its
+ * min_opset below to where ONNX has the op itself).
  *
  * LayerNormalization's body normalizes over the dims from `axis` on by flattening x to
  * [outer, inner] (Flatten takes the axis as an attribute the body can refer to, where
@@ -86,9 +86,8 @@ static gl_value *gelu_end(gl_graph *b, gl_value *x, gl_value *t)
 }
 
 /* Y = X * (1 + Erf(X / sqrt(2))) * 0.5 */
-static gl_value *gelu_body(gl_graph *b, int64_t opset)
+static gl_value *gelu_body(gl_graph *b)
 {
-    (void)opset;
     gl_value *x = param(b, "X");
     gl_value *d = val(add(b, "Div", "scaled", 2, x,
                           constant(b, "sqrt2", GL_DT_FLOAT, 0, SQRT2)));
@@ -96,9 +95,8 @@ static gl_value *gelu_body(gl_graph *b, int64_t opset)
 }
 
 /* Y = X * (1 + Tanh(sqrt(2/pi) * (X + 0.044715 * X^3))) * 0.5 */
-static gl_value *gelu_tanh_body(gl_graph *b, int64_t opset)
+static gl_value *gelu_tanh_body(gl_graph *b)
 {
-    (void)opset;
     gl_value *x = param(b, "X");
     gl_value *x3 = val(add(b, "Mul", "cube", 2, val(add(b, "Mul", "square", 2, x, x)), x));
     gl_value *k = val(add(b, "Mul", "cubic", 2, x3,
@@ -110,17 +108,15 @@ static gl_value *gelu_tanh_body(gl_graph *b, int64_t opset)
 }
 
 /* Y = X * Sigmoid(X) */
-static gl_value *silu_body(gl_graph *b, int64_t opset)
+static gl_value *silu_body(gl_graph *b)
 {
-    (void)opset;
     gl_value *x = param(b, "X");
     return val(add(b, "Mul", "Y", 2, x, val(add(b, "Sigmoid", "sigmoid", 1, x))));
 }
 
 /* Y = X * HardSigmoid(X) alpha=1/6 beta=0.5 */
-static gl_value *hardswish_body(gl_graph *b, int64_t opset)
+static gl_value *hardswish_body(gl_graph *b)
 {
-    (void)opset;
     gl_value *x = param(b, "X");
     gl_node *h = add(b, "HardSigmoid", "hsig", 1, x);
     if (h) {
@@ -130,32 +126,30 @@ static gl_value *hardswish_body(gl_graph *b, int64_t opset)
     return val(add(b, "Mul", "Y", 2, x, val(h)));
 }
 
-/* A ReduceMean over the last axis of a rank-2 value, keeping it. */
-static gl_value *mean_last(gl_graph *b, const char *out, gl_value *x, int64_t opset)
+/* A ReduceMean over the last axis of a rank-2 value, keeping it. The axes are an
+ * attribute: the body is only written below opset 17 (from there on the pass emits
+ * ONNX's LayerNormalization), so never in opset 18's form with axes as an input. */
+static gl_value *mean_last(gl_graph *b, const char *out, gl_value *x)
 {
-    char axes[64];
-    snprintf(axes, sizeof(axes), "%s_axes", out);
-    gl_node *n = opset >= 18 ? add(b, "ReduceMean", out, 2, x,
-                                   constant(b, axes, GL_DT_INT64, 1, 1))
-                             : add(b, "ReduceMean", out, 1, x);
-    if (n && opset < 18)
+    gl_node *n = add(b, "ReduceMean", out, 1, x);
+    if (n) {
         gl_node_set_attr_ints(n, "axes", (const int64_t[]){1}, 1);
-    if (n)
         gl_node_set_attr_int(n, "keepdims", 1);
+    }
     return val(n);
 }
 
 /* Y = (F - mean(F)) / sqrt(mean((F - mean(F))^2) + epsilon) reshaped as X, * Scale + B,
  * with F = Flatten(X, axis). */
-static gl_value *layernorm_body(gl_graph *b, int64_t opset)
+static gl_value *layernorm_body(gl_graph *b)
 {
     gl_value *x = param(b, "X"), *scale = param(b, "Scale"), *bias = param(b, "B");
     gl_value *shape = val(add(b, "Shape", "shape", 1, x));
     gl_node *flat = add(b, "Flatten", "rows", 1, x);
     ref_attr(flat, "axis", GL_ATTR_INT, "axis");
     gl_value *f = val(flat);
-    gl_value *d = val(add(b, "Sub", "centered", 2, f, mean_last(b, "mean", f, opset)));
-    gl_value *var = mean_last(b, "var", val(add(b, "Mul", "squared", 2, d, d)), opset);
+    gl_value *d = val(add(b, "Sub", "centered", 2, f, mean_last(b, "mean", f)));
+    gl_value *var = mean_last(b, "var", val(add(b, "Mul", "squared", 2, d, d)));
     gl_node *eps = add(b, "Constant", "eps", 0);
     ref_attr(eps, "value_float", GL_ATTR_FLOAT, "epsilon");
     gl_value *ve = val(add(b, "Add", "var_eps", 2, var, val(eps)));
@@ -174,7 +168,7 @@ static const struct {
     int64_t min_opset; /* the ops the body uses exist from this ai.onnx version */
     const char *const *attrs;
     size_t n_attrs;
-    gl_value *(*body)(gl_graph *b, int64_t opset); /* builds the body; returns Y */
+    gl_value *(*body)(gl_graph *b); /* builds the body; returns Y */
     const char *doc;
 } functions[] = {
     {"Gelu", 9, NULL, 0, gelu_body, "Gelu, erf form: X * 0.5 * (1 + Erf(X / sqrt(2)))"},
@@ -219,7 +213,7 @@ gl_status gl_pt_ensure_function(gl_model *m, const char *op)
     for (size_t a = 0; a < functions[i].n_attrs; a++)
         f->attributes[a] = gl_xstrdup(functions[i].attrs[a]);
     f->n_attributes = functions[i].n_attrs;
-    gl_value *y = functions[i].body(f->body, opset);
+    gl_value *y = functions[i].body(f->body);
     if (!y)
         return gl_fail(GL_ERR_INTERNAL, "patterns: cannot build the body of graphlab.%s: %s",
                        op, gl_error_message());

@@ -118,6 +118,11 @@ gl_status gl_pass_cse(gl_graph *g, gl_pass_ctx *ctx);
  * and initializers nothing reads. */
 gl_status gl_pass_dce(gl_graph *g, gl_pass_ctx *ctx);
 gl_status gl_pass_transpose_push(gl_graph *g, gl_pass_ctx *ctx);
+/* Pattern recognition (patterns.c): decomposed Gelu, LayerNormalization, SiLU and
+ * HardSwish become one op (ai.onnx's where the opset has it, else graphlab's, saved
+ * with a model-local function); BatchNormalization and per-channel Mul/Add after a Conv
+ * go into its weights. */
+gl_status gl_pass_patterns(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (dce.c) ----------------------------------- */
 

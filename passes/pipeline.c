@@ -30,12 +30,14 @@ static const gl_pass pass_table[] = {
      (const gl_pass_option[]){{"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 "
                                "Reshapes, dead Transposes, compositions into Reshapes)"}},
      1},
+    {"patterns", "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold "
+     "BatchNorm and per-channel Mul/Add into Conv", gl_pass_patterns, NULL, 0},
 };
 
 /* The default pipeline of DESIGN.md, restricted to the passes that exist so far. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
-    "transpose-push", "constant-folding", "cse", "dce"};
+    "transpose-push", "constant-folding", "cse", "dce", "patterns"};
 
 const gl_pass *gl_pass_table(size_t *count)
 {

@@ -151,11 +151,20 @@ static int64_t static_count(const gl_type *t, int64_t limit)
 
 /* ---- what may be evaluated ------------------------------------------------------------ */
 
+/* The function a node runs as, or NULL. As in the executor, an op with a registry kernel
+ * runs that kernel even when the model also has a function of its name (graphlab's own
+ * ops carry one for other runtimes). */
+static const gl_function *called_function(const gl_model *m, const gl_node *n)
+{
+    const gl_op_def *def = m ? gl_op_for_node(m, n) : NULL;
+    return def && def->kernel ? NULL : gl_called_function(m, n);
+}
+
 const char *gl_node_eval_blocker(const gl_model *m, const gl_node *n, char *buf, size_t len)
 {
-    const gl_op_def *def = gl_called_function(m, n) ? NULL : gl_op_for_node(m, n);
+    const gl_op_def *def = called_function(m, n) ? NULL : gl_op_for_node(m, n);
     const char *dom = n->domain && *n->domain ? n->domain : "ai.onnx";
-    if (gl_called_function(m, n))
+    if (called_function(m, n))
         snprintf(buf, len, "%s '%s' calls a model-local function", n->op_type, n->name);
     else if (!def)
         snprintf(buf, len, "%s '%s': op not in the registry (domain '%s')", n->op_type,
@@ -920,7 +929,7 @@ static gl_status run_shape_function(infer_run *r, graph_state *gs, gl_node *n,
                                     const gl_type *const *types,
                                     const gl_tensor *const *vals, gl_type *out)
 {
-    const gl_function *f = gl_called_function(r->m, n);
+    const gl_function *f = called_function(r->m, n);
     if (f)
         return infer_call(r, gs, n, f, types, out);
     const gl_op_def *def = gl_op_for_node(r->m, n);

@@ -958,6 +958,31 @@ void gl_model_set_opset(gl_model *m, const char *domain, int64_t version)
     m->opsets[m->n_opsets++] = (gl_opset){gl_xstrdup(domain ? domain : ""), version};
 }
 
+gl_function *gl_model_function(const gl_model *m, const char *domain, const char *name)
+{
+    const char *want = domain_or_default(domain);
+    for (size_t i = 0; i < m->n_functions; i++) {
+        gl_function *f = &m->functions[i];
+        if (f->name && strcmp(f->name, name) == 0 &&
+            strcmp(domain_or_default(f->domain), want) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+gl_function *gl_model_add_function(gl_model *m, const char *domain, const char *name)
+{
+    if (gl_model_function(m, domain, name))
+        return NULL;
+    m->functions = gl_xrealloc(m->functions, (m->n_functions + 1) * sizeof(gl_function));
+    gl_function *f = &m->functions[m->n_functions++];
+    memset(f, 0, sizeof(*f));
+    f->name = gl_xstrdup(name);
+    f->domain = gl_xstrdup(domain ? domain : "");
+    f->body = gl_graph_new(m, NULL, name);
+    return f;
+}
+
 /* ==== graphs ========================================================================= */
 
 gl_graph *gl_graph_new(gl_model *m, gl_graph *parent, const char *name)

@@ -298,6 +298,12 @@ int64_t gl_model_opset(const gl_model *m, const char *domain);
  * nothing imports it. */
 int64_t gl_scope_opset(const gl_model *m, const gl_function *f, const char *domain);
 void gl_model_set_opset(gl_model *m, const char *domain, int64_t version);
+/* The model-local function `name` of `domain` ("" = ai.onnx), or NULL. */
+gl_function *gl_model_function(const gl_model *m, const char *domain, const char *name);
+/* A new, empty function (no attributes, opsets or body nodes; its body graph exists);
+ * NULL when the model has one of that domain and name already. The pointer is valid
+ * until the next function is added. */
+gl_function *gl_model_add_function(gl_model *m, const char *domain, const char *name);
 
 /* A subgraph is gl_graph_new(m, parent, name); set its parent_node to the node that
  * will hold it before resolving names in it, or attach it with gl_node_take_attr. */

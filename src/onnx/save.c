@@ -724,7 +724,9 @@ static gl_status encode_model(save_ctx *c, const gl_model *m, Onnx__ModelProto *
     if (!m->graph)
         return gl_fail(GL_ERR_INTERNAL, "the model has no graph");
     mp->has_ir_version = true;
-    mp->ir_version = m->ir_version;
+    /* ModelProto.functions came with IR 8: older readers would drop the functions that
+     * a pass added, and the nodes calling them would not run. */
+    mp->ir_version = m->n_functions && m->ir_version < 8 ? 8 : m->ir_version;
     mp->n_opset_import = m->n_opsets;
     mp->opset_import = encode_opsets(c, m->opsets, m->n_opsets);
     mp->producer_name = borrow(m->producer_name);

@@ -1,0 +1,407 @@
+/* patterns.c — the `patterns` pass: decomposed ops recognized and made one op again, and
+ * BatchNormalization / per-channel Mul and Add after a Conv folded into its weights.
+ *
+ * One table of rules (below), each a name, its anchor op, the pattern and its
+ * replacement for people, and a check and an apply (patterns.h says what they promise).
+ * The pass visits the nodes in topological order and offers each to the rules anchored
+ * at its op; every match and every refusal is a decision, every match one rewrite (so
+ * `patterns:K` stops after K). Replacement nodes are appended and the graph is sorted
+ * again at the end; the bodies of If/Loop/Scan get their own run.
+ *
+ * Where it runs in the default pipeline: after the second constant-folding, cse and dce
+ * and before layout and fusion. Before it, constant folding has made exporters'
+ * Constant nodes initializers and evaluated the Shape chains, cse has merged the
+ * duplicate scalars and nodes (so x * Sigmoid(x) reads one x), and dce has removed the
+ * dead readers that would make an intermediate look shared. After it, layout sees
+ * BatchNormalization already gone into the Conv (one layout-sensitive node less to
+ * convert), and fusion's rules meet Gelu, LayerNormalization, SiLU and HardSwish as
+ * single nodes (Conv + SiLU, MatMul + Gelu, LayerNormalization + MatMul).
+ */
+#include "passes/patterns.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+static const gl_pt_rule rules[] = {
+    {"gelu-erf", "Erf", "x * 0.5 * (1 + Erf(x / sqrt(2))), any association; or Erf(x * "
+     "0.70710678)", "Gelu (ai.onnx from opset 20, else graphlab.Gelu)",
+     gl_pt_check_gelu_erf, gl_pt_replace},
+    {"gelu-tanh", "Tanh", "0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), x^3 as "
+     "Pow(x, 3) or x*x*x", "Gelu approximate=tanh (ai.onnx from opset 20, else "
+     "graphlab.GeluTanh)", gl_pt_check_gelu_tanh, gl_pt_replace},
+    {"layer-norm", "ReduceMean", "ReduceMean -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> "
+     "Sqrt -> Div (or Mul by Reciprocal) -> Mul(gamma) -> Add(beta), trailing axes",
+     "LayerNormalization (ai.onnx from opset 17, else graphlab)", gl_pt_check_layernorm,
+     gl_pt_replace},
+    {"silu", "Sigmoid", "x * Sigmoid(x)", "graphlab.Silu", gl_pt_check_silu, gl_pt_replace},
+    {"hard-swish", "HardSigmoid", "x * HardSigmoid(x) alpha=1/6 beta=0.5",
+     "HardSwish (ai.onnx from opset 14, else graphlab)", gl_pt_check_hardswish,
+     gl_pt_replace},
+    {"fold-batchnorm", "BatchNormalization", "Conv -> BatchNormalization (inference)",
+     "the Conv with scaled weights and a new bias", gl_pt_check_fold_bn, gl_pt_apply_fold},
+    {"fold-mul", "Mul", "Conv -> Mul by a per-channel constant ([C,1,1], [1,C,1,1], scalar)",
+     "the Conv with scaled weights and bias", gl_pt_check_fold_mul, gl_pt_apply_fold},
+    {"fold-add", "Add", "Conv -> Add of a per-channel constant ([C,1,1], [1,C,1,1], scalar)",
+     "the Conv with a new bias", gl_pt_check_fold_add, gl_pt_apply_fold},
+};
+
+const gl_pt_rule *gl_pt_rules(size_t *count)
+{
+    *count = GL_ARRAY_LEN(rules);
+    return rules;
+}
+
+/* ---- checks ---------------------------------------------------------------------------- */
+
+gl_pt_verdict gl_pt_refuse(gl_pt_match *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->why, sizeof(m->why), fmt, ap);
+    va_end(ap);
+    return GL_PT_REFUSE;
+}
+
+void gl_pt_number(gl_pt_match *m, const char *key, double value)
+{
+    if (m->n_numbers < GL_PT_MAX_NUMBERS)
+        m->numbers[m->n_numbers++] = (gl_pt_num){key, value};
+}
+
+void gl_pt_add(gl_pt_match *m, gl_node *n)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i] == n)
+            return;
+    if (n && m->n_nodes < GL_PT_MAX_NODES)
+        m->nodes[m->n_nodes++] = n;
+}
+
+static bool in_match(const gl_pt_match *m, const gl_node *n)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i] == n)
+            return true;
+    return false;
+}
+
+bool gl_pt_is(const gl_node *n, const char *op)
+{
+    return n && gl_node_is(n, op) && n->n_outputs && n->outputs[0];
+}
+
+gl_node *gl_pt_producer(const gl_value *v, const char *op)
+{
+    return v && gl_pt_is(v->producer, op) ? v->producer : NULL;
+}
+
+gl_node *gl_pt_single_reader(const gl_value *v)
+{
+    gl_node *only = NULL;
+    for (size_t i = 0; v && i < v->n_uses; i++) {
+        if (v->uses[i].slot == GL_USE_IMPLICIT || (only && v->uses[i].node != only))
+            return NULL;
+        only = v->uses[i].node;
+    }
+    return only;
+}
+
+gl_node *gl_pt_reader(const gl_value *v, const char *op)
+{
+    for (size_t i = 0; v && i < v->n_uses; i++)
+        if (v->uses[i].slot >= 0 && gl_pt_is(v->uses[i].node, op))
+            return v->uses[i].node;
+    return NULL;
+}
+
+gl_value *gl_pt_other(const gl_node *n, const gl_value *v)
+{
+    if (!n || n->n_inputs != 2)
+        return NULL;
+    return n->inputs[0] == v ? n->inputs[1] : n->inputs[1] == v ? n->inputs[0] : NULL;
+}
+
+const gl_tensor *gl_pt_const(const gl_value *v)
+{
+    for (; v; v = v->outer) {
+        if (gl_value_is_constant(v))
+            return v->init;
+        if (gl_pt_is(v->producer, "Constant")) {
+            const gl_attr *a = gl_node_attr(v->producer, "value");
+            return a && a->type == GL_ATTR_TENSOR ? a->t : NULL;
+        }
+    }
+    return NULL;
+}
+
+bool gl_pt_scalar(const gl_value *c, double *v)
+{
+    const gl_tensor *t = gl_pt_const(c);
+    if (!t || t->count != 1 || !(gl_dtype_is_float(t->dtype) || gl_dtype_is_int(t->dtype)))
+        return false;
+    *v = gl_tensor_get_f64(t, 0);
+    return true;
+}
+
+static bool near(double got, double want, double tol)
+{
+    double d = got - want;
+    return (d < 0 ? -d : d) <= tol * (want < 0 ? -want : want);
+}
+
+gl_pt_verdict gl_pt_expect_const(gl_pt_match *m, const gl_node *n, const gl_value *c,
+                                 const gl_value *x, const char *what, const char *key,
+                                 double want)
+{
+    const gl_tensor *t = gl_pt_const(c);
+    double v;
+    if (!t)
+        return gl_pt_refuse(m, "%s '%s': %s '%s' is not a constant", n->op_type, n->name,
+                            what, c ? c->name : "");
+    if (t->count != 1 || !gl_pt_scalar(c, &v))
+        return gl_pt_refuse(m, "%s '%s': %s '%s' has %lld elements, expected one number",
+                            n->op_type, n->name, what, c->name, (long long)t->count);
+    int rank = x->type.kind == GL_TYPE_TENSOR ? x->type.shape.rank : GL_RANK_UNKNOWN;
+    if (t->rank > 0 && (rank == GL_RANK_UNKNOWN || t->rank > rank))
+        return gl_pt_refuse(m, "%s '%s': %s '%s' has rank %d, which would raise the rank of "
+                            "'%s' (rank %d)", n->op_type, n->name, what, c->name, t->rank,
+                            x->name, rank);
+    return gl_pt_expect_near(m, n, what, key, v, want);
+}
+
+void gl_pt_format(double v, char *buf, size_t len)
+{
+    /* The constants are float32 mostly: 0.49f reads as 0.49, not 0.490000010. */
+    for (int digits = 6; digits < 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, v);
+        if ((float)strtod(buf, NULL) == (float)v)
+            return;
+    }
+    snprintf(buf, len, "%.17g", v);
+}
+
+gl_pt_verdict gl_pt_expect_near(gl_pt_match *m, const gl_node *n, const char *what,
+                                const char *key, double got, double want)
+{
+    gl_pt_number(m, key, got);
+    if (near(got, want, GL_PT_TOL))
+        return GL_PT_MATCH;
+    gl_pt_number(m, "expected", want);
+    gl_pt_number(m, "tolerance", GL_PT_TOL);
+    char found[32];
+    gl_pt_format(got, found, sizeof(found));
+    return gl_pt_refuse(m, "%s '%s': %s is %s, expected %.9g (tolerance %g relative)",
+                        n->op_type, n->name, what, found, want, GL_PT_TOL);
+}
+
+gl_pt_verdict gl_pt_expect_float(gl_pt_match *m, const gl_value *x)
+{
+    if (x->type.kind != GL_TYPE_TENSOR || x->type.dtype == GL_DT_UNDEFINED)
+        return gl_pt_refuse(m, "the dtype of '%s' is not known (run shape-inference first); "
+                            "the rule takes float only", x->name);
+    if (x->type.dtype != GL_DT_FLOAT)
+        return gl_pt_refuse(m, "'%s' is %s; the rule takes float only", x->name,
+                            gl_dtype_name(x->type.dtype));
+    return GL_PT_MATCH;
+}
+
+gl_pt_verdict gl_pt_expect_private(gl_pt_match *m)
+{
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const gl_node *n = m->nodes[i];
+        if (n == m->last)
+            continue;
+        for (size_t o = 0; o < n->n_outputs; o++) {
+            const gl_value *v = n->outputs[o];
+            if (!v)
+                continue;
+            if (v->n_output_refs)
+                return gl_pt_refuse(m, "'%s' (output of %s '%s') is a graph output: it "
+                                    "must stay", v->name, n->op_type, n->name);
+            for (size_t u = 0; u < v->n_uses; u++) {
+                const gl_node *r = v->uses[u].node;
+                if (v->uses[u].slot == GL_USE_IMPLICIT || !in_match(m, r)) {
+                    gl_pt_number(m, "readers", (double)v->n_uses);
+                    return gl_pt_refuse(m, "'%s' (output of %s '%s') is also read by %s "
+                                        "'%s', outside the pattern", v->name, n->op_type,
+                                        n->name, r->op_type, r->name);
+                }
+            }
+        }
+    }
+    return GL_PT_MATCH;
+}
+
+/* ---- rewrites -------------------------------------------------------------------------- */
+
+gl_status gl_pt_drop_if_unused(gl_pt_ctx *c, gl_value *v)
+{
+    if (!v || v->graph != c->g || v->n_uses || v->n_output_refs || v->is_input)
+        return GL_OK;
+    if (gl_pt_is(v->producer, "Constant"))
+        return gl_remove_node(c->g, v->producer);
+    if (!v->producer && v->init && !v->outer)
+        return gl_remove_value(c->g, v);
+    return GL_OK;
+}
+
+/* "/mlp/act/Erf" -> "/mlp/act/Gelu" (exporters name a node after its op); else the
+ * anchor's name with the op after it. Generated names stay generated. */
+static char *replacement_name(const gl_graph *g, const gl_node *anchor, const char *op)
+{
+    if (anchor->name_generated)
+        return NULL;
+    const char *name = anchor->name;
+    size_t len = strlen(name), op_len = strlen(anchor->op_type);
+    char hint[256];
+    if (len >= op_len && strcmp(name + len - op_len, anchor->op_type) == 0 &&
+        (len == op_len || name[len - op_len - 1] == '/'))
+        snprintf(hint, sizeof(hint), "%.*s%s", (int)(len - op_len), name, op);
+    else
+        snprintf(hint, sizeof(hint), "%s/%s", name, op);
+    return gl_unique_node_name(g, hint);
+}
+
+/* Nodes in reverse topological position: readers go before what they read. */
+static int by_position_desc(const void *a, const void *b)
+{
+    const gl_node *x = *(gl_node *const *)a, *y = *(gl_node *const *)b;
+    return (x->index < y->index) - (x->index > y->index);
+}
+
+/* Remove the matched nodes (their outputs read only inside the match, m->last's moved
+ * away), then the constants they alone read. */
+static gl_status remove_matched(gl_pt_ctx *c, const gl_pt_match *m)
+{
+    gl_node *nodes[GL_PT_MAX_NODES];
+    gl_value *inputs[GL_PT_MAX_NODES * 4];
+    size_t n_inputs = 0;
+    memcpy(nodes, m->nodes, m->n_nodes * sizeof(*nodes));
+    qsort(nodes, m->n_nodes, sizeof(*nodes), by_position_desc);
+    /* What the match reads from outside it, each once (a dropped value is freed). */
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        for (size_t k = 0; k < nodes[i]->n_inputs && n_inputs < GL_ARRAY_LEN(inputs); k++) {
+            gl_value *v = nodes[i]->inputs[k];
+            bool seen = !v || (v->producer && in_match(m, v->producer));
+            for (size_t j = 0; j < n_inputs && !seen; j++)
+                seen = inputs[j] == v;
+            if (!seen)
+                inputs[n_inputs++] = v;
+        }
+    }
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < m->n_nodes && st == GL_OK; i++)
+        st = gl_remove_node(c->g, nodes[i]);
+    for (size_t i = 0; i < n_inputs && st == GL_OK; i++)
+        st = gl_pt_drop_if_unused(c, inputs[i]);
+    return st;
+}
+
+gl_status gl_pt_replace(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
+{
+    gl_status st = GL_OK;
+    if (strcmp(m->domain, "") != 0 && (st = gl_pt_ensure_function(c->m, m->op)) != GL_OK)
+        return st;
+    char *name = replacement_name(c->g, m->nodes[0], m->op);
+    gl_node *n = gl_add_node(c->g, m->op, m->domain, name, m->in, m->n_in, 1);
+    free(name);
+    if (!n)
+        return GL_ERR_INTERNAL;
+    if (m->approximate)
+        gl_node_set_attr_string(n, "approximate", m->approximate);
+    if (m->layernorm) {
+        gl_node_set_attr_int(n, "axis", m->axis);
+        gl_node_set_attr_float(n, "epsilon", m->epsilon);
+    }
+    gl_node_inherit_provenance(n, m->nodes, m->n_nodes, decision);
+    if ((st = gl_move_output(c->g, m->last, 0, n, 0)) != GL_OK)
+        return st;
+    return remove_matched(c, m);
+}
+
+/* ---- the run --------------------------------------------------------------------------- */
+
+static void add_context(gl_decision *d, const gl_graph *g)
+{
+    if (g->parent_node)
+        gl_decision_add_text(d, "inside", g->parent_node->name);
+}
+
+static void describe(gl_decision *d, const gl_pt_match *m)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        gl_decision_add_node(d, m->nodes[i]->name);
+    for (size_t i = 0; i < m->n_numbers; i++)
+        gl_decision_add_number(d, m->numbers[i].key, m->numbers[i].value);
+    if (m->variant[0])
+        gl_decision_add_text(d, "variant", m->variant);
+}
+
+/* Offer node n to the rules anchored at its op. *gone: n was rewritten away. */
+static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed)
+{
+    for (size_t r = 0; r < GL_ARRAY_LEN(rules); r++) {
+        const gl_pt_rule *rule = &rules[r];
+        if (!gl_pt_is(n, rule->anchor))
+            continue;
+        gl_pt_match m = {.domain = ""};
+        gl_pt_verdict v = rule->check(c, n, &m);
+        if (v == GL_PT_NONE)
+            continue;
+        int64_t min_opset = *m.domain ? gl_pt_function_min_opset(m.op) : 0;
+        if (v == GL_PT_MATCH && c->opset < min_opset) {
+            gl_pt_number(&m, "opset", (double)c->opset);
+            v = gl_pt_refuse(&m, "opset %lld: the function body of %s.%s needs opset %lld",
+                             (long long)c->opset, m.domain, m.op, (long long)min_opset);
+        }
+        if (v == GL_PT_REFUSE) {
+            gl_decision *d = gl_pass_decide(ctx, rule->name, GL_REFUSED, "%s", m.why);
+            describe(d, &m);
+            add_context(d, c->g);
+            continue;
+        }
+        gl_decision *d;
+        if (m.conv)
+            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s '%s' folded into Conv '%s' "
+                               "(%s)", n->op_type, n->name, m.conv->name, m.variant);
+        else
+            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%zu nodes around %s '%s' "
+                               "compute %s (%s): one %s%s%s node", m.n_nodes, n->op_type,
+                               n->name, m.op, m.variant, m.domain, *m.domain ? "." : "", m.op);
+        describe(d, &m);
+        gl_decision_add_number(d, "nodes", (double)m.n_nodes);
+        if (!m.conv) {
+            char op[96];
+            snprintf(op, sizeof(op), "%s%s%s", m.domain, *m.domain ? "." : "", m.op);
+            gl_decision_add_text(d, "replacement", op);
+        }
+        add_context(d, c->g);
+        *changed = true;
+        return rule->apply(c, &m, d->id);
+    }
+    return GL_OK;
+}
+
+static gl_status patterns_graph(gl_graph *g, gl_pass_ctx *ctx)
+{
+    gl_pt_ctx c = {g, ctx->model, gl_model_opset(ctx->model, "")};
+    bool changed = false;
+    gl_status st = GL_OK;
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        if (!gl_pass_may_rewrite(ctx))
+            break;
+        if ((st = offer(&c, ctx, n, &changed)) != GL_OK)
+            return st;
+    }
+    /* Replacements were appended after their readers. */
+    if (changed && (st = gl_toposort(g, NULL)) != GL_OK)
+        return st;
+    return gl_pass_on_bodies(g, ctx, patterns_graph);
+}
+
+gl_status gl_pass_patterns(gl_graph *g, gl_pass_ctx *ctx) { return patterns_graph(g, ctx); }

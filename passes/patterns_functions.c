@@ -1,0 +1,222 @@
+/* patterns_functions.c — the graphlab ops as ONNX model-local functions.
+ *
+ * A node of domain graphlab runs on graphlab's own kernels (src/ops/graphlab.c); for
+ * every other runtime the saved model carries, once per op, a FunctionProto of domain
+ * graphlab whose body is the op's standard decomposition in ai.onnx ops of the model's
+ * own opset (a function may not import another version than its model). The ops the
+ * bodies use keep one form over the opsets each body is written for (from its
+ * min_opset below to where ONNX has the op itself).
+ *
+ * LayerNormalization's body normalizes over the dims from `axis` on by flattening x to
+ * [outer, inner] (Flatten takes the axis as an attribute the body can refer to, where
+ * ReduceMean would need the list of axes), and reads epsilon through Constant's
+ * value_float (opset 12). The pass always sets both attributes on the node: a body
+ * attribute referring to an absent one would take Flatten's default axis, 1.
+ */
+#include "passes/patterns.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SQRT2 1.41421356237309504880
+#define SQRT_2_PI 0.79788456080286535588
+
+/* ---- building a body -------------------------------------------------------------------- */
+
+/* A node of the body named after its one output. */
+static gl_node *add(gl_graph *b, const char *op, const char *out, size_t n_in, ...)
+{
+    gl_value *ins[4] = {0};
+    va_list ap;
+    va_start(ap, n_in);
+    for (size_t i = 0; i < n_in && i < 4; i++)
+        ins[i] = va_arg(ap, gl_value *);
+    va_end(ap);
+    return gl_add_node_named(b, op, "", out, ins, n_in, &out, 1);
+}
+
+static gl_value *val(gl_node *n) { return n ? n->outputs[0] : NULL; }
+
+static void take_attr(gl_node *n, gl_attr a)
+{
+    if (n)
+        gl_node_take_attr(n, &a);
+}
+
+/* A Constant of one number: a scalar (rank 0) or a list of one (rank 1). */
+static gl_value *constant(gl_graph *b, const char *out, gl_dtype dt, int rank, double v)
+{
+    gl_node *n = add(b, "Constant", out, 0);
+    gl_tensor *t = gl_tensor_new(dt, rank, (const int64_t[]){1});
+    if (!n || !t) {
+        gl_tensor_free(t);
+        return NULL;
+    }
+    if (dt == GL_DT_FLOAT)
+        *(float *)gl_tensor_make_writable(t) = (float)v;
+    else
+        *(int64_t *)gl_tensor_make_writable(t) = (int64_t)v;
+    take_attr(n, (gl_attr){.name = gl_xstrdup("value"), .type = GL_ATTR_TENSOR, .t = t});
+    return val(n);
+}
+
+/* An attribute that takes the caller's attribute `ref`. */
+static void ref_attr(gl_node *n, const char *name, gl_attr_type type, const char *ref)
+{
+    take_attr(n, (gl_attr){.name = gl_xstrdup(name), .type = type,
+                           .ref_attr_name = gl_xstrdup(ref)});
+}
+
+static gl_value *param(gl_graph *b, const char *name)
+{
+    gl_value *v = gl_add_value(b, name);
+    gl_graph_add_input(b, v);
+    return v;
+}
+
+/* ---- the bodies --------------------------------------------------------------------------- */
+
+/* Y = X * (1 + t) * 0.5: both Gelu forms end so. */
+static gl_value *gelu_end(gl_graph *b, gl_value *x, gl_value *t)
+{
+    gl_value *p = val(add(b, "Add", "plus_one", 2, t, constant(b, "one", GL_DT_FLOAT, 0, 1.0)));
+    gl_value *q = val(add(b, "Mul", "x_times", 2, x, p));
+    return val(add(b, "Mul", "Y", 2, q, constant(b, "half", GL_DT_FLOAT, 0, 0.5)));
+}
+
+/* Y = X * (1 + Erf(X / sqrt(2))) * 0.5 */
+static gl_value *gelu_body(gl_graph *b)
+{
+    gl_value *x = param(b, "X");
+    gl_value *d = val(add(b, "Div", "scaled", 2, x,
+                          constant(b, "sqrt2", GL_DT_FLOAT, 0, SQRT2)));
+    return gelu_end(b, x, val(add(b, "Erf", "erf", 1, d)));
+}
+
+/* Y = X * (1 + Tanh(sqrt(2/pi) * (X + 0.044715 * X^3))) * 0.5 */
+static gl_value *gelu_tanh_body(gl_graph *b)
+{
+    gl_value *x = param(b, "X");
+    gl_value *x3 = val(add(b, "Mul", "cube", 2, val(add(b, "Mul", "square", 2, x, x)), x));
+    gl_value *k = val(add(b, "Mul", "cubic", 2, x3,
+                          constant(b, "kappa", GL_DT_FLOAT, 0, 0.044715)));
+    gl_value *s = val(add(b, "Add", "inner", 2, x, k));
+    gl_value *i = val(add(b, "Mul", "scaled", 2, s,
+                          constant(b, "beta", GL_DT_FLOAT, 0, SQRT_2_PI)));
+    return gelu_end(b, x, val(add(b, "Tanh", "tanh", 1, i)));
+}
+
+/* Y = X * Sigmoid(X) */
+static gl_value *silu_body(gl_graph *b)
+{
+    gl_value *x = param(b, "X");
+    return val(add(b, "Mul", "Y", 2, x, val(add(b, "Sigmoid", "sigmoid", 1, x))));
+}
+
+/* Y = X * HardSigmoid(X) alpha=1/6 beta=0.5 */
+static gl_value *hardswish_body(gl_graph *b)
+{
+    gl_value *x = param(b, "X");
+    gl_node *h = add(b, "HardSigmoid", "hsig", 1, x);
+    if (h) {
+        gl_node_set_attr_float(h, "alpha", 1.0f / 6.0f);
+        gl_node_set_attr_float(h, "beta", 0.5f);
+    }
+    return val(add(b, "Mul", "Y", 2, x, val(h)));
+}
+
+/* A ReduceMean over the last axis of a rank-2 value, keeping it. The axes are an
+ * attribute: the body is only written below opset 17 (from there on the pass emits
+ * ONNX's LayerNormalization), so never in opset 18's form with axes as an input. */
+static gl_value *mean_last(gl_graph *b, const char *out, gl_value *x)
+{
+    gl_node *n = add(b, "ReduceMean", out, 1, x);
+    if (n) {
+        gl_node_set_attr_ints(n, "axes", (const int64_t[]){1}, 1);
+        gl_node_set_attr_int(n, "keepdims", 1);
+    }
+    return val(n);
+}
+
+/* Y = (F - mean(F)) / sqrt(mean((F - mean(F))^2) + epsilon) reshaped as X, * Scale + B,
+ * with F = Flatten(X, axis). */
+static gl_value *layernorm_body(gl_graph *b)
+{
+    gl_value *x = param(b, "X"), *scale = param(b, "Scale"), *bias = param(b, "B");
+    gl_value *shape = val(add(b, "Shape", "shape", 1, x));
+    gl_node *flat = add(b, "Flatten", "rows", 1, x);
+    ref_attr(flat, "axis", GL_ATTR_INT, "axis");
+    gl_value *f = val(flat);
+    gl_value *d = val(add(b, "Sub", "centered", 2, f, mean_last(b, "mean", f)));
+    gl_value *var = mean_last(b, "var", val(add(b, "Mul", "squared", 2, d, d)));
+    gl_node *eps = add(b, "Constant", "eps", 0);
+    ref_attr(eps, "value_float", GL_ATTR_FLOAT, "epsilon");
+    gl_value *ve = val(add(b, "Add", "var_eps", 2, var, val(eps)));
+    gl_value *sd = val(add(b, "Sqrt", "stddev", 1, ve));
+    gl_value *n = val(add(b, "Div", "normalized", 2, d, sd));
+    gl_value *r = val(add(b, "Reshape", "unflat", 2, n, shape));
+    return val(add(b, "Add", "Y", 2, val(add(b, "Mul", "scaled", 2, r, scale)), bias));
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+static const char *const layernorm_attrs[] = {"axis", "epsilon"};
+
+static const struct {
+    const char *op;
+    int64_t min_opset; /* the ops the body uses exist from this ai.onnx version */
+    const char *const *attrs;
+    size_t n_attrs;
+    gl_value *(*body)(gl_graph *b); /* builds the body; returns Y */
+    const char *doc;
+} functions[] = {
+    {"Gelu", 9, NULL, 0, gelu_body, "Gelu, erf form: X * 0.5 * (1 + Erf(X / sqrt(2)))"},
+    {"GeluTanh", 1, NULL, 0, gelu_tanh_body,
+     "Gelu, tanh approximation: X * 0.5 * (1 + Tanh(sqrt(2/pi) * (X + 0.044715 * X^3)))"},
+    {"Silu", 1, NULL, 0, silu_body, "SiLU (Swish): X * Sigmoid(X)"},
+    {"HardSwish", 6, NULL, 0, hardswish_body, "HardSwish: X * HardSigmoid(X, 1/6, 0.5)"},
+    {"LayerNormalization", 12, layernorm_attrs, GL_ARRAY_LEN(layernorm_attrs), layernorm_body,
+     "LayerNormalization as in ai.onnx opset 17 (one output): over the dims from axis on"},
+};
+
+static int find(const char *op)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(functions); i++)
+        if (strcmp(functions[i].op, op) == 0)
+            return (int)i;
+    return -1;
+}
+
+int64_t gl_pt_function_min_opset(const char *op)
+{
+    int i = find(op);
+    return i < 0 ? INT64_MAX : functions[i].min_opset;
+}
+
+gl_status gl_pt_ensure_function(gl_model *m, const char *op)
+{
+    int i = find(op);
+    if (i < 0)
+        return gl_fail(GL_ERR_INTERNAL, "patterns: no function body for graphlab.%s", op);
+    if (gl_model_opset(m, "graphlab") == 0)
+        gl_model_set_opset(m, "graphlab", 1);
+    if (gl_model_function(m, "graphlab", op))
+        return GL_OK;
+    int64_t opset = gl_model_opset(m, "");
+    gl_function *f = gl_model_add_function(m, "graphlab", op);
+    f->doc_string = gl_xstrdup(functions[i].doc);
+    f->opsets = gl_xcalloc(1, sizeof(gl_opset));
+    f->opsets[0] = (gl_opset){gl_xstrdup(""), opset};
+    f->n_opsets = 1;
+    f->attributes = gl_xcalloc(functions[i].n_attrs ? functions[i].n_attrs : 1, sizeof(char *));
+    for (size_t a = 0; a < functions[i].n_attrs; a++)
+        f->attributes[a] = gl_xstrdup(functions[i].attrs[a]);
+    f->n_attributes = functions[i].n_attrs;
+    gl_value *y = functions[i].body(f->body);
+    if (!y)
+        return gl_fail(GL_ERR_INTERNAL, "patterns: cannot build the body of graphlab.%s: %s",
+                       op, gl_error_message());
+    gl_graph_add_output(f->body, y);
+    return GL_OK;
+}

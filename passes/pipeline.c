@@ -28,7 +28,8 @@ static const gl_pass pass_table[] = {
     {"transpose-push", "push Transposes down through the ops that allow it until they cancel",
      gl_pass_transpose_push,
      (const gl_pass_option[]){{"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 "
-                               "Reshapes, dead Transposes, compositions into Reshapes)"}},
+                               "Reshapes, dead Transposes, compositions into Reshapes, and "
+                               "no net-transposes guard)"}},
      1},
 };
 

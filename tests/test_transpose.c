@@ -3,7 +3,7 @@
  * ORT's onnxruntime/test/optimizer/transpose_optimizer_test.cc builds small graphs
  * (Transpose -> op -> Transpose), runs its optimizer and checks how many Transposes are
  * left (its EstimateTransposeCost) while comparing outputs with the unoptimized model.
- * Here every case is one row: the graph in the one-line notation below, the opset, and
+ * Here every case is one row: the graph in graphnote.h's one-line notation, the opset, and
  * the expectation. Each row runs toposort,shape-inference,transpose-push (ORT's
  * Graph::Resolve infers shapes before its optimizer runs) and then checks
  *   1. the Transpose nodes left: count, perms (as a multiset) and ORT's cost estimate;
@@ -16,21 +16,9 @@
  *      recorded a refusal with a reason; PUSH rows recorded an applied decision; ANY
  *      rows only what ORT itself checks there.
  *
- * The graph notation (statements separated by ';'):
- *   in NAME DT[d,...]        graph input; d is a number, or ?N: declared unknown, fed N
- *   in NAME DT?[d,...]       graph input declared without any shape, fed with dims d
- *   ... = v,v,...            (after an input) feed these values instead of random ones
- *   const NAME DT[d,...] = v,v,... | rand       an initializer
- *   A, B = Op(X, , Y) k=v    node "n_A"; an empty input is omitted; attribute values:
- *                            [1,2] ints, [0.5,1.5] floats, 3 int, 0.5 float, "s" string
- *   out A, B                 graph outputs
- * DT: f32 (random in [0,1) as ORT's MakeInput), f32s (in [-1,1)), i64, i32 (in [-1,5]),
- * i8, u8 (full range), u32 (in [0,5]), bool.
- *
  * GL_TPTEST_SHOW=NAME prints that case's decisions and the graph after the pass.
  */
-#include "exec/compare.h"
-#include "exec/exec.h"
+#include "graphnote.h"
 #include "passes/pipeline.h"
 #include "testutil.h"
 
@@ -42,8 +30,6 @@
 #else
 #define EXPECT_NO_LEAKS() ((void)0)
 #endif
-#include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,440 +67,15 @@ typedef struct tcase {
 
 #define DEFAULT_PASSES "toposort,shape-inference,transpose-push"
 
-/* ---- the graph notation --------------------------------------------------------------- */
-
-#define MAX_FEEDS 16
-#define MAX_DIMS 8
-#define MAX_VALUES 64
-#define MAX_PARTS 64
-
-typedef struct feed {
-    char name[32];
-    gl_dtype dt;
-    double lo, hi; /* random range */
-    int rank;
-    int64_t dims[MAX_DIMS]; /* the dims fed at run time */
-    double values[MAX_VALUES];
-    int n_values;
-    bool fixed;    /* values[] given, else random */
-} feed;
-
-typedef struct built {
-    gl_model *m;
-    feed feeds[MAX_FEEDS];
-    int n_feeds;
-    char err[256];
-} built;
-
-static const struct {
-    const char *name;
-    gl_dtype dt;
-    double lo, hi;
-} dtype_table[] = {
-    {"f32", GL_DT_FLOAT, 0, 1},  {"f32s", GL_DT_FLOAT, -1, 1}, {"i64", GL_DT_INT64, -1, 5},
-    {"i32", GL_DT_INT32, -1, 5}, {"i8", GL_DT_INT8, -128, 127}, {"u8", GL_DT_UINT8, 0, 255},
-    {"u32", GL_DT_UINT32, 0, 5}, {"bool", GL_DT_BOOL, 0, 1},
-};
-
-/* A parsed DT[dims] (= values). */
-typedef struct typespec {
-    gl_dtype dt;
-    double lo, hi;
-    bool no_shape;
-    int rank;
-    int64_t declared[MAX_DIMS]; /* -1: unknown */
-    int64_t run[MAX_DIMS];
-    bool has_values, random;
-    double values[MAX_VALUES];
-    int n_values;
-} typespec;
-
-static char *trim(char *s)
+static bool build_case(const tcase *c, gn_graph *b)
 {
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
-/* Split s in place at `sep` (empty parts kept, each trimmed); returns the count. */
-static int split(char *s, char sep, char **parts, int max)
-{
-    int n = 0;
-    for (;;) {
-        char *next = strchr(s, sep);
-        if (next)
-            *next = '\0';
-        if (n < max)
-            parts[n++] = trim(s);
-        if (!next)
-            return n;
-        s = next + 1;
-    }
-}
-
-static bool fail(built *b, const char *fmt, const char *what)
-{
-    snprintf(b->err, sizeof(b->err), fmt, what);
-    return false;
-}
-
-static bool parse_values(built *b, char *s, typespec *t)
-{
-    s = trim(s);
-    t->has_values = true;
-    if (!strcmp(s, "rand")) {
-        t->random = true;
-        return true;
-    }
-    if (!*s)
-        return true; /* an empty tensor */
-    char *parts[MAX_PARTS];
-    int n = split(s, ',', parts, MAX_PARTS);
-    if (n > MAX_VALUES)
-        return fail(b, "too many values in '%s'", s);
-    for (int i = 0; i < n; i++) {
-        char *end;
-        t->values[i] = strtod(parts[i], &end);
-        if (end == parts[i] || *end)
-            return fail(b, "bad value '%s'", parts[i]);
-    }
-    t->n_values = n;
-    return true;
-}
-
-/* "f32[4,?6,2]", "i64?[4] = 1,2,3,4", "f32[] = 2.3" */
-static bool parse_type(built *b, char *s, typespec *t)
-{
-    memset(t, 0, sizeof(*t));
-    char *eq = strchr(s, '=');
-    if (eq) {
-        *eq = '\0';
-        if (!parse_values(b, eq + 1, t))
-            return false;
-    }
-    s = trim(s);
-    size_t len = strcspn(s, "?[");
-    size_t k = 0;
-    while (k < GL_ARRAY_LEN(dtype_table) &&
-           (strlen(dtype_table[k].name) != len || strncmp(dtype_table[k].name, s, len)))
-        k++;
-    if (k == GL_ARRAY_LEN(dtype_table))
-        return fail(b, "unknown dtype in '%s'", s);
-    t->dt = dtype_table[k].dt;
-    t->lo = dtype_table[k].lo;
-    t->hi = dtype_table[k].hi;
-    s += len;
-    if (*s == '?') {
-        t->no_shape = true;
-        s++;
-    }
-    char *close = strchr(s, ']');
-    if (*s != '[' || !close)
-        return fail(b, "expected [dims] in '%s'", s);
-    *close = '\0';
-    s = trim(s + 1);
-    if (!*s)
-        return true; /* a scalar */
-    char *parts[MAX_DIMS + 1];
-    int n = split(s, ',', parts, MAX_DIMS + 1);
-    if (n > MAX_DIMS)
-        return fail(b, "too many dims in '%s'", s);
-    for (int i = 0; i < n; i++) {
-        const char *d = parts[i];
-        bool unknown = *d == '?';
-        char *end;
-        long long v = strtoll(d + unknown, &end, 10);
-        if (end == d + unknown || *end || v < 0)
-            return fail(b, "bad dim '%s' (inputs need ?N: declared unknown, fed N)", d);
-        t->declared[i] = unknown ? -1 : v;
-        t->run[i] = v;
-    }
-    t->rank = n;
-    return true;
-}
-
-static void set_tensor_type(gl_value *v, const typespec *t)
-{
-    v->type.kind = GL_TYPE_TENSOR;
-    v->type.dtype = t->dt;
-    if (t->no_shape)
-        return;
-    gl_shape_set_rank(&v->type.shape, t->rank);
-    for (int i = 0; i < t->rank; i++)
-        v->type.shape.dims[i].value = t->declared[i] >= 0 ? t->declared[i] : GL_DIM_UNKNOWN;
-}
-
-/* ---- seeded values ------------------------------------------------------------------------ */
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 2685821657736338717ull;
-}
-
-static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
-
-static uint64_t seed_of(const char *name)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *name; name++)
-        h = (h ^ (uint8_t)*name) * 1099511628211ull;
-    return h | 1;
-}
-
-static void put(void *data, gl_dtype dt, int64_t i, double v)
-{
-    switch (dt) {
-    case GL_DT_FLOAT: ((float *)data)[i] = (float)v; break;
-    case GL_DT_INT64: ((int64_t *)data)[i] = (int64_t)v; break;
-    case GL_DT_INT32: ((int32_t *)data)[i] = (int32_t)v; break;
-    case GL_DT_INT8: ((int8_t *)data)[i] = (int8_t)v; break;
-    case GL_DT_UINT8: ((uint8_t *)data)[i] = (uint8_t)v; break;
-    case GL_DT_UINT32: ((uint32_t *)data)[i] = (uint32_t)v; break;
-    case GL_DT_BOOL: ((uint8_t *)data)[i] = v != 0; break;
-    default: break;
-    }
-}
-
-/* A tensor of the given values, or random ones in [lo, hi] (integers: whole numbers). */
-static gl_tensor *make_tensor(gl_dtype dt, int rank, const int64_t *dims, const double *values,
-                              int n_values, bool random, double lo, double hi, uint64_t *rng)
-{
-    gl_tensor *t = gl_tensor_new(dt, rank, dims);
-    if (!t || !t->count)
-        return t;
-    if (!random && n_values != t->count) {
-        gl_tensor_free(t);
-        return NULL;
-    }
-    void *data = gl_tensor_make_writable(t);
-    for (int64_t i = 0; i < t->count; i++) {
-        double v;
-        if (!random)
-            v = values[i];
-        else if (gl_dtype_is_float(dt))
-            v = lo + (hi - lo) * rng_unit(rng);
-        else
-            v = floor(lo + (hi - lo + 1) * rng_unit(rng));
-        put(data, dt, i, v);
-    }
-    return t;
-}
-
-/* ---- building a graph from the notation ------------------------------------------------ */
-
-static bool parse_input(built *b, char *s)
-{
-    char *name = trim(s);
-    char *sp = name + strcspn(name, " ");
-    if (!*sp)
-        return fail(b, "input '%s' has no type", name);
-    *sp = '\0';
-    typespec t;
-    if (!parse_type(b, sp + 1, &t))
-        return false;
-    if (b->n_feeds == MAX_FEEDS || strlen(name) >= sizeof(b->feeds[0].name))
-        return fail(b, "too many inputs or too long a name at '%s'", name);
-    gl_graph *g = b->m->graph;
-    gl_value *v = gl_add_value(g, name);
-    if (strcmp(v->name, name))
-        return fail(b, "input '%s' declared twice", name);
-    set_tensor_type(v, &t);
-    gl_graph_add_input(g, v);
-    feed *f = &b->feeds[b->n_feeds++];
-    snprintf(f->name, sizeof(f->name), "%s", name);
-    f->dt = t.dt;
-    f->lo = t.lo;
-    f->hi = t.hi;
-    f->rank = t.rank;
-    memcpy(f->dims, t.run, sizeof(f->dims));
-    f->fixed = t.has_values && !t.random;
-    memcpy(f->values, t.values, sizeof(f->values));
-    f->n_values = t.n_values;
-    return true;
-}
-
-static bool parse_const(built *b, char *s, uint64_t *rng)
-{
-    char *name = trim(s);
-    char *sp = name + strcspn(name, " ");
-    if (!*sp)
-        return fail(b, "constant '%s' has no type", name);
-    *sp = '\0';
-    typespec t;
-    if (!parse_type(b, sp + 1, &t))
-        return false;
-    if (!t.has_values || t.no_shape)
-        return fail(b, "constant '%s' needs a shape and values", name);
-    for (int i = 0; i < t.rank; i++)
-        if (t.declared[i] < 0)
-            return fail(b, "constant '%s' has an unknown dim", name);
-    gl_tensor *x = make_tensor(t.dt, t.rank, t.run, t.values, t.n_values, t.random, t.lo,
-                               t.hi, rng);
-    if (!x)
-        return fail(b, "constant '%s': the values do not fill the shape", name);
-    gl_value *v = gl_add_initializer(b->m->graph, name, x);
-    if (strcmp(v->name, name))
-        return fail(b, "constant '%s' declared twice", name);
-    set_tensor_type(v, &t);
-    return true;
-}
-
-static bool set_attr(built *b, gl_node *n, char *kv)
-{
-    char *eq = strchr(kv, '=');
-    if (!eq)
-        return fail(b, "attribute '%s' needs a value", kv);
-    *eq = '\0';
-    const char *key = trim(kv);
-    char *val = trim(eq + 1);
-    if (*val == '"') {
-        size_t len = strlen(val);
-        if (len < 2 || val[len - 1] != '"')
-            return fail(b, "unterminated string '%s'", val);
-        val[len - 1] = '\0';
-        gl_node_set_attr_string(n, key, val + 1);
-        return true;
-    }
-    if (*val == '[') {
-        size_t len = strlen(val);
-        if (val[len - 1] != ']')
-            return fail(b, "unterminated list '%s'", val);
-        val[len - 1] = '\0';
-        bool floats = strchr(val, '.') != NULL;
-        char *inner = trim(val + 1);
-        char *parts[MAX_PARTS];
-        int count = *inner ? split(inner, ',', parts, MAX_PARTS) : 0;
-        int64_t ints[MAX_PARTS];
-        float fl[MAX_PARTS];
-        for (int i = 0; i < count; i++) {
-            ints[i] = strtoll(parts[i], NULL, 10);
-            fl[i] = strtof(parts[i], NULL);
-        }
-        if (floats)
-            gl_node_set_attr_floats(n, key, fl, (size_t)count);
-        else
-            gl_node_set_attr_ints(n, key, ints, (size_t)count);
-        return true;
-    }
-    char *end;
-    if (strpbrk(val, ".eE")) {
-        float f = strtof(val, &end);
-        if (*end)
-            return fail(b, "bad float '%s'", val);
-        gl_node_set_attr_float(n, key, f);
-    } else {
-        long long i = strtoll(val, &end, 10);
-        if (end == val || *end)
-            return fail(b, "bad int '%s'", val);
-        gl_node_set_attr_int(n, key, i);
-    }
-    return true;
-}
-
-/* "A, B = Op(X, , Y) k=v k=v" */
-static bool parse_node(built *b, char *s)
-{
-    gl_graph *g = b->m->graph;
-    char *open = strchr(s, '('), *close = open ? strchr(open, ')') : NULL;
-    if (!open || !close)
-        return fail(b, "cannot read node '%s'", s);
-    *open = '\0';
-    *close = '\0';
-    char *eq = strrchr(s, '=');
-    if (!eq)
-        return fail(b, "node '%s' names no outputs", s);
-    *eq = '\0';
-    const char *op = trim(eq + 1);
-
-    char *outs[MAX_PARTS], *ins[MAX_PARTS];
-    int n_out = split(s, ',', outs, MAX_PARTS);
-    char *args = trim(open + 1);
-    int n_in = *args ? split(args, ',', ins, MAX_PARTS) : 0;
-    gl_value *inputs[MAX_PARTS];
-    for (int i = 0; i < n_in; i++) {
-        inputs[i] = *ins[i] ? gl_find_value(g, ins[i]) : NULL;
-        if (*ins[i] && !inputs[i])
-            return fail(b, "unknown value '%s'", ins[i]);
-    }
-    char node_name[64];
-    snprintf(node_name, sizeof(node_name), "n_%s", outs[0]);
-    gl_node *n = gl_add_node_named(g, op, "", node_name, inputs, (size_t)n_in,
-                                   (const char *const *)outs, (size_t)n_out);
-    if (!n)
-        return fail(b, "%s", gl_error_message());
-
-    char *attrs = trim(close + 1);
-    while (*attrs) {
-        char *end = attrs + strcspn(attrs, " \t");
-        bool last = !*end;
-        *end = '\0';
-        if (!set_attr(b, n, attrs))
-            return false;
-        attrs = last ? end : trim(end + 1);
-    }
-    return true;
-}
-
-static bool parse_outputs(built *b, char *s)
-{
-    char *names[MAX_PARTS];
-    int n = split(s, ',', names, MAX_PARTS);
-    for (int i = 0; i < n; i++) {
-        gl_value *v = gl_find_value(b->m->graph, names[i]);
-        if (!v)
-            return fail(b, "unknown output '%s'", names[i]);
-        tu_output(b->m->graph, v);
-    }
-    return true;
-}
-
-static bool parse_statement(built *b, char *st, uint64_t *rng)
-{
-    if (!strncmp(st, "in ", 3))
-        return parse_input(b, st + 3);
-    if (!strncmp(st, "const ", 6))
-        return parse_const(b, st + 6, rng);
-    if (!strncmp(st, "out ", 4))
-        return parse_outputs(b, st + 4);
-    return parse_node(b, st);
-}
-
-static bool build_case(const tcase *c, built *b)
-{
-    memset(b, 0, sizeof(*b));
-    b->m = tu_model(c->opset);
-    char *text = strdup(c->graph);
-    char *stmts[MAX_PARTS];
-    int n = split(text, ';', stmts, MAX_PARTS);
-    uint64_t rng = seed_of(c->name);
-    bool ok = true;
-    for (int i = 0; i < n && ok; i++)
-        if (*stmts[i])
-            ok = parse_statement(b, stmts[i], &rng);
-    free(text);
+    bool ok = gn_build(c->name, c->opset, c->graph, b);
     if (ok && c->extra)
         c->extra(b->m);
     return ok;
 }
 
 /* ---- what the graph looks like after the pass ---------------------------------------------- */
-
-static size_t count_op(const gl_graph *g, const char *op)
-{
-    size_t k = 0;
-    gl_node *n;
-    gl_foreach_node(g, i, n)
-        k += gl_node_is(n, op);
-    return k;
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -554,11 +115,11 @@ static bool perms_match(const char *want, const char *got)
 {
     char *copy = strdup(want);
     char *alts[8];
-    int n_alt = split(copy, '|', alts, 8);
+    int n_alt = gn_split(copy, '|', alts, 8);
     bool ok = false;
     for (int a = 0; a < n_alt && !ok; a++) {
         char *items[64];
-        int n = *alts[a] ? split(alts[a], ' ', items, 64) : 0;
+        int n = *alts[a] ? gn_split(alts[a], ' ', items, 64) : 0;
         qsort(items, (size_t)n, sizeof(items[0]), cmp_str);
         char norm[512];
         size_t w = 0;
@@ -604,107 +165,6 @@ static int ort_cost(const gl_graph *g)
     return cost;
 }
 
-/* ".ops" = "Reshape=0 Mul=1" */
-static void check_op_counts(const tcase *c, const gl_graph *g)
-{
-    if (!c->ops)
-        return;
-    char *copy = strdup(c->ops);
-    char *items[16];
-    int n = split(copy, ' ', items, 16);
-    for (int i = 0; i < n; i++) {
-        char *eq = strchr(items[i], '=');
-        if (!eq)
-            continue;
-        *eq = '\0';
-        size_t want = (size_t)atoi(eq + 1), got = count_op(g, items[i]);
-        cr_expect_eq(got, want, "%s: %zu %s nodes after the pass, expected %zu", c->name, got,
-                     items[i], want);
-    }
-    free(copy);
-}
-
-/* ---- running a model -------------------------------------------------------------------------- */
-
-static gl_tensor **make_feeds(const built *b, const gl_graph *g, const char *name)
-{
-    gl_tensor **in = calloc(g->n_inputs + 1, sizeof(*in));
-    uint64_t rng = seed_of(name) ^ 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        const feed *f = NULL;
-        for (int k = 0; k < b->n_feeds; k++)
-            if (!strcmp(b->feeds[k].name, g->inputs[i]->name))
-                f = &b->feeds[k];
-        if (f)
-            in[i] = make_tensor(f->dt, f->rank, f->dims, f->values, f->n_values, !f->fixed,
-                                f->lo, f->hi, &rng);
-    }
-    return in;
-}
-
-static void free_tensors(gl_tensor **t, size_t n)
-{
-    for (size_t i = 0; t && i < n; i++)
-        gl_tensor_free(t[i]);
-    free(t);
-}
-
-/* Run m on the reference backend; NULL (and a message in err) on failure. */
-static gl_tensor **run_model(const gl_model *m, gl_tensor **in, char *err, size_t len)
-{
-    gl_exec_options o = {.backend = "ref"};
-    gl_exec *e = NULL;
-    gl_tensor **out = calloc(m->graph->n_outputs + 1, sizeof(*out));
-    gl_status st = gl_exec_create(m, &o, &e);
-    if (st == GL_OK)
-        st = gl_exec_run(e, (const gl_tensor *const *)in, m->graph->n_inputs, out,
-                         m->graph->n_outputs);
-    if (st != GL_OK) {
-        snprintf(err, len, "%s", gl_error_message());
-        free(out);
-        out = NULL;
-    }
-    gl_exec_free(e);
-    return out;
-}
-
-/* The outputs of the model before and after the pass, on the same inputs. */
-static void check_same_outputs(const tcase *c, const built *b, const gl_model *before,
-                               const gl_model *after)
-{
-    const gl_graph *g0 = before->graph, *g1 = after->graph;
-    cr_expect_eq(g1->n_inputs, g0->n_inputs, "%s: graph inputs changed", c->name);
-    cr_expect_eq(g1->n_outputs, g0->n_outputs, "%s: graph outputs changed", c->name);
-    if (g1->n_inputs != g0->n_inputs || g1->n_outputs != g0->n_outputs)
-        return;
-    for (size_t i = 0; i < g0->n_outputs; i++) {
-        const gl_value *v0 = g0->outputs[i], *v1 = g1->outputs[i];
-        cr_expect_str_eq(v1->name, v0->name, "%s: graph output %zu renamed", c->name, i);
-        cr_expect(v1->type.dtype == v0->type.dtype &&
-                      gl_shape_equal(&v1->type.shape, &v0->type.shape),
-                  "%s: graph output '%s' lost or changed its type", c->name, v0->name);
-    }
-    if (c->no_exec)
-        return;
-    char err[512];
-    gl_tensor **in = make_feeds(b, g0, c->name);
-    gl_tensor **want = run_model(before, in, err, sizeof(err));
-    cr_expect(want, "%s: the model before the pass does not run: %s", c->name, err);
-    gl_tensor **got = want ? run_model(after, in, err, sizeof(err)) : NULL;
-    cr_expect(!want || got, "%s: the model after the pass does not run: %s", c->name, err);
-    for (size_t i = 0; want && got && i < g0->n_outputs; i++) {
-        gl_compare r;
-        gl_compare_tensors(got[i], want[i], c->rtol, 0, &r);
-        char line[256];
-        gl_compare_format(&r, line, sizeof(line));
-        cr_expect(r.ok, "%s: output '%s' differs after the pass (rtol %g): %s", c->name,
-                  g0->outputs[i]->name, c->rtol, line);
-    }
-    free_tensors(got, g0->n_outputs);
-    free_tensors(want, g0->n_outputs);
-    free_tensors(in, g0->n_inputs);
-}
-
 /* ---- one case ------------------------------------------------------------------------------ */
 
 static size_t count_verdict(const gl_pipeline *p, const gl_snapshot *s, gl_verdict v)
@@ -742,7 +202,7 @@ static void check_transposes(const tcase *c, const gl_graph *g)
         return;
     char perms[1024];
     perms_of(g, perms, sizeof(perms));
-    size_t n = count_op(g, "Transpose");
+    size_t n = gn_count_op(g, "Transpose");
     if (c->transposes >= 0)
         cr_expect_eq(n, (size_t)c->transposes,
                      "%s: %zu Transpose nodes left (perms %s), expected %d", c->name, n,
@@ -778,34 +238,12 @@ static void show_case(const tcase *c, const gl_pipeline *p, const gl_snapshot *s
     for (size_t i = step->first_decision; i < step->first_decision + step->n_decisions; i++)
         gl_decision_print(&p->log.items[i], stderr);
     fprintf(stderr, "---- %s: graph after\n", c->name);
-    gl_node *n;
-    gl_foreach_node(g, i, n) {
-        char perm[256] = "";
-        const gl_attr *a = gl_node_attr(n, "perm");
-        for (size_t d = 0, w = 0; a && d < a->n && w < sizeof(perm); d++)
-            w += (size_t)snprintf(perm + w, sizeof(perm) - w, "%s%lld", d ? "," : " perm=",
-                                  (long long)a->ints[d]);
-        fprintf(stderr, "  %s '%s'%s:", n->op_type, n->name, perm);
-        for (size_t k = 0; k < n->n_inputs; k++) {
-            char type[128] = "";
-            if (n->inputs[k])
-                gl_type_format(&n->inputs[k]->type, type, sizeof(type));
-            fprintf(stderr, " %s %s", n->inputs[k] ? n->inputs[k]->name : "-", type);
-        }
-        fprintf(stderr, " ->");
-        for (size_t k = 0; k < n->n_outputs; k++) {
-            char type[128] = "";
-            if (n->outputs[k])
-                gl_type_format(&n->outputs[k]->type, type, sizeof(type));
-            fprintf(stderr, " %s %s", n->outputs[k] ? n->outputs[k]->name : "-", type);
-        }
-        fprintf(stderr, "\n");
-    }
+    gn_print_graph(g, stderr);
 }
 
 static void run_case(const tcase *c)
 {
-    built b;
+    gn_graph b;
     if (!build_case(c, &b)) {
         cr_expect(false, "%s: cannot build the case: %s", c->name, b.err);
         gl_model_free(b.m);
@@ -834,8 +272,8 @@ static void run_case(const tcase *c)
         show_case(c, p, step, after->graph);
         check_decisions(c, p, step, &p->steps[k - 1]);
         check_transposes(c, after->graph);
-        check_op_counts(c, after->graph);
-        check_same_outputs(c, &b, before, after);
+        gn_expect_op_counts(c->name, c->ops, after->graph);
+        gn_expect_same_outputs(c->name, &b, before, after, c->rtol, 0, c->no_exec);
     }
     gl_pipeline_free(p);
 }

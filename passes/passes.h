@@ -118,6 +118,9 @@ gl_status gl_pass_cse(gl_graph *g, gl_pass_ctx *ctx);
  * and initializers nothing reads. */
 gl_status gl_pass_dce(gl_graph *g, gl_pass_ctx *ctx);
 gl_status gl_pass_transpose_push(gl_graph *g, gl_pass_ctx *ctx);
+/* Layout-sensitive nodes to channels-last (graphlab's Nhwc* ops between Transposes)
+ * where transpose-push then leaves fewer Transposes (layout.c). Option force. */
+gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (dce.c) ----------------------------------- */
 

@@ -31,6 +31,11 @@ static const gl_pass pass_table[] = {
                                "Reshapes, dead Transposes, compositions into Reshapes, and "
                                "no net-transposes guard)"}},
      1},
+    {"layout", "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
+     "Transposes", gl_pass_layout,
+     (const gl_pass_option[]){{"force", 0, "1: convert every candidate region without the "
+                               "cost check, as ONNX Runtime does for NHWC kernels"}},
+     1},
 };
 
 /* The default pipeline of DESIGN.md, restricted to the passes that exist so far. */

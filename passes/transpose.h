@@ -143,6 +143,10 @@ typedef struct gl_tp_handler {
     gl_status (*apply)(gl_tp_args *a, const gl_tp_plan *plan);
 } gl_tp_handler;
 
+/* A check's refusal: the reason into why (len bytes), false (transpose_handlers.c). */
+bool gl_tp_refuse(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The built-in handler for node n at the model's opset (transpose_handlers.c); NULL when
  * the op has none. */
 const gl_tp_handler *gl_tp_builtin_handler(const gl_node *n, int64_t opset);

@@ -203,7 +203,8 @@ static void region_names(const gl_graph *g, gl_tp_regions *rg, size_t root, size
 static bool has_veto(const gl_tp_guard *gd, const char *graph, uint32_t t, uint32_t n)
 {
     for (size_t i = 0; i < gd->n; i++)
-        if (gd->vetoes[i].t == t && gd->vetoes[i].n == n && !strcmp(gd->vetoes[i].graph, graph))
+        if (gd->vetoes[i].t == t && gd->vetoes[i].n == n &&
+            !strcmp(gd->vetoes[i].graph, graph))
             return true;
     return false;
 }

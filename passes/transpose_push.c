@@ -1103,14 +1103,16 @@ static const gl_tp_handler *lookup_handler(const gl_tp_run *run, const gl_node *
         if (h)
             return h;
     }
-    if (!is_default_domain(n))
-        return NULL;
-    const gl_op_def *def = gl_op_lookup("", n->op_type, run->opset);
+    /* Other domains' layout-sensitive ops (graphlab's channels-last ones) stop the push
+     * as ONNX's do: only the Transposes around them move. */
+    bool dflt = is_default_domain(n);
+    const gl_op_def *def = dflt ? gl_op_lookup("", n->op_type, run->opset)
+                           : run->m ? gl_op_for_node(run->m, n) : NULL;
     if (def && (def->flags & GL_OP_LAYOUT_SENSITIVE)) {
         *layout_sensitive = true;
         return NULL;
     }
-    return gl_tp_builtin_handler(n, run->opset);
+    return dflt ? gl_tp_builtin_handler(n, run->opset) : NULL;
 }
 
 /* ==== which inputs, which outputs lead to a Transpose ======================================== */

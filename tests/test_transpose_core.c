@@ -434,9 +434,12 @@ Test(decisions, refused_push_says_why_with_costs)
     gl_model_free(m);
 }
 
+/* Other domains: graphlab's channels-last ops are layout-sensitive as ONNX's are (only
+ * the Transposes around them move); an op the registry does not know has no handler. */
 Test(decisions, no_handler_layout_sensitive_and_wrong_input)
 {
     gl_model *m = tu_model(15); /* CastLike from 15 */
+    gl_model_set_opset(m, "graphlab", 1);
     gl_graph *g = m->graph;
     gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){1, 4, 4, 2});
     gl_value *w = tu_const_f32(g, "w", 4, (int64_t[]){1, 2, 1, 1}, (float[]){1, 2});
@@ -444,14 +447,23 @@ Test(decisions, no_handler_layout_sensitive_and_wrong_input)
     gl_node *conv = tu_node(g, "Conv", "conv", 2, t->outputs[0], w);
     gl_node *mm = tu_node(g, "MatMul", "mm", 2, t->outputs[0], t->outputs[0]);
     gl_node *cl = tu_node(g, "CastLike", "cl", 2, x, t->outputs[0]);
-    tu_output(g, conv->outputs[0]);
-    tu_output(g, mm->outputs[0]);
-    tu_output(g, cl->outputs[0]);
+    gl_value *ins[2] = {t->outputs[0], w};
+    gl_node *nhwc = gl_add_node(g, "NhwcConv", "graphlab", "nhwc", ins, 2, 1);
+    gl_node *other = gl_add_node(g, "Mystery", "example.org", "other", ins, 1, 1);
+    gl_node *const outs[] = {conv, mm, cl, nhwc, other};
+    for (size_t i = 0; i < GL_ARRAY_LEN(outs); i++)
+        tu_output(g, outs[i]->outputs[0]);
     pass_run r;
     run_push(&r, m, GL_BUDGET_UNLIMITED, NULL);
     const gl_decision *d = find_rule(&r, "push-through-Conv", GL_REFUSED);
     cr_assert_not_null(d);
     cr_expect(strstr(d->reason, "layout-sensitive op"), "%s", d->reason);
+    d = find_rule(&r, "push-through-NhwcConv", GL_REFUSED);
+    cr_assert_not_null(d);
+    cr_expect_str_eq(gl_decision_number_text(d, "decided_by"), "layout-sensitive");
+    d = find_rule(&r, "push-through-Mystery", GL_REFUSED);
+    cr_assert_not_null(d);
+    cr_expect_str_eq(gl_decision_number_text(d, "decided_by"), "no handler");
     d = find_rule(&r, "push-through-MatMul", GL_REFUSED);
     cr_assert_not_null(d);
     cr_expect(strstr(d->reason, "no handler for MatMul"), "%s", d->reason);

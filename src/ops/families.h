@@ -11,5 +11,6 @@ extern const gl_op_family gl_ops_linalg;      /* linalg.c: MatMul, Gemm, Einsum,
 extern const gl_op_family gl_ops_reduce;      /* reduce.c: reductions, softmax, TopK, losses */
 extern const gl_op_family gl_ops_control;     /* control.c: If, Loop, Scan; RNN, GRU, LSTM */
 extern const gl_op_family gl_ops_misc;        /* misc.c: signal, text, detection, random */
+extern const gl_op_family gl_ops_graphlab_layout; /* graphlab_layout.c: NhwcConv, NhwcMaxPool, ... */
 
 #endif

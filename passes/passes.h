@@ -66,6 +66,8 @@ struct gl_pass {
 const gl_pass *gl_pass_find(const char *name);
 /* The table, for help listings. */
 const gl_pass *gl_pass_table(size_t *count);
+/* The pass names of `--passes all`, in order. */
+const char *const *gl_pass_default_pipeline(size_t *count);
 
 typedef struct gl_pass_step {
     const gl_pass *pass;

@@ -38,10 +38,18 @@ static const gl_pass pass_table[] = {
      1},
 };
 
-/* The default pipeline of DESIGN.md, restricted to the passes that exist so far. */
+/* The default pipeline of DESIGN.md, restricted to the passes that exist so far: the
+ * second transpose-push cancels the Transposes that layout puts around the nodes it
+ * converts. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
-    "transpose-push", "constant-folding", "cse", "dce"};
+    "transpose-push", "constant-folding", "cse", "dce", "layout", "transpose-push"};
+
+const char *const *gl_pass_default_pipeline(size_t *count)
+{
+    *count = GL_ARRAY_LEN(default_pipeline);
+    return default_pipeline;
+}
 
 const gl_pass *gl_pass_table(size_t *count)
 {

@@ -1,6 +1,6 @@
 /* bench_transpose.c — how the transpose-push pass's time grows with the graph.
  *
- *   bench_transpose [-r RUNS] [-n NODES,NODES,...]
+ *   bench_transpose [-r RUNS] [-n NODES,NODES,...] [-s PASS.OPT=V]...
  *
  * Builds, through the IR edit API, graphs of the given sizes (default 2500, 5000, 10000,
  * 20000, 40000 nodes) made of one block repeated: an NCHW->NHWC Transpose, a chain of
@@ -18,9 +18,11 @@
  *                   that reorders nothing, the baseline.
  * The first result is checked (gl_graph_verify) and its Transposes counted. Medians are
  * printed, with the ratio to the next smaller size: about 2 per doubling is linear.
+ * -s sets a pass option as --set does: -s transpose-push.ort-only=1 times ONNX Runtime's
+ * rules alone (no net-transposes guard, whose trial sweeps the default pays for).
  */
 #include "ir/graph.h"
-#include "passes/passes.h"
+#include "passes/pipeline.h"
 #include "bench/benchutil.h"
 
 #include <stdint.h>
@@ -150,13 +152,16 @@ static size_t count_op(const gl_graph *g, const char *op)
 
 /* ---- timing ----------------------------------------------------------------------------- */
 
+/* -s options */
+static gl_settings settings;
+
 /* Run `pass` on a fresh clone of m; returns seconds; *out keeps the clone if wanted. */
 static double time_pass(const gl_model *m, const gl_pass *pass, gl_model **out)
 {
     gl_model *c = gl_model_clone(m);
     gl_decision_log log = {0};
     gl_pass_ctx ctx = {.model = c, .pass = pass, .step = 1, .budget = GL_BUDGET_UNLIMITED,
-                       .log = &log};
+                       .log = &log, .settings = &settings};
     double t0 = bench_now_seconds();
     gl_status st = pass->run(c->graph, &ctx);
     double t = bench_now_seconds() - t0;
@@ -260,13 +265,16 @@ int main(int argc, char **argv)
     size_t n_sizes = GL_ARRAY_LEN(default_sizes);
     memcpy(sizes, default_sizes, sizeof(default_sizes));
     int opt;
-    while ((opt = getopt(argc, argv, "r:n:h")) != -1) {
+    while ((opt = getopt(argc, argv, "r:n:s:h")) != -1) {
         char *end = NULL;
         bool ok = (opt == 'r' && parse_long(optarg, 1, MAX_RUNS, &runs, &end) && !*end) ||
-                  (opt == 'n' && parse_sizes(optarg, sizes, &n_sizes));
+                  (opt == 'n' && parse_sizes(optarg, sizes, &n_sizes)) ||
+                  (opt == 's' && gl_settings_apply(&settings, optarg) == GL_OK);
         if (!ok) {
-            fprintf(stderr, "usage: bench_transpose [-r RUNS 1..%d] [-n NODES,NODES,...]\n",
-                    MAX_RUNS);
+            if (opt == 's')
+                fprintf(stderr, "bench_transpose: %s\n", gl_error_message());
+            fprintf(stderr, "usage: bench_transpose [-r RUNS 1..%d] [-n NODES,NODES,...] "
+                    "[-s PASS.OPT=V]...\n", MAX_RUNS);
             return opt == 'h' ? 0 : 2;
         }
     }
@@ -281,7 +289,11 @@ int main(int argc, char **argv)
         const char *what;
     } modes[] = {{false, "one set of constants shared by every block (as after cse)"},
                  {true, "fresh constants in every block"}};
+    for (size_t i = 0; i < settings.n; i++)
+        printf("# --set %s.%s=%lld\n", settings.items[i].pass, settings.items[i].option,
+               (long long)settings.items[i].value);
     for (size_t k = 0; k < GL_ARRAY_LEN(modes); k++)
         print_table(modes[k].per_block, modes[k].what, sizes, n_sizes, runs, push, topo);
+    gl_settings_free(&settings);
     return 0;
 }

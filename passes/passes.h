@@ -66,6 +66,8 @@ struct gl_pass {
 const gl_pass *gl_pass_find(const char *name);
 /* The table, for help listings. */
 const gl_pass *gl_pass_table(size_t *count);
+/* The pass names of `--passes all`, in order. */
+const char *const *gl_pass_default_pipeline(size_t *count);
 
 typedef struct gl_pass_step {
     const gl_pass *pass;
@@ -123,6 +125,9 @@ gl_status gl_pass_transpose_push(gl_graph *g, gl_pass_ctx *ctx);
  * with a model-local function); BatchNormalization and per-channel Mul/Add after a Conv
  * go into its weights. */
 gl_status gl_pass_patterns(gl_graph *g, gl_pass_ctx *ctx);
+/* Layout-sensitive nodes to channels-last (graphlab's Nhwc* ops between Transposes)
+ * where transpose-push then leaves fewer Transposes (layout.c). Option force. */
+gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (dce.c) ----------------------------------- */
 

@@ -28,16 +28,31 @@ static const gl_pass pass_table[] = {
     {"transpose-push", "push Transposes down through the ops that allow it until they cancel",
      gl_pass_transpose_push,
      (const gl_pass_option[]){{"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 "
-                               "Reshapes, dead Transposes, compositions into Reshapes)"}},
+                               "Reshapes, dead Transposes, compositions into Reshapes, and "
+                               "no net-transposes guard)"}},
+     1},
+    {"layout", "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
+     "Transposes", gl_pass_layout,
+     (const gl_pass_option[]){{"force", 0, "1: convert every candidate region without the "
+                               "cost check, as ONNX Runtime does for NHWC kernels"}},
      1},
     {"patterns", "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold "
      "BatchNorm and per-channel Mul/Add into Conv", gl_pass_patterns, NULL, 0},
 };
 
-/* The default pipeline of DESIGN.md, restricted to the passes that exist so far. */
+/* The default pipeline of DESIGN.md, restricted to the passes that exist so far: the
+ * second transpose-push cancels the Transposes that layout puts around the nodes it
+ * converts. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
-    "transpose-push", "constant-folding", "cse", "dce", "patterns"};
+    "transpose-push", "constant-folding", "cse", "dce", "patterns", "layout",
+    "transpose-push"};
+
+const char *const *gl_pass_default_pipeline(size_t *count)
+{
+    *count = GL_ARRAY_LEN(default_pipeline);
+    return default_pipeline;
+}
 
 const gl_pass *gl_pass_table(size_t *count)
 {

@@ -64,6 +64,9 @@ void gl_tp_perm_format(const int64_t *perm, int rank, char *buf, size_t len);
 typedef struct gl_tp_registry gl_tp_registry;
 /* What the pass remembers about nodes while it runs (transpose_push.c). */
 typedef struct gl_tp_memo gl_tp_memo;
+/* The net-transposes guard (transpose_guard.c, below). */
+typedef struct gl_tp_guard gl_tp_guard;
+typedef struct gl_tp_regions gl_tp_regions;
 
 typedef struct gl_tp_run {
     gl_graph *g;
@@ -82,6 +85,10 @@ typedef struct gl_tp_run {
     /* Handlers by node id (ids are never reused and a node's op never changes), so the
      * op tables are searched once per node; NULL (a run built by hand): no memo. */
     gl_tp_memo *memo;
+    /* The guard's refusals (NULL: none, as under ort-only) and, in a trial sweep, its
+     * bookkeeping of this graph's Transposes (NULL otherwise). */
+    gl_tp_guard *guard;
+    gl_tp_regions *regions;
 } gl_tp_run;
 
 /* Whether value v is one of the outputs that lead (through ops a Transpose can pass) to
@@ -136,6 +143,10 @@ typedef struct gl_tp_handler {
     gl_status (*apply)(gl_tp_args *a, const gl_tp_plan *plan);
 } gl_tp_handler;
 
+/* A check's refusal: the reason into why (len bytes), false (transpose_handlers.c). */
+bool gl_tp_refuse(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The built-in handler for node n at the model's opset (transpose_handlers.c); NULL when
  * the op has none. */
 const gl_tp_handler *gl_tp_builtin_handler(const gl_node *n, int64_t opset);
@@ -179,6 +190,47 @@ const gl_tp_handler *gl_tp_find_handler(const gl_tp_run *run, const gl_node *n,
 
 /* The pass with extensions (gl_pass_transpose_push is this with r == NULL). */
 gl_status gl_transpose_push_with(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry *r);
+
+/* ---- the net-transposes guard (transpose_guard.c) ------------------------------------
+ *
+ * Beyond ONNX Runtime, off under ort-only=1. ORT's cost model counts a Transpose as
+ * likely to go once every reader has a handler, and pushes it through one reader even
+ * when another reader will refuse it; counting a Transpose read twice (Concat(t, t)) as
+ * two gains does the same. Such a run ends with more Transposes than it found. The guard
+ * sweeps a clone first (a trial) and follows every push: the Transposes a push consumes,
+ * creates, cancels, merges with or reuses join one region (a union-find by node id). A
+ * region that ends with more Transposes than its own at the start is a region whose
+ * pushes added Transposes: those pushes are refused in the next trial, until a trial
+ * leaves no such region (at most GL_TP_GUARD_ROUNDS trials; after that every push that
+ * is not a Transpose meeting a Transpose is refused). The real sweep then runs with
+ * the same refusals, each recorded with its region's numbers: a clone is exact (ids,
+ * order, uses), so the real sweep makes the last trial's decisions. */
+
+#define GL_TP_GUARD_ROUNDS 8
+
+gl_tp_guard *gl_tp_guard_new(void);
+void gl_tp_guard_free(gl_tp_guard *gd);
+/* Sweeps from now on are trials (they keep regions) or the real one. */
+void gl_tp_guard_set_trial(gl_tp_guard *gd, bool trial);
+/* After a trial: true when it found regions that grew (their pushes are refused from
+ * now on: run another trial); false when it found none, or the rounds are spent (then
+ * every push is refused). */
+bool gl_tp_guard_next_round(gl_tp_guard *gd);
+/* A graph's sweep starts (trial: its Transposes become regions) and ends (trial: the
+ * regions that grew give refusals for the next round). */
+void gl_tp_guard_begin(gl_tp_run *run);
+void gl_tp_guard_end(gl_tp_run *run);
+/* Around one push through a->node (`meeting`: a->node is a Transpose). */
+void gl_tp_guard_before_push(gl_tp_run *run, const gl_tp_args *a);
+void gl_tp_guard_after_push(gl_tp_run *run, bool meeting);
+/* Whether the guard refuses the push of t through n; then *start and *end receive the
+ * Transposes its region started and ended with in the trial that refused it, and
+ * *region (may be NULL) the names of the region's first Transposes ("'t1', 't2', ..."),
+ * valid while the guard lives. */
+bool gl_tp_guard_refuses(const gl_tp_run *run, const gl_node *t, const gl_node *n, int *start,
+                         int *end, const char **region);
+/* The real sweep's summary (a note) when the guard refused anything. */
+void gl_tp_guard_report(const gl_tp_guard *gd, gl_pass_ctx *ctx);
 
 /* ---- the cost model ---------------------------------------------------------------------- */
 

@@ -26,9 +26,9 @@
 
 static gl_node *node_of(const gl_tp_args *a) { return a->node; }
 
-/* A refusal: the reason into why, false. */
-static bool refuse(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool refuse(char *why, size_t len, const char *fmt, ...)
+#define refuse gl_tp_refuse
+
+bool gl_tp_refuse(char *why, size_t len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -20,6 +20,9 @@
  * Afterwards, rules ONNX Runtime does not have: a Transpose that only moves size-1 dims
  * is a Reshape (or nothing), and one read only for its type or a static shape is dead.
  * In quantized graphs, DequantizeLinear -> op -> QuantizeLinear units are kept whole.
+ * Before the sweep, the net-transposes guard (transpose_guard.c) sweeps clones to find
+ * the pushes whose region would end with more Transposes than it found, and the sweep
+ * refuses those: the pass never leaves more Transposes than it found.
  */
 #include "passes/transpose.h"
 
@@ -1101,14 +1104,16 @@ static const gl_tp_handler *lookup_handler(const gl_tp_run *run, const gl_node *
         if (h)
             return h;
     }
-    if (!is_default_domain(n))
-        return NULL;
-    const gl_op_def *def = gl_op_lookup("", n->op_type, run->opset);
+    /* Other domains' layout-sensitive ops (graphlab's channels-last ones) stop the push
+     * as ONNX's do: only the Transposes around them move. */
+    bool dflt = is_default_domain(n);
+    const gl_op_def *def = dflt ? gl_op_lookup("", n->op_type, run->opset)
+                           : run->m ? gl_op_for_node(run->m, n) : NULL;
     if (def && (def->flags & GL_OP_LAYOUT_SENSITIVE)) {
         *layout_sensitive = true;
         return NULL;
     }
-    return gl_tp_builtin_handler(n, run->opset);
+    return dflt ? gl_tp_builtin_handler(n, run->opset) : NULL;
 }
 
 /* ==== which inputs, which outputs lead to a Transpose ======================================== */
@@ -1285,14 +1290,21 @@ static void refuse_simple(gl_tp_run *run, const gl_tp_args *a, const char *decid
     gl_decision_add_text(d, "decided_by", decided_by);
 }
 
-typedef enum verdict_source { BY_DEFAULT, BY_CUSTOM, BY_MEETING, BY_HANDLER } verdict_source;
+typedef enum verdict_source { BY_DEFAULT, BY_CUSTOM, BY_MEETING, BY_HANDLER, BY_GUARD } verdict_source;
 
 static const char *source_name(verdict_source s)
 {
     static const char *const names[] = {"default cost", "custom check",
-                                        "transpose meets transpose", "handler"};
+                                        "transpose meets transpose", "handler",
+                                        "net-transposes guard"};
     return names[s];
 }
+
+/* What the guard found about a push it refuses. */
+typedef struct guard_finding {
+    int start, end;
+    const char *region;
+} guard_finding;
 
 static gl_status apply_push(gl_tp_run *run, gl_tp_args *a, const gl_tp_handler *h,
                             const gl_tp_plan *plan, const cost_report *c, verdict_source by,
@@ -1330,7 +1342,8 @@ static gl_status apply_push(gl_tp_run *run, gl_tp_args *a, const gl_tp_handler *
 /* A push the cost (or the handler) turned down, with everything that was weighed. */
 static void record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl_tp_handler *h,
                            const gl_tp_plan *plan, const cost_report *c, verdict_source by,
-                           bool outputs_moved, const char *handler_why)
+                           bool outputs_moved, const char *handler_why,
+                           const guard_finding *gf)
 {
     char rule[160], perm_text[GL_MAX_RANK * 4];
     const gl_node *n = a->node, *t = a->transpose;
@@ -1342,6 +1355,18 @@ static void record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl_tp_hand
                            "Transpose '%s' above %s '%s'", t->name, n->op_type, n->name);
     else if (by == BY_HANDLER)
         d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "%s", handler_why);
+    else if (by == BY_GUARD && gf->start < 0)
+        d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "Transpose '%s' (perm %s) stays "
+                           "above %s '%s': the cost model pushes (input cost %d, total %d), "
+                           "but trial sweeps kept ending with more Transposes than they "
+                           "found, so no push is made", t->name, perm_text, n->op_type,
+                           n->name, c->in_cost, c->total);
+    else if (by == BY_GUARD)
+        d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "Transpose '%s' (perm %s) stays "
+                           "above %s '%s': the cost model pushes (input cost %d, total %d), "
+                           "but in a trial sweep the pushes of its region ended with %d "
+                           "Transposes where it had %d (%s)", t->name, perm_text, n->op_type,
+                           n->name, c->in_cost, c->total, gf->end, gf->start, gf->region);
     else
         d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': input cost %d, total %d (both must fall below "
@@ -1351,6 +1376,10 @@ static void record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl_tp_hand
     gl_decision_add_text(d, "handler", h->family);
     add_cost_numbers(d, c, plan, outputs_moved);
     gl_decision_add_text(d, "decided_by", source_name(by));
+    if (by == BY_GUARD && gf->start >= 0) {
+        gl_decision_add_number(d, "region_transposes_before", gf->start);
+        gl_decision_add_number(d, "region_transposes_after", gf->end);
+    }
 }
 
 /* No handler, or not an input a Transpose may pass: recorded, nothing else. */
@@ -1418,10 +1447,18 @@ static gl_status consider(gl_tp_run *run, gl_node *t, gl_node *n, size_t slot,
                 (custom == GL_TP_COST_FALL_THROUGH &&
                  (meeting || (c.in_cost < 0 && c.total < 0)));
     gl_status st = GL_OK;
-    if (!push || !ok) {
-        record_refusal(run, &a, h, &plan, &c, push ? BY_HANDLER : by, outputs_moved, why);
-    } else {
+    guard_finding gf = {-1, -1, ""};
+    if (push && ok && !meeting &&
+        gl_tp_guard_refuses(run, t, n, &gf.start, &gf.end, &gf.region))
+        record_refusal(run, &a, h, &plan, &c, BY_GUARD, outputs_moved, why, &gf);
+    else if (!push || !ok)
+        record_refusal(run, &a, h, &plan, &c, push ? BY_HANDLER : by, outputs_moved, why,
+                       &gf);
+    else {
+        gl_tp_guard_before_push(run, &a);
         st = apply_push(run, &a, h, &plan, &c, by, outputs_moved);
+        if (st == GL_OK)
+            gl_tp_guard_after_push(run, meeting);
         *pushed = st == GL_OK;
     }
     free(c.inputs);
@@ -1822,12 +1859,12 @@ static bool has_dq(const gl_graph *g)
 }
 
 static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry *r,
-                            gl_model *m, int64_t opset);
+                            gl_model *m, int64_t opset, gl_tp_guard *guard);
 
 static const char *const body_ops[] = {"If", "Loop", "Scan", "SequenceMap"};
 
 static gl_status push_bodies(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry *r,
-                             gl_model *m, int64_t opset)
+                             gl_model *m, int64_t opset, gl_tp_guard *guard)
 {
     gl_node *n;
     gl_foreach_node(g, i, n) {
@@ -1839,7 +1876,7 @@ static gl_status push_bodies(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry
             size_t count = at->type == GL_ATTR_GRAPH ? 1 : at->type == GL_ATTR_GRAPHS ? at->n : 0;
             for (size_t s = 0; s < count; s++) {
                 gl_graph *body = at->type == GL_ATTR_GRAPH ? at->g : at->graphs[s];
-                gl_status st = body ? push_graph(body, ctx, r, m, opset) : GL_OK;
+                gl_status st = body ? push_graph(body, ctx, r, m, opset, guard) : GL_OK;
                 if (st != GL_OK)
                     return st;
             }
@@ -1849,17 +1886,19 @@ static gl_status push_bodies(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry
 }
 
 static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry *r,
-                            gl_model *m, int64_t opset)
+                            gl_model *m, int64_t opset, gl_tp_guard *guard)
 {
     if (!gl_graph_is_sorted(g))
         return gl_fail(GL_ERR_INPUT, "transpose-push: graph '%s' is not in topological "
                        "order (run toposort first)", g->name ? g->name : "");
     gl_tp_run run = {.g = g, .m = m, .ctx = ctx, .opset = opset, .registry = r,
                      .decision = -1, .have_dq = has_dq(g),
-                     .ort_only = gl_pass_option_value(ctx, "ort-only") != 0};
+                     .ort_only = gl_pass_option_value(ctx, "ort-only") != 0,
+                     .guard = guard};
     gl_tp_memo memo = {0};
     run.memo = &memo;
     find_leads(&run);
+    gl_tp_guard_begin(&run);
     gl_status st = GL_OK;
     /* The nodes there are now, in order; the ones the sweep adds are reached as
      * producers of these. */
@@ -1873,13 +1912,52 @@ static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry 
         st = fix_qdq_units(&run);
     if (st == GL_OK && !run.stopped && !run.ort_only)
         st = simplify_remaining(&run);
+    gl_tp_guard_end(&run);
     free(run.leads);
     free(memo.handlers);
     /* New nodes went to the end; put them where they belong (also after a stop). */
     if (st == GL_OK)
         st = gl_toposort(g, NULL);
     if (st == GL_OK && !run.stopped && gl_pass_may_rewrite(ctx))
-        st = push_bodies(g, ctx, r, m, opset);
+        st = push_bodies(g, ctx, r, m, opset, guard);
+    return st;
+}
+
+/* A Transpose anywhere in g or its bodies: without one, a sweep changes nothing. */
+static bool holds_transposes(const gl_graph *g)
+{
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        if (is_transpose(n))
+            return true;
+        for (size_t a = 0; a < n->n_attrs; a++) {
+            const gl_attr *at = &n->attrs[a];
+            if (at->type == GL_ATTR_GRAPH && at->g && holds_transposes(at->g))
+                return true;
+            for (size_t k = 0; at->type == GL_ATTR_GRAPHS && k < at->n; k++)
+                if (at->graphs[k] && holds_transposes(at->graphs[k]))
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* The guard's trial sweeps, on clones of m with no budget and no records, until one
+ * leaves no region with more Transposes than it found (transpose.h). */
+static gl_status plan_refusals(gl_pass_ctx *ctx, const gl_tp_registry *r, gl_model *m,
+                               int64_t opset, gl_tp_guard *guard)
+{
+    gl_status st = GL_OK;
+    gl_tp_guard_set_trial(guard, true);
+    do {
+        gl_model *trial = gl_model_clone(m);
+        gl_pass_ctx tctx = {.model = trial, .pass = ctx->pass, .step = ctx->step,
+                            .budget = GL_BUDGET_UNLIMITED, .settings = ctx->settings};
+        st = push_graph(trial->graph, &tctx, r, trial, opset, guard);
+        gl_decision_clear(&tctx.scratch);
+        gl_model_free(trial);
+    } while (st == GL_OK && gl_tp_guard_next_round(guard));
+    gl_tp_guard_set_trial(guard, false);
     return st;
 }
 
@@ -1897,7 +1975,18 @@ gl_status gl_transpose_push_with(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_regi
         gl_decision_add_number(d, "opset", (double)opset);
         return GL_OK;
     }
-    return push_graph(g, ctx, r, m, opset);
+    gl_tp_guard *guard = NULL;
+    gl_status st = GL_OK;
+    if (!gl_pass_option_value(ctx, "ort-only") && g == m->graph && holds_transposes(g)) {
+        guard = gl_tp_guard_new();
+        st = plan_refusals(ctx, r, m, opset, guard);
+    }
+    if (st == GL_OK)
+        st = push_graph(g, ctx, r, m, opset, guard);
+    if (st == GL_OK)
+        gl_tp_guard_report(guard, ctx);
+    gl_tp_guard_free(guard);
+    return st;
 }
 
 gl_status gl_pass_transpose_push(gl_graph *g, gl_pass_ctx *ctx)

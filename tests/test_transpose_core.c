@@ -58,6 +58,21 @@ static const gl_decision *find_rule(const pass_run *r, const char *rule, gl_verd
     return NULL;
 }
 
+/* Shape inference, then the pass as the pipeline runs it, with --set
+ * transpose-push.ort-only=1 or without, recording into *log. */
+static void run_push_ort_only(gl_model *m, bool ort_only, gl_decision_log *log)
+{
+    gl_settings settings = {0};
+    if (ort_only)
+        cr_assert_eq(gl_settings_apply(&settings, "transpose-push.ort-only=1"), GL_OK);
+    gl_pass_ctx ctx = {.model = m, .pass = gl_pass_find("transpose-push"), .step = 1,
+                       .budget = GL_BUDGET_UNLIMITED, .log = log, .settings = &settings};
+    cr_assert_eq(gl_infer_graph(m, m->graph, NULL, NULL), GL_OK);
+    cr_assert_eq(ctx.pass->run(m->graph, &ctx), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_graph_verify(m->graph, false), GL_OK, "%s", gl_error_message());
+    gl_settings_free(&settings);
+}
+
 static size_t count_op(const gl_graph *g, const char *op)
 {
     size_t k = 0;
@@ -419,9 +434,12 @@ Test(decisions, refused_push_says_why_with_costs)
     gl_model_free(m);
 }
 
+/* Other domains: graphlab's channels-last ops are layout-sensitive as ONNX's are (only
+ * the Transposes around them move); an op the registry does not know has no handler. */
 Test(decisions, no_handler_layout_sensitive_and_wrong_input)
 {
     gl_model *m = tu_model(15); /* CastLike from 15 */
+    gl_model_set_opset(m, "graphlab", 1);
     gl_graph *g = m->graph;
     gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){1, 4, 4, 2});
     gl_value *w = tu_const_f32(g, "w", 4, (int64_t[]){1, 2, 1, 1}, (float[]){1, 2});
@@ -429,14 +447,23 @@ Test(decisions, no_handler_layout_sensitive_and_wrong_input)
     gl_node *conv = tu_node(g, "Conv", "conv", 2, t->outputs[0], w);
     gl_node *mm = tu_node(g, "MatMul", "mm", 2, t->outputs[0], t->outputs[0]);
     gl_node *cl = tu_node(g, "CastLike", "cl", 2, x, t->outputs[0]);
-    tu_output(g, conv->outputs[0]);
-    tu_output(g, mm->outputs[0]);
-    tu_output(g, cl->outputs[0]);
+    gl_value *ins[2] = {t->outputs[0], w};
+    gl_node *nhwc = gl_add_node(g, "NhwcConv", "graphlab", "nhwc", ins, 2, 1);
+    gl_node *other = gl_add_node(g, "Mystery", "example.org", "other", ins, 1, 1);
+    gl_node *const outs[] = {conv, mm, cl, nhwc, other};
+    for (size_t i = 0; i < GL_ARRAY_LEN(outs); i++)
+        tu_output(g, outs[i]->outputs[0]);
     pass_run r;
     run_push(&r, m, GL_BUDGET_UNLIMITED, NULL);
     const gl_decision *d = find_rule(&r, "push-through-Conv", GL_REFUSED);
     cr_assert_not_null(d);
     cr_expect(strstr(d->reason, "layout-sensitive op"), "%s", d->reason);
+    d = find_rule(&r, "push-through-NhwcConv", GL_REFUSED);
+    cr_assert_not_null(d);
+    cr_expect_str_eq(gl_decision_number_text(d, "decided_by"), "layout-sensitive");
+    d = find_rule(&r, "push-through-Mystery", GL_REFUSED);
+    cr_assert_not_null(d);
+    cr_expect_str_eq(gl_decision_number_text(d, "decided_by"), "no handler");
     d = find_rule(&r, "push-through-MatMul", GL_REFUSED);
     cr_assert_not_null(d);
     cr_expect(strstr(d->reason, "no handler for MatMul"), "%s", d->reason);
@@ -813,7 +840,7 @@ Test(extensions, extension_handler_and_cost_check_decide)
     d = find_rule(&r, "push-through-Relu", GL_REFUSED);
     cr_assert_not_null(d);
     cr_expect_str_eq(gl_decision_number_text(d, "decided_by"), "custom check");
-    cr_expect_eq(asked, 1);
+    cr_expect_eq(asked, 2, "once in the guard's trial sweep, once in the sweep");
     cr_expect_eq(count_op(m->graph, "Transpose"), 2);
     gl_decision_log_free(&r.log);
     gl_model_free(m);
@@ -906,7 +933,7 @@ Test(pipeline, transpose_push_in_the_default_pipeline)
     cr_assert_eq(gl_pass_list_parse("all", &steps, &n), GL_OK);
     static const char *const want[] = {"toposort", "shape-inference", "constant-folding",
                                        "cse", "dce", "transpose-push", "constant-folding",
-                                       "cse", "dce"};
+                                       "cse", "dce", "layout", "transpose-push"};
     cr_assert_geq(n, GL_ARRAY_LEN(want));
     for (size_t i = 0; i < GL_ARRAY_LEN(want); i++)
         cr_expect_str_eq(steps[i].pass->name, want[i], "step %zu", i);
@@ -956,18 +983,89 @@ Test(rules, ort_only_option_turns_the_extra_rules_off)
         gl_value *a = tu_input(g, "a", GL_DT_FLOAT, 3, (int64_t[]){1, 16, 8});
         gl_node *ta = add_transpose(g, "ta", a, (int64_t[]){1, 0, 2}, 3);
         tu_output(g, ta->outputs[0]);
-        gl_settings settings = {0};
-        if (ort_only)
-            cr_assert_eq(gl_settings_apply(&settings, "transpose-push.ort-only=1"), GL_OK);
         gl_decision_log log = {0};
-        gl_pass_ctx ctx = {.model = m, .pass = gl_pass_find("transpose-push"), .step = 1,
-                           .budget = GL_BUDGET_UNLIMITED, .log = &log, .settings = &settings};
-        cr_assert_eq(gl_infer_graph(m, g, NULL, NULL), GL_OK);
-        cr_assert_eq(ctx.pass->run(g, &ctx), GL_OK, "%s", gl_error_message());
+        run_push_ort_only(m, ort_only, &log);
         cr_expect_eq(count_op(g, "Transpose"), ort_only ? 1 : 0, "ort-only=%d", ort_only);
         cr_expect_eq(log.n, ort_only ? 0 : 1, "ort-only=%d", ort_only);
         gl_decision_log_free(&log);
-        gl_settings_free(&settings);
         gl_model_free(m);
     }
+}
+
+/* ---- the net-transposes guard ----------------------------------------------------------------- */
+
+/* t feeds Concat(t, t) and Neg(t). ONNX Runtime's cost counts t twice as a gain and pushes
+ * it below the Concat; Neg then refuses (nothing cancels after it), so t stays and the
+ * Concat's output gets a Transpose of its own: 2 where there was 1. The guard refuses
+ * that push, with the region's numbers; ort-only=1 keeps ORT's push. */
+Test(guard, a_push_whose_region_ends_with_more_transposes_is_refused)
+{
+    for (int ort_only = 0; ort_only < 2; ort_only++) {
+        gl_model *m = tu_model(13);
+        gl_graph *g = m->graph;
+        gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 3, (int64_t[]){2, 4, 4});
+        gl_node *t = add_transpose(g, "t", x, (int64_t[]){1, 2, 0}, 3);
+        gl_node *cat = tu_node(g, "Concat", "cat", 2, t->outputs[0], t->outputs[0]);
+        gl_node_set_attr_int(cat, "axis", 1);
+        gl_node *neg = tu_node(g, "Neg", "neg", 1, t->outputs[0]);
+        tu_output(g, cat->outputs[0]);
+        tu_output(g, neg->outputs[0]);
+        gl_model *orig = gl_model_clone(m);
+        gl_decision_log log = {0};
+        run_push_ort_only(m, ort_only, &log);
+        cr_expect_eq(count_op(g, "Transpose"), ort_only ? 2 : 1, "ort-only=%d", ort_only);
+        const gl_decision *refusal = NULL, *note = NULL, *applied = NULL;
+        for (size_t i = 0; i < log.n; i++) {
+            const gl_decision *d = &log.items[i];
+            const char *by = gl_decision_number_text(d, "decided_by");
+            if (d->verdict == GL_REFUSED && by && !strcmp(by, "net-transposes guard"))
+                refusal = d;
+            if (d->verdict == GL_NOTE && !strcmp(d->rule, "net-transposes"))
+                note = d;
+            if (d->verdict == GL_APPLIED && !strcmp(d->rule, "push-through-Concat"))
+                applied = d;
+        }
+        if (ort_only) {
+            cr_expect_null(refusal, "ort-only: no guard");
+            cr_expect_not_null(applied, "ort-only: ONNX Runtime's push is made");
+        } else {
+            cr_assert_not_null(refusal, "the push through the Concat is refused");
+            cr_expect_str_eq(refusal->rule, "push-through-Concat");
+            cr_expect_eq(gl_decision_number_value(refusal, "region_transposes_before"), 1);
+            cr_expect_eq(gl_decision_number_value(refusal, "region_transposes_after"), 2);
+            cr_expect_eq(gl_decision_number_value(refusal, "total"), -3,
+                         "the cost model's numbers are kept");
+            cr_assert_not_null(note, "a summary of what the guard refused");
+            cr_expect_eq(gl_decision_number_value(note, "refused"), 1);
+            cr_expect_eq(gl_decision_number_value(note, "trials"), 2);
+            cr_expect_null(applied);
+        }
+        expect_same_outputs(orig, m, 0);
+        gl_decision_log_free(&log);
+        gl_model_free(orig);
+        gl_model_free(m);
+    }
+}
+
+/* The guard's trials are on clones: a graph the guard leaves alone gets exactly the
+ * decisions it got without it (the same ids, rules and verdicts as under ort-only, but
+ * for the rules beyond ORT, which this graph does not reach). */
+Test(guard, trials_change_nothing_where_no_region_grows)
+{
+    gl_decision_log logs[2] = {{0}, {0}};
+    uint64_t prints[2];
+    for (int ort_only = 0; ort_only < 2; ort_only++) {
+        gl_model *m = nhwc_chain();
+        run_push_ort_only(m, ort_only, &logs[ort_only]);
+        prints[ort_only] = gl_graph_fingerprint(m->graph);
+        gl_model_free(m);
+    }
+    cr_expect_eq(prints[0], prints[1]);
+    cr_assert_eq(logs[0].n, logs[1].n);
+    for (size_t i = 0; i < logs[0].n; i++) {
+        cr_expect_str_eq(logs[0].items[i].rule, logs[1].items[i].rule, "decision %zu", i);
+        cr_expect_eq(logs[0].items[i].verdict, logs[1].items[i].verdict, "decision %zu", i);
+    }
+    gl_decision_log_free(&logs[0]);
+    gl_decision_log_free(&logs[1]);
 }

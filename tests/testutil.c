@@ -313,6 +313,22 @@ static void expect_tensor(const gl_tensor *got, const tu_tval *want, const char 
     }
 }
 
+/* A case's node: op "Op" is ai.onnx's, "domain.Op" another domain's (imported at
+ * version 1); the error message names the op without its domain. */
+static gl_node *case_node(gl_model *m, const char *op, const char *name, gl_value *const *vals,
+                          int n_in, int n_out)
+{
+    const char *dot = strrchr(op, '.');
+    char domain[64] = "";
+    if (dot && (size_t)(dot - op) < sizeof(domain)) {
+        memcpy(domain, op, (size_t)(dot - op));
+        domain[dot - op] = '\0';
+        gl_model_set_opset(m, domain, 1);
+        op = dot + 1;
+    }
+    return gl_add_node(m->graph, op, domain, name, vals, (size_t)n_in, (size_t)n_out);
+}
+
 void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases)
 {
     for (size_t ci = 0; ci < n_cases; ci++) {
@@ -328,8 +344,7 @@ void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases)
             vals[i] = tu_input(m->graph, nm, c->in[i].dt, c->in[i].rank, c->in[i].dims);
             ins[i] = make_tensor(&c->in[i], c->name);
         }
-        gl_node *node = gl_add_node(m->graph, c->op, "", c->name, vals, (size_t)c->n_in,
-                                    (size_t)c->n_out);
+        gl_node *node = case_node(m, c->op, c->name, vals, c->n_in, c->n_out);
         cr_assert(node, "%s: node", c->name);
         tu_apply_attrs(node, c->attrs);
         gl_error_clear();
@@ -338,7 +353,7 @@ void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases)
                      gl_status_name(st), gl_status_name(c->expect), gl_error_message());
         if (st != GL_OK && c->expect != GL_OK) {
             char where[128];
-            snprintf(where, sizeof(where), "node '%s' (%s)", c->name, c->op);
+            snprintf(where, sizeof(where), "node '%s' (%s)", c->name, node->op_type);
             cr_expect(strstr(gl_error_message(), where), "%s: message '%s' does not name "
                       "the node", c->name, gl_error_message());
         }
@@ -406,8 +421,7 @@ void tu_run_shape_cases(const tu_scase *cases, size_t n_cases)
         for (int i = 0; i < c->n_in; i++)
             if (c->in[i].dt != GL_DT_UNDEFINED || c->in[i].rank == -2)
                 vals[i] = shape_input(m->graph, &c->in[i], i);
-        gl_node *node = gl_add_node(m->graph, c->op, "", c->name, vals, (size_t)c->n_in,
-                                    (size_t)c->n_out);
+        gl_node *node = case_node(m, c->op, c->name, vals, c->n_in, c->n_out);
         tu_apply_attrs(node, c->attrs);
         gl_type types[3];
         gl_error_clear();

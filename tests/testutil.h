@@ -83,7 +83,7 @@ typedef struct tu_tval {
 } tu_tval;
 
 /* A kernel case: on GL_OK the outputs must match; on an error the message must name
- * the node. */
+ * the node. `op` is "Op" (ai.onnx) or "domain.Op" (that domain imported at version 1). */
 typedef struct tu_kcase {
     const char *name, *op;
     int opset;

@@ -103,6 +103,17 @@ void gl_cli_print_help(FILE *f)
     fputs("\npasses (--passes all|none|NAME[:K],...; K = stop after K rewrites):\n", f);
     for (size_t i = 0; i < n; i++)
         fprintf(f, "  %-18s %s\n", passes[i].name, passes[i].summary);
+    const char *const *all = gl_pass_default_pipeline(&n);
+    fputs("  all:", f);
+    for (size_t i = 0, col = 6; i < n; i++) {
+        size_t w = strlen(all[i]) + 2;
+        if (col + w > 90) {
+            fputs("\n      ", f);
+            col = 6;
+        }
+        fprintf(f, " %s%s", all[i], i + 1 < n ? "," : "\n");
+        col += w;
+    }
     fputs("\nexit status: 0 ok, 1 a comparison failed, 2 bad usage or bad input\n", f);
 }
 

@@ -9,6 +9,8 @@
 #include "diff/diff.h"
 #include "util/escape.h"
 
+#include "util/unionfind.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -796,23 +798,6 @@ static int cmp_origin_ref(const void *x, const void *y)
     return (a->el > b->el) - (a->el < b->el);
 }
 
-static size_t uf_find(size_t *parent, size_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
-static void uf_union(size_t *parent, size_t x, size_t y)
-{
-    x = uf_find(parent, x);
-    y = uf_find(parent, y);
-    if (x != y)
-        parent[x > y ? x : y] = x < y ? x : y; /* the smaller element roots the group */
-}
-
 /* Link elements that share an origin: sort (origin, element) pairs, join neighbours. */
 static void link_by_origins(const groups *gr, size_t *parent)
 {
@@ -829,7 +814,7 @@ static void link_by_origins(const groups *gr, size_t *parent)
     qsort(refs, n_refs, sizeof(*refs), cmp_origin_ref);
     for (size_t i = 1; i < n_refs; i++)
         if (refs[i].origin == refs[i - 1].origin)
-            uf_union(parent, refs[i].el, refs[i - 1].el);
+            gl_uf_union(parent, refs[i].el, refs[i - 1].el);
     free(refs);
 }
 
@@ -858,7 +843,7 @@ static void build_groups(const builder *bd, groups *gr)
     /* Number the groups by their first element, then bucket the elements. */
     gr->group = gl_xmalloc((gr->n_el + 1) * sizeof(size_t));
     for (size_t e = 0; e < gr->n_el; e++) {
-        size_t root = uf_find(parent, e);
+        size_t root = gl_uf_find(parent, e);
         gr->group[e] = root == e ? gr->n_groups++ : gr->group[root];
     }
     free(parent);

@@ -12,5 +12,6 @@ extern const gl_op_family gl_ops_reduce;      /* reduce.c: reductions, softmax, 
 extern const gl_op_family gl_ops_control;     /* control.c: If, Loop, Scan; RNN, GRU, LSTM */
 extern const gl_op_family gl_ops_misc;        /* misc.c: signal, text, detection, random */
 extern const gl_op_family gl_ops_graphlab;    /* graphlab.c: domain graphlab; Gelu-20 */
+extern const gl_op_family gl_ops_graphlab_layout; /* graphlab_layout.c: NhwcConv, NhwcMaxPool, ... */
 
 #endif

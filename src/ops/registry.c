@@ -9,6 +9,7 @@
 static const gl_op_family *const families[] = {
     &gl_ops_elementwise, &gl_ops_movement, &gl_ops_nn,    &gl_ops_linalg,
     &gl_ops_reduce,      &gl_ops_control, &gl_ops_misc,  &gl_ops_graphlab,
+    &gl_ops_graphlab_layout,
 };
 
 /* Every entry, sorted by (domain, op, since) for binary search; built once. */

@@ -33,6 +33,7 @@
 #include "exec/exec.h"
 #include "passes/pipeline.h"
 #include "testutil.h"
+#include "util/hash.h"
 
 #include <criterion/criterion.h>
 #if defined(__SANITIZE_ADDRESS__)
@@ -261,13 +262,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
 
-static uint64_t seed_of(const char *name)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *name; name++)
-        h = (h ^ (uint8_t)*name) * 1099511628211ull;
-    return h | 1;
-}
+static uint64_t seed_of(const char *name) { return gl_hash_bytes(name, strlen(name)) | 1; }
 
 static void put(void *data, gl_dtype dt, int64_t i, double v)
 {

@@ -11,6 +11,7 @@
 #include "passes/pipeline.h"
 #include "render/render.h"
 #include "util/json.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -61,15 +62,15 @@ static int parse_args(int argc, char **argv, export_args *a)
     return GL_EXIT_OK;
 }
 
-static gl_status write_text(const char *path, const char *text, size_t len)
+/* A guarded atomic file (util/safe_write.h) to fprintf into; commit or abort it. */
+static gl_status open_stream(gl_atomic_file *out, const char *path, FILE **f)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
-    bool ok = fwrite(text, 1, len, f) == len;
-    if (fclose(f) != 0 || !ok)
-        return gl_fail(GL_ERR_IO, "%s: write failed", path);
-    return GL_OK;
+    gl_status st = gl_atomic_open(out, path);
+    if (st == GL_OK && !(*f = gl_atomic_stream(out))) {
+        st = gl_fail(GL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        gl_atomic_abort(out);
+    }
+    return st;
 }
 
 /* The diff text of `m` against `before` (NULL: against itself, i.e. empty). */
@@ -101,14 +102,14 @@ static gl_status export_files(const gl_model *m, const gl_model *before, const c
     size_t dot_len = 0;
 
     snprintf(path, sizeof(path), "%s/%s.diff.txt", dir, sf->label);
-    gl_status st = write_text(path, sf->diff_text, strlen(sf->diff_text));
+    gl_status st = gl_write_file(path, sf->diff_text, strlen(sf->diff_text));
     if (st == GL_OK && (st = gl_render_dot(m->graph, &ro, &dot, &dot_len, &sf->render)) == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.dot", dir, sf->label);
-        st = write_text(path, dot, dot_len);
+        st = gl_write_file(path, dot, dot_len);
     }
     if (st == GL_OK && (st = gl_render_svg(m->graph, &ro, &sf->svg, &sf->svg_len, NULL)) == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.svg", dir, sf->label);
-        st = write_text(path, sf->svg, sf->svg_len);
+        st = gl_write_file(path, sf->svg, sf->svg_len);
     }
     if (st == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.onnx", dir, sf->label);
@@ -168,9 +169,11 @@ static gl_status write_decisions_json(const char *model, const char *dir,
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/decisions.json", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
+    gl_atomic_file out;
+    FILE *f = NULL;
+    gl_status st = open_stream(&out, path, &f);
+    if (st != GL_OK)
+        return st;
     gl_json j;
     gl_json_init(&j, f, true);
     gl_json_object_begin(&j, NULL);
@@ -182,7 +185,7 @@ static gl_status write_decisions_json(const char *model, const char *dir,
     gl_json_array_end(&j);
     gl_json_object_end(&j);
     gl_json_finish(&j);
-    return fclose(f) == 0 ? GL_OK : gl_fail(GL_ERR_IO, "%s: write failed", path);
+    return gl_atomic_commit(&out);
 }
 
 /* ---- index.html ----------------------------------------------------------------------- */
@@ -275,9 +278,11 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/index.html", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
+    gl_atomic_file out;
+    FILE *f = NULL;
+    gl_status st = open_stream(&out, path, &f);
+    if (st != GL_OK)
+        return st;
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>graphlab: ", f);
     html_text(f, model);
     fprintf(f, "</title><style>%s</style></head><body>\n<h1>graphlab: ", page_style);
@@ -312,7 +317,7 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
         fputs("</div></details>\n", f);
     }
     fputs("</body></html>\n", f);
-    return fclose(f) == 0 ? GL_OK : gl_fail(GL_ERR_IO, "%s: write failed", path);
+    return gl_atomic_commit(&out);
 }
 
 gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char *dir,

@@ -16,6 +16,8 @@
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
+#include "util/hash.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,6 +135,8 @@ static gl_status file_bytes_get(const char *path, bool no_mmap, file_bytes *fb)
         rc = gl_fail(GL_ERR_IO, "%s: not a regular file", path);
     else if (no_mmap || !map_fd(fd, (size_t)st.st_size, fb))
         rc = read_fd(path, fd, (size_t)st.st_size, fb);
+    if (rc == GL_OK)
+        gl_protect_input(fd, path); /* no output of ours may replace it */
     close(fd);
     return rc;
 }
@@ -400,20 +404,8 @@ typedef struct name_set {
     size_t mask;
 } name_set;
 
-/* FNV-1a, then a 64-bit avalanche (murmur3's fmix64): the set masks the low bits, where
- * FNV barely tells "n1017_Add" from "n1018_Add". */
-static size_t hash_name(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return (size_t)h;
-}
+/* gl_hash_bytes, not plain FNV: the set masks the low bits. */
+static size_t hash_name(const char *s) { return (size_t)gl_hash_bytes(s, strlen(s)); }
 
 static void name_set_init(name_set *set, size_t max_names)
 {

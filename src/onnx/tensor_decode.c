@@ -8,6 +8,7 @@
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -344,6 +345,7 @@ static gl_status open_external(const decode_job *job, const char *loc, int *fd_o
     if (fd < 0)
         return gl_fail(GL_ERR_IO, "%s: cannot open external data '%s': %s", job->ctx, loc,
                        strerror(errno));
+    gl_protect_input(fd, real_file); /* no output of ours may replace it */
     *fd_out = fd;
     return GL_OK;
 }

@@ -1,12 +1,14 @@
 /* tensor_file.c — serialized onnx.TensorProto files (test_data_set_N/input_K.pb).
  *
  * Reading goes through the same decoder as initializers, so a .pb file may use any
- * encoding ONNX allows (typed fields, raw_data, external data beside the file). Writing
- * always uses raw_data and replaces the file atomically.
+ * encoding ONNX allows (typed fields, raw_data, external data beside the file); a file
+ * read is a protected input (never overwritten afterwards). Writing always uses raw_data
+ * and goes through the guarded atomic write (util/safe_write.h).
  */
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +38,8 @@ static gl_status read_file(const char *path, uint8_t **data, size_t *len)
                      (long long)st.st_size);
     else if (!(buf = malloc((size = (size_t)st.st_size) ? size : 1)))
         rc = gl_fail(GL_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, size);
+    if (rc == GL_OK)
+        gl_protect_input(fd, path);
     while (rc == GL_OK && got < size) {
         ssize_t r = read(fd, buf + got, size - got);
         if (r < 0 && errno == EINTR)
@@ -104,11 +108,8 @@ gl_status gl_tensor_write_pb(const gl_tensor *t, const char *path)
         st = gl_fail(GL_ERR_INTERNAL, "%s: protobuf packed a different size than announced",
                      path);
     gl_tensor_proto_release(&tp);
-    gl_atomic_file f;
     if (st == GL_OK)
-        st = gl_atomic_open(&f, path);
-    if (st == GL_OK && (st = gl_atomic_write(&f, buf, size)) == GL_OK)
-        st = gl_atomic_commit(&f);
+        st = gl_write_file(path, buf, size);
     free(buf);
     return st;
 }

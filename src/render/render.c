@@ -15,6 +15,11 @@
  */
 #include "render/render.h"
 
+#include "util/deadline.h"
+#include "util/hash.h"
+#include "util/safe_write.h"
+#include "util/strbuf.h"
+
 #include <graphviz/gvc.h>
 
 #include <errno.h>
@@ -53,49 +58,7 @@
 #define XLABEL_ABOVE 400
 #define NO_BOX UINT32_MAX
 
-/* ==== growable text =================================================================== */
-
-/* Render buffers are proportional to the graph already in memory, so they use the
- * aborting allocators (status.h) like other bookkeeping. */
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-} sbuf;
-
-static void sb_putn(sbuf *b, const char *s, size_t n)
-{
-    GL_GROW(b->s, b->cap, b->len + n + 1);
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-static void sb_putc(sbuf *b, char c) { sb_putn(b, &c, 1); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n <= 0)
-        return;
-    GL_GROW(b->s, b->cap, b->len + (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-/* The text so far as a malloc'd string ("" when empty); the buffer is reset. */
-static char *sb_take(sbuf *b)
-{
-    char *s = b->s ? b->s : gl_xstrdup("");
-    *b = (sbuf){0};
-    return s;
-}
+/* ==== counts ========================================================================= */
 
 /* "20,000": counts in notes are read by people. */
 static const char *fmt_count(char buf[32], size_t n)
@@ -148,7 +111,7 @@ static bool looks_like_entity(const char *s)
     return i > 1 && s[i] == ';';
 }
 
-static void put_escaped_byte(sbuf *b, unsigned char c)
+static void put_escaped_byte(gl_strbuf *b, unsigned char c)
 {
     static const struct {
         unsigned char c;
@@ -156,15 +119,15 @@ static void put_escaped_byte(sbuf *b, unsigned char c)
     } named[] = {{'\n', "\\n"}, {'\t', "\\t"}, {'\r', "\\r"}};
     for (size_t i = 0; i < GL_ARRAY_LEN(named); i++)
         if (named[i].c == c) {
-            sb_puts(b, named[i].text);
+            gl_sb_puts(b, named[i].text);
             return;
         }
-    sb_printf(b, "\\x%02X", c);
+    gl_sb_printf(b, "\\x%02X", c);
 }
 
 /* Display form of a name: valid UTF-8 without control characters (those and invalid
  * bytes are spelled \xNN; C1 controls U+0080..U+009F too). */
-static void put_sanitized(sbuf *b, const char *s)
+static void put_sanitized(gl_strbuf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t avail = strlen(s);
@@ -179,7 +142,7 @@ static void put_sanitized(sbuf *b, const char *s)
         } else if (p[0] == '&' && looks_like_entity((const char *)p)) {
             put_escaped_byte(b, '&');
         } else {
-            sb_putn(b, (const char *)p, n);
+            gl_sb_putn(b, (const char *)p, n);
         }
         p += n;
         avail -= n;
@@ -207,127 +170,53 @@ static size_t utf8_offset(const char *s, size_t len, size_t k)
 
 /* Sanitized display text, cut in the middle ("abc…xyz") past `max_chars` characters:
  * the start and end of a long ONNX name are the informative parts. */
-static void put_display(sbuf *b, const char *s, size_t max_chars)
+static void put_display(gl_strbuf *b, const char *s, size_t max_chars)
 {
-    sbuf t = {0};
+    gl_strbuf t = {0};
     put_sanitized(&t, s ? s : "");
     size_t chars = utf8_count(t.s ? t.s : "", t.len);
     if (chars <= max_chars) {
         if (t.len)
-            sb_putn(b, t.s, t.len);
+            gl_sb_putn(b, t.s, t.len);
     } else {
         size_t keep = (max_chars - 1) / 2;
         size_t head = utf8_offset(t.s, t.len, keep);
         size_t tail = utf8_offset(t.s, t.len, chars - keep);
-        sb_putn(b, t.s, head);
-        sb_puts(b, "\xE2\x80\xA6"); /* … */
-        sb_putn(b, t.s + tail, t.len - tail);
+        gl_sb_putn(b, t.s, head);
+        gl_sb_puts(b, "\xE2\x80\xA6"); /* … */
+        gl_sb_putn(b, t.s + tail, t.len - tail);
     }
     free(t.s);
 }
 
-static void put_name(sbuf *b, const char *s) { put_display(b, s, NAME_DISPLAY_MAX); }
+static void put_name(gl_strbuf *b, const char *s) { put_display(b, s, NAME_DISPLAY_MAX); }
 
 /* A DOT double-quoted string for display text whose lines are separated by '\n'.
  * Graphviz reads "\\" as a backslash and "\n" as a line break in labels. */
-static void put_dot_string(sbuf *b, const char *text)
+static void put_dot_string(gl_strbuf *b, const char *text)
 {
-    sb_putc(b, '"');
+    gl_sb_putc(b, '"');
     for (const char *p = text; *p; p++) {
         if (*p == '\n')
-            sb_puts(b, "\\n");
+            gl_sb_puts(b, "\\n");
         else if (*p == '\\' || *p == '"') {
-            sb_putc(b, '\\');
-            sb_putc(b, *p);
+            gl_sb_putc(b, '\\');
+            gl_sb_putc(b, *p);
         } else
-            sb_putc(b, *p);
+            gl_sb_putc(b, *p);
     }
-    sb_putc(b, '"');
+    gl_sb_putc(b, '"');
 }
 
 /* Locale-proof %g: a TUI that called setlocale(LC_ALL, "") must not get "0,5" here. */
-static void put_number(sbuf *b, double v)
+static void put_number(gl_strbuf *b, double v)
 {
     char buf[40];
     snprintf(buf, sizeof(buf), "%.4g", v);
     for (char *p = buf; *p; p++)
         if (*p == ',')
             *p = '.';
-    sb_puts(b, buf);
-}
-
-/* ==== a small open-addressing index =================================================== */
-
-/* Maps a hashed key to an index into the caller's array; the caller compares keys
- * (eq callback), so one structure serves edges and name-prefix groups. */
-typedef struct index_map {
-    uint64_t *hashes;
-    uint32_t *slots; /* index + 1; 0 = empty */
-    size_t cap, count;
-} index_map;
-
-typedef bool (*map_eq_fn)(const void *ctx, uint32_t idx);
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return mix64(h);
-}
-
-static void map_insert_slot(index_map *m, uint64_t h, uint32_t slot)
-{
-    size_t i = h & (m->cap - 1);
-    while (m->slots[i])
-        i = (i + 1) & (m->cap - 1);
-    m->slots[i] = slot;
-    m->hashes[i] = h;
-}
-
-static void map_grow(index_map *m)
-{
-    index_map old = *m;
-    m->cap = old.cap ? old.cap * 2 : 64;
-    m->slots = gl_xcalloc(m->cap, sizeof(*m->slots));
-    m->hashes = gl_xcalloc(m->cap, sizeof(*m->hashes));
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.slots[i])
-            map_insert_slot(m, old.hashes[i], old.slots[i]);
-    free(old.slots);
-    free(old.hashes);
-}
-
-/* The index of the entry equal to the key, or `fresh` after recording it. */
-static uint32_t map_intern(index_map *m, uint64_t h, map_eq_fn eq, const void *ctx,
-                           uint32_t fresh)
-{
-    if ((m->count + 1) * 2 > m->cap)
-        map_grow(m);
-    size_t i = h & (m->cap - 1);
-    for (; m->slots[i]; i = (i + 1) & (m->cap - 1))
-        if (m->hashes[i] == h && eq(ctx, m->slots[i] - 1))
-            return m->slots[i] - 1;
-    m->slots[i] = fresh + 1;
-    m->hashes[i] = h;
-    m->count++;
-    return fresh;
-}
-
-static void map_free(index_map *m)
-{
-    free(m->slots);
-    free(m->hashes);
-    *m = (index_map){0};
+    gl_sb_puts(b, buf);
 }
 
 /* ==== styles ============================================================================ */
@@ -398,7 +287,7 @@ typedef struct view {
     size_t n_boxes, cap_boxes;
     vedge *edges;
     size_t n_edges, cap_edges;
-    index_map edge_index;
+    gl_index_map edge_index;
     char note[256];
     bool reduced;
 } view;
@@ -409,15 +298,15 @@ static void view_free(view *v)
         free(v->boxes[i].text);
     free(v->boxes);
     free(v->edges);
-    map_free(&v->edge_index);
+    gl_index_map_free(&v->edge_index);
     *v = (view){0};
 }
 
 static uint32_t view_add_box(view *v, gl_render_box_kind kind, gl_render_mark mark,
-                             uint32_t node_id, sbuf *text)
+                             uint32_t node_id, gl_strbuf *text)
 {
     GL_GROW(v->boxes, v->cap_boxes, v->n_boxes + 1);
-    v->boxes[v->n_boxes] = (vbox){kind, mark, node_id, false, sb_take(text)};
+    v->boxes[v->n_boxes] = (vbox){kind, mark, node_id, false, gl_sb_take(text)};
     return (uint32_t)v->n_boxes++;
 }
 
@@ -440,8 +329,9 @@ static void view_connect(view *v, uint32_t from, uint32_t to, const gl_value *va
                          bool per_value, bool implicit)
 {
     edge_key k = {v, from, to, per_value && val ? val->id + 1 : 0, implicit};
-    uint64_t h = mix64(((uint64_t)from << 32 | to) ^ mix64((uint64_t)k.key << 1 | implicit));
-    uint32_t i = map_intern(&v->edge_index, h, edge_eq, &k, (uint32_t)v->n_edges);
+    uint64_t h =
+        gl_mix64(((uint64_t)from << 32 | to) ^ gl_mix64((uint64_t)k.key << 1 | implicit));
+    uint32_t i = gl_index_map_intern(&v->edge_index, h, edge_eq, &k, (uint32_t)v->n_edges);
     if (i == v->n_edges) {
         GL_GROW(v->edges, v->cap_edges, v->n_edges + 1);
         v->edges[v->n_edges++] = (vedge){.from = from, .to = to, .key = k.key,
@@ -456,22 +346,22 @@ static void view_connect(view *v, uint32_t from, uint32_t to, const gl_value *va
     e->n_slots++;
 }
 
-static void edge_label(const vedge *e, sbuf *b)
+static void edge_label(const vedge *e, gl_strbuf *b)
 {
     if (!e->first)
         return;
     if (e->n_values > 1) {
         char n[32];
-        sb_printf(b, "%s values", fmt_count(n, e->n_values));
+        gl_sb_printf(b, "%s values", fmt_count(n, e->n_values));
         return;
     }
     char type[256];
     gl_type_format(&e->first->type, type, sizeof(type));
     put_display(b, type, 80);
     if (e->n_slots > 1)
-        sb_printf(b, " x%u", e->n_slots);
+        gl_sb_printf(b, " x%u", e->n_slots);
     if (e->implicit)
-        sb_puts(b, " (subgraph)");
+        gl_sb_puts(b, " (subgraph)");
 }
 
 /* ==== what the caller asked for ======================================================== */
@@ -653,34 +543,34 @@ static bool folds(const builder *b, const gl_value *v)
     return true;
 }
 
-static void put_tensor_summary(sbuf *t, const gl_tensor *ten)
+static void put_tensor_summary(gl_strbuf *t, const gl_tensor *ten)
 {
-    sb_printf(t, "%s[", gl_dtype_name(ten->dtype));
+    gl_sb_printf(t, "%s[", gl_dtype_name(ten->dtype));
     for (int i = 0; i < ten->rank; i++)
-        sb_printf(t, "%s%lld", i ? "," : "", (long long)ten->dims[i]);
-    sb_putc(t, ']');
+        gl_sb_printf(t, "%s%lld", i ? "," : "", (long long)ten->dims[i]);
+    gl_sb_putc(t, ']');
     bool numeric = ten->dtype != GL_DT_STRING && ten->dtype != GL_DT_COMPLEX64 &&
                    ten->dtype != GL_DT_COMPLEX128 && gl_dtype_size(ten->dtype) > 0;
     if (!numeric || ten->count < 1 || ten->count > MAX_SMALL_VALUES || !gl_tensor_data(ten))
         return;
-    sb_puts(t, ten->count == 1 && ten->rank == 0 ? " = " : " = [");
+    gl_sb_puts(t, ten->count == 1 && ten->rank == 0 ? " = " : " = [");
     for (int64_t i = 0; i < ten->count; i++) {
         if (i)
-            sb_puts(t, ", ");
+            gl_sb_puts(t, ", ");
         put_number(t, gl_tensor_get_f64(ten, i));
     }
     if (!(ten->count == 1 && ten->rank == 0))
-        sb_putc(t, ']');
+        gl_sb_putc(t, ']');
 }
 
-static void put_constant_line(sbuf *t, const gl_value *v)
+static void put_constant_line(gl_strbuf *t, const gl_value *v)
 {
     put_name(t, v->name);
-    sb_putc(t, ' ');
+    gl_sb_putc(t, ' ');
     put_tensor_summary(t, v->init);
 }
 
-static void put_type(sbuf *t, const gl_type *type)
+static void put_type(gl_strbuf *t, const gl_type *type)
 {
     char buf[512];
     gl_type_format(type, buf, sizeof(buf));
@@ -689,30 +579,30 @@ static void put_type(sbuf *t, const gl_type *type)
 
 static uint32_t add_input_like_box(builder *b, const gl_value *v)
 {
-    sbuf t = {0};
+    gl_strbuf t = {0};
     const char *what = v->is_input ? "input: " : v->outer ? "outer: " : "unresolved: ";
-    sb_puts(&t, what);
+    gl_sb_puts(&t, what);
     put_name(&t, v->name);
-    sb_putc(&t, '\n');
+    gl_sb_putc(&t, '\n');
     put_type(&t, &v->type);
     if (v->is_input && v->init)
-        sb_puts(&t, "\nhas a default");
+        gl_sb_puts(&t, "\nhas a default");
     return view_add_box(b->v, GL_BOX_INPUT, GL_MARK_NONE, UINT32_MAX, &t);
 }
 
-static void put_shared_line(sbuf *t, uint32_t sharers)
+static void put_shared_line(gl_strbuf *t, uint32_t sharers)
 {
     char num[32];
     if (sharers > 1)
-        sb_printf(t, "\nshared by %s", fmt_count(num, sharers));
+        gl_sb_printf(t, "\nshared by %s", fmt_count(num, sharers));
 }
 
 /* `sharers` > 1: one of the copies of a shared constant, and its label says so. */
 static uint32_t add_constant_box(builder *b, const gl_value *v, uint32_t sharers)
 {
-    sbuf t = {0};
+    gl_strbuf t = {0};
     put_name(&t, v->name);
-    sb_putc(&t, '\n');
+    gl_sb_putc(&t, '\n');
     put_tensor_summary(&t, v->init);
     put_shared_line(&t, sharers);
     return view_add_box(b->v, GL_BOX_CONSTANT, GL_MARK_NONE, UINT32_MAX, &t);
@@ -780,7 +670,7 @@ static void for_each_distinct_input(builder *b, const gl_node *n, value_fn fn, v
 }
 
 typedef struct fold_lines {
-    sbuf *text;
+    gl_strbuf *text;
     size_t shown, hidden;
 } fold_lines;
 
@@ -794,74 +684,74 @@ static void add_fold_line(builder *b, const gl_node *n, const gl_value *v, void 
         f->hidden++;
         return;
     }
-    sb_putc(f->text, '\n');
+    gl_sb_putc(f->text, '\n');
     put_constant_line(f->text, v);
     f->shown++;
 }
 
-static void put_output_lines(sbuf *t, const gl_node *n)
+static void put_output_lines(gl_strbuf *t, const gl_node *n)
 {
     size_t shown = 0, present = 0;
     for (size_t i = 0; i < n->n_outputs; i++) {
         if (!n->outputs[i])
             continue;
         if (present++ < MAX_OUTPUT_LINES) {
-            sb_putc(t, '\n');
+            gl_sb_putc(t, '\n');
             put_type(t, &n->outputs[i]->type);
             shown++;
         }
     }
     if (present > shown)
-        sb_printf(t, "\n+%zu more outputs", present - shown);
+        gl_sb_printf(t, "\n+%zu more outputs", present - shown);
 }
 
-static void put_subgraph_line(sbuf *t, const gl_node *n)
+static void put_subgraph_line(gl_strbuf *t, const gl_node *n)
 {
     bool any = false;
     for (size_t i = 0; i < n->n_attrs; i++) {
         const gl_attr *a = &n->attrs[i];
         if (a->type != GL_ATTR_GRAPH && a->type != GL_ATTR_GRAPHS)
             continue;
-        sb_puts(t, any ? ", " : "\nsubgraphs: ");
+        gl_sb_puts(t, any ? ", " : "\nsubgraphs: ");
         put_name(t, a->name);
         any = true;
     }
 }
 
-static void put_replaces_line(sbuf *t, const gl_node_change *c)
+static void put_replaces_line(gl_strbuf *t, const gl_node_change *c)
 {
-    sb_puts(t, "\nreplaces: ");
+    gl_sb_puts(t, "\nreplaces: ");
     for (size_t i = 0; i < c->n_old && i < MAX_REPLACED_NAMES; i++) {
-        sb_puts(t, i ? ", '" : "'");
+        gl_sb_puts(t, i ? ", '" : "'");
         put_name(t, c->old_names[i]);
-        sb_putc(t, '\'');
+        gl_sb_putc(t, '\'');
     }
     if (c->n_old > MAX_REPLACED_NAMES)
-        sb_printf(t, " +%zu more", c->n_old - MAX_REPLACED_NAMES);
+        gl_sb_printf(t, " +%zu more", c->n_old - MAX_REPLACED_NAMES);
 }
 
-static void put_changed_line(sbuf *t, const gl_node_change *c)
+static void put_changed_line(gl_strbuf *t, const gl_node_change *c)
 {
     if (c->n_details == 0)
         return;
-    sb_puts(t, "\nchanged: ");
+    gl_sb_puts(t, "\nchanged: ");
     for (size_t i = 0; i < c->n_details && i < MAX_DETAILS; i++) {
         const gl_change_detail *d = &c->details[i];
         const char *word =
             (size_t)d->kind < GL_ARRAY_LEN(DETAIL_WORDS) ? DETAIL_WORDS[d->kind] : "";
         if (i)
-            sb_puts(t, ", ");
-        sb_printf(t, "%s%s", word ? word : "", word && *word ? " " : "");
+            gl_sb_puts(t, ", ");
+        gl_sb_printf(t, "%s%s", word ? word : "", word && *word ? " " : "");
         if (d->kind == GL_DETAIL_RENAMED) {
-            sb_puts(t, "from '");
+            gl_sb_puts(t, "from '");
             put_display(t, d->old_text ? d->old_text : "", 24);
-            sb_putc(t, '\'');
+            gl_sb_putc(t, '\'');
         } else {
             put_display(t, d->what ? d->what : "", 24);
         }
     }
     if (c->n_details > MAX_DETAILS)
-        sb_printf(t, " +%zu more", c->n_details - MAX_DETAILS);
+        gl_sb_printf(t, " +%zu more", c->n_details - MAX_DETAILS);
 }
 
 static gl_render_mark mark_of(const builder *b, const gl_node *n)
@@ -870,11 +760,11 @@ static gl_render_mark mark_of(const builder *b, const gl_node *n)
     return c && (size_t)c->kind < GL_ARRAY_LEN(CHANGE_MARKS) ? CHANGE_MARKS[c->kind] : GL_MARK_NONE;
 }
 
-static void put_op(sbuf *t, const gl_node *n)
+static void put_op(gl_strbuf *t, const gl_node *n)
 {
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) {
         put_display(t, n->domain, 30);
-        sb_putc(t, '.');
+        gl_sb_putc(t, '.');
     }
     put_display(t, n->op_type ? n->op_type : "?", 40);
 }
@@ -882,17 +772,17 @@ static void put_op(sbuf *t, const gl_node *n)
 /* `sharers` > 1: one of the copies of a shared Constant node, and its label says so. */
 static uint32_t add_node_box(builder *b, const gl_node *n, uint32_t sharers)
 {
-    sbuf t = {0};
+    gl_strbuf t = {0};
     gl_render_mark mark = mark_of(b, n);
-    sb_puts(&t, MARK_STYLES[mark].prefix);
+    gl_sb_puts(&t, MARK_STYLES[mark].prefix);
     put_op(&t, n);
-    sb_putc(&t, '\n');
+    gl_sb_putc(&t, '\n');
     put_name(&t, n->name);
     put_output_lines(&t, n);
     fold_lines f = {&t, 0, 0};
     for_each_distinct_input(b, n, add_fold_line, &f);
     if (f.hidden)
-        sb_printf(&t, "\n+%zu more constants", f.hidden);
+        gl_sb_printf(&t, "\n+%zu more constants", f.hidden);
     put_subgraph_line(&t, n);
     const gl_node_change *c = b->change_of ? b->change_of[n->index] : NULL;
     if (c && c->kind == GL_CHANGE_REPLACED)
@@ -1006,10 +896,10 @@ static void place_outputs(builder *b)
             from = source_box(b, v);
         if (from == NO_BOX)
             continue;
-        sbuf t = {0};
-        sb_puts(&t, "output: ");
+        gl_strbuf t = {0};
+        gl_sb_puts(&t, "output: ");
         put_name(&t, v->name);
-        sb_putc(&t, '\n');
+        gl_sb_putc(&t, '\n');
         put_type(&t, &v->type);
         uint32_t out = view_add_box(b->v, GL_BOX_OUTPUT, GL_MARK_NONE, UINT32_MAX, &t);
         view_connect(b->v, from, out, NULL, true, false);
@@ -1075,9 +965,9 @@ static void connect_all(builder *b)
 
 static uint32_t add_stub(builder *b, size_t count)
 {
-    sbuf t = {0};
+    gl_strbuf t = {0};
     char num[32];
-    sb_printf(&t, "\xE2\x80\xA6 %s more", fmt_count(num, count));
+    gl_sb_printf(&t, "\xE2\x80\xA6 %s more", fmt_count(num, count));
     return view_add_box(b->v, GL_BOX_STUB, GL_MARK_NONE, UINT32_MAX, &t);
 }
 
@@ -1353,7 +1243,7 @@ static void group_by_prefix(const gl_graph *g, int depth, grouping *gr)
 {
     *gr = (grouping){0};
     gr->gid = gl_xmalloc((g->n_nodes + 1) * sizeof(*gr->gid));
-    index_map m = {0};
+    gl_index_map m = {0};
     for (size_t i = 0; i < g->n_nodes; i++) {
         const gl_node *n = g->nodes[i];
         gr->gid[i] = NO_BOX;
@@ -1361,7 +1251,8 @@ static void group_by_prefix(const gl_graph *g, int depth, grouping *gr)
             continue;
         const char *name = n->name ? n->name : "";
         group_key k = {gr, name, prefix_len(name, depth)};
-        uint32_t id = map_intern(&m, hash_bytes(k.s, k.len), group_eq, &k, (uint32_t)gr->n_groups);
+        uint32_t id = gl_index_map_intern(&m, gl_hash_bytes(k.s, k.len), group_eq, &k,
+                                          (uint32_t)gr->n_groups);
         if (id == gr->n_groups) {
             if (gr->n_groups == gr->cap) {
                 GL_GROW(gr->key, gr->cap, gr->n_groups + 1);
@@ -1373,7 +1264,7 @@ static void group_by_prefix(const gl_graph *g, int depth, grouping *gr)
         }
         gr->gid[i] = id;
     }
-    map_free(&m);
+    gl_index_map_free(&m);
 }
 
 static int max_prefix_depth(const gl_graph *g)
@@ -1459,7 +1350,7 @@ static int cmp_op_count(const void *a, const void *b)
 }
 
 /* "37 nodes: Conv 12, Relu 12, Add 13, …" — the most frequent ops first. */
-static void put_histogram(sbuf *t, const gl_graph *g, const size_t *members, size_t n)
+static void put_histogram(gl_strbuf *t, const gl_graph *g, const size_t *members, size_t n)
 {
     const char **ops = gl_xmalloc((n + 1) * sizeof(*ops));
     for (size_t i = 0; i < n; i++)
@@ -1475,19 +1366,19 @@ static void put_histogram(sbuf *t, const gl_graph *g, const size_t *members, siz
     }
     qsort(runs, n_runs, sizeof(*runs), cmp_op_count);
     char num[32];
-    sb_printf(t, "%s nodes:", fmt_count(num, n));
+    gl_sb_printf(t, "%s nodes:", fmt_count(num, n));
     for (size_t i = 0; i < n_runs && i < HISTOGRAM_OPS; i++) {
-        sb_puts(t, i ? ", " : " ");
+        gl_sb_puts(t, i ? ", " : " ");
         put_display(t, runs[i].op, 24);
-        sb_printf(t, " %zu", runs[i].count);
+        gl_sb_printf(t, " %zu", runs[i].count);
     }
     if (n_runs > HISTOGRAM_OPS)
-        sb_puts(t, ", \xE2\x80\xA6");
+        gl_sb_puts(t, ", \xE2\x80\xA6");
     free(ops);
     free(runs);
 }
 
-static gl_render_mark put_group_changes(sbuf *t, const builder *b, const size_t *members,
+static gl_render_mark put_group_changes(gl_strbuf *t, const builder *b, const size_t *members,
                                         size_t n)
 {
     size_t counts[4] = {0};
@@ -1495,20 +1386,20 @@ static gl_render_mark put_group_changes(sbuf *t, const builder *b, const size_t 
         counts[mark_of(b, b->g->nodes[members[i]])]++;
     if (!counts[GL_MARK_ADDED] && !counts[GL_MARK_MODIFIED] && !counts[GL_MARK_REPLACED])
         return GL_MARK_NONE;
-    sb_printf(t, "\nchanged: %zu added, %zu modified, %zu replacing", counts[GL_MARK_ADDED],
+    gl_sb_printf(t, "\nchanged: %zu added, %zu modified, %zu replacing", counts[GL_MARK_ADDED],
               counts[GL_MARK_MODIFIED], counts[GL_MARK_REPLACED]);
     return GL_MARK_MODIFIED;
 }
 
-static void put_group_title(sbuf *t, const gl_graph *g, const grouping *gr, uint32_t id,
+static void put_group_title(gl_strbuf *t, const gl_graph *g, const grouping *gr, uint32_t id,
                             const size_t *members, size_t n)
 {
     if (gr->chunk) {
         char a[32], z[32];
-        sb_printf(t, "nodes %s-%s\n", fmt_count(a, id * gr->chunk + 1),
+        gl_sb_printf(t, "nodes %s-%s\n", fmt_count(a, id * gr->chunk + 1),
                   fmt_count(z, id * gr->chunk + n));
         put_display(t, g->nodes[members[0]]->name, 28);
-        sb_puts(t, " \xE2\x80\xA6 ");
+        gl_sb_puts(t, " \xE2\x80\xA6 ");
         put_display(t, g->nodes[members[n - 1]]->name, 28);
         return;
     }
@@ -1519,7 +1410,7 @@ static void put_group_title(sbuf *t, const gl_graph *g, const grouping *gr, uint
         len--;
     }
     if (len == 0) {
-        sb_puts(t, "(no prefix)");
+        gl_sb_puts(t, "(no prefix)");
         return;
     }
     char *s = gl_xstrndup(key, len);
@@ -1532,15 +1423,15 @@ static uint32_t add_group_box(builder *b, const grouping *gr, uint32_t id, const
 {
     if (n == 1) /* a group of one is drawn as the node itself */
         return add_node_box(b, b->g->nodes[members[0]], 0);
-    sbuf t = {0};
-    sbuf tail = {0};
+    gl_strbuf t = {0};
+    gl_strbuf tail = {0};
     gl_render_mark mark = put_group_changes(&tail, b, members, n);
-    sb_puts(&t, MARK_STYLES[mark].prefix);
+    gl_sb_puts(&t, MARK_STYLES[mark].prefix);
     put_group_title(&t, b->g, gr, id, members, n);
-    sb_putc(&t, '\n');
+    gl_sb_putc(&t, '\n');
     put_histogram(&t, b->g, members, n);
     if (tail.len)
-        sb_putn(&t, tail.s, tail.len);
+        gl_sb_putn(&t, tail.s, tail.len);
     free(tail.s);
     return view_add_box(b->v, GL_BOX_GROUP, mark, UINT32_MAX, &t);
 }
@@ -1678,7 +1569,7 @@ static bool try_focus(const gl_graph *g, const settings *set, const gl_node_chan
     char a[32], b[32];
     note_set(v, "showing %s of %s nodes within %d hops of '", fmt_count(a, kept),
              fmt_count(b, g->live_nodes), set->radius);
-    sbuf name = {0};
+    gl_strbuf name = {0};
     put_display(&name, focus->name, 40);
     note_set(v, "%s'%s", name.s ? name.s : "", cut_short ? " (cut at the box limit)" : "");
     free(name.s);
@@ -1732,7 +1623,7 @@ static void choose_view(const gl_graph *g, const settings *set, const gl_node_ch
     if (set->focus && try_focus(g, set, ch, v))
         return;
     if (set->focus) {
-        sbuf name = {0};
+        gl_strbuf name = {0};
         put_display(&name, set->focus, 40);
         note_set(v, "no node named '%s'; ", name.s ? name.s : "");
         free(name.s);
@@ -1742,7 +1633,7 @@ static void choose_view(const gl_graph *g, const settings *set, const gl_node_ch
 
 /* ==== DOT text =========================================================================== */
 
-static void put_removed_line(sbuf *t, const gl_diff *d)
+static void put_removed_line(gl_strbuf *t, const gl_diff *d)
 {
     size_t total = 0;
     for (size_t c = 0; c < d->n_nodes; c++)
@@ -1750,22 +1641,22 @@ static void put_removed_line(sbuf *t, const gl_diff *d)
             total += d->nodes[c].n_old;
     if (!total)
         return;
-    sb_puts(t, "\nremoved: ");
+    gl_sb_puts(t, "\nremoved: ");
     size_t shown = 0;
     for (size_t c = 0; c < d->n_nodes && shown < MAX_REMOVED_NAMES; c++) {
         const gl_node_change *ch = &d->nodes[c];
         for (size_t k = 0; ch->kind == GL_CHANGE_REMOVED && k < ch->n_old &&
                            shown < MAX_REMOVED_NAMES; k++, shown++) {
-            sb_puts(t, shown ? ", '" : "'");
+            gl_sb_puts(t, shown ? ", '" : "'");
             put_display(t, ch->old_names[k] ? ch->old_names[k] : "", 40);
-            sb_putc(t, '\'');
+            gl_sb_putc(t, '\'');
         }
     }
     if (total > shown)
-        sb_printf(t, " +%zu more", total - shown);
+        gl_sb_printf(t, " +%zu more", total - shown);
 }
 
-static void put_legend_line(sbuf *t, const view *v)
+static void put_legend_line(gl_strbuf *t, const view *v)
 {
     bool used[GL_ARRAY_LEN(MARK_STYLES)] = {false};
     for (size_t i = 0; i < v->n_boxes; i++)
@@ -1774,8 +1665,8 @@ static void put_legend_line(sbuf *t, const view *v)
     for (size_t m = GL_MARK_ADDED; m < GL_ARRAY_LEN(MARK_STYLES); m++) {
         if (!used[m])
             continue;
-        sb_puts(t, any ? "   " : "\nmarks: ");
-        sb_puts(t, MARK_STYLES[m].legend);
+        gl_sb_puts(t, any ? "   " : "\nmarks: ");
+        gl_sb_puts(t, MARK_STYLES[m].legend);
         any = true;
     }
 }
@@ -1783,66 +1674,66 @@ static void put_legend_line(sbuf *t, const view *v)
 /* Title, what was drawn, what was removed, what the marks mean: one line each. */
 static char *graph_label(const view *v, const settings *set)
 {
-    sbuf t = {0};
+    gl_strbuf t = {0};
     if (set->title && *set->title)
         put_display(&t, set->title, 120);
     if (v->note[0]) {
         if (t.len)
-            sb_putc(&t, '\n');
-        sb_puts(&t, v->note);
+            gl_sb_putc(&t, '\n');
+        gl_sb_puts(&t, v->note);
     }
     if (set->diff)
         put_removed_line(&t, set->diff);
     put_legend_line(&t, v);
-    char *s = sb_take(&t);
+    char *s = gl_sb_take(&t);
     if (s[0] == '\n')
         memmove(s, s + 1, strlen(s));
     return s;
 }
 
-static void put_box(sbuf *out, const vbox *bx, size_t idx)
+static void put_box(gl_strbuf *out, const vbox *bx, size_t idx)
 {
     const box_style *st = &BOX_STYLES[bx->kind];
     const mark_style *mk = &MARK_STYLES[bx->mark];
-    sb_printf(out, "  b%zu [shape=%s, style=\"%s\", fillcolor=\"%s\", fontsize=%s", idx,
+    gl_sb_printf(out, "  b%zu [shape=%s, style=\"%s\", fillcolor=\"%s\", fontsize=%s", idx,
               st->shape, st->style, mk->fill ? mk->fill : st->fill, st->fontsize);
     if (mk->pen)
-        sb_printf(out, ", color=\"%s\", penwidth=2", mk->pen);
+        gl_sb_printf(out, ", color=\"%s\", penwidth=2", mk->pen);
     if (bx->focus)
-        sb_puts(out, ", penwidth=3");
-    sb_puts(out, ", label=");
+        gl_sb_puts(out, ", penwidth=3");
+    gl_sb_puts(out, ", label=");
     put_dot_string(out, bx->text);
-    sb_puts(out, "];\n");
+    gl_sb_puts(out, "];\n");
 }
 
-static void put_edge(sbuf *out, const vedge *e, size_t idx, const char *label_attr)
+static void put_edge(gl_strbuf *out, const vedge *e, size_t idx, const char *label_attr)
 {
-    sb_printf(out, "  b%u -> b%u [id=\"e%zu\"", e->from, e->to, idx);
+    gl_sb_printf(out, "  b%u -> b%u [id=\"e%zu\"", e->from, e->to, idx);
     if (e->dashed)
-        sb_puts(out, ", style=dashed");
-    sbuf label = {0};
+        gl_sb_puts(out, ", style=dashed");
+    gl_strbuf label = {0};
     edge_label(e, &label);
     if (label.len) {
-        sb_printf(out, ", %s=", label_attr);
+        gl_sb_printf(out, ", %s=", label_attr);
         put_dot_string(out, label.s);
     }
     free(label.s);
-    sb_puts(out, "];\n");
+    gl_sb_puts(out, "];\n");
 }
 
 static char *view_to_dot(const view *v, const settings *set, size_t *len)
 {
-    sbuf out = {0};
-    sb_puts(&out, "digraph graphlab {\n"
+    gl_strbuf out = {0};
+    gl_sb_puts(&out, "digraph graphlab {\n"
                   "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t, "
                   "nodesep=0.25, ranksep=0.35");
     char *label = graph_label(v, set);
     if (*label) {
-        sb_puts(&out, ", label=");
+        gl_sb_puts(&out, ", label=");
         put_dot_string(&out, label);
     }
     free(label);
-    sb_puts(&out, "];\n"
+    gl_sb_puts(&out, "];\n"
                   "  node [fontname=\"Helvetica\", margin=\"0.08,0.03\"];\n"
                   "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\", "
                   "fontcolor=\"#333333\", arrowsize=0.6];\n");
@@ -1851,9 +1742,9 @@ static char *view_to_dot(const view *v, const settings *set, size_t *len)
     const char *label_attr = v->n_boxes > XLABEL_ABOVE ? "xlabel" : "label";
     for (size_t i = 0; i < v->n_edges; i++)
         put_edge(&out, &v->edges[i], i, label_attr);
-    sb_puts(&out, "}\n");
+    gl_sb_puts(&out, "}\n");
     *len = out.len;
-    return sb_take(&out);
+    return gl_sb_take(&out);
 }
 
 static void fill_info(gl_render_info *info, const view *v)
@@ -1971,230 +1862,19 @@ static gl_status gv_open(gv_session *s, const char *dot)
     return st;
 }
 
-/* ==== bounded jobs: a child process, a pipe and a deadline ============================= */
-
-/* dot's network simplex runs for many minutes on some graphs, nothing in Graphviz bounds
- * it (nslimit, mclimit and searchsize do not) and a thread inside Graphviz cannot be
- * stopped. So Graphviz work runs in a forked child that sends its result through a
- * pipe; the parent reads while it waits (a full pipe never stalls the child) and kills
- * and reaps the child when the deadline passes. The TUI cancels a layout the same way. */
-
 #define DEFAULT_TIMEOUT_MS 15000
-#define MAX_JOB_OUTPUT ((size_t)1 << 31) /* 2 GiB: far beyond any drawing we make */
-#define JOB_HEADER 12                    /* u32 status, u64 payload length */
-#define READ_CHUNK 65536
-
-/* The work of a job: the result bytes into `out`, or a failure with a message. */
-typedef gl_status (*job_fn)(void *ctx, sbuf *out);
-
-static bool write_fully(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
-/* Signals the child takes with their default action, unblocked: a handler of the
- * parent's (the TUI's SIGINT or SIGWINCH) has no business running in a layout worker. */
-static const int CHILD_DEFAULT_SIGNALS[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,  SIGPIPE,
-                                            SIGALRM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
-
-static void reset_child_signals(void)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(CHILD_DEFAULT_SIGNALS); i++)
-        signal(CHILD_DEFAULT_SIGNALS[i], SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    pthread_sigmask(SIG_SETMASK, &none, NULL);
-}
-
-/* The child: run the job, send one frame (status, length, then the result or the
- * message) and leave with _exit: no atexit handlers, no second flush of the parent's
- * stdio buffers, no leak report about the heap it inherited. */
-static _Noreturn void child_main(int fd, job_fn fn, void *ctx, pid_t parent)
-{
-#ifdef __linux__
-    /* Die with the waiting parent: an interrupted export must not leave a layout
-     * running for hours. (The forking thread waits for us, so it outlives us.) */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(1);
-#else
-    (void)parent;
-#endif
-    reset_child_signals();
-    sbuf out = {0};
-    gl_status st = fn(ctx, &out);
-    const char *payload = st == GL_OK ? (out.s ? out.s : "") : gl_error_message();
-    uint32_t status = (uint32_t)st;
-    uint64_t len = st == GL_OK ? out.len : strlen(payload);
-    unsigned char head[JOB_HEADER];
-    memcpy(head, &status, 4);
-    memcpy(head + 4, &len, 8);
-    bool sent = write_fully(fd, head, sizeof(head)) && write_fully(fd, payload, (size_t)len);
-    _exit(sent ? 0 : 1);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Append what the child writes until it closes the pipe (GL_OK) or the deadline passes
- * (*timed_out). */
-static gl_status read_until(int fd, int64_t deadline, sbuf *in, bool *timed_out)
-{
-    for (;;) {
-        int64_t left = deadline - now_ms();
-        if (left <= 0) {
-            *timed_out = true;
-            return GL_ERR_UNSUPPORTED;
-        }
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int ready = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
-        if (ready < 0 && errno != EINTR)
-            return gl_fail(GL_ERR_IO, "render: waiting for the Graphviz process: %s",
-                           strerror(errno));
-        if (ready <= 0)
-            continue;
-        GL_GROW(in->s, in->cap, in->len + READ_CHUNK);
-        ssize_t n = read(fd, in->s + in->len, READ_CHUNK);
-        if (n == 0)
-            return GL_OK;
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n < 0)
-            return gl_fail(GL_ERR_IO, "render: reading from the Graphviz process: %s",
-                           strerror(errno));
-        in->len += (size_t)n;
-        if (in->len > MAX_JOB_OUTPUT)
-            return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process sent more than %zu "
-                                            "bytes", MAX_JOB_OUTPUT);
-    }
-}
-
-/* Wait for the child to end (killing it first when asked) and return its wait status;
- * -1 when there is none to be had (SIGCHLD ignored: the kernel reaped it already). */
-static int reap(pid_t pid, bool kill_first)
-{
-    if (kill_first)
-        kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return status;
-}
-
-/* The child's frame as the job's result: *bytes is the payload, NUL-terminated. */
-static gl_status job_result(int status, sbuf *in, char **bytes, size_t *len)
-{
-    if (status != -1 && WIFSIGNALED(status))
-        return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process died of signal %d (%s)",
-                       WTERMSIG(status), strsignal(WTERMSIG(status)));
-    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process exited with status %d",
-                       WEXITSTATUS(status));
-    uint32_t st = 0;
-    uint64_t n = 0;
-    if (in->len >= JOB_HEADER) {
-        memcpy(&st, in->s, 4);
-        memcpy(&n, in->s + 4, 8);
-    }
-    if (in->len < JOB_HEADER || n != in->len - JOB_HEADER)
-        return gl_fail(GL_ERR_INTERNAL, "render: the Graphviz process ended after %zu bytes "
-                                        "without a whole result", in->len);
-    memmove(in->s, in->s + JOB_HEADER, (size_t)n);
-    in->s[n] = '\0'; /* room: the buffer held the header too */
-    if (st != GL_OK)
-        return gl_fail(st <= GL_ERR_UNSUPPORTED ? (gl_status)st : GL_ERR_INTERNAL, "%s", in->s);
-    *len = (size_t)n;
-    *bytes = in->s;
-    *in = (sbuf){0};
-    return GL_OK;
-}
-
-/* No child to be had: run the job here, without a bound. */
-static gl_status run_here(job_fn fn, void *ctx, char **bytes, size_t *len)
-{
-    sbuf out = {0};
-    gl_status st = fn(ctx, &out);
-    if (st != GL_OK) {
-        free(out.s);
-        return st;
-    }
-    *len = out.len;
-    *bytes = sb_take(&out);
-    return GL_OK;
-}
-
-/* Run fn in a child process and give it at most timeout_ms to deliver its result
- * (*bytes: malloc'd, NUL-terminated, *len bytes). Past the deadline the child is killed
- * and reaped, *timed_out is set and GL_ERR_UNSUPPORTED returned: the caller words the
- * message. A crash of the child is an error naming the signal. When fork or pipe fail,
- * fn runs in this process. `guard` (may be NULL) protects library state fn uses: it is
- * held across fork so that the child's copy of that state is whole, and the child gets
- * it unlocked. Leaves no child and no descriptor behind. */
-static gl_status run_with_deadline(job_fn fn, void *ctx, pthread_mutex_t *guard,
-                                   unsigned timeout_ms, char **bytes, size_t *len,
-                                   bool *timed_out)
-{
-    *bytes = NULL;
-    *len = 0;
-    *timed_out = false;
-    int fds[2];
-    if (pipe(fds) != 0)
-        return run_here(fn, ctx, bytes, len);
-    for (int i = 0; i < 2; i++) /* another thread's fork+exec must not keep our pipe open */
-        fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-    int64_t deadline = now_ms() + timeout_ms;
-    pid_t parent = getpid();
-    if (guard)
-        pthread_mutex_lock(guard);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (guard)
-            pthread_mutex_init(guard, NULL);
-        close(fds[0]);
-        child_main(fds[1], fn, ctx, parent);
-    }
-    if (guard)
-        pthread_mutex_unlock(guard);
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return run_here(fn, ctx, bytes, len);
-    }
-    sbuf in = {0};
-    gl_status st = read_until(fds[0], deadline, &in, timed_out);
-    int status = reap(pid, st != GL_OK);
-    close(fds[0]);
-    if (st == GL_OK)
-        st = job_result(status, &in, bytes, len);
-    free(in.s);
-    return st;
-}
 
 /* A Graphviz job under the caller's time limit, with messages that name the graph. */
 static gl_status run_graphviz(const gl_graph *g, size_t boxes, const gl_render_opts *o,
-                              job_fn fn, void *ctx, char **bytes, size_t *len)
+                              gl_deadline_fn fn, void *ctx, char **bytes, size_t *len)
 {
     unsigned timeout_ms = o && o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
     bool timed_out = false;
-    gl_status st = run_with_deadline(fn, ctx, &gv_lock, timeout_ms, bytes, len, &timed_out);
+    gl_deadline_job job = {fn, ctx, "the Graphviz process", &gv_lock, timeout_ms};
+    gl_status st = gl_run_with_deadline(&job, bytes, len, &timed_out);
     if (st == GL_OK)
         return st;
-    sbuf name = {0};
+    gl_strbuf name = {0};
     put_display(&name, g->name ? g->name : "", NAME_DISPLAY_MAX);
     const char *shown = name.s ? name.s : "";
     if (timed_out) {
@@ -2216,7 +1896,7 @@ static gl_status run_graphviz(const gl_graph *g, size_t boxes, const gl_render_o
 /* ==== SVG ================================================================================ */
 
 /* Job: the DOT text (ctx) laid out and drawn as SVG. */
-static gl_status svg_job(void *ctx, sbuf *out)
+static gl_status svg_job(void *ctx, gl_strbuf *out)
 {
     gv_session s;
     gl_status st = gv_open(&s, ctx);
@@ -2227,7 +1907,7 @@ static gl_status svg_job(void *ctx, sbuf *out)
     if (gvRenderData(s.gvc, s.graph, "svg", &data, &n) != 0 || !data)
         st = gl_fail(GL_ERR_INTERNAL, "render: SVG output failed: %s", gv_message_line());
     else
-        sb_putn(out, data, n);
+        gl_sb_putn(out, data, n);
     if (data)
         gvFreeRenderData(data);
     gv_close(&s);
@@ -2257,44 +1937,6 @@ gl_status gl_render_svg(const gl_graph *g, const gl_render_opts *o, char **svg, 
     return render_svg(g, o, svg, len, info);
 }
 
-/* ---- atomic file write ---- */
-
-static gl_status write_all(int fd, const char *data, size_t len, const char *path)
-{
-    if (!write_fully(fd, data, len))
-        return gl_fail(GL_ERR_IO, "%s: write failed: %s", path, errno ? strerror(errno) : "?");
-    return GL_OK;
-}
-
-/* Write to "<path>.XXXXXX" in the same folder, then rename over path: readers see the
- * old file or the new one, never half of one. */
-static gl_status write_file_atomic(const char *path, const char *data, size_t len)
-{
-    size_t n = strlen(path);
-    char *tmp = gl_xmalloc(n + 8);
-    snprintf(tmp, n + 8, "%s.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        gl_status st = gl_fail(GL_ERR_IO, "%s: cannot create a temporary file: %s", path,
-                               strerror(errno));
-        free(tmp);
-        return st;
-    }
-    mode_t mask = umask(0); /* mkstemp makes 0600; give the file the usual mode */
-    umask(mask);
-    gl_status st = write_all(fd, data, len, path);
-    if (st == GL_OK && fchmod(fd, 0666 & ~mask) != 0)
-        st = gl_fail(GL_ERR_IO, "%s: chmod failed: %s", path, strerror(errno));
-    if (close(fd) != 0 && st == GL_OK)
-        st = gl_fail(GL_ERR_IO, "%s: close failed: %s", path, strerror(errno));
-    if (st == GL_OK && rename(tmp, path) != 0)
-        st = gl_fail(GL_ERR_IO, "%s: rename failed: %s", path, strerror(errno));
-    if (st != GL_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
-}
-
 gl_status gl_render_svg_file(const gl_graph *g, const gl_render_opts *o, const char *path,
                              gl_render_info *info)
 {
@@ -2304,7 +1946,7 @@ gl_status gl_render_svg_file(const gl_graph *g, const gl_render_opts *o, const c
     size_t len = 0;
     gl_status st = render_svg(g, o, &svg, &len, info);
     if (st == GL_OK)
-        st = write_file_atomic(path, svg, len);
+        st = gl_write_file(path, svg, len);
     free(svg);
     return st;
 }
@@ -2365,9 +2007,9 @@ static void copy_edge(gl_layout_edge *dst, const vedge *ve, Agedge_t *e,
     dst->from = ve->from;
     dst->to = ve->to;
     dst->dashed = ve->dashed;
-    sbuf label = {0};
+    gl_strbuf label = {0};
     edge_label(ve, &label);
-    dst->label = sb_take(&label);
+    dst->label = gl_sb_take(&label);
     const textlabel_t *tl = ED_label(e) ? ED_label(e) : ED_xlabel(e);
     dst->label_x = tl ? tl->pos.x : 0;
     dst->label_y = tl ? tl->pos.y : 0;
@@ -2407,19 +2049,19 @@ static void extract_layout(Agraph_t *graph, const view *v, gl_layout *l)
 #define WIRE_NODE_MIN (3 * 4 + 4 * 8 + 8)
 #define WIRE_EDGE_MIN (2 * 8 + 4 + 2 * 8 + 8 + 8 + 2 * 2 * 8)
 
-static void put_u32(sbuf *b, uint32_t v) { sb_putn(b, (const char *)&v, sizeof(v)); }
-static void put_u64(sbuf *b, uint64_t v) { sb_putn(b, (const char *)&v, sizeof(v)); }
-static void put_f64(sbuf *b, double v) { sb_putn(b, (const char *)&v, sizeof(v)); }
+static void put_u32(gl_strbuf *b, uint32_t v) { gl_sb_putn(b, (const char *)&v, sizeof(v)); }
+static void put_u64(gl_strbuf *b, uint64_t v) { gl_sb_putn(b, (const char *)&v, sizeof(v)); }
+static void put_f64(gl_strbuf *b, double v) { gl_sb_putn(b, (const char *)&v, sizeof(v)); }
 
-static void put_str(sbuf *b, const char *s)
+static void put_str(gl_strbuf *b, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
     put_u64(b, n);
     if (n)
-        sb_putn(b, s, n);
+        gl_sb_putn(b, s, n);
 }
 
-static void encode_layout(const gl_layout *l, sbuf *out)
+static void encode_layout(const gl_layout *l, gl_strbuf *out)
 {
     put_u64(out, l->n_nodes);
     put_u64(out, l->n_edges);
@@ -2571,7 +2213,7 @@ typedef struct layout_ctx {
 } layout_ctx;
 
 /* Job: the DOT text laid out; the coordinates of every box and edge, encoded. */
-static gl_status layout_job(void *ctx, sbuf *out)
+static gl_status layout_job(void *ctx, gl_strbuf *out)
 {
     const layout_ctx *c = ctx;
     gv_session s;

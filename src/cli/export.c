@@ -103,11 +103,14 @@ static gl_status export_files(const gl_model *m, const gl_model *before, const c
 
     snprintf(path, sizeof(path), "%s/%s.diff.txt", dir, sf->label);
     gl_status st = gl_write_file(path, sf->diff_text, strlen(sf->diff_text));
-    if (st == GL_OK && (st = gl_render_dot(m->graph, &ro, &dot, &dot_len, &sf->render)) == GL_OK) {
+    if (st == GL_OK)
+        st = gl_render_svg_dot(m->graph, &ro, &sf->svg, &sf->svg_len, &dot, &dot_len,
+                               &sf->render);
+    if (st == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.dot", dir, sf->label);
         st = gl_write_file(path, dot, dot_len);
     }
-    if (st == GL_OK && (st = gl_render_svg(m->graph, &ro, &sf->svg, &sf->svg_len, NULL)) == GL_OK) {
+    if (st == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.svg", dir, sf->label);
         st = gl_write_file(path, sf->svg, sf->svg_len);
     }
@@ -303,7 +306,7 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
         fprintf(f, "<p>Files: <a href=\"%s.svg\">svg</a> <a href=\"%s.dot\">dot</a> "
                    "<a href=\"%s.onnx\">onnx</a> <a href=\"%s.diff.txt\">diff</a></p>\n",
                 files[k].label, files[k].label, files[k].label, files[k].label);
-        if (files[k].render.reduced) {
+        if (files[k].render.note[0]) {
             fputs("<p><i>", f);
             html_text(f, files[k].render.note);
             fputs("</i></p>\n", f);

@@ -16,12 +16,22 @@
 #define DEFAULT_MAX_NODES 1500
 #define MIN_MAX_NODES 16
 #define DEFAULT_RADIUS 3
+/* Past this many boxes edge labels become xlabels: dot turns a `label` into a virtual node
+ * in an extra rank and lays out about 3x slower (1,500 boxes: ~1.5 s vs ~0.5 s); xlabels
+ * are placed after the layout. */
+#define XLABEL_ABOVE 400
+/* Layout work (cost.c) past which dot's effort is bounded, and past which a drawing is
+ * too slow even so and gets fewer boxes: see bench/README.md (bench_render). */
+#define WORK_BOUND 1000000
+#define WORK_LIMIT 4000000
+/* The drawing made after a layout ran out of time. */
+#define EMERGENCY_BOXES 60
 
 /* ==== what the caller asked for ======================================================== */
 
 settings gl_rv_resolve_opts(const gl_render_opts *o)
 {
-    settings s = {DEFAULT_MAX_NODES, DEFAULT_RADIUS, false, NULL, NULL, NULL};
+    settings s = {DEFAULT_MAX_NODES, DEFAULT_RADIUS, false, NULL, NULL, NULL, NULL};
     if (!o)
         return s;
     if (o->max_nodes)
@@ -325,14 +335,32 @@ static void note_set(view *v, const char *fmt, ...)
     va_end(ap);
 }
 
+uint64_t gl_rv_plan_layout(view *v)
+{
+    v->xlabels = v->n_boxes > XLABEL_ABOVE;
+    layout_cost c = gl_rv_layout_cost(v, !v->xlabels);
+    if (!v->xlabels && c.work > WORK_BOUND) {
+        v->xlabels = true;
+        c = gl_rv_layout_cost(v, false);
+    }
+    v->bounded_effort = c.work > WORK_BOUND;
+    return c.work;
+}
+
+/* The whole graph, when it fits the box limit (nothing left out) and lays out in time;
+ * *slow when only the time was wrong. */
 static bool try_full(const gl_graph *g, const settings *set, const gl_node_change **ch,
-                     bool fold_all, view *v)
+                     bool fold_all, view *v, bool *slow)
 {
     gl_rv_build_node_view(g, set, ch, NULL, fold_all, false, v);
-    if (v->n_boxes <= set->max_boxes)
-        return true;
-    gl_rv_view_free(v);
-    return false;
+    bool fits = v->n_boxes <= set->max_boxes && !v->left_out;
+    if (fits && gl_rv_plan_layout(v) > WORK_LIMIT) {
+        *slow = true;
+        fits = false;
+    }
+    if (!fits)
+        gl_rv_view_free(v);
+    return fits;
 }
 
 /* The focus node gets a thick border wherever it is drawn as itself. */
@@ -352,6 +380,7 @@ static bool try_focus(const gl_graph *g, const settings *set, const gl_node_chan
     size_t kept = select_neighbourhood(g, focus, set->radius, set->max_boxes, keep, &cut_short);
     gl_rv_build_node_view(g, set, ch, keep, true, true, v);
     free(keep);
+    gl_rv_plan_layout(v);
     char a[32], b[32];
     note_set(v, "showing %s of %s nodes within %d hops of '", gl_rv_count(a, kept),
              gl_rv_count(b, g->live_nodes), set->radius);
@@ -363,7 +392,9 @@ static bool try_focus(const gl_graph *g, const settings *set, const gl_node_chan
     return true;
 }
 
-static void collapse(const gl_graph *g, const settings *set, const gl_node_change **ch, view *v)
+/* Groups for at most set->max_boxes boxes. */
+static void collapse_once(const gl_graph *g, const settings *set, const gl_node_change **ch,
+                          view *v)
 {
     size_t io = io_box_count(g);
     bool draw_io = io <= set->max_boxes / 2;
@@ -374,7 +405,8 @@ static void collapse(const gl_graph *g, const settings *set, const gl_node_chang
     if (!by_prefix)
         group_by_chunks(g, room, &gr);
     gl_rv_build_group_view(g, set, ch, &gr, draw_io, v);
-    if (v->n_boxes > set->max_boxes && draw_io) { /* unresolved values of a broken graph */
+    if ((v->n_boxes > set->max_boxes || v->left_out) && draw_io) {
+        /* unresolved values of a broken graph */
         gl_rv_view_free(v);
         draw_io = false;
         gl_rv_build_group_view(g, set, ch, &gr, draw_io, v);
@@ -393,26 +425,82 @@ static void collapse(const gl_graph *g, const settings *set, const gl_node_chang
     grouping_free(&gr);
 }
 
-/* The whole graph if it fits, else folded constants, else a neighbourhood, else groups. */
+/* Groups within the box limit, and fewer (half the boxes at a time) while the layout
+ * would be too slow. `prefix` starts the note; `slow`: a bigger drawing was refused for
+ * its layout time already. */
+static void collapse(const gl_graph *g, const settings *set, const gl_node_change **ch,
+                     size_t max_boxes, const char *prefix, bool slow, view *v)
+{
+    settings within = *set;
+    within.max_boxes = max_boxes;
+    bool shrunk = slow;
+    for (;;) {
+        note_set(v, "%s", prefix);
+        collapse_once(g, &within, ch, v);
+        if (gl_rv_plan_layout(v) <= WORK_LIMIT || within.max_boxes <= MIN_MAX_NODES)
+            break;
+        gl_rv_view_free(v);
+        within.max_boxes = within.max_boxes / 2 > MIN_MAX_NODES ? within.max_boxes / 2
+                                                                  : MIN_MAX_NODES;
+        shrunk = true;
+    }
+    if (shrunk)
+        note_set(v, " to keep the layout fast");
+}
+
+/* What the note says about dot's effort and about boxes left out. */
+static void finish_note(view *v)
+{
+    char n[32];
+    if (v->bounded_effort)
+        note_set(v, "%slayout effort bounded to keep it fast (nslimit=1, mclimit=0.1)",
+                 v->note[0] ? "; " : "");
+    if (v->left_out)
+        note_set(v, "%s%s input, constant or output boxes not drawn (box limit)",
+                 v->note[0] ? "; " : "", gl_rv_count(n, v->left_out));
+}
+
+/* The whole graph if it fits (boxes and layout time), else folded constants, else a
+ * neighbourhood, else groups; in an emergency, few groups at once. */
 void gl_rv_choose_view(const gl_graph *g, const settings *set, const gl_node_change **ch,
                        view *v)
 {
-    bool may_fit = g->live_nodes <= set->max_boxes; /* else no need to build and count */
-    if (may_fit && try_full(g, set, ch, false, v))
-        return;
-    char limit[32];
-    gl_rv_count(limit, set->max_boxes);
-    if (may_fit && try_full(g, set, ch, true, v)) {
-        note_set(v, "constants folded into their consumers to stay within %s boxes", limit);
+    if (set->emergency) {
+        char why[200];
+        snprintf(why, sizeof(why), "%s; ", set->emergency);
+        collapse(g, set, ch, EMERGENCY_BOXES < set->max_boxes ? EMERGENCY_BOXES : set->max_boxes,
+                 why, false, v);
+        finish_note(v);
         return;
     }
-    if (set->focus && try_focus(g, set, ch, v))
+    bool may_fit = g->live_nodes <= set->max_boxes; /* else no need to build and count */
+    bool slow = false;
+    if (may_fit && try_full(g, set, ch, false, v, &slow)) {
+        finish_note(v);
         return;
+    }
+    char limit[32];
+    gl_rv_count(limit, set->max_boxes);
+    if (may_fit && try_full(g, set, ch, true, v, &slow)) {
+        if (slow)
+            note_set(v, "constants folded into their consumers to keep the layout fast");
+        else
+            note_set(v, "constants folded into their consumers to stay within %s boxes",
+                     limit);
+        finish_note(v);
+        return;
+    }
+    if (set->focus && try_focus(g, set, ch, v)) {
+        finish_note(v);
+        return;
+    }
+    char prefix[200] = "";
     if (set->focus) {
         gl_strbuf name = {0};
         gl_rv_put_display(&name, set->focus, 40);
-        note_set(v, "no node named '%s'; ", name.s ? name.s : "");
+        snprintf(prefix, sizeof(prefix), "no node named '%s'; ", name.s ? name.s : "");
         free(name.s);
     }
-    collapse(g, set, ch, v);
+    collapse(g, set, ch, set->max_boxes, prefix, slow, v);
+    finish_note(v);
 }

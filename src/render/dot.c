@@ -8,10 +8,6 @@
 #include <string.h>
 
 #define MAX_REMOVED_NAMES 10  /* removed nodes named in the graph label */
-/* Past this many boxes edge labels become xlabels: dot turns a `label` into a virtual node
- * in an extra rank and lays out about 3x slower (1,500 boxes: ~1.5 s vs ~0.5 s); xlabels
- * are placed after the layout. */
-#define XLABEL_ABOVE 400
 
 /* ==== styles ============================================================================ */
 
@@ -136,12 +132,14 @@ static void put_edge(gl_strbuf *out, const vedge *e, size_t idx, const char *lab
     gl_sb_puts(out, "];\n");
 }
 
-static char *view_to_dot(const view *v, const settings *set, size_t *len)
+char *gl_rv_print_dot(const view *v, const settings *set, size_t *len)
 {
     gl_strbuf out = {0};
     gl_sb_puts(&out, "digraph graphlab {\n"
                   "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t, "
                   "nodesep=0.25, ranksep=0.35");
+    if (v->bounded_effort) /* network simplex iterations <= boxes, a tenth of mincross */
+        gl_sb_puts(&out, ", nslimit=1, nslimit1=1, mclimit=0.1");
     char *label = graph_label(v, set);
     if (*label) {
         gl_sb_puts(&out, ", label=");
@@ -154,7 +152,7 @@ static char *view_to_dot(const view *v, const settings *set, size_t *len)
                   "fontcolor=\"#333333\", arrowsize=0.6];\n");
     for (size_t i = 0; i < v->n_boxes; i++)
         put_box(&out, &v->boxes[i], i);
-    const char *label_attr = v->n_boxes > XLABEL_ABOVE ? "xlabel" : "label";
+    const char *label_attr = v->xlabels ? "xlabel" : "label";
     for (size_t i = 0; i < v->n_edges; i++)
         put_edge(&out, &v->edges[i], i, label_attr);
     gl_sb_puts(&out, "}\n");
@@ -173,20 +171,21 @@ static void fill_info(gl_render_info *info, const view *v)
 }
 
 /* Choose, build and print: the one path every public function starts from. */
-gl_status gl_rv_make_dot(const gl_graph *g, const gl_render_opts *o, view *v, char **dot,
-                         size_t *len, gl_render_info *info)
+gl_status gl_rv_make_dot(const gl_graph *g, const gl_render_opts *o, const char *emergency,
+                         view *v, char **dot, size_t *len, gl_render_info *info)
 {
+    *v = (view){0};
     if (!g)
         return gl_fail(GL_ERR_INTERNAL, "render: no graph");
     settings set = gl_rv_resolve_opts(o);
+    set.emergency = emergency;
     const gl_node_change **change_of = gl_rv_index_changes(g, set.diff);
-    *v = (view){0};
     gl_rv_choose_view(g, &set, change_of, v);
     if (set.focus)
         gl_rv_mark_focus(v, gl_find_node(g, set.focus));
     free(change_of);
     size_t n = 0;
-    *dot = view_to_dot(v, &set, &n);
+    *dot = gl_rv_print_dot(v, &set, &n);
     if (len)
         *len = n;
     fill_info(info, v);
@@ -197,7 +196,7 @@ gl_status gl_render_dot(const gl_graph *g, const gl_render_opts *o, char **dot, 
                         gl_render_info *info)
 {
     view v;
-    gl_status st = gl_rv_make_dot(g, o, &v, dot, len, info);
+    gl_status st = gl_rv_make_dot(g, o, NULL, &v, dot, len, info);
     gl_rv_view_free(&v);
     return st;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ==== Graphviz =========================================================================== */
 
@@ -80,14 +81,57 @@ gl_status gl_rv_gv_open(gv_session *s, const char *dot)
 
 #define DEFAULT_TIMEOUT_MS 15000
 
-/* A Graphviz job under the caller's time limit, with messages that name the graph. */
-gl_status gl_rv_run_graphviz(const gl_graph *g, size_t boxes, const gl_render_opts *o,
-                             gl_deadline_fn fn, void *ctx, char **bytes, size_t *len)
+static int64_t now_ms(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void format_limit(char buf[32], unsigned ms)
+{
+    if (ms % 1000 == 0)
+        snprintf(buf, 32, "%u s", ms / 1000);
+    else
+        snprintf(buf, 32, "%u ms", ms);
+}
+
+static gl_status run_job(gl_deadline_fn fn, const gv_work *w, unsigned timeout_ms, char **bytes,
+                         size_t *len, bool *timed_out)
+{
+    gl_deadline_job job = {fn, (void *)w, "the Graphviz process", &gv_lock, timeout_ms};
+    return gl_run_with_deadline(&job, bytes, len, timed_out);
+}
+
+gl_status gl_rv_lay_out(const gl_graph *g, const gl_render_opts *o, gl_deadline_fn fn, view *v,
+                        char **dot, char **bytes, size_t *len, gl_render_info *info)
+{
+    *v = (view){0};
+    *dot = *bytes = NULL;
+    *len = 0;
     unsigned timeout_ms = o && o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    int64_t start = now_ms();
+    gl_status st = gl_rv_make_dot(g, o, NULL, v, dot, NULL, info);
+    if (st != GL_OK)
+        return st;
+    size_t first_boxes = v->n_boxes;
+    unsigned first_ms = timeout_ms - timeout_ms / 3;
     bool timed_out = false;
-    gl_deadline_job job = {fn, ctx, "the Graphviz process", &gv_lock, timeout_ms};
-    gl_status st = gl_run_with_deadline(&job, bytes, len, &timed_out);
+    st = run_job(fn, &(gv_work){*dot, v}, first_ms, bytes, len, &timed_out);
+    int64_t left = (int64_t)timeout_ms - (now_ms() - start);
+    if (st != GL_OK && timed_out && left > 0) {
+        /* The drawing chosen from the estimate took too long on this machine: the rest
+         * of the time goes to a small collapsed one. */
+        char why[160], limit[32], count[32];
+        format_limit(limit, first_ms);
+        snprintf(why, sizeof(why), "the layout of %s boxes did not finish within %s",
+                 gl_rv_count(count, first_boxes), limit);
+        gl_rv_view_free(v);
+        free(*dot);
+        st = gl_rv_make_dot(g, o, why, v, dot, NULL, info);
+        if (st == GL_OK)
+            st = run_job(fn, &(gv_work){*dot, v}, (unsigned)left, bytes, len, &timed_out);
+    }
     if (st == GL_OK)
         return st;
     gl_strbuf name = {0};
@@ -95,13 +139,10 @@ gl_status gl_rv_run_graphviz(const gl_graph *g, size_t boxes, const gl_render_op
     const char *shown = name.s ? name.s : "";
     if (timed_out) {
         char limit[32], count[32];
-        if (timeout_ms % 1000 == 0)
-            snprintf(limit, sizeof(limit), "%u s", timeout_ms / 1000);
-        else
-            snprintf(limit, sizeof(limit), "%u ms", timeout_ms);
+        format_limit(limit, timeout_ms);
         st = gl_fail(GL_ERR_UNSUPPORTED, "graph '%s': Graphviz layout took longer than %s (%s "
                                          "boxes); use a focus or a smaller max_nodes",
-                     shown, limit, gl_rv_count(count, boxes));
+                     shown, limit, gl_rv_count(count, first_boxes));
     } else {
         gl_error_prefix("graph '%s'", shown);
     }
@@ -111,11 +152,12 @@ gl_status gl_rv_run_graphviz(const gl_graph *g, size_t boxes, const gl_render_op
 
 /* ==== SVG ================================================================================ */
 
-/* Job: the DOT text (ctx) laid out and drawn as SVG. */
+/* Job: the DOT text laid out and drawn as SVG. */
 static gl_status svg_job(void *ctx, gl_strbuf *out)
 {
+    const gv_work *w = ctx;
     gv_session s;
-    gl_status st = gl_rv_gv_open(&s, ctx);
+    gl_status st = gl_rv_gv_open(&s, w->dot);
     if (st != GL_OK)
         return st;
     char *data = NULL;
@@ -130,27 +172,32 @@ static gl_status svg_job(void *ctx, gl_strbuf *out)
     return st;
 }
 
-static gl_status render_svg(const gl_graph *g, const gl_render_opts *o, char **svg, size_t *len,
-                            gl_render_info *info)
+gl_status gl_render_svg_dot(const gl_graph *g, const gl_render_opts *o, char **svg,
+                            size_t *svg_len, char **dot, size_t *dot_len, gl_render_info *info)
 {
     *svg = NULL;
+    if (dot)
+        *dot = NULL;
     view v;
-    char *dot = NULL;
-    gl_status st = gl_rv_make_dot(g, o, &v, &dot, NULL, info);
-    size_t boxes = v.n_boxes, n = 0;
+    char *text = NULL;
+    size_t n = 0;
+    gl_status st = gl_rv_lay_out(g, o, svg_job, &v, &text, svg, &n, info);
     gl_rv_view_free(&v);
-    if (st == GL_OK)
-        st = gl_rv_run_graphviz(g, boxes, o, svg_job, dot, svg, &n);
-    if (st == GL_OK && len)
-        *len = n;
-    free(dot);
+    if (st == GL_OK && svg_len)
+        *svg_len = n;
+    if (st == GL_OK && dot_len)
+        *dot_len = strlen(text);
+    if (st == GL_OK && dot)
+        *dot = text;
+    else
+        free(text);
     return st;
 }
 
 gl_status gl_render_svg(const gl_graph *g, const gl_render_opts *o, char **svg, size_t *len,
                         gl_render_info *info)
 {
-    return render_svg(g, o, svg, len, info);
+    return gl_render_svg_dot(g, o, svg, len, NULL, NULL, info);
 }
 
 gl_status gl_render_svg_file(const gl_graph *g, const gl_render_opts *o, const char *path,
@@ -160,7 +207,7 @@ gl_status gl_render_svg_file(const gl_graph *g, const gl_render_opts *o, const c
         return gl_fail(GL_ERR_INPUT, "render: no output path");
     char *svg = NULL;
     size_t len = 0;
-    gl_status st = render_svg(g, o, &svg, &len, info);
+    gl_status st = gl_render_svg(g, o, &svg, &len, info);
     if (st == GL_OK)
         st = gl_write_file(path, svg, len);
     free(svg);

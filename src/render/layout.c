@@ -264,21 +264,16 @@ static gl_status decode_layout(const char *bytes, size_t len, gl_layout **out)
     return GL_OK;
 }
 
-typedef struct layout_ctx {
-    const char *dot;
-    const view *v;
-} layout_ctx;
-
 /* Job: the DOT text laid out; the coordinates of every box and edge, encoded. */
 static gl_status layout_job(void *ctx, gl_strbuf *out)
 {
-    const layout_ctx *c = ctx;
+    const gv_work *w = ctx;
     gv_session s;
-    gl_status st = gl_rv_gv_open(&s, c->dot);
+    gl_status st = gl_rv_gv_open(&s, w->dot);
     if (st != GL_OK)
         return st;
     gl_layout *l = gl_xcalloc(1, sizeof(*l));
-    extract_layout(s.graph, c->v, l);
+    extract_layout(s.graph, w->v, l);
     gl_rv_gv_close(&s);
     encode_layout(l, out);
     gl_layout_free(l);
@@ -292,11 +287,7 @@ gl_status gl_render_layout(const gl_graph *g, const gl_render_opts *o, gl_layout
     view v;
     char *dot = NULL, *bytes = NULL;
     size_t len = 0;
-    gl_status st = gl_rv_make_dot(g, o, &v, &dot, NULL, info);
-    if (st == GL_OK) {
-        layout_ctx c = {dot, &v};
-        st = gl_rv_run_graphviz(g, v.n_boxes, o, layout_job, &c, &bytes, &len);
-    }
+    gl_status st = gl_rv_lay_out(g, o, layout_job, &v, &dot, &bytes, &len, info);
     if (st == GL_OK)
         st = decode_layout(bytes, len, out);
     free(bytes);

@@ -6,7 +6,8 @@
  *   3. dot.c      the view as DOT text (gl_rv_make_dot runs 1-3);
  *   4. graphviz.c the DOT laid out and drawn as SVG in a forked child under a deadline;
  *      layout.c   the same layout as coordinates for the terminal view.
- *   text.c holds the display text every stage uses.
+ *   text.c holds the display text every stage uses; cost.c predicts what a layout costs,
+ *   which stage 1 uses to keep every drawing quick to lay out.
  */
 #ifndef GL_RENDER_STAGES_H
 #define GL_RENDER_STAGES_H
@@ -46,6 +47,8 @@ typedef struct settings {
     const char *focus;
     const char *title;
     const gl_diff *diff;
+    const char *emergency; /* why the drawing must be small: a layout ran out of time;
+                            * NULL normally */
 } settings;
 
 settings gl_rv_resolve_opts(const gl_render_opts *o);
@@ -78,6 +81,9 @@ typedef struct view {
     gl_index_map edge_index;
     char note[256];
     bool reduced;
+    size_t left_out;     /* input, constant, output and stub boxes not drawn: the box limit */
+    bool xlabels;        /* edge labels as xlabels (placed after the layout) */
+    bool bounded_effort; /* dot's iterations limited (nslimit, nslimit1, mclimit) */
 } view;
 
 void gl_rv_view_free(view *v);
@@ -119,23 +125,44 @@ void gl_rv_build_group_view(const gl_graph *g, const settings *set,
                             const gl_node_change **change_of, const grouping *gr, bool draw_io,
                             view *v);
 
+/* ---- what dot's layout costs (cost.c) ---- */
+
+typedef struct layout_cost {
+    size_t boxes, edges;
+    uint64_t ranks;         /* estimated */
+    uint64_t virtual_nodes; /* estimated: edge lengths in ranks, less one each */
+    uint64_t work;          /* boxes x (boxes + virtual) + a weight x virtual */
+} layout_cost;
+
+/* The estimate for laying out v; `labelled_edges`: edges carry labels (not xlabels). */
+layout_cost gl_rv_layout_cost(const view *v, bool labelled_edges);
+
 /* ---- choosing (choose.c) ---- */
 
 /* By node index: the diff's change of each node (NULL entries: unchanged); NULL when the
  * diff has no node changes. */
 const gl_node_change **gl_rv_index_changes(const gl_graph *g, const gl_diff *d);
-/* The whole graph if it fits, else folded constants, else a neighbourhood, else groups. */
+/* The whole graph if it fits in boxes and in layout work, else folded constants, else a
+ * neighbourhood, else groups; sets the view's xlabels and bounded_effort. */
 void gl_rv_choose_view(const gl_graph *g, const settings *set, const gl_node_change **ch,
                        view *v);
+/* Edge labels and dot's effort for laying out v: labels become xlabels past 400 boxes or
+ * when labelled edges (a rank each) would make the layout expensive, and the effort is
+ * bounded when the work is past a threshold. Returns the work with those choices. */
+uint64_t gl_rv_plan_layout(view *v);
 /* The focus node gets a thick border wherever it is drawn as itself. */
 void gl_rv_mark_focus(view *v, const gl_node *focus);
 
 /* ---- DOT (dot.c) ---- */
 
+/* The DOT text of a view (malloc'd, NUL-terminated, *len bytes). */
+char *gl_rv_print_dot(const view *v, const settings *set, size_t *len);
+
 /* Choose, build and print: the one path every public function starts from. *v is the
- * view that was printed (free it with gl_rv_view_free). */
-gl_status gl_rv_make_dot(const gl_graph *g, const gl_render_opts *o, view *v, char **dot,
-                         size_t *len, gl_render_info *info);
+ * view that was printed (free it with gl_rv_view_free). `emergency` (NULL normally) says
+ * why a small collapsed drawing is wanted: a layout of the normal one ran out of time. */
+gl_status gl_rv_make_dot(const gl_graph *g, const gl_render_opts *o, const char *emergency,
+                         view *v, char **dot, size_t *len, gl_render_info *info);
 
 /* ---- Graphviz (graphviz.c) ---- */
 
@@ -150,9 +177,19 @@ typedef struct gv_session {
  * session is closed. */
 gl_status gl_rv_gv_open(gv_session *s, const char *dot);
 void gl_rv_gv_close(gv_session *s);
-/* fn in a forked child under the caller's time limit, with messages that name the graph
- * (gl_run_with_deadline). */
-gl_status gl_rv_run_graphviz(const gl_graph *g, size_t boxes, const gl_render_opts *o,
-                             gl_deadline_fn fn, void *ctx, char **bytes, size_t *len);
+/* What a Graphviz job gets: the DOT text and the view it was printed from. */
+typedef struct gv_work {
+    const char *dot;
+    const view *v;
+} gv_work;
+
+/* Choose and print the drawing of g (*v, *dot: the caller frees both, also on failure)
+ * and run fn (a job on a gv_work) in a forked child: the drawing gets two thirds of the
+ * time limit; when that runs out, a small collapsed drawing (gl_rv_make_dot's emergency)
+ * gets what is left. A crash or a Graphviz error is not retried. Messages name the
+ * graph; running out of time altogether is GL_ERR_UNSUPPORTED "graph 'g': Graphviz
+ * layout took longer than 15 s (N boxes); ...". */
+gl_status gl_rv_lay_out(const gl_graph *g, const gl_render_opts *o, gl_deadline_fn fn, view *v,
+                        char **dot, char **bytes, size_t *len, gl_render_info *info);
 
 #endif

@@ -143,6 +143,13 @@ typedef struct builder {
     source_copy *copies;       /* copies in the order they were made */
     size_t n_copies, cap_copies;
     uint32_t *first_copy;      /* by node index: its first entry in copies, or NO_BOX */
+    /* The box limit covers every kind of box: node and group boxes keep their room, the
+     * others (inputs, constants, copies, outputs, stubs) take what is left and the rest
+     * are counted in view.left_out. */
+    size_t limit;              /* most boxes in the view */
+    size_t pending;            /* node or group boxes still to come */
+    bool *left_out;            /* by value index: its box did not fit */
+    size_t node_left_out;      /* sources of the node being placed that did not fit */
 } builder;
 
 static bool is_kept(const builder *b, const gl_node *n)
@@ -156,6 +163,22 @@ static bool own_node(const builder *b, const gl_node *n) { return gl_rv_node_of(
 static bool is_input_like(const gl_value *v)
 {
     return v->is_input || v->outer || !v->init;
+}
+
+/* Room for one more input, constant, copy or output box: the nodes (or groups) still to
+ * come keep theirs, and one box stays free for a "... N more inputs" stub. */
+static bool room_for_extra(const builder *b)
+{
+    return b->v->n_boxes + b->pending + 1 < b->limit;
+}
+
+static bool room_for_stub(const builder *b) { return b->v->n_boxes + b->pending < b->limit; }
+
+/* A kept node (or a group) got its box, or will not get one. */
+static void core_placed(builder *b)
+{
+    if (b->pending)
+        b->pending--;
 }
 
 /* ---- constant sources: drawn once per reader when shared ---- */
@@ -313,18 +336,22 @@ static uint32_t add_constant_box(builder *b, const gl_value *v, uint32_t sharers
 }
 
 /* The box a producer-less value is drawn as, made on first use; NO_BOX when it is
- * folded or io boxes are off. */
+ * folded, io boxes are off, or it does not fit (counted for the node being placed). */
 static uint32_t source_box(builder *b, const gl_value *v)
 {
     if (!own_value(b, v))
         return NO_BOX;
     uint32_t *slot = &b->box_of_value[v->index];
-    if (*slot != NO_BOX || folds(b, v))
+    if (*slot != NO_BOX || folds(b, v) || (is_input_like(v) && !b->draw_io))
         return *slot;
-    if (is_input_like(v))
-        *slot = b->draw_io ? add_input_like_box(b, v) : NO_BOX;
-    else
-        *slot = add_constant_box(b, v, 0);
+    if (b->left_out[v->index] || !room_for_extra(b)) {
+        if (!b->left_out[v->index])
+            b->v->left_out++;
+        b->left_out[v->index] = true;
+        b->node_left_out++;
+        return NO_BOX;
+    }
+    *slot = is_input_like(v) ? add_input_like_box(b, v) : add_constant_box(b, v, 0);
     return *slot;
 }
 
@@ -533,6 +560,11 @@ static uint32_t find_copy(const builder *b, size_t reader, const void *source)
 static void add_copy(builder *b, const gl_node *reader, const gl_value *v, const void *source,
                      uint32_t sharers)
 {
+    if (!room_for_extra(b)) {
+        b->v->left_out++;
+        b->node_left_out++;
+        return;
+    }
     const gl_node *p = v->producer;
     uint32_t box = p ? add_node_box(b, p, sharers) : add_constant_box(b, v, sharers);
     if (p && b->box_of_node[p->index] == NO_BOX)
@@ -572,6 +604,25 @@ static void place_source(builder *b, const gl_node *n, const gl_value *v, void *
         source_box(b, v);
 }
 
+/* "... N more" (and `what`): a box for what a view leaves out. */
+static uint32_t add_stub(builder *b, size_t count, const char *what)
+{
+    gl_strbuf t = {0};
+    char num[32];
+    gl_sb_printf(&t, "\xE2\x80\xA6 %s more%s", gl_rv_count(num, count), what);
+    return view_add_box(b->v, GL_BOX_STUB, GL_MARK_NONE, UINT32_MAX, &t);
+}
+
+/* "... N more inputs" above a node whose input or constant boxes did not all fit. */
+static void add_left_out_stub(builder *b, uint32_t node_box, size_t count)
+{
+    if (!room_for_stub(b))
+        return;
+    uint32_t stub = add_stub(b, count, count == 1 ? " input" : " inputs");
+    view_connect(b->v, stub, node_box, NULL, true, false);
+    b->v->edges[b->v->n_edges - 1].dashed = true;
+}
+
 /* Node views: constant/outer boxes and copies of shared constants just before their
  * consumer, then the node. A shared Constant node has no box of its own unless none of
  * its readers is drawn (a focus on it whose readers were all cut). */
@@ -580,10 +631,18 @@ static void place_nodes(builder *b)
     const gl_node *n;
     gl_foreach_node(b->g, i, n)
     {
-        if (!is_kept(b, n) || (b->node_sharers[i] > 1 && has_kept_reader(b, n)))
+        if (!is_kept(b, n))
             continue;
+        if (b->node_sharers[i] > 1 && has_kept_reader(b, n)) {
+            core_placed(b);
+            continue;
+        }
+        b->node_left_out = 0;
         for_each_distinct_input(b, n, place_source, NULL);
         b->box_of_node[i] = add_node_box(b, n, b->node_sharers[i]);
+        core_placed(b);
+        if (b->node_left_out)
+            add_left_out_stub(b, b->box_of_node[i], b->node_left_out);
     }
 }
 
@@ -600,6 +659,10 @@ static void place_outputs(builder *b)
             from = source_box(b, v);
         if (from == NO_BOX)
             continue;
+        if (!room_for_extra(b)) {
+            b->v->left_out++;
+            continue;
+        }
         gl_strbuf t = {0};
         gl_sb_puts(&t, "output: ");
         gl_rv_put_name(&t, v->name);
@@ -667,14 +730,6 @@ static void connect_all(builder *b)
 
 /* ---- stubs: "... N more" where a neighbourhood view cuts edges ---- */
 
-static uint32_t add_stub(builder *b, size_t count)
-{
-    gl_strbuf t = {0};
-    char num[32];
-    gl_sb_printf(&t, "\xE2\x80\xA6 %s more", gl_rv_count(num, count));
-    return view_add_box(b->v, GL_BOX_STUB, GL_MARK_NONE, UINT32_MAX, &t);
-}
-
 /* Distinct undrawn nodes feeding n (above) or fed by n (below). */
 static size_t count_cut(builder *b, const gl_node *n, bool above, uint32_t *node_stamp,
                         uint32_t stamp)
@@ -721,7 +776,11 @@ static void add_stubs(builder *b)
             size_t cut = count_cut(b, n, above, node_stamp, ++stamp);
             if (!cut)
                 continue;
-            uint32_t stub = add_stub(b, cut);
+            if (!room_for_stub(b)) {
+                b->v->left_out++;
+                continue;
+            }
+            uint32_t stub = add_stub(b, cut, "");
             uint32_t from = above ? stub : b->box_of_node[i];
             uint32_t to = above ? b->box_of_node[i] : stub;
             view_connect(b->v, from, to, NULL, true, false);
@@ -734,10 +793,11 @@ static void add_stubs(builder *b)
 /* ---- builder setup ---- */
 
 static void builder_init(builder *b, const gl_graph *g, const settings *set, view *v,
-                         const gl_node_change **change_of)
+                         const gl_node_change **change_of, size_t core_boxes)
 {
     *b = (builder){.g = g, .set = set, .v = v, .draw_io = true, .per_value_edges = true,
-                   .change_of = change_of};
+                   .change_of = change_of, .limit = set->max_boxes, .pending = core_boxes};
+    b->left_out = gl_xcalloc(g->n_values + 1, sizeof(*b->left_out));
     b->box_of_node = gl_xmalloc((g->n_nodes + 1) * sizeof(*b->box_of_node));
     b->box_of_value = gl_xmalloc((g->n_values + 1) * sizeof(*b->box_of_value));
     b->seen = gl_xcalloc(g->n_values + 1, sizeof(*b->seen));
@@ -760,6 +820,7 @@ static void builder_free(builder *b)
     free(b->value_sharers);
     free(b->first_copy);
     free(b->copies);
+    free(b->left_out);
 }
 
 /* Every kept node as its own box. */
@@ -767,8 +828,14 @@ void gl_rv_build_node_view(const gl_graph *g, const settings *set,
                            const gl_node_change **change_of, const bool *keep, bool fold_all,
                            bool stubs, view *v)
 {
+    size_t kept = 0;
+    const gl_node *n;
+    gl_foreach_node(g, i, n)
+    {
+        kept += !keep || keep[i];
+    }
     builder b;
-    builder_init(&b, g, set, v, change_of);
+    builder_init(&b, g, set, v, change_of, kept);
     b.keep = keep;
     b.fold_all = fold_all;
     b.copy_sources = true;
@@ -918,9 +985,11 @@ static void place_groups(builder *b, const grouping *gr)
         if (id == NO_BOX)
             continue;
         for_each_distinct_input(b, b->g->nodes[i], place_source, NULL); /* outer values */
-        if (group_box[id] == NO_BOX)
+        if (group_box[id] == NO_BOX) {
             group_box[id] =
                 add_group_box(b, gr, id, members + start[id], start[id + 1] - start[id]);
+            core_placed(b);
+        }
         b->box_of_node[i] = group_box[id];
     }
     free(group_box);
@@ -933,7 +1002,7 @@ void gl_rv_build_group_view(const gl_graph *g, const settings *set,
                             view *v)
 {
     builder b;
-    builder_init(&b, g, set, v, change_of);
+    builder_init(&b, g, set, v, change_of, gr->n_groups);
     b.fold_all = true;
     b.draw_io = draw_io;
     b.per_value_edges = false;

@@ -323,28 +323,58 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
     return gl_atomic_commit(&out);
 }
 
+/* The files of the steps written so far, for decisions.json and index.html. */
+typedef struct exporter {
+    const char *model, *dir;
+    step_files *files; /* by step: n of them */
+    size_t n, cap;
+} exporter;
+
+static gl_status export_next(exporter *x, const gl_pipeline *p, size_t k)
+{
+    GL_GROW(x->files, x->cap, k + 1);
+    x->files[k] = (step_files){0};
+    x->n = k + 1;
+    return export_step(x->dir, p, k, &x->files[k]);
+}
+
+static gl_status export_finish(exporter *x, const gl_pipeline *p, gl_status st)
+{
+    if (st == GL_OK)
+        st = write_decisions_json(x->model, x->dir, p, x->files);
+    if (st == GL_OK)
+        st = write_index(x->model, x->dir, p, x->files);
+    for (size_t k = 0; k < x->n; k++) {
+        free(x->files[k].svg);
+        free(x->files[k].diff_text);
+    }
+    free(x->files);
+    return st;
+}
+
 gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char *dir,
                              bool (*progress)(void *ctx, size_t step, size_t n_steps),
                              void *ctx)
 {
-    step_files *files = gl_xcalloc(p->n_steps, sizeof(*files));
+    exporter x = {.model = model, .dir = dir};
     gl_status st = GL_OK;
     for (size_t k = 0; st == GL_OK && k < p->n_steps; k++) {
         if (progress && !progress(ctx, k, p->n_steps)) {
             st = gl_fail(GL_ERR_IO, "%s: export stopped at step %zu", dir, k);
             break;
         }
-        st = export_step(dir, p, k, &files[k]);
+        st = export_next(&x, p, k);
     }
-    if (st == GL_OK)
-        st = write_decisions_json(model, dir, p, files);
-    if (st == GL_OK)
-        st = write_index(model, dir, p, files);
-    for (size_t k = 0; k < p->n_steps; k++) {
-        free(files[k].svg);
-        free(files[k].diff_text);
-    }
-    free(files);
+    return export_finish(&x, p, st);
+}
+
+/* `graphlab export` writes each step as the pipeline makes it and frees the model of the
+ * step before: two or three snapshots in memory instead of all of them. */
+static gl_status export_step_cb(void *ctx, gl_pipeline *p, size_t k)
+{
+    gl_status st = export_next(ctx, p, k);
+    if (st == GL_OK && k > 0)
+        gl_pipeline_drop(p, k - 1); /* its diff and drawing are written */
     return st;
 }
 
@@ -363,13 +393,16 @@ int gl_cmd_export(int argc, char **argv)
         goto done;
     if ((st = gl_cli_load(a.model, &a.settings, &m)) == GL_OK &&
         (st = gl_cli_make_dir(a.dir)) == GL_OK) {
-        gl_status run = gl_pipeline_run(m, plan, n_plan, &a.settings,
-                                        GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+        exporter x = {.model = a.model, .dir = a.dir};
+        gl_status run = gl_pipeline_run_each(m, plan, n_plan, &a.settings,
+                                             GL_PIPELINE_KEEP_SNAPSHOTS, export_step_cb, &x, &p);
         m = NULL; /* the pipeline owns it now */
-        st = gl_export_pipeline(p, a.model, a.dir, NULL, NULL);
+        /* A failed pass still exports the steps before it, then fails; a failed write
+         * (p->failure unset) fails the export. */
+        st = export_finish(&x, p, p->failure ? GL_OK : run);
         if (st == GL_OK) {
             printf("exported %zu steps to %s/ (index.html, decisions.json)\n", p->n_steps, a.dir);
-            st = run; /* a failed pass still exports the steps before it, then fails */
+            st = run;
         }
     }
     rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);

@@ -226,10 +226,13 @@ static uint64_t attr_list_hash(const gl_attr *a)
         switch (a->type) {
         case GL_ATTR_FLOATS: item = gl_fnv1a(GL_FNV_OFFSET, &a->floats[i], sizeof(float)); break;
         case GL_ATTR_INTS: item = (uint64_t)a->ints[i]; break;
-        case GL_ATTR_STRINGS: item = gl_fnv1a(GL_FNV_OFFSET, a->strings[i].data, a->strings[i].len); break;
+        case GL_ATTR_STRINGS:
+            item = gl_fnv1a(GL_FNV_OFFSET, a->strings[i].data, a->strings[i].len);
+            break;
         case GL_ATTR_TENSORS: item = a->tensors[i] ? gl_tensor_hash(a->tensors[i]) : 0; break;
         case GL_ATTR_GRAPHS: item = a->graphs[i] ? gl_graph_fingerprint(a->graphs[i]) : 0; break;
-        default: item = a->opaque ? gl_fnv1a(GL_FNV_OFFSET, a->opaque[i].data, a->opaque[i].len) : 0;
+        default:
+            item = a->opaque ? gl_fnv1a(GL_FNV_OFFSET, a->opaque[i].data, a->opaque[i].len) : 0;
         }
         h = gl_fnv1a(h, &item, sizeof(item));
     }
@@ -1166,7 +1169,7 @@ static void sb_detail(gl_strbuf *b, const gl_change_detail *x)
         gl_sb_printf(b, "attr %c ", x->kind == GL_DETAIL_ATTR_ADDED ? '+' : '-');
         sb_str(b, x->what, 0);
         gl_sb_printf(b, ": %s",
-                  text_or_empty(x->kind == GL_DETAIL_ATTR_ADDED ? x->new_text : x->old_text));
+                     text_or_empty(x->kind == GL_DETAIL_ATTR_ADDED ? x->new_text : x->old_text));
         break;
     case GL_DETAIL_ATTR_CHANGED:
         gl_sb_printf(b, "attr ");
@@ -1234,7 +1237,7 @@ static void sb_value_change(gl_strbuf *b, const gl_value_change *v)
         gl_sb_printf(b, "%c init ", v->kind == GL_INIT_ADDED ? '+' : '-');
         sb_str(b, v->name, '\'');
         gl_sb_printf(b, ": %s",
-                  text_or_empty(v->kind == GL_INIT_ADDED ? v->new_text : v->old_text));
+                     text_or_empty(v->kind == GL_INIT_ADDED ? v->new_text : v->old_text));
         break;
     case GL_GRAPH_INPUT_CHANGED:
     case GL_GRAPH_OUTPUT_CHANGED:

@@ -107,7 +107,7 @@ static void put_box(gl_strbuf *out, const vbox *bx, size_t idx)
     const box_style *st = &BOX_STYLES[bx->kind];
     const mark_style *mk = &MARK_STYLES[bx->mark];
     gl_sb_printf(out, "  b%zu [shape=%s, style=\"%s\", fillcolor=\"%s\", fontsize=%s", idx,
-              st->shape, st->style, mk->fill ? mk->fill : st->fill, st->fontsize);
+                 st->shape, st->style, mk->fill ? mk->fill : st->fill, st->fontsize);
     if (mk->pen)
         gl_sb_printf(out, ", color=\"%s\", penwidth=2", mk->pen);
     if (bx->focus)
@@ -136,8 +136,8 @@ char *gl_rv_print_dot(const view *v, const settings *set, size_t *len)
 {
     gl_strbuf out = {0};
     gl_sb_puts(&out, "digraph graphlab {\n"
-                  "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t, "
-                  "nodesep=0.25, ranksep=0.35");
+                     "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t, "
+                     "nodesep=0.25, ranksep=0.35");
     if (v->bounded_effort) /* network simplex iterations <= boxes, a tenth of mincross */
         gl_sb_puts(&out, ", nslimit=1, nslimit1=1, mclimit=0.1");
     char *label = graph_label(v, set);
@@ -147,9 +147,9 @@ char *gl_rv_print_dot(const view *v, const settings *set, size_t *len)
     }
     free(label);
     gl_sb_puts(&out, "];\n"
-                  "  node [fontname=\"Helvetica\", margin=\"0.08,0.03\"];\n"
-                  "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\", "
-                  "fontcolor=\"#333333\", arrowsize=0.6];\n");
+                     "  node [fontname=\"Helvetica\", margin=\"0.08,0.03\"];\n"
+                     "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\", "
+                     "fontcolor=\"#333333\", arrowsize=0.6];\n");
     for (size_t i = 0; i < v->n_boxes; i++)
         put_box(&out, &v->boxes[i], i);
     const char *label_attr = v->xlabels ? "xlabel" : "label";

@@ -906,7 +906,7 @@ static gl_render_mark put_group_changes(gl_strbuf *t, const builder *b, const si
     if (!counts[GL_MARK_ADDED] && !counts[GL_MARK_MODIFIED] && !counts[GL_MARK_REPLACED])
         return GL_MARK_NONE;
     gl_sb_printf(t, "\nchanged: %zu added, %zu modified, %zu replacing", counts[GL_MARK_ADDED],
-              counts[GL_MARK_MODIFIED], counts[GL_MARK_REPLACED]);
+                 counts[GL_MARK_MODIFIED], counts[GL_MARK_REPLACED]);
     return GL_MARK_MODIFIED;
 }
 
@@ -916,7 +916,7 @@ static void put_group_title(gl_strbuf *t, const gl_graph *g, const grouping *gr,
     if (gr->chunk) {
         char a[32], z[32];
         gl_sb_printf(t, "nodes %s-%s\n", gl_rv_count(a, id * gr->chunk + 1),
-                  gl_rv_count(z, id * gr->chunk + n));
+                     gl_rv_count(z, id * gr->chunk + n));
         gl_rv_put_display(t, g->nodes[members[0]]->name, 28);
         gl_sb_puts(t, " \xE2\x80\xA6 ");
         gl_rv_put_display(t, g->nodes[members[n - 1]]->name, 28);

@@ -73,6 +73,8 @@ static void measure(const char *model, const char *variant, view *v, const setti
     gl_status st = gl_run_with_deadline(&job, &bytes, &n, &timed_out);
     double wall = bench_now_seconds() - t0, cpu = children_cpu_seconds() - cpu0;
     const char *result = st == GL_OK ? "ok" : timed_out ? "timeout" : "failed";
+    if (st != GL_OK && !timed_out)
+        fprintf(stderr, "%s %s: %s\n", model, variant, gl_error_message());
     printf("%-22s %-14s %6zu %6zu %8llu %8.1f %-8s %-8s %8.2f %8.2f\n", model, variant,
            v->n_boxes, v->n_edges, (unsigned long long)c.virtual_nodes, work / 1e6,
            bounded ? "bounded" : "default", result, wall, cpu);

@@ -199,16 +199,9 @@ static bool is_constant_node(const gl_node *n)
 {
     if (!n->op_type || !gl_node_is(n, "Constant") || n->n_inputs || n->n_implicit)
         return false;
-    for (size_t k = 0; k < n->n_outputs; k++) {
-        const gl_value *v = n->outputs[k];
-        if (!v)
-            continue;
-        if (v->n_output_refs > 0)
+    for (size_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] && !gl_value_uses_comprehensive(n->outputs[k]))
             return false;
-        for (size_t i = 0; i < v->n_uses; i++)
-            if (v->uses[i].slot == GL_USE_IMPLICIT)
-                return false;
-    }
     return true;
 }
 

@@ -73,3 +73,6 @@ echo "== transpose-push: time against graph size, toposort as the baseline =="
 echo
 echo "== workbench graph view: neighbourhood layout and drawing latency =="
 "$builddir/bench/bench_ui_graph" -r "${RUNS:-5}"
+echo
+echo "== workbench keys: what each key costs on the 20k-node ladder =="
+"$builddir/bench/bench_ui_keys" -r "${RUNS:-3}" "$models/many_nodes.onnx"

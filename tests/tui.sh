@@ -92,9 +92,22 @@ settle() {
         sleep 0.2
     done
 }
+# A time right-aligned text follows is padded to a width that does not depend on its
+# digits: "12.5 ms    diff" and "1234.5 ms  diff" both become "N ms       diff" (a slow,
+# busy machine must not change a golden screen).
 normalise() {
-    sed -E -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" \
-        -e 's/[0-9]+(\.[0-9]+)? ms/N ms/g' -e 's/[0-9]+\.[0-9] s\b/N s/g'
+    sed -E -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" | awk '{
+        out = ""
+        while (match($0, /[0-9]+(\.[0-9]+)? m?s  +/)) {
+            t = substr($0, RSTART, RLENGTH)
+            unit = t ~ /^[0-9.]+ ms/ ? "N ms" : "N s"
+            pad = ""
+            for (i = length(unit); i < RLENGTH; i++) pad = pad " "
+            out = out substr($0, 1, RSTART - 1) unit pad
+            $0 = substr($0, RSTART + RLENGTH)
+        }
+        print out $0
+    }' | sed -E -e 's/[0-9]+(\.[0-9]+)? ms/N ms/g' -e 's/[0-9]+\.[0-9] s\b/N s/g'
 }
 # golden NAME: the screen equals tests/golden/NAME.txt
 golden() {

@@ -23,8 +23,11 @@ MAX_SEED = 65536  # fuzz.sh's -max_len: a longer seed would be cut
 
 # Known findings a seed would hit at once: every run would stop on them and find nothing
 # else. Put them back when they are fixed (hostile.sh keeps feeding them to every command).
+# The reproducers are in tests/data/fuzz-finds/.
 LEFT_OUT = {
     "function_fanout.onnx": "optimize never finishes (issue 9: calls expanded without a limit)",
+    "test_hannwindow_expanded": "fuzz_plan: a Range with an empty output reads the data of "
+                                "a NULL buffer (UBSan; tests/data/fuzz-finds/README.md)",
 }
 
 
@@ -83,7 +86,11 @@ def main():
         if ops not in best or size < best[ops][0]:
             best[ops] = (size, path)
     for size, path in sorted(best.values(), key=lambda sp: sp[1]):
-        copy(path, "conf-%s.onnx" % os.path.basename(os.path.dirname(path)))
+        case = os.path.basename(os.path.dirname(path))
+        if case in LEFT_OUT:
+            print("left out: %s: %s" % (case, LEFT_OUT[case]))
+            continue
+        copy(path, "conf-%s.onnx" % case)
     files = os.listdir(OUT)
     total = sum(os.path.getsize(os.path.join(OUT, f)) for f in files)
     print("%d seeds, %d bytes" % (len(files), total))

@@ -13,6 +13,7 @@
  */
 #include "passes/passes.h"
 
+#include "ir/calls.h"
 #include "ops/ops.h"
 
 #include <stdio.h>
@@ -34,9 +35,11 @@ static const struct {
     {"Dropout", 2},
 };
 
-/* Model-local functions may call each other; ONNX forbids recursion, a hostile file does
- * not: deeper than this counts as unknown. */
-#define MAX_CALL_DEPTH 16
+/* Calls are followed into their function's body under the shared bound (ir/calls.h):
+ * recursion, or a fan-out of calls, counts as unknown. The question is asked of many
+ * nodes, so each asking may expand only this many body nodes; a bigger function is
+ * unknown too (kept, not merged, not folded: safe). */
+#define MAX_EFFECTS_NODES 4096
 
 static bool domain_is_pure(const char *domain)
 {
@@ -60,28 +63,16 @@ static bool is_random(const gl_node *n)
     return false;
 }
 
-static const gl_function *called_function(const gl_node *n)
-{
-    const gl_model *m = n->graph ? n->graph->model : NULL;
-    for (size_t i = 0; m && i < m->n_functions; i++) {
-        const gl_function *f = &m->functions[i];
-        if (f->name && strcmp(f->name, n->op_type) == 0 &&
-            strcmp(f->domain ? f->domain : "", n->domain ? n->domain : "") == 0)
-            return f;
-    }
-    return NULL;
-}
-
 static gl_op_effects max_effects(gl_op_effects a, gl_op_effects b) { return a > b ? a : b; }
 
-static gl_op_effects node_effects(const gl_node *n, int depth);
+static gl_op_effects node_effects(const gl_node *n, gl_expansion *calls);
 
-static gl_op_effects graph_effects(const gl_graph *g, int depth)
+static gl_op_effects graph_effects(const gl_graph *g, gl_expansion *calls)
 {
     gl_op_effects e = GL_EFFECT_PURE;
     gl_node *n;
     gl_foreach_node(g, i, n)
-        e = max_effects(e, node_effects(n, depth));
+        e = max_effects(e, node_effects(n, calls));
     return e;
 }
 
@@ -92,25 +83,32 @@ static size_t attr_subgraphs(const gl_attr *a, gl_graph *const **subs)
     return a->type == GL_ATTR_GRAPH ? 1 : a->type == GL_ATTR_GRAPHS ? a->n : 0;
 }
 
-static gl_op_effects node_effects(const gl_node *n, int depth)
+static gl_op_effects node_effects(const gl_node *n, gl_expansion *calls)
 {
     gl_op_effects e = GL_EFFECT_UNKNOWN;
     const gl_function *f;
-    if (domain_is_pure(n->domain))
+    if (domain_is_pure(n->domain)) {
         e = is_random(n) ? GL_EFFECT_RANDOM : GL_EFFECT_PURE;
-    else if ((f = called_function(n)) && f->body && depth < MAX_CALL_DEPTH)
-        e = graph_effects(f->body, depth + 1);
+    } else if ((f = gl_called_function(n->graph ? n->graph->model : NULL, n)) &&
+               gl_expansion_enter(calls, f, NULL) == GL_OK) {
+        e = graph_effects(f->body, calls);
+        gl_expansion_leave(calls);
+    }
     for (size_t a = 0; a < n->n_attrs && e != GL_EFFECT_UNKNOWN; a++) {
         gl_graph *const *subs;
         size_t n_subs = attr_subgraphs(&n->attrs[a], &subs);
         for (size_t s = 0; s < n_subs; s++)
             if (subs[s])
-                e = max_effects(e, graph_effects(subs[s], depth));
+                e = max_effects(e, graph_effects(subs[s], calls));
     }
     return e;
 }
 
-gl_op_effects gl_node_effects(const gl_node *n) { return node_effects(n, 0); }
+gl_op_effects gl_node_effects(const gl_node *n)
+{
+    gl_expansion calls = {.max_nodes = MAX_EFFECTS_NODES};
+    return node_effects(n, &calls);
+}
 
 static bool runs_bodies(const gl_node *n)
 {

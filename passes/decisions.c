@@ -2,6 +2,7 @@
 #include "passes/decisions.h"
 
 #include "ir/status.h"
+#include "util/escape.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -101,26 +102,27 @@ const char *gl_decision_number_text(const gl_decision *d, const char *key)
     return n ? n->text : NULL;
 }
 
-/* Integers print without a fraction ("bytes=4096", not "4096.000000"). */
+/* Integers print without a fraction ("bytes=4096", not "4096.000000"). Reasons, nodes
+ * and texts name things of the model: escaped for the terminal. */
 static void print_number(const gl_decision_number *n, FILE *f)
 {
     if (n->text)
-        fprintf(f, "%s=%s", n->key, n->text);
+        fprintf(f, "%s=%s", gl_esc(n->key), gl_esc(n->text));
     else if (n->value == floor(n->value) && fabs(n->value) < 1e15)
-        fprintf(f, "%s=%.0f", n->key, n->value);
+        fprintf(f, "%s=%.0f", gl_esc(n->key), n->value);
     else
-        fprintf(f, "%s=%g", n->key, n->value);
+        fprintf(f, "%s=%g", gl_esc(n->key), n->value);
 }
 
 void gl_decision_print(const gl_decision *d, FILE *f)
 {
     fprintf(f, "  #%-4lld %-8s %s: %s", (long long)d->id,
-            d->verdict == GL_APPLIED ? "APPLIED" : gl_verdict_name(d->verdict), d->rule,
-            d->reason);
+            d->verdict == GL_APPLIED ? "APPLIED" : gl_verdict_name(d->verdict), gl_esc(d->rule),
+            gl_esc(d->reason));
     if (d->n_nodes) {
         fputs("  [", f);
         for (size_t i = 0; i < d->n_nodes; i++)
-            fprintf(f, "%s%s", i ? ", " : "", d->nodes[i]);
+            fprintf(f, "%s%s", i ? ", " : "", gl_esc(d->nodes[i]));
         fputc(']', f);
     }
     if (d->n_numbers) {

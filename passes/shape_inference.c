@@ -25,6 +25,7 @@
 #include "passes/passes.h"
 
 #include "exec/exec.h"
+#include "ir/calls.h"
 #include "ops/opkit.h"
 
 #include <stdarg.h>
@@ -150,22 +151,11 @@ static int64_t static_count(const gl_type *t, int64_t limit)
 
 /* ---- what may be evaluated ------------------------------------------------------------ */
 
-static const gl_function *called_function(const gl_model *m, const gl_node *n)
-{
-    for (size_t i = 0; m && i < m->n_functions; i++) {
-        const gl_function *f = &m->functions[i];
-        if (f->name && strcmp(f->name, n->op_type) == 0 &&
-            strcmp(f->domain ? f->domain : "", n->domain ? n->domain : "") == 0)
-            return f;
-    }
-    return NULL;
-}
-
 const char *gl_node_eval_blocker(const gl_model *m, const gl_node *n, char *buf, size_t len)
 {
-    const gl_op_def *def = called_function(m, n) ? NULL : gl_op_for_node(m, n);
+    const gl_op_def *def = gl_called_function(m, n) ? NULL : gl_op_for_node(m, n);
     const char *dom = n->domain && *n->domain ? n->domain : "ai.onnx";
-    if (called_function(m, n))
+    if (gl_called_function(m, n))
         snprintf(buf, len, "%s '%s' calls a model-local function", n->op_type, n->name);
     else if (!def)
         snprintf(buf, len, "%s '%s': op not in the registry (domain '%s')", n->op_type,
@@ -203,6 +193,9 @@ typedef struct infer_run {
     bool stopped;      /* the rewrite budget is spent */
     bool quiet;        /* inside a function body: nothing recorded or counted */
     int depth;         /* bodies and function calls being inferred */
+    gl_expansion calls; /* every call typed in this run, against the shared bound */
+    gl_status fatal;   /* a call refused by that bound: the run stops and fails */
+    char fatal_msg[1024];
     missing_op *missing;
     size_t n_missing, cap_missing;
 } infer_run;
@@ -927,7 +920,7 @@ static gl_status run_shape_function(infer_run *r, graph_state *gs, gl_node *n,
                                     const gl_type *const *types,
                                     const gl_tensor *const *vals, gl_type *out)
 {
-    const gl_function *f = called_function(r->m, n);
+    const gl_function *f = gl_called_function(r->m, n);
     if (f)
         return infer_call(r, gs, n, f, types, out);
     const gl_op_def *def = gl_op_for_node(r->m, n);
@@ -965,7 +958,7 @@ static void infer_node(infer_run *r, graph_state *gs, gl_node *n)
             evaluate(r, gs, n, vals);
             propagate_sym(gs, n);
         }
-    } else if (st != GL_ERR_UNSUPPORTED) {
+    } else if (st != GL_ERR_UNSUPPORTED && !r->fatal) {
         record_shape_error(r, n);
     }
     gl_error_clear();
@@ -1084,6 +1077,15 @@ static gl_status infer_call(infer_run *r, graph_state *gs, const gl_node *n,
     if (r->depth >= MAX_NESTING)
         return gl_fail(GL_ERR_INPUT, "%s: function calls nest deeper than %d", where,
                        MAX_NESTING);
+    /* Unlike a shape function's complaint about one node, a call the bound refuses
+     * (recursion, a fan-out of calls) stops the whole run: going on would expand the
+     * next call of the same kind, and the next. */
+    gl_status st = gl_expansion_enter(&r->calls, f, where);
+    if (st != GL_OK) {
+        r->fatal = st;
+        snprintf(r->fatal_msg, sizeof(r->fatal_msg), "%s", gl_error_message());
+        return st;
+    }
     /* Keep every type of the body to put back afterwards. */
     gl_type *saved = gl_xcalloc(body->n_values ? body->n_values : 1, sizeof(gl_type));
     for (size_t i = 0; i < body->n_values; i++) {
@@ -1097,9 +1099,10 @@ static gl_status infer_call(infer_run *r, graph_state *gs, const gl_node *n,
     bool quiet = r->quiet;
     r->quiet = true;
     r->depth++;
-    gl_status st = infer_graph(r, body, NULL);
+    st = infer_graph(r, body, NULL);
     r->depth--;
     r->quiet = quiet;
+    gl_expansion_leave(&r->calls);
     for (size_t i = 0; st == GL_OK && i < n->n_outputs && i < body->n_outputs; i++)
         gl_type_copy(&out_types[i], &body->outputs[i]->type);
     restore_attributes(swaps, n_swaps);
@@ -1125,7 +1128,7 @@ static gl_status infer_graph(infer_run *r, gl_graph *g, const graph_state *outer
                       gl_xcalloc(g->n_values + 1, sizeof(symval *)), g->n_values};
     gl_node *n;
     gl_foreach_node(g, i, n) {
-        if (r->stopped)
+        if (r->stopped || r->fatal)
             break;
         infer_node(r, &gs, n);
     }
@@ -1140,11 +1143,20 @@ static gl_status infer_graph(infer_run *r, gl_graph *g, const graph_state *outer
     return GL_OK;
 }
 
+static gl_status infer_root(infer_run *r, gl_graph *g)
+{
+    gl_expansion_init(&r->calls, r->m);
+    gl_status st = infer_graph(r, g, NULL);
+    if (r->fatal)
+        st = gl_fail(r->fatal, "%s", r->fatal_msg);
+    report_missing(r);
+    return st;
+}
+
 gl_status gl_infer_graph(gl_model *m, gl_graph *g, gl_pass_ctx *ctx, size_t *changed)
 {
     infer_run r = {.m = m, .ctx = ctx};
-    gl_status st = infer_graph(&r, g, NULL);
-    report_missing(&r);
+    gl_status st = infer_root(&r, g);
     if (changed)
         *changed = r.changed;
     return st;
@@ -1191,8 +1203,7 @@ gl_status gl_pass_shape_inference(gl_graph *g, gl_pass_ctx *ctx)
 {
     infer_run r = {.m = ctx->model ? ctx->model : g->model, .ctx = ctx};
     int64_t summary = ctx->log && gl_graph_is_sorted(g) ? summary_record(ctx)->id : -1;
-    gl_status st = infer_graph(&r, g, NULL);
-    report_missing(&r);
+    gl_status st = infer_root(&r, g);
     if (st != GL_OK)
         return st;
     type_census c = {0};

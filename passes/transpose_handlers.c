@@ -156,7 +156,7 @@ static bool default_axis(const gl_node *n, int64_t *axis)
 
 static bool check_axis(const gl_tp_args *a, gl_tp_plan *plan, char *why, size_t len)
 {
-    const gl_attr *at = gl_node_attr(a->node, "axis");
+    const gl_attr *at = gl_node_attr_typed(a->node, "axis", GL_ATTR_INT);
     int64_t axis;
     if (at)
         axis = at->i;
@@ -331,7 +331,8 @@ static bool check_pad(const gl_tp_args *a, gl_tp_plan *plan, char *why, size_t l
     const gl_node *n = a->node;
     if (a->run->opset < 11) {
         const gl_attr *pads = gl_node_attr(n, "pads");
-        if (!pads || pads->type != GL_ATTR_INTS || pads->n != 2 * (size_t)a->rank)
+        if (!pads || pads != gl_node_attr_typed(n, "pads", GL_ATTR_INTS) ||
+            pads->n != 2 * (size_t)a->rank)
             return refuse(why, len, "Pad '%s': pads attribute absent or not 2 x rank %d long",
                           n->name, a->rank);
         plan->mode = PAD_ATTR;
@@ -416,7 +417,7 @@ static bool check_resize(const gl_tp_args *a, gl_tp_plan *plan, char *why, size_
                           (long long)want);
     }
     if (a->run->opset >= 18 && axes) {
-        if (axes->type != GL_ATTR_INTS || axes->n > GL_MAX_RANK)
+        if (axes != gl_node_attr_typed(n, "axes", GL_ATTR_INTS) || axes->n > GL_MAX_RANK)
             return refuse(why, len, "Resize '%s': bad axes attribute", a->node->name);
         int64_t norm[GL_MAX_RANK];
         memcpy(norm, axes->ints, axes->n * sizeof(int64_t));

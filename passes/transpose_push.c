@@ -224,8 +224,9 @@ bool gl_tp_read_axes(const gl_tp_run *run, const gl_node *n, const char *attr, s
     *count = 0;
     if (run->opset < input_since) {
         const gl_attr *a = gl_node_attr(n, attr);
-        *present = a && a->type == GL_ATTR_INTS;
-        if (*present && a->n > GL_MAX_RANK)
+        *present = a != NULL;
+        /* axes of another type are no axes we can read: never "all axes" */
+        if (a && (a != gl_node_attr_typed(n, attr, GL_ATTR_INTS) || a->n > GL_MAX_RANK))
             return false;
         if (*present) {
             *vals = gl_xmalloc((a->n ? a->n : 1) * sizeof(int64_t));
@@ -1171,15 +1172,14 @@ static void find_leads(gl_tp_run *run)
 
 bool gl_tp_read_perm(const gl_node *t, int64_t *perm, int *rank)
 {
-    size_t n;
-    const int64_t *p = gl_attr_ints(t, "perm", &n);
-    if (gl_node_attr(t, "perm")) {
-        if (!p && n)
+    const gl_attr *a = gl_node_attr(t, "perm");
+    if (a) {
+        /* A perm of another type is no permutation we can read: never the default. */
+        if (a != gl_node_attr_typed(t, "perm", GL_ATTR_INTS) || a->n > GL_MAX_RANK)
             return false;
-        if (n > GL_MAX_RANK)
-            return false;
-        memcpy(perm, p, n * sizeof(int64_t));
-        *rank = (int)n;
+        for (size_t i = 0; i < a->n; i++)
+            perm[i] = a->ints[i];
+        *rank = (int)a->n;
     } else {
         int r = t->n_inputs ? gl_tp_rank(t->inputs[0]) : GL_RANK_UNKNOWN;
         if (r < 0)

@@ -2,6 +2,7 @@
  * workbench on a model (the model summary when not on a terminal). */
 #include "cli/cli.h"
 #include "ui/ui.h"
+#include "util/escape.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -34,12 +35,14 @@ int main(int argc, char **argv)
         if (cmd)
             return cmd->run(argc - 1, argv + 1);
         if (argv[1][0] == '-') {
-            fprintf(stderr, "graphlab: unknown option '%s' (see graphlab --help)\n", argv[1]);
+            fprintf(stderr, "graphlab: unknown option '%s' (see graphlab --help)\n",
+                    gl_esc(argv[1]));
             return GL_EXIT_BAD;
         }
     }
     if (argc > 2) {
-        fprintf(stderr, "graphlab: unexpected argument '%s' (see graphlab --help)\n", argv[2]);
+        fprintf(stderr, "graphlab: unexpected argument '%s' (see graphlab --help)\n",
+                gl_esc(argv[2]));
         return GL_EXIT_BAD;
     }
     const char *model = argc >= 2 ? argv[1] : default_model();

@@ -6,13 +6,17 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
+#include "passes/passes.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -46,6 +50,14 @@ static void expect_floats(const gl_tensor *t, const float *want, int64_t n, cons
 static bool message_has(const char *needle)
 {
     return strstr(gl_error_message(), needle) != NULL;
+}
+
+/* A model of the source tree (rel from its top), loaded or the test fails. */
+static gl_model *load_src(const char *rel)
+{
+    gl_model *m = NULL;
+    cr_assert_eq(gl_model_load(tu_src(rel), NULL, &m), GL_OK, "%s: %s", rel, gl_error_message());
+    return m;
 }
 
 static gl_attr graph_attr(const char *name, gl_graph *g)
@@ -654,6 +666,35 @@ Test(exec, eval_node_runs_a_function_call)
     gl_model_free(m);
 }
 
+/* Hostile calls (tests/data/make_hostile_exec.py, make_bad_models.py): every walk that
+ * expands calls refuses them under the one bound — the planner and shape inference with
+ * a message naming the outermost call, the effects analysis by answering "unknown". */
+Test(exec, hostile_function_calls_are_refused_by_every_walk)
+{
+    static const struct {
+        const char *file, *call, *needle;
+    } cases[] = {
+        {"tests/data/bad/function_recursive.onnx", "'call'", "'twice' calls itself"},
+        {"tests/data/bad/function_fanout.onnx", "'call_f25'", "expand to more than"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_model *m = load_src(cases[c].file);
+        gl_exec *e = NULL;
+        cr_expect_eq(gl_exec_create(m, NULL, &e), GL_ERR_INPUT, "%s: planned", cases[c].file);
+        cr_expect(message_has(cases[c].needle) && message_has(cases[c].call),
+                  "%s: plan: '%s'", cases[c].file, gl_error_message());
+        gl_exec_free(e);
+        gl_error_clear();
+        cr_expect_eq(gl_infer_graph(m, m->graph, NULL, NULL), GL_ERR_INPUT, "%s: typed",
+                     cases[c].file);
+        cr_expect(message_has(cases[c].needle) && message_has(cases[c].call),
+                  "%s: shapes: '%s'", cases[c].file, gl_error_message());
+        cr_expect_eq(gl_node_effects(m->graph->nodes[0]), GL_EFFECT_UNKNOWN, "%s: effects",
+                     cases[c].file);
+        gl_model_free(m);
+    }
+}
+
 /* ---- gl_eval_node ------------------------------------------------------------------------------ */
 
 Test(exec, eval_node_plain)
@@ -709,6 +750,155 @@ Test(exec, eval_node_with_subgraph)
     expect_floats(y, (const float[]){4, 10}, 2, "folded If");
     gl_tensor_free(y);
     gl_tensor_free(cond);
+    gl_model_free(m);
+}
+
+/* ---- bounds of a run: memory, iterations, cancellation ------------------------------------- */
+
+/* Run m once with `o` on inputs (graph-input order; random-free: the tests pass them). */
+static gl_status run_with(const gl_model *m, const gl_exec_options *o,
+                          const gl_tensor *const *inputs, size_t n_inputs)
+{
+    gl_exec *e = NULL;
+    gl_status st = gl_exec_create(m, o, &e);
+    size_t n_out = m->graph->n_outputs;
+    gl_tensor **outs = gl_xcalloc(n_out + 1, sizeof(*outs));
+    if (st == GL_OK)
+        st = gl_exec_run(e, inputs, n_inputs, outs, n_out);
+    for (size_t i = 0; i < n_out; i++)
+        gl_tensor_free(outs[i]);
+    free(outs);
+    gl_exec_free(e);
+    return st;
+}
+
+/* Every needle (up to 4) is in the message. */
+static bool message_has_all(const char *const *needles)
+{
+    for (int i = 0; i < 4 && needles[i]; i++)
+        if (!message_has(needles[i]))
+            return false;
+    return true;
+}
+
+/* relu_add_model holds x (24 bytes, the caller's), then r = Relu(x) (24) and, while r is
+ * alive, y = r + c (24): 72 bytes at the peak. c is an initializer: not counted. */
+Test(exec, memory_limit_counts_every_tensor_alive)
+{
+    static const struct {
+        size_t max_memory;
+        gl_status expect;
+        const char *needles[4];
+    } cases[] = {
+        {72, GL_OK, {NULL}},
+        {71, GL_ERR_NOMEM, {"node 'a' (Add): output 'a_out0' float[2,3] (24 bytes) would bring "
+                            "the tensors alive to 72 bytes", "limit (--max-memory) of 71"}},
+        {47, GL_ERR_NOMEM, {"node 'r' (Relu): output", "to 48 bytes"}},
+        {23, GL_ERR_NOMEM, {"node 'r' (Relu): output 'r_out0' float[2,3] takes 24 bytes"}},
+    };
+    gl_model *m = relu_add_model();
+    gl_tensor *x = tu_tensor_f32(2, D23, (const float[]){-1, 2, -3, 4, -5, 6});
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_exec_options o = {.max_memory = cases[c].max_memory};
+        gl_error_clear();
+        gl_status st = run_with(m, &o, (const gl_tensor *[]){x}, 1);
+        cr_expect_eq(st, cases[c].expect, "limit %zu: status %d (%s)", cases[c].max_memory, st,
+                     gl_error_message());
+        cr_expect(message_has_all(cases[c].needles), "limit %zu: '%s'", cases[c].max_memory,
+                  gl_error_message());
+    }
+    gl_tensor_free(x);
+    gl_model_free(m);
+}
+
+/* The hostile fixtures (tests/data/make_hostile_exec.py) end, with the node and value
+ * named. x = [0] feeds the loops. */
+Test(exec, hostile_runs_end_at_the_limits)
+{
+    static const struct {
+        const char *file;
+        size_t max_memory;
+        uint64_t max_iterations;
+        gl_status expect;
+        const char *needles[4];
+    } cases[] = {
+        {"loop_huge_trip.onnx", 0, 1000, GL_ERR_INPUT,
+         {"node 'forever' (Loop): more than 1000 loop iterations", "--max-iterations"}},
+        {"loop_while_forever.onnx", 0, 1000, GL_ERR_INPUT,
+         {"node 'forever' (Loop): more than 1000"}},
+        /* 256 KiB pieces: the stack of 64 of them (16 MiB) is refused at 24 MiB, while 32
+         * pieces and the 64-piece stack they are copied into are alive. */
+        {"loop_scan_growing.onnx", 24u << 20, 0, GL_ERR_NOMEM,
+         {"node 'forever' (Loop): scan output 'ys' float[64,65536] (16777216 bytes)",
+          "over the memory limit"}},
+        {"loop_scan_huge_trip.onnx", 24u << 20, 0, GL_ERR_NOMEM, {"scan output 'ys' float[64,65536]"}},
+        {"huge_intermediate.onnx", 1u << 30, 0, GL_ERR_NOMEM,
+         {"node 'fill' (ConstantOfShape): output 'big' float[65536,65536] takes 17179869184 "
+          "bytes"}},
+    };
+    gl_tensor *x = tu_tensor_f32(1, (const int64_t[]){1}, (const float[]){0});
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        char rel[256];
+        snprintf(rel, sizeof(rel), "tests/data/bad/%s", cases[c].file);
+        gl_model *m = load_src(rel);
+        gl_exec_options o = {.max_memory = cases[c].max_memory,
+                             .max_iterations = cases[c].max_iterations};
+        gl_status st = run_with(m, &o, (const gl_tensor *[]){x}, 1);
+        cr_expect_eq(st, cases[c].expect, "%s: status %d", rel, st);
+        cr_expect(message_has_all(cases[c].needles), "%s: '%s'", rel, gl_error_message());
+        gl_model_free(m);
+    }
+    gl_tensor_free(x);
+}
+
+/* Folding and shape inference evaluate nodes on their own: a constant loop that never
+ * ends stops at GL_EVAL_MAX_ITERATIONS. */
+Test(exec, eval_node_caps_loop_iterations)
+{
+    gl_model *m = load_src("tests/data/bad/loop_huge_trip_const.onnx");
+    const gl_node *loop = m->graph->nodes[0];
+    const gl_tensor *in[3];
+    for (size_t i = 0; i < 3; i++)
+        in[i] = loop->inputs[i] ? loop->inputs[i]->init : NULL;
+    gl_tensor *out = NULL;
+    cr_expect_eq(gl_eval_node(m, loop, in, &out), GL_ERR_INPUT);
+    cr_expect(message_has("more than 65536 loop iterations"), "'%s'", gl_error_message());
+    cr_expect_null(out);
+    gl_model_free(m);
+}
+
+static void *cancel_soon(void *flag)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store((atomic_bool *)flag, true);
+    return NULL;
+}
+
+/* A flag set before the run stops it at the first node; one set from another thread while
+ * a loop runs stops the loop (were it not, the iteration cap would end it, seconds later,
+ * with another status). */
+Test(exec, cancel_stops_between_nodes_and_iterations)
+{
+    atomic_bool flag = true;
+    gl_model *m = relu_add_model();
+    gl_tensor *x = tu_tensor_f32(2, D23, (const float[]){-1, 2, -3, 4, -5, 6});
+    gl_exec_options o = {.cancel = &flag};
+    cr_expect_eq(run_with(m, &o, (const gl_tensor *[]){x}, 1), GL_ERR_CANCELLED);
+    cr_expect(message_has("node 'r' (Relu): cancelled"), "'%s'", gl_error_message());
+    gl_tensor_free(x);
+    gl_model_free(m);
+
+    m = load_src("tests/data/bad/loop_while_forever.onnx");
+    x = tu_tensor_f32(1, (const int64_t[]){1}, (const float[]){0});
+    atomic_store(&flag, false);
+    o = (gl_exec_options){.cancel = &flag, .max_iterations = (uint64_t)1 << 24};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, cancel_soon, &flag), 0);
+    cr_expect_eq(run_with(m, &o, (const gl_tensor *[]){x}, 1), GL_ERR_CANCELLED);
+    pthread_join(t, NULL);
+    cr_expect(message_has(": cancelled"), "'%s'", gl_error_message());
+    gl_tensor_free(x);
     gl_model_free(m);
 }
 

@@ -3,6 +3,9 @@
  * Every edit is followed by gl_graph_verify; expected names, counts and use lists are
  * worked out by hand from the contract in graph.h, not copied from the code's output.
  */
+#include "ir/calls.h"
+#include "ops/opkit.h"
+#include "passes/transpose.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -793,6 +796,68 @@ Test(ir, attributes_set_get_replace_remove)
     gl_model_free(f.m);
 }
 
+/* Graphs built by passes and tests are not checked against op schemas: an attribute of
+ * another type, a list without its array or an unbound reference must read as absent,
+ * never as a value of another type (and never through NULL). */
+Test(ir, accessors_never_read_one_type_as_another)
+{
+    gl_model *m = tu_model(13);
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, D2);
+    gl_node *n = tu_node(m->graph, "Transpose", "t", 1, x);
+    gl_node_set_attr_floats(n, "perm", (const float[]){1, 0}, 2);
+    gl_node_set_attr_float(n, "f", 2.5f);
+    gl_node_set_attr_int(n, "i", 3);
+    gl_attr a = {.name = gl_xstrdup("hollow"), .type = GL_ATTR_INTS, .n = 3};
+    gl_node_take_attr(n, &a);
+    a = (gl_attr){.name = gl_xstrdup("no_tensor"), .type = GL_ATTR_TENSOR};
+    gl_node_take_attr(n, &a);
+    a = (gl_attr){.name = gl_xstrdup("no_graph"), .type = GL_ATTR_GRAPH};
+    gl_node_take_attr(n, &a);
+    a = (gl_attr){.name = gl_xstrdup("ref"), .type = GL_ATTR_INT, .i = 9,
+                  .ref_attr_name = gl_xstrdup("caller")};
+    gl_node_take_attr(n, &a);
+
+    static const struct {
+        const char *name;
+        gl_attr_type type;
+        bool found;
+    } typed[] = {
+        {"perm", GL_ATTR_FLOATS, true},  {"perm", GL_ATTR_INTS, false},
+        {"f", GL_ATTR_FLOAT, true},      {"f", GL_ATTR_INT, false},
+        {"i", GL_ATTR_INT, true},        {"i", GL_ATTR_STRING, false},
+        {"hollow", GL_ATTR_INTS, false}, {"no_tensor", GL_ATTR_TENSOR, false},
+        {"no_graph", GL_ATTR_GRAPH, false}, {"ref", GL_ATTR_INT, false},
+        {"absent", GL_ATTR_INT, false},
+    };
+    for (size_t k = 0; k < GL_ARRAY_LEN(typed); k++)
+        cr_expect_eq(gl_node_attr_typed(n, typed[k].name, typed[k].type) != NULL,
+                     typed[k].found, "'%s' as %s", typed[k].name,
+                     gl_attr_type_name(typed[k].type));
+
+    cr_expect_eq(gl_node_attr_int(n, "f", 7), 7);
+    cr_expect_float_eq(gl_node_attr_float(n, "i", 7.0f), 7.0f, 0);
+    cr_expect_str_eq(gl_node_attr_string(n, "i", "dflt"), "dflt");
+    cr_expect_eq(gl_node_attr_int(n, "ref", 5), 5, "an unbound reference has no value");
+    size_t count = 99;
+    cr_expect_null(gl_attr_ints(n, "perm", &count));
+    cr_expect_eq(count, 0);
+    cr_expect_not_null(gl_attr_floats(n, "perm", &count));
+    cr_expect_eq(count, 2);
+    cr_expect_null(gl_attr_ints(n, "hollow", &count));
+    cr_expect_eq(count, 0);
+
+    int64_t perm[GL_MAX_RANK];
+    int rank = -1;
+    cr_expect(!gl_tp_read_perm(n, perm, &rank), "a floats perm is not the default perm");
+    gl_node_remove_attr(n, "perm");
+    a = (gl_attr){.name = gl_xstrdup("perm"), .type = GL_ATTR_INTS, .n = 2};
+    gl_node_take_attr(n, &a);
+    cr_expect(!gl_tp_read_perm(n, perm, &rank), "a perm without its ints is not read");
+    cr_expect_str_eq(gl_attr_type_name(GL_ATTR_SPARSE_TENSORS), "sparse_tensors");
+    cr_expect_str_eq(gl_attr_type_name((gl_attr_type)99), "?");
+    gl_model_free(m);
+}
+
 Test(ir, node_is_accepts_only_the_default_domain)
 {
     static const struct {
@@ -1214,4 +1279,82 @@ Test(ir, many_values_with_one_hint)
     cr_assert_null(gl_find_value(m->graph, "t_20000"));
     VERIFY_OK(m->graph);
     gl_model_free(m);
+}
+
+/* ---- the bound on expanding function calls (ir/calls.h) ------------------------------ */
+
+/* One step of a walk: enter function `fn` (an index into the table's functions; -1 leaves
+ * the innermost call), expecting `st` and, on a refusal, `needle` in the message. */
+typedef struct expand_step {
+    int fn;
+    gl_status st;
+    const char *needle;
+} expand_step;
+
+typedef struct expand_case {
+    const char *name;
+    size_t max_nodes; /* 0: the default */
+    expand_step steps[40];
+    int n_steps;
+} expand_case;
+
+Test(calls, expansion_refuses_recursion_depth_and_fan_out)
+{
+    /* f0..f39: distinct functions whose bodies hold two nodes each. */
+    enum { NF = 40 };
+    gl_model *owner = tu_model(13);
+    gl_function fns[NF];
+    gl_value *x = tu_input(owner->graph, "x", GL_DT_FLOAT, 1, D2);
+    gl_node *a = tu_node(owner->graph, "Relu", "a", 1, x);
+    tu_node(owner->graph, "Relu", "b", 1, out0(a));
+    char names[NF][8];
+    for (int i = 0; i < NF; i++) {
+        snprintf(names[i], sizeof(names[i]), "f%d", i);
+        fns[i] = (gl_function){.name = names[i], .body = owner->graph};
+    }
+    expand_case deep = {"33 distinct nested calls", 0, {{0}}, 33};
+    for (int i = 0; i < 32; i++)
+        deep.steps[i] = (expand_step){i, GL_OK, NULL};
+    deep.steps[32] = (expand_step){32, GL_ERR_INPUT, "deeper than 32"};
+    const expand_case cases[] = {
+        {"a call of a function already on the chain",
+         0, {{0, GL_OK, NULL}, {1, GL_OK, NULL}, {0, GL_ERR_INPUT, "'f0' calls itself"}}, 3},
+        {"the chain is named in the refusal",
+         0, {{0, GL_OK, NULL}, {1, GL_OK, NULL}, {0, GL_ERR_INPUT, "(f0 -> f1 -> f0)"}}, 3},
+        {"a sibling call is no recursion",
+         0, {{0, GL_OK, NULL}, {1, GL_OK, NULL}, {-1, GL_OK, NULL}, {1, GL_OK, NULL}}, 4},
+        {"bodies count until the bound",
+         5, {{0, GL_OK, NULL}, {-1, GL_OK, NULL}, {0, GL_OK, NULL}, {-1, GL_OK, NULL},
+             {0, GL_ERR_INPUT, "more than 5 nodes"}}, 5},
+        {"over the bound, every later call is refused",
+         3, {{0, GL_OK, NULL}, {1, GL_ERR_INPUT, "more than 3"}, {-1, GL_OK, NULL},
+             {2, GL_ERR_INPUT, "more than 3"}}, 4},
+        deep,
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_expansion xp = {.max_nodes = cases[c].max_nodes};
+        for (int s = 0; s < cases[c].n_steps; s++) {
+            const expand_step *step = &cases[c].steps[s];
+            if (step->fn < 0) {
+                gl_expansion_leave(&xp);
+                continue;
+            }
+            gl_error_clear();
+            gl_status st = gl_expansion_enter(&xp, &fns[step->fn], "m.onnx: node 'c' (f)");
+            cr_expect_eq(st, step->st, "%s, step %d: status %d, expected %d (%s)",
+                         cases[c].name, s, st, step->st, gl_error_message());
+            if (step->needle)
+                cr_expect(strstr(gl_error_message(), step->needle) &&
+                              strstr(gl_error_message(), "m.onnx: node 'c' (f): "),
+                          "%s, step %d: '%s' lacks '%s' or the call's place", cases[c].name,
+                          s, gl_error_message(), step->needle);
+        }
+    }
+    /* Without a place, a refusal leaves no message (walks with a safe fallback). */
+    gl_expansion xp = {0};
+    cr_assert_eq(gl_expansion_enter(&xp, &fns[0], NULL), GL_OK);
+    gl_error_clear();
+    cr_expect_eq(gl_expansion_enter(&xp, &fns[0], NULL), GL_ERR_INPUT);
+    cr_expect_str_eq(gl_error_message(), "");
+    gl_model_free(owner);
 }

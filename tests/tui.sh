@@ -244,6 +244,31 @@ start 100 30 -- "$work/no-such-model.onnx"
 check "a missing model exits 2" [ "$(wait_rc)" = 2 ]
 check "the missing model is named" wait_for "no-such-model.onnx: cannot open"
 
+# A function calling itself used to keep shape inference expanding forever: the pipeline
+# now stops with the reason, and the workbench stays usable.
+start 240 30 -- "$SRC/tests/data/bad/function_recursive.onnx"
+check "a recursive function stops the pipeline, said on screen" \
+    wait_for "the pipeline stopped: "
+check "...with the reason" wait_for "function 'twice' calls itself"
+keys q
+check "q exits 0 after the pipeline stopped" [ "$(wait_rc)" = 0 ]
+
+# --- names that are terminal control sequences (tests/data/hostile_names.onnx) ---------------------
+# ESC [2J would clear the screen, CR/LF move the cursor, U+202E reverse the row: drawn as
+# their escapes, like the command line prints them.
+start 100 30 -- "$SRC/tests/data/hostile_names.onnx"
+check "hostile names: the nodes show escaped" wait_for 'tA\x1B[2J\x07'
+check "hostile names: CR LF escaped" wait_for 'tB\x0D\x0AFAKE: all good'
+check "hostile names: a bidi override escaped" wait_for 'relu\u{202E}evil'
+check "hostile names: no control or bidi character on the screen" sh -c \
+    "! $T capture-pane -p -t t | grep -qP '[\x00-\x08\x0b-\x1f\x7f\x{80}-\x{9f}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}]'"
+keys q
+check "hostile names: q exits 0" [ "$(wait_rc)" = 0 ]
+start 200 30 -- "$SRC/tests/data/bad/hostile_names_attr.onnx"
+check "a bad hostile node exits 2" [ "$(wait_rc)" = 2 ]
+check "its message names the node, escaped, on one line" \
+    wait_for "node 'tr\\x1B[2J\\x0D\\x0A\\u{202E}' (Transpose): attribute 'perm'"
+
 # --- C-c while work runs: only with a big model (bench/make_big_models.py needs onnx) ---------------
 if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "passes/passes.h"
+#include "util/escape.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -557,11 +558,16 @@ int gl_ui_attr(const gl_ui *ui, gl_ui_role role)
     return role < GL_ROLE_COUNT ? role_attr[role] : (int)A_NORMAL;
 }
 
+/* Columns as gl_ui_put draws s: an escaped character takes its escape's width. */
 int gl_ui_text_width(const char *s)
 {
     int w = 0;
-    for (; s && *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
+    char esc[GL_ESCAPE_CHAR_MAX];
+    size_t n;
+    for (; s && *s; s += n) {
+        size_t elen = gl_escape_char(s, esc, &n);
+        w += elen ? (int)elen : 1;
+    }
     return w;
 }
 
@@ -578,26 +584,33 @@ static int utf8_len(const unsigned char *s)
 
 static bool utf8_terminal;
 
+/* Names are drawn as the command line prints them (util/escape.h): controls, bidi
+ * controls and invalid bytes as their escapes, which cannot move the cursor, clear the
+ * screen or reorder the row. Without a UTF-8 terminal other non-ASCII shows as '?'. */
 int gl_ui_put(int y, int x, int width, int attr, const char *text)
 {
     char buf[2048];
     size_t used = 0;
     int cols = 0;
-    for (const unsigned char *p = (const unsigned char *)text; p && *p && cols < width;) {
-        int n = utf8_len(p);
-        if (*p < 0x20 || *p == 0x7f || n == 0 || (n > 1 && !utf8_terminal)) {
-            n = n ? n : 1; /* shown as one '?' */
+    size_t n;
+    for (const char *p = text; p && *p && cols < width; p += n) {
+        char esc[GL_ESCAPE_CHAR_MAX];
+        size_t elen = gl_escape_char(p, esc, &n);
+        if (elen) {
+            for (size_t i = 0; i < elen && cols < width && used + 1 < sizeof(buf); i++, cols++)
+                buf[used++] = esc[i];
+        } else if (n > 1 && !utf8_terminal) {
             if (used + 1 >= sizeof(buf))
                 break;
             buf[used++] = '?';
+            cols++;
         } else {
-            if (used + (size_t)n >= sizeof(buf))
+            if (used + n >= sizeof(buf))
                 break;
-            memcpy(buf + used, p, (size_t)n);
-            used += (size_t)n;
+            memcpy(buf + used, p, n);
+            used += n;
+            cols++;
         }
-        p += n;
-        cols++;
     }
     buf[used] = '\0';
     if (width <= 0)
@@ -861,7 +874,7 @@ int gl_ui_main(const char *model_path)
 {
     setlocale(LC_ALL, "");
     if (access(model_path, R_OK) != 0) { /* the common failure, before touching the tty */
-        fprintf(stderr, "graphlab: %s: cannot open: %s\n", model_path, strerror(errno));
+        fprintf(stderr, "graphlab: %s: cannot open: %s\n", gl_esc(model_path), strerror(errno));
         return GL_EXIT_BAD;
     }
     /* static: a cancelled job may outlive this function (it reads the pipeline), and
@@ -883,7 +896,7 @@ int gl_ui_main(const char *model_path)
     ui.runtime = &rt;
     if (!start_curses(&ui)) {
         fprintf(stderr, "graphlab: cannot use the terminal (TERM=%s)\n",
-                getenv("TERM") ? getenv("TERM") : "");
+                gl_esc(getenv("TERM")));
         gl_ui_free(&ui);
         return GL_EXIT_BAD;
     }
@@ -895,7 +908,7 @@ int gl_ui_main(const char *model_path)
     gl_set_fatal_hook(NULL);
     int rc = GL_EXIT_OK;
     if (ui.fatal[0]) {
-        fprintf(stderr, "graphlab: %s\n", ui.fatal);
+        fprintf(stderr, "graphlab: %s\n", gl_esc(ui.fatal));
         rc = GL_EXIT_BAD;
     }
     if (ui.job)

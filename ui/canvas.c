@@ -1,5 +1,6 @@
 /* canvas.c — the character grid of the graph view (see canvas.h). */
 #include "ui/canvas.h"
+#include "util/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,7 @@ static const struct { uint32_t lo, hi; } not_one_column[] = {
 
 static uint32_t one_column(uint32_t cp)
 {
-    if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
+    if (gl_codepoint_unsafe(cp)) /* a box has no room for the escape */
         return '?';
     for (size_t i = 0; i < sizeof(not_one_column) / sizeof(not_one_column[0]); i++)
         if (cp >= not_one_column[i].lo && cp <= not_one_column[i].hi)

@@ -3,6 +3,7 @@
 
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +24,8 @@ static const gl_command command_table[] = {
      "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
     {"run",
      "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND] [--rtol X] "
-     "[--atol Y] [--dim NAME=V] [--threads N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
+     "[--atol Y] [--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N] "
+     "[--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
      "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch)", gl_cmd_run},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
      "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",
@@ -44,20 +46,25 @@ const gl_command *gl_command_find(const char *name)
     return NULL;
 }
 
+/* Messages quote names from the model and the command line: escaped, they cannot drive
+ * the terminal or add lines (an escape is at most 4 bytes per byte of the message). */
 int gl_cli_fail(gl_status st)
 {
     const char *msg = gl_error_message();
-    fprintf(stderr, "graphlab: %s\n", *msg ? msg : gl_status_name(st));
+    char line[4 * 1024 + 1];
+    gl_escape(line, sizeof(line), *msg ? msg : gl_status_name(st));
+    fprintf(stderr, "graphlab: %s\n", line);
     return GL_EXIT_BAD;
 }
 
 int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "graphlab %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    fprintf(stderr, "graphlab %s: %s", cmd, gl_esc(msg));
     const gl_command *c = gl_command_find(cmd);
     if (c)
         fprintf(stderr, "\nusage: graphlab %s %s\n", c->name, c->usage);

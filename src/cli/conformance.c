@@ -12,6 +12,7 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "ops/ops.h"
+#include "util/escape.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -432,11 +433,11 @@ int gl_cmd_conformance(int argc, char **argv)
         run_isolated(&a, cases[i], &r);
         counts[r.verdict]++;
         if (r.verdict == VERDICT_FAIL)
-            printf("FAIL %s: %s\n", cases[i], r.reason);
+            printf("FAIL %s: %s\n", gl_esc(cases[i]), gl_esc(r.reason));
         else if (a.verbose && r.verdict == VERDICT_SKIP)
-            printf("SKIP %s: %s\n", cases[i], r.reason);
+            printf("SKIP %s: %s\n", gl_esc(cases[i]), gl_esc(r.reason));
         else if (a.verbose)
-            printf("PASS %s\n", cases[i]);
+            printf("PASS %s\n", gl_esc(cases[i]));
     }
     printf("%zu passed, %zu failed, %zu skipped\n", counts[VERDICT_PASS], counts[VERDICT_FAIL],
            counts[VERDICT_SKIP]);

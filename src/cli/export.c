@@ -10,6 +10,7 @@
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "render/render.h"
+#include "util/escape.h"
 #include "util/json.h"
 
 #include <errno.h>
@@ -187,15 +188,25 @@ static gl_status write_decisions_json(const char *model, const char *dir,
 
 /* ---- index.html ----------------------------------------------------------------------- */
 
+/* Names on the page read as in a terminal (util/escape.h): a bidi override would
+ * reorder the text in a browser as well. */
 static void html_escape(FILE *f, const char *s, size_t len)
 {
-    for (size_t i = 0; i < len && s[i]; i++) {
+    char esc[GL_ESCAPE_CHAR_MAX];
+    size_t n;
+    for (size_t i = 0; i < len && s[i]; i += n) {
+        n = 1;
         switch (s[i]) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
-        default: fputc(s[i], f);
+        case '\n': fputc('\n', f); break; /* the diff's lines */
+        default:
+            if (gl_escape_char(s + i, esc, &n))
+                fputs(esc, f);
+            else
+                fwrite(s + i, 1, n, f);
         }
     }
 }
@@ -360,7 +371,8 @@ int gl_cmd_export(int argc, char **argv)
         m = NULL; /* the pipeline owns it now */
         st = gl_export_pipeline(p, a.model, a.dir, NULL, NULL);
         if (st == GL_OK) {
-            printf("exported %zu steps to %s/ (index.html, decisions.json)\n", p->n_steps, a.dir);
+            printf("exported %zu steps to %s/ (index.html, decisions.json)\n", p->n_steps,
+                   gl_esc(a.dir));
             st = run; /* a failed pass still exports the steps before it, then fails */
         }
     }

@@ -1,5 +1,6 @@
 /* info.c — `graphlab info [--json] MODEL`: what is in a model file, at a glance. */
 #include "cli/cli.h"
+#include "util/escape.h"
 #include "util/json.h"
 
 #include <getopt.h>
@@ -55,7 +56,8 @@ static void summarize(const gl_model *m, model_summary *s)
     gl_node *n;
     gl_foreach_node(g, i, n)
         count_op(s, n);
-    qsort(s->ops, s->n_ops, sizeof(op_count), by_count_then_name);
+    if (s->n_ops) /* a graph without nodes has no array: qsort must not see NULL */
+        qsort(s->ops, s->n_ops, sizeof(op_count), by_count_then_name);
     s->node_count = g->live_nodes;
     s->node_count_total = gl_graph_count_nodes(g, true);
     for (size_t i = 0; i < g->n_inits; i++) {
@@ -158,14 +160,15 @@ static void print_value_line(const gl_value *v, int width)
 {
     char type[256];
     gl_type_format(&v->type, type, sizeof(type));
-    printf("  %-*s %s%s\n", width, v->name, type, v->init ? "  (has a default)" : "");
+    printf("  %-*s %s%s\n", width, gl_esc(v->name), gl_esc(type),
+           v->init ? "  (has a default)" : "");
 }
 
 static int name_width(gl_value *const *vals, size_t n)
 {
     int w = 8;
     for (size_t i = 0; i < n; i++) {
-        int len = (int)strlen(vals[i]->name);
+        int len = (int)strlen(gl_esc(vals[i]->name));
         if (len > w)
             w = len < 40 ? len : 40;
     }
@@ -178,16 +181,17 @@ static void print_text(const gl_model *m, const model_summary *s)
     char size[32], wsize[32];
     gl_format_bytes((double)s->file_bytes, size, sizeof(size));
     gl_format_bytes((double)s->initializer_bytes, wsize, sizeof(wsize));
-    printf("model      %s", m->path);
+    printf("model      %s", gl_esc(m->path));
     if (s->file_bytes >= 0)
         printf(" (%s)", size);
     printf("\nir         %lld\nopsets    ", (long long)m->ir_version);
     for (size_t i = 0; i < m->n_opsets; i++)
-        printf(" %s %lld%s", domain_name(m->opsets[i].domain), (long long)m->opsets[i].version,
+        printf(" %s %lld%s", gl_esc(domain_name(m->opsets[i].domain)),
+               (long long)m->opsets[i].version,
                i + 1 < m->n_opsets ? "," : "");
-    printf("\nproducer   %s %s\n", m->producer_name ? m->producer_name : "-",
-           m->producer_version ? m->producer_version : "");
-    printf("graph      %s: %zu nodes", g->name ? g->name : "", s->node_count);
+    printf("\nproducer   %s %s\n", m->producer_name ? gl_esc(m->producer_name) : "-",
+           gl_esc(m->producer_version));
+    printf("graph      %s: %zu nodes", gl_esc(g->name), s->node_count);
     if (s->node_count_total != s->node_count)
         printf(" (%zu with subgraphs)", s->node_count_total);
     printf(", %zu initializers (%s)", s->initializers, wsize);
@@ -204,7 +208,7 @@ static void print_text(const gl_model *m, const model_summary *s)
         print_value_line(g->outputs[i], w);
     printf("ops\n");
     for (size_t i = 0; i < s->n_ops; i++)
-        printf("  %-*s %zu\n", w, s->ops[i].op, s->ops[i].count);
+        printf("  %-*s %zu\n", w, gl_esc(s->ops[i].op), s->ops[i].count);
 }
 
 int gl_cmd_info(int argc, char **argv)

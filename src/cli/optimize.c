@@ -5,6 +5,7 @@
 
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
+#include "util/escape.h"
 #include "util/json.h"
 
 #include <getopt.h>
@@ -78,7 +79,7 @@ static void print_table(const optimize_args *a, const gl_pipeline *p)
                 gl_decision_print(&p->log.items[s->first_decision + i], stdout);
         }
     }
-    printf("wrote %s\n", a->out);
+    printf("wrote %s\n", gl_esc(a->out));
 }
 
 static void print_json(const optimize_args *a, const gl_pipeline *p)

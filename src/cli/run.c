@@ -1,11 +1,15 @@
 /* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl]
  * [--compare BACKEND] [--rtol X] [--atol Y] [--dim NAME=V] [--threads N]
- * [--save-outputs DIR] [--set PASS.OPT=V] [--plan]`: execute a model once.
+ * [--max-memory BYTES] [--max-iterations N] [--save-outputs DIR] [--set PASS.OPT=V]
+ * [--plan]`: execute a model once.
  *
  * Inputs come from DIR/input_*.pb, or are drawn from a fixed-seed generator (so two
- * runs, and two backends, see the same numbers). With --data the outputs are compared
- * with DIR/output_*.pb, with --compare with a second run on another backend; exit 1
- * when any comparison fails. */
+ * runs, and two backends, see the same numbers) in the declared shapes, a symbolic dim
+ * taking its --dim value or 1. With --data the outputs are compared with
+ * DIR/output_*.pb, with --compare with a second run on another backend; exit 1 when any
+ * comparison fails. --max-memory (K, M, G suffixes) bounds every tensor and all those
+ * alive together, random inputs included; --max-iterations all loop iterations (see
+ * gl_exec_options). */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
@@ -13,6 +17,7 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +35,8 @@ typedef struct run_args {
     const char *model, *data, *passes, *backend, *compare, *save_dir;
     double rtol, atol;
     int threads;
+    size_t max_memory;       /* 0: the executor's default */
+    uint64_t max_iterations; /* 0: the executor's default */
     bool plan;
     dim_arg *dims;
     size_t n_dims, cap_dims;
@@ -37,7 +44,7 @@ typedef struct run_args {
 } run_args;
 
 enum { OPT_DATA = GL_OPT_OWN, OPT_BACKEND, OPT_COMPARE, OPT_RTOL, OPT_ATOL, OPT_DIM,
-       OPT_THREADS, OPT_SAVE, OPT_PLAN };
+       OPT_THREADS, OPT_SAVE, OPT_PLAN, OPT_MAX_MEMORY, OPT_MAX_ITERATIONS };
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
@@ -60,6 +67,27 @@ static bool parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out)
     if (errno || end == s || *end || v < lo || v > hi)
         return false;
     *out = v;
+    return true;
+}
+
+/* BYTES, or a count of K, M or G (binary: 1K = 1024), at least 1. */
+static bool parse_bytes(const char *s, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-' || v == 0)
+        return false;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end || v > (SIZE_MAX >> shift))
+        return false;
+    *out = (size_t)v << shift;
     return true;
 }
 
@@ -100,6 +128,17 @@ static int parse_option(run_args *a, int c, char **argv)
         if (!parse_dim(a, optarg))
             return gl_cli_usage_error("run", "--dim '%s' is not NAME=V with V >= 0", optarg);
         break;
+    case OPT_MAX_MEMORY:
+        if (!parse_bytes(optarg, &a->max_memory))
+            return gl_cli_usage_error("run", "--max-memory '%s' is not a size in bytes "
+                                      "(1 or more; K, M, G suffixes)", optarg);
+        break;
+    case OPT_MAX_ITERATIONS:
+        if (!parse_int64(optarg, 1, INT64_MAX, &v))
+            return gl_cli_usage_error("run", "--max-iterations '%s' is not a count of 1 or "
+                                      "more", optarg);
+        a->max_iterations = (uint64_t)v;
+        break;
     default: return gl_cli_common_option("run", c, argv, &a->passes, &a->settings);
     }
     return GL_EXIT_OK;
@@ -118,6 +157,8 @@ static int parse_args(int argc, char **argv, run_args *a)
         {"threads", required_argument, NULL, OPT_THREADS},
         {"save-outputs", required_argument, NULL, OPT_SAVE},
         {"plan", no_argument, NULL, OPT_PLAN},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+        {"max-iterations", required_argument, NULL, OPT_MAX_ITERATIONS},
         GL_CLI_COMMON_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -222,17 +263,13 @@ static gl_status random_input(const gl_model *m, const run_args *a, const gl_val
     for (int d = 0; d < ty->shape.rank && d < GL_MAX_RANK; d++) {
         const gl_dim *dim = &ty->shape.dims[d];
         const dim_arg *given = find_dim(a, dim->sym);
-        if (dim->value >= 0)
-            dims[d] = dim->value;
-        else if (given)
-            dims[d] = given->value;
-        else if (dim->sym)
-            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d ('%s') has no size; give "
-                           "--dim %s=V", m->path, v->name, d, dim->sym, dim->sym);
-        else
-            return gl_fail(GL_ERR_INPUT, "%s: input '%s': dim %d has no size and no name; "
-                           "give --data DIR", m->path, v->name, d);
+        dims[d] = dim->value >= 0 ? dim->value : given ? given->value : 1;
     }
+    /* Refused before a byte of it exists, naming the input (limits pushed by the caller). */
+    char what[300];
+    snprintf(what, sizeof(what), "input '%s'", v->name);
+    if (gl_limits_check_tensor(m->path, what, ty->dtype, ty->shape.rank, dims) != GL_OK)
+        return GL_ERR_INPUT;
     gl_tensor *t = gl_tensor_new(ty->dtype, ty->shape.rank, dims);
     if (!t)
         return GL_ERR_INPUT;
@@ -241,7 +278,8 @@ static gl_status random_input(const gl_model *m, const run_args *a, const gl_val
     return GL_OK;
 }
 
-/* Random data for every input without a default (defaults are used as they are). */
+/* Random data for every input without a default (defaults are used as they are), all
+ * of it within the memory limit of the run. */
 static gl_status random_inputs(const gl_model *m, const run_args *a, gl_dataset *d)
 {
     const gl_graph *g = m->graph;
@@ -249,34 +287,32 @@ static gl_status random_inputs(const gl_model *m, const run_args *a, gl_dataset 
     d->n_inputs = g->n_inputs;
     d->inputs = gl_xcalloc(g->n_inputs ? g->n_inputs : 1, sizeof(*d->inputs));
     rng r = {0x6772617068ull}; /* fixed: every run sees the same inputs */
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        if (g->inputs[i]->init)
-            continue;
-        gl_status st = random_input(m, a, g->inputs[i], &r, &d->inputs[i]);
-        if (st != GL_OK) {
-            gl_dataset_free(d);
-            return st;
-        }
-    }
-    return GL_OK;
+    gl_limits lim = {.max_bytes = a->max_memory ? a->max_memory : gl_limits_default_bytes(),
+                     .max_bytes_option = "--max-memory"};
+    gl_limits_push(&lim);
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < g->n_inputs && st == GL_OK; i++)
+        if (!g->inputs[i]->init)
+            st = random_input(m, a, g->inputs[i], &r, &d->inputs[i]);
+    gl_limits_pop(&lim);
+    if (st != GL_OK)
+        gl_dataset_free(d);
+    return st;
 }
 
 /* ---- running and reporting ------------------------------------------------------------------ */
 
 static void format_type(const gl_tensor *t, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s[", gl_dtype_name(t->dtype));
-    for (int d = 0; d < t->rank && n >= 0 && (size_t)n < len; d++)
-        n += snprintf(buf + n, len - (size_t)n, "%s%lld", d ? "," : "", (long long)t->dims[d]);
-    if (n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, "]");
+    gl_format_type(t->dtype, t->rank, t->dims, buf, len);
 }
 
 /* Run the model once on `backend`; *outs is malloc'd (n_outputs tensors). */
 static gl_status run_once(const gl_model *m, const run_args *a, const char *backend,
                           const gl_dataset *d, bool print_plan, gl_tensor ***outs)
 {
-    gl_exec_options o = {.backend = backend, .threads = a->threads};
+    gl_exec_options o = {.backend = backend, .threads = a->threads,
+                         .max_memory = a->max_memory, .max_iterations = a->max_iterations};
     gl_exec *e = NULL;
     gl_status st = gl_exec_create(m, &o, &e);
     if (st != GL_OK)
@@ -321,7 +357,8 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
             format_type(expected[i], te, sizeof(te));
             snprintf(line, sizeof(line), "got %s, expected %s", tg, te);
         }
-        printf("%s%s: %s: %s\n", g->outputs[i]->name, label, line, r.ok ? "ok" : "MISMATCH");
+        printf("%s%s: %s: %s\n", gl_esc(g->outputs[i]->name), label, gl_esc(line),
+               r.ok ? "ok" : "MISMATCH");
         all_ok = all_ok && r.ok;
     }
     return all_ok;
@@ -364,7 +401,7 @@ static int run_model(const gl_model *m, const run_args *a)
         for (size_t i = 0; i < g->n_outputs; i++) {
             char type[256];
             format_type(outs[i], type, sizeof(type));
-            printf("%s: %s\n", g->outputs[i]->name, type);
+            printf("%s: %s\n", gl_esc(g->outputs[i]->name), gl_esc(type));
         }
         bool ok = true;
         if (a->data && d.expected)

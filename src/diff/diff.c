@@ -7,6 +7,7 @@
  * snapshots diff in milliseconds.
  */
 #include "diff/diff.h"
+#include "util/escape.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -58,6 +59,20 @@ static char *sb_take(sbuf *b)
 /* `len` bytes with `quote` (0: none) around them; the quote, backslash and control bytes
  * are escaped so a change never spans lines it does not own. UTF-8 passes through. At
  * most `limit` bytes are shown, then "...". */
+/* A non-ASCII character (`avail` bytes there): kept when it is valid UTF-8 and no bidi
+ * or C1 control, else its escape (util/escape.h). Returns the bytes it took. */
+static size_t sb_escaped_char(sbuf *b, const uint8_t *p, size_t avail)
+{
+    char one[5] = {0}, esc[GL_ESCAPE_CHAR_MAX];
+    size_t n;
+    memcpy(one, p, avail < 4 ? avail : 4);
+    if (gl_escape_char(one, esc, &n))
+        sb_printf(b, "%s", esc);
+    else
+        sb_printf(b, "%.*s", (int)n, one);
+    return n;
+}
+
 static void sb_escaped(sbuf *b, const uint8_t *p, size_t len, char quote, size_t limit)
 {
     if (quote)
@@ -73,8 +88,10 @@ static void sb_escaped(sbuf *b, const uint8_t *p, size_t len, char quote, size_t
             sb_printf(b, "\\x%02x", c);
         else if (c == '\\' || (quote && c == (uint8_t)quote))
             sb_printf(b, "\\%c", c);
-        else
+        else if (c < 0x80)
             sb_putc(b, (char)c);
+        else
+            i += sb_escaped_char(b, p + i, len - i) - 1;
     }
     if (shown < len)
         sb_printf(b, "...");
@@ -602,29 +619,12 @@ static const gl_attr **sorted_attrs(const gl_node *n, const gl_attr **stack, siz
     return v;
 }
 
-static const char *const attr_type_names[] = {
-    [GL_ATTR_UNDEFINED] = "undefined",      [GL_ATTR_FLOAT] = "float",
-    [GL_ATTR_INT] = "int",                  [GL_ATTR_STRING] = "string",
-    [GL_ATTR_TENSOR] = "tensor",            [GL_ATTR_GRAPH] = "graph",
-    [GL_ATTR_FLOATS] = "floats",            [GL_ATTR_INTS] = "ints",
-    [GL_ATTR_STRINGS] = "strings",          [GL_ATTR_TENSORS] = "tensors",
-    [GL_ATTR_GRAPHS] = "graphs",            [GL_ATTR_SPARSE_TENSOR] = "sparse_tensor",
-    [GL_ATTR_SPARSE_TENSORS] = "sparse_tensors", [GL_ATTR_TYPE_PROTO] = "type_proto",
-    [GL_ATTR_TYPE_PROTOS] = "type_protos",
-};
-_Static_assert(GL_ARRAY_LEN(attr_type_names) == GL_ATTR_TYPE_PROTOS + 1, "a name per type");
-
-static const char *attr_type_name(gl_attr_type t)
-{
-    return (size_t)t < GL_ARRAY_LEN(attr_type_names) ? attr_type_names[t] : "?";
-}
-
 /* "1 (int) -> 1 (float)": the kind changed but the value reads the same. */
 static void name_attr_types(const gl_attr *a, const gl_attr *b, char **ot, char **nt)
 {
     sbuf x = {0}, y = {0};
-    sb_printf(&x, "%s (%s)", *ot, attr_type_name(a->type));
-    sb_printf(&y, "%s (%s)", *nt, attr_type_name(b->type));
+    sb_printf(&x, "%s (%s)", *ot, gl_attr_type_name(a->type));
+    sb_printf(&y, "%s (%s)", *nt, gl_attr_type_name(b->type));
     free(*ot);
     free(*nt);
     *ot = sb_take(&x);

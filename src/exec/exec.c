@@ -9,18 +9,17 @@
  * point at the frame of the enclosing graph, so captures resolve through ->outer.
  */
 #include "exec/exec.h"
+#include "util/escape.h"
+
+#include "ir/calls.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ONNX forbids recursive functions; a hostile file may still try, and deeply nested
- * subgraphs should not exhaust the stack. */
+/* Deeply nested subgraphs should not exhaust the stack. (Function calls are bounded by
+ * the expansion, ir/calls.h: each call site gets its own plan of the body, with the
+ * caller's attributes substituted, so calls of calls multiply.) */
 #define MAX_PLAN_DEPTH 64
-/* Each call of a model-local function gets its own plan of the body (caller attributes
- * are substituted into it), so calls that call functions twice over multiply: a few
- * kilobytes of functions calling each other twice, 30 levels deep, would ask for 2^30
- * plans. Planning stops at this many nodes in all. */
-#define MAX_PLANNED_NODES (1u << 20)
 /* Kernel argument arrays up to this size live on the stack. */
 #define SMALL_ARGS 16
 
@@ -101,7 +100,7 @@ typedef struct plan_scope {
     const gl_node *caller;      /* the call node whose attributes body nodes may read */
     const char *caller_where;   /* prefix of messages about body nodes */
     int depth;
-    size_t *planned;            /* nodes planned so far in this plan tree (shared) */
+    gl_expansion *calls;        /* the calls expanded so far in this plan tree (shared) */
 } plan_scope;
 
 static void plan_free(plan *p);
@@ -132,17 +131,6 @@ static int64_t scope_opset(const plan_scope *s, const char *domain)
     if (v == 0 && same_domain(domain, ""))
         v = 1; /* a default-domain node in a model that imports no opset */
     return v;
-}
-
-static const gl_function *find_function(const gl_model *m, const gl_node *n)
-{
-    for (size_t i = 0; i < m->n_functions; i++) {
-        const gl_function *f = &m->functions[i];
-        if (f->body && same_domain(f->domain, n->domain) && f->name &&
-            strcmp(f->name, n->op_type) == 0)
-            return f;
-    }
-    return NULL;
 }
 
 static bool refers_to_caller(const gl_node *n)
@@ -202,12 +190,17 @@ static char *node_where(const plan_scope *s, const gl_node *n)
 static gl_status plan_call(const plan_scope *s, plan_node *pn)
 {
     if (s->depth >= MAX_PLAN_DEPTH)
-        return gl_fail(GL_ERR_INPUT, "%s: function calls nest deeper than %d levels "
-                       "(recursive functions?)", pn->where, MAX_PLAN_DEPTH);
+        return gl_fail(GL_ERR_INPUT, "%s: subgraphs and function calls nest deeper than %d "
+                       "levels", pn->where, MAX_PLAN_DEPTH);
+    gl_status st = gl_expansion_enter(s->calls, pn->fn, pn->where);
+    if (st != GL_OK)
+        return st;
     plan_scope inner = {.m = s->m, .backend = s->backend, .fn = pn->fn, .caller = pn->node,
                         .caller_where = pn->where, .depth = s->depth + 1,
-                        .planned = s->planned};
-    return plan_build(&inner, pn->fn->body, &pn->call);
+                        .calls = s->calls};
+    st = plan_build(&inner, pn->fn->body, &pn->call);
+    gl_expansion_leave(s->calls);
+    return st;
 }
 
 static gl_status plan_subgraph(const plan_scope *s, plan_node *pn, const gl_graph *g)
@@ -258,7 +251,7 @@ static gl_status plan_node_init(const plan_scope *s, const gl_node *src, plan_no
     pn->opset = scope_opset(s, n->domain);
     pn->def = gl_op_lookup(n->domain ? n->domain : "", n->op_type, pn->opset);
     if (!pn->def || !pn->def->kernel) {
-        pn->fn = find_function(s->m, n);
+        pn->fn = gl_called_function(s->m, n);
         if (pn->fn)
             return plan_call(s, pn);
         if (!pn->def)
@@ -392,13 +385,6 @@ static gl_status plan_build(const plan_scope *s, const gl_graph *g, plan **out)
     gl_status st = topo_order(g, &order, &count);
     if (st != GL_OK)
         return st;
-    if (s->planned && (*s->planned += count) > MAX_PLANNED_NODES) {
-        free(order);
-        return gl_fail(GL_ERR_INPUT, "%s: function calls expand to more than %u nodes to "
-                       "plan (functions calling functions many times over?)",
-                       s->caller_where ? s->caller_where : s->m->path ? s->m->path : "<model>",
-                       MAX_PLANNED_NODES);
-    }
     plan *p = gl_xcalloc(1, sizeof(*p));
     p->graph = g;
     p->nodes = gl_xcalloc(count ? count : 1, sizeof(*p->nodes));
@@ -643,10 +629,23 @@ static gl_status run_kernel(plan_node *pn, frame *f, const gl_tensor *const *in,
         .where = pn->where, .n_inputs = n->n_inputs, .in = in, .n_outputs = n->n_outputs,
         .out = out, .run_body = exec_run_body, .exec = &nr,
     };
+    /* Tensors the kernel allocates are refused in its name (a Loop's: in its body
+     * nodes' names while they run). */
+    gl_limits *lim = gl_limits_current();
+    const char *outer_where = lim ? lim->where : NULL;
+    if (lim) {
+        lim->where = pn->where;
+        lim->refused = GL_OK;
+    }
     gl_error_clear();
     gl_status st = pn->backend->run(&k, &pn->state);
     if (st != GL_OK && !*gl_error_message())
         gl_fail(st, "%s: the kernel failed (%s)", pn->where, gl_status_name(st));
+    if (lim) {
+        lim->where = outer_where;
+        if (st != GL_OK && lim->refused)
+            st = lim->refused;
+    }
     return st;
 }
 
@@ -709,7 +708,9 @@ static gl_status step(plan_node *pn, frame *f)
 static gl_status run_plan(const plan *p, frame *f)
 {
     for (size_t k = 0; k < p->n_nodes; k++) {
-        gl_status st = step(&p->nodes[k], f);
+        gl_status st = gl_limits_poll(p->nodes[k].where);
+        if (st == GL_OK)
+            st = step(&p->nodes[k], f);
         if (st != GL_OK)
             return st;
     }
@@ -829,10 +830,15 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     e->backend = b;
     e->opts = opts;
     e->opts.backend = b->name;
+    if (!e->opts.max_memory)
+        e->opts.max_memory = gl_limits_default_bytes();
+    if (!e->opts.max_iterations)
+        e->opts.max_iterations = GL_EXEC_MAX_ITERATIONS;
     if (opts.threads > 0 && b->set_threads)
         b->set_threads(opts.threads);
-    size_t planned = 0;
-    plan_scope s = {.m = m, .backend = b, .planned = &planned};
+    gl_expansion calls;
+    gl_expansion_init(&calls, m);
+    plan_scope s = {.m = m, .backend = b, .calls = &calls};
     gl_status st = plan_build(&s, m->graph, &e->root);
     if (st != GL_OK) {
         gl_exec_free(e);
@@ -864,11 +870,16 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
                        model_path(e->m), g->n_outputs, n_outputs);
     e->stats = (gl_exec_stats){0};
     e->live_tensors = e->live_bytes = 0;
+    gl_limits lim = {.max_bytes = e->opts.max_memory, .max_iterations = e->opts.max_iterations,
+                     .cancel = e->opts.cancel, .max_bytes_option = "--max-memory",
+                     .max_iterations_option = "--max-iterations"};
+    for (size_t i = 0; i < n_inputs; i++) /* the caller's, alive all along */
+        lim.live_bytes += inputs[i] ? gl_tensor_nbytes(inputs[i]) : 0;
+    gl_limits_push(&lim);
     frame f;
     gl_status st = frame_open(&f, g, NULL, e);
-    if (st != GL_OK)
-        return st;
-    st = bind_inputs(e, &f, inputs);
+    if (st == GL_OK)
+        st = bind_inputs(e, &f, inputs);
     if (st == GL_OK)
         st = run_plan(e->root, &f);
     for (size_t i = 0; i < n_outputs && st == GL_OK; i++) {
@@ -885,6 +896,7 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
             gl_tensor_free(outputs[i]);
             outputs[i] = NULL;
         }
+    gl_limits_pop(&lim);
     return st;
 }
 
@@ -899,16 +911,17 @@ static void print_plan(const plan *p, int indent, FILE *f)
         const plan_node *pn = &p->nodes[k];
         const gl_node *n = pn->node;
         char name[256];
-        snprintf(name, sizeof(name), "'%s'", n->name ? n->name : "");
+        snprintf(name, sizeof(name), "'%s'", gl_esc(n->name)); /* printed: escaped */
         const char *backend = pn->backend ? pn->backend->name : "call";
         char impl[256];
         if (pn->call)
-            snprintf(impl, sizeof(impl), "function %s.%s", domain_name(pn->fn->domain),
-                     pn->fn->name);
+            snprintf(impl, sizeof(impl), "function %s.%s", gl_esc(domain_name(pn->fn->domain)),
+                     gl_esc(pn->fn->name));
         else
             snprintf(impl, sizeof(impl), "%s",
                      pn->backend->impl ? pn->backend->impl(pn->state) : "-");
-        fprintf(f, "%*s%-18s %-28s %-5s %s\n", indent, "", n->op_type, name, backend, impl);
+        fprintf(f, "%*s%-18s %-28s %-5s %s\n", indent, "", gl_esc(n->op_type), name, backend,
+                impl);
         if (pn->call)
             print_plan(pn->call, indent + 2, f);
         for (size_t i = 0; i < pn->n_bodies; i++)
@@ -926,14 +939,21 @@ gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *con
 {
     for (size_t i = 0; i < n->n_outputs; i++)
         outputs[i] = NULL;
-    size_t planned = 0;
-    plan_scope s = {.m = m, .backend = gl_backend_ref(), .planned = &planned};
+    gl_expansion calls = {0}; /* the fixed bound: sizing it by the model costs per node */
+    plan_scope s = {.m = m, .backend = gl_backend_ref(), .calls = &calls};
     plan_node pn = {0};
+    gl_limits own = {.max_bytes = gl_limits_default_bytes(),
+                     .max_iterations = GL_EVAL_MAX_ITERATIONS};
+    bool push = !gl_limits_current();
+    if (push)
+        gl_limits_push(&own);
     gl_status st = plan_node_init(&s, n, &pn);
     if (st == GL_OK) {
         frame f = {.graph = n->graph, .consts_only = true};
         st = run_node(&pn, &f, inputs, outputs);
     }
     plan_node_release(&pn);
+    if (push)
+        gl_limits_pop(&own);
     return st;
 }

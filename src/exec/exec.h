@@ -21,8 +21,10 @@
 #define GL_EXEC_H
 
 #include "ir/graph.h"
+#include "ir/limits.h"
 #include "ops/ops.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -66,7 +68,21 @@ typedef struct gl_exec_options {
      * conformance runner: onnx's own runner does not check shapes, and a few cases feed
      * data whose shape disagrees with the declared one (CastLike's `like`). */
     bool no_shape_check;
+    /* Bounds of one run (ir/limits.h), so that no model can hang it or take the
+     * machine's memory. No tensor may take more than max_memory bytes, nor all tensors
+     * alive together (the given inputs included); a tensor over it is refused before it is
+     * allocated (0: gl_limits_default_bytes()). Loop and Scan iterations, all loops of
+     * the run together, stop past max_iterations (0: GL_EXEC_MAX_ITERATIONS). Setting
+     * *cancel (another thread, a signal handler) stops the run at the next node or loop
+     * iteration with GL_ERR_CANCELLED (NULL: not cancellable). */
+    size_t max_memory;
+    uint64_t max_iterations;
+    const atomic_bool *cancel;
 } gl_exec_options;
+
+/* A simple loop body runs about 700,000 iterations a second here: at 2^24, an endless
+ * loop ends in about half a minute, and real loops (a token per iteration) fit. */
+#define GL_EXEC_MAX_ITERATIONS ((uint64_t)1 << 24)
 
 /* Build a plan for `m` (not owned; must outlive the plan and not change while it
  * lives). `o` may be NULL. GL_ERR_INPUT for an unknown backend, GL_ERR_UNSUPPORTED
@@ -104,7 +120,10 @@ void gl_exec_print_plan(const gl_exec *e, FILE *f);
  * shape-inference fixed points). outputs[] receives node->n_outputs tensors (NULL for
  * omitted outputs). Subgraph ops are evaluated too: values their bodies read from
  * outside must be constants (initializers that are not overridable inputs). Calls of
- * model-local functions run the body. */
+ * model-local functions run the body. Under the thread's current run limits when there
+ * are some, else under the default memory limit and GL_EVAL_MAX_ITERATIONS: folding is
+ * optional, and a loop that runs longer is left to run time. */
+#define GL_EVAL_MAX_ITERATIONS ((uint64_t)1 << 16)
 gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *const *inputs,
                        gl_tensor **outputs);
 

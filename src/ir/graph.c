@@ -550,6 +550,23 @@ int gl_type_format(const gl_type *t, char *buf, size_t len)
 
 /* ==== attributes ===================================================================== */
 
+static const char *const attr_type_names[] = {
+    [GL_ATTR_UNDEFINED] = "undefined",      [GL_ATTR_FLOAT] = "float",
+    [GL_ATTR_INT] = "int",                  [GL_ATTR_STRING] = "string",
+    [GL_ATTR_TENSOR] = "tensor",            [GL_ATTR_GRAPH] = "graph",
+    [GL_ATTR_FLOATS] = "floats",            [GL_ATTR_INTS] = "ints",
+    [GL_ATTR_STRINGS] = "strings",          [GL_ATTR_TENSORS] = "tensors",
+    [GL_ATTR_GRAPHS] = "graphs",            [GL_ATTR_SPARSE_TENSOR] = "sparse_tensor",
+    [GL_ATTR_SPARSE_TENSORS] = "sparse_tensors", [GL_ATTR_TYPE_PROTO] = "type_proto",
+    [GL_ATTR_TYPE_PROTOS] = "type_protos",
+};
+_Static_assert(GL_ARRAY_LEN(attr_type_names) == GL_ATTR_TYPE_PROTOS + 1, "a name per type");
+
+const char *gl_attr_type_name(gl_attr_type t)
+{
+    return (size_t)t < GL_ARRAY_LEN(attr_type_names) ? attr_type_names[t] : "?";
+}
+
 void gl_attr_free(gl_attr *a)
 {
     if (!a)
@@ -603,22 +620,48 @@ gl_attr *gl_node_attr(const gl_node *n, const char *name)
     return NULL;
 }
 
-int64_t gl_node_attr_int(const gl_node *n, const char *name, int64_t dflt)
+static bool attr_holds_value(const gl_attr *a)
+{
+    if (a->ref_attr_name)
+        return false;
+    switch (a->type) {
+    case GL_ATTR_TENSOR: return a->t != NULL;
+    case GL_ATTR_GRAPH: return a->g != NULL;
+    case GL_ATTR_FLOATS: return a->floats || !a->n;
+    case GL_ATTR_INTS: return a->ints || !a->n;
+    case GL_ATTR_STRINGS: return a->strings || !a->n;
+    case GL_ATTR_TENSORS: return a->tensors || !a->n;
+    case GL_ATTR_GRAPHS: return a->graphs || !a->n;
+    case GL_ATTR_SPARSE_TENSOR:
+    case GL_ATTR_SPARSE_TENSORS:
+    case GL_ATTR_TYPE_PROTO:
+    case GL_ATTR_TYPE_PROTOS: return a->opaque || !a->n;
+    default: return true;
+    }
+}
+
+const gl_attr *gl_node_attr_typed(const gl_node *n, const char *name, gl_attr_type type)
 {
     const gl_attr *a = gl_node_attr(n, name);
-    return a && a->type == GL_ATTR_INT ? a->i : dflt;
+    return a && a->type == type && attr_holds_value(a) ? a : NULL;
+}
+
+int64_t gl_node_attr_int(const gl_node *n, const char *name, int64_t dflt)
+{
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_INT);
+    return a ? a->i : dflt;
 }
 
 float gl_node_attr_float(const gl_node *n, const char *name, float dflt)
 {
-    const gl_attr *a = gl_node_attr(n, name);
-    return a && a->type == GL_ATTR_FLOAT ? a->f : dflt;
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_FLOAT);
+    return a ? a->f : dflt;
 }
 
 const char *gl_node_attr_string(const gl_node *n, const char *name, const char *dflt)
 {
-    const gl_attr *a = gl_node_attr(n, name);
-    if (!a || a->type != GL_ATTR_STRING)
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_STRING);
+    if (!a)
         return dflt;
     return a->s.data ? (const char *)a->s.data : "";
 }
@@ -891,6 +934,16 @@ int64_t gl_model_opset(const gl_model *m, const char *domain)
         if (strcmp(domain_or_default(m->opsets[i].domain), want) == 0)
             return m->opsets[i].version;
     return 0;
+}
+
+int64_t gl_scope_opset(const gl_model *m, const gl_function *f, const char *domain)
+{
+    const char *want = domain_or_default(domain);
+    for (size_t i = 0; f && i < f->n_opsets; i++)
+        if (strcmp(domain_or_default(f->opsets[i].domain), want) == 0)
+            return f->opsets[i].version;
+    int64_t v = gl_model_opset(m, want);
+    return v == 0 && *want == '\0' ? 1 : v;
 }
 
 void gl_model_set_opset(gl_model *m, const char *domain, int64_t version)
@@ -1673,7 +1726,8 @@ gl_status gl_graph_set_order(gl_graph *g, gl_node *const *order, size_t count)
     }
     free(seen);
     GL_GROW(g->nodes, g->cap_nodes, count);
-    memcpy(g->nodes, order, count * sizeof(gl_node *));
+    if (count) /* an empty graph may have no array, nor an order */
+        memcpy(g->nodes, order, count * sizeof(gl_node *));
     for (size_t i = 0; i < count; i++)
         g->nodes[i]->index = i;
     g->n_nodes = count;

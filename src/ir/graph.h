@@ -115,6 +115,8 @@ typedef struct gl_attr {
 } gl_attr;
 
 void gl_attr_free(gl_attr *a); /* frees the contents, not `a` itself */
+/* "int", "floats", "graph", ... (ONNX's AttributeType names in lower case). */
+const char *gl_attr_type_name(gl_attr_type t);
 
 /* ---- values -------------------------------------------------------------------- */
 
@@ -184,8 +186,16 @@ struct gl_node {
     size_t index;       /* position in graph->nodes */
 };
 
-/* Attribute lookup; NULL when absent. */
+/* Attribute lookup; NULL when absent. Read values through gl_node_attr_typed or the
+ * accessors below, which never read an attribute as another type than its own. */
 gl_attr *gl_node_attr(const gl_node *n, const char *name);
+/* The attribute when it has `type` and holds its value (a list kind: an array for its n
+ * elements; TENSOR, GRAPH: the object); NULL when absent, of another type, or a function
+ * body's reference to its caller's attribute that has not been bound. Loaded models are
+ * checked against the op's schema (ops/attrs.h), so for them "another type" cannot
+ * happen; graphs built by passes and tests get a default instead of a misread. */
+const gl_attr *gl_node_attr_typed(const gl_node *n, const char *name, gl_attr_type type);
+/* The value of an INT / FLOAT / STRING attribute; `dflt` when absent or another type. */
 int64_t gl_node_attr_int(const gl_node *n, const char *name, int64_t dflt);
 float gl_node_attr_float(const gl_node *n, const char *name, float dflt);
 const char *gl_node_attr_string(const gl_node *n, const char *name, const char *dflt);
@@ -283,6 +293,10 @@ void gl_model_free(gl_model *m);
 gl_model *gl_model_clone(const gl_model *m);
 /* Version of `domain` ("" = ai.onnx) imported by the model, or 0 when not imported. */
 int64_t gl_model_opset(const gl_model *m, const char *domain);
+/* The opset of `domain` for nodes in the body of `f` (NULL: the main graph): the
+ * function's own import, else the model's; the default domain counts as version 1 when
+ * nothing imports it. */
+int64_t gl_scope_opset(const gl_model *m, const gl_function *f, const char *domain);
 void gl_model_set_opset(gl_model *m, const char *domain, int64_t version);
 
 /* A subgraph is gl_graph_new(m, parent, name); set its parent_node to the node that

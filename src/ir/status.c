@@ -53,6 +53,7 @@ const char *gl_status_name(gl_status st)
         [GL_ERR_IO] = "i/o error",
         [GL_ERR_INTERNAL] = "internal error",
         [GL_ERR_UNSUPPORTED] = "unsupported",
+        [GL_ERR_CANCELLED] = "cancelled",
     };
     if ((size_t)st < GL_ARRAY_LEN(names) && names[st])
         return names[st];

@@ -19,6 +19,7 @@ typedef enum gl_status {
     GL_ERR_IO,       /* reading or writing a file failed */
     GL_ERR_INTERNAL, /* a bug of ours: an invariant did not hold */
     GL_ERR_UNSUPPORTED,
+    GL_ERR_CANCELLED, /* stopped on request (Ctrl-C in the workbench) */
 } gl_status;
 
 /* Set the message (printf-style) and return `st` so callers can write

@@ -1,7 +1,10 @@
 /* tensor.c — reference-counted, copy-on-write tensor storage. */
 #include "ir/tensor.h"
 
+#include "ir/limits.h"
+
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -59,6 +62,13 @@ gl_buffer *gl_buffer_new_heap(void *data, size_t size)
     return buffer_new(GL_BUF_HEAP, data, size);
 }
 
+static gl_buffer *charge(gl_buffer *b, size_t bytes)
+{
+    b->charged = bytes;
+    b->charged_to = gl_limits_charge(bytes);
+    return b;
+}
+
 gl_buffer *gl_buffer_alloc(size_t size)
 {
     void *data = calloc(size ? size : 1, 1);
@@ -66,7 +76,7 @@ gl_buffer *gl_buffer_alloc(size_t size)
         gl_fail(GL_ERR_NOMEM, "cannot allocate %zu bytes of tensor data", size);
         return NULL;
     }
-    return buffer_new(GL_BUF_HEAP, data, size);
+    return charge(buffer_new(GL_BUF_HEAP, data, size), size);
 }
 
 gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t size)
@@ -96,6 +106,7 @@ void gl_buffer_unref(gl_buffer *b)
 {
     if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    gl_limits_uncharge(b->charged_to, b->charged);
     switch (b->kind) {
     case GL_BUF_HEAP:
         free(b->data);
@@ -133,7 +144,8 @@ gl_tensor *gl_tensor_new(gl_dtype dt, int rank, const int64_t *dims)
         gl_fail(GL_ERR_INPUT, "tensor of undefined element type");
         return NULL;
     }
-    if (!gl_dims_count(dims, rank, esize, INT64_MAX, &count, "tensor"))
+    if (!gl_dims_count(dims, rank, esize, INT64_MAX, &count, "tensor") ||
+        gl_limits_check_tensor(NULL, NULL, dt, rank, dims) != GL_OK)
         return NULL;
     gl_buffer *buf = NULL;
     if (count > 0) {
@@ -144,7 +156,7 @@ gl_tensor *gl_tensor_new(gl_dtype dt, int rank, const int64_t *dims)
                 gl_fail(GL_ERR_NOMEM, "cannot allocate %lld strings", (long long)count);
                 return NULL;
             }
-            buf = gl_buffer_new_strings(items, (size_t)count);
+            buf = charge(gl_buffer_new_strings(items, (size_t)count), size);
         } else if (!(buf = gl_buffer_alloc(size))) {
             return NULL;
         }
@@ -202,6 +214,8 @@ void *gl_tensor_make_writable(gl_tensor *t)
         b->hash_valid = false; /* the caller is about to write */
         return b->data;
     }
+    /* The copy counts under the run limits but is not refused by them: its size is that
+     * of a tensor the run already holds, and callers have nothing to do on failure. */
     gl_buffer *copy;
     if (b->kind == GL_BUF_STRINGS) {
         size_t n = b->size / sizeof(gl_bytes);
@@ -217,6 +231,7 @@ void *gl_tensor_make_writable(gl_tensor *t)
         memcpy(data, b->data, b->size);
         copy = gl_buffer_new_heap(data, b->size);
     }
+    charge(copy, b->size);
     gl_buffer_unref(b);
     t->buf = copy;
     t->external = false;
@@ -301,5 +316,21 @@ double gl_tensor_get_f64(const gl_tensor *t, int64_t i)
     case GL_DT_COMPLEX64: return ((const float *)p)[2 * i];
     case GL_DT_COMPLEX128: return ((const double *)p)[2 * i];
     default: return 0;
+    }
+}
+
+void gl_format_type(gl_dtype dt, int rank, const int64_t *dims, char *buf, size_t len)
+{
+    size_t used = 0;
+    for (int d = -1; len && d <= rank; d++) {
+        int n = d < 0      ? snprintf(buf, len, "%s[", gl_dtype_name(dt))
+                : d < rank ? snprintf(buf + used, len - used, "%s%lld", d ? "," : "",
+                                      (long long)dims[d])
+                           : snprintf(buf + used, len - used, "]");
+        if (n < 0 || (used += (size_t)n) >= len) {
+            if (len >= 4)
+                memcpy(buf + len - 4, "...", 4);
+            return;
+        }
     }
 }

@@ -46,6 +46,9 @@ typedef struct gl_buffer {
      * gl_tensor_make_writable, which drops it. */
     bool hash_valid;
     uint64_t hash;
+    /* Bytes allocated under run limits (limits.h) and counted there until freed. */
+    unsigned charged_to;
+    size_t charged;
 } gl_buffer;
 
 typedef struct gl_tensor {
@@ -67,14 +70,15 @@ bool gl_dims_count(const int64_t *dims, int rank, size_t elem_size, int64_t limi
                    int64_t *count, const char *what);
 
 gl_buffer *gl_buffer_new_heap(void *data, size_t size); /* takes ownership of data */
-gl_buffer *gl_buffer_alloc(size_t size);                 /* zeroed; NULL on failure */
+/* Zeroed; NULL on failure. Counted as alive under the thread's run limits (limits.h). */
+gl_buffer *gl_buffer_alloc(size_t size);
 gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t size);
 gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count); /* takes ownership */
 gl_buffer *gl_buffer_ref(gl_buffer *b);
 void gl_buffer_unref(gl_buffer *b);
 
-/* A new tensor with zeroed storage. NULL (with a message) if the size is absurd or
- * memory runs out. */
+/* A new tensor with zeroed storage. NULL (with a message) if the size is absurd, over the
+ * thread's run limits (limits.h) or memory runs out. */
 gl_tensor *gl_tensor_new(gl_dtype dt, int rank, const int64_t *dims);
 /* A tensor over an existing buffer (takes the caller's reference). */
 gl_tensor *gl_tensor_wrap(gl_dtype dt, int rank, const int64_t *dims, int64_t count,
@@ -97,5 +101,8 @@ bool gl_tensor_equal(const gl_tensor *a, const gl_tensor *b);
 uint64_t gl_tensor_hash(const gl_tensor *t);
 /* Element i as double (numeric dtypes only; 0 for strings). */
 double gl_tensor_get_f64(const gl_tensor *t, int64_t i);
+
+/* "float[16384,16384]" for messages (cut with "..." when it does not fit in len). */
+void gl_format_type(gl_dtype dt, int rank, const int64_t *dims, char *buf, size_t len);
 
 #endif

@@ -14,16 +14,15 @@
  * gl_resolve_value (captures and implicit inputs).
  */
 #include "onnx/onnx_io.h"
+#include "ops/attrs.h"
 
 #include "onnx.pb-c.h"
+#include "util/file_read.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Attributes accepted on one node (see wire_node). */
@@ -84,18 +83,11 @@ static gl_status read_fd(const char *path, int fd, size_t size, file_bytes *fb)
 {
     if (size > 0 && !(fb->data = malloc(size)))
         return gl_fail(GL_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, size);
-    size_t done = 0;
-    while (done < size) {
-        ssize_t r = read(fd, fb->data + done, size - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            free(fb->data);
-            fb->data = NULL;
-            return gl_fail(GL_ERR_IO, "%s: read failed: %s", path,
-                           r < 0 ? strerror(errno) : "file shrank while reading");
-        }
-        done += (size_t)r;
+    gl_status rc = gl_file_read_exact(fd, fb->data, size, path);
+    if (rc != GL_OK) {
+        free(fb->data);
+        fb->data = NULL;
+        return rc;
     }
     fb->len = size;
     return GL_OK;
@@ -122,17 +114,13 @@ static bool map_fd(int fd, size_t size, file_bytes *fb)
 static gl_status file_bytes_get(const char *path, bool no_mmap, file_bytes *fb)
 {
     *fb = (file_bytes){0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gl_fail(GL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    gl_status rc = GL_OK;
-    if (fstat(fd, &st) != 0)
-        rc = gl_fail(GL_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = gl_fail(GL_ERR_IO, "%s: not a regular file", path);
-    else if (no_mmap || !map_fd(fd, (size_t)st.st_size, fb))
-        rc = read_fd(path, fd, (size_t)st.st_size, fb);
+    int fd;
+    size_t size;
+    gl_status rc = gl_file_open_regular(path, NULL, &fd, &size);
+    if (rc != GL_OK)
+        return rc;
+    if (no_mmap || !map_fd(fd, size, fb))
+        rc = read_fd(path, fd, size, fb);
     close(fd);
     return rc;
 }
@@ -997,6 +985,8 @@ static gl_status load_unpacked(Onnx__ModelProto *mp, const char *name, const cha
     m->freeze_inputs = opts && opts->freeze_inputs;
     load_ctx lc = {.path = m->path, .dir = dir, .no_mmap = opts && opts->no_mmap, .m = m};
     gl_status st = build_model(&lc, mp);
+    if (st == GL_OK)
+        st = gl_model_check_attrs(m);
     if (st != GL_OK) {
         gl_model_free(m);
         return st;

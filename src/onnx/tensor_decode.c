@@ -8,6 +8,7 @@
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
+#include "util/file_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -340,12 +341,10 @@ static gl_status open_external(const decode_job *job, const char *loc, int *fd_o
                        "%s: external data location '%s' resolves to '%s', outside the "
                        "model's folder",
                        job->ctx, loc, real_file);
-    int fd = open(real_file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gl_fail(GL_ERR_IO, "%s: cannot open external data '%s': %s", job->ctx, loc,
-                       strerror(errno));
-    *fd_out = fd;
-    return GL_OK;
+    char label[PATH_MAX + 300];
+    snprintf(label, sizeof(label), "%s: external data '%s'", job->ctx, loc);
+    size_t size;
+    return gl_file_open_regular(real_file, label, fd_out, &size);
 }
 
 /* Offset/length against the file and against what the dims need. */

@@ -7,6 +7,7 @@
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
+#include "util/file_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,47 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The whole file in a malloc'd buffer; its size comes from fstat, so what we allocate
- * is what the disk holds. */
-static gl_status read_file(const char *path, uint8_t **data, size_t *len)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return gl_fail(GL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    gl_status rc = GL_OK;
-    uint8_t *buf = NULL;
-    size_t size = 0, got = 0;
-    if (fstat(fd, &st) != 0)
-        rc = gl_fail(GL_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = gl_fail(GL_ERR_INPUT, "%s: not a regular file", path);
-    else if ((uint64_t)st.st_size > (uint64_t)INT32_MAX)
-        rc = gl_fail(GL_ERR_INPUT, "%s: %lld bytes is over protobuf's 2 GiB limit", path,
-                     (long long)st.st_size);
-    else if (!(buf = malloc((size = (size_t)st.st_size) ? size : 1)))
-        rc = gl_fail(GL_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, size);
-    while (rc == GL_OK && got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            rc = gl_fail(GL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-        else if (r == 0)
-            rc = gl_fail(GL_ERR_IO, "%s: the file shrank while being read", path);
-        else
-            got += (size_t)r;
-    }
-    close(fd);
-    if (rc != GL_OK) {
-        free(buf);
-        return rc;
-    }
-    *data = buf;
-    *len = size;
-    return GL_OK;
-}
 
 static char *folder_of(const char *path)
 {
@@ -70,7 +30,7 @@ gl_status gl_tensor_read_pb(const char *path, gl_tensor **out)
     *out = NULL;
     uint8_t *data = NULL;
     size_t len = 0;
-    gl_status st = read_file(path, &data, &len);
+    gl_status st = gl_file_read_all(path, INT32_MAX, "protobuf's 2 GiB limit", &data, &len);
     if (st != GL_OK)
         return st;
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, data);

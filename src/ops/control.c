@@ -7,6 +7,8 @@
 #include "ops/families.h"
 #include "ops/opkit.h"
 
+#include "ir/limits.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,9 +35,11 @@ static gl_tensor *take_slice(const gl_tensor *t, int axis, int64_t idx)
     return s;
 }
 
-/* A zeroed tensor of dtype whose shape is elem_dims with `len` inserted at `axis`. */
-static gl_tensor *new_with_axis(gl_dtype dt, const int64_t *elem_dims, int elem_rank, int axis,
-                                int64_t len)
+/* A zeroed tensor of dtype whose shape is elem_dims with `len` inserted at `axis`. Stacked
+ * outputs grow with the iterations a body runs: `what` (may be NULL) names the output
+ * when the run's memory limit refuses it. */
+static gl_tensor *new_with_axis(const char *where, const char *what, gl_dtype dt,
+                                const int64_t *elem_dims, int elem_rank, int axis, int64_t len)
 {
     int64_t dims[GL_MAX_RANK];
     if (elem_rank + 1 > GL_MAX_RANK) {
@@ -44,18 +48,34 @@ static gl_tensor *new_with_axis(gl_dtype dt, const int64_t *elem_dims, int elem_
     }
     for (int d = 0, e = 0; d <= elem_rank; d++)
         dims[d] = d == axis ? len : elem_dims[e++];
+    if (gl_limits_check_tensor(where, what, dt, elem_rank + 1, dims) != GL_OK)
+        return NULL;
     return gl_tensor_new(dt, elem_rank + 1, dims);
+}
+
+/* "scan output 'ys'": output i of the node, for messages. */
+static const char *out_label(const gl_kernel_ctx *k, size_t i, char *buf, size_t len)
+{
+    const gl_value *v = i < k->n_outputs ? k->node->outputs[i] : NULL;
+    snprintf(buf, len, "scan output '%s'", v && v->name ? v->name : "");
+    return buf;
+}
+
+/* Whether `piece` has dst's dtype and dst's shape without axis. */
+static bool piece_fits(const gl_tensor *dst, int axis, const gl_tensor *piece)
+{
+    bool same = piece->dtype == dst->dtype && piece->rank == dst->rank - 1;
+    for (int d = 0, e = 0; same && d < dst->rank; d++)
+        if (d != axis && dst->dims[d] != piece->dims[e++])
+            same = false;
+    return same;
 }
 
 /* Write `piece` (dst's shape without axis) at index idx along axis of dst. */
 static gl_status put_slice(gl_tensor *dst, int axis, int64_t idx, const gl_tensor *piece,
                            const char *where, const char *what)
 {
-    bool same = piece->dtype == dst->dtype && piece->rank == dst->rank - 1;
-    for (int d = 0, e = 0; same && d < dst->rank; d++)
-        if (d != axis && dst->dims[d] != piece->dims[e++])
-            same = false;
-    if (!same)
+    if (!piece_fits(dst, axis, piece))
         return gl_fail(GL_ERR_INPUT, "%s: %s changes type or shape between iterations", where,
                        what);
     gl_axis_view v = gl_axis_view_of(dst->dims, dst->rank, axis);
@@ -82,7 +102,7 @@ static gl_tensor *empty_from_declared(const gl_value *v, int axis, int64_t len)
     }
     if (axis > rank)
         axis = rank;
-    return new_with_axis(dt, dims, rank, axis, len);
+    return new_with_axis(NULL, NULL, dt, dims, rank, axis, len);
 }
 
 static void free_tensors(gl_tensor **ts, size_t n)
@@ -353,19 +373,44 @@ static gl_status loop_infer(gl_infer_ctx *c)
 typedef struct loop_state {
     size_t nc, ns;
     gl_tensor **carried;    /* current loop-carried values (owned) */
-    gl_tensor ***scans;     /* per scan output: the per-iteration pieces (owned) */
-    size_t n_iter, cap_iter;
+    /* Per scan output: the pieces so far stacked on a new axis 0, which has room for more
+     * (owned; NULL before the first iteration). Stacking as they come, rather than keeping
+     * each iteration's tensor, costs one piece per iteration, not a piece and a header:
+     * a loop of a million empty pieces takes no memory. */
+    gl_tensor **stacks;
+    size_t n_iter;
 } loop_state;
 
 static void loop_state_free(loop_state *s)
 {
     free_tensors(s->carried, s->nc);
     free(s->carried);
-    for (size_t j = 0; j < s->ns; j++) {
-        free_tensors(s->scans[j], s->n_iter);
-        free(s->scans[j]);
+    free_tensors(s->stacks, s->ns);
+    free(s->stacks);
+}
+
+/* Put this iteration's piece of scan output j on its stack, doubling the stack when it is
+ * full (checked against the memory limit in the output's name). */
+static gl_status loop_push(gl_kernel_ctx *k, loop_state *s, size_t j, const gl_tensor *piece)
+{
+    char what[300];
+    out_label(k, s->nc + j, what, sizeof(what));
+    gl_tensor *stack = s->stacks[j];
+    if (stack && !piece_fits(stack, 0, piece))
+        return gl_fail(GL_ERR_INPUT, "%s: %s changes type or shape between iterations",
+                       k->where, what);
+    if (!stack || (int64_t)s->n_iter == stack->dims[0]) {
+        int64_t room = stack ? 2 * stack->dims[0] : 1;
+        gl_tensor *grown = new_with_axis(k->where, what, piece->dtype, piece->dims, piece->rank,
+                                         0, room);
+        if (!grown)
+            return GL_ERR_NOMEM;
+        if (stack)
+            gl_copy_elems(grown, 0, stack, 0, stack->count);
+        gl_tensor_free(stack);
+        s->stacks[j] = grown;
     }
-    free(s->scans);
+    return put_slice(s->stacks[j], 0, (int64_t)s->n_iter, piece, k->where, what);
 }
 
 /* One iteration: run the body, take its outputs into the state. */
@@ -392,23 +437,13 @@ static gl_status loop_step(gl_kernel_ctx *k, const gl_graph *body, loop_state *s
             st = gl_fail(GL_ERR_INTERNAL, "%s: body output %zu missing", k->where, i);
     if (st == GL_OK)
         st = read_cond(k, out[0], "the body's cond output", cond);
-    if (st == GL_OK && s->ns && s->n_iter == s->cap_iter) {
-        size_t cap = s->cap_iter;
-        for (size_t j = 0; j < s->ns; j++) {
-            cap = s->cap_iter; /* every list grows alike */
-            GL_GROW(s->scans[j], cap, s->n_iter + 1);
-        }
-        s->cap_iter = cap;
-    }
+    for (size_t j = 0; st == GL_OK && j < s->ns; j++)
+        st = loop_push(k, s, j, out[1 + s->nc + j]);
     if (st == GL_OK) {
         for (size_t i = 0; i < s->nc; i++) {
             gl_tensor_free(s->carried[i]);
             s->carried[i] = out[1 + i];
             out[1 + i] = NULL;
-        }
-        for (size_t j = 0; j < s->ns; j++) {
-            s->scans[j][s->n_iter] = out[1 + s->nc + j];
-            out[1 + s->nc + j] = NULL;
         }
         s->n_iter++;
     }
@@ -420,21 +455,23 @@ static gl_status loop_step(gl_kernel_ctx *k, const gl_graph *body, loop_state *s
     return st;
 }
 
-/* Scan output j: the pieces of every iteration stacked on a new first axis. */
+/* Scan output j: the pieces of every iteration stacked on a new first axis (its stack,
+ * cut to the iterations run). */
 static gl_tensor *loop_stack(gl_kernel_ctx *k, const gl_graph *body, loop_state *s, size_t j)
 {
+    gl_tensor *stack = s->stacks[j];
     if (s->n_iter == 0)
         return empty_from_declared(body->outputs[1 + s->nc + j], 0, 0);
-    const gl_tensor *first = s->scans[j][0];
-    gl_tensor *t = new_with_axis(first->dtype, first->dims, first->rank, 0, (int64_t)s->n_iter);
-    for (size_t i = 0; t && i < s->n_iter; i++) {
-        char what[64];
-        snprintf(what, sizeof(what), "scan output %zu", j);
-        if (put_slice(t, 0, (int64_t)i, s->scans[j][i], k->where, what) != GL_OK) {
-            gl_tensor_free(t);
-            t = NULL;
-        }
+    if (stack->dims[0] == (int64_t)s->n_iter) {
+        s->stacks[j] = NULL;
+        return stack;
     }
+    char what[300];
+    gl_tensor *t = new_with_axis(k->where, out_label(k, s->nc + j, what, sizeof(what)),
+                                 stack->dtype, stack->dims + 1, stack->rank - 1, 0,
+                                 (int64_t)s->n_iter);
+    if (t)
+        gl_copy_elems(t, 0, stack, 0, t->count);
     return t;
 }
 
@@ -455,7 +492,7 @@ static gl_status loop_kernel(gl_kernel_ctx *k)
     if (c0 && (st = read_cond(k, c0, "cond", &cond)) != GL_OK)
         return st;
     s.carried = gl_xcalloc(s.nc ? s.nc : 1, sizeof(*s.carried));
-    s.scans = gl_xcalloc(s.ns ? s.ns : 1, sizeof(*s.scans));
+    s.stacks = gl_xcalloc(s.ns ? s.ns : 1, sizeof(*s.stacks));
     for (size_t i = 0; i < s.nc && st == GL_OK; i++) {
         if (!k->in[2 + i])
             st = gl_fail(GL_ERR_INPUT, "%s: loop-carried input %zu is missing", k->where, i);
@@ -463,7 +500,8 @@ static gl_status loop_kernel(gl_kernel_ctx *k)
             s.carried[i] = gl_tensor_share(k->in[2 + i]);
     }
     for (int64_t i = 0; st == GL_OK && i < trips && cond; i++)
-        st = loop_step(k, body, &s, i, &cond);
+        if ((st = gl_limits_iteration(k->where)) == GL_OK)
+            st = loop_step(k, body, &s, i, &cond);
     gl_tensor **results = gl_xcalloc(s.nc + s.ns + 1, sizeof(*results));
     for (size_t i = 0; st == GL_OK && i < s.nc; i++) {
         results[i] = s.carried[i];
@@ -674,6 +712,7 @@ static gl_status scan_core(gl_kernel_ctx *k, const gl_graph *body, const scan_pl
     for (size_t i = 0; i < p->n_state; i++)
         cur[i] = gl_tensor_share(states[i]);
     for (int64_t t = 0; st == GL_OK && t < steps; t++) {
+        st = gl_limits_iteration(k->where);
         for (size_t j = 0; st == GL_OK && j < p->n_in; j++) {
             slices[j] = take_slice(xs[j], p->in_axis[j], p->in_rev[j] ? steps - 1 - t : t);
             if (!slices[j])
@@ -704,7 +743,10 @@ static gl_status scan_core(gl_kernel_ctx *k, const gl_graph *body, const scan_pl
                     st = GL_ERR_INPUT;
                     break;
                 }
-                if (!(*acc = new_with_axis(piece->dtype, piece->dims, piece->rank, ax, len))) {
+                char what[300];
+                out_label(k, p->n_state + j, what, sizeof(what));
+                if (!(*acc = new_with_axis(k->where, what, piece->dtype, piece->dims,
+                                           piece->rank, ax, len))) {
                     st = GL_ERR_NOMEM;
                     break;
                 }
@@ -808,7 +850,8 @@ static gl_status scan8_batch(gl_kernel_ctx *k, const gl_graph *body, const scan_
     int64_t batch = xs[0]->dims[0];
     for (size_t i = 0; st == GL_OK && i < n_out; i++) {
         if (!finals[i] &&
-            !(finals[i] = new_with_axis(res[i]->dtype, res[i]->dims, res[i]->rank, 0, batch))) {
+            !(finals[i] = new_with_axis(k->where, NULL, res[i]->dtype, res[i]->dims,
+                                        res[i]->rank, 0, batch))) {
             st = GL_ERR_NOMEM;
             break;
         }
@@ -868,7 +911,8 @@ static gl_status scan8_kernel(gl_kernel_ctx *k, const gl_graph *body, scan_plan 
         else if (!(finals[i] = empty_from_declared(body->outputs[i], 0, len)))
             st = GL_ERR_NOMEM;
         if (st == GL_OK && i >= p->n_state) {
-            gl_tensor *t = new_with_axis(finals[i]->dtype, finals[i]->dims, finals[i]->rank, 0, 0);
+            gl_tensor *t = new_with_axis(NULL, NULL, finals[i]->dtype, finals[i]->dims,
+                                         finals[i]->rank, 0, 0);
             gl_tensor_free(finals[i]);
             if (!(finals[i] = t))
                 st = GL_ERR_NOMEM;
@@ -977,11 +1021,11 @@ typedef struct rnn_cfg {
 
 static gl_status rnn_activations(const gl_node *n, const char *where, rnn_cfg *cfg)
 {
-    const gl_attr *names = gl_node_attr(n, "activations");
+    const gl_attr *names = gl_node_attr_typed(n, "activations", GL_ATTR_STRINGS);
     size_t n_alpha, n_beta, ia = 0, ib = 0, per = (size_t)cfg->cell->n_acts;
     const float *alpha = gl_attr_floats(n, "activation_alpha", &n_alpha);
     const float *beta = gl_attr_floats(n, "activation_beta", &n_beta);
-    size_t given = names && names->type == GL_ATTR_STRINGS ? names->n : 0;
+    size_t given = names ? names->n : 0;
     if (given && given != per * (size_t)cfg->dirs && given != per)
         return gl_fail(GL_ERR_INPUT, "%s: activations lists %zu functions, expected %zu", where,
                        given, per * (size_t)cfg->dirs);
@@ -1024,9 +1068,9 @@ static gl_status rnn_config(const gl_node *n, const cell_info *cell, const char 
     if (cfg->layout != 0 && cfg->layout != 1)
         return gl_fail(GL_ERR_INPUT, "%s: layout must be 0 or 1", where);
     cfg->hidden = gl_node_attr_int(n, "hidden_size", -1);
-    if (gl_node_attr(n, "hidden_size") && cfg->hidden <= 0)
+    if (gl_node_attr_typed(n, "hidden_size", GL_ATTR_INT) && cfg->hidden <= 0)
         return gl_fail(GL_ERR_INPUT, "%s: hidden_size must be positive", where);
-    const gl_attr *clip = gl_node_attr(n, "clip");
+    const gl_attr *clip = gl_node_attr_typed(n, "clip", GL_ATTR_FLOAT);
     cfg->clip = clip ? clip->f : INFINITY;
     if (clip && !(cfg->clip > 0))
         return gl_fail(GL_ERR_INPUT, "%s: clip must be positive", where);

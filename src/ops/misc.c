@@ -714,8 +714,8 @@ static gl_status tfidf_setup(const gl_node *n, const char *where, tfidf *t)
     const int64_t *counts = gl_attr_ints(n, "ngram_counts", &n_counts);
     t->out_index = gl_attr_ints(n, "ngram_indexes", &n_index);
     const int64_t *ints = gl_attr_ints(n, "pool_int64s", &n_ints);
-    const gl_attr *strs = gl_node_attr(n, "pool_strings");
-    size_t n_strs = strs && strs->type == GL_ATTR_STRINGS ? strs->n : 0;
+    const gl_attr *strs = gl_node_attr_typed(n, "pool_strings", GL_ATTR_STRINGS);
+    size_t n_strs = strs ? strs->n : 0;
     t->weights = gl_attr_floats(n, "weights", &n_weights);
     if ((ints != NULL) == (n_strs != 0))
         return gl_fail(GL_ERR_INPUT, "%s: exactly one of pool_int64s and pool_strings must be "
@@ -930,8 +930,8 @@ static gl_status strnorm_infer(gl_infer_ctx *c)
     if ((r != 1 && r != 2) || (r == 2 && x->shape.dims[0].value >= 0 && x->shape.dims[0].value != 1))
         return gl_fail(GL_ERR_INPUT, "%s: input must be [C] or [1, C]", c->where);
     size_t n_stop = 0;
-    const gl_attr *stop = gl_node_attr(c->node, "stopwords");
-    if (stop && stop->type == GL_ATTR_STRINGS)
+    const gl_attr *stop = gl_node_attr_typed(c->node, "stopwords", GL_ATTR_STRINGS);
+    if (stop)
         n_stop = stop->n;
     if (n_stop == 0) {
         gl_infer_set(c, 0, GL_DT_STRING, &x->shape); /* nothing removed */
@@ -955,8 +955,8 @@ static gl_status strnorm_kernel(gl_kernel_ctx *k)
         return gl_fail(GL_ERR_INPUT, "%s: input must be a string tensor [C] or [1, C]",
                        k->where);
     bool sensitive = gl_node_attr_int(k->node, "is_case_sensitive", 0) != 0;
-    const gl_attr *stop = gl_node_attr(k->node, "stopwords");
-    size_t n_stop = stop && stop->type == GL_ATTR_STRINGS ? stop->n : 0;
+    const gl_attr *stop = gl_node_attr_typed(k->node, "stopwords", GL_ATTR_STRINGS);
+    size_t n_stop = stop ? stop->n : 0;
     const gl_bytes *in = gl_tensor_data(x);
     bool *keep = gl_xcalloc((size_t)x->count + 1, sizeof(bool));
     int64_t kept = 0;
@@ -1011,7 +1011,7 @@ typedef struct rng {
 
 static rng rng_for(const gl_node *n)
 {
-    const gl_attr *a = gl_node_attr(n, "seed");
+    const gl_attr *a = gl_node_attr_typed(n, "seed", GL_ATTR_FLOAT);
     uint64_t seed = 0x853c49e6748fea9bull;
     if (a) {
         uint32_t bits;
@@ -1050,7 +1050,7 @@ static const gl_dtype index_types[] = {GL_DT_INT32, GL_DT_INT64};
 static gl_status like_dtype(const gl_node *n, gl_dtype input, const gl_dtype *allowed,
                             size_t n_allowed, const char *where, gl_dtype *out)
 {
-    if (gl_node_attr(n, "dtype"))
+    if (gl_node_attr_typed(n, "dtype", GL_ATTR_INT))
         return dtype_attr(n, "dtype", GL_DT_FLOAT, allowed, n_allowed, where, out);
     return dtype_allowed(input, allowed, n_allowed, where, "input dtype", out);
 }
@@ -1061,7 +1061,7 @@ static gl_status shape_attr(const gl_node *n, const char *where, const int64_t *
 {
     size_t count;
     *dims = gl_attr_ints(n, "shape", &count);
-    if (!*dims && !gl_node_attr(n, "shape"))
+    if (!*dims && !gl_node_attr_typed(n, "shape", GL_ATTR_INTS))
         return gl_fail(GL_ERR_INPUT, "%s: needs the attribute 'shape'", where);
     if (count > GL_MAX_RANK)
         return gl_fail(GL_ERR_INPUT, "%s: shape has %zu dimensions", where, count);
@@ -1131,7 +1131,7 @@ static gl_status random_like_infer(gl_infer_ctx *c)
 {
     const gl_type *x = gl_infer_input(c, 0);
     gl_dtype dt;
-    if (!x && !gl_node_attr(c->node, "dtype"))
+    if (!x && !gl_node_attr_typed(c->node, "dtype", GL_ATTR_INT))
         return GL_OK;
     gl_status st = like_dtype(c->node, x ? x->dtype : GL_DT_UNDEFINED, float_types,
                               GL_ARRAY_LEN(float_types), c->where, &dt);

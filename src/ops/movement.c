@@ -590,9 +590,9 @@ static gl_status constant_tensor(const gl_node *n, const char *where, gl_tensor 
     size_t kind = 0;
     while (strcmp(constant_attrs[kind], a->name) != 0)
         kind++;
-    if (a->type != expected[kind])
-        return gl_fail(GL_ERR_INPUT, "%s: attribute '%s' has attribute type %d, expected %d",
-                       where, a->name, (int)a->type, (int)expected[kind]);
+    if (a != gl_node_attr_typed(n, a->name, expected[kind]))
+        return gl_fail(GL_ERR_INPUT, "%s: attribute '%s' is %s, expected %s", where, a->name,
+                       gl_attr_type_name(a->type), gl_attr_type_name(expected[kind]));
     int64_t len = (int64_t)a->n;
     gl_tensor *t = NULL;
     switch (a->type) {
@@ -1293,7 +1293,7 @@ static gl_status transpose_infer(gl_infer_ctx *c)
 /* axis: default 1 before opset 4, required after; negative from 11. */
 static bool concat_axis(const gl_node *n, int64_t opset, int rank, const char *where, int *axis)
 {
-    const gl_attr *a = gl_node_attr(n, "axis");
+    const gl_attr *a = gl_node_attr_typed(n, "axis", GL_ATTR_INT);
     if (!a && opset >= 4) {
         gl_fail(GL_ERR_INPUT, "%s: attribute 'axis' is missing", where);
         return false;
@@ -2840,7 +2840,7 @@ static gl_status nonzero_infer(gl_infer_ctx *c)
 static bool compress_axis(const gl_node *n, int64_t opset, int rank, const char *where,
                           bool *has_axis, int *axis)
 {
-    const gl_attr *a = gl_node_attr(n, "axis");
+    const gl_attr *a = gl_node_attr_typed(n, "axis", GL_ATTR_INT);
     *has_axis = a != NULL;
     if (!a)
         return true;
@@ -2905,7 +2905,7 @@ static gl_status compress_infer(gl_infer_ctx *c)
     const gl_type *x = gl_infer_input(c, 0);
     if (!x)
         return GL_OK;
-    bool has_axis = gl_node_attr(c->node, "axis") != NULL;
+    bool has_axis = gl_node_attr_typed(c->node, "axis", GL_ATTR_INT) != NULL;
     int axis = 0, r = x->shape.rank;
     if (has_axis && r == GL_RANK_UNKNOWN) {
         gl_infer_set_rank(c, 0, x->dtype, GL_RANK_UNKNOWN);
@@ -3018,7 +3018,7 @@ static gl_status onehot_infer(gl_infer_ctx *c)
 
 static bool eyelike_dtype(const gl_node *n, gl_dtype input, const char *where, gl_dtype *dt)
 {
-    const gl_attr *a = gl_node_attr(n, "dtype");
+    const gl_attr *a = gl_node_attr_typed(n, "dtype", GL_ATTR_INT);
     *dt = a ? (gl_dtype)a->i : input;
     if ((a && !gl_dtype_valid((int)a->i)) || *dt == GL_DT_STRING) {
         gl_fail(GL_ERR_INPUT, "%s: output type %lld is not supported", where,
@@ -3337,7 +3337,7 @@ static void sort_rows(int64_t *v, int64_t n, const rows *r)
 
 static bool unique_axis(const gl_node *n, int rank, const char *where, bool *has, int *axis)
 {
-    const gl_attr *a = gl_node_attr(n, "axis");
+    const gl_attr *a = gl_node_attr_typed(n, "axis", GL_ATTR_INT);
     *has = a != NULL;
     return !a || gl_axis_normalize(a->i, rank, false, where, "axis", axis);
 }
@@ -3419,7 +3419,7 @@ static gl_status unique_infer(gl_infer_ctx *c)
     bool has_axis;
     int axis = 0, rank = x->shape.rank;
     int64_t unknown = GL_DIM_UNKNOWN;
-    if (gl_node_attr(c->node, "axis") && rank == GL_RANK_UNKNOWN) {
+    if (gl_node_attr_typed(c->node, "axis", GL_ATTR_INT) && rank == GL_RANK_UNKNOWN) {
         gl_infer_set_rank(c, 0, x->dtype, GL_RANK_UNKNOWN);
     } else {
         if (!unique_axis(c->node, rank, c->where, &has_axis, &axis))

@@ -141,7 +141,7 @@ static gl_status read_window(const gl_node *n, const char *where, int nsp,
         w->kernel[d] = w_kernel ? w_kernel[d] : -1;
         w->stride[d] = w->dil[d] = 1;
     }
-    if (!w_kernel && !gl_node_attr(n, "kernel_shape"))
+    if (!w_kernel && !gl_node_attr_typed(n, "kernel_shape", GL_ATTR_INTS))
         return gl_fail(GL_ERR_INPUT, "%s: attribute kernel_shape is required", where);
     int64_t pads[2 * NN_MAX_SP] = {0};
     int64_t attr_kernel[NN_MAX_SP];
@@ -1179,10 +1179,8 @@ static gl_status pool_check_x(gl_kernel_ctx *k, bool any_numeric, const gl_tenso
 /* LpPool's p: a FLOAT attribute in opset 1, an INT from opset 2. */
 static double lp_exponent(const gl_node *n)
 {
-    const gl_attr *a = gl_node_attr(n, "p");
-    if (!a)
-        return 2.0;
-    return a->type == GL_ATTR_FLOAT ? a->f : (double)a->i;
+    const gl_attr *f = gl_node_attr_typed(n, "p", GL_ATTR_FLOAT);
+    return f ? f->f : (double)gl_node_attr_int(n, "p", 2);
 }
 
 static gl_status pool_kernel(gl_kernel_ctx *k, pool_kind kind)

@@ -1,6 +1,8 @@
 /* opkit.c — helpers shared by shape functions and kernels. */
 #include "ops/opkit.h"
 
+#include "ir/limits.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,24 +25,16 @@ bool gl_axis_normalize(int64_t axis, int rank, bool inclusive, const char *where
 
 const int64_t *gl_attr_ints(const gl_node *n, const char *name, size_t *count)
 {
-    const gl_attr *a = gl_node_attr(n, name);
-    if (!a || a->type != GL_ATTR_INTS) {
-        *count = 0;
-        return NULL;
-    }
-    *count = a->n;
-    return a->ints;
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_INTS);
+    *count = a ? a->n : 0;
+    return a ? a->ints : NULL;
 }
 
 const float *gl_attr_floats(const gl_node *n, const char *name, size_t *count)
 {
-    const gl_attr *a = gl_node_attr(n, name);
-    if (!a || a->type != GL_ATTR_FLOATS) {
-        *count = 0;
-        return NULL;
-    }
-    *count = a->n;
-    return a->floats;
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_FLOATS);
+    *count = a ? a->n : 0;
+    return a ? a->floats : NULL;
 }
 
 /* ---- inference ----------------------------------------------------------------------- */
@@ -276,6 +270,11 @@ gl_tensor *gl_out_new(gl_kernel_ctx *k, size_t i, gl_dtype dt, int rank, const i
         gl_fail(GL_ERR_INTERNAL, "%s: output %zu does not exist", k->where, i);
         return NULL;
     }
+    const gl_value *v = k->node->outputs[i];
+    char what[300];
+    snprintf(what, sizeof(what), "output '%s'", v && v->name ? v->name : "");
+    if (gl_limits_check_tensor(k->where, what, dt, rank, dims) != GL_OK)
+        return NULL;
     gl_tensor *t = gl_tensor_new(dt, rank, dims);
     if (!t) {
         gl_error_prefix("%s: output %zu", k->where, i);

@@ -14,7 +14,8 @@
  * normalized to [0, rank]; false with a message naming `what` when out of range. */
 bool gl_axis_normalize(int64_t axis, int rank, bool inclusive, const char *where,
                        const char *what, int *out);
-/* The ints of an INTS attribute (NULL, 0 when absent). */
+/* The ints of an INTS attribute (NULL, 0 when absent or of another type; an empty list
+ * may be NULL, 0 too). */
 const int64_t *gl_attr_ints(const gl_node *n, const char *name, size_t *count);
 const float *gl_attr_floats(const gl_node *n, const char *name, size_t *count);
 

@@ -813,7 +813,7 @@ static gl_status nll_run(gl_kernel_ctx *k, const gl_tensor *logp, const gl_tenso
     gl_status st = loss_reduction_of(k->node, k->where, &red);
     if (st || (st = loss_check(logp, target, weight, k->where)))
         return st;
-    const gl_attr *ii = gl_node_attr(k->node, "ignore_index");
+    const gl_attr *ii = gl_node_attr_typed(k->node, "ignore_index", GL_ATTR_INT);
     bool has_ignore = ii != NULL;
     int64_t ignore = has_ignore ? ii->i : 0;
     int64_t nn = logp->dims[0], cc = logp->dims[1], dd = nn ? target->count / nn : 0;

@@ -14,6 +14,7 @@
  * The DOT file a user sees is therefore exactly what we lay out.
  */
 #include "render/render.h"
+#include "util/escape.h"
 
 #include <graphviz/gvc.h>
 
@@ -163,15 +164,15 @@ static void put_escaped_byte(sbuf *b, unsigned char c)
 }
 
 /* Display form of a name: valid UTF-8 without control characters (those and invalid
- * bytes are spelled \xNN; C1 controls U+0080..U+009F too). */
+ * bytes are spelled \xNN; C1 and bidi controls, util/escape.h's list, too). */
 static void put_sanitized(sbuf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t avail = strlen(s);
     while (avail) {
         size_t n = utf8_seq_len(p, avail);
-        bool control = n == 1 ? (p[0] < 0x20 || p[0] == 0x7F)
-                              : n == 2 && p[0] == 0xC2 && p[1] < 0xA0;
+        uint32_t cp = 0;
+        bool control = n && gl_utf8_decode((const char *)p, &cp) == n && gl_codepoint_unsafe(cp);
         if (n == 0 || control) {
             for (size_t i = 0; i < (n ? n : 1); i++)
                 put_escaped_byte(b, p[i]);

@@ -1,5 +1,6 @@
 /* json.c — a small streaming JSON writer. */
 #include "util/json.h"
+#include "util/escape.h"
 
 #include <math.h>
 
@@ -8,21 +9,32 @@ void gl_json_init(gl_json *j, FILE *f, bool pretty)
     *j = (gl_json){.f = f, .pretty = pretty};
 }
 
+/* JSON text is UTF-8: a byte that is not (names are bytes from someone's file) becomes
+ * U+FFFD. Controls (C0, DEL, C1) and bidirectional controls are written as \u escapes
+ * so that printing the document to a terminal cannot drive it. */
 static void write_escaped(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
+    size_t n;
+    for (const char *p = s; *p; p += n) {
+        uint32_t cp = 0;
+        n = gl_utf8_decode(p, &cp);
+        if (n == 0) {
+            fputs("\\ufffd", f);
+            n = 1;
+            continue;
+        }
+        switch (cp) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
         case '\n': fputs("\\n", f); break;
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
+            if (gl_codepoint_unsafe(cp))
+                fprintf(f, "\\u%04x", (unsigned)cp);
             else
-                fputc(*p, f);
+                fwrite(p, 1, n, f);
         }
     }
     fputc('"', f);

@@ -38,7 +38,8 @@ for target in "$@"; do
     name=$(basename "$target")
     mkdir -p "$work/corpus/$name"
     log=$work/$name.log
-    before=$(ls "$work/finds" | grep -c "^$name-")
+    # slow-unit-* files (an input over 10 s, libFuzzer's -report_slow_units) are not finds
+    before=$(ls "$work/finds" | grep -v -- '-slow-unit-' | grep -c "^$name-")
     # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of flags
     "$target" "$work/corpus/$name" "$seeds" -dict="$src/tests/fuzz/onnx.dict" \
         -max_total_time="$secs" -timeout="$hang" -rss_limit_mb=2048 -max_len=65536 \
@@ -52,7 +53,8 @@ for target in "$@"; do
     speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
     [ -n "$speed" ] || speed=$(echo "$last" | sed -n 's/.*exec\/s:* \([0-9]*\).*/\1/p')
     cov=$(echo "$last" | grep -o 'cov: [0-9]* ft: [0-9]* corp: [0-9/a-zA-Z]*')
-    finds=$(($(ls "$work/finds" | grep -c "^$name-") - before))
+    finds=$(($(ls "$work/finds" | grep -v -- '-slow-unit-' | grep -c "^$name-") - before))
+    slowest=$(sed -n 's/^stat::slowest_unit_time_sec: *//p' "$log" | tail -n 1)
     if [ "$rc" -eq 0 ] && [ "$finds" -eq 0 ]; then
         verdict=ok
     else
@@ -61,6 +63,7 @@ for target in "$@"; do
         file=$(sed -n 's/.*Test unit written to //p' "$log" | tail -n 1)
         verdict="FOUND ${what:-exit $rc}: ${file:-$finds new in $work/finds}"
     fi
-    echo "$name: ${secs}s, ${runs:-?} runs (${speed:-?}/s), ${cov:-no coverage line}: $verdict"
+    echo "$name: ${secs}s, ${runs:-?} runs (${speed:-?}/s), ${cov:-no coverage line}," \
+        "slowest input ${slowest:-?} s: $verdict"
 done
 exit "$failed"

@@ -1,7 +1,7 @@
 # bench programs and targets (included from Makefile.am).
 # `make bench` builds them; neither `make` nor `make check` does. bench/run.sh drives them.
 EXTRA_PROGRAMS = bench/bench_load bench/bench_toposort bench/bench_pipeline bench/bench_run \
-	bench/bench_transpose bench/bench_ui_graph bench/bench_render
+	bench/bench_transpose bench/bench_ui_graph bench/bench_render bench/bench_ui_keys
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 bench_bench_load_SOURCES = bench/bench_load.c bench/benchutil.h
@@ -31,6 +31,9 @@ bench_bench_ui_graph_LDADD = $(GL_LIBS)
 bench_bench_render_SOURCES = bench/bench_render.c bench/benchutil.h
 bench_bench_render_CFLAGS = $(AM_CFLAGS)
 bench_bench_render_LDADD = $(GL_LIBS)
+bench_bench_ui_keys_SOURCES = bench/bench_ui_keys.c bench/benchutil.h
+bench_bench_ui_keys_CFLAGS = $(AM_CFLAGS)
+bench_bench_ui_keys_LDADD = $(GL_LIBS)
 
 # The generated onnx.pb-c.h must exist before the first compile (BUILT_SOURCES are only
 # made by all/check/install, not by this target).

@@ -97,3 +97,5 @@ for f in $all_models "$models/densenet121.onnx" $big; do
 done
 rm -rf "$out"
 
+echo "== workbench keys: what each key costs on the 20k-node ladder =="
+"$builddir/bench/bench_ui_keys" -r "${RUNS:-3}" "$models/many_nodes.onnx"

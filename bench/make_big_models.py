@@ -11,6 +11,8 @@ OUTDIR (default /tmp/graphlab-bench) receives:
                         of two rails with side branches and Transpose pairs: measures
                         per-node cost (names, attributes, value lookup, edges).
   many_nodes_100k.onnx  with --huge: the same ladder with 100000 nodes.
+  chain_100k.onnx       with --huge: 100000 Relu nodes in one chain (names without '/'):
+                        what `graphlab export` costs per node and per step.
 
 Deterministic: fixed seeds, pinned IR version; the same arguments give the same bytes.
 Needs onnx and numpy (Debian: python3-onnx python3-numpy).
@@ -136,6 +138,18 @@ class Ladder:
         return finish(graph, "a ladder of %d cheap nodes" % len(self.nodes))
 
 
+def chain_model(n):
+    """n Relu nodes, each reading the one before."""
+    nodes, prev = [], "x"
+    for i in range(n):
+        out = "y" if i == n - 1 else "t%d" % i
+        nodes.append(helper.make_node("Relu", [prev], [out], name="relu_%d" % i))
+        prev = out
+    value = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 16])
+    graph = helper.make_graph(nodes, "chain", [value("x")], [value("y")])
+    return finish(graph, "a chain of %d Relu nodes" % n)
+
+
 def write(model, path, full_check):
     onnx.checker.check_model(model, full_check=full_check)
     onnx.save_model(model, path)
@@ -158,7 +172,7 @@ def main():
     parser.add_argument("--weights-mb", type=float, default=100.0)
     parser.add_argument("--nodes", type=int, default=20000)
     parser.add_argument("--huge", action="store_true",
-                        help="also write many_nodes_100k.onnx")
+                        help="also write many_nodes_100k.onnx and chain_100k.onnx")
     args = parser.parse_args()
     refuse_source_tree(args.outdir)
     os.makedirs(args.outdir, exist_ok=True)
@@ -170,6 +184,8 @@ def main():
     if args.huge:
         write(Ladder(np.random.RandomState(SEED + 2)).build(100000),
               os.path.join(args.outdir, "many_nodes_100k.onnx"), full_check=True)
+        write(chain_model(100000), os.path.join(args.outdir, "chain_100k.onnx"),
+              full_check=True)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ if [ ! -f "$builddir/Makefile" ]; then
 fi
 
 want="$models/big_weights.onnx $models/many_nodes.onnx"
-[ "$huge" = 1 ] && want="$want $models/many_nodes_100k.onnx"
+[ "$huge" = 1 ] && want="$want $models/many_nodes_100k.onnx $models/chain_100k.onnx"
 missing=0
 for f in $want; do [ -f "$f" ] || missing=1; done
 if [ "$missing" = 1 ]; then
@@ -36,6 +36,9 @@ if [ "$missing" = 1 ]; then
     [ "$huge" = 1 ] && huge_flag="--huge"
     "$python" "$srcdir/bench/make_big_models.py" "$models" $huge_flag
 fi
+
+[ -f "$models/densenet121.onnx" ] ||
+    "$python" "$srcdir/bench/make_densenet.py" "$models/densenet121.onnx"
 
 make -C "$builddir" -s bench
 
@@ -73,3 +76,26 @@ echo "== transpose-push: time against graph size, toposort as the baseline =="
 echo
 echo "== workbench graph view: neighbourhood layout and drawing latency =="
 "$builddir/bench/bench_ui_graph" -r "${RUNS:-5}"
+echo
+echo "== renders: the drawing each model gets, what its layout costs, what degrading buys =="
+# RENDER_TIMEOUT: seconds before a layout is killed (default 60)
+all_models=""
+for f in "$corpus"/*/model.onnx; do [ -f "$f" ] && all_models="$all_models $f"; done
+# shellcheck disable=SC2086
+"$builddir/bench/bench_render" -t "${RENDER_TIMEOUT:-60}" $all_models "$models/densenet121.onnx"
+"$builddir/bench/bench_render" -v -t "${RENDER_TIMEOUT:-60}" "$models/densenet121.onnx"
+echo
+echo "== export: every step of a model to files (wall, user+sys with children, peak RSS) =="
+out=$(mktemp -d "${TMPDIR:-/tmp}/glbench-export.XXXXXX")
+big=""
+[ "$huge" = 1 ] && big="$models/chain_100k.onnx"
+# shellcheck disable=SC2086
+for f in $all_models "$models/densenet121.onnx" $big; do
+    rm -rf "$out/x"
+    /usr/bin/time -f "%e s wall  %U s user  %S s sys  %M KB  $f" \
+        "$builddir/graphlab" export "$f" -d "$out/x" >/dev/null
+done
+rm -rf "$out"
+
+echo "== workbench keys: what each key costs on the 20k-node ladder =="
+"$builddir/bench/bench_ui_keys" -r "${RUNS:-3}" "$models/many_nodes.onnx"

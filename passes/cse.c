@@ -23,21 +23,15 @@
  */
 #include "passes/passes.h"
 
+#include "util/hash.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- hashing ------------------------------------------------------------------------- */
 
-#define FNV_OFFSET 14695981039346656037ull
-
-static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *s = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t mix_bytes(uint64_t h, const void *p, size_t n) { return gl_fnv1a(h, p, n); }
 
 static uint64_t mix_u64(uint64_t h, uint64_t x) { return mix_bytes(h, &x, sizeof(x)); }
 
@@ -61,7 +55,7 @@ static const char *domain_of(const gl_node *n)
 
 static uint64_t attr_hash(const gl_attr *a)
 {
-    uint64_t h = mix_u64(mix_str(FNV_OFFSET, a->name), (uint64_t)a->type);
+    uint64_t h = mix_u64(mix_str(GL_FNV_OFFSET, a->name), (uint64_t)a->type);
     h = mix_str(h, a->ref_attr_name);
     switch (a->type) {
     case GL_ATTR_FLOAT:
@@ -90,7 +84,7 @@ static uint64_t attr_hash(const gl_attr *a)
 /* The node's key: everything nodes_equal compares. */
 static uint64_t node_hash(const gl_node *n)
 {
-    uint64_t h = mix_str(mix_str(FNV_OFFSET, domain_of(n)), n->op_type);
+    uint64_t h = mix_str(mix_str(GL_FNV_OFFSET, domain_of(n)), n->op_type);
     h = mix_u64(h, n->n_inputs);
     for (size_t i = 0; i < n->n_inputs; i++) {
         const gl_value *v = n->inputs[i];

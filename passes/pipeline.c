@@ -295,6 +295,13 @@ static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
 gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_plan,
                           const gl_settings *settings, unsigned flags, gl_pipeline **out)
 {
+    return gl_pipeline_run_each(input, plan, n_plan, settings, flags, NULL, NULL, out);
+}
+
+gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t n_plan,
+                               const gl_settings *settings, unsigned flags, gl_step_fn on_step,
+                               void *ctx, gl_pipeline **out)
+{
     gl_pipeline *p = gl_xcalloc(1, sizeof(*p));
     *out = p;
     settings_copy(&p->settings, settings);
@@ -305,13 +312,14 @@ gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_pl
                                 .budget = GL_BUDGET_UNLIMITED};
     p->n_steps = 1;
     bool keep = flags & GL_PIPELINE_KEEP_SNAPSHOTS;
-    for (size_t i = 0; i < n_plan; i++) {
+    gl_status st = on_step ? on_step(ctx, p, 0) : GL_OK;
+    for (size_t i = 0; st == GL_OK && i < n_plan; i++) {
         gl_snapshot *prev = &p->steps[i], *snap = &p->steps[i + 1];
         /* Without snapshots the model moves from step to step instead of being copied. */
         gl_model *m = keep ? gl_model_clone(prev->model) : prev->model;
         if (!keep)
             prev->model = NULL;
-        gl_status st = run_pass(m, &plan[i], (int)i + 1, &p->log, &p->settings, snap);
+        st = run_pass(m, &plan[i], (int)i + 1, &p->log, &p->settings, snap);
         if (st != GL_OK) {
             p->failure = gl_xstrdup(gl_error_message());
             memset(snap, 0, sizeof(*snap));
@@ -325,8 +333,18 @@ gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_pl
         snap->fingerprint = gl_graph_fingerprint(m->graph);
         snap->changed = snap->fingerprint != prev->fingerprint;
         p->n_steps++;
+        if (on_step)
+            st = on_step(ctx, p, i + 1);
     }
-    return GL_OK;
+    return st;
+}
+
+void gl_pipeline_drop(gl_pipeline *p, size_t k)
+{
+    if (k + 1 < p->n_steps) {
+        gl_model_free(p->steps[k].model);
+        p->steps[k].model = NULL;
+    }
 }
 
 gl_model *gl_pipeline_result(const gl_pipeline *p)

@@ -62,6 +62,17 @@ enum {
  * returned. *out is always set. */
 gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_plan,
                           const gl_settings *settings, unsigned flags, gl_pipeline **out);
+/* Called after step k is recorded (k = 0 for the input, before the first pass). A
+ * failure stops the run and is returned (p->failure stays NULL: it is the caller's). */
+typedef gl_status (*gl_step_fn)(void *ctx, gl_pipeline *p, size_t k);
+/* gl_pipeline_run, calling on_step (may be NULL) after every step: `export` writes each
+ * step as it comes and drops the models it no longer needs. */
+gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t n_plan,
+                               const gl_settings *settings, unsigned flags, gl_step_fn on_step,
+                               void *ctx, gl_pipeline **out);
+/* Frees the model of step k (never the last step's): for callers done with it. Replaying
+ * step k + 1 is then impossible. */
+void gl_pipeline_drop(gl_pipeline *p, size_t k);
 /* The model of the last step (always kept). */
 gl_model *gl_pipeline_result(const gl_pipeline *p);
 void gl_pipeline_free(gl_pipeline *p);

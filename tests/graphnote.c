@@ -1,6 +1,7 @@
 /* graphnote.c — the one-line graph notation of graphnote.h: parsing, seeded inputs,
  * running and comparing. */
 #include "graphnote.h"
+#include "util/hash.h"
 
 #include "exec/compare.h"
 #include "exec/exec.h"
@@ -174,13 +175,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
 
-static uint64_t seed_of(const char *name)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *name; name++)
-        h = (h ^ (uint8_t)*name) * 1099511628211ull;
-    return h | 1;
-}
+static uint64_t seed_of(const char *name) { return gl_hash_bytes(name, strlen(name)) | 1; }
 
 static void put(void *data, gl_dtype dt, int64_t i, double v)
 {

@@ -9,6 +9,8 @@
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "testutil.h"
+#include "util/hash.h"
+#include "util/strbuf.h"
 
 #include <criterion/criterion.h>
 #include <glob.h>
@@ -20,56 +22,34 @@
 
 /* ---- expressions as strings ------------------------------------------------------------ */
 
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-} sbuf;
+static void expr_value(gl_strbuf *b, const gl_value *v);
 
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (b->n + (size_t)len + 1 > b->cap) {
-        b->cap = (b->n + (size_t)len + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)len;
-}
-
-static void expr_value(sbuf *b, const gl_value *v);
-
-static void expr_graph_outputs(sbuf *b, const gl_graph *g)
+static void expr_graph_outputs(gl_strbuf *b, const gl_graph *g)
 {
     for (size_t i = 0; i < g->n_outputs; i++) {
-        sb_printf(b, i ? "," : "");
+        gl_sb_printf(b, i ? "," : "");
         expr_value(b, g->outputs[i]);
     }
 }
 
-static void expr_attr(sbuf *b, const gl_attr *a)
+static void expr_attr(gl_strbuf *b, const gl_attr *a)
 {
-    sb_printf(b, "%s=", a->name);
+    gl_sb_printf(b, "%s=", a->name);
     switch (a->type) {
-    case GL_ATTR_INT: sb_printf(b, "%lld", (long long)a->i); break;
-    case GL_ATTR_FLOAT: sb_printf(b, "%g", (double)a->f); break;
-    case GL_ATTR_STRING: sb_printf(b, "'%s'", (const char *)a->s.data); break;
-    case GL_ATTR_TENSOR: sb_printf(b, "t%016llx", (unsigned long long)gl_tensor_hash(a->t)); break;
+    case GL_ATTR_INT: gl_sb_printf(b, "%lld", (long long)a->i); break;
+    case GL_ATTR_FLOAT: gl_sb_printf(b, "%g", (double)a->f); break;
+    case GL_ATTR_STRING: gl_sb_printf(b, "'%s'", (const char *)a->s.data); break;
+    case GL_ATTR_TENSOR: gl_sb_printf(b, "t%016llx", (unsigned long long)gl_tensor_hash(a->t)); break;
     case GL_ATTR_INTS:
         for (size_t i = 0; i < a->n; i++)
-            sb_printf(b, "%s%lld", i ? "/" : "", (long long)a->ints[i]);
+            gl_sb_printf(b, "%s%lld", i ? "/" : "", (long long)a->ints[i]);
         break;
     case GL_ATTR_GRAPH:
-        sb_printf(b, "{");
+        gl_sb_printf(b, "{");
         expr_graph_outputs(b, a->g);
-        sb_printf(b, "}");
+        gl_sb_printf(b, "}");
         break;
-    default: sb_printf(b, "?"); break;
+    default: gl_sb_printf(b, "?"); break;
     }
 }
 
@@ -78,11 +58,11 @@ static int attr_by_name(const void *x, const void *y)
     return strcmp((*(const gl_attr *const *)x)->name, (*(const gl_attr *const *)y)->name);
 }
 
-static void expr_node(sbuf *b, const gl_node *n, int slot)
+static void expr_node(gl_strbuf *b, const gl_node *n, int slot)
 {
     if (n->domain && *n->domain)
-        sb_printf(b, "%s.", n->domain);
-    sb_printf(b, "%s", n->op_type);
+        gl_sb_printf(b, "%s.", n->domain);
+    gl_sb_printf(b, "%s", n->op_type);
     if (n->n_attrs) {
         /* Attributes are a set: print them sorted so their order does not matter. */
         const gl_attr *sorted[16];
@@ -90,24 +70,24 @@ static void expr_node(sbuf *b, const gl_node *n, int slot)
         for (size_t i = 0; i < k; i++)
             sorted[i] = &n->attrs[i];
         qsort(sorted, k, sizeof(sorted[0]), attr_by_name);
-        sb_printf(b, "[");
+        gl_sb_printf(b, "[");
         for (size_t i = 0; i < k; i++) {
-            sb_printf(b, i ? "," : "");
+            gl_sb_printf(b, i ? "," : "");
             expr_attr(b, sorted[i]);
         }
-        sb_printf(b, "]");
+        gl_sb_printf(b, "]");
     }
-    sb_printf(b, "(");
+    gl_sb_printf(b, "(");
     for (size_t i = 0; i < n->n_inputs; i++) {
-        sb_printf(b, i ? "," : "");
+        gl_sb_printf(b, i ? "," : "");
         expr_value(b, n->inputs[i]);
     }
-    sb_printf(b, ")");
+    gl_sb_printf(b, ")");
     if (n->n_outputs > 1)
-        sb_printf(b, ":%d", slot);
+        gl_sb_printf(b, ":%d", slot);
 }
 
-static void expr_value(sbuf *b, const gl_value *v)
+static void expr_value(gl_strbuf *b, const gl_value *v)
 {
     if (!v)
         return;
@@ -116,32 +96,25 @@ static void expr_value(sbuf *b, const gl_value *v)
     else if (v->producer)
         expr_node(b, v->producer, v->producer_slot);
     else if (v->init && !v->is_input)
-        sb_printf(b, "c%08llx", (unsigned long long)(gl_tensor_hash(v->init) & 0xffffffff));
+        gl_sb_printf(b, "c%08llx", (unsigned long long)(gl_tensor_hash(v->init) & 0xffffffff));
     else
-        sb_printf(b, "%s", v->name);
+        gl_sb_printf(b, "%s", v->name);
 }
 
 /* "out1=...;out2=..." for the graph's outputs (output names included: they must stay). */
 static char *output_exprs(const gl_graph *g)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     for (size_t i = 0; i < g->n_outputs; i++) {
-        sb_printf(&b, "%s%s=", i ? ";" : "", g->outputs[i]->name);
+        gl_sb_printf(&b, "%s%s=", i ? ";" : "", g->outputs[i]->name);
         expr_value(&b, g->outputs[i]);
     }
-    sb_printf(&b, "%s", "");
-    return b.s;
+    return gl_sb_take(&b);
 }
 
 /* ---- expressions as hashes (for real models: strings would grow exponentially) --------- */
 
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *s = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t mix(uint64_t h, const void *p, size_t n) { return gl_fnv1a(h, p, n); }
 
 static uint64_t mix64(uint64_t h, uint64_t x) { return mix(h, &x, sizeof(x)); }
 static uint64_t mixstr(uint64_t h, const char *s)
@@ -250,30 +223,27 @@ static gl_status run_pass(gl_model *m, const char *pass, int64_t budget, gl_deci
 /* "a:Relu b:Neg" for the live nodes in order. */
 static char *node_list(const gl_graph *g)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     gl_node *n;
     gl_foreach_node(g, i, n)
-        sb_printf(&b, "%s%s:%s", b.n ? " " : "", n->name, n->op_type);
-    sb_printf(&b, "%s", "");
-    return b.s;
+        gl_sb_printf(&b, "%s%s:%s", b.len ? " " : "", n->name, n->op_type);
+    return gl_sb_take(&b);
 }
 
 static char *init_list(const gl_graph *g)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     for (size_t i = 0; i < g->n_inits; i++)
-        sb_printf(&b, "%s%s", i ? " " : "", g->inits[i]->name);
-    sb_printf(&b, "%s", "");
-    return b.s;
+        gl_sb_printf(&b, "%s%s", i ? " " : "", g->inits[i]->name);
+    return gl_sb_take(&b);
 }
 
 static char *joined_nodes(const gl_decision *d)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     for (size_t i = 0; i < d->n_nodes; i++)
-        sb_printf(&b, "%s%s", i ? "," : "", d->nodes[i]);
-    sb_printf(&b, "%s", "");
-    return b.s;
+        gl_sb_printf(&b, "%s%s", i ? "," : "", d->nodes[i]);
+    return gl_sb_take(&b);
 }
 
 /* Every node starts with itself as its origin, as a loaded node does. */

@@ -1,5 +1,6 @@
 /* test_render.c — DOT/SVG/layout renders of graph snapshots. */
 #include "render/render.h"
+#include "render/stages.h"
 #include "onnx/onnx_io.h"
 #include "testutil.h"
 
@@ -1100,6 +1101,206 @@ Test(render, svg_file_is_written_whole_and_replaces_the_old_one)
     tu_rmtree(dir);
     free(dir);
     gl_model_free(s.m);
+}
+
+/* ---- every kind of box counts against max_nodes ------------------------------------- */
+
+/* One node "wide" reading n graph inputs. */
+static gl_model *many_inputs(size_t n)
+{
+    gl_model *m = tu_model(13);
+    const int64_t d[] = {1};
+    gl_value **ins = malloc(n * sizeof(*ins));
+    char name[32];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "in%zu", i);
+        ins[i] = tu_input(m->graph, name, GL_DT_FLOAT, 1, d);
+    }
+    gl_node *wide = gl_add_node(m->graph, "Sum", "", "wide", ins, n, 1);
+    tu_output(m->graph, wide->outputs[0]);
+    free(ins);
+    return m;
+}
+
+/* One node "wide" with n outputs, every one a graph output. */
+static gl_model *many_outputs(size_t n)
+{
+    gl_model *m = tu_model(13);
+    const int64_t d[] = {1};
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, d);
+    gl_node *wide = gl_add_node(m->graph, "Split", "", "wide", &x, 1, n);
+    for (size_t i = 0; i < n; i++)
+        tu_output(m->graph, wide->outputs[i]);
+    return m;
+}
+
+/* n initializers that are graph outputs too (constants that never fold), read by one
+ * node "wide". */
+static gl_model *many_output_constants(size_t n)
+{
+    gl_model *m = tu_model(13);
+    const int64_t d[] = {1};
+    const float one = 1;
+    gl_value **ins = malloc(n * sizeof(*ins));
+    char name[32];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "c%zu", i);
+        ins[i] = tu_const_f32(m->graph, name, 1, d, &one);
+        tu_output(m->graph, ins[i]);
+    }
+    gl_node *wide = gl_add_node(m->graph, "Sum", "", "wide", ins, n, 1);
+    tu_output(m->graph, wide->outputs[0]);
+    free(ins);
+    return m;
+}
+
+Test(render, max_nodes_bounds_inputs_outputs_and_constants, .timeout = 120)
+{
+    static const struct {
+        const char *what;
+        gl_model *(*make)(size_t n);
+        size_t n;
+        const char *focus;
+        size_t max_nodes;
+    } cases[] = {
+        {"100k graph inputs, focus on their reader", many_inputs, 100000, "wide", 200},
+        {"100k graph inputs, the whole graph", many_inputs, 100000, NULL, 200},
+        {"20k graph outputs of one node, focus on it", many_outputs, 20000, "wide", 100},
+        {"20k graph outputs of one node, the whole graph", many_outputs, 20000, NULL, 1500},
+        {"20k constants that are outputs, focus", many_output_constants, 20000, "wide", 64},
+        {"20k constants that are outputs, the whole graph", many_output_constants, 20000, NULL,
+         1500},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_model *m = cases[c].make(cases[c].n);
+        gl_render_opts o = {.max_nodes = cases[c].max_nodes, .focus = cases[c].focus};
+        gl_render_info info;
+        char *dot = dot_of(m->graph, &o, &info);
+        cr_expect_leq(info.nodes_drawn, cases[c].max_nodes, "%s: %zu boxes", cases[c].what,
+                      info.nodes_drawn);
+        cr_expect_eq(graphviz_node_count(dot), (int)info.nodes_drawn, "%s", cases[c].what);
+        cr_expect(strstr(info.note, "not drawn"), "%s: the note says what was left out: %s",
+                  cases[c].what, info.note);
+        if (cases[c].focus) /* the node itself is drawn, and tells how many it lost */
+            cr_expect(strstr(dot, "\\nwide") && strstr(dot, " more"), "%s: %s", cases[c].what,
+                      info.note);
+        free(dot);
+        gl_model_free(m);
+    }
+}
+
+Test(render, the_graph_view_of_a_node_with_100k_inputs_lays_out_its_box_limit, .timeout = 120)
+{
+    gl_model *m = many_inputs(100000);
+    gl_render_info info;
+    gl_layout *l = layout_of(m->graph, &(gl_render_opts){.max_nodes = 200, .focus = "wide"},
+                             &info);
+    cr_expect_leq(l->n_nodes, 200);
+    cr_expect_eq(l->n_nodes, info.nodes_drawn);
+    const gl_layout_node *wide = NULL;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (l->nodes[i].kind == GL_BOX_NODE)
+            wide = &l->nodes[i];
+    cr_assert_not_null(wide);
+    size_t stubs = 0;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (l->nodes[i].kind == GL_BOX_STUB) {
+            stubs++;
+            cr_expect(strstr(l->nodes[i].label, "more inputs"), "%s", l->nodes[i].label);
+            cr_expect_eq(edges_between(l, &l->nodes[i], wide), 1);
+        }
+    cr_expect_eq(stubs, 1, "one '... N more inputs' above the node");
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
+/* ---- renders degrade instead of failing --------------------------------------------- */
+
+/* Dense blocks as in a DenseNet: in each block, layer j reads the Concat of the block's
+ * input and every earlier layer's output (BN-Relu-Conv chain in between, no weights). */
+static gl_model *dense_graph(int blocks, int layers)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    const int64_t d[] = {1, 8, 4, 4};
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, d);
+    char name[96];
+    for (int b = 0; b < blocks; b++) {
+        gl_value **feats = malloc((size_t)(layers + 1) * sizeof(*feats));
+        feats[0] = x;
+        for (int j = 1; j <= layers; j++) {
+            snprintf(name, sizeof(name), "/block%d/layer%d/Concat", b, j);
+            gl_node *cat = gl_add_node(g, "Concat", "", name, feats, (size_t)j, 1);
+            gl_value *y = cat->outputs[0];
+            static const char *const chain[] = {"BatchNormalization", "Relu", "Conv"};
+            for (size_t k = 0; k < GL_ARRAY_LEN(chain); k++) {
+                snprintf(name, sizeof(name), "/block%d/layer%d/%s", b, j, chain[k]);
+                y = tu_node(g, chain[k], name, 1, y)->outputs[0];
+                set_type(y, GL_DT_FLOAT, 4, d);
+            }
+            feats[j] = y;
+        }
+        snprintf(name, sizeof(name), "/block%d/Concat", b);
+        x = gl_add_node(g, "Concat", "", name, feats, (size_t)layers + 1, 1)->outputs[0];
+        free(feats);
+    }
+    tu_output(g, x);
+    return m;
+}
+
+Test(render, a_dense_graph_gets_a_drawing_dot_lays_out_quickly)
+{
+    /* 3 blocks of 24 layers: 219 nodes, fewer than max_nodes, but ~2,000 edges spanning
+     * up to a hundred ranks each: the whole drawing would take dot minutes. */
+    gl_model *m = dense_graph(3, 24);
+    gl_render_info info;
+    char *dot = dot_of(m->graph, NULL, &info);
+    cr_expect(info.reduced, "%s", info.note);
+    cr_expect(strstr(info.note, "collapsed into") && strstr(info.note, "keep the layout fast"),
+              "%s", info.note);
+    cr_expect(strstr(dot, "keep the layout fast"), "the graph label says so");
+    char *again = dot_of(m->graph, NULL, NULL);
+    cr_expect_str_eq(dot, again, "the choice depends on the graph only");
+    free(again);
+    free(dot);
+    gl_model_free(m);
+}
+
+Test(render, a_graph_of_medium_work_is_drawn_whole_with_bounded_effort)
+{
+    gl_model *m = big_graph(1100, false); /* 1,320 nodes in a long chain: ~1.8M units */
+    gl_render_info info;
+    char *dot = dot_of(m->graph, NULL, &info);
+    cr_expect_not(info.reduced);
+    cr_expect(strstr(info.note, "layout effort bounded"), "%s", info.note);
+    cr_expect(strstr(dot, "nslimit=1, nslimit1=1, mclimit=0.1"), "the DOT carries the bound");
+    free(dot);
+    small s = small_graph(); /* small drawings keep dot's full effort */
+    dot = dot_of(s.m->graph, NULL, &info);
+    cr_expect_null(strstr(dot, "nslimit"));
+    cr_expect_str_empty(info.note);
+    free(dot);
+    gl_model_free(s.m);
+    gl_model_free(m);
+}
+
+Test(render, after_a_timeout_a_small_collapsed_drawing_says_why)
+{
+    gl_model *m = big_graph(1100, true);
+    view v;
+    char *dot = NULL;
+    gl_render_info info;
+    cr_assert_eq(gl_rv_make_dot(m->graph, NULL, "the layout of 1,322 boxes did not finish", &v,
+                                &dot, NULL, &info),
+                 GL_OK);
+    cr_expect_leq(info.nodes_drawn, 60);
+    cr_expect(info.reduced);
+    cr_expect(strncmp(info.note, "the layout of 1,322 boxes did not finish; ", 42) == 0, "%s",
+              info.note);
+    cr_expect_eq(graphviz_node_count(dot), (int)info.nodes_drawn);
+    gl_rv_view_free(&v);
+    free(dot);
+    gl_model_free(m);
 }
 
 /* ---- edge cases and real models ----------------------------------------------------- */

@@ -1221,8 +1221,9 @@ Test(tensor_pb, reads_and_rewrites_shared_test_data)
             if (st != GL_OK)
                 continue;
             cr_expect(t->name && *t->name, "%s: tensor has no name", path);
+            /* A fresh name each time: a file read is an input, never overwritten. */
             char copy[4200];
-            snprintf(copy, sizeof(copy), "%s/copy.pb", dir);
+            snprintf(copy, sizeof(copy), "%s/copy%zu_%zu.pb", dir, li, i);
             cr_assert_eq(gl_tensor_write_pb(t, copy), GL_OK, "%s", gl_error_message());
             cr_assert_eq(gl_tensor_read_pb(copy, &u), GL_OK, "%s", gl_error_message());
             cr_expect(gl_tensor_equal(t, u), "%s: rewritten tensor differs", path);
@@ -1252,8 +1253,9 @@ Test(tensor_pb, every_dtype_round_trips_bit_exact)
 {
     char *dir = tu_tmpdir();
     char path[4200];
-    snprintf(path, sizeof(path), "%s/t.pb", dir);
     for (int dt = 1; dt < GL_DT_COUNT; dt++) {
+        /* A fresh name each time: a file read is an input, never overwritten. */
+        snprintf(path, sizeof(path), "%s/t%d.pb", dir, dt);
         int64_t dims[] = {2, 3, 5};
         gl_tensor *t = gl_tensor_new((gl_dtype)dt, 3, dims);
         cr_assert(t, "%s: %s", gl_dtype_name((gl_dtype)dt), gl_error_message());
@@ -1307,6 +1309,7 @@ Test(tensor_pb, every_dtype_round_trips_bit_exact)
                            gl_tensor_new(GL_DT_STRING, 2, zero)};
     for (size_t i = 0; i < GL_ARRAY_LEN(shapes); i++) {
         gl_tensor *u = NULL;
+        snprintf(path, sizeof(path), "%s/shape%zu.pb", dir, i);
         cr_assert_eq(gl_tensor_write_pb(shapes[i], path), GL_OK, "%s", gl_error_message());
         cr_assert_eq(gl_tensor_read_pb(path, &u), GL_OK, "case %zu: %s", i,
                      gl_error_message());

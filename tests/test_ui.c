@@ -1,8 +1,8 @@
 /* test_ui.c — the workbench without a terminal: the key table and the help text made
  * from it, the pipeline bar's text, searching lists, the selection following a node
  * across steps through provenance, node history, requests driven headless (jobs run
- * inline), and how long a key takes on a 20,000-node graph (views drawn into a curses
- * screen on /dev/null). */
+ * inline). What a key costs on a 20,000-node graph is measured in bench/bench_ui_keys.c,
+ * not asserted here: a timed test fails on a busy machine. */
 #include "testutil.h"
 
 #include "cli/cli.h"
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- keys --------------------------------------------------------------------------- */
 
@@ -582,148 +581,5 @@ Test(workbench, export_writes_the_step_files)
     }
     tu_rmtree(dir);
     free(dir);
-    gl_ui_free(&ui);
-}
-
-/* ---- responsiveness on 20,000 nodes ---------------------------------------------------------- */
-
-/* A ladder like bench/make_big_models.py's: two rails joined by cheap ops, side
- * branches, and a Transpose pair every 32 rungs (so transpose-push rewrites). */
-static gl_model *big_model(size_t target)
-{
-    gl_model *m = tu_model(13);
-    gl_graph *g = m->graph;
-    const int64_t shape[] = {1, 4, 4, 4};
-    gl_value *a = tu_input(g, "a_in", GL_DT_FLOAT, 4, shape);
-    gl_value *b = tu_input(g, "b_in", GL_DT_FLOAT, 4, shape);
-    gl_value *pending = NULL;
-    char name[64];
-    size_t k = 0;
-    while (g->live_nodes + 8 < target) {
-        snprintf(name, sizeof(name), "w%zu", k);
-        gl_value *w = tu_const_f32(g, name, 1, (int64_t[]){4}, (float[]){0.5f, 0.6f, 0.7f, 0.8f});
-        snprintf(name, sizeof(name), "add%zu", k);
-        gl_value *x = tu_node(g, "Add", name, 2, a, b)->outputs[0];
-        snprintf(name, sizeof(name), "tanh%zu", k);
-        x = tu_node(g, "Tanh", name, 1, x)->outputs[0];
-        snprintf(name, sizeof(name), "mul%zu", k);
-        gl_value *y = tu_node(g, "Mul", name, 2, b, w)->outputs[0];
-        if (pending && k % 16 == 8) {
-            snprintf(name, sizeof(name), "join%zu", k);
-            y = tu_node(g, "Add", name, 2, y, pending)->outputs[0];
-            pending = NULL;
-        }
-        snprintf(name, sizeof(name), "sig%zu", k);
-        y = tu_node(g, "Sigmoid", name, 1, y)->outputs[0];
-        if (k % 16 == 0) {
-            snprintf(name, sizeof(name), "branch%zu", k);
-            pending = tu_node(g, "Relu", name, 1, x)->outputs[0];
-        }
-        if (k % 32 == 0) {
-            snprintf(name, sizeof(name), "t%zu_a", k);
-            gl_node *t = tu_node(g, "Transpose", name, 1, x);
-            gl_node_set_attr_ints(t, "perm", (int64_t[]){0, 2, 3, 1}, 4);
-            snprintf(name, sizeof(name), "neg%zu", k);
-            gl_node *n = tu_node(g, "Neg", name, 1, t->outputs[0]);
-            snprintf(name, sizeof(name), "t%zu_b", k);
-            t = tu_node(g, "Transpose", name, 1, n->outputs[0]);
-            gl_node_set_attr_ints(t, "perm", (int64_t[]){0, 3, 1, 2}, 4);
-            x = t->outputs[0];
-        }
-        a = x;
-        b = y;
-        k++;
-    }
-    tu_output(g, tu_node(g, "Add", "out", 2, a, b)->outputs[0]);
-    return m;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* One key: handle it, then draw the view and the bar as the driver would. */
-static double timed_key(gl_ui *ui, int key)
-{
-    double t0 = now_ms();
-    gl_ui_key(ui, key);
-    gl_view *v = gl_ui_view(ui);
-    erase();
-    v->ops->draw(ui, v, 1, 0, LINES - 2, COLS);
-    gl_bar_item *items;
-    size_t n = gl_bar_items(ui, &items);
-    char buf[4096];
-    int col, len;
-    gl_bar_format(items, n, COLS, ui->utf8, buf, sizeof(buf), &col, &len);
-    free(items);
-    return now_ms() - t0;
-}
-
-/* Not a benchmark assertion: it prints what each key costs (the report quotes it) and
- * fails only on something quadratic (a key over a second). */
-Test(speed, keys_on_a_20k_node_graph, .timeout = 300)
-{
-    gl_model *m = big_model(20000);
-    cr_assert_geq(m->graph->live_nodes, 19900u);
-    gl_pass_step *plan;
-    size_t n_plan;
-    cr_assert_eq(gl_pass_list_parse("all", &plan, &n_plan), GL_OK);
-    gl_pipeline *p;
-    double t0 = now_ms();
-    cr_assert_eq(gl_pipeline_run(m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p), GL_OK,
-                 "%s", gl_error_message());
-    double t_pipeline = now_ms() - t0;
-    free(plan);
-    gl_ui ui;
-    gl_ui_init(&ui, "big.onnx");
-    ui.sync_jobs = true;
-    t0 = now_ms();
-    gl_ui_set_pipeline(&ui, p, NULL);
-    double t_diffs = now_ms() - t0;
-
-    FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-    SCREEN *scr = newterm("xterm", out, in);
-    cr_assert(scr, "no terminfo for xterm");
-    set_term(scr);
-    resize_term(50, 160);
-
-    static const struct {
-        const char *what;
-        int key;
-    } keys[] = {
-        {"j", 'j'}, {"PgDn", KEY_NPAGE}, {"G", 'G'}, {"g", 'g'}, {"]", ']'}, {"]", ']'},
-        {"]", ']'}, {"]", ']'}, {"]", ']'}, {"]", ']'}, {"[", '['}, {"d", 'd'}, {"j", 'j'},
-        {"G", 'G'}, {"c", 'c'}, {"j", 'j'}, {"l", 'l'}, {"/", '/'}, {"s", 's'}, {"i", 'i'},
-        {"g", 'g'}, {"Enter", '\n'}, {"n", 'n'}, {"N", 'N'}, {"Enter", '\n'}, {"j", 'j'},
-        {"Esc", 27}, {"/", '/'}, {"z", 'z'}, {"q", 'q'}, {"Enter", '\n'}, {"n", 'n'},
-        {"2", '2'}, {"d", 'd'}, {"G", 'G'}, {"Enter", '\n'}, {"Esc", 27}, {"c", 'c'},
-        {"l", 'l'}, {"6", '6'}, {"Enter", '\n'}, {"Esc", 27}, {"-", '-'}, {"-", '-'},
-        {"+", '+'}, {"?", '?'}, {"Esc", 27},
-    };
-    double worst = 0;
-    const char *worst_key = "";
-    size_t worst_step = 0;
-    fprintf(stderr, "# ui speed, %zu nodes: pipeline %.0f ms, step diffs %.0f ms\n",
-            p->steps[0].nodes, t_pipeline, t_diffs);
-    for (size_t i = 0; i < GL_ARRAY_LEN(keys); i++) {
-        double ms = timed_key(&ui, keys[i].key);
-        fprintf(stderr, "#   %-5s step %zu view %-9s %7.2f ms\n", keys[i].what, ui.step,
-                ui.views[ui.current].ops->name, ms);
-        if (ms > worst) {
-            worst = ms;
-            worst_key = keys[i].what;
-            worst_step = ui.step;
-        }
-    }
-    fprintf(stderr, "# worst key: '%s' at step %zu, %.2f ms (+/- replay inline)\n", worst_key,
-            worst_step, worst);
-    cr_expect_lt(worst, 1000.0, "a key took %.0f ms", worst);
-    endwin();
-    delscreen(scr);
-    fclose(out);
-    fclose(in);
     gl_ui_free(&ui);
 }

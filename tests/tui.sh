@@ -21,21 +21,8 @@ else
 fi
 export LANG=C.UTF-8
 work=$(mktemp -d "${TMPDIR:-/tmp}/gltui.XXXXXX")
-T="tmux -L gl-test-$$ -f /dev/null"
-trap '$T kill-server >/dev/null 2>&1; rm -rf "$work"' EXIT
+. "$GL_SRCDIR/tests/tmux.sh"
 
-# A launcher, so that the exit status lands in a file (tmux's dead-pane status is
-# unreliable) and the pane stays open afterwards to be read.
-# The inner sh writes graphlab's pid (it execs into it) for the signal tests.
-cat >"$work/launch" <<EOF
-#!/bin/sh
-cd "$work"
-ulimit -c 0
-/bin/sh -c 'echo \$\$ >"\$0"; exec "\$@"' "$work/pid" "\$@"
-echo \$? >"$work/rc"
-exec /bin/sleep 600
-EOF
-chmod +x "$work/launch"
 # A browser that only writes down what it was asked to open.
 cat >"$work/fake-browser" <<EOF
 #!/bin/sh
@@ -44,44 +31,6 @@ EOF
 chmod +x "$work/fake-browser"
 mkdir "$work/emptybin"
 
-# start COLS ROWS ENV... -- ARGS...: a fresh session running graphlab ARGS
-start() {
-    cols=$1 rows=$2
-    shift 2
-    envs=""
-    while [ "$1" != "--" ]; do
-        envs="$envs $1"
-        shift
-    done
-    shift
-    $T kill-session -t t >/dev/null 2>&1
-    rm -f "$work/rc"
-    $T new-session -d -s t -x "$cols" -y "$rows" \
-        "env $envs TERM=tmux-256color LANG=C.UTF-8 $work/launch $GL $*"
-}
-screen() { $T capture-pane -p -t t; }
-keys() { $T send-keys -t t "$@"; }
-# wait_for TEXT: true once TEXT is on the screen (fixed string), false after TIMEOUT
-wait_for() {
-    i=0
-    while [ "$i" -lt $((TIMEOUT * 10)) ]; do
-        screen | grep -qF -- "$1" && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    diag "waited for '$1'; the screen:"
-    screen | sed 's/^/#   /'
-    return 1
-}
-# wait_rc: the exit status once the program ended
-wait_rc() {
-    i=0
-    while [ ! -s "$work/rc" ] && [ "$i" -lt $((TIMEOUT * 10)) ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    cat "$work/rc" 2>/dev/null
-}
 # settle: the screen stopped changing (two captures 0.2 s apart agree)
 settle() {
     prev=""
@@ -92,9 +41,22 @@ settle() {
         sleep 0.2
     done
 }
+# A time right-aligned text follows is padded to a width that does not depend on its
+# digits: "12.5 ms    diff" and "1234.5 ms  diff" both become "N ms       diff" (a slow,
+# busy machine must not change a golden screen).
 normalise() {
-    sed -E -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" \
-        -e 's/[0-9]+(\.[0-9]+)? ms/N ms/g' -e 's/[0-9]+\.[0-9] s\b/N s/g'
+    sed -E -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" | awk '{
+        out = ""
+        while (match($0, /[0-9]+(\.[0-9]+)? m?s  +/)) {
+            t = substr($0, RSTART, RLENGTH)
+            unit = t ~ /^[0-9.]+ ms/ ? "N ms" : "N s"
+            pad = ""
+            for (i = length(unit); i < RLENGTH; i++) pad = pad " "
+            out = out substr($0, 1, RSTART - 1) unit pad
+            $0 = substr($0, RSTART + RLENGTH)
+        }
+        print out $0
+    }' | sed -E -e 's/[0-9]+(\.[0-9]+)? ms/N ms/g' -e 's/[0-9]+\.[0-9] s\b/N s/g'
 }
 # golden NAME: the screen equals tests/golden/NAME.txt
 golden() {
@@ -113,12 +75,6 @@ fits() {
     # one x per character (sed counts characters in a UTF-8 locale, awk may count bytes)
     screen | sed 's/./x/g' | awk -v c="$1" -v r="$2" '{ if (length($0) > c) bad = 1 } END { exit bad || NR > r }'
 }
-# the terminal modes the workbench changes, as tmux sees them: cursor visible, then
-# alternate screen, mouse reporting (two kinds), keypad mode; "10000" once restored
-restored() {
-    [ "$($T display-message -p -t t '#{cursor_flag}#{alternate_on}#{mouse_standard_flag}#{mouse_any_flag}#{keypad_flag}')" = 10000 ]
-}
-
 CONV="$SRC/examples/conv_nhwc/model.onnx"
 TRANSFORMER="$SRC/examples/transformer_block/model.onnx"
 

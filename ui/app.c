@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "passes/passes.h"
 #include "util/escape.h"
+#include "util/safe_write.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -784,9 +785,11 @@ static void restore_terminal(void)
     }
 }
 
-/* Put the terminal back, then die of the same signal as we would have. */
+/* Drop the half-written files of an export, put the terminal back, then die of the same
+ * signal as we would have. */
 static void on_fatal_signal(int sig)
 {
+    gl_temp_files_remove();
     restore_terminal();
     signal(sig, SIG_DFL);
     raise(sig);

@@ -12,6 +12,7 @@
 #include "render/render.h"
 #include "util/escape.h"
 #include "util/json.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -62,15 +63,15 @@ static int parse_args(int argc, char **argv, export_args *a)
     return GL_EXIT_OK;
 }
 
-static gl_status write_text(const char *path, const char *text, size_t len)
+/* A guarded atomic file (util/safe_write.h) to fprintf into; commit or abort it. */
+static gl_status open_stream(gl_atomic_file *out, const char *path, FILE **f)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
-    bool ok = fwrite(text, 1, len, f) == len;
-    if (fclose(f) != 0 || !ok)
-        return gl_fail(GL_ERR_IO, "%s: write failed", path);
-    return GL_OK;
+    gl_status st = gl_atomic_open(out, path);
+    if (st == GL_OK && !(*f = gl_atomic_stream(out))) {
+        st = gl_fail(GL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        gl_atomic_abort(out);
+    }
+    return st;
 }
 
 /* The diff text of `m` against `before` (NULL: against itself, i.e. empty). */
@@ -102,14 +103,17 @@ static gl_status export_files(const gl_model *m, const gl_model *before, const c
     size_t dot_len = 0;
 
     snprintf(path, sizeof(path), "%s/%s.diff.txt", dir, sf->label);
-    gl_status st = write_text(path, sf->diff_text, strlen(sf->diff_text));
-    if (st == GL_OK && (st = gl_render_dot(m->graph, &ro, &dot, &dot_len, &sf->render)) == GL_OK) {
+    gl_status st = gl_write_file(path, sf->diff_text, strlen(sf->diff_text));
+    if (st == GL_OK)
+        st = gl_render_svg_dot(m->graph, &ro, &sf->svg, &sf->svg_len, &dot, &dot_len,
+                               &sf->render);
+    if (st == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.dot", dir, sf->label);
-        st = write_text(path, dot, dot_len);
+        st = gl_write_file(path, dot, dot_len);
     }
-    if (st == GL_OK && (st = gl_render_svg(m->graph, &ro, &sf->svg, &sf->svg_len, NULL)) == GL_OK) {
+    if (st == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.svg", dir, sf->label);
-        st = write_text(path, sf->svg, sf->svg_len);
+        st = gl_write_file(path, sf->svg, sf->svg_len);
     }
     if (st == GL_OK) {
         snprintf(path, sizeof(path), "%s/%s.onnx", dir, sf->label);
@@ -169,9 +173,11 @@ static gl_status write_decisions_json(const char *model, const char *dir,
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/decisions.json", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
+    gl_atomic_file out;
+    FILE *f = NULL;
+    gl_status st = open_stream(&out, path, &f);
+    if (st != GL_OK)
+        return st;
     gl_json j;
     gl_json_init(&j, f, true);
     gl_json_object_begin(&j, NULL);
@@ -183,7 +189,7 @@ static gl_status write_decisions_json(const char *model, const char *dir,
     gl_json_array_end(&j);
     gl_json_object_end(&j);
     gl_json_finish(&j);
-    return fclose(f) == 0 ? GL_OK : gl_fail(GL_ERR_IO, "%s: write failed", path);
+    return gl_atomic_commit(&out);
 }
 
 /* ---- index.html ----------------------------------------------------------------------- */
@@ -286,9 +292,11 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/index.html", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return gl_fail(GL_ERR_IO, "%s: %s", path, strerror(errno));
+    gl_atomic_file out;
+    FILE *f = NULL;
+    gl_status st = open_stream(&out, path, &f);
+    if (st != GL_OK)
+        return st;
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>graphlab: ", f);
     html_text(f, model);
     fprintf(f, "</title><style>%s</style></head><body>\n<h1>graphlab: ", page_style);
@@ -309,7 +317,7 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
         fprintf(f, "<p>Files: <a href=\"%s.svg\">svg</a> <a href=\"%s.dot\">dot</a> "
                    "<a href=\"%s.onnx\">onnx</a> <a href=\"%s.diff.txt\">diff</a></p>\n",
                 files[k].label, files[k].label, files[k].label, files[k].label);
-        if (files[k].render.reduced) {
+        if (files[k].render.note[0]) {
             fputs("<p><i>", f);
             html_text(f, files[k].render.note);
             fputs("</i></p>\n", f);
@@ -323,31 +331,61 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
         fputs("</div></details>\n", f);
     }
     fputs("</body></html>\n", f);
-    return fclose(f) == 0 ? GL_OK : gl_fail(GL_ERR_IO, "%s: write failed", path);
+    return gl_atomic_commit(&out);
+}
+
+/* The files of the steps written so far, for decisions.json and index.html. */
+typedef struct exporter {
+    const char *model, *dir;
+    step_files *files; /* by step: n of them */
+    size_t n, cap;
+} exporter;
+
+static gl_status export_next(exporter *x, const gl_pipeline *p, size_t k)
+{
+    GL_GROW(x->files, x->cap, k + 1);
+    x->files[k] = (step_files){0};
+    x->n = k + 1;
+    return export_step(x->dir, p, k, &x->files[k]);
+}
+
+static gl_status export_finish(exporter *x, const gl_pipeline *p, gl_status st)
+{
+    if (st == GL_OK)
+        st = write_decisions_json(x->model, x->dir, p, x->files);
+    if (st == GL_OK)
+        st = write_index(x->model, x->dir, p, x->files);
+    for (size_t k = 0; k < x->n; k++) {
+        free(x->files[k].svg);
+        free(x->files[k].diff_text);
+    }
+    free(x->files);
+    return st;
 }
 
 gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char *dir,
                              bool (*progress)(void *ctx, size_t step, size_t n_steps),
                              void *ctx)
 {
-    step_files *files = gl_xcalloc(p->n_steps, sizeof(*files));
+    exporter x = {.model = model, .dir = dir};
     gl_status st = GL_OK;
     for (size_t k = 0; st == GL_OK && k < p->n_steps; k++) {
         if (progress && !progress(ctx, k, p->n_steps)) {
             st = gl_fail(GL_ERR_IO, "%s: export stopped at step %zu", dir, k);
             break;
         }
-        st = export_step(dir, p, k, &files[k]);
+        st = export_next(&x, p, k);
     }
-    if (st == GL_OK)
-        st = write_decisions_json(model, dir, p, files);
-    if (st == GL_OK)
-        st = write_index(model, dir, p, files);
-    for (size_t k = 0; k < p->n_steps; k++) {
-        free(files[k].svg);
-        free(files[k].diff_text);
-    }
-    free(files);
+    return export_finish(&x, p, st);
+}
+
+/* `graphlab export` writes each step as the pipeline makes it and frees the model of the
+ * step before: two or three snapshots in memory instead of all of them. */
+static gl_status export_step_cb(void *ctx, gl_pipeline *p, size_t k)
+{
+    gl_status st = export_next(ctx, p, k);
+    if (st == GL_OK && k > 0)
+        gl_pipeline_drop(p, k - 1); /* its diff and drawing are written */
     return st;
 }
 
@@ -366,14 +404,17 @@ int gl_cmd_export(int argc, char **argv)
         goto done;
     if ((st = gl_cli_load(a.model, &a.settings, &m)) == GL_OK &&
         (st = gl_cli_make_dir(a.dir)) == GL_OK) {
-        gl_status run = gl_pipeline_run(m, plan, n_plan, &a.settings,
-                                        GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+        exporter x = {.model = a.model, .dir = a.dir};
+        gl_status run = gl_pipeline_run_each(m, plan, n_plan, &a.settings,
+                                             GL_PIPELINE_KEEP_SNAPSHOTS, export_step_cb, &x, &p);
         m = NULL; /* the pipeline owns it now */
-        st = gl_export_pipeline(p, a.model, a.dir, NULL, NULL);
+        /* A failed pass still exports the steps before it, then fails; a failed write
+         * (p->failure unset) fails the export. */
+        st = export_finish(&x, p, p->failure ? GL_OK : run);
         if (st == GL_OK) {
             printf("exported %zu steps to %s/ (index.html, decisions.json)\n", p->n_steps,
                    gl_esc(a.dir));
-            st = run; /* a failed pass still exports the steps before it, then fails */
+            st = run;
         }
     }
     rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);

@@ -7,101 +7,63 @@
  * snapshots diff in milliseconds.
  */
 #include "diff/diff.h"
+
 #include "util/escape.h"
+#include "util/hash.h"
+#include "util/strbuf.h"
 
 #include "util/unionfind.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ==== text building ================================================================== */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-} sbuf;
-
-static void sb_reserve(sbuf *b, size_t extra)
-{
-    GL_GROW(b->s, b->cap, b->len + extra + 1);
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n <= 0)
-        return;
-    sb_reserve(b, (size_t)n);
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-static void sb_putc(sbuf *b, char c)
-{
-    sb_reserve(b, 1);
-    b->s[b->len++] = c;
-    b->s[b->len] = '\0';
-}
-
-static char *sb_take(sbuf *b)
-{
-    char *s = b->s ? b->s : gl_xstrdup("");
-    *b = (sbuf){0};
-    return s;
-}
 
 /* `len` bytes with `quote` (0: none) around them; the quote, backslash and control bytes
  * are escaped so a change never spans lines it does not own. UTF-8 passes through. At
  * most `limit` bytes are shown, then "...". */
 /* A non-ASCII character (`avail` bytes there): kept when it is valid UTF-8 and no bidi
  * or C1 control, else its escape (util/escape.h). Returns the bytes it took. */
-static size_t sb_escaped_char(sbuf *b, const uint8_t *p, size_t avail)
+static size_t sb_escaped_char(gl_strbuf *b, const uint8_t *p, size_t avail)
 {
     char one[5] = {0}, esc[GL_ESCAPE_CHAR_MAX];
     size_t n;
     memcpy(one, p, avail < 4 ? avail : 4);
     if (gl_escape_char(one, esc, &n))
-        sb_printf(b, "%s", esc);
+        gl_sb_printf(b, "%s", esc);
     else
-        sb_printf(b, "%.*s", (int)n, one);
+        gl_sb_printf(b, "%.*s", (int)n, one);
     return n;
 }
 
-static void sb_escaped(sbuf *b, const uint8_t *p, size_t len, char quote, size_t limit)
+static void sb_escaped(gl_strbuf *b, const uint8_t *p, size_t len, char quote, size_t limit)
 {
     if (quote)
-        sb_putc(b, quote);
+        gl_sb_putc(b, quote);
     size_t shown = len < limit ? len : limit;
     for (size_t i = 0; i < shown; i++) {
         uint8_t c = p[i];
         if (c == '\n')
-            sb_printf(b, "\\n");
+            gl_sb_printf(b, "\\n");
         else if (c == '\t')
-            sb_printf(b, "\\t");
+            gl_sb_printf(b, "\\t");
         else if (c < 0x20 || c == 0x7f)
-            sb_printf(b, "\\x%02x", c);
+            gl_sb_printf(b, "\\x%02x", c);
         else if (c == '\\' || (quote && c == (uint8_t)quote))
-            sb_printf(b, "\\%c", c);
+            gl_sb_printf(b, "\\%c", c);
         else if (c < 0x80)
-            sb_putc(b, (char)c);
+            gl_sb_putc(b, (char)c);
         else
             i += sb_escaped_char(b, p + i, len - i) - 1;
     }
     if (shown < len)
-        sb_printf(b, "...");
+        gl_sb_printf(b, "...");
     if (quote)
-        sb_putc(b, quote);
+        gl_sb_putc(b, quote);
 }
 
-static void sb_str(sbuf *b, const char *s, char quote)
+static void sb_str(gl_strbuf *b, const char *s, char quote)
 {
     s = s ? s : "";
     sb_escaped(b, (const uint8_t *)s, strlen(s), quote, SIZE_MAX);
@@ -121,39 +83,28 @@ enum { DETAIL_SHORT = 0, DETAIL_EXACT = 1 };
 #define SMALL_TENSOR 8      /* tensors up to this many elements show their values */
 #define TENSOR_STRING 16    /* bytes of each string element shown */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
-#define FNV_SEED 14695981039346656037ull
-
-static void sb_hash(sbuf *b, uint64_t h, int level)
+static void sb_hash(gl_strbuf *b, uint64_t h, int level)
 {
     if (level >= DETAIL_EXACT)
-        sb_printf(b, "hash %016" PRIx64, h);
+        gl_sb_printf(b, "hash %016" PRIx64, h);
     else
-        sb_printf(b, "hash %04x", (unsigned)(h & 0xffff));
+        gl_sb_printf(b, "hash %04x", (unsigned)(h & 0xffff));
 }
 
-static void sb_float(sbuf *b, double v, bool is_double, int level)
+static void sb_float(gl_strbuf *b, double v, bool is_double, int level)
 {
     if (level < DETAIL_EXACT)
-        sb_printf(b, "%g", v);
+        gl_sb_printf(b, "%g", v);
     else
-        sb_printf(b, is_double ? "%.17g" : "%.9g", v);
+        gl_sb_printf(b, is_double ? "%.17g" : "%.9g", v);
 }
 
-static void sb_size(sbuf *b, size_t bytes)
+static void sb_size(gl_strbuf *b, size_t bytes)
 {
     static const char *const units[] = {"KB", "MB", "GB", "TB"};
     if (bytes < 1024) {
-        sb_printf(b, "%zu B", bytes);
+        gl_sb_printf(b, "%zu B", bytes);
         return;
     }
     double v = (double)bytes / 1024;
@@ -162,18 +113,18 @@ static void sb_size(sbuf *b, size_t bytes)
         v /= 1024;
         u++;
     }
-    sb_printf(b, "%.1f %s", v, units[u]);
+    gl_sb_printf(b, "%.1f %s", v, units[u]);
 }
 
-static void sb_tensor_dims(sbuf *b, const gl_tensor *t)
+static void sb_tensor_dims(gl_strbuf *b, const gl_tensor *t)
 {
-    sb_printf(b, "%s[", gl_dtype_name(t->dtype));
+    gl_sb_printf(b, "%s[", gl_dtype_name(t->dtype));
     for (int i = 0; i < t->rank; i++)
-        sb_printf(b, "%s%" PRId64, i ? "," : "", t->dims[i]);
-    sb_putc(b, ']');
+        gl_sb_printf(b, "%s%" PRId64, i ? "," : "", t->dims[i]);
+    gl_sb_putc(b, ']');
 }
 
-static void sb_element(sbuf *b, const gl_tensor *t, int64_t i, int level)
+static void sb_element(gl_strbuf *b, const gl_tensor *t, int64_t i, int level)
 {
     const void *p = gl_tensor_data(t);
     switch (t->dtype) {
@@ -186,13 +137,13 @@ static void sb_element(sbuf *b, const gl_tensor *t, int64_t i, int level)
         sb_float(b, gl_tensor_get_f64(t, i), true, level);
         break;
     case GL_DT_INT64:
-        sb_printf(b, "%" PRId64, ((const int64_t *)p)[i]);
+        gl_sb_printf(b, "%" PRId64, ((const int64_t *)p)[i]);
         break;
     case GL_DT_UINT64:
-        sb_printf(b, "%" PRIu64, ((const uint64_t *)p)[i]);
+        gl_sb_printf(b, "%" PRIu64, ((const uint64_t *)p)[i]);
         break;
     case GL_DT_BOOL:
-        sb_printf(b, "%s", ((const uint8_t *)p)[i] ? "true" : "false");
+        gl_sb_printf(b, "%s", ((const uint8_t *)p)[i] ? "true" : "false");
         break;
     case GL_DT_STRING: {
         const gl_bytes *s = &((const gl_bytes *)p)[i];
@@ -200,59 +151,59 @@ static void sb_element(sbuf *b, const gl_tensor *t, int64_t i, int level)
         break;
     }
     case GL_DT_COMPLEX64:
-        sb_printf(b, "(%g,%g)", ((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
+        gl_sb_printf(b, "(%g,%g)", ((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
         break;
     case GL_DT_COMPLEX128:
-        sb_printf(b, "(%g,%g)", ((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+        gl_sb_printf(b, "(%g,%g)", ((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
         break;
     default: /* the narrower integers are exact as doubles */
-        sb_printf(b, "%" PRId64, (int64_t)gl_tensor_get_f64(t, i));
+        gl_sb_printf(b, "%" PRId64, (int64_t)gl_tensor_get_f64(t, i));
         break;
     }
 }
 
 /* "float[3] {1, 2, 3}" when small, else "float[64,3,3,3] (6.8 KB, hash 1a2b)". */
-static void sb_tensor(sbuf *b, const gl_tensor *t, int level)
+static void sb_tensor(gl_strbuf *b, const gl_tensor *t, int level)
 {
     if (!t) {
-        sb_printf(b, "(no tensor)");
+        gl_sb_printf(b, "(no tensor)");
         return;
     }
     sb_tensor_dims(b, t);
     if (t->count <= SMALL_TENSOR && (t->count == 0 || gl_tensor_data(t))) {
-        sb_printf(b, " {");
+        gl_sb_printf(b, " {");
         for (int64_t i = 0; i < t->count; i++) {
             if (i)
-                sb_printf(b, ", ");
+                gl_sb_printf(b, ", ");
             sb_element(b, t, i, level);
         }
-        sb_putc(b, '}');
+        gl_sb_putc(b, '}');
         return;
     }
-    sb_printf(b, " (");
+    gl_sb_printf(b, " (");
     sb_size(b, gl_tensor_nbytes(t));
-    sb_printf(b, ", ");
+    gl_sb_printf(b, ", ");
     sb_hash(b, gl_tensor_hash(t), level);
-    sb_putc(b, ')');
+    gl_sb_putc(b, ')');
 }
 
-static void sb_subgraph(sbuf *b, const gl_graph *g, int level)
+static void sb_subgraph(gl_strbuf *b, const gl_graph *g, int level)
 {
     if (!g) {
-        sb_printf(b, "(no graph)");
+        gl_sb_printf(b, "(no graph)");
         return;
     }
-    sb_printf(b, "graph ");
+    gl_sb_printf(b, "graph ");
     if (g->name && g->name[0]) {
         sb_str(b, g->name, '\'');
-        sb_putc(b, ' ');
+        gl_sb_putc(b, ' ');
     }
-    sb_printf(b, "(%zu nodes", g->live_nodes);
+    gl_sb_printf(b, "(%zu nodes", g->live_nodes);
     if (level >= DETAIL_EXACT) {
-        sb_printf(b, ", ");
+        gl_sb_printf(b, ", ");
         sb_hash(b, gl_graph_fingerprint(g), level);
     }
-    sb_putc(b, ')');
+    gl_sb_putc(b, ')');
 }
 
 static const char *opaque_kind(gl_attr_type type)
@@ -262,11 +213,11 @@ static const char *opaque_kind(gl_attr_type type)
 }
 
 /* Item i of a list attribute (or the single value of a scalar kind, i == 0). */
-static void sb_attr_item(sbuf *b, const gl_attr *a, size_t i, int level)
+static void sb_attr_item(gl_strbuf *b, const gl_attr *a, size_t i, int level)
 {
     switch (a->type) {
     case GL_ATTR_FLOATS: sb_float(b, a->floats[i], false, level); break;
-    case GL_ATTR_INTS: sb_printf(b, "%" PRId64, a->ints[i]); break;
+    case GL_ATTR_INTS: gl_sb_printf(b, "%" PRId64, a->ints[i]); break;
     case GL_ATTR_STRINGS:
         sb_escaped(b, a->strings[i].data, a->strings[i].len, '"',
                    level >= DETAIL_EXACT ? EXACT_STRING : SHORT_STRING);
@@ -274,13 +225,13 @@ static void sb_attr_item(sbuf *b, const gl_attr *a, size_t i, int level)
     case GL_ATTR_TENSORS: sb_tensor(b, a->tensors[i], level); break;
     case GL_ATTR_GRAPHS: sb_subgraph(b, a->graphs[i], level); break;
     default: /* SPARSE_TENSOR(S), TYPE_PROTO(S): packed messages */
-        sb_printf(b, "%s (", opaque_kind(a->type));
+        gl_sb_printf(b, "%s (", opaque_kind(a->type));
         sb_size(b, a->opaque[i].len);
         if (level >= DETAIL_EXACT) {
-            sb_printf(b, ", ");
-            sb_hash(b, fnv(FNV_SEED, a->opaque[i].data, a->opaque[i].len), level);
+            gl_sb_printf(b, ", ");
+            sb_hash(b, gl_fnv1a(GL_FNV_OFFSET, a->opaque[i].data, a->opaque[i].len), level);
         }
-        sb_putc(b, ')');
+        gl_sb_putc(b, ')');
         break;
     }
 }
@@ -288,43 +239,46 @@ static void sb_attr_item(sbuf *b, const gl_attr *a, size_t i, int level)
 /* A hash of a whole list attribute: tells long lists apart when their prefix agrees. */
 static uint64_t attr_list_hash(const gl_attr *a)
 {
-    uint64_t h = FNV_SEED;
+    uint64_t h = GL_FNV_OFFSET;
     for (size_t i = 0; i < a->n; i++) {
         uint64_t item = 0;
         switch (a->type) {
-        case GL_ATTR_FLOATS: item = fnv(FNV_SEED, &a->floats[i], sizeof(float)); break;
+        case GL_ATTR_FLOATS: item = gl_fnv1a(GL_FNV_OFFSET, &a->floats[i], sizeof(float)); break;
         case GL_ATTR_INTS: item = (uint64_t)a->ints[i]; break;
-        case GL_ATTR_STRINGS: item = fnv(FNV_SEED, a->strings[i].data, a->strings[i].len); break;
+        case GL_ATTR_STRINGS:
+            item = gl_fnv1a(GL_FNV_OFFSET, a->strings[i].data, a->strings[i].len);
+            break;
         case GL_ATTR_TENSORS: item = a->tensors[i] ? gl_tensor_hash(a->tensors[i]) : 0; break;
         case GL_ATTR_GRAPHS: item = a->graphs[i] ? gl_graph_fingerprint(a->graphs[i]) : 0; break;
-        default: item = a->opaque ? fnv(FNV_SEED, a->opaque[i].data, a->opaque[i].len) : 0;
+        default:
+            item = a->opaque ? gl_fnv1a(GL_FNV_OFFSET, a->opaque[i].data, a->opaque[i].len) : 0;
         }
-        h = fnv(h, &item, sizeof(item));
+        h = gl_fnv1a(h, &item, sizeof(item));
     }
     return h;
 }
 
 /* "[1,1,1,1]"; long lists: "[1,2,3,4,5,6,7,8,...] (100 values)". */
-static void sb_attr_list(sbuf *b, const gl_attr *a, int level)
+static void sb_attr_list(gl_strbuf *b, const gl_attr *a, int level)
 {
     size_t shown = a->n <= SHORT_LIST ? a->n : LIST_PREFIX;
     bool spaced = a->type != GL_ATTR_INTS && a->type != GL_ATTR_FLOATS;
-    sb_putc(b, '[');
+    gl_sb_putc(b, '[');
     for (size_t i = 0; i < shown; i++) {
         if (i)
-            sb_printf(b, spaced ? ", " : ",");
+            gl_sb_printf(b, spaced ? ", " : ",");
         sb_attr_item(b, a, i, level);
     }
     if (shown < a->n) {
-        sb_printf(b, spaced ? ", ...] (%zu values" : ",...] (%zu values", a->n);
+        gl_sb_printf(b, spaced ? ", ...] (%zu values" : ",...] (%zu values", a->n);
         if (level >= DETAIL_EXACT) {
-            sb_printf(b, ", ");
+            gl_sb_printf(b, ", ");
             sb_hash(b, attr_list_hash(a), level);
         }
-        sb_putc(b, ')');
+        gl_sb_putc(b, ')');
         return;
     }
-    sb_putc(b, ']');
+    gl_sb_putc(b, ']');
 }
 
 static bool attr_has_list(const gl_attr *a)
@@ -339,24 +293,24 @@ static bool attr_has_list(const gl_attr *a)
     }
 }
 
-static void render_attr(sbuf *b, const void *obj, int level)
+static void render_attr(gl_strbuf *b, const void *obj, int level)
 {
     const gl_attr *a = obj;
     if (a->ref_attr_name) { /* inside a function body: stands for the caller's attribute */
-        sb_putc(b, '@');
+        gl_sb_putc(b, '@');
         sb_str(b, a->ref_attr_name, 0);
         return;
     }
     switch (a->type) {
     case GL_ATTR_FLOAT: sb_float(b, a->f, false, level); break;
-    case GL_ATTR_INT: sb_printf(b, "%" PRId64, a->i); break;
+    case GL_ATTR_INT: gl_sb_printf(b, "%" PRId64, a->i); break;
     case GL_ATTR_STRING:
         sb_escaped(b, a->s.data, a->s.len, '"',
                    level >= DETAIL_EXACT ? EXACT_STRING : SHORT_STRING);
         if (level >= DETAIL_EXACT && a->s.len > EXACT_STRING) {
-            sb_printf(b, " (%zu B, ", a->s.len);
-            sb_hash(b, fnv(FNV_SEED, a->s.data, a->s.len), level);
-            sb_putc(b, ')');
+            gl_sb_printf(b, " (%zu B, ", a->s.len);
+            sb_hash(b, gl_fnv1a(GL_FNV_OFFSET, a->s.data, a->s.len), level);
+            gl_sb_putc(b, ')');
         }
         break;
     case GL_ATTR_TENSOR: sb_tensor(b, a->t, level); break;
@@ -378,13 +332,13 @@ static void render_attr(sbuf *b, const void *obj, int level)
         if (attr_has_list(a))
             sb_attr_list(b, a, level);
         else
-            sb_printf(b, "[?]");
+            gl_sb_printf(b, "[?]");
         break;
-    default: sb_printf(b, "?"); break;
+    default: gl_sb_printf(b, "?"); break;
     }
 }
 
-static void render_type(sbuf *b, const void *obj, int level)
+static void render_type(gl_strbuf *b, const void *obj, int level)
 {
     const gl_type *t = obj;
     int n = gl_type_format(t, NULL, 0);
@@ -394,32 +348,32 @@ static void render_type(sbuf *b, const void *obj, int level)
     sb_escaped(b, (const uint8_t *)text, (size_t)n, 0, SIZE_MAX);
     free(text);
     if (level >= DETAIL_EXACT && t->kind == GL_TYPE_OPAQUE) {
-        sb_printf(b, " (");
-        sb_hash(b, fnv(FNV_SEED, t->opaque.data, t->opaque.len), level);
-        sb_putc(b, ')');
+        gl_sb_printf(b, " (");
+        sb_hash(b, gl_fnv1a(GL_FNV_OFFSET, t->opaque.data, t->opaque.len), level);
+        gl_sb_putc(b, ')');
     }
 }
 
 /* Initializers: "float[8] 32 B", then the values or a hash, then exact values/hash. */
-static void render_init(sbuf *b, const void *obj, int level)
+static void render_init(gl_strbuf *b, const void *obj, int level)
 {
     const gl_tensor *t = obj;
     if (level == 0) {
         sb_tensor_dims(b, t);
-        sb_putc(b, ' ');
+        gl_sb_putc(b, ' ');
         sb_size(b, gl_tensor_nbytes(t));
     } else {
         sb_tensor(b, t, level - 1);
     }
 }
 
-typedef void (*render_fn)(sbuf *b, const void *obj, int level);
+typedef void (*render_fn)(gl_strbuf *b, const void *obj, int level);
 
 static char *render_one(render_fn fn, const void *obj, int level)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     fn(&b, obj, level);
-    return sb_take(&b);
+    return gl_sb_take(&b);
 }
 
 /* Both sides at increasing detail until the texts differ or the detail runs out. */
@@ -546,11 +500,11 @@ static const char *value_name(const gl_value *v)
 
 static char *op_text(const gl_node *n)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     if (n->domain && n->domain[0])
-        sb_printf(&b, "%s:", n->domain);
-    sb_printf(&b, "%s", n->op_type ? n->op_type : "?");
-    return sb_take(&b);
+        gl_sb_printf(&b, "%s:", n->domain);
+    gl_sb_printf(&b, "%s", n->op_type ? n->op_type : "?");
+    return gl_sb_take(&b);
 }
 
 static void add_detail(detail_list *l, gl_detail_kind kind, char *what, char *old_text,
@@ -624,13 +578,13 @@ static const gl_attr **sorted_attrs(const gl_node *n, const gl_attr **stack, siz
 /* "1 (int) -> 1 (float)": the kind changed but the value reads the same. */
 static void name_attr_types(const gl_attr *a, const gl_attr *b, char **ot, char **nt)
 {
-    sbuf x = {0}, y = {0};
-    sb_printf(&x, "%s (%s)", *ot, gl_attr_type_name(a->type));
-    sb_printf(&y, "%s (%s)", *nt, gl_attr_type_name(b->type));
+    gl_strbuf x = {0}, y = {0};
+    gl_sb_printf(&x, "%s (%s)", *ot, gl_attr_type_name(a->type));
+    gl_sb_printf(&y, "%s (%s)", *nt, gl_attr_type_name(b->type));
     free(*ot);
     free(*nt);
-    *ot = sb_take(&x);
-    *nt = sb_take(&y);
+    *ot = gl_sb_take(&x);
+    *nt = gl_sb_take(&y);
 }
 
 /* Attributes merged by name, so the details come in name order whatever the node order. */
@@ -672,9 +626,9 @@ static void diff_attrs(detail_list *l, const gl_node *old, const gl_node *new)
 
 static char *slot_text(const char *what, size_t slot)
 {
-    sbuf b = {0};
-    sb_printf(&b, "%s %zu", what, slot);
-    return sb_take(&b);
+    gl_strbuf b = {0};
+    gl_sb_printf(&b, "%s %zu", what, slot);
+    return gl_sb_take(&b);
 }
 
 static void diff_inputs(detail_list *l, const gl_node *old, const gl_node *new)
@@ -938,10 +892,10 @@ static bool name_lists_equal(gl_value *const *a, size_t n_a, gl_value *const *b,
 
 static char *name_list_text(gl_value *const *v, size_t n)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     for (size_t i = 0; i < n; i++)
-        sb_printf(&b, "%s%s", i ? ", " : "", value_name(v[i]));
-    return sb_take(&b);
+        gl_sb_printf(&b, "%s%s", i ? ", " : "", value_name(v[i]));
+    return gl_sb_take(&b);
 }
 
 static void diff_interface(builder *bd)
@@ -1156,134 +1110,134 @@ const gl_node_change *gl_diff_find_old(const gl_diff *d, uint32_t id)
 /* ==== text =========================================================================== */
 
 /* "Conv 'c1' + Relu 'r1'" */
-static void sb_node_list(sbuf *b, char *const *ops, char *const *names, size_t n)
+static void sb_node_list(gl_strbuf *b, char *const *ops, char *const *names, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (i)
-            sb_printf(b, " + ");
+            gl_sb_printf(b, " + ");
         sb_str(b, ops && ops[i] ? ops[i] : "?", 0);
-        sb_putc(b, ' ');
+        gl_sb_putc(b, ' ');
         sb_str(b, names ? names[i] : "", '\'');
     }
 }
 
 /* A value name, or "(none)" for an omitted input/output. */
-static void sb_slot_value(sbuf *b, const char *name)
+static void sb_slot_value(gl_strbuf *b, const char *name)
 {
     if (name && name[0])
         sb_str(b, name, '\'');
     else
-        sb_printf(b, "(none)");
+        gl_sb_printf(b, "(none)");
 }
 
 /* Texts are never NULL in a diff we built; one made by hand may leave them out. */
 static const char *text_or_empty(const char *s) { return s ? s : ""; }
 
-static void sb_detail(sbuf *b, const gl_change_detail *x)
+static void sb_detail(gl_strbuf *b, const gl_change_detail *x)
 {
-    sb_printf(b, "    ");
+    gl_sb_printf(b, "    ");
     switch (x->kind) {
     case GL_DETAIL_RENAMED:
-        sb_printf(b, "name: ");
+        gl_sb_printf(b, "name: ");
         sb_str(b, x->old_text, '\'');
-        sb_printf(b, " -> ");
+        gl_sb_printf(b, " -> ");
         sb_str(b, x->new_text, '\'');
         break;
     case GL_DETAIL_OP:
-        sb_printf(b, "op: ");
+        gl_sb_printf(b, "op: ");
         sb_str(b, x->old_text, 0);
-        sb_printf(b, " -> ");
+        gl_sb_printf(b, " -> ");
         sb_str(b, x->new_text, 0);
         break;
     case GL_DETAIL_ATTR_ADDED:
     case GL_DETAIL_ATTR_REMOVED:
-        sb_printf(b, "attr %c ", x->kind == GL_DETAIL_ATTR_ADDED ? '+' : '-');
+        gl_sb_printf(b, "attr %c ", x->kind == GL_DETAIL_ATTR_ADDED ? '+' : '-');
         sb_str(b, x->what, 0);
-        sb_printf(b, ": %s",
-                  text_or_empty(x->kind == GL_DETAIL_ATTR_ADDED ? x->new_text : x->old_text));
+        gl_sb_printf(b, ": %s",
+                     text_or_empty(x->kind == GL_DETAIL_ATTR_ADDED ? x->new_text : x->old_text));
         break;
     case GL_DETAIL_ATTR_CHANGED:
-        sb_printf(b, "attr ");
+        gl_sb_printf(b, "attr ");
         sb_str(b, x->what, 0);
-        sb_printf(b, ": %s -> %s", text_or_empty(x->old_text), text_or_empty(x->new_text));
+        gl_sb_printf(b, ": %s -> %s", text_or_empty(x->old_text), text_or_empty(x->new_text));
         break;
     case GL_DETAIL_INPUT:
     case GL_DETAIL_OUTPUT:
-        sb_printf(b, "%s: ", text_or_empty(x->what));
+        gl_sb_printf(b, "%s: ", text_or_empty(x->what));
         sb_slot_value(b, x->old_text);
-        sb_printf(b, " -> ");
+        gl_sb_printf(b, " -> ");
         sb_slot_value(b, x->new_text);
         break;
     case GL_DETAIL_OUTPUT_TYPE:
-        sb_printf(b, "type ");
+        gl_sb_printf(b, "type ");
         sb_str(b, x->what, '\'');
-        sb_printf(b, ": %s -> %s", text_or_empty(x->old_text), text_or_empty(x->new_text));
+        gl_sb_printf(b, ": %s -> %s", text_or_empty(x->old_text), text_or_empty(x->new_text));
         break;
     }
-    sb_putc(b, '\n');
+    gl_sb_putc(b, '\n');
 }
 
-static void sb_node_change(sbuf *b, const gl_node_change *c)
+static void sb_node_change(gl_strbuf *b, const gl_node_change *c)
 {
     switch (c->kind) {
     case GL_CHANGE_ADDED:
-        sb_printf(b, "+ ");
+        gl_sb_printf(b, "+ ");
         sb_node_list(b, c->new_ops, c->new_names, c->n_new);
         break;
     case GL_CHANGE_REMOVED:
-        sb_printf(b, "- ");
+        gl_sb_printf(b, "- ");
         sb_node_list(b, c->old_ops, c->old_names, c->n_old);
         break;
     case GL_CHANGE_REPLACED:
-        sb_printf(b, "> ");
+        gl_sb_printf(b, "> ");
         sb_node_list(b, c->old_ops, c->old_names, c->n_old);
-        sb_printf(b, "  =>  ");
+        gl_sb_printf(b, "  =>  ");
         sb_node_list(b, c->new_ops, c->new_names, c->n_new);
         break;
     case GL_CHANGE_MODIFIED:
-        sb_printf(b, "~ ");
+        gl_sb_printf(b, "~ ");
         sb_node_list(b, c->new_ops, c->new_names, c->n_new);
         break;
     }
     if (c->decision >= 0)
-        sb_printf(b, "   [decision #%" PRId64 "]", c->decision);
-    sb_putc(b, '\n');
+        gl_sb_printf(b, "   [decision #%" PRId64 "]", c->decision);
+    gl_sb_putc(b, '\n');
     for (size_t i = 0; i < c->n_details; i++)
         sb_detail(b, &c->details[i]);
 }
 
 static const char *nonempty(const char *s) { return s && s[0] ? s : "(none)"; }
 
-static void sb_value_change(sbuf *b, const gl_value_change *v)
+static void sb_value_change(gl_strbuf *b, const gl_value_change *v)
 {
     switch (v->kind) {
     case GL_VALUE_TYPE_CHANGED:
     case GL_INIT_CHANGED:
-        sb_printf(b, "= %s ", v->kind == GL_INIT_CHANGED ? "init" : "value");
+        gl_sb_printf(b, "= %s ", v->kind == GL_INIT_CHANGED ? "init" : "value");
         sb_str(b, v->name, '\'');
-        sb_printf(b, ": %s -> %s", text_or_empty(v->old_text), text_or_empty(v->new_text));
+        gl_sb_printf(b, ": %s -> %s", text_or_empty(v->old_text), text_or_empty(v->new_text));
         break;
     case GL_INIT_ADDED:
     case GL_INIT_REMOVED:
-        sb_printf(b, "%c init ", v->kind == GL_INIT_ADDED ? '+' : '-');
+        gl_sb_printf(b, "%c init ", v->kind == GL_INIT_ADDED ? '+' : '-');
         sb_str(b, v->name, '\'');
-        sb_printf(b, ": %s",
-                  text_or_empty(v->kind == GL_INIT_ADDED ? v->new_text : v->old_text));
+        gl_sb_printf(b, ": %s",
+                     text_or_empty(v->kind == GL_INIT_ADDED ? v->new_text : v->old_text));
         break;
     case GL_GRAPH_INPUT_CHANGED:
     case GL_GRAPH_OUTPUT_CHANGED:
-        sb_printf(b, "= graph %s: ", v->kind == GL_GRAPH_INPUT_CHANGED ? "inputs" : "outputs");
+        gl_sb_printf(b, "= graph %s: ", v->kind == GL_GRAPH_INPUT_CHANGED ? "inputs" : "outputs");
         sb_str(b, nonempty(v->old_text), 0);
-        sb_printf(b, " -> ");
+        gl_sb_printf(b, " -> ");
         sb_str(b, nonempty(v->new_text), 0);
         break;
     }
-    sb_putc(b, '\n');
+    gl_sb_putc(b, '\n');
 }
 
 void gl_diff_write_text(const gl_diff *d, FILE *f)
 {
-    sbuf b = {0};
+    gl_strbuf b = {0};
     if (gl_diff_empty(d)) {
         fputs("no changes\n", f);
         return;

@@ -5,6 +5,7 @@
 #include "onnx/onnx_io.h"
 #include "ops/opkit.h"
 #include "util/json.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <math.h>
@@ -564,13 +565,8 @@ static void index_entry(gl_json *j, const gl_inter_tensor *t, const char *file)
 static gl_status write_index(const char *dir, const char *doc, size_t len)
 {
     char path[4096];
-    gl_atomic_file af;
     gl_status st = path_in(dir, "index.json", path, sizeof(path));
-    if (st == GL_OK)
-        st = gl_atomic_open(&af, path);
-    if (st == GL_OK && (st = gl_atomic_write(&af, doc, len)) == GL_OK)
-        st = gl_atomic_commit(&af);
-    return st;
+    return st == GL_OK ? gl_write_file(path, doc, len) : st;
 }
 
 gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *const *names,

@@ -3,6 +3,7 @@
 
 #include "onnx/onnx_io.h"
 #include "util/json.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -124,16 +125,8 @@ gl_status gl_profile_trace_save(const gl_profile *p, const char *path)
         free(text);
         return gl_fail(GL_ERR_NOMEM, "%s: cannot build the trace", path);
     }
-    /* One atomic write of the finished text: readers never see half a trace. (The
-     * helper moves to src/util when the project's atomic writes are gathered there.) */
-    gl_atomic_file file = {.fd = -1};
-    gl_status st = gl_atomic_open(&file, path);
-    if (st == GL_OK)
-        st = gl_atomic_write(&file, text, len);
-    if (st == GL_OK)
-        st = gl_atomic_commit(&file);
-    else
-        gl_atomic_abort(&file);
+    /* One guarded, atomic write of the finished text: readers never see half a trace. */
+    gl_status st = gl_write_file(path, text, len);
     free(text);
     return st;
 }

@@ -6,20 +6,15 @@
  * file and a pass that only re-derives them changed nothing. */
 #include "ir/graph.h"
 
+#include "util/hash.h"
+
 #include <string.h>
 
 typedef struct hasher {
     uint64_t h;
 } hasher;
 
-static void mix(hasher *s, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) {
-        s->h ^= b[i];
-        s->h *= 1099511628211ull;
-    }
-}
+static void mix(hasher *s, const void *p, size_t n) { s->h = gl_fnv1a(s->h, p, n); }
 
 static void mix_u64(hasher *s, uint64_t v) { mix(s, &v, sizeof(v)); }
 
@@ -144,7 +139,7 @@ static void mix_graph(hasher *s, const gl_graph *g)
 
 uint64_t gl_graph_fingerprint(const gl_graph *g)
 {
-    hasher s = {14695981039346656037ull};
+    hasher s = {GL_FNV_OFFSET};
     mix_graph(&s, g);
     return s.h;
 }

@@ -7,6 +7,8 @@
  */
 #include "ir/graph.h"
 
+#include "util/hash.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,24 +49,6 @@ struct gl_name_index {
     name_scope nodes;  /* node name -> first node so named; aux = how many share it */
 };
 
-static uint64_t hash_name(const char *s, size_t len)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    /* FNV's low bits barely differ between "Add_1017_out0" and "Add_1018_out0", and the
-     * table masks the low bits: finish with a 64-bit avalanche (murmur3's fmix64) so
-     * sequential names spread instead of forming long probe runs. */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 /* `key` may be a prefix of a longer string (the suffix tables look up "h" inside
  * "h_3"): compare its `len` bytes, then check the stored key ends there too. Equal
  * 64-bit hashes make the string compare nearly always a match. */
@@ -85,7 +69,7 @@ static name_slot *table_find_hashed(const name_table *t, const char *key, size_t
 
 static name_slot *table_find(const name_table *t, const char *key, size_t len)
 {
-    return t->cap ? table_find_hashed(t, key, len, hash_name(key, len)) : NULL;
+    return t->cap ? table_find_hashed(t, key, len, gl_hash_bytes(key, len)) : NULL;
 }
 
 static name_slot *table_place(name_table *t, const name_slot *src)
@@ -125,7 +109,7 @@ static void table_reserve(name_table *t, size_t count)
 /* Find `key` or add it (obj NULL, aux 0): one hash, one probe sequence. */
 static name_slot *table_upsert(name_table *t, const char *key, size_t len)
 {
-    uint64_t h = hash_name(key, len);
+    uint64_t h = gl_hash_bytes(key, len);
     name_slot *s = table_find_hashed(t, key, len, h);
     if (s)
         return s;

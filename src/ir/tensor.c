@@ -2,6 +2,7 @@
 #include "ir/tensor.h"
 
 #include "ir/limits.h"
+#include "util/hash.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -324,42 +325,32 @@ bool gl_tensor_equal(const gl_tensor *a, const gl_tensor *b)
     return memcmp(gl_tensor_data(a), gl_tensor_data(b), gl_tensor_nbytes(a)) == 0;
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 uint64_t gl_tensor_hash(const gl_tensor *t)
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = GL_FNV_OFFSET;
     int dt = t->dtype;
-    h = fnv1a(h, &dt, sizeof(dt));
-    h = fnv1a(h, t->dims, (size_t)t->rank * sizeof(int64_t));
+    h = gl_fnv1a(h, &dt, sizeof(dt));
+    h = gl_fnv1a(h, t->dims, (size_t)t->rank * sizeof(int64_t));
     if (t->count == 0)
         return h;
     gl_buffer *b = t->buf;
     /* Threads that share the buffer may both fill the cache: same value, atomic stores. */
     if (!__atomic_load_n(&b->hash_valid, __ATOMIC_ACQUIRE)) {
-        uint64_t bh = 14695981039346656037ull;
+        uint64_t bh = GL_FNV_OFFSET;
         if (t->dtype == GL_DT_STRING) {
             const gl_bytes *items = gl_tensor_data(t);
             for (int64_t i = 0; i < t->count; i++) {
-                bh = fnv1a(bh, &items[i].len, sizeof(items[i].len));
-                bh = fnv1a(bh, items[i].data, items[i].len);
+                bh = gl_fnv1a(bh, &items[i].len, sizeof(items[i].len));
+                bh = gl_fnv1a(bh, items[i].data, items[i].len);
             }
         } else {
-            bh = fnv1a(bh, gl_tensor_data(t), gl_tensor_nbytes(t));
+            bh = gl_fnv1a(bh, gl_tensor_data(t), gl_tensor_nbytes(t));
         }
         __atomic_store_n(&b->hash, bh, __ATOMIC_RELAXED);
         __atomic_store_n(&b->hash_valid, true, __ATOMIC_RELEASE);
     }
     uint64_t bh = __atomic_load_n(&b->hash, __ATOMIC_RELAXED);
-    return fnv1a(h, &bh, sizeof(bh));
+    return gl_fnv1a(h, &bh, sizeof(bh));
 }
 
 double gl_tensor_get_f64(const gl_tensor *t, int64_t i)

@@ -18,6 +18,7 @@
 
 #include "onnx.pb-c.h"
 #include "util/file_read.h"
+#include "util/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,20 +389,8 @@ typedef struct name_set {
     size_t mask;
 } name_set;
 
-/* FNV-1a, then a 64-bit avalanche (murmur3's fmix64): the set masks the low bits, where
- * FNV barely tells "n1017_Add" from "n1018_Add". */
-static size_t hash_name(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return (size_t)h;
-}
+/* gl_hash_bytes, not plain FNV: the set masks the low bits. */
+static size_t hash_name(const char *s) { return (size_t)gl_hash_bytes(s, strlen(s)); }
 
 static void name_set_init(name_set *set, size_t max_names)
 {

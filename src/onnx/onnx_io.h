@@ -40,8 +40,9 @@ typedef struct gl_save_options {
     bool no_value_info;
 } gl_save_options;
 
-/* Save atomically: write "<path>.tmp.XXXXXX" in the same folder, fsync, rename. Refuses
- * to overwrite the file the model was loaded from. `opts` may be NULL. */
+/* Save through the guarded atomic write of util/safe_write.h (the external data file
+ * first, then the model): never onto a symbolic link or a file read as input, such as
+ * the one the model was loaded from. `opts` may be NULL. */
 gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_options *opts);
 /* Serialize to a malloc'd buffer (inline tensors only). */
 gl_status gl_model_serialize(const gl_model *m, uint8_t **data, size_t *len);
@@ -65,21 +66,5 @@ gl_status gl_tensor_from_proto(struct Onnx__TensorProto *tp, const char *ctx,
  * gl_tensor_proto_release(). */
 gl_status gl_tensor_to_proto(const gl_tensor *t, struct Onnx__TensorProto *tp);
 void gl_tensor_proto_release(struct Onnx__TensorProto *tp);
-
-/* Atomic file replacement (save.c), shared by the model and TensorProto writers:
- * open creates "<path>.tmp.XXXXXX" beside `path` (a symlink at `path` is followed, so
- * the link survives); commit fsyncs, renames over `path` and fsyncs the folder; abort
- * (and any failed write/commit) unlinks the temporary file. Failures are GL_ERR_IO with
- * the path and strerror. */
-typedef struct gl_atomic_file {
-    int fd;         /* -1 when closed */
-    char *path;     /* destination (owned) */
-    char *tmp_path; /* owned; NULL once renamed or unlinked */
-} gl_atomic_file;
-
-gl_status gl_atomic_open(gl_atomic_file *f, const char *path);
-gl_status gl_atomic_write(gl_atomic_file *f, const void *data, size_t len);
-gl_status gl_atomic_commit(gl_atomic_file *f);
-void gl_atomic_abort(gl_atomic_file *f);
 
 #endif

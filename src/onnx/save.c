@@ -1,4 +1,4 @@
-/* save.c — IR -> onnx.ModelProto -> bytes, and atomic file replacement.
+/* save.c — IR -> onnx.ModelProto -> bytes.
  *
  * The ModelProto is a tree of protobuf-c structs whose strings, number arrays and tensor
  * bytes borrow from the IR: only message structs and pointer arrays are allocated, from
@@ -8,9 +8,8 @@
  * opaque types and attributes) is unpacked and hung into the tree, so it goes out again
  * as the same messages.
  *
- * Files are never written in place: bytes go to "<path>.tmp.XXXXXX" beside the
- * destination, are fsync'd and renamed over it, so a reader sees the old file or the new
- * one, never a part; every failure unlinks the temporary file.
+ * Files are written through util/safe_write.h: never in place, never through a link,
+ * never onto an input; every failure unlinks the temporary file.
  *
  * External data ("<OUT>.data"): each tensor starts at a multiple of GL_EXT_ALIGN (4096)
  * bytes, zero padding between, so a reader can mmap a tensor from a page boundary and its
@@ -20,6 +19,7 @@
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -266,13 +266,6 @@ static gl_status tensor_proto(save_ctx *c, const gl_tensor *t, Onnx__TensorProto
     return GL_OK;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 static bool wants_external(const save_ctx *c, const gl_tensor *t)
 {
     /* ONNX has no external form for strings; an empty tensor has nothing to move. */
@@ -283,9 +276,6 @@ static bool wants_external(const save_ctx *c, const gl_tensor *t)
 
 static gl_status ext_open(save_ctx *c)
 {
-    if (same_file(c->model->path, c->ext.path))
-        return gl_fail(GL_ERR_INPUT, "%s: refusing to overwrite the model's own source file",
-                       c->ext.path);
     gl_status st = gl_atomic_open(&c->ext.file, c->ext.path);
     c->ext.open = st == GL_OK;
     return st;
@@ -875,9 +865,6 @@ gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_optio
 {
     if (!path || !*path)
         return gl_fail(GL_ERR_INPUT, "no output file name given");
-    if (same_file(m->path, path))
-        return gl_fail(GL_ERR_INPUT, "%s: refusing to overwrite the model's own source file",
-                       path);
     save_ctx c;
     ctx_init(&c, m, path, opts);
     size_t plen = strlen(path);
@@ -909,126 +896,4 @@ gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_optio
         gl_atomic_abort(&file);
     ctx_free(&c);
     return st;
-}
-
-/* ---- atomic file replacement ---------------------------------------------------------- */
-
-static void atomic_release(gl_atomic_file *f)
-{
-    if (f->fd >= 0)
-        close(f->fd);
-    f->fd = -1;
-    if (f->tmp_path)
-        unlink(f->tmp_path);
-    free(f->tmp_path);
-    free(f->path);
-    f->tmp_path = NULL;
-    f->path = NULL;
-}
-
-static gl_status atomic_fail(gl_atomic_file *f, const char *what, int err)
-{
-    gl_status st = gl_fail(GL_ERR_IO, "%s: %s: %s", f->path ? f->path : "?", what,
-                           strerror(err));
-    atomic_release(f);
-    return st;
-}
-
-/* Write through a symlink rather than replace it with a file. */
-static char *resolve_destination(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        char *real = realpath(path, NULL);
-        if (real)
-            return real;
-    }
-    return gl_xstrdup(path);
-}
-
-/* mkstemp makes 0600 files; give the new file the old one's mode, or what creat() would. */
-static mode_t destination_mode(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        return st.st_mode & 07777;
-    /* POSIX reads the umask only by setting it: a thread creating files in this instant
-     * would use mask 0. We save from one thread. */
-    mode_t mask = umask(0);
-    umask(mask);
-    return 0666 & ~mask;
-}
-
-gl_status gl_atomic_open(gl_atomic_file *f, const char *path)
-{
-    f->fd = -1;
-    f->path = resolve_destination(path);
-    size_t n = strlen(f->path);
-    f->tmp_path = gl_xmalloc(n + sizeof(".tmp.XXXXXX"));
-    memcpy(f->tmp_path, f->path, n);
-    memcpy(f->tmp_path + n, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
-    f->fd = mkstemp(f->tmp_path);
-    if (f->fd < 0) {
-        int err = errno;
-        free(f->tmp_path); /* nothing was created: nothing to unlink */
-        f->tmp_path = NULL;
-        return atomic_fail(f, "cannot create a temporary file beside it", err);
-    }
-    if (fchmod(f->fd, destination_mode(f->path)) != 0)
-        return atomic_fail(f, "cannot set the file mode", errno);
-    return GL_OK;
-}
-
-gl_status gl_atomic_write(gl_atomic_file *f, const void *data, size_t len)
-{
-    if (f->fd < 0)
-        return gl_fail(GL_ERR_INTERNAL, "write to a closed file");
-    const uint8_t *p = data;
-    while (len > 0) {
-        ssize_t w = write(f->fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return atomic_fail(f, "cannot write", w < 0 ? errno : EIO);
-        p += w;
-        len -= (size_t)w;
-    }
-    return GL_OK;
-}
-
-static void fsync_folder_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? gl_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
-                      : gl_xstrdup(".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        (void)fsync(fd); /* best effort: some file systems cannot sync folders */
-        close(fd);
-    }
-    free(dir);
-}
-
-gl_status gl_atomic_commit(gl_atomic_file *f)
-{
-    if (f->fd < 0)
-        return gl_fail(GL_ERR_INTERNAL, "commit of a closed file");
-    if (fsync(f->fd) != 0)
-        return atomic_fail(f, "cannot sync", errno);
-    int rc = close(f->fd);
-    f->fd = -1;
-    if (rc != 0)
-        return atomic_fail(f, "cannot close", errno);
-    if (rename(f->tmp_path, f->path) != 0)
-        return atomic_fail(f, "cannot replace", errno);
-    free(f->tmp_path);
-    f->tmp_path = NULL;
-    fsync_folder_of(f->path);
-    atomic_release(f);
-    return GL_OK;
-}
-
-void gl_atomic_abort(gl_atomic_file *f)
-{
-    atomic_release(f);
 }

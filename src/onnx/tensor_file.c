@@ -1,13 +1,15 @@
 /* tensor_file.c — serialized onnx.TensorProto files (test_data_set_N/input_K.pb).
  *
  * Reading goes through the same decoder as initializers, so a .pb file may use any
- * encoding ONNX allows (typed fields, raw_data, external data beside the file). Writing
- * always uses raw_data and replaces the file atomically.
+ * encoding ONNX allows (typed fields, raw_data, external data beside the file); a file
+ * read is a protected input (never overwritten afterwards). Writing always uses raw_data
+ * and goes through the guarded atomic write (util/safe_write.h).
  */
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
 #include "util/file_read.h"
+#include "util/safe_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,11 +66,8 @@ gl_status gl_tensor_write_pb(const gl_tensor *t, const char *path)
         st = gl_fail(GL_ERR_INTERNAL, "%s: protobuf packed a different size than announced",
                      path);
     gl_tensor_proto_release(&tp);
-    gl_atomic_file f;
     if (st == GL_OK)
-        st = gl_atomic_open(&f, path);
-    if (st == GL_OK && (st = gl_atomic_write(&f, buf, size)) == GL_OK)
-        st = gl_atomic_commit(&f);
+        st = gl_write_file(path, buf, size);
     free(buf);
     return st;
 }

@@ -6,6 +6,7 @@
  * conformance references are numpy's double-precision FFTs rounded to float. */
 #include "ops/families.h"
 #include "ops/opkit.h"
+#include "util/hash.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -675,13 +676,7 @@ static int64_t vocab_id(const tfidf *t, const gl_bytes *w)
 
 static uint64_t gram_hash(const int64_t *ids, int64_t n)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)n;
-    for (int64_t i = 0; i < n; i++) {
-        h ^= (uint64_t)ids[i];
-        h *= 1099511628211ull;
-        h ^= h >> 29;
-    }
-    return h;
+    return gl_hash_bytes(ids, (size_t)n * sizeof(*ids));
 }
 
 /* The pool n-gram equal to ids[0..n), or -1. `gap` is the distance between items. */

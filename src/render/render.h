@@ -26,24 +26,35 @@
  * decode or pass raw into the SVG); names longer than 60 characters are cut in the middle.
  * Output is deterministic: the same graph and options give byte-identical DOT.
  *
- * Drawings of more than 400 boxes carry edge labels as xlabels (placed after layout):
- * dot lays them out about 3x faster.
+ * Drawings of more than 400 boxes, or whose labelled edges would make the layout slow,
+ * carry edge labels as xlabels (placed after layout): dot lays them out about 3x faster.
  *
- * Big graphs: when the full drawing would need more than max_nodes boxes, constants are
- * folded first; if that is not enough the render shows the neighbourhood of `focus`
- * (`radius` hops over producer/consumer edges, "... N more" stubs at the cut), or
- * collapses nodes into groups by name prefix ("/layer1/conv/Conv" -> "layer1") at the
- * deepest prefix depth that fits, or — when names carry no usable prefix — into chunks of
- * consecutive nodes in graph order (a group of one is drawn as the node itself). Reduced
- * views fold every constant. info->note and the graph label say what was drawn.
+ * Big graphs: max_nodes bounds every kind of box (nodes, groups, inputs, outputs,
+ * constants, stubs). When the full drawing would need more boxes, constants are folded
+ * first; if that is not enough the render shows the neighbourhood of `focus` (`radius`
+ * hops over producer/consumer edges, "... N more" stubs at the cut), or collapses nodes
+ * into groups by name prefix ("/layer1/conv/Conv" -> "layer1") at the deepest prefix
+ * depth that fits, or — when names carry no usable prefix — into chunks of consecutive
+ * nodes in graph order (a group of one is drawn as the node itself). Reduced views fold
+ * every constant. Where even they have more inputs, constants or outputs than fit, the
+ * rest are left out ("... N more inputs" above a node) and counted in the note.
+ *
+ * Renders degrade instead of failing: the work of dot's layout is estimated from the
+ * drawing before running it (boxes, and the virtual nodes of edges that span many ranks:
+ * a DenseNet's dense blocks make ~50 per box). Past a first threshold dot's effort is
+ * bounded (nslimit=1, nslimit1=1, mclimit=0.1 in the DOT itself); past a second one the
+ * drawing gets fewer boxes: constants folded, then the collapsed view with fewer and
+ * fewer groups. Each step is said in info->note and in the graph label (the SVG's title
+ * line). The choice depends on the graph only, never on the machine's load.
  *
  * Time bound: the layout (SVG and gl_render_layout) runs in a forked child process that
- * sends its result back through a pipe; when it takes longer than timeout_ms the child
- * is killed and the call fails with GL_ERR_UNSUPPORTED, "graph 'g': Graphviz layout took
- * longer than 15 s (N boxes); use a focus or a smaller max_nodes". A crashing layout is
- * an error naming the signal, not a crash of ours. No child outlives the call. If no
- * process can be forked the layout runs in-process, unbounded. gl_render_dot does not
- * call Graphviz at all.
+ * sends its result back through a pipe; the chosen drawing gets two thirds of timeout_ms,
+ * and if it runs out the child is killed and a collapsed drawing of at most 60 boxes gets
+ * the rest (its note says why). When that too runs out the call fails with
+ * GL_ERR_UNSUPPORTED, "graph 'g': Graphviz layout took longer than 15 s (N boxes); use a
+ * focus or a smaller max_nodes". A crashing layout is an error naming the signal, not a
+ * crash of ours. No child outlives the call. If no process can be forked the layout runs
+ * in-process, unbounded. gl_render_dot does not call Graphviz at all.
  *
  * Thread safety: Graphviz keeps global state (parser, error hooks, dot internals), so
  * every call into it holds one process-wide mutex (in the child; the parent holds it
@@ -80,18 +91,23 @@ typedef struct gl_render_info {
                             * constants, stubs): what gets laid out, <= max_nodes */
     bool reduced;          /* a neighbourhood or collapsed view was drawn */
     char note[256];        /* what was drawn instead of the whole graph ("" if all of it);
-                            * also set when constants were folded to fit max_nodes */
+                            * also set when constants were folded, boxes left out or the
+                            * layout effort bounded */
 } gl_render_info;
 
 /* DOT text (malloc'd, NUL-terminated). `o` and `info` may be NULL everywhere. */
 gl_status gl_render_dot(const gl_graph *g, const gl_render_opts *o, char **dot,
                         size_t *len, gl_render_info *info);
-/* SVG via the dot layout, written to `path` (atomic: temp + rename). */
+/* SVG via the dot layout, written to `path` (util/safe_write.h: atomic, guarded). */
 gl_status gl_render_svg_file(const gl_graph *g, const gl_render_opts *o, const char *path,
                              gl_render_info *info);
 /* SVG in memory (malloc'd). */
 gl_status gl_render_svg(const gl_graph *g, const gl_render_opts *o, char **svg, size_t *len,
                         gl_render_info *info);
+/* The same, and the DOT text that was laid out (malloc'd; after any degradation, so a
+ * .dot written beside the .svg reproduces it). `dot` and the lengths may be NULL. */
+gl_status gl_render_svg_dot(const gl_graph *g, const gl_render_opts *o, char **svg,
+                            size_t *svg_len, char **dot, size_t *dot_len, gl_render_info *info);
 
 /* Layout coordinates for the terminal graph view (issue 6): one box per drawn node and
  * the spline points of each edge, in points, y up (Graphviz's convention). */

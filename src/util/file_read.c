@@ -1,6 +1,8 @@
 /* file_read.c — input files: regular files only, opened without blocking. */
 #include "util/file_read.h"
 
+#include "util/safe_write.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@ gl_status gl_file_open_regular(const char *path, const char *label, int *fd, siz
         close(f);
         return rc;
     }
+    gl_protect_input(f, path); /* no output of this process may replace it */
     *fd = f;
     *size = (size_t)st.st_size;
     return GL_OK;

@@ -4,6 +4,8 @@
  * open() of a FIFO blocks until a writer comes, and a device may never end. Every input
  * file is opened non-blocking (then switched back to blocking), looked at with fstat, and
  * refused unless it is a regular file, with a message naming the path and what it is.
+ * Every file opened here is a protected input (util/safe_write.h): no write of the
+ * process may replace it afterwards.
  */
 #ifndef GL_FILE_READ_H
 #define GL_FILE_READ_H

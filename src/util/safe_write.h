@@ -1,0 +1,72 @@
+/* safe_write.h — the one way graphlab writes a file: guarded and atomic.
+ *
+ * Every file the program writes (models and their external data, .pb tensors, export's
+ * .dot/.svg/.diff.txt/decisions.json/index.html, the TUI's exports) goes through
+ * gl_atomic_open/write/commit or gl_write_file:
+ *
+ *   - the bytes go to "<path>.tmp.XXXXXX" beside the destination (O_EXCL, mode 0600
+ *     until the final mode is set), are fsynced, and the temporary file is renamed over
+ *     the destination; the folder is fsynced too (best effort). Readers see the old file
+ *     or the new one, never half of one. rename() replaces a name, never the contents of
+ *     an existing file: whatever appears at the destination meanwhile, no other file is
+ *     written into.
+ *   - the destination is refused (GL_ERR_INPUT, one line naming it) when it is a symbolic
+ *     link (we never write through one), or when it is a file this process read as input
+ *     (same device and inode as a protected input: the model, its external data, --data
+ *     tensors; a hard link to them too); it is refused with GL_ERR_IO when it exists and
+ *     is not a regular file (a folder, a device: `-o /dev/null` must not replace the
+ *     device node).
+ *   - while a temporary file exists its name is in a registry that a signal handler
+ *     reads: SIGINT, SIGTERM and SIGHUP unlink every live temporary file, restore the
+ *     default action and re-raise. The handlers are installed on the first open, only
+ *     for signals whose disposition is still the default (a program with its own
+ *     handlers — the TUI — calls gl_temp_files_remove from them).
+ *
+ * The loader and the tensor-file reader register what they read with gl_protect_input.
+ * Thread-safe; registries are process-wide.
+ */
+#ifndef GL_SAFE_WRITE_H
+#define GL_SAFE_WRITE_H
+
+#include "ir/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Zeroed with fd = -1 it is closed, and gl_atomic_abort on it does nothing. */
+typedef struct gl_atomic_file {
+    int fd;         /* -1 when closed */
+    FILE *stream;   /* gl_atomic_stream's view of fd, or NULL */
+    char *path;     /* destination (owned) */
+    char *tmp_path; /* owned; NULL once renamed or unlinked */
+    int slot;       /* in the registry of temporary files, + 1; 0: not registered */
+} gl_atomic_file;
+
+/* Checks the destination and creates the temporary file beside it. On failure nothing
+ * exists and f needs no abort. */
+gl_status gl_atomic_open(gl_atomic_file *f, const char *path);
+/* Appends bytes; on failure the temporary file is removed (no abort needed). */
+gl_status gl_atomic_write(gl_atomic_file *f, const void *data, size_t len);
+/* A stdio stream on the temporary file, for fprintf-style writers; commit flushes it and
+ * fails if any write through it failed. Do not fclose it. NULL when it cannot be made. */
+FILE *gl_atomic_stream(gl_atomic_file *f);
+/* fsync, rename over the destination, fsync the folder. The file is closed either way. */
+gl_status gl_atomic_commit(gl_atomic_file *f);
+/* Drop the temporary file (safe on a closed or failed file). */
+void gl_atomic_abort(gl_atomic_file *f);
+
+/* The whole file at once: open, write, commit. */
+gl_status gl_write_file(const char *path, const void *data, size_t len);
+
+/* The file open on `fd` (read from `path`, for messages) is an input: no write may
+ * replace it for the rest of the process. Files that are not regular are ignored. */
+void gl_protect_input(int fd, const char *path);
+
+/* Unlinks every live temporary file. Async-signal-safe: for signal handlers. */
+void gl_temp_files_remove(void);
+
+/* write(2) until done, retrying EINTR; false on any other failure (errno says why). */
+bool gl_write_fully(int fd, const void *data, size_t len);
+
+#endif

@@ -59,6 +59,6 @@ expect transformer_encoder_layer_op13 \
     "graphlab:LayerNormalization=2 graphlab:Gelu=1 ReduceMean=0 Erf=0 Sqrt=0" layer-norm gelu-erf
 expect mlp_ffn "graphlab:Gelu=1 Erf=0" gelu-erf
 expect transformer_encoder_layer "graphlab:Gelu=1 LayerNormalization=2 Erf=0" gelu-erf
-expect nhwc_convnet "Conv=4 Mul=0 Add=0" fold-mul fold-add
+expect nhwc_convnet "graphlab:NhwcConv=4 Mul=0 Add=0" fold-mul fold-add
 expect mobilenet_v2 "Conv=52"
 tap_done

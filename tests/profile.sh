@@ -133,7 +133,7 @@ for args in "profile" "profile $conv --reps 0" "profile $conv --reps x" \
             "profile $conv --rtol -1" "profile $conv --dim seq" \
             "profile $conv --passes bogus" "profile $conv --data $tmp/nowhere" \
             "profile $tmp/none.onnx" "profile $conv --frobnicate" "profile $conv --trace" \
-            "profile $tb" "profile $GL_SRCDIR/tests/data/bad/truncated.onnx" \
+            "profile $GL_SRCDIR/tests/data/bad/truncated.onnx" \
             "profile $conv --reps 1 --trace $tmp/no/such/dir/t.json"; do
     # shellcheck disable=SC2086
     run $args

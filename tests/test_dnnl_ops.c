@@ -1,5 +1,6 @@
 /* test_dnnl_ops.c — the oneDNN primitives for normalization, softmax, reductions, n-ary
- * ops, PRelu, Resize, ConvTranspose and Transpose, against the reference kernels.
+ * ops, PRelu, Resize, ConvTranspose and Transpose, graphlab's channels-last ops, against
+ * the reference kernels.
  *
  * Each row is one node (named "op") with its attributes and inputs, run under the layout
  * policies the row names: 'p' plain, 'n' nhwc, 'b' blocked (nChw16c or nChw8c, as the
@@ -149,7 +150,15 @@ static built build_row(const op_case *c, uint32_t *seed)
             ins[n] = conv->outputs[0];
         }
     }
-    gl_node *op = gl_add_node(g, c->op, "", "op", ins, n, (size_t)(c->n_out ? c->n_out : 1));
+    /* "graphlab.NhwcConv": an op of another domain, imported at version 1 */
+    const char *dot = strchr(c->op, '.'), *op_type = dot ? dot + 1 : c->op;
+    char domain[32] = "";
+    if (dot) {
+        snprintf(domain, sizeof(domain), "%.*s", (int)(dot - c->op), c->op);
+        gl_model_set_opset(b.m, domain, 1);
+    }
+    gl_node *op = gl_add_node(g, op_type, domain, "op", ins, n,
+                              (size_t)(c->n_out ? c->n_out : 1));
     tu_apply_attrs(op, c->attrs);
     gl_node *then = c->then ? tu_node(g, c->then, "then", 1, op->outputs[0]) : NULL;
     for (size_t i = 0; i < op->n_outputs; i++)
@@ -567,6 +576,43 @@ static const op_case deconv_cases[] = {
 Test(dnnl_ops, convtranspose_and_transpose)
 {
     run_cases(deconv_cases, GL_ARRAY_LEN(deconv_cases), 15);
+}
+
+/* ---- graphlab's channels-last ops (the layout pass's) ------------------------------------- */
+
+/* X[N,H,W,C] is plain to the executor and nhwc to oneDNN: whatever the plan's policy, the
+ * node reads and writes plain tensors with no conversion. */
+static const op_case nhwc_cases[] = {
+    {"3x3 pads 1, bias", "graphlab.NhwcConv", 13, "pnb", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('x', 4, D(1, 9, 11, 8)), IN('c', 4, D(16, 8, 3, 3)), IN('c', 1, D(16))},
+     .expect = DN, .out = "plain"},
+    {"first conv: 3 channels, stride 2", "graphlab.NhwcConv", 13, "pn",
+     {AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('x', 4, D(2, 32, 30, 3)), IN('c', 4, D(16, 3, 3, 3))}, .expect = DN, .out = "plain"},
+    {"depthwise", "graphlab.NhwcConv", 13, "pb", {AI("group", 32), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('x', 4, D(1, 14, 14, 32)), IN('c', 4, D(32, 1, 3, 3)), IN('c', 1, D(32))},
+     .expect = DN, .out = "plain"},
+    {"1x1, 19 channels", "graphlab.NhwcConv", 13, "p", {{0}},
+     {IN('x', 4, D(1, 7, 5, 19)), IN('c', 4, D(24, 19, 1, 1))}, .expect = DN, .out = "plain"},
+    {"SAME_UPPER, dilations 2", "graphlab.NhwcConv", 13, "p",
+     {AS("auto_pad", "SAME_UPPER"), AINTS("dilations", 2, 2, 2)},
+     {IN('x', 4, D(1, 10, 9, 8)), IN('c', 4, D(8, 8, 3, 3))}, .expect = DN, .out = "plain"},
+    {"max 3x3 stride 2", "graphlab.NhwcMaxPool", 13, "pn",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2)},
+     {IN('x', 4, D(1, 17, 15, 24))}, .expect = DN, .out = "plain"},
+    {"average, ceil_mode, pads", "graphlab.NhwcAveragePool", 13, "p",
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1),
+      AINTS("pads", 4, 1, 0, 1, 0)},
+     {IN('x', 4, D(2, 9, 7, 16))}, .expect = DN, .out = "plain"},
+    {"global average", "graphlab.NhwcGlobalAveragePool", 13, "pb", {{0}},
+     {IN('x', 4, D(2, 7, 7, 40))}, .expect = DN, .out = "plain"},
+    {"global max", "graphlab.NhwcGlobalMaxPool", 13, "p", {{0}},
+     {IN('x', 4, D(1, 6, 5, 24))}, .expect = DN, .out = "plain"},
+};
+
+Test(dnnl_ops, channels_last)
+{
+    run_cases(nhwc_cases, GL_ARRAY_LEN(nhwc_cases), 16);
 }
 
 /* ---- Resize, Upsample --------------------------------------------------------------------- */

@@ -11,6 +11,9 @@
  * Grouped weights [OC, IC/G, k...] are the same bytes as [G, OC/G, IC/G, k...]; dilation
  * is ONNX's minus one (oneDNN counts the gaps); pads and auto_pad are resolved by
  * ops/window.h, as for the reference kernel.
+ *
+ * graphlab's NhwcConv (the layout pass's channels-last Conv) is the same primitive with
+ * source and destination fixed to nhwc over the plain [N,H,W,C] bytes.
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ops/window.h"
@@ -47,17 +50,16 @@ static bool conv_window(const gl_kernel_ctx *k, int nsp, const int64_t *in,
 /* A convolution primitive descriptor for source/destination layouts src_tag/dst_tag
  * (dnnl_format_tag_any: oneDNN's choice; undef: plain). */
 static dnnl_status_t conv_pd(dn_build *b, const conv_geom *g, const dnnl_memory_desc_t *wei,
-                             const dnnl_memory_desc_t *bias, const int64_t *out_dims,
-                             dnnl_format_tag_t src_tag, dnnl_format_tag_t dst_tag,
-                             dnnl_primitive_desc_t *pd)
+                             const dnnl_memory_desc_t *bias, int rank, const int64_t *in_dims,
+                             const int64_t *out_dims, dnnl_format_tag_t src_tag,
+                             dnnl_format_tag_t dst_tag, dnnl_primitive_desc_t *pd)
 {
-    const gl_tensor *x = b->k->in[0];
     dnnl_memory_desc_t src, dst;
-    dnnl_status_t r = src_tag == dnnl_format_tag_undef ? dn_md_plain(&src, x->rank, x->dims, NULL)
-                                                       : dn_md_tag(&src, x->rank, x->dims, src_tag);
+    dnnl_status_t r = src_tag == dnnl_format_tag_undef ? dn_md_plain(&src, rank, in_dims, NULL)
+                                                       : dn_md_tag(&src, rank, in_dims, src_tag);
     if (r == dnnl_success)
-        r = dst_tag == dnnl_format_tag_undef ? dn_md_plain(&dst, x->rank, out_dims, NULL)
-                                             : dn_md_tag(&dst, x->rank, out_dims, dst_tag);
+        r = dst_tag == dnnl_format_tag_undef ? dn_md_plain(&dst, rank, out_dims, NULL)
+                                             : dn_md_tag(&dst, rank, out_dims, dst_tag);
     dnnl_convolution_desc_t cd;
     if (r == dnnl_success)
         r = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
@@ -69,7 +71,10 @@ static dnnl_status_t conv_pd(dn_build *b, const conv_geom *g, const dnnl_memory_
     return r;
 }
 
-static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
+/* Conv, or graphlab's NhwcConv when `nhwc`: the same convolution over X[N,H,W,C] held
+ * plain, which is oneDNN's nhwc: source and destination fixed to it, so the node reads
+ * and writes plain tensors and nothing around it converts. */
+static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc)
 {
     const gl_kernel_ctx *k = b->k;
     const gl_tensor *x = dn_f32_input(k, 0), *w = dn_f32_input(k, 1);
@@ -77,21 +82,26 @@ static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (!x || !w || (bias && bias->dtype != GL_DT_FLOAT))
         return dn_refuse(b, "not float32");
     int nsp = x->rank - 2;
-    if (nsp < 1 || nsp > CONV_MAX_SP || w->rank != x->rank)
+    if (nsp < 1 || nsp > CONV_MAX_SP || w->rank != x->rank || (nhwc && x->rank != 4))
         return dn_refuse(b, "rank %d", x->rank);
     if (x->count == 0 || w->count == 0)
         return dn_refuse(b, "empty tensor");
+    int64_t xd[CONV_MAX_SP + 2]; /* X's logical NC... dims */
+    if (nhwc)
+        dn_nhwc_dims(x->dims, xd);
+    else
+        memcpy(xd, x->dims, (size_t)x->rank * sizeof(int64_t));
     int64_t group = gl_node_attr_int(k->node, "group", 1), oc = w->dims[0];
-    if (group < 1 || group > x->dims[1] || w->dims[1] * group != x->dims[1] || oc % group != 0)
+    if (group < 1 || group > xd[1] || w->dims[1] * group != xd[1] || oc % group != 0)
         return dn_refuse(b, "group %lld does not divide the channels", (long long)group);
     if (bias && (bias->rank != 1 || bias->dims[0] != oc))
         return dn_refuse(b, "bias is not [%lld]", (long long)oc);
     if (w->layout || (bias && bias->layout))
         return dn_refuse(b, "weights in a oneDNN layout");
     conv_geom g;
-    if (!conv_window(k, nsp, x->dims + 2, w->dims + 2, &g))
+    if (!conv_window(k, nsp, xd + 2, w->dims + 2, &g))
         return dn_refuse(b, "window attributes the oneDNN path does not handle");
-    int64_t out_dims[CONV_MAX_SP + 2] = {x->dims[0], oc};
+    int64_t out_dims[CONV_MAX_SP + 2] = {xd[0], oc};
     memcpy(out_dims + 2, g.out, (size_t)nsp * sizeof(int64_t));
 
     /* Weights: the given bytes (grouped: with the group dim split off), oneDNN's layout. */
@@ -106,11 +116,14 @@ static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return dn_refuse(b, "shapes oneDNN does not describe");
 
     /* Layouts to try, best first. */
-    dnnl_format_tag_t act = dn_act_tag(b->c, x->rank);
+    dnnl_format_tag_t act = nhwc ? dnnl_nhwc : dn_act_tag(b->c, x->rank);
     struct { dnnl_format_tag_t src, dst; } tries[3] = {
         {dnnl_format_tag_any, act}, {act, act}, {dnnl_format_tag_any, dnnl_format_tag_any}};
     size_t n_tries = 3;
-    if (act == dnnl_format_tag_undef) {
+    if (nhwc) {
+        tries[0].src = dnnl_nhwc; /* the bytes are what they are */
+        n_tries = 1;
+    } else if (act == dnnl_format_tag_undef) {
         tries[0].src = tries[0].dst = dnnl_format_tag_undef;
         n_tries = 1;
     }
@@ -118,7 +131,8 @@ static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
     for (size_t i = 0; i < n_tries; i++) {
         dnnl_primitive_desc_destroy(*pd);
         *pd = NULL;
-        r = conv_pd(b, &g, &wany, bias ? &bmd : NULL, out_dims, tries[i].src, tries[i].dst, pd);
+        r = conv_pd(b, &g, &wany, bias ? &bmd : NULL, x->rank, xd, out_dims, tries[i].src,
+                    tries[i].dst, pd);
         if (r == dnnl_success && !dn_pd_is_ref(*pd))
             break;
     }
@@ -132,8 +146,27 @@ static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
         *pd = NULL;
         return dn_refuse(b, "oneDNN would run its reference convolution (ref:any)");
     }
-    dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);
+    if (!nhwc) {
+        dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);
+        return GL_OK;
+    }
+    int64_t y_nhwc[4] = {out_dims[0], out_dims[2], out_dims[3], out_dims[1]};
+    dn_bind_input_view(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
+    dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, &wgiven, dn_pd_md(*pd, dnnl_query_weights_md, 0));
+    if (bias)
+        dn_bind_input(b, DNNL_ARG_BIAS, 2, NULL);
+    dn_bind_output_nhwc(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), y_nhwc);
     return GL_OK;
+}
+
+static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    return conv_build_as(b, pd, false);
+}
+
+static gl_status nhwc_conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    return conv_build_as(b, pd, true);
 }
 
 static bool conv_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
@@ -146,7 +179,18 @@ static bool conv_claim(const gl_model *m, const gl_node *n, char *why, size_t le
     return true;
 }
 
+static bool nhwc_conv_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 4, 4) || !dn_input_fits(n, 1, 4, 4)) {
+        snprintf(why, len, "not a float32 2-D convolution");
+        return false;
+    }
+    return true;
+}
+
 static const dn_op conv_ops[] = {
     {"", "Conv", 1, conv_claim, conv_build, NULL},
+    {"graphlab", "NhwcConv", 1, nhwc_conv_claim, nhwc_conv_build, NULL},
 };
 const dn_op_table dn_conv_ops = {conv_ops, GL_ARRAY_LEN(conv_ops)};

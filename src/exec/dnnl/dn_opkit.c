@@ -98,6 +98,29 @@ void dn_bind_weighted(dn_build *b, const_dnnl_primitive_desc_t pd,
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(pd, dnnl_query_dst_md, 0), rank, dims);
 }
 
+void dn_nhwc_dims(const int64_t *nhwc, int64_t *nchw)
+{
+    nchw[0] = nhwc[0];
+    nchw[1] = nhwc[3];
+    nchw[2] = nhwc[1];
+    nchw[3] = nhwc[2];
+}
+
+dnnl_status_t dn_md_nhwc_of(dnnl_memory_desc_t *md, const int64_t *nhwc)
+{
+    int64_t nchw[4];
+    dn_nhwc_dims(nhwc, nchw);
+    return dn_md_tag(md, 4, nchw, dnnl_nhwc);
+}
+
+void dn_bind_output_nhwc(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md,
+                         const int64_t *nhwc)
+{
+    dn_bind_output(b, arg, output, md, 4, nhwc);
+    /* md is not row-major over its own (NCHW) dims, but its bytes are the plain tensor's */
+    b->s->out[b->s->n_out - 1].layout = NULL;
+}
+
 const dn_op *dn_table_row(const dn_op_table *table, const char *op)
 {
     for (size_t i = 0; i < table->n; i++)

@@ -63,6 +63,17 @@ dnnl_status_t dn_md_leading_ones(dnnl_memory_desc_t *md, int rank, const gl_tens
 void dn_bind_weighted(dn_build *b, const_dnnl_primitive_desc_t pd,
                       const dnnl_memory_desc_t *wgiven, bool bias, int rank, const int64_t *dims);
 
+/* graphlab's channels-last ops (NhwcConv, NhwcMaxPool, ...: src/ops/graphlab_layout.c)
+ * hold X[N,H,W,C] as a plain tensor: oneDNN's nhwc over the logical dims [N,C,H,W], the
+ * same bytes. `nchw` gets those logical dims of a 4-D NHWC shape; `md` the nhwc
+ * descriptor over them. */
+void dn_nhwc_dims(const int64_t *nhwc, int64_t *nchw);
+dnnl_status_t dn_md_nhwc_of(dnnl_memory_desc_t *md, const int64_t *nhwc);
+/* Output `output` written by the primitive as `md` (nhwc over [N,C,H,W]) into a plain
+ * tensor of ONNX dims [N,H,W,C]: no layout to carry, no conversion for any consumer. */
+void dn_bind_output_nhwc(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md,
+                         const int64_t *nhwc);
+
 /* The row of `op` in `table` (NULL when the table has none). */
 const dn_op *dn_table_row(const dn_op_table *table, const char *op);
 

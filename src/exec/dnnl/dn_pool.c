@@ -5,9 +5,10 @@
  * by ops/window.h, as for the reference kernel; ceil_mode by growing the right padding
  * so that oneDNN's floor gives ONNX's ceiling. AveragePool's count_include_pad picks the algorithm; with
  * ceil_mode the extra right padding would be counted too, so that combination stays on
- * the reference kernel, as does MaxPool's Indices output.
+ * the reference kernel, as does MaxPool's Indices output. graphlab's NhwcMaxPool etc.
+ * (the layout pass's channels-last pools) read and write nhwc over their plain bytes.
  */
-#include "exec/dnnl/dn.h"
+#include "exec/dnnl/dn_opkit.h"
 #include "ops/window.h"
 
 #include <string.h>
@@ -60,38 +61,47 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
     const gl_tensor *x = dn_f32_input(k, 0);
     if (!x || x->count == 0)
         return dn_refuse(b, "not a non-empty float32 tensor");
+    /* graphlab's NhwcMaxPool etc.: X[N,H,W,C] held plain, read as oneDNN's nhwc */
+    bool nhwc = strncmp(n->op_type, "Nhwc", 4) == 0;
+    const char *op = n->op_type + (nhwc ? 4 : 0);
     int nsp = x->rank - 2;
-    if (nsp < 1 || nsp > POOL_MAX_SP)
+    if (nsp < 1 || nsp > POOL_MAX_SP || (nhwc && x->rank != 4))
         return dn_refuse(b, "rank %d", x->rank);
-    bool global = strncmp(n->op_type, "Global", 6) == 0;
-    bool is_max = strstr(n->op_type, "Max") != NULL;
+    int64_t xd[POOL_MAX_SP + 2]; /* X's logical NC... dims */
+    if (nhwc)
+        dn_nhwc_dims(x->dims, xd);
+    else
+        memcpy(xd, x->dims, (size_t)x->rank * sizeof(int64_t));
+    bool global = strncmp(op, "Global", 6) == 0;
+    bool is_max = strstr(op, "Max") != NULL;
     if (is_max && n->n_outputs > 1 && n->outputs[1])
         return dn_refuse(b, "MaxPool's Indices output");
     pool_geom g = {0};
     if (global) {
         for (int d = 0; d < nsp; d++) {
-            g.kernel[d] = x->dims[2 + d];
+            g.kernel[d] = xd[2 + d];
             g.strides[d] = 1;
             g.out[d] = 1;
         }
     } else {
         const char *why;
-        if (!pool_window(k, nsp, x->dims + 2, is_max, &g, &why))
+        if (!pool_window(k, nsp, xd + 2, is_max, &g, &why))
             return dn_refuse(b, "%s", why);
     }
     dnnl_alg_kind_t alg = is_max ? dnnl_pooling_max
                           : gl_node_attr_int(n, "count_include_pad", 0)
                               ? dnnl_pooling_avg_include_padding
                               : dnnl_pooling_avg_exclude_padding;
-    int64_t out_dims[POOL_MAX_SP + 2] = {x->dims[0], x->dims[1]};
+    int64_t out_dims[POOL_MAX_SP + 2] = {xd[0], xd[1]};
     memcpy(out_dims + 2, g.out, (size_t)nsp * sizeof(int64_t));
     dnnl_format_tag_t act = dn_act_tag(b->c, x->rank);
     dnnl_memory_desc_t src, dst;
-    dnnl_status_t r = act == dnnl_format_tag_undef || x->layout
+    dnnl_status_t r = nhwc ? dn_md_tag(&src, 4, xd, dnnl_nhwc)
+                      : act == dnnl_format_tag_undef || x->layout
                           ? (src = b->md[0], dnnl_success)
                           : dn_md_tag(&src, x->rank, x->dims, act);
     if (r == dnnl_success)
-        r = dn_md_tag(&dst, x->rank, out_dims, dnnl_format_tag_any);
+        r = dn_md_tag(&dst, x->rank, out_dims, nhwc ? dnnl_nhwc : dnnl_format_tag_any);
     dnnl_pooling_v2_desc_t pdsc;
     if (r == dnnl_success)
         r = dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, &src, &dst,
@@ -100,6 +110,12 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
         r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no pooling for this (%s)", dnnl_status2str(r));
+    if (nhwc) {
+        int64_t y_nhwc[4] = {out_dims[0], out_dims[2], out_dims[3], out_dims[1]};
+        dn_bind_input_view(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
+        dn_bind_output_nhwc(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), y_nhwc);
+        return GL_OK;
+    }
     dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, out_dims);
     return GL_OK;
@@ -115,9 +131,24 @@ static bool pool_claim(const gl_model *m, const gl_node *n, char *why, size_t le
     return true;
 }
 
+static bool nhwc_pool_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    if (!dn_input_fits(n, 0, 4, 4)) {
+        snprintf(why, len, "not a float32 2-D pooling");
+        return false;
+    }
+    return true;
+}
+
 #define POOL(op) {"", op, 1, pool_claim, pool_build, NULL}
+#define NHWC_POOL(op) {"graphlab", "Nhwc" op, 1, nhwc_pool_claim, pool_build, NULL}
 static const dn_op pool_ops[] = {
-    POOL("MaxPool"), POOL("AveragePool"), POOL("GlobalMaxPool"), POOL("GlobalAveragePool"),
+    POOL("MaxPool"),           POOL("AveragePool"),
+    POOL("GlobalMaxPool"),     POOL("GlobalAveragePool"),
+    NHWC_POOL("MaxPool"),      NHWC_POOL("AveragePool"),
+    NHWC_POOL("GlobalMaxPool"), NHWC_POOL("GlobalAveragePool"),
 };
 #undef POOL
+#undef NHWC_POOL
 const dn_op_table dn_pool_ops = {pool_ops, GL_ARRAY_LEN(pool_ops)};

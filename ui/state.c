@@ -20,9 +20,9 @@ static double now_ms(void)
 
 /* ---- the graph index ------------------------------------------------------------------ */
 
-static int cmp_op_count(const void *a, const void *b)
+static int cmp_op_tally(const void *a, const void *b)
 {
-    const gl_op_count *x = a, *y = b;
+    const ui_op_tally *x = a, *y = b;
     if (x->count != y->count)
         return x->count < y->count ? 1 : -1;
     return strcmp(x->op, y->op);
@@ -48,10 +48,10 @@ static void count_ops(gl_graph_index *ix)
         while (j < ix->n_rows && strcmp(sorted[j]->op_type, sorted[i]->op_type) == 0)
             j++;
         GL_GROW(ix->ops, cap, ix->n_ops + 1);
-        ix->ops[ix->n_ops++] = (gl_op_count){sorted[i]->op_type, j - i};
+        ix->ops[ix->n_ops++] = (ui_op_tally){sorted[i]->op_type, j - i};
         i = j;
     }
-    qsort(ix->ops, ix->n_ops, sizeof(*ix->ops), cmp_op_count);
+    qsort(ix->ops, ix->n_ops, sizeof(*ix->ops), cmp_op_tally);
     free(sorted);
 }
 

@@ -104,10 +104,10 @@ typedef struct gl_selection {
 } gl_selection;
 
 /* A graph as the views read it: live nodes in order, id -> row, op histogram. */
-typedef struct gl_op_count {
+typedef struct ui_op_tally {
     const char *op; /* op_type of some node of the graph (not owned) */
     size_t count;
-} gl_op_count;
+} ui_op_tally;
 
 typedef struct gl_graph_index {
     const gl_graph *graph;
@@ -115,7 +115,7 @@ typedef struct gl_graph_index {
     size_t n_rows;
     uint32_t *row_of_id;   /* n_ids entries; UINT32_MAX: no live node with that id */
     size_t n_ids;
-    gl_op_count *ops;      /* most frequent first, ties by name */
+    ui_op_tally *ops;      /* most frequent first, ties by name */
     size_t n_ops;
 } gl_graph_index;
 

@@ -5,7 +5,7 @@
  * not asserted here: a timed test fails on a busy machine. */
 #include "testutil.h"
 
-#include "cli/cli.h"
+#include "driver/driver.h"
 #include "onnx/onnx_io.h"
 #include "ui/ui.h"
 
@@ -257,18 +257,17 @@ Test(follow, same_id_then_provenance_then_nothing)
 
 /* ---- a workbench on a real pipeline, headless ---------------------------------------------- */
 
+/* The pipeline as the workbench's load job gets it (driver/driver.h). */
 static gl_pipeline *run_pipeline(const char *path, const char *passes)
 {
-    gl_model *m = NULL;
-    cr_assert_eq(gl_cli_load(path, NULL, &m), GL_OK, "%s", gl_error_message());
-    gl_pass_step *plan;
-    size_t n_plan;
-    cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK);
-    gl_pipeline *p;
-    cr_assert_eq(gl_pipeline_run(m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p), GL_OK,
-                 "%s", gl_error_message());
-    free(plan);
-    return p;
+    gl_session_opts o;
+    gl_session_opts_init(&o, passes);
+    o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
+    o.always_pipeline = true;
+    gl_session s;
+    cr_assert_eq(gl_session_open(path, &o, &s), GL_OK, "%s", gl_error_message());
+    gl_session_opts_free(&o);
+    return s.pipeline; /* the caller owns it */
 }
 
 static void open_headless(gl_ui *ui, const char *rel, const char *passes)

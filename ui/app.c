@@ -10,7 +10,7 @@
  * (a replayed model the ui has dropped) wait in a graveyard until no job is alive. */
 #include "ui/ui.h"
 
-#include "cli/cli.h"
+#include "driver/export.h"
 #include "passes/passes.h"
 #include "util/escape.h"
 #include "util/safe_write.h"
@@ -233,22 +233,28 @@ typedef struct load_job {
     char error[512];
 } load_job;
 
+static void load_progress(void *ctx, const char *what) { gl_job_progress(ctx, "%s", what); }
+
+/* The same load and pipeline as `graphlab optimize` and `export` (driver/driver.h); a
+ * pass that fails keeps the steps before it, and the bar shows the failure. */
 static void load_run(void *arg, gl_job *job)
 {
     load_job *l = arg;
-    gl_model *m = NULL;
-    gl_pass_step *plan = NULL;
-    size_t n_plan = 0;
-    gl_job_progress(job, "loading %s", l->path);
-    if ((l->st = gl_cli_load(l->path, NULL, &m)) != GL_OK ||
-        (l->st = gl_pass_list_parse("all", &plan, &n_plan)) != GL_OK) {
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
+    o.always_pipeline = true;
+    o.progress = load_progress;
+    o.progress_ctx = job;
+    gl_session s;
+    l->st = gl_session_open(l->path, &o, &s);
+    gl_session_opts_free(&o);
+    if (!s.pipeline) {
         snprintf(l->error, sizeof(l->error), "%s", gl_error_message());
-        gl_model_free(m);
         return;
     }
-    gl_job_progress(job, "running %zu passes", n_plan);
-    gl_pipeline_run(m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &l->p);
-    free(plan);
+    l->st = GL_OK;
+    l->p = s.pipeline; /* the job owns it now */
     l->diffs = gl_xcalloc(l->p->n_steps, sizeof(gl_diff *));
     for (size_t k = 1; k < l->p->n_steps && !gl_job_cancelled(job); k++) {
         gl_job_progress(job, "diffing step %zu of %zu", k, l->p->n_steps - 1);
@@ -310,11 +316,11 @@ static gl_status make_export_dir(const char *dir)
     char *slash = strrchr(parent, '/');
     if (slash && slash != parent) {
         *slash = '\0';
-        gl_status st = gl_cli_make_dir(parent);
+        gl_status st = gl_make_dir(parent);
         if (st != GL_OK)
             return st;
     }
-    return gl_cli_make_dir(dir);
+    return gl_make_dir(dir);
 }
 
 static bool export_progress(void *ctx, size_t step, size_t n_steps)

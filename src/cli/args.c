@@ -1,20 +1,14 @@
 /* args.c — the subcommand table and the helpers every subcommand shares. */
 #include "cli/cli.h"
 
-#include "exec/inputs.h"
-#include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "util/escape.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const gl_command command_table[] = {
     {"info", "[--json] MODEL",
@@ -131,133 +125,71 @@ static int bad_option(const char *cmd, int c, char **argv)
     return gl_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
-int gl_cli_common_option(const char *cmd, int c, char **argv, const char **passes,
-                         gl_settings *settings)
+/* getopt_long's codes: own options from OWN_CODE (or their short name), shared ones from
+ * SHARED_CODE, both past any character. */
+enum { OWN_CODE = 0x1000, SHARED_CODE = 0x2000, MAX_OPTIONS = 64 };
+
+/* One option getopt_long returned; GL_EXIT_OK to go on. */
+static int dispatch(const gl_cli_spec *spec, int c, char **argv, gl_session_opts *o)
 {
-    switch (c) {
-    case GL_OPT_PASSES: *passes = optarg; return GL_EXIT_OK;
-    case GL_OPT_SET:
-        if (gl_settings_apply(settings, optarg) != GL_OK)
-            return gl_cli_usage_error(cmd, "%s", gl_error_message());
+    size_t n_shared;
+    const gl_session_option *shared = gl_session_option_table(&n_shared);
+    if (c >= SHARED_CODE && (size_t)(c - SHARED_CODE) < n_shared) {
+        if (gl_session_option_set(o, shared[c - SHARED_CODE].name, optarg) != GL_OK)
+            return gl_cli_usage_error(spec->cmd, "%s", gl_error_message());
         return GL_EXIT_OK;
-    case 'h': gl_cli_print_help(stdout); return -1;
-    default: return bad_option(cmd, c, argv);
     }
+    for (size_t i = 0; i < spec->n_own; i++)
+        if (c == OWN_CODE + (int)i || (spec->own[i].short_name && c == spec->own[i].short_name))
+            return spec->on_option(spec->ctx, i, spec->own[i].has_value ? optarg : NULL);
+    if (c == 'h') {
+        gl_cli_print_help(stdout);
+        return -1;
+    }
+    return bad_option(spec->cmd, c, argv);
 }
 
-int gl_cli_pass_list(const char *cmd, const char *list, gl_pass_step **steps, size_t *n_steps)
+int gl_cli_parse(const gl_cli_spec *spec, int argc, char **argv, gl_session_opts *o,
+                 int *first)
 {
-    if (gl_pass_list_parse(list, steps, n_steps) != GL_OK)
-        return gl_cli_usage_error(cmd, "%s", gl_error_message());
+    struct option longs[MAX_OPTIONS];
+    char shorts[2 * MAX_OPTIONS + 2] = "h";
+    size_t n = 0, ns = 1, n_shared;
+    const gl_session_option *shared = gl_session_option_table(&n_shared);
+    if (spec->n_own + n_shared + 2 > MAX_OPTIONS)
+        return gl_cli_fail(gl_fail(GL_ERR_INTERNAL, "%s: too many options", spec->cmd));
+    for (size_t i = 0; i < spec->n_own; i++) {
+        const gl_cli_option *x = &spec->own[i];
+        longs[n++] = (struct option){x->name, x->has_value ? required_argument : no_argument,
+                                     NULL, x->short_name ? x->short_name : OWN_CODE + (int)i};
+        if (x->short_name) {
+            shorts[ns++] = x->short_name;
+            if (x->has_value)
+                shorts[ns++] = ':';
+        }
+    }
+    for (size_t i = 0; i < n_shared; i++)
+        if (spec->shared & shared[i].bit)
+            longs[n++] = (struct option){shared[i].name,
+                                         shared[i].has_value ? required_argument : no_argument,
+                                         NULL, SHARED_CODE + (int)i};
+    longs[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    longs[n] = (struct option){NULL, 0, NULL, 0};
+    shorts[ns] = '\0';
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        int rc = dispatch(spec, c, argv, o);
+        if (rc != GL_EXIT_OK)
+            return rc;
+    }
+    *first = optind;
+    if (spec->model && argc - optind != 1)
+        return gl_cli_usage_error(spec->cmd, "expected one MODEL");
+    if (spec->model)
+        *spec->model = argv[optind];
     return GL_EXIT_OK;
-}
-
-gl_status gl_cli_load(const char *path, const gl_settings *settings, gl_model **out)
-{
-    gl_load_options opts = {
-        .freeze_inputs = gl_settings_lookup(settings, "load", "freeze-inputs", 0) != 0};
-    gl_status st = gl_model_load(path, &opts, out);
-    /* The loader accepts any order so that a bad order can be seen and sorted; a cycle
-     * cannot be sorted or run, so every command refuses it here. */
-    if (st == GL_OK && (st = gl_check_acyclic((*out)->graph)) != GL_OK) {
-        gl_model_free(*out);
-        *out = NULL;
-    }
-    return st;
-}
-
-bool gl_cli_parse_tolerance(const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < 0)
-        return false;
-    *out = v;
-    return true;
-}
-
-bool gl_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
-bool gl_cli_parse_bytes(const char *s, size_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-' || v == 0)
-        return false;
-    int shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end || v > (SIZE_MAX >> shift))
-        return false;
-    *out = (size_t)v << shift;
-    return true;
-}
-
-bool gl_cli_parse_dim(const char *s, gl_dim_value **dims, size_t *n, size_t *cap)
-{
-    const char *eq = strchr(s, '=');
-    int64_t v;
-    if (!eq || eq == s || !gl_cli_parse_int(eq + 1, 0, INT64_MAX / 2, &v))
-        return false;
-    GL_GROW(*dims, *cap, *n + 1);
-    (*dims)[(*n)++] = (gl_dim_value){gl_xstrndup(s, (size_t)(eq - s)), v};
-    return true;
-}
-
-int gl_cli_model_open(const char *cmd, const char *path, const char *passes,
-                      const gl_settings *settings, gl_cli_model *out)
-{
-    *out = (gl_cli_model){0};
-    gl_pass_step *steps = NULL;
-    size_t n_steps = 0;
-    int rc = gl_cli_pass_list(cmd, passes, &steps, &n_steps);
-    if (rc != GL_EXIT_OK)
-        return rc;
-    gl_status st = gl_cli_load(path, settings, &out->loaded);
-    if (st == GL_OK && n_steps) {
-        st = gl_pipeline_run(out->loaded, steps, n_steps, settings, 0, &out->pipeline);
-        out->loaded = NULL; /* the pipeline owns it now */
-    }
-    free(steps);
-    if (st != GL_OK) {
-        gl_cli_model_close(out);
-        return gl_cli_fail(st);
-    }
-    out->model = out->pipeline ? gl_pipeline_result(out->pipeline) : out->loaded;
-    return GL_EXIT_OK;
-}
-
-void gl_cli_model_close(gl_cli_model *cm)
-{
-    gl_pipeline_free(cm->pipeline);
-    gl_model_free(cm->loaded);
-    *cm = (gl_cli_model){0};
-}
-
-gl_status gl_cli_make_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
-        struct stat st;
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-            return GL_OK;
-        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
-    }
-    return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
 }
 
 void gl_format_bytes(double bytes, char *buf, size_t len)

@@ -276,7 +276,7 @@ static void run_case(const char *dir, const char *name, case_result *r)
         return;
     }
     gl_model *m = NULL;
-    if (gl_cli_load(model, NULL, &m) != GL_OK) {
+    if (gl_session_load(model, NULL, &m) != GL_OK) {
         set_reason(r, case_dir, "");
         return;
     }

@@ -233,7 +233,7 @@ int gl_cmd_info(int argc, char **argv)
         return gl_cli_usage_error("info", "expected one MODEL");
 
     gl_model *m;
-    gl_status st = gl_cli_load(argv[optind], NULL, &m);
+    gl_status st = gl_session_load(argv[optind], NULL, &m);
     if (st != GL_OK)
         return gl_cli_fail(st);
     model_summary s = {0};

@@ -3,52 +3,47 @@
  * written atomically. */
 #include "cli/cli.h"
 
+#include "driver/export.h"
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "util/escape.h"
 #include "util/json.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct optimize_args {
-    const char *model, *out, *passes;
+    const char *model, *out;
     bool explain, json;
-    gl_settings settings;
 } optimize_args;
 
-enum { OPT_EXPLAIN = GL_OPT_OWN, OPT_JSON };
+enum { OPT_OUTPUT, OPT_EXPLAIN, OPT_JSON, N_OPTS };
+static const gl_cli_option own_options[N_OPTS] = {
+    [OPT_OUTPUT] = {"output", 'o', true},
+    [OPT_EXPLAIN] = {"explain", 0, false},
+    [OPT_JSON] = {"json", 0, false},
+};
+
+static int own_option(void *ctx, size_t which, const char *value)
+{
+    optimize_args *a = ctx;
+    switch (which) {
+    case OPT_OUTPUT: a->out = value; break;
+    case OPT_EXPLAIN: a->explain = true; break;
+    default: a->json = true; break;
+    }
+    return GL_EXIT_OK;
+}
 
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
-static int parse_args(int argc, char **argv, optimize_args *a)
+static int parse_args(int argc, char **argv, optimize_args *a, gl_session_opts *o)
 {
-    static const struct option long_opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"explain", no_argument, NULL, OPT_EXPLAIN},
-        {"json", no_argument, NULL, OPT_JSON},
-        GL_CLI_COMMON_OPTIONS,
-        {NULL, 0, NULL, 0},
-    };
-    a->passes = "all";
-    int c, rc;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': a->out = optarg; break;
-        case OPT_EXPLAIN: a->explain = true; break;
-        case OPT_JSON: a->json = true; break;
-        default:
-            rc = gl_cli_common_option("optimize", c, argv, &a->passes, &a->settings);
-            if (rc != GL_EXIT_OK)
-                return rc;
-        }
-    }
-    if (argc - optind != 1)
-        return gl_cli_usage_error("optimize", "expected one MODEL");
-    a->model = argv[optind];
+    const gl_cli_spec spec = {"optimize", GL_SOPT_PIPELINE, own_options, N_OPTS, own_option, a,
+                              &a->model};
+    int first, rc = gl_cli_parse(&spec, argc, argv, o, &first);
+    if (rc != GL_EXIT_OK)
+        return rc;
     if (!a->out)
         return gl_cli_usage_error("optimize", "missing -o OUT.onnx");
     return GL_EXIT_OK;
@@ -109,42 +104,28 @@ static void print_json(const optimize_args *a, const gl_pipeline *p)
         gl_json_object_end(&j);
     }
     gl_json_array_end(&j);
-    gl_json_array_begin(&j, "decisions");
-    for (size_t i = 0; i < p->log.n; i++)
-        gl_decision_json(&p->log.items[i], &j);
-    gl_json_array_end(&j);
-    gl_json_object_end(&j);
-    gl_json_finish(&j);
+    gl_export_decisions_json(p, &j);
 }
 
 int gl_cmd_optimize(int argc, char **argv)
 {
     optimize_args a = {0};
-    int rc = parse_args(argc, argv, &a);
-    gl_pass_step *steps = NULL;
-    size_t n_steps = 0;
-    gl_pipeline *p = NULL;
-    gl_model *m = NULL;
-    gl_status st = GL_OK;
-    if (rc != GL_EXIT_OK)
-        goto done;
-    if ((rc = gl_cli_pass_list("optimize", a.passes, &steps, &n_steps)) != GL_EXIT_OK)
-        goto done;
-    if ((st = gl_cli_load(a.model, &a.settings, &m)) == GL_OK) {
-        st = gl_pipeline_run(m, steps, n_steps, &a.settings, 0, &p);
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    o.always_pipeline = true;
+    gl_session s = {0};
+    int rc = parse_args(argc, argv, &a, &o);
+    if (rc == GL_EXIT_OK) {
+        gl_status st = gl_session_open(a.model, &o, &s);
         if (st == GL_OK)
-            st = gl_model_save(gl_pipeline_result(p), a.out, NULL);
+            st = gl_model_save(s.model, a.out, NULL);
+        if (st == GL_OK && a.json)
+            print_json(&a, s.pipeline);
+        else if (st == GL_OK)
+            print_table(&a, s.pipeline);
+        rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
     }
-    if (st == GL_OK) {
-        if (a.json)
-            print_json(&a, p);
-        else
-            print_table(&a, p);
-    }
-    rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
-done:
-    gl_pipeline_free(p);
-    free(steps);
-    gl_settings_free(&a.settings);
+    gl_session_close(&s);
+    gl_session_opts_free(&o);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

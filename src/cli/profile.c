@@ -14,26 +14,30 @@
 #include "passes/pipeline.h"
 #include "util/json.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 typedef struct profile_args {
-    const char *model, *data, *passes, *trace;
+    const char *model, *trace;
     char *backend_list; /* owned copy of --backends (the names point into it) */
     bool json;
     gl_profile_options o;
-    gl_dim_value *dims;
-    size_t n_dims, cap_dims;
-    gl_settings settings;
+    gl_session_opts so; /* --data, --rtol, --atol, --dim, --threads, --max-memory, --passes */
 } profile_args;
 
-enum { OPT_DATA = GL_OPT_OWN, OPT_BACKENDS, OPT_REPS, OPT_WARMUP, OPT_THREADS, OPT_LAYOUT,
-       OPT_TRACE, OPT_JSON, OPT_RTOL, OPT_ATOL, OPT_DIM, OPT_MAX_MEMORY };
-
 /* ---- arguments ------------------------------------------------------------------------ */
+
+enum { OPT_BACKENDS, OPT_REPS, OPT_WARMUP, OPT_LAYOUT, OPT_TRACE, OPT_JSON, N_OPTS };
+static const gl_cli_option own_options[N_OPTS] = {
+    [OPT_BACKENDS] = {"backends", 0, true},
+    [OPT_REPS] = {"reps", 0, true},
+    [OPT_WARMUP] = {"warmup", 0, true},
+    [OPT_LAYOUT] = {"layout", 0, true},
+    [OPT_TRACE] = {"trace", 0, true},
+    [OPT_JSON] = {"json", 0, false},
+};
 
 static int parse_backends(profile_args *a, const char *list)
 {
@@ -61,42 +65,23 @@ static int parse_backends(profile_args *a, const char *list)
 static int parse_count(const char *opt, const char *s, int64_t lo, int64_t hi, int *out)
 {
     int64_t v;
-    if (!gl_cli_parse_int(s, lo, hi, &v))
+    if (!gl_parse_int(s, lo, hi, &v))
         return gl_cli_usage_error("profile", "--%s '%s' is not a whole number from %lld to "
                                   "%lld", opt, s, (long long)lo, (long long)hi);
     *out = (int)v;
     return GL_EXIT_OK;
 }
 
-/* One option; GL_EXIT_OK to go on, -1 after --help, else the exit code. */
-static int parse_option(profile_args *a, int c, char **argv)
+static int own_option(void *ctx, size_t which, const char *value)
 {
-    switch (c) {
-    case OPT_DATA: a->data = optarg; return GL_EXIT_OK;
-    case OPT_MAX_MEMORY:
-        if (!gl_cli_parse_bytes(optarg, &a->o.max_memory))
-            return gl_cli_usage_error("profile", "--max-memory '%s' is not a size in bytes "
-                                      "(1 or more; K, M, G suffixes)", optarg);
-        return GL_EXIT_OK;
-    case OPT_TRACE: a->trace = optarg; return GL_EXIT_OK;
-    case OPT_JSON: a->json = true; return GL_EXIT_OK;
-    case OPT_LAYOUT: a->o.layout = optarg; return GL_EXIT_OK;
-    case OPT_BACKENDS: return parse_backends(a, optarg);
-    case OPT_REPS: return parse_count("reps", optarg, 1, 10000, &a->o.reps);
-    case OPT_WARMUP: return parse_count("warmup", optarg, 0, 10000, &a->o.warmup);
-    case OPT_THREADS: return parse_count("threads", optarg, 0, 4096, &a->o.threads);
-    case OPT_RTOL:
-    case OPT_ATOL:
-        if (!gl_cli_parse_tolerance(optarg, c == OPT_RTOL ? &a->o.rtol : &a->o.atol))
-            return gl_cli_usage_error("profile", "--%s '%s' is not a non-negative number",
-                                      c == OPT_RTOL ? "rtol" : "atol", optarg);
-        return GL_EXIT_OK;
-    case OPT_DIM:
-        if (!gl_cli_parse_dim(optarg, &a->dims, &a->n_dims, &a->cap_dims))
-            return gl_cli_usage_error("profile", "--dim '%s' is not NAME=V with V >= 0",
-                                      optarg);
-        return GL_EXIT_OK;
-    default: return gl_cli_common_option("profile", c, argv, &a->passes, &a->settings);
+    profile_args *a = ctx;
+    switch (which) {
+    case OPT_BACKENDS: return parse_backends(a, value);
+    case OPT_REPS: return parse_count("reps", value, 1, 10000, &a->o.reps);
+    case OPT_WARMUP: return parse_count("warmup", value, 0, 10000, &a->o.warmup);
+    case OPT_LAYOUT: a->o.layout = value; return GL_EXIT_OK;
+    case OPT_TRACE: a->trace = value; return GL_EXIT_OK;
+    default: a->json = true; return GL_EXIT_OK;
     }
 }
 
@@ -112,53 +97,30 @@ static bool layout_known(const char *s)
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, profile_args *a)
 {
-    static const struct option long_opts[] = {
-        {"data", required_argument, NULL, OPT_DATA},
-        {"backends", required_argument, NULL, OPT_BACKENDS},
-        {"reps", required_argument, NULL, OPT_REPS},
-        {"warmup", required_argument, NULL, OPT_WARMUP},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"layout", required_argument, NULL, OPT_LAYOUT},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"rtol", required_argument, NULL, OPT_RTOL},
-        {"atol", required_argument, NULL, OPT_ATOL},
-        {"dim", required_argument, NULL, OPT_DIM},
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
-        GL_CLI_COMMON_OPTIONS,
-        {NULL, 0, NULL, 0},
-    };
-    a->passes = "none";
+    const gl_cli_spec spec = {"profile", GL_SOPT_EXECUTE, own_options, N_OPTS, own_option, a,
+                              &a->model};
+    gl_session_opts_init(&a->so, "none");
     /* A few seconds on the shared models, reference kernels included. */
     a->o.reps = 10;
     a->o.warmup = 3;
-    a->o.rtol = 1e-3;
-    a->o.atol = 1e-4;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-        int rc = parse_option(a, c, argv);
-        if (rc != GL_EXIT_OK)
-            return rc;
-    }
+    int first, rc = gl_cli_parse(&spec, argc, argv, &a->so, &first);
+    if (rc != GL_EXIT_OK)
+        return rc;
     if (a->o.layout && !layout_known(a->o.layout))
         return gl_cli_usage_error("profile", "--layout '%s' is not auto, plain, nhwc or "
                                   "blocked", a->o.layout);
-    if (argc - optind != 1)
-        return gl_cli_usage_error("profile", "expected one MODEL");
-    a->model = argv[optind];
     a->o.trace = a->trace != NULL;
+    a->o.threads = a->so.threads;
+    a->o.max_memory = a->so.max_memory;
+    a->o.rtol = a->so.rtol;
+    a->o.atol = a->so.atol;
     return GL_EXIT_OK;
 }
 
 static void free_args(profile_args *a)
 {
-    for (size_t i = 0; i < a->n_dims; i++)
-        free(a->dims[i].name);
-    free(a->dims);
     free(a->backend_list);
-    gl_settings_free(&a->settings);
+    gl_session_opts_free(&a->so);
 }
 
 /* ---- the table ---------------------------------------------------------------------------- */
@@ -449,11 +411,10 @@ static uint64_t now_ns(void)
 static int profile_model(const gl_model *m, profile_args *a)
 {
     gl_dataset d;
-    gl_status st = a->data ? gl_dataset_load(m->graph, a->data, &d)
-                           : gl_dataset_random(m, a->dims, a->n_dims, a->o.max_memory, &d);
+    gl_status st = gl_session_inputs(m, &a->so, &d);
     if (st != GL_OK)
         return gl_cli_fail(st);
-    if (!a->data)
+    if (!a->so.data)
         fprintf(stderr, "graphlab profile: no --data: seeded random inputs, the same for "
                         "every backend and run\n");
     gl_profile *p = NULL;
@@ -471,7 +432,7 @@ static int profile_model(const gl_model *m, profile_args *a)
     if (a->json)
         print_json(p);
     else
-        print_table(p, !a->data);
+        print_table(p, !a->so.data);
     int rc = report_divergence(p) ? GL_EXIT_OK : GL_EXIT_MISMATCH;
     gl_profile_free(p);
     return rc;
@@ -480,15 +441,15 @@ static int profile_model(const gl_model *m, profile_args *a)
 int gl_cmd_profile(int argc, char **argv)
 {
     profile_args a = {0};
-    gl_cli_model cm = {0};
+    gl_session s = {0};
     int rc = parse_args(argc, argv, &a);
-    uint64_t t0 = now_ns();
-    if (rc == GL_EXIT_OK && (rc = gl_cli_model_open("profile", a.model, a.passes, &a.settings,
-                                                    &cm)) == GL_EXIT_OK) {
+    if (rc == GL_EXIT_OK) {
+        uint64_t t0 = now_ns();
+        gl_status st = gl_session_open(a.model, &a.so, &s);
         a.o.load_ns = now_ns() - t0; /* the trace's model_loading_uri: passes included */
-        rc = profile_model(cm.model, &a);
+        rc = st == GL_OK ? profile_model(s.model, &a) : gl_cli_fail(st);
     }
-    gl_cli_model_close(&cm);
+    gl_session_close(&s);
     free_args(&a);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

@@ -23,73 +23,45 @@
 #include "onnx/onnx_io.h"
 #include "util/escape.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct run_args {
-    const char *model, *data, *passes, *backend, *compare, *save_dir;
-    double rtol, atol;
-    int threads;
-    size_t max_memory;       /* 0: the executor's default */
-    uint64_t max_iterations; /* 0: the executor's default */
+    const char *model, *backend, *compare, *save_dir;
     bool plan;
     bool intermediates, all_tensors;
     const char *tensors_dir;
     const char *const *tensor_names; /* the NAMEs after MODEL (in argv) */
     size_t n_tensor_names;
-    gl_dim_value *dims;
-    size_t n_dims, cap_dims;
-    gl_settings settings;
+    gl_session_opts o; /* --data, --rtol, --atol, --dim, --threads, limits, --passes */
 } run_args;
-
-enum { OPT_DATA = GL_OPT_OWN, OPT_BACKEND, OPT_COMPARE, OPT_RTOL, OPT_ATOL, OPT_DIM,
-       OPT_THREADS, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS, OPT_SAVE_TENSORS,
-       OPT_MAX_MEMORY, OPT_MAX_ITERATIONS };
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
-/* One option; GL_EXIT_OK to go on, -1 after --help, else the exit code. */
-static int parse_option(run_args *a, int c, char **argv)
+enum { OPT_BACKEND, OPT_COMPARE, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS,
+       OPT_SAVE_TENSORS, N_OPTS };
+static const gl_cli_option own_options[N_OPTS] = {
+    [OPT_BACKEND] = {"backend", 0, true},
+    [OPT_COMPARE] = {"compare", 0, true},
+    [OPT_SAVE] = {"save-outputs", 0, true},
+    [OPT_PLAN] = {"plan", 0, false},
+    [OPT_INTERMEDIATES] = {"intermediates", 0, false},
+    [OPT_ALL_TENSORS] = {"all-tensors", 0, false},
+    [OPT_SAVE_TENSORS] = {"save-tensors", 0, true},
+};
+
+static int own_option(void *ctx, size_t which, const char *value)
 {
-    int64_t v;
-    switch (c) {
-    case OPT_DATA: a->data = optarg; break;
-    case OPT_BACKEND: a->backend = optarg; break;
-    case OPT_COMPARE: a->compare = optarg; break;
-    case OPT_SAVE: a->save_dir = optarg; break;
+    run_args *a = ctx;
+    switch (which) {
+    case OPT_BACKEND: a->backend = value; break;
+    case OPT_COMPARE: a->compare = value; break;
+    case OPT_SAVE: a->save_dir = value; break;
     case OPT_PLAN: a->plan = true; break;
     case OPT_INTERMEDIATES: a->intermediates = true; break;
     case OPT_ALL_TENSORS: a->all_tensors = true; break;
-    case OPT_SAVE_TENSORS: a->tensors_dir = optarg; break;
-    case OPT_RTOL:
-    case OPT_ATOL:
-        if (!gl_cli_parse_tolerance(optarg, c == OPT_RTOL ? &a->rtol : &a->atol))
-            return gl_cli_usage_error("run", "--%s '%s' is not a non-negative number",
-                                      c == OPT_RTOL ? "rtol" : "atol", optarg);
-        break;
-    case OPT_THREADS:
-        if (!gl_cli_parse_int(optarg, 0, 4096, &v))
-            return gl_cli_usage_error("run", "--threads '%s' is not a count", optarg);
-        a->threads = (int)v;
-        break;
-    case OPT_DIM:
-        if (!gl_cli_parse_dim(optarg, &a->dims, &a->n_dims, &a->cap_dims))
-            return gl_cli_usage_error("run", "--dim '%s' is not NAME=V with V >= 0", optarg);
-        break;
-    case OPT_MAX_MEMORY:
-        if (!gl_cli_parse_bytes(optarg, &a->max_memory))
-            return gl_cli_usage_error("run", "--max-memory '%s' is not a size in bytes "
-                                      "(1 or more; K, M, G suffixes)", optarg);
-        break;
-    case OPT_MAX_ITERATIONS:
-        if (!gl_cli_parse_int(optarg, 1, INT64_MAX, &v))
-            return gl_cli_usage_error("run", "--max-iterations '%s' is not a count of 1 or "
-                                      "more", optarg);
-        a->max_iterations = (uint64_t)v;
-        break;
-    default: return gl_cli_common_option("run", c, argv, &a->passes, &a->settings);
+    default: a->tensors_dir = value; break;
     }
     return GL_EXIT_OK;
 }
@@ -97,56 +69,25 @@ static int parse_option(run_args *a, int c, char **argv)
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const struct option long_opts[] = {
-        {"data", required_argument, NULL, OPT_DATA},
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"compare", required_argument, NULL, OPT_COMPARE},
-        {"rtol", required_argument, NULL, OPT_RTOL},
-        {"atol", required_argument, NULL, OPT_ATOL},
-        {"dim", required_argument, NULL, OPT_DIM},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"save-outputs", required_argument, NULL, OPT_SAVE},
-        {"plan", no_argument, NULL, OPT_PLAN},
-        {"intermediates", no_argument, NULL, OPT_INTERMEDIATES},
-        {"all-tensors", no_argument, NULL, OPT_ALL_TENSORS},
-        {"save-tensors", required_argument, NULL, OPT_SAVE_TENSORS},
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
-        {"max-iterations", required_argument, NULL, OPT_MAX_ITERATIONS},
-        GL_CLI_COMMON_OPTIONS,
-        {NULL, 0, NULL, 0},
-    };
-    a->passes = "none";
+    const gl_cli_spec spec = {"run", GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS, own_options,
+                              N_OPTS, own_option, a, NULL};
+    gl_session_opts_init(&a->o, "none");
     a->backend = "ref";
-    a->rtol = 1e-3;
-    a->atol = 1e-4;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-        int rc = parse_option(a, c, argv);
-        if (rc != GL_EXIT_OK)
-            return rc;
-    }
-    if (argc - optind != 1 && !(a->tensors_dir && argc - optind > 1))
+    int first, rc = gl_cli_parse(&spec, argc, argv, &a->o, &first);
+    if (rc != GL_EXIT_OK)
+        return rc;
+    if (argc - first != 1 && !(a->tensors_dir && argc - first > 1))
         return gl_cli_usage_error("run", "expected one MODEL (tensor NAMEs after it go with "
                                   "--save-tensors DIR)");
-    a->model = argv[optind];
-    a->tensor_names = (const char *const *)argv + optind + 1;
-    a->n_tensor_names = (size_t)(argc - optind - 1);
+    a->model = argv[first];
+    a->tensor_names = (const char *const *)argv + first + 1;
+    a->n_tensor_names = (size_t)(argc - first - 1);
     if (a->intermediates && !a->compare)
         return gl_cli_usage_error("run", "--intermediates compares two runs: give --compare "
                                   "BACKEND");
     if (a->all_tensors && !a->intermediates)
         return gl_cli_usage_error("run", "--all-tensors goes with --intermediates");
     return GL_EXIT_OK;
-}
-
-static void free_args(run_args *a)
-{
-    for (size_t i = 0; i < a->n_dims; i++)
-        free(a->dims[i].name);
-    free(a->dims);
-    gl_settings_free(&a->settings);
 }
 
 /* ---- running and reporting ------------------------------------------------------------------ */
@@ -158,14 +99,13 @@ static void format_type(const gl_tensor *t, char *buf, size_t len)
 
 /* Run the model once on `backend`; *outs is malloc'd (n_outputs tensors). `rec` (may be
  * NULL) keeps the run's intermediate tensors. */
-static gl_status run_once(const gl_model *m, const run_args *a, const char *backend,
+static gl_status run_once(const gl_session *s, const run_args *a, const char *backend,
                           const gl_dataset *d, bool print_plan, gl_inter_rec *rec,
                           gl_tensor ***outs)
 {
-    gl_exec_options o = {.backend = backend, .threads = a->threads,
-                         .max_memory = a->max_memory, .max_iterations = a->max_iterations};
+    const gl_model *m = s->model;
     gl_exec *e = NULL;
-    gl_status st = gl_exec_create(m, &o, &e);
+    gl_status st = gl_session_plan(s, &a->o, backend, &e);
     if (st != GL_OK)
         return st;
     if (rec)
@@ -200,7 +140,7 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
         if (!expected[i])
             continue;
         gl_compare r;
-        gl_compare_tensors(got[i], expected[i], a->rtol, a->atol, &r);
+        gl_compare_tensors(got[i], expected[i], a->o.rtol, a->o.atol, &r);
         char line[320];
         if (r.same_shape) {
             gl_compare_format(&r, line, sizeof(line));
@@ -219,7 +159,7 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
 
 static gl_status save_outputs(const char *dir, gl_tensor *const *outs, size_t n)
 {
-    gl_status st = gl_cli_make_dir(dir);
+    gl_status st = gl_make_dir(dir);
     if (st != GL_OK)
         return st;
     for (size_t i = 0; i < n; i++) {
@@ -234,12 +174,12 @@ static gl_status save_outputs(const char *dir, gl_tensor *const *outs, size_t n)
 }
 
 /* Everything after loading; returns the exit code. */
-static int run_model(const gl_model *m, const run_args *a)
+static int run_model(const gl_session *s, const run_args *a)
 {
-    const gl_graph *g = m->graph;
+    const gl_graph *g = s->model->graph;
     gl_dataset d;
     gl_tensor **outs = NULL, **other = NULL;
-    gl_status st = a->data ? gl_dataset_load(g, a->data, &d) : gl_dataset_random(m, a->dims, a->n_dims, a->max_memory, &d);
+    gl_status st = gl_session_inputs(s->model, &a->o, &d);
     if (st != GL_OK)
         return gl_cli_fail(st);
     /* Only what is saved is kept, unless every tensor is compared. */
@@ -250,9 +190,9 @@ static int run_model(const gl_model *m, const run_args *a)
         a->intermediates || a->tensors_dir ? gl_inter_rec_new(&keep) : NULL,
         a->intermediates ? gl_inter_rec_new(NULL) : NULL,
     };
-    st = run_once(m, a, a->backend, &d, a->plan, rec[0], &outs);
+    st = run_once(s, a, a->backend, &d, a->plan, rec[0], &outs);
     if (st == GL_OK && a->compare)
-        st = run_once(m, a, a->compare, &d, false, rec[1], &other);
+        st = run_once(s, a, a->compare, &d, false, rec[1], &other);
     if (st == GL_OK && a->save_dir)
         st = save_outputs(a->save_dir, outs, g->n_outputs);
     int rc = GL_EXIT_OK;
@@ -265,7 +205,7 @@ static int run_model(const gl_model *m, const run_args *a)
             printf("%s: %s\n", gl_esc(g->outputs[i]->name), gl_esc(type));
         }
         bool ok = true;
-        if (a->data && d.expected)
+        if (a->o.data && d.expected)
             ok = report_comparison(a, g, outs, d.expected, "") && ok;
         if (other) {
             char label[160];
@@ -274,7 +214,7 @@ static int run_model(const gl_model *m, const run_args *a)
         }
         rc = ok ? GL_EXIT_OK : GL_EXIT_MISMATCH;
         gl_inter_finish_options fo = {
-            .rtol = a->rtol, .atol = a->atol, .all = a->all_tensors, .save_dir = a->tensors_dir,
+            .rtol = a->o.rtol, .atol = a->o.atol, .all = a->all_tensors, .save_dir = a->tensors_dir,
             .names = a->n_tensor_names ? a->tensor_names : NULL, .n_names = a->n_tensor_names};
         if (rec[0] && (st = gl_inter_finish(rec[0], rec[1], &fo, stdout)) != GL_OK)
             rc = gl_cli_fail(st);
@@ -290,12 +230,13 @@ static int run_model(const gl_model *m, const run_args *a)
 int gl_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
-    gl_cli_model cm = {0};
+    gl_session s = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc == GL_EXIT_OK && (rc = gl_cli_model_open("run", a.model, a.passes, &a.settings,
-                                                    &cm)) == GL_EXIT_OK)
-        rc = run_model(cm.model, &a);
-    gl_cli_model_close(&cm);
-    free_args(&a);
+    if (rc == GL_EXIT_OK) {
+        gl_status st = gl_session_open(a.model, &a.o, &s);
+        rc = st == GL_OK ? run_model(&s, &a) : gl_cli_fail(st);
+    }
+    gl_session_close(&s);
+    gl_session_opts_free(&a.o);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

@@ -22,7 +22,7 @@
 /* The name the bytes are loaded under; messages must start with it. */
 #define FUZZ_MODEL_NAME "fuzz.onnx"
 
-/* The bytes as a model, refused as every command refuses it (gl_cli_load: cycles too),
+/* The bytes as a model, refused as every command refuses it (gl_session_load: cycles too),
  * or NULL. No folder is given, so external data is refused. */
 gl_model *fuzz_load(const uint8_t *data, size_t size);
 

@@ -1,0 +1,251 @@
+/* driver.c — the shared options, loading, the pipeline, inputs and plans (driver.h). */
+#include "driver/driver.h"
+
+#include "onnx/onnx_io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- option values -------------------------------------------------------------------- */
+
+bool gl_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* A finite number >= 0. */
+static bool parse_tolerance(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* BYTES, or a count of K, M or G (binary: 1K = 1024), at least 1. */
+static bool parse_bytes(const char *s, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-' || v == 0)
+        return false;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end || v > (SIZE_MAX >> shift))
+        return false;
+    *out = (size_t)v << shift;
+    return true;
+}
+
+/* NAME=V with V >= 0, appended to o->dims. */
+static bool parse_dim(const char *s, gl_session_opts *o)
+{
+    const char *eq = strchr(s, '=');
+    int64_t v;
+    if (!eq || eq == s || !gl_parse_int(eq + 1, 0, INT64_MAX / 2, &v))
+        return false;
+    GL_GROW(o->dims, o->cap_dims, o->n_dims + 1);
+    o->dims[o->n_dims++] = (gl_dim_value){gl_xstrndup(s, (size_t)(eq - s)), v};
+    return true;
+}
+
+/* ---- the table -------------------------------------------------------------------------- */
+
+static const gl_session_option option_table[] = {
+    {"passes", GL_SOPT_PASSES, true},
+    {"set", GL_SOPT_SET, true},
+    {"data", GL_SOPT_DATA, true},
+    {"rtol", GL_SOPT_RTOL, true},
+    {"atol", GL_SOPT_ATOL, true},
+    {"dim", GL_SOPT_DIM, true},
+    {"threads", GL_SOPT_THREADS, true},
+    {"max-memory", GL_SOPT_MAX_MEMORY, true},
+    {"max-iterations", GL_SOPT_MAX_ITERATIONS, true},
+};
+
+const gl_session_option *gl_session_option_table(size_t *count)
+{
+    *count = GL_ARRAY_LEN(option_table);
+    return option_table;
+}
+
+void gl_session_opts_init(gl_session_opts *o, const char *passes)
+{
+    *o = (gl_session_opts){.passes = passes, .rtol = 1e-3, .atol = 1e-4};
+}
+
+void gl_session_opts_free(gl_session_opts *o)
+{
+    for (size_t i = 0; i < o->n_dims; i++)
+        free(o->dims[i].name);
+    free(o->dims);
+    gl_settings_free(&o->settings);
+    o->dims = NULL;
+    o->n_dims = o->cap_dims = 0;
+}
+
+static gl_status set_value(gl_session_opts *o, unsigned bit, const char *v)
+{
+    int64_t n;
+    switch (bit) {
+    case GL_SOPT_PASSES: {
+        gl_pass_step *steps = NULL;
+        size_t n_steps = 0;
+        gl_status st = gl_pass_list_parse(v, &steps, &n_steps);
+        free(steps);
+        if (st == GL_OK)
+            o->passes = v;
+        return st;
+    }
+    case GL_SOPT_SET: return gl_settings_apply(&o->settings, v);
+    case GL_SOPT_DATA: o->data = v; return GL_OK;
+    case GL_SOPT_RTOL:
+    case GL_SOPT_ATOL:
+        if (!parse_tolerance(v, bit == GL_SOPT_RTOL ? &o->rtol : &o->atol))
+            return gl_fail(GL_ERR_INPUT, "--%s '%s' is not a non-negative number",
+                           bit == GL_SOPT_RTOL ? "rtol" : "atol", v);
+        return GL_OK;
+    case GL_SOPT_DIM:
+        if (!parse_dim(v, o))
+            return gl_fail(GL_ERR_INPUT, "--dim '%s' is not NAME=V with V >= 0", v);
+        return GL_OK;
+    case GL_SOPT_THREADS:
+        if (!gl_parse_int(v, 0, 4096, &n))
+            return gl_fail(GL_ERR_INPUT, "--threads '%s' is not a whole number from 0 to "
+                           "4096", v);
+        o->threads = (int)n;
+        return GL_OK;
+    case GL_SOPT_MAX_MEMORY:
+        if (!parse_bytes(v, &o->max_memory))
+            return gl_fail(GL_ERR_INPUT, "--max-memory '%s' is not a size in bytes (1 or "
+                           "more; K, M, G suffixes)", v);
+        return GL_OK;
+    case GL_SOPT_MAX_ITERATIONS:
+        if (!gl_parse_int(v, 1, INT64_MAX, &n))
+            return gl_fail(GL_ERR_INPUT, "--max-iterations '%s' is not a count of 1 or "
+                           "more", v);
+        o->max_iterations = (uint64_t)n;
+        return GL_OK;
+    default: return gl_fail(GL_ERR_INTERNAL, "option bit %u has no parser", bit);
+    }
+}
+
+gl_status gl_session_option_set(gl_session_opts *o, const char *name, const char *value)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(option_table); i++) {
+        const gl_session_option *row = &option_table[i];
+        if (strcmp(row->name, name) != 0)
+            continue;
+        if (row->has_value && !value)
+            return gl_fail(GL_ERR_INPUT, "option '--%s' needs a value", name);
+        return set_value(o, row->bit, value);
+    }
+    return gl_fail(GL_ERR_INPUT, "unknown option '--%s'", name);
+}
+
+/* ---- the model -------------------------------------------------------------------------- */
+
+gl_status gl_session_load(const char *path, const gl_settings *settings, gl_model **out)
+{
+    gl_load_options opts = {
+        .freeze_inputs = gl_settings_lookup(settings, "load", "freeze-inputs", 0) != 0};
+    gl_status st = gl_model_load(path, &opts, out);
+    /* The loader accepts any order so that a bad order can be seen and sorted; a cycle
+     * cannot be sorted or run, so everything that loads a model refuses it here. */
+    if (st == GL_OK && (st = gl_check_acyclic((*out)->graph)) != GL_OK) {
+        gl_model_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static void say(const gl_session_opts *o, const char *what)
+{
+    if (o->progress)
+        o->progress(o->progress_ctx, what);
+}
+
+gl_status gl_session_open(const char *path, const gl_session_opts *o, gl_session *s)
+{
+    *s = (gl_session){0};
+    gl_pass_step *steps = NULL;
+    size_t n_steps = 0;
+    gl_status st = gl_pass_list_parse(o->passes, &steps, &n_steps);
+    if (st == GL_OK) {
+        char what[1100];
+        snprintf(what, sizeof(what), "loading %s", path);
+        say(o, what);
+        st = gl_session_load(path, &o->settings, &s->loaded);
+    }
+    if (st == GL_OK && (n_steps || o->always_pipeline)) {
+        char what[64];
+        snprintf(what, sizeof(what), "running %zu passes", n_steps);
+        say(o, what);
+        st = gl_pipeline_run_each(s->loaded, steps, n_steps, &o->settings, o->pipeline_flags,
+                                  o->on_step, o->step_ctx, &s->pipeline);
+        s->loaded = NULL; /* the pipeline owns it now */
+    }
+    free(steps);
+    if (s->pipeline || s->loaded)
+        s->model = s->pipeline ? gl_pipeline_result(s->pipeline) : s->loaded;
+    return st;
+}
+
+void gl_session_close(gl_session *s)
+{
+    gl_pipeline_free(s->pipeline);
+    gl_model_free(s->loaded);
+    *s = (gl_session){0};
+}
+
+/* ---- a run -------------------------------------------------------------------------------- */
+
+gl_status gl_session_inputs(const gl_model *m, const gl_session_opts *o, gl_dataset *d)
+{
+    if (o->data)
+        return gl_dataset_load(m->graph, o->data, d);
+    return gl_dataset_random(m, o->dims, o->n_dims, o->max_memory, d);
+}
+
+gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *backend)
+{
+    return (gl_exec_options){.backend = backend, .threads = o->threads,
+                             .max_memory = o->max_memory, .max_iterations = o->max_iterations};
+}
+
+gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
+                          gl_exec **out)
+{
+    gl_exec_options eo = gl_session_exec_options(o, backend);
+    return gl_exec_create(s->model, &eo, out);
+}
+
+gl_status gl_make_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+            return GL_OK;
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
+    }
+    return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
+}

@@ -1,0 +1,38 @@
+/* export.h — the steps of a pipeline as files: what `graphlab export` writes and the
+ * workbench's e / E keys write, through the same calls.
+ *
+ * For each step DIR/NN-PASS.{dot,svg,onnx,diff.txt} (00-input first, with an empty diff),
+ * then DIR/decisions.json and DIR/index.html (one page, no network references). Every
+ * file goes through the guarded atomic write (util/safe_write.h).
+ */
+#ifndef GL_EXPORT_H
+#define GL_EXPORT_H
+
+#include "driver/driver.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* DIR/LABEL.{diff.txt,dot,svg,onnx} for model `m`, diffed against and marked against
+ * `before` (NULL: no step before, an empty diff). DIR must exist. */
+gl_status gl_export_snapshot(const gl_model *m, const gl_model *before, const char *dir,
+                             const char *label);
+/* Every step of a pipeline that kept its snapshots, DIR/decisions.json and
+ * DIR/index.html (`model` names the model in them). `progress` (may be NULL) is called
+ * before each step; returning false stops the export with an error. DIR must exist. */
+gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char *dir,
+                             bool (*progress)(void *ctx, size_t step, size_t n_steps),
+                             void *ctx);
+/* The pipeline's "decisions" array, every record in id order, closing the object it
+ * ends and the document (decisions.json, `optimize --json`). */
+struct gl_json;
+void gl_export_decisions_json(const gl_pipeline *p, struct gl_json *j);
+/* `path` loaded and o->passes run (gl_session_open) with each step written as the
+ * pipeline makes it, the models of earlier steps dropped once written; DIR is created
+ * once the model has loaded. Returns the first failure of loading or writing; a pass
+ * that fails still has the steps before it exported: then GL_OK, and *pass_status is
+ * the pass's status (s->pipeline->failure its message). gl_session_close(s) after. */
+gl_status gl_export_model(const char *path, const gl_session_opts *o, const char *dir,
+                          gl_session *s, gl_status *pass_status);
+
+#endif

@@ -1,0 +1,331 @@
+/* test_driver.c — the command driver (src/driver): the shared options as a table of good
+ * and bad values, a model loaded and optimized by gl_session_open and run on the plan it
+ * gives, failures that leave nothing behind, and export as a library call. */
+#include "testutil.h"
+
+#include "driver/driver.h"
+#include "driver/export.h"
+#include "exec/compare.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+/* What option `name` left in *o, as a number (the checks of the table). */
+static double got(const gl_session_opts *o, const char *name)
+{
+    if (!strcmp(name, "rtol"))
+        return o->rtol;
+    if (!strcmp(name, "atol"))
+        return o->atol;
+    if (!strcmp(name, "threads"))
+        return o->threads;
+    if (!strcmp(name, "max-memory"))
+        return (double)o->max_memory;
+    if (!strcmp(name, "max-iterations"))
+        return (double)o->max_iterations;
+    if (!strcmp(name, "dim"))
+        return o->n_dims ? (double)o->dims[o->n_dims - 1].value : -1;
+    if (!strcmp(name, "set"))
+        return (double)o->settings.n;
+    if (!strcmp(name, "data"))
+        return o->data != NULL;
+    if (!strcmp(name, "passes"))
+        return strcmp(o->passes, "none") != 0;
+    return -1;
+}
+
+typedef struct opt_case {
+    const char *name, *value;
+    gl_status st;
+    const char *message; /* GL_OK: NULL; else a part of the message */
+    double want;         /* GL_OK: got(o, name) */
+} opt_case;
+
+static const opt_case opt_cases[] = {
+    {"passes", "all", GL_OK, NULL, 1},
+    {"passes", "toposort,dce:2,toposort", GL_OK, NULL, 1},
+    {"passes", "bogus", GL_ERR_INPUT, "bogus", 0},
+    {"passes", "toposort:-1", GL_ERR_INPUT, "toposort:-1", 0},
+    {"set", "load.freeze-inputs=1", GL_OK, NULL, 1},
+    {"set", "nope.x=1", GL_ERR_INPUT, "nope", 0},
+    {"data", "/some/dir", GL_OK, NULL, 1},
+    {"rtol", "1e-5", GL_OK, NULL, 1e-5},
+    {"rtol", "0", GL_OK, NULL, 0},
+    {"rtol", "abc", GL_ERR_INPUT, "--rtol 'abc' is not a non-negative number", 0},
+    {"rtol", "inf", GL_ERR_INPUT, "--rtol 'inf' is not a non-negative number", 0},
+    {"rtol", "", GL_ERR_INPUT, "--rtol '' is not a non-negative number", 0},
+    {"atol", "-1", GL_ERR_INPUT, "--atol '-1' is not a non-negative number", 0},
+    {"atol", "2.5", GL_OK, NULL, 2.5},
+    {"threads", "4", GL_OK, NULL, 4},
+    {"threads", "0", GL_OK, NULL, 0},
+    {"threads", "many", GL_ERR_INPUT, "--threads 'many' is not a whole number from 0 to 4096", 0},
+    {"threads", "4097", GL_ERR_INPUT, "--threads '4097'", 0},
+    {"threads", "-1", GL_ERR_INPUT, "--threads '-1'", 0},
+    {"max-memory", "512", GL_OK, NULL, 512},
+    {"max-memory", "12K", GL_OK, NULL, 12 * 1024.0},
+    {"max-memory", "3m", GL_OK, NULL, 3 * 1048576.0},
+    {"max-memory", "2G", GL_OK, NULL, 2 * 1073741824.0},
+    {"max-memory", "0", GL_ERR_INPUT, "--max-memory '0' is not a size in bytes", 0},
+    {"max-memory", "12X", GL_ERR_INPUT, "--max-memory '12X'", 0},
+    {"max-memory", "-5", GL_ERR_INPUT, "--max-memory '-5'", 0},
+    {"max-memory", "99999999999G", GL_ERR_INPUT, "--max-memory '99999999999G'", 0},
+    {"max-iterations", "7", GL_OK, NULL, 7},
+    {"max-iterations", "0", GL_ERR_INPUT, "--max-iterations '0' is not a count of 1 or more", 0},
+    {"max-iterations", "many", GL_ERR_INPUT, "--max-iterations 'many'", 0},
+    {"dim", "seq=3", GL_OK, NULL, 3},
+    {"dim", "batch=0", GL_OK, NULL, 0},
+    {"dim", "seq", GL_ERR_INPUT, "--dim 'seq' is not NAME=V with V >= 0", 0},
+    {"dim", "=3", GL_ERR_INPUT, "--dim '=3'", 0},
+    {"dim", "seq=-1", GL_ERR_INPUT, "--dim 'seq=-1'", 0},
+    {"dim", "seq=x", GL_ERR_INPUT, "--dim 'seq=x'", 0},
+    {"frobnicate", "1", GL_ERR_INPUT, "unknown option '--frobnicate'", 0},
+    {"rtol", NULL, GL_ERR_INPUT, "option '--rtol' needs a value", 0},
+};
+
+Test(driver, option_table)
+{
+    for (size_t i = 0; i < sizeof(opt_cases) / sizeof(opt_cases[0]); i++) {
+        const opt_case *c = &opt_cases[i];
+        gl_session_opts o;
+        gl_session_opts_init(&o, "none");
+        gl_status st = gl_session_option_set(&o, c->name, c->value);
+        cr_expect_eq(st, c->st, "--%s '%s': status %s, expected %s", c->name,
+                     c->value ? c->value : "(none)", gl_status_name(st),
+                     gl_status_name(c->st));
+        if (st == GL_OK && c->st == GL_OK)
+            cr_expect_eq(got(&o, c->name), c->want, "--%s '%s': %g, expected %g", c->name,
+                         c->value, got(&o, c->name), c->want);
+        if (st != GL_OK && c->message)
+            cr_expect(strstr(gl_error_message(), c->message), "--%s: message '%s', expected '%s'",
+                      c->name, gl_error_message(), c->message);
+        if (st != GL_OK)
+            cr_expect_eq(got(&o, c->name), got(&(gl_session_opts){.passes = "none",
+                                                                 .rtol = 1e-3, .atol = 1e-4},
+                                               c->name),
+                         "--%s '%s': a refused value changes nothing", c->name, c->value);
+        gl_session_opts_free(&o);
+    }
+}
+
+/* Every row of the table has a parser: none reaches the "no parser" error, and every one
+ * that takes a value says so when it has none. */
+Test(driver, every_option_parses)
+{
+    size_t n;
+    const gl_session_option *t = gl_session_option_table(&n);
+    unsigned seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(seen & t[i].bit, 0, "--%s: its bit is taken", t[i].name);
+        seen |= t[i].bit;
+        gl_session_opts o;
+        gl_session_opts_init(&o, "none");
+        gl_status st = gl_session_option_set(&o, t[i].name, "1");
+        cr_expect_neq(st, GL_ERR_INTERNAL, "--%s: %s", t[i].name, gl_error_message());
+        if (t[i].has_value)
+            cr_expect_eq(gl_session_option_set(&o, t[i].name, NULL), GL_ERR_INPUT,
+                         "--%s without a value", t[i].name);
+        gl_session_opts_free(&o);
+    }
+    cr_expect_eq(seen & GL_SOPT_EXECUTE, GL_SOPT_EXECUTE, "every shared option is in the table");
+}
+
+/* Repeatable options add up; the others keep the last value. */
+Test(driver, repeated_options)
+{
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    cr_assert_eq(gl_session_option_set(&o, "dim", "a=1"), GL_OK);
+    cr_assert_eq(gl_session_option_set(&o, "dim", "b=2"), GL_OK);
+    cr_assert_eq(gl_session_option_set(&o, "set", "load.freeze-inputs=1"), GL_OK);
+    cr_assert_eq(gl_session_option_set(&o, "passes", "toposort"), GL_OK);
+    cr_assert_eq(gl_session_option_set(&o, "passes", "dce"), GL_OK);
+    cr_expect_eq(o.n_dims, 2);
+    cr_expect_str_eq(o.dims[0].name, "a");
+    cr_expect_str_eq(o.passes, "dce");
+    cr_expect_eq(gl_settings_lookup(&o.settings, "load", "freeze-inputs", 0), 1);
+    gl_session_opts_free(&o);
+}
+
+/* ---- sessions ------------------------------------------------------------------------------ */
+
+#define EXAMPLE "examples/conv_nhwc/model.onnx"
+
+/* The model's outputs on the reference backend, through the driver's inputs and plan. */
+static gl_tensor **run_ref(const gl_session *s, const gl_session_opts *o, size_t *n)
+{
+    gl_dataset d;
+    cr_assert_eq(gl_session_inputs(s->model, o, &d), GL_OK, "%s", gl_error_message());
+    gl_exec *e = NULL;
+    cr_assert_eq(gl_session_plan(s, o, "ref", &e), GL_OK, "%s", gl_error_message());
+    *n = s->model->graph->n_outputs;
+    gl_tensor **outs = calloc(*n, sizeof(*outs));
+    cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d.inputs, d.n_inputs, outs, *n),
+                 GL_OK, "%s", gl_error_message());
+    gl_exec_free(e);
+    gl_dataset_free(&d);
+    return outs;
+}
+
+static void free_outs(gl_tensor **outs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        gl_tensor_free(outs[i]);
+    free(outs);
+}
+
+/* The whole default pipeline through the library call, then the optimized model run on
+ * the plan the driver builds: it computes what the loaded model computes, on the data
+ * set that ships with the example. */
+Test(driver, pipeline_then_run)
+{
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    o.data = tu_src("examples/conv_nhwc/test_data_set_0");
+    gl_session opt, plain;
+    cr_assert_eq(gl_session_open(tu_src(EXAMPLE), &o, &opt), GL_OK, "%s", gl_error_message());
+    size_t n_default;
+    gl_pass_default_pipeline(&n_default);
+    cr_assert(opt.pipeline, "passes ran: a pipeline");
+    cr_expect_null(opt.loaded);
+    cr_expect_eq(opt.pipeline->n_steps, n_default + 1, "every pass of 'all' is a step");
+    cr_expect_eq(opt.model, gl_pipeline_result(opt.pipeline));
+    cr_expect_null(opt.pipeline->failure);
+
+    cr_assert_eq(gl_session_option_set(&o, "passes", "none"), GL_OK);
+    cr_assert_eq(gl_session_open(tu_src(EXAMPLE), &o, &plain), GL_OK, "%s", gl_error_message());
+    cr_expect_null(plain.pipeline, "no passes: the loaded model alone");
+    cr_expect_eq(plain.model, plain.loaded);
+
+    size_t n_a, n_b;
+    gl_tensor **a = run_ref(&opt, &o, &n_a), **b = run_ref(&plain, &o, &n_b);
+    cr_assert_eq(n_a, n_b);
+    gl_dataset d;
+    cr_assert_eq(gl_session_inputs(plain.model, &o, &d), GL_OK);
+    for (size_t i = 0; i < n_a; i++) {
+        gl_compare r;
+        gl_compare_tensors(a[i], b[i], 1e-4, 1e-5, &r);
+        cr_expect(r.ok, "output %zu: optimized and loaded models differ", i);
+        cr_assert(d.expected && d.expected[i], "the example has expected outputs");
+        gl_compare_tensors(b[i], d.expected[i], o.rtol, o.atol, &r);
+        cr_expect(r.ok, "output %zu differs from the data set", i);
+    }
+    gl_dataset_free(&d);
+    free_outs(a, n_a);
+    free_outs(b, n_b);
+    gl_session_close(&opt);
+    gl_session_close(&plain);
+    gl_session_opts_free(&o);
+}
+
+static size_t steps_seen;
+static gl_status fail_at_two(void *ctx, gl_pipeline *p, size_t k)
+{
+    (void)ctx, (void)p;
+    steps_seen = k + 1;
+    return k == 2 ? gl_fail(GL_ERR_IO, "step %zu: refused", k) : GL_OK;
+}
+
+/* --passes none with always_pipeline: step 0 alone (optimize, export). A step callback
+ * that fails stops the run and keeps the steps before it. */
+Test(driver, pipeline_shapes)
+{
+    gl_session_opts o;
+    gl_session_opts_init(&o, "none");
+    o.always_pipeline = true;
+    gl_session s;
+    cr_assert_eq(gl_session_open(tu_src(EXAMPLE), &o, &s), GL_OK, "%s", gl_error_message());
+    cr_assert(s.pipeline);
+    cr_expect_eq(s.pipeline->n_steps, 1);
+    gl_session_close(&s);
+    cr_expect_null(s.model, "closed: empty");
+
+    cr_assert_eq(gl_session_option_set(&o, "passes", "toposort,cse,dce,toposort"), GL_OK);
+    o.on_step = fail_at_two;
+    cr_expect_eq(gl_session_open(tu_src(EXAMPLE), &o, &s), GL_ERR_IO);
+    cr_expect_str_eq(gl_error_message(), "step 2: refused");
+    cr_assert(s.pipeline, "the steps before the failure are kept");
+    cr_expect_eq(steps_seen, 3);
+    cr_expect_null(s.pipeline->failure, "not a failure of a pass");
+    gl_session_close(&s);
+    gl_session_opts_free(&o);
+}
+
+typedef struct bad_case {
+    const char *path, *passes;
+    const char *message;
+} bad_case;
+
+/* What cannot be loaded leaves an empty session and a message naming file and node. */
+Test(driver, refused)
+{
+    static const bad_case cases[] = {
+        {"tests/data/bad/missing_input.onnx", "all",
+         "node 'add_ghost' (Add): input 'ghost' is not produced"},
+        {"tests/data/bad/cycle.onnx", "none", "cycle"},
+        {"tests/data/bad/truncated.onnx", "all", "truncated.onnx"},
+        {"tests/data/no-such-model.onnx", "all", "no-such-model.onnx"},
+        {EXAMPLE, "bogus", "bogus"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gl_session_opts o;
+        gl_session_opts_init(&o, cases[i].passes);
+        o.always_pipeline = true;
+        gl_session s;
+        cr_expect_neq(gl_session_open(tu_src(cases[i].path), &o, &s), GL_OK, "%s",
+                      cases[i].path);
+        cr_expect(strstr(gl_error_message(), cases[i].message), "%s: '%s', expected '%s'",
+                  cases[i].path, gl_error_message(), cases[i].message);
+        cr_expect(!s.pipeline && !s.loaded && !s.model, "%s: nothing kept", cases[i].path);
+        gl_session_close(&s);
+        gl_session_opts_free(&o);
+    }
+}
+
+/* ---- export ---------------------------------------------------------------------------------- */
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* What `graphlab export` writes, as a library call: every step, decisions.json and
+ * index.html; the models of earlier steps are dropped once written. A model that does
+ * not load creates no folder. */
+Test(driver, export_model)
+{
+    char *tmp = tu_tmpdir();
+    char dir[2048], none[2048];
+    snprintf(dir, sizeof(dir), "%s/out", tmp);
+    snprintf(none, sizeof(none), "%s/never", tmp);
+    gl_session_opts o;
+    gl_session_opts_init(&o, "toposort,dce");
+    gl_session s;
+    gl_status run = GL_ERR_INTERNAL;
+    cr_assert_eq(gl_export_model(tu_src(EXAMPLE), &o, dir, &s, &run), GL_OK, "%s",
+                 gl_error_message());
+    cr_expect_eq(run, GL_OK);
+    cr_assert(s.pipeline);
+    cr_expect_eq(s.pipeline->n_steps, 3);
+    cr_expect_null(s.pipeline->steps[0].model, "written steps are dropped");
+    static const char *const files[] = {
+        "00-input.onnx", "00-input.svg", "00-input.dot", "00-input.diff.txt",
+        "01-toposort.onnx", "02-dce.onnx", "decisions.json", "index.html"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        cr_expect(exists(dir, files[i]), "%s written", files[i]);
+    gl_session_close(&s);
+
+    cr_expect_neq(gl_export_model(tu_src("tests/data/bad/cycle.onnx"), &o, none, &s, &run),
+                  GL_OK);
+    cr_expect(access(none, F_OK) != 0, "no folder for a model that does not load");
+    gl_session_close(&s);
+    gl_session_opts_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+}

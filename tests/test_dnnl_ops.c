@@ -173,37 +173,9 @@ static void free_built(built *b)
     gl_model_free(b->m);
 }
 
-static const char *policy_name(char p)
-{
-    return p == 'p' ? "plain" : p == 'n' ? "nhwc" : "blocked";
-}
-
-/* Run b on `backend` (layout policy for dnnl); outputs into out[]. */
-static gl_exec *run_model(const built *b, const char *backend, const char *layout,
-                          gl_tensor **out, size_t n_out, const char *what)
-{
-    gl_exec_options o = {.backend = backend, .layout = layout};
-    gl_exec *e = NULL;
-    cr_assert_eq(gl_exec_create(b->m, &o, &e), GL_OK, "%s: %s plan: %s", what, backend,
-                 gl_error_message());
-    gl_status st = gl_exec_run(e, (const gl_tensor *const *)b->in, b->n_in, out, n_out);
-    cr_assert_eq(st, GL_OK, "%s: %s run: %s", what, backend, gl_error_message());
-    return e;
-}
-
-static const gl_plan_entry *entry_of(const gl_exec *e, const char *name)
-{
-    for (size_t i = 0; i < gl_exec_plan_count(e); i++) {
-        const gl_plan_entry *en = gl_exec_plan_at(e, i);
-        if (en->node->name && strcmp(en->node->name, name) == 0)
-            return en;
-    }
-    return NULL;
-}
-
 static void check_entry(const op_case *c, const gl_exec *e, const char *what)
 {
-    const gl_plan_entry *en = entry_of(e, "op");
+    const gl_plan_entry *en = tu_plan_entry(e, "op", -1);
     cr_assert_not_null(en, "%s: no plan entry", what);
     const char *impl = en->info.impl, *note = en->info.note;
     bool on_dnnl = strcmp(en->backend, "dnnl") == 0 && !en->fell_back;
@@ -252,12 +224,12 @@ static void run_case(const op_case *c, uint32_t *seed)
 {
     for (const char *p = c->layouts; *p; p++) {
         char what[160];
-        snprintf(what, sizeof(what), "%s %s (%s)", c->op, c->name, policy_name(*p));
+        snprintf(what, sizeof(what), "%s %s (%s)", c->op, c->name, tu_layout_name(*p));
         built b = build_row(c, seed);
         size_t n_out = b.m->graph->n_outputs;
         gl_tensor *want[4] = {0}, *got[4] = {0};
-        gl_exec *ref = run_model(&b, "ref", NULL, want, n_out, what);
-        gl_exec *dn = run_model(&b, "dnnl", policy_name(*p), got, n_out, what);
+        gl_exec *ref = tu_exec_run(b.m, "ref", NULL, b.in, b.n_in, want, n_out, what);
+        gl_exec *dn = tu_exec_run(b.m, "dnnl", tu_layout_name(*p), b.in, b.n_in, got, n_out, what);
         for (size_t i = 0; i < n_out; i++) {
             gl_compare r;
             gl_compare_tensors(got[i], want[i], c->rtol ? c->rtol : RTOL,

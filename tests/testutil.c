@@ -1,6 +1,7 @@
 /* testutil.c — helpers shared by the criterion tests. */
 #include "testutil.h"
 
+#include "exec/exec.h"
 #include "ops/opkit.h"
 #include "ops/ops.h"
 
@@ -440,4 +441,35 @@ void tu_run_shape_cases(const tu_scase *cases, size_t n_cases)
         }
         gl_model_free(m);
     }
+}
+
+/* ---- plans ------------------------------------------------------------------------------ */
+
+const char *tu_layout_name(char p)
+{
+    return p == 'p' ? "plain" : p == 'n' ? "nhwc" : "blocked";
+}
+
+gl_exec *tu_exec_run(const gl_model *m, const char *backend, const char *layout,
+                     gl_tensor *const *in, size_t n_in, gl_tensor **out, size_t n_out,
+                     const char *what)
+{
+    gl_exec_options o = {.backend = backend, .layout = layout};
+    gl_exec *e = NULL;
+    cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s: %s plan: %s", what, backend,
+                 gl_error_message());
+    gl_status st = gl_exec_run(e, (const gl_tensor *const *)in, n_in, out, n_out);
+    cr_assert_eq(st, GL_OK, "%s: %s run: %s", what, backend, gl_error_message());
+    return e;
+}
+
+const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth)
+{
+    for (size_t i = 0; i < gl_exec_plan_count(e); i++) {
+        const gl_plan_entry *en = gl_exec_plan_at(e, i);
+        if ((depth < 0 || en->depth == depth) && en->node->name &&
+            strcmp(en->node->name, name) == 0)
+            return en;
+    }
+    return NULL;
 }

@@ -123,6 +123,22 @@ void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases);
 void tu_apply_attrs(gl_node *n, const tu_attr *a);
 void tu_run_shape_cases(const tu_scase *cases, size_t n_cases);
 
+/* ---- plans ------------------------------------------------------------------------------ */
+
+/* Not exec/exec.h itself: its names clash with the workbench's in test_ui.c. */
+typedef struct gl_exec gl_exec;
+typedef struct gl_plan_entry gl_plan_entry;
+
+/* --layout's name for a policy letter: 'p' plain, 'n' nhwc, else blocked. */
+const char *tu_layout_name(char p);
+/* A plan of m on `backend` (dnnl: under `layout`, NULL: auto) run once on in[] (n_in
+ * graph inputs); out[] receives n_out outputs. Criterion assertions name `what`. */
+gl_exec *tu_exec_run(const gl_model *m, const char *backend, const char *layout,
+                     gl_tensor *const *in, size_t n_in, gl_tensor **out, size_t n_out,
+                     const char *what);
+/* The first plan entry of a node named `name` at `depth` (-1: any), NULL when none. */
+const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth);
+
 /* Short spellings for writing the tables, for the files that define TU_CASE_SHORTHANDS
  * before including this header (elsewhere such names would clash). */
 #ifdef TU_CASE_SHORTHANDS

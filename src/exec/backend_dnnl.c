@@ -14,6 +14,7 @@
  * thread): live plans with different counts are unsupported.
  */
 #include "exec/dnnl/dn.h"
+#include "ir/calls.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,8 @@ const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset)
 static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_function *fn,
                       char *why, size_t why_len)
 {
-    (void)ctx;
     if (fn)
-        return false; /* fused groups: the fusion issue */
+        return dn_fused_claims(ctx, m, n, fn, why, why_len);
     if (n->n_outputs < 1 || !n->outputs[0])
         return false;
     const gl_op_def *def = gl_op_for_node(m, n);
@@ -68,6 +68,10 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
 
 static gl_status dn_run(gl_kernel_ctx *k, void **state)
 {
+    if (*state ? dn_fused_state(*state)
+               : !dn_op_find(k->node->domain, k->node->op_type, k->opset) &&
+                     gl_called_function(k->model, k->node))
+        return dn_fused_run(k->backend_ctx, k, state);
     dn_node *s = *state;
     if (!s) {
         const dn_op *op = dn_op_find(k->node->domain, k->node->op_type, k->opset);
@@ -83,7 +87,9 @@ static gl_status dn_run(gl_kernel_ctx *k, void **state)
 
 static void dn_release(void *state)
 {
-    if (state) {
+    if (dn_fused_state(state))
+        dn_fused_release(state);
+    else if (state) {
         dn_node_clear(state);
         free(state);
     }

@@ -159,14 +159,28 @@ typedef struct dn_node {
     void (*extra_free)(void *extra);
 } dn_node;
 
+typedef struct dn_build dn_build;
+typedef struct dn_post dn_post;
+
+/* The post-ops of a fused unit (dn_fused.c) that its head op's primitive takes after its
+ * own: `posts` fills post[] (at most cap) for a destination of ONNX dims (rank, dims) and
+ * returns how many, or -1 when they do not fit that destination (the unit says why). */
+typedef struct dn_tail {
+    int (*posts)(struct dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
+                 size_t cap);
+    size_t first; /* the index of the tail's first post-op in the primitive's chain */
+    bool taken;   /* the head op's build asked for the tail (dn_build_attr) */
+} dn_tail;
+
 /* What a build sees: the node, its inputs (their stored descriptors in md[]), the
  * context. */
-typedef struct dn_build {
+struct dn_build {
     dn_ctx *c;
     const gl_kernel_ctx *k;
     dn_node *s;
     const dnnl_memory_desc_t *md; /* k->n_inputs entries (zeroed for omitted inputs) */
-} dn_build;
+    dn_tail *tail;                /* the node heads a fused unit: its post-ops (else NULL) */
+};
 
 struct dn_op {
     const char *domain;       /* "" for ai.onnx */
@@ -206,15 +220,21 @@ void dn_bind_output(dn_build *b, int arg, size_t output, const dnnl_memory_desc_
 /* A buffer of md's size the op fills; returns it (zeroed). */
 void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md);
 
-/* A post-op: an eltwise step (alg, alpha, beta) or, with alg 0, a sum of what the
- * destination held, times `scale`. */
-typedef struct dn_post {
+/* A post-op: an eltwise step (alg, alpha, beta); with alg 0, a sum of what the
+ * destination held, times `scale`; with src1, a binary step (alg) with that operand. */
+struct dn_post {
     dnnl_alg_kind_t alg;
     float alpha, beta, scale;
-} dn_post;
+    const dnnl_memory_desc_t *src1;
+};
 /* Primitive attributes with these post-ops, in order (*attr NULL when n is 0; the caller
  * destroys it). */
 dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr_t *attr);
+/* The attributes of an op that may head a fused unit: its own post-ops, then the unit's
+ * (b->tail) for a destination of ONNX dims (rank, dims). dnnl_unimplemented when the
+ * unit's do not fit that destination. */
+dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int rank,
+                            const int64_t *dims, dnnl_primitive_attr_t *attr);
 
 /* Descriptor queries on a primitive descriptor. */
 const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int i);
@@ -231,7 +251,33 @@ bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len
 /* ---- the machinery (dn_node.c) -------------------------------------------------------- */
 
 gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
+/* dn_node_run in two steps: build when the inputs differ from the last build (the shape
+ * guard; *rebuilt says whether it did), then run the primitive or the reference kernel. */
+gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *rebuilt);
+gl_status dn_node_exec(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 void dn_node_clear(dn_node *s);
+
+/* ---- fused units (dn_fused.c) --------------------------------------------------------- */
+
+/* A call of a model-local function whose body is a head (Conv, ConvTranspose, MatMul,
+ * Gemm) and a chain of activations and binary ops: claimed as one primitive with
+ * post-ops when oneDNN runs it with a kernel of its own. */
+bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,
+                     char *why, size_t len);
+gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
+/* state is a fused unit's (the backend's release and describe tell them apart). */
+bool dn_fused_state(const void *state);
+void dn_fused_release(void *state);
+
+/* Exposed by the op files for fused units. The eltwise steps (at most 2) of unary node n
+ * at `opset` as post-ops; parameter inputs (Clip's min/max, Pow's exponent) from in[]
+ * (n_in entries, NULL: omitted), usable only when fixed[i]. False with *why saying why its
+ * parameters do not fit, or NULL when n is no activation the table has. */
+bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *in,
+                      const bool *fixed, size_t n_in, dn_post *post, size_t *n_post,
+                      const char **why);
+/* The binary algorithm of op (Add, Sub, Mul, Div, Max, Min), 0 when none; *commutes. */
+dnnl_alg_kind_t dn_binary_alg(const char *op, bool *commutes);
 
 /* ---- the op tables (one per family file) ---------------------------------------------- */
 

@@ -37,6 +37,16 @@ static const bin_row *row_of(const gl_node *n)
     return NULL;
 }
 
+dnnl_alg_kind_t dn_binary_alg(const char *op, bool *commutes)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(bin_rows); i++)
+        if (strcmp(bin_rows[i].op, op) == 0 && !bin_rows[i].halve) {
+            *commutes = bin_rows[i].commutes;
+            return bin_rows[i].alg;
+        }
+    return (dnnl_alg_kind_t)0;
+}
+
 static bool same_dims(const gl_tensor *a, int rank, const int64_t *dims)
 {
     return a->rank == rank && memcmp(a->dims, dims, (size_t)rank * sizeof(int64_t)) == 0;
@@ -93,7 +103,7 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
             return dn_refuse(b, "shapes oneDNN does not describe");
     }
     dnnl_primitive_attr_t attr = NULL;
-    const dn_post halve = {dnnl_eltwise_linear, 0.5f, 0.0f, 1.0f};
+    const dn_post halve = {dnnl_eltwise_linear, 0.5f, 0.0f, 1.0f, NULL};
     dnnl_status_t r = dn_attr_post_ops(&halve, row->halve ? 1 : 0, &attr);
     dnnl_binary_desc_t bd;
     if (r == dnnl_success)

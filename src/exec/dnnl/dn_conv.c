@@ -61,13 +61,17 @@ static dnnl_status_t conv_pd(dn_build *b, const conv_geom *g, const dnnl_memory_
         r = dst_tag == dnnl_format_tag_undef ? dn_md_plain(&dst, rank, out_dims, NULL)
                                              : dn_md_tag(&dst, rank, out_dims, dst_tag);
     dnnl_convolution_desc_t cd;
+    dnnl_primitive_attr_t attr = NULL;
     if (r == dnnl_success)
         r = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
                                                        dnnl_convolution_direct, &src, wei, bias,
                                                        &dst, g->strides, g->dilates, g->pad_l,
                                                        g->pad_r);
     if (r == dnnl_success)
-        r = dnnl_primitive_desc_create(pd, &cd, NULL, b->c->engine, NULL);
+        r = dn_build_attr(b, NULL, 0, x->rank, out_dims, &attr);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &cd, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
     return r;
 }
 

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 
 #include "exec/dnnl/dn.h"
+#include "ir/calls.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -256,34 +257,57 @@ static int probe_block(void)
     return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core ? 16 : 8;
 }
 
-/* Is node n a depthwise convolution (group == input channels == output channels)? */
-static bool is_depthwise(const gl_node *n)
+/* Is node n a depthwise convolution (group == input channels == output channels)? Its
+ * weights are `w` (the caller's value when n is in a fused group's body). */
+static bool is_depthwise(const gl_node *n, const gl_value *w)
 {
     int64_t group = gl_node_attr_int(n, "group", 1);
-    if (group <= 1 || n->n_inputs < 2 || !n->inputs[1] || !n->inputs[1]->init)
+    if (group <= 1 || !w || !w->init)
         return false;
-    const gl_tensor *w = n->inputs[1]->init;
-    return w->rank >= 3 && w->dims[1] == 1 && w->dims[0] == group;
+    const gl_tensor *t = w->init;
+    return t->rank >= 3 && t->dims[1] == 1 && t->dims[0] == group;
 }
 
-/* The rule for --layout auto. */
+typedef struct op_counts {
+    size_t convs, depthwise, concats;
+} op_counts;
+
+/* Count n; `call` is the fused group whose body holds n (NULL: the model's graph). */
+static void count_op(op_counts *k, const gl_node *n, const gl_node *call, const gl_function *fn)
+{
+    if (!n || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0))
+        return;
+    if (strcmp(n->op_type, "Conv") == 0 || strcmp(n->op_type, "ConvTranspose") == 0) {
+        const gl_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+        for (size_t i = 0; call && w && i < fn->body->n_inputs; i++)
+            if (fn->body->inputs[i] == w) {
+                w = i < call->n_inputs ? call->inputs[i] : NULL;
+                break;
+            }
+        k->convs++;
+        k->depthwise += is_depthwise(n, w);
+    } else if (strcmp(n->op_type, "Concat") == 0) {
+        const gl_value *v = n->n_outputs ? n->outputs[0] : NULL;
+        int rank = v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+        k->concats += rank == 4 || rank == 5 || rank == GL_RANK_UNKNOWN;
+    }
+}
+
+/* The rule for --layout auto. The nodes of fused groups (calls of model-local functions)
+ * count as they would unfused. */
 static void choose_policy(dn_ctx *c, const gl_model *m)
 {
-    size_t convs = 0, depthwise = 0, concats = 0;
+    op_counts k = {0, 0, 0};
     const gl_graph *g = m->graph;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const gl_node *n = g->nodes[i];
-        if (!n || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0))
-            continue;
-        if (strcmp(n->op_type, "Conv") == 0 || strcmp(n->op_type, "ConvTranspose") == 0) {
-            convs++;
-            depthwise += is_depthwise(n);
-        } else if (strcmp(n->op_type, "Concat") == 0) {
-            const gl_value *v = n->n_outputs ? n->outputs[0] : NULL;
-            int rank = v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
-            concats += rank == 4 || rank == 5 || rank == GL_RANK_UNKNOWN;
-        }
+        const gl_function *fn = n ? gl_called_function(m, n) : NULL;
+        if (!fn)
+            count_op(&k, n, NULL, NULL);
+        for (size_t j = 0; fn && j < fn->body->n_nodes; j++)
+            count_op(&k, fn->body->nodes[j], n, fn);
     }
+    size_t convs = k.convs, depthwise = k.depthwise, concats = k.concats;
     if (convs == 0) {
         c->policy = DN_LAYOUT_PLAIN;
         snprintf(c->policy_why, sizeof(c->policy_why), "no convolution: activations stay plain");

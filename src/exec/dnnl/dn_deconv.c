@@ -116,7 +116,13 @@ static dnnl_status_t deconv_way(dn_build *b, void *arg, int way, dnnl_primitive_
         r = dnnl_dilated_deconvolution_forward_desc_init(
             &d, dnnl_forward_inference, dnnl_deconvolution_direct, &src, a->wany, a->bias, &dst,
             a->g->strides, a->g->dilates, a->g->pad_l, a->g->pad_r);
-    return r == dnnl_success ? dnnl_primitive_desc_create(pd, &d, NULL, b->c->engine, NULL) : r;
+    dnnl_primitive_attr_t attr = NULL;
+    if (r == dnnl_success)
+        r = dn_build_attr(b, NULL, 0, x->rank, a->out_dims, &attr);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &d, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    return r;
 }
 
 static gl_status deconv_build(dn_build *b, dnnl_primitive_desc_t *pd)

@@ -19,6 +19,8 @@
 /* How an op becomes an eltwise: the algorithm with alpha/beta read from attributes
  * (NULL name: the default is the value), and an optional post-op step. Clip and Pow
  * take their parameters from inputs instead (params()). */
+struct elt_args;
+
 typedef struct elt_row {
     const char *op;
     int since;
@@ -31,32 +33,40 @@ typedef struct elt_row {
     const char *post_alpha_attr;
     float post_alpha, post_beta;
     /* Parameters from inputs (NULL: none); false (why set) when they are not scalars. */
-    bool (*params)(const gl_kernel_ctx *k, float *alpha, float *beta, const char **why);
+    bool (*params)(const struct elt_args *a, float *alpha, float *beta, const char **why);
 } elt_row;
+
+/* The node and its inputs as a build (or a fused unit) sees them. */
+typedef struct elt_args {
+    const gl_node *node;
+    int64_t opset;
+    const gl_tensor *const *in;
+    const bool *fixed;        /* in[i] holds the same value on every run */
+    size_t n_in;
+} elt_args;
 
 /* A scalar float32 input i that holds the same value on every run (absent: `dflt`):
  * the primitive is built with its value. False when it is not one. */
-static bool scalar_input(const gl_kernel_ctx *k, size_t i, float dflt, float *out)
+static bool scalar_input(const elt_args *a, size_t i, float dflt, float *out)
 {
-    const gl_tensor *t = i < k->n_inputs ? k->in[i] : NULL;
+    const gl_tensor *t = i < a->n_in ? a->in[i] : NULL;
     if (!t) {
         *out = dflt;
         return true;
     }
-    if (t->dtype != GL_DT_FLOAT || t->count != 1 || t->layout ||
-        !dn_value_fixed(k->node->inputs[i]))
+    if (t->dtype != GL_DT_FLOAT || t->count != 1 || t->layout || !a->fixed[i])
         return false;
     *out = *(const float *)gl_tensor_data(t);
     return true;
 }
 
 /* Clip: min/max as attributes before opset 11, as optional inputs from 11. */
-static bool clip_params(const gl_kernel_ctx *k, float *lo, float *hi, const char **why)
+static bool clip_params(const elt_args *a, float *lo, float *hi, const char **why)
 {
-    if (k->opset < 11) {
-        *lo = gl_node_attr_float(k->node, "min", -FLT_MAX);
-        *hi = gl_node_attr_float(k->node, "max", FLT_MAX);
-    } else if (!scalar_input(k, 1, -INFINITY, lo) || !scalar_input(k, 2, INFINITY, hi)) {
+    if (a->opset < 11) {
+        *lo = gl_node_attr_float(a->node, "min", -FLT_MAX);
+        *hi = gl_node_attr_float(a->node, "max", FLT_MAX);
+    } else if (!scalar_input(a, 1, -INFINITY, lo) || !scalar_input(a, 2, INFINITY, hi)) {
         *why = "min/max are not fixed float32 scalars";
         return false;
     }
@@ -68,10 +78,10 @@ static bool clip_params(const gl_kernel_ctx *k, float *lo, float *hi, const char
 }
 
 /* Pow(x, e) with a scalar e: oneDNN's pow is alpha * x^beta. */
-static bool pow_params(const gl_kernel_ctx *k, float *alpha, float *beta, const char **why)
+static bool pow_params(const elt_args *a, float *alpha, float *beta, const char **why)
 {
     *alpha = 1.0f;
-    if (!scalar_input(k, 1, 1.0f, beta)) {
+    if (!scalar_input(a, 1, 1.0f, beta)) {
         *why = "the exponent is not a fixed float32 scalar";
         return false;
     }
@@ -120,29 +130,60 @@ static float attr_or(const gl_node *n, const char *name, float dflt)
     return name ? gl_node_attr_float(n, name, dflt) : dflt;
 }
 
-static gl_status eltwise_build(dn_build *b, dnnl_primitive_desc_t *pd)
+/* The row's steps for the node: the algorithm and its parameters, then the row's post-op. */
+static bool row_posts(const elt_row *row, const elt_args *a, dn_post post[2], size_t *n_post,
+                      const char **why)
 {
-    const gl_node *n = b->k->node;
-    const gl_tensor *x = dn_f32_input(b->k, 0);
-    const elt_row *row = row_of(n);
-    if (!x || x->count == 0 || !row)
-        return dn_refuse(b, "not a non-empty float32 tensor");
+    const gl_node *n = a->node;
     float alpha = attr_or(n, row->alpha_attr, row->alpha);
     float beta = attr_or(n, row->beta_attr, row->beta);
+    if (row->params && !row->params(a, &alpha, &beta, why))
+        return false;
+    post[0] = (dn_post){row->alg, alpha, beta, 1.0f, NULL};
+    post[1] = (dn_post){row->post, attr_or(n, row->post_alpha_attr, row->post_alpha),
+                        row->post_beta, 1.0f, NULL};
+    *n_post = row->post ? 2 : 1;
+    return true;
+}
+
+bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *in,
+                      const bool *fixed, size_t n_in, dn_post *post, size_t *n_post,
+                      const char **why)
+{
+    const elt_row *row = n->domain && *n->domain ? NULL : row_of(n);
+    if (!row || opset < row->since) {
+        *why = NULL;
+        return false;
+    }
+    elt_args a = {n, opset, in, fixed, n_in};
+    return row_posts(row, &a, post, n_post, why);
+}
+
+static gl_status eltwise_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_tensor *x = dn_f32_input(k, 0);
+    const elt_row *row = row_of(k->node);
+    if (!x || x->count == 0 || !row)
+        return dn_refuse(b, "not a non-empty float32 tensor");
+    bool fixed[3] = {false, false, false};
+    for (size_t i = 0; i < k->n_inputs && i < 3; i++)
+        fixed[i] = i < k->node->n_inputs && dn_value_fixed(k->node->inputs[i]);
+    elt_args a = {k->node, k->opset, k->in, fixed, k->n_inputs < 3 ? k->n_inputs : 3};
+    dn_post post[2];
+    size_t n_post = 0;
     const char *why = "";
-    if (row->params && !row->params(b->k, &alpha, &beta, &why))
+    if (!row_posts(row, &a, post, &n_post, &why))
         return dn_refuse(b, "%s", why);
     if (!x->layout && x->count < DN_OPS_SMALL)
         return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
                          (long long)x->count, DN_OPS_SMALL);
-    dn_post post = {row->post, attr_or(n, row->post_alpha_attr, row->post_alpha),
-                    row->post_beta, 1.0f};
     dnnl_eltwise_desc_t ed;
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_status_t r = dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, row->alg,
-                                                     &b->md[0], alpha, beta);
+    dnnl_status_t r = dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, post[0].alg,
+                                                     &b->md[0], post[0].alpha, post[0].beta);
     if (r == dnnl_success)
-        r = dn_attr_post_ops(&post, row->post ? 1 : 0, &attr);
+        r = dn_attr_post_ops(&post[1], n_post - 1, &attr);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &ed, attr, b->c->engine, NULL);
     dnnl_primitive_attr_destroy(attr);

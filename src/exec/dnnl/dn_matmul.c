@@ -91,8 +91,14 @@ static gl_status matmul_build(dn_build *b, dnnl_primitive_desc_t *pd)
         dn_md_plain(&ymd, nd, yd, NULL) != dnnl_success)
         return dn_refuse(b, "shapes oneDNN does not describe");
     dnnl_matmul_desc_t md;
-    if (dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &ymd) != dnnl_success ||
-        dnnl_primitive_desc_create(pd, &md, NULL, b->c->engine, NULL) != dnnl_success)
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t r = dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &ymd);
+    if (r == dnnl_success)
+        r = dn_build_attr(b, NULL, 0, nd, yd, &attr);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for these shapes");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
     bind_weights(b, 1, &bview, *pd);
@@ -179,9 +185,9 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (x->c_in_dst)
         post[n_post++] = (dn_post){.scale = beta / alpha};
     if (alpha != 1.0f)
-        post[n_post++] = (dn_post){dnnl_eltwise_linear, alpha, 0.0f, 1.0f};
+        post[n_post++] = (dn_post){dnnl_eltwise_linear, alpha, 0.0f, 1.0f, NULL};
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_status_t r = dn_attr_post_ops(post, n_post, &attr);
+    dnnl_status_t r = dn_build_attr(b, post, n_post, 2, ydims, &attr);
     dnnl_matmul_desc_t md;
     if (r == dnnl_success)
         r = dnnl_matmul_desc_init(&md, &amd, &bmd, as_bias ? &cmd : NULL, &ymd);

@@ -38,9 +38,10 @@ dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr
     if (r == dnnl_success)
         r = dnnl_post_ops_create(&po);
     for (size_t i = 0; i < n && r == dnnl_success; i++)
-        r = ops[i].alg ? dnnl_post_ops_append_eltwise(po, 1.0f, ops[i].alg, ops[i].alpha,
-                                                      ops[i].beta)
-                       : dnnl_post_ops_append_sum(po, ops[i].scale);
+        r = ops[i].src1  ? dnnl_post_ops_append_binary(po, ops[i].alg, ops[i].src1)
+            : ops[i].alg ? dnnl_post_ops_append_eltwise(po, 1.0f, ops[i].alg, ops[i].alpha,
+                                                        ops[i].beta)
+                         : dnnl_post_ops_append_sum(po, ops[i].scale);
     if (r == dnnl_success)
         r = dnnl_primitive_attr_set_post_ops(*attr, po);
     dnnl_post_ops_destroy(po);
@@ -49,6 +50,27 @@ dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr
         *attr = NULL;
     }
     return r;
+}
+
+/* More post-ops than any primitive of oneDNN 2.6 takes (its limit is 32). */
+#define DN_MAX_POST 32
+
+dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int rank,
+                            const int64_t *dims, dnnl_primitive_attr_t *attr)
+{
+    if (!b->tail)
+        return dn_attr_post_ops(own, n_own, attr);
+    *attr = NULL;
+    dn_post all[DN_MAX_POST];
+    if (n_own > DN_MAX_POST)
+        return dnnl_unimplemented;
+    memcpy(all, own, n_own * sizeof(*own));
+    int n = b->tail->posts(b->tail, b, rank, dims, all + n_own, DN_MAX_POST - n_own);
+    if (n < 0)
+        return dnnl_unimplemented;
+    b->tail->first = n_own;
+    b->tail->taken = true;
+    return dn_attr_post_ops(all, n_own + (size_t)n, attr);
 }
 
 const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int i)
@@ -489,12 +511,20 @@ static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     return r == dnnl_success ? GL_OK : dn_fail(k->where, "dnnl_primitive_execute", r);
 }
 
+gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *rebuilt)
+{
+    *rebuilt = !s->built || !key_matches(s, k);
+    return *rebuilt ? build(c, k, s) : GL_OK;
+}
+
+gl_status dn_node_exec(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    return s->fallback ? run_reference(c, k, s) : execute(c, k, s);
+}
+
 gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
-    if (!s->built || !key_matches(s, k)) {
-        gl_status st = build(c, k, s);
-        if (st != GL_OK)
-            return st;
-    }
-    return s->fallback ? run_reference(c, k, s) : execute(c, k, s);
+    bool rebuilt;
+    gl_status st = dn_node_ready(c, k, s, &rebuilt);
+    return st == GL_OK ? dn_node_exec(c, k, s) : st;
 }

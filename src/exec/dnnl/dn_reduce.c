@@ -135,7 +135,7 @@ static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
     }
     if (!any) /* oneDNN takes a reduction only when a dim shrinks */
         return dn_refuse(b, "every reduced dim has length 1");
-    dn_post log_post = {dnnl_eltwise_log, 0.0f, 0.0f, 1.0f};
+    dn_post log_post = {dnnl_eltwise_log, 0.0f, 0.0f, 1.0f, NULL};
     if (dn_md_plain(&a.plain, x->rank, x->dims, NULL) != dnnl_success ||
         dn_md_plain(&a.dst, x->rank, kept, NULL) != dnnl_success ||
         dn_attr_post_ops(&log_post, a.row->log ? 1 : 0, &a.attr) != dnnl_success)

@@ -1,0 +1,758 @@
+/* dn_fused.c — a fused group (a call of a model-local function, ir/calls.h) as ONE oneDNN
+ * primitive with post-ops.
+ *
+ * The group is read from its body, never from its name: a head (Conv, ConvTranspose,
+ * MatMul, Gemm), then a chain in which each member reads the previous member's output once
+ * and nothing else does: activations (every op dn_eltwise.c maps, and graphlab's Gelu,
+ * GeluTanh, Silu, HardSwish) become eltwise post-ops; Add/Sub/Mul/Div/Max/Min with another
+ * operand become binary post-ops (the operand broadcast to the output as oneDNN 2.6 takes
+ * it: it decides, and a refusal is the unit's), except an Add of a tensor of the output's
+ * shape after a convolution: a sum post-op, its operand written into the destination
+ * before each run (reordered when it arrives in another layout).
+ *
+ * The head runs through its own op's build (dn_conv.c, dn_matmul.c, dn_deconv.c) on a
+ * stand-in node: the head reading the call's values (so initializers are seen as constants
+ * and reordered once), its inputs followed by the chain's operands; the chain's post-ops
+ * reach the head's primitive through dn_build.tail. The stand-in's inputs are the unit's
+ * "slots"; the shape guard and the weight cache are dn_node.c's, unchanged.
+ *
+ * A claim parses the body and, when the IR knows every shape, builds the primitive
+ * descriptor once: a refusal, or oneDNN's reference implementation, leaves the call to the
+ * executor, which runs the body (the plan says why). A build refused at run time (shapes
+ * the IR did not know) runs the body on the reference kernels, and the plan says so.
+ *
+ * Units of several primitives (MatMul+Gelu+MatMul, attention) are not taken: each member
+ * already runs on oneDNN when the body is expanded, and sharing scratch memory between
+ * them would save an allocation the executor already avoids (buffers are lent run after
+ * run).
+ */
+#include "exec/dnnl/dn_opkit.h"
+#include "ir/calls.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NONE SIZE_MAX
+#define MAX_STEPS 16               /* members after the head */
+#define MAX_SLOTS (3 + 3 * MAX_STEPS)
+
+/* Ops that head a unit, and the input slots their builds read. */
+static const struct head_row {
+    const char *op;
+    size_t slots;
+    bool sums;  /* writes a layout-kept activation: a same-shape Add is a sum post-op */
+} head_rows[] = {
+    {"Conv", 3, true}, {"ConvTranspose", 3, true}, {"MatMul", 2, false}, {"Gemm", 3, false},
+};
+
+/* Activations a unit takes beyond dn_eltwise.c's table (the `patterns` pass makes them). */
+static const struct act_row {
+    const char *domain, *op;
+    dnnl_alg_kind_t alg;
+    float alpha;
+} act_rows[] = {
+    {"graphlab", "Gelu", dnnl_eltwise_gelu_erf, 0.0f},
+    {"graphlab", "GeluTanh", dnnl_eltwise_gelu_tanh, 0.0f},
+    {"graphlab", "Silu", dnnl_eltwise_swish, 1.0f},
+    {"graphlab", "HardSwish", dnnl_eltwise_hardswish, 0.0f},
+};
+
+typedef struct fused_step {
+    const gl_node *node;      /* the member, in the body */
+    dnnl_alg_kind_t bin;      /* a binary member's algorithm; 0: an activation */
+    size_t operand;           /* binary: the other operand's slot */
+    size_t slot[3];           /* activation: the slots of inputs 1, 2 (Clip's min/max...) */
+    /* per build */
+    dn_post post[2];
+    size_t n_post;
+    dnnl_memory_desc_t src1;  /* a binary operand as the primitive reads it */
+    bool full, sum;
+} fused_step;
+
+typedef struct fused_unit {
+    dn_node node;             /* first: the backend reads a unit's state as a dn_node */
+    dn_tail tail;
+    const gl_function *fn;
+    const gl_node *call;
+    const gl_node *head;
+    const struct head_row *head_row;
+    const dn_op *head_op;
+    int64_t opset;            /* ai.onnx in the body */
+    gl_node synth;            /* the head reading the call's values (inputs: the slots) */
+    gl_value *vals[MAX_SLOTS];
+    size_t from[MAX_SLOTS];   /* per slot: the call's input (NONE: omitted) */
+    size_t n_slots;
+    fused_step steps[MAX_STEPS];
+    size_t n_steps;
+    char why[160];            /* why the chain does not fit the head's output */
+    /* the sum post-op's operand, written into the destination before each run */
+    size_t sum_slot;          /* NONE: no sum */
+    dnnl_memory_desc_t sum_given, dst;
+    dnnl_primitive_t sum_reorder;
+    dnnl_memory_t sum_from, sum_to;
+    unsigned sum_reorders;
+    uint64_t sum_ns;
+} fused_unit;
+
+static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd);
+static gl_status fused_prepare(const gl_kernel_ctx *k, dn_node *s);
+static const dn_op fused_op = {"", "(fused group)", 1, NULL, fused_build, fused_prepare};
+
+static fused_unit *unit_of(dn_node *s)
+{
+    return (fused_unit *)((char *)s - offsetof(fused_unit, node));
+}
+
+bool dn_fused_state(const void *state)
+{
+    return state && ((const dn_node *)state)->op == &fused_op;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the body ------------------------------------------------------------------------- */
+
+static bool default_domain(const char *d)
+{
+    return !d || !*d || strcmp(d, "ai.onnx") == 0;
+}
+
+static const struct act_row *act_row_of(const gl_node *n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(act_rows); i++)
+        if (n->domain && strcmp(n->domain, act_rows[i].domain) == 0 &&
+            strcmp(n->op_type, act_rows[i].op) == 0)
+            return &act_rows[i];
+    return NULL;
+}
+
+/* ai.onnx Gelu-20: gelu_erf, or gelu_tanh under approximate="tanh". */
+static bool onnx_gelu(const gl_node *n, int64_t opset, dnnl_alg_kind_t *alg)
+{
+    if (!default_domain(n->domain) || strcmp(n->op_type, "Gelu") != 0 || opset < 20)
+        return false;
+    const char *approx = gl_node_attr_string(n, "approximate", "none");
+    *alg = strcmp(approx, "tanh") == 0 ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
+    return strcmp(approx, "tanh") == 0 || strcmp(approx, "none") == 0;
+}
+
+/* The post-ops of activation member st, its parameter inputs from in[] (per slot). */
+static bool act_posts(const fused_unit *u, fused_step *st, const gl_tensor *const *in,
+                      const char **why)
+{
+    const gl_node *n = st->node;
+    const struct act_row *row = act_row_of(n);
+    dnnl_alg_kind_t alg;
+    st->n_post = 1;
+    if (row) {
+        st->post[0] = (dn_post){row->alg, row->alpha, 0.0f, 1.0f, NULL};
+        return true;
+    }
+    if (onnx_gelu(n, u->opset, &alg)) {
+        st->post[0] = (dn_post){alg, 0.0f, 0.0f, 1.0f, NULL};
+        return true;
+    }
+    const gl_tensor *args[3] = {NULL, NULL, NULL};
+    bool fixed[3] = {false, false, false};
+    for (size_t i = 1; i < n->n_inputs && i < 3; i++) {
+        size_t s = st->slot[i];
+        args[i] = s == NONE ? NULL : in[s];
+        fixed[i] = s != NONE && dn_value_fixed(u->vals[s]);
+    }
+    if (n->n_inputs > 3) {
+        *why = "more inputs than an activation has";
+        return false;
+    }
+    return dn_eltwise_posts(n, u->opset, args, fixed, n->n_inputs ? n->n_inputs : 1, st->post,
+                            &st->n_post, why);
+}
+
+static size_t formal_index(const gl_function *fn, const gl_value *v)
+{
+    for (size_t i = 0; i < fn->body->n_inputs; i++)
+        if (fn->body->inputs[i] == v)
+            return i;
+    return NONE;
+}
+
+static bool refers_to_caller(const gl_node *n)
+{
+    for (size_t i = 0; i < n->n_attrs; i++)
+        if (n->attrs[i].ref_attr_name)
+            return true;
+    return false;
+}
+
+/* A new slot for body value v that member n reads: the call's value in its place. */
+static bool add_slot(fused_unit *u, const gl_node *n, const gl_value *v, size_t *slot,
+                     char *why, size_t len)
+{
+    *slot = NONE;
+    if (u->n_slots >= MAX_SLOTS) {
+        snprintf(why, len, "more than %d inputs in the group", MAX_SLOTS);
+        return false;
+    }
+    gl_value *cv = NULL;
+    if (v) {
+        size_t f = formal_index(u->fn, v);
+        if (f == NONE) {
+            snprintf(why, len, "member '%s' (%s) reads '%s', which the group makes itself",
+                     n->name, n->op_type, v->name);
+            return false;
+        }
+        cv = f < u->call->n_inputs ? u->call->inputs[f] : NULL;
+        u->from[u->n_slots] = cv ? f : NONE;
+    } else {
+        u->from[u->n_slots] = NONE;
+    }
+    u->vals[u->n_slots] = cv;
+    *slot = u->n_slots++;
+    return true;
+}
+
+/* Member n of the chain reads `prev` once; the step it makes. */
+static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char *why,
+                     size_t len)
+{
+    if (u->n_steps >= MAX_STEPS) {
+        snprintf(why, len, "more than %d members after the head", MAX_STEPS);
+        return false;
+    }
+    fused_step *st = &u->steps[u->n_steps++];
+    memset(st, 0, sizeof(*st));
+    st->node = n;
+    st->operand = NONE;
+    for (size_t i = 0; i < 3; i++)
+        st->slot[i] = NONE;
+    size_t at = NONE, uses = 0;
+    for (size_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] == prev) {
+            at = i;
+            uses++;
+        }
+    if (uses != 1 || prev->n_uses != 1 || prev->n_output_refs) {
+        snprintf(why, len, "'%s' is not read once, by member '%s' alone", prev->name, n->name);
+        return false;
+    }
+    if (refers_to_caller(n) || n->n_outputs < 1 || !n->outputs[0]) {
+        snprintf(why, len, "member '%s' (%s) is not a plain one-output op", n->name, n->op_type);
+        return false;
+    }
+    for (size_t i = 1; i < n->n_outputs; i++)
+        if (n->outputs[i] && (n->outputs[i]->n_uses || n->outputs[i]->n_output_refs)) {
+            snprintf(why, len, "member '%s' (%s) has a second output in use", n->name,
+                     n->op_type);
+            return false;
+        }
+    bool commutes = false;
+    dnnl_alg_kind_t bin = default_domain(n->domain) && n->n_inputs == 2
+                              ? dn_binary_alg(n->op_type, &commutes)
+                              : (dnnl_alg_kind_t)0;
+    if (bin) {
+        if (at == 1 && !commutes) {
+            snprintf(why, len, "member '%s' (%s) takes the chain as its second operand",
+                     n->name, n->op_type);
+            return false;
+        }
+        st->bin = bin;
+        return add_slot(u, n, n->inputs[1 - at], &st->operand, why, len);
+    }
+    if (at != 0) {
+        snprintf(why, len, "member '%s' (%s) reads the chain as input %zu", n->name, n->op_type,
+                 at);
+        return false;
+    }
+    for (size_t i = 1; i < n->n_inputs && i < 3; i++)
+        if (!add_slot(u, n, n->inputs[i], &st->slot[i], why, len))
+            return false;
+    return true;
+}
+
+static void sum_clear(fused_unit *u)
+{
+    if (u->sum_reorder)
+        dnnl_primitive_destroy(u->sum_reorder);
+    if (u->sum_from)
+        dnnl_memory_destroy(u->sum_from);
+    if (u->sum_to)
+        dnnl_memory_destroy(u->sum_to);
+    u->sum_reorder = NULL;
+    u->sum_from = u->sum_to = NULL;
+    u->sum_slot = NONE;
+}
+
+static void unit_free(fused_unit *u)
+{
+    if (!u)
+        return;
+    dn_node_clear(&u->node);
+    sum_clear(u);
+    free(u);
+}
+
+static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
+                      size_t cap);
+
+/* The unit of a call, parsed from fn's body; NULL (why set) when it is not one. */
+static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_function *fn,
+                            char *why, size_t len)
+{
+    const gl_graph *body = fn ? fn->body : NULL;
+    if (!body || body->n_nodes == 0 || !body->nodes[0]) {
+        snprintf(why, len, "an empty function body");
+        return NULL;
+    }
+    const gl_node *head = body->nodes[0];
+    const struct head_row *hr = NULL;
+    for (size_t i = 0; i < GL_ARRAY_LEN(head_rows) && default_domain(head->domain); i++)
+        if (strcmp(head->op_type, head_rows[i].op) == 0)
+            hr = &head_rows[i];
+    if (!hr) {
+        snprintf(why, len, "no single oneDNN kernel for a group headed by %s; runs its members",
+                 head->op_type);
+        return NULL;
+    }
+    if (call->n_outputs != 1 || body->n_outputs != 1) {
+        snprintf(why, len, "the group has %zu outputs; a primitive makes one", body->n_outputs);
+        return NULL;
+    }
+    int64_t opset = gl_scope_opset(m, fn, "");
+    const dn_op *op = dn_op_find("", head->op_type, opset);
+    if (!op || head->n_inputs > hr->slots || refers_to_caller(head) || head->n_outputs != 1 ||
+        !head->outputs[0]) {
+        snprintf(why, len, "no oneDNN primitive for head '%s' (%s) as it is", head->name,
+                 head->op_type);
+        return NULL;
+    }
+    fused_unit *u = gl_xcalloc(1, sizeof(*u));
+    u->node.op = &fused_op;
+    u->tail.posts = tail_posts;
+    u->fn = fn;
+    u->call = call;
+    u->head = head;
+    u->head_row = hr;
+    u->head_op = op;
+    u->opset = opset;
+    u->sum_slot = NONE;
+    bool ok = true;
+    for (size_t i = 0; i < hr->slots && ok; i++) {
+        size_t slot;
+        ok = add_slot(u, head, i < head->n_inputs ? head->inputs[i] : NULL, &slot, why, len);
+    }
+    const gl_value *prev = head->outputs[0];
+    for (size_t j = 1; j < body->n_nodes && ok; j++) {
+        const gl_node *n = body->nodes[j];
+        ok = n && add_step(u, n, prev, why, len);
+        if (ok)
+            prev = n->outputs[0];
+        else if (!n)
+            snprintf(why, len, "a hole in the function body");
+    }
+    if (ok && body->outputs[0] != prev) {
+        snprintf(why, len, "the group's output is not its last member's");
+        ok = false;
+    }
+    /* Activations must be ones oneDNN takes, their parameters fixed across runs (read
+     * here when they are initializers, else at the build). */
+    const gl_tensor *init[MAX_SLOTS] = {NULL};
+    for (size_t i = 0; i < u->n_slots; i++)
+        init[i] = u->vals[i] && gl_value_is_constant(u->vals[i]) ? u->vals[i]->init : NULL;
+    for (size_t j = 0; j < u->n_steps && ok; j++) {
+        fused_step *st = &u->steps[j];
+        const char *w = "";
+        bool known = true;
+        for (size_t i = 1; i < 3 && !st->bin; i++) {
+            const gl_value *v = st->slot[i] == NONE ? NULL : u->vals[st->slot[i]];
+            if (v && !dn_value_fixed(v)) {
+                snprintf(why, len, "member '%s' (%s): input '%s' changes from run to run",
+                         st->node->name, st->node->op_type, v->name);
+                ok = false;
+            }
+            known = known && (!v || init[st->slot[i]]);
+        }
+        if (ok && !st->bin && known && !act_posts(u, st, init, &w)) {
+            if (w)
+                snprintf(why, len, "member '%s' (%s): %s", st->node->name, st->node->op_type, w);
+            else
+                snprintf(why, len, "no single oneDNN kernel: member '%s' (%s) is no post-op; "
+                         "runs its members", st->node->name, st->node->op_type);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        unit_free(u);
+        return NULL;
+    }
+    u->synth = *head;
+    u->synth.inputs = u->vals;
+    u->synth.n_inputs = u->synth.cap_inputs = u->n_slots;
+    u->synth.outputs = call->outputs;
+    u->synth.n_outputs = 1;
+    return u;
+}
+
+/* ---- building -------------------------------------------------------------------------- */
+
+static void dims_text(char *buf, size_t len, int rank, const int64_t *dims)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < rank && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? "," : "", (long long)dims[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
+}
+
+/* The chain's post-ops for a destination of ONNX dims (rank, dims): dn_build_attr asks the
+ * head's build for them (once per layout it tries). */
+static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
+                      size_t cap)
+{
+    fused_unit *u = (fused_unit *)((char *)t - offsetof(fused_unit, tail));
+    size_t n = 0;
+    bool summed = false;
+    for (size_t j = 0; j < u->n_steps; j++) {
+        fused_step *st = &u->steps[j];
+        if (!st->bin) {
+            if (n + st->n_post > cap)
+                return -1;
+            for (size_t i = 0; i < st->n_post; i++)
+                post[n++] = st->post[i];
+            continue;
+        }
+        const gl_tensor *o = b->k->in[st->operand];
+        bool fits = o->rank <= rank;
+        int spread = 0, along = -1; /* output dims (of size > 1) the operand spans */
+        for (int i = 0; i < o->rank && fits; i++) {
+            int a = rank - o->rank + i;
+            fits = o->dims[i] == 1 || o->dims[i] == dims[a];
+            if (o->dims[i] != 1) {
+                spread++;
+                along = a;
+            }
+        }
+        int big = 0;
+        for (int i = 0; i < rank; i++)
+            big += dims[i] != 1;
+        st->full = fits && spread == big;
+        char od[96], dd[96];
+        dims_text(od, sizeof(od), o->rank, o->dims);
+        dims_text(dd, sizeof(dd), rank, dims);
+        if (!fits) {
+            snprintf(u->why, sizeof(u->why),
+                     "member '%s' (%s): operand %.40s does not broadcast into the output %.40s",
+                     st->node->name, st->node->op_type, od, dd);
+            return -1;
+        }
+        /* oneDNN 2.6 documents a scalar, a per-channel and a full operand; others it takes
+         * and may compute wrong (a [1,1,H,1] operand on its gemm convolution with an nhwc
+         * destination did). Per-channel: dim 1 of a convolution, the last of a matmul. */
+        int channel = u->head_row->sums ? 1 : rank - 1;
+        if (!st->full && spread > 0 && (spread > 1 || along != channel)) {
+            snprintf(u->why, sizeof(u->why),
+                     "member '%.24s' (%.16s): operand %.30s is not a scalar, per-channel or "
+                     "full operand of the output",
+                     st->node->name, st->node->op_type, od);
+            return -1;
+        }
+        /* One sum per primitive; a layout-kept output only (matmul's stays plain, and its
+         * binary post-op reads a full operand as well as a copy would). */
+        st->sum = st->full && st->bin == dnnl_binary_add && u->head_row->sums && !summed;
+        summed = summed || st->sum;
+        dnnl_status_t r = dnnl_success;
+        dnnl_format_tag_t act = dn_act_tag(b->c, rank);
+        if (st->sum)
+            post[n] = (dn_post){(dnnl_alg_kind_t)0, 0.0f, 0.0f, 1.0f, NULL};
+        else if (st->full && u->head_row->sums && act != dnnl_format_tag_undef)
+            r = dn_md_tag(&st->src1, rank, dims, act);
+        else
+            r = dn_md_leading_ones(&st->src1, rank, o);
+        if (r != dnnl_success || n >= cap)
+            return -1;
+        if (!st->sum)
+            post[n] = (dn_post){st->bin, 0.0f, 0.0f, 1.0f, &st->src1};
+        n++;
+    }
+    return (int)n;
+}
+
+static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    fused_unit *u = unit_of(b->s);
+    const gl_kernel_ctx *k = b->k;
+    sum_clear(u);
+    u->why[0] = '\0';
+    for (size_t i = 0; i < u->n_slots; i++) {
+        const gl_tensor *t = k->in[i];
+        if (t && t->dtype != GL_DT_FLOAT)
+            return dn_refuse(b, "input '%s' is %s, not float32", u->vals[i]->name,
+                             gl_dtype_name(t->dtype));
+    }
+    for (size_t j = 0; j < u->n_steps; j++) {
+        const char *why = "";
+        fused_step *st = &u->steps[j];
+        if (!st->bin && !act_posts(u, st, k->in, &why))
+            return dn_refuse(b, "member '%s' (%s): %s", st->node->name, st->node->op_type,
+                             why ? why : "no post-op");
+    }
+    if (strcmp(u->head->op_type, "MatMul") == 0 && k->in[0] && k->in[1] &&
+        (k->in[0]->rank < 2 || k->in[1]->rank < 2))
+        return dn_refuse(b, "a 1-D MatMul operand: the output is not the matmul's");
+    b->tail = &u->tail;
+    u->tail.taken = false;
+    gl_status st = u->head_op->build(b, pd);
+    b->tail = NULL;
+    if (st != GL_OK)
+        return st;
+    if (b->s->fallback) {
+        if (u->why[0])
+            snprintf(b->s->note, sizeof(b->s->note), "%s", u->why);
+        return GL_OK;
+    }
+    if (!u->tail.taken) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = NULL;
+        return dn_refuse(b, "the %s build takes no post-ops here", u->head->op_type);
+    }
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "this group");
+    size_t idx = u->tail.first;
+    for (size_t j = 0; j < u->n_steps; j++) {
+        fused_step *s = &u->steps[j];
+        if (!s->bin) {
+            idx += s->n_post;
+            continue;
+        }
+        if (s->sum) {
+            u->sum_slot = s->operand;
+            u->sum_given = b->md[s->operand];
+            u->dst = *dn_pd_md(*pd, dnnl_query_dst_md, 0);
+        } else {
+            int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP((int)idx) | DNNL_ARG_SRC_1;
+            if (s->full && !dn_md_is_plain(&s->src1))
+                dn_bind_input(b, arg, s->operand, &s->src1);
+            else
+                dn_bind_input_view(b, arg, s->operand, &s->src1);
+        }
+        idx++;
+    }
+    return GL_OK;
+}
+
+/* The sum's operand into the destination: a copy, or a reorder when its layout differs. */
+static gl_status sum_fill(fused_unit *u, const gl_kernel_ctx *k)
+{
+    dn_ctx *c = k->backend_ctx;
+    const gl_tensor *r = k->in[u->sum_slot];
+    void *dst = k->out[0]->buf->data;
+    void *src = r->buf ? r->buf->data : NULL;
+    if (dnnl_memory_desc_equal(&u->sum_given, &u->dst)) {
+        memcpy(dst, src, dnnl_memory_desc_get_size(&u->dst));
+        return GL_OK;
+    }
+    uint64_t t0 = now_ns();
+    dnnl_status_t e = dnnl_success;
+    const char *call = "dnnl_reorder_primitive_desc_create";
+    if (!u->sum_reorder) {
+        dnnl_primitive_desc_t rpd = NULL;
+        e = dnnl_reorder_primitive_desc_create(&rpd, &u->sum_given, c->engine, &u->dst,
+                                               c->engine, NULL);
+        if (e == dnnl_success && (call = "dnnl_primitive_create"))
+            e = dnnl_primitive_create(&u->sum_reorder, rpd);
+        dnnl_primitive_desc_destroy(rpd);
+        if (e == dnnl_success && (call = "dnnl_memory_create"))
+            e = dnnl_memory_create(&u->sum_from, &u->sum_given, c->engine, DNNL_MEMORY_NONE);
+        if (e == dnnl_success)
+            e = dnnl_memory_create(&u->sum_to, &u->dst, c->engine, DNNL_MEMORY_NONE);
+    }
+    if (e == dnnl_success && (call = "dnnl_memory_set_data_handle"))
+        e = dnnl_memory_set_data_handle(u->sum_from, src);
+    if (e == dnnl_success)
+        e = dnnl_memory_set_data_handle(u->sum_to, dst);
+    if (e == dnnl_success && (call = "reorder of the sum's operand")) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, u->sum_from}, {DNNL_ARG_TO, u->sum_to}};
+        e = dnnl_primitive_execute(u->sum_reorder, c->stream, 2, args);
+        if (e == dnnl_success)
+            e = dnnl_stream_wait(c->stream);
+    }
+    u->sum_reorders++;
+    u->sum_ns += now_ns() - t0;
+    return e == dnnl_success ? GL_OK : dn_fail(k->where, call, e);
+}
+
+static gl_status fused_prepare(const gl_kernel_ctx *k, dn_node *s)
+{
+    fused_unit *u = unit_of(s);
+    gl_status st = u->head_op->prepare ? u->head_op->prepare(k, s) : GL_OK;
+    return st == GL_OK && u->sum_slot != NONE ? sum_fill(u, k) : st;
+}
+
+/* What the plan shows: the head's implementation and the post-ops, the members. */
+static void describe_unit(fused_unit *u)
+{
+    dn_node *s = &u->node;
+    char members[160];
+    size_t k = (size_t)snprintf(members, sizeof(members), "%s '%s'", u->head->op_type,
+                                u->head->name);
+    for (size_t j = 0; j < u->n_steps && k < sizeof(members); j++)
+        k += (size_t)snprintf(members + k, sizeof(members) - k, ", %s '%s'",
+                              u->steps[j].node->op_type, u->steps[j].node->name);
+    if (s->fallback) {
+        char why[sizeof(s->note)];
+        snprintf(why, sizeof(why), "%s", s->note);
+        snprintf(s->impl, sizeof(s->impl), "ref (members)");
+        snprintf(s->note, sizeof(s->note), "runs its members on the reference kernels: %.110s",
+                 why);
+        return;
+    }
+    k = strlen(s->impl);
+    for (size_t j = 0; j < u->n_steps && k < sizeof(s->impl); j++) {
+        const fused_step *st = &u->steps[j];
+        for (size_t i = 0; i < (st->bin ? 1 : st->n_post) && k < sizeof(s->impl); i++)
+            k += (size_t)snprintf(s->impl + k, sizeof(s->impl) - k, " + %s",
+                                  st->sum ? "sum"
+                                  : st->bin ? dnnl_alg_kind2str(st->bin)
+                                            : dnnl_alg_kind2str(st->post[i].alg));
+    }
+    snprintf(s->note, sizeof(s->note), "fused: %.150s", members);
+}
+
+/* ---- the backend's entry points ---------------------------------------------------------- */
+
+bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,
+                     char *why, size_t len)
+{
+    fused_unit *u = unit_new(m, call, fn, why, len);
+    if (!u)
+        return false;
+    bool ok = u->head_op->claim(m, &u->synth, why, len);
+    for (size_t i = 0; i < u->n_slots && ok; i++)
+        if (u->vals[i] && !dn_input_fits(&u->synth, i, 0, DNNL_MAX_NDIMS)) {
+            snprintf(why, len, "input '%s' is not float32", u->vals[i]->name);
+            ok = false;
+        }
+    /* Every shape known: build the descriptor now, so that a group oneDNN cannot run as
+     * one kernel is expanded by the executor (and the plan says why). */
+    const gl_tensor *in[MAX_SLOTS] = {NULL};
+    gl_tensor *made[MAX_SLOTS] = {NULL};
+    bool known = ok;
+    for (size_t i = 0; i < u->n_slots && known; i++) {
+        const gl_value *v = u->vals[i];
+        if (!v)
+            continue;
+        if (v->init && gl_value_is_constant(v)) {
+            in[i] = v->init;
+            continue;
+        }
+        const gl_type *t = &v->type;
+        known = t->kind == GL_TYPE_TENSOR && t->dtype != GL_DT_UNDEFINED &&
+                t->shape.rank >= 0 && t->shape.rank <= GL_MAX_RANK;
+        int64_t dims[GL_MAX_RANK], count = 1;
+        for (int d = 0; known && d < t->shape.rank; d++) {
+            dims[d] = t->shape.dims[d].value;
+            known = dims[d] >= 0;
+            count *= known ? dims[d] : 1;
+        }
+        if (known)
+            in[i] = made[i] = gl_tensor_wrap(t->dtype, t->shape.rank, dims, count, NULL);
+    }
+    if (known) {
+        char where[512];
+        gl_node_where(m, call, where, sizeof(where));
+        dnnl_memory_desc_t md[MAX_SLOTS];
+        memset(md, 0, sizeof(md));
+        for (size_t i = 0; i < u->n_slots && known; i++)
+            if (in[i] && in[i]->dtype == GL_DT_FLOAT && dn_md_of(in[i], &md[i]) != dnnl_success)
+                known = false;
+        gl_kernel_ctx k = {.node = &u->synth, .model = m, .opset = u->opset, .where = where,
+                           .n_inputs = u->n_slots, .in = in, .n_outputs = 1,
+                           .backend_ctx = c};
+        dn_build b = {.c = c, .k = &k, .s = &u->node, .md = md};
+        dnnl_primitive_desc_t pd = NULL;
+        gl_status st = known ? fused_build(&b, &pd) : GL_OK;
+        if (st != GL_OK) {
+            snprintf(why, len, "%s", gl_error_message());
+            gl_error_clear();
+            ok = false;
+        } else if (known && u->node.fallback) {
+            snprintf(why, len, "%s", u->node.note);
+            ok = false;
+        }
+        dnnl_primitive_desc_destroy(pd);
+    }
+    for (size_t i = 0; i < u->n_slots; i++)
+        gl_tensor_free(made[i]);
+    unit_free(u);
+    return ok;
+}
+
+/* A build refused at run time: the body on the reference kernels, on plain inputs. */
+static gl_status run_members(dn_ctx *c, gl_kernel_ctx *k)
+{
+    const gl_tensor *plain[MAX_SLOTS];
+    gl_tensor *owned[MAX_SLOTS] = {NULL};
+    size_t n = k->n_inputs < MAX_SLOTS ? k->n_inputs : MAX_SLOTS;
+    gl_status st = n == k->n_inputs ? GL_OK
+                                    : gl_fail(GL_ERR_UNSUPPORTED, "%s: too many inputs", k->where);
+    uint64_t t0 = now_ns();
+    for (size_t i = 0; i < n && st == GL_OK; i++) {
+        plain[i] = k->in[i];
+        if (k->in[i] && k->in[i]->layout) {
+            plain[i] = owned[i] = dn_to_plain(c, k->in[i], NULL);
+            st = owned[i] ? GL_OK : GL_ERR_INTERNAL;
+            k->reorders++;
+        }
+    }
+    k->reorder_ns += now_ns() - t0;
+    if (st == GL_OK)
+        st = gl_eval_node(k->model, k->node, plain, k->out);
+    for (size_t i = 0; i < n; i++)
+        gl_tensor_free(owned[i]);
+    return st;
+}
+
+gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
+{
+    fused_unit *u = *state;
+    if (!u) {
+        char why[160] = "";
+        u = unit_new(k->model, k->node, gl_called_function(k->model, k->node), why,
+                     sizeof(why));
+        if (!u)
+            return gl_fail(GL_ERR_INTERNAL, "%s: claimed as a fused group, yet %s", k->where,
+                           why);
+        *state = u;
+    }
+    const gl_tensor *in[MAX_SLOTS];
+    for (size_t i = 0; i < u->n_slots; i++)
+        in[i] = u->from[i] != NONE && u->from[i] < k->n_inputs ? k->in[u->from[i]] : NULL;
+    gl_kernel_ctx hk = *k;
+    hk.node = &u->synth;
+    hk.opset = u->opset;
+    hk.n_inputs = u->n_slots;
+    hk.in = in;
+    hk.reorder_ns = 0;
+    hk.reorders = 0;
+    bool rebuilt = false;
+    gl_status st = dn_node_ready(c, &hk, &u->node, &rebuilt);
+    if (st == GL_OK && rebuilt)
+        describe_unit(u);
+    if (st == GL_OK)
+        st = u->node.fallback ? run_members(c, k) : dn_node_exec(c, &hk, &u->node);
+    k->reorder_ns += hk.reorder_ns + u->sum_ns;
+    k->reorders += hk.reorders + u->sum_reorders;
+    u->sum_ns = 0;
+    u->sum_reorders = 0;
+    return st;
+}
+
+void dn_fused_release(void *state)
+{
+    unit_free(state);
+}

@@ -1,0 +1,428 @@
+/* test_dnnl_fused.c — fused groups (calls of model-local functions of domain
+ * graphlab.fused) on the oneDNN backend, against the reference executor's expansion of
+ * the body.
+ *
+ * Each row is one group: a head (Conv, depthwise Conv, ConvTranspose, MatMul, Gemm) and a
+ * chain of members, each reading the previous member's output, some with another operand:
+ *   'c' a random constant of the given dims   'x' a random graph input of the given dims
+ *   'r' the head's own input (a residual of the output's shape)
+ *   0: none (an activation; Clip's 'c' operand is its min).
+ * The head's input comes through a 1x1 Conv (`through`: it then arrives in the plan's
+ * layout and the IR does not know its shape: the claim cannot build, the first run
+ * does), or straight from a graph input of known shape (the claim builds the descriptor).
+ * Under each layout policy the row names ('p' plain, 'n' nhwc, 'b' blocked) the dnnl run
+ * must equal the reference run, and the plan must show the call as the row expects:
+ *   FUSED    one entry on dnnl, its implementation a oneDNN kernel (no "ref") naming
+ *            `what` (e.g. "eltwise_relu + sum"), the note listing the members;
+ *   BODY     the claim refused: the executor runs the body (entry "body"), note `what`;
+ *   MEMBERS  claimed, refused at the first run: "ref (members)", note `what`.
+ * A second run builds nothing and reorders no constant (the weight cache).
+ */
+#define TU_CASE_SHORTHANDS
+#include "exec/compare.h"
+#include "exec/exec.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { FUSED, BODY, MEMBERS } expect_t;
+
+typedef struct step_spec {
+    const char *op;      /* NULL ends the chain; "graphlab.Gelu" names a domain */
+    char kind;           /* the other operand, as above */
+    int rank;
+    int64_t dims[4];
+    bool second;         /* the chain is the member's second operand */
+    tu_attr attrs[3];
+} step_spec;
+
+typedef struct fcase {
+    const char *name;
+    char head;           /* 'c' Conv 16->16 3x3, 'd' depthwise 3x3, 't' ConvTranspose 16->8,
+                          * 'm' MatMul [2,8,32]x[32,24], 'g' Gemm [8,32]x[32,24]+C[24],
+                          * 'M' MatMul on int32 */
+    const char *layouts;
+    bool through;        /* the head's input comes through a 1x1 Conv / a Relu */
+    step_spec steps[4];
+    expect_t expect;
+    const char *what;
+    double rtol;
+} fcase;
+
+#define RTOL 1e-4
+#define ATOL 1e-5
+#define ACT(op_) {.op = (op_)}
+#define OPD(op_, kind_, rank_, ...)                                                        \
+    {.op = (op_), .kind = (kind_), .rank = (rank_), .dims = {__VA_ARGS__}}
+
+/* ---- building one row ------------------------------------------------------------------- */
+
+typedef struct built {
+    gl_model *m;
+    gl_tensor *in[6];
+    size_t n_in;
+} built;
+
+static uint32_t seed = 11;
+
+static gl_value *const_f32(gl_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    gl_tensor *t = tu_random_f32(rank, dims, &seed);
+    gl_value *v = tu_const_f32(g, name, rank, dims, gl_tensor_data(t));
+    gl_tensor_free(t);
+    return v;
+}
+
+static gl_value *graph_input(built *b, const char *name, gl_dtype dt, int rank,
+                             const int64_t *dims, bool declared)
+{
+    int64_t unknown[4] = {U, U, U, U};
+    gl_value *v = tu_input(b->m->graph, name, dt, rank, declared ? dims : unknown);
+    gl_tensor *t = tu_random_f32(rank, dims, &seed);
+    if (dt == GL_DT_INT32) {
+        int32_t vals[2 * 8 * 32];
+        const float *p = gl_tensor_data(t);
+        for (int64_t i = 0; i < t->count && i < 2 * 8 * 32; i++)
+            vals[i] = (int32_t)(p[i] * 4);
+        gl_tensor_free(t);
+        t = tu_tensor_of(GL_DT_INT32, rank, dims, vals);
+    }
+    b->in[b->n_in++] = t;
+    return v;
+}
+
+/* The function's formal input for actual `v`: both lists grow together. */
+static gl_value *formal(gl_function *f, gl_value **actual, size_t *n, gl_value *v)
+{
+    char name[16];
+    snprintf(name, sizeof(name), "F%zu", *n);
+    gl_value *fv = gl_add_value(f->body, name);
+    gl_graph_add_input(f->body, fv);
+    actual[(*n)++] = v;
+    return fv;
+}
+
+static gl_node *add_op(gl_graph *g, const char *op, const char *name, gl_value **ins, size_t n)
+{
+    const char *dot = strchr(op, '.');
+    char domain[32] = "";
+    if (dot)
+        snprintf(domain, sizeof(domain), "%.*s", (int)(dot - op), op);
+    return gl_add_node(g, dot ? dot + 1 : op, domain, name, ins, n, 1);
+}
+
+static built build_row(const fcase *c)
+{
+    built b = {.m = tu_model(c->head == 'M' ? 13 : 20)};
+    gl_model *m = b.m;
+    gl_model_set_opset(m, "graphlab.fused", 1);
+    gl_model_set_opset(m, "graphlab", 1);
+    gl_graph *g = m->graph;
+    bool conv = strchr("cdt", c->head) != NULL;
+    int64_t xd[4] = {1, 16, 8, 8}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
+    const int64_t *dims = conv ? xd : c->head == 'g' ? gd : md;
+    int rank = conv ? 4 : c->head == 'g' ? 2 : 3;
+    gl_dtype dt = c->head == 'M' ? GL_DT_INT32 : GL_DT_FLOAT;
+    gl_value *x = graph_input(&b, "x", dt, rank, dims, !c->through);
+    if (c->through && conv)
+        x = tu_node(g, "Conv", "pre", 2, x, const_f32(g, "wpre", 4, (int64_t[]){16, 16, 1, 1}))
+                ->outputs[0];
+    else if (c->through)
+        x = tu_node(g, "Relu", "pre", 1, x)->outputs[0];
+
+    gl_function *f = gl_model_add_function(m, "graphlab.fused", "Fused_1");
+    f->opsets = gl_xcalloc(2, sizeof(*f->opsets));
+    f->opsets[0] = (gl_opset){gl_xstrdup(""), c->head == 'M' ? 13 : 20};
+    f->opsets[1] = (gl_opset){gl_xstrdup("graphlab"), 1};
+    f->n_opsets = 2;
+    gl_value *actual[12];
+    size_t n_act = 0;
+    gl_value *fx = formal(f, actual, &n_act, x);
+    gl_node *head;
+    if (conv) {
+        bool dw = c->head == 'd', tr = c->head == 't';
+        int64_t wd[4] = {16, dw ? 1 : tr ? 8 : 16, 3, 3}, oc = tr ? 8 : 16;
+        gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 4, wd));
+        gl_value *bias = formal(f, actual, &n_act, const_f32(g, "b", 1, &oc));
+        head = tu_node(f->body, tr ? "ConvTranspose" : "Conv", "head", 3, fx, w, bias);
+        if (!tr)
+            tu_apply_attrs(head, (tu_attr[]){AINTS("pads", 4, 1, 1, 1, 1),
+                                             AI("group", dw ? 16 : 1), {0}});
+    } else if (c->head == 'g') {
+        gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 2, (int64_t[]){32, 24}));
+        gl_value *cc = formal(f, actual, &n_act, const_f32(g, "b", 1, (int64_t[]){24}));
+        head = tu_node(f->body, "Gemm", "head", 3, fx, w, cc);
+    } else {
+        gl_value *w;
+        if (dt == GL_DT_INT32) {
+            int32_t v[32 * 24];
+            for (int i = 0; i < 32 * 24; i++)
+                v[i] = i % 7 - 3;
+            gl_tensor *t = tu_tensor_of(GL_DT_INT32, 2, (int64_t[]){32, 24}, v);
+            w = gl_add_initializer(g, "w", t);
+        } else {
+            w = const_f32(g, "w", 2, (int64_t[]){32, 24});
+        }
+        head = tu_node(f->body, "MatMul", "head", 2, fx, formal(f, actual, &n_act, w));
+    }
+    gl_value *prev = head->outputs[0];
+    for (size_t i = 0; i < GL_ARRAY_LEN(c->steps) && c->steps[i].op; i++) {
+        const step_spec *s = &c->steps[i];
+        char name[16];
+        snprintf(name, sizeof(name), "s%zu", i);
+        gl_value *ins[2] = {prev, NULL};
+        size_t n = 1;
+        if (s->kind) {
+            gl_value *o = NULL;
+            char oname[16];
+            snprintf(oname, sizeof(oname), "o%zu", i);
+            if (s->kind == 'c') {
+                o = const_f32(g, oname, s->rank, s->dims);
+            } else if (s->kind == 'x') {
+                o = graph_input(&b, oname, GL_DT_FLOAT, s->rank, s->dims, true);
+            } else if (s->kind == 'r') {
+                o = x;
+            }
+            gl_value *fo = formal(f, actual, &n_act, o);
+            ins[s->second ? 0 : 1] = fo;
+            ins[s->second ? 1 : 0] = prev;
+            n = 2;
+        }
+        gl_node *nd = add_op(f->body, s->op, name, ins, n);
+        tu_apply_attrs(nd, s->attrs);
+        prev = nd->outputs[0];
+    }
+    gl_graph_add_output(f->body, prev);
+    gl_node *call = gl_add_node(g, "Fused_1", "graphlab.fused", "g", actual, n_act, 1);
+    tu_output(g, call->outputs[0]);
+    return b;
+}
+
+static void free_built(built *b)
+{
+    for (size_t i = 0; i < b->n_in; i++)
+        gl_tensor_free(b->in[i]);
+    gl_model_free(b->m);
+}
+
+static void check_entry(const fcase *c, const gl_exec *e, const char *what)
+{
+    const gl_plan_entry *en = tu_plan_entry(e, "g", 0);
+    cr_assert_not_null(en, "%s: no plan entry", what);
+    const char *impl = en->info.impl, *note = en->info.note;
+    switch (c->expect) {
+    case FUSED:
+        cr_expect(strcmp(en->backend, "dnnl") == 0 && !strstr(impl, "ref") &&
+                      strstr(impl, c->what) && strstr(note, "fused: "),
+                  "%s: expected one oneDNN kernel with '%s', got %s %s (%s)", what, c->what,
+                  en->backend, impl, note);
+        cr_expect(gl_exec_plan_count(e) == (c->through ? 2u : 1u),
+                  "%s: the members have entries of their own", what);
+        break;
+    case BODY:
+        cr_expect(strcmp(en->backend, "body") == 0 && strstr(note, c->what),
+                  "%s: expected the body, saying '%s'; got %s %s (%s)", what, c->what,
+                  en->backend, impl, note);
+        break;
+    case MEMBERS:
+        cr_expect(strcmp(en->backend, "dnnl") == 0 && strcmp(impl, "ref (members)") == 0 &&
+                      strstr(note, c->what),
+                  "%s: expected the members on the reference kernels, saying '%s'; got %s %s "
+                  "(%s)",
+                  what, c->what, en->backend, impl, note);
+        break;
+    }
+}
+
+static void run_case(const fcase *c)
+{
+    for (const char *p = c->layouts; *p; p++) {
+        char what[160];
+        snprintf(what, sizeof(what), "%s (%s)", c->name, tu_layout_name(*p));
+        built b = build_row(c);
+        gl_tensor *want = NULL, *got = NULL;
+        gl_exec *ref = tu_exec_run(b.m, "ref", NULL, b.in, b.n_in, &want, 1, what);
+        gl_exec *dn =
+            tu_exec_run(b.m, "dnnl", tu_layout_name(*p), b.in, b.n_in, &got, 1, what);
+        if (getenv("GL_TEST_PLAN")) {
+            fprintf(stderr, "== %s\n", what);
+            gl_exec_print_plan(dn, stderr);
+        }
+        gl_compare r;
+        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, ATOL, &r);
+        char line[256];
+        gl_compare_format(&r, line, sizeof(line));
+        cr_expect(r.ok, "%s: dnnl vs ref: %s", what, line);
+        check_entry(c, dn, what);
+        gl_tensor_free(got);
+        got = NULL;
+        cr_assert_eq(gl_exec_run(dn, (const gl_tensor *const *)b.in, b.n_in, &got, 1), GL_OK,
+                     "%s: second run: %s", what, gl_error_message());
+        gl_exec_stats st;
+        gl_exec_get_stats(dn, &st);
+        cr_expect(st.builds == 0 && st.const_reorders == 0,
+                  "%s: the second run built %zu primitives, reordered %zu constants", what,
+                  st.builds, st.const_reorders);
+        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, ATOL, &r);
+        cr_expect(r.ok, "%s: second run differs", what);
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        gl_exec_free(ref);
+        gl_exec_free(dn);
+        free_built(&b);
+    }
+}
+
+/* ---- the rows ---------------------------------------------------------------------------- */
+
+static const fcase conv_cases[] = {
+    {"Conv+Relu", 'c', "pnb", true, {ACT("Relu")}, .expect = FUSED,
+     .what = "eltwise_relu"},
+    {"Conv+Relu, shapes known at the claim", 'c', "nb", false, {ACT("Relu")}, .expect = FUSED,
+     .what = "eltwise_relu"},
+    {"Conv+Clip (opset 20: bounds from constants)", 'c', "nb", true,
+     {{.op = "Clip", .kind = 'c', .rank = 0}}, .expect = FUSED,
+     .what = "eltwise_clip"},
+    {"Conv+Add(residual in the layout)+Relu", 'c', "nb", true,
+     {OPD("Add", 'r', 4, 1, 16, 8, 8), ACT("Relu")}, .expect = FUSED,
+     .what = "sum + eltwise_relu"},
+    {"Conv+Relu+Add(plain residual, reordered)", 'c', "nb", true,
+     {ACT("Relu"), OPD("Add", 'x', 4, 1, 16, 8, 8)}, .expect = FUSED,
+     .what = "eltwise_relu + sum"},
+    {"Conv+Mul(per-channel)+Add(per-channel)", 'c', "nb", true,
+     {OPD("Mul", 'c', 4, 1, 16, 1, 1), OPD("Add", 'c', 3, 16, 1, 1)}, .expect = FUSED,
+     .what = "binary_mul + binary_add"},
+    {"Conv+Sub(scalar)+Max(scalar)", 'c', "nb", true,
+     {OPD("Sub", 'c', 1, 1), OPD("Max", 'c', 0)}, .expect = FUSED,
+     .what = "binary_sub + binary_max"},
+    {"Conv+Div(per-channel)+Min(full tensor)", 'c', "nb", true,
+     {OPD("Div", 'c', 4, 1, 16, 1, 1), OPD("Min", 'x', 4, 1, 16, 8, 8)}, .expect = FUSED,
+     .what = "binary_div + binary_min"},
+    {"Conv+Sigmoid+Tanh+LeakyRelu+Elu", 'c', "nb", true,
+     {ACT("Sigmoid"), ACT("Tanh"), ACT("LeakyRelu"), ACT("Elu")}, .expect = FUSED,
+     .what = "eltwise_logistic + eltwise_tanh + eltwise_relu + eltwise_elu"},
+    {"Conv+HardSigmoid (two steps)", 'c', "nb", true, {ACT("HardSigmoid")}, .expect = FUSED,
+     .what = "eltwise_linear + eltwise_clip"},
+    {"Conv+graphlab.Silu", 'c', "nb", true, {ACT("graphlab.Silu")}, .expect = FUSED,
+     .what = "eltwise_swish"},
+    {"Conv+graphlab.HardSwish", 'c', "nb", true, {ACT("graphlab.HardSwish")}, .expect = FUSED,
+     .what = "eltwise_hardswish"},
+    {"Conv+graphlab.Gelu", 'c', "nb", true, {ACT("graphlab.Gelu")}, .expect = FUSED,
+     .what = "eltwise_gelu_erf", .rtol = 1e-3},
+    {"depthwise Conv+Clip", 'd', "nb", true, {{.op = "Clip", .kind = 'c', .rank = 0}},
+     .expect = FUSED,
+     .what = "eltwise_clip"},
+    {"ConvTranspose+Relu+Mul(per-channel)", 't', "nb", true,
+     {ACT("Relu"), OPD("Mul", 'c', 4, 1, 8, 1, 1)}, .expect = FUSED,
+     .what = "eltwise_relu + binary_mul"},
+};
+
+static const fcase matmul_cases[] = {
+    {"MatMul+Add([N] bias)+Relu", 'm', "p", false, {OPD("Add", 'c', 1, 24), ACT("Relu")},
+     .expect = FUSED,
+     .what = "binary_add + eltwise_relu"},
+    {"MatMul+Add(bias)+graphlab.Gelu", 'm', "p", true,
+     {OPD("Add", 'c', 1, 24), ACT("graphlab.Gelu")}, .expect = FUSED,
+     .what = "binary_add + eltwise_gelu_erf", .rtol = 1e-3},
+    {"MatMul+ai.onnx Gelu(tanh)", 'm', "p", false,
+     {{.op = "Gelu", .attrs = {AS("approximate", "tanh")}}}, .expect = FUSED,
+     .what = "eltwise_gelu_tanh", .rtol = 1e-3},
+    {"MatMul+Add(full residual)", 'm', "p", false, {OPD("Add", 'x', 3, 2, 8, 24)}, .expect = FUSED,
+     .what = "binary_add"},
+    {"MatMul+Mul(scalar)", 'm', "p", false, {OPD("Mul", 'c', 0)}, .expect = FUSED,
+     .what = "binary_mul"},
+    {"Gemm+Relu+Add(residual)", 'g', "p", false, {ACT("Relu"), OPD("Add", 'x', 2, 8, 24)},
+     .expect = FUSED,
+     .what = "eltwise_relu + binary_add"},
+};
+
+/* Groups oneDNN does not run as one kernel. */
+static const fcase refused_cases[] = {
+    {"an operand that grows the output", 'c', "n", false, {OPD("Add", 'x', 4, 2, 16, 8, 8)},
+     .expect = BODY,
+     .what = "does not broadcast into the output"},
+    {"an operand that grows the output, found at the first run", 'c', "n", true,
+     {OPD("Add", 'x', 4, 2, 16, 8, 8)}, .expect = MEMBERS,
+     .what = "does not broadcast into the output"},
+    {"a per-row operand (oneDNN 2.6 computes it wrong on one kernel)", 'c', "nb", false,
+     {OPD("Mul", 'c', 4, 1, 1, 8, 1)}, .expect = BODY, .what = "not a scalar, per-channel"},
+    {"a [M,1] operand of a matmul", 'm', "p", false, {OPD("Add", 'c', 2, 8, 1)}, .expect = BODY,
+     .what = "not a scalar, per-channel"},
+    {"Sub with the chain second", 'c', "n", true,
+     {{.op = "Sub", .kind = 'c', .rank = 0, .second = true}}, .expect = BODY,
+     .what = "takes the chain as its second operand"},
+    {"an integer MatMul", 'M', "p", false, {ACT("Abs")}, .expect = BODY,
+     .what = "not float32"},
+    {"MatMul+Softmax", 'm', "p", false, {ACT("Softmax")}, .expect = BODY,
+     .what = "no single oneDNN kernel: member 's0' (Softmax) is no post-op"},
+    {"FFN: MatMul+Gelu+MatMul", 'm', "p", false,
+     {ACT("graphlab.Gelu"), OPD("MatMul", 'c', 2, 24, 16)}, .expect = BODY,
+     .what = "no single oneDNN kernel: member 's1' (MatMul) is no post-op", .rtol = 1e-3},
+    {"a Clip bound that is a graph input", 'c', "n", true,
+     {{.op = "Clip", .kind = 'x', .rank = 0}}, .expect = BODY,
+     .what = "changes from run to run"},
+};
+
+Test(dnnl_fused, conv_heads_with_every_post_op_kind_and_layout)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(conv_cases); i++)
+        run_case(&conv_cases[i]);
+}
+
+Test(dnnl_fused, matmul_and_gemm_heads)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(matmul_cases); i++)
+        run_case(&matmul_cases[i]);
+}
+
+Test(dnnl_fused, refused_groups_run_their_members_and_say_why)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(refused_cases); i++)
+        run_case(&refused_cases[i]);
+}
+
+/* The shape guard: a new batch size rebuilds the unit's primitive (once), and the plan's
+ * counters say so; the same shapes again build nothing and reorder no constant. */
+Test(dnnl_fused, a_new_input_shape_rebuilds_the_unit_once)
+{
+    static const fcase c = {"Conv+Add+Relu", 'c', "n", true,
+                            {OPD("Add", 'r', 4, 1, 16, 8, 8), ACT("Relu")}, .expect = FUSED,
+                            .what = "sum + eltwise_relu"};
+    built b = build_row(&c);
+    gl_tensor *got = NULL, *want = NULL;
+    gl_exec *dn = tu_exec_run(b.m, "dnnl", "nhwc", b.in, b.n_in, &got, 1, "N=1");
+    gl_tensor_free(got);
+    const gl_plan_entry *en = tu_plan_entry(dn, "g", 0);
+    cr_assert_not_null(en);
+    cr_expect_eq(en->info.builds, 1);
+    gl_tensor_free(b.in[0]);
+    b.in[0] = tu_random_f32(4, (int64_t[]){3, 16, 8, 8}, &seed);
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(gl_exec_run(dn, (const gl_tensor *const *)b.in, b.n_in, &got, 1), GL_OK,
+                     "N=3, run %d: %s", run, gl_error_message());
+        gl_exec_stats st;
+        gl_exec_get_stats(dn, &st);
+        cr_expect_eq(st.builds, run == 0 ? 2u : 0u, "N=3, run %d: %zu builds", run, st.builds);
+        cr_expect_eq(st.const_reorders, run == 0 ? 2u : 0u, "N=3, run %d: %zu constants", run,
+                     st.const_reorders);
+        cr_expect_eq(got->dims[0], 3);
+        if (run == 1)
+            break;
+        gl_tensor_free(got);
+    }
+    cr_expect_eq(en->info.builds, 2);
+    gl_exec *ref = tu_exec_run(b.m, "ref", NULL, b.in, b.n_in, &want, 1, "N=3");
+    gl_compare r;
+    gl_compare_tensors(got, want, RTOL, ATOL, &r);
+    char line[256];
+    gl_compare_format(&r, line, sizeof(line));
+    cr_expect(r.ok, "N=3: dnnl vs ref: %s", line);
+    gl_tensor_free(got);
+    gl_tensor_free(want);
+    gl_exec_free(ref);
+    gl_exec_free(dn);
+    free_built(&b);
+}

@@ -980,7 +980,15 @@ static gl_status pow_on(gl_kernel_ctx *k, const gl_tensor *a, const gl_tensor *b
     if (st || (st = check_dtype(k->where, k->node, 1, b->dtype, C_NUM)) ||
         (st = broadcast_output(k, ops, 2, a->dtype, &bc, &y)))
         return st;
-    if (a->dtype == GL_DT_FLOAT && b->dtype == GL_DT_FLOAT)
+    /* x^2, a decomposed LayerNorm's variance: one multiply, the same correctly rounded
+     * result as powf (NaN and infinities included), where powf is a libm call each. */
+    if (a->dtype == GL_DT_FLOAT && b->dtype == GL_DT_FLOAT && b->count == 1 &&
+        *(const float *)gl_tensor_data(b) == 2.0f && y->count == a->count) {
+        const float *x = gl_tensor_data(a);
+        float *out = gl_tensor_make_writable(y);
+        for (int64_t i = 0; i < a->count; i++)
+            out[i] = x[i] * x[i];
+    } else if (a->dtype == GL_DT_FLOAT && b->dtype == GL_DT_FLOAT)
         binary_into(&POW, &bc, a, b, y);
     else
         pow_generic(&bc, a, b, y);

@@ -371,6 +371,13 @@ Test(elementwise, binary_arithmetic)
          {F, 1, {2}, {8, 1.7320508076}}},
         {"Pow float ^ scalar", 15, "Pow", {{0}}, 2, {{F, 1, {3}, {1, 2, 3}}, {F, 0, {0}, {2}}},
          {F, 1, {3}, {1, 4, 9}}},
+        {"Pow float ^ 2: NaN, infinities, -0, overflow", 15, "Pow", {{0}}, 2,
+         {{F, 1, {6}, {-3, NAN_, -INF_, -0.0, 1e20, 0.5}}, {F, 1, {1}, {2}}},
+         {F, 1, {6}, {9, NAN_, INF_, 0, INF_, 0.25}}},
+        {"Pow float ^ 2 broadcast to the exponent's rank", 15, "Pow", {{0}}, 2,
+         {{F, 1, {2}, {-1.5, 4}}, {F, 2, {1, 1}, {2}}}, {F, 2, {1, 2}, {2.25, 16}}},
+        {"Pow float ^ 2 from a base of one element", 15, "Pow", {{0}}, 2,
+         {{F, 1, {1}, {3}}, {F, 1, {3}, {2, 2, 2}}}, {F, 1, {3}, {9, 9, 9}}},
         {"Pow float ^ int64", 15, "Pow", {{0}}, 2,
          {{F, 1, {2}, {2, 3}}, {GL_DT_INT64, 1, {2}, {3, -1}}}, {F, 1, {2}, {8, 1.0 / 3}}},
         {"Pow float ^ uint64", 15, "Pow", {{0}}, 2,
@@ -1235,4 +1242,68 @@ Test(elementwise, registry_versions_and_flags)
         cr_expect_not_null(gl_op_lookup("", ops[i], 17), "%s is registered", ops[i]);
     cr_expect_null(gl_op_lookup("", "Acos", 6), "Acos came with opset 7");
     cr_expect_null(gl_op_lookup("", "CastLike", 14), "CastLike came with opset 15");
+}
+
+/* ---- Erf in float32 against erf() in double ---- */
+
+/* The distance from got to the double `want`, in units of the float spacing at want. */
+static double ulps(float got, double want)
+{
+    float w = (float)want;
+    double spacing = fabs((double)nextafterf(w, INFINITY) - w);
+    if (fabsf(w) == 1.0f)
+        spacing = 0x1p-24; /* the spacing just below 1, where erf approaches from */
+    return fabs((double)got - want) / spacing;
+}
+
+Test(elementwise, erf_float32_within_one_ulp)
+{
+    /* Every 4099th float from 0 to 5 (past 3.92 erf rounds to 1), both signs, in one
+     * tensor whose length is no multiple of the kernel's blocks; then the edges. */
+    const uint32_t last = 0x40a00000u; /* 5.0f */
+    const uint32_t step = 4099;
+    int64_t half = last / step + 1;
+    static const float edges[] = {0.0f, -0.0f, 1.0f, -1.0f, 0x1.fffffep-1f, 0x1.000002p+0f,
+                                  3.92f, 0x1p-149f, -0x1p-126f, 1e-20f, 10.0f, -1e30f,
+                                  INFINITY, -INFINITY};
+    int64_t n = 2 * half + (int64_t)GL_ARRAY_LEN(edges);
+    float *x = malloc((size_t)n * sizeof(*x));
+    cr_assert(x);
+    for (int64_t i = 0; i < half; i++) {
+        uint32_t bits = (uint32_t)i * step;
+        memcpy(&x[2 * i], &bits, sizeof(bits));
+        x[2 * i + 1] = -x[2 * i];
+    }
+    memcpy(x + 2 * half, edges, sizeof(edges));
+    gl_model *m = tu_model(13);
+    gl_value *in = tu_input(m->graph, "x", GL_DT_FLOAT, 1, (int64_t[]){n});
+    gl_node *node = tu_node(m->graph, "Erf", "erf", 1, in);
+    gl_tensor *t = tu_tensor_f32(1, (int64_t[]){n}, x), *out = NULL;
+    cr_assert_eq(tu_run_kernel(m, node, (const gl_tensor *[]){t}, &out), GL_OK, "%s",
+                 gl_error_message());
+    const float *y = gl_tensor_data(out);
+    double worst = 0;
+    int64_t worst_i = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = ulps(y[i], erf((double)x[i]));
+        if (e > worst)
+            worst = e, worst_i = i;
+        cr_expect(signbit(y[i]) == signbit(x[i]), "erf(%a) = %a: the sign", x[i], y[i]);
+    }
+    cr_expect_leq(worst, 1.0, "erf(%a) = %a, %.3f ulp from %a", x[worst_i], y[worst_i], worst,
+                  erf((double)x[worst_i]));
+    gl_tensor_free(out);
+
+    /* NaN passes through; a tensor shorter than one block */
+    float nan_in[3] = {NAN, -0.5f, -NAN};
+    gl_tensor *tn = tu_tensor_f32(1, (int64_t[]){3}, nan_in);
+    cr_assert_eq(tu_run_kernel(m, node, (const gl_tensor *[]){tn}, &out), GL_OK);
+    y = gl_tensor_data(out);
+    cr_expect(isnan(y[0]) && isnan(y[2]), "NaN in, NaN out");
+    cr_expect_leq(ulps(y[1], erf(-0.5)), 1.0);
+    gl_tensor_free(out);
+    gl_tensor_free(tn);
+    gl_tensor_free(t);
+    free(x);
+    gl_model_free(m);
 }

@@ -388,16 +388,29 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
 
 /* ---- running ---------------------------------------------------------------------------------- */
 
+/* Inputs up to this many convert into arrays on the stack. */
+#define REF_SMALL_ARGS 16
+
 /* The reference kernel on plain copies of the inputs (the ones in our layouts). */
 static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
-    const gl_tensor **plain = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*plain));
-    gl_tensor **owned = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*owned));
+    /* The common case, small plain tensors below DN_OPS_SMALL, costs the kernel only:
+     * no clock read, no allocation. */
+    bool any_layout = false;
+    for (size_t i = 0; i < k->n_inputs; i++)
+        any_layout = any_layout || (k->in[i] && k->in[i]->layout);
+    if (!any_layout)
+        return s->fallback->kernel(k);
+    size_t n = k->n_inputs;
+    const gl_tensor *plain_small[REF_SMALL_ARGS];
+    gl_tensor *owned_small[REF_SMALL_ARGS] = {NULL};
+    const gl_tensor **plain = n <= REF_SMALL_ARGS ? plain_small : gl_xmalloc(n * sizeof(*plain));
+    gl_tensor **owned = n <= REF_SMALL_ARGS ? owned_small : gl_xcalloc(n, sizeof(*owned));
     gl_status st = GL_OK;
     uint64_t t0 = now_ns();
-    for (size_t i = 0; i < k->n_inputs && st == GL_OK; i++) {
+    for (size_t i = 0; i < n; i++) {
         plain[i] = k->in[i];
-        if (k->in[i] && k->in[i]->layout) {
+        if (st == GL_OK && k->in[i] && k->in[i]->layout) {
             plain[i] = owned[i] = dn_to_plain(c, k->in[i], NULL);
             if (!owned[i])
                 st = GL_ERR_INTERNAL;
@@ -411,10 +424,12 @@ static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
         st = s->fallback->kernel(k);
         k->in = given;
     }
-    for (size_t i = 0; i < k->n_inputs; i++)
+    for (size_t i = 0; i < n; i++)
         gl_tensor_free(owned[i]);
-    free(owned);
-    free(plain);
+    if (plain != plain_small)
+        free(plain);
+    if (owned != owned_small)
+        free(owned);
     return st;
 }
 

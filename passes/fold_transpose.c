@@ -136,6 +136,10 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
     }
     if (!gl_pt_is(p, "Reshape"))
         return false;
+    /* A Reshape that changes the rank (a head merge) is no Transpose: nothing to say. */
+    int rx = value_rank(x), rv = value_rank(v);
+    if (rx != GL_RANK_UNKNOWN && rv != GL_RANK_UNKNOWN && (rx != rv || rx < 2))
+        return false;
     int64_t in[GL_MAX_RANK], out[GL_MAX_RANK];
     int ri = static_shape(x, in), ro = static_shape(v, out);
     if (ri < 0 || ro < 0) {
@@ -144,7 +148,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
         return false;
     }
     if (ri != ro || ri < 2)
-        return false; /* a Reshape that changes the rank is not a Transpose: nothing to say */
+        return false;
     bool swap = in[ri - 2] == out[ri - 1] && in[ri - 1] == out[ri - 2];
     for (int i = 0; i < ri - 2; i++)
         swap = swap && in[i] == out[i];

@@ -123,6 +123,8 @@ static const fcase cases[] = {
      "t = Transpose(w) perm=[0,2,1]; y = MatMul(x, t); out y", REFUSED("float32 only")},
     /* ---- nothing to do ---- */
     {"plain_matmul", 13, "in a f32s[2,3]; in b f32s[3,4]; y = MatMul(a, b); out y", .want = NONE},
+    {"reshape_heads_merged_dynamic", 13, "in a f32s[?1,?5,4,8]; in b f32s[32,6]; "
+     "in s i64[3] = 1,5,32; r = Reshape(a, s); y = MatMul(r, b); out y", .want = NONE},
     {"reshape_flatten", 13, "in a f32s[2,3,4]; in b f32s[12,5]; const s i64[2] = 2,12; "
      "r = Reshape(a, s); y = MatMul(r, b); out y", .want = NONE},
 };

@@ -128,6 +128,10 @@ gl_status gl_pass_patterns(gl_graph *g, gl_pass_ctx *ctx);
 /* Layout-sensitive nodes to channels-last (graphlab's Nhwc* ops between Transposes)
  * where transpose-push then leaves fewer Transposes (layout.c). Option force. */
 gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx);
+/* A Transpose (or a Reshape that is one) swapping the last two dims of a MatMul or Gemm
+ * operand goes into the product: Gemm's transA/transB, or graphlab's FusedMatMul saved
+ * with a model-local function (fold_transpose.c). */
+gl_status gl_pass_fold_transpose(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (dce.c) ----------------------------------- */
 

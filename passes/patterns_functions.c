@@ -12,6 +12,13 @@
  * ReduceMean would need the list of axes), and reads epsilon through Constant's
  * value_float (opset 12). The pass always sets both attributes on the node: a body
  * attribute referring to an absent one would take Flatten's default axis, 1.
+ *
+ * FusedMatMul's body (the fold-transpose pass makes the op) cannot write the Transpose
+ * of its operands as a Transpose: the perm depends on the operand's rank, which a body
+ * does not know. Einsum "...ij->...ji" swaps the last two dims at any rank, and an If on
+ * the caller's transA/transB chooses it or the operand itself. alpha multiplies through
+ * CastLike from opset 15 (so any float type); below it the pass only makes float32
+ * FusedMatMuls, which a float constant multiplies as it is.
  */
 #include "passes/patterns.h"
 
@@ -159,9 +166,65 @@ static gl_value *layernorm_body(gl_graph *b)
     return val(add(b, "Add", "Y", 2, val(add(b, "Mul", "scaled", 2, r, scale)), bias));
 }
 
+/* One branch of an If: a graph whose one output is `op`(x) (x read from the body). */
+static gl_graph *branch(gl_graph *b, gl_node *holder, const char *name, const char *op,
+                        const char *x, const char *out)
+{
+    gl_graph *g = gl_graph_new(b->model, b, name);
+    g->parent_node = holder;
+    gl_node *n = add(g, op, out, 1, gl_resolve_value(g, x));
+    if (n && strcmp(op, "Einsum") == 0)
+        gl_node_set_attr_string(n, "equation", "...ij->...ji");
+    if (n)
+        gl_graph_add_output(g, val(n));
+    return g;
+}
+
+/* x, or x with its last two dims swapped when the caller's attribute `flag` is 1. */
+static gl_value *maybe_swapped(gl_graph *b, gl_value *x, const char *flag)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "%s_flag", x->name);
+    gl_node *k = add(b, "Constant", name, 0);
+    ref_attr(k, "value_int", GL_ATTR_INT, flag);
+    snprintf(name, sizeof(name), "%s_cond", x->name);
+    gl_node *cond = add(b, "Cast", name, 1, val(k));
+    if (cond)
+        gl_node_set_attr_int(cond, "to", GL_DT_BOOL);
+    snprintf(name, sizeof(name), "%s_view", x->name);
+    gl_node *nif = add(b, "If", name, 1, val(cond));
+    if (!nif)
+        return NULL;
+    char out[64];
+    snprintf(out, sizeof(out), "%s_swapped", x->name);
+    gl_attr t = {.name = gl_xstrdup("then_branch"), .type = GL_ATTR_GRAPH,
+                 .g = branch(b, nif, "swap", "Einsum", x->name, out)};
+    snprintf(out, sizeof(out), "%s_kept", x->name);
+    gl_attr e = {.name = gl_xstrdup("else_branch"), .type = GL_ATTR_GRAPH,
+                 .g = branch(b, nif, "keep", "Identity", x->name, out)};
+    gl_node_take_attr(nif, &t);
+    gl_node_take_attr(nif, &e);
+    return val(nif);
+}
+
+/* Y = alpha * MatMul(A', B'), X' = X with its last two dims swapped where transX is 1. */
+static gl_value *fused_matmul_body(gl_graph *b)
+{
+    gl_value *a = param(b, "A"), *bm = param(b, "B");
+    gl_value *p = val(add(b, "MatMul", "product", 2, maybe_swapped(b, a, "transA"),
+                          maybe_swapped(b, bm, "transB")));
+    gl_node *alpha = add(b, "Constant", "alpha", 0);
+    ref_attr(alpha, "value_float", GL_ATTR_FLOAT, "alpha");
+    gl_value *s = val(alpha);
+    if (gl_model_opset(b->model, "") >= 15)
+        s = val(add(b, "CastLike", "alpha_like", 2, s, p));
+    return val(add(b, "Mul", "Y", 2, p, s));
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 static const char *const layernorm_attrs[] = {"axis", "epsilon"};
+static const char *const fused_matmul_attrs[] = {"transA", "transB", "alpha"};
 
 static const struct {
     const char *op;
@@ -178,6 +241,9 @@ static const struct {
     {"HardSwish", 6, NULL, 0, hardswish_body, "HardSwish: X * HardSigmoid(X, 1/6, 0.5)"},
     {"LayerNormalization", 12, layernorm_attrs, GL_ARRAY_LEN(layernorm_attrs), layernorm_body,
      "LayerNormalization as in ai.onnx opset 17 (one output): over the dims from axis on"},
+    {"FusedMatMul", 12, fused_matmul_attrs, GL_ARRAY_LEN(fused_matmul_attrs),
+     fused_matmul_body, "alpha * MatMul(A', B'): X' is X with its last two dims swapped "
+     "where transX is 1"},
 };
 
 static int find(const char *op)

@@ -38,15 +38,19 @@ static const gl_pass pass_table[] = {
      1},
     {"patterns", "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold "
      "BatchNorm and per-channel Mul/Add into Conv", gl_pass_patterns, NULL, 0},
+    {"fold-transpose", "fold Transposes that swap the last two dims of a MatMul/Gemm operand "
+     "into the product (Gemm transA/transB, graphlab FusedMatMul)", gl_pass_fold_transpose,
+     NULL, 0},
 };
 
 /* The default pipeline of DESIGN.md, restricted to the passes that exist so far: the
  * second transpose-push cancels the Transposes that layout puts around the nodes it
- * converts. */
+ * converts; fold-transpose takes the ones it leaves above matrix products (it has no
+ * MatMul handler), before fusion meets those products. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
     "transpose-push", "constant-folding", "cse", "dce", "patterns", "layout",
-    "transpose-push"};
+    "transpose-push", "fold-transpose"};
 
 const char *const *gl_pass_default_pipeline(size_t *count)
 {

@@ -5,6 +5,7 @@
 
 #include "exec/compare.h"
 #include "exec/exec.h"
+#include "passes/pipeline.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -554,4 +555,66 @@ void gn_expect_same_outputs(const char *name, const gn_graph *b, const gl_model 
     gn_free_tensors(got, g0->n_outputs);
     gn_free_tensors(want, g0->n_outputs);
     gn_free_tensors(in, g0->n_inputs);
+}
+
+gl_model *gn_bodies_only(const gl_model *m)
+{
+    gl_model *c = gl_model_clone(m);
+    for (size_t i = 0; i < c->n_functions; i++) {
+        if (strcmp(c->functions[i].domain, "graphlab"))
+            continue;
+        free(c->functions[i].domain);
+        c->functions[i].domain = strdup("test.body");
+    }
+    gl_node *n;
+    gl_foreach_node(c->graph, i, n) {
+        if (n->domain && !strcmp(n->domain, "graphlab")) {
+            free(n->domain);
+            n->domain = strdup("test.body");
+        }
+    }
+    gl_model_set_opset(c, "test.body", 1);
+    return c;
+}
+
+gl_pipeline *gn_run_passes(const char *name, int opset, const char *text,
+                           void (*extra)(gl_model *m), const char *passes, gn_graph *b)
+{
+    if (!gn_build(name, opset, text, b)) {
+        cr_expect(false, "%s: cannot build the case: %s", name, b->err);
+        gl_model_free(b->m);
+        b->m = NULL;
+        return NULL;
+    }
+    if (extra)
+        extra(b->m);
+    gl_pass_step *plan = NULL;
+    size_t n_plan = 0;
+    cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK, "%s", gl_error_message());
+    gl_pipeline *p = NULL;
+    gl_status st = gl_pipeline_run(b->m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+    free(plan);
+    cr_expect_eq(st, GL_OK, "%s: the pipeline failed: %s", name,
+                 p && p->failure ? p->failure : gl_error_message());
+    if (st == GL_OK)
+        return p;
+    gl_pipeline_free(p);
+    return NULL;
+}
+
+void gn_expect_onnx_checker(const char *dir)
+{
+    const char *py = getenv("GL_PYTHON");
+    if (!py || !*py)
+        return;
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "'%s' -c 'import glob, sys, onnx\n"
+             "bad = 0\n"
+             "for p in sorted(glob.glob(sys.argv[1] + \"/*.onnx\")):\n"
+             "    try: onnx.checker.check_model(onnx.load(p), full_check=True)\n"
+             "    except Exception as e: bad += 1; print(p, e)\n"
+             "sys.exit(1 if bad else 0)' '%s' >&2",
+             py, dir);
+    cr_expect_eq(system(cmd), 0, "onnx.checker refused a saved model in %s (see stderr)", dir);
 }

@@ -66,6 +66,20 @@ void gn_expect_op_counts(const char *name, const char *ops, const gl_graph *g);
  * `no_exec` only the interface is compared. */
 void gn_expect_same_outputs(const char *name, const gn_graph *b, const gl_model *before,
                             const gl_model *after, double rtol, double atol, bool no_exec);
+/* Build `text` (as gn_build; then `extra`, when given, edits the model) and run the
+ * `passes` list on it keeping every snapshot: the pipeline, or NULL after a criterion
+ * failure naming `name` (the case does not build, or a pass fails). b->m is the
+ * pipeline's input model, owned by the pipeline (or freed, on NULL). */
+struct gl_pipeline;
+struct gl_pipeline *gn_run_passes(const char *name, int opset, const char *text,
+                                  void (*extra)(gl_model *m), const char *passes,
+                                  gn_graph *b);
+/* onnx.checker (full_check) accepts every .onnx file of `dir`: one Python process, run
+ * only when GL_PYTHON names one that has onnx. */
+void gn_expect_onnx_checker(const char *dir);
+/* A copy of m whose graphlab ops have no kernel: their functions and nodes move to the
+ * domain test.body, so the executor runs the functions' bodies instead. */
+gl_model *gn_bodies_only(const gl_model *m);
 /* One line per node: op, name, perm when it has one, inputs and outputs with types. */
 void gn_print_graph(const gl_graph *g, FILE *f);
 

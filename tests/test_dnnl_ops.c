@@ -1,6 +1,6 @@
 /* test_dnnl_ops.c — the oneDNN primitives for normalization, softmax, reductions, n-ary
- * ops, PRelu, Resize, ConvTranspose and Transpose, graphlab's channels-last ops, against
- * the reference kernels.
+ * ops, PRelu, Resize, ConvTranspose, Transpose, graphlab's channels-last ops and its
+ * FusedMatMul, against the reference kernels.
  *
  * Each row is one node (named "op") with its attributes and inputs, run under the layout
  * policies the row names: 'p' plain, 'n' nhwc, 'b' blocked (nChw16c or nChw8c, as the
@@ -150,7 +150,7 @@ static built build_row(const op_case *c, uint32_t *seed)
             ins[n] = conv->outputs[0];
         }
     }
-    /* "graphlab.NhwcConv": an op of another domain, imported at version 1 */
+    /* "domain.Op" (graphlab.NhwcConv): an op of that domain, imported at version 1 */
     const char *dot = strchr(c->op, '.'), *op_type = dot ? dot + 1 : c->op;
     char domain[32] = "";
     if (dot) {
@@ -643,4 +643,40 @@ static const op_case resize_cases[] = {
 Test(dnnl_ops, resize)
 {
     run_cases(resize_cases, GL_ARRAY_LEN(resize_cases), 16);
+}
+
+/* ---- graphlab FusedMatMul: transposed operands read through swapped strides ---------- */
+
+#define FMM "graphlab.FusedMatMul"
+#define TA AI("transA", 1)
+#define TB AI("transB", 1)
+
+static const op_case fused_matmul_cases[] = {
+    {"2-D, transA", FMM, 13, "p", {TA}, {IN('x', 2, D(7, 5)), IN('x', 2, D(7, 9))}, .expect = DN},
+    {"2-D, transB", FMM, 13, "p", {TB}, {IN('x', 2, D(5, 7)), IN('x', 2, D(9, 7))}, .expect = DN},
+    {"2-D, both, alpha 0.5", FMM, 13, "p", {TA, TB, AF("alpha", 0.5f)},
+     {IN('x', 2, D(7, 5)), IN('x', 2, D(9, 7))}, .expect = DN},
+    {"2-D, neither", FMM, 13, "p", {{0}}, {IN('x', 2, D(5, 7)), IN('x', 2, D(7, 9))}, .expect = DN},
+    {"2-D, constant B transposed (packed once)", FMM, 13, "p", {TB},
+     {IN('x', 2, D(5, 16)), IN('c', 2, D(24, 16))}, .expect = DN},
+    {"3-D, transB (attention scores)", FMM, 13, "p", {TB},
+     {IN('x', 3, D(4, 16, 32)), IN('x', 3, D(4, 16, 32))}, .expect = DN},
+    {"3-D, transA", FMM, 13, "p", {TA}, {IN('x', 3, D(2, 6, 5)), IN('x', 3, D(2, 6, 3))}, .expect = DN},
+    {"3-D, both", FMM, 13, "p", {TA, TB}, {IN('x', 3, D(3, 6, 5)), IN('x', 3, D(3, 4, 6))}, .expect = DN},
+    {"4-D, transB", FMM, 13, "p", {TB},
+     {IN('x', 4, D(2, 3, 5, 8)), IN('x', 4, D(2, 3, 7, 8))}, .expect = DN},
+    {"4-D, both, alpha 2", FMM, 13, "p", {TA, TB, AF("alpha", 2.0f)},
+     {IN('x', 4, D(2, 3, 8, 5)), IN('x', 4, D(2, 3, 7, 8))}, .expect = DN},
+    {"4-D by 2-D constant, transB: batch broadcast", FMM, 13, "p", {TB},
+     {IN('x', 4, D(2, 3, 5, 8)), IN('c', 2, D(6, 8))}, .expect = DN},
+    {"4-D A transposed, 3-D B: batch broadcast", FMM, 13, "p", {TA},
+     {IN('x', 4, D(2, 1, 8, 5)), IN('x', 3, D(3, 8, 4))}, .expect = DN},
+    {"3-D by 4-D, both: broadcast on both sides", FMM, 13, "p", {TA, TB},
+     {IN('x', 3, D(3, 8, 5)), IN('x', 4, D(2, 1, 4, 8))}, .expect = DN},
+    {"1-D B, transA", FMM, 13, "p", {TA}, {IN('x', 3, D(2, 6, 5)), IN('x', 1, D(6))}, .expect = DN},
+};
+
+Test(dnnl_ops, fused_matmul)
+{
+    run_cases(fused_matmul_cases, GL_ARRAY_LEN(fused_matmul_cases), 91);
 }

@@ -1,4 +1,5 @@
-/* test_ops_linalg.c — MatMul, Gemm, Einsum, quantization, ConvInteger/QLinearConv, Det.
+/* test_ops_linalg.c — MatMul, graphlab FusedMatMul, Gemm, Einsum, quantization,
+ * ConvInteger/QLinearConv, Det.
  *
  * Table-driven: each kernel case lists its inputs and the expected outputs, worked out
  * by hand from the ONNX definitions (comments show the arithmetic where it is not
@@ -138,6 +139,71 @@ static const tu_scase matmul_shapes[] = {
 Test(linalg, matmul_shapes)
 {
     tu_run_shape_cases(matmul_shapes, GL_ARRAY_LEN(matmul_shapes));
+}
+
+/* ---- graphlab FusedMatMul: MatMul of operands with their last two dims swapped ---------- */
+
+static const tu_kcase kernel_cases[] = {
+    /* A' = [[1,2],[3,4]] stored transposed; B = [[5,6],[7,8]] */
+    {"fmm_transA", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {T(F, 2, D(2, 2), 1, 3, 2, 4), T(F, 2, D(2, 2), 5, 6, 7, 8)}, 1,
+     {T(F, 2, D(2, 2), 19, 22, 43, 50)}, GL_OK},
+    {"fmm_transB_alpha", "graphlab.FusedMatMul", 13, {AI("transB", 1), AF("alpha", 0.5f)}, 2,
+     {T(F, 2, D(2, 2), 1, 2, 3, 4), T(F, 2, D(2, 2), 5, 7, 6, 8)}, 1,
+     {T(F, 2, D(2, 2), 9.5, 11, 21.5, 25)}, GL_OK},
+    /* two batches of [1,2]' x [1,1]: A stored [2,2,1] */
+    {"fmm_batch_both", "graphlab.FusedMatMul", 13, {AI("transA", 1), AI("transB", 1)}, 2,
+     {T(F, 3, D(2, 2, 1), 1, 2, 3, 4), T(F, 3, D(2, 1, 2), 1, 1, 2, 0)}, 1,
+     {T(F, 3, D(2, 1, 1), 3, 6)}, GL_OK},
+    /* B [3,2] transposed is [2,3], broadcast over A's batch of 2 */
+    {"fmm_broadcast_B", "graphlab.FusedMatMul", 13, {AI("transB", 1)}, 2,
+     {T(F, 3, D(2, 1, 2), 1, 0, 0, 1), T(F, 2, D(3, 2), 1, 2, 3, 4, 5, 6)}, 1,
+     {T(F, 3, D(2, 1, 3), 1, 3, 5, 2, 4, 6)}, GL_OK},
+    {"fmm_double", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {T(F64, 2, D(2, 1), 0.5, 0.25), T(F64, 2, D(2, 1), 4, 8)}, 1,
+     {T(F64, 2, D(1, 1), 4)}, GL_OK},
+    {"fmm_float16", "graphlab.FusedMatMul", 13, {AI("transB", 1)}, 2,
+     {T(F16, 2, D(1, 2), 1, 2), T(F16, 2, D(1, 2), 3, 4)}, 1, {T(F16, 2, D(1, 1), 11)},
+     GL_OK},
+    {"fmm_no_trans", "graphlab.FusedMatMul", 13, {{0}}, 2,
+     {T(F, 1, D(2), 1, 2), T(F, 1, D(2), 3, 4)}, 1, {T(F, 0, D(0), 11)}, GL_OK},
+    {"fmm_empty", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {EMPTY(F, 2, D(3, 0)), T(F, 2, D(3, 1), 1, 2, 3)}, 1, {EMPTY(F, 2, D(0, 1))}, GL_OK},
+    {"fmm_trans_rank1", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {T(F, 1, D(2), 1, 2), T(F, 2, D(2, 1), 3, 4)}, 1, {{0}}, GL_ERR_INPUT},
+    {"fmm_inner_mismatch", "graphlab.FusedMatMul", 13, {AI("transB", 1)}, 2,
+     {T(F, 2, D(1, 2), 1, 2), T(F, 2, D(2, 1), 3, 4)}, 1, {{0}}, GL_ERR_INPUT},
+    {"fmm_strings", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {EMPTY(GL_DT_STRING, 2, D(0, 1)), EMPTY(GL_DT_STRING, 2, D(0, 1))}, 1, {{0}},
+     GL_ERR_INPUT},
+};
+
+Test(linalg, fused_matmul_kernels)
+{
+    tu_run_kernel_cases(kernel_cases, GL_ARRAY_LEN(kernel_cases));
+}
+
+static const tu_scase shape_cases[] = {
+    {"fmm_shape_transA", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {SY(F, 3, D(U, 4, 3), "N"), S(F, 2, D(4, 5))}, 1, {SY(F, 3, D(U, 3, 5), "N")}, GL_OK},
+    {"fmm_shape_transB_bcast", "graphlab.FusedMatMul", 13, {AI("transB", 1)}, 2,
+     {S(F, 4, D(2, 1, 3, 4)), S(F, 3, D(5, 6, 4))}, 1, {S(F, 4, D(2, 5, 3, 6))}, GL_OK},
+    {"fmm_shape_sym", "graphlab.FusedMatMul", 13, {AI("transA", 1), AI("transB", 1)}, 2,
+     {SY(F, 2, D(U, U), "K", "M"), SY(F, 2, D(U, U), "N", "K")}, 1,
+     {SY(F, 2, D(U, U), "M", "N")}, GL_OK},
+    {"fmm_shape_unknown_rank", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {S0(F, -1), S(F, 2, D(4, 5))}, 1, {S0(F, -1)}, GL_OK},
+    {"fmm_shape_rank1", "graphlab.FusedMatMul", 13, {AI("transB", 1)}, 2,
+     {S(F, 2, D(2, 3)), S(F, 1, D(3))}, 1, {{0}}, GL_ERR_INPUT},
+    {"fmm_shape_bad_inner", "graphlab.FusedMatMul", 13, {AI("transA", 1)}, 2,
+     {S(F, 2, D(2, 3)), S(F, 2, D(3, 5))}, 1, {{0}}, GL_ERR_INPUT},
+    {"fmm_shape_types_differ", "graphlab.FusedMatMul", 13, {{0}}, 2,
+     {S(F, 2, D(2, 3)), S(F64, 2, D(3, 5))}, 1, {{0}}, GL_ERR_INPUT},
+};
+
+Test(linalg, fused_matmul_shapes)
+{
+    tu_run_shape_cases(shape_cases, GL_ARRAY_LEN(shape_cases));
 }
 
 /* ---- Gemm ----------------------------------------------------------------------------- */

@@ -113,28 +113,6 @@ static void check_decisions(const pcase *c, const gl_pipeline *p, const gl_snaps
         cr_expect(step->fingerprint == prev->fingerprint, "%s: the graph changed", c->name);
 }
 
-/* A copy of m whose graphlab ops have no kernel: their functions and nodes move to
- * another domain, so the executor runs the bodies. */
-static gl_model *bodies_only(const gl_model *m)
-{
-    gl_model *c = gl_model_clone(m);
-    for (size_t i = 0; i < c->n_functions; i++) {
-        if (strcmp(c->functions[i].domain, "graphlab"))
-            continue;
-        free(c->functions[i].domain);
-        c->functions[i].domain = strdup("test.body");
-    }
-    gl_node *n;
-    gl_foreach_node(c->graph, i, n) {
-        if (n->domain && !strcmp(n->domain, "graphlab")) {
-            free(n->domain);
-            n->domain = strdup("test.body");
-        }
-    }
-    gl_model_set_opset(c, "test.body", 1);
-    return c;
-}
-
 static size_t count_domain(const gl_graph *g, const char *domain)
 {
     size_t k = 0;
@@ -170,22 +148,8 @@ static void check_reload(const pcase *c, const gn_graph *b, const gl_model *afte
 static void run_case(const pcase *c, saved *sv)
 {
     gn_graph b;
-    if (!gn_build(c->name, c->opset, c->graph, &b)) {
-        cr_expect(false, "%s: cannot build the case: %s", c->name, b.err);
-        gl_model_free(b.m);
-        return;
-    }
-    if (c->extra)
-        c->extra(b.m);
-    gl_pass_step *plan = NULL;
-    size_t n_plan = 0;
-    cr_assert_eq(gl_pass_list_parse(PASSES, &plan, &n_plan), GL_OK, "%s", gl_error_message());
-    gl_pipeline *p = NULL;
-    gl_status st = gl_pipeline_run(b.m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
-    free(plan);
-    cr_expect_eq(st, GL_OK, "%s: the pipeline failed: %s", c->name,
-                 p && p->failure ? p->failure : gl_error_message());
-    if (st == GL_OK) {
+    gl_pipeline *p = gn_run_passes(c->name, c->opset, c->graph, c->extra, PASSES, &b);
+    if (p) {
         size_t k = p->n_steps - 1;
         const gl_snapshot *step = &p->steps[k];
         const gl_model *before = p->steps[k - 1].model, *after = step->model;
@@ -196,7 +160,7 @@ static void run_case(const pcase *c, saved *sv)
         gn_expect_op_counts(c->name, c->ops, after->graph);
         gn_expect_same_outputs(c->name, &b, before, after, RTOL, ATOL, false);
         if (c->want == APPLY && count_domain(after->graph, "graphlab")) {
-            gl_model *bodies = bodies_only(after);
+            gl_model *bodies = gn_bodies_only(after);
             cr_expect(count_domain(bodies->graph, "test.body"), "%s", c->name);
             gn_expect_same_outputs(c->name, &b, before, bodies, RTOL, ATOL, false);
             gl_model_free(bodies);
@@ -207,31 +171,14 @@ static void run_case(const pcase *c, saved *sv)
     gl_pipeline_free(p);
 }
 
-/* onnx.checker over every saved file of the table, in one Python process. */
-static void check_with_onnx(const saved *sv)
-{
-    const char *py = getenv("GL_PYTHON");
-    if (!py || !*py || sv->n == 0)
-        return;
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd),
-             "'%s' -c 'import glob, sys, onnx\n"
-             "bad = 0\n"
-             "for p in sorted(glob.glob(sys.argv[1] + \"/*.onnx\")):\n"
-             "    try: onnx.checker.check_model(onnx.load(p), full_check=True)\n"
-             "    except Exception as e: bad += 1; print(p, e)\n"
-             "sys.exit(1 if bad else 0)' '%s' >&2",
-             py, sv->dir);
-    cr_expect_eq(system(cmd), 0, "onnx.checker refused a saved model (see stderr)");
-}
-
 static void run_table(const pcase *cases, size_t n)
 {
     saved sv = {tu_tmpdir(), 0};
     cr_assert(sv.dir, "no temporary folder");
     for (size_t i = 0; i < n; i++)
         run_case(&cases[i], &sv);
-    check_with_onnx(&sv);
+    if (sv.n)
+        gn_expect_onnx_checker(sv.dir);
     tu_rmtree(sv.dir);
     free(sv.dir);
     EXPECT_NO_LEAKS();

@@ -14,4 +14,9 @@ extern const gl_op_family gl_ops_misc;        /* misc.c: signal, text, detection
 extern const gl_op_family gl_ops_graphlab;    /* graphlab.c: domain graphlab; Gelu-20 */
 extern const gl_op_family gl_ops_graphlab_layout; /* graphlab_layout.c: NhwcConv, NhwcMaxPool, ... */
 
+/* MatMul with its operands' last two dims swapped first (ta, tb) and the product scaled
+ * by alpha: linalg.c's loops for graphlab's FusedMatMul (graphlab.c). */
+gl_status gl_matmul_trans_kernel(gl_kernel_ctx *k, bool ta, bool tb, float alpha);
+gl_status gl_matmul_trans_infer(gl_infer_ctx *c, bool ta, bool tb);
+
 #endif

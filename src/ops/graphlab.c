@@ -13,6 +13,10 @@
  *
  * The activations compute in double and round once, like the other reference kernels:
  * the decomposition in float32 differs from them by a few ulps.
+ *
+ * FusedMatMul(A, B) is alpha * MatMul(A', B') where X' swaps the last two dims of X when
+ * transX is 1: what the `fold-transpose` pass makes of a Transpose feeding a MatMul
+ * (ONNX's MatMul has no transA/transB). Its loops are MatMul's (linalg.c).
  */
 #include "ops/families.h"
 #include "ops/opkit.h"
@@ -121,6 +125,25 @@ static gl_status onnx_infer(gl_infer_ctx *c)
 
 static gl_status onnx_kernel(gl_kernel_ctx *k) { return onnx_def(k->node)->kernel(k); }
 
+/* ---- FusedMatMul ------------------------------------------------------------------------ */
+
+static bool trans_attr(const gl_node *n, const char *name)
+{
+    return gl_node_attr_int(n, name, 0) != 0;
+}
+
+static gl_status fused_matmul_infer(gl_infer_ctx *c)
+{
+    return gl_matmul_trans_infer(c, trans_attr(c->node, "transA"), trans_attr(c->node, "transB"));
+}
+
+static gl_status fused_matmul_kernel(gl_kernel_ctx *k)
+{
+    return gl_matmul_trans_kernel(k, trans_attr(k->node, "transA"),
+                                  trans_attr(k->node, "transB"),
+                                  gl_node_attr_float(k->node, "alpha", 1.0f));
+}
+
 static const gl_op_def ops[] = {
     {"", "Gelu", 20, infer_float_unary, onnx_gelu_kernel, 0},
     {"graphlab", "Gelu", GL_GRAPHLAB_SINCE, infer_float_unary, gelu_kernel, 0},
@@ -128,6 +151,7 @@ static const gl_op_def ops[] = {
     {"graphlab", "Silu", GL_GRAPHLAB_SINCE, infer_float_unary, silu_kernel, 0},
     {"graphlab", "HardSwish", GL_GRAPHLAB_SINCE, onnx_infer, onnx_kernel, 0},
     {"graphlab", "LayerNormalization", GL_GRAPHLAB_SINCE, onnx_infer, onnx_kernel, 0},
+    {"graphlab", "FusedMatMul", GL_GRAPHLAB_SINCE, fused_matmul_infer, fused_matmul_kernel, 0},
 };
 
 const gl_op_family gl_ops_graphlab = {"graphlab", ops, GL_ARRAY_LEN(ops)};

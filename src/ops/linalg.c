@@ -167,12 +167,43 @@ static void mm_batch_offsets(const mm_geom *g, const gl_bcast_iter *it, int64_t 
     gl_bcast_iter_start(&it, &(g)->batch);                                                 \
     for (int64_t bi = 0; bi < (g)->batch.count; bi++, gl_bcast_iter_next(&it))
 
-static gl_status matmul_kernel(gl_kernel_ctx *k)
+/* t with its last two dims swapped, as a dense copy in *out (FusedMatMul's transA and
+ * transB): the product loops then read every operand row-major. */
+static gl_status mm_transposed(const gl_tensor *t, const char *what, const char *where,
+                               gl_tensor **out)
 {
-    gl_status st = gl_need_inputs(k, 2);
-    if (st)
-        return st;
-    const gl_tensor *a = k->in[0], *b = k->in[1];
+    *out = NULL;
+    if (t->rank < 2)
+        return gl_fail(GL_ERR_INPUT, "%s: %s has rank %d: a transposed operand needs rank "
+                       ">= 2", where, what, t->rank);
+    int64_t dims[GL_MAX_RANK];
+    memcpy(dims, t->dims, (size_t)t->rank * sizeof(int64_t));
+    int64_t rows = dims[t->rank - 2], cols = dims[t->rank - 1];
+    dims[t->rank - 2] = cols;
+    dims[t->rank - 1] = rows;
+    gl_tensor *c = gl_tensor_new(t->dtype, t->rank, dims);
+    if (!c)
+        return gl_fail(GL_ERR_NOMEM, "%s: out of memory transposing %s", where, what);
+    *out = c;
+    if (t->count == 0)
+        return GL_OK;
+    size_t es = gl_dtype_size(t->dtype);
+    const char *src = gl_tensor_data(t);
+    char *dst = gl_tensor_make_writable(c);
+    int64_t mat = rows * cols;
+    for (int64_t m0 = 0; m0 < t->count; m0 += mat)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t q = 0; q < cols; q++)
+                memcpy(dst + (size_t)(m0 + q * rows + r) * es,
+                       src + (size_t)(m0 + r * cols + q) * es, es);
+    return GL_OK;
+}
+
+/* Y = alpha * A x B for numpy-matmul operands already in their logical shapes. */
+static gl_status matmul_run(gl_kernel_ctx *k, const gl_tensor *a, const gl_tensor *b,
+                            float alpha)
+{
+    gl_status st;
     if ((st = gl_need_number(k, a, false, "input A")))
         return st;
     if (a->dtype != b->dtype)
@@ -202,9 +233,18 @@ static gl_status matmul_kernel(gl_kernel_ctx *k)
                            (const double *)gl_tensor_data(b) + bo, (double *)yd + bi * mn,
                            g.m, g.k, g.n);
         }
+        for (int64_t i = 0; alpha != 1.0f && i < y->count; i++) {
+            if (f)
+                ((float *)yd)[i] *= alpha;
+            else
+                ((double *)yd)[i] *= alpha;
+        }
         return GL_OK;
     }
     if (gl_dtype_is_int(a->dtype)) {
+        if (alpha != 1.0f)
+            return gl_fail(GL_ERR_INPUT, "%s: alpha %g on %s operands", k->where, alpha,
+                           gl_dtype_name(a->dtype));
         int64_t *av = tensor_to_i64(a, k->where), *bv = tensor_to_i64(b, k->where);
         int64_t *yv = calloc((size_t)y->count, sizeof(int64_t));
         if (av && bv && yv) {
@@ -230,10 +270,34 @@ static gl_status matmul_kernel(gl_kernel_ctx *k)
             matmul_f32(av + ao, bv + bo, yv + bi * mn, g.m, g.k, g.n);
         }
         for (int64_t i = 0; i < y->count; i++)
-            gl_elem_set_f64(y, i, yv[i]);
+            gl_elem_set_f64(y, i, alpha * yv[i]);
     }
     st = av && bv && yv ? GL_OK : gl_fail(GL_ERR_NOMEM, "%s: out of memory", k->where);
     free(av), free(bv), free(yv);
+    return st;
+}
+
+static gl_status matmul_kernel(gl_kernel_ctx *k)
+{
+    gl_status st = gl_need_inputs(k, 2);
+    return st ? st : matmul_run(k, k->in[0], k->in[1], 1.0f);
+}
+
+gl_status gl_matmul_trans_kernel(gl_kernel_ctx *k, bool ta, bool tb, float alpha)
+{
+    gl_status st = gl_need_inputs(k, 2);
+    if (st)
+        return st;
+    /* Numbers only: the copies below move elements as bytes. */
+    if ((st = gl_need_number(k, k->in[0], false, "input A")) ||
+        (st = gl_need_number(k, k->in[1], false, "input B")))
+        return st;
+    gl_tensor *a = NULL, *b = NULL;
+    if (!(ta && (st = mm_transposed(k->in[0], "input A", k->where, &a))) &&
+        !(tb && (st = mm_transposed(k->in[1], "input B", k->where, &b))))
+        st = matmul_run(k, a ? a : k->in[0], b ? b : k->in[1], alpha);
+    gl_tensor_free(a);
+    gl_tensor_free(b);
     return st;
 }
 
@@ -298,6 +362,49 @@ static gl_status matmul_like_infer(gl_infer_ctx *c, size_t ia, size_t ib, gl_dty
 static gl_status matmul_infer(gl_infer_ctx *c)
 {
     return matmul_like_infer(c, 0, 1, GL_DT_UNDEFINED);
+}
+
+/* t's type with its last two dims swapped, sharing t's dims (read only; dims[] holds
+ * the view's own order). An unknown rank stays unknown. */
+static gl_status mm_swapped_type(const gl_infer_ctx *c, const gl_type *t, const char *what,
+                                 gl_dim *dims, gl_type *view)
+{
+    *view = *t;
+    int r = t->shape.rank;
+    if (r == GL_RANK_UNKNOWN)
+        return GL_OK;
+    if (r < 2)
+        return gl_fail(GL_ERR_INPUT, "%s: %s has rank %d: a transposed operand needs rank "
+                       ">= 2", c->where, what, r);
+    memcpy(dims, t->shape.dims, (size_t)r * sizeof(gl_dim));
+    dims[r - 2] = t->shape.dims[r - 1];
+    dims[r - 1] = t->shape.dims[r - 2];
+    view->shape.dims = dims;
+    return GL_OK;
+}
+
+gl_status gl_matmul_trans_infer(gl_infer_ctx *c, bool ta, bool tb)
+{
+    const gl_type *a = gl_infer_input(c, 0), *b = gl_infer_input(c, 1);
+    if (!a || !b)
+        return GL_OK;
+    if (a->dtype != GL_DT_UNDEFINED && b->dtype != GL_DT_UNDEFINED && a->dtype != b->dtype)
+        return gl_fail(GL_ERR_INPUT, "%s: inputs A (%s) and B (%s) differ in type", c->where,
+                       gl_dtype_name(a->dtype), gl_dtype_name(b->dtype));
+    gl_dim da[GL_MAX_RANK], db[GL_MAX_RANK];
+    gl_type va, vb;
+    gl_status st;
+    if ((a->shape.rank > GL_MAX_RANK || b->shape.rank > GL_MAX_RANK) && (ta || tb))
+        return gl_fail(GL_ERR_INPUT, "%s: rank above %d", c->where, GL_MAX_RANK);
+    if ((st = ta ? mm_swapped_type(c, a, "input A", da, &va) : (va = *a, GL_OK)) ||
+        (st = tb ? mm_swapped_type(c, b, "input B", db, &vb) : (vb = *b, GL_OK)))
+        return st;
+    gl_shape s;
+    if ((st = matmul_infer_shape(c, &va, &vb, &s)))
+        return st;
+    gl_infer_set(c, 0, a->dtype, &s);
+    gl_shape_free(&s);
+    return GL_OK;
 }
 
 /* ---- Gemm ----------------------------------------------------------------------------- */

@@ -4,6 +4,9 @@
  *           the same rank: leading 1s are added); a 1-D operand becomes a 1-row / 1-column
  *           matrix and the output takes the ONNX shape. A constant B (weights) is packed
  *           once into the layout oneDNN picks.
+ *   FusedMatMul (graphlab) as MatMul, an operand whose transX is 1 read through a view
+ *           that swaps the strides of its last two dims (no reorder; a constant B is
+ *           packed once, as MatMul's); alpha an eltwise_linear post-op.
  *   Gemm    matmul on strided views of A and B (transA/transB cost nothing; a constant B is
  *           packed once, transposed or not); alpha an eltwise_linear post-op. A per-column
  *           C ([N], [1, N]) is the matmul bias: alpha*A*B + beta*C = alpha * (A*B +
@@ -21,9 +24,11 @@
 
 /* ---- MatMul ------------------------------------------------------------------------------ */
 
-/* dims of a MatMul operand as a matrix stack of rank `nd`: leading 1s, and a 1-D operand
- * as one row (A) or one column (B). */
-static void matmul_view(const gl_tensor *t, bool is_a, int nd, int64_t *dims)
+/* A MatMul operand as a matrix stack of rank `nd`: leading 1s, and a 1-D operand as one
+ * row (A) or one column (B). `trans`: the stored matrices read transposed, their last two
+ * dims and strides swapped (strides NULL: plain row-major, no swap). */
+static void matmul_view(const gl_tensor *t, bool is_a, bool trans, int nd, int64_t *dims,
+                        int64_t *strides)
 {
     for (int i = 0; i < nd; i++)
         dims[i] = 1;
@@ -31,6 +36,16 @@ static void matmul_view(const gl_tensor *t, bool is_a, int nd, int64_t *dims)
         dims[is_a ? nd - 1 : nd - 2] = t->dims[0];
     else
         memcpy(dims + nd - t->rank, t->dims, (size_t)t->rank * sizeof(int64_t));
+    if (!trans)
+        return;
+    strides[nd - 1] = 1;
+    for (int i = nd - 1; i-- > 0;)
+        strides[i] = strides[i + 1] * dims[i + 1];
+    int64_t d = dims[nd - 2], s = strides[nd - 2];
+    dims[nd - 2] = dims[nd - 1];
+    strides[nd - 2] = strides[nd - 1];
+    dims[nd - 1] = d;
+    strides[nd - 1] = s;
 }
 
 /* Bind B: packed once into oneDNN's layout when it is a constant, else read as it is. */
@@ -55,20 +70,25 @@ static dnnl_status_t weights_md(const dn_build *b, size_t input, int nd, const i
     return dnnl_success;
 }
 
-static gl_status matmul_build(dn_build *b, dnnl_primitive_desc_t *pd)
+/* MatMul, and FusedMatMul's alpha * MatMul(A', B'). */
+static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, bool tb,
+                               float alpha)
 {
     const gl_tensor *a = dn_f32_input(b->k, 0), *w = dn_f32_input(b->k, 1);
     if (!a || !w)
         return dn_refuse(b, "not float32");
     if (a->rank < 1 || w->rank < 1 || a->count == 0 || w->count == 0)
         return dn_refuse(b, "empty or scalar operand");
+    if ((ta && a->rank < 2) || (tb && w->rank < 2))
+        return dn_refuse(b, "a transposed operand of rank 1");
     int nd = a->rank > w->rank ? a->rank : w->rank;
     nd = nd < 2 ? 2 : nd;
     if (nd > DNNL_MAX_NDIMS)
         return dn_refuse(b, "rank %d", nd);
     int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], yd[DNNL_MAX_NDIMS];
-    matmul_view(a, true, nd, ad);
-    matmul_view(w, false, nd, bd);
+    int64_t as[DNNL_MAX_NDIMS], bs[DNNL_MAX_NDIMS];
+    matmul_view(a, true, ta, nd, ad, as);
+    matmul_view(w, false, tb, nd, bd, bs);
     if (ad[nd - 1] != bd[nd - 2])
         return dn_refuse(b, "inner dims differ");
     for (int i = 0; i < nd - 2; i++) {
@@ -85,16 +105,18 @@ static gl_status matmul_build(dn_build *b, dnnl_primitive_desc_t *pd)
         if ((i != nd - 2 || a->rank >= 2) && (i != nd - 1 || w->rank >= 2))
             out_dims[out_rank++] = yd[i];
     dnnl_memory_desc_t amd, bview, bmd, ymd;
-    if (dn_md_plain(&amd, nd, ad, NULL) != dnnl_success ||
-        dn_md_plain(&bview, nd, bd, NULL) != dnnl_success ||
+    if (dn_md_plain(&amd, nd, ad, ta ? as : NULL) != dnnl_success ||
+        dn_md_plain(&bview, nd, bd, tb ? bs : NULL) != dnnl_success ||
         weights_md(b, 1, nd, bd, &bview, &bmd) != dnnl_success ||
         dn_md_plain(&ymd, nd, yd, NULL) != dnnl_success)
         return dn_refuse(b, "shapes oneDNN does not describe");
-    dnnl_matmul_desc_t md;
+    /* FusedMatMul's alpha first, then what a fused unit adds after the product */
+    dn_post scale = {dnnl_eltwise_linear, alpha, 0.0f, 1.0f, NULL};
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_status_t r = dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &ymd);
+    dnnl_status_t r = dn_build_attr(b, &scale, alpha != 1.0f, nd, yd, &attr);
+    dnnl_matmul_desc_t md;
     if (r == dnnl_success)
-        r = dn_build_attr(b, NULL, 0, nd, yd, &attr);
+        r = dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &ymd);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
     dnnl_primitive_attr_destroy(attr);
@@ -104,6 +126,19 @@ static gl_status matmul_build(dn_build *b, dnnl_primitive_desc_t *pd)
     bind_weights(b, 1, &bview, *pd);
     dn_bind_output(b, DNNL_ARG_DST, 0, &ymd, out_rank, out_dims);
     return GL_OK;
+}
+
+static gl_status matmul_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    return product_build(b, pd, false, false, 1.0f);
+}
+
+static gl_status fused_matmul_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_node *n = b->k->node;
+    return product_build(b, pd, gl_node_attr_int(n, "transA", 0) != 0,
+                         gl_node_attr_int(n, "transB", 0) != 0,
+                         gl_node_attr_float(n, "alpha", 1.0f));
 }
 
 /* ---- Gemm -------------------------------------------------------------------------------- */
@@ -252,5 +287,6 @@ static bool gemm_claim(const gl_model *m, const gl_node *n, char *why, size_t le
 static const dn_op matmul_ops[] = {
     {"", "MatMul", 1, matmul_claim, matmul_build, NULL},
     {"", "Gemm", 1, gemm_claim, gemm_build, gemm_prepare},
+    {"graphlab", "FusedMatMul", 1, matmul_claim, fused_matmul_build, NULL},
 };
 const dn_op_table dn_matmul_ops = {matmul_ops, GL_ARRAY_LEN(matmul_ops)};

@@ -1,0 +1,376 @@
+/* fold_transpose.c — the `fold-transpose` pass: a Transpose that swaps only the last two
+ * dims of a matrix product's operand goes into the product.
+ *
+ *   Gemm(Transpose(A), B)           -> Gemm(A, B) with transA toggled (perm [1,0] exactly)
+ *   MatMul(Transpose(A), B), both operands of rank 2
+ *                                   -> Gemm(A, B, transA=1) (no C: opset 11 on)
+ *   MatMul(X, Transpose(W)) of any other rank, or FusedMatMul
+ *                                   -> graphlab.FusedMatMul(X, W, transB=1, alpha=1)
+ * A Reshape is such a Transpose when its input and output shapes are known, of one rank,
+ * with the same batch dims, the last two swapped and one of them 1 (the bytes do not
+ * move). Both operands of one product fold in one rewrite, one decision.
+ *
+ * Refused, each with a decision that says why: perms that move a batch dim (an
+ * attention's [0,2,1,3] heads, [1,2,0] for K^T), a rank below 2 or unknown, Reshapes
+ * whose shapes are not all known, integer operands (the oneDNN matmul takes f32/bf16 and
+ * s8/u8, and ONNX's MatMul no 8-bit integers: the fold would buy nothing), and a dtype
+ * that is not known at all.
+ *
+ * A Transpose read by others too: the product still reads its input with the flag, and
+ * the Transpose stays for the others (its "readers" number says how many). Every product
+ * among its readers folds it in turn, so it goes once the last product has; a product
+ * does not wait on it any more, and oneDNN reads the strides instead of a copy.
+ *
+ * FusedMatMul is also saved as a model-local function (patterns_functions.c) so other
+ * runtimes run the result; it needs ai.onnx opset 12 (Einsum), and float32 below 15.
+ *
+ * Why a step of its own, after the second transpose-push and before fusion: the
+ * Transposes worth folding are the ones transpose-push could not cancel (it has no
+ * handler for MatMul, so a Transpose stops right above one), and fusion's MatMul rules
+ * (bias, activation, attention) must meet the products with their Transposes already
+ * inside, as FusedMatMul or Gemm, not a Transpose in the middle of a pattern.
+ */
+#include "passes/patterns.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAPHLAB "graphlab"
+#define FUSED "FusedMatMul"
+/* The ai.onnx opset Gemm's C is optional from. */
+#define GEMM_NO_C_OPSET 11
+
+typedef struct operand {
+    gl_node *src;      /* the Transpose or Reshape that folds; NULL: the operand stays */
+    gl_value *from;    /* what the product reads instead */
+    int rank;
+} operand;
+
+typedef struct fold {
+    gl_node *product;
+    operand op[2];
+    bool fused;        /* FusedMatMul (new or existing), else Gemm */
+    bool to_gemm;      /* a MatMul that becomes a Gemm */
+} fold;
+
+static bool is_fused(const gl_node *n)
+{
+    return n && n->domain && !strcmp(n->domain, GRAPHLAB) && !strcmp(n->op_type, FUSED) &&
+           n->n_outputs && n->outputs[0];
+}
+
+static int value_rank(const gl_value *v)
+{
+    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+}
+
+static gl_dtype value_dtype(const gl_value *v)
+{
+    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.dtype : GL_DT_UNDEFINED;
+}
+
+static void format_ints(const int64_t *v, size_t n, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "," : "", (long long)v[i]);
+}
+
+/* The shape of v when every dim is known: its rank, dims in d; -1 otherwise. */
+static int static_shape(const gl_value *v, int64_t *d)
+{
+    int r = value_rank(v);
+    if (r == GL_RANK_UNKNOWN || r > GL_MAX_RANK)
+        return -1;
+    for (int i = 0; i < r; i++)
+        if ((d[i] = v->type.shape.dims[i].value) < 0)
+            return -1;
+    return r;
+}
+
+/* Is producer p of operand `v` a swap of its last two dims? true with o filled; false
+ * with `why` set (a refusal) or empty (p is not a Transpose or Reshape at all). */
+static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t len,
+                       char *perm_text, size_t perm_len)
+{
+    why[0] = perm_text[0] = '\0';
+    if (!p || p->n_inputs < 1 || !p->inputs[0])
+        return false;
+    gl_value *x = p->inputs[0];
+    if (gl_pt_is(p, "Transpose")) {
+        const gl_attr *a = gl_node_attr_typed(p, "perm", GL_ATTR_INTS);
+        int r = a ? (int)a->n : value_rank(x);
+        if (r == GL_RANK_UNKNOWN) {
+            snprintf(why, len, "Transpose '%s' has no perm and the rank of '%s' is not known",
+                     p->name, x->name);
+            return false;
+        }
+        int64_t perm[GL_MAX_RANK];
+        for (int i = 0; i < r && i < GL_MAX_RANK; i++)
+            perm[i] = a ? a->ints[i] : r - 1 - i;
+        format_ints(perm, (size_t)(r < GL_MAX_RANK ? r : GL_MAX_RANK), perm_text, perm_len);
+        int rx = value_rank(x);
+        if (rx != GL_RANK_UNKNOWN && rx != r) {
+            snprintf(why, len, "Transpose '%s' has %d perm entries for '%s' of rank %d",
+                     p->name, r, x->name, rx);
+            return false;
+        }
+        if (r < 2 || r > GL_MAX_RANK) {
+            snprintf(why, len, "Transpose '%s' has rank %d: no matrix dims to swap", p->name, r);
+            return false;
+        }
+        for (int i = 0; i < r - 2; i++)
+            if (perm[i] != i) {
+                snprintf(why, len, "Transpose '%s' (perm [%s]) moves batch dim %d: only a swap "
+                         "of the last two dims folds", p->name, perm_text, i);
+                return false;
+            }
+        if (perm[r - 2] != r - 1 || perm[r - 1] != r - 2) {
+            snprintf(why, len, "Transpose '%s' (perm [%s]) swaps nothing", p->name, perm_text);
+            return false;
+        }
+        *o = (operand){p, x, r};
+        return true;
+    }
+    if (!gl_pt_is(p, "Reshape"))
+        return false;
+    /* A Reshape that changes the rank (a head merge) is no Transpose: nothing to say. */
+    int rx = value_rank(x), rv = value_rank(v);
+    if (rx != GL_RANK_UNKNOWN && rv != GL_RANK_UNKNOWN && (rx != rv || rx < 2))
+        return false;
+    int64_t in[GL_MAX_RANK], out[GL_MAX_RANK];
+    int ri = static_shape(x, in), ro = static_shape(v, out);
+    if (ri < 0 || ro < 0) {
+        snprintf(why, len, "Reshape '%s': the shape of '%s' is not known, so it cannot be "
+                 "proven a swap of the last two dims", p->name, ri < 0 ? x->name : v->name);
+        return false;
+    }
+    if (ri != ro || ri < 2)
+        return false;
+    bool swap = in[ri - 2] == out[ri - 1] && in[ri - 1] == out[ri - 2];
+    for (int i = 0; i < ri - 2; i++)
+        swap = swap && in[i] == out[i];
+    if (!swap)
+        return false;
+    if (in[ri - 2] != 1 && in[ri - 1] != 1) {
+        snprintf(why, len, "Reshape '%s' swaps dims %lld and %lld: a reshape only equals a "
+                 "transpose when one of them is 1", p->name, (long long)in[ri - 2],
+                 (long long)in[ri - 1]);
+        return false;
+    }
+    snprintf(perm_text, perm_len, "reshape");
+    *o = (operand){p, x, ri};
+    return true;
+}
+
+/* The dtype refusal for a product reading `v`, or NULL. */
+static const char *dtype_refusal(const gl_value *v, char *why, size_t len)
+{
+    gl_dtype dt = value_dtype(v);
+    if (dt == GL_DT_UNDEFINED)
+        snprintf(why, len, "the dtype of '%s' is not known (run shape-inference first)",
+                 v->name);
+    else if (!gl_dtype_is_float(dt))
+        snprintf(why, len, "'%s' is %s: the matmul kernels fold transposes of f32, bf16, "
+                 "s8 and u8 only, and MatMul takes no 8-bit integers", v->name,
+                 gl_dtype_name(dt));
+    else
+        return NULL;
+    return why;
+}
+
+static void refuse(gl_pass_ctx *ctx, const gl_node *product, const gl_node *src,
+                   const char *perm, const char *why)
+{
+    gl_decision *d = gl_pass_decide(ctx, "fold-transpose", GL_REFUSED, "%s '%s': %s",
+                                    product->op_type, product->name, why);
+    if (src)
+        gl_decision_add_node(d, src->name);
+    gl_decision_add_node(d, product->name);
+    if (perm && *perm)
+        gl_decision_add_text(d, "perm", perm);
+    if (product->graph->parent_node)
+        gl_decision_add_text(d, "inside", product->graph->parent_node->name);
+}
+
+/* The check: which operands of product n fold and into what; refusals recorded. false
+ * when nothing folds. */
+static bool check_product(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
+{
+    bool gemm = gl_pt_is(n, "Gemm"), fused = is_fused(n);
+    if (!(gemm || fused || gl_pt_is(n, "MatMul")) || n->n_inputs < 2)
+        return false;
+    *f = (fold){.product = n, .fused = fused};
+    size_t found = 0;
+    char why[320], perm[96];
+    for (int s = 0; s < 2; s++) {
+        gl_value *v = n->inputs[s];
+        if (!v)
+            continue;
+        if (!check_swap(v->producer, v, &f->op[s], why, sizeof(why), perm, sizeof(perm))) {
+            if (why[0])
+                refuse(ctx, n, v->producer, perm, why);
+            continue;
+        }
+        if (dtype_refusal(v, why, sizeof(why)) ||
+            (gemm && f->op[s].rank != 2 &&
+             snprintf(why, sizeof(why), "a Gemm operand of rank %d", f->op[s].rank) > 0)) {
+            refuse(ctx, n, v->producer, perm, why);
+            f->op[s] = (operand){0};
+            continue;
+        }
+        found++;
+    }
+    if (!found || gemm || fused)
+        return found > 0;
+    /* A MatMul: Gemm when both operands are matrices and Gemm can go without C. */
+    int r0 = value_rank(n->inputs[0]), r1 = value_rank(n->inputs[1]);
+    f->to_gemm = r0 == 2 && r1 == 2 && opset >= GEMM_NO_C_OPSET;
+    f->fused = !f->to_gemm;
+    gl_dtype dt = value_dtype(n->inputs[0]);
+    const char *no = NULL;
+    if (f->fused && opset < gl_pt_function_min_opset(FUSED))
+        no = "the function body of graphlab.FusedMatMul needs opset 12 (Einsum)";
+    else if (f->fused && opset < 15 && dt != GL_DT_FLOAT)
+        no = "below opset 15 the function body of graphlab.FusedMatMul scales by a float32 "
+             "alpha, so it takes float32 only";
+    if (no) {
+        snprintf(why, sizeof(why), "opset %lld, %s: %s", (long long)opset,
+                 gl_dtype_name(dt), no);
+        for (int s = 0; s < 2; s++)
+            if (f->op[s].src)
+                refuse(ctx, n, f->op[s].src, NULL, why);
+        return false;
+    }
+    return true;
+}
+
+static void toggle(gl_node *n, const char *attr)
+{
+    gl_node_set_attr_int(n, attr, !gl_node_attr_int(n, attr, 0));
+}
+
+static const char *const trans_attrs[2] = {"transA", "transB"};
+
+/* The rewrite: the folded sources go (when nothing else reads them), the product reads
+ * their inputs with its flags toggled. */
+static gl_status apply(gl_pt_ctx *c, const fold *f, int64_t decision)
+{
+    gl_node *n = f->product, *p = n;
+    gl_status st;
+    if (!gl_pt_is(n, "Gemm") && !is_fused(n)) {
+        /* MatMul -> Gemm or FusedMatMul, under the MatMul's name. */
+        gl_node *srcs[3] = {n, f->op[0].src, f->op[1].src};
+        size_t ns = 1;
+        for (int s = 0; s < 2; s++)
+            if (f->op[s].src)
+                srcs[ns++] = f->op[s].src;
+        p = gl_add_node(c->g, f->fused ? FUSED : "Gemm", f->fused ? GRAPHLAB : "",
+                        n->name_generated ? NULL : n->name, n->inputs, 2, 1);
+        if (!p)
+            return GL_ERR_INTERNAL;
+        gl_node_set_attr_int(p, "transA", 0);
+        gl_node_set_attr_int(p, "transB", 0);
+        if (f->fused) {
+            gl_node_set_attr_float(p, "alpha", 1.0f);
+            if ((st = gl_pt_ensure_function(c->m, FUSED)) != GL_OK)
+                return st;
+        }
+        gl_node_inherit_provenance(p, srcs, ns, decision);
+        if ((st = gl_move_output(c->g, n, 0, p, 0)) != GL_OK ||
+            (st = gl_remove_node(c->g, n)) != GL_OK)
+            return st;
+    } else {
+        gl_node *srcs[3] = {n, f->op[0].src, f->op[1].src};
+        size_t ns = 1;
+        for (int s = 0; s < 2; s++)
+            if (f->op[s].src)
+                srcs[ns++] = f->op[s].src;
+        gl_node_inherit_provenance(n, srcs, ns, decision);
+        if (is_fused(n) && !gl_node_attr(n, "alpha"))
+            gl_node_set_attr_float(n, "alpha", 1.0f);
+    }
+    for (int s = 0; s < 2; s++) {
+        const operand *o = &f->op[s];
+        if (!o->src)
+            continue;
+        gl_value *old = p->inputs[s];
+        toggle(p, trans_attrs[s]);
+        if ((st = gl_set_input(c->g, p, (size_t)s, o->from)) != GL_OK)
+            return st;
+        if (old->n_uses || old->n_output_refs || old->producer != o->src)
+            continue;
+        gl_value *shape = o->src->n_inputs > 1 ? o->src->inputs[1] : NULL;
+        if ((st = gl_remove_node(c->g, o->src)) != GL_OK ||
+            (st = gl_pt_drop_if_unused(c, shape)) != GL_OK)
+            return st;
+    }
+    return GL_OK;
+}
+
+/* How many nodes read v (a graph output counts as one). */
+static size_t readers(const gl_value *v)
+{
+    return v->n_uses + (v->n_output_refs ? 1 : 0);
+}
+
+static void describe(gl_decision *d, const fold *f)
+{
+    gl_decision_add_node(d, f->product->name);
+    for (int s = 0; s < 2; s++) {
+        const operand *o = &f->op[s];
+        if (!o->src)
+            continue;
+        gl_decision_add_node(d, o->src->name);
+        bool now = gl_node_attr_int(f->product, trans_attrs[s], 0) == 0;
+        gl_decision_add_number(d, trans_attrs[s], now);
+        gl_decision_add_number(d, s ? "rank_b" : "rank_a", o->rank);
+        /* Others reading the Transpose keep it. */
+        size_t r = readers(o->src->outputs[0]);
+        if (r > 1)
+            gl_decision_add_number(d, s ? "readers_b" : "readers_a", (double)r);
+    }
+    if (f->product->graph->parent_node)
+        gl_decision_add_text(d, "inside", f->product->graph->parent_node->name);
+}
+
+static gl_status fold_graph(gl_graph *g, gl_pass_ctx *ctx)
+{
+    gl_pt_ctx c = {g, ctx->model, gl_model_opset(ctx->model, "")};
+    bool changed = false;
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        if (!gl_pass_may_rewrite(ctx))
+            break;
+        fold f;
+        if (!check_product(ctx, n, c.opset, &f))
+            continue;
+        char what[160] = "";
+        size_t at = 0;
+        for (int s = 0; s < 2; s++)
+            if (f.op[s].src)
+                at += (size_t)snprintf(what + at, sizeof(what) - at, "%s%s '%s'",
+                                       at ? " and " : "", f.op[s].src->op_type,
+                                       f.op[s].src->name);
+        const char *into = f.to_gemm ? "Gemm" : f.fused ? "graphlab.FusedMatMul" : "Gemm";
+        gl_decision *d = gl_pass_decide(ctx, "fold-transpose", GL_APPLIED,
+                                        "%s folded into %s '%s' as %s%s%s", what,
+                                        n->op_type, n->name, into,
+                                        f.op[0].src ? " transA" : "",
+                                        f.op[1].src ? " transB" : "");
+        describe(d, &f);
+        gl_decision_add_text(d, "product", into);
+        changed = true;
+        gl_status st = apply(&c, &f, d->id);
+        if (st != GL_OK)
+            return st;
+    }
+    gl_status st;
+    if (changed && (st = gl_toposort(g, NULL)) != GL_OK)
+        return st;
+    return gl_pass_on_bodies(g, ctx, fold_graph);
+}
+
+gl_status gl_pass_fold_transpose(gl_graph *g, gl_pass_ctx *ctx) { return fold_graph(g, ctx); }

@@ -128,6 +128,11 @@ gl_status gl_pass_patterns(gl_graph *g, gl_pass_ctx *ctx);
 /* Layout-sensitive nodes to channels-last (graphlab's Nhwc* ops between Transposes)
  * where transpose-push then leaves fewer Transposes (layout.c). Option force. */
 gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx);
+/* Fusion (fusion.c, rules in fusion_rules.c): chains the target runs as one kernel (a
+ * convolution or matmul with post-ops, seed 004's FFN/attention units, ONNX Runtime's
+ * fusions) become one node calling a model-local function of domain graphlab.fused whose
+ * body is the chain's nodes; rank-2 MatMul + Add becomes a Gemm. Option exact-shapes. */
+gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (dce.c) ----------------------------------- */
 

@@ -38,15 +38,20 @@ static const gl_pass pass_table[] = {
      1},
     {"patterns", "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold "
      "BatchNorm and per-channel Mul/Add into Conv", gl_pass_patterns, NULL, 0},
+    {"fusion", "chains the target runs as one kernel become one node calling a "
+     "graphlab.fused function", gl_pass_fusion,
+     (const gl_pass_option[]){{"exact-shapes", 0, "1: refuse every implicit broadcast, the "
+                               "per-channel or [N] operand and the scalar too"}},
+     1},
 };
 
-/* The default pipeline of DESIGN.md, restricted to the passes that exist so far: the
- * second transpose-push cancels the Transposes that layout puts around the nodes it
- * converts. */
+/* The default pipeline of DESIGN.md: the second transpose-push cancels the Transposes
+ * that layout puts around the nodes it converts; fusion comes last, so it groups the
+ * nodes every other pass has left. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
     "transpose-push", "constant-folding", "cse", "dce", "patterns", "layout",
-    "transpose-push"};
+    "transpose-push", "fusion"};
 
 const char *const *gl_pass_default_pipeline(size_t *count)
 {

@@ -933,7 +933,8 @@ Test(pipeline, transpose_push_in_the_default_pipeline)
     cr_assert_eq(gl_pass_list_parse("all", &steps, &n), GL_OK);
     static const char *const want[] = {"toposort", "shape-inference", "constant-folding",
                                        "cse", "dce", "transpose-push", "constant-folding",
-                                       "cse", "dce", "layout", "transpose-push"};
+                                       "cse", "dce", "patterns", "layout", "transpose-push",
+                                       "fusion"};
     cr_assert_geq(n, GL_ARRAY_LEN(want));
     for (size_t i = 0; i < GL_ARRAY_LEN(want); i++)
         cr_expect_str_eq(steps[i].pass->name, want[i], "step %zu", i);

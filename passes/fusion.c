@@ -455,6 +455,10 @@ static bool check_binary(const fu_ctx *c, fu_cand *k, const gl_node *n, const gl
         return false;
     }
     const gl_value *o = n->inputs[0] == v ? n->inputs[1] : n->inputs[0];
+    if (!o) {
+        set_why(k, "target", "%s '%s' has no second operand", n->op_type, n->name);
+        return false;
+    }
     if (n->inputs[1] == v && (gl_node_is(n, "Sub") || gl_node_is(n, "Div"))) {
         set_why(k, "target", "%s '%s' computes '%s' %s '%s': oneDNN's binary post-op puts "
                 "the kernel's result first", n->op_type, n->name, o->name,
@@ -494,6 +498,18 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
     const gl_fu_step *s = &k->rule->steps[k->step_of[i]];
     const gl_value *v = i ? k->nodes[i - 1]->outputs[0] : NULL;
     gl_dtype want = head->outputs[0]->type.dtype;
+    if (n->n_inputs > GL_FU_MAX_INPUTS || n->n_outputs > GL_FU_MAX_OUTPUTS) {
+        set_why(k, "target", "%s '%s' has %zu inputs and %zu outputs; no op a rule takes has "
+                "more than %d and %d", n->op_type, n->name, n->n_inputs, n->n_outputs,
+                GL_FU_MAX_INPUTS, GL_FU_MAX_OUTPUTS);
+        return false;
+    }
+    for (size_t o = 1; o < n->n_outputs; o++)
+        if (!n->outputs[o - 1] && n->outputs[o]) {
+            set_why(k, "target", "%s '%s': output %zu follows an omitted one; a call returns "
+                    "leading outputs only", n->op_type, n->name, o);
+            return false;
+        }
     if (i == 0 && dtype_known(head->outputs[0]) && !float_dtype(want)) {
         set_why(k, "precision", "%s '%s' computes %s; fused kernels take float, float16 or "
                 "bfloat16", n->op_type, n->name, gl_dtype_name(want));
@@ -699,7 +715,8 @@ static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_valu
                             size_t n_ext)
 {
     gl_graph *b = f->body;
-    gl_value *map_from[GL_FU_MAX_CHAIN * 4 + 64], *map_to[GL_FU_MAX_CHAIN * 4 + 64];
+    gl_value *map_from[GL_FU_MAX_CHAIN * (GL_FU_MAX_INPUTS + GL_FU_MAX_OUTPUTS)];
+    gl_value *map_to[GL_ARRAY_LEN(map_from)];
     size_t n_map = 0;
     bool uses_graphlab = false;
     for (size_t e = 0; e < n_ext && n_map < GL_ARRAY_LEN(map_from); e++) {
@@ -711,8 +728,8 @@ static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_valu
     gl_node *last_body = NULL;
     for (size_t i = 0; i < k->cut; i++) {
         gl_node *nd = k->nodes[i];
-        gl_value *ins[16];
-        const char *outs[8];
+        gl_value *ins[GL_FU_MAX_INPUTS];
+        const char *outs[GL_FU_MAX_OUTPUTS];
         if (nd->n_inputs > GL_ARRAY_LEN(ins) || nd->n_outputs > GL_ARRAY_LEN(outs))
             return gl_fail(GL_ERR_INTERNAL, "fusion: node '%s' has too many inputs/outputs",
                            nd->name);
@@ -764,7 +781,7 @@ static gl_status remove_members(fu_ctx *c, const fu_cand *k)
 
 static gl_status apply_function(fu_ctx *c, const fu_cand *k, int64_t decision, char *fname)
 {
-    gl_value *ext[GL_FU_MAX_CHAIN * 4];
+    gl_value *ext[GL_FU_MAX_CHAIN * GL_FU_MAX_INPUTS];
     size_t n_ext = external_inputs(k, ext, GL_ARRAY_LEN(ext));
     if (!gl_model_opset(c->m, GL_FUSED_DOMAIN))
         gl_model_set_opset(c->m, GL_FUSED_DOMAIN, 1);

@@ -21,6 +21,10 @@
 /* The longest chain the pass walks: above every rule's maximum and oneDNN's 32
  * post-ops, so a longer candidate is seen whole and refused, never cut. */
 #define GL_FU_MAX_CHAIN 40
+/* The most inputs and outputs of any op a rule takes (Conv, Clip, Gemm: 3 inputs;
+ * LayerNormalization: 3 outputs); a node past them (a hostile file) is refused. */
+#define GL_FU_MAX_INPUTS 4
+#define GL_FU_MAX_OUTPUTS 3
 /* oneDNN 2.6: dnnl_post_ops_append_* fails past this many post-ops. */
 #define GL_FU_ONEDNN_MAX_POST_OPS 32
 

@@ -132,6 +132,11 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx);
  * operand goes into the product: Gemm's transA/transB, or graphlab's FusedMatMul saved
  * with a model-local function (fold_transpose.c). */
 gl_status gl_pass_fold_transpose(gl_graph *g, gl_pass_ctx *ctx);
+/* Fusion (fusion.c, rules in fusion_rules.c): chains the target runs as one kernel (a
+ * convolution or matmul with post-ops, seed 004's FFN/attention units, ONNX Runtime's
+ * fusions) become one node calling a model-local function of domain graphlab.fused whose
+ * body is the chain's nodes; rank-2 MatMul + Add becomes a Gemm. Option exact-shapes. */
+gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (dce.c) ----------------------------------- */
 

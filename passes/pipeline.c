@@ -41,16 +41,21 @@ static const gl_pass pass_table[] = {
     {"fold-transpose", "fold Transposes that swap the last two dims of a MatMul/Gemm operand "
      "into the product (Gemm transA/transB, graphlab FusedMatMul)", gl_pass_fold_transpose,
      NULL, 0},
+    {"fusion", "chains the target runs as one kernel become one node calling a "
+     "graphlab.fused function", gl_pass_fusion,
+     (const gl_pass_option[]){{"exact-shapes", 0, "1: refuse every implicit broadcast, the "
+                               "per-channel or [N] operand and the scalar too"}},
+     1},
 };
 
-/* The default pipeline of DESIGN.md, restricted to the passes that exist so far: the
- * second transpose-push cancels the Transposes that layout puts around the nodes it
- * converts; fold-transpose takes the ones it leaves above matrix products (it has no
- * MatMul handler), before fusion meets those products. */
+/* The default pipeline of DESIGN.md: the second transpose-push cancels the Transposes
+ * that layout puts around the nodes it converts; fold-transpose takes the ones it leaves
+ * above matrix products (it has no MatMul handler), before fusion meets those products;
+ * fusion comes last, so it groups the nodes every other pass has left. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
     "transpose-push", "constant-folding", "cse", "dce", "patterns", "layout",
-    "transpose-push", "fold-transpose"};
+    "transpose-push", "fold-transpose", "fusion"};
 
 const char *const *gl_pass_default_pipeline(size_t *count)
 {

@@ -430,6 +430,15 @@ size_t gn_count_op(const gl_graph *g, const char *op)
     return k;
 }
 
+size_t gn_count_domain(const gl_graph *g, const char *domain)
+{
+    size_t k = 0;
+    gl_node *n;
+    gl_foreach_node(g, i, n)
+        k += n->domain && !strcmp(n->domain, domain);
+    return k;
+}
+
 void gn_expect_op_counts(const char *name, const char *ops, const gl_graph *g)
 {
     if (!ops)

@@ -58,6 +58,8 @@ gl_tensor **gn_run(const gl_model *m, gl_tensor **in, char *err, size_t len);
 
 /* Nodes of op "Op" (ai.onnx) or "domain.Op". */
 size_t gn_count_op(const gl_graph *g, const char *op);
+/* Nodes of any op of `domain` ("graphlab.fused"). */
+size_t gn_count_domain(const gl_graph *g, const char *domain);
 /* `ops` = "Reshape=0 graphlab.Gelu=1": each count must match (criterion expectations
  * naming `name`). NULL: nothing checked. */
 void gn_expect_op_counts(const char *name, const char *ops, const gl_graph *g);

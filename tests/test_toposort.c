@@ -289,8 +289,9 @@ static const struct {
     const char *error_part;
 } parse_cases[] = {
     {"none", true, 0, 0, NULL},
-    /* DESIGN.md's default pipeline up to patterns, layout and the second transpose-push */
-    {"all", true, 13, GL_BUDGET_UNLIMITED, NULL},
+    /* DESIGN.md's default pipeline: ... patterns, layout, the second transpose-push,
+     * fold-transpose, fusion */
+    {"all", true, 14, GL_BUDGET_UNLIMITED, NULL},
     {"toposort", true, 1, GL_BUDGET_UNLIMITED, NULL},
     {"toposort:0,toposort", true, 2, 0, NULL},
     {"toposort:12", true, 1, 12, NULL},

@@ -80,19 +80,19 @@ TRANSFORMER="$SRC/examples/transformer_block/model.onnx"
 
 # --- open, the bar, stepping -------------------------------------------------------------
 start 100 30 BROWSER="$work/fake-browser" -- "$CONV"
-check "opens on the loaded model" wait_for "nodes | step 0/13 | ? help"
+check "opens on the loaded model" wait_for "nodes | step 0/14 | ? help"
 check "the bar lists the steps with node counts" wait_for "load 14 → toposort 14 → shapes 14"
 check "the bar marks a step that changed the graph" wait_for "tpush 10*"
 check "the node list has the op counts" wait_for "14 nodes: Transpose 6, Relu 3, Conv 2"
 golden nodes-step0
 keys ]
-check "] steps forward" wait_for "step 1/13"
+check "] steps forward" wait_for "step 1/14"
 keys Right
-check "Right steps forward" wait_for "step 2/13"
+check "Right steps forward" wait_for "step 2/14"
 keys [
-check "[ steps back" wait_for "step 1/13"
+check "[ steps back" wait_for "step 1/14"
 keys Left
-check "Left steps back" wait_for "step 0/13"
+check "Left steps back" wait_for "step 0/14"
 keys 6
 check "a digit jumps to its step" wait_for "06-transpose-push: 4 rewrites, 10 nodes"
 check "the list marks what the step changed" wait_for "~ Mul        channel_scale"
@@ -108,7 +108,7 @@ check "the detail shows the initializer statistics" wait_for "min 0.553439  max 
 check "the detail shows the history with the decision" wait_for "(#2 push-through-Mul)"
 golden detail-channel-scale
 keys Escape
-check "Esc goes back to the diff" wait_for "diff | step 6/13"
+check "Esc goes back to the diff" wait_for "diff | step 6/14"
 keys c
 check "c shows the decisions" wait_for "decisions of 06-transpose-push: 5"
 check "a refused decision carries its numbers" wait_for "decided_by     layout-sensitive"
@@ -118,7 +118,7 @@ check "f keeps only the refused" wait_for "decisions of 06-transpose-push: 1 ref
 keys Enter
 check "Enter marks the decision's nodes" wait_for "#1 push-through-Conv: 2 nodes marked"
 keys v
-check "v shows the graph" wait_for "graph | step 6/13"
+check "v shows the graph" wait_for "graph | step 6/14"
 keys '?'
 check "? shows the keys from the table" wait_for "graphlab keys"
 check "the help starts with the first request" wait_for "next step of the pipeline"
@@ -126,9 +126,9 @@ golden help
 keys G
 check "the help scrolls to the last request" wait_for "  q           quit"
 keys Escape
-check "Esc backs out of the help" wait_for "graph | step 6/13"
+check "Esc backs out of the help" wait_for "graph | step 6/14"
 keys l
-check "l shows the node list" wait_for "nodes | step 6/13"
+check "l shows the node list" wait_for "nodes | step 6/14"
 
 # --- search ------------------------------------------------------------------------------------
 keys / c o n v 2
@@ -141,19 +141,19 @@ keys Escape
 
 # --- resize -------------------------------------------------------------------------------------
 $T resize-window -t t -x 60 -y 20
-check "at 60x20 the status line stays" wait_for "nodes | step 6/13"
+check "at 60x20 the status line stays" wait_for "nodes | step 6/14"
 check "at 60x20 the bar is elided around the step" wait_for "tpush 10* → fold 10"
 check "at 60x20 nothing runs past the edge" fits 60 20
 golden nodes-60x20
 keys d
-check "at 60x20 the diff still draws" wait_for "diff | step 6/13"
+check "at 60x20 the diff still draws" wait_for "diff | step 6/14"
 keys c
-# (the status line's right part, " decisions | step 6/13 | ? help", is over half of 60
+# (the status line's right part, " decisions | step 6/14 | ? help", is over half of 60
 # columns: the message keeps the line)
 check "at 60x20 the decisions still draw" wait_for "decisions of 06-transpose-push"
 $T resize-window -t t -x 100 -y 30
 keys l
-check "back at 100x30" wait_for "nodes | step 6/13"
+check "back at 100x30" wait_for "nodes | step 6/14"
 
 # --- export, open ----------------------------------------------------------------------------------
 keys e
@@ -164,7 +164,7 @@ check "the step's files are there" \
     -s "$work/graphlab-export/conv_nhwc/06-transpose-push.onnx" -a \
     -f "$work/graphlab-export/conv_nhwc/06-transpose-push.diff.txt"
 keys E
-check "E exports every step" wait_for "exported 14 steps to ./graphlab-export/conv_nhwc/"
+check "E exports every step" wait_for "exported 15 steps to ./graphlab-export/conv_nhwc/"
 check "E writes index.html" test -s "$work/graphlab-export/conv_nhwc/index.html"
 keys o
 check "o opens the SVG with \$BROWSER" \
@@ -178,11 +178,11 @@ check "C-c with nothing running does not quit" wait_for "nothing is running"
 keys q
 check "q exits 0" [ "$(wait_rc)" = 0 ]
 check "the terminal is restored (cursor, screen, mouse, keypad)" restored
-check "the workbench is gone from the screen" sh -c "! $T capture-pane -p -t t | grep -q 'step 6/13'"
+check "the workbench is gone from the screen" sh -c "! $T capture-pane -p -t t | grep -q 'step 6/14'"
 
 # --- + and - inside constant folding --------------------------------------------------------------
 start 100 30 -- "$TRANSFORMER"
-check "the transformer block opens" wait_for "nodes | step 0/13"
+check "the transformer block opens" wait_for "nodes | step 0/14"
 keys 3
 check "3 goes to constant folding" wait_for "fold 46*"
 keys -
@@ -201,7 +201,7 @@ check "q exits 0 again" [ "$(wait_rc)" = 0 ]
 
 # --- no browser ------------------------------------------------------------------------------------
 start 100 30 -u BROWSER PATH="$work/emptybin" -- "$CONV"
-check "opens without a PATH" wait_for "nodes | step 0/13"
+check "opens without a PATH" wait_for "nodes | step 0/14"
 keys o
 check "no browser: the status line says so" wait_for "no \$BROWSER and no xdg-open"
 keys q
@@ -215,20 +215,20 @@ click() {
     sleep 0.5 # curses holds a press for mouseinterval (1/6 s) to tell a click from a drag
 }
 start 100 30 NO_COLOR=1 -- "$CONV"
-check "NO_COLOR: still opens" wait_for "nodes | step 0/13"
+check "NO_COLOR: still opens" wait_for "nodes | step 0/14"
 click 5 8 # the fifth node of the list: Mul 'channel_scale'
 keys Enter
 check "a click selects a row" wait_for "Mul 'channel_scale'"
 keys Escape
 click 67 1 # "tpush 10*" on the bar
-check "a click on the bar goes to that step" wait_for "step 6/13"
+check "a click on the bar goes to that step" wait_for "step 6/14"
 keys q
 check "NO_COLOR: q exits 0" [ "$(wait_rc)" = 0 ]
 
 # --- fatal signals restore the terminal ------------------------------------------------------------
 for sig in TERM SEGV; do
     start 100 30 -- "$CONV"
-    wait_for "nodes | step 0/13" >/dev/null
+    wait_for "nodes | step 0/14" >/dev/null
     kill -"$sig" "$(cat "$work/pid")"
     rc=$(wait_rc)
     check "SIG$sig: dies of the signal (status $rc)" [ "$rc" -gt 128 ]
@@ -276,13 +276,13 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \
         >/dev/null 2>&1; then
     start 100 30 -- "$work/big/many_nodes.onnx"
-    check "a big model opens" wait_for "nodes | step 0/13"
+    check "a big model opens" wait_for "nodes | step 0/14"
     keys E
     check "E on a big model shows progress" wait_for "exporting step"
     keys C-c
     check "C-c stops waiting without quitting" wait_for "stopped waiting for the export"
     keys ]
-    check "keys work while the export ends in the background" wait_for "step 1/13"
+    check "keys work while the export ends in the background" wait_for "step 1/14"
     keys q
     check "q exits 0 with work still running" [ "$(wait_rc)" = 0 ]
 else

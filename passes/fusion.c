@@ -1,0 +1,955 @@
+/* fusion.c — the `fusion` pass: chains of nodes the target runs as one kernel (or one
+ * unit of kernels) become one node calling a model-local function of domain
+ * graphlab.fused whose body is the chain's own nodes, names kept.
+ *
+ * Greedy in topological order (seed 004): each node is offered, as a head, to every
+ * rule of the table (fusion_rules.c). A rule's candidate is found in two phases that
+ * edit nothing:
+ *  1. the walk: from the head along first outputs, each next node the single reader of
+ *     the previous one and in the rule's next step; a link where the value is also a
+ *     graph output, or has other readers, ends the walk ("graph-output", "branch") when
+ *     a reader would have continued the chain;
+ *  2. the constraints, node by node: one precision along the chain ("precision"); no
+ *     implicit broadcast but what the fused kernel implements, a per-channel or [N]
+ *     operand or a scalar ("broadcast"; all three refused under fusion.exact-shapes=1,
+ *     "exact-shapes"); shapes that must be known to be proven ("shapes"); what oneDNN
+ *     2.6 can run ("target": binary post-op operand order, Clip bounds fixed, the 1x1
+ *     and depthwise convolutions of its depthwise post-op, at most 32 post-ops).
+ * The candidate is the longest prefix of the walk that passes them. It is refused whole
+ * when it has more nodes than the rule's maximum ("max-ops") or more post-ops than
+ * oneDNN takes ("target"): a longer chain is never cut to fit, and no shorter rule
+ * takes that head either. Of the candidates at one head the longest wins, ties going
+ * to the earlier row. Each group is one decision listing its members; a head where rules
+ * matched the pattern but every one was refused gets one refusal (of the rule that
+ * walked furthest) naming the constraint and the value, shape or dtype that broke it.
+ *
+ * The function of a group takes the group's inputs from outside it (initializers too:
+ * ONNX functions have none of their own) and returns the last node's outputs; the model
+ * imports graphlab.fused and gets IR 8. The fused node is named after its function
+ * (FusedConvRelu_3) and keeps the provenance of its members. A node of graphlab.fused,
+ * from an earlier run or a saved model, is in no rule: groups are never fused twice.
+ * Only the model's graph is fused, not the bodies of If/Loop/Scan.
+ */
+#include "passes/fusion.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fu_ctx {
+    gl_graph *g;
+    gl_model *m;
+    gl_pass_ctx *pass;
+    bool exact;
+    int64_t opset;
+    int counter; /* the next function number tried */
+} fu_ctx;
+
+typedef struct fu_cand {
+    const gl_fu_rule *rule;
+    gl_node *nodes[GL_FU_MAX_CHAIN]; /* the walk */
+    int step_of[GL_FU_MAX_CHAIN];
+    size_t n;
+    size_t cut;           /* the prefix that passes the constraints */
+    gl_node *blocked;     /* where a constraint stopped the candidate, or NULL */
+    int blocked_step;     /* the step the blocked reader of a link would have taken */
+    const char *constraint;
+    char why[480];
+    int post_ops;
+    bool too_long; /* refused for its length: no shorter rule takes the head either */
+    enum { FU_NONE, FU_REFUSE, FU_MATCH } verdict;
+} fu_cand;
+
+static void set_why(fu_cand *k, const char *constraint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_why(fu_cand *k, const char *constraint, const char *fmt, ...)
+{
+    k->constraint = constraint;
+    int w = snprintf(k->why, sizeof(k->why), "%s: ", constraint);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(k->why + w, sizeof(k->why) - (size_t)w, fmt, ap);
+    va_end(ap);
+}
+
+static const char *type_text(const gl_value *v, char *buf, size_t len)
+{
+    gl_type_format(&v->type, buf, len);
+    return buf;
+}
+
+/* ---- shapes ------------------------------------------------------------------------ */
+
+typedef enum shape_rel {
+    SH_SAME,    /* the same shape */
+    SH_SCALAR,  /* one element, no higher rank */
+    SH_CHANNEL, /* 1 everywhere but the channel axis */
+    SH_LAST,    /* 1 everywhere but the last axis: an [N] bias */
+    SH_LEADING, /* the trailing dims equal, 1 before: a mask broadcast over batch/heads */
+    SH_OTHER,
+    SH_UNKNOWN,
+} shape_rel;
+
+static const char *rel_name(shape_rel r)
+{
+    static const char *const names[] = {"same shape", "scalar", "per-channel", "[N]",
+                                        "broadcast over leading dims", "other", "unknown"};
+    return names[r];
+}
+
+static bool dim_eq(const gl_dim *a, const gl_dim *b)
+{
+    if (a->value >= 0 && b->value >= 0)
+        return a->value == b->value;
+    return a->sym && b->sym && !strcmp(a->sym, b->sym);
+}
+
+static bool dim_known(const gl_dim *d) { return d->value >= 0; }
+
+/* How `o`, the other operand of an elementwise node, broadcasts against `x`, the
+ * chain's value; channel: x's channel axis (-1: none). */
+static shape_rel classify(const gl_value *o, const gl_value *x, int channel)
+{
+    if (o->type.kind != GL_TYPE_TENSOR || x->type.kind != GL_TYPE_TENSOR)
+        return SH_UNKNOWN;
+    const gl_shape *so = &o->type.shape, *sx = &x->type.shape;
+    if (so->rank < 0 || sx->rank < 0)
+        return SH_UNKNOWN;
+    if (so->rank > sx->rank)
+        return SH_OTHER;
+    int off = sx->rank - so->rank;
+    bool same = so->rank == sx->rank, all_one = true, unknown = false;
+    for (int k = 0; k < so->rank; k++) {
+        const gl_dim *od = &so->dims[k], *xd = &sx->dims[k + off];
+        same &= dim_eq(od, xd);
+        all_one &= od->value == 1;
+        unknown |= !dim_eq(od, xd) && (!dim_known(od) || !dim_known(xd));
+    }
+    if (same)
+        return SH_SAME;
+    if (all_one)
+        return SH_SCALAR;
+    int axes[2] = {channel, sx->rank - 1};
+    for (int a = 0; a < 2; a++) {
+        int ax = axes[a];
+        if (ax < off || ax >= sx->rank)
+            continue;
+        bool ok = true;
+        for (int k = 0; k < so->rank && ok; k++)
+            ok = k + off == ax ? dim_eq(&so->dims[k], &sx->dims[ax]) : so->dims[k].value == 1;
+        if (ok)
+            return a == 0 ? SH_CHANNEL : SH_LAST;
+    }
+    /* Leading: 1s, then dims equal to x's to the end. */
+    int k = 0;
+    while (k < so->rank && so->dims[k].value == 1)
+        k++;
+    bool lead = true;
+    for (int j = k; j < so->rank && lead; j++)
+        lead = dim_eq(&so->dims[j], &sx->dims[j + off]);
+    if (lead)
+        return SH_LEADING;
+    return unknown ? SH_UNKNOWN : SH_OTHER;
+}
+
+static int rank_of(const gl_value *v)
+{
+    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+}
+
+/* The channel axis of a convolution head's output; -1 for other heads. */
+static int channel_axis(const gl_node *head)
+{
+    int r = rank_of(head->outputs[0]);
+    if (gl_node_is(head, "Conv") || gl_node_is(head, "ConvTranspose"))
+        return 1;
+    if (head->domain && !strcmp(head->domain, "graphlab") && !strcmp(head->op_type, "NhwcConv"))
+        return r > 0 ? r - 1 : -1;
+    return -1;
+}
+
+/* ---- the walk ------------------------------------------------------------------------ */
+
+/* n takes the chain's value v where the step needs it (v NULL: n is the head). */
+static bool reads_chain(const gl_fu_step *s, const gl_node *n, const gl_value *v)
+{
+    if (!v)
+        return true;
+    if (s->cls == GL_FU_BINARY || (s->cls == GL_FU_POST && gl_fu_is_binary(n)))
+        return n->n_inputs == 2 && (n->inputs[0] == v || n->inputs[1] == v);
+    if (!n->n_inputs || n->inputs[0] != v)
+        return false;
+    for (size_t i = 1; i < n->n_inputs; i++)
+        if (n->inputs[i] == v)
+            return false;
+    return true;
+}
+
+/* What a step's flags make part of the pattern itself (so not a refusal): the two
+ * rank-2 operands of ONNX Runtime's MatMul-to-Gemm, a 1x1 convolution, a depthwise one. */
+static bool shaped(const gl_fu_step *s, const gl_node *n)
+{
+    if ((s->flags & GL_FU_RANK2) && !gl_fu_is_binary(n))
+        return n->n_inputs == 2 && rank_of(n->inputs[0]) == 2 && rank_of(n->inputs[1]) == 2;
+    if (!(s->flags & (GL_FU_1X1 | GL_FU_DW)))
+        return true;
+    const gl_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    const gl_tensor *t = w && gl_value_is_constant(w) ? w->init : NULL;
+    int64_t group = gl_node_attr_int(n, "group", 1);
+    if (!t || t->rank != 4)
+        return false;
+    if (s->flags & GL_FU_1X1)
+        return t->dims[2] == 1 && t->dims[3] == 1 && group == 1;
+    return t->dims[1] == 1 && group > 1 && group == t->dims[0];
+}
+
+/* The step at or after `from` that n can take, or -1. */
+static int next_step(const gl_fu_rule *r, size_t from, const int *cnt, const gl_node *n,
+                     const gl_value *v)
+{
+    for (size_t q = from; q < r->n_steps; q++) {
+        const gl_fu_step *s = &r->steps[q];
+        if (gl_fu_step_has(s, n) && reads_chain(s, n, v) && shaped(s, n))
+            return (int)q;
+        if (s->rep == GL_FU_ONE || (s->rep == GL_FU_PLUS && !cnt[q]))
+            return -1;
+    }
+    return -1;
+}
+
+static size_t after(const gl_fu_rule *r, int q)
+{
+    gl_fu_rep rep = r->steps[q].rep;
+    return rep == GL_FU_STAR || rep == GL_FU_PLUS ? (size_t)q : (size_t)q + 1;
+}
+
+/* The one node reading v (in one or more slots), or NULL. */
+static gl_node *single_reader(const gl_value *v)
+{
+    gl_node *only = NULL;
+    for (size_t i = 0; i < v->n_uses; i++) {
+        if (v->uses[i].slot == GL_USE_IMPLICIT || (only && v->uses[i].node != only))
+            return NULL;
+        only = v->uses[i].node;
+    }
+    return only;
+}
+
+static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
+{
+    int cnt[GL_FU_MAX_STEPS] = {0};
+    int q = next_step(r, 0, cnt, head, NULL);
+    if (q < 0)
+        return;
+    k->nodes[0] = head;
+    k->step_of[0] = q;
+    k->n = 1;
+    cnt[q]++;
+    size_t pending = after(r, q);
+    while (k->n < GL_FU_MAX_CHAIN) {
+        gl_node *cur = k->nodes[k->n - 1];
+        gl_value *v = cur->outputs[0];
+        if (!v->n_uses)
+            return;
+        gl_node *next = single_reader(v);
+        if (next && !v->n_output_refs) {
+            if ((q = next_step(r, pending, cnt, next, v)) < 0)
+                return;
+            k->nodes[k->n] = next;
+            k->step_of[k->n++] = q;
+            cnt[q]++;
+            pending = after(r, q);
+            continue;
+        }
+        /* Only a reader that would continue the chain makes this a refusal. */
+        for (size_t u = 0; u < v->n_uses; u++) {
+            gl_node *rd = v->uses[u].node;
+            if (v->uses[u].slot < 0 || (q = next_step(r, pending, cnt, rd, v)) < 0)
+                continue;
+            k->blocked = rd;
+            k->blocked_step = q;
+            char other[200] = "";
+            for (size_t w = 0; w < v->n_uses && !other[0]; w++)
+                if (v->uses[w].node != rd)
+                    snprintf(other, sizeof(other), "%s '%s'", v->uses[w].node->op_type,
+                             v->uses[w].node->name);
+            if (v->n_output_refs)
+                set_why(k, "graph-output", "'%s' (output of %s '%s') is a graph output: it "
+                        "cannot become an intermediate of a fused group with %s '%s'",
+                        v->name, cur->op_type, cur->name, rd->op_type, rd->name);
+            else
+                set_why(k, "branch", "'%s' (output of %s '%s') is read by %zu nodes (%s "
+                        "'%s' and %s): an intermediate of a fused group has one reader",
+                        v->name, cur->op_type, cur->name, v->n_uses, rd->op_type, rd->name,
+                        other[0] ? other : "a subgraph");
+            return;
+        }
+        return;
+    }
+}
+
+/* ---- the constraints ----------------------------------------------------------------- */
+
+static bool is_matmul(const gl_node *n)
+{
+    return gl_node_is(n, "MatMul") || (n->domain && !strcmp(n->domain, "graphlab") &&
+                                       !strcmp(n->op_type, "FusedMatMul"));
+}
+
+static bool float_dtype(gl_dtype dt)
+{
+    return dt == GL_DT_FLOAT || dt == GL_DT_FLOAT16 || dt == GL_DT_BFLOAT16;
+}
+
+static bool dtype_known(const gl_value *v)
+{
+    return v->type.kind == GL_TYPE_TENSOR && v->type.dtype != GL_DT_UNDEFINED;
+}
+
+static bool check_dtype(fu_cand *k, const gl_node *n, const gl_value *v, gl_dtype want)
+{
+    if (!dtype_known(v)) {
+        set_why(k, "precision", "the dtype of '%s' (%s '%s') is not known (run "
+                "shape-inference first)", v->name, n->op_type, n->name);
+        return false;
+    }
+    if (v->type.dtype != want) {
+        set_why(k, "precision", "%s '%s': '%s' is %s, the chain computes in %s: one "
+                "precision along a fused group", n->op_type, n->name, v->name,
+                gl_dtype_name(v->type.dtype), gl_dtype_name(want));
+        return false;
+    }
+    return true;
+}
+
+static int64_t attr_ints_all(const gl_node *n, const char *name, int64_t want, size_t *count)
+{
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_INTS);
+    *count = a ? a->n : 0;
+    for (size_t i = 0; a && i < a->n; i++)
+        if (a->ints[i] != want)
+            return a->ints[i];
+    return want;
+}
+
+/* A Conv for oneDNN's depthwise post-op: 1x1 (head) or depthwise 3x3 (follower). */
+static bool check_conv_shape(fu_cand *k, const gl_node *n, unsigned flags)
+{
+    const gl_value *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    const gl_tensor *wt = w && gl_value_is_constant(w) ? w->init : NULL;
+    const char *what = flags & GL_FU_1X1 ? "a 1x1 convolution (stride 1, no padding, "
+                                           "group 1)"
+                                         : "a depthwise 3x3 convolution (stride 1 or 2, "
+                                           "padding 1)";
+    size_t cn;
+    if (!wt || wt->rank != 4 || rank_of(x) != 4) {
+        set_why(k, "target", "Conv '%s': weights not a constant of rank 4 on a rank-4 input; "
+                "oneDNN's depthwise post-op needs %s", n->name, what);
+        return false;
+    }
+    const char *pad = gl_node_attr_string(n, "auto_pad", "NOTSET");
+    int64_t group = gl_node_attr_int(n, "group", 1);
+    int64_t dil = attr_ints_all(n, "dilations", 1, &cn);
+    if (strcmp(pad, "NOTSET") || dil != 1) {
+        set_why(k, "target", "Conv '%s': auto_pad %s, dilation %lld; oneDNN's depthwise "
+                "post-op needs %s", n->name, pad, (long long)dil, what);
+        return false;
+    }
+    if (flags & GL_FU_1X1) {
+        int64_t stride = attr_ints_all(n, "strides", 1, &cn);
+        int64_t p = attr_ints_all(n, "pads", 0, &cn);
+        if (wt->dims[2] != 1 || wt->dims[3] != 1 || group != 1 || stride != 1 || p != 0) {
+            set_why(k, "target", "Conv '%s': kernel %lldx%lld, group %lld, stride %lld, pad "
+                    "%lld; oneDNN's depthwise post-op follows %s", n->name,
+                    (long long)wt->dims[2], (long long)wt->dims[3], (long long)group,
+                    (long long)stride, (long long)p, what);
+            return false;
+        }
+        return true;
+    }
+    const gl_dim *c = &x->type.shape.dims[1];
+    const gl_attr *st = gl_node_attr_typed(n, "strides", GL_ATTR_INTS);
+    int64_t s0 = st && st->n == 2 ? st->ints[0] : 1, s1 = st && st->n == 2 ? st->ints[1] : 1;
+    int64_t p = attr_ints_all(n, "pads", 1, &cn);
+    if (wt->dims[2] != 3 || wt->dims[3] != 3 || wt->dims[1] != 1 || !dim_known(c) ||
+        group != c->value || wt->dims[0] != group || s0 != s1 || (s0 != 1 && s0 != 2) ||
+        p != 1 || cn != 4) {
+        set_why(k, "target", "Conv '%s': kernel %lldx%lld, group %lld of %lld channels, "
+                "stride %lld; oneDNN's depthwise post-op is %s", n->name,
+                (long long)wt->dims[2], (long long)wt->dims[3], (long long)group,
+                (long long)c->value, (long long)s0, what);
+        return false;
+    }
+    return true;
+}
+
+/* An elementwise binary node's other operand against the chain's value x. */
+static bool check_operand(const fu_ctx *c, fu_cand *k, const gl_node *n, const gl_value *x,
+                          const gl_value *o, unsigned flags, int channel)
+{
+    char tx[96], to[96];
+    shape_rel rel = classify(o, x, channel);
+    if (rel == SH_UNKNOWN) {
+        set_why(k, "shapes", "%s '%s': '%s' %s against '%s' %s: the shapes are not known "
+                "well enough to prove no implicit broadcast", n->op_type, n->name, o->name,
+                type_text(o, to, sizeof(to)), x->name, type_text(x, tx, sizeof(tx)));
+        return false;
+    }
+    bool ok;
+    const char *implements;
+    if (flags & GL_FU_SCALAR) {
+        ok = rel == SH_SCALAR;
+        implements = "a scalar scale";
+    } else if (flags & GL_FU_MASK) {
+        ok = rel == SH_SAME || rel == SH_LEADING || rel == SH_SCALAR;
+        implements = "the same shape, or a mask broadcast over leading dims";
+    } else if (flags & GL_FU_RANK2) {
+        ok = rank_of(x) == 2 && (rel == SH_SAME || rel == SH_LAST || rel == SH_SCALAR);
+        implements = "Gemm's C: [N], [M,N] or a scalar on a rank-2 product";
+    } else if (flags & GL_FU_BIAS) {
+        ok = (rel == SH_LAST || rel == SH_SCALAR) && gl_value_is_constant(o);
+        implements = "a constant [N] bias";
+    } else {
+        ok = rel == SH_SAME || rel == SH_SCALAR || rel == (channel >= 0 ? SH_CHANNEL : SH_LAST);
+        implements = channel >= 0 ? "the same shape, a per-channel operand or a scalar"
+                                  : "the same shape, an [N] operand or a scalar";
+    }
+    if (!ok) {
+        set_why(k, "broadcast", "%s '%s': '%s' %s against '%s' %s is %s; the fused kernel "
+                "implements %s", n->op_type, n->name, o->name, type_text(o, to, sizeof(to)),
+                x->name, type_text(x, tx, sizeof(tx)), rel_name(rel), implements);
+        return false;
+    }
+    if (c->exact && rel != SH_SAME) {
+        set_why(k, "exact-shapes", "%s '%s': '%s' %s broadcasts against '%s' %s (%s), "
+                "refused under fusion.exact-shapes=1", n->op_type, n->name, o->name,
+                type_text(o, to, sizeof(to)), x->name, type_text(x, tx, sizeof(tx)),
+                rel_name(rel));
+        return false;
+    }
+    return true;
+}
+
+/* The binary head of a rule (a scale, a bias, a skip): which operand is the data. */
+static bool check_binary_head(const fu_ctx *c, fu_cand *k, const gl_node *n, unsigned flags)
+{
+    if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return false;
+    bool commutes = !gl_node_is(n, "Sub") && !gl_node_is(n, "Div");
+    fu_cand first = *k;
+    if (check_operand(c, k, n, n->inputs[0], n->inputs[1], flags, -1))
+        return true;
+    if (commutes && check_operand(c, &first, n, n->inputs[1], n->inputs[0], flags, -1))
+        return true;
+    return false;
+}
+
+static bool check_binary(const fu_ctx *c, fu_cand *k, const gl_node *n, const gl_value *v,
+                         unsigned flags, int channel)
+{
+    if (n->inputs[0] == n->inputs[1]) {
+        set_why(k, "target", "%s '%s' reads '%s' as both operands: a binary post-op's "
+                "operand comes from outside the fused kernel", n->op_type, n->name, v->name);
+        return false;
+    }
+    const gl_value *o = n->inputs[0] == v ? n->inputs[1] : n->inputs[0];
+    if (!o) {
+        set_why(k, "target", "%s '%s' has no second operand", n->op_type, n->name);
+        return false;
+    }
+    if (n->inputs[1] == v && (gl_node_is(n, "Sub") || gl_node_is(n, "Div"))) {
+        set_why(k, "target", "%s '%s' computes '%s' %s '%s': oneDNN's binary post-op puts "
+                "the kernel's result first", n->op_type, n->name, o->name,
+                gl_node_is(n, "Sub") ? "-" : "/", v->name);
+        return false;
+    }
+    return check_operand(c, k, n, v, o, flags, channel);
+}
+
+/* A MatMul following the chain: its B broadcasts over no batch dim it does not have. */
+static bool check_matmul_b(fu_cand *k, const gl_node *n, const gl_value *a)
+{
+    const gl_value *b = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    int ra = rank_of(a), rb = rank_of(b);
+    char ta[96], tb[96];
+    if (!b || ra < 0 || rb < 0) {
+        set_why(k, "shapes", "MatMul '%s': the ranks of its operands are not known", n->name);
+        return false;
+    }
+    if (rb <= 2)
+        return true;
+    bool ok = ra == rb;
+    for (int d = 0; ok && d < ra - 2; d++)
+        ok = dim_eq(&a->type.shape.dims[d], &b->type.shape.dims[d]);
+    if (!ok)
+        set_why(k, "broadcast", "%s '%s': '%s' %s and '%s' %s differ in their batch dims: "
+                "an implicit broadcast the fused kernel does not implement", n->op_type,
+                n->name, a->name, type_text(a, ta, sizeof(ta)), b->name,
+                type_text(b, tb, sizeof(tb)));
+    return ok;
+}
+
+/* Node i of the walk; false with k->why on the first constraint it breaks. */
+static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
+{
+    const gl_node *n = k->nodes[i], *head = k->nodes[0];
+    const gl_fu_step *s = &k->rule->steps[k->step_of[i]];
+    const gl_value *v = i ? k->nodes[i - 1]->outputs[0] : NULL;
+    gl_dtype want = head->outputs[0]->type.dtype;
+    if (n->n_inputs > GL_FU_MAX_INPUTS || n->n_outputs > GL_FU_MAX_OUTPUTS) {
+        set_why(k, "target", "%s '%s' has %zu inputs and %zu outputs; no op a rule takes has "
+                "more than %d and %d", n->op_type, n->name, n->n_inputs, n->n_outputs,
+                GL_FU_MAX_INPUTS, GL_FU_MAX_OUTPUTS);
+        return false;
+    }
+    for (size_t o = 1; o < n->n_outputs; o++)
+        if (!n->outputs[o - 1] && n->outputs[o]) {
+            set_why(k, "target", "%s '%s': output %zu follows an omitted one; a call returns "
+                    "leading outputs only", n->op_type, n->name, o);
+            return false;
+        }
+    if (i == 0 && dtype_known(head->outputs[0]) && !float_dtype(want)) {
+        set_why(k, "precision", "%s '%s' computes %s; fused kernels take float, float16 or "
+                "bfloat16", n->op_type, n->name, gl_dtype_name(want));
+        return false;
+    }
+    for (size_t o = 0; o < n->n_outputs; o++)
+        if (n->outputs[o] && !check_dtype(k, n, n->outputs[o], want))
+            return false;
+    bool binary = s->cls == GL_FU_BINARY || (s->cls == GL_FU_POST && gl_fu_is_binary(n));
+    if (binary) {
+        for (size_t j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j] && !check_dtype(k, n, n->inputs[j], want))
+                return false;
+        if (i == 0)
+            return check_binary_head(c, k, n, s->flags);
+        return check_binary(c, k, n, v, s->flags, channel_axis(head));
+    }
+    if (i == 0 && (s->flags & GL_FU_RANK2)) {
+        if (c->opset < 7) {
+            set_why(k, "target", "opset %lld: Gemm broadcasts C from opset 7",
+                    (long long)c->opset);
+            return false;
+        }
+    }
+    if ((s->flags & (GL_FU_1X1 | GL_FU_DW)) && !check_conv_shape(k, n, s->flags))
+        return false;
+    if (gl_node_is(n, "Clip"))
+        for (size_t j = 1; j < n->n_inputs; j++)
+            if (n->inputs[j] && !gl_value_is_constant(n->inputs[j])) {
+                set_why(k, "target", "Clip '%s': its %s '%s' is not a constant; oneDNN's "
+                        "clip post-op takes fixed bounds", n->name, j == 1 ? "min" : "max",
+                        n->inputs[j]->name);
+                return false;
+            }
+    if (i > 0 && s->cls == GL_FU_OPS && is_matmul(n))
+        return check_matmul_b(k, n, v);
+    return true;
+}
+
+/* Every required step from the head's on is taken by one of the first `len` nodes (and
+ * by `extra_step`, a blocked reader's, when >= 0). */
+static bool complete(const fu_cand *k, size_t len, int extra_step)
+{
+    int cnt[GL_FU_MAX_STEPS] = {0};
+    for (size_t i = 0; i < len; i++)
+        cnt[k->step_of[i]]++;
+    if (extra_step >= 0)
+        cnt[extra_step]++;
+    for (size_t q = (size_t)k->step_of[0]; q < k->rule->n_steps; q++) {
+        gl_fu_rep rep = k->rule->steps[q].rep;
+        if ((rep == GL_FU_ONE || rep == GL_FU_PLUS) && !cnt[q])
+            return false;
+    }
+    return true;
+}
+
+static int post_ops(const fu_cand *k, size_t len)
+{
+    int total = 0;
+    for (size_t i = 1; i < len; i++) {
+        int e = gl_fu_eltwise_post_ops(k->nodes[i]);
+        total += e >= 0 ? e : 1; /* binary, or the depthwise convolution */
+    }
+    return total;
+}
+
+/* Outputs past the first of an intermediate are read or are graph outputs. */
+static bool check_intermediate(fu_cand *k, size_t i)
+{
+    const gl_node *n = k->nodes[i];
+    for (size_t o = 1; o < n->n_outputs; o++) {
+        const gl_value *v = n->outputs[o];
+        if (v && (v->n_uses || v->n_output_refs)) {
+            set_why(k, v->n_uses ? "branch" : "graph-output", "%s '%s': its output %zu "
+                    "('%s') is %s, so it cannot be inside a fused group", n->op_type, n->name,
+                    o, v->name, v->n_uses ? "read" : "a graph output");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A rule at a head: the walk, the constraints, the verdict. */
+static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_cand *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->rule = r;
+    k->blocked_step = -1;
+    walk(r, head, k);
+    if (!k->n)
+        return;
+    bool link_blocked = k->blocked != NULL;
+    char link_why[sizeof(k->why)];
+    const char *link_constraint = k->constraint;
+    memcpy(link_why, k->why, sizeof(link_why));
+    k->cut = k->n;
+    for (size_t i = 0; i < k->n; i++) {
+        if (!check_node(c, k, i)) {
+            k->cut = i;
+            k->blocked = k->nodes[i];
+            k->blocked_step = -1;
+            break;
+        }
+        if (i + 1 < k->n && !check_intermediate(k, i)) {
+            k->cut = i + 1;
+            k->blocked = k->nodes[i + 1];
+            k->blocked_step = -1;
+            break;
+        }
+    }
+    if (k->cut == k->n && link_blocked) {
+        k->constraint = link_constraint;
+        memcpy(k->why, link_why, sizeof(link_why));
+    } else if (k->cut == k->n) {
+        k->constraint = NULL;
+    }
+    if (k->cut >= 2 && complete(k, k->cut, -1)) {
+        k->post_ops = post_ops(k, k->cut);
+        char members[96];
+        snprintf(members, sizeof(members), "%s '%s' and %zu more", head->op_type, head->name,
+                 k->cut - 1);
+        if (r->target == GL_FU_POST_OPS && k->post_ops > GL_FU_ONEDNN_MAX_POST_OPS) {
+            set_why(k, "target", "%s need %d post-ops; oneDNN 2.6 takes at most %d on one "
+                    "primitive", members, k->post_ops, GL_FU_ONEDNN_MAX_POST_OPS);
+            k->verdict = FU_REFUSE;
+            k->too_long = true;
+        } else if (k->cut > r->max_ops) {
+            set_why(k, "max-ops", "%s: a chain of %zu nodes, the rule takes at most %zu; "
+                    "refused whole rather than cut", members, k->cut, r->max_ops);
+            k->verdict = FU_REFUSE;
+            k->too_long = true;
+        } else {
+            k->verdict = FU_MATCH;
+        }
+        return;
+    }
+    /* Refused only where the pattern was all there but for the constraint. */
+    if (k->constraint && k->n + (k->blocked_step >= 0) >= 2 &&
+        complete(k, k->n, k->blocked_step))
+        k->verdict = FU_REFUSE;
+}
+
+/* ---- the rewrite ------------------------------------------------------------------------ */
+
+static bool in_group(const fu_cand *k, const gl_node *n)
+{
+    for (size_t i = 0; i < k->cut; i++)
+        if (k->nodes[i] == n)
+            return true;
+    return false;
+}
+
+/* "FusedConvAddRelu" (the rule's name for it, else from the members' ops), then the
+ * first free counter: FusedConvAddRelu_3. */
+static char *function_name(fu_ctx *c, const fu_cand *k)
+{
+    char base[80] = "Fused";
+    if (k->rule->fused) {
+        snprintf(base, sizeof(base), "%s", k->rule->fused);
+    } else {
+        size_t w = strlen(base);
+        for (size_t i = 0; i < k->cut && w + 1 < sizeof(base) - 16; i++)
+            w += (size_t)snprintf(base + w, sizeof(base) - 16 - w, "%s", k->nodes[i]->op_type);
+    }
+    char name[128];
+    for (;; c->counter++) {
+        snprintf(name, sizeof(name), "%s_%d", base, c->counter);
+        if (!gl_model_function(c->m, GL_FUSED_DOMAIN, name))
+            break;
+    }
+    c->counter++;
+    return gl_xstrdup(name);
+}
+
+/* The group's inputs from outside it, each once, in the order its nodes read them. */
+static size_t external_inputs(const fu_cand *k, gl_value **ext, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k->cut; i++) {
+        const gl_node *nd = k->nodes[i];
+        for (size_t j = 0; j < nd->n_inputs; j++) {
+            gl_value *v = nd->inputs[j];
+            bool seen = !v || (v->producer && in_group(k, v->producer));
+            for (size_t e = 0; e < n && !seen; e++)
+                seen = ext[e] == v;
+            if (!seen && n < cap)
+                ext[n++] = v;
+        }
+    }
+    return n;
+}
+
+/* How many leading outputs of the last node are present: the call returns those. */
+static size_t present_outputs(const gl_node *last)
+{
+    size_t n = 0;
+    while (n < last->n_outputs && last->outputs[n])
+        n++;
+    return n;
+}
+
+static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_value *const *ext,
+                            size_t n_ext)
+{
+    gl_graph *b = f->body;
+    gl_value *map_from[GL_FU_MAX_CHAIN * (GL_FU_MAX_INPUTS + GL_FU_MAX_OUTPUTS)];
+    gl_value *map_to[GL_ARRAY_LEN(map_from)];
+    size_t n_map = 0;
+    bool uses_graphlab = false;
+    for (size_t e = 0; e < n_ext && n_map < GL_ARRAY_LEN(map_from); e++) {
+        gl_value *bv = gl_add_value(b, ext[e]->name);
+        gl_graph_add_input(b, bv);
+        map_from[n_map] = ext[e];
+        map_to[n_map++] = bv;
+    }
+    gl_node *last_body = NULL;
+    for (size_t i = 0; i < k->cut; i++) {
+        gl_node *nd = k->nodes[i];
+        gl_value *ins[GL_FU_MAX_INPUTS];
+        const char *outs[GL_FU_MAX_OUTPUTS];
+        if (nd->n_inputs > GL_ARRAY_LEN(ins) || nd->n_outputs > GL_ARRAY_LEN(outs))
+            return gl_fail(GL_ERR_INTERNAL, "fusion: node '%s' has too many inputs/outputs",
+                           nd->name);
+        for (size_t j = 0; j < nd->n_inputs; j++) {
+            ins[j] = NULL;
+            for (size_t e = 0; e < n_map && nd->inputs[j]; e++)
+                if (map_from[e] == nd->inputs[j])
+                    ins[j] = map_to[e];
+        }
+        for (size_t o = 0; o < nd->n_outputs; o++)
+            outs[o] = nd->outputs[o] ? nd->outputs[o]->name : NULL;
+        gl_node *bn = gl_add_node_named(b, nd->op_type, nd->domain, nd->name, ins,
+                                        nd->n_inputs, outs, nd->n_outputs);
+        if (!bn)
+            return gl_fail(GL_ERR_INTERNAL, "fusion: body of %s: %s", f->name,
+                           gl_error_message());
+        /* The member goes away: its attributes move into the body. */
+        for (size_t a = 0; a < nd->n_attrs; a++)
+            gl_node_take_attr(bn, &nd->attrs[a]);
+        nd->n_attrs = 0;
+        for (size_t o = 0; o < nd->n_outputs && n_map < GL_ARRAY_LEN(map_from); o++) {
+            map_from[n_map] = nd->outputs[o];
+            map_to[n_map++] = bn->outputs[o];
+        }
+        uses_graphlab |= nd->domain && !strcmp(nd->domain, "graphlab");
+        last_body = bn;
+    }
+    for (size_t o = 0; o < present_outputs(last_body); o++)
+        gl_graph_add_output(b, last_body->outputs[o]);
+    size_t n_imports = 1 + uses_graphlab;
+    f->opsets = gl_xcalloc(n_imports, sizeof(gl_opset));
+    f->opsets[0] = (gl_opset){gl_xstrdup(""), c->opset};
+    if (uses_graphlab) {
+        int64_t v = gl_model_opset(c->m, "graphlab");
+        f->opsets[1] = (gl_opset){gl_xstrdup("graphlab"), v ? v : 1};
+    }
+    f->n_opsets = n_imports;
+    return GL_OK;
+}
+
+/* Remove the members, readers first. */
+static gl_status remove_members(fu_ctx *c, const fu_cand *k)
+{
+    gl_status st = GL_OK;
+    for (size_t i = k->cut; i-- > 0 && st == GL_OK;)
+        st = gl_remove_node(c->g, k->nodes[i]);
+    return st;
+}
+
+static gl_status apply_function(fu_ctx *c, const fu_cand *k, int64_t decision, char *fname)
+{
+    gl_value *ext[GL_FU_MAX_CHAIN * GL_FU_MAX_INPUTS];
+    size_t n_ext = external_inputs(k, ext, GL_ARRAY_LEN(ext));
+    if (!gl_model_opset(c->m, GL_FUSED_DOMAIN))
+        gl_model_set_opset(c->m, GL_FUSED_DOMAIN, 1);
+    if (c->m->ir_version < 8)
+        c->m->ir_version = 8; /* ModelProto.functions */
+    gl_function *f = gl_model_add_function(c->m, GL_FUSED_DOMAIN, fname);
+    if (!f)
+        return gl_fail(GL_ERR_INTERNAL, "fusion: function %s exists", fname);
+    char doc[256];
+    snprintf(doc, sizeof(doc), "graphlab fusion rule %s (%s): %s", k->rule->name,
+             k->rule->origin, k->rule->kernel);
+    f->doc_string = gl_xstrdup(doc);
+    gl_node *last = k->nodes[k->cut - 1];
+    size_t n_out = present_outputs(last);
+    char *name = gl_unique_node_name(c->g, fname);
+    gl_node *call = gl_add_node(c->g, fname, GL_FUSED_DOMAIN, name, ext, n_ext, n_out);
+    free(name);
+    if (!call)
+        return gl_fail(GL_ERR_INTERNAL, "fusion: adding the call of %s: %s", fname,
+                       gl_error_message());
+    gl_node_inherit_provenance(call, k->nodes, k->cut, decision);
+    gl_status st = GL_OK;
+    for (size_t o = 0; o < n_out && st == GL_OK; o++)
+        st = gl_move_output(c->g, last, o, call, o);
+    /* The function is looked up again: adding one may move the array. */
+    if (st == GL_OK)
+        st = build_body(c, k, gl_model_function(c->m, GL_FUSED_DOMAIN, fname), ext, n_ext);
+    return st == GL_OK ? remove_members(c, k) : st;
+}
+
+/* ONNX Runtime's MatMulAddFusion: MatMul(A, B) + C of rank 2 is Gemm(A, B, C). */
+static gl_status apply_gemm(fu_ctx *c, const fu_cand *k, int64_t decision)
+{
+    gl_node *mm = k->nodes[0], *add = k->nodes[1];
+    gl_value *bias = add->inputs[0] == mm->outputs[0] ? add->inputs[1] : add->inputs[0];
+    gl_value *ins[3] = {mm->inputs[0], mm->inputs[1], bias};
+    char hint[256];
+    snprintf(hint, sizeof(hint), "%s/Gemm", mm->name);
+    char *name = gl_unique_node_name(c->g, hint);
+    gl_node *gemm = gl_add_node(c->g, "Gemm", "", name, ins, 3, 1);
+    free(name);
+    if (!gemm)
+        return gl_fail(GL_ERR_INTERNAL, "fusion: adding a Gemm: %s", gl_error_message());
+    gl_node_inherit_provenance(gemm, k->nodes, 2, decision);
+    gl_status st = gl_move_output(c->g, add, 0, gemm, 0);
+    return st == GL_OK ? remove_members(c, k) : st;
+}
+
+/* ---- the run ----------------------------------------------------------------------------- */
+
+static void describe(gl_decision *d, const fu_cand *k, size_t len)
+{
+    char members[1024] = "";
+    size_t w = 0;
+    for (size_t i = 0; i < len; i++) {
+        gl_decision_add_node(d, k->nodes[i]->name);
+        if (w < sizeof(members))
+            w += (size_t)snprintf(members + w, sizeof(members) - w, "%s%s", i ? ", " : "",
+                                  k->nodes[i]->name);
+    }
+    gl_decision_add_text(d, "members", members);
+    gl_decision_add_number(d, "nodes", (double)len);
+    gl_decision_add_number(d, "max_ops", (double)k->rule->max_ops);
+    gl_decision_add_text(d, "origin", k->rule->origin);
+}
+
+static size_t walked(const fu_cand *k) { return k->n + (k->blocked_step >= 0); }
+
+static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
+{
+    size_t n_rules;
+    const gl_fu_rule *rules = gl_fu_rules(&n_rules);
+    fu_cand *cands = gl_xcalloc(n_rules, sizeof(fu_cand));
+    const fu_cand *best = NULL, *refused = NULL, *whole = NULL;
+    char refusing[512] = "";
+    size_t wr = 0;
+    for (size_t r = 0; r < n_rules; r++) {
+        fu_cand *k = &cands[r];
+        evaluate(c, &rules[r], head, k);
+        if (k->verdict == FU_MATCH && (!best || k->cut > best->cut))
+            best = k;
+        if (k->verdict == FU_REFUSE) {
+            /* The most specific pattern speaks: the longest walk, ties to the earlier row. */
+            if (!refused || walked(k) > walked(refused))
+                refused = k;
+            if (!whole && k->too_long)
+                whole = k;
+            if (wr < sizeof(refusing))
+                wr += (size_t)snprintf(refusing + wr, sizeof(refusing) - wr, "%s%s",
+                                       wr ? ", " : "", rules[r].name);
+        }
+    }
+    gl_status st = GL_OK;
+    if (whole)
+        best = NULL, refused = whole;
+    /* A refusal speaks where no group is made, and where the refused rule would have
+     * taken more than the group made (why the FFN is a matmul with a gelu post-op). */
+    if (refused && (!best || walked(refused) > best->cut)) {
+        size_t len = refused->n > refused->cut ? refused->n : refused->cut;
+        gl_decision *d = gl_pass_decide(c->pass, refused->rule->name, GL_REFUSED, "%s %s '%s' "
+                                        "not fused: %s", refused->rule->name, head->op_type,
+                                        head->name, refused->why);
+        describe(d, refused, len);
+        bool listed = false;
+        for (size_t i = 0; i < len && refused->blocked; i++)
+            listed |= refused->nodes[i] == refused->blocked;
+        if (refused->blocked && !listed)
+            gl_decision_add_node(d, refused->blocked->name);
+        gl_decision_add_text(d, "constraint", refused->constraint);
+        gl_decision_add_text(d, "rules_refusing", refusing);
+    }
+    if (best && gl_pass_may_rewrite(c->pass)) {
+        char *fname = best->rule->target == GL_FU_GEMM ? gl_xstrdup("Gemm")
+                                                       : function_name(c, best);
+        const char *domain = best->rule->target == GL_FU_GEMM ? "" : GL_FUSED_DOMAIN;
+        gl_decision *d = gl_pass_decide(c->pass, best->rule->name, GL_APPLIED, "%zu nodes from "
+                                        "%s '%s' become one %s%s%s (%s)", best->cut,
+                                        head->op_type, head->name, domain, *domain ? "." : "",
+                                        fname, best->rule->kernel);
+        describe(d, best, best->cut);
+        gl_decision_add_text(d, "fused", fname);
+        if (best->rule->target == GL_FU_POST_OPS)
+            gl_decision_add_number(d, "post_ops", best->post_ops);
+        if (best->constraint && best->blocked) {
+            char stop[600];
+            snprintf(stop, sizeof(stop), "%s '%s': %s", best->blocked->op_type,
+                     best->blocked->name, best->why);
+            gl_decision_add_text(d, "stopped_before", stop);
+        }
+        int64_t id = d->id;
+        *changed = true;
+        st = best->rule->target == GL_FU_GEMM ? apply_gemm(c, best, id)
+                                              : apply_function(c, best, id, fname);
+        free(fname);
+    }
+    free(cands);
+    return st;
+}
+
+static size_t count_fused(const gl_graph *g)
+{
+    size_t k = 0;
+    gl_node *n;
+    gl_foreach_node(g, i, n)
+        k += n->domain && !strcmp(n->domain, GL_FUSED_DOMAIN);
+    return k;
+}
+
+gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx)
+{
+    fu_ctx c = {g, ctx->model, ctx, gl_pass_option_value(ctx, "exact-shapes") != 0,
+                gl_model_opset(ctx->model, ""), 1};
+    size_t before = count_fused(g);
+    if (before) {
+        gl_decision *d = gl_pass_decide(ctx, "fused-groups", GL_NOTE, "%zu nodes are fused "
+                                        "groups already (domain %s): left as they are",
+                                        before, GL_FUSED_DOMAIN);
+        gl_decision_add_number(d, "groups", (double)before);
+    }
+    bool changed = false;
+    gl_status st = GL_OK;
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        if (!gl_pass_may_rewrite(ctx))
+            break;
+        if ((st = offer(&c, n, &changed)) != GL_OK)
+            return st;
+    }
+    /* Fused nodes were appended after their readers. */
+    return changed ? gl_toposort(g, NULL) : GL_OK;
+}

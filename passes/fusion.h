@@ -1,0 +1,88 @@
+/* fusion.h — the `fusion` pass, inside: the rule table's row and what the pass and its
+ * tests read from it.
+ *
+ * A rule is a chain: a head op, then followers, each reading the previous member's
+ * first output. A step of the chain is a set of ops (or a class: oneDNN's eltwise
+ * post-ops, its binary post-ops) with a repetition, and flags for what the target needs
+ * of that step. A group found by a rule becomes one node calling a model-local function
+ * of domain graphlab.fused whose body is the group's nodes (fusion.c), or, for
+ * ONNX Runtime's MatMul + Add of rank 2, one ai.onnx Gemm.
+ */
+#ifndef GL_FUSION_H
+#define GL_FUSION_H
+
+#include "passes/passes.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GL_FUSED_DOMAIN "graphlab.fused"
+#define GL_FU_MAX_STEPS 8
+/* The longest chain the pass walks: above every rule's maximum and oneDNN's 32
+ * post-ops, so a longer candidate is seen whole and refused, never cut. */
+#define GL_FU_MAX_CHAIN 40
+/* The most inputs and outputs of any op a rule takes (Conv, Clip, Gemm: 3 inputs;
+ * LayerNormalization: 3 outputs); a node past them (a hostile file) is refused. */
+#define GL_FU_MAX_INPUTS 4
+#define GL_FU_MAX_OUTPUTS 3
+/* oneDNN 2.6: dnnl_post_ops_append_* fails past this many post-ops. */
+#define GL_FU_ONEDNN_MAX_POST_OPS 32
+
+typedef enum gl_fu_rep {
+    GL_FU_ONE,  /* exactly one */
+    GL_FU_OPT,  /* zero or one */
+    GL_FU_STAR, /* zero or more */
+    GL_FU_PLUS, /* one or more */
+} gl_fu_rep;
+
+typedef enum gl_fu_class {
+    GL_FU_OPS,     /* the ops listed in `ops` */
+    GL_FU_ELTWISE, /* an op oneDNN has as an eltwise post-op */
+    GL_FU_BINARY,  /* Add Sub Mul Div Max Min: a binary (or sum) post-op */
+    GL_FU_POST,    /* either */
+} gl_fu_class;
+
+enum {
+    GL_FU_SCALAR = 1 << 0, /* binary: the other operand is one number (a scale) */
+    GL_FU_MASK = 1 << 1,   /* binary: same shape, or broadcast over leading dims only */
+    GL_FU_1X1 = 1 << 2,    /* Conv: 1x1, stride 1, no padding, group 1 */
+    GL_FU_DW = 1 << 3,     /* Conv: depthwise 3x3, stride 1 or 2, padding 1 */
+    GL_FU_RANK2 = 1 << 4,  /* MatMul of two rank-2 operands; Add of [N] or [M,N] */
+    GL_FU_BIAS = 1 << 5,   /* binary: the other operand is a constant of the last dim */
+};
+
+typedef struct gl_fu_step {
+    gl_fu_class cls;
+    const char *ops; /* GL_FU_OPS: "MatMul graphlab.FusedMatMul" (domain.Op for others) */
+    gl_fu_rep rep;
+    unsigned flags;
+} gl_fu_step;
+
+typedef enum gl_fu_target {
+    GL_FU_POST_OPS, /* one oneDNN primitive with post-ops (counted against 32) */
+    GL_FU_UNIT,     /* several oneDNN primitives run as one unit */
+    GL_FU_GEMM,     /* not a function: one ai.onnx Gemm */
+} gl_fu_target;
+
+typedef struct gl_fu_rule {
+    const char *name;   /* the decision's rule: "conv-activation" */
+    const char *fused;  /* the function's name before its counter; NULL: from the ops */
+    const char *origin; /* where the row comes from: "seed 004", "ONNX Runtime ..." */
+    gl_fu_step steps[GL_FU_MAX_STEPS];
+    size_t n_steps;
+    size_t max_ops;
+    gl_fu_target target;
+    const char *kernel; /* for people: how the target runs it */
+} gl_fu_rule;
+
+/* The table (fusion_rules.c), in priority order: at one head the candidate with the
+ * most nodes wins, ties go to the earlier row. */
+const gl_fu_rule *gl_fu_rules(size_t *count);
+/* n's op is in the step's set. */
+bool gl_fu_step_has(const gl_fu_step *s, const gl_node *n);
+/* oneDNN post-ops n takes as a follower (HardSigmoid: linear then clip = 2; Cast: 0,
+ * the destination's data type); -1 when n is no eltwise follower. */
+int gl_fu_eltwise_post_ops(const gl_node *n);
+bool gl_fu_is_binary(const gl_node *n);
+
+#endif

@@ -1,0 +1,163 @@
+/* fusion_rules.c — the one table of fusion rules.
+ *
+ * Three sources, one table:
+ *  - seed 004's rows (FusedMatMulAdd, FusedFFN, FusedAttention, FusedSoftmaxMatMul,
+ *    FusedLayerNormMatMul), with its maximum op counts;
+ *  - ONNX Runtime's extended-level fusions that oneDNN can run: ConvActivationFusion,
+ *    ConvAddActivationFusion, MatMulAddFusion (MatMul + Add of rank 2 becomes a Gemm),
+ *    GemmActivationFusion, BiasGeluFusion, SkipLayerNormFusion;
+ *  - what oneDNN 2.6 runs as one primitive beyond those: a convolution or matmul with a
+ *    chain of eltwise and binary post-ops, and a 1x1 convolution followed by a depthwise
+ *    3x3 one (its depthwise post-op).
+ * The heads include graphlab's channels-last NhwcConv (layout runs first) and
+ * graphlab.FusedMatMul (fold-transpose's Transpose-folded MatMul) when a model has them.
+ */
+#include "passes/fusion.h"
+
+#include <string.h>
+
+#define CONVS "Conv ConvTranspose graphlab.NhwcConv"
+#define MATMULS "MatMul graphlab.FusedMatMul"
+#define GELUS "Gelu graphlab.Gelu graphlab.GeluTanh"
+#define LAYERNORMS "LayerNormalization graphlab.LayerNormalization"
+
+#define OPS(o, r) {GL_FU_OPS, (o), (r), 0}
+#define OPSF(o, r, f) {GL_FU_OPS, (o), (r), (f)}
+#define ACT(r) {GL_FU_ELTWISE, NULL, (r), 0}
+#define POST(r) {GL_FU_POST, NULL, (r), 0}
+#define BIN(o, r, f) {GL_FU_BINARY, (o), (r), (f)}
+
+static const gl_fu_rule rules[] = {
+    /* ONNX Runtime MatMulAddFusion: ahead of seed 004's FusedMatMulAdd, which takes
+     * the same two nodes when they are not both rank 2. */
+    {"matmul-add-gemm", "Gemm", "ONNX Runtime MatMulAddFusion",
+     {OPSF("MatMul", GL_FU_ONE, GL_FU_RANK2), BIN("Add", GL_FU_ONE, GL_FU_RANK2)}, 2, 2,
+     GL_FU_GEMM, "ai.onnx Gemm (oneDNN inner product or matmul with bias)"},
+    {"matmul-add", "FusedMatMulAdd", "seed 004",
+     {OPS(MATMULS, GL_FU_ONE), BIN("Add", GL_FU_ONE, 0)}, 2, 2, GL_FU_POST_OPS,
+     "oneDNN matmul with a bias or a binary add post-op"},
+    {"ffn", "FusedFFN", "seed 004",
+     {OPS(MATMULS, GL_FU_ONE), BIN("Add", GL_FU_OPT, GL_FU_BIAS), OPS(GELUS, GL_FU_ONE),
+      OPS(MATMULS, GL_FU_ONE), BIN("Add", GL_FU_OPT, GL_FU_BIAS)}, 5, 5, GL_FU_UNIT,
+     "oneDNN matmul (bias, gelu post-op) then matmul (bias), sharing scratch memory"},
+    {"attention", "FusedAttention", "seed 004",
+     {BIN("Mul Div", GL_FU_OPT, GL_FU_SCALAR), OPS(MATMULS, GL_FU_ONE),
+      BIN("Mul Div", GL_FU_OPT, GL_FU_SCALAR), BIN("Add", GL_FU_OPT, GL_FU_MASK),
+      OPS("Softmax", GL_FU_ONE), OPS(MATMULS, GL_FU_ONE)}, 6, 6, GL_FU_UNIT,
+     "oneDNN matmul (scale, mask post-ops), softmax, matmul, sharing scratch memory"},
+    {"softmax-matmul", "FusedSoftmaxMatMul", "seed 004",
+     {OPS("Softmax", GL_FU_ONE), OPS(MATMULS, GL_FU_ONE)}, 2, 2, GL_FU_UNIT,
+     "oneDNN softmax then matmul"},
+    {"layernorm-matmul", "FusedLayerNormMatMul", "seed 004",
+     {OPS(LAYERNORMS, GL_FU_ONE), OPS(MATMULS, GL_FU_ONE)}, 2, 2, GL_FU_UNIT,
+     "oneDNN layer normalization then matmul"},
+    {"conv-activation", NULL, "ONNX Runtime ConvActivationFusion",
+     {OPS(CONVS, GL_FU_ONE), ACT(GL_FU_ONE)}, 2, 2, GL_FU_POST_OPS,
+     "oneDNN convolution with an eltwise post-op"},
+    {"conv-add-activation", NULL, "ONNX Runtime ConvAddActivationFusion",
+     {OPS(CONVS, GL_FU_ONE), BIN("Add", GL_FU_ONE, 0), ACT(GL_FU_OPT)}, 3, 3,
+     GL_FU_POST_OPS, "oneDNN convolution with sum (or binary add) and eltwise post-ops"},
+    {"gemm-activation", NULL, "ONNX Runtime GemmActivationFusion",
+     {OPS("Gemm", GL_FU_ONE), ACT(GL_FU_ONE)}, 2, 2, GL_FU_POST_OPS,
+     "oneDNN inner product or matmul with an eltwise post-op"},
+    {"bias-gelu", "FusedBiasGelu", "ONNX Runtime BiasGeluFusion",
+     {BIN("Add", GL_FU_ONE, GL_FU_BIAS), OPS(GELUS, GL_FU_ONE)}, 2, 2, GL_FU_UNIT,
+     "oneDNN binary add with a gelu post-op"},
+    {"skip-layernorm", "FusedSkipLayerNorm", "ONNX Runtime SkipLayerNormFusion",
+     {BIN("Add", GL_FU_ONE, 0), OPS(LAYERNORMS, GL_FU_ONE)}, 2, 2, GL_FU_UNIT,
+     "oneDNN binary add then layer normalization"},
+    {"conv-post-ops", NULL, "oneDNN 2.6 convolution post-ops",
+     {OPS(CONVS, GL_FU_ONE), POST(GL_FU_PLUS)}, 2, 4, GL_FU_POST_OPS,
+     "oneDNN convolution with eltwise and binary/sum post-ops"},
+    {"matmul-post-ops", NULL, "oneDNN 2.6 matmul post-ops",
+     {OPS(MATMULS " Gemm", GL_FU_ONE), POST(GL_FU_PLUS)}, 2, 4, GL_FU_POST_OPS,
+     "oneDNN matmul with eltwise and binary post-ops"},
+    {"conv-depthwise", NULL, "oneDNN 2.6 depthwise post-op (dw_k3s1p1 / dw_k3s2p1)",
+     {OPSF("Conv", GL_FU_ONE, GL_FU_1X1), ACT(GL_FU_STAR), OPSF("Conv", GL_FU_ONE, GL_FU_DW),
+      POST(GL_FU_STAR)}, 4, 4, GL_FU_POST_OPS,
+     "oneDNN 1x1 convolution with a depthwise 3x3 convolution post-op"},
+};
+
+const gl_fu_rule *gl_fu_rules(size_t *count)
+{
+    *count = GL_ARRAY_LEN(rules);
+    return rules;
+}
+
+/* oneDNN 2.6's eltwise algorithms the followers map to, and how many post-ops each
+ * takes. Cast is the destination's data type (no post-op); the precision constraint
+ * refuses one that changes the type. */
+static const struct {
+    const char *domain, *op;
+    int post_ops;
+} eltwise[] = {
+    {"", "Relu", 1},      {"", "LeakyRelu", 1}, {"", "Clip", 1},     {"", "Sigmoid", 1},
+    {"", "Tanh", 1},      {"", "HardSigmoid", 2}, {"", "HardSwish", 1}, {"", "Elu", 1},
+    {"", "Gelu", 1},      {"", "Exp", 1},       {"", "Log", 1},      {"", "Sqrt", 1},
+    {"", "Abs", 1},       {"", "Softplus", 1},  {"", "Cast", 0},
+    {"graphlab", "Gelu", 1}, {"graphlab", "GeluTanh", 1}, {"graphlab", "Silu", 1},
+    {"graphlab", "HardSwish", 1},
+};
+
+static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+
+static bool is_op(const gl_node *n, const char *domain, const char *op)
+{
+    const char *d = n->domain ? n->domain : "";
+    return !strcmp(n->op_type, op) && (!strcmp(d, domain) || (!*domain && !strcmp(d, "ai.onnx")));
+}
+
+int gl_fu_eltwise_post_ops(const gl_node *n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(eltwise); i++)
+        if (is_op(n, eltwise[i].domain, eltwise[i].op))
+            return eltwise[i].post_ops;
+    return -1;
+}
+
+bool gl_fu_is_binary(const gl_node *n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(binary); i++)
+        if (is_op(n, "", binary[i]))
+            return true;
+    return false;
+}
+
+/* `list` holds n's op: words "Op" (ai.onnx) or "domain.Op". */
+static bool in_list(const char *list, const gl_node *n)
+{
+    const char *p = list;
+    while (p && *p) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, " ");
+        char word[96];
+        if (len && len < sizeof(word)) {
+            memcpy(word, p, len);
+            word[len] = '\0';
+            char *dot = strrchr(word, '.');
+            if (dot) {
+                *dot = '\0';
+                if (is_op(n, word, dot + 1))
+                    return true;
+            } else if (is_op(n, "", word)) {
+                return true;
+            }
+        }
+        p += len;
+    }
+    return false;
+}
+
+bool gl_fu_step_has(const gl_fu_step *s, const gl_node *n)
+{
+    if (!n || !n->n_outputs || !n->outputs[0])
+        return false;
+    switch (s->cls) {
+    case GL_FU_OPS: return in_list(s->ops, n);
+    case GL_FU_ELTWISE: return gl_fu_eltwise_post_ops(n) >= 0;
+    case GL_FU_BINARY: return gl_fu_is_binary(n) && (!s->ops || in_list(s->ops, n));
+    case GL_FU_POST: return gl_fu_eltwise_post_ops(n) >= 0 || gl_fu_is_binary(n);
+    }
+    return false;
+}

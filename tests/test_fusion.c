@@ -1,0 +1,403 @@
+/* test_fusion.c — the `fusion` pass, rule by rule and constraint by constraint, as a
+ * table of graphs.
+ *
+ * Every row is a graph in graphnote.h's notation, the opset, whether it runs under
+ * --set fusion.exact-shapes=1, and what the pass must do:
+ *   APPLY  — a decision of the row's rule applied whose members are the row's count of
+ *            nodes, the op counts after the pass as given;
+ *   REFUSE — the graph unchanged and a refusal of the row's rule whose reason contains
+ *            the row's text (the constraint, the value, shape or dtype that broke it);
+ *   NONE   — the graph unchanged and no decision at all.
+ * Each row runs toposort,shape-inference,fusion; the graph must verify and compute what
+ * it computed before the pass on seeded random inputs (the reference backend runs each
+ * graphlab.fused call's body). Applied rows are also saved, loaded again and run (the
+ * same outputs, bit for bit), and the fusion pass run again on the loaded model must
+ * find its own groups and fuse nothing more.
+ *
+ * GL_FUTEST_SHOW=NAME prints that row's decisions and the graph after the pass.
+ */
+#include "graphnote.h"
+#include "onnx/onnx_io.h"
+#include "passes/fusion.h"
+#include "passes/pipeline.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum want { APPLY, REFUSE, NONE } want;
+
+typedef struct fcase {
+    const char *name;
+    int opset;
+    bool exact;         /* --set fusion.exact-shapes=1 */
+    const char *graph;
+    want want;
+    const char *rule;   /* the decision's rule (APPLY, REFUSE) */
+    const char *reason; /* a part of the reason */
+    const char *ops;    /* APPLY: op counts after the pass */
+    int members;        /* APPLY: nodes in the group of the row's rule */
+    int groups;         /* APPLY: graphlab.fused nodes after the pass */
+    int applied;        /* REFUSE: groups made all the same (a shorter rule's) */
+} fcase;
+
+#define APPLIED(rule_, ops_, members_, groups_)                                             \
+    .want = APPLY, .rule = (rule_), .ops = (ops_), .members = (members_), .groups = (groups_)
+#define REFUSED(rule_, reason_) .want = REFUSE, .rule = (rule_), .reason = (reason_)
+/* Refused, while a shorter rule made `n_` groups of the same nodes. */
+#define REFUSED_BUT(rule_, reason_, n_) REFUSED(rule_, reason_), .applied = (n_)
+#define UNTOUCHED .want = NONE
+
+#define PASSES "toposort,shape-inference,fusion"
+#define RTOL 1e-5
+#define ATOL 1e-6
+
+static gl_pipeline *run_passes(const fcase *c, gl_model *m, const char *passes)
+{
+    gl_settings s = {0};
+    if (c->exact)
+        cr_assert_eq(gl_settings_apply(&s, "fusion.exact-shapes=1"), GL_OK, "%s",
+                     gl_error_message());
+    gl_pass_step *plan = NULL;
+    size_t n_plan = 0;
+    cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK, "%s", gl_error_message());
+    gl_pipeline *p = NULL;
+    gl_status st = gl_pipeline_run(m, plan, n_plan, &s, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+    free(plan);
+    gl_settings_free(&s);
+    cr_expect_eq(st, GL_OK, "%s: the pipeline failed: %s", c->name,
+                 p && p->failure ? p->failure : gl_error_message());
+    if (st != GL_OK) {
+        gl_pipeline_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void show(const fcase *c, const gl_pipeline *p, const gl_snapshot *s, const gl_graph *g)
+{
+    const char *only = getenv("GL_FUTEST_SHOW");
+    if (!only || strcmp(only, c->name))
+        return;
+    for (size_t i = s->first_decision; i < s->first_decision + s->n_decisions; i++)
+        gl_decision_print(&p->log.items[i], stderr);
+    gn_print_graph(g, stderr);
+}
+
+static void check_decisions(const fcase *c, const gl_pipeline *p, const gl_snapshot *step,
+                            const gl_snapshot *prev)
+{
+    size_t applied = 0, refused = 0, matching = 0;
+    for (size_t i = step->first_decision; i < step->first_decision + step->n_decisions; i++) {
+        const gl_decision *d = &p->log.items[i];
+        cr_expect(d->reason && *d->reason, "%s: decision #%lld has no reason", c->name,
+                  (long long)d->id);
+        applied += d->verdict == GL_APPLIED;
+        refused += d->verdict == GL_REFUSED;
+        if (d->verdict == GL_REFUSED)
+            cr_expect(gl_decision_number_text(d, "constraint"), "%s: a refusal without its "
+                      "constraint: %s", c->name, d->reason);
+        if (!c->rule || strcmp(d->rule, c->rule) ||
+            d->verdict != (c->want == APPLY ? GL_APPLIED : GL_REFUSED) ||
+            (c->reason && !strstr(d->reason, c->reason)))
+            continue;
+        matching++;
+        if (c->want == APPLY)
+            cr_expect_eq(d->n_nodes, (size_t)c->members, "%s: the group has %zu members, "
+                         "expected %d", c->name, d->n_nodes, c->members);
+    }
+    switch (c->want) {
+    case APPLY:
+        cr_expect(matching > 0, "%s: no applied decision of rule %s", c->name, c->rule);
+        break;
+    case REFUSE:
+        cr_expect(matching > 0, "%s: no refusal of rule %s with a reason containing '%s'",
+                  c->name, c->rule, c->reason);
+        cr_expect_eq(applied, (size_t)c->applied, "%s: %zu rewrites applied, expected %d",
+                     c->name, applied, c->applied);
+        break;
+    case NONE:
+        cr_expect_eq(applied + refused, 0, "%s: %zu decisions, expected none", c->name,
+                     applied + refused);
+        break;
+    }
+    if (c->want != APPLY && !c->applied)
+        cr_expect(step->fingerprint == prev->fingerprint, "%s: the graph changed", c->name);
+}
+
+/* Saved, loaded again: the same outputs, IR 8, and fusion finds nothing more to do. */
+static void check_reload(const fcase *c, const gn_graph *b, const gl_model *after,
+                         const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s.onnx", dir, c->name);
+    gl_status st = gl_model_save(after, path, NULL);
+    cr_expect_eq(st, GL_OK, "%s: save: %s", c->name, gl_error_message());
+    gl_model *back = NULL;
+    if (st == GL_OK)
+        st = gl_model_load(path, NULL, &back);
+    cr_expect_eq(st, GL_OK, "%s: load of the saved model: %s", c->name, gl_error_message());
+    if (!back)
+        return;
+    cr_expect(back->ir_version >= 8 || back->n_functions == 0,
+              "%s: IR %lld with model-local functions", c->name, (long long)back->ir_version);
+    gn_expect_same_outputs(c->name, b, after, back, 0, 0, false);
+    size_t groups = gn_count_domain(back->graph, GL_FUSED_DOMAIN);
+    gl_pipeline *p = run_passes(c, back, PASSES);
+    if (!p)
+        return;
+    const gl_snapshot *s = &p->steps[p->n_steps - 1];
+    size_t applied = 0, noted = 0;
+    for (size_t i = s->first_decision; i < s->first_decision + s->n_decisions; i++) {
+        applied += p->log.items[i].verdict == GL_APPLIED;
+        noted += !strcmp(p->log.items[i].rule, "fused-groups");
+    }
+    cr_expect_eq(applied, 0, "%s: fusion fused the reloaded model again (%zu)", c->name,
+                 applied);
+    cr_expect_eq(noted, groups ? 1 : 0, "%s: the reloaded groups are not recognized",
+                 c->name);
+    cr_expect_eq(gn_count_domain(s->model->graph, GL_FUSED_DOMAIN), groups, "%s", c->name);
+    gl_pipeline_free(p);
+}
+
+static void run_case(const fcase *c, const char *dir)
+{
+    gn_graph b;
+    if (!gn_build(c->name, c->opset, c->graph, &b)) {
+        cr_expect(false, "%s: cannot build the case: %s", c->name, b.err);
+        gl_model_free(b.m);
+        return;
+    }
+    gl_pipeline *p = run_passes(c, b.m, PASSES);
+    if (!p)
+        return;
+    size_t k = p->n_steps - 1;
+    const gl_snapshot *step = &p->steps[k];
+    const gl_model *before = p->steps[k - 1].model, *after = step->model;
+    show(c, p, step, after->graph);
+    cr_expect_eq(gl_graph_verify(after->graph, false), GL_OK, "%s: %s", c->name,
+                 gl_error_message());
+    check_decisions(c, p, step, &p->steps[k - 1]);
+    gn_expect_op_counts(c->name, c->ops, after->graph);
+    gn_expect_same_outputs(c->name, &b, before, after, RTOL, ATOL, false);
+    if (c->want == APPLY)
+        cr_expect_eq(gn_count_domain(after->graph, GL_FUSED_DOMAIN), (size_t)c->groups,
+                     "%s: %zu fused nodes, expected %d", c->name,
+                     gn_count_domain(after->graph, GL_FUSED_DOMAIN), c->groups);
+    if (c->want == APPLY || c->applied)
+        check_reload(c, &b, after, dir);
+    gl_pipeline_free(p);
+}
+
+static void run_table(const fcase *cases, size_t n)
+{
+    char *dir = tu_tmpdir();
+    cr_assert(dir, "no temporary folder");
+    for (size_t i = 0; i < n; i++)
+        run_case(&cases[i], dir);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+#define RUN(table) run_table(table, GL_ARRAY_LEN(table))
+
+/* ==== convolutions ==================================================================== */
+
+/* A 3x3 convolution of x [1,2,5,5] into c [1,3,5,5]. */
+#define CONV                                                                               \
+    "in x f32s[1,2,5,5]; const w f32[3,2,3,3] = rand; const b f32[3] = rand; "             \
+    "c = Conv(x, w, b) pads=[1,1,1,1]; "
+#define R(i, j) "r" #j " = Relu(r" #i "); "
+#define RELUS_33                                                                           \
+    "r1 = Relu(c); " R(1, 2) R(2, 3) R(3, 4) R(4, 5) R(5, 6) R(6, 7) R(7, 8) R(8, 9)       \
+    R(9, 10) R(10, 11) R(11, 12) R(12, 13) R(13, 14) R(14, 15) R(15, 16) R(16, 17)         \
+    R(17, 18) R(18, 19) R(19, 20) R(20, 21) R(21, 22) R(22, 23) R(23, 24) R(24, 25)        \
+    R(25, 26) R(26, 27) R(27, 28) R(28, 29) R(29, 30) R(30, 31) R(31, 32) R(32, 33)
+
+static const fcase conv_cases[] = {
+    {"conv_relu", 13, false, CONV "r = Relu(c); out r",
+     APPLIED("conv-activation", "Conv=0 Relu=0", 2, 1)},
+    {"conv_clip", 13, false,
+     CONV "const lo f32[] = 0; const hi f32[] = 0.5; r = Clip(c, lo, hi); out r",
+     APPLIED("conv-activation", "Conv=0 Clip=0", 2, 1)},
+    {"conv_leaky_relu", 13, false, CONV "r = LeakyRelu(c) alpha=0.2; out r",
+     APPLIED("conv-activation", "Conv=0 LeakyRelu=0", 2, 1)},
+    {"conv_hardsigmoid", 13, false, CONV "r = HardSigmoid(c); out r",
+     APPLIED("conv-activation", "Conv=0 HardSigmoid=0", 2, 1)},
+    {"conv_add_relu_residual", 13, false,
+     CONV "in y f32s[1,3,5,5]; a = Add(c, y); r = Relu(a); out r",
+     APPLIED("conv-add-activation", "Conv=0 Add=0 Relu=0", 3, 1)},
+    {"conv_add_residual_swapped", 13, false, CONV "in y f32s[1,3,5,5]; a = Add(y, c); out a",
+     APPLIED("conv-add-activation", "Conv=0 Add=0", 2, 1)},
+    /* The broadcasts the fused kernel implements, then the same under exact-shapes. */
+    {"conv_add_per_channel", 13, false,
+     CONV "const k f32[3,1,1] = rand; a = Add(c, k); r = Relu(a); out r",
+     APPLIED("conv-add-activation", "Conv=0 Add=0 Relu=0", 3, 1)},
+    {"conv_mul_scalar", 13, false, CONV "const k f32[] = 0.5; m = Mul(c, k); out m",
+     APPLIED("conv-post-ops", "Conv=0 Mul=0", 2, 1)},
+    {"conv_add_per_channel_exact", 13, true,
+     CONV "const k f32[3,1,1] = rand; a = Add(c, k); r = Relu(a); out r",
+     REFUSED("conv-add-activation", "exact-shapes: Add 'n_a': 'k' float[3,1,1] broadcasts "
+             "against 'c' float[1,3,5,5] (per-channel)")},
+    {"conv_mul_scalar_exact", 13, true, CONV "const k f32[] = 0.5; m = Mul(c, k); out m",
+     REFUSED("conv-post-ops", "exact-shapes: Mul 'n_m'")},
+    {"conv_add_residual_exact", 13, true,
+     CONV "in y f32s[1,3,5,5]; a = Add(c, y); r = Relu(a); out r",
+     APPLIED("conv-add-activation", "Conv=0 Add=0 Relu=0", 3, 1)},
+    /* Relu, then Add stopped by exact-shapes: the group ends before it. */
+    {"conv_relu_then_scalar_exact", 13, true,
+     CONV "r = Relu(c); const k f32[] = 2; m = Mul(r, k); out m",
+     APPLIED("conv-activation", "Conv=0 Relu=0 Mul=1", 2, 1)},
+    {"conv_post_ops_four", 13, false,
+     CONV "r = Relu(c); const k f32[] = 0.5; m = Mul(r, k); in y f32s[1,3,5,5]; "
+     "a = Add(m, y); out a",
+     APPLIED("conv-post-ops", "Conv=0 Relu=0 Mul=0 Add=0", 4, 1)},
+    {"conv_relu_twice", 13, false,
+     CONV "r = Relu(c); const w2 f32[3,3,1,1] = rand; c2 = Conv(r, w2); r2 = Relu(c2); out r2",
+     APPLIED("conv-activation", "Conv=0 Relu=0", 2, 2)},
+    {"conv_depthwise", 13, false,
+     "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
+     "c = Conv(x, w1); r = Relu(c); d = Conv(r, w2) group=8 pads=[1,1,1,1]; out d",
+     APPLIED("conv-depthwise", "Conv=0 Relu=0", 3, 1)},
+    {"conv_depthwise_stride2_clip", 13, false,
+     "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
+     "const lo f32[] = 0; const hi f32[] = 0.5; c = Conv(x, w1); r = Clip(c, lo, hi); "
+     "d = Conv(r, w2) group=8 pads=[1,1,1,1] strides=[2,2]; e = Clip(d, lo, hi); out e",
+     APPLIED("conv-depthwise", "Conv=0 Clip=0", 4, 1)},
+
+    /* Negatives: the constraints. */
+    {"conv_relu_graph_output", 13, false, CONV "r = Relu(c); out r, c",
+     REFUSED("conv-activation", "graph-output: 'c' (output of Conv 'n_c') is a graph output")},
+    {"conv_relu_branch", 13, false, CONV "r = Relu(c); s = Sigmoid(c); out r, s",
+     REFUSED("conv-activation", "branch: 'c' (output of Conv 'n_c') is read by 2 nodes")},
+    {"conv_add_last_dim", 13, false,
+     CONV "in y f32s[5]; a = Add(c, y); r = Relu(a); out r",
+     REFUSED("conv-add-activation", "broadcast: Add 'n_a': 'y' float[5] against 'c' "
+             "float[1,3,5,5] is [N]")},
+    {"conv_add_raises_shape", 13, false,
+     CONV "in y f32s[2,3,5,5]; a = Add(c, y); out a",
+     REFUSED("conv-add-activation", "against 'c' float[1,3,5,5] is other")},
+    {"conv_cast_f16", 13, false, CONV "h = Cast(c) to=10; r = Relu(h); out r",
+     REFUSED("conv-post-ops", "precision: Cast 'n_h': 'h' is float16, the chain computes "
+             "in float")},
+    {"conv_sub_reversed", 13, false, CONV "const k f32[] = 1; s = Sub(k, c); out s",
+     REFUSED("conv-post-ops", "target: Sub 'n_s' computes 'k' - 'c'")},
+    {"conv_clip_dynamic", 13, false,
+     CONV "in lo f32[]; const hi f32[] = 6; r = Clip(c, lo, hi); out r",
+     REFUSED("conv-activation", "target: Clip 'n_r': its min 'lo' is not a constant")},
+    {"conv_mul_self", 13, false, CONV "m = Mul(c, c); out m",
+     REFUSED("conv-post-ops", "target: Mul 'n_m' reads 'c' as both operands")},
+    /* Longer than any rule takes: refused whole, not cut to Conv + Relu. */
+    {"conv_chain_of_six", 13, false,
+     CONV "r = Relu(c); const k f32[] = 0.5; m = Mul(r, k); r2 = Relu(m); "
+     "a = Add(r2, k); r3 = Relu(a); out r3",
+     REFUSED("conv-post-ops", "max-ops: Conv 'n_c' and 5 more: a chain of 6 nodes, the "
+             "rule takes at most 4")},
+    {"conv_33_post_ops", 13, false, CONV RELUS_33 "out r33",
+     REFUSED("conv-post-ops", "need 33 post-ops; oneDNN 2.6 takes at most 32")},
+    {"conv_alone", 13, false, CONV "out c", UNTOUCHED},
+    {"conv_then_pool", 13, false, CONV "p = MaxPool(c) kernel_shape=[2,2]; out p", UNTOUCHED},
+};
+
+Test(fusion, conv) { RUN(conv_cases); }
+
+/* ==== matrix products =================================================================== */
+
+static const fcase matmul_cases[] = {
+    {"matmul_add_rank2_gemm", 13, false,
+     "in a f32s[4,8]; const w f32[8,5] = rand; const b f32[5] = rand; m = MatMul(a, w); "
+     "y = Add(m, b); out y",
+     APPLIED("matmul-add-gemm", "Gemm=1 MatMul=0 Add=0", 2, 0)},
+    {"matmul_add_rank3", 13, false,
+     "in a f32s[2,4,8]; const w f32[8,5] = rand; const b f32[5] = rand; m = MatMul(a, w); "
+     "y = Add(b, m); out y",
+     APPLIED("matmul-add", "MatMul=0 Add=0", 2, 1)},
+    {"matmul_bias_relu_residual", 13, false,
+     "in a f32s[2,4,8]; in z f32s[2,4,5]; const w f32[8,5] = rand; const b f32[5] = rand; "
+     "m = MatMul(a, w); y = Add(m, b); r = Relu(y); s = Add(r, z); out s",
+     APPLIED("matmul-post-ops", "MatMul=0 Add=0 Relu=0", 4, 1)},
+    {"gemm_relu", 13, false,
+     "in a f32s[4,8]; const w f32[8,5] = rand; const b f32[5] = rand; g = Gemm(a, w, b); "
+     "r = Relu(g); out r",
+     APPLIED("gemm-activation", "Gemm=0 Relu=0", 2, 1)},
+    {"ffn", 20, false,
+     "in x f32s[1,4,8]; const w1 f32[8,16] = rand; const b1 f32[16] = rand; "
+     "const w2 f32[16,8] = rand; const b2 f32[8] = rand; m1 = MatMul(x, w1); "
+     "a1 = Add(m1, b1); g = Gelu(a1); m2 = MatMul(g, w2); a2 = Add(m2, b2); out a2",
+     APPLIED("ffn", "MatMul=0 Add=0 Gelu=0", 5, 1)},
+    {"ffn_no_bias", 20, false,
+     "in x f32s[1,4,8]; const w1 f32[8,16] = rand; const w2 f32[16,8] = rand; "
+     "m1 = MatMul(x, w1); g = Gelu(m1) approximate=\"tanh\"; m2 = MatMul(g, w2); out m2",
+     APPLIED("ffn", "MatMul=0 Gelu=0", 3, 1)},
+    {"attention", 13, false,
+     "in q f32s[1,2,4,8]; in kt f32s[1,2,8,4]; in v f32s[1,2,4,8]; in mask f32s[1,1,4,4]; "
+     "const sc f32[] = 2.828427; s = MatMul(q, kt); d = Div(s, sc); a = Add(d, mask); "
+     "p = Softmax(a) axis=-1; o = MatMul(p, v); out o",
+     APPLIED("attention", "MatMul=0 Div=0 Add=0 Softmax=0", 5, 1)},
+    {"attention_scale_first", 13, false,
+     "in q f32s[1,2,4,8]; in kt f32s[1,2,8,4]; in v f32s[1,2,4,8]; const sc f32[] = 0.35; "
+     "qs = Mul(q, sc); s = MatMul(qs, kt); p = Softmax(s) axis=-1; o = MatMul(p, v); out o",
+     APPLIED("attention", "MatMul=0 Mul=0 Softmax=0", 4, 1)},
+    {"softmax_matmul", 13, false,
+     "in x f32s[2,4,4]; in v f32s[2,4,8]; p = Softmax(x) axis=-1; o = MatMul(p, v); out o",
+     APPLIED("softmax-matmul", "Softmax=0 MatMul=0", 2, 1)},
+    {"layernorm_matmul", 17, false,
+     "in x f32s[2,4,8]; const g f32[8] = rand; const b f32[8] = rand; "
+     "const w f32[8,6] = rand; n = LayerNormalization(x, g, b) axis=-1; m = MatMul(n, w); "
+     "out m",
+     APPLIED("layernorm-matmul", "LayerNormalization=0 MatMul=0", 2, 1)},
+    {"skip_layernorm", 17, false,
+     "in x f32s[2,4,8]; in y f32s[2,4,8]; const g f32[8] = rand; const b f32[8] = rand; "
+     "s = Add(x, y); n = LayerNormalization(s, g, b) axis=-1; out n",
+     APPLIED("skip-layernorm", "Add=0 LayerNormalization=0", 2, 1)},
+    {"bias_gelu", 20, false,
+     "in x f32s[2,4,8]; const b f32[8] = rand; a = Add(x, b); g = Gelu(a); out g",
+     APPLIED("bias-gelu", "Add=0 Gelu=0", 2, 1)},
+
+    {"matmul_int32_add", 13, false,
+     "in a i32[4,8]; const w i32[8,5] = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,"
+     "21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40; const b i32[5] = 1,2,3,4,5; "
+     "m = MatMul(a, w); y = Add(m, b); out y",
+     REFUSED("matmul-add-gemm", "precision: MatMul 'n_m' computes int32")},
+    {"matmul_add_branch", 13, false,
+     "in a f32s[2,4,8]; const w f32[8,5] = rand; const b f32[5] = rand; m = MatMul(a, w); "
+     "y = Add(m, b); z = Relu(m); out y, z",
+     REFUSED("matmul-add", "branch: 'm' (output of MatMul 'n_m') is read by 2 nodes")},
+    {"matmul_add_batch_broadcast", 13, false,
+     "in a f32s[1,4,8]; in z f32s[3,4,5]; const w f32[8,5] = rand; m = MatMul(a, w); "
+     "y = Add(m, z); out y",
+     REFUSED("matmul-add", "broadcast: Add 'n_y': 'z' float[3,4,5] against 'm' float[1,4,5]")},
+    {"ffn_second_matmul_batch_broadcast", 20, false,
+     "in x f32s[1,4,8]; const w1 f32[8,16] = rand; in w2 f32s[3,16,8]; "
+     "m1 = MatMul(x, w1); g = Gelu(m1); m2 = MatMul(g, w2); out m2",
+     REFUSED_BUT("ffn", "broadcast: MatMul 'n_m2'", 1)},
+    {"attention_mask_exact", 13, true,
+     "in q f32s[1,2,4,8]; in kt f32s[1,2,8,4]; in v f32s[1,2,4,8]; in mask f32s[1,1,4,4]; "
+     "s = MatMul(q, kt); a = Add(s, mask); p = Softmax(a) axis=-1; o = MatMul(p, v); out o",
+     REFUSED_BUT("attention", "exact-shapes: Add 'n_a': 'mask' float[1,1,4,4]", 1)},
+    {"matmul_alone", 13, false,
+     "in a f32s[4,8]; const w f32[8,5] = rand; m = MatMul(a, w); out m", UNTOUCHED},
+};
+
+Test(fusion, matmul) { RUN(matmul_cases); }
+
+/* ==== the table ========================================================================== */
+
+Test(fusion, rule_table)
+{
+    size_t n;
+    const gl_fu_rule *rules = gl_fu_rules(&n);
+    cr_assert_gt(n, 10);
+    for (size_t i = 0; i < n; i++) {
+        const gl_fu_rule *r = &rules[i];
+        cr_expect(r->name && r->origin && *r->origin && r->kernel, "row %zu", i);
+        cr_expect(r->n_steps >= 2 && r->n_steps <= GL_FU_MAX_STEPS, "%s", r->name);
+        cr_expect(r->max_ops >= 2 && r->max_ops < GL_FU_MAX_CHAIN, "%s", r->name);
+        cr_expect_eq(r->steps[0].rep, r->steps[0].rep == GL_FU_OPT ? GL_FU_OPT : GL_FU_ONE,
+                     "%s: the first step is one node (or an optional one)", r->name);
+        for (size_t j = 0; j < i; j++)
+            cr_expect(strcmp(rules[j].name, r->name), "%s twice", r->name);
+    }
+}

@@ -68,7 +68,7 @@ static dnnl_status_t conv_pd(dn_build *b, const conv_geom *g, const dnnl_memory_
                                                        &dst, g->strides, g->dilates, g->pad_l,
                                                        g->pad_r);
     if (r == dnnl_success)
-        r = dn_build_attr(b, NULL, 0, x->rank, out_dims, &attr);
+        r = dn_build_attr(b, NULL, 0, rank, out_dims, &attr);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &cd, attr, b->c->engine, NULL);
     dnnl_primitive_attr_destroy(attr);

@@ -64,7 +64,8 @@ dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int r
     dn_post all[DN_MAX_POST];
     if (n_own > DN_MAX_POST)
         return dnnl_unimplemented;
-    memcpy(all, own, n_own * sizeof(*own));
+    if (n_own) /* own may be NULL then */
+        memcpy(all, own, n_own * sizeof(*own));
     int n = b->tail->posts(b->tail, b, rank, dims, all + n_own, DN_MAX_POST - n_own);
     if (n < 0)
         return dnnl_unimplemented;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef GL_TEST_SRCDIR
@@ -111,6 +112,41 @@ size_t tu_dir_entries(const char *dir)
     if (d)
         closedir(d);
     return n;
+}
+
+const char *tu_python(void)
+{
+    const char *p = getenv("GL_PYTHON");
+    return p && *p && strcmp(p, "none") != 0 ? p : "/usr/bin/python3";
+}
+
+void tu_onnx_cross_check(const char *script, void (*write)(FILE *f), const char *what)
+{
+    if (access(tu_python(), X_OK) != 0)
+        cr_skip_test("no %s", tu_python());
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "%s %s >&2", tu_python(), tu_src(script));
+    FILE *p = popen(cmd, "w");
+    cr_assert(p);
+    write(p);
+    int status = pclose(p);
+    cr_assert(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        cr_skip_test("no onnx module for %s", tu_python());
+    cr_expect_eq(WEXITSTATUS(status), 0, "%s disagrees with onnx's schemas (the differences "
+                 "are above)", what);
+}
+
+void tu_expect_error(gl_status st, const char *what, const char *error)
+{
+    if (!error) {
+        cr_expect_eq(st, GL_OK, "%s: %s", what, gl_error_message());
+        return;
+    }
+    cr_expect_eq(st, GL_ERR_INPUT, "%s: accepted", what);
+    cr_expect(strstr(gl_error_message(), error), "%s: '%s' does not say '%s'", what,
+              gl_error_message(), error);
+    cr_expect(!strchr(gl_error_message(), '\n'), "%s: one line", what);
 }
 
 gl_model *tu_model(int64_t opset)

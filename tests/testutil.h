@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Absolute path of a file in the source tree (GL_TEST_SRCDIR); static buffer per call
  * slot (up to 8 live results). */
@@ -22,6 +23,16 @@ bool tu_write_file(const char *path, const void *data, size_t len);
 void *tu_read_file(const char *path, size_t *len);
 /* Entries of a folder other than "." and ".." (0 when it cannot be read). */
 size_t tu_dir_entries(const char *dir);
+
+/* The python that runs the cross-checks with onnx: $GL_PYTHON, else /usr/bin/python3. */
+const char *tu_python(void);
+/* Run the python script tests/`script` with what `write` prints on its stdin: the test
+ * is skipped without python or without its onnx module (the script exits 77), and fails
+ * naming `what` when the script exits non-zero (its lines on stderr say where). */
+void tu_onnx_cross_check(const char *script, void (*write)(FILE *f), const char *what);
+/* `what` ended in st: GL_OK when error is NULL, else GL_ERR_INPUT with a one-line message
+ * that contains error. */
+void tu_expect_error(gl_status st, const char *what, const char *error);
 
 /* Build small graphs in C for pass tests:
  *   gl_model *m = tu_model(13);                     // ai.onnx opset 13, IR 8

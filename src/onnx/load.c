@@ -975,7 +975,7 @@ static gl_status load_unpacked(Onnx__ModelProto *mp, const char *name, const cha
     load_ctx lc = {.path = m->path, .dir = dir, .no_mmap = opts && opts->no_mmap, .m = m};
     gl_status st = build_model(&lc, mp);
     if (st == GL_OK)
-        st = gl_model_check_attrs(m);
+        st = gl_model_check_schema(m);
     if (st != GL_OK) {
         gl_model_free(m);
         return st;

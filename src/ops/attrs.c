@@ -1,5 +1,7 @@
-/* attrs.c — the attribute table (attrs.def) as an index, and the load-time check. */
+/* attrs.c — the attribute table (attrs.def) as an index, and the load-time check of
+ * every node against its op's schema: its arity (arity.h) and its attributes. */
 #include "ops/attrs.h"
+#include "ops/arity.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -357,10 +359,16 @@ static gl_status check_node(const checker *c, const scope *sc, const gl_node *n)
                              "attribute '%s' refers to the caller's attribute '%s' outside "
                              "a function body",
                              n->attrs[i].name, n->attrs[i].ref_attr_name);
+    /* before the call: the executor runs a registered op's kernel even where a function
+     * of the same name exists */
+    int64_t opset = gl_scope_opset(c->m, sc->fn, n->domain);
+    const gl_op_arity *arity = gl_op_arity_lookup(n->domain, n->op_type, opset);
+    char detail[128];
+    if (arity && !gl_op_arity_fits(arity, n, detail, sizeof(detail)))
+        return node_fail(c, sc, n, "%s", detail);
     const gl_function *callee = callee_of(c, n);
     if (callee)
         return check_call(c, sc, n, callee);
-    int64_t opset = gl_scope_opset(c->m, sc->fn, n->domain);
     const gl_op_attrs *row = gl_op_attrs_lookup(n->domain, n->op_type, opset);
     for (size_t i = 0; row && i < n->n_attrs; i++) {
         const gl_attr *a = &n->attrs[i];
@@ -395,7 +403,7 @@ static gl_status check_graph(const checker *c, const gl_graph *g, const scope *s
     return GL_OK;
 }
 
-gl_status gl_model_check_attrs(const gl_model *m)
+gl_status gl_model_check_schema(const gl_model *m)
 {
     checker c = {.m = m,
                  .fns = gl_xcalloc(m->n_functions, sizeof(fn_needs)),

@@ -1,14 +1,16 @@
 /* attrs.h — which attributes each op takes and of which type (the table is attrs.def),
- * and the check of a loaded model against it.
+ * and the check of a loaded model against its ops' schemas (attributes and arity.h).
  *
  * The check runs at load (gl_model_load), over the main graph, every subgraph and every
  * function body, each node against the schema of its op at the opset that applies to it
  * (a function body's own opset_import first). A node fails the load (GL_ERR_INPUT, exit
- * 2) when an attribute has another type than the spec says, or when the op has no
- * attribute of that name: ONNX's checker and ONNX Runtime refuse those too, and a kernel
- * would silently ignore it and compute something else. Ops the table does not describe
- * (other domains, ops we do not implement, calls of model-local functions) are not
- * checked by name; see gl_model_check_attrs for function calls.
+ * 2) when it has fewer or more inputs or outputs than the op takes, or leaves a required
+ * one empty (kernels read the inputs the spec guarantees), when an attribute has another
+ * type than the spec says, or when the op has no attribute of that name: ONNX's checker
+ * and ONNX Runtime refuse those too, and a kernel would silently ignore it and compute
+ * something else. Ops the tables do not describe (ops we do not implement, calls of
+ * model-local functions) are not checked by name; see gl_model_check_schema for
+ * function calls.
  */
 #ifndef GL_OPS_ATTRS_H
 #define GL_OPS_ATTRS_H
@@ -41,8 +43,9 @@ size_t gl_op_attrs_count(void);
 const gl_op_attrs *gl_op_attrs_at(size_t i);
 
 /* GL_OK, or GL_ERR_INPUT with one line naming the file, the node (and the subgraph or
- * function it is in), the op, the attribute, the type found and the type expected.
- * Besides the rule above:
+ * function it is in), the op and what is wrong: the count of inputs or outputs against
+ * the op's, or the attribute with the type found and the type expected. Besides the
+ * rules above:
  *  - an attribute that refers to the caller's (ref_attr_name) is only allowed in a
  *    function body; when it declares a type, that type must be the schema's;
  *  - a call of a model-local function is checked where it passes its attributes: each
@@ -50,6 +53,6 @@ const gl_op_attrs *gl_op_attrs_at(size_t i);
  *    wants (through calls of other functions too). Attributes the body does not read are
  *    left alone, as are calls that pass an attribute on by reference (their own callers
  *    are checked). */
-gl_status gl_model_check_attrs(const gl_model *m);
+gl_status gl_model_check_schema(const gl_model *m);
 
 #endif

@@ -2746,6 +2746,8 @@ static gl_status range_kernel(gl_kernel_ctx *k)
     gl_tensor *y = gl_out_new(k, 0, t[0]->dtype, 1, &n);
     if (!y)
         return GL_ERR_NOMEM;
+    if (n == 0)
+        return GL_OK; /* an empty tensor has no buffer to write through */
     if (y->dtype == GL_DT_FLOAT) {
         double a = gl_elem_f64(t[0], 0), d = gl_elem_f64(t[2], 0);
         float *p = y->buf->data;

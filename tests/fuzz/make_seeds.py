@@ -26,8 +26,6 @@ MAX_SEED = 65536  # fuzz.sh's -max_len: a longer seed would be cut
 # The reproducers are in tests/data/fuzz-finds/.
 LEFT_OUT = {
     "function_fanout.onnx": "optimize never finishes (issue 9: calls expanded without a limit)",
-    "test_hannwindow_expanded": "fuzz_plan: a Range with an empty output reads the data of "
-                                "a NULL buffer (UBSan; tests/data/fuzz-finds/README.md)",
 }
 
 

@@ -9,6 +9,8 @@
 #   RUNS      timed runs per measurement (default 20), WARMUP untimed ones before (5)
 #   ROUNDS    measurements per runtime and model, interleaved; the table shows the median
 #             of their medians (default 3)
+#   UNFUSED_PASSES  the pass list of the "unfused" run (default: the default pipeline
+#             without its fusion step)
 #   MODELS    names to run (default: every model in the corpus with a test_data_set_0)
 #   ORT_DIR   where onnxruntime-node is installed (default ~/.cache/graphlab-ort; never
 #             inside the source tree)
@@ -79,20 +81,28 @@ names=${MODELS:-$(for d in "$corpus"/*/; do
 echo "graphlab profile --backends dnnl vs onnxruntime-node $ort_version: $threads threads," \
      "$warmup warm-up + $runs timed runs, median of $rounds rounds (ms); load average" \
      "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
-printf '%-32s %10s %10s %10s %9s %9s\n' model graphlab "ORT disab" "ORT all" "/disab" "/all"
+# three graphlab runs per round: the model as it is (one primitive per original op, next to
+# ORT with no graph optimization), the default pipeline without its last step (unfused) and
+# with it (fused, next to ORT at level all)
+unfused_passes=${UNFUSED_PASSES:-toposort,shape-inference,constant-folding,cse,dce,transpose-push,constant-folding,cse,dce,patterns,layout,transpose-push,fold-transpose}
+printf '%-32s %9s %9s %9s %9s %9s %8s %8s %8s\n' model "gl none" "gl unfus" "gl fused" \
+    "ORT dis" "ORT all" "none/dis" "fus/all" "unf/fus"
 for name in $names; do
     m="$corpus/$name/model.onnx"
     data="$corpus/$name/test_data_set_0"
-    : >"$tmp/gl" && : >"$tmp/disabled" && : >"$tmp/all"
+    : >"$tmp/gl" && : >"$tmp/unfused" && : >"$tmp/fused" && : >"$tmp/disabled" && : >"$tmp/all"
     failed=""
     r=0
     while [ "$r" -lt "$rounds" ] && [ -z "$failed" ]; do
-        if "$gl" profile "$m" --data "$data" --backends dnnl --threads "$threads" \
-                --reps "$runs" --warmup "$warmup" --json >"$tmp/out.json" 2>"$tmp/err"; then
-            json_ms "$tmp/out.json" dnnl >>"$tmp/gl"
-        else
-            failed="graphlab: $(head -1 "$tmp/err")"
-        fi
+        for run in gl:none unfused:$unfused_passes fused:all; do
+            if "$gl" profile "$m" --data "$data" --backends dnnl --threads "$threads" \
+                    --passes "${run#*:}" --reps "$runs" --warmup "$warmup" --json \
+                    >"$tmp/out.json" 2>"$tmp/err"; then
+                json_ms "$tmp/out.json" dnnl >>"$tmp/${run%%:*}"
+            else
+                failed="graphlab --passes ${run#*:}: $(head -1 "$tmp/err")"
+            fi
+        done
         for level in disabled all; do
             if node "$srcdir/bench/ort_time.js" --ort "$ort_dir" --model "$m" --data "$data" \
                     --threads "$threads" --warmup "$warmup" --runs "$runs" --level "$level" \
@@ -112,9 +122,13 @@ for name in $names; do
         continue
     fi
     g=$(median <"$tmp/gl")
+    u=$(median <"$tmp/unfused")
+    f=$(median <"$tmp/fused")
     d=$(median <"$tmp/disabled")
     a=$(median <"$tmp/all")
-    awk -v n="$name" -v g="$g" -v d="$d" -v a="$a" \
-        'BEGIN { printf "%-32s %10.3f %10.3f %10.3f %8.2fx %8.2fx\n", n, g, d, a, g / d, g / a }'
+    awk -v n="$name" -v g="$g" -v u="$u" -v f="$f" -v d="$d" -v a="$a" \
+        'BEGIN { printf "%-32s %9.3f %9.3f %9.3f %9.3f %9.3f %7.2fx %7.2fx %7.2fx\n",
+                 n, g, u, f, d, a, g / d, f / a, u / f }'
 done
-echo "(/disab, /all: graphlab's time over ORT's; below 1 graphlab is faster)"
+echo "(none/dis, fus/all: graphlab's time over ORT's, below 1 graphlab is faster; unf/fus:"
+echo " what fusion buys, the default pipeline without and with its fusion step)"

@@ -44,8 +44,10 @@ static const gl_pass pass_table[] = {
     {"fusion", "chains the target runs as one kernel become one node calling a "
      "graphlab.fused function", gl_pass_fusion,
      (const gl_pass_option[]){{"exact-shapes", 0, "1: refuse every implicit broadcast, the "
-                               "per-channel or [N] operand and the scalar too"}},
-     1},
+                               "per-channel or [N] operand and the scalar too"},
+                              {"units", 0, "1: also group units the oneDNN backend runs as "
+                               "several primitives (FFN, attention, 1x1+depthwise, ...)"}},
+     2},
 };
 
 /* The default pipeline of DESIGN.md: the second transpose-push cancels the Transposes

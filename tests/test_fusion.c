@@ -34,6 +34,7 @@ typedef struct fcase {
     int opset;
     bool exact;         /* --set fusion.exact-shapes=1 */
     const char *graph;
+    bool defaults;      /* without --set fusion.units=1 (rows test the rule table with it) */
     want want;
     const char *rule;   /* the decision's rule (APPLY, REFUSE) */
     const char *reason; /* a part of the reason */
@@ -60,6 +61,8 @@ static gl_pipeline *run_passes(const fcase *c, gl_model *m, const char *passes)
     if (c->exact)
         cr_assert_eq(gl_settings_apply(&s, "fusion.exact-shapes=1"), GL_OK, "%s",
                      gl_error_message());
+    if (!c->defaults)
+        cr_assert_eq(gl_settings_apply(&s, "fusion.units=1"), GL_OK, "%s", gl_error_message());
     gl_pass_step *plan = NULL;
     size_t n_plan = 0;
     cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK, "%s", gl_error_message());
@@ -261,6 +264,15 @@ static const fcase conv_cases[] = {
      "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
      "c = Conv(x, w1); r = Relu(c); d = Conv(r, w2) group=8 pads=[1,1,1,1]; out d",
      APPLIED("conv-depthwise", "Conv=0 Relu=0", 3, 1)},
+    /* By default a unit the backend runs member by member is not grouped; the 1x1 Conv
+     * and its Relu still are (conv-activation). */
+    {"conv_depthwise_by_default", 13, false,
+     "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
+     "c = Conv(x, w1); r = Relu(c); d = Conv(r, w2) group=8 pads=[1,1,1,1]; out d",
+     REFUSED_BUT("conv-depthwise", "no single kernel", 1), .defaults = true},
+    {"softmax_matmul_by_default", 13, false,
+     "in x f32s[2,4,4]; in v f32s[2,4,8]; s = Softmax(x) axis=-1; m = MatMul(s, v); out m",
+     REFUSED("softmax-matmul", "no single kernel"), .defaults = true},
     {"conv_depthwise_stride2_clip", 13, false,
      "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
      "const lo f32[] = 0; const hi f32[] = 0.5; c = Conv(x, w1); r = Clip(c, lo, hi); "

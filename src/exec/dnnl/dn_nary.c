@@ -24,6 +24,7 @@
  * Small plain tensors stay on the reference kernel (see DN_OPS_SMALL).
  */
 #include "exec/dnnl/dn_opkit.h"
+#include "ir/calls.h"
 
 #include <string.h>
 
@@ -36,12 +37,16 @@ static bool same_dims(const gl_tensor *t, int rank, const int64_t *dims)
 }
 
 /* Does some consumer of the node's first output have a row in this backend (so it may
- * read the output in our layout, where a reference kernel needs it converted)? */
+ * read the output in our layout, where a reference kernel needs it converted)? A call
+ * of a fused group counts by the op that heads its body (dn_fused.c runs it). */
 static bool read_by_backend(const gl_kernel_ctx *k)
 {
     const gl_value *v = k->node->n_outputs ? k->node->outputs[0] : NULL;
     for (size_t i = 0; v && i < v->n_uses; i++) {
         const gl_node *c = v->uses[i].node;
+        const gl_function *f = c ? gl_called_function(k->model, c) : NULL;
+        if (f && f->body && f->body->n_nodes)
+            c = f->body->nodes[0];
         if (c && dn_op_find(c->domain, c->op_type, k->opset))
             return true;
     }

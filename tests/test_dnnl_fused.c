@@ -43,7 +43,8 @@ typedef struct fcase {
     const char *name;
     char head;           /* 'c' Conv 16->16 3x3, 'd' depthwise 3x3, 't' ConvTranspose 16->8,
                           * 'm' MatMul [2,8,32]x[32,24], 'g' Gemm [8,32]x[32,24]+C[24],
-                          * 'M' MatMul on int32 */
+                          * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
+                          * [1,8,8,16] */
     const char *layouts;
     bool through;        /* the head's input comes through a 1x1 Conv / a Relu */
     step_spec steps[4];
@@ -121,13 +122,15 @@ static built build_row(const fcase *c)
     gl_model_set_opset(m, "graphlab.fused", 1);
     gl_model_set_opset(m, "graphlab", 1);
     gl_graph *g = m->graph;
-    bool conv = strchr("cdt", c->head) != NULL;
+    bool conv = strchr("cdtn", c->head) != NULL;
     int64_t xd[4] = {1, 16, 8, 8}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
+    if (c->head == 'n')
+        memcpy(xd, (int64_t[]){1, 8, 8, 16}, sizeof(xd));
     const int64_t *dims = conv ? xd : c->head == 'g' ? gd : md;
     int rank = conv ? 4 : c->head == 'g' ? 2 : 3;
     gl_dtype dt = c->head == 'M' ? GL_DT_INT32 : GL_DT_FLOAT;
     gl_value *x = graph_input(&b, "x", dt, rank, dims, !c->through);
-    if (c->through && conv)
+    if (c->through && conv && c->head != 'n')
         x = tu_node(g, "Conv", "pre", 2, x, const_f32(g, "wpre", 4, (int64_t[]){16, 16, 1, 1}))
                 ->outputs[0];
     else if (c->through)
@@ -147,7 +150,10 @@ static built build_row(const fcase *c)
         int64_t wd[4] = {16, dw ? 1 : tr ? 8 : 16, 3, 3}, oc = tr ? 8 : 16;
         gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 4, wd));
         gl_value *bias = formal(f, actual, &n_act, const_f32(g, "b", 1, &oc));
-        head = tu_node(f->body, tr ? "ConvTranspose" : "Conv", "head", 3, fx, w, bias);
+        head = c->head == 'n' ? add_op(f->body, "graphlab.NhwcConv", "head",
+                                       (gl_value *[]){fx, w, bias}, 3)
+                              : tu_node(f->body, tr ? "ConvTranspose" : "Conv", "head", 3, fx,
+                                        w, bias);
         if (!tr)
             tu_apply_attrs(head, (tu_attr[]){AINTS("pads", 4, 1, 1, 1, 1),
                                              AI("group", dw ? 16 : 1), {0}});
@@ -315,6 +321,8 @@ static const fcase conv_cases[] = {
     {"depthwise Conv+Clip", 'd', "nb", true, {{.op = "Clip", .kind = 'c', .rank = 0}},
      .expect = FUSED,
      .what = "eltwise_clip"},
+    {"graphlab.NhwcConv+Relu+Sigmoid (channels-last, plain bytes)", 'n', "pn", false,
+     {ACT("Relu"), ACT("Sigmoid")}, .expect = FUSED, .what = "eltwise_relu + eltwise_logistic"},
     {"ConvTranspose+Relu+Mul(per-channel)", 't', "nb", true,
      {ACT("Relu"), OPD("Mul", 'c', 4, 1, 8, 1, 1)}, .expect = FUSED,
      .what = "eltwise_relu + binary_mul"},
@@ -361,6 +369,8 @@ static const fcase refused_cases[] = {
     {"FFN: MatMul+Gelu+MatMul", 'm', "p", false,
      {ACT("graphlab.Gelu"), OPD("MatMul", 'c', 2, 24, 16)}, .expect = BODY,
      .what = "no single oneDNN kernel: member 's1' (MatMul) is no post-op", .rtol = 1e-3},
+    {"a binary member after graphlab.NhwcConv", 'n', "p", true, {OPD("Mul", 'c', 0)},
+     .expect = BODY, .what = "eltwise members only"},
     {"a Clip bound that is a graph input", 'c', "n", true,
      {{.op = "Clip", .kind = 'x', .rank = 0}}, .expect = BODY,
      .what = "changes from run to run"},

@@ -40,11 +40,16 @@
 
 /* Ops that head a unit, and the input slots their builds read. */
 static const struct head_row {
-    const char *op;
+    const char *domain, *op;
     size_t slots;
     bool sums;  /* writes a layout-kept activation: a same-shape Add is a sum post-op */
+    /* Eltwise members only: graphlab's NhwcConv writes [N,H,W,C], and a binary operand's
+     * dims would be read against the primitive's logical [N,C,H,W]. */
+    bool eltwise_only;
 } head_rows[] = {
-    {"Conv", 3, true}, {"ConvTranspose", 3, true}, {"MatMul", 2, false}, {"Gemm", 3, false},
+    {"", "Conv", 3, true, false},         {"", "ConvTranspose", 3, true, false},
+    {"", "MatMul", 2, false, false},      {"", "Gemm", 3, false, false},
+    {"graphlab", "NhwcConv", 3, false, true},
 };
 
 /* Activations a unit takes beyond dn_eltwise.c's table (the `patterns` pass makes them). */
@@ -255,6 +260,11 @@ static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char
     dnnl_alg_kind_t bin = default_domain(n->domain) && n->n_inputs == 2
                               ? dn_binary_alg(n->op_type, &commutes)
                               : (dnnl_alg_kind_t)0;
+    if (bin && u->head_row->eltwise_only) {
+        snprintf(why, len, "member '%s' (%s): a %s head takes eltwise members only", n->name,
+                 n->op_type, u->head->op_type);
+        return false;
+    }
     if (bin) {
         if (at == 1 && !commutes) {
             snprintf(why, len, "member '%s' (%s) takes the chain as its second operand",
@@ -311,8 +321,10 @@ static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_fun
     }
     const gl_node *head = body->nodes[0];
     const struct head_row *hr = NULL;
-    for (size_t i = 0; i < GL_ARRAY_LEN(head_rows) && default_domain(head->domain); i++)
-        if (strcmp(head->op_type, head_rows[i].op) == 0)
+    for (size_t i = 0; i < GL_ARRAY_LEN(head_rows); i++)
+        if (strcmp(head->op_type, head_rows[i].op) == 0 &&
+            (*head_rows[i].domain ? head->domain && !strcmp(head->domain, head_rows[i].domain)
+                                  : default_domain(head->domain)))
             hr = &head_rows[i];
     if (!hr) {
         snprintf(why, len, "no single oneDNN kernel for a group headed by %s; runs its members",
@@ -323,8 +335,8 @@ static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_fun
         snprintf(why, len, "the group has %zu outputs; a primitive makes one", body->n_outputs);
         return NULL;
     }
-    int64_t opset = gl_scope_opset(m, fn, "");
-    const dn_op *op = dn_op_find("", head->op_type, opset);
+    int64_t opset = gl_scope_opset(m, fn, hr->domain);
+    const dn_op *op = dn_op_find(hr->domain, head->op_type, opset);
     if (!op || head->n_inputs > hr->slots || refers_to_caller(head) || head->n_outputs != 1 ||
         !head->outputs[0]) {
         snprintf(why, len, "no oneDNN primitive for head '%s' (%s) as it is", head->name,

@@ -100,6 +100,10 @@ for dir in "$SHARED"/*/; do
         skip "$name: no ONNX Runtime count in info.json"
     fi
     check "$name: fusion applied" grep -q "^  #[0-9]* *APPLIED" "$tmp/explain"
+    "$GL" info "$out" >"$tmp/info"
+    check "$name: info counts fused groups by kind (no per-group counter)" \
+        sh -c "grep -q '^  graphlab.fused:Fused[A-Za-z]* ' '$tmp/info' &&
+               ! grep -q '^  graphlab.fused:.*_[0-9]' '$tmp/info'"
     for be in ref dnnl; do
         check "$name: the fused model computes the reference outputs ($be)" \
             "$GL" run "$out" --backend "$be" --data "$data" $TOL

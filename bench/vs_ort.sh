@@ -9,8 +9,8 @@
 #   RUNS      timed runs per measurement (default 20), WARMUP untimed ones before (5)
 #   ROUNDS    measurements per runtime and model, interleaved; the table shows the median
 #             of their medians (default 3)
-#   UNFUSED_PASSES  the pass list of the "unfused" run (default: the default pipeline
-#             without its fusion step)
+#   UNFUSED_PASSES  the pass list of the "unfused" run (default: the default pipeline's
+#             steps as `graphlab optimize` lists them, without its fusion step)
 #   MODELS    names to run (default: every model in the corpus with a test_data_set_0)
 #   ORT_DIR   where onnxruntime-node is installed (default ~/.cache/graphlab-ort; never
 #             inside the source tree)
@@ -84,7 +84,16 @@ echo "graphlab profile --backends dnnl vs onnxruntime-node $ort_version: $thread
 # three graphlab runs per round: the model as it is (one primitive per original op, next to
 # ORT with no graph optimization), the default pipeline without its last step (unfused) and
 # with it (fused, next to ORT at level all)
-unfused_passes=${UNFUSED_PASSES:-toposort,shape-inference,constant-folding,cse,dce,transpose-push,constant-folding,cse,dce,patterns,layout,transpose-push,fold-transpose}
+# the default pipeline's steps, as optimize prints them ("07-constant-folding ..."), less fusion
+default_steps() {
+    "$gl" optimize "$srcdir/examples/conv_nhwc/model.onnx" -o "$tmp/steps.onnx" 2>/dev/null |
+        sed -n 's/^[0-9][0-9]-\([a-z-]*\) .*/\1/p' | grep -vx 'input\|fusion' | paste -sd, -
+}
+unfused_passes=${UNFUSED_PASSES:-$(default_steps)}
+if [ -z "$unfused_passes" ]; then
+    echo "bench/vs_ort.sh: cannot read the default pipeline from graphlab optimize" >&2
+    exit 2
+fi
 printf '%-32s %9s %9s %9s %9s %9s %8s %8s %8s\n' model "gl none" "gl unfus" "gl fused" \
     "ORT dis" "ORT all" "none/dis" "fus/all" "unf/fus"
 for name in $names; do

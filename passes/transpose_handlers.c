@@ -802,6 +802,37 @@ static bool split_groups(const int64_t *t, int rank, const int64_t *y, int ny, i
     return true;
 }
 
+/* The refusal of a Reshape that merges dims, saying what stops the push: a merged group
+ * whose dims the Transpose takes from non-adjacent (or reordered) dims of its input has no
+ * counterpart before the Transpose; groups that are adjacent could be merged there, but
+ * transpose-push only rewrites Transpose-like and splitting Reshapes. */
+static bool refuse_merge(const gl_tp_args *a, const int64_t *t, int rt, const int64_t *y,
+                         int ny, char *why, size_t len)
+{
+    const gl_node *n = a->node;
+    int start[GL_MAX_RANK], count[GL_MAX_RANK];
+    if (split_groups(y, ny, t, rt, start, count)) {
+        for (int g = 0; g < ny; g++) {
+            int prev = -1; /* the last non-1 dim of t in this group */
+            for (int i = start[g]; i < start[g] + count[g]; i++) {
+                if (t[i] == 1)
+                    continue;
+                if (prev >= 0 && a->perm[i] != a->perm[prev] + 1)
+                    return refuse(why, len, "Reshape '%s' merges dims %d and %d (rank %d -> "
+                                  "%d), which Transpose '%s' takes from dims %lld and %lld of "
+                                  "its input: not adjacent in that order, so the merge has no "
+                                  "counterpart before the Transpose", n->name, prev, i, rt,
+                                  ny, a->transpose->name, (long long)a->perm[prev],
+                                  (long long)a->perm[i]);
+                prev = i;
+            }
+        }
+    }
+    return refuse(why, len, "Reshape '%s' merges dims (rank %d -> %d): transpose-push only "
+                  "moves a Transpose through a Reshape that acts as a Transpose or splits "
+                  "dims", n->name, rt, ny);
+}
+
 enum { RESHAPE_AS_TRANSPOSE, RESHAPE_SPLIT };
 
 static bool check_reshape(const gl_tp_args *a, gl_tp_plan *plan, char *why, size_t len)
@@ -834,9 +865,11 @@ static bool check_reshape(const gl_tp_args *a, gl_tp_plan *plan, char *why, size
     int start[GL_MAX_RANK], count[GL_MAX_RANK];
     /* Only a Reshape that adds dims is a split: at the same rank the Transpose that comes
      * out after it moves more non-1 dims than the one pushed in (ORT's cost grows). */
-    if (ny <= rt)
-        return refuse(why, len, "Reshape '%s' keeps the rank (%d): not a split, and not a "
-                      "Transpose either", n->name, rt);
+    if (ny < rt)
+        return refuse_merge(a, t, rt, y, ny, why, len);
+    if (ny == rt)
+        return refuse(why, len, "Reshape '%s' keeps the rank (%d) but moves elements "
+                      "between dims, so it is not a Transpose and not a split", n->name, rt);
     if (!split_groups(t, rt, y, ny, start, count))
         return refuse(why, len, "Reshape '%s' neither acts as a Transpose nor splits dims "
                       "into contiguous groups", n->name);

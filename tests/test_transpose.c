@@ -56,6 +56,7 @@ typedef struct tcase {
     const char *passes; /* NULL: toposort,shape-inference,transpose-push */
     bool no_exec;       /* invalid at run time (ORT did not run it either) */
     void (*extra)(gl_model *m); /* builds what the notation cannot say (subgraphs) */
+    const char *refusal; /* a refused decision's reason must contain this; NULL: any */
 } tcase;
 
 /* All Transposes gone (ORT: EXPECT_EQ(transpose_cost, 0)). */
@@ -193,6 +194,15 @@ static void check_decisions(const tcase *c, const gl_pipeline *p, const gl_snaps
     } else if (c->want == PUSH) {
         cr_expect(count_verdict(p, step, GL_APPLIED) > 0, "%s: no applied decision recorded",
                   c->name);
+    }
+    if (c->refusal) {
+        bool said = false;
+        for (size_t i = step->first_decision; i < step->first_decision + step->n_decisions;
+             i++) {
+            const gl_decision *d = &p->log.items[i];
+            said |= d->verdict == GL_REFUSED && d->reason && strstr(d->reason, c->refusal);
+        }
+        cr_expect(said, "%s: no refusal says \"%s\"", c->name, c->refusal);
     }
 }
 
@@ -947,7 +957,15 @@ static const tcase reshape_split_cases[] = {
      SPLIT_RESHAPED("3,4,0,1,2")},
     {"reshape_split_size1_axis", 15, RESHAPE("[1,6,4]", "[2,0,1]", "5", "2,2,1,2,3", ""),
      SPLIT_RESHAPED("3,4,0,1,2")},
-    {"reshape_split_bails_flatten", 15, RESHAPE("[2,3,4]", "[1,0,2]", "2", "6,4", ""), KEPT},
+    /* The refusals say what stops the push (a 5 -> 4 merge once read "keeps the rank"). */
+    {"reshape_split_bails_flatten", 15, RESHAPE("[2,3,4]", "[1,0,2]", "2", "6,4", ""), KEPT,
+     .refusal = "merges dims 0 and 1 (rank 3 -> 2), which Transpose 'n_t' takes from "
+                "dims 1 and 0"},
+    {"reshape_merge_adjacent_5_to_4", 15,
+     RESHAPE("[2,3,4,5,6]", "[0,2,1,3,4]", "4", "2,4,3,30", ""), KEPT,
+     .refusal = "merges dims (rank 5 -> 4)"},
+    {"reshape_same_rank_not_a_permutation", 15, RESHAPE("[2,6]", "[1,0]", "2", "4,3", ""),
+     KEPT, .refusal = "keeps the rank (2) but moves elements between dims"},
     {"reshape_split_bails_no_partition", 15, RESHAPE("[2,3]", "[1,0]", "3", "2,3,1", ""), KEPT},
     {"reshape_split_bails_across_axes", 15, RESHAPE("[4,6]", "[1,0]", "3", "2,12,1", ""), KEPT},
 };

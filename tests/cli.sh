@@ -183,6 +183,11 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.svg")):
     ET.parse(f)
 ' "$tmp/exp"
 fi
+run export "$ex" -d "$tmp/new/parents//exp" --passes toposort
+check "export -d creates missing parent folders (mkdir -p)" [ -s "$tmp/new/parents/exp/01-toposort.onnx" ]
+: >"$tmp/plainfile"
+run export "$ex" -d "$tmp/plainfile/exp" --passes toposort
+check "export -d under a file: exit 2, naming it" sh -c "[ $rc -eq 2 ] && grep -q 'plainfile: exists and is not a folder' '$tmp/err'"
 run export "$DATA/bad/cycle.onnx" -d "$tmp/exp-bad"
 check "export of a bad model: exit 2" [ "$rc" -eq 2 ]
 run export "$ex"

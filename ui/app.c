@@ -308,20 +308,6 @@ typedef struct export_job {
     char error[512];
 } export_job;
 
-/* mkdir -p for the two levels of ./graphlab-export/<name>. */
-static gl_status make_export_dir(const char *dir)
-{
-    char parent[1024];
-    snprintf(parent, sizeof(parent), "%s", dir);
-    char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = '\0';
-        gl_status st = gl_make_dir(parent);
-        if (st != GL_OK)
-            return st;
-    }
-    return gl_make_dir(dir);
-}
 
 static bool export_progress(void *ctx, size_t step, size_t n_steps)
 {
@@ -333,7 +319,7 @@ static bool export_progress(void *ctx, size_t step, size_t n_steps)
 static void export_run(void *arg, gl_job *job)
 {
     export_job *e = arg;
-    e->st = make_export_dir(e->dir);
+    e->st = gl_make_dir(e->dir);
     if (e->st == GL_OK) {
         switch (e->kind) {
         case EXPORT_STEP: e->st = gl_export_snapshot(e->model, e->before, e->dir, e->label); break;

@@ -119,7 +119,8 @@ gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *ba
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
                           gl_exec **out);
 
-/* Make sure `dir` exists as a folder (created when absent), for what writes into it. */
+/* Make sure `dir` exists as a folder, creating it and its missing parents (mkdir -p), for
+ * what writes into it. */
 gl_status gl_make_dir(const char *dir);
 
 #endif

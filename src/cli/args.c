@@ -32,11 +32,16 @@ static const gl_command command_table[] = {
      "              --intermediates), at most 1 GiB per run",
      gl_cmd_run},
     {"profile",
-     "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl] [--reps N] [--warmup N] "
-     "[--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] [--json] "
-     "[--rtol X] [--atol Y] [--dim NAME=V] [--max-memory BYTES] [--set PASS.OPT=V]",
-     "per-node times on each backend side by side, compared with the reference (exit 1 "
-     "when outputs differ); --trace in ONNX Runtime's profile format", gl_cmd_profile},
+     "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl,fused,unfused] [--reps N] "
+     "[--warmup N] [--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] "
+     "[--json] [--rtol X] [--atol Y] [--dim NAME=V] [--max-memory BYTES] [--set PASS.OPT=V]",
+     "per-node times on each backend side by side, compared with the reference\n"
+     "              (exit 1 when outputs differ); --trace in ONNX Runtime's profile\n"
+     "              format. fused: dnnl on the model\n"
+     "              --passes makes; unfused: dnnl on the model the same passes make without\n"
+     "              fusion (a fused group's row: its members under it, their unfused sum\n"
+     "              beside its fused time); the default with a fusion step in --passes:\n"
+     "              ref,unfused,fused, else ref,dnnl", gl_cmd_profile},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
      "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",
      gl_cmd_conformance},

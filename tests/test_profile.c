@@ -1,7 +1,6 @@
 /* test_profile.c — the profile module's numbers: statistics of known samples, FLOPs and
  * bytes of known nodes, rows matched across backends, and the comparison columns checked
  * against comparisons computed apart from the profiler. No timing is asserted. */
-#include "driver/driver.h"
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "exec/profile.h"
@@ -332,22 +331,16 @@ Test(profile, body_nodes_are_rows_under_their_node)
  * the body of the group runs too: its rows are the very rows the unfused nodes join. */
 Test(profile, unfused_nodes_join_their_group)
 {
-    gl_session_opts so;
-    gl_session_opts_init(&so, "all");
-    gl_session fused, unfused;
-    const char *path = tu_src("examples/conv_nhwc/model.onnx");
-    cr_assert_eq(gl_session_open(path, &so, &fused), GL_OK, "%s", gl_error_message());
-    cr_assert_eq(gl_session_open_unfused(path, &so, &unfused), GL_OK, "%s", gl_error_message());
-    cr_assert(gl_session_fuses(&so));
-    gl_dataset d;
-    cr_assert_eq(gl_session_inputs(fused.model, &so, &d), GL_OK, "%s", gl_error_message());
+    tu_fusion_pair fp;
+    tu_fusion_open(&fp, "examples/conv_nhwc/model.onnx");
     gl_profile_options o = {.backends = {"ref", "ref", "ref"},
                             .labels = {"unfused", "ref", "fused"},
-                            .models = {unfused.model, NULL, NULL},
+                            .models = {fp.unfused.model, NULL, NULL},
                             .n_backends = 3, .reps = 2, .rtol = 1e-3, .atol = 1e-4};
     gl_profile *p = NULL;
-    cr_assert_eq(gl_profile_run(fused.model, (const gl_tensor *const *)d.inputs, d.n_inputs, &o,
-                                &p), GL_OK, "%s", gl_error_message());
+    const gl_tensor *const *in = (const gl_tensor *const *)fp.d.inputs;
+    cr_assert_eq(gl_profile_run(fp.fused.model, in, fp.d.n_inputs, &o, &p), GL_OK, "%s",
+                 gl_error_message());
     cr_assert_eq(p->n_backends, 3);
     cr_expect_str_eq(p->backends[0].name, "ref", "the reference first");
     cr_expect_str_eq(p->backends[1].name, "fused", "then the runs on the profiled model");
@@ -388,7 +381,8 @@ Test(profile, unfused_nodes_join_their_group)
         members += m->cells[U].ms.median;
     }
     cr_expect_float_eq(g->cells[U].members_ms, members, 1e-12, "the group's unfused time");
-    cr_expect_eq(tops, unfused.model->graph->live_nodes, "one row per unfused node (%zu)", tops);
+    cr_expect_eq(tops, fp.unfused.model->graph->live_nodes, "one row per unfused node (%zu)",
+                 tops);
     cr_expect_float_eq(p->backends[U].node_ms, top_sum, 1e-9, "totals of the run's own nodes");
     size_t conv1 = row_named(p, "conv1");
     cr_assert_neq(conv1, SIZE_MAX);
@@ -399,13 +393,10 @@ Test(profile, unfused_nodes_join_their_group)
 
     gl_profile_options twice = o;
     twice.labels[2] = "unfused";
-    cr_expect_eq(gl_profile_run(fused.model, (const gl_tensor *const *)d.inputs, d.n_inputs,
-                                &twice, &p), GL_ERR_INPUT, "a run named twice");
+    cr_expect_eq(gl_profile_run(fp.fused.model, in, fp.d.n_inputs, &twice, &p), GL_ERR_INPUT,
+                 "a run named twice");
     cr_expect_null(p);
-    gl_dataset_free(&d);
-    gl_session_close(&unfused);
-    gl_session_close(&fused);
-    gl_session_opts_free(&so);
+    tu_fusion_close(&fp);
 }
 
 Test(profile, bad_options)

@@ -19,7 +19,7 @@ static const gl_command command_table[] = {
     {"export", "MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]",
      "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
     {"run",
-     "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND "
+     "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused] [--compare BACKEND "
      "[--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X] [--atol Y] "
      "[--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N] "
      "[--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
@@ -29,7 +29,10 @@ static const gl_command command_table[] = {
      "              tensors of the --backend run to DIR (the NAMEs: the arguments after\n"
      "              MODEL, which comes first). Both keep every tensor they need\n"
      "              until the end: all activations at once, for each run (so twice with\n"
-     "              --intermediates), at most 1 GiB per run",
+     "              --intermediates), at most 1 GiB per run. fused, unfused (--passes with\n"
+     "              fusion): dnnl on the model as optimized and on the model the same passes\n"
+     "              make without fusion; compared, at the fused groups' boundaries, naming\n"
+     "              the first group that parts ways",
      gl_cmd_run},
     {"profile",
      "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl,fused,unfused] [--reps N] "

@@ -137,23 +137,50 @@ else
     skip "no python with onnx (GL_PYTHON='$PY')"
 fi
 
+# --- fused against unfused, at the fused groups' boundaries ----------------------------------
+if [ "$other" = dnnl ]; then
+    run run "$conv" --passes all --backend unfused --compare fused --intermediates
+    check "conv_nhwc unfused vs fused: exit 0" [ "$rc" -eq 0 ]
+    [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err")"
+    check "...the runs named fused and unfused" \
+        grep -q "^intermediates: fused vs unfused: 7 tensors compared .*, 0 differ" "$tmp/out"
+    check "...the member inside the group is not compared" \
+        grep -q "^not compared: 1 tensors kept by unfused only, 0 by fused only" "$tmp/out"
+    check "...the boundary row names its group" \
+        grep -q "'relu2'  (fused group 'FusedNhwcConvRelu_1' in fused)$" "$tmp/out"
+    check "...no divergence" grep -qx "no divergence: every tensor within tolerance" "$tmp/out"
+    run run "$conv" --passes all --backend fused --compare unfused --intermediates
+    check "conv_nhwc fused vs unfused: exit 0, the group in the fused run's rows" \
+        sh -c "[ $rc -eq 0 ] && grep -q \"'relu2_out0' .* 'FusedNhwcConvRelu_1'\$\" '$tmp/out'"
+else
+    skip "fused and unfused: built without oneDNN"
+fi
+
 # --- misuse: exit 2 -------------------------------------------------------------------------
 for args in "run $conv --intermediates" "run $conv --compare ref --all-tensors" \
-            "run $conv extra_name" "run $conv --save-tensors"; do
+            "run $conv extra_name" "run $conv --save-tensors" "run $conv --compare unfused" \
+            "run $conv --passes all --backend fused --compare fused"; do
     # shellcheck disable=SC2086
     run $args
     check "exit 2: graphlab $args" sh -c "[ $rc -eq 2 ] && [ -s '$tmp/err' ]"
 done
 
-# --- a shared model, when there --------------------------------------------------------------
-SQ="$GL_SRCDIR/../shared/models/squeezenet1_1"
-if [ -d "$SQ" ] && [ "$other" = dnnl ]; then
-    run run "$SQ/model.onnx" --data "$SQ/test_data_set_0" --compare dnnl --intermediates
-    check "squeezenet1_1 ref vs dnnl: exit 0, no divergence" \
-        sh -c "[ $rc -eq 0 ] && grep -q '^no divergence' '$tmp/out'"
+# --- shared models, when there ----------------------------------------------------------------
+# agree NAME WHAT ARGS...: run --intermediates on shared model NAME with its data set: exit 0
+# and no divergence
+agree() {
+    d="$GL_SRCDIR/../shared/models/$1"
+    what=$2
+    shift 2
+    if [ ! -d "$d" ] || [ "$other" != dnnl ]; then
+        skip "$what: no shared $(basename "$d") or no oneDNN"
+        return
+    fi
+    run run "$d/model.onnx" --data "$d/test_data_set_0" "$@" --intermediates
+    check "$what: exit 0, no divergence" sh -c "[ $rc -eq 0 ] && grep -q '^no divergence' '$tmp/out'"
     [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err"; head -n 40 "$tmp/out")"
-else
-    skip "no shared squeezenet1_1 or no oneDNN"
-fi
+}
+agree squeezenet1_1 "squeezenet1_1 ref vs dnnl" --compare dnnl
+agree mobilenet_v2 "mobilenet_v2 unfused vs fused" --passes all --backend unfused --compare fused
 
 tap_done

@@ -89,6 +89,53 @@ if py; then
         "$GL_PYTHON" "$CHECK" json "$tmp/out" "$backends"
 fi
 
+# --- fused and unfused ---------------------------------------------------------------------
+if [ "$backends" = ref,dnnl ]; then
+    # conv_nhwc after the default pipeline: conv2+relu2 is one group (FusedNhwcConvRelu_1)
+    run profile "$conv" --passes all --reps 2 --warmup 1
+    check "fusion in --passes: exit 0" [ "$rc" -eq 0 ]
+    [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err")"
+    check "...the default runs are ref, unfused, fused, side by side" \
+        grep -q "^op .* ref ms unfused ms  fused ms  speedup   fusion " "$tmp/out"
+    check "...a totals line per run" \
+        sh -c "[ \$(grep -c '^total \(ref\|unfused\|fused\) ' '$tmp/out') -eq 3 ]"
+    check "...the group, then its members indented under it" \
+        sh -c "grep -A2 ' FusedNhwcConvRelu_1 ' '$tmp/out' | sed -n '2p;3p' | tr -s ' ' |
+               cut -d' ' -f2 | paste -sd, - | grep -qx 'conv2,relu2'"
+    colvals "unfused ms" "$tmp/out" ' FusedNhwcConvRelu_1 ' >"$tmp/group"
+    colvals "unfused ms" "$tmp/out" '^[A-Za-z]+ +  (conv2|relu2) ' >"$tmp/members"
+    check "...the group's unfused time is its members' sum" \
+        sh -c "awk '{ s += \$1 } END { printf \"%.3f\\n\", s }' '$tmp/members' |
+               awk -v g=\"\$(cat '$tmp/group')\" '{ d = \$1 - g; exit !(g > 0 && d < 0.0025 && d > -0.0025) }'"
+    check "...the fusion line" grep -q "^fusion: 1 groups of 2 nodes; whole run unfused .* fused .*x)$" "$tmp/out"
+    check "...members compared with the reference" \
+        sh -c "grep '^NhwcConv  *  conv2 ' '$tmp/out' | grep -q ' ok [0-9]'"
+    run profile "$conv" --passes all --backends ref,unfused,fused --reps 2 --json
+    check "--json fused/unfused: exit 0" [ "$rc" -eq 0 ]
+    check "...members listed" grep -q '"members": \[' "$tmp/out"
+    if py; then
+        check "...the contract's shape" "$GL_PYTHON" "$CHECK" json "$tmp/out" ref,unfused,fused
+        "$GL_PYTHON" "$CHECK" json "$tmp/out" ref,unfused,fused | while read -r l; do diag "$l"; done
+    fi
+    run profile "$tb" --dim seq=3 --passes all --backends unfused,fused --reps 1 --warmup 0 --json
+    check "--json transformer_block unfused,fused: exit 0" [ "$rc" -eq 0 ]
+    if py; then
+        check "...the contract's shape" "$GL_PYTHON" "$CHECK" json "$tmp/out" unfused,fused
+    fi
+    run profile "$conv" --passes all --backends ref,dnnl --reps 1 --warmup 0
+    check "--backends ref,dnnl with fusion: as before, dnnl on the fused model" \
+        sh -c "[ $rc -eq 0 ] && grep -q '^op .* ref ms  *dnnl ms  *speedup ' '$tmp/out' &&
+               grep -q ' FusedNhwcConvRelu_1 ' '$tmp/out' && ! grep -q unfused '$tmp/out'"
+    for args in "--backends fused" "--backends ref,unfused" "--passes all --backends dnnl,fused" \
+                "--passes all --backends fused,fused"; do
+        # shellcheck disable=SC2086
+        run profile "$conv" $args
+        check "exit 2: profile $args" sh -c "[ $rc -eq 2 ] && [ \$(grep -cv '^usage:' '$tmp/err') -eq 1 ]"
+    done
+else
+    skip "fused and unfused runs: built without oneDNN"
+fi
+
 # --- --trace ---------------------------------------------------------------------------------
 run profile "$conv" --backends "$backends" --reps 2 --trace "$tmp/trace.json"
 check "--trace: exit 0, the table still printed" sh -c "[ $rc -eq 0 ] && grep -q '^total' '$tmp/out'"

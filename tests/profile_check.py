@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """profile_check.py — validate `graphlab profile` output against its contracts.
 
-  profile_check.py json FILE BACKEND,...     the --json shape of issue 10 / DESIGN.md
+  profile_check.py json FILE BACKEND,...     the --json shape of issues 10 and 11 / DESIGN.md
+                                             (runs fused and unfused: groups, members)
   profile_check.py trace FILE [REFERENCE]    --trace against ONNX Runtime's profile format:
                                              with REFERENCE (an ORT profile), every key and
                                              event kind we write must be one ORT writes
@@ -53,6 +54,7 @@ def check_json(path, backends):
             want(v is None or (isinstance(v, int) and v >= 0), f"node {name}: '{key}' int or null")
         if n.get("op") in ("Conv", "MatMul", "Gemm") and n.get("depth", 0) == 0:
             want(isinstance(n.get("flops"), int) and n["flops"] > 0, f"node {name}: flops counted")
+        check_group(n, nodes, backends)
         cmp = n.get("compare", "absent")
         compared = len(backends) > 1 and "ref" in backends
         if cmp is None:
@@ -62,6 +64,30 @@ def check_json(path, backends):
             for key in ("max_abs", "max_rel", "nmse"):
                 want(key in cmp and (cmp[key] is None or is_num(cmp[key])),
                      f"node {name}: compare.{key}")
+
+
+def check_group(n, nodes, backends):
+    """A fused group's row: its members, each a row under it, and its unfused time the
+    sum of theirs; a member's row names its group."""
+    name, ms = n.get("name"), n.get("ms") or {}
+    members = n.get("members", "absent")
+    if members != "absent" and want(isinstance(members, list) and members and
+                                    all(isinstance(m, str) for m in members),
+                                    f"group {name}: members is a list of names"):
+        rows = [r for r in nodes if r.get("group") == name]
+        want(sorted(r.get("name") for r in rows) == sorted(members) or "unfused" not in backends,
+             f"group {name}: a row per member under it")
+        if "unfused" in backends and ms.get("fused") is not None:
+            total = sum((r.get("ms") or {}).get("unfused") or 0 for r in rows)
+            u = ms.get("unfused")
+            want(is_num(u) and abs(u - total) <= 1e-5 + 1e-4 * total,
+                 f"group {name}: ms.unfused {u} is its members' sum {total}")
+    group = n.get("group")
+    if group is not None:
+        g = [r for r in nodes if r.get("name") == group and "members" in r]
+        want(len(g) == 1 and name in g[0]["members"], f"member {name}: group {group} lists it")
+        want(n.get("depth") == g[0].get("depth", 0) + 1 if g else False,
+             f"member {name}: one deeper than its group")
 
 
 def kinds(events):

@@ -286,6 +286,94 @@ Test(intermediates, call_run_whole_on_one_side)
     pair_free(&p);
 }
 
+/* ---- fused against unfused ---------------------------------------------------------------- */
+
+/* conv_nhwc after the default pipeline has one fused group, FusedNhwcConvRelu_1 (conv2,
+ * relu2); the same passes without fusion leave conv2 and relu2 apart. The two runs share
+ * the tensors at the group's boundary (relu2's output) and those of the nodes no group
+ * took; a divergence injected on either side is found at the group's boundary, named by
+ * the group. Both runs on the reference kernels (one perturbed): the comparison, not
+ * oneDNN, is under test. */
+typedef struct fusion_case {
+    const char *perturb;   /* node perturbed (NULL: none) */
+    bool in_fused;         /* ... in the fused run (else in the unfused one) */
+    const char *first;     /* the report's "first divergence: ..." (NULL: none) */
+} fusion_case;
+
+static const fusion_case fusion_cases[] = {
+    {NULL, false, NULL},
+    {"FusedNhwcConvRelu_1", true, "first divergence: fused group 'FusedNhwcConvRelu_1' "
+                                  "(FusedNhwcConvRelu_1) in fused, node 'relu2' (Relu) in "
+                                  "unfused,"},
+    /* a member inside the group: its output is not at the boundary, relu2's is */
+    {"conv2", false, "first divergence: fused group 'FusedNhwcConvRelu_1' "
+                     "(FusedNhwcConvRelu_1) in fused, node 'relu2' (Relu) in unfused,"},
+    {"relu2", false, "first divergence: fused group 'FusedNhwcConvRelu_1'"},
+    /* before the group: the node itself, on both sides */
+    {"conv1", true, "first divergence: node 'conv1' (NhwcConv) output 0"},
+};
+
+/* One run of m on the perturbing backend, perturbing `target` (NULL: nothing). */
+static gl_inter_rec *record_model(const gl_model *m, const gl_dataset *d, const char *label,
+                                  const char *target)
+{
+    perturb_target = target;
+    gl_exec_options eo = {.custom_backend = &perturb_backend};
+    gl_exec *e = NULL;
+    cr_assert_eq(gl_exec_create(m, &eo, &e), GL_OK, "%s", gl_error_message());
+    gl_inter_rec *r = gl_inter_rec_new(&(gl_inter_rec_options){.label = label});
+    gl_inter_rec_attach(r, e);
+    size_t n_out = m->graph->n_outputs;
+    gl_tensor **outs = calloc(n_out, sizeof(*outs));
+    cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d->inputs, d->n_inputs, outs, n_out),
+                 GL_OK, "%s", gl_error_message());
+    for (size_t i = 0; i < n_out; i++)
+        gl_tensor_free(outs[i]);
+    free(outs);
+    gl_exec_free(e);
+    cr_assert_eq(gl_inter_rec_status(r), GL_OK, "%s", gl_error_message());
+    return r;
+}
+
+Test(intermediates, fused_against_unfused_at_group_boundaries)
+{
+    tu_fusion_pair fp;
+    tu_fusion_open(&fp, "examples/conv_nhwc/model.onnx");
+    perturb_whole_calls = true; /* the group runs whole, as oneDNN runs it */
+    for (size_t c = 0; c < GL_ARRAY_LEN(fusion_cases); c++) {
+        const fusion_case *fc = &fusion_cases[c];
+        perturb_elem = 3;
+        gl_inter_rec *u = record_model(fp.unfused.model, &fp.d, "unfused",
+                                       fc->in_fused ? NULL : fc->perturb);
+        gl_inter_rec *f = record_model(fp.fused.model, &fp.d, "fused",
+                                       fc->in_fused ? fc->perturb : NULL);
+        gl_inter_report r;
+        gl_inter_compare(u, f, 1e-3, 1e-4, &r);
+        cr_expect_eq(r.n_rows, gl_inter_rec_count(f), "case %zu: every tensor of the fused "
+                     "run has its twin", c);
+        cr_expect_eq(r.only_a, 1, "case %zu: conv2's output, inside the group, is unfused's "
+                     "only (%zu)", c, r.only_a);
+        const gl_inter_tensor *boundary = gl_inter_rec_find(f, "relu2_out0");
+        cr_assert_not_null(boundary, "the group's output is kept under its name");
+        cr_expect(boundary->group && !gl_inter_rec_find(u, "relu2_out0")->group);
+        char *text = report_text(&r, false);
+        if (fc->first) {
+            cr_expect(strstr(text, fc->first), "case %zu: report lacks \"%s\":\n%s", c,
+                      fc->first, text);
+            cr_expect_neq(r.first_bad, SIZE_MAX, "case %zu", c);
+        } else {
+            cr_expect_eq(r.first_bad, SIZE_MAX, "case %zu:\n%s", c, text);
+            cr_expect(strstr(text, "'relu2'  (fused group 'FusedNhwcConvRelu_1' in fused)"),
+                      "the boundary row names its group:\n%s", text);
+        }
+        free(text);
+        gl_inter_report_free(&r);
+        gl_inter_rec_free(u);
+        gl_inter_rec_free(f);
+    }
+    tu_fusion_close(&fp);
+}
+
 /* ---- what a recorder keeps -------------------------------------------------------------- */
 
 Test(intermediates, keeps_each_value_once_in_run_order)

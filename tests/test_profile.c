@@ -324,6 +324,81 @@ Test(profile, body_nodes_are_rows_under_their_node)
     gl_model_free(m);
 }
 
+/* Fused and unfused runs of conv_nhwc (conv2 + relu2 become one group under the default
+ * pipeline): the unfused model's nodes join the fused model's rows by name, a group's
+ * members sit under it with the unfused times, summed into the group's members_ms; the
+ * totals count each run's own top-level nodes. Both runs on the reference kernels, so
+ * the body of the group runs too: its rows are the very rows the unfused nodes join. */
+Test(profile, unfused_nodes_join_their_group)
+{
+    tu_fusion_pair fp;
+    tu_fusion_open(&fp, "examples/conv_nhwc/model.onnx");
+    gl_profile_options o = {.backends = {"ref", "ref", "ref"},
+                            .labels = {"unfused", "ref", "fused"},
+                            .models = {fp.unfused.model, NULL, NULL},
+                            .n_backends = 3, .reps = 2, .rtol = 1e-3, .atol = 1e-4};
+    gl_profile *p = NULL;
+    const gl_tensor *const *in = (const gl_tensor *const *)fp.d.inputs;
+    cr_assert_eq(gl_profile_run(fp.fused.model, in, fp.d.n_inputs, &o, &p), GL_OK, "%s",
+                 gl_error_message());
+    cr_assert_eq(p->n_backends, 3);
+    cr_expect_str_eq(p->backends[0].name, "ref", "the reference first");
+    cr_expect_str_eq(p->backends[1].name, "fused", "then the runs on the profiled model");
+    cr_expect_str_eq(p->backends[2].name, "unfused", "the run on another model last");
+    cr_expect(p->backends[2].other_model && !p->backends[1].other_model);
+    cr_expect_eq(p->primary, 1, "the table sorts by the last run on the profiled model");
+    const size_t U = 2;
+    size_t group = SIZE_MAX, groups = 0, tops = 0;
+    double top_sum = 0;
+    for (size_t r = 0; r < p->n_rows; r++) {
+        const gl_profile_cell *c = &p->rows[r].cells[U];
+        if (p->rows[r].n_members) {
+            group = r;
+            groups++;
+        }
+        if (c->ran && c->top) {
+            tops++;
+            top_sum += c->ms.median;
+        }
+    }
+    cr_assert_eq(groups, 1, "one group");
+    const gl_profile_row *g = &p->rows[group];
+    cr_assert_eq(g->n_members, 2);
+    cr_expect_str_eq(g->members[0], "conv2");
+    cr_expect_str_eq(g->members[1], "relu2");
+    cr_expect(!g->cells[U].ran, "the unfused model has no group node");
+    cr_expect(g->cells[1].ran && g->cells[1].top, "the fused run ran the group");
+    double members = 0;
+    for (size_t k = 0; k < g->n_members; k++) {
+        size_t r = row_named(p, g->members[k]);
+        cr_assert_neq(r, SIZE_MAX, "%s has a row", g->members[k]);
+        const gl_profile_row *m = &p->rows[r];
+        cr_expect_eq(m->parent, group, "%s under its group", m->name);
+        cr_expect_eq(m->depth, 1, "%s one deeper", m->name);
+        cr_expect(m->cells[U].ran && m->cells[U].top, "%s: a node of the unfused run", m->name);
+        cr_expect(m->cells[1].ran && !m->cells[1].top, "%s: in the fused run's body", m->name);
+        cr_expect(m->cells[U].compared && m->cells[U].cmp.ok, "%s: compared, ok", m->name);
+        members += m->cells[U].ms.median;
+    }
+    cr_expect_float_eq(g->cells[U].members_ms, members, 1e-12, "the group's unfused time");
+    cr_expect_eq(tops, fp.unfused.model->graph->live_nodes, "one row per unfused node (%zu)",
+                 tops);
+    cr_expect_float_eq(p->backends[U].node_ms, top_sum, 1e-9, "totals of the run's own nodes");
+    size_t conv1 = row_named(p, "conv1");
+    cr_assert_neq(conv1, SIZE_MAX);
+    for (size_t bi = 0; bi < 3; bi++)
+        cr_expect(p->rows[conv1].cells[bi].ran && p->rows[conv1].depth == 0,
+                  "conv1: one row, every run");
+    gl_profile_free(p);
+
+    gl_profile_options twice = o;
+    twice.labels[2] = "unfused";
+    cr_expect_eq(gl_profile_run(fp.fused.model, in, fp.d.n_inputs, &twice, &p), GL_ERR_INPUT,
+                 "a run named twice");
+    cr_expect_null(p);
+    tu_fusion_close(&fp);
+}
+
 Test(profile, bad_options)
 {
     gl_model *m = conv_relu();

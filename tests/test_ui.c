@@ -242,11 +242,11 @@ Test(follow, same_id_then_provenance_then_nothing)
     gl_graph_index ix = {0};
     gl_graph_index_build(&ix, m->graph);
     cr_assert_eq(ix.n_rows, 3u);
-    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){7, a->id}), a->id);   /* still there */
-    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){9, 999}), b->id);     /* first standing for 9 */
-    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){3, 999}), b->id);
-    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){42, 999}), UINT32_MAX);
-    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){UINT32_MAX, 999}), UINT32_MAX);
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){7, a->id, false}), a->id); /* still there */
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){9, 999, false}), b->id); /* first for 9 */
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){3, 999, false}), b->id);
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){42, 999, false}), UINT32_MAX);
+    cr_expect_eq(gl_ui_follow(&ix, (gl_selection){UINT32_MAX, 999, false}), UINT32_MAX);
     /* the op histogram: most frequent first */
     cr_expect_eq(ix.n_ops, 1u);
     cr_expect_str_eq(ix.ops[0].op, "Relu");

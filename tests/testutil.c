@@ -509,3 +509,23 @@ const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth
     }
     return NULL;
 }
+
+void tu_fusion_open(tu_fusion_pair *p, const char *rel)
+{
+    gl_session_opts_init(&p->so, "all");
+    const char *path = tu_src(rel);
+    cr_assert_eq(gl_session_open(path, &p->so, &p->fused), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_session_open_unfused(path, &p->so, &p->unfused), GL_OK, "%s",
+                 gl_error_message());
+    cr_assert(gl_session_fuses(&p->so));
+    cr_assert_eq(gl_session_inputs(p->fused.model, &p->so, &p->d), GL_OK, "%s",
+                 gl_error_message());
+}
+
+void tu_fusion_close(tu_fusion_pair *p)
+{
+    gl_dataset_free(&p->d);
+    gl_session_close(&p->unfused);
+    gl_session_close(&p->fused);
+    gl_session_opts_free(&p->so);
+}

@@ -2,6 +2,7 @@
 #ifndef GL_TESTUTIL_H
 #define GL_TESTUTIL_H
 
+#include "driver/driver.h"
 #include "ir/graph.h"
 
 #include <stdbool.h>
@@ -180,5 +181,15 @@ const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth
 #define I32 GL_DT_INT32
 #define I64 GL_DT_INT64
 #endif
+
+/* An example opened as `profile` and `run` open it for fused and unfused runs: the
+ * default pipeline, the same passes without fusion, and seeded random inputs. */
+typedef struct tu_fusion_pair {
+    gl_session_opts so;
+    gl_session fused, unfused;
+    gl_dataset d;
+} tu_fusion_pair;
+void tu_fusion_open(tu_fusion_pair *p, const char *rel);
+void tu_fusion_close(tu_fusion_pair *p);
 
 #endif

@@ -271,6 +271,36 @@ check "a bad hostile node exits 2" [ "$(wait_rc)" = 2 ]
 check "its message names the node, escaped, on one line" \
     wait_for "node 'tr\\x1B[2J\\x0D\\x0A\\u{202E}' (Transpose): attribute 'perm'"
 
+# --- the selection across the fusion step -------------------------------------------------------
+# conv_nhwc: the default pipeline's fusion step (14) makes conv2 + relu2 one group. A node
+# selected before it is followed into its group (the group selected, the member marked in
+# its detail); a step back finds the member again.
+start 100 30 -- "$CONV"
+check "fusion: opens" wait_for "nodes | step 0/14"
+keys 9 ] ] ] ]
+check "fusion: the step before it" wait_for "step 13/14"
+keys / c o n v 2 Enter
+check "fusion: conv2 selected before fusion" wait_for "conv2"
+keys ] Enter
+check "fusion: the selection followed conv2 into its group" \
+    wait_for "graphlab.fused:FusedNhwcConvRelu_1 'FusedNhwcConvRelu_1'"
+check "fusion: the group's detail lists its members" \
+    wait_for "fused group: 2 members (the body of graphlab.fused:FusedNhwcConvRelu_1)"
+check "fusion: conv2 marked as the node followed" \
+    wait_for "> NhwcConv       'conv2'  <- the node followed into the group"
+check "fusion: relu2 listed, not marked" wait_for "  Relu           'relu2'"
+golden detail-fused-group
+keys Escape [ Enter
+check "fusion: a step back, the selection is conv2 again" wait_for "NhwcConv 'conv2'"
+keys Escape ] l
+check "fusion: the node list at the fusion step" wait_for "nodes | step 14/14"
+keys g / F u s e d Enter Enter
+check "fusion: the group chosen as itself (searched, not followed)" \
+    wait_for "fused group: 2 members"
+check "fusion: ...marks no member" sh -c "! $T capture-pane -p -t t | grep -q 'followed into'"
+keys q
+check "fusion: q exits 0" [ "$(wait_rc)" = 0 ]
+
 # --- C-c while work runs: only with a big model (bench/make_big_models.py needs onnx) ---------------
 if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \

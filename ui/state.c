@@ -261,7 +261,7 @@ void gl_ui_init(gl_ui *ui, const char *model_path)
     memset(ui, 0, sizeof(*ui));
     ui->model_path = model_path;
     ui->budget = ui->want_budget = -1;
-    ui->sel = (gl_selection){UINT32_MAX, UINT32_MAX};
+    ui->sel = (gl_selection){UINT32_MAX, UINT32_MAX, false};
     ui->ghost_step = -1;
     ui->ghost_id = UINT32_MAX;
     ui->pending_digit = -1;
@@ -339,6 +339,8 @@ static void shown_changed(gl_ui *ui)
 {
     gl_graph_index_build(&ui->index, gl_ui_graph(ui));
     uint32_t id = gl_ui_follow(&ui->index, ui->sel);
+    if (id != ui->sel.node_id)
+        ui->sel.followed = id != UINT32_MAX;
     if (id == UINT32_MAX && ui->index.n_rows) {
         /* nothing stands for it here: stay at the same place in the list */
         gl_view *nodes = &ui->views[GL_VIEW_NODES];
@@ -370,7 +372,8 @@ void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
     const gl_graph *g = gl_ui_step_graph(ui, 0);
     gl_graph_index_build(&ui->index, g);
     if (ui->index.n_rows)
-        ui->sel = (gl_selection){first_origin(ui->index.rows[0]), ui->index.rows[0]->id};
+        ui->sel = (gl_selection){.origin = first_origin(ui->index.rows[0]),
+                                 .node_id = ui->index.rows[0]->id};
     shown_changed(ui);
     if (p->failure)
         gl_ui_set_error(ui, "the pipeline stopped: %s", p->failure);
@@ -426,7 +429,10 @@ unsigned gl_ui_select_node(gl_ui *ui, uint32_t id)
     gl_node *n = gl_graph_index_node(&ui->index, id);
     if (!n)
         return GL_REDRAW_NONE;
-    ui->sel = (gl_selection){first_origin(n), id};
+    /* The node selected already keeps what it stands for (the member followed into a
+     * group: stepping back finds that member, not the group's first). */
+    if (id != ui->sel.node_id)
+        ui->sel = (gl_selection){first_origin(n), id, false};
     ui->views[GL_VIEW_NODES].selected = (int)ui->index.row_of_id[id];
     return GL_REDRAW_VIEW;
 }
@@ -781,7 +787,8 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
         uint32_t id = node ? node->id : UINT32_MAX;
         const gl_node *old = !node && before ? gl_find_node(before, d->nodes[i]) : NULL;
         if (old) /* gone in this step: what stands for it now */
-            id = gl_ui_follow(&ui->index, (gl_selection){first_origin(old), old->id});
+            id = gl_ui_follow(&ui->index,
+                              (gl_selection){.origin = first_origin(old), .node_id = old->id});
         if (id == UINT32_MAX || !gl_graph_index_node(&ui->index, id))
             gone++;
         else if (!has_id(ids, n, id))

@@ -101,6 +101,8 @@ extern const gl_view_ops gl_view_help_ops;  /* keys.c */
 typedef struct gl_selection {
     uint32_t origin;  /* UINT32_MAX: nothing selected / a node without provenance */
     uint32_t node_id; /* in the current step's graph; UINT32_MAX: none */
+    bool followed;    /* node_id stands for origin through provenance (a fused group the
+                       * origin is a member of), not chosen as itself */
 } gl_selection;
 
 /* A graph as the views read it: live nodes in order, id -> row, op histogram. */

@@ -1,8 +1,11 @@
 /* view_detail.c — one node: attributes, inputs and outputs with their types, producer
  * and consumers (Enter jumps to them), initializer statistics, provenance and history
- * (which step created, changed, replaced or removed it, and by which decision). The
- * text is built once when the view opens; drawing only shows the lines. */
+ * (which step created, changed, replaced or removed it, and by which decision); a fused
+ * group's members, the one the selection stands for marked. The text is built once
+ * when the view opens; drawing only shows the lines. */
 #include "ui/ui.h"
+
+#include "ir/calls.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -236,6 +239,43 @@ static void add_provenance(detail_state *s, const gl_node *n)
                  (long long)n->prov.decision);
 }
 
+/* The model whose graph holds the node shown. */
+static const gl_model *shown_model(const gl_ui *ui, int64_t ghost_step)
+{
+    if (ghost_step < 0 && ui->replayed)
+        return ui->replayed;
+    size_t k = ghost_step >= 0 ? (size_t)ghost_step : ui->step;
+    return ui->pipeline && k < ui->pipeline->n_steps ? ui->pipeline->steps[k].model : NULL;
+}
+
+/* A fused group (a call of a graphlab.fused function): its members, the body's nodes
+ * under their own names. Following a node into its group (gl_ui_follow) keeps the
+ * selection's origin: the member of that name is the one marked. */
+static void add_members(detail_state *s, const gl_ui *ui, const gl_node *n)
+{
+    const gl_model *m = shown_model(ui, s->ghost_step);
+    if (!m || !n->domain || strcmp(n->domain, "graphlab.fused") != 0)
+        return;
+    const gl_function *f = gl_called_function(m, n);
+    if (!f || !f->body)
+        return;
+    const gl_graph *g = n->graph;
+    const char *followed = s->ghost_step < 0 && ui->sel.node_id == n->id &&
+                                   ui->sel.followed && ui->sel.origin < g->n_origin_names
+                               ? g->origin_names[ui->sel.origin] : NULL;
+    add_line(s, GL_ROLE_HEADER, UINT32_MAX, "fused group: %zu members (the body of %s:%s)",
+             f->body->live_nodes, f->domain, f->name);
+    for (size_t i = 0; i < f->body->n_nodes; i++) {
+        const gl_node *b = f->body->nodes[i];
+        if (!b)
+            continue;
+        bool mark = followed && b->name && strcmp(b->name, followed) == 0;
+        add_line(s, mark ? GL_ROLE_CHANGED : GL_ROLE_NORMAL, UINT32_MAX, "%s %-14s '%s'%s",
+                 mark ? ">" : " ", b->op_type, b->name,
+                 mark ? "  <- the node followed into the group" : "");
+    }
+}
+
 static void add_history(detail_state *s, const gl_ui *ui, const gl_node *n)
 {
     gl_history_entry *h;
@@ -288,6 +328,7 @@ static void detail_open(gl_ui *ui, gl_view *v)
     add_line(s, GL_ROLE_DIM, UINT32_MAX, "  node %u in %s%s%s", n->id, label,
              s->ghost_step >= 0 ? " (not in the step shown: it was removed)" : "",
              n->name_generated ? ", name generated at load" : "");
+    add_members(s, ui, n);
     add_attributes(s, n);
     add_inputs(s, n);
     add_outputs(s, n);

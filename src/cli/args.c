@@ -19,7 +19,7 @@ static const gl_command command_table[] = {
     {"export", "MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]",
      "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
     {"run",
-     "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl] [--compare BACKEND "
+     "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused] [--compare BACKEND "
      "[--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X] [--atol Y] "
      "[--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N] "
      "[--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
@@ -29,14 +29,22 @@ static const gl_command command_table[] = {
      "              tensors of the --backend run to DIR (the NAMEs: the arguments after\n"
      "              MODEL, which comes first). Both keep every tensor they need\n"
      "              until the end: all activations at once, for each run (so twice with\n"
-     "              --intermediates), at most 1 GiB per run",
+     "              --intermediates), at most 1 GiB per run. fused, unfused (--passes with\n"
+     "              fusion): dnnl on the model as optimized and on the model the same passes\n"
+     "              make without fusion; compared, at the fused groups' boundaries, naming\n"
+     "              the first group that parts ways",
      gl_cmd_run},
     {"profile",
-     "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl] [--reps N] [--warmup N] "
-     "[--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] [--json] "
-     "[--rtol X] [--atol Y] [--dim NAME=V] [--max-memory BYTES] [--set PASS.OPT=V]",
-     "per-node times on each backend side by side, compared with the reference (exit 1 "
-     "when outputs differ); --trace in ONNX Runtime's profile format", gl_cmd_profile},
+     "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl,fused,unfused] [--reps N] "
+     "[--warmup N] [--threads N] [--layout auto|plain|nhwc|blocked] [--trace FILE.json] "
+     "[--json] [--rtol X] [--atol Y] [--dim NAME=V] [--max-memory BYTES] [--set PASS.OPT=V]",
+     "per-node times on each backend side by side, compared with the reference\n"
+     "              (exit 1 when outputs differ); --trace in ONNX Runtime's profile\n"
+     "              format. fused: dnnl on the model\n"
+     "              --passes makes; unfused: dnnl on the model the same passes make without\n"
+     "              fusion (a fused group's row: its members under it, their unfused sum\n"
+     "              beside its fused time); the default with a fusion step in --passes:\n"
+     "              ref,unfused,fused, else ref,dnnl", gl_cmd_profile},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
      "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",
      gl_cmd_conformance},

@@ -1,8 +1,14 @@
-/* profile.c — `graphlab profile MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl]
+/* profile.c — `graphlab profile MODEL [--data DIR] [--passes LIST] [--backends LIST]
  * [--reps N] [--warmup N] [--threads N] [--layout auto|plain|nhwc|blocked] [--max-memory BYTES]
  * [--trace FILE.json] [--json] [--rtol X] [--atol Y] [--dim NAME=V] [--set PASS.OPT=V]`:
  * per-node times on each backend side by side (src/exec/profile.h), as a table sorted
  * by time, as JSON, or as ONNX Runtime's profile (src/exec/trace.h).
+ *
+ * --backends names runs: ref, dnnl (on the model as --passes leaves it), and, when
+ * --passes has a fusion step, fused (dnnl on that model, fused groups and all) and
+ * unfused (dnnl on the model the same passes make without their fusion steps: one
+ * primitive per original op). With a fusion step the default is ref,unfused,fused, and
+ * a group's row shows its fused time beside the sum of its members' unfused times.
  *
  * Exit 1 when a backend's graph outputs differ from the reference's beyond tolerance
  * (naming the first node where the two runs part ways), 2 on bad usage or input. */
@@ -23,6 +29,7 @@ typedef struct profile_args {
     const char *model, *trace;
     char *backend_list; /* owned copy of --backends (the names point into it) */
     bool json;
+    size_t fused, unfused; /* their index in o.backends; SIZE_MAX: not asked for */
     gl_profile_options o;
     gl_session_opts so; /* --data, --rtol, --atol, --dim, --threads, --max-memory, --passes */
 } profile_args;
@@ -39,26 +46,64 @@ static const gl_cli_option own_options[N_OPTS] = {
     [OPT_JSON] = {"json", 0, false},
 };
 
+/* The runs --backends may name: a backend on the model as optimized, or dnnl on it
+ * fused or unfused. */
+static const struct run_kind {
+    const char *name, *backend;
+} run_kinds[] = {{"ref", "ref"}, {"dnnl", "dnnl"}, {"fused", "dnnl"}, {"unfused", "dnnl"}};
+
 static int parse_backends(profile_args *a, const char *list)
 {
     free(a->backend_list);
     a->backend_list = gl_xstrdup(list);
     a->o.n_backends = 0;
+    a->fused = a->unfused = SIZE_MAX;
     char *save = NULL;
     for (char *t = strtok_r(a->backend_list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!gl_backend_find(t))
+        const struct run_kind *k = NULL;
+        for (size_t i = 0; i < GL_ARRAY_LEN(run_kinds) && !k; i++)
+            if (strcmp(run_kinds[i].name, t) == 0 && gl_backend_find(run_kinds[i].backend))
+                k = &run_kinds[i];
+        if (!k)
             return gl_cli_usage_error("profile", "--backends: '%s' is unknown or not built "
-                                      "in (ref, dnnl)", t);
+                                      "in (ref, dnnl, fused, unfused)", t);
         for (size_t i = 0; i < a->o.n_backends; i++)
-            if (strcmp(a->o.backends[i], t) == 0)
+            if (strcmp(a->o.labels[i], t) == 0)
                 return gl_cli_usage_error("profile", "--backends: '%s' is given twice", t);
         if (a->o.n_backends == GL_PROFILE_MAX_BACKENDS)
             return gl_cli_usage_error("profile", "--backends: at most %d",
                                       GL_PROFILE_MAX_BACKENDS);
-        a->o.backends[a->o.n_backends++] = t;
+        if (strcmp(t, "fused") == 0)
+            a->fused = a->o.n_backends;
+        if (strcmp(t, "unfused") == 0)
+            a->unfused = a->o.n_backends;
+        a->o.labels[a->o.n_backends] = t;
+        a->o.backends[a->o.n_backends++] = k->backend;
     }
     if (a->o.n_backends == 0)
         return gl_cli_usage_error("profile", "--backends: no backend in '%s'", list);
+    return GL_EXIT_OK;
+}
+
+/* --backends as given, or the default: ref,unfused,fused when the passes fuse (and dnnl
+ * is built in), else ref,dnnl. */
+static int check_backends(profile_args *a)
+{
+    bool fuses = gl_session_fuses(&a->so);
+    if (!a->backend_list && fuses && gl_backend_dnnl())
+        return parse_backends(a, "ref,unfused,fused");
+    if (!a->backend_list)
+        return parse_backends(a, gl_backend_dnnl() ? "ref,dnnl" : "ref");
+    bool dnnl = false;
+    for (size_t i = 0; i < a->o.n_backends; i++)
+        dnnl = dnnl || strcmp(a->o.labels[i], "dnnl") == 0;
+    if ((a->fused != SIZE_MAX || a->unfused != SIZE_MAX) && !fuses)
+        return gl_cli_usage_error("profile", "--backends: fused and unfused differ by the "
+                                  "fusion pass, which --passes '%s' does not run (try "
+                                  "--passes all)", a->so.passes);
+    if (a->fused != SIZE_MAX && dnnl)
+        return gl_cli_usage_error("profile", "--backends: 'fused' is dnnl on the fused model; "
+                                  "give one of dnnl and fused");
     return GL_EXIT_OK;
 }
 
@@ -109,6 +154,8 @@ static int parse_args(int argc, char **argv, profile_args *a)
     if (a->o.layout && !layout_known(a->o.layout))
         return gl_cli_usage_error("profile", "--layout '%s' is not auto, plain, nhwc or "
                                   "blocked", a->o.layout);
+    if ((rc = check_backends(a)) != GL_EXIT_OK)
+        return rc;
     a->o.trace = a->trace != NULL;
     a->o.threads = a->so.threads;
     a->o.max_memory = a->so.max_memory;
@@ -155,6 +202,17 @@ static const gl_profile_cell *cell(const gl_profile *p, const gl_profile_row *r,
     return bi < p->n_backends && r->cells[bi].ran && r->cells[bi].calls ? &r->cells[bi] : NULL;
 }
 
+/* The cell a row's columns describe: the primary run's, else (a fused group's member, a
+ * node only the unfused model has) the first other run's that is not the reference's. */
+static const gl_profile_cell *main_cell(const gl_profile *p, const gl_profile_row *r)
+{
+    const gl_profile_cell *c = cell(p, r, p->primary);
+    for (size_t bi = 0; !c && bi < p->n_backends; bi++)
+        if (bi != p->ref)
+            c = cell(p, r, bi);
+    return c;
+}
+
 typedef struct sort_item {
     double key; /* the primary backend's median, else the first backend's that ran it */
     size_t row;
@@ -179,9 +237,54 @@ static void format_compare(const gl_profile_cell *c, char *buf, size_t len)
                  c->cmp.nmse);
 }
 
-static void print_row(const gl_profile *p, const gl_profile_row *r)
+/* What the table shows and in which order: the runs' columns with unfused just before
+ * fused, and the two of them when both ran. */
+typedef struct table {
+    const gl_profile *p;
+    size_t cols[GL_PROFILE_MAX_BACKENDS], n_cols;
+    size_t fused, unfused; /* SIZE_MAX: not run */
+} table;
+
+static size_t run_named(const gl_profile *p, const char *name)
 {
-    const gl_profile_cell *pc = cell(p, r, p->primary);
+    for (size_t bi = 0; bi < p->n_backends; bi++)
+        if (strcmp(p->backends[bi].name, name) == 0)
+            return bi;
+    return SIZE_MAX;
+}
+
+static table table_make(const gl_profile *p)
+{
+    table t = {.p = p, .fused = run_named(p, "fused"), .unfused = run_named(p, "unfused")};
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        if (bi == t.unfused && t.fused != SIZE_MAX)
+            continue;
+        if (bi == t.fused && t.unfused != SIZE_MAX)
+            t.cols[t.n_cols++] = t.unfused;
+        t.cols[t.n_cols++] = bi;
+    }
+    if (t.fused == SIZE_MAX)
+        t.unfused = SIZE_MAX;
+    else if (t.unfused == SIZE_MAX)
+        t.fused = SIZE_MAX;
+    return t;
+}
+
+/* A row's median on run bi; a group's on the unfused run: its members' sum. < 0: none. */
+static double row_ms(const gl_profile *p, const gl_profile_row *r, size_t bi)
+{
+    const gl_profile_cell *c = cell(p, r, bi);
+    if (c)
+        return c->ms.median;
+    if (bi < p->n_backends && r->n_members && r->cells[bi].members_ms > 0)
+        return r->cells[bi].members_ms;
+    return -1;
+}
+
+static void print_row(const table *t, const gl_profile_row *r)
+{
+    const gl_profile *p = t->p;
+    const gl_profile_cell *pc = main_cell(p, r);
     char name[46], indented[64], impl[128], layouts[192], cmp[48];
     snprintf(indented, sizeof(indented), "%*s%s", 2 * r->depth, "",
              shown(r->name, name, sizeof(name)));
@@ -193,10 +296,10 @@ static void print_row(const gl_profile *p, const gl_profile_row *r)
     else
         snprintf(layouts, sizeof(layouts), "-");
     printf("%-14.14s %-44.44s %-26.26s %-30.30s", r->op, indented, impl, layouts);
-    for (size_t bi = 0; bi < p->n_backends; bi++) {
-        const gl_profile_cell *c = cell(p, r, bi);
-        if (c)
-            printf(" %9.3f", c->ms.median);
+    for (size_t i = 0; i < t->n_cols; i++) {
+        double ms = row_ms(p, r, t->cols[i]);
+        if (ms >= 0)
+            printf(" %9.3f", ms);
         else
             printf(" %9s", "-");
     }
@@ -204,6 +307,13 @@ static void print_row(const gl_profile *p, const gl_profile_row *r)
     if (p->ref != SIZE_MAX && p->primary != p->ref) {
         if (rc && pc && pc->ms.median > 0)
             printf(" %7.1fx", rc->ms.median / pc->ms.median);
+        else
+            printf(" %8s", "-");
+    }
+    if (t->fused != SIZE_MAX) {
+        double f = row_ms(p, r, t->fused), u = row_ms(p, r, t->unfused);
+        if (f > 0 && u >= 0)
+            printf(" %7.2fx", u / f);
         else
             printf(" %8s", "-");
     }
@@ -217,8 +327,9 @@ static void print_row(const gl_profile *p, const gl_profile_row *r)
     printf("  %s\n", cmp);
 }
 
-static void print_header(const gl_profile *p, bool random_inputs)
+static void print_header(const table *t, bool random_inputs)
 {
+    const gl_profile *p = t->p;
     char name[120], threads[32] = "default";
     if (p->threads > 0)
         snprintf(threads, sizeof(threads), "%d", p->threads);
@@ -229,59 +340,105 @@ static void print_header(const gl_profile *p, bool random_inputs)
         if (p->backends[bi].summary[0])
             printf("# %s: %s\n", p->backends[bi].name, p->backends[bi].summary);
     printf("%-14s %-44s %-26s %-30s", "op", "name", "backend/impl", "layouts");
-    for (size_t bi = 0; bi < p->n_backends; bi++) {
+    for (size_t i = 0; i < t->n_cols; i++) {
         char col[32];
-        snprintf(col, sizeof(col), "%s ms", p->backends[bi].name);
+        snprintf(col, sizeof(col), "%s ms", p->backends[t->cols[i]].name);
         printf(" %9s", col);
     }
     if (p->ref != SIZE_MAX && p->primary != p->ref)
         printf(" %8s", "speedup");
+    if (t->fused != SIZE_MAX)
+        printf(" %8s", "fusion");
     printf(" %5s %8s %8s  %s\n", "%", "conv ms", "GFLOP/s", "compare max_abs/nmse");
 }
 
-static void print_totals(const gl_profile *p)
+static void print_totals(const table *t)
 {
-    for (size_t bi = 0; bi < p->n_backends; bi++) {
-        const gl_profile_backend *b = &p->backends[bi];
+    const gl_profile *p = t->p;
+    for (size_t i = 0; i < t->n_cols; i++) {
+        const gl_profile_backend *b = &p->backends[t->cols[i]];
         printf("total %-5s nodes %.3f ms (conversions %.3f ms); whole run median %.3f ms "
                "(min %.3f, max %.3f); plan %.1f ms; reorders %zu, constants reordered %zu, "
                "primitives built %zu in the last run\n",
                b->name, b->node_ms, b->convert_ms, b->wall.median, b->wall.min, b->wall.max,
                b->create_ms, b->stats.reorders, b->stats.const_reorders, b->stats.builds);
     }
+    if (t->fused == SIZE_MAX)
+        return;
+    size_t groups = 0, members = 0;
+    for (size_t r = 0; r < p->n_rows; r++)
+        if (p->rows[r].n_members && cell(p, &p->rows[r], t->fused)) {
+            groups++;
+            members += p->rows[r].n_members;
+        }
+    const gl_profile_stat *f = &p->backends[t->fused].wall, *u = &p->backends[t->unfused].wall;
+    printf("fusion: %zu groups of %zu nodes; whole run unfused %.3f ms, fused %.3f ms",
+           groups, members, u->median, f->median);
+    if (f->median > 0)
+        printf(" (%.2fx)", u->median / f->median);
+    printf("\n");
+}
+
+/* A row that is a member of a fused group: shown under its group, not sorted apart. */
+static bool is_member(const gl_profile *p, const gl_profile_row *r)
+{
+    return r->parent != SIZE_MAX && p->rows[r->parent].n_members > 0;
 }
 
 static void print_table(const gl_profile *p, bool random_inputs)
 {
-    print_header(p, random_inputs);
-    sort_item *order = gl_xmalloc((p->n_rows ? p->n_rows : 1) * sizeof(*order));
-    for (size_t r = 0; r < p->n_rows; r++) {
-        const gl_profile_cell *c = cell(p, &p->rows[r], p->primary);
+    table t = table_make(p);
+    print_header(&t, random_inputs);
+    size_t n = p->n_rows ? p->n_rows : 1;
+    sort_item *order = gl_xmalloc(n * sizeof(*order));
+    size_t *first = gl_xmalloc(n * sizeof(*first)), *next = gl_xmalloc(n * sizeof(*next));
+    size_t n_order = 0;
+    for (size_t r = 0; r < p->n_rows; r++)
+        first[r] = next[r] = SIZE_MAX;
+    for (size_t r = p->n_rows; r-- > 0;) {
+        const gl_profile_row *row = &p->rows[r];
+        if (is_member(p, row)) {
+            next[r] = first[row->parent];
+            first[row->parent] = r;
+            continue;
+        }
+        const gl_profile_cell *c = cell(p, row, p->primary);
         for (size_t bi = 0; !c && bi < p->n_backends; bi++)
-            c = cell(p, &p->rows[r], bi);
-        order[r] = (sort_item){c ? c->ms.median : 0, r};
+            c = cell(p, row, bi);
+        order[n_order++] = (sort_item){c ? c->ms.median : 0, r};
     }
-    qsort(order, p->n_rows, sizeof(*order), by_time);
-    for (size_t i = 0; i < p->n_rows; i++)
-        print_row(p, &p->rows[order[i].row]);
+    qsort(order, n_order, sizeof(*order), by_time);
+    for (size_t i = 0; i < n_order; i++) {
+        size_t r = order[i].row;
+        print_row(&t, &p->rows[r]);
+        for (size_t m = first[r]; m != SIZE_MAX; m = next[m])
+            print_row(&t, &p->rows[m]);
+    }
     free(order);
-    print_totals(p);
+    free(first);
+    free(next);
+    print_totals(&t);
     printf("(* the backend asked for did not take the node; indented: inside a subgraph or "
-           "function body, counted in its caller's time)\n");
+           "function body, counted in its caller's time");
+    if (t.fused != SIZE_MAX)
+        printf("; under a fused group: its members, which the unfused run ran one by one "
+               "(the group's unfused ms is their sum; fusion: unfused / fused)");
+    printf(")\n");
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
-/* {"ref": v, "dnnl": v} of one number per backend (null where the row did not run). */
+/* {"ref": v, "dnnl": v} of one number per backend (null where the row did not run; a
+ * group's median on the run that ran its members: their sum). */
 static void json_per_backend(gl_json *j, const char *key, const gl_profile *p,
                              const gl_profile_row *r, int which)
 {
     gl_json_object_begin(j, key);
     for (size_t bi = 0; bi < p->n_backends; bi++) {
         const gl_profile_cell *c = cell(p, r, bi);
-        double v = !c ? 0 : which == 0 ? c->ms.median : which == 1 ? c->ms.min
+        double v = which == 0 ? row_ms(p, r, bi) : !c ? 0 : which == 1 ? c->ms.min
                         : which == 2   ? c->ms.max : c->convert_ms;
-        if (c)
+        if (c || (which == 0 && v >= 0))
             gl_json_double(j, p->backends[bi].name, v);
         else
             gl_json_null(j, p->backends[bi].name);
@@ -291,11 +448,19 @@ static void json_per_backend(gl_json *j, const char *key, const gl_profile *p,
 
 static void json_node(gl_json *j, const gl_profile *p, const gl_profile_row *r)
 {
-    const gl_profile_cell *pc = cell(p, r, p->primary);
+    const gl_profile_cell *pc = main_cell(p, r);
     gl_json_object_begin(j, NULL);
     gl_json_string(j, "name", r->name);
     gl_json_string(j, "op", r->op);
     gl_json_int(j, "depth", r->depth);
+    if (r->n_members) {
+        gl_json_array_begin(j, "members");
+        for (size_t k = 0; k < r->n_members; k++)
+            gl_json_string(j, NULL, r->members[k]);
+        gl_json_array_end(j);
+    }
+    if (is_member(p, r))
+        gl_json_string(j, "group", p->rows[r->parent].name);
     gl_json_string(j, "backend", pc ? pc->backend : NULL);
     gl_json_string(j, "impl", pc ? pc->info.impl : NULL);
     gl_json_string(j, "layouts_in", pc ? pc->info.in_layouts : NULL);
@@ -441,14 +606,19 @@ static int profile_model(const gl_model *m, profile_args *a)
 int gl_cmd_profile(int argc, char **argv)
 {
     profile_args a = {0};
-    gl_session s = {0};
+    gl_session s = {0}, unfused = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc == GL_EXIT_OK) {
         uint64_t t0 = now_ns();
         gl_status st = gl_session_open(a.model, &a.so, &s);
         a.o.load_ns = now_ns() - t0; /* the trace's model_loading_uri: passes included */
+        if (st == GL_OK && a.unfused != SIZE_MAX) {
+            st = gl_session_open_unfused(a.model, &a.so, &unfused);
+            a.o.models[a.unfused] = unfused.model;
+        }
         rc = st == GL_OK ? profile_model(s.model, &a) : gl_cli_fail(st);
     }
+    gl_session_close(&unfused);
     gl_session_close(&s);
     free_args(&a);
     return rc < 0 ? GL_EXIT_OK : rc;

@@ -1,4 +1,4 @@
-/* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl]
+/* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused]
  * [--compare BACKEND [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X]
  * [--atol Y] [--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N]
  * [--save-outputs DIR] [--set PASS.OPT=V] [--plan]`: execute a model once.
@@ -11,7 +11,12 @@
  * alive together, random inputs included; --max-iterations all loop iterations (see
  * gl_exec_options). --intermediates and --save-tensors keep the runs' intermediate
  * tensors (exec/intermediates.h); the NAMEs to save are the arguments after MODEL
- * (getopt moves them there from behind DIR), every tensor when there are none. */
+ * (getopt moves them there from behind DIR), every tensor when there are none.
+ *
+ * fused and unfused (for --backend and --compare, when --passes has a fusion step) are
+ * dnnl on the model as optimized and on the model the same passes make without fusion:
+ * `--backend unfused --compare fused --intermediates` compares the two at the fused
+ * groups' boundaries and names the first group that parts ways. */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
@@ -36,6 +41,18 @@ typedef struct run_args {
     size_t n_tensor_names;
     gl_session_opts o; /* --data, --rtol, --atol, --dim, --threads, limits, --passes */
 } run_args;
+
+/* What --backend or --compare names: a backend, or dnnl on the fused or unfused model. */
+static const char *exec_backend(const char *name, bool *unfused)
+{
+    *unfused = strcmp(name, "unfused") == 0;
+    return *unfused || strcmp(name, "fused") == 0 ? "dnnl" : name;
+}
+
+static bool is_fusion_run(const char *name)
+{
+    return name && (strcmp(name, "fused") == 0 || strcmp(name, "unfused") == 0);
+}
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
@@ -87,6 +104,11 @@ static int parse_args(int argc, char **argv, run_args *a)
                                   "BACKEND");
     if (a->all_tensors && !a->intermediates)
         return gl_cli_usage_error("run", "--all-tensors goes with --intermediates");
+    if ((is_fusion_run(a->backend) || is_fusion_run(a->compare)) && !gl_session_fuses(&a->o))
+        return gl_cli_usage_error("run", "fused and unfused differ by the fusion pass, which "
+                                  "--passes '%s' does not run (try --passes all)", a->o.passes);
+    if (a->compare && strcmp(a->compare, a->backend) == 0 && is_fusion_run(a->compare))
+        return gl_cli_usage_error("run", "--backend and --compare are both %s", a->compare);
     return GL_EXIT_OK;
 }
 
@@ -97,15 +119,17 @@ static void format_type(const gl_tensor *t, char *buf, size_t len)
     gl_format_type(t->dtype, t->rank, t->dims, buf, len);
 }
 
-/* Run the model once on `backend`; *outs is malloc'd (n_outputs tensors). `rec` (may be
- * NULL) keeps the run's intermediate tensors. */
-static gl_status run_once(const gl_session *s, const run_args *a, const char *backend,
+/* Run the model once as `run` (a backend, fused or unfused) says; *outs is malloc'd
+ * (n_outputs tensors). `rec` (may be NULL) keeps the run's intermediate tensors. */
+static gl_status run_once(const gl_session *const s[2], const run_args *a, const char *run,
                           const gl_dataset *d, bool print_plan, gl_inter_rec *rec,
                           gl_tensor ***outs)
 {
-    const gl_model *m = s->model;
+    bool unfused;
+    const char *backend = exec_backend(run, &unfused);
+    const gl_model *m = s[unfused]->model;
     gl_exec *e = NULL;
-    gl_status st = gl_session_plan(s, &a->o, backend, &e);
+    gl_status st = gl_session_plan(s[unfused], &a->o, backend, &e);
     if (st != GL_OK)
         return st;
     if (rec)
@@ -174,8 +198,9 @@ static gl_status save_outputs(const char *dir, gl_tensor *const *outs, size_t n)
 }
 
 /* Everything after loading; returns the exit code. */
-static int run_model(const gl_session *s, const run_args *a)
+static int run_model(const gl_session *const s2[2], const run_args *a)
 {
+    const gl_session *s = s2[0];
     const gl_graph *g = s->model->graph;
     gl_dataset d;
     gl_tensor **outs = NULL, **other = NULL;
@@ -183,16 +208,18 @@ static int run_model(const gl_session *s, const run_args *a)
     if (st != GL_OK)
         return gl_cli_fail(st);
     /* Only what is saved is kept, unless every tensor is compared. */
-    gl_inter_rec_options keep = {0};
+    gl_inter_rec_options keep = {.label = a->backend};
     if (!a->intermediates && a->n_tensor_names)
-        keep = (gl_inter_rec_options){.names = a->tensor_names, .n_names = a->n_tensor_names};
+        keep = (gl_inter_rec_options){.names = a->tensor_names, .n_names = a->n_tensor_names,
+                                      .label = a->backend};
     gl_inter_rec *rec[2] = {
         a->intermediates || a->tensors_dir ? gl_inter_rec_new(&keep) : NULL,
-        a->intermediates ? gl_inter_rec_new(NULL) : NULL,
+        a->intermediates ? gl_inter_rec_new(&(gl_inter_rec_options){.label = a->compare})
+                         : NULL,
     };
-    st = run_once(s, a, a->backend, &d, a->plan, rec[0], &outs);
+    st = run_once(s2, a, a->backend, &d, a->plan, rec[0], &outs);
     if (st == GL_OK && a->compare)
-        st = run_once(s, a, a->compare, &d, false, rec[1], &other);
+        st = run_once(s2, a, a->compare, &d, false, rec[1], &other);
     if (st == GL_OK && a->save_dir)
         st = save_outputs(a->save_dir, outs, g->n_outputs);
     int rc = GL_EXIT_OK;
@@ -230,12 +257,18 @@ static int run_model(const gl_session *s, const run_args *a)
 int gl_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
-    gl_session s = {0};
+    gl_session s = {0}, unfused = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc == GL_EXIT_OK) {
         gl_status st = gl_session_open(a.model, &a.o, &s);
-        rc = st == GL_OK ? run_model(&s, &a) : gl_cli_fail(st);
+        bool want_unfused = (a.compare && strcmp(a.compare, "unfused") == 0) ||
+                            strcmp(a.backend, "unfused") == 0;
+        if (st == GL_OK && want_unfused)
+            st = gl_session_open_unfused(a.model, &a.o, &unfused);
+        const gl_session *both[2] = {&s, want_unfused ? &unfused : &s};
+        rc = st == GL_OK ? run_model(both, &a) : gl_cli_fail(st);
     }
+    gl_session_close(&unfused);
     gl_session_close(&s);
     gl_session_opts_free(&a.o);
     return rc < 0 ? GL_EXIT_OK : rc;

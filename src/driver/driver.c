@@ -184,29 +184,81 @@ static void say(const gl_session_opts *o, const char *what)
         o->progress(o->progress_ctx, what);
 }
 
-gl_status gl_session_open(const char *path, const gl_session_opts *o, gl_session *s)
+/* Load `path` and run `steps` on it (see gl_session_open). */
+static gl_status open_steps(const char *path, const gl_session_opts *o, const gl_pass_step *steps,
+                            size_t n_steps, gl_session *s)
 {
-    *s = (gl_session){0};
-    gl_pass_step *steps = NULL;
-    size_t n_steps = 0;
-    gl_status st = gl_pass_list_parse(o->passes, &steps, &n_steps);
-    if (st == GL_OK) {
-        char what[1100];
-        snprintf(what, sizeof(what), "loading %s", path);
-        say(o, what);
-        st = gl_session_load(path, &o->settings, &s->loaded);
-    }
+    char what[1100];
+    snprintf(what, sizeof(what), "loading %s", path);
+    say(o, what);
+    gl_status st = gl_session_load(path, &o->settings, &s->loaded);
     if (st == GL_OK && (n_steps || o->always_pipeline)) {
-        char what[64];
         snprintf(what, sizeof(what), "running %zu passes", n_steps);
         say(o, what);
         st = gl_pipeline_run_each(s->loaded, steps, n_steps, &o->settings, o->pipeline_flags,
                                   o->on_step, o->step_ctx, &s->pipeline);
         s->loaded = NULL; /* the pipeline owns it now */
     }
-    free(steps);
     if (s->pipeline || s->loaded)
         s->model = s->pipeline ? gl_pipeline_result(s->pipeline) : s->loaded;
+    return st;
+}
+
+gl_status gl_session_open(const char *path, const gl_session_opts *o, gl_session *s)
+{
+    *s = (gl_session){0};
+    gl_pass_step *steps = NULL;
+    size_t n_steps = 0;
+    gl_status st = gl_pass_list_parse(o->passes, &steps, &n_steps);
+    if (st == GL_OK)
+        st = open_steps(path, o, steps, n_steps, s);
+    free(steps);
+    return st;
+}
+
+/* o->passes without its fusion steps, in *steps; how many there were. */
+static size_t unfused_steps(const gl_session_opts *o, gl_pass_step **steps, size_t *n_steps,
+                            gl_status *st)
+{
+    *steps = NULL;
+    *n_steps = 0;
+    if ((*st = gl_pass_list_parse(o->passes, steps, n_steps)) != GL_OK)
+        return 0;
+    const gl_pass *fusion = gl_pass_find("fusion");
+    size_t kept = 0;
+    for (size_t i = 0; i < *n_steps; i++)
+        if ((*steps)[i].pass != fusion)
+            (*steps)[kept++] = (*steps)[i];
+    size_t dropped = *n_steps - kept;
+    *n_steps = kept;
+    return dropped;
+}
+
+bool gl_session_fuses(const gl_session_opts *o)
+{
+    gl_pass_step *steps;
+    size_t n;
+    gl_status st;
+    size_t dropped = unfused_steps(o, &steps, &n, &st);
+    free(steps);
+    return st == GL_OK && dropped > 0;
+}
+
+gl_status gl_session_open_unfused(const char *path, const gl_session_opts *o, gl_session *s)
+{
+    *s = (gl_session){0};
+    gl_pass_step *steps;
+    size_t n_steps;
+    gl_status st;
+    unfused_steps(o, &steps, &n_steps, &st);
+    if (st == GL_OK) {
+        /* Only the result is wanted: no snapshots, nobody called back per step. */
+        gl_session_opts quiet = *o;
+        quiet.pipeline_flags = 0;
+        quiet.on_step = NULL;
+        st = open_steps(path, &quiet, steps, n_steps, s);
+    }
+    free(steps);
     return st;
 }
 

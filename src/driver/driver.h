@@ -108,6 +108,15 @@ gl_status gl_session_load(const char *path, const gl_settings *settings, gl_mode
 gl_status gl_session_open(const char *path, const gl_session_opts *o, gl_session *s);
 void gl_session_close(gl_session *s);
 
+/* Does o->passes run the fusion pass (so that fused and unfused runs differ)? */
+bool gl_session_fuses(const gl_session_opts *o);
+/* gl_session_open with every fusion step of o->passes left out: the model the fused
+ * groups were made from, which `profile` and `run --compare unfused` run as "unfused"
+ * (vs_ort.sh's unfused run likewise). Fusion keeps the names of the nodes it groups
+ * (the body of a graphlab.fused function is the members, names kept), so a group's
+ * members and its outputs are nodes and values of this model by the same names. */
+gl_status gl_session_open_unfused(const char *path, const gl_session_opts *o, gl_session *s);
+
 /* ---- a run ---------------------------------------------------------------------------- */
 
 /* Inputs for a run of `m`: o->data's input_*.pb (and output_*.pb, the expected outputs),

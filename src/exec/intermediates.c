@@ -24,6 +24,7 @@ struct gl_inter_rec {
     size_t n_names;
     gl_exec *e;   /* the plan observed: gl_exec_plain needs it */
     char *backend, *model;
+    char *label;  /* options.label, owned; NULL: none */
     gl_status status;
     char *message; /* why the recording stopped; NULL while status is GL_OK */
 };
@@ -34,6 +35,7 @@ gl_inter_rec *gl_inter_rec_new(const gl_inter_rec_options *o)
 {
     gl_inter_rec *r = gl_xcalloc(1, sizeof(*r));
     r->max_bytes = o && o->max_bytes ? o->max_bytes : GL_INTER_MAX_BYTES;
+    r->label = o && o->label ? gl_xstrdup(o->label) : NULL;
     if (o && o->names) {
         r->names = gl_xcalloc(o->n_names ? o->n_names : 1, sizeof(*r->names));
         for (size_t i = 0; i < o->n_names; i++)
@@ -68,6 +70,7 @@ void gl_inter_rec_free(gl_inter_rec *r)
     free(r->names);
     free(r->backend);
     free(r->model);
+    free(r->label);
     free(r);
 }
 
@@ -172,6 +175,7 @@ static void keep(gl_inter_rec *r, const gl_exec_event *ev, const char *prefix, s
         .key = key, .node = join(prefix, node_name(n)), .op = n->op_type, .output = i,
         .graph_output = top && is_graph_output(gl_exec_model(r->e)->graph, v),
         .in_body = !top, .t = p,
+        .group = top && n->domain && strcmp(n->domain, "graphlab.fused") == 0,
     };
     r->bytes += bytes;
 }
@@ -241,7 +245,7 @@ size_t gl_inter_rec_bytes(const gl_inter_rec *r)
 
 const char *gl_inter_rec_backend(const gl_inter_rec *r)
 {
-    return r->backend ? r->backend : "";
+    return r->label ? r->label : r->backend ? r->backend : "";
 }
 
 /* ---- comparing ---------------------------------------------------------------------------- */
@@ -396,6 +400,11 @@ static void put_row(FILE *f, const gl_inter_report *r, size_t k)
     put_escaped(f, row->a->op);
     fputc(' ', f);
     put_quoted(f, row->a->node);
+    if (row->b->group && !row->a->group) {
+        fputs("  (fused group ", f);
+        put_quoted(f, row->b->node);
+        fprintf(f, " in %s)", gl_inter_rec_backend(r->b));
+    }
     fputs(row->a->graph_output ? "  (graph output)\n" : "\n", f);
 }
 
@@ -410,11 +419,22 @@ static void put_divergence(FILE *f, const gl_inter_report *r)
     const gl_compare *c = &row->cmp;
     char type[256], line[320];
     format_tensor_type(row->a->t, type, sizeof(type));
-    fprintf(f, "first divergence: node ");
-    put_quoted(f, row->a->node);
+    /* At a group's boundary: the group first, then the node of the run without it. */
+    const gl_inter_tensor *first = row->b->group && !row->a->group ? row->b : row->a;
+    const gl_inter_tensor *other = first == row->a ? row->b : row->a;
+    fprintf(f, "first divergence: %s ", first->group ? "fused group" : "node");
+    put_quoted(f, first->node);
     fputs(" (", f);
-    put_escaped(f, row->a->op);
-    fprintf(f, ") output %zu ", row->a->output);
+    put_escaped(f, first->op);
+    fputc(')', f);
+    if (first->group && strcmp(first->node, other->node) != 0) {
+        fprintf(f, " in %s, node ", gl_inter_rec_backend(first == row->a ? r->a : r->b));
+        put_quoted(f, other->node);
+        fputs(" (", f);
+        put_escaped(f, other->op);
+        fprintf(f, ") in %s,", gl_inter_rec_backend(first == row->a ? r->b : r->a));
+    }
+    fprintf(f, " output %zu ", row->a->output);
     put_quoted(f, row->a->key);
     gl_compare_format(c, line, sizeof(line));
     fprintf(f, " %s: %s", type, line);
@@ -488,8 +508,9 @@ void gl_inter_report_print(const gl_inter_report *r, bool all, FILE *f)
             (double)gl_inter_rec_bytes(r->a) / (1 << 20), na,
             (double)gl_inter_rec_bytes(r->b) / (1 << 20), nb);
     if (r->only_a || r->only_b)
-        fprintf(f, "not compared: %zu tensors kept by %s only, %zu by %s only (function calls "
-                "one backend ran whole, the other as their body)\n",
+        fprintf(f, "not compared: %zu tensors kept by %s only, %zu by %s only (inside function "
+                "calls one run ran whole, the other as their body; inside fused groups, whose "
+                "members the unfused run ran one by one)\n",
                 r->only_a, na, r->only_b, nb);
     put_divergence(f, r);
     if (!r->n_rows)

@@ -11,6 +11,10 @@
  *    node 'call' (calls inside calls: "outer::inner::t"). A call a backend runs whole has
  *    only its outputs; when two runs expanded a call differently, its body's tensors are
  *    on one side only and are not compared (gl_inter_report counts them);
+ *  - a fused group (a call of a graphlab.fused function) run whole keeps its outputs
+ *    only: compared with a run of the model before fusion, whose nodes are the members
+ *    under the same names, the tensors compared are those at group boundaries (and of
+ *    the nodes no group took), and the first divergence names the group;
  *  - not the nodes inside If/Loop/Scan bodies, which may run many times in one run: the
  *    If/Loop/Scan node's own outputs stand for them.
  *
@@ -40,6 +44,8 @@ typedef struct gl_inter_tensor {
     size_t output;      /* which output of the node */
     bool graph_output;  /* one of the model's graph outputs */
     bool in_body;       /* made inside a function body */
+    bool group;         /* made by a fused group (a call of a graphlab.fused function) of the
+                         * model's graph: its outputs are the group's boundary */
     gl_tensor *t;       /* plain; its name is `key` */
 } gl_inter_tensor;
 
@@ -49,6 +55,8 @@ typedef struct gl_inter_rec_options {
     size_t max_bytes;          /* 0: GL_INTER_MAX_BYTES */
     const char *const *names;  /* keep only tensors with these keys (NULL: every one) */
     size_t n_names;
+    const char *label;         /* the run's name in reports ("unfused"; copied); NULL: the
+                                * plan's backend */
 } gl_inter_rec_options;
 
 /* `o` may be NULL. The names are copied. */
@@ -70,7 +78,8 @@ const gl_inter_tensor *gl_inter_rec_at(const gl_inter_rec *r, size_t i);
 /* The tensor with this key, or NULL. */
 const gl_inter_tensor *gl_inter_rec_find(const gl_inter_rec *r, const char *key);
 size_t gl_inter_rec_bytes(const gl_inter_rec *r); /* kept bytes, views counted apart */
-const char *gl_inter_rec_backend(const gl_inter_rec *r); /* of the plan last attached */
+/* The label the options gave, else the backend of the plan last attached. */
+const char *gl_inter_rec_backend(const gl_inter_rec *r);
 
 /* ---- comparing two recordings ----------------------------------------------------------- */
 

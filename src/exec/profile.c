@@ -5,6 +5,9 @@
  */
 #include "exec/profile.h"
 
+#include "ir/calls.h"
+#include "util/hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -214,8 +217,17 @@ typedef struct row_links {
     size_t first_child, last_child, next_sibling;
 } row_links;
 
+/* A name of the profiled model's graph: a node's (its row) or a group member's (the
+ * group's row); for runs on another model. */
+typedef struct name_entry {
+    const char *name; /* not owned: a row's name or a function body node's */
+    size_t row;       /* SIZE_MAX: a name only the other model has (no row yet) */
+    bool member;      /* row is the group whose member this is */
+} name_entry;
+
 typedef struct builder {
     gl_profile *p;
+    const gl_model *m;    /* the profiled model */
     size_t cap_rows;
     row_links *links;     /* parallel to p->rows */
     size_t *top_rows;     /* by node index in the model's graph; SIZE_MAX: none yet */
@@ -223,6 +235,10 @@ typedef struct builder {
     gl_tensor ***captures; /* by row: the reference run's outputs (plain), NULL: none */
     size_t n_captures;
     gl_tensor **ref_outputs; /* the reference run's graph outputs */
+    gl_index_map names;   /* name -> entries[i], made at the first run on another model */
+    name_entry *entries;
+    size_t n_entries, cap_entries;
+    bool names_made;
 } builder;
 
 static size_t new_row(builder *b, const gl_node *n, int depth, size_t parent)
@@ -238,6 +254,17 @@ static size_t new_row(builder *b, const gl_node *n, int depth, size_t parent)
         .depth = depth, .parent = parent, .flops = -1, .bytes = -1,
         .cells = gl_xcalloc(p->n_backends, sizeof(gl_profile_cell))};
     b->links[r] = (row_links){SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    const gl_function *f = parent == SIZE_MAX && n->graph == b->m->graph && n->domain &&
+                                   strcmp(n->domain, "graphlab.fused") == 0
+                               ? gl_called_function(b->m, n) : NULL;
+    if (f) {
+        const gl_graph *body = f->body;
+        gl_profile_row *row = &p->rows[r];
+        row->members = gl_xcalloc(body->n_nodes ? body->n_nodes : 1, sizeof(*row->members));
+        for (size_t i = 0; i < body->n_nodes; i++)
+            if (body->nodes[i])
+                row->members[row->n_members++] = gl_xstrdup(body->nodes[i]->name);
+    }
     if (parent != SIZE_MAX) {
         row_links *pl = &b->links[parent];
         if (pl->last_child == SIZE_MAX)
@@ -254,29 +281,98 @@ static bool same_text(const char *a, const char *b)
     return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
+static bool entry_eq(const void *ctx, uint32_t idx)
+{
+    const builder *b = ((const void *const *)ctx)[0];
+    return strcmp(b->entries[idx].name, ((const void *const *)ctx)[1]) == 0;
+}
+
+/* The entry of `name`, added (row SIZE_MAX) when it has none. */
+static name_entry *name_find(builder *b, const char *name)
+{
+    const void *ctx[2] = {b, name};
+    uint32_t fresh = (uint32_t)b->n_entries;
+    uint32_t i = gl_index_map_intern(&b->names, gl_hash_bytes(name, strlen(name)), entry_eq,
+                                     ctx, fresh);
+    if (i == fresh) {
+        GL_GROW(b->entries, b->cap_entries, b->n_entries + 1);
+        b->entries[b->n_entries++] = (name_entry){name, SIZE_MAX, false};
+    }
+    return &b->entries[i];
+}
+
+/* The names of the profiled model's rows and of its groups' members (the first of a
+ * repeated name wins). */
+static void names_make(builder *b)
+{
+    gl_profile *p = b->p;
+    b->names_made = true;
+    for (size_t r = 0; r < p->n_rows; r++) {
+        if (p->rows[r].depth != 0)
+            continue;
+        name_entry *e = name_find(b, p->rows[r].name);
+        if (e->row == SIZE_MAX)
+            *e = (name_entry){p->rows[r].name, r, false};
+        for (size_t k = 0; k < p->rows[r].n_members; k++) {
+            e = name_find(b, p->rows[r].members[k]);
+            if (e->row == SIZE_MAX)
+                *e = (name_entry){p->rows[r].members[k], r, true};
+        }
+    }
+}
+
+/* The child row of `parent` named and typed as node n that backend bi has not taken. */
+static size_t child_row(builder *b, unsigned bi, size_t parent, const gl_node *n)
+{
+    gl_profile *p = b->p;
+    for (size_t c = b->links[parent].first_child; c != SIZE_MAX; c = b->links[c].next_sibling)
+        if (!p->rows[c].cells[bi].ran && same_text(p->rows[c].name, n->name) &&
+            same_text(p->rows[c].op, n->op_type))
+            return c;
+    return SIZE_MAX;
+}
+
+/* A top-level node of another model than the profiled one: the row of the node of the
+ * same name and op, else a member's row under its group (made when absent); *parent
+ * says which group. SIZE_MAX: a node of its own. */
+static size_t foreign_row(builder *b, unsigned bi, const gl_node *n, size_t *parent)
+{
+    gl_profile *p = b->p;
+    if (!b->names_made)
+        names_make(b);
+    name_entry *e = name_find(b, n->name ? n->name : "");
+    if (e->row == SIZE_MAX)
+        return SIZE_MAX;
+    if (!e->member)
+        return !p->rows[e->row].cells[bi].ran && same_text(p->rows[e->row].op, n->op_type)
+                   ? e->row : SIZE_MAX;
+    *parent = e->row;
+    return child_row(b, bi, e->row, n);
+}
+
 /* The row of plan entry en on backend bi (entry_rows: rows of the entries before it). */
-static size_t row_for(builder *b, unsigned bi, const gl_plan_entry *en, const size_t *entry_rows)
+static size_t row_for(builder *b, unsigned bi, const gl_plan_entry *en, const size_t *entry_rows,
+                      bool foreign)
 {
     gl_profile *p = b->p;
     size_t parent = en->parent == SIZE_MAX ? SIZE_MAX : entry_rows[en->parent];
     size_t r = SIZE_MAX;
-    if (parent == SIZE_MAX && en->node->index < b->n_top) {
+    if (foreign && parent == SIZE_MAX) {
+        r = foreign_row(b, bi, en->node, &parent);
+    } else if (parent == SIZE_MAX && en->node->index < b->n_top) {
         r = b->top_rows[en->node->index];
         if (r != SIZE_MAX && p->rows[r].cells[bi].ran)
             r = SIZE_MAX; /* not the same node after all */
     } else if (parent != SIZE_MAX) {
-        for (size_t c = b->links[parent].first_child; c != SIZE_MAX && r == SIZE_MAX;
-             c = b->links[c].next_sibling)
-            if (!p->rows[c].cells[bi].ran && same_text(p->rows[c].name, en->node->name) &&
-                same_text(p->rows[c].op, en->node->op_type))
-                r = c;
+        r = child_row(b, bi, parent, en->node);
     }
     if (r == SIZE_MAX) {
-        r = new_row(b, en->node, en->depth, parent);
-        if (parent == SIZE_MAX && en->node->index < b->n_top)
+        r = new_row(b, en->node, parent == SIZE_MAX ? 0 : p->rows[parent].depth + 1, parent);
+        if (parent == SIZE_MAX && !foreign && en->node->index < b->n_top)
             b->top_rows[en->node->index] = r;
     }
     p->rows[r].cells[bi].ran = true;
+    p->rows[r].cells[bi].top = en->parent == SIZE_MAX;
     return r;
 }
 
@@ -599,7 +695,12 @@ static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
     gl_profile *p = b->p;
     gl_profile_backend *pb = &p->backends[bi];
     session s = {.b = b, .p = p, .bi = bi, .is_ref = bi == p->ref, .t_start = t_start, .o = o};
-    gl_exec_options eo = {.backend = pb->name, .threads = o->threads, .layout = o->layout,
+    if (m->graph->n_inputs != b->m->graph->n_inputs ||
+        m->graph->n_outputs != b->m->graph->n_outputs)
+        return gl_fail(GL_ERR_INPUT, "%s: run '%s': its model has %zu inputs and %zu outputs, "
+                       "the profiled one %zu and %zu", p->model, pb->name, m->graph->n_inputs,
+                       m->graph->n_outputs, b->m->graph->n_inputs, b->m->graph->n_outputs);
+    gl_exec_options eo = {.backend = pb->backend, .threads = o->threads, .layout = o->layout,
                           .max_memory = o->max_memory};
     uint64_t t0 = now_ns();
     gl_status st = gl_exec_create(m, &eo, &s.e);
@@ -620,7 +721,7 @@ static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
     }
     s.entry_rows = gl_xcalloc(n ? n : 1, sizeof(*s.entry_rows));
     for (size_t i = 0; i < n; i++)
-        s.entry_rows[i] = row_for(b, bi, gl_exec_plan_at(s.e, i), s.entry_rows);
+        s.entry_rows[i] = row_for(b, bi, gl_exec_plan_at(s.e, i), s.entry_rows, pb->other_model);
     s.acc_ns = gl_xcalloc(n ? n : 1, sizeof(*s.acc_ns));
     s.acc_convert = gl_xcalloc(n ? n : 1, sizeof(*s.acc_convert));
     s.calls = gl_xcalloc(n ? n : 1, sizeof(*s.calls));
@@ -649,10 +750,13 @@ static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
 
 /* ---- the whole profile ------------------------------------------------------------------- */
 
-/* Backends by name, the reference first (the others compare against its run). */
-static gl_status choose_backends(gl_profile *p, const gl_profile_options *o)
+/* The runs asked for: the reference first (the others compare against its run), runs
+ * on other models last (the profiled model's give the rows their order). */
+static gl_status choose_backends(gl_profile *p, const gl_profile_options *o,
+                                 const gl_model **models)
 {
-    const char *names[GL_PROFILE_MAX_BACKENDS];
+    const char *names[GL_PROFILE_MAX_BACKENDS], *labels[GL_PROFILE_MAX_BACKENDS] = {0};
+    const gl_model *given[GL_PROFILE_MAX_BACKENDS] = {0};
     size_t n = o->n_backends;
     if (n > GL_PROFILE_MAX_BACKENDS)
         return gl_fail(GL_ERR_INPUT, "profile: at most %d backends", GL_PROFILE_MAX_BACKENDS);
@@ -662,28 +766,35 @@ static gl_status choose_backends(gl_profile *p, const gl_profile_options *o)
             names[n++] = "dnnl";
     } else {
         memcpy(names, o->backends, n * sizeof(*names));
+        memcpy(labels, o->labels, n * sizeof(*labels));
+        memcpy(given, o->models, n * sizeof(*given));
     }
     p->ref = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        const gl_backend *be = gl_backend_find(names[i]);
-        if (!be)
-            return gl_fail(GL_ERR_INPUT, "profile: backend '%s' is unknown or not built in "
-                           "(ref, dnnl)", names[i]);
-        for (size_t k = 0; k < p->n_backends; k++)
-            if (strcmp(p->backends[k].name, be->name) == 0)
-                return gl_fail(GL_ERR_INPUT, "profile: backend '%s' is given twice", be->name);
-        if (be == gl_backend_ref() && p->n_backends > 0) {
-            /* move the reference to the front */
-            memmove(&p->backends[1], &p->backends[0], p->n_backends * sizeof(*p->backends));
-            p->backends[0] = (gl_profile_backend){.name = be->name};
-        } else {
-            p->backends[p->n_backends] = (gl_profile_backend){.name = be->name};
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            const gl_backend *be = gl_backend_find(names[i]);
+            if (!be)
+                return gl_fail(GL_ERR_INPUT, "profile: backend '%s' is unknown or not built "
+                               "in (ref, dnnl)", names[i]);
+            bool is_ref = be == gl_backend_ref() && !given[i] &&
+                          (!labels[i] || strcmp(labels[i], be->name) == 0);
+            if (pass != (is_ref ? 0 : given[i] ? 2 : 1))
+                continue;
+            const char *label = labels[i] ? labels[i] : be->name;
+            for (size_t k = 0; k < p->n_backends; k++)
+                if (strcmp(p->backends[k].name, label) == 0)
+                    return gl_fail(GL_ERR_INPUT, "profile: run '%s' is given twice", label);
+            if (is_ref)
+                p->ref = p->n_backends;
+            else if (!given[i])
+                p->primary = p->n_backends;
+            models[p->n_backends] = given[i];
+            p->backends[p->n_backends++] = (gl_profile_backend){
+                .name = label, .backend = be->name, .other_model = given[i] != NULL};
         }
-        p->n_backends++;
-        if (be == gl_backend_ref())
-            p->ref = 0;
     }
-    p->primary = p->n_backends - 1;
+    if (p->primary == SIZE_MAX)
+        p->primary = p->n_backends - 1;
     return GL_OK;
 }
 
@@ -694,7 +805,7 @@ static void totals(gl_profile *p)
         gl_profile_backend *pb = &p->backends[bi];
         for (size_t r = 0; r < p->n_rows; r++) {
             const gl_profile_cell *c = &p->rows[r].cells[bi];
-            if (c->ran && p->rows[r].depth == 0) {
+            if (c->ran && c->top) {
                 pb->node_ms += c->ms.median;
                 pb->convert_ms += c->convert_ms;
             }
@@ -703,6 +814,14 @@ static void totals(gl_profile *p)
             gl_profile_cell *c = &p->rows[r].cells[bi];
             c->pct = c->ran && pb->node_ms > 0 ? 100.0 * c->ms.median / pb->node_ms : 0;
         }
+    }
+    for (size_t r = 0; r < p->n_rows; r++) {
+        const gl_profile_row *row = &p->rows[r];
+        if (row->parent == SIZE_MAX || !p->rows[row->parent].n_members)
+            continue;
+        for (size_t bi = 0; bi < p->n_backends; bi++)
+            if (row->cells[bi].ran)
+                p->rows[row->parent].cells[bi].members_ms += row->cells[bi].ms.median;
     }
 }
 
@@ -715,6 +834,8 @@ static void builder_free(builder *b)
     free(b->ref_outputs);
     free(b->links);
     free(b->top_rows);
+    gl_index_map_free(&b->names);
+    free(b->entries);
 }
 
 gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size_t n_inputs,
@@ -739,15 +860,17 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
     p->output_names = gl_xcalloc(g->n_outputs ? g->n_outputs : 1, sizeof(*p->output_names));
     for (size_t i = 0; i < g->n_outputs; i++)
         p->output_names[i] = gl_xstrdup(g->outputs[i]->name);
-    gl_status st = choose_backends(p, o);
+    const gl_model *models[GL_PROFILE_MAX_BACKENDS] = {0};
+    p->primary = SIZE_MAX;
+    gl_status st = choose_backends(p, o, models);
     if (st == GL_OK && o->trace && o->load_ns)
         push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_LOAD, .dur_ns = o->load_ns});
-    builder b = {.p = p, .n_top = g->n_nodes};
+    builder b = {.p = p, .m = m, .n_top = g->n_nodes};
     b.top_rows = gl_xmalloc((g->n_nodes ? g->n_nodes : 1) * sizeof(*b.top_rows));
     for (size_t i = 0; i < g->n_nodes; i++)
         b.top_rows[i] = SIZE_MAX;
     for (unsigned bi = 0; bi < p->n_backends && st == GL_OK; bi++)
-        st = profile_backend(&b, bi, m, inputs, n_inputs, o, t_start);
+        st = profile_backend(&b, bi, models[bi] ? models[bi] : m, inputs, n_inputs, o, t_start);
     builder_free(&b);
     if (st != GL_OK) {
         gl_profile_free(p);
@@ -771,6 +894,9 @@ void gl_profile_free(gl_profile *p)
         free(row->in);
         free(row->out);
         free(row->cells);
+        for (size_t k = 0; k < row->n_members; k++)
+            free(row->members[k]);
+        free(row->members);
         free(row->name);
         free(row->op);
     }

@@ -20,6 +20,15 @@
  * A node's outputs are compared when it ran exactly once in both runs (not in a Loop
  * body, say): max abs, max rel and NMSE over its outputs (the worst of each), and
  * whether every output is within |a - b| <= atol + rtol * |b|.
+ *
+ * Fused groups: a node of the profiled model calling a graphlab.fused function is a
+ * group; its row lists the members (the body's node names). A run may be given a model
+ * of its own (options.models): the model before fusion, whose nodes are the members
+ * under the same names. Its top-level nodes join the profiled model's rows by name and
+ * op; a group's member becomes (or joins) a row under the group's row, so the group's
+ * cell on that run is empty and its members' cells hold the unfused times, summed into
+ * the group's members_ms. Runs on other models are made after those on the profiled
+ * model, which give the rows their order.
  */
 #ifndef GL_PROFILE_H
 #define GL_PROFILE_H
@@ -42,6 +51,11 @@ typedef struct gl_profile_options {
     const char *backends[GL_PROFILE_MAX_BACKENDS]; /* names; none: "ref" and, when built
                                                     * in, "dnnl" */
     size_t n_backends;
+    /* Per run, parallel to backends: its name in the profile (NULL: the backend's), and
+     * the model it runs (NULL: the profiled one; else not owned, the same graph inputs
+     * and outputs, its nodes matched to the profiled model's by name). */
+    const char *labels[GL_PROFILE_MAX_BACKENDS];
+    const gl_model *models[GL_PROFILE_MAX_BACKENDS];
     int reps;           /* timed rounds per backend, >= 1 */
     int warmup;         /* untimed runs before them, >= 0 */
     int threads;        /* gl_exec_options.threads */
@@ -71,6 +85,7 @@ typedef struct gl_profile_type {
 /* One row on one backend. */
 typedef struct gl_profile_cell {
     bool ran;              /* the backend's plan has this row */
+    bool top;              /* ... as a node of its model's graph (counted in the totals) */
     size_t entry;          /* its plan entry */
     const char *backend;   /* what ran it: "ref", "dnnl", "body" (static strings) */
     bool fell_back;        /* the backend asked for did not take it (info.note says why) */
@@ -82,6 +97,8 @@ typedef struct gl_profile_cell {
     size_t conversions;    /* inputs the executor converted to plain (last run) */
     bool compared;         /* against the reference (non-reference backends) */
     gl_compare cmp;        /* worst over the outputs; cmp.ok: all within tolerance */
+    double members_ms;     /* a group's row: the sum of its members' medians on this run
+                            * (the unfused run's times of the nodes the group replaced) */
 } gl_profile_cell;
 
 typedef struct gl_profile_row {
@@ -90,13 +107,18 @@ typedef struct gl_profile_row {
     size_t parent;             /* row of the node whose body this is in; SIZE_MAX */
     int64_t flops;             /* 2 x multiply-adds (Conv, ConvTranspose, MatMul, Gemm); -1 */
     int64_t bytes;             /* inputs (weights included) + outputs, each once; -1 */
+    char **members;            /* owned: a fused group's members, in its body's order */
+    size_t n_members;
     gl_profile_type *in, *out; /* owned, n_in / n_out entries: the last call's types */
     size_t n_in, n_out;
     gl_profile_cell *cells;    /* owned, one per backend */
 } gl_profile_row;
 
 typedef struct gl_profile_backend {
-    const char *name;          /* "ref", "dnnl" (static) */
+    const char *name;          /* the run's label: options.labels[i], else the backend's
+                                * name (not owned) */
+    const char *backend;       /* "ref", "dnnl" (static) */
+    bool other_model;          /* ran options.models[i], not the profiled model */
     char summary[256];         /* the plan's header (layout policy), may be "" */
     double create_ms;          /* building the plan */
     gl_profile_stat wall;      /* whole runs, unobserved */
@@ -133,7 +155,8 @@ typedef struct gl_profile {
     gl_profile_backend backends[GL_PROFILE_MAX_BACKENDS];
     size_t n_backends;
     size_t ref;                /* index of the reference backend; SIZE_MAX when absent */
-    size_t primary;            /* the backend the table sorts by: the last one */
+    size_t primary;            /* the run the table sorts by: the last on the profiled
+                                * model */
     gl_profile_row *rows;      /* in the order plans list them */
     size_t n_rows;
     char **output_names;       /* owned, the graph's outputs */

@@ -59,6 +59,16 @@ check "--compare ref: a line per output" grep -q "^y \[ref vs ref\]: .*: ok" "$t
 run run "$mlp" --plan
 check "--plan lists the nodes with their backend" grep -q "^MatMul .* ref" "$tmp/out"
 
+# --unfused (DESIGN.md's flag): the same passes without their fusion steps.
+conv="$GL_SRCDIR/examples/conv_nhwc/model.onnx"
+run run "$conv" --passes all --backend dnnl --plan
+check "--passes all --plan: a fused group runs" grep -q "(fused: " "$tmp/out"
+run run "$conv" --passes all --backend dnnl --plan --unfused --compare ref
+check "--unfused: exit 0, outputs as the reference" [ "$rc" -eq 0 ]
+check "--unfused --plan: no fused group" sh -c "! grep -q '(fused: ' '$tmp/out'"
+run run "$conv" --passes all --unfused --backend fused
+check "--unfused with --backend fused: exit 2" [ "$rc" -eq 2 ]
+
 # --max-memory bounds every tensor (tests/bounds.sh tries the hostile models).
 run run "$mlp" --max-memory 64M
 check "--max-memory 64M: exit 0" [ "$rc" -eq 0 ]

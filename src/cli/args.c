@@ -22,7 +22,7 @@ static const gl_command command_table[] = {
      "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused] [--compare BACKEND "
      "[--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X] [--atol Y] "
      "[--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N] "
-     "[--save-outputs DIR] [--set PASS.OPT=V] [--plan]",
+     "[--save-outputs DIR] [--set PASS.OPT=V] [--plan] [--unfused]",
      "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch).\n"
      "              --intermediates compares every tensor of the two runs and names the first\n"
      "              node where they part ways; --save-tensors writes the NAMEd (or all)\n"
@@ -32,7 +32,8 @@ static const gl_command command_table[] = {
      "              --intermediates), at most 1 GiB per run. fused, unfused (--passes with\n"
      "              fusion): dnnl on the model as optimized and on the model the same passes\n"
      "              make without fusion; compared, at the fused groups' boundaries, naming\n"
-     "              the first group that parts ways",
+     "              the first group that parts ways. --unfused: every run on the model\n"
+     "              the passes make without their fusion steps",
      gl_cmd_run},
     {"profile",
      "MODEL [--data DIR] [--passes LIST] [--backends ref,dnnl,fused,unfused] [--reps N] "

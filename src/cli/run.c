@@ -1,7 +1,7 @@
 /* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused]
  * [--compare BACKEND [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X]
  * [--atol Y] [--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N]
- * [--save-outputs DIR] [--set PASS.OPT=V] [--plan]`: execute a model once.
+ * [--save-outputs DIR] [--set PASS.OPT=V] [--plan] [--unfused]`: execute a model once.
  *
  * Inputs come from DIR/input_*.pb, or are drawn from a fixed-seed generator (so two
  * runs, and two backends, see the same numbers) in the declared shapes, a symbolic dim
@@ -16,7 +16,8 @@
  * fused and unfused (for --backend and --compare, when --passes has a fusion step) are
  * dnnl on the model as optimized and on the model the same passes make without fusion:
  * `--backend unfused --compare fused --intermediates` compares the two at the fused
- * groups' boundaries and names the first group that parts ways. */
+ * groups' boundaries and names the first group that parts ways. --unfused (DESIGN.md's
+ * flag) runs every run on the model the passes make without their fusion steps. */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
@@ -34,7 +35,7 @@
 
 typedef struct run_args {
     const char *model, *backend, *compare, *save_dir;
-    bool plan;
+    bool plan, unfused;
     bool intermediates, all_tensors;
     const char *tensors_dir;
     const char *const *tensor_names; /* the NAMEs after MODEL (in argv) */
@@ -57,7 +58,7 @@ static bool is_fusion_run(const char *name)
 /* ---- arguments ------------------------------------------------------------------------ */
 
 enum { OPT_BACKEND, OPT_COMPARE, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS,
-       OPT_SAVE_TENSORS, N_OPTS };
+       OPT_SAVE_TENSORS, OPT_UNFUSED, N_OPTS };
 static const gl_cli_option own_options[N_OPTS] = {
     [OPT_BACKEND] = {"backend", 0, true},
     [OPT_COMPARE] = {"compare", 0, true},
@@ -66,6 +67,7 @@ static const gl_cli_option own_options[N_OPTS] = {
     [OPT_INTERMEDIATES] = {"intermediates", 0, false},
     [OPT_ALL_TENSORS] = {"all-tensors", 0, false},
     [OPT_SAVE_TENSORS] = {"save-tensors", 0, true},
+    [OPT_UNFUSED] = {"unfused", 0, false},
 };
 
 static int own_option(void *ctx, size_t which, const char *value)
@@ -78,6 +80,7 @@ static int own_option(void *ctx, size_t which, const char *value)
     case OPT_PLAN: a->plan = true; break;
     case OPT_INTERMEDIATES: a->intermediates = true; break;
     case OPT_ALL_TENSORS: a->all_tensors = true; break;
+    case OPT_UNFUSED: a->unfused = true; break;
     default: a->tensors_dir = value; break;
     }
     return GL_EXIT_OK;
@@ -107,6 +110,9 @@ static int parse_args(int argc, char **argv, run_args *a)
     if ((is_fusion_run(a->backend) || is_fusion_run(a->compare)) && !gl_session_fuses(&a->o))
         return gl_cli_usage_error("run", "fused and unfused differ by the fusion pass, which "
                                   "--passes '%s' does not run (try --passes all)", a->o.passes);
+    if (a->unfused && (is_fusion_run(a->backend) || is_fusion_run(a->compare)))
+        return gl_cli_usage_error("run", "--unfused runs every backend on the unfused model; "
+                                  "with --backend or --compare fused|unfused say it once");
     if (a->compare && strcmp(a->compare, a->backend) == 0 && is_fusion_run(a->compare))
         return gl_cli_usage_error("run", "--backend and --compare are both %s", a->compare);
     return GL_EXIT_OK;
@@ -260,7 +266,8 @@ int gl_cmd_run(int argc, char **argv)
     gl_session s = {0}, unfused = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc == GL_EXIT_OK) {
-        gl_status st = gl_session_open(a.model, &a.o, &s);
+        gl_status st = a.unfused ? gl_session_open_unfused(a.model, &a.o, &s)
+                                 : gl_session_open(a.model, &a.o, &s);
         bool want_unfused = (a.compare && strcmp(a.compare, "unfused") == 0) ||
                             strcmp(a.backend, "unfused") == 0;
         if (st == GL_OK && want_unfused)

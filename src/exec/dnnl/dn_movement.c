@@ -12,6 +12,8 @@
  *       kernel's: it shares the buffer as a view would.
  *   Slice  positive steps: the input's description with offset and strides scaled; on
  *       blocked layouts a oneDNN submemory (steps of 1, offsets on block boundaries).
+ *   Split  every output a view of its part (sizes from the reference kernel, run once
+ *       per build on the header), kept whatever reads it.
  *   Shape  reads dims only: the reference kernel on the input's header, never a plain
  *       copy of its bytes.
  * Parameters (shape, axes, starts...) may be computed at run time when they are small:
@@ -83,8 +85,10 @@ static gl_status transpose_build(dn_build *b, dnnl_primitive_desc_t *pd)
 
 #define SHAPE_MAX_INPUTS 4
 
-/* The output's dims as the reference kernel makes them from the input's header. */
-static gl_status dims_by_reference(dn_build *b, int *rank, int64_t *dims)
+/* The reference kernel's outputs (out[k->n_outputs], caller frees) from the input's
+ * header: for their dims. Reshape and the like only share the buffer; Split copies, once
+ * per build, bytes that mean nothing here. */
+static gl_status by_reference(dn_build *b, gl_tensor **out)
 {
     const gl_kernel_ctx *k = b->k;
     const gl_op_def *def = gl_op_lookup(k->node->domain ? k->node->domain : "",
@@ -96,21 +100,19 @@ static gl_status dims_by_reference(dn_build *b, int *rank, int64_t *dims)
     const gl_tensor *in[SHAPE_MAX_INPUTS];
     memcpy(in, k->in, k->n_inputs * sizeof(*in));
     in[0] = &header;
-    gl_tensor *out = NULL;
     gl_kernel_ctx rk = *k;
     rk.in = in;
-    rk.out = &out;
-    rk.n_outputs = 1;
+    rk.out = out;
     rk.alloc = NULL;
     gl_status st = def->kernel(&rk);
-    if (st != GL_OK || !out) {
+    if (st != GL_OK || !out[0]) {
         gl_error_clear();
-        gl_tensor_free(out);
+        for (size_t i = 0; i < k->n_outputs; i++) {
+            gl_tensor_free(out[i]);
+            out[i] = NULL;
+        }
         return dn_refuse(b, "the reference kernel refuses these arguments");
     }
-    *rank = out->rank;
-    memcpy(dims, out->dims, (size_t)out->rank * sizeof(*dims));
-    gl_tensor_free(out);
     return GL_OK;
 }
 
@@ -122,11 +124,16 @@ static gl_status reshape_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return st;
     if (!x->layout)
         return dn_refuse(b, "plain: the reference kernel shares the buffer");
-    int rank = 0;
-    int64_t dims[GL_MAX_RANK];
-    st = dims_by_reference(b, &rank, dims);
+    gl_tensor *out = NULL;
+    if (b->k->n_outputs != 1)
+        return dn_refuse(b, "%zu outputs", b->k->n_outputs);
+    st = by_reference(b, &out);
     if (st != GL_OK || b->s->fallback)
         return st;
+    int rank = out->rank;
+    int64_t dims[GL_MAX_RANK];
+    memcpy(dims, out->dims, (size_t)rank * sizeof(*dims));
+    gl_tensor_free(out);
     if (rank < 1 || rank > DNNL_MAX_NDIMS)
         return dn_refuse(b, "rank %d out of oneDNN's range", rank);
     dnnl_memory_desc_t view;
@@ -134,7 +141,30 @@ static gl_status reshape_build(dn_build *b, dnnl_primitive_desc_t *pd)
     return dn_view_bind(b, is_view ? &view : NULL, rank, dims, pd);
 }
 
-/* ---- Slice ------------------------------------------------------------------------------ */
+/* ---- Slice, Split ------------------------------------------------------------------------- */
+
+/* Input 0's description restricted to count[d] elements from first[d] by step[d]. */
+static dnnl_status_t window(const dnnl_memory_desc_t *held, int rank, const int64_t *first,
+                            const int64_t *count, const int64_t *step, dnnl_memory_desc_t *view)
+{
+    dnnl_dims_t d, s, off;
+    bool unit = true;
+    int64_t offset = held->offset0;
+    for (int i = 0; i < rank; i++) {
+        if (count[i] == 0 || step[i] < 0)
+            return dnnl_unimplemented;
+        unit = unit && step[i] == 1;
+        d[i] = count[i];
+        off[i] = first[i];
+        s[i] = held->format_desc.blocking.strides[i] * step[i];
+        offset += first[i] * held->format_desc.blocking.strides[i];
+    }
+    if (held->format_desc.blocking.inner_nblks != 0)
+        return unit ? dnnl_memory_desc_init_submemory(view, held, d, off) : dnnl_unimplemented;
+    dnnl_status_t r = dnnl_memory_desc_init_by_strides(view, rank, d, dnnl_f32, s);
+    view->offset0 = offset;
+    return r;
+}
 
 static gl_status slice_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
@@ -151,30 +181,53 @@ static gl_status slice_build(dn_build *b, dnnl_primitive_desc_t *pd)
         gl_error_clear();
         return dn_refuse(b, "the reference kernel refuses these arguments");
     }
-    const dnnl_memory_desc_t *held = &b->held[0];
-    dnnl_dims_t d, s, off;
-    bool unit = true;
-    int64_t offset = held->offset0;
-    for (int i = 0; i < x->rank; i++) {
-        if (count[i] == 0 || step[i] < 0)
-            return dn_refuse(b, "an empty slice or a negative step");
-        unit = unit && step[i] == 1;
-        d[i] = count[i];
-        off[i] = first[i];
-        s[i] = held->format_desc.blocking.strides[i] * step[i];
-        offset += first[i] * held->format_desc.blocking.strides[i];
-    }
     dnnl_memory_desc_t view;
-    dnnl_status_t r;
-    if (held->format_desc.blocking.inner_nblks != 0) {
-        r = unit ? dnnl_memory_desc_init_submemory(&view, held, d, off) : dnnl_unimplemented;
-    } else {
-        r = dnnl_memory_desc_init_by_strides(&view, x->rank, d, dnnl_f32, s);
-        view.offset0 = offset;
-    }
+    dnnl_status_t r = window(&b->held[0], x->rank, first, count, step, &view);
     if (r != dnnl_success)
-        return dn_refuse(b, "no view of this layout for that slice (%s)", dnnl_status2str(r));
+        return dn_refuse(b, "no view of this layout for that slice: an empty slice, a negative "
+                            "step or offsets off the block (%s)", dnnl_status2str(r));
     return dn_view_bind(b, &view, x->rank, count, pd);
+}
+
+/* Every output a view: its part of the axis (what reads it densely reorders it). */
+static gl_status split_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    (void)pd;
+    const gl_kernel_ctx *k = b->k;
+    const gl_tensor *x;
+    gl_status st = data_input(b, &x);
+    if (st != GL_OK || b->s->fallback)
+        return st;
+    if (!x->layout && x->count < DN_OPS_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)x->count, DN_OPS_SMALL);
+    if (k->n_outputs > DN_MAX_OUTPUTS)
+        return dn_refuse(b, "more than %d outputs", DN_MAX_OUTPUTS);
+    gl_tensor *outs[DN_MAX_OUTPUTS] = {NULL};
+    st = by_reference(b, outs);
+    if (st != GL_OK || b->s->fallback)
+        return st;
+    int axis = 0; /* the dim the outputs part */
+    for (size_t i = 0; i < k->n_outputs; i++)
+        for (int d = 0; outs[i] && d < x->rank; d++)
+            if (outs[i]->dims[d] != x->dims[d])
+                axis = d;
+    int64_t first[GL_MAX_RANK] = {0}, step[GL_MAX_RANK];
+    for (int d = 0; d < x->rank; d++)
+        step[d] = 1;
+    for (size_t i = 0; i < k->n_outputs && !b->s->fallback; i++) {
+        if (!outs[i])
+            continue;
+        dnnl_memory_desc_t view;
+        if (window(&b->held[0], x->rank, first, outs[i]->dims, step, &view) != dnnl_success)
+            st = dn_refuse(b, "no view of this layout for output %zu", i);
+        else
+            dn_bind_view(b, i, 0, &view, x->rank, outs[i]->dims);
+        first[axis] += outs[i]->dims[axis];
+    }
+    for (size_t i = 0; i < k->n_outputs; i++)
+        gl_tensor_free(outs[i]);
+    return st;
 }
 
 /* ---- Shape ------------------------------------------------------------------------------- */
@@ -203,6 +256,7 @@ static const dn_op movement_ops[] = {
     {"", "Squeeze", 1, data_claim, reshape_build, NULL},
     {"", "Unsqueeze", 1, data_claim, reshape_build, NULL},
     {"", "Slice", 1, data_claim, slice_build, NULL},
+    {"", "Split", 1, data_claim, split_build, NULL},
     {"", "Shape", 1, data_claim, shape_build, NULL},
 };
 const dn_op_table dn_movement_ops = {movement_ops, GL_ARRAY_LEN(movement_ops)};

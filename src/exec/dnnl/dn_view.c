@@ -1,11 +1,11 @@
 /* dn_view.c — data movement without copies: a tensor's bytes under another memory
  * descriptor. The rule (the movement ops of dn_movement.c follow it):
  *
- *  - A Reshape, Flatten, Squeeze, Unsqueeze, Transpose or Slice whose output is the
+ *  - A Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice or Split whose output is the
  *    input's bytes described with other dims, strides and offset is a view: the node's
  *    output shares the input's buffer and carries that description; the plan shows
- *    `view`. On plain or nhwc-like (strided, unblocked) descriptions every Transpose and
- *    Slice with positive steps is one, and a Reshape when the dims it merges are
+ *    `view`. On plain or nhwc-like (strided, unblocked) descriptions every Transpose,
+ *    Split and Slice with positive steps is one, and a Reshape when the dims it merges are
  *    contiguous in memory in their logical order (nhwc [N,C,H,W] to [N,2,C/2,H,W]
  *    splits C: a view; [N,C*H*W] merges C with H: not). On blocked layouts (nChw16c)
  *    only a Reshape that adds or drops dims of 1, or a description that is itself the
@@ -68,7 +68,7 @@ dnnl_status_t dn_view_dense(const dn_ctx *c, const dnnl_memory_desc_t *md,
 bool dn_view_reader(const gl_node *n)
 {
     static const char *const readers[] = {"Reshape",   "Flatten",   "Squeeze", "Unsqueeze",
-                                          "Transpose", "Slice",     "Concat"};
+                                          "Transpose", "Slice",     "Split",   "Concat"};
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
         return false;
     for (size_t i = 0; i < GL_ARRAY_LEN(readers); i++)

@@ -41,6 +41,9 @@ static gl_status data_input(dn_build *b, const gl_tensor **x)
     *x = dn_f32_input(b->k, 0);
     if (!*x || (*x)->rank < 1 || (*x)->count == 0)
         return dn_refuse(b, "not a non-empty float32 tensor");
+    if (!(*x)->layout && (*x)->count < DN_OPS_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)(*x)->count, DN_OPS_SMALL);
     if (!params_keyed(b->k))
         return dn_refuse(b, "parameters computed at run time with more than %d values",
                          DN_KEY_VALS);
@@ -71,9 +74,6 @@ static gl_status transpose_build(dn_build *b, dnnl_primitive_desc_t *pd)
         inv[p] = j;
         out[j] = x->dims[p];
     }
-    if (!x->layout && x->count < DN_OPS_SMALL)
-        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
-                         (long long)x->count, DN_OPS_SMALL);
     dnnl_memory_desc_t view;
     dnnl_status_t r = dnnl_memory_desc_permute_axes(&view, &b->held[0], inv);
     if (r != dnnl_success)
@@ -118,12 +118,12 @@ static gl_status by_reference(dn_build *b, gl_tensor **out)
 
 static gl_status reshape_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
-    const gl_tensor *x;
+    const gl_tensor *x = b->k->in[0];
+    if (x && !x->layout)
+        return dn_refuse(b, "plain: the reference kernel shares the buffer");
     gl_status st = data_input(b, &x);
     if (st != GL_OK || b->s->fallback)
         return st;
-    if (!x->layout)
-        return dn_refuse(b, "plain: the reference kernel shares the buffer");
     gl_tensor *out = NULL;
     if (b->k->n_outputs != 1)
         return dn_refuse(b, "%zu outputs", b->k->n_outputs);
@@ -172,9 +172,6 @@ static gl_status slice_build(dn_build *b, dnnl_primitive_desc_t *pd)
     gl_status st = data_input(b, &x);
     if (st != GL_OK || b->s->fallback)
         return st;
-    if (!x->layout && x->count < DN_OPS_SMALL)
-        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
-                         (long long)x->count, DN_OPS_SMALL);
     int64_t first[GL_MAX_RANK], count[GL_MAX_RANK], step[GL_MAX_RANK];
     gl_kernel_ctx rk = *b->k;
     if (!gl_slice_select(&rk, x, first, count, step)) {
@@ -198,9 +195,6 @@ static gl_status split_build(dn_build *b, dnnl_primitive_desc_t *pd)
     gl_status st = data_input(b, &x);
     if (st != GL_OK || b->s->fallback)
         return st;
-    if (!x->layout && x->count < DN_OPS_SMALL)
-        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
-                         (long long)x->count, DN_OPS_SMALL);
     if (k->n_outputs > DN_MAX_OUTPUTS)
         return dn_refuse(b, "more than %d outputs", DN_MAX_OUTPUTS);
     gl_tensor *outs[DN_MAX_OUTPUTS] = {NULL};

@@ -39,6 +39,8 @@ static bool params_keyed(const gl_kernel_ctx *k)
 static gl_status data_input(dn_build *b, const gl_tensor **x)
 {
     *x = dn_f32_input(b->k, 0);
+    if (!b->held) /* a fused unit's claim, on shapes only */
+        return dn_refuse(b, "no tensor to view");
     if (!*x || (*x)->rank < 1 || (*x)->count == 0)
         return dn_refuse(b, "not a non-empty float32 tensor");
     if (!(*x)->layout && (*x)->count < DN_OPS_SMALL)

@@ -26,7 +26,6 @@
  * Small plain tensors stay on the reference kernel (see DN_OPS_SMALL).
  */
 #include "exec/dnnl/dn_opkit.h"
-#include "ir/calls.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
 . "$GL_SRCDIR/tests/tap.sh"
 GL="$GL_BUILDDIR/graphlab"
 NODE="${GL_SHARED:-$GL_SRCDIR/../shared}/conformance/node"
-OPS='batchnorm|instancenorm|layer_normalization|lrn|softmax|logsoftmax|concat|sum|mean|max|min|reduce|prelu|resize|upsample|convtranspose|transpose'
+OPS='batchnorm|instancenorm|layer_normalization|lrn|softmax|logsoftmax|concat|sum|mean|max|min|reduce|prelu|resize|upsample|convtranspose|transpose|reshape|flatten|squeeze|unsqueeze|slice|split|shape'
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gldnnlconf.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 

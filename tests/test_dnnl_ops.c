@@ -13,7 +13,8 @@
  *           a reorder per input), the note saying why;
  *   REF     on the reference kernel, the plan's note naming the reason (`why`);
  *   DN512   DN where oneDNN runs avx512_core kernels, else REF for want of one (LRN on
- *           nhwc has no AVX2 kernel: try ONEDNN_MAX_CPU_ISA=AVX2).
+ *           nhwc has no AVX2 kernel: try ONEDNN_MAX_CPU_ISA=AVX2);
+ *   VIEW    on dnnl as a view of its input's bytes: no primitive, no copy.
  * `then` puts a unary op after the node (its output is the graph's): what reads the output
  * may decide the node's layout. A second run must build nothing and reorder no constant
  * (the weight cache).
@@ -32,7 +33,7 @@
 #define RTOL 1e-4
 #define ATOL 1e-5
 
-typedef enum { DN, DN_REF, REF, DN512 } where_run;
+typedef enum { DN, DN_REF, REF, DN512, VIEW } where_run;
 
 /* An input of the node: 0 ends the list.
  *   'x' graph input, random      'X' graph input, random, through a 1x1 Conv first
@@ -173,10 +174,8 @@ static void free_built(built *b)
     gl_model_free(b->m);
 }
 
-static void check_entry(const op_case *c, const gl_exec *e, const char *what)
+static void check_node(const op_case *c, const gl_plan_entry *en, const char *what)
 {
-    const gl_plan_entry *en = tu_plan_entry(e, "op", -1);
-    cr_assert_not_null(en, "%s: no plan entry", what);
     const char *impl = en->info.impl, *note = en->info.note;
     bool on_dnnl = strcmp(en->backend, "dnnl") == 0 && !en->fell_back;
     bool ours = strcmp(impl, "ref") == 0, theirs = !ours && strstr(impl, "ref") != NULL;
@@ -195,6 +194,10 @@ static void check_entry(const op_case *c, const gl_exec *e, const char *what)
         break;
     case DN_REF:
         cr_expect(on_dnnl && theirs, "%s: expected oneDNN's reference code, got %s %s (%s)",
+                  what, en->backend, impl, note);
+        break;
+    case VIEW:
+        cr_expect(on_dnnl && strcmp(impl, "view") == 0, "%s: expected a view, got %s %s (%s)",
                   what, en->backend, impl, note);
         break;
     case REF:
@@ -218,6 +221,13 @@ static void check_entry(const op_case *c, const gl_exec *e, const char *what)
                   "%s: layouts %s -> %s: the output leaves the input's layout", what,
                   en->info.in_layouts, en->info.out_layouts);
     }
+}
+
+static void check_entry(const op_case *c, const gl_exec *e, const char *what)
+{
+    const gl_plan_entry *en = tu_plan_entry(e, "op", -1);
+    cr_assert_not_null(en, "%s: no plan entry", what);
+    check_node(c, en, what);
 }
 
 static void run_case(const op_case *c, uint32_t *seed)
@@ -414,10 +424,14 @@ static const op_case nary_cases[] = {
     {"axis 2 of conv outputs", "Concat", 13, "n", {AI("axis", 2)},
      {IN('X', 4, D(1, 16, 3, 5)), IN('X', 4, D(1, 16, 4, 5))}, .expect = DN, .keeps = true,
      .then = "Relu"},
-    /* ShuffleNet: the Concat feeds a Reshape (no oneDNN row): plain, the reference kernel */
-    {"mixed inputs feeding a Flatten", "Concat", 13, "nb", {AI("axis", 1)},
+    /* the Concat feeds an op with no oneDNN row: plain, the reference kernel */
+    {"mixed inputs feeding a Floor", "Concat", 13, "nb", {AI("axis", 1)},
      {IN('X', 4, D(1, 24, 7, 7)), IN('x', 4, D(1, 24, 7, 7))}, .expect = REF,
-     .why = "plain concat", .then = "Flatten"},
+     .why = "plain concat", .then = "Floor"},
+    /* ... or a Flatten (a oneDNN row: one reorder to plain), it stays in the layout */
+    {"mixed inputs feeding a Flatten", "Concat", 13, "n", {AI("axis", 1)},
+     {IN('X', 4, D(1, 24, 7, 7)), IN('x', 4, D(1, 24, 7, 7))}, .expect = DN, .keeps = true,
+     .then = "Flatten"},
     {"plain policy", "Concat", 13, "p", {AI("axis", 1)},
      {IN('X', 4, D(1, 64, 5, 5)), IN('X', 4, D(1, 64, 5, 5))}, .expect = REF,
      .why = "plain concat", .then = "Relu"},
@@ -548,6 +562,225 @@ static const op_case deconv_cases[] = {
 Test(dnnl_ops, convtranspose_and_transpose)
 {
     run_cases(deconv_cases, GL_ARRAY_LEN(deconv_cases), 15);
+}
+
+/* ---- views: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Shape ------------------ */
+
+/* Under nhwc a view is kept when its readers take it (Floor: the executor converts once;
+ * Relu: one reorder to dense nhwc), made dense once otherwise; under blocked only dims
+ * of 1 come and go; what cannot be a view is one reorder (jit:uni). Plain inputs of
+ * Reshape and the like are the reference kernel's (it shares the buffer). */
+static const op_case view_cases[] = {
+    {"split C of nhwc (the shuffle's first)", "Reshape", 13, "n", {{0}},
+     {IN('X', 4, D(2, 38, 5, 7)), VALS('i', 1, D(5), 2, 2, 19, 5, 7)}, .expect = VIEW,
+     .out = "adebc:view", .then = "Floor"},
+    {"split C, read by a primitive", "Reshape", 13, "n", {{0}},
+     {IN('X', 4, D(2, 38, 5, 7)), VALS('i', 1, D(5), 2, 2, 19, 5, 7)}, .expect = VIEW,
+     .then = "Relu"},
+    {"split C of nChw16c: one reorder", "Reshape", 13, "b", {{0}},
+     {IN('X', 4, D(1, 38, 5, 7)), VALS('i', 1, D(5), 1, 2, 19, 5, 7)}, .expect = DN,
+     .then = "Floor"},
+    {"merge C with H (Flatten-like): one reorder", "Reshape", 13, "nb", {{0}},
+     {IN('X', 4, D(2, 16, 5, 7)), VALS('i', 1, D(2), 2, -1)}, .expect = DN, .out = "plain",
+     .then = "Floor"},
+    {"shape computed at run time", "Reshape", 13, "n", {{0}},
+     {IN('X', 4, D(1, 38, 5, 7)), VALS('I', 1, D(5), 0, 2, -1, 5, 7)}, .expect = VIEW,
+     .then = "Floor"},
+    {"plain input: the reference kernel shares", "Reshape", 13, "n", {{0}},
+     {IN('x', 4, D(1, 38, 5, 7)), VALS('i', 1, D(2), 1, -1)}, .expect = REF, .why = "plain"},
+    /* nhwc with H = W = 1 is plain row-major: an ordinary plain tensor */
+    {"global pool output [N,C,1,1] to [N,C]", "Flatten", 13, "n", {{0}},
+     {IN('X', 4, D(3, 40, 1, 1))}, .expect = REF, .why = "plain", .then = "Floor"},
+    {"[N,C,1,1] of nChw16c: padded channels, one reorder", "Flatten", 13, "b", {{0}},
+     {IN('X', 4, D(3, 40, 1, 1))}, .expect = DN, .then = "Floor"},
+    {"axis 2 of nhwc: one reorder", "Flatten", 13, "n", {AI("axis", 2)},
+     {IN('X', 4, D(2, 8, 3, 5))}, .expect = DN, .then = "Floor"},
+    {"drop W of 1 of nhwc", "Squeeze", 13, "n", {{0}},
+     {IN('X', 4, D(2, 24, 3, 1)), VALS('i', 1, D(1), 3)}, .expect = VIEW, .then = "Floor"},
+    {"drop H, W of 1 of nChw16c: one reorder", "Squeeze", 13, "b", {{0}},
+     {IN('X', 4, D(2, 24, 1, 1)), VALS('i', 1, D(2), 2, 3)}, .expect = DN, .then = "Floor"},
+    {"a dim of 1 in front", "Unsqueeze", 13, "n", {{0}},
+     {IN('X', 4, D(1, 19, 4, 6)), VALS('i', 1, D(1), 0)}, .expect = VIEW, .then = "Floor"},
+    {"a dim of 1 in front of nChw16c: 5-D is not nCdhw16c, one reorder", "Unsqueeze", 13, "b",
+     {{0}}, {IN('X', 4, D(1, 19, 4, 6)), VALS('i', 1, D(1), 0)}, .expect = DN, .then = "Floor"},
+    {"opset 11 axes attribute", "Unsqueeze", 11, "n", {AINTS("axes", 1, 4)},
+     {IN('X', 4, D(1, 19, 4, 6))}, .expect = VIEW, .then = "Relu"},
+
+    {"channel half of nhwc", "Slice", 13, "n", {{0}},
+     {IN('X', 4, D(2, 38, 5, 7)), VALS('i', 1, D(1), 19), VALS('i', 1, D(1), 38),
+      VALS('i', 1, D(1), 1)},
+     .expect = VIEW, .out = "nhwc:view", .then = "Relu"},
+    {"channels, steps 3, read by the executor", "Slice", 13, "n", {{0}},
+     {IN('X', 4, D(1, 38, 5, 7)), VALS('i', 1, D(1), 1), VALS('i', 1, D(1), 30),
+      VALS('i', 1, D(1), 1), VALS('i', 1, D(1), 3)},
+     .expect = VIEW, .then = "Floor"},
+    {"H and W windows, starts at run time", "Slice", 13, "n", {{0}},
+     {IN('X', 4, D(2, 16, 9, 8)), VALS('I', 1, D(2), 1, -6), VALS('i', 1, D(2), 7, 100),
+      VALS('i', 1, D(2), 2, 3)},
+     .expect = VIEW, .then = "Relu"},
+    {"channels of nChw16c on the block", "Slice", 13, "b", {{0}},
+     {IN('X', 4, D(1, 48, 5, 7)), VALS('i', 1, D(1), 16), VALS('i', 1, D(1), 48),
+      VALS('i', 1, D(1), 1)},
+     .expect = DN, .then = "Relu"},
+    {"channels of nChw16c off the block", "Slice", 13, "b", {{0}},
+     {IN('X', 4, D(1, 38, 5, 7)), VALS('i', 1, D(1), 3), VALS('i', 1, D(1), 20),
+      VALS('i', 1, D(1), 1)},
+     .expect = REF, .why = "no view", .then = "Relu"},
+    {"negative step", "Slice", 13, "n", {{0}},
+     {IN('X', 4, D(1, 8, 5, 7)), VALS('i', 1, D(1), -1), VALS('i', 1, D(1), -100),
+      VALS('i', 1, D(1), 3), VALS('i', 1, D(1), -1)},
+     .expect = REF, .why = "negative step"},
+    {"opset 1 attributes", "Slice", 1, "n", {AINTS("starts", 1, 2), AINTS("ends", 1, 9),
+                                              AINTS("axes", 1, 1)},
+     {IN('X', 4, D(1, 12, 5, 7))}, .expect = VIEW, .then = "Relu"},
+
+    {"channels of nhwc, 19 + 19", "Split", 13, "n", {AI("axis", 1)},
+     {IN('X', 4, D(2, 38, 5, 7)), VALS('i', 1, D(2), 19, 19)}, .expect = VIEW, .n_out = 2},
+    {"H of nhwc in three, opset 11", "Split", 11, "n", {AI("axis", 2)},
+     {IN('X', 4, D(1, 16, 9, 7))}, .expect = VIEW, .n_out = 3},
+    {"channels of nChw16c on the block", "Split", 13, "b", {AI("axis", 1)},
+     {IN('X', 4, D(1, 48, 5, 7)), VALS('i', 1, D(2), 32, 16)}, .expect = VIEW, .n_out = 2},
+    {"channels of nChw16c off the block", "Split", 13, "b", {AI("axis", 1)},
+     {IN('X', 4, D(1, 38, 5, 7)), VALS('i', 1, D(2), 19, 19)}, .expect = REF, .why = "no view",
+     .n_out = 2},
+    {"nhwc to NHWC order: plain, a view", "Transpose", 13, "n", {AINTS("perm", 4, 0, 2, 3, 1)},
+     {IN('X', 4, D(1, 19, 15, 17))}, .expect = VIEW, .out = "plain", .then = "Floor"},
+    {"swap H and W of nhwc, read by a primitive", "Transpose", 13, "nb",
+     {AINTS("perm", 4, 0, 1, 3, 2)}, {IN('X', 4, D(1, 19, 15, 17))}, .expect = DN, .then = "Relu"},
+    {"Shape of nhwc: the header, not a copy", "Shape", 15, "nb", {{0}},
+     {IN('X', 4, D(1, 19, 5, 7))}, .expect = REF, .why = "dims only"},
+};
+
+Test(dnnl_ops, views)
+{
+    run_cases(view_cases, GL_ARRAY_LEN(view_cases), 23);
+}
+
+/* ShuffleNet's block tail: two conv outputs joined, the channel shuffle (Reshape,
+ * Transpose, Reshape), the halves sliced off for a Relu and a Conv; beside it a Transpose
+ * that two primitives read. Each node is expected where the rule puts it (nhwc: views
+ * but for one strided reorder; a view two primitives read is made dense once), and no
+ * node converts an input to plain. */
+typedef struct chain_expect {
+    const char *node;
+    where_run where;
+    const char *out; /* output layout (NULL: not checked) */
+} chain_expect;
+
+static gl_node *node_with(gl_graph *g, const char *op, const char *name, const tu_attr *attrs,
+                          size_t n, gl_value *a, gl_value *b)
+{
+    gl_node *nd = n == 1 ? tu_node(g, op, name, 1, a) : tu_node(g, op, name, 2, a, b);
+    if (attrs)
+        tu_apply_attrs(nd, attrs);
+    return nd;
+}
+
+static gl_model *shuffle_model(int64_t n, int64_t half, int64_t h, int64_t w, uint32_t *seed)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *joined[2];
+    for (int i = 0; i < 2; i++) {
+        char name[16], wname[16];
+        snprintf(name, sizeof(name), "x%d", i);
+        snprintf(wname, sizeof(wname), "w%d", i);
+        gl_value *x = tu_input(g, name, GL_DT_FLOAT, 4, (int64_t[]){n, half, h, w});
+        in_spec ws = {.kind = 'c', .rank = 4, .dims = {half, half, 1, 1}};
+        snprintf(name, sizeof(name), "conv%d", i);
+        joined[i] = tu_node(g, "Conv", name, 2, x, const_value(g, wname, &ws, seed))->outputs[0];
+    }
+    gl_node *cat = tu_node(g, "Concat", "concat", 2, joined[0], joined[1]);
+    tu_apply_attrs(cat, (tu_attr[]){AI("axis", 1), {0}});
+    gl_value *s5 = tu_const_i64(g, "s5", 1, (int64_t[]){5}, (int64_t[]){n, 2, half, h, w});
+    gl_value *s4 = tu_const_i64(g, "s4", 1, (int64_t[]){4}, (int64_t[]){n, 2 * half, h, w});
+    gl_node *r1 = node_with(g, "Reshape", "reshape1", NULL, 2, cat->outputs[0], s5);
+    gl_node *t = node_with(g, "Transpose", "transpose",
+                           (tu_attr[]){AINTS("perm", 5, 0, 2, 1, 3, 4), {0}}, 1, r1->outputs[0],
+                           NULL);
+    gl_node *r2 = node_with(g, "Reshape", "reshape2", NULL, 2, t->outputs[0], s4);
+    gl_value *ax = tu_const_i64(g, "ax", 1, (int64_t[]){1}, (int64_t[]){1});
+    gl_value *bounds[3];
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "b%d", i);
+        bounds[i] = tu_const_i64(g, name, 1, (int64_t[]){1}, (int64_t[]){i * half});
+    }
+    gl_value *sl[2];
+    for (int i = 0; i < 2; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "slice%d", i);
+        gl_value *ins[4] = {r2->outputs[0], bounds[i], bounds[i + 1], ax};
+        sl[i] = gl_add_node(g, "Slice", "", name, ins, 4, 1)->outputs[0];
+    }
+    in_spec ws = {.kind = 'c', .rank = 4, .dims = {half, half, 1, 1}};
+    tu_output(g, tu_node(g, "Relu", "relu", 1, sl[0])->outputs[0]);
+    tu_output(g, tu_node(g, "Conv", "conv2", 2, sl[1], const_value(g, "w2", &ws, seed))
+                     ->outputs[0]);
+    gl_node *hw = node_with(g, "Transpose", "swap_hw",
+                            (tu_attr[]){AINTS("perm", 4, 0, 1, 3, 2), {0}}, 1, cat->outputs[0],
+                            NULL);
+    tu_output(g, tu_node(g, "Relu", "relu_hw", 1, hw->outputs[0])->outputs[0]);
+    tu_output(g, tu_node(g, "Sigmoid", "sigmoid_hw", 1, hw->outputs[0])->outputs[0]);
+    return m;
+}
+
+Test(dnnl_ops, channel_shuffle_views)
+{
+    static const struct {
+        char layout;
+        chain_expect nodes[8];
+    } rows[] = {
+        {'n',
+         {{"concat", DN, "nhwc"},
+          {"reshape1", VIEW, "daebc:view"},
+          {"transpose", VIEW, "daecb:view"},
+          {"reshape2", DN, "nhwc"},
+          {"slice0", VIEW, "nhwc:view"},
+          {"slice1", VIEW, "nhwc:view"},
+          {"swap_hw", DN, "nhwc"}}},
+        {'b', {{"reshape1", DN, "plain"}, {"transpose", VIEW, NULL}, {"slice1", VIEW, NULL}}},
+        {'p', {{"reshape1", REF, NULL}, {"transpose", VIEW, NULL}, {"reshape2", DN, "plain"}}},
+    };
+    uint32_t seed = 31;
+    for (size_t r = 0; r < GL_ARRAY_LEN(rows); r++) {
+        char what[64];
+        snprintf(what, sizeof(what), "channel shuffle (%s)", tu_layout_name(rows[r].layout));
+        gl_model *m = shuffle_model(1, 29, 9, 11, &seed);
+        gl_tensor *in[2] = {tu_random_f32(4, (int64_t[]){1, 29, 9, 11}, &seed),
+                            tu_random_f32(4, (int64_t[]){1, 29, 9, 11}, &seed)};
+        gl_tensor *want[4] = {0}, *got[4] = {0};
+        gl_exec *ref = tu_exec_run(m, "ref", NULL, in, 2, want, 4, what);
+        gl_exec *dn = tu_exec_run(m, "dnnl", tu_layout_name(rows[r].layout), in, 2, got, 4, what);
+        for (size_t i = 0; i < 4; i++) {
+            gl_compare c;
+            gl_compare_tensors(got[i], want[i], RTOL, ATOL, &c);
+            char line[256];
+            gl_compare_format(&c, line, sizeof(line));
+            cr_expect(c.ok, "%s: output %zu, dnnl vs ref: %s", what, i, line);
+        }
+        for (size_t i = 0; i < GL_ARRAY_LEN(rows[r].nodes) && rows[r].nodes[i].node; i++) {
+            const chain_expect *x = &rows[r].nodes[i];
+            op_case c = {.name = x->node, .op = "", .expect = x->where, .out = x->out};
+            const gl_plan_entry *en = tu_plan_entry(dn, x->node, -1);
+            cr_assert_not_null(en, "%s: no entry %s", what, x->node);
+            char node_what[96];
+            snprintf(node_what, sizeof(node_what), "%s: %s", what, x->node);
+            check_node(&c, en, node_what);
+        }
+        for (size_t i = 0; rows[r].layout == 'n' && i < gl_exec_plan_count(dn); i++)
+            cr_expect(gl_exec_plan_at(dn, i)->conversions == 0, "%s: %s converts an input",
+                      what, gl_exec_plan_at(dn, i)->node->name);
+        for (size_t i = 0; i < 4; i++) {
+            gl_tensor_free(got[i]);
+            gl_tensor_free(want[i]);
+        }
+        gl_tensor_free(in[0]);
+        gl_tensor_free(in[1]);
+        gl_exec_free(ref);
+        gl_exec_free(dn);
+        gl_model_free(m);
+    }
 }
 
 /* ---- graphlab's channels-last ops (the layout pass's) ------------------------------------- */

@@ -1692,14 +1692,12 @@ static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, in
     *first = *count ? start : 0;
 }
 
-static gl_status slice_kernel(gl_kernel_ctx *k)
+bool gl_slice_select(gl_kernel_ctx *k, const gl_tensor *x, int64_t *first, int64_t *count,
+                     int64_t *step)
 {
-    const gl_tensor *x = gl_need_input(k, 0, "data");
-    if (!x)
-        return GL_ERR_INPUT;
     slice_args a;
     int ax[GL_MAX_RANK];
-    gl_status st = GL_ERR_INPUT;
+    bool ok = false;
     if (!slice_args_kernel(k, &a))
         goto done;
     if (a.n > (size_t)x->rank) {
@@ -1708,28 +1706,42 @@ static gl_status slice_kernel(gl_kernel_ctx *k)
     }
     if (!slice_axes(&a, x->rank, k->where, ax))
         goto done;
+    for (int d = 0; d < x->rank; d++) {
+        first[d] = 0;
+        count[d] = x->dims[d];
+        step[d] = 1;
+    }
+    for (size_t i = 0; i < a.n; i++) {
+        int d = ax[i];
+        step[d] = a.steps ? a.steps[i] : 1;
+        slice_axis(x->dims[d], a.starts[i], a.ends[i], step[d], &first[d], &count[d]);
+    }
+    ok = true;
+done:
+    slice_args_free(&a);
+    return ok;
+}
+
+static gl_status slice_kernel(gl_kernel_ctx *k)
+{
+    const gl_tensor *x = gl_need_input(k, 0, "data");
+    int64_t first[GL_MAX_RANK], count[GL_MAX_RANK], step[GL_MAX_RANK];
+    if (!x || !gl_slice_select(k, x, first, count, step))
+        return GL_ERR_INPUT;
     view v;
     view_of(&v, x);
     int64_t in_strides[GL_MAX_RANK];
     memcpy(in_strides, v.strides, sizeof(int64_t) * (size_t)x->rank);
-    for (size_t i = 0; i < a.n; i++) {
-        int d = ax[i];
-        int64_t step = a.steps ? a.steps[i] : 1, first, count;
-        slice_axis(x->dims[d], a.starts[i], a.ends[i], step, &first, &count);
-        v.dims[d] = count;
-        v.offset += first * in_strides[d];
-        v.strides[d] = count > 1 ? in_strides[d] * step : 0;
+    for (int d = 0; d < x->rank; d++) {
+        v.dims[d] = count[d];
+        v.offset += first[d] * in_strides[d];
+        v.strides[d] = count[d] > 1 ? in_strides[d] * step[d] : 0;
     }
     gl_tensor *y = gl_out_new(k, 0, x->dtype, x->rank, v.dims);
-    if (!y) {
-        st = GL_ERR_NOMEM;
-        goto done;
-    }
+    if (!y)
+        return GL_ERR_NOMEM;
     view_copy(y, 0, x, &v);
-    st = GL_OK;
-done:
-    slice_args_free(&a);
-    return st;
+    return GL_OK;
 }
 
 /* An end that means "to the end" in exporters' spelling (INT32_MAX, INT64_MAX...). */

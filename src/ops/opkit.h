@@ -62,6 +62,11 @@ typedef struct gl_axis_view {
 } gl_axis_view;
 
 gl_axis_view gl_axis_view_of(const int64_t *dims, int rank, int axis);
+/* What Slice (at k's opset: attributes, or inputs starts/ends/axes/steps) takes of x: per
+ * dim the first index, the count and the step (0, dims[d], 1 for dims it does not
+ * slice). False with a message naming k->where for bad arguments. */
+bool gl_slice_select(gl_kernel_ctx *k, const gl_tensor *x, int64_t *first, int64_t *count,
+                     int64_t *step);
 
 /* ---- kernels: inputs and outputs -------------------------------------------------- */
 

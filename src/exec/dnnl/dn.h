@@ -20,6 +20,16 @@
  * interned dn_layout (gl_tensor.layout) with its memory descriptor; the executor hands
  * it back only to this backend, and converts it (dn_to_plain) for anyone else.
  *
+ * Views. A data-movement node (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice)
+ * whose output is its input's bytes under another descriptor — oneDNN's descriptors
+ * carry strides and an offset — is a view: no primitive, no copy, `view` in the plan
+ * (dn_view.c states the rule: when a view, when one reorder instead). A descriptor no
+ * primitive should read as it is (strided, offset, an unusual order) is marked a view
+ * layout: builds see its dense form (dn_build.md; dn_build.held has it as it is) and the
+ * node reorders it once; ops that read views as they are (the movement ops, Concat) use
+ * held. Small integer inputs are keyed by value, so a build may read a shape or slice
+ * bounds that nodes compute each run.
+ *
  * When oneDNN cannot run a node as asked — a configuration it does not implement, a
  * dtype other than float32, a shape a primitive does not take, an implementation that
  * would be oneDNN's slow reference (ref:any) where ours is as good, a tensor too small
@@ -46,6 +56,9 @@ typedef struct dn_layout {
     gl_tensor_layout base;   /* first: gl_tensor.layout points here */
     dnnl_memory_desc_t md;   /* dims are the tensor's (ONNX) dims */
     char name[24];           /* "nChw16c", "nhwc" */
+    /* A view's description (dn_view.c): strided, offset or in an order no primitive is
+     * asked to read; builds see its dense form and the input is reordered to it. */
+    bool view;
     /* The reorder of this layout to plain row-major, made on first need. */
     dnnl_primitive_t to_plain;
     dnnl_memory_t from, to;
@@ -104,10 +117,13 @@ typedef struct dn_in {
     void *buf;                /* converted bytes (owned) */
 } dn_in;
 
-/* A primitive argument that is a node output: written into buffers the node lends. */
+/* A primitive argument that is a node output: written into buffers the node lends. Or a
+ * view (dn_bind_view): input `from`'s bytes under another description, no primitive. */
 typedef struct dn_out {
     int arg;
     size_t output;            /* node output index */
+    bool view;
+    size_t from;              /* a view: the node input it shares */
     dnnl_memory_desc_t md;    /* as the primitive writes it */
     int rank;                 /* the ONNX dims of the output tensor */
     int64_t dims[DNNL_MAX_NDIMS];
@@ -125,6 +141,10 @@ typedef struct dn_own {
     size_t bytes;
 } dn_own;
 
+/* Integer inputs of up to this many elements are part of the key by value: a build may
+ * read them (Reshape's shape, Slice's starts) even when a node computes them each run. */
+#define DN_KEY_VALS 8
+
 /* One input's shape and layout as a build saw it (the shape guard compares them). */
 typedef struct dn_key {
     bool present;
@@ -132,6 +152,8 @@ typedef struct dn_key {
     int rank;
     int64_t dims[DNNL_MAX_NDIMS];
     const gl_tensor_layout *layout;
+    int n_vals;               /* -1: not kept by value */
+    int64_t vals[DN_KEY_VALS];
 } dn_key;
 
 typedef struct dn_op dn_op;
@@ -150,6 +172,8 @@ typedef struct dn_node {
     size_t n_own;
     /* Run on the reference kernel instead (with the reason in note). */
     const gl_op_def *fallback;
+    bool dims_only;           /* ... which reads only its inputs' dims (Shape): given their
+                               * headers, not plain copies */
     char impl[96];
     char note[160];
     unsigned builds, const_reorders;
@@ -178,7 +202,9 @@ struct dn_build {
     dn_ctx *c;
     const gl_kernel_ctx *k;
     dn_node *s;
-    const dnnl_memory_desc_t *md; /* k->n_inputs entries (zeroed for omitted inputs) */
+    const dnnl_memory_desc_t *md; /* k->n_inputs entries (zeroed for omitted inputs); a
+                                   * view is given as its dense form (dn_view_dense) */
+    const dnnl_memory_desc_t *held; /* as the tensors hold them (views as they are) */
     dn_tail *tail;                /* the node heads a fused unit: its post-ops (else NULL) */
 };
 
@@ -219,6 +245,10 @@ void dn_bind_output(dn_build *b, int arg, size_t output, const dnnl_memory_desc_
                     int rank, const int64_t *dims);
 /* A buffer of md's size the op fills; returns it (zeroed). */
 void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md);
+/* Output `output` is node input `input`'s bytes described by `md` (ONNX dims rank,
+ * dims): a view. A build that binds views binds nothing else and makes no primitive. */
+void dn_bind_view(dn_build *b, size_t output, size_t input, const dnnl_memory_desc_t *md,
+                  int rank, const int64_t *dims);
 
 /* A post-op: an eltwise step (alg, alpha, beta); with alg 0, a sum of what the
  * destination held, times `scale`; with src1, a binary step (alg) with that operand. */
@@ -247,6 +277,18 @@ const gl_tensor *dn_f32_input(const gl_kernel_ctx *k, size_t i);
 /* Claim helpers: input i may be float32 of a rank in [lo, hi] (unknown: yes). */
 bool dn_input_fits(const gl_node *n, size_t i, int lo, int hi);
 bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len);
+
+/* ---- views (dn_view.c) ------------------------------------------------------------------ */
+
+/* The interned layout of a view's description, marked a view when no primitive should be
+ * asked to read it as it is (dn_view_dense gives what they read). NULL when plain. */
+const gl_tensor_layout *dn_view_layout(dn_ctx *c, const dnnl_memory_desc_t *md);
+/* What a primitive reads of a view: the same dims, dense, in the plan's activation
+ * layout for that rank, else plain. */
+dnnl_status_t dn_view_dense(const dn_ctx *c, const dnnl_memory_desc_t *md,
+                            dnnl_memory_desc_t *dense);
+/* Does this op read a view as it is (a view op, Concat)? */
+bool dn_view_reader(const gl_node *n);
 
 /* ---- the machinery (dn_node.c) -------------------------------------------------------- */
 

@@ -4,9 +4,11 @@
  *
  *   Concat  the inputs in the plan's activation layout when most of them (by elements)
  *       arrive in it and a consumer of the output is an op this backend runs (so a Conv
- *       after it reads it as it is; inputs in other layouts are converted). Otherwise —
- *       ShuffleNet's Concats feed a Reshape — the output would be plain, and a plain
- *       concat stays on the reference kernel: oneDNN 2.6's simple concat took 0.38 ms
+ *       after it reads it as it is, ShuffleNet's channel shuffle views it; inputs in
+ *       other layouts are converted, views — a channel Slice of a wider tensor — read
+ *       where they are, simple concat copies their runs of channels as it does a dense
+ *       input's). Otherwise the output would be plain, and a plain concat stays on the
+ *       reference kernel: oneDNN 2.6's simple concat took 0.38 ms
  *       for two plain [1,116,28,28] where the reference kernel's copies take 0.016 (one
  *       thread; equal at [8,64,56,56]). oneDNN 2.6's simple concat copies, for every
  *       index of the dims outside the concatenated one, each input's contiguous run:
@@ -24,7 +26,6 @@
  * Small plain tensors stay on the reference kernel (see DN_OPS_SMALL).
  */
 #include "exec/dnnl/dn_opkit.h"
-#include "ir/calls.h"
 
 #include <string.h>
 
@@ -34,23 +35,6 @@
 static bool same_dims(const gl_tensor *t, int rank, const int64_t *dims)
 {
     return t->rank == rank && memcmp(t->dims, dims, (size_t)rank * sizeof(int64_t)) == 0;
-}
-
-/* Does some consumer of the node's first output have a row in this backend (so it may
- * read the output in our layout, where a reference kernel needs it converted)? A call
- * of a fused group counts by the op that heads its body (dn_fused.c runs it). */
-static bool read_by_backend(const gl_kernel_ctx *k)
-{
-    const gl_value *v = k->node->n_outputs ? k->node->outputs[0] : NULL;
-    for (size_t i = 0; v && i < v->n_uses; i++) {
-        const gl_node *c = v->uses[i].node;
-        const gl_function *f = c ? gl_called_function(k->model, c) : NULL;
-        if (f && f->body && f->body->n_nodes)
-            c = f->body->nodes[0];
-        if (c && dn_op_find(c->domain, c->op_type, k->opset))
-            return true;
-    }
-    return false;
 }
 
 /* ---- Concat ---------------------------------------------------------------------------- */
@@ -85,15 +69,20 @@ static gl_status concat_build(dn_build *b, dnnl_primitive_desc_t *pd)
         out[axis] += t->dims[axis];
         *(t->layout ? &in_layout : &in_plain) += t->count;
     }
-    dnnl_format_tag_t tag = in_layout > 0 && in_layout >= in_plain && read_by_backend(k)
+    dnnl_format_tag_t tag = in_layout > 0 && in_layout >= in_plain && dn_read_by_backend(k)
                                 ? dn_act_tag(b->c, rank)
                                 : dnnl_format_tag_undef;
     if (tag == dnnl_format_tag_undef)
         return dn_refuse(b, "a plain concat: the reference kernel copies faster");
     dnnl_memory_desc_t src[NARY_MAX], dst;
     dnnl_status_t r = dn_md_tag(&dst, rank, out, tag);
-    for (size_t i = 0; i < n && r == dnnl_success; i++)
-        r = dn_md_tag(&src[i], rank, k->in[i]->dims, tag);
+    for (size_t i = 0; i < n && r == dnnl_success; i++) {
+        const dn_layout *l = (const dn_layout *)k->in[i]->layout;
+        if (l && l->view) /* a slice of a wider tensor: read where it is */
+            src[i] = b->held[i];
+        else
+            r = dn_md_tag(&src[i], rank, k->in[i]->dims, tag);
+    }
     if (r == dnnl_success)
         r = dnnl_concat_primitive_desc_create(pd, &dst, (int)n, axis, src, NULL, b->c->engine);
     if (r != dnnl_success)

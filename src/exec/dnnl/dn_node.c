@@ -137,7 +137,7 @@ static dn_in *add_in(dn_build *b, int arg, size_t input)
     memset(in, 0, sizeof(*in));
     in->arg = arg;
     in->input = input;
-    in->given = b->md[input];
+    in->given = b->held ? b->held[input] : b->md[input];
     in->constant = dn_input_constant(b->k, input);
     return in;
 }
@@ -145,7 +145,7 @@ static dn_in *add_in(dn_build *b, int arg, size_t input)
 void dn_bind_input(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *want)
 {
     dn_in *in = add_in(b, arg, input);
-    in->want = want ? *want : in->given;
+    in->want = want ? *want : b->md[input];
     in->view = in->want;
     in->convert = !dnnl_memory_desc_equal(&in->want, &in->given);
 }
@@ -187,6 +187,16 @@ void dn_bind_output(dn_build *b, int arg, size_t output, const dnnl_memory_desc_
     o->layout = dn_layout_of(b->c, md);
 }
 
+void dn_bind_view(dn_build *b, size_t output, size_t input, const dnnl_memory_desc_t *md,
+                  int rank, const int64_t *dims)
+{
+    dn_bind_output(b, 0, output, md, rank, dims);
+    dn_out *o = &b->s->out[b->s->n_out - 1];
+    o->view = true;
+    o->from = input;
+    o->layout = dn_view_layout(b->c, md);
+}
+
 void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md)
 {
     dn_node *s = b->s;
@@ -213,6 +223,9 @@ static bool key_matches(const dn_node *s, const gl_kernel_ctx *k)
         if (t && (t->dtype != key->dtype || t->rank != key->rank || t->layout != key->layout ||
                   memcmp(t->dims, key->dims, (size_t)t->rank * sizeof(int64_t)) != 0))
             return false;
+        for (int j = 0; t && j < key->n_vals; j++)
+            if (gl_elem_i64(t, j) != key->vals[j])
+                return false;
     }
     return true;
 }
@@ -232,6 +245,12 @@ static bool key_set(dn_node *s, const gl_kernel_ctx *k)
         key->dtype = t->dtype;
         key->rank = t->rank;
         key->layout = t->layout;
+        key->n_vals = -1;
+        if (gl_dtype_is_int(t->dtype) && t->count <= DN_KEY_VALS && !t->layout) {
+            key->n_vals = (int)t->count;
+            for (int j = 0; j < key->n_vals; j++)
+                key->vals[j] = gl_elem_i64(t, j);
+        }
         if (t->rank > DNNL_MAX_NDIMS) {
             fits = false;
             key->rank = DNNL_MAX_NDIMS + 1;
@@ -357,18 +376,29 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
 {
     dn_node_clear(s);
     bool fits = key_set(s, k);
-    dnnl_memory_desc_t *md = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*md));
-    dn_build b = {.c = c, .k = k, .s = s, .md = md};
+    size_t n_md = k->n_inputs ? k->n_inputs : 1;
+    dnnl_memory_desc_t *md = gl_xcalloc(n_md, sizeof(*md)), *held = gl_xcalloc(n_md, sizeof(*md));
+    dn_build b = {.c = c, .k = k, .s = s, .md = md, .held = held};
     gl_status st = GL_OK;
-    for (size_t i = 0; i < k->n_inputs && fits; i++)
-        if (k->in[i] && k->in[i]->dtype == GL_DT_FLOAT && dn_md_of(k->in[i], &md[i]) != dnnl_success)
-            fits = false;
+    for (size_t i = 0; i < k->n_inputs && fits; i++) {
+        const gl_tensor *t = k->in[i];
+        if (!t || t->dtype != GL_DT_FLOAT)
+            continue;
+        fits = dn_md_of(t, &held[i]) == dnnl_success;
+        md[i] = held[i];
+        /* primitives read a view in its dense form: one reorder, in feed_inputs */
+        if (fits && t->layout && ((const dn_layout *)t->layout)->view)
+            fits = dn_view_dense(c, &held[i], &md[i]) == dnnl_success;
+    }
     dnnl_primitive_desc_t pd = NULL;
     if (!fits)
         st = dn_refuse(&b, "more than %d dims", DNNL_MAX_NDIMS);
     else
         st = s->op->build(&b, &pd);
-    if (st == GL_OK && !s->fallback) {
+    bool views = s->n_out > 0 && s->out[0].view;
+    if (st == GL_OK && !s->fallback && views) {
+        snprintf(s->impl, sizeof(s->impl), "view");
+    } else if (st == GL_OK && !s->fallback) {
         if (!pd)
             st = gl_fail(GL_ERR_INTERNAL, "%s: the oneDNN build made no primitive", k->where);
         else
@@ -376,6 +406,7 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
     }
     dnnl_primitive_desc_destroy(pd);
     free(md);
+    free(held);
     if (st != GL_OK) {
         dn_node_clear(s);
         return st;
@@ -409,9 +440,17 @@ static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     gl_tensor **owned = n <= REF_SMALL_ARGS ? owned_small : gl_xcalloc(n, sizeof(*owned));
     gl_status st = GL_OK;
     uint64_t t0 = now_ns();
+    gl_tensor headers_small[REF_SMALL_ARGS];
+    gl_tensor *headers = !s->dims_only ? NULL
+                         : n <= REF_SMALL_ARGS ? headers_small
+                                               : gl_xmalloc(n * sizeof(*headers));
     for (size_t i = 0; i < n; i++) {
         plain[i] = k->in[i];
-        if (st == GL_OK && k->in[i] && k->in[i]->layout) {
+        if (headers && k->in[i]) {
+            headers[i] = *k->in[i];
+            headers[i].layout = NULL; /* the bytes are not read */
+            plain[i] = &headers[i];
+        } else if (st == GL_OK && k->in[i] && k->in[i]->layout) {
             plain[i] = owned[i] = dn_to_plain(c, k->in[i], NULL);
             if (!owned[i])
                 st = GL_ERR_INTERNAL;
@@ -431,6 +470,8 @@ static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
         free(plain);
     if (owned != owned_small)
         free(owned);
+    if (headers != headers_small)
+        free(headers);
     return st;
 }
 
@@ -501,8 +542,28 @@ static gl_status feed_inputs(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     return GL_OK;
 }
 
+/* The outputs of a view node: its input's buffer under new dims and description. */
+static gl_status take_views(gl_kernel_ctx *k, dn_node *s)
+{
+    for (size_t i = 0; i < s->n_out; i++) {
+        dn_out *o = &s->out[i];
+        const gl_tensor *x = k->in[o->from];
+        int64_t count = 1;
+        for (int d = 0; d < o->rank; d++)
+            count *= o->dims[d];
+        gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, o->rank, o->dims, count,
+                                      x->buf ? gl_buffer_ref(x->buf) : NULL);
+        t->layout = o->layout;
+        gl_tensor_free(k->out[o->output]);
+        k->out[o->output] = t;
+    }
+    return GL_OK;
+}
+
 static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
+    if (!s->prim)
+        return take_views(k, s);
     gl_status st = take_outputs(k, s);
     if (st == GL_OK && s->op->prepare)
         st = s->op->prepare(k, s);

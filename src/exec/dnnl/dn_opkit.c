@@ -1,5 +1,6 @@
 /* dn_opkit.c — helpers the oneDNN op files share (see dn_opkit.h). */
 #include "exec/dnnl/dn_opkit.h"
+#include "ir/calls.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,20 @@ void dn_bind_output_nhwc(dn_build *b, int arg, size_t output, const dnnl_memory_
     dn_bind_output(b, arg, output, md, 4, nhwc);
     /* md is not row-major over its own (NCHW) dims, but its bytes are the plain tensor's */
     b->s->out[b->s->n_out - 1].layout = NULL;
+}
+
+bool dn_read_by_backend(const gl_kernel_ctx *k)
+{
+    const gl_value *v = k->node->n_outputs ? k->node->outputs[0] : NULL;
+    for (size_t i = 0; v && i < v->n_uses; i++) {
+        const gl_node *c = v->uses[i].node;
+        const gl_function *f = c ? gl_called_function(k->model, c) : NULL;
+        if (f && f->body && f->body->n_nodes)
+            c = f->body->nodes[0];
+        if (c && dn_op_find(c->domain, c->op_type, k->opset))
+            return true;
+    }
+    return false;
 }
 
 const dn_op *dn_table_row(const dn_op_table *table, const char *op)

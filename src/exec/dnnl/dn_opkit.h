@@ -74,6 +74,22 @@ dnnl_status_t dn_md_nhwc_of(dnnl_memory_desc_t *md, const int64_t *nhwc);
 void dn_bind_output_nhwc(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md,
                          const int64_t *nhwc);
 
+/* Does some consumer of the node's output 0 have a row in this backend (so it may read
+ * the output in our layout, where a reference kernel needs it converted)? A call of a
+ * fused group counts by the op that heads its body. */
+bool dn_read_by_backend(const gl_kernel_ctx *k);
+
+/* md (f32) described with other dims over the same bytes in the same row-major order
+ * (Reshape), by strides alone; on blocked layouts only dims of 1 may come and go.
+ * dnnl_unimplemented when that takes a copy. */
+dnnl_status_t dn_md_reshape(const dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                            dnnl_memory_desc_t *out);
+/* A movement op's output 0 (ONNX dims rank, dims) is `view`, a description of input 0's
+ * bytes (NULL when none exists: then the op keeps row-major order, a Reshape): bound as
+ * a view, or as one reorder into the layout its readers want (dn_view.c's rule). */
+gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
+                       const int64_t *dims, dnnl_primitive_desc_t *pd);
+
 /* The row of `op` in `table` (NULL when the table has none). */
 const dn_op *dn_table_row(const dn_op_table *table, const char *op);
 

@@ -1,5 +1,5 @@
 /* dn_fused.c — a fused group (a call of a model-local function, ir/calls.h) as ONE oneDNN
- * primitive with post-ops.
+ * primitive with post-ops, or as a unit of a few.
  *
  * The group is read from its body, never from its name: a head (Conv, ConvTranspose,
  * MatMul, Gemm), then a chain in which each member reads the previous member's output once
@@ -21,10 +21,15 @@
  * executor, which runs the body (the plan says why). A build refused at run time (shapes
  * the IR did not know) runs the body on the reference kernels, and the plan says so.
  *
- * Units of several primitives (MatMul+Gelu+MatMul, attention) are not taken: each member
- * already runs on oneDNN when the body is expanded, and sharing scratch memory between
- * them would save an allocation the executor already avoids (buffers are lent run after
- * run).
+ * A group that is no single kernel (FFN, attention, 1x1 + depthwise, skip + layer norm)
+ * runs as a unit of several primitives, one "segment" each, one after the other: a body
+ * node oneDNN runs (a head above, or any op of its tables) and, after a head, its chain
+ * of post-ops; a member that is no post-op of any kind (Softmax, a second MatMul or Conv)
+ * starts the next segment, which reads the earlier segments' outputs. Within the unit
+ * activations keep the plan's layout, weights are the call's constants (packed once) and
+ * the intermediate outputs live on buffers each segment lends again run after run; the
+ * members keep the post-op fusions they would have had as groups of their own. A segment
+ * of one op that falls to its reference kernel runs so, as it would in the expanded body.
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ir/calls.h"

@@ -18,7 +18,10 @@
  * The candidate is the longest prefix of the walk that passes them. It is refused whole
  * when it has more nodes than the rule's maximum ("max-ops") or more post-ops than
  * oneDNN takes ("target"): a longer chain is never cut to fit, and no shorter rule
- * takes that head either. Of the candidates at one head the longest wins, ties going
+ * takes that head either. A unit the backend runs as several primitives (FFN, attention,
+ * 1x1+depthwise, ...: the rows whose target is GL_FU_UNIT) is grouped by default; under
+ * --set fusion.units=0 it is refused ("units") and shorter rules may take its head.
+ * Of the candidates at one head the longest wins, ties going
  * to the earlier row. Each group is one decision listing its members; a head where rules
  * matched the pattern but every one was refused gets one refusal (of the rule that
  * walked furthest) naming the constraint and the value, shape or dtype that broke it.
@@ -42,7 +45,7 @@ typedef struct fu_ctx {
     gl_model *m;
     gl_pass_ctx *pass;
     bool exact;
-    bool units; /* fusion.units=1: group what the backend runs as its members too */
+    bool units; /* fusion.units (default 1): group units of several primitives too */
     int64_t opset;
     int counter; /* the next function number tried */
 } fu_ctx;
@@ -643,13 +646,9 @@ static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_can
             k->verdict = FU_REFUSE;
             k->too_long = true;
         } else if (r->target == GL_FU_UNIT && !c->units) {
-            /* A group the backend would expand again saves nothing and costs its members
-             * their constant weights (a call's inputs are not initializers inside the
-             * body): measured on mobilenet_v2, 1x1+depthwise groups made the fused run
-             * 2.2x slower than the unfused one. Shorter rules may still take the head. */
-            set_why(k, "target", "%s: the oneDNN backend has no single kernel for %s and "
-                    "would run the members one by one (--set fusion.units=1 groups them "
-                    "anyway)", members, r->kernel);
+            /* Shorter rules may still take the head. */
+            set_why(k, "units", "%s: a unit of several oneDNN primitives (%s), left apart "
+                    "under --set fusion.units=0", members, r->kernel);
             k->verdict = FU_REFUSE;
         } else {
             k->verdict = FU_MATCH;

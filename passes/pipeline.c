@@ -45,8 +45,9 @@ static const gl_pass pass_table[] = {
      "graphlab.fused function", gl_pass_fusion,
      (const gl_pass_option[]){{"exact-shapes", 0, "1: refuse every implicit broadcast, the "
                                "per-channel or [N] operand and the scalar too"},
-                              {"units", 0, "1: also group units the oneDNN backend runs as "
-                               "several primitives (FFN, attention, 1x1+depthwise, ...)"}},
+                              {"units", 1, "0: leave apart the units the oneDNN backend "
+                               "runs as several primitives (FFN, attention, 1x1+depthwise, "
+                               "...)"}},
      2},
 };
 

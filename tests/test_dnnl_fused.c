@@ -15,7 +15,10 @@
  *   FUSED    one entry on dnnl, its implementation a oneDNN kernel (no "ref") naming
  *            `what` (e.g. "eltwise_relu + sum"), the note listing the members;
  *   BODY     the claim refused: the executor runs the body (entry "body"), note `what`;
- *   MEMBERS  claimed, refused at the first run: "ref (members)", note `what`.
+ *   MEMBERS  claimed, refused at the first run: "ref (members)", note `what`;
+ *   UNIT     one entry on dnnl, a unit of several primitives run one after the other
+ *            (a member that is no post-op starts the next one), its implementations
+ *            ("A + post-ops | B") naming `what`.
  * A second run builds nothing and reorders no constant (the weight cache).
  */
 #define TU_CASE_SHORTHANDS
@@ -28,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { FUSED, BODY, MEMBERS } expect_t;
+typedef enum { FUSED, BODY, MEMBERS, UNIT } expect_t;
 
 typedef struct step_spec {
     const char *op;      /* NULL ends the chain; "graphlab.Gelu" names a domain */
@@ -233,6 +236,14 @@ static void check_entry(const fcase *c, const gl_exec *e, const char *what)
                   "%s: expected the body, saying '%s'; got %s %s (%s)", what, c->what,
                   en->backend, impl, note);
         break;
+    case UNIT:
+        cr_expect(strcmp(en->backend, "dnnl") == 0 && strstr(impl, c->what) &&
+                      strstr(note, "unit of "),
+                  "%s: expected a unit of oneDNN primitives '%s', got %s %s (%s)", what,
+                  c->what, en->backend, impl, note);
+        cr_expect(gl_exec_plan_count(e) == (c->through ? 2u : 1u),
+                  "%s: the members have entries of their own", what);
+        break;
     case MEMBERS:
         cr_expect(strcmp(en->backend, "dnnl") == 0 && strcmp(impl, "ref (members)") == 0 &&
                       strstr(note, c->what),
@@ -347,6 +358,21 @@ static const fcase matmul_cases[] = {
      .what = "eltwise_relu + binary_add"},
 };
 
+/* Groups of several primitives: a member that is no post-op starts the next one. */
+static const fcase unit_cases[] = {
+    {"MatMul+Softmax", 'm', "p", false, {ACT("Softmax")}, .expect = UNIT,
+     .what = "brg"},
+    {"FFN: MatMul+Gelu+MatMul", 'm', "p", true,
+     {ACT("graphlab.Gelu"), OPD("MatMul", 'c', 2, 24, 16)}, .expect = UNIT,
+     .what = "eltwise_gelu_erf | ", .rtol = 1e-3},
+    {"Conv+Clip then depthwise Conv+Clip", 'c', "nb", true,
+     {{.op = "Clip", .kind = 'c', .rank = 0},
+      {.op = "Conv", .kind = 'c', .rank = 4, .dims = {16, 1, 3, 3},
+       .attrs = {AI("group", 16), AINTS("pads", 4, 1, 1, 1, 1)}},
+      {.op = "Clip", .kind = 'c', .rank = 0}},
+     .expect = UNIT, .what = "eltwise_clip"},
+};
+
 /* Groups oneDNN does not run as one kernel. */
 static const fcase refused_cases[] = {
     {"an operand that grows the output", 'c', "n", false, {OPD("Add", 'x', 4, 2, 16, 8, 8)},
@@ -364,11 +390,6 @@ static const fcase refused_cases[] = {
      .what = "takes the chain as its second operand"},
     {"an integer MatMul", 'M', "p", false, {ACT("Abs")}, .expect = BODY,
      .what = "not float32"},
-    {"MatMul+Softmax", 'm', "p", false, {ACT("Softmax")}, .expect = BODY,
-     .what = "no single oneDNN kernel: member 's0' (Softmax) is no post-op"},
-    {"FFN: MatMul+Gelu+MatMul", 'm', "p", false,
-     {ACT("graphlab.Gelu"), OPD("MatMul", 'c', 2, 24, 16)}, .expect = BODY,
-     .what = "no single oneDNN kernel: member 's1' (MatMul) is no post-op", .rtol = 1e-3},
     {"a binary member after graphlab.NhwcConv", 'n', "p", true, {OPD("Mul", 'c', 0)},
      .expect = BODY, .what = "eltwise members only"},
     {"a Clip bound that is a graph input", 'c', "n", true,
@@ -386,6 +407,12 @@ Test(dnnl_fused, matmul_and_gemm_heads)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(matmul_cases); i++)
         run_case(&matmul_cases[i]);
+}
+
+Test(dnnl_fused, units_of_several_primitives)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(unit_cases); i++)
+        run_case(&unit_cases[i]);
 }
 
 Test(dnnl_fused, refused_groups_run_their_members_and_say_why)

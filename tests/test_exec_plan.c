@@ -416,3 +416,112 @@ Test(exec_plan, dnnl_shape_guard_rebuilds_for_new_shapes)
     gl_exec_free(e);
     gl_model_free(m);
 }
+
+/* ---- oneDNN: a call's body sees the caller's constants ---------------------------------------- */
+
+/* graphlab.fused.F(x, w1, w2, lo, hi) with w1, w2, lo, hi initializers of the caller; the
+ * body Conv 1x1 (W1) -> Clip (LO, HI) -> then, `whole`: a depthwise 3x3 Conv (W2) and a
+ * Clip, a unit oneDNN runs as two primitives with their post-ops; else a 3x3 Conv (W2),
+ * then Floor, which oneDNN has no primitive for, so the executor expands the call. */
+static gl_model *unit_model(bool whole)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_model_set_opset(m, "graphlab.fused", 1);
+    int64_t c = 16;
+    gl_value *args[5];
+    args[0] = tu_input(g, "x", GL_DT_FLOAT, 4, (const int64_t[]){1, c, 8, 8});
+    args[1] = random_const(g, "w1", 4, (const int64_t[]){c, c, 1, 1}, 21);
+    args[2] = random_const(g, "w2", 4, (const int64_t[]){c, whole ? 1 : c, 3, 3}, 22);
+    args[3] = tu_const_f32(g, "lo", 0, NULL, (const float[]){0.0f});
+    args[4] = tu_const_f32(g, "hi", 0, NULL, (const float[]){0.5f});
+    gl_node *call = gl_add_node(g, "F", "graphlab.fused", "call", args, 5, 1);
+    tu_output(g, call->outputs[0]);
+    m->functions = gl_xcalloc(1, sizeof(*m->functions));
+    m->n_functions = 1;
+    gl_function *f = &m->functions[0];
+    f->name = gl_xstrdup("F");
+    f->domain = gl_xstrdup("graphlab.fused");
+    f->opsets = gl_xcalloc(1, sizeof(*f->opsets));
+    f->opsets[0] = (gl_opset){gl_xstrdup(""), 13};
+    f->n_opsets = 1;
+    gl_graph *b = f->body = gl_graph_new(m, NULL, "F");
+    static const char *const formal[] = {"X", "W1", "W2", "LO", "HI"};
+    gl_value *in[5];
+    for (size_t i = 0; i < 5; i++) {
+        in[i] = gl_add_value(b, formal[i]);
+        gl_graph_add_input(b, in[i]);
+    }
+    gl_node *c1 = tu_node(b, "Conv", "c1", 2, in[0], in[1]);
+    gl_node *r1 = tu_node(b, "Clip", "r1", 3, c1->outputs[0], in[3], in[4]);
+    gl_node *c2 = tu_node(b, "Conv", "c2", 2, r1->outputs[0], in[2]);
+    gl_node_set_attr_ints(c2, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    if (whole)
+        gl_node_set_attr_int(c2, "group", c);
+    gl_node *last = whole ? tu_node(b, "Clip", "r2", 3, c2->outputs[0], in[3], in[4])
+                          : tu_node(b, "Floor", "fl", 1, c2->outputs[0]);
+    gl_graph_add_output(b, last->outputs[0]);
+    return m;
+}
+
+/* Three runs: the first reorders `first_reorders` constants, the later ones none and build
+ * nothing; every run computes what the reference does. */
+static void expect_constants_once(const gl_model *m, gl_exec *e, size_t first_reorders)
+{
+    gl_tensor *x = random_f32(4, (int64_t[]){1, 16, 8, 8}, 7);
+    for (int run = 0; run < 3; run++) {
+        expect_like_reference(m, e, (const gl_tensor *[]){x}, 1);
+        gl_exec_stats st;
+        gl_exec_get_stats(e, &st);
+        if (run == 0) {
+            cr_expect_eq(st.const_reorders, first_reorders, "run 0 reorders %zu constants",
+                         st.const_reorders);
+            continue;
+        }
+        cr_expect_eq(st.builds, 0, "run %d builds %zu", run, st.builds);
+        cr_expect_eq(st.const_reorders, 0, "run %d reorders %zu constants", run,
+                     st.const_reorders);
+    }
+    gl_tensor_free(x);
+}
+
+Test(exec_plan, dnnl_expanded_body_reads_the_callers_weights_as_constants)
+{
+    gl_model *m = unit_model(false);
+    gl_exec_options o = {.backend = "dnnl", .layout = "blocked"};
+    gl_exec *e = NULL;
+    cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s", gl_error_message());
+    const gl_plan_entry *call = entry_named(e, "call");
+    cr_assert(call);
+    cr_expect_str_eq(call->backend, "body");
+    expect_constants_once(m, e, 2);
+    const gl_plan_entry *c1 = entry_named(e, "c1"), *r1 = entry_named(e, "r1");
+    cr_assert(c1 && r1);
+    cr_expect_str_eq(c1->backend, "dnnl");
+    cr_expect(strstr(c1->info.in_layouts, "(once)"), "the weight is packed once: %s",
+              c1->info.in_layouts);
+    /* Clip's bounds are the caller's constants: oneDNN's clip, not the reference. */
+    cr_expect_str_eq(r1->backend, "dnnl");
+    cr_expect(strcmp(r1->info.impl, "ref") != 0, "Clip runs %s (%s)", r1->info.impl,
+              r1->info.note);
+    gl_exec_free(e);
+    gl_model_free(m);
+}
+
+Test(exec_plan, dnnl_runs_a_unit_as_its_primitives_with_constant_weights)
+{
+    gl_model *m = unit_model(true);
+    gl_exec_options o = {.backend = "dnnl", .layout = "blocked"};
+    gl_exec *e = NULL;
+    cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_exec_plan_count(e), 1, "the call is one row, not expanded");
+    expect_constants_once(m, e, 2);
+    const gl_plan_entry *call = entry_named(e, "call");
+    cr_assert(call);
+    cr_expect_str_eq(call->backend, "dnnl");
+    cr_expect(strstr(call->info.impl, "clip") && strstr(call->info.impl, " | "),
+              "two primitives with their clip post-ops: %s", call->info.impl);
+    cr_expect(strstr(call->info.note, "unit of 2"), "%s", call->info.note);
+    gl_exec_free(e);
+    gl_model_free(m);
+}

@@ -2,7 +2,8 @@
  * table of graphs.
  *
  * Every row is a graph in graphnote.h's notation, the opset, whether it runs under
- * --set fusion.exact-shapes=1, and what the pass must do:
+ * --set fusion.exact-shapes=1 (or fusion.units=0; the defaults otherwise), and what the
+ * pass must do:
  *   APPLY  — a decision of the row's rule applied whose members are the row's count of
  *            nodes, the op counts after the pass as given;
  *   REFUSE — the graph unchanged and a refusal of the row's rule whose reason contains
@@ -34,7 +35,7 @@ typedef struct fcase {
     int opset;
     bool exact;         /* --set fusion.exact-shapes=1 */
     const char *graph;
-    bool defaults;      /* without --set fusion.units=1 (rows test the rule table with it) */
+    bool units_off;     /* --set fusion.units=0 (rows run with the defaults otherwise) */
     want want;
     const char *rule;   /* the decision's rule (APPLY, REFUSE) */
     const char *reason; /* a part of the reason */
@@ -61,8 +62,8 @@ static gl_pipeline *run_passes(const fcase *c, gl_model *m, const char *passes)
     if (c->exact)
         cr_assert_eq(gl_settings_apply(&s, "fusion.exact-shapes=1"), GL_OK, "%s",
                      gl_error_message());
-    if (!c->defaults)
-        cr_assert_eq(gl_settings_apply(&s, "fusion.units=1"), GL_OK, "%s", gl_error_message());
+    if (c->units_off)
+        cr_assert_eq(gl_settings_apply(&s, "fusion.units=0"), GL_OK, "%s", gl_error_message());
     gl_pass_step *plan = NULL;
     size_t n_plan = 0;
     cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK, "%s", gl_error_message());
@@ -264,15 +265,16 @@ static const fcase conv_cases[] = {
      "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
      "c = Conv(x, w1); r = Relu(c); d = Conv(r, w2) group=8 pads=[1,1,1,1]; out d",
      APPLIED("conv-depthwise", "Conv=0 Relu=0", 3, 1)},
-    /* By default a unit the backend runs member by member is not grouped; the 1x1 Conv
-     * and its Relu still are (conv-activation). */
-    {"conv_depthwise_by_default", 13, false,
+    /* Under fusion.units=0 a unit of several primitives is not grouped; the 1x1 Conv and
+     * its Relu still are (conv-activation). */
+    {"conv_depthwise_units_off", 13, false,
      "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
      "c = Conv(x, w1); r = Relu(c); d = Conv(r, w2) group=8 pads=[1,1,1,1]; out d",
-     REFUSED_BUT("conv-depthwise", "no single kernel", 1), .defaults = true},
-    {"softmax_matmul_by_default", 13, false,
+     REFUSED_BUT("conv-depthwise", "units: Conv 'n_c' and 2 more: a unit of several oneDNN "
+                 "primitives", 1), .units_off = true},
+    {"softmax_matmul_units_off", 13, false,
      "in x f32s[2,4,4]; in v f32s[2,4,8]; s = Softmax(x) axis=-1; m = MatMul(s, v); out m",
-     REFUSED("softmax-matmul", "no single kernel"), .defaults = true},
+     REFUSED("softmax-matmul", "left apart under --set fusion.units=0"), .units_off = true},
     {"conv_depthwise_stride2_clip", 13, false,
      "in x f32s[1,4,6,6]; const w1 f32[8,4,1,1] = rand; const w2 f32[8,1,3,3] = rand; "
      "const lo f32[] = 0; const hi f32[] = 0.5; c = Conv(x, w1); r = Clip(c, lo, hi); "

@@ -49,11 +49,39 @@ static bool refers_to_caller(const gl_node *n)
     return false;
 }
 
-/* A shallow copy of a function-body node whose referring attributes take the caller's
- * value under the body's attribute name; those the caller does not set are absent, so
- * the kernel uses the op's default. The copy owns only its attrs array. */
-static gl_node *instantiate(const gl_node *src, const gl_node *caller)
+/* The caller's constant bound to body value v when v is a formal input of the function
+ * the scope instantiates, else NULL. Only initializers that no run can override: a
+ * frame finds those by themselves, whatever graph the frame is of (exec.c's frame_find). */
+static gl_value *bound_constant(const plan_scope *s, const gl_value *v)
 {
+    const gl_graph *body = s->fn ? s->fn->body : NULL;
+    if (!v || !body || !s->caller || v->graph != body)
+        return NULL;
+    for (size_t i = 0; i < body->n_inputs && i < s->caller->n_inputs; i++)
+        if (body->inputs[i] == v) {
+            gl_value *cv = s->caller->inputs[i];
+            return cv && cv->init && gl_value_is_constant(cv) ? cv : NULL;
+        }
+    return NULL;
+}
+
+static bool reads_bound_constant(const plan_scope *s, const gl_node *n)
+{
+    for (size_t i = 0; i < n->n_inputs; i++)
+        if (bound_constant(s, n->inputs[i]))
+            return true;
+    return false;
+}
+
+/* A shallow copy of a function-body node for one call site. Attributes that refer to
+ * the caller's take its value under the body's attribute name; those the caller does not
+ * set are absent, so the kernel uses the op's default. Inputs bound to the caller's
+ * constants read those constants themselves: to a backend, a weight inside the body is
+ * then the initializer it is (packed once, a Clip's bounds fixed), not a value that may
+ * change from run to run. The copy owns only its attrs and inputs arrays. */
+static gl_node *instantiate(const plan_scope *s, const gl_node *src)
+{
+    const gl_node *caller = s->caller;
     gl_node *c = gl_xmalloc(sizeof(*c));
     *c = *src;
     c->attrs = gl_xcalloc(src->n_attrs ? src->n_attrs : 1, sizeof(*c->attrs));
@@ -73,6 +101,12 @@ static gl_node *instantiate(const gl_node *src, const gl_node *caller)
         copy.ref_attr_name = NULL;
         c->attrs[c->n_attrs++] = copy;
     }
+    c->inputs = gl_xcalloc(src->n_inputs ? src->n_inputs : 1, sizeof(*c->inputs));
+    c->cap_inputs = src->n_inputs;
+    for (size_t i = 0; i < src->n_inputs; i++) {
+        gl_value *k = bound_constant(s, src->inputs[i]);
+        c->inputs[i] = k ? k : src->inputs[i];
+    }
     return c;
 }
 
@@ -80,6 +114,7 @@ static void release_inst(gl_node *inst)
 {
     if (inst) {
         free(inst->attrs);
+        free(inst->inputs);
         free(inst);
     }
 }
@@ -217,8 +252,8 @@ static gl_status plan_function_call(const plan_scope *s, plan_node *pn, gl_plan_
 
 gl_status gl_plan_node_init(const plan_scope *s, const gl_node *src, plan_node *pn)
 {
-    if (s->caller && refers_to_caller(src))
-        pn->inst = instantiate(src, s->caller);
+    if (s->caller && (refers_to_caller(src) || reads_bound_constant(s, src)))
+        pn->inst = instantiate(s, src);
     pn->node = pn->inst ? pn->inst : src;
     pn->m = s->m;
     const gl_node *n = pn->node;

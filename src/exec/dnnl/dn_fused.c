@@ -1,5 +1,5 @@
 /* dn_fused.c — a fused group (a call of a model-local function, ir/calls.h) as ONE oneDNN
- * primitive with post-ops.
+ * primitive with post-ops, or as a unit of a few.
  *
  * The group is read from its body, never from its name: a head (Conv, ConvTranspose,
  * MatMul, Gemm), then a chain in which each member reads the previous member's output once
@@ -21,10 +21,15 @@
  * executor, which runs the body (the plan says why). A build refused at run time (shapes
  * the IR did not know) runs the body on the reference kernels, and the plan says so.
  *
- * Units of several primitives (MatMul+Gelu+MatMul, attention) are not taken: each member
- * already runs on oneDNN when the body is expanded, and sharing scratch memory between
- * them would save an allocation the executor already avoids (buffers are lent run after
- * run).
+ * A group that is no single kernel (FFN, attention, 1x1 + depthwise, skip + layer norm)
+ * runs as a unit of several primitives, one "segment" each, one after the other: a body
+ * node oneDNN runs (a head above, or any op of its tables) and, after a head, its chain
+ * of post-ops; a member that is no post-op of any kind (Softmax, a second MatMul or Conv)
+ * starts the next segment, which reads the earlier segments' outputs. Within the unit
+ * activations keep the plan's layout, weights are the call's constants (packed once) and
+ * the intermediate outputs live on buffers each segment lends again run after run; the
+ * members keep the post-op fusions they would have had as groups of their own. A segment
+ * of one op that falls to its reference kernel runs so, as it would in the expanded body.
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ir/calls.h"
@@ -37,6 +42,7 @@
 #define NONE SIZE_MAX
 #define MAX_STEPS 16               /* members after the head */
 #define MAX_SLOTS (3 + 3 * MAX_STEPS)
+#define MAX_SEGS 16                /* primitives in one unit */
 
 /* Ops that head a unit, and the input slots their builds read. */
 static const struct head_row {
@@ -99,6 +105,12 @@ typedef struct fused_unit {
     dnnl_memory_t sum_from, sum_to;
     unsigned sum_reorders;
     uint64_t sum_ns;
+    /* A unit of several primitives: one segment per primitive, in body order. */
+    size_t seg_of[MAX_SLOTS]; /* per slot: the earlier segment whose output it is (NONE) */
+    struct fused_unit *first; /* the unit's first segment (itself for the first) */
+    struct fused_unit *next;  /* the next segment (owned by this one) */
+    size_t n_segs;            /* the first segment: how many the unit has */
+    char seg_impl[64];        /* this segment's implementation as last built */
 } fused_unit;
 
 static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd);
@@ -205,17 +217,24 @@ static bool add_slot(fused_unit *u, const gl_node *n, const gl_value *v, size_t 
         return false;
     }
     gl_value *cv = NULL;
+    u->from[u->n_slots] = u->seg_of[u->n_slots] = NONE;
     if (v) {
-        size_t f = formal_index(u->fn, v);
-        if (f == NONE) {
-            snprintf(why, len, "member '%s' (%s) reads '%s', which the group makes itself",
-                     n->name, n->op_type, v->name);
+        size_t f = formal_index(u->fn, v), seg = 0;
+        const fused_unit *p = u->first;
+        for (; f == NONE && p && p != u && p->synth.outputs[0] != v; p = p->next)
+            seg++;
+        if (f == NONE && (!p || p == u)) {
+            snprintf(why, len, "member '%s' (%s) reads '%s', which the group makes itself "
+                     "inside one of its primitives", n->name, n->op_type, v->name);
             return false;
         }
-        cv = f < u->call->n_inputs ? u->call->inputs[f] : NULL;
-        u->from[u->n_slots] = cv ? f : NONE;
-    } else {
-        u->from[u->n_slots] = NONE;
+        if (f == NONE) {
+            cv = (gl_value *)v;
+            u->seg_of[u->n_slots] = seg;
+        } else {
+            cv = f < u->call->n_inputs ? u->call->inputs[f] : NULL;
+            u->from[u->n_slots] = cv ? f : NONE;
+        }
     }
     u->vals[u->n_slots] = cv;
     *slot = u->n_slots++;
@@ -302,6 +321,7 @@ static void unit_free(fused_unit *u)
 {
     if (!u)
         return;
+    unit_free(u->next);
     dn_node_clear(&u->node);
     sum_clear(u);
     free(u);
@@ -310,37 +330,87 @@ static void unit_free(fused_unit *u)
 static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
                       size_t cap);
 
-/* The unit of a call, parsed from fn's body; NULL (why set) when it is not one. */
-static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_function *fn,
-                            char *why, size_t len)
+static const struct head_row *head_row_of(const gl_node *n)
 {
-    const gl_graph *body = fn ? fn->body : NULL;
-    if (!body || body->n_nodes == 0 || !body->nodes[0]) {
-        snprintf(why, len, "an empty function body");
-        return NULL;
-    }
-    const gl_node *head = body->nodes[0];
-    const struct head_row *hr = NULL;
     for (size_t i = 0; i < GL_ARRAY_LEN(head_rows); i++)
-        if (strcmp(head->op_type, head_rows[i].op) == 0 &&
-            (*head_rows[i].domain ? head->domain && !strcmp(head->domain, head_rows[i].domain)
-                                  : default_domain(head->domain)))
-            hr = &head_rows[i];
-    if (!hr) {
-        snprintf(why, len, "no single oneDNN kernel for a group headed by %s; runs its members",
-                 head->op_type);
+        if (strcmp(n->op_type, head_rows[i].op) == 0 &&
+            (*head_rows[i].domain ? n->domain && !strcmp(n->domain, head_rows[i].domain)
+                                  : default_domain(n->domain)))
+            return &head_rows[i];
+    return NULL;
+}
+
+/* Activation member st takes post-ops oneDNN has, its parameters fixed across runs (read
+ * here when they are initializers, else at the build). */
+static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len)
+{
+    if (st->bin)
+        return true;
+    const gl_tensor *init[MAX_SLOTS] = {NULL};
+    bool known = true;
+    for (size_t i = 1; i < 3; i++) {
+        const gl_value *v = st->slot[i] == NONE ? NULL : u->vals[st->slot[i]];
+        if (v && !dn_value_fixed(v)) {
+            snprintf(why, len, "member '%s' (%s): input '%s' changes from run to run",
+                     st->node->name, st->node->op_type, v->name);
+            return false;
+        }
+        if (v && gl_value_is_constant(v))
+            init[st->slot[i]] = v->init;
+        known = known && (!v || init[st->slot[i]]);
+    }
+    const char *w = "";
+    if (known && !act_posts(u, st, init, &w)) {
+        if (w)
+            snprintf(why, len, "member '%s' (%s): %s", st->node->name, st->node->op_type, w);
+        else
+            snprintf(why, len, "member '%s' (%s) is no post-op", st->node->name,
+                     st->node->op_type);
+        return false;
+    }
+    return true;
+}
+
+/* Might n be a post-op: a binary op, or an activation oneDNN maps (whether its
+ * parameters fit is for later)? */
+static bool post_kind(const fused_unit *u, const gl_node *n)
+{
+    bool commutes;
+    dnnl_alg_kind_t alg;
+    if (default_domain(n->domain) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes))
+        return true;
+    if (act_row_of(n) || onnx_gelu(n, u->opset, &alg))
+        return true;
+    const gl_tensor *args[3] = {NULL, NULL, NULL};
+    bool fixed[3] = {false, false, false};
+    dn_post post[2];
+    size_t n_post = 0;
+    const char *why = NULL;
+    return dn_eltwise_posts(n, u->opset, args, fixed, 1, post, &n_post, &why) || why;
+}
+
+/* One primitive of a call's unit, from body node *pos on: a node oneDNN runs (a head of
+ * head_rows, or any op of its tables), then, after a head, the longest chain of members
+ * that become its post-ops. *pos moves past it. NULL (why set) when no primitive runs
+ * the node at *pos. */
+static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_function *fn,
+                               fused_unit *first, size_t *pos, char *why, size_t len)
+{
+    const gl_graph *body = fn->body;
+    const gl_node *head = body->nodes[*pos];
+    if (!head) {
+        snprintf(why, len, "a hole in the function body");
         return NULL;
     }
-    if (call->n_outputs != 1 || body->n_outputs != 1) {
-        snprintf(why, len, "the group has %zu outputs; a primitive makes one", body->n_outputs);
-        return NULL;
-    }
-    int64_t opset = gl_scope_opset(m, fn, hr->domain);
-    const dn_op *op = dn_op_find(hr->domain, head->op_type, opset);
-    if (!op || head->n_inputs > hr->slots || refers_to_caller(head) || head->n_outputs != 1 ||
+    const struct head_row *hr = head_row_of(head);
+    const char *domain = hr ? hr->domain : default_domain(head->domain) ? "" : head->domain;
+    int64_t opset = gl_scope_opset(m, fn, domain);
+    const dn_op *op = dn_op_find(domain, head->op_type, opset);
+    size_t slots = hr ? hr->slots : head->n_inputs;
+    if (!op || head->n_inputs > slots || refers_to_caller(head) || head->n_outputs != 1 ||
         !head->outputs[0]) {
-        snprintf(why, len, "no oneDNN primitive for head '%s' (%s) as it is", head->name,
-                 head->op_type);
+        snprintf(why, len, "no oneDNN primitive for member '%s' (%s) as it is; runs its "
+                 "members", head->name, head->op_type);
         return NULL;
     }
     fused_unit *u = gl_xcalloc(1, sizeof(*u));
@@ -353,61 +423,81 @@ static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_fun
     u->head_op = op;
     u->opset = opset;
     u->sum_slot = NONE;
+    u->first = first ? first : u;
+    /* Until the segment is linked, add_slot finds earlier segments through `first` and
+     * stops at u: a segment never reads its own output. */
+    u->synth.outputs = head->outputs;
     bool ok = true;
-    for (size_t i = 0; i < hr->slots && ok; i++) {
+    for (size_t i = 0; i < slots && ok; i++) {
         size_t slot;
         ok = add_slot(u, head, i < head->n_inputs ? head->inputs[i] : NULL, &slot, why, len);
     }
-    const gl_value *prev = head->outputs[0];
-    for (size_t j = 1; j < body->n_nodes && ok; j++) {
+    /* The chain ends before a member that is no post-op of any kind: the next primitive
+     * starts there. A would-be post-op that does not fit refuses the unit. */
+    const gl_node *last = head;
+    for (size_t j = *pos + 1; hr && ok && j < body->n_nodes; j++) {
         const gl_node *n = body->nodes[j];
-        ok = n && add_step(u, n, prev, why, len);
-        if (ok)
-            prev = n->outputs[0];
-        else if (!n)
+        if (n && !post_kind(u, n))
+            break;
+        ok = n && add_step(u, n, last->outputs[0], why, len) &&
+             step_params_fit(u, &u->steps[u->n_steps - 1], why, len);
+        if (!n)
             snprintf(why, len, "a hole in the function body");
-    }
-    if (ok && body->outputs[0] != prev) {
-        snprintf(why, len, "the group's output is not its last member's");
-        ok = false;
-    }
-    /* Activations must be ones oneDNN takes, their parameters fixed across runs (read
-     * here when they are initializers, else at the build). */
-    const gl_tensor *init[MAX_SLOTS] = {NULL};
-    for (size_t i = 0; i < u->n_slots; i++)
-        init[i] = u->vals[i] && gl_value_is_constant(u->vals[i]) ? u->vals[i]->init : NULL;
-    for (size_t j = 0; j < u->n_steps && ok; j++) {
-        fused_step *st = &u->steps[j];
-        const char *w = "";
-        bool known = true;
-        for (size_t i = 1; i < 3 && !st->bin; i++) {
-            const gl_value *v = st->slot[i] == NONE ? NULL : u->vals[st->slot[i]];
-            if (v && !dn_value_fixed(v)) {
-                snprintf(why, len, "member '%s' (%s): input '%s' changes from run to run",
-                         st->node->name, st->node->op_type, v->name);
-                ok = false;
-            }
-            known = known && (!v || init[st->slot[i]]);
-        }
-        if (ok && !st->bin && known && !act_posts(u, st, init, &w)) {
-            if (w)
-                snprintf(why, len, "member '%s' (%s): %s", st->node->name, st->node->op_type, w);
-            else
-                snprintf(why, len, "no single oneDNN kernel: member '%s' (%s) is no post-op; "
-                         "runs its members", st->node->name, st->node->op_type);
-            ok = false;
-        }
+        last = n;
     }
     if (!ok) {
         unit_free(u);
         return NULL;
     }
+    *pos += 1 + u->n_steps;
     u->synth = *head;
     u->synth.inputs = u->vals;
     u->synth.n_inputs = u->synth.cap_inputs = u->n_slots;
-    u->synth.outputs = call->outputs;
+    u->synth.outputs = *pos >= body->n_nodes ? call->outputs : last->outputs;
     u->synth.n_outputs = 1;
     return u;
+}
+
+/* The unit of a call, parsed from fn's body: one segment per primitive (one in all when
+ * the body is a head and its post-ops); NULL (why set) when it is not one. */
+static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_function *fn,
+                            char *why, size_t len)
+{
+    const gl_graph *body = fn ? fn->body : NULL;
+    if (!body || body->n_nodes == 0 || !body->nodes[0]) {
+        snprintf(why, len, "an empty function body");
+        return NULL;
+    }
+    if (call->n_outputs != 1 || body->n_outputs != 1) {
+        snprintf(why, len, "the group has %zu outputs; a unit makes one", body->n_outputs);
+        return NULL;
+    }
+    fused_unit *first = NULL, *tail = NULL;
+    size_t pos = 0, n = 0;
+    while (pos < body->n_nodes) {
+        fused_unit *seg = n < MAX_SEGS ? segment_new(m, call, fn, first, &pos, why, len)
+                                       : NULL;
+        if (n >= MAX_SEGS)
+            snprintf(why, len, "more than %d primitives in the group", MAX_SEGS);
+        if (!seg) {
+            unit_free(first);
+            return NULL;
+        }
+        if (tail)
+            tail->next = seg;
+        else
+            first = seg;
+        tail = seg;
+        n++;
+    }
+    first->n_segs = n;
+    if (body->outputs[0] != (tail->n_steps ? tail->steps[tail->n_steps - 1].node
+                                           : tail->head)->outputs[0]) {
+        snprintf(why, len, "the group's output is not its last member's");
+        unit_free(first);
+        return NULL;
+    }
+    return first;
 }
 
 /* ---- building -------------------------------------------------------------------------- */
@@ -516,7 +606,8 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (strcmp(u->head->op_type, "MatMul") == 0 && k->in[0] && k->in[1] &&
         (k->in[0]->rank < 2 || k->in[1]->rank < 2))
         return dn_refuse(b, "a 1-D MatMul operand: the output is not the matmul's");
-    b->tail = &u->tail;
+    /* A segment without members is its op's own build. */
+    b->tail = u->n_steps ? &u->tail : NULL;
     u->tail.taken = false;
     gl_status st = u->head_op->build(b, pd);
     b->tail = NULL;
@@ -527,7 +618,7 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
             snprintf(b->s->note, sizeof(b->s->note), "%s", u->why);
         return GL_OK;
     }
-    if (!u->tail.taken) {
+    if (u->n_steps && !u->tail.taken) {
         dnnl_primitive_desc_destroy(*pd);
         *pd = NULL;
         return dn_refuse(b, "the %s build takes no post-ops here", u->head->op_type);
@@ -605,8 +696,9 @@ static gl_status fused_prepare(const gl_kernel_ctx *k, dn_node *s)
     return st == GL_OK && u->sum_slot != NONE ? sum_fill(u, k) : st;
 }
 
-/* What the plan shows: the head's implementation and the post-ops, the members. */
-static void describe_unit(fused_unit *u)
+/* What the plan shows of a segment: the head's implementation and the post-ops, the
+ * members. */
+static void describe_segment(fused_unit *u)
 {
     dn_node *s = &u->node;
     char members[160];
@@ -621,6 +713,7 @@ static void describe_unit(fused_unit *u)
         snprintf(s->impl, sizeof(s->impl), "ref (members)");
         snprintf(s->note, sizeof(s->note), "runs its members on the reference kernels: %.110s",
                  why);
+        snprintf(u->seg_impl, sizeof(u->seg_impl), "ref");
         return;
     }
     k = strlen(s->impl);
@@ -632,25 +725,42 @@ static void describe_unit(fused_unit *u)
                                   : st->bin ? dnnl_alg_kind2str(st->bin)
                                             : dnnl_alg_kind2str(st->post[i].alg));
     }
+    snprintf(u->seg_impl, sizeof(u->seg_impl), "%s", s->impl);
     snprintf(s->note, sizeof(s->note), "fused: %.150s", members);
+}
+
+/* A unit of several primitives: the plan shows them all on the call's row. */
+static void describe_unit(fused_unit *u)
+{
+    if (u->n_segs < 2)
+        return;
+    dn_node *s = &u->node;
+    size_t k = 0, members = 0;
+    s->impl[0] = '\0';
+    for (const fused_unit *p = u; p && k < sizeof(s->impl); p = p->next) {
+        k += (size_t)snprintf(s->impl + k, sizeof(s->impl) - k, "%s%s", p == u ? "" : " | ",
+                              p->seg_impl);
+        members += 1 + p->n_steps;
+    }
+    snprintf(s->note, sizeof(s->note), "unit of %zu oneDNN primitives for %zu members, "
+             "run one after the other", u->n_segs, members);
 }
 
 /* ---- the backend's entry points ---------------------------------------------------------- */
 
-bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,
-                     char *why, size_t len)
+/* May oneDNN run segment u? When the IR knows every shape of its inputs, its primitive
+ * descriptor is built now, so that a group oneDNN cannot run is expanded by the executor
+ * (and the plan says why). A segment of one op alone may fall to that op's reference
+ * kernel, as the op would when the body is expanded; a head and its post-ops may not. */
+static bool segment_claims(dn_ctx *c, const gl_model *m, const gl_node *call, fused_unit *u,
+                           char *why, size_t len)
 {
-    fused_unit *u = unit_new(m, call, fn, why, len);
-    if (!u)
-        return false;
     bool ok = u->head_op->claim(m, &u->synth, why, len);
     for (size_t i = 0; i < u->n_slots && ok; i++)
         if (u->vals[i] && !dn_input_fits(&u->synth, i, 0, DNNL_MAX_NDIMS)) {
             snprintf(why, len, "input '%s' is not float32", u->vals[i]->name);
             ok = false;
         }
-    /* Every shape known: build the descriptor now, so that a group oneDNN cannot run as
-     * one kernel is expanded by the executor (and the plan says why). */
     const gl_tensor *in[MAX_SLOTS] = {NULL};
     gl_tensor *made[MAX_SLOTS] = {NULL};
     bool known = ok;
@@ -692,14 +802,25 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
             snprintf(why, len, "%s", gl_error_message());
             gl_error_clear();
             ok = false;
-        } else if (known && u->node.fallback) {
+        } else if (known && u->node.fallback && (u->n_steps || u->n_segs == 1)) {
             snprintf(why, len, "%s", u->node.note);
             ok = false;
         }
         dnnl_primitive_desc_destroy(pd);
+        dn_node_clear(&u->node);
     }
     for (size_t i = 0; i < u->n_slots; i++)
         gl_tensor_free(made[i]);
+    return ok;
+}
+
+bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,
+                     char *why, size_t len)
+{
+    fused_unit *u = unit_new(m, call, fn, why, len);
+    bool ok = u != NULL;
+    for (fused_unit *seg = u; seg && ok; seg = seg->next)
+        ok = segment_claims(c, m, call, seg, why, len);
     unit_free(u);
     return ok;
 }
@@ -729,6 +850,42 @@ static gl_status run_members(dn_ctx *c, gl_kernel_ctx *k)
     return st;
 }
 
+/* One segment on this run's inputs: the call's, or the outputs of earlier segments
+ * (tmp[]); its output into *out. */
+static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_tensor **tmp,
+                             gl_tensor **out, bool *rebuilt)
+{
+    const gl_tensor *in[MAX_SLOTS];
+    for (size_t i = 0; i < seg->n_slots; i++)
+        in[i] = seg->from[i] != NONE && seg->from[i] < k->n_inputs ? k->in[seg->from[i]]
+                : seg->seg_of[i] != NONE                         ? tmp[seg->seg_of[i]]
+                                                                 : NULL;
+    gl_kernel_ctx hk = *k;
+    hk.node = &seg->synth;
+    hk.opset = seg->opset;
+    hk.n_inputs = seg->n_slots;
+    hk.in = in;
+    hk.n_outputs = 1;
+    hk.out = out;
+    /* The executor lends the call's output buffers: an inner segment's reference
+     * kernel takes a buffer of its own. */
+    if (out != k->out)
+        hk.alloc = NULL;
+    hk.reorder_ns = 0;
+    hk.reorders = 0;
+    *rebuilt = false;
+    gl_status st = dn_node_ready(c, &hk, &seg->node, rebuilt);
+    if (st == GL_OK && *rebuilt)
+        describe_segment(seg);
+    if (st == GL_OK && !(seg->node.fallback && seg->n_steps))
+        st = dn_node_exec(c, &hk, &seg->node);
+    k->reorder_ns += hk.reorder_ns + seg->sum_ns;
+    k->reorders += hk.reorders + seg->sum_reorders;
+    seg->sum_ns = 0;
+    seg->sum_reorders = 0;
+    return st;
+}
+
 gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
 {
     fused_unit *u = *state;
@@ -741,26 +898,36 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
                            why);
         *state = u;
     }
-    const gl_tensor *in[MAX_SLOTS];
-    for (size_t i = 0; i < u->n_slots; i++)
-        in[i] = u->from[i] != NONE && u->from[i] < k->n_inputs ? k->in[u->from[i]] : NULL;
-    gl_kernel_ctx hk = *k;
-    hk.node = &u->synth;
-    hk.opset = u->opset;
-    hk.n_inputs = u->n_slots;
-    hk.in = in;
-    hk.reorder_ns = 0;
-    hk.reorders = 0;
-    bool rebuilt = false;
-    gl_status st = dn_node_ready(c, &hk, &u->node, &rebuilt);
-    if (st == GL_OK && rebuilt)
+    gl_tensor *tmp[MAX_SEGS] = {NULL};
+    unsigned builds = 0, const_reorders = 0;
+    bool any_rebuilt = false, members = false;
+    gl_status st = GL_OK;
+    size_t i = 0;
+    for (fused_unit *seg = u; seg && st == GL_OK && !members; seg = seg->next, i++) {
+        unsigned b0 = seg->node.builds, r0 = seg->node.const_reorders;
+        bool rebuilt = false;
+        st = run_segment(c, k, seg, tmp, seg->next ? &tmp[i] : k->out, &rebuilt);
+        any_rebuilt = any_rebuilt || rebuilt;
+        members = st == GL_OK && seg->node.fallback && seg->n_steps;
+        if (seg != u) {
+            builds += seg->node.builds - b0;
+            const_reorders += seg->node.const_reorders - r0;
+        }
+    }
+    for (size_t j = 0; j < MAX_SEGS; j++)
+        gl_tensor_free(tmp[j]);
+    /* The plan reads the unit's counters and text from its first segment. */
+    u->node.builds += builds;
+    u->node.const_reorders += const_reorders;
+    if (any_rebuilt) {
         describe_unit(u);
-    if (st == GL_OK)
-        st = u->node.fallback ? run_members(c, k) : dn_node_exec(c, &hk, &u->node);
-    k->reorder_ns += hk.reorder_ns + u->sum_ns;
-    k->reorders += hk.reorders + u->sum_reorders;
-    u->sum_ns = 0;
-    u->sum_reorders = 0;
+        u->node.generation++;
+    }
+    if (st == GL_OK && members) {
+        gl_tensor_free(k->out[0]);
+        k->out[0] = NULL;
+        st = run_members(c, k);
+    }
     return st;
 }
 

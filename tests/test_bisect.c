@@ -1,6 +1,6 @@
-/* test_bisect.c — vetoes replay with their ids and are checked (what bisect and the
- * workbench's what-if stand on). */
-#include "driver/driver.h"
+/* test_bisect.c — bisect names the rewrite a fault switch corrupts (and only that one),
+ * says so when nothing breaks; vetoes replay with their ids and are checked. */
+#include "driver/bisect.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -21,8 +21,96 @@ static gl_status open_with(const char *model, const char *const *sets, gl_sessio
     return gl_session_open(tu_src(model), o, s);
 }
 
+typedef struct bisect_case {
+    const char *model, *fault; /* fault: a --set value, NULL for none */
+    bool data;                 /* inputs from the model's test_data_set_0 */
+    bool found;
+    size_t step;
+    int64_t k;
+    const char *rule;          /* NULL: the pass keeps no record */
+} bisect_case;
+
 #define CONV "examples/conv_nhwc/model.onnx"
 #define TB "examples/transformer_block/model.onnx"
+
+static const bisect_case bisect_cases[] = {
+    {CONV, NULL, false, false, 0, 0, NULL},
+    {CONV, NULL, true, false, 0, 0, NULL},
+    {TB, NULL, false, false, 0, 0, NULL},
+    /* The last rewrite, the first of the pipeline's rewrites, and in between. */
+    {CONV, "fusion.fault=1", false, true, 14, 1, "conv-activation"},
+    {CONV, "transpose-push.fault=1", true, true, 6, 1, "push-through-Mul"},
+    {CONV, "transpose-push.fault=2", true, true, 6, 2, "push-through-Add"},
+    /* Step 6 makes only 4 rewrites: the 6th is step 12's. */
+    {CONV, "transpose-push.fault=6", false, true, 12, 6, "push-through-Relu"},
+    {CONV, "layout.fault=1", false, true, 11, 1, "nhwc-region"},
+    /* Adding 0.5 before a Softmax changes nothing: the 4th fusion (q.k) is no fault. */
+    {TB, "fusion.fault=4", false, false, 0, 0, NULL},
+    {TB, "fusion.fault=5", false, true, 14, 5, "matmul-post-ops"},
+    {TB, "patterns.fault=2", true, true, 10, 2, "gelu-erf"},
+    {TB, "constant-folding.fault=3", false, true, 3, 3, "fold"},
+    /* shape-inference counts its rewrites without records. */
+    {TB, "shape-inference.fault=5", false, true, 2, 5, NULL},
+};
+
+Test(bisect, names_the_corrupted_rewrite)
+{
+    for (size_t c = 0; c < GL_ARRAY_LEN(bisect_cases); c++) {
+        const bisect_case *t = &bisect_cases[c];
+        const char *sets[] = {t->fault, NULL};
+        gl_session_opts o;
+        gl_session s;
+        cr_assert_eq(open_with(t->model, sets, &o, &s), GL_OK, "case %zu: %s", c,
+                     gl_error_message());
+        char dir[512];
+        if (t->data) {
+            snprintf(dir, sizeof(dir), "%s", tu_src(t->model));
+            strcpy(strrchr(dir, '/') + 1, "test_data_set_0");
+            o.data = dir;
+        }
+        gl_bisect_result r;
+        cr_assert_eq(gl_bisect_pipeline(s.pipeline, &o, NULL, NULL, &r), GL_OK, "case %zu: %s",
+                     c, gl_error_message());
+        cr_assert_eq(r.found, t->found, "case %zu (%s): found %d", c, t->fault, r.found);
+        if (t->found) {
+            cr_assert_eq(r.step, t->step, "case %zu (%s): step %zu", c, t->fault, r.step);
+            cr_assert_eq(r.k, t->k, "case %zu (%s): k %lld", c, t->fault, (long long)r.k);
+            cr_assert_not_null(r.why, "case %zu", c);
+            if (t->rule) {
+                cr_assert_geq(r.decision, 0, "case %zu: no record", c);
+                const gl_decision *d = &s.pipeline->log.items[r.decision];
+                cr_assert_str_eq(d->rule, t->rule, "case %zu (%s)", c, t->fault);
+                cr_assert_eq(d->step, (int)t->step, "case %zu", c);
+            } else {
+                cr_assert_eq(r.decision, -1, "case %zu", c);
+            }
+            /* A binary search: about log2(rewrites) runs, not one per rewrite. */
+            cr_assert_leq(r.runs, 3 + 6, "case %zu: %zu runs", c, r.runs);
+        } else {
+            cr_assert_null(r.why, "case %zu", c);
+        }
+        gl_bisect_result_free(&r);
+        gl_session_close(&s);
+        gl_session_opts_free(&o);
+    }
+}
+
+Test(bisect, passes_list_makes_the_first_bad_model)
+{
+    const char *sets[] = {"transpose-push.fault=2", NULL};
+    gl_session_opts o;
+    gl_session s;
+    cr_assert_eq(open_with(CONV, sets, &o, &s), GL_OK, "%s", gl_error_message());
+    gl_bisect_result r;
+    cr_assert_eq(gl_bisect_pipeline(s.pipeline, &o, NULL, NULL, &r), GL_OK);
+    char *passes = gl_bisect_passes(s.pipeline, &r);
+    cr_assert_str_eq(passes, "toposort,shape-inference,constant-folding,cse,dce,"
+                     "transpose-push:2");
+    free(passes);
+    gl_bisect_result_free(&r);
+    gl_session_close(&s);
+    gl_session_opts_free(&o);
+}
 
 /* ---- vetoes ----------------------------------------------------------------------------- */
 

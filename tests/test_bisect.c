@@ -69,7 +69,7 @@ Test(bisect, names_the_corrupted_rewrite)
             o.data = dir;
         }
         gl_bisect_result r;
-        cr_assert_eq(gl_bisect_pipeline(s.pipeline, &o, NULL, NULL, &r), GL_OK, "case %zu: %s",
+        cr_assert_eq(gl_bisect_pipeline(s.pipeline, SIZE_MAX, &o, NULL, NULL, &r), GL_OK, "case %zu: %s",
                      c, gl_error_message());
         cr_assert_eq(r.found, t->found, "case %zu (%s): found %d", c, t->fault, r.found);
         if (t->found) {
@@ -102,11 +102,18 @@ Test(bisect, passes_list_makes_the_first_bad_model)
     gl_session s;
     cr_assert_eq(open_with(CONV, sets, &o, &s), GL_OK, "%s", gl_error_message());
     gl_bisect_result r;
-    cr_assert_eq(gl_bisect_pipeline(s.pipeline, &o, NULL, NULL, &r), GL_OK);
+    cr_assert_eq(gl_bisect_pipeline(s.pipeline, SIZE_MAX, &o, NULL, NULL, &r), GL_OK);
     char *passes = gl_bisect_passes(s.pipeline, &r);
     cr_assert_str_eq(passes, "toposort,shape-inference,constant-folding,cse,dce,"
                      "transpose-push:2");
     free(passes);
+    gl_bisect_result_free(&r);
+    /* Up to step 5 (before any transpose-push) nothing differs; up to step 6 it does. */
+    cr_assert_eq(gl_bisect_pipeline(s.pipeline, 5, &o, NULL, NULL, &r), GL_OK);
+    cr_assert_not(r.found);
+    cr_assert_eq(r.rewrites, 0);
+    cr_assert_eq(gl_bisect_pipeline(s.pipeline, 6, &o, NULL, NULL, &r), GL_OK);
+    cr_assert(r.found && r.step == 6 && r.k == 2 && r.rewrites == 4);
     gl_bisect_result_free(&r);
     gl_session_close(&s);
     gl_session_opts_free(&o);

@@ -67,7 +67,7 @@ int gl_cmd_bisect(int argc, char **argv)
         o.always_pipeline = true;
         gl_bisect_result r;
         gl_status st = gl_session_open(model, &o, &s);
-        if (st == GL_OK && (st = gl_bisect_pipeline(s.pipeline, &o, progress, NULL, &r)) == GL_OK) {
+        if (st == GL_OK && (st = gl_bisect_pipeline(s.pipeline, SIZE_MAX, &o, progress, NULL, &r)) == GL_OK) {
             rc = report(model, &s, &o, &r);
             gl_bisect_result_free(&r);
         } else {

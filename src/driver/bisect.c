@@ -176,14 +176,15 @@ static gl_status search(probe_run *b)
     return GL_OK;
 }
 
-gl_status gl_bisect_pipeline(const gl_pipeline *p, const gl_session_opts *o,
+gl_status gl_bisect_pipeline(const gl_pipeline *p, size_t last_step, const gl_session_opts *o,
                              gl_bisect_progress_fn progress, void *ctx, gl_bisect_result *r)
 {
     *r = (gl_bisect_result){.decision = -1};
     const gl_model *input = p->n_steps ? p->steps[0].model : NULL;
     if (!input)
         return gl_fail(GL_ERR_INPUT, "bisect: the pipeline did not keep its input model");
-    for (size_t s = 1; s < p->n_steps; s++) {
+    size_t n_steps = last_step < p->n_steps ? last_step + 1 : p->n_steps;
+    for (size_t s = 1; s < n_steps; s++) {
         if (!p->steps[s].model)
             return gl_fail(GL_ERR_INPUT, "bisect: the pipeline did not keep step %zu", s);
         r->rewrites += p->steps[s].rewrites;
@@ -193,7 +194,7 @@ gl_status gl_bisect_pipeline(const gl_pipeline *p, const gl_session_opts *o,
     if (st != GL_OK)
         return st;
     say(&b, "%lld rewrites in %zu steps; running the input model (%s)",
-        (long long)r->rewrites, p->n_steps - 1, o->data ? "inputs from --data" : "random inputs");
+        (long long)r->rewrites, n_steps - 1, o->data ? "inputs from --data" : "random inputs");
     if ((st = run_ref(&b, input, &b.base)) == GL_OK) {
         b.n_base = input->graph->n_outputs;
         r->runs = 1;

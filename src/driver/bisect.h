@@ -32,10 +32,11 @@ typedef struct gl_bisect_result {
 /* One line of progress ("rewrite 9 of 17 (transpose-push 3/6, step 12): differs"). */
 typedef void (*gl_bisect_progress_fn)(void *ctx, const char *line);
 
-/* Bisect pipeline p, which must have kept every step's model (GL_PIPELINE_KEEP_SNAPSHOTS):
- * inputs, tolerances and limits from o. A failure to make inputs for the input model or
- * to run it is the status (nothing to compare with); *r is then empty. */
-gl_status gl_bisect_pipeline(const gl_pipeline *p, const gl_session_opts *o,
+/* Bisect the rewrites of steps 1..last_step of pipeline p (last_step past the end: all),
+ * which must have kept those steps' models (GL_PIPELINE_KEEP_SNAPSHOTS): inputs,
+ * tolerances and limits from o. A failure to make inputs for the input model or to run
+ * it is the status (nothing to compare with); *r is then empty. */
+gl_status gl_bisect_pipeline(const gl_pipeline *p, size_t last_step, const gl_session_opts *o,
                              gl_bisect_progress_fn progress, void *ctx, gl_bisect_result *r);
 void gl_bisect_result_free(gl_bisect_result *r);
 

@@ -155,7 +155,7 @@ static const gl_pass_option common_options[] = {
     {"veto", -1, "ID[,ID...]: skip the rewrites with these decision ids (recorded as "
      "refused, reason \"vetoed\"); repeatable"},
     {"fault", 0, "K: for tests of bisect, corrupt what the pass's K-th rewrite made "
-     "(a Neg after it); 0: off"},
+     "(0.5 added to its output); 0: off"},
 };
 
 static const gl_pass_option *find_in(const gl_pass_option *opts, size_t n, const char *option)

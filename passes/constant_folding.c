@@ -264,6 +264,10 @@ static gl_status fold_node(fold_run *r, gl_node *n, candidacy c, bool *folded)
     gl_decision_add_node(d, n->name);
     gl_decision_add_number(d, "bytes", (double)bytes);
     add_context(d, r->g);
+    if (gl_pass_vetoed(r->ctx, d)) {
+        free_outputs(outs, n->n_outputs);
+        return GL_OK;
+    }
     size_t made, n_outputs = n->n_outputs; /* n is gone afterwards */
     gl_status st = replace_by_constants(r, n, outs, &made);
     gl_decision_add_number(d, "outputs", (double)made);

@@ -277,6 +277,8 @@ static gl_status merge_constant(gl_graph *g, gl_pass_ctx *ctx, table *t, size_t 
     gl_decision_add_number(d, "bytes", (double)bytes);
     gl_decision_add_number(d, "uses", (double)drop->n_uses);
     add_context(d, g);
+    if (gl_pass_vetoed(ctx, d))
+        return GL_OK;
     gl_status st = gl_replace_all_uses(g, drop, keep);
     if (st == GL_OK)
         st = gl_remove_value(g, drop);
@@ -394,7 +396,7 @@ static gl_status merge_or_refuse(gl_graph *g, gl_pass_ctx *ctx, gl_node *keep, g
     if (handed_over)
         gl_decision_add_number(d, "outputs_handed_over", (double)handed_over);
     add_context(d, g);
-    return merge_node(g, keep, dup, d->id);
+    return gl_pass_vetoed(ctx, d) ? GL_OK : merge_node(g, keep, dup, d->id);
 }
 
 static gl_status merge_nodes(gl_graph *g, gl_pass_ctx *ctx)

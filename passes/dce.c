@@ -295,7 +295,8 @@ static gl_status remove_dead_constants(gl_graph *g, gl_pass_ctx *ctx)
         gl_decision_add_text(d, "value", v->name);
         gl_decision_add_number(d, "bytes", (double)bytes);
         add_context(d, g);
-        st = gl_remove_value(g, v);
+        if (!gl_pass_vetoed(ctx, d))
+            st = gl_remove_value(g, v);
     }
     free(inits);
     return st;

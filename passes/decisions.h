@@ -3,8 +3,17 @@
  * Every rewrite a pass applies, and every one it considers and refuses, is one record:
  * {id, pass, rule, nodes, verdict, reason, numbers} — the shape of LLVM's optimization
  * remarks. The decisions view, `optimize --explain`, `decisions.json` and the tests all
- * read the same records. Ids are stable: the position of the record in the pipeline's
- * log, so the same model and options give the same ids.
+ * read the same records.
+ *
+ * Ids are stable: the position of the record in the pipeline's log, so the same model
+ * and options give the same ids, and a replay with a budget (PASS:K) numbers its records
+ * as the full run did. A veto (`--set PASS.veto=ID`) keeps its id too: the vetoed
+ * rewrite is still recorded at the same position (refused, reason "vetoed ..."), and
+ * nothing before it changes, so `--set PASS.veto=ID` replays whatever ran before. What
+ * comes after a veto may be numbered differently (the graph differs from there on): with
+ * several vetoes each ID is read in the run that has the vetoes of smaller ids, which is
+ * what adding them one at a time, smallest first, shows. The pipeline checks afterwards
+ * that every vetoed id names a rewrite of that pass, and fails naming the id otherwise.
  */
 #ifndef GL_DECISIONS_H
 #define GL_DECISIONS_H

@@ -362,6 +362,8 @@ static gl_status fold_graph(gl_graph *g, gl_pass_ctx *ctx)
                                         f.op[1].src ? " transB" : "");
         describe(d, &f);
         gl_decision_add_text(d, "product", into);
+        if (gl_pass_vetoed(ctx, d))
+            continue;
         changed = true;
         gl_status st = apply(&c, &f, d->id);
         if (st != GL_OK)

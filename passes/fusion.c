@@ -920,6 +920,11 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
                      best->blocked->name, best->why);
             gl_decision_add_text(d, "stopped_before", stop);
         }
+        if (gl_pass_vetoed(c->pass, d)) {
+            free(fname);
+            free(cands);
+            return GL_OK;
+        }
         int64_t id = d->id;
         *changed = true;
         st = best->rule->target == GL_FU_GEMM ? apply_gemm(c, best, id)

@@ -489,6 +489,8 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
                              "channels-last: transpose-push then leaves %zu Transpose(s) "
                              "instead of %zu", r->n, what, with, base);
         region_decision(d, r, now, !force, base, with);
+        if (gl_pass_vetoed(ctx, d))
+            continue;
         int64_t id = d->id;
         for (size_t i = 0; i < r->n && st == GL_OK; i++)
             st = convert(run, r->nodes[i], op_row(r->nodes[i]), id);

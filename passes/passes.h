@@ -29,6 +29,12 @@ typedef struct gl_pass_ctx {
     gl_decision_log *log;       /* where decisions go; NULL: kept in `scratch` only */
     const gl_settings *settings; /* --set values; NULL: defaults */
     gl_decision scratch;        /* the last decision when there is no log */
+    /* Vetoes (--set PASS.veto=ID): the rewrites refused so far in this step, as
+     * "rule\nreason", so that a pass meeting the same rewrite again (a fixed-point loop)
+     * refuses it again instead of applying it under a new id. */
+    char **vetoed;
+    size_t n_vetoed, cap_vetoed;
+    int64_t unheeded;           /* vetoes the pass did not ask gl_pass_vetoed about */
 } gl_pass_ctx;
 
 /* The protocol of a rewrite (DESIGN.md: check everything before the first edit):
@@ -38,10 +44,18 @@ typedef struct gl_pass_ctx {
  *     gl_decision *d = gl_pass_decide(ctx, "rule", GL_APPLIED, "what");  // counts it
  *     gl_decision_add_node(d, ...); ... then edit, giving new nodes provenance d->id.
  *
+ *     if (gl_pass_vetoed(ctx, d)) continue;            // --set PASS.veto=ID
+ *
  * So "apply the first K rewrites" works for every pass without pass code. */
 bool gl_pass_may_rewrite(const gl_pass_ctx *ctx);
 gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* After gl_pass_decide(ctx, rule, GL_APPLIED, ...): true when that rewrite is vetoed
+ * (`--set PASS.veto=ID`, decisions.h): its record says refused ("vetoed ..."), it costs
+ * no budget, and the pass must leave the graph as it is and go on with the next
+ * candidate. A pass that applies without asking ends in an error naming the rule (its
+ * rewrites cannot be vetoed yet), never in a record that says refused over an edit. */
+bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d);
 /* Count one applied rewrite without a record (a pass whose rewrite is not a decision,
  * such as a reordering). */
 void gl_pass_count_rewrite(gl_pass_ctx *ctx);

@@ -380,6 +380,8 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
             gl_decision_add_text(d, "replacement", op);
         }
         add_context(d, c->g);
+        if (gl_pass_vetoed(ctx, d))
+            continue;
         *changed = true;
         return rule->apply(c, &m, d->id);
     }

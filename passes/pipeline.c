@@ -151,24 +151,63 @@ static const gl_pass_option load_options[] = {
     {"freeze-inputs", 0, "treat graph inputs that have initializers as constants"},
 };
 
-static const gl_pass_option *find_option(const char *pass, const char *option)
+/* Options of every pass: the pipeline, not the pass, acts on them. */
+static const gl_pass_option common_options[] = {
+    {"veto", -1, "ID[,ID...]: skip the rewrites with these decision ids (recorded as "
+     "refused, reason \"vetoed\"); repeatable"},
+    {"fault", 0, "K: for tests of bisect, corrupt what the pass's K-th rewrite made "
+     "(0.5 added to its output); 0: off"},
+};
+
+static const gl_pass_option *find_in(const gl_pass_option *opts, size_t n, const char *option)
 {
-    const gl_pass_option *opts = NULL;
-    size_t n = 0;
-    if (strcmp(pass, "load") == 0) {
-        opts = load_options;
-        n = GL_ARRAY_LEN(load_options);
-    } else {
-        const gl_pass *p = gl_pass_find(pass);
-        if (p) {
-            opts = p->options;
-            n = p->n_options;
-        }
-    }
     for (size_t i = 0; i < n; i++)
         if (strcmp(opts[i].name, option) == 0)
             return &opts[i];
     return NULL;
+}
+
+static const gl_pass_option *find_option(const char *pass, const char *option)
+{
+    if (strcmp(pass, "load") == 0)
+        return find_in(load_options, GL_ARRAY_LEN(load_options), option);
+    const gl_pass *p = gl_pass_find(pass);
+    if (!p)
+        return NULL;
+    const gl_pass_option *o = find_in(p->options, p->n_options, option);
+    return o ? o : find_in(common_options, GL_ARRAY_LEN(common_options), option);
+}
+
+static void settings_add(gl_settings *s, const char *pass, const char *option, int64_t v)
+{
+    GL_GROW(s->items, s->cap, s->n + 1);
+    s->items[s->n++] = (gl_setting){gl_xstrdup(pass), gl_xstrdup(option), v};
+}
+
+/* PASS.veto=ID[,ID...]: one setting per id (gl_settings_lookup's last-wins does not
+ * apply: every one counts). */
+static gl_status apply_veto(gl_settings *s, const char *pass, const char *list)
+{
+    size_t first = s->n;
+    const char *p = list;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long long id = strtoll(p, &end, 10);
+        if (errno || end == p || id < 0 || (*end && *end != ',')) {
+            for (size_t i = first; i < s->n; i++) {
+                free(s->items[i].pass);
+                free(s->items[i].option);
+            }
+            s->n = first;
+            return gl_fail(GL_ERR_INPUT, "--set %s.veto: '%s' is not a list of decision "
+                           "ids (ID[,ID...], each >= 0)", pass, list);
+        }
+        settings_add(s, pass, "veto", id);
+        if (!*end)
+            return GL_OK;
+        p = end + 1;
+    }
 }
 
 gl_status gl_settings_apply(gl_settings *s, const char *assignment)
@@ -184,6 +223,8 @@ gl_status gl_settings_apply(gl_settings *s, const char *assignment)
         st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s '%s'", pass, option,
                      strcmp(pass, "load") && !gl_pass_find(pass) ? "any pass; no pass" : "pass",
                      pass);
+    } else if (strcmp(option, "veto") == 0) {
+        st = apply_veto(s, pass, eq + 1);
     } else {
         char *end;
         errno = 0;
@@ -238,16 +279,75 @@ void gl_settings_free(gl_settings *s)
 bool gl_pass_may_rewrite(const gl_pass_ctx *ctx) { return ctx->applied < ctx->budget; }
 void gl_pass_count_rewrite(gl_pass_ctx *ctx) { ctx->applied++; }
 
+static gl_decision *log_add(gl_decision_log *log, int step, const char *pass,
+                            const char *rule, gl_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static gl_decision *log_add(gl_decision_log *log, int step, const char *pass,
+                            const char *rule, gl_verdict v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gl_decision *d = gl_decision_log_add(log, step, pass, rule, v, fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+/* Whether the rewrite about to be recorded as `id` is vetoed: the id is listed, or the
+ * step vetoed the same rule with the same reason before (*as receives that one's
+ * position in ctx->vetoed, else -1). A newly vetoed one is remembered. */
+static bool veto_applies(gl_pass_ctx *ctx, int64_t id, const char *rule, const char *reason,
+                         int64_t *as)
+{
+    *as = -1;
+    if (!ctx->log || !ctx->settings || !ctx->pass)
+        return false; /* no ids: trial runs of a pass record nothing */
+    char *sig = gl_xmalloc(strlen(rule) + strlen(reason) + 2);
+    sprintf(sig, "%s\n%s", rule, reason);
+    for (size_t i = 0; i < ctx->n_vetoed; i++) {
+        if (strcmp(ctx->vetoed[i], sig) == 0) {
+            free(sig);
+            *as = (int64_t)i;
+            return true;
+        }
+    }
+    const gl_settings *s = ctx->settings;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->items[i].value == id && !strcmp(s->items[i].option, "veto") &&
+            !strcmp(s->items[i].pass, ctx->pass->name)) {
+            GL_GROW(ctx->vetoed, ctx->cap_vetoed, ctx->n_vetoed + 1);
+            ctx->vetoed[ctx->n_vetoed++] = sig;
+            return true;
+        }
+    }
+    free(sig);
+    return false;
+}
+
 gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
                             const char *fmt, ...)
 {
     const char *pass = ctx->pass ? ctx->pass->name : "";
     gl_decision_log scratch_log = {0};
     gl_decision_log *log = ctx->log ? ctx->log : &scratch_log;
+    char reason[512];
     va_list ap;
     va_start(ap, fmt);
-    gl_decision *d = gl_decision_log_add(log, ctx->step, pass, rule, v, fmt, ap);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
+    int64_t id = log->id_base + (int64_t)log->n, as;
+    gl_decision *d;
+    if (v == GL_APPLIED && veto_applies(ctx, id, rule, reason, &as)) {
+        ctx->unheeded++;
+        if (as < 0)
+            d = log_add(log, ctx->step, pass, rule, GL_REFUSED, "vetoed (--set %s.veto=%lld): "
+                        "%s", pass, (long long)id, reason);
+        else
+            d = log_add(log, ctx->step, pass, rule, GL_REFUSED, "vetoed (the same rewrite "
+                        "again): %s", reason);
+        v = GL_REFUSED;
+    } else {
+        d = log_add(log, ctx->step, pass, rule, v, "%s", reason);
+    }
     if (!ctx->log) {
         /* No log: keep only the latest record, in the context. */
         gl_decision_clear(&ctx->scratch);
@@ -259,6 +359,15 @@ gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
     if (v == GL_APPLIED)
         ctx->applied++;
     return d;
+}
+
+bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d)
+{
+    if (d->verdict == GL_APPLIED)
+        return false;
+    if (ctx->unheeded > 0)
+        ctx->unheeded--;
+    return true;
 }
 
 int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name)
@@ -277,6 +386,73 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* A vetoed record of this step the pass applied anyway: the first vetoed one, since a
+ * pass asks about all or none of a rule's. */
+static gl_status unheeded_veto(const gl_decision_log *log, size_t first, const char *pass)
+{
+    for (size_t i = first; i < log->n; i++) {
+        const gl_decision *d = &log->items[i];
+        if (d->verdict == GL_REFUSED && strncmp(d->reason, "vetoed (", 8) == 0)
+            return gl_fail(GL_ERR_INPUT, "--set %s.veto: #%lld (%s '%s') cannot be vetoed: "
+                           "the pass applies that rule without asking (not supported yet)",
+                           pass, (long long)d->id, pass, d->rule);
+    }
+    return gl_fail(GL_ERR_INTERNAL, "%s: a veto went unheeded", pass);
+}
+
+/* The node a fault corrupts: one the K-th applied rewrite of this step made (its
+ * provenance names the decision), else the producer of the first graph output; NULL
+ * when neither has a numeric first output. */
+static gl_node *fault_target(gl_graph *g, const gl_decision_log *log, size_t first,
+                             int64_t k)
+{
+    int64_t id = -1;
+    for (size_t i = first; i < log->n && id < 0; i++)
+        if (log->items[i].verdict == GL_APPLIED && --k == 0)
+            id = log->items[i].id;
+    gl_node *n, *found = NULL;
+    gl_foreach_node(g, i, n) {
+        if (id >= 0 && n->prov.decision == id && !found)
+            found = n;
+    }
+    if (!found && g->n_outputs && g->outputs[0]->producer)
+        found = g->outputs[0]->producer;
+    if (!found || !found->n_outputs || !found->outputs[0])
+        return NULL;
+    return found->outputs[0]->type.dtype == GL_DT_FLOAT ? found : NULL;
+}
+
+/* --set PASS.fault=K, for bisect's tests: once a step of the pass has applied K rewrites,
+ * 0.5 is added to the first output of what the K-th made (an Add after it), so exactly
+ * the models with that rewrite compute something else. (Not a Neg: two steps of one pass
+ * would cancel each other's.) */
+static gl_status inject_fault(gl_model *m, const gl_decision_log *log, size_t first, int64_t k)
+{
+    gl_graph *g = m->graph;
+    gl_node *n = fault_target(g, log, first, k);
+    if (!n)
+        return gl_fail(GL_ERR_INPUT, "fault=%lld: no float node to corrupt", (long long)k);
+    gl_tensor *half = gl_tensor_new(GL_DT_FLOAT, 0, NULL);
+    if (!half)
+        return GL_ERR_INTERNAL;
+    *(float *)gl_tensor_make_writable(half) = 0.5f;
+    char *name = gl_unique_node_name(g, "fault");
+    gl_value *ins[2] = {n->outputs[0], gl_add_initializer(g, "fault_half", half)};
+    gl_node *add = gl_add_node(g, "Add", "", name, ins, 2, 1);
+    free(name);
+    if (!add)
+        return GL_ERR_INTERNAL;
+    gl_node_set_provenance(add, n->prov.origins, n->prov.n_origins, n->prov.decision);
+    /* The value (its readers, its graph-output place) moves below the Add; n gets a fresh
+     * value of the same type, which the Add then reads. */
+    gl_status st = gl_move_output(g, n, 0, add, 0);
+    if (st == GL_OK)
+        st = gl_set_input(g, add, 0, n->outputs[0]);
+    if (st == GL_OK)
+        st = gl_toposort(g, NULL);
+    return st;
+}
+
 /* Run one pass on m, recording into `log`; the graph is verified afterwards (a pass
  * that breaks an invariant is a bug, named as such). */
 static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
@@ -290,6 +466,14 @@ static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
     gl_status st = step->pass->run(m->graph, &ctx);
     double t1 = now_ms();
     gl_decision_clear(&ctx.scratch);
+    for (size_t i = 0; i < ctx.n_vetoed; i++)
+        free(ctx.vetoed[i]);
+    free(ctx.vetoed);
+    if (st == GL_OK && ctx.unheeded)
+        st = unheeded_veto(log, first, step->pass->name);
+    int64_t fault = gl_settings_lookup(settings, step->pass->name, "fault", 0);
+    if (st == GL_OK && fault > 0 && ctx.applied >= fault)
+        st = inject_fault(m, log, first, fault);
     if (st == GL_OK && gl_graph_verify(m->graph, false) != GL_OK) {
         gl_error_prefix("pass '%s' left the graph broken (a bug)", step->pass->name);
         st = GL_ERR_INTERNAL;
@@ -308,6 +492,31 @@ gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_pl
                           const gl_settings *settings, unsigned flags, gl_pipeline **out)
 {
     return gl_pipeline_run_each(input, plan, n_plan, settings, flags, NULL, NULL, out);
+}
+
+/* Every vetoed id named a rewrite of its pass: a veto that met nothing (an id of
+ * another pass, a refusal, a note, past the end) is a mistake to report, not to ignore. */
+static gl_status check_vetoes(const gl_pipeline *p)
+{
+    const gl_settings *s = &p->settings;
+    for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->items[i].option, "veto") != 0)
+            continue;
+        const char *pass = s->items[i].pass;
+        int64_t id = s->items[i].value;
+        const gl_decision *d = id < (int64_t)p->log.n ? &p->log.items[id] : NULL;
+        if (!d)
+            return gl_fail(GL_ERR_INPUT, "--set %s.veto=%lld: there is no decision #%lld "
+                           "(the run recorded %zu)", pass, (long long)id, (long long)id,
+                           p->log.n);
+        if (strcmp(d->pass, pass) != 0 || d->verdict != GL_REFUSED ||
+            strncmp(d->reason, "vetoed (", 8) != 0)
+            return gl_fail(GL_ERR_INPUT, "--set %s.veto=%lld: decision #%lld is %s '%s' "
+                           "(%s), not a rewrite of %s that can be vetoed", pass,
+                           (long long)id, (long long)id, d->pass, d->rule,
+                           gl_verdict_name(d->verdict), pass);
+    }
+    return GL_OK;
 }
 
 gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t n_plan,
@@ -348,6 +557,8 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
         if (on_step)
             st = on_step(ctx, p, i + 1);
     }
+    if (st == GL_OK && (st = check_vetoes(p)) != GL_OK)
+        p->failure = gl_xstrdup(gl_error_message());
     return st;
 }
 

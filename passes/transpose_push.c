@@ -1308,7 +1308,7 @@ typedef struct guard_finding {
 
 static gl_status apply_push(gl_tp_run *run, gl_tp_args *a, const gl_tp_handler *h,
                             const gl_tp_plan *plan, const cost_report *c, verdict_source by,
-                            bool outputs_moved)
+                            bool outputs_moved, bool *vetoed)
 {
     char rule[160], perm[GL_MAX_RANK * 4];
     gl_tp_perm_format(a->perm, a->rank, perm, sizeof(perm));
@@ -1332,6 +1332,8 @@ static gl_status apply_push(gl_tp_run *run, gl_tp_args *a, const gl_tp_handler *
     if (by != BY_MEETING)
         add_cost_numbers(d, c, plan, outputs_moved);
     gl_decision_add_text(d, "decided_by", source_name(by));
+    if ((*vetoed = gl_pass_vetoed(run->ctx, d)))
+        return GL_OK;
     run->for_node = a->node;
     run->decision = d->id;
     gl_status st = h->apply(a, plan);
@@ -1456,10 +1458,11 @@ static gl_status consider(gl_tp_run *run, gl_node *t, gl_node *n, size_t slot,
                        &gf);
     else {
         gl_tp_guard_before_push(run, &a);
-        st = apply_push(run, &a, h, &plan, &c, by, outputs_moved);
-        if (st == GL_OK)
+        bool vetoed = false;
+        st = apply_push(run, &a, h, &plan, &c, by, outputs_moved, &vetoed);
+        if (st == GL_OK && !vetoed)
             gl_tp_guard_after_push(run, meeting);
-        *pushed = st == GL_OK;
+        *pushed = st == GL_OK && !vetoed;
     }
     free(c.inputs);
     free(ins);
@@ -1571,9 +1574,13 @@ static gl_status fold_into_constants(gl_tp_run *run)
         gl_tensor *t = folded_constant(run, n, c);
         if (!t)
             continue;
-        decide_on(run, n, "fold-into-constant", "%s '%s' of constant '%s' folds into a new "
-                  "constant: the DequantizeLinear unit after it stays whole", n->op_type,
-                  n->name, c->name);
+        gl_decision *d = decide_on(run, n, "fold-into-constant", "%s '%s' of constant '%s' "
+                                   "folds into a new constant: the DequantizeLinear unit "
+                                   "after it stays whole", n->op_type, n->name, c->name);
+        if (gl_pass_vetoed(run->ctx, d)) {
+            gl_tensor_free(t);
+            continue;
+        }
         gl_value *nc = gl_add_initializer(run->g, c->name, t);
         gl_status st = gl_replace_all_uses(run->g, out, nc);
         if (st == GL_OK)
@@ -1772,6 +1779,8 @@ static gl_status remove_dead_transpose(gl_tp_run *run, gl_node *t)
                                "its type or its static shape (%zu reader(s)): it goes",
                                t->name, out->n_uses);
     gl_decision_add_number(d, "readers", (double)out->n_uses);
+    if (gl_pass_vetoed(run->ctx, d))
+        return GL_OK;
     while (out->n_uses) {
         gl_use u = out->uses[0];
         gl_status st;
@@ -1816,12 +1825,14 @@ static gl_status simplify_size_one_transpose(gl_tp_run *run, gl_node *t)
         gl_decision *d = decide_on(run, t, "identity-transpose", "Transpose '%s' (perm %s) "
                                    "of %s changes nothing: it goes", t->name, perm_text, type);
         gl_decision_add_text(d, "perm", perm_text);
-        return bypass(run, t, x, NULL);
+        return gl_pass_vetoed(run->ctx, d) ? GL_OK : bypass(run, t, x, NULL);
     }
     gl_decision *d = decide_on(run, t, "transpose-is-reshape", "Transpose '%s' (perm %s) of "
                                "%s moves only dims of size 1: a Reshape, which moves no "
                                "data", t->name, perm_text, type);
     gl_decision_add_text(d, "perm", perm_text);
+    if (gl_pass_vetoed(run->ctx, d))
+        return GL_OK;
     gl_value *target = gl_tp_add_ints(run, "shape", shape, (size_t)rank, GL_DT_INT64);
     gl_value *ins[2] = {x, target};
     gl_node *r = target ? gl_tp_add_node(run, "Reshape", ins, 2, 1) : NULL;

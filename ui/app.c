@@ -49,6 +49,8 @@ typedef struct app_runtime {
     size_t n_dead_models, cap_dead_models;
     gl_diff **dead_diffs;
     size_t n_dead_diffs, cap_dead_diffs;
+    gl_pipeline **dead_pipelines;
+    size_t n_dead_pipelines, cap_dead_pipelines;
 } app_runtime;
 
 struct gl_job {
@@ -212,10 +214,24 @@ void gl_ui_defer_free_diff(gl_ui *ui, gl_diff *d)
     rt->dead_diffs[rt->n_dead_diffs++] = d;
 }
 
+void gl_ui_defer_free_pipeline(gl_ui *ui, gl_pipeline *p)
+{
+    app_runtime *rt = ui->runtime;
+    if (!rt || atomic_load(&rt->jobs_alive) == 0) {
+        gl_pipeline_free(p);
+        return;
+    }
+    GL_GROW(rt->dead_pipelines, rt->cap_dead_pipelines, rt->n_dead_pipelines + 1);
+    rt->dead_pipelines[rt->n_dead_pipelines++] = p;
+}
+
 static void bury_if_idle(app_runtime *rt)
 {
     if (atomic_load(&rt->jobs_alive) != 0)
         return;
+    for (size_t i = 0; i < rt->n_dead_pipelines; i++)
+        gl_pipeline_free(rt->dead_pipelines[i]);
+    rt->n_dead_pipelines = 0;
     for (size_t i = 0; i < rt->n_dead_models; i++)
         gl_model_free(rt->dead_models[i]);
     for (size_t i = 0; i < rt->n_dead_diffs; i++)
@@ -255,21 +271,32 @@ static void load_run(void *arg, gl_job *job)
     }
     l->st = GL_OK;
     l->p = s.pipeline; /* the job owns it now */
-    l->diffs = gl_xcalloc(l->p->n_steps, sizeof(gl_diff *));
-    for (size_t k = 1; k < l->p->n_steps && !gl_job_cancelled(job); k++) {
-        gl_job_progress(job, "diffing step %zu of %zu", k, l->p->n_steps - 1);
-        l->diffs[k] = gl_diff_graphs(l->p->steps[k - 1].model->graph, l->p->steps[k].model->graph,
-                                     GL_DIFF_MATCH_IDS);
+    l->diffs = gl_ui_job_step_diffs(l->p, job);
+}
+
+gl_diff **gl_ui_job_step_diffs(const gl_pipeline *p, gl_job *job)
+{
+    gl_diff **diffs = gl_xcalloc(p->n_steps, sizeof(gl_diff *));
+    for (size_t k = 1; k < p->n_steps && !gl_job_cancelled(job); k++) {
+        gl_job_progress(job, "diffing step %zu of %zu", k, p->n_steps - 1);
+        diffs[k] = gl_diff_graphs(p->steps[k - 1].model->graph, p->steps[k].model->graph,
+                                  GL_DIFF_MATCH_IDS);
     }
+    return diffs;
+}
+
+void gl_ui_free_step_diffs(gl_pipeline *p, gl_diff **diffs)
+{
+    for (size_t k = 0; diffs && p && k < p->n_steps; k++)
+        gl_diff_free(diffs[k]);
+    free(diffs);
+    gl_pipeline_free(p);
 }
 
 static void load_discard(void *arg)
 {
     load_job *l = arg;
-    for (size_t k = 0; l->diffs && l->p && k < l->p->n_steps; k++)
-        gl_diff_free(l->diffs[k]);
-    free(l->diffs);
-    gl_pipeline_free(l->p);
+    gl_ui_free_step_diffs(l->p, l->diffs);
     free(l);
 }
 
@@ -913,6 +940,7 @@ int gl_ui_main(const char *model_path)
         bury_if_idle(&rt);
         free(rt.dead_models);
         free(rt.dead_diffs);
+        free(rt.dead_pipelines);
         ui.runtime = NULL;
         gl_ui_free(&ui);
         close(rt.wake[0]);

@@ -379,6 +379,22 @@ void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
         gl_ui_set_error(ui, "the pipeline stopped: %s", p->failure);
 }
 
+void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k)
+{
+    drop_replay(ui);
+    ui->want_budget = -1;
+    for (size_t i = 0; ui->step_diffs && ui->pipeline && i < ui->pipeline->n_steps; i++)
+        if (ui->step_diffs[i])
+            gl_ui_defer_free_diff(ui, ui->step_diffs[i]);
+    free(ui->step_diffs);
+    ui->step_diffs = NULL;
+    if (ui->pipeline)
+        gl_ui_defer_free_pipeline(ui, ui->pipeline);
+    ui->pipeline = NULL;
+    gl_ui_set_pipeline(ui, p, step_diffs);
+    gl_ui_goto_step(ui, k < p->n_steps ? k : p->n_steps - 1);
+}
+
 /* ---- views --------------------------------------------------------------------------- */
 
 static gl_view *current_view(gl_ui *ui) { return &ui->views[ui->current]; }
@@ -872,6 +888,7 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_EXPORT_STEP: return gl_ui_export(ui, false);
     case GL_REQ_EXPORT_ALL: return gl_ui_export(ui, true);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
+    case GL_REQ_BISECT: return gl_ui_bisect(ui);
     case GL_REQ_JUMP: return GL_REDRAW_NONE; /* needs the digit: gl_ui_key */
     case GL_REQ_CANCEL: return gl_ui_cancel_job(ui);
     case GL_REQ_HELP:

@@ -339,6 +339,31 @@ unsigned gl_ui_cancel_job(gl_ui *ui);
 void gl_ui_defer_free_model(gl_ui *ui, gl_model *m);
 void gl_ui_defer_free_diff(gl_ui *ui, gl_diff *d);
 
+/* From run(): every step of p diffed against the one before ([0] NULL; stops early
+ * when cancelled), as the ui keeps them (step_diffs). */
+gl_diff **gl_ui_job_step_diffs(const gl_pipeline *p, gl_job *job);
+/* Free a job's pipeline and its step diffs (either may be NULL). */
+void gl_ui_free_step_diffs(gl_pipeline *p, gl_diff **diffs);
+/* Free a pipeline now, or when no job runs any more (what-if replaces the ui's). */
+void gl_ui_defer_free_pipeline(gl_ui *ui, gl_pipeline *p);
+
+/* ---- bisect and what-if (whatif.c) ------------------------------------------------- */
+
+/* `b`: bisect the rewrites of steps 1..current on a job (driver/bisect.h, seeded random
+ * inputs, the reference backend); it ends on the step of the first one that changes the
+ * outputs, its record selected in the decisions view, what differs on the status line. */
+unsigned gl_ui_bisect(gl_ui *ui);
+/* `x` on decision d: run the pipeline again from the loaded model with d vetoed (d
+ * applied) or its veto lifted (d vetoed), on a job; the new pipeline replaces the shown
+ * one (gl_ui_replace_pipeline) at d's step, and the status line compares node counts. */
+unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d);
+/* Show pipeline p (and its step diffs, NULL: computed) instead of the current one at
+ * step k; the old one is freed when no job reads it. */
+void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k);
+/* Select the record with id `id` in the decisions view (lifting the refused-only filter
+ * when it hides it); false when the shown step has no such record. */
+bool gl_ui_decisions_select(gl_ui *ui, int64_t id);
+
 /* Export the shown step / every step into ui->export_dir, open the step's SVG. */
 unsigned gl_ui_export(gl_ui *ui, bool all);
 unsigned gl_ui_open_svg(gl_ui *ui);

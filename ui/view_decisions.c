@@ -156,11 +156,11 @@ static unsigned decisions_request(gl_ui *ui, gl_view *v, gl_request r)
         decisions_open(ui, v);
         return GL_REDRAW_VIEW;
     }
-    if (r == GL_REQ_ENTER) {
+    if (r == GL_REQ_ENTER || r == GL_REQ_VETO) {
         const gl_decision *d = selected_record(ui, v);
         if (!d)
             return GL_REDRAW_NONE;
-        return gl_ui_goto_decision_nodes(ui, d);
+        return r == GL_REQ_ENTER ? gl_ui_goto_decision_nodes(ui, d) : gl_ui_veto(ui, d);
     }
     return gl_ui_list_move(v, r, (int)s->n_rows);
 }
@@ -212,6 +212,29 @@ static void decisions_close(gl_ui *ui, gl_view *v)
         free(s->rows);
     free(s);
     v->state = NULL;
+}
+
+bool gl_ui_decisions_select(gl_ui *ui, int64_t id)
+{
+    gl_view *v = &ui->views[GL_VIEW_DECISIONS];
+    gl_ui_show(ui, GL_VIEW_DECISIONS, ui->current != GL_VIEW_DECISIONS);
+    decisions_state *s = v->state;
+    size_t n;
+    const gl_decision *d = gl_ui_decisions(ui, &n);
+    for (int pass = 0; s && pass < 2; pass++) {
+        for (size_t i = 0; i < s->n_rows; i++) {
+            if (d[s->rows[i]].id == id) {
+                v->selected = (int)i;
+                v->scroll = v->selected > 2 ? v->selected - 2 : 0;
+                return true;
+            }
+        }
+        if (!s->only_refused)
+            break;
+        s->only_refused = false;
+        decisions_open(ui, v);
+    }
+    return false;
 }
 
 const gl_view_ops gl_view_decisions_ops = {

@@ -46,6 +46,13 @@ static const gl_command command_table[] = {
      "              fusion (a fused group's row: its members under it, their unfused sum\n"
      "              beside its fused time); the default with a fusion step in --passes:\n"
      "              ref,unfused,fused, else ref,dnnl", gl_cmd_profile},
+    {"bisect",
+     "MODEL [--data DIR] [--passes LIST] [--rtol X] [--atol Y] [--dim NAME=V] "
+     "[--max-memory BYTES] [--set PASS.OPT=V]",
+     "the first rewrite after which the outputs differ from the input model's (reference\n"
+     "              backend, same inputs; binary search over PASS:K replays): its decision,\n"
+     "              or \"no rewrite changes the outputs\"; exit 0 none, 1 found, 2 error",
+     gl_cmd_bisect},
     {"conformance", "DIR [--filter REGEX] [--verbose]",
      "run ONNX node test cases; last line \"N passed, N failed, N skipped\"",
      gl_cmd_conformance},

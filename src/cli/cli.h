@@ -28,6 +28,7 @@ int gl_cmd_export(int argc, char **argv);
 int gl_cmd_run(int argc, char **argv);
 int gl_cmd_profile(int argc, char **argv);
 int gl_cmd_conformance(int argc, char **argv);
+int gl_cmd_bisect(int argc, char **argv);
 
 /* Print the pending error message as one stderr line; return the exit code for `st`. */
 int gl_cli_fail(gl_status st);

@@ -1,0 +1,74 @@
+#!/bin/sh
+# bisect.sh — `graphlab bisect` on the command line: a rewrite corrupted by the fault
+# switch (--set PASS.fault=K) is named with its decision and exit 1, a pipeline that
+# breaks nothing says so with exit 0, bad usage and bad vetoes exit 2; the --passes list
+# it prints makes the first bad model (and one rewrite fewer does not); `--set
+# PASS.veto=ID` shows in --explain. The shared nhwc_convnet too, when ../shared exists.
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+EX="$GL_SRCDIR/examples"
+SHARED="${GL_SHARED:-$GL_SRCDIR/../shared}/models"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/glbisect.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# expect NAME CODE TEXT ARGS...: `graphlab ARGS` exits CODE with TEXT in its stdout+stderr.
+expect() {
+    name=$1 code=$2 text=$3
+    shift 3
+    "$GL" "$@" >"$tmp/out" 2>&1
+    rc=$?
+    if [ "$rc" -eq "$code" ] && grep -qF -- "$text" "$tmp/out"; then
+        ok "$name"
+    else
+        not_ok "$name (exit $rc, wanted $code and '$text')"
+        sed 's/^/# /' "$tmp/out"
+    fi
+}
+
+C="$EX/conv_nhwc/model.onnx"
+CD="$EX/conv_nhwc/test_data_set_0"
+T="$EX/transformer_block/model.onnx"
+# name | exit | text | arguments
+while IFS='|' read -r name code text args; do
+    [ -n "$name" ] || continue
+    eval "set -- $args"
+    expect "$name" "$code" "$text" "$@"
+done <<TABLE
+nothing breaks|0|no rewrite changes the outputs (14 rewrites in 14 steps|bisect "$C"
+nothing breaks, --data|0|inputs from --data|bisect "$C" --data "$CD"
+the last rewrite|1|first bad decision: #16 fusion conv-activation (step 14, rewrite 1 of 1) nodes: conv2, relu2|bisect "$C" --set fusion.fault=1
+a push in the first transpose-push|1|first bad decision: #3 transpose-push push-through-Add (step 6, rewrite 2 of 4)|bisect "$C" --data "$CD" --set transpose-push.fault=2
+its record|1|#3    APPLIED  push-through-Add: Transpose 'channel_scale/Transpose'|bisect "$C" --set transpose-push.fault=2
+what differs|1|output 'features': max_abs|bisect "$C" --set layout.fault=1
+a pass without records|1|first bad rewrite: shape-inference (step 2, rewrite 5 of 25; the pass keeps no record|bisect "$T" --set shape-inference.fault=5
+a fault before a Softmax is none|0|no rewrite changes the outputs|bisect "$T" --set fusion.fault=4
+--passes limits the search|0|no rewrite changes the outputs (4 rewrites in 6 steps|bisect "$C" --passes toposort,shape-inference,constant-folding,cse,dce,transpose-push --set fusion.fault=1
+progress on stderr|1|bisect: rewrite 7 of 14 (transpose-push 2/8, step 12): same outputs|bisect "$C" --set fusion.fault=1
+no model|2|expected one MODEL|bisect
+a missing model|2|cannot open|bisect "$tmp/none.onnx"
+an unknown pass|2|unknown pass 'nosuch'|bisect "$C" --passes nosuch
+a veto of another pass|2|decision #3 is transpose-push 'push-through-Add' (applied), not a rewrite of cse|bisect "$C" --set cse.veto=3
+a veto past the end|2|there is no decision #99|optimize "$C" -o "$tmp/o.onnx" --set fusion.veto=99
+a veto in --explain|0|#3    refused  push-through-Add: vetoed (--set transpose-push.veto=3)|optimize "$C" -o "$tmp/o.onnx" --explain --set transpose-push.veto=3
+help|0|bisect    MODEL [--data DIR]|bisect --help
+TABLE
+
+# The printed --passes makes the first bad model; one rewrite fewer is still good.
+"$GL" bisect "$C" --data "$CD" --set transpose-push.fault=2 2>/dev/null >"$tmp/found"
+passes=$(sed -n 's/.*that model: graphlab run .* --passes //p' "$tmp/found")
+check "the printed list is PASS:K" [ "${passes##*,}" = "transpose-push:2" ]
+"$GL" run "$C" --data "$CD" --passes "$passes" --set transpose-push.fault=2 >/dev/null 2>&1
+check "that model differs from the expected outputs" [ $? -eq 1 ]
+"$GL" run "$C" --data "$CD" --passes "${passes%:2}:1" --set transpose-push.fault=2 >/dev/null 2>&1
+check "one rewrite fewer does not" [ $? -eq 0 ]
+
+if [ -f "$SHARED/nhwc_convnet/model.onnx" ]; then
+    N="$SHARED/nhwc_convnet"
+    expect "nhwc_convnet: nothing breaks" 0 "no rewrite changes the outputs" \
+        bisect "$N/model.onnx" --data "$N/test_data_set_0"
+    expect "nhwc_convnet: a fused group" 1 "fusion conv-activation (step 14, rewrite 3 of 3)" \
+        bisect "$N/model.onnx" --data "$N/test_data_set_0" --set fusion.fault=3
+else
+    skip "no ../shared models"
+fi
+tap_done

@@ -1,0 +1,134 @@
+/* test_ui_whatif.c — the workbench's b (bisect up to the shown step) and x (veto a
+ * decision, or lift its veto, and run the pipeline again), driven headless (jobs run
+ * inline). */
+#include "testutil.h"
+
+#include "driver/driver.h"
+#include "ui/ui.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONV "examples/conv_nhwc/model.onnx"
+
+/* A workbench on `rel` after the default pipeline with --set `set` (may be NULL). */
+static void open_with(gl_ui *ui, const char *rel, const char *set)
+{
+    const char *path = tu_src(rel);
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
+    o.always_pipeline = true;
+    if (set)
+        cr_assert_eq(gl_session_option_set(&o, "set", set), GL_OK, "%s", gl_error_message());
+    gl_session s;
+    cr_assert_eq(gl_session_open(path, &o, &s), GL_OK, "%s", gl_error_message());
+    gl_session_opts_free(&o);
+    gl_ui_init(ui, path);
+    ui->sync_jobs = true;
+    gl_ui_set_pipeline(ui, s.pipeline, NULL);
+}
+
+static const gl_decision *selected_decision(gl_ui *ui)
+{
+    cr_assert_eq(ui->current, (size_t)GL_VIEW_DECISIONS);
+    size_t n;
+    const gl_decision *d = gl_ui_decisions(ui, &n);
+    int row = ui->views[GL_VIEW_DECISIONS].selected;
+    cr_assert(row >= 0 && (size_t)row < n);
+    return &d[row];
+}
+
+typedef struct bisect_key_case {
+    const char *fault;
+    size_t from_step;  /* where b is pressed */
+    size_t step;       /* where it ends (0: it finds nothing and stays) */
+    int64_t id;
+    const char *status;
+} bisect_key_case;
+
+Test(whatif, b_ends_on_the_first_bad_decision)
+{
+    static const bisect_key_case cases[] = {
+        {"transpose-push.fault=2", 14, 6, 3, "#3 transpose-push push-through-Add (rewrite 2 "
+         "of 4) changes the outputs: output 'features'"},
+        {"fusion.fault=1", 14, 14, 16, "#16 fusion conv-activation (rewrite 1 of 1)"},
+        /* Up to step 13 the fusion fault is not there yet. */
+        {"fusion.fault=1", 13, 0, -1, "no rewrite of steps 1-13 changes the outputs"},
+        {NULL, 14, 0, -1, "no rewrite of steps 1-14 changes the outputs"},
+        {NULL, 0, 0, -1, "step 0 is the model as loaded"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        const bisect_key_case *t = &cases[c];
+        gl_ui ui;
+        open_with(&ui, CONV, t->fault);
+        gl_ui_goto_step(&ui, t->from_step);
+        gl_ui_key(&ui, 'b');
+        cr_assert(strstr(ui.status, t->status), "case %zu: status '%s'", c, ui.status);
+        if (t->step) {
+            cr_assert_eq(ui.step, t->step, "case %zu", c);
+            cr_assert_eq(selected_decision(&ui)->id, t->id, "case %zu", c);
+        } else {
+            cr_assert_eq(ui.step, t->from_step, "case %zu", c);
+        }
+        gl_ui_free(&ui);
+    }
+}
+
+Test(whatif, x_vetoes_and_lifts)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    gl_ui_goto_step(&ui, 6);
+    cr_assert_eq(ui.pipeline->steps[6].nodes, 10u);
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    /* The push of #3 is vetoed: step 6 keeps two more nodes (Transposes). */
+    cr_assert(strstr(ui.status, "what-if: #3 vetoed; after step 6 12 nodes (were 10)"), "%s",
+              ui.status);
+    cr_assert_eq(ui.step, 6u);
+    const gl_decision *d = selected_decision(&ui);
+    cr_assert_eq(d->id, 3);
+    cr_assert_eq(d->verdict, GL_REFUSED);
+    cr_assert_eq(ui.pipeline->steps[6].nodes, 12u);
+    /* x on the vetoed record lifts it: the first pipeline again. */
+    gl_ui_key(&ui, 'x');
+    cr_assert(strstr(ui.status, "#3 allowed again; after step 6 10 nodes (were 12)"), "%s",
+              ui.status);
+    cr_assert_eq(selected_decision(&ui)->verdict, GL_APPLIED);
+    cr_assert_eq(ui.pipeline->settings.n, 0u);
+    /* A refusal cannot be forced (yet), a note has nothing to veto. */
+    cr_assert(gl_ui_decisions_select(&ui, 1));
+    gl_ui_key(&ui, 'x');
+    cr_assert(strstr(ui.status, "forcing a refused rewrite is not implemented"), "%s",
+              ui.status);
+    gl_ui_goto_step(&ui, 2);
+    cr_assert(gl_ui_decisions_select(&ui, 0));
+    gl_ui_key(&ui, 'x');
+    cr_assert(strstr(ui.status, "is a note"), "%s", ui.status);
+    gl_ui_free(&ui);
+}
+
+/* A veto the run refuses (here: an id that is not the named pass's) leaves the shown
+ * pipeline as it was. */
+Test(whatif, a_failed_rerun_keeps_the_pipeline)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    gl_pipeline *before = ui.pipeline;
+    gl_ui_goto_step(&ui, 14);
+    cr_assert(gl_ui_decisions_select(&ui, 16));
+    /* The record says dce: the re-run's check finds #16 is fusion's. */
+    static char dce[] = "dce";
+    gl_decision *d = &ui.pipeline->log.items[16];
+    char *pass = d->pass;
+    d->pass = dce;
+    gl_ui_key(&ui, 'x');
+    d->pass = pass;
+    cr_assert(ui.pipeline == before);
+    cr_assert(ui.status_error);
+    cr_assert(strstr(ui.status, "what-if failed (the pipeline shown is unchanged): --set "
+                                "dce.veto=16: decision #16 is fusion"), "%s", ui.status);
+    gl_ui_free(&ui);
+}

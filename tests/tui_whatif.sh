@@ -1,0 +1,41 @@
+#!/bin/sh
+# tui_whatif.sh — the workbench's x (what-if) and b (bisect) through a real terminal
+# (tmux, as tui.sh): x on transpose-push's applied #3 re-runs the pipeline with it vetoed,
+# the bar then shows that branch (the first transpose-push leaves 12 nodes, two
+# Transposes more, instead of 10), x again lifts the veto; b from the last step says no
+# rewrite changes the outputs (a corrupted rewrite is found by test_ui_whatif.c and
+# bisect.sh: the workbench takes no --set to inject one).
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not found"
+    exit 0
+fi
+if [ -n "$GL_SANITIZED" ]; then
+    TIMEOUT=60
+else
+    TIMEOUT=15
+fi
+export LANG=C.UTF-8
+work=$(mktemp -d "${TMPDIR:-/tmp}/glwhatif.XXXXXX")
+. "$GL_SRCDIR/tests/tmux.sh"
+
+start 140 30 -- "$GL_SRCDIR/examples/conv_nhwc/model.onnx"
+check "opens" wait_for "nodes | step 0/14 | ? help"
+keys 6 c
+check "the decisions of the first transpose-push" wait_for "decisions of 06-transpose-push: 5"
+keys j j x
+check "x vetoes #3 and re-runs" wait_for "what-if: #3 vetoed; after step 6 12 nodes (were 10)"
+check "the bar shows the new branch" wait_for "tpush 12*"
+check "the record says vetoed" wait_for "vetoed (--set transpose-push.veto=3)"
+keys x
+check "x again lifts the veto" wait_for "what-if: #3 allowed again; after step 6 10 nodes (were 12)"
+check "the bar is back" wait_for "tpush 10*"
+keys 1 4
+check "at the last step" wait_for "step 14/14"
+keys b
+check "b: nothing breaks" wait_for "bisect: no rewrite of steps 1-14 changes the outputs"
+keys q
+check "q quits with 0" [ "$(wait_rc)" = 0 ]
+tap_done

@@ -689,7 +689,7 @@ Test(dnnl_ops, fused_matmul)
 
 /* ---- threads per primitive, and a stack of matrices by one matrix as one product ------- */
 
-/* Below ~8 µs of one thread's work a primitive is made and run on one thread, the plan's
+/* Below ~16 µs of one thread's work a primitive is made and run on one thread, the plan's
  * note says so; above, it keeps the plan's threads. Either side agrees with the reference.
  * A MatMul of a stack of matrices by one matrix runs as one [batch * M, K] product. */
 #define ONE "1 thread"

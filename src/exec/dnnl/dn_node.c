@@ -360,11 +360,15 @@ static gl_status finish(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_prim
  * with bench/bench_dnnl_threads (2 threads against 1, minimums over interleaved rounds on
  * an AVX-512 machine): a second thread never helped below ~65K elements of a binary
  * add (4.6 µs), a relu of 65K elements took 2.6 µs on one thread and 4.8 on two, a
- * [16,128]x[128,384] matmul 7.5 µs on either, and on a loaded machine the median of the
- * two-thread runs was worse still (a fork waits for a thread that is not scheduled).
- * The work is estimated from the primitive's descriptors: one thread's nanoseconds per
- * element (elementwise, normalization, pooling: memory bound) or per FLOP. */
-#define DN_ONE_THREAD_NS 8000.0
+ * [16,128]x[128,384] matmul 7.5 µs on either, [16,128]x[128,512] 12 on one and 15 on two,
+ * [16,512]x[512,128] 10 and 8.3. Between 8 and 16 µs a second thread saves 2 µs at best,
+ * and on a loaded machine every parallel region may wait a time slice for a thread that
+ * is not scheduled: a transformer layer whose primitives all stay under the line runs
+ * no parallel region at all (medians 0.10-0.17 ms where a line at 8 µs left two regions
+ * and some runs of 50 had a median of 7-70 ms). The work is estimated from the
+ * primitive's descriptors: one thread's nanoseconds per element (elementwise,
+ * normalization, pooling: memory bound) or per FLOP. */
+#define DN_ONE_THREAD_NS 16000.0
 
 static double md_elems(const dnnl_memory_desc_t *md)
 {

@@ -1,7 +1,8 @@
 # bench programs and targets (included from Makefile.am).
 # `make bench` builds them; neither `make` nor `make check` does. bench/run.sh drives them.
 EXTRA_PROGRAMS = bench/bench_load bench/bench_toposort bench/bench_pipeline bench/bench_run \
-	bench/bench_transpose bench/bench_ui_graph bench/bench_render bench/bench_ui_keys
+	bench/bench_transpose bench/bench_ui_graph bench/bench_render bench/bench_ui_keys \
+	bench/bench_dnnl_threads
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 bench_bench_load_SOURCES = bench/bench_load.c bench/benchutil.h
@@ -35,6 +36,10 @@ bench_bench_ui_keys_SOURCES = bench/bench_ui_keys.c bench/benchutil.h
 bench_bench_ui_keys_CFLAGS = $(AM_CFLAGS)
 bench_bench_ui_keys_LDADD = $(GL_LIBS)
 
+bench_bench_dnnl_threads_SOURCES = bench/bench_dnnl_threads.c bench/benchutil.h
+bench_bench_dnnl_threads_CFLAGS = $(AM_CFLAGS)
+bench_bench_dnnl_threads_LDADD = $(DNNL_LIBS)
+
 # The generated onnx.pb-c.h must exist before the first compile (BUILT_SOURCES are only
 # made by all/check/install, not by this target).
 bench: $(BUILT_SOURCES)
@@ -44,4 +49,4 @@ bench: $(BUILT_SOURCES)
 # Distributed without touching EXTRA_DIST (Makefile.am sets it after this include).
 dist_noinst_SCRIPTS = bench/make_big_models.py bench/make_densenet.py bench/run.sh bench/vs_ort.sh \
 	bench/erf_fit.py \
-	bench/ort_time.js
+	bench/ort_time.js bench/trace_nodes.js

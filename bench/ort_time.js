@@ -3,6 +3,7 @@
 //
 //   node bench/ort_time.js --ort DIR --model M [--data DIR] [--threads N] [--warmup N]
 //                          [--runs N] [--level disabled|basic|extended|all]
+//                          [--profile PREFIX]
 //
 // DIR is the folder holding node_modules/onnxruntime-node. Inputs are the data set's
 // input_*.pb (serialized onnx.TensorProto, bound by name, else by position), one for
@@ -10,11 +11,14 @@
 // {"level", "threads", "runs", "median_ms", "min_ms", "max_ms", "max_abs_vs_data"}: wall
 // time of each awaited session.run() after `warmup` untimed ones (at least one), and the
 // largest difference of the first run's outputs from the data set's output_*.pb.
+// --profile: ONNX Runtime writes its own profile of every run (PREFIX_<date>.json, the
+// format graphlab profile --trace writes; bench/trace_nodes.js sums either per node);
+// its name is the JSON's "profile".
 const fs = require('fs');
 const path = require('path');
 
 function args() {
-    const a = { threads: 2, warmup: 5, runs: 20, level: 'all', data: '' };
+    const a = { threads: 2, warmup: 5, runs: 20, level: 'all', data: '', profile: '' };
     const argv = process.argv.slice(2);
     for (let i = 0; i < argv.length; i += 2) {
         const key = argv[i].replace(/^--/, '');
@@ -119,6 +123,7 @@ async function main() {
     const session = await ort.InferenceSession.create(a.model, {
         graphOptimizationLevel: a.level, intraOpNumThreads: a.threads, interOpNumThreads: 1,
         executionMode: 'sequential',
+        ...(a.profile ? { enableProfiling: true, profileFilePrefix: a.profile } : {}),
     });
     const feeds = {};
     if (a.data) {
@@ -154,6 +159,7 @@ async function main() {
     console.log(JSON.stringify({
         level: a.level, threads: a.threads, runs: a.runs, median_ms: median(ms),
         min_ms: Math.min(...ms), max_ms: Math.max(...ms), max_abs_vs_data: maxAbs,
+        ...(a.profile ? { profile: session.endProfiling() } : {}),
     }));
 }
 

@@ -19,12 +19,14 @@
  * may decide the node's layout. A second run must build nothing and reorder no constant
  * (the weight cache).
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #define TU_CASE_SHORTHANDS
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,7 @@ typedef struct op_case {
     in_spec in[6];
     where_run expect;
     const char *why;     /* REF, DN_REF: a part of the plan's note */
+    const char *not_why; /* what the plan's note must not say */
     bool keeps;          /* the output stays in the layout input 0 arrives in */
     const char *out;     /* the node's output layout, when given ("plain") */
     const char *then;    /* a unary op reading output 0 (NULL: none) */
@@ -209,6 +212,9 @@ static void check_node(const op_case *c, const gl_plan_entry *en, const char *wh
     if (c->why)
         cr_expect(strstr(note, c->why) != NULL, "%s: the note '%s' does not say '%s'", what,
                   note, c->why);
+    if (c->not_why)
+        cr_expect(strstr(note, c->not_why) == NULL, "%s: the note '%s' says '%s'", what, note,
+                  c->not_why);
     if (c->out)
         cr_expect(strcmp(en->info.out_layouts, c->out) == 0, "%s: output layout %s, expected %s",
                   what, en->info.out_layouts, c->out);
@@ -912,4 +918,50 @@ static const op_case fused_matmul_cases[] = {
 Test(dnnl_ops, fused_matmul)
 {
     run_cases(fused_matmul_cases, GL_ARRAY_LEN(fused_matmul_cases), 91);
+}
+
+/* ---- threads per primitive, and a stack of matrices by one matrix as one product ------- */
+
+/* Below ~16 µs of one thread's work a primitive is made and run on one thread, the plan's
+ * note says so; above, it keeps the plan's threads. Either side agrees with the reference.
+ * A MatMul of a stack of matrices by one matrix runs as one [batch * M, K] product. */
+#define ONE "1 thread"
+static const op_case thread_cases[] = {
+    {"16K elements: one thread", "Add", 13, "p", {{0}},
+     {IN('x', 3, D(4, 64, 64)), IN('x', 3, D(4, 64, 64))}, .expect = DN, .why = ONE},
+    {"256K elements: the plan's threads", "Add", 13, "p", {{0}},
+     {IN('x', 3, D(8, 64, 512)), IN('x', 3, D(8, 64, 512))}, .expect = DN, .not_why = ONE},
+    {"per-channel bias, 16K elements: one thread", "Add", 13, "p", {{0}},
+     {IN('x', 3, D(4, 64, 64)), IN('c', 1, D(64))}, .expect = DN, .why = ONE},
+    {"16K elements: one thread", "Relu", 13, "p", {{0}}, {IN('x', 2, D(128, 128))},
+     .expect = DN, .why = ONE},
+    {"256K elements: the plan's threads", "Relu", 13, "p", {{0}}, {IN('x', 2, D(512, 512))},
+     .expect = DN, .not_why = ONE},
+    {"16K elements: one thread", "Softmax", 13, "p", {AI("axis", -1)},
+     {IN('x', 3, D(8, 16, 128))}, .expect = DN, .why = ONE},
+    {"[16,1,128] by [128,384]: one product of 16 rows, one thread", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(16, 1, 128)), IN('c', 2, D(128, 384))}, .expect = DN, .why = ONE},
+    {"[4,32,256] by [256,512]: one product of 128 rows, the plan's threads", "MatMul", 13, "p",
+     {{0}}, {IN('x', 3, D(4, 32, 256)), IN('c', 2, D(256, 512))}, .expect = DN, .not_why = ONE},
+    {"4-D by a 2-D input", "MatMul", 13, "p", {{0}},
+     {IN('x', 4, D(2, 3, 5, 8)), IN('x', 2, D(8, 6))}, .expect = DN},
+    {"3-D by 1-D", "MatMul", 13, "p", {{0}}, {IN('x', 3, D(2, 5, 8)), IN('c', 1, D(8))},
+     .expect = DN},
+    {"3-D by 3-D: a batch of products", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(4, 16, 32)), IN('x', 3, D(4, 32, 16))}, .expect = DN},
+    {"4-D in the plan's layout by a constant", "MatMul", 13, "pnb", {{0}},
+     {IN('X', 4, D(1, 8, 4, 16)), IN('c', 2, D(16, 24))}, .expect = DN},
+    {"3-D by transposed 2-D constant", FMM, 13, "p", {TB},
+     {IN('x', 3, D(16, 1, 128)), IN('c', 2, D(384, 128))}, .expect = DN, .why = ONE},
+};
+#undef ONE
+
+Test(dnnl_ops, threads_per_primitive)
+{
+    /* the rule needs a plan of more than one thread, whatever the machine has */
+    void (*set_threads)(int) = NULL;
+    *(void **)&set_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    cr_assert_not_null(set_threads, "libgomp is not loaded");
+    set_threads(2);
+    run_cases(thread_cases, GL_ARRAY_LEN(thread_cases), 23);
 }

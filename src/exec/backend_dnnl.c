@@ -11,7 +11,9 @@
  * Threads: oneDNN's CPU runtime here is OpenMP. --threads N calls omp_set_num_threads(N)
  * before the plan builds its primitives; it is process-wide, and oneDNN expects a
  * primitive to run under the thread count it was built with (scratchpads are sized per
- * thread): live plans with different counts are unsupported.
+ * thread): live plans with different counts are unsupported. A primitive with less work
+ * than a fork and join of the threads costs is made and run on one thread (dn_node.c),
+ * and the plan's note says so.
  */
 #include "exec/dnnl/dn.h"
 #include "ir/calls.h"

@@ -71,7 +71,9 @@ typedef struct dn_ctx {
     dn_policy policy;
     char policy_why[160];
     int block;               /* channel block of the blocked layout (8 or 16) */
-    int threads;
+    int threads;             /* as asked (0: OpenMP's default) */
+    int max_threads;         /* what primitives run with unless they are small (dn_node.c) */
+    void (*set_threads)(int); /* omp_set_num_threads, NULL when not found */
     dn_layout *layouts;      /* interned */
     size_t builds;           /* primitives built by this plan */
 } dn_ctx;
@@ -94,6 +96,8 @@ bool dn_md_is_plain(const dnnl_memory_desc_t *md);
 void dn_md_name(const dnnl_memory_desc_t *md, char *buf, size_t len);
 gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);
 gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out);
+/* Make and run the primitives that follow with n threads (0: the plan's count). */
+void dn_ctx_threads(dn_ctx *c, int n);
 void dn_ctx_free(void *ctx);
 void dn_ctx_summary(const void *ctx, char *buf, size_t len);
 gl_status dn_fail(const char *where, const char *call, dnnl_status_t s);
@@ -176,6 +180,7 @@ typedef struct dn_node {
                                * headers, not plain copies */
     char impl[96];
     char note[160];
+    int threads;              /* made and run with this many (0: the plan's count) */
     unsigned builds, const_reorders;
     unsigned generation;      /* every build or refusal: describe's cue */
     /* Op-specific data, freed with the build (may be NULL). */

@@ -237,14 +237,17 @@ gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot)
 
 /* ---- the context ------------------------------------------------------------------------ */
 
-static void set_threads(int threads)
+/* libgomp comes in through libdnnl, not our link line: its entry points are found with
+ * dlsym (a function pointer through dlsym: POSIX guarantees the conversion works). */
+static void *omp_symbol(const char *name)
 {
-    void (*set)(int) = NULL;
-    /* libgomp comes in through libdnnl, not our link line: found with dlsym. A function
-     * pointer through dlsym: POSIX guarantees the conversion works. */
-    *(void **)&set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    if (set && threads > 0)
-        set(threads);
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+void dn_ctx_threads(dn_ctx *c, int n)
+{
+    if (c->set_threads && c->max_threads > 1)
+        c->set_threads(n > 0 ? n : c->max_threads);
 }
 
 /* The channel block of oneDNN's blocked activations on this CPU: 16 floats (one
@@ -346,7 +349,12 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
         snprintf(c->policy_why, sizeof(c->policy_why), "as asked (--layout %s)", layout);
     /* Threads before anything is built: oneDNN sizes scratchpads per thread. */
     c->threads = o ? o->threads : 0;
-    set_threads(c->threads);
+    *(void **)&c->set_threads = omp_symbol("omp_set_num_threads");
+    int (*get_max)(void) = NULL;
+    *(void **)&get_max = omp_symbol("omp_get_max_threads");
+    if (c->set_threads && c->threads > 0)
+        c->set_threads(c->threads);
+    c->max_threads = get_max ? get_max() : 1;
     dnnl_status_t r = dnnl_engine_create(&c->engine, dnnl_cpu, 0);
     if (r != dnnl_success) {
         free(c);

@@ -372,14 +372,69 @@ static gl_status finish(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_prim
     return st;
 }
 
-static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
+/* ---- threads per primitive ---------------------------------------------------------------- */
+
+/* A primitive whose work would take less than DN_ONE_THREAD_NS on one thread is made and
+ * run on one: OpenMP's fork and join cost more than the second thread saves. Measured
+ * with bench/bench_dnnl_threads (2 threads against 1, minimums over interleaved rounds on
+ * an AVX-512 machine): a second thread never helped below ~65K elements of a binary
+ * add (4.6 µs), a relu of 65K elements took 2.6 µs on one thread and 4.8 on two, a
+ * [16,128]x[128,384] matmul 7.5 µs on either, [16,128]x[128,512] 12 on one and 15 on two,
+ * [16,512]x[512,128] 10 and 8.3. Between 8 and 16 µs a second thread saves 2 µs at best,
+ * and on a loaded machine every parallel region may wait a time slice for a thread that
+ * is not scheduled: a transformer layer whose primitives all stay under the line runs
+ * no parallel region at all (medians 0.10-0.17 ms where a line at 8 µs left two regions
+ * and some runs of 50 had a median of 7-70 ms). The work is estimated from the
+ * primitive's descriptors: one thread's nanoseconds per element (elementwise,
+ * normalization, pooling: memory bound) or per FLOP. */
+#define DN_ONE_THREAD_NS 16000.0
+
+static double md_elems(const dnnl_memory_desc_t *md)
+{
+    if (!md || md->ndims <= 0)
+        return 0;
+    double n = 1;
+    for (int i = 0; i < md->ndims; i++)
+        n *= (double)md->dims[i];
+    return n;
+}
+
+/* Nanoseconds the primitive's work takes on one thread, roughly: matmul ~200 GFLOP/s,
+ * convolutions (direct kernels on few channels) ~50, a memory-bound op ~10 G elements/s. */
+static double work_ns(const_dnnl_primitive_desc_t pd)
+{
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind) != dnnl_success)
+        return DN_ONE_THREAD_NS; /* unknown: keep the plan's threads */
+    const dnnl_memory_desc_t *src = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    double out = md_elems(dst), in = md_elems(src);
+    switch (kind) {
+    case dnnl_matmul:
+        return src && src->ndims >= 2 ? 2.0 * out * (double)src->dims[src->ndims - 1] * 0.005
+                                      : DN_ONE_THREAD_NS;
+    case dnnl_convolution:
+    case dnnl_deconvolution:
+    case dnnl_inner_product:
+        /* MACs per output: the weights of one output channel */
+        return dst && dst->ndims >= 2 && dst->dims[1] > 0
+                   ? 2.0 * out * md_elems(w) / (double)dst->dims[1] * 0.02
+                   : DN_ONE_THREAD_NS;
+    default:
+        return (in > out ? in : out) * 0.1;
+    }
+}
+
+/* ---- building (continued) -------------------------------------------------------------------- */
+
+/* The op's build on the node's inputs: *pd set unless the node falls back. */
+static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_memory_desc_t *md,
+                          dnnl_memory_desc_t *held, dnnl_primitive_desc_t *pd)
 {
     dn_node_clear(s);
     bool fits = key_set(s, k);
-    size_t n_md = k->n_inputs ? k->n_inputs : 1;
-    dnnl_memory_desc_t *md = gl_xcalloc(n_md, sizeof(*md)), *held = gl_xcalloc(n_md, sizeof(*md));
     dn_build b = {.c = c, .k = k, .s = s, .md = md, .held = held};
-    gl_status st = GL_OK;
     for (size_t i = 0; i < k->n_inputs && fits; i++) {
         const gl_tensor *t = k->in[i];
         if (!t || t->dtype != GL_DT_FLOAT)
@@ -390,20 +445,38 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
         if (fits && t->layout && ((const dn_layout *)t->layout)->view)
             fits = dn_view_dense(c, &held[i], &md[i]) == dnnl_success;
     }
-    dnnl_primitive_desc_t pd = NULL;
+    *pd = NULL;
     if (!fits)
-        st = dn_refuse(&b, "more than %d dims", DNNL_MAX_NDIMS);
-    else
-        st = s->op->build(&b, &pd);
+        return dn_refuse(&b, "more than %d dims", DNNL_MAX_NDIMS);
+    gl_status st = s->op->build(&b, pd);
     bool views = s->n_out > 0 && s->out[0].view;
-    if (st == GL_OK && !s->fallback && views) {
-        snprintf(s->impl, sizeof(s->impl), "view");
-    } else if (st == GL_OK && !s->fallback) {
-        if (!pd)
-            st = gl_fail(GL_ERR_INTERNAL, "%s: the oneDNN build made no primitive", k->where);
-        else
-            st = finish(c, k, s, pd);
+    if (st == GL_OK && !s->fallback && !views && !*pd)
+        st = gl_fail(GL_ERR_INTERNAL, "%s: the oneDNN build made no primitive", k->where);
+    return st;
+}
+
+static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
+{
+    size_t n_md = k->n_inputs ? k->n_inputs : 1;
+    dnnl_memory_desc_t *md = gl_xcalloc(n_md, sizeof(*md)), *held = gl_xcalloc(n_md, sizeof(*md));
+    dnnl_primitive_desc_t pd = NULL;
+    gl_status st = build_pd(c, k, s, md, held, &pd);
+    bool views = st == GL_OK && !s->fallback && s->n_out > 0 && s->out[0].view;
+    /* Small work: made again under one thread (oneDNN sizes a primitive's partition of
+     * the work and its scratchpad by the threads it is made with). */
+    int threads = 0;
+    double ns = st == GL_OK && !s->fallback && !views ? work_ns(pd) : 0;
+    if (st == GL_OK && !s->fallback && !views && c->max_threads > 1 && ns < DN_ONE_THREAD_NS) {
+        dnnl_primitive_desc_destroy(pd);
+        threads = 1;
+        dn_ctx_threads(c, threads);
+        st = build_pd(c, k, s, md, held, &pd);
     }
+    if (st == GL_OK && !s->fallback && views)
+        snprintf(s->impl, sizeof(s->impl), "view");
+    else if (st == GL_OK && !s->fallback)
+        st = finish(c, k, s, pd);
+    dn_ctx_threads(c, 0);
     dnnl_primitive_desc_destroy(pd);
     free(md);
     free(held);
@@ -413,6 +486,8 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
     }
     if (s->fallback)
         snprintf(s->impl, sizeof(s->impl), "ref");
+    else if ((s->threads = threads) && !s->note[0])
+        snprintf(s->note, sizeof(s->note), "1 thread: ~%.1f us of work", ns / 1000);
     s->built = true;
     s->generation++;
     return GL_OK;
@@ -560,7 +635,7 @@ static gl_status take_views(gl_kernel_ctx *k, dn_node *s)
     return GL_OK;
 }
 
-static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
     if (!s->prim)
         return take_views(k, s);
@@ -586,6 +661,17 @@ static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     if (r == dnnl_success)
         r = dnnl_stream_wait(c->stream);
     return r == dnnl_success ? GL_OK : dn_fail(k->where, "dnnl_primitive_execute", r);
+}
+
+/* Under the threads the primitive (and its input reorders) was made with. */
+static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    if (!s->threads)
+        return execute_as_built(c, k, s);
+    dn_ctx_threads(c, s->threads);
+    gl_status st = execute_as_built(c, k, s);
+    dn_ctx_threads(c, 0);
+    return st;
 }
 
 gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *rebuilt)

@@ -28,36 +28,39 @@ typedef struct bisect_case {
     size_t step;
     int64_t k;
     const char *rule;          /* NULL: the pass keeps no record */
+    const char *also;          /* a second --set value, NULL for none */
 } bisect_case;
 
 #define CONV "examples/conv_nhwc/model.onnx"
 #define TB "examples/transformer_block/model.onnx"
 
 static const bisect_case bisect_cases[] = {
-    {CONV, NULL, false, false, 0, 0, NULL},
-    {CONV, NULL, true, false, 0, 0, NULL},
-    {TB, NULL, false, false, 0, 0, NULL},
+    {CONV, NULL, false, false, 0, 0, NULL, NULL},
+    {CONV, NULL, true, false, 0, 0, NULL, NULL},
+    {TB, NULL, false, false, 0, 0, NULL, NULL},
     /* The last rewrite, the first of the pipeline's rewrites, and in between. */
-    {CONV, "fusion.fault=1", false, true, 14, 1, "conv-activation"},
-    {CONV, "transpose-push.fault=1", true, true, 6, 1, "push-through-Mul"},
-    {CONV, "transpose-push.fault=2", true, true, 6, 2, "push-through-Add"},
+    {CONV, "fusion.fault=1", false, true, 14, 1, "conv-activation", NULL},
+    {CONV, "transpose-push.fault=1", true, true, 6, 1, "push-through-Mul", NULL},
+    {CONV, "transpose-push.fault=2", true, true, 6, 2, "push-through-Add", NULL},
     /* Step 6 makes only 4 rewrites: the 6th is step 12's. */
-    {CONV, "transpose-push.fault=6", false, true, 12, 6, "push-through-Relu"},
-    {CONV, "layout.fault=1", false, true, 11, 1, "nhwc-region"},
-    /* Adding 0.5 before a Softmax changes nothing: the 4th fusion (q.k) is no fault. */
-    {TB, "fusion.fault=4", false, false, 0, 0, NULL},
-    {TB, "fusion.fault=5", false, true, 14, 5, "matmul-post-ops"},
-    {TB, "patterns.fault=2", true, true, 10, 2, "gelu-erf"},
-    {TB, "constant-folding.fault=3", false, true, 3, 3, "fold"},
+    {CONV, "transpose-push.fault=6", false, true, 12, 6, "push-through-Relu", NULL},
+    {CONV, "layout.fault=1", false, true, 11, 1, "nhwc-region", NULL},
+    /* The 4th fusion is the attention unit; with units left apart it is q.k alone, and
+     * adding 0.5 before a Softmax changes nothing: no fault. */
+    {TB, "fusion.fault=4", false, true, 14, 4, "attention", NULL},
+    {TB, "fusion.fault=4", false, false, 0, 0, NULL, "fusion.units=0"},
+    {TB, "fusion.fault=5", false, true, 14, 5, "matmul-post-ops", NULL},
+    {TB, "patterns.fault=2", true, true, 10, 2, "gelu-erf", NULL},
+    {TB, "constant-folding.fault=3", false, true, 3, 3, "fold", NULL},
     /* shape-inference counts its rewrites without records. */
-    {TB, "shape-inference.fault=5", false, true, 2, 5, NULL},
+    {TB, "shape-inference.fault=5", false, true, 2, 5, NULL, NULL},
 };
 
 Test(bisect, names_the_corrupted_rewrite)
 {
     for (size_t c = 0; c < GL_ARRAY_LEN(bisect_cases); c++) {
         const bisect_case *t = &bisect_cases[c];
-        const char *sets[] = {t->fault, NULL};
+        const char *sets[] = {t->fault, t->also, NULL};
         gl_session_opts o;
         gl_session s;
         cr_assert_eq(open_with(t->model, sets, &o, &s), GL_OK, "case %zu: %s", c,

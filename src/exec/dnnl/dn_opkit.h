@@ -74,6 +74,11 @@ dnnl_status_t dn_md_nhwc_of(dnnl_memory_desc_t *md, const int64_t *nhwc);
 void dn_bind_output_nhwc(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md,
                          const int64_t *nhwc);
 
+/* What stands for value v when a claim builds a descriptor ahead of any run: its
+ * initializer when v is a constant, else a tensor of v's dtype and dims without bytes
+ * (*made: the caller frees it). False when the IR does not know v's dims. */
+bool dn_stand_in(const gl_value *v, const gl_tensor **in, gl_tensor **made);
+
 /* The row of `op` in `table` (NULL when the table has none). */
 const dn_op *dn_table_row(const dn_op_table *table, const char *op);
 

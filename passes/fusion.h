@@ -49,6 +49,11 @@ enum {
     GL_FU_DW = 1 << 3,     /* Conv: depthwise 3x3, stride 1 or 2, padding 1 */
     GL_FU_RANK2 = 1 << 4,  /* MatMul of two rank-2 operands; Add of [N] or [M,N] */
     GL_FU_BIAS = 1 << 5,   /* binary: the other operand is a constant of the last dim */
+    GL_FU_CAT_C = 1 << 6,  /* Concat: rank-4 tensors joined along the channels (axis 1) */
+    /* Conv reading a channel Concat: 1x1, stride 1, no padding, group 1, constant
+     * weights, at most as many output channels as input channels (it runs as one 1x1
+     * convolution per Concat input, summed into one destination) */
+    GL_FU_SPLIT_K = 1 << 7,
 };
 
 typedef struct gl_fu_step {

@@ -8,7 +8,11 @@
  *    GemmActivationFusion, BiasGeluFusion, SkipLayerNormFusion;
  *  - what oneDNN 2.6 runs as one primitive beyond those: a convolution or matmul with a
  *    chain of eltwise and binary post-ops, and a 1x1 convolution followed by a depthwise
- *    3x3 one (its depthwise post-op).
+ *    3x3 one (its depthwise post-op);
+ *  - graphlab's own: a channel Concat read by a 1x1 convolution, which is the sum of 1x1
+ *    convolutions of the Concat's inputs (the weights' input-channel columns of each):
+ *    oneDNN runs one per input into one destination (sum post-op), and the Concat's copy
+ *    goes (squeezenet's Fire modules).
  * The heads include graphlab's channels-last NhwcConv (layout runs first) and
  * graphlab.FusedMatMul (fold-transpose's Transpose-folded MatMul) when a model has them.
  */
@@ -72,6 +76,12 @@ static const gl_fu_rule rules[] = {
     {"matmul-post-ops", NULL, "oneDNN 2.6 matmul post-ops",
      {OPS(MATMULS " Gemm", GL_FU_ONE), POST(GL_FU_PLUS)}, 2, 4, GL_FU_POST_OPS,
      "oneDNN matmul with eltwise and binary post-ops"},
+    {"concat-conv1x1", NULL, "graphlab: a 1x1 convolution of a channel Concat is the sum of "
+     "1x1 convolutions of its inputs",
+     {OPSF("Concat", GL_FU_ONE, GL_FU_CAT_C), OPSF("Conv", GL_FU_ONE, GL_FU_SPLIT_K),
+      ACT(GL_FU_OPT)}, 3, 3, GL_FU_POST_OPS,
+     "oneDNN 1x1 convolutions, one per Concat input, into one destination (sum and "
+     "eltwise post-ops): no Concat copy"},
     {"conv-depthwise", NULL, "oneDNN 2.6 depthwise post-op (dw_k3s1p1 / dw_k3s2p1)",
      {OPSF("Conv", GL_FU_ONE, GL_FU_1X1), ACT(GL_FU_STAR), OPSF("Conv", GL_FU_ONE, GL_FU_DW),
       POST(GL_FU_STAR)}, 4, 4, GL_FU_UNIT,

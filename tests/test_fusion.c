@@ -397,6 +397,43 @@ static const fcase matmul_cases[] = {
 
 Test(fusion, matmul) { RUN(matmul_cases); }
 
+/* concat-conv1x1: a channel Concat read by a 1x1 Conv (squeezenet's Fire modules). */
+#define CAT2 "in a f32s[1,8,4,4]; in b f32s[1,8,4,4]; c = Concat(a, b) axis=1; "
+static const fcase concat_cases[] = {
+    {"concat_conv1x1_relu", 13, false,
+     CAT2 "const w f32[4,16,1,1] = rand; const k f32[4] = rand; y = Conv(c, w, k); "
+     "r = Relu(y); out r",
+     APPLIED("concat-conv1x1", "Concat=0 Conv=0 Relu=0", 3, 1)},
+    {"concat_conv1x1_as_wide", 13, false,
+     CAT2 "const w f32[16,16,1,1] = rand; y = Conv(c, w); out y",
+     APPLIED("concat-conv1x1", "Concat=0 Conv=0", 2, 1)},
+    {"concat_three_axis_minus3", 13, false,
+     "in a f32s[1,8,4,4]; in b f32s[1,3,4,4]; in d f32s[1,5,4,4]; c = Concat(a, b, d) "
+     "axis=-3; const w f32[4,16,1,1] = rand; y = Conv(c, w); out y",
+     APPLIED("concat-conv1x1", "Concat=0 Conv=0", 2, 1)},
+    /* The Conv and its Relu are still grouped (conv-activation). */
+    {"concat_conv1x1_wider_out", 13, false,
+     CAT2 "const w f32[24,16,1,1] = rand; y = Conv(c, w); r = Relu(y); out r",
+     REFUSED_BUT("concat-conv1x1", "cost: Conv 'n_y': 24 output channels from 16 input "
+                 "channels", 1)},
+    {"concat_conv_strided", 13, false,
+     CAT2 "const w f32[4,16,1,1] = rand; y = Conv(c, w) strides=[2,2]; r = Relu(y); out r",
+     REFUSED_BUT("concat-conv1x1", "target: Conv 'n_y': stride 2", 1)},
+    {"concat_spatial_axis", 13, false,
+     "in a f32s[1,16,4,4]; in b f32s[1,16,4,4]; c = Concat(a, b) axis=2; "
+     "const w f32[4,16,1,1] = rand; y = Conv(c, w); out y",
+     REFUSED("concat-conv1x1", "target: Concat 'n_c': 2 inputs of rank 4 along axis 2")},
+    {"concat_branch", 13, false,
+     CAT2 "const w f32[4,16,1,1] = rand; y = Conv(c, w); out y, c",
+     REFUSED("concat-conv1x1", "graph-output: 'c' (output of Concat 'n_c') is a graph "
+             "output")},
+    /* A 3x3 Conv is not the pattern: the Concat stays, the Conv's own rules speak. */
+    {"concat_conv3x3", 13, false,
+     CAT2 "const w f32[4,16,3,3] = rand; y = Conv(c, w); out y", UNTOUCHED},
+};
+
+Test(fusion, concat_conv1x1) { RUN(concat_cases); }
+
 /* ==== the table ========================================================================== */
 
 Test(fusion, rule_table)

@@ -132,6 +132,9 @@ typedef struct dn_out {
     int rank;                 /* the ONNX dims of the output tensor */
     int64_t dims[DNNL_MAX_NDIMS];
     const gl_tensor_layout *layout; /* interned; NULL when plain */
+    /* Write into the tensor already in the kernel's output (one a unit's earlier
+     * primitive made, md alike) rather than a buffer of the node's own. */
+    bool into;
     dnnl_memory_t mem;
     gl_buffer_slot slot;
 } dn_out;
@@ -315,6 +318,17 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 /* state is a fused unit's (the backend's release and describe tell them apart). */
 bool dn_fused_state(const void *state);
 void dn_fused_release(void *state);
+/* The call's body on the reference kernels, on plain copies of its inputs. */
+gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
+
+/* A group [Concat along the channels, 1x1 Conv, activations] (dn_catconv.c): one 1x1
+ * convolution per Concat input into one destination. dn_fused.c hands such calls over. */
+bool dn_catconv_is(const gl_function *fn);
+bool dn_catconv_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
+                       const gl_function *fn, char *why, size_t len);
+gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
+bool dn_catconv_state(const void *state);
+void dn_catconv_release(void *state);
 
 /* Exposed by the op files for fused units. The eltwise steps (at most 2) of unary node n
  * at `opset` as post-ops; parameter inputs (Clip's min/max, Pow's exponent) from in[]

@@ -124,7 +124,7 @@ static fused_unit *unit_of(dn_node *s)
 
 bool dn_fused_state(const void *state)
 {
-    return state && ((const dn_node *)state)->op == &fused_op;
+    return state && (((const dn_node *)state)->op == &fused_op || dn_catconv_state(state));
 }
 
 static uint64_t now_ns(void)
@@ -764,26 +764,8 @@ static bool segment_claims(dn_ctx *c, const gl_model *m, const gl_node *call, fu
     const gl_tensor *in[MAX_SLOTS] = {NULL};
     gl_tensor *made[MAX_SLOTS] = {NULL};
     bool known = ok;
-    for (size_t i = 0; i < u->n_slots && known; i++) {
-        const gl_value *v = u->vals[i];
-        if (!v)
-            continue;
-        if (v->init && gl_value_is_constant(v)) {
-            in[i] = v->init;
-            continue;
-        }
-        const gl_type *t = &v->type;
-        known = t->kind == GL_TYPE_TENSOR && t->dtype != GL_DT_UNDEFINED &&
-                t->shape.rank >= 0 && t->shape.rank <= GL_MAX_RANK;
-        int64_t dims[GL_MAX_RANK], count = 1;
-        for (int d = 0; known && d < t->shape.rank; d++) {
-            dims[d] = t->shape.dims[d].value;
-            known = dims[d] >= 0;
-            count *= known ? dims[d] : 1;
-        }
-        if (known)
-            in[i] = made[i] = gl_tensor_wrap(t->dtype, t->shape.rank, dims, count, NULL);
-    }
+    for (size_t i = 0; i < u->n_slots && known; i++)
+        known = !u->vals[i] || dn_stand_in(u->vals[i], &in[i], &made[i]);
     if (known) {
         char where[512];
         gl_node_where(m, call, where, sizeof(where));
@@ -817,6 +799,8 @@ static bool segment_claims(dn_ctx *c, const gl_model *m, const gl_node *call, fu
 bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,
                      char *why, size_t len)
 {
+    if (dn_catconv_is(fn))
+        return dn_catconv_claims(c, m, call, fn, why, len);
     fused_unit *u = unit_new(m, call, fn, why, len);
     bool ok = u != NULL;
     for (fused_unit *seg = u; seg && ok; seg = seg->next)
@@ -826,7 +810,7 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
 }
 
 /* A build refused at run time: the body on the reference kernels, on plain inputs. */
-static gl_status run_members(dn_ctx *c, gl_kernel_ctx *k)
+gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k)
 {
     const gl_tensor *plain[MAX_SLOTS];
     gl_tensor *owned[MAX_SLOTS] = {NULL};
@@ -888,6 +872,9 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
 
 gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
 {
+    if (*state ? dn_catconv_state(*state)
+               : dn_catconv_is(gl_called_function(k->model, k->node)))
+        return dn_catconv_run(c, k, state);
     fused_unit *u = *state;
     if (!u) {
         char why[160] = "";
@@ -926,12 +913,15 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
     if (st == GL_OK && members) {
         gl_tensor_free(k->out[0]);
         k->out[0] = NULL;
-        st = run_members(c, k);
+        st = dn_fused_run_members(c, k);
     }
     return st;
 }
 
 void dn_fused_release(void *state)
 {
-    unit_free(state);
+    if (dn_catconv_state(state))
+        dn_catconv_release(state);
+    else
+        unit_free(state);
 }

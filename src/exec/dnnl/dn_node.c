@@ -561,6 +561,16 @@ static gl_status take_outputs(gl_kernel_ctx *k, dn_node *s)
 {
     for (size_t i = 0; i < s->n_out; i++) {
         dn_out *o = &s->out[i];
+        if (o->into) {
+            const gl_tensor *t = k->out[o->output];
+            if (!t || !t->buf || t->buf->size < dnnl_memory_desc_get_size(&o->md))
+                return gl_fail(GL_ERR_INTERNAL, "%s: output %zu has no tensor to write into",
+                               k->where, o->output);
+            gl_status st = set_handle(k, o->mem, t->buf->data);
+            if (st != GL_OK)
+                return st;
+            continue;
+        }
         const gl_value *v = k->node->outputs[o->output];
         if (gl_limits_check_output(k->where, v ? v->name : NULL, GL_DT_FLOAT, o->rank,
                                    o->dims) != GL_OK)

@@ -153,3 +153,24 @@ bool dn_inputs_fit(const gl_node *n, int lo, int hi, char *why, size_t len)
         }
     return true;
 }
+
+bool dn_stand_in(const gl_value *v, const gl_tensor **in, gl_tensor **made)
+{
+    if (v->init && gl_value_is_constant(v)) {
+        *in = v->init;
+        return true;
+    }
+    const gl_type *t = &v->type;
+    if (t->kind != GL_TYPE_TENSOR || t->dtype == GL_DT_UNDEFINED || t->shape.rank < 0 ||
+        t->shape.rank > GL_MAX_RANK)
+        return false;
+    int64_t dims[GL_MAX_RANK], count = 1;
+    for (int d = 0; d < t->shape.rank; d++) {
+        dims[d] = t->shape.dims[d].value;
+        if (dims[d] < 0)
+            return false;
+        count *= dims[d];
+    }
+    *in = *made = gl_tensor_wrap(t->dtype, t->shape.rank, dims, count, NULL);
+    return true;
+}

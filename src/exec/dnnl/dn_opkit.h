@@ -90,6 +90,11 @@ dnnl_status_t dn_md_reshape(const dnnl_memory_desc_t *md, int rank, const int64_
 gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
                        const int64_t *dims, dnnl_primitive_desc_t *pd);
 
+/* What stands for value v when a claim builds a descriptor ahead of any run: its
+ * initializer when v is a constant, else a tensor of v's dtype and dims without bytes
+ * (*made: the caller frees it). False when the IR does not know v's dims. */
+bool dn_stand_in(const gl_value *v, const gl_tensor **in, gl_tensor **made);
+
 /* The row of `op` in `table` (NULL when the table has none). */
 const dn_op *dn_table_row(const dn_op_table *table, const char *op);
 

@@ -41,7 +41,8 @@ a push in the first transpose-push|1|first bad decision: #3 transpose-push push-
 its record|1|#3    APPLIED  push-through-Add: Transpose 'channel_scale/Transpose'|bisect "$C" --set transpose-push.fault=2
 what differs|1|output 'features': max_abs|bisect "$C" --set layout.fault=1
 a pass without records|1|first bad rewrite: shape-inference (step 2, rewrite 5 of 25; the pass keeps no record|bisect "$T" --set shape-inference.fault=5
-a fault before a Softmax is none|0|no rewrite changes the outputs|bisect "$T" --set fusion.fault=4
+a fault before a Softmax is none (units apart: q.k alone)|0|no rewrite changes the outputs|bisect "$T" --set fusion.units=0 --set fusion.fault=4
+the same fault in the attention unit|1|first bad decision: #30 fusion attention (step 14, rewrite 4 of 6)|bisect "$T" --set fusion.fault=4
 --passes limits the search|0|no rewrite changes the outputs (4 rewrites in 6 steps|bisect "$C" --passes toposort,shape-inference,constant-folding,cse,dce,transpose-push --set fusion.fault=1
 progress on stderr|1|bisect: rewrite 7 of 14 (transpose-push 2/8, step 12): same outputs|bisect "$C" --set fusion.fault=1
 no model|2|expected one MODEL|bisect

@@ -47,6 +47,10 @@ static const gl_pt_rule rules[] = {
      "the Conv with scaled weights and bias", gl_pt_check_fold_mul, gl_pt_apply_fold},
     {"fold-add", "Add", "Conv -> Add of a per-channel constant ([C,1,1], [1,C,1,1], scalar)",
      "the Conv with a new bias", gl_pt_check_fold_add, gl_pt_apply_fold},
+    {"hoist-above-concat", "Concat", "a per-channel op (pooling along Concat axis 1, or its "
+     "graphlab Nhwc form along the last axis; a unary elementwise op along any) as the "
+     "Concat's only reader", "one copy of the op per Concat input, the Concat joining "
+     "their outputs", gl_pt_check_hoist, gl_pt_apply_hoist},
 };
 
 const gl_pt_rule *gl_pt_rules(size_t *count)
@@ -365,7 +369,12 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
             continue;
         }
         gl_decision *d;
-        if (m.conv)
+        if (m.hoist)
+            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s '%s' moved above %s '%s': "
+                               "one %s per Concat input (%zu), the Concat joins their "
+                               "outputs", m.last->op_type, m.last->name, n->op_type, n->name,
+                               m.last->op_type, n->n_inputs);
+        else if (m.conv)
             d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s '%s' folded into Conv '%s' "
                                "(%s)", n->op_type, n->name, m.conv->name, m.variant);
         else
@@ -374,7 +383,7 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
                                n->name, m.op, m.variant, m.domain, *m.domain ? "." : "", m.op);
         describe(d, &m);
         gl_decision_add_number(d, "nodes", (double)m.n_nodes);
-        if (!m.conv) {
+        if (!m.conv && !m.hoist) {
             char op[96];
             snprintf(op, sizeof(op), "%s%s%s", m.domain, *m.domain ? "." : "", m.op);
             gl_decision_add_text(d, "replacement", op);

@@ -2,8 +2,8 @@
  * returns, and the helpers the rule files share.
  *
  * A rule is found from its anchor, an op that is rare outside the pattern (Erf, Tanh,
- * Sigmoid, HardSigmoid, ReduceMean, BatchNormalization; Mul/Add after a Conv). Its check
- * edits nothing and says one of three things:
+ * Sigmoid, HardSigmoid, ReduceMean, BatchNormalization; Mul/Add after a Conv; a Concat
+ * read by a per-channel op). Its check edits nothing and says one of three things:
  *  - NONE: the anchor is not at the heart of this pattern at all (a Sigmoid whose output
  *    no Mul multiplies with the Sigmoid's input): nothing is recorded;
  *  - REFUSE: it looks like the pattern but one of the rule's conditions fails; `why`
@@ -52,6 +52,7 @@ typedef struct gl_pt_match {
     float epsilon;
     gl_node *conv;       /* folds: the Conv that absorbs nodes[] */
     char variant[96];    /* which export form matched ("Div by sqrt(2); Mul(x, 0.5) last") */
+    bool hoist;          /* the rewrite moves m->last above nodes[0] instead of replacing */
     gl_pt_num numbers[GL_PT_MAX_NUMBERS];
     size_t n_numbers;
     char why[320];       /* REFUSE: the reason */
@@ -157,5 +158,10 @@ gl_pt_verdict gl_pt_check_fold_bn(const gl_pt_ctx *c, gl_node *bn, gl_pt_match *
 gl_pt_verdict gl_pt_check_fold_mul(const gl_pt_ctx *c, gl_node *mul, gl_pt_match *m);
 gl_pt_verdict gl_pt_check_fold_add(const gl_pt_ctx *c, gl_node *add, gl_pt_match *m);
 gl_status gl_pt_apply_fold(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
+
+/* ---- a per-channel op moved above the Concat it reads (patterns_concat.c) ---------- */
+
+gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *concat, gl_pt_match *m);
+gl_status gl_pt_apply_hoist(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
 
 #endif

@@ -506,6 +506,83 @@ static const pcase fold_cases[] = {
 
 Test(patterns, fold_into_conv) { RUN(fold_cases); }
 
+/* ==== a per-channel op moved above a Concat ============================================= */
+
+#define HOIST_OK(ops_) APPLIED("hoist-above-concat", "moved above Concat 'n_c'", ops_, 0)
+#define CAT_AB "in a f32s[1,3,6,6]; in b f32s[1,5,6,6]; c = Concat(a, b) axis=1; "
+
+/* The MaxPool of the row made graphlab's channels-last form. */
+static void make_nhwc_pool(gl_model *m)
+{
+    gl_node *n = gl_find_node(m->graph, "n_p");
+    free(n->domain);
+    n->domain = gl_xstrdup("graphlab");
+    gl_model_set_opset(m, "graphlab", 1);
+}
+
+static const pcase hoist_cases[] = {
+    /* squeezenet's Fire output: ceil_mode and stride 2, one MaxPool per input. */
+    {"hoist_maxpool", 13, CAT_AB "p = MaxPool(c) kernel_shape=[3,3] strides=[2,2] ceil_mode=1; "
+     "out p", HOIST_OK("MaxPool=2 Concat=1")},
+    {"hoist_avgpool_pads", 13, CAT_AB "p = AveragePool(c) kernel_shape=[3,3] pads=[1,1,1,1] "
+     "count_include_pad=0; out p", HOIST_OK("AveragePool=2 Concat=1")},
+    {"hoist_global_pool_neg_axis", 13,
+     "in a f32s[2,3,4,4]; in b f32s[2,1,4,4]; in d f32s[2,2,4,4]; c = Concat(a, b, d) axis=-3; "
+     "p = GlobalAveragePool(c); out p", HOIST_OK("GlobalAveragePool=3 Concat=1")},
+    /* Elementwise: any axis; Clip's bounds read by every copy. */
+    {"hoist_relu_any_axis", 13, "in a f32s[2,3]; in b f32s[4,3]; c = Concat(a, b) axis=0; "
+     "p = Relu(c); out p", HOIST_OK("Relu=2 Concat=1")},
+    {"hoist_clip_bounds", 13, CAT_AB "const lo f32[] = -0.5; const hi f32[] = 0.25; "
+     "p = Clip(c, lo, hi); out p", HOIST_OK("Clip=2 Concat=1")},
+    /* A pool then a Relu: both move, one after the other. */
+    {"hoist_chain", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; r = Relu(p); out r",
+     APPLIED("hoist-above-concat", NULL, "MaxPool=2 Relu=2 Concat=1", 2)},
+
+    {"hoist_concat_read_twice", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
+     "r = Relu(c); out p, r", REFUSED("hoist-above-concat", "is read by 2 nodes")},
+    {"hoist_concat_is_output", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; out p, c",
+     REFUSED("hoist-above-concat", "'c' is a graph output")},
+    {"hoist_pool_spatial_axis", 13,
+     "in a f32s[1,3,6,6]; in b f32s[1,3,2,6]; c = Concat(a, b) axis=2; "
+     "p = MaxPool(c) kernel_shape=[2,2]; out p",
+     REFUSED("hoist-above-concat", "joins along axis 2 of rank 4")},
+    {"hoist_maxpool_indices", 13, CAT_AB "p, i = MaxPool(c) kernel_shape=[2,2]; out p, i",
+     REFUSED("hoist-above-concat", "Indices")},
+    {"hoist_unknown_shape", 13,
+     "in a f32?[1,3,6,6]; in b f32s[1,5,6,6]; c = Concat(a, b) axis=1; "
+     "p = MaxPool(c) kernel_shape=[2,2]; out p",
+     REFUSED("hoist-above-concat", "input 0 'a' has no known size along axis 1")},
+    /* Channels-last: the channel axis is the last; a Concat along dim 1 is spatial. */
+    {"hoist_nhwc_axis_1", 13,
+     "in a f32s[1,3,6,4]; in b f32s[1,5,6,4]; c = Concat(a, b) axis=1; "
+     "p = NhwcMaxPool(c) kernel_shape=[2,2]; out p",
+     REFUSED("hoist-above-concat", "along axis 3 only"), .extra = make_nhwc_pool},
+    /* Not the pattern: a Concat read by a Conv, a binary op over a Concat. */
+    {"hoist_concat_conv", 13, CAT_AB "const w f32[2,8,1,1] = rand; y = Conv(c, w); out y",
+     UNTOUCHED},
+    {"hoist_concat_add", 13, CAT_AB "y = Add(c, c); out y", UNTOUCHED},
+};
+
+Test(patterns, hoist_above_concat) { RUN(hoist_cases); }
+
+/* Channels-last pooling along the last axis moves too. Apart from the table: the model
+ * has no function for NhwcMaxPool (layout adds it), so only its kernel runs it. */
+Test(patterns, hoist_nhwc_pool)
+{
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes("hoist_nhwc", 13,
+                                   "in a f32s[1,6,6,3]; in b f32s[1,6,6,5]; c = Concat(a, b) "
+                                   "axis=3; p = NhwcMaxPool(c) kernel_shape=[2,2] "
+                                   "strides=[2,2]; out p",
+                                   make_nhwc_pool, PASSES, &b);
+    cr_assert(p);
+    const gl_model *before = p->steps[p->n_steps - 2].model, *after = gl_pipeline_result(p);
+    cr_expect_eq(gl_graph_verify(after->graph, false), GL_OK, "%s", gl_error_message());
+    gn_expect_op_counts("hoist_nhwc", "graphlab.NhwcMaxPool=2 Concat=1", after->graph);
+    gn_expect_same_outputs("hoist_nhwc", &b, before, after, RTOL, ATOL, false);
+    gl_pipeline_free(p);
+}
+
 /* ==== the pass as a whole ================================================================= */
 
 /* PASS:K stops after K rewrites, with the same decisions as the first K of a full run. */
@@ -552,7 +629,7 @@ Test(patterns, rule_table)
 {
     size_t n;
     const gl_pt_rule *r = gl_pt_rules(&n);
-    cr_assert_geq(n, 8);
+    cr_assert_geq(n, 9);
     for (size_t i = 0; i < n; i++) {
         cr_expect(r[i].name && r[i].anchor && r[i].pattern && r[i].replacement && r[i].check &&
                       r[i].apply,

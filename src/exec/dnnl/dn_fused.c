@@ -511,6 +511,26 @@ static void dims_text(char *buf, size_t len, int rank, const int64_t *dims)
         snprintf(buf + k, len - k, "]");
 }
 
+/* Binary operand o of step st (it broadcasts into (rank, dims)) over the destination read
+ * as one matrix [rows, dims[rank-1]]: [1 or rows, 1 or the last dim], when its dims before
+ * the last are all broadcast or none is. False (the unit says why) otherwise. */
+static bool operand_rows(fused_unit *u, fused_step *st, const gl_tensor *o, int rank,
+                         const int64_t *dims)
+{
+    int64_t rows = gl_dims_product(dims, 0, rank - 1), lead = 1;
+    int64_t m[2] = {1, o->rank ? o->dims[o->rank - 1] : 1};
+    for (int i = 0; i + 1 < o->rank; i++)
+        lead *= o->dims[i];
+    m[0] = lead;
+    if ((lead != 1 && lead != rows) || dn_md_plain(&st->src1, 2, m, NULL) != dnnl_success) {
+        snprintf(u->why, sizeof(u->why),
+                 "member '%.24s' (%.16s): operand spans some of the output's rows only",
+                 st->node->name, st->node->op_type);
+        return false;
+    }
+    return true;
+}
+
 /* The chain's post-ops for a destination of ONNX dims (rank, dims): dn_build_attr asks the
  * head's build for them (once per layout it tries). */
 static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
@@ -565,13 +585,17 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
         }
         /* One sum per primitive; a layout-kept output only (matmul's stays plain, and its
          * binary post-op reads a full operand as well as a copy would). */
-        st->sum = st->full && st->bin == dnnl_binary_add && u->head_row->sums && !summed;
+        st->sum = st->full && st->bin == dnnl_binary_add && u->head_row->sums && !summed &&
+                  !t->rows;
         summed = summed || st->sum;
         dnnl_status_t r = dnnl_success;
         dnnl_format_tag_t act = dn_act_tag(b->c, rank);
         if (st->sum)
             post[n] = (dn_post){(dnnl_alg_kind_t)0, 0.0f, 0.0f, 1.0f, NULL};
-        else if (st->full && u->head_row->sums && act != dnnl_format_tag_undef)
+        else if (t->rows) {
+            if (!operand_rows(u, st, o, rank, dims))
+                return -1;
+        } else if (st->full && u->head_row->sums && act != dnnl_format_tag_undef)
             r = dn_md_tag(&st->src1, rank, dims, act);
         else
             r = dn_md_leading_ones(&st->src1, rank, o);

@@ -335,6 +335,12 @@ static const op_case norm_cases[] = {
      {IN('x', 3, D(2, 3, 8)), IN('c', 1, D(1))}, .expect = REF, .why = "Scale or B"},
     {"Mean output asked for", "LayerNormalization", 17, "p", {{0}},
      {IN('x', 2, D(3, 8)), IN('c', 1, D(8))}, .expect = REF, .why = "Mean", .n_out = 2},
+    {"graphlab's at opset 13 (the patterns pass's)", "graphlab.LayerNormalization", 13, "p",
+     {AF("epsilon", 1e-5f)},
+     {IN('x', 3, D(16, 1, 128)), IN('c', 1, D(128)), IN('c', 1, D(128))}, .rtol = 1e-3,
+     .atol = 1e-4},
+    {"graphlab's, Mean output asked for", "graphlab.LayerNormalization", 13, "p", {{0}},
+     {IN('x', 2, D(3, 8)), IN('c', 1, D(8))}, .expect = REF, .why = "Mean", .n_out = 2},
 
     {"size 5, beta 0.75", "LRN", 13, "pn", {AI("size", 5), AF("alpha", 2e-4f), AF("bias", 2.0f)},
      {IN('X', 4, D(2, 24, 5, 7))}, .keeps = true},

@@ -3,9 +3,9 @@
  *
  * The group is read from its body, never from its name: a head (Conv, ConvTranspose,
  * MatMul, Gemm), then a chain in which each member reads the previous member's output once
- * and nothing else does: activations (every op dn_eltwise.c maps, and graphlab's Gelu,
- * GeluTanh, Silu, HardSwish) become eltwise post-ops; Add/Sub/Mul/Div/Max/Min with another
- * operand become binary post-ops (the operand broadcast to the output as oneDNN 2.6 takes
+ * and nothing else does: activations (every op dn_eltwise.c maps, graphlab's Gelu,
+ * GeluTanh, Silu, HardSwish among them) become eltwise post-ops; Add/Sub/Mul/Div/Max/Min
+ * with another operand become binary post-ops (the operand broadcast to the output as oneDNN 2.6 takes
  * it: it decides, and a refusal is the unit's), except an Add of a tensor of the output's
  * shape after a convolution: a sum post-op, its operand written into the destination
  * before each run (reordered when it arrives in another layout).
@@ -56,18 +56,6 @@ static const struct head_row {
     {"", "Conv", 3, true, false},         {"", "ConvTranspose", 3, true, false},
     {"", "MatMul", 2, false, false},      {"", "Gemm", 3, false, false},
     {"graphlab", "NhwcConv", 3, false, true},
-};
-
-/* Activations a unit takes beyond dn_eltwise.c's table (the `patterns` pass makes them). */
-static const struct act_row {
-    const char *domain, *op;
-    dnnl_alg_kind_t alg;
-    float alpha;
-} act_rows[] = {
-    {"graphlab", "Gelu", dnnl_eltwise_gelu_erf, 0.0f},
-    {"graphlab", "GeluTanh", dnnl_eltwise_gelu_tanh, 0.0f},
-    {"graphlab", "Silu", dnnl_eltwise_swish, 1.0f},
-    {"graphlab", "HardSwish", dnnl_eltwise_hardswish, 0.0f},
 };
 
 typedef struct fused_step {
@@ -141,41 +129,12 @@ static bool default_domain(const char *d)
     return !d || !*d || strcmp(d, "ai.onnx") == 0;
 }
 
-static const struct act_row *act_row_of(const gl_node *n)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(act_rows); i++)
-        if (n->domain && strcmp(n->domain, act_rows[i].domain) == 0 &&
-            strcmp(n->op_type, act_rows[i].op) == 0)
-            return &act_rows[i];
-    return NULL;
-}
-
-/* ai.onnx Gelu-20: gelu_erf, or gelu_tanh under approximate="tanh". */
-static bool onnx_gelu(const gl_node *n, int64_t opset, dnnl_alg_kind_t *alg)
-{
-    if (!default_domain(n->domain) || strcmp(n->op_type, "Gelu") != 0 || opset < 20)
-        return false;
-    const char *approx = gl_node_attr_string(n, "approximate", "none");
-    *alg = strcmp(approx, "tanh") == 0 ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
-    return strcmp(approx, "tanh") == 0 || strcmp(approx, "none") == 0;
-}
-
 /* The post-ops of activation member st, its parameter inputs from in[] (per slot). */
 static bool act_posts(const fused_unit *u, fused_step *st, const gl_tensor *const *in,
                       const char **why)
 {
     const gl_node *n = st->node;
-    const struct act_row *row = act_row_of(n);
-    dnnl_alg_kind_t alg;
     st->n_post = 1;
-    if (row) {
-        st->post[0] = (dn_post){row->alg, row->alpha, 0.0f, 1.0f, NULL};
-        return true;
-    }
-    if (onnx_gelu(n, u->opset, &alg)) {
-        st->post[0] = (dn_post){alg, 0.0f, 0.0f, 1.0f, NULL};
-        return true;
-    }
     const gl_tensor *args[3] = {NULL, NULL, NULL};
     bool fixed[3] = {false, false, false};
     for (size_t i = 1; i < n->n_inputs && i < 3; i++) {
@@ -376,10 +335,7 @@ static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len
 static bool post_kind(const fused_unit *u, const gl_node *n)
 {
     bool commutes;
-    dnnl_alg_kind_t alg;
     if (default_domain(n->domain) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes))
-        return true;
-    if (act_row_of(n) || onnx_gelu(n, u->opset, &alg))
         return true;
     const gl_tensor *args[3] = {NULL, NULL, NULL};
     bool fixed[3] = {false, false, false};

@@ -45,7 +45,9 @@ typedef struct step_spec {
 typedef struct fcase {
     const char *name;
     char head;           /* 'c' Conv 16->16 3x3, 'd' depthwise 3x3, 't' ConvTranspose 16->8,
-                          * 'm' MatMul [2,8,32]x[32,24], 'g' Gemm [8,32]x[32,24]+C[24],
+                          * 'm' MatMul [2,8,32]x[32,24], 'q' MatMul [16,1,32]x[32,24]
+                          * (a stack of one-row products, as an attention projection
+                          * whose sequence comes first), 'g' Gemm [8,32]x[32,24]+C[24],
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
                           * [1,8,8,16] */
     const char *layouts;
@@ -54,6 +56,7 @@ typedef struct fcase {
     expect_t expect;
     const char *what;
     double rtol;
+    const char *in_has;  /* the plan's input layouts say this too (NULL: not checked) */
 } fcase;
 
 #define RTOL 1e-4
@@ -127,6 +130,8 @@ static built build_row(const fcase *c)
     gl_graph *g = m->graph;
     bool conv = strchr("cdtn", c->head) != NULL;
     int64_t xd[4] = {1, 16, 8, 8}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
+    if (c->head == 'q')
+        memcpy(md, (int64_t[]){16, 1, 32}, sizeof(md));
     if (c->head == 'n')
         memcpy(xd, (int64_t[]){1, 8, 8, 16}, sizeof(xd));
     const int64_t *dims = conv ? xd : c->head == 'g' ? gd : md;
@@ -230,6 +235,9 @@ static void check_entry(const fcase *c, const gl_exec *e, const char *what)
                   en->backend, impl, note);
         cr_expect(gl_exec_plan_count(e) == (c->through ? 2u : 1u),
                   "%s: the members have entries of their own", what);
+        cr_expect(!c->in_has || strstr(en->info.in_layouts, c->in_has),
+                  "%s: expected '%s' in the input layouts, got %s", what, c->in_has,
+                  en->info.in_layouts);
         break;
     case BODY:
         cr_expect(strcmp(en->backend, "body") == 0 && strstr(note, c->what),
@@ -353,6 +361,15 @@ static const fcase matmul_cases[] = {
      .what = "binary_add"},
     {"MatMul+Mul(scalar)", 'm', "p", false, {OPD("Mul", 'c', 0)}, .expect = FUSED,
      .what = "binary_mul"},
+    /* one tall product [16,32]x[32,24], its operands described over that matrix */
+    {"stacked rows: MatMul+Add([N] bias)", 'q', "p", true, {OPD("Add", 'c', 1, 24)},
+     .expect = FUSED, .what = "binary_add", .in_has = "(once)"},
+    {"stacked rows: MatMul+Add([1,1,N] bias)+Relu", 'q', "p", false,
+     {OPD("Add", 'c', 3, 1, 1, 24), ACT("Relu")}, .expect = FUSED,
+     .what = "binary_add + eltwise_relu", .in_has = "(once)"},
+    {"stacked rows: MatMul+Add(full residual)+Mul(scalar)", 'q', "p", false,
+     {OPD("Add", 'x', 3, 16, 1, 24), OPD("Mul", 'c', 0)}, .expect = FUSED,
+     .what = "binary_add + binary_mul", .in_has = "(once)"},
     {"Gemm+Relu+Add(residual)", 'g', "p", false, {ACT("Relu"), OPD("Add", 'x', 2, 8, 24)},
      .expect = FUSED,
      .what = "eltwise_relu + binary_add"},

@@ -335,6 +335,12 @@ static const op_case norm_cases[] = {
      {IN('x', 3, D(2, 3, 8)), IN('c', 1, D(1))}, .expect = REF, .why = "Scale or B"},
     {"Mean output asked for", "LayerNormalization", 17, "p", {{0}},
      {IN('x', 2, D(3, 8)), IN('c', 1, D(8))}, .expect = REF, .why = "Mean", .n_out = 2},
+    {"graphlab's at opset 13 (the patterns pass's)", "graphlab.LayerNormalization", 13, "p",
+     {AF("epsilon", 1e-5f)},
+     {IN('x', 3, D(16, 1, 128)), IN('c', 1, D(128)), IN('c', 1, D(128))}, .rtol = 1e-3,
+     .atol = 1e-4},
+    {"graphlab's, Mean output asked for", "graphlab.LayerNormalization", 13, "p", {{0}},
+     {IN('x', 2, D(3, 8)), IN('c', 1, D(8))}, .expect = REF, .why = "Mean", .n_out = 2},
 
     {"size 5, beta 0.75", "LRN", 13, "pn", {AI("size", 5), AF("alpha", 2e-4f), AF("bias", 2.0f)},
      {IN('X', 4, D(2, 24, 5, 7))}, .keeps = true},
@@ -351,6 +357,30 @@ static const op_case norm_cases[] = {
 Test(dnnl_ops, normalization)
 {
     run_cases(norm_cases, GL_ARRAY_LEN(norm_cases), 11);
+}
+
+/* ---- activations the patterns pass makes, and ONNX's Gelu-20: eltwise primitives ------- */
+
+static const op_case activation_cases[] = {
+    {"graphlab Gelu on a transformer's FFN [16,512]", "graphlab.Gelu", 13, "p", {{0}},
+     {IN('x', 2, D(16, 512))}, .rtol = 1e-3, .atol = 1e-5},
+    {"graphlab GeluTanh, 4-D in its layout", "graphlab.GeluTanh", 13, "pnb", {{0}},
+     {IN('X', 4, D(1, 32, 16, 16))}, .keeps = true, .rtol = 1e-3, .atol = 1e-5},
+    {"graphlab Silu", "graphlab.Silu", 13, "p", {{0}}, {IN('x', 2, D(8, 1024))},
+     .rtol = 1e-4},
+    {"graphlab HardSwish", "graphlab.HardSwish", 13, "p", {{0}}, {IN('x', 2, D(8, 1024))},
+     .expect = DN},
+    {"ai.onnx Gelu-20", "Gelu", 20, "p", {{0}}, {IN('x', 2, D(16, 512))}, .rtol = 1e-3,
+     .atol = 1e-5},
+    {"ai.onnx Gelu-20, approximate tanh", "Gelu", 20, "p", {AS("approximate", "tanh")},
+     {IN('x', 2, D(16, 512))}, .rtol = 1e-3, .atol = 1e-5},
+    {"graphlab Gelu below the threshold", "graphlab.Gelu", 13, "p", {{0}},
+     {IN('x', 2, D(16, 128))}, .expect = REF, .why = "below the oneDNN threshold"},
+};
+
+Test(dnnl_ops, activations_of_the_patterns_pass)
+{
+    run_cases(activation_cases, GL_ARRAY_LEN(activation_cases), 12);
 }
 
 /* ---- reductions and softmax ------------------------------------------------------------ */

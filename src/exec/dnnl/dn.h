@@ -202,6 +202,10 @@ typedef struct dn_tail {
                  size_t cap);
     size_t first; /* the index of the tail's first post-op in the primitive's chain */
     bool taken;   /* the head op's build asked for the tail (dn_build_attr) */
+    /* Set for the call to posts: the primitive writes (rank, dims) as one matrix
+     * [prod(dims[0..rank-2]), dims[rank-1]] (dn_build_attr_rows), and its binary
+     * operands are described over that matrix. */
+    bool rows;
 } dn_tail;
 
 /* What a build sees: the node, its inputs (their stored descriptors in md[]), the
@@ -273,6 +277,10 @@ dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr
  * unit's do not fit that destination. */
 dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int rank,
                             const int64_t *dims, dnnl_primitive_attr_t *attr);
+/* The same for a matmul that writes the ONNX output (rank, dims) as one matrix of all its
+ * rows (a stack of products made one tall product). */
+dnnl_status_t dn_build_attr_rows(dn_build *b, const dn_post *own, size_t n_own, int rank,
+                                 const int64_t *dims, dnnl_primitive_attr_t *attr);
 
 /* Descriptor queries on a primitive descriptor. */
 const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int i);

@@ -6,6 +6,10 @@
  * constant inputs), and optionally a second step as a post-op (HardSigmoid is a linear
  * step clipped to [0, 1]; oneDNN 2.6 has no hardsigmoid; Selu is gamma times elu).
  *
+ * graphlab's activations (Gelu, GeluTanh, Silu, HardSwish: what the `patterns` pass makes
+ * before ONNX has the op) and ONNX's Gelu-20 are rows too, so they run here alone and as
+ * post-ops of a fused unit (dn_fused.c) from this one table.
+ *
  * Small plain tensors stay on the reference kernel: below DN_OPS_SMALL elements the
  * OpenMP fork and join of a primitive costs more than the loop (the plan says so).
  */
@@ -22,9 +26,12 @@
 struct elt_args;
 
 typedef struct elt_row {
+    const char *domain;       /* NULL: ai.onnx */
     const char *op;
     int since;
     dnnl_alg_kind_t alg;
+    /* The algorithm from the node instead (NULL: alg); false when it has none. */
+    bool (*pick)(const gl_node *n, dnnl_alg_kind_t *alg);
     const char *alpha_attr;
     float alpha;
     const char *beta_attr;
@@ -88,7 +95,18 @@ static bool pow_params(const elt_args *a, float *alpha, float *beta, const char 
     return true;
 }
 
+/* ai.onnx Gelu-20: gelu_erf, or gelu_tanh under approximate="tanh". */
+static bool gelu_pick(const gl_node *n, dnnl_alg_kind_t *alg)
+{
+    const char *approx = gl_node_attr_string(n, "approximate", "none");
+    *alg = strcmp(approx, "tanh") == 0 ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
+    return strcmp(approx, "tanh") == 0 || strcmp(approx, "none") == 0;
+}
+
 #define ROW(name, since_, alg_, ...) {.op = name, .since = since_, .alg = alg_, __VA_ARGS__}
+/* graphlab's activations (the patterns pass makes them) */
+#define GL_ROW(name, alg_, ...)                                                          \
+    {.domain = "graphlab", .op = name, .since = 1, .alg = alg_, __VA_ARGS__}
 static const elt_row elt_rows[] = {
     ROW("Relu", 1, dnnl_eltwise_relu, .alpha = 0),
     ROW("LeakyRelu", 1, dnnl_eltwise_relu, .alpha_attr = "alpha", .alpha = 0.01f),
@@ -114,14 +132,28 @@ static const elt_row elt_rows[] = {
     ROW("Reciprocal", 1, dnnl_eltwise_pow, .alpha = 1.0f, .beta = -1.0f),
     ROW("Clip", 1, dnnl_eltwise_clip_v2, .params = clip_params),
     ROW("Pow", 1, dnnl_eltwise_pow, .params = pow_params),
+    ROW("Gelu", 20, dnnl_eltwise_gelu_erf, .pick = gelu_pick),
+    GL_ROW("Gelu", dnnl_eltwise_gelu_erf, .alpha = 0),
+    GL_ROW("GeluTanh", dnnl_eltwise_gelu_tanh, .alpha = 0),
+    GL_ROW("Silu", dnnl_eltwise_swish, .alpha = 1.0f),
+    GL_ROW("HardSwish", dnnl_eltwise_hardswish, .alpha = 0),
 };
 #undef ROW
+#undef GL_ROW
+
+static bool onnx_domain(const char *d)
+{
+    return !d || !*d || strcmp(d, "ai.onnx") == 0;
+}
 
 static const elt_row *row_of(const gl_node *n)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(elt_rows); i++)
-        if (strcmp(elt_rows[i].op, n->op_type) == 0)
-            return &elt_rows[i];
+    for (size_t i = 0; i < GL_ARRAY_LEN(elt_rows); i++) {
+        const elt_row *r = &elt_rows[i];
+        if (strcmp(r->op, n->op_type) == 0 &&
+            (r->domain ? n->domain && strcmp(n->domain, r->domain) == 0 : onnx_domain(n->domain)))
+            return r;
+    }
     return NULL;
 }
 
@@ -139,7 +171,12 @@ static bool row_posts(const elt_row *row, const elt_args *a, dn_post post[2], si
     float beta = attr_or(n, row->beta_attr, row->beta);
     if (row->params && !row->params(a, &alpha, &beta, why))
         return false;
-    post[0] = (dn_post){row->alg, alpha, beta, 1.0f, NULL};
+    dnnl_alg_kind_t alg = row->alg;
+    if (row->pick && !row->pick(n, &alg)) {
+        *why = "an attribute value oneDNN has no algorithm for";
+        return false;
+    }
+    post[0] = (dn_post){alg, alpha, beta, 1.0f, NULL};
     post[1] = (dn_post){row->post, attr_or(n, row->post_alpha_attr, row->post_alpha),
                         row->post_beta, 1.0f, NULL};
     *n_post = row->post ? 2 : 1;
@@ -150,8 +187,8 @@ bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *i
                       const bool *fixed, size_t n_in, dn_post *post, size_t *n_post,
                       const char **why)
 {
-    const elt_row *row = n->domain && *n->domain ? NULL : row_of(n);
-    if (!row || opset < row->since) {
+    const elt_row *row = row_of(n);
+    if (!row || (!row->domain && opset < row->since)) {
         *why = NULL;
         return false;
     }
@@ -210,7 +247,11 @@ static const dn_op eltwise_ops[] = {
     ELT("Sigmoid", 1),  ELT("Tanh", 1),        ELT("HardSigmoid", 1), ELT("HardSwish", 14),
     ELT("Exp", 1),      ELT("Log", 1),         ELT("Sqrt", 1),       ELT("Abs", 1),
     ELT("Softplus", 1), ELT("Round", 11),      ELT("Neg", 1),        ELT("Reciprocal", 1),
-    ELT("Clip", 1),     ELT("Pow", 1),
+    ELT("Clip", 1),     ELT("Pow", 1),          ELT("Gelu", 20),
+    {"graphlab", "Gelu", 1, eltwise_claim, eltwise_build, NULL},
+    {"graphlab", "GeluTanh", 1, eltwise_claim, eltwise_build, NULL},
+    {"graphlab", "Silu", 1, eltwise_claim, eltwise_build, NULL},
+    {"graphlab", "HardSwish", 1, eltwise_claim, eltwise_build, NULL},
 };
 #undef ELT
 _Static_assert(GL_ARRAY_LEN(eltwise_ops) == GL_ARRAY_LEN(elt_rows), "one dn_op per eltwise row");

@@ -3,9 +3,9 @@
  *
  * The group is read from its body, never from its name: a head (Conv, ConvTranspose,
  * MatMul, Gemm), then a chain in which each member reads the previous member's output once
- * and nothing else does: activations (every op dn_eltwise.c maps, and graphlab's Gelu,
- * GeluTanh, Silu, HardSwish) become eltwise post-ops; Add/Sub/Mul/Div/Max/Min with another
- * operand become binary post-ops (the operand broadcast to the output as oneDNN 2.6 takes
+ * and nothing else does: activations (every op dn_eltwise.c maps, graphlab's Gelu,
+ * GeluTanh, Silu, HardSwish among them) become eltwise post-ops; Add/Sub/Mul/Div/Max/Min
+ * with another operand become binary post-ops (the operand broadcast to the output as oneDNN 2.6 takes
  * it: it decides, and a refusal is the unit's), except an Add of a tensor of the output's
  * shape after a convolution: a sum post-op, its operand written into the destination
  * before each run (reordered when it arrives in another layout).
@@ -56,18 +56,6 @@ static const struct head_row {
     {"", "Conv", 3, true, false},         {"", "ConvTranspose", 3, true, false},
     {"", "MatMul", 2, false, false},      {"", "Gemm", 3, false, false},
     {"graphlab", "NhwcConv", 3, false, true},
-};
-
-/* Activations a unit takes beyond dn_eltwise.c's table (the `patterns` pass makes them). */
-static const struct act_row {
-    const char *domain, *op;
-    dnnl_alg_kind_t alg;
-    float alpha;
-} act_rows[] = {
-    {"graphlab", "Gelu", dnnl_eltwise_gelu_erf, 0.0f},
-    {"graphlab", "GeluTanh", dnnl_eltwise_gelu_tanh, 0.0f},
-    {"graphlab", "Silu", dnnl_eltwise_swish, 1.0f},
-    {"graphlab", "HardSwish", dnnl_eltwise_hardswish, 0.0f},
 };
 
 typedef struct fused_step {
@@ -141,41 +129,12 @@ static bool default_domain(const char *d)
     return !d || !*d || strcmp(d, "ai.onnx") == 0;
 }
 
-static const struct act_row *act_row_of(const gl_node *n)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(act_rows); i++)
-        if (n->domain && strcmp(n->domain, act_rows[i].domain) == 0 &&
-            strcmp(n->op_type, act_rows[i].op) == 0)
-            return &act_rows[i];
-    return NULL;
-}
-
-/* ai.onnx Gelu-20: gelu_erf, or gelu_tanh under approximate="tanh". */
-static bool onnx_gelu(const gl_node *n, int64_t opset, dnnl_alg_kind_t *alg)
-{
-    if (!default_domain(n->domain) || strcmp(n->op_type, "Gelu") != 0 || opset < 20)
-        return false;
-    const char *approx = gl_node_attr_string(n, "approximate", "none");
-    *alg = strcmp(approx, "tanh") == 0 ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
-    return strcmp(approx, "tanh") == 0 || strcmp(approx, "none") == 0;
-}
-
 /* The post-ops of activation member st, its parameter inputs from in[] (per slot). */
 static bool act_posts(const fused_unit *u, fused_step *st, const gl_tensor *const *in,
                       const char **why)
 {
     const gl_node *n = st->node;
-    const struct act_row *row = act_row_of(n);
-    dnnl_alg_kind_t alg;
     st->n_post = 1;
-    if (row) {
-        st->post[0] = (dn_post){row->alg, row->alpha, 0.0f, 1.0f, NULL};
-        return true;
-    }
-    if (onnx_gelu(n, u->opset, &alg)) {
-        st->post[0] = (dn_post){alg, 0.0f, 0.0f, 1.0f, NULL};
-        return true;
-    }
     const gl_tensor *args[3] = {NULL, NULL, NULL};
     bool fixed[3] = {false, false, false};
     for (size_t i = 1; i < n->n_inputs && i < 3; i++) {
@@ -376,10 +335,7 @@ static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len
 static bool post_kind(const fused_unit *u, const gl_node *n)
 {
     bool commutes;
-    dnnl_alg_kind_t alg;
     if (default_domain(n->domain) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes))
-        return true;
-    if (act_row_of(n) || onnx_gelu(n, u->opset, &alg))
         return true;
     const gl_tensor *args[3] = {NULL, NULL, NULL};
     bool fixed[3] = {false, false, false};
@@ -511,6 +467,26 @@ static void dims_text(char *buf, size_t len, int rank, const int64_t *dims)
         snprintf(buf + k, len - k, "]");
 }
 
+/* Binary operand o of step st (it broadcasts into (rank, dims)) over the destination read
+ * as one matrix [rows, dims[rank-1]]: [1 or rows, 1 or the last dim], when its dims before
+ * the last are all broadcast or none is. False (the unit says why) otherwise. */
+static bool operand_rows(fused_unit *u, fused_step *st, const gl_tensor *o, int rank,
+                         const int64_t *dims)
+{
+    int64_t rows = gl_dims_product(dims, 0, rank - 1), lead = 1;
+    int64_t m[2] = {1, o->rank ? o->dims[o->rank - 1] : 1};
+    for (int i = 0; i + 1 < o->rank; i++)
+        lead *= o->dims[i];
+    m[0] = lead;
+    if ((lead != 1 && lead != rows) || dn_md_plain(&st->src1, 2, m, NULL) != dnnl_success) {
+        snprintf(u->why, sizeof(u->why),
+                 "member '%.24s' (%.16s): operand spans some of the output's rows only",
+                 st->node->name, st->node->op_type);
+        return false;
+    }
+    return true;
+}
+
 /* The chain's post-ops for a destination of ONNX dims (rank, dims): dn_build_attr asks the
  * head's build for them (once per layout it tries). */
 static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
@@ -565,13 +541,17 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
         }
         /* One sum per primitive; a layout-kept output only (matmul's stays plain, and its
          * binary post-op reads a full operand as well as a copy would). */
-        st->sum = st->full && st->bin == dnnl_binary_add && u->head_row->sums && !summed;
+        st->sum = st->full && st->bin == dnnl_binary_add && u->head_row->sums && !summed &&
+                  !t->rows;
         summed = summed || st->sum;
         dnnl_status_t r = dnnl_success;
         dnnl_format_tag_t act = dn_act_tag(b->c, rank);
         if (st->sum)
             post[n] = (dn_post){(dnnl_alg_kind_t)0, 0.0f, 0.0f, 1.0f, NULL};
-        else if (st->full && u->head_row->sums && act != dnnl_format_tag_undef)
+        else if (t->rows) {
+            if (!operand_rows(u, st, o, rank, dims))
+                return -1;
+        } else if (st->full && u->head_row->sums && act != dnnl_format_tag_undef)
             r = dn_md_tag(&st->src1, rank, dims, act);
         else
             r = dn_md_leading_ones(&st->src1, rank, o);

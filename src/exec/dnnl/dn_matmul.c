@@ -70,6 +70,55 @@ static dnnl_status_t weights_md(const dn_build *b, size_t input, int nd, const i
     return dnnl_success;
 }
 
+/* The matmul of the views (nd dims) as one product (tall: the stacked rows of A as one
+ * matrix, B a matrix) or as the stack; its descriptors of A, B as given, and Y. */
+static dnnl_status_t product_pd(dn_build *b, dnnl_primitive_desc_t *pd, bool tall, int nd,
+                                const int64_t *ad0, const int64_t *as0, const int64_t *bd0,
+                                const int64_t *bs0, const int64_t *yd0, bool ta, bool tb,
+                                float alpha, dnnl_memory_desc_t *amd, dnnl_memory_desc_t *bview,
+                                dnnl_memory_desc_t *ymd)
+{
+    int64_t ad[DNNL_MAX_NDIMS], as[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], bs[DNNL_MAX_NDIMS];
+    int64_t yd[DNNL_MAX_NDIMS];
+    int n = nd;
+    memcpy(ad, ad0, sizeof(ad));
+    memcpy(as, as0, sizeof(as));
+    memcpy(bd, bd0, sizeof(bd));
+    memcpy(bs, bs0, sizeof(bs));
+    memcpy(yd, yd0, sizeof(yd));
+    if (tall) {
+        int64_t rows = 1;
+        for (int i = 0; i < nd - 1; i++)
+            rows *= ad[i];
+        ad[0] = yd[0] = rows;
+        ad[1] = ad[nd - 1];
+        bd[0] = bd[nd - 2];
+        bd[1] = yd[1] = bd[nd - 1];
+        bs[0] = bs[nd - 2];
+        bs[1] = bs[nd - 1];
+        n = 2;
+    }
+    dnnl_memory_desc_t bmd;
+    if (dn_md_plain(amd, n, ad, ta ? as : NULL) != dnnl_success ||
+        dn_md_plain(bview, n, bd, tb ? bs : NULL) != dnnl_success ||
+        weights_md(b, 1, n, bd, bview, &bmd) != dnnl_success ||
+        dn_md_plain(ymd, n, yd, NULL) != dnnl_success)
+        return dnnl_unimplemented;
+    /* FusedMatMul's alpha first, then what a fused unit adds after the product (for the
+     * destination of ONNX rank: nd dims, leading 1s aside) */
+    dn_post scale = {dnnl_eltwise_linear, alpha, 0.0f, 1.0f, NULL};
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t r = tall ? dn_build_attr_rows(b, &scale, alpha != 1.0f, nd, yd0, &attr)
+                           : dn_build_attr(b, &scale, alpha != 1.0f, nd, yd0, &attr);
+    dnnl_matmul_desc_t md;
+    if (r == dnnl_success)
+        r = dnnl_matmul_desc_init(&md, amd, &bmd, NULL, ymd);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    return r;
+}
+
 /* MatMul, and FusedMatMul's alpha * MatMul(A', B'). */
 static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, bool tb,
                                float alpha)
@@ -86,7 +135,7 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
     if (nd > DNNL_MAX_NDIMS)
         return dn_refuse(b, "rank %d", nd);
     int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], yd[DNNL_MAX_NDIMS];
-    int64_t as[DNNL_MAX_NDIMS], bs[DNNL_MAX_NDIMS];
+    int64_t as[DNNL_MAX_NDIMS] = {0}, bs[DNNL_MAX_NDIMS] = {0};
     matmul_view(a, true, ta, nd, ad, as);
     matmul_view(w, false, tb, nd, bd, bs);
     if (ad[nd - 1] != bd[nd - 2])
@@ -107,36 +156,14 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
     /* A stack of matrices times one matrix is one product of [batch * M, K] by B: the same
      * bytes, and oneDNN's kernels work far better on one tall matrix than on a batch of
      * thin ones ([16,1,128] x [128,384], an attention projection: 46 µs as 16 products
-     * of one row, a few as one). Not inside a fused unit: its binary operands are
-     * described against the output's ONNX rank. */
-    if (nd > 2 && w->rank <= 2 && !ta && !b->tail) {
-        int64_t rows = 1;
-        for (int i = 0; i < nd - 1; i++)
-            rows *= ad[i];
-        ad[0] = yd[0] = rows;
-        ad[1] = ad[nd - 1];
-        bd[0] = bd[nd - 2];
-        bd[1] = yd[1] = bd[nd - 1];
-        bs[0] = bs[nd - 2];
-        bs[1] = bs[nd - 1];
-        nd = 2;
-    }
-    dnnl_memory_desc_t amd, bview, bmd, ymd;
-    if (dn_md_plain(&amd, nd, ad, ta ? as : NULL) != dnnl_success ||
-        dn_md_plain(&bview, nd, bd, tb ? bs : NULL) != dnnl_success ||
-        weights_md(b, 1, nd, bd, &bview, &bmd) != dnnl_success ||
-        dn_md_plain(&ymd, nd, yd, NULL) != dnnl_success)
-        return dn_refuse(b, "shapes oneDNN does not describe");
-    /* FusedMatMul's alpha first, then what a fused unit adds after the product */
-    dn_post scale = {dnnl_eltwise_linear, alpha, 0.0f, 1.0f, NULL};
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_status_t r = dn_build_attr(b, &scale, alpha != 1.0f, nd, yd, &attr);
-    dnnl_matmul_desc_t md;
-    if (r == dnnl_success)
-        r = dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &ymd);
-    if (r == dnnl_success)
-        r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
-    dnnl_primitive_attr_destroy(attr);
+     * of one row, a few as one; inside a fused unit as well, its binary operands then
+     * described over the tall matrix when they can be, else the stack it stays). */
+    bool tall = nd > 2 && w->rank <= 2 && !ta;
+    dnnl_memory_desc_t amd, bview, ymd;
+    dnnl_status_t r = dnnl_unimplemented;
+    for (int attempt = tall ? 0 : 1; attempt < 2 && r != dnnl_success; attempt++)
+        r = product_pd(b, pd, attempt == 0, nd, ad, as, bd, bs, yd, ta, tb, alpha, &amd, &bview,
+                       &ymd);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for these shapes");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);

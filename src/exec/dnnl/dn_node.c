@@ -55,8 +55,8 @@ dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr
 /* More post-ops than any primitive of oneDNN 2.6 takes (its limit is 32). */
 #define DN_MAX_POST 32
 
-dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int rank,
-                            const int64_t *dims, dnnl_primitive_attr_t *attr)
+static dnnl_status_t build_attr(dn_build *b, const dn_post *own, size_t n_own, int rank,
+                                const int64_t *dims, bool rows, dnnl_primitive_attr_t *attr)
 {
     if (!b->tail)
         return dn_attr_post_ops(own, n_own, attr);
@@ -66,12 +66,26 @@ dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int r
         return dnnl_unimplemented;
     if (n_own) /* own may be NULL then */
         memcpy(all, own, n_own * sizeof(*own));
+    b->tail->rows = rows;
     int n = b->tail->posts(b->tail, b, rank, dims, all + n_own, DN_MAX_POST - n_own);
+    b->tail->rows = false;
     if (n < 0)
         return dnnl_unimplemented;
     b->tail->first = n_own;
     b->tail->taken = true;
     return dn_attr_post_ops(all, n_own + (size_t)n, attr);
+}
+
+dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int rank,
+                            const int64_t *dims, dnnl_primitive_attr_t *attr)
+{
+    return build_attr(b, own, n_own, rank, dims, false, attr);
+}
+
+dnnl_status_t dn_build_attr_rows(dn_build *b, const dn_post *own, size_t n_own, int rank,
+                                 const int64_t *dims, dnnl_primitive_attr_t *attr)
+{
+    return build_attr(b, own, n_own, rank, dims, true, attr);
 }
 
 const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int i)

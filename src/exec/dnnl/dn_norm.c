@@ -11,7 +11,8 @@
  *       [N, C, spatial] with N = 1 that is instance normalization as it stands (X in its
  *       layout); otherwise X is viewed as [1, N*C, spatial, 1] with scale and B repeated
  *       N times into buffers of our own (once when they are constants, else every run).
- *   LayerNormalization  layer normalization over the last dim of the plain 2-D view
+ *   LayerNormalization (and graphlab's, the same op before opset 17)  layer
+ *       normalization over the last dim of the plain 2-D view
  *       [prod(dims before axis), prod(dims from axis)], Scale and B as [cols] when they
  *       have X's normalized shape. Mean and InvStdDev outputs stay on the reference kernel
  *       (oneDNN's inference mode does not produce them).
@@ -342,6 +343,8 @@ static const dn_op norm_ops[] = {
     {"", "BatchNormalization", 1, batchnorm_claim, batchnorm_build, NULL},
     {"", "InstanceNormalization", 1, instancenorm_claim, instancenorm_build, inorm_prepare},
     {"", "LayerNormalization", 17, layernorm_claim, layernorm_build, NULL},
+    /* the patterns pass's op before opset 17: ONNX's definition under graphlab's name */
+    {"graphlab", "LayerNormalization", 1, layernorm_claim, layernorm_build, NULL},
     {"", "LRN", 1, lrn_claim, lrn_build, NULL},
 };
 const dn_op_table dn_norm_ops = {norm_ops, GL_ARRAY_LEN(norm_ops)};

@@ -499,6 +499,18 @@ gl_exec *tu_exec_run(const gl_model *m, const char *backend, const char *layout,
     return e;
 }
 
+void tu_exec_rerun_cached(gl_exec *e, const gl_tensor *const *in, size_t n_in, gl_tensor **out,
+                          size_t n_out, const char *what)
+{
+    cr_assert_eq(gl_exec_run(e, in, n_in, out, n_out), GL_OK, "%s: second run: %s", what,
+                 gl_error_message());
+    gl_exec_stats st;
+    gl_exec_get_stats(e, &st);
+    cr_expect(st.builds == 0 && st.const_reorders == 0,
+              "%s: the second run built %zu primitives, reordered %zu constants", what,
+              st.builds, st.const_reorders);
+}
+
 const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth)
 {
     for (size_t i = 0; i < gl_exec_plan_count(e); i++) {

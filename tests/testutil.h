@@ -148,6 +148,10 @@ const char *tu_layout_name(char p);
 gl_exec *tu_exec_run(const gl_model *m, const char *backend, const char *layout,
                      gl_tensor *const *in, size_t n_in, gl_tensor **out, size_t n_out,
                      const char *what);
+/* Run plan e again on in[]: it must build no primitive and reorder no constant (the
+ * weight cache and shape guard at work); out[] receives n_out outputs. */
+void tu_exec_rerun_cached(gl_exec *e, const gl_tensor *const *in, size_t n_in, gl_tensor **out,
+                          size_t n_out, const char *what);
 /* The first plan entry of a node named `name` at `depth` (-1: any), NULL when none. */
 const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth);
 

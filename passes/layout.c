@@ -278,24 +278,13 @@ static gl_status ensure_function(gl_model *m, const layout_op *row, int64_t opse
 
 /* ---- converting one node ---------------------------------------------------------------- */
 
+/* The checks let only plain attributes through; another kind here is a bug of ours. */
 static gl_status copy_attrs(gl_node *dst, const gl_node *src)
 {
-    for (size_t i = 0; i < src->n_attrs; i++) {
-        const gl_attr *a = &src->attrs[i];
-        switch (a->type) {
-        case GL_ATTR_INT: gl_node_set_attr_int(dst, a->name, a->i); break;
-        case GL_ATTR_FLOAT: gl_node_set_attr_float(dst, a->name, a->f); break;
-        case GL_ATTR_STRING:
-            gl_node_set_attr_string(dst, a->name, (const char *)a->s.data);
-            break;
-        case GL_ATTR_INTS: gl_node_set_attr_ints(dst, a->name, a->ints, a->n); break;
-        case GL_ATTR_FLOATS: gl_node_set_attr_floats(dst, a->name, a->floats, a->n); break;
-        default:
-            return gl_fail(GL_ERR_INTERNAL, "layout: node '%s': attribute '%s' of type %d "
-                           "passed the check", src->name, a->name, (int)a->type);
-        }
-    }
-    return GL_OK;
+    if (gl_node_copy_plain_attrs(dst, src))
+        return GL_OK;
+    return gl_fail(GL_ERR_INTERNAL, "layout: node '%s': an attribute that is no int, float, "
+                   "string or list of them passed the check", src->name);
 }
 
 /* n becomes its channels-last form between Transposes; new nodes stand for n, made by

@@ -166,23 +166,6 @@ gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *cat, gl_pt_match *m
     return GL_PT_MATCH;
 }
 
-static void copy_attrs(gl_node *dst, const gl_node *src)
-{
-    for (size_t i = 0; i < src->n_attrs; i++) {
-        const gl_attr *a = &src->attrs[i];
-        if (a->type == GL_ATTR_INT)
-            gl_node_set_attr_int(dst, a->name, a->i);
-        else if (a->type == GL_ATTR_FLOAT)
-            gl_node_set_attr_float(dst, a->name, a->f);
-        else if (a->type == GL_ATTR_STRING)
-            gl_node_set_attr_string(dst, a->name, (const char *)a->s.data);
-        else if (a->type == GL_ATTR_INTS)
-            gl_node_set_attr_ints(dst, a->name, a->ints, a->n);
-        else
-            gl_node_set_attr_floats(dst, a->name, a->floats, a->n);
-    }
-}
-
 /* One copy of `op` reading Concat input `in`: op's output type with in's size along the
  * axis. */
 static gl_node *copy_op(gl_pt_ctx *c, gl_node *op, size_t i, gl_value *in, int64_t axis,
@@ -199,7 +182,7 @@ static gl_node *copy_op(gl_pt_ctx *c, gl_node *op, size_t i, gl_value *in, int64
     free(name);
     if (!n)
         return NULL;
-    copy_attrs(n, op);
+    gl_node_copy_plain_attrs(n, op); /* the check refused any other kind */
     gl_type *t = &n->outputs[0]->type;
     gl_type_copy(t, &op->outputs[0]->type);
     gl_dim *d = &t->shape.dims[axis];
@@ -227,7 +210,7 @@ gl_status gl_pt_apply_hoist(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision
     gl_node *joined = gl_add_node(c->g, "Concat", cat->domain, cat->name, outs, cat->n_inputs, 1);
     if (!joined)
         return GL_ERR_INTERNAL;
-    copy_attrs(joined, cat);
+    gl_node_copy_plain_attrs(joined, cat);
     gl_node_inherit_provenance(joined, &cat, 1, decision);
     gl_status st = gl_move_output(c->g, op, 0, joined, 0);
     if (st == GL_OK)

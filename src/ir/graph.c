@@ -777,6 +777,24 @@ void gl_node_set_attr_floats(gl_node *n, const char *name, const float *v, size_
     gl_node_take_attr(n, &a);
 }
 
+bool gl_node_copy_plain_attrs(gl_node *dst, const gl_node *src)
+{
+    for (size_t i = 0; i < src->n_attrs; i++) {
+        const gl_attr *a = &src->attrs[i];
+        switch (a->type) {
+        case GL_ATTR_INT: gl_node_set_attr_int(dst, a->name, a->i); break;
+        case GL_ATTR_FLOAT: gl_node_set_attr_float(dst, a->name, a->f); break;
+        case GL_ATTR_STRING:
+            gl_node_set_attr_string(dst, a->name, (const char *)a->s.data);
+            break;
+        case GL_ATTR_INTS: gl_node_set_attr_ints(dst, a->name, a->ints, a->n); break;
+        case GL_ATTR_FLOATS: gl_node_set_attr_floats(dst, a->name, a->floats, a->n); break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
 bool gl_node_is(const gl_node *n, const char *op)
 {
     bool default_domain = !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;

@@ -205,6 +205,10 @@ void gl_node_set_attr_float(gl_node *n, const char *name, float v);
 void gl_node_set_attr_string(gl_node *n, const char *name, const char *v);
 void gl_node_set_attr_ints(gl_node *n, const char *name, const int64_t *v, size_t count);
 void gl_node_set_attr_floats(gl_node *n, const char *name, const float *v, size_t count);
+/* Copies src's int, float, string, ints and floats attributes onto dst (as the setters do);
+ * false, copying nothing more, at the first of another kind (a graph, a tensor), which a
+ * rewrite making a copy of a node checks for before it edits anything. */
+bool gl_node_copy_plain_attrs(gl_node *dst, const gl_node *src);
 /* Takes ownership of *a (its contents move into the node; *a is zeroed). Subgraphs in
  * it get parent = n->graph and parent_node = n, and n->implicit is brought in line with
  * their captures (so a loader may build a body before or after attaching it). */

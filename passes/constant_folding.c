@@ -308,9 +308,6 @@ static gl_status sweep(fold_run *r, size_t *folded)
 
 static gl_status fold_graph(gl_graph *g, gl_pass_ctx *ctx)
 {
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "constant-folding: graph '%s' is not in topological "
-                       "order (run toposort first)", g->name ? g->name : "");
     if (!gl_pass_may_rewrite(ctx))
         return GL_OK;
     fold_run r = {.m = ctx->model ? ctx->model : g->model, .g = g, .ctx = ctx,

@@ -423,10 +423,6 @@ static gl_status merge_nodes(gl_graph *g, gl_pass_ctx *ctx)
 
 static gl_status cse_graph(gl_graph *g, gl_pass_ctx *ctx)
 {
-    /* Merging into the earlier node is only order-preserving in a sorted graph. */
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "cse: graph '%s' is not in topological order (run "
-                       "toposort first)", g->name ? g->name : "");
     gl_status st = merge_constants(g, ctx);
     if (st == GL_OK)
         st = merge_nodes(g, ctx);

@@ -505,9 +505,6 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx)
         gl_decision_add_number(d, "opset", (double)opset);
         return GL_OK;
     }
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "layout: graph '%s' is not in topological order (run "
-                       "toposort first)", g->name ? g->name : "");
     gl_tp_run run = {.g = g, .m = m, .ctx = ctx, .opset = opset, .decision = -1};
     const layout_op **rows = gl_xcalloc(g->n_nodes ? g->n_nodes : 1, sizeof(*rows));
     gl_node *n;

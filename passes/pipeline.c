@@ -11,45 +11,55 @@
 
 /* ---- the pass table ------------------------------------------------------------------ */
 
+/* Each row: the name --passes takes, the name the workbench's bar shows, one line for
+ * --help, the function, what the pass needs from the graph before it runs (checked by
+ * gl_pass_run, not by each pass), and the options --set takes. */
+#define OPTIONS(...) .options = (const gl_pass_option[]){__VA_ARGS__}, \
+                     .n_options = sizeof((const gl_pass_option[]){__VA_ARGS__}) / sizeof(gl_pass_option)
+
 static const gl_pass pass_table[] = {
-    {"toposort", "order nodes topologically, keeping the file's order where valid",
-     gl_pass_toposort, NULL, 0},
-    {"shape-inference", "infer every value's dtype and shape (symbolic dims kept)",
-     gl_pass_shape_inference, NULL, 0},
-    {"constant-folding", "evaluate nodes whose inputs are constants into initializers",
-     gl_pass_constant_folding,
-     (const gl_pass_option[]){{"max-bytes", 1 << 24, "fold only outputs up to this size"}},
-     1},
-    {"cse", "merge nodes that compute the same thing from the same inputs", gl_pass_cse,
-     (const gl_pass_option[]){{"max-bytes", 4096, "merge equal constants up to this size"}},
-     1},
-    {"dce", "remove nodes and initializers that no graph output depends on", gl_pass_dce,
-     NULL, 0},
-    {"transpose-push", "push Transposes down through the ops that allow it until they cancel",
-     gl_pass_transpose_push,
-     (const gl_pass_option[]){{"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 "
-                               "Reshapes, dead Transposes, compositions into Reshapes, and "
-                               "no net-transposes guard)"}},
-     1},
-    {"layout", "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
-     "Transposes", gl_pass_layout,
-     (const gl_pass_option[]){{"force", 0, "1: convert every candidate region without the "
-                               "cost check, as ONNX Runtime does for NHWC kernels"}},
-     1},
-    {"patterns", "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold "
-     "BatchNorm and per-channel Mul/Add into Conv", gl_pass_patterns, NULL, 0},
-    {"fold-transpose", "fold Transposes that swap the last two dims of a MatMul/Gemm operand "
-     "into the product (Gemm transA/transB, graphlab FusedMatMul)", gl_pass_fold_transpose,
-     NULL, 0},
-    {"fusion", "chains the target runs as one kernel become one node calling a "
-     "graphlab.fused function", gl_pass_fusion,
-     (const gl_pass_option[]){{"exact-shapes", 0, "1: refuse every implicit broadcast, the "
-                               "per-channel or [N] operand and the scalar too"},
-                              {"units", 1, "0: leave apart the units the oneDNN backend "
-                               "runs as several primitives (FFN, attention, 1x1+depthwise, "
-                               "...)"}},
-     2},
+    {.name = "toposort", .shown = "toposort", .run = gl_pass_toposort,
+     .summary = "order nodes topologically, keeping the file's order where valid"},
+    {.name = "shape-inference", .shown = "shapes", .run = gl_pass_shape_inference,
+     .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "infer every value's dtype and shape (symbolic dims kept)"},
+    {.name = "constant-folding", .shown = "fold", .run = gl_pass_constant_folding,
+     .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "evaluate nodes whose inputs are constants into initializers",
+     OPTIONS({"max-bytes", 1 << 24, "fold only outputs up to this size"})},
+    {.name = "cse", .shown = "cse", .run = gl_pass_cse, .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "merge nodes that compute the same thing from the same inputs",
+     OPTIONS({"max-bytes", 4096, "merge equal constants up to this size"})},
+    {.name = "dce", .shown = "dce", .run = gl_pass_dce, .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "remove nodes and initializers that no graph output depends on"},
+    {.name = "transpose-push", .shown = "tpush", .run = gl_pass_transpose_push,
+     .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "push Transposes down through the ops that allow it until they cancel",
+     OPTIONS({"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 Reshapes, dead "
+              "Transposes, compositions into Reshapes, and no net-transposes guard)"})},
+    {.name = "layout", .shown = "layout", .run = gl_pass_layout,
+     .needs = GL_PASS_NEEDS_SORTED | GL_PASS_NEEDS_TYPES,
+     .summary = "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
+                "Transposes",
+     OPTIONS({"force", 0, "1: convert every candidate region without the cost check, as "
+              "ONNX Runtime does for NHWC kernels"})},
+    {.name = "patterns", .shown = "patterns", .run = gl_pass_patterns,
+     .needs = GL_PASS_NEEDS_TYPES,
+     .summary = "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold BatchNorm "
+                "and per-channel Mul/Add into Conv"},
+    {.name = "fold-transpose", .shown = "fold-transpose", .run = gl_pass_fold_transpose,
+     .needs = GL_PASS_NEEDS_TYPES,
+     .summary = "fold Transposes that swap the last two dims of a MatMul/Gemm operand into "
+                "the product (Gemm transA/transB, graphlab FusedMatMul)"},
+    {.name = "fusion", .shown = "fusion", .run = gl_pass_fusion, .needs = GL_PASS_NEEDS_TYPES,
+     .summary = "chains the target runs as one kernel become one node calling a "
+                "graphlab.fused function",
+     OPTIONS({"exact-shapes", 0, "1: refuse every implicit broadcast, the per-channel or [N] "
+              "operand and the scalar too"},
+             {"units", 1, "0: leave apart the units the oneDNN backend runs as several "
+              "primitives (FFN, attention, 1x1+depthwise, ...)"})},
 };
+#undef OPTIONS
 
 /* The default pipeline of DESIGN.md: the second transpose-push cancels the Transposes
  * that layout puts around the nodes it converts; fold-transpose takes the ones it leaves
@@ -453,17 +463,100 @@ static gl_status inject_fault(gl_model *m, const gl_decision_log *log, size_t fi
     return st;
 }
 
+static bool runs_bodies(const gl_node *n)
+{
+    static const char *const body_ops[] = {"If", "Loop", "Scan", "SequenceMap"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(body_ops); i++)
+        if (gl_node_is(n, body_ops[i]))
+            return true;
+    return false;
+}
+
+gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
+                            gl_status (*fn)(gl_graph *, gl_pass_ctx *))
+{
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t a = 0; a < n->n_attrs && runs_bodies(n); a++) {
+            gl_graph *const *subs;
+            size_t n_subs = gl_attr_subgraphs(&n->attrs[a], &subs);
+            for (size_t s = 0; s < n_subs; s++) {
+                gl_status st = subs[s] ? fn(subs[s], ctx) : GL_OK;
+                if (st != GL_OK)
+                    return st;
+            }
+        }
+    }
+    return GL_OK;
+}
+
+/* ---- running a pass --------------------------------------------------------------- */
+
+/* g and every body gl_pass_on_bodies would hand a pass are in topological order; *bad
+ * names the first graph that is not. */
+static bool sorted_with_bodies(const gl_graph *g, const gl_graph **bad)
+{
+    if (!gl_graph_is_sorted(g)) {
+        *bad = g;
+        return false;
+    }
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t a = 0; a < n->n_attrs && runs_bodies(n); a++) {
+            gl_graph *const *subs;
+            size_t n_subs = gl_attr_subgraphs(&n->attrs[a], &subs);
+            for (size_t s = 0; s < n_subs; s++)
+                if (subs[s] && !sorted_with_bodies(subs[s], bad))
+                    return false;
+        }
+    }
+    return true;
+}
+
+gl_status gl_pass_run(gl_graph *g, gl_pass_ctx *ctx)
+{
+    const gl_graph *bad = NULL;
+    if ((ctx->pass->needs & GL_PASS_NEEDS_SORTED) && !sorted_with_bodies(g, &bad))
+        return gl_fail(GL_ERR_INPUT, "%s: graph '%s' is not in topological order (run "
+                       "toposort first)", ctx->pass->name, bad->name ? bad->name : "");
+    return ctx->pass->run(g, ctx);
+}
+
+/* A pass that needs types, run before any shape-inference step on a graph where some
+ * value has no dtype: one note says so, since every refusal it causes would otherwise
+ * look like a property of the model. */
+static void note_untyped(gl_pass_ctx *ctx, const gl_graph *g)
+{
+    size_t untyped = 0, values = 0;
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t k = 0; k < n->n_outputs; k++) {
+            values += n->outputs[k] != NULL;
+            untyped += n->outputs[k] && n->outputs[k]->type.dtype == GL_DT_UNDEFINED;
+        }
+    }
+    if (untyped == 0)
+        return;
+    gl_decision *d = gl_pass_decide(ctx, "needs-types", GL_NOTE, "shape-inference has not run "
+                                    "before this step and %zu of %zu node outputs have no "
+                                    "dtype: rewrites that need one are refused (put "
+                                    "shape-inference earlier in --passes)", untyped, values);
+    gl_decision_add_number(d, "untyped", (double)untyped);
+}
+
 /* Run one pass on m, recording into `log`; the graph is verified afterwards (a pass
  * that breaks an invariant is a bug, named as such). */
 static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
-                          gl_decision_log *log, const gl_settings *settings,
-                          gl_snapshot *snap)
+                          bool inferred_before, gl_decision_log *log,
+                          const gl_settings *settings, gl_snapshot *snap)
 {
     gl_pass_ctx ctx = {.model = m, .pass = step->pass, .step = step_no,
                        .budget = step->budget, .log = log, .settings = settings};
     size_t first = log->n;
     double t0 = now_ms();
-    gl_status st = step->pass->run(m->graph, &ctx);
+    if ((step->pass->needs & GL_PASS_NEEDS_TYPES) && !inferred_before)
+        note_untyped(&ctx, m->graph);
+    gl_status st = gl_pass_run(m->graph, &ctx);
     double t1 = now_ms();
     gl_decision_clear(&ctx.scratch);
     for (size_t i = 0; i < ctx.n_vetoed; i++)
@@ -486,6 +579,15 @@ static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
     snap->n_decisions = log->n - first;
     snap->nodes = m->graph->live_nodes;
     return st;
+}
+
+/* A shape-inference step comes before step i of the plan. */
+static bool inferred_before(const gl_pass_step *plan, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(plan[j].pass->name, "shape-inference") == 0)
+            return true;
+    return false;
 }
 
 gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_plan,
@@ -540,7 +642,8 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
         gl_model *m = keep ? gl_model_clone(prev->model) : prev->model;
         if (!keep)
             prev->model = NULL;
-        st = run_pass(m, &plan[i], (int)i + 1, &p->log, &p->settings, snap);
+        st = run_pass(m, &plan[i], (int)i + 1, inferred_before(plan, i), &p->log, &p->settings,
+                      snap);
         if (st != GL_OK) {
             p->failure = gl_xstrdup(gl_error_message());
             memset(snap, 0, sizeof(*snap));
@@ -603,7 +706,10 @@ gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
     gl_decision_log_free(log);
     log->id_base = (int64_t)snap->first_decision;
     gl_snapshot scratch;
-    gl_status st = run_pass(m, &step, (int)k, log, &p->settings, &scratch);
+    bool inferred = false;
+    for (size_t j = 1; j < k; j++)
+        inferred |= strcmp(p->steps[j].pass->name, "shape-inference") == 0;
+    gl_status st = run_pass(m, &step, (int)k, inferred, log, &p->settings, &scratch);
     if (st != GL_OK) {
         gl_model_free(m);
         return st;

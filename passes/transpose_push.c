@@ -1899,9 +1899,6 @@ static gl_status push_bodies(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry
 static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry *r,
                             gl_model *m, int64_t opset, gl_tp_guard *guard)
 {
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "transpose-push: graph '%s' is not in topological "
-                       "order (run toposort first)", g->name ? g->name : "");
     gl_tp_run run = {.g = g, .m = m, .ctx = ctx, .opset = opset, .registry = r,
                      .decision = -1, .have_dq = has_dq(g),
                      .ort_only = gl_pass_option_value(ctx, "ort-only") != 0,

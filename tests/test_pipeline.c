@@ -302,3 +302,47 @@ Test(decisions, records_print_and_numbers)
     free(text);
     gl_decision_log_free(&log);
 }
+
+/* A pass that needs types, run before any shape-inference step, says once why its
+ * refusals follow; after shape-inference it says nothing. The note is the step's first
+ * record, in the full run and in a replay of that step alike. */
+static size_t count_notes(const gl_decision_log *log, const char *rule)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < log->n; i++)
+        k += log->items[i].verdict == GL_NOTE && strcmp(log->items[i].rule, rule) == 0;
+    return k;
+}
+
+Test(pipeline, needs_types_note_only_before_shape_inference)
+{
+    static const struct {
+        const char *passes;
+        size_t notes;
+    } rows[] = {
+        {"fusion", 1},
+        {"patterns,fold-transpose", 2},
+        {"shape-inference,fusion", 0},
+        {"shape-inference,patterns,fold-transpose,fusion", 0},
+        {"cse,dce", 0}, /* they need no types */
+    };
+    for (size_t r = 0; r < GL_ARRAY_LEN(rows); r++) {
+        gl_pipeline *p = run_plan(graph_with_work(0), rows[r].passes, GL_PIPELINE_KEEP_SNAPSHOTS);
+        cr_assert_eq(count_notes(&p->log, "needs-types"), rows[r].notes, "%s",
+                     rows[r].passes);
+        if (rows[r].notes) {
+            const gl_decision *d = &p->log.items[p->steps[1].first_decision];
+            cr_assert_str_eq(d->rule, "needs-types", "%s", rows[r].passes);
+            cr_assert(strstr(d->reason, "4 of 4 node outputs"), "%s", d->reason);
+            gl_model *out;
+            gl_decision_log log = {0};
+            cr_assert_eq(gl_pipeline_replay(p, 1, 0, &out, &log), GL_OK, "%s",
+                         gl_error_message());
+            cr_assert_eq(count_notes(&log, "needs-types"), 1);
+            cr_assert_eq(log.items[0].id, d->id);
+            gl_model_free(out);
+            gl_decision_log_free(&log);
+        }
+        gl_pipeline_free(p);
+    }
+}

@@ -184,19 +184,10 @@ unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
                : GL_REDRAW_NONE;
 }
 
-static const struct {
-    const char *pass, *shown;
-} short_names[] = {
-    {"shape-inference", "shapes"}, {"constant-folding", "fold"}, {"transpose-push", "tpush"},
-    {"memory-plan", "mem"},
-};
-
 const char *gl_ui_pass_short(const char *pass)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(short_names); i++)
-        if (strcmp(pass, short_names[i].pass) == 0)
-            return short_names[i].shown;
-    return pass;
+    const gl_pass *p = gl_pass_find(pass);
+    return p && p->shown ? p->shown : pass;
 }
 
 void gl_ui_export_dir(const char *model_path, char *buf, size_t len)

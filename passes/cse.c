@@ -376,8 +376,8 @@ static gl_status merge_or_refuse(gl_graph *g, gl_pass_ctx *ctx, gl_node *keep, g
     char why[320];
     if (refusal(keep, dup, why, sizeof(why))) {
         gl_decision *d = gl_pass_decide(ctx, "duplicate-node", GL_REFUSED, "%s", why);
-        gl_decision_add_node(d, keep->name);
-        gl_decision_add_node(d, dup->name);
+        gl_decision_add_node_ref(d, keep);
+        gl_decision_add_node_ref(d, dup);
         add_context(d, g);
         return GL_OK;
     }
@@ -390,8 +390,8 @@ static gl_status merge_or_refuse(gl_graph *g, gl_pass_ctx *ctx, gl_node *keep, g
                                     "%s '%s' computes the same as '%s'%s", dup->op_type,
                                     dup->name, keep->name,
                                     handed_over ? ", which now produces its graph output" : "");
-    gl_decision_add_node(d, keep->name);
-    gl_decision_add_node(d, dup->name);
+    gl_decision_add_node_ref(d, keep);
+    gl_decision_add_node_ref(d, dup);
     gl_decision_add_number(d, "uses", (double)uses);
     if (handed_over)
         gl_decision_add_number(d, "outputs_handed_over", (double)handed_over);

@@ -93,7 +93,7 @@ static bool mark_live(gl_graph *g, gl_pass_ctx *ctx, liveness *l)
         if (!gl_pass_may_rewrite(ctx))
             return false;
         gl_decision *d = gl_pass_decide(ctx, "dead-node", GL_REFUSED, "%s", why);
-        gl_decision_add_node(d, n->name);
+        gl_decision_add_node_ref(d, n);
         add_context(d, g);
         mark_node(l, n);
         propagate(l);
@@ -132,7 +132,7 @@ static gl_status remove_dead_nodes(gl_graph *g, gl_pass_ctx *ctx, const bool *li
         gl_decision *d = gl_pass_decide(ctx, "dead-node", GL_APPLIED,
                                         "%s '%s': no graph output depends on it", n->op_type,
                                         n->name);
-        gl_decision_add_node(d, n->name);
+        gl_decision_add_node_ref(d, n);
         gl_decision_add_number(d, "outputs", (double)present_outputs(n));
         add_context(d, g);
         gl_status st = gl_remove_node(g, n);

@@ -424,7 +424,7 @@ static void region_decision(gl_decision *d, const region *r, size_t now, bool ch
                             size_t without, size_t with)
 {
     for (size_t i = 0; i < r->n; i++)
-        gl_decision_add_node(d, r->nodes[i]->name);
+        gl_decision_add_node_ref(d, r->nodes[i]);
     gl_decision_add_number(d, "nodes", (double)r->n);
     gl_decision_add_number(d, "transposes_now", (double)now);
     if (checked) {
@@ -518,7 +518,7 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx)
             continue;
         }
         gl_decision *d = gl_pass_decide(ctx, "nhwc-candidate", GL_REFUSED, "%s", why);
-        gl_decision_add_node(d, n->name);
+        gl_decision_add_node_ref(d, n);
     }
     size_t n_regions = 0;
     region *regions = find_regions(&run, rows, &n_regions);

@@ -42,7 +42,7 @@ typedef struct gl_pass_ctx {
  *     if (!gl_pass_may_rewrite(ctx)) break;             // budget spent: stop
  *     ... check; on refusal: gl_pass_decide(ctx, "rule", GL_REFUSED, "why"); continue;
  *     gl_decision *d = gl_pass_decide(ctx, "rule", GL_APPLIED, "what");  // counts it
- *     gl_decision_add_node(d, ...); ... then edit, giving new nodes provenance d->id.
+ *     gl_decision_add_node_ref(d, node); ... then edit, giving new nodes provenance d->id.
  *
  *     if (gl_pass_vetoed(ctx, d)) continue;            // --set PASS.veto=ID
  *

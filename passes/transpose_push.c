@@ -360,8 +360,8 @@ static void add_cost_numbers(gl_decision *d, const cost_report *c, const gl_tp_p
 static void add_common(gl_decision *d, const gl_tp_args *a)
 {
     char perm[GL_MAX_RANK * 4];
-    gl_decision_add_node(d, a->transpose->name);
-    gl_decision_add_node(d, a->node->name);
+    gl_decision_add_node_ref(d, a->transpose);
+    gl_decision_add_node_ref(d, a->node);
     gl_tp_perm_format(a->perm, a->rank, perm, sizeof(perm));
     gl_decision_add_text(d, "perm", perm);
     if (a->run->g->parent_node)
@@ -612,7 +612,7 @@ static gl_decision *decide_on(gl_tp_run *run, gl_node *n, const char *rule, cons
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
     gl_decision *d = gl_pass_decide(run->ctx, rule, GL_APPLIED, "%s", reason);
-    gl_decision_add_node(d, n->name);
+    gl_decision_add_node_ref(d, n);
     if (run->g->parent_node)
         gl_decision_add_text(d, "inside", run->g->parent_node->name);
     run->for_node = n;
@@ -747,7 +747,7 @@ static gl_status remove_empty_dq_q(gl_tp_run *run, gl_node *q, bool *done)
     gl_decision *d = decide_on(run, q, "qdq-remove-pair", "DequantizeLinear '%s' -> "
                                "QuantizeLinear '%s' with the same scale and zero point and "
                                "nothing between: both go", dq->name, q->name);
-    gl_decision_add_node(d, dq->name);
+    gl_decision_add_node_ref(d, dq);
     gl_status st;
     if (consumer_path) {
         st = gl_replace_all_uses(run->g, qout, qin);

@@ -21,7 +21,7 @@
  *    Transposes left are counted; the region is kept only when fewer are left than without
  *    it. Each region is a decision (applied or refused) with both counts. Running the push
  *    itself rather than predicting it keeps the check honest about what the push can and
- *    cannot cancel; it costs two clones and sweeps per region. `--set layout.force=1`
+ *    cannot cancel; it costs two clones and sweeps per region. `--set layout.ignore-cost=1`
  *    converts every region, as ONNX Runtime does for an NHWC execution provider.
  * 4. Every graphlab op used is also a model-local function of the saved model (domain
  *    graphlab: Transpose -> Op -> Transpose, Op's attributes referring to the caller's;
@@ -451,7 +451,7 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
                                 bool *converted)
 {
     gl_pass_ctx *ctx = run->ctx;
-    bool force = gl_pass_option_value(ctx, "force") != 0;
+    bool force = gl_pass_option_value(ctx, "ignore-cost") != 0;
     size_t base = 0, with = 0;
     gl_status st = force ? GL_OK : transposes_after_push(run, NULL, &base);
     for (size_t k = 0; k < n_regions && st == GL_OK; k++) {
@@ -463,23 +463,27 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
         size_t now = count_transposes(run->g);
         char what[200];
         describe(r, what, sizeof(what));
+        gl_decision *d;
         if (!force && with >= base) {
-            gl_decision *d = gl_pass_decide(ctx, "nhwc-region", GL_REFUSED, "%zu node(s) "
-                                            "(%s) stay channels-first: with them in NHWC, "
-                                            "transpose-push would leave %zu Transpose(s), "
-                                            "without %zu", r->n, what, with, base);
+            /* Only the cost says no: --set layout.force=ID converts the region anyway. */
+            d = gl_pass_decide_forceable(ctx, "nhwc-region", "%zu node(s) (%s) stay "
+                                         "channels-first: with them in NHWC, transpose-push "
+                                         "would leave %zu Transpose(s), without %zu", r->n,
+                                         what, with, base);
             region_decision(d, r, now, true, base, with);
-            continue;
+            if (d->verdict != GL_APPLIED)
+                continue;
+        } else {
+            d = force ? gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
+                                       "channels-last (layout.ignore-cost=1: no cost check)", r->n,
+                                       what)
+                      : gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
+                                       "channels-last: transpose-push then leaves %zu "
+                                       "Transpose(s) instead of %zu", r->n, what, with, base);
+            region_decision(d, r, now, !force, base, with);
+            if (gl_pass_vetoed(ctx, d))
+                continue;
         }
-        gl_decision *d = force
-            ? gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
-                             "channels-last (layout.force=1: no cost check)", r->n, what)
-            : gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
-                             "channels-last: transpose-push then leaves %zu Transpose(s) "
-                             "instead of %zu", r->n, what, with, base);
-        region_decision(d, r, now, !force, base, with);
-        if (gl_pass_vetoed(ctx, d))
-            continue;
         int64_t id = d->id;
         for (size_t i = 0; i < r->n && st == GL_OK; i++)
             st = convert(run, r->nodes[i], op_row(r->nodes[i]), id);

@@ -41,7 +41,7 @@ static const gl_pass pass_table[] = {
      .needs = GL_PASS_NEEDS_SORTED | GL_PASS_NEEDS_TYPES,
      .summary = "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
                 "Transposes",
-     OPTIONS({"force", 0, "1: convert every candidate region without the cost check, as "
+     OPTIONS({"ignore-cost", 0, "1: convert every candidate region without the cost check, as "
               "ONNX Runtime does for NHWC kernels"})},
     {.name = "patterns", .shown = "patterns", .run = gl_pass_patterns,
      .needs = GL_PASS_NEEDS_TYPES,
@@ -165,6 +165,9 @@ static const gl_pass_option load_options[] = {
 static const gl_pass_option common_options[] = {
     {"veto", -1, "ID[,ID...]: skip the rewrites with these decision ids (recorded as "
      "refused, reason \"vetoed\"); repeatable"},
+    {"force", -1, "ID[,ID...]: make the refused rewrites with these decision ids where "
+     "their rule allows it (a cost or a guard, never a correctness check; recorded as "
+     "applied, reason \"forced\"); repeatable"},
     {"fault", 0, "K: for tests of bisect, corrupt what the pass's K-th rewrite made "
      "(0.5 added to its output); 0: off"},
 };
@@ -194,9 +197,10 @@ static void settings_add(gl_settings *s, const char *pass, const char *option, i
     s->items[s->n++] = (gl_setting){gl_xstrdup(pass), gl_xstrdup(option), v};
 }
 
-/* PASS.veto=ID[,ID...]: one setting per id (gl_settings_lookup's last-wins does not
- * apply: every one counts). */
-static gl_status apply_veto(gl_settings *s, const char *pass, const char *list)
+/* PASS.veto=ID[,ID...] and PASS.force=ID[,ID...]: one setting per id
+ * (gl_settings_lookup's last-wins does not apply: every one counts). */
+static gl_status apply_id_list(gl_settings *s, const char *pass, const char *option,
+                               const char *list)
 {
     size_t first = s->n;
     const char *p = list;
@@ -210,10 +214,10 @@ static gl_status apply_veto(gl_settings *s, const char *pass, const char *list)
                 free(s->items[i].option);
             }
             s->n = first;
-            return gl_fail(GL_ERR_INPUT, "--set %s.veto: '%s' is not a list of decision "
-                           "ids (ID[,ID...], each >= 0)", pass, list);
+            return gl_fail(GL_ERR_INPUT, "--set %s.%s: '%s' is not a list of decision "
+                           "ids (ID[,ID...], each >= 0)", pass, option, list);
         }
-        settings_add(s, pass, "veto", id);
+        settings_add(s, pass, option, id);
         if (!*end)
             return GL_OK;
         p = end + 1;
@@ -233,8 +237,8 @@ gl_status gl_settings_apply(gl_settings *s, const char *assignment)
         st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s '%s'", pass, option,
                      strcmp(pass, "load") && !gl_pass_find(pass) ? "any pass; no pass" : "pass",
                      pass);
-    } else if (strcmp(option, "veto") == 0) {
-        st = apply_veto(s, pass, eq + 1);
+    } else if (strcmp(option, "veto") == 0 || strcmp(option, "force") == 0) {
+        st = apply_id_list(s, pass, option, eq + 1);
     } else {
         char *end;
         errno = 0;
@@ -378,6 +382,47 @@ bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d)
     if (ctx->unheeded > 0)
         ctx->unheeded--;
     return true;
+}
+
+/* The id about to be recorded is listed in --set PASS.OPTION=ID,... */
+static bool id_listed(const gl_pass_ctx *ctx, const char *option, int64_t id)
+{
+    const gl_settings *s = ctx->settings;
+    for (size_t i = 0; s && ctx->pass && i < s->n; i++)
+        if (s->items[i].value == id && !strcmp(s->items[i].option, option) &&
+            !strcmp(s->items[i].pass, ctx->pass->name))
+            return true;
+    return false;
+}
+
+gl_decision *gl_pass_decide_refused(gl_pass_ctx *ctx, const char *rule, const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    return gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
+}
+
+gl_decision *gl_pass_decide_forceable(gl_pass_ctx *ctx, const char *rule, const char *fmt,
+                                      ...)
+{
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    const char *pass = ctx->pass ? ctx->pass->name : "";
+    int64_t id = ctx->log ? ctx->log->id_base + (int64_t)ctx->log->n : -1;
+    gl_decision *d;
+    if (ctx->log && id_listed(ctx, "force", id) && gl_pass_may_rewrite(ctx))
+        d = gl_pass_decide(ctx, rule, GL_APPLIED, "forced (--set %s.force=%lld): %s", pass,
+                           (long long)id, reason);
+    else
+        d = gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
+    gl_decision_add_number(d, "forceable", 1);
+    return d;
 }
 
 int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name)
@@ -596,12 +641,36 @@ gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_pl
     return gl_pipeline_run_each(input, plan, n_plan, settings, flags, NULL, NULL, out);
 }
 
+
+/* A forced id named a refusal of that pass its rule lets be forced (now recorded as
+ * applied, "forced"); anything else is a mistake to report. */
+static gl_status check_force(const gl_pipeline *p, const char *pass, int64_t id)
+{
+    const gl_decision *d = id < (int64_t)p->log.n ? &p->log.items[id] : NULL;
+    if (!d)
+        return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: there is no decision #%lld (the "
+                       "run recorded %zu)", pass, (long long)id, (long long)id, p->log.n);
+    if (strcmp(d->pass, pass) != 0 || d->verdict != GL_APPLIED ||
+        strncmp(d->reason, "forced (", 8) != 0)
+        return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: decision #%lld is %s '%s' (%s), "
+                       "not a refusal of %s that its rule lets be forced (only a cost or a "
+                       "guard can be overridden, never a correctness check)", pass,
+                       (long long)id, (long long)id, d->pass, d->rule,
+                       gl_verdict_name(d->verdict), pass);
+    return GL_OK;
+}
 /* Every vetoed id named a rewrite of its pass: a veto that met nothing (an id of
  * another pass, a refusal, a note, past the end) is a mistake to report, not to ignore. */
 static gl_status check_vetoes(const gl_pipeline *p)
 {
     const gl_settings *s = &p->settings;
     for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->items[i].option, "force") == 0) {
+            gl_status st = check_force(p, s->items[i].pass, s->items[i].value);
+            if (st != GL_OK)
+                return st;
+            continue;
+        }
         if (strcmp(s->items[i].option, "veto") != 0)
             continue;
         const char *pass = s->items[i].pass;

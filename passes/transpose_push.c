@@ -435,36 +435,42 @@ static gl_status apply_push(gl_tp_run *run, gl_tp_args *a, const gl_tp_handler *
     return st;
 }
 
-/* A push the cost (or the handler) turned down, with everything that was weighed. */
-static void record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl_tp_handler *h,
-                           const gl_tp_plan *plan, const cost_report *c, verdict_source by,
-                           bool outputs_moved, const char *handler_why,
-                           const guard_finding *gf)
+/* A push the cost (or the handler) turned down, with everything that was weighed. A
+ * refusal by the cost model or the guard may be forced (--set transpose-push.force=ID):
+ * the handler found the push correct, only not worth it. The record is returned: applied
+ * when forced. */
+static gl_decision *record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl_tp_handler *h,
+                                   const gl_tp_plan *plan, const cost_report *c,
+                                   verdict_source by, bool outputs_moved,
+                                   const char *handler_why, const guard_finding *gf,
+                                   bool forceable)
 {
+    gl_decision *(*decide)(gl_pass_ctx *, const char *, const char *, ...) =
+        forceable ? gl_pass_decide_forceable : gl_pass_decide_refused;
     char rule[160], perm_text[GL_MAX_RANK * 4];
     const gl_node *n = a->node, *t = a->transpose;
     snprintf(rule, sizeof(rule), "push-through-%s", n->op_type);
     gl_tp_perm_format(a->perm, a->rank, perm_text, sizeof(perm_text));
     gl_decision *d;
     if (by == BY_CUSTOM)
-        d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "the custom cost check stops "
+        d = decide(run->ctx, rule, "the custom cost check stops "
                            "Transpose '%s' above %s '%s'", t->name, n->op_type, n->name);
     else if (by == BY_HANDLER)
-        d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "%s", handler_why);
+        d = decide(run->ctx, rule, "%s", handler_why);
     else if (by == BY_GUARD && gf->start < 0)
-        d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "Transpose '%s' (perm %s) stays "
+        d = decide(run->ctx, rule, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': the cost model pushes (input cost %d, total %d), "
                            "but trial sweeps kept ending with more Transposes than they "
                            "found, so no push is made", t->name, perm_text, n->op_type,
                            n->name, c->in_cost, c->total);
     else if (by == BY_GUARD)
-        d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "Transpose '%s' (perm %s) stays "
+        d = decide(run->ctx, rule, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': the cost model pushes (input cost %d, total %d), "
                            "but in a trial sweep the pushes of its region ended with %d "
                            "Transposes where it had %d (%s)", t->name, perm_text, n->op_type,
                            n->name, c->in_cost, c->total, gf->end, gf->start, gf->region);
     else
-        d = gl_pass_decide(run->ctx, rule, GL_REFUSED, "Transpose '%s' (perm %s) stays "
+        d = decide(run->ctx, rule, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': input cost %d, total %d (both must fall below "
                            "0)", t->name, perm_text, n->op_type, n->name, c->in_cost,
                            c->total);
@@ -476,6 +482,7 @@ static void record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl_tp_hand
         gl_decision_add_number(d, "region_transposes_before", gf->start);
         gl_decision_add_number(d, "region_transposes_after", gf->end);
     }
+    return d;
 }
 
 /* No handler, or not an input a Transpose may pass: recorded, nothing else. */
@@ -544,13 +551,24 @@ static gl_status consider(gl_tp_run *run, gl_node *t, gl_node *n, size_t slot,
                  (meeting || (c.in_cost < 0 && c.total < 0)));
     gl_status st = GL_OK;
     guard_finding gf = {-1, -1, ""};
+    gl_decision *refusal = NULL;
     if (push && ok && !meeting &&
         gl_tp_guard_refuses(run, t, n, &gf.start, &gf.end, &gf.region))
-        record_refusal(run, &a, h, &plan, &c, BY_GUARD, outputs_moved, why, &gf);
+        refusal = record_refusal(run, &a, h, &plan, &c, BY_GUARD, outputs_moved, why, &gf,
+                                 true);
     else if (!push || !ok)
-        record_refusal(run, &a, h, &plan, &c, push ? BY_HANDLER : by, outputs_moved, why,
-                       &gf);
-    else {
+        refusal = record_refusal(run, &a, h, &plan, &c, push ? BY_HANDLER : by, outputs_moved,
+                                 why, &gf, ok);
+    if (refusal && refusal->verdict == GL_APPLIED) { /* forced */
+        gl_tp_guard_before_push(run, &a);
+        run->for_node = a.node;
+        run->decision = refusal->id;
+        st = h->apply(&a, &plan);
+        run->for_node = NULL;
+        if (st == GL_OK)
+            gl_tp_guard_after_push(run, meeting);
+        *pushed = st == GL_OK;
+    } else if (!refusal) {
         gl_tp_guard_before_push(run, &a);
         bool vetoed = false;
         st = apply_push(run, &a, h, &plan, &c, by, outputs_moved, &vetoed);

@@ -148,7 +148,7 @@ static gl_decision *refuse_once(fold_run *r, const gl_node *n, const char *rule,
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
     gl_decision *d = gl_pass_decide(r->ctx, rule, GL_REFUSED, "%s", reason);
-    gl_decision_add_node(d, n->name);
+    gl_decision_add_node_ref(d, n);
     add_context(d, r->g);
     return d;
 }
@@ -261,7 +261,7 @@ static gl_status fold_node(fold_run *r, gl_node *n, candidacy c, bool *folded)
                            "now (%lld bytes of constants)", n->op_type, n->name,
                            c == SHAPE_OF_STATIC ? "a static shape" : "constants",
                            (long long)bytes);
-    gl_decision_add_node(d, n->name);
+    gl_decision_add_node_ref(d, n);
     gl_decision_add_number(d, "bytes", (double)bytes);
     add_context(d, r->g);
     if (gl_pass_vetoed(r->ctx, d)) {
@@ -308,9 +308,6 @@ static gl_status sweep(fold_run *r, size_t *folded)
 
 static gl_status fold_graph(gl_graph *g, gl_pass_ctx *ctx)
 {
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "constant-folding: graph '%s' is not in topological "
-                       "order (run toposort first)", g->name ? g->name : "");
     if (!gl_pass_may_rewrite(ctx))
         return GL_OK;
     fold_run r = {.m = ctx->model ? ctx->model : g->model, .g = g, .ctx = ctx,

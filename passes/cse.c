@@ -376,8 +376,8 @@ static gl_status merge_or_refuse(gl_graph *g, gl_pass_ctx *ctx, gl_node *keep, g
     char why[320];
     if (refusal(keep, dup, why, sizeof(why))) {
         gl_decision *d = gl_pass_decide(ctx, "duplicate-node", GL_REFUSED, "%s", why);
-        gl_decision_add_node(d, keep->name);
-        gl_decision_add_node(d, dup->name);
+        gl_decision_add_node_ref(d, keep);
+        gl_decision_add_node_ref(d, dup);
         add_context(d, g);
         return GL_OK;
     }
@@ -390,8 +390,8 @@ static gl_status merge_or_refuse(gl_graph *g, gl_pass_ctx *ctx, gl_node *keep, g
                                     "%s '%s' computes the same as '%s'%s", dup->op_type,
                                     dup->name, keep->name,
                                     handed_over ? ", which now produces its graph output" : "");
-    gl_decision_add_node(d, keep->name);
-    gl_decision_add_node(d, dup->name);
+    gl_decision_add_node_ref(d, keep);
+    gl_decision_add_node_ref(d, dup);
     gl_decision_add_number(d, "uses", (double)uses);
     if (handed_over)
         gl_decision_add_number(d, "outputs_handed_over", (double)handed_over);
@@ -423,10 +423,6 @@ static gl_status merge_nodes(gl_graph *g, gl_pass_ctx *ctx)
 
 static gl_status cse_graph(gl_graph *g, gl_pass_ctx *ctx)
 {
-    /* Merging into the earlier node is only order-preserving in a sorted graph. */
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "cse: graph '%s' is not in topological order (run "
-                       "toposort first)", g->name ? g->name : "");
     gl_status st = merge_constants(g, ctx);
     if (st == GL_OK)
         st = merge_nodes(g, ctx);

@@ -1,4 +1,4 @@
-/* dce.c — dead-code elimination, and what passes may assume about an op's effects.
+/* dce.c — dead-code elimination.
  *
  * A node is live when a graph output depends on it. Marking walks backwards from the
  * graph outputs over input edges and implicit ones: a value that a subgraph reads is an
@@ -19,136 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- effects ------------------------------------------------------------------------- */
-
-/* Domains whose every op is free of side effects. */
-static const char *const pure_domains[] = {"", "ai.onnx", "ai.onnx.ml"};
-
-/* Ops that are random only when an optional input is given: Dropout draws its mask in
- * training mode, which the training_mode input (slot 2) switches on. Ops that are
- * always random carry GL_OP_RANDOM in the op registry. */
-static const struct {
-    const char *op;
-    size_t input;
-} random_when_given[] = {
-    {"Dropout", 2},
-};
-
-/* Calls are followed into their function's body under the shared bound (ir/calls.h):
- * recursion, or a fan-out of calls, counts as unknown. The question is asked of many
- * nodes, so each asking may expand only this many body nodes; a bigger function is
- * unknown too (kept, not merged, not folded: safe). */
-#define MAX_EFFECTS_NODES 4096
-
-static bool domain_is_pure(const char *domain)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(pure_domains); i++)
-        if (strcmp(domain ? domain : "", pure_domains[i]) == 0)
-            return true;
-    return false;
-}
-
-static bool is_random(const gl_node *n)
-{
-    const gl_model *m = n->graph ? n->graph->model : NULL;
-    const gl_op_def *def = m ? gl_op_for_node(m, n) : NULL;
-    if (def && (def->flags & GL_OP_RANDOM))
-        return true;
-    for (size_t i = 0; i < GL_ARRAY_LEN(random_when_given); i++) {
-        size_t in = random_when_given[i].input;
-        if (gl_node_is(n, random_when_given[i].op))
-            return in < n->n_inputs && n->inputs[in];
-    }
-    return false;
-}
-
-static gl_op_effects max_effects(gl_op_effects a, gl_op_effects b) { return a > b ? a : b; }
-
-static gl_op_effects node_effects(const gl_node *n, gl_expansion *calls);
-
-static gl_op_effects graph_effects(const gl_graph *g, gl_expansion *calls)
-{
-    gl_op_effects e = GL_EFFECT_PURE;
-    gl_node *n;
-    gl_foreach_node(g, i, n)
-        e = max_effects(e, node_effects(n, calls));
-    return e;
-}
-
-/* The subgraphs of one attribute (GRAPH: one, GRAPHS: a->n). */
-static size_t attr_subgraphs(const gl_attr *a, gl_graph *const **subs)
-{
-    *subs = a->type == GL_ATTR_GRAPH ? &a->g : a->type == GL_ATTR_GRAPHS ? a->graphs : NULL;
-    return a->type == GL_ATTR_GRAPH ? 1 : a->type == GL_ATTR_GRAPHS ? a->n : 0;
-}
-
-static gl_op_effects node_effects(const gl_node *n, gl_expansion *calls)
-{
-    gl_op_effects e = GL_EFFECT_UNKNOWN;
-    const gl_function *f;
-    if (domain_is_pure(n->domain)) {
-        e = is_random(n) ? GL_EFFECT_RANDOM : GL_EFFECT_PURE;
-    } else if ((f = gl_called_function(n->graph ? n->graph->model : NULL, n)) &&
-               gl_expansion_enter(calls, f, NULL) == GL_OK) {
-        e = graph_effects(f->body, calls);
-        gl_expansion_leave(calls);
-    }
-    for (size_t a = 0; a < n->n_attrs && e != GL_EFFECT_UNKNOWN; a++) {
-        gl_graph *const *subs;
-        size_t n_subs = attr_subgraphs(&n->attrs[a], &subs);
-        for (size_t s = 0; s < n_subs; s++)
-            if (subs[s])
-                e = max_effects(e, graph_effects(subs[s], calls));
-    }
-    return e;
-}
-
-gl_op_effects gl_node_effects(const gl_node *n)
-{
-    gl_expansion calls = {.max_nodes = MAX_EFFECTS_NODES};
-    return node_effects(n, &calls);
-}
-
-static bool runs_bodies(const gl_node *n)
-{
-    static const char *const body_ops[] = {"If", "Loop", "Scan", "SequenceMap"};
-    for (size_t i = 0; i < GL_ARRAY_LEN(body_ops); i++)
-        if (gl_node_is(n, body_ops[i]))
-            return true;
-    return false;
-}
-
-gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
-                            gl_status (*fn)(gl_graph *, gl_pass_ctx *))
-{
-    gl_node *n;
-    gl_foreach_node(g, i, n) {
-        for (size_t a = 0; a < n->n_attrs && runs_bodies(n); a++) {
-            gl_graph *const *subs;
-            size_t n_subs = attr_subgraphs(&n->attrs[a], &subs);
-            for (size_t s = 0; s < n_subs; s++) {
-                gl_status st = subs[s] ? fn(subs[s], ctx) : GL_OK;
-                if (st != GL_OK)
-                    return st;
-            }
-        }
-    }
-    return GL_OK;
-}
-
-bool gl_graph_is_sorted(const gl_graph *g)
-{
-    gl_node *n;
-    gl_foreach_node(g, i, n) {
-        for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
-            const gl_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
-            if (v && v->producer && v->producer->graph == g && v->producer->index >= i)
-                return false;
-        }
-    }
-    return true;
-}
 
 /* ---- liveness ------------------------------------------------------------------------ */
 
@@ -193,7 +63,7 @@ static const char *keep_reason(const gl_node *n, char *buf, size_t len)
                  n->op_type, n->name);
     else if (gl_node_effects(n) != GL_EFFECT_UNKNOWN)
         return NULL;
-    else if (!domain_is_pure(n->domain))
+    else if (!gl_domain_is_pure(n->domain))
         snprintf(buf, len, "%s '%s': domain '%s' may have side effects", n->op_type, n->name,
                  n->domain);
     else
@@ -223,7 +93,7 @@ static bool mark_live(gl_graph *g, gl_pass_ctx *ctx, liveness *l)
         if (!gl_pass_may_rewrite(ctx))
             return false;
         gl_decision *d = gl_pass_decide(ctx, "dead-node", GL_REFUSED, "%s", why);
-        gl_decision_add_node(d, n->name);
+        gl_decision_add_node_ref(d, n);
         add_context(d, g);
         mark_node(l, n);
         propagate(l);
@@ -262,7 +132,7 @@ static gl_status remove_dead_nodes(gl_graph *g, gl_pass_ctx *ctx, const bool *li
         gl_decision *d = gl_pass_decide(ctx, "dead-node", GL_APPLIED,
                                         "%s '%s': no graph output depends on it", n->op_type,
                                         n->name);
-        gl_decision_add_node(d, n->name);
+        gl_decision_add_node_ref(d, n);
         gl_decision_add_number(d, "outputs", (double)present_outputs(n));
         add_context(d, g);
         gl_status st = gl_remove_node(g, n);
@@ -304,9 +174,6 @@ static gl_status remove_dead_constants(gl_graph *g, gl_pass_ctx *ctx)
 
 static gl_status dce_graph(gl_graph *g, gl_pass_ctx *ctx)
 {
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "dce: graph '%s' is not in topological order (run "
-                       "toposort first)", g->name ? g->name : "");
     liveness l = {g, gl_xcalloc(g->n_nodes + 1, sizeof(bool)),
                   gl_xmalloc((g->n_nodes + 1) * sizeof(gl_node *)), 0};
     gl_status st = GL_OK;

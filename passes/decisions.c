@@ -4,6 +4,7 @@
 #include "ir/status.h"
 #include "util/escape.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ void gl_decision_clear(gl_decision *d)
     for (size_t i = 0; i < d->n_nodes; i++)
         free(d->nodes[i]);
     free(d->nodes);
+    free(d->node_ids);
     for (size_t i = 0; i < d->n_numbers; i++) {
         free(d->numbers[i].key);
         free(d->numbers[i].text);
@@ -56,10 +58,24 @@ gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pas
     return d;
 }
 
+static void add_node(gl_decision *d, const char *name, uint32_t id)
+{
+    size_t cap = d->cap_nodes;
+    GL_GROW(d->nodes, d->cap_nodes, d->n_nodes + 1);
+    if (d->cap_nodes != cap)
+        d->node_ids = gl_xrealloc(d->node_ids, d->cap_nodes * sizeof(*d->node_ids));
+    d->node_ids[d->n_nodes] = id;
+    d->nodes[d->n_nodes++] = gl_xstrdup(name ? name : "");
+}
+
 void gl_decision_add_node(gl_decision *d, const char *name)
 {
-    GL_GROW(d->nodes, d->cap_nodes, d->n_nodes + 1);
-    d->nodes[d->n_nodes++] = gl_xstrdup(name ? name : "");
+    add_node(d, name, GL_DECISION_NO_ID);
+}
+
+void gl_decision_add_node_ref(gl_decision *d, const gl_node *n)
+{
+    add_node(d, n->name, n->id);
 }
 
 static gl_decision_number *add_number(gl_decision *d, const char *key)
@@ -121,8 +137,11 @@ void gl_decision_print(const gl_decision *d, FILE *f)
             gl_esc(d->reason));
     if (d->n_nodes) {
         fputs("  [", f);
-        for (size_t i = 0; i < d->n_nodes; i++)
+        for (size_t i = 0; i < d->n_nodes; i++) {
             fprintf(f, "%s%s", i ? ", " : "", gl_esc(d->nodes[i]));
+            if (d->node_ids[i] != GL_DECISION_NO_ID)
+                fprintf(f, " (n%" PRIu32 ")", d->node_ids[i]);
+        }
         fputc(']', f);
     }
     if (d->n_numbers) {
@@ -149,6 +168,14 @@ void gl_decision_json(const gl_decision *d, gl_json *j)
     gl_json_array_begin(j, "nodes");
     for (size_t i = 0; i < d->n_nodes; i++)
         gl_json_string(j, NULL, d->nodes[i]);
+    gl_json_array_end(j);
+    gl_json_array_begin(j, "node_ids"); /* same order; null where only the name is known */
+    for (size_t i = 0; i < d->n_nodes; i++) {
+        if (d->node_ids[i] == GL_DECISION_NO_ID)
+            gl_json_null(j, NULL);
+        else
+            gl_json_int(j, NULL, d->node_ids[i]);
+    }
     gl_json_array_end(j);
     gl_json_object_begin(j, "numbers");
     for (size_t i = 0; i < d->n_numbers; i++) {

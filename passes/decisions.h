@@ -18,6 +18,7 @@
 #ifndef GL_DECISIONS_H
 #define GL_DECISIONS_H
 
+#include "ir/graph.h"
 #include "util/json.h"
 
 #include <stdarg.h>
@@ -29,6 +30,8 @@
 /* APPLIED: a rewrite was made (counts against the PASS:K budget). REFUSED: one was
  * considered and not made, with the reason. NOTE: a fact the pass reports, such as a
  * summary; it changes nothing and costs no budget. */
+#define GL_DECISION_NO_ID UINT32_MAX
+
 typedef enum gl_verdict { GL_APPLIED, GL_REFUSED, GL_NOTE } gl_verdict;
 
 typedef struct gl_decision_number {
@@ -45,6 +48,8 @@ typedef struct gl_decision {
     gl_verdict verdict;
     char *reason;      /* one sentence a person can read */
     char **nodes;      /* names of the nodes involved, as they were before the rewrite */
+    uint32_t *node_ids; /* their ids (gl_node.id), GL_DECISION_NO_ID where only the name is
+                         * known: names may repeat in a model, ids do not */
     size_t n_nodes, cap_nodes;
     gl_decision_number *numbers;
     size_t n_numbers, cap_numbers;
@@ -61,7 +66,10 @@ void gl_decision_log_free(gl_decision_log *log);
  * the next append. */
 gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
                                  const char *rule, gl_verdict v, const char *fmt, va_list ap);
+/* A node by name only (its id unknown: GL_DECISION_NO_ID). */
 void gl_decision_add_node(gl_decision *d, const char *name);
+/* A node by name and id: what every pass that holds the node should call. */
+void gl_decision_add_node_ref(gl_decision *d, const gl_node *n);
 void gl_decision_add_number(gl_decision *d, const char *key, double value);
 void gl_decision_add_text(gl_decision *d, const char *key, const char *text);
 /* "  #12 cse duplicate-node APPLIED: Relu 'b' computes the same as 'a' [nodes: a, b]" */

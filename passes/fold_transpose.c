@@ -187,8 +187,8 @@ static void refuse(gl_pass_ctx *ctx, const gl_node *product, const gl_node *src,
     gl_decision *d = gl_pass_decide(ctx, "fold-transpose", GL_REFUSED, "%s '%s': %s",
                                     product->op_type, product->name, why);
     if (src)
-        gl_decision_add_node(d, src->name);
-    gl_decision_add_node(d, product->name);
+        gl_decision_add_node_ref(d, src);
+    gl_decision_add_node_ref(d, product);
     if (perm && *perm)
         gl_decision_add_text(d, "perm", perm);
     if (product->graph->parent_node)
@@ -318,12 +318,12 @@ static size_t readers(const gl_value *v)
 
 static void describe(gl_decision *d, const fold *f)
 {
-    gl_decision_add_node(d, f->product->name);
+    gl_decision_add_node_ref(d, f->product);
     for (int s = 0; s < 2; s++) {
         const operand *o = &f->op[s];
         if (!o->src)
             continue;
-        gl_decision_add_node(d, o->src->name);
+        gl_decision_add_node_ref(d, o->src);
         bool now = gl_node_attr_int(f->product, trans_attrs[s], 0) == 0;
         gl_decision_add_number(d, trans_attrs[s], now);
         gl_decision_add_number(d, s ? "rank_b" : "rank_a", o->rank);

@@ -893,7 +893,7 @@ static void describe(gl_decision *d, const fu_cand *k, size_t len)
     char members[1024] = "";
     size_t w = 0;
     for (size_t i = 0; i < len; i++) {
-        gl_decision_add_node(d, k->nodes[i]->name);
+        gl_decision_add_node_ref(d, k->nodes[i]);
         if (w < sizeof(members))
             w += (size_t)snprintf(members + w, sizeof(members) - w, "%s%s", i ? ", " : "",
                                   k->nodes[i]->name);
@@ -945,7 +945,7 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
         for (size_t i = 0; i < len && refused->blocked; i++)
             listed |= refused->nodes[i] == refused->blocked;
         if (refused->blocked && !listed)
-            gl_decision_add_node(d, refused->blocked->name);
+            gl_decision_add_node_ref(d, refused->blocked);
         gl_decision_add_text(d, "constraint", refused->constraint);
         gl_decision_add_text(d, "rules_refusing", refusing);
     }

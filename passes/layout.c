@@ -21,7 +21,7 @@
  *    Transposes left are counted; the region is kept only when fewer are left than without
  *    it. Each region is a decision (applied or refused) with both counts. Running the push
  *    itself rather than predicting it keeps the check honest about what the push can and
- *    cannot cancel; it costs two clones and sweeps per region. `--set layout.force=1`
+ *    cannot cancel; it costs two clones and sweeps per region. `--set layout.ignore-cost=1`
  *    converts every region, as ONNX Runtime does for an NHWC execution provider.
  * 4. Every graphlab op used is also a model-local function of the saved model (domain
  *    graphlab: Transpose -> Op -> Transpose, Op's attributes referring to the caller's;
@@ -424,7 +424,7 @@ static void region_decision(gl_decision *d, const region *r, size_t now, bool ch
                             size_t without, size_t with)
 {
     for (size_t i = 0; i < r->n; i++)
-        gl_decision_add_node(d, r->nodes[i]->name);
+        gl_decision_add_node_ref(d, r->nodes[i]);
     gl_decision_add_number(d, "nodes", (double)r->n);
     gl_decision_add_number(d, "transposes_now", (double)now);
     if (checked) {
@@ -451,7 +451,7 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
                                 bool *converted)
 {
     gl_pass_ctx *ctx = run->ctx;
-    bool force = gl_pass_option_value(ctx, "force") != 0;
+    bool force = gl_pass_option_value(ctx, "ignore-cost") != 0;
     size_t base = 0, with = 0;
     gl_status st = force ? GL_OK : transposes_after_push(run, NULL, &base);
     for (size_t k = 0; k < n_regions && st == GL_OK; k++) {
@@ -463,23 +463,27 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
         size_t now = count_transposes(run->g);
         char what[200];
         describe(r, what, sizeof(what));
+        gl_decision *d;
         if (!force && with >= base) {
-            gl_decision *d = gl_pass_decide(ctx, "nhwc-region", GL_REFUSED, "%zu node(s) "
-                                            "(%s) stay channels-first: with them in NHWC, "
-                                            "transpose-push would leave %zu Transpose(s), "
-                                            "without %zu", r->n, what, with, base);
+            /* Only the cost says no: --set layout.force=ID converts the region anyway. */
+            d = gl_pass_decide_forceable(ctx, "nhwc-region", "%zu node(s) (%s) stay "
+                                         "channels-first: with them in NHWC, transpose-push "
+                                         "would leave %zu Transpose(s), without %zu", r->n,
+                                         what, with, base);
             region_decision(d, r, now, true, base, with);
-            continue;
+            if (d->verdict != GL_APPLIED)
+                continue;
+        } else {
+            d = force ? gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
+                                       "channels-last (layout.ignore-cost=1: no cost check)", r->n,
+                                       what)
+                      : gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
+                                       "channels-last: transpose-push then leaves %zu "
+                                       "Transpose(s) instead of %zu", r->n, what, with, base);
+            region_decision(d, r, now, !force, base, with);
+            if (gl_pass_vetoed(ctx, d))
+                continue;
         }
-        gl_decision *d = force
-            ? gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
-                             "channels-last (layout.force=1: no cost check)", r->n, what)
-            : gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
-                             "channels-last: transpose-push then leaves %zu Transpose(s) "
-                             "instead of %zu", r->n, what, with, base);
-        region_decision(d, r, now, !force, base, with);
-        if (gl_pass_vetoed(ctx, d))
-            continue;
         int64_t id = d->id;
         for (size_t i = 0; i < r->n && st == GL_OK; i++)
             st = convert(run, r->nodes[i], op_row(r->nodes[i]), id);
@@ -505,9 +509,6 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx)
         gl_decision_add_number(d, "opset", (double)opset);
         return GL_OK;
     }
-    if (!gl_graph_is_sorted(g))
-        return gl_fail(GL_ERR_INPUT, "layout: graph '%s' is not in topological order (run "
-                       "toposort first)", g->name ? g->name : "");
     gl_tp_run run = {.g = g, .m = m, .ctx = ctx, .opset = opset, .decision = -1};
     const layout_op **rows = gl_xcalloc(g->n_nodes ? g->n_nodes : 1, sizeof(*rows));
     gl_node *n;
@@ -521,7 +522,7 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx)
             continue;
         }
         gl_decision *d = gl_pass_decide(ctx, "nhwc-candidate", GL_REFUSED, "%s", why);
-        gl_decision_add_node(d, n->name);
+        gl_decision_add_node_ref(d, n);
     }
     size_t n_regions = 0;
     region *regions = find_regions(&run, rows, &n_regions);

@@ -42,7 +42,7 @@ typedef struct gl_pass_ctx {
  *     if (!gl_pass_may_rewrite(ctx)) break;             // budget spent: stop
  *     ... check; on refusal: gl_pass_decide(ctx, "rule", GL_REFUSED, "why"); continue;
  *     gl_decision *d = gl_pass_decide(ctx, "rule", GL_APPLIED, "what");  // counts it
- *     gl_decision_add_node(d, ...); ... then edit, giving new nodes provenance d->id.
+ *     gl_decision_add_node_ref(d, node); ... then edit, giving new nodes provenance d->id.
  *
  *     if (gl_pass_vetoed(ctx, d)) continue;            // --set PASS.veto=ID
  *
@@ -56,9 +56,29 @@ gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
  * candidate. A pass that applies without asking ends in an error naming the rule (its
  * rewrites cannot be vetoed yet), never in a record that says refused over an edit. */
 bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d);
+/* A refusal the rule lets a person override (a cost check, a guard: never a correctness
+ * check). Recorded as refused with the number forceable=1, unless --set PASS.force=ID
+ * names the id it gets and the budget allows one more rewrite: then it is recorded as
+ * applied ("forced (...): reason"), counts against the budget, and the pass must make the
+ * rewrite exactly as if it had been accepted:
+ *
+ *     d = gl_pass_decide_forceable(ctx, "rule", "why not");
+ *     if (d->verdict != GL_APPLIED) continue;   // refused: as before
+ *     ... the rewrite, provenance d->id ... */
+gl_decision *gl_pass_decide_forceable(gl_pass_ctx *ctx, const char *rule, const char *fmt,
+                                      ...) __attribute__((format(printf, 3, 4)));
+/* gl_pass_decide(ctx, rule, GL_REFUSED, ...) with the signature of the one above, for a
+ * caller that picks between the two. */
+gl_decision *gl_pass_decide_refused(gl_pass_ctx *ctx, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Count one applied rewrite without a record (a pass whose rewrite is not a decision,
  * such as a reordering). */
 void gl_pass_count_rewrite(gl_pass_ctx *ctx);
+/* Run `fn` on each subgraph of g's If, Loop, Scan and SequenceMap nodes: bodies the node
+ * runs, whose outputs are all it reads back (fn recurses deeper itself). Stops at the
+ * first failure (pipeline.c). */
+gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
+                            gl_status (*fn)(gl_graph *, gl_pass_ctx *));
 /* An integer option of the running pass ("max-bytes"): the --set value, else the
  * default from the pass's option table. */
 int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name);
@@ -69,13 +89,30 @@ typedef struct gl_pass_option {
     const char *help;
 } gl_pass_option;
 
+/* What a pass needs from the graph before it runs, checked by gl_pass_run so no pass
+ * checks it by hand. SORTED: the graph and the bodies it runs are in topological order
+ * (else GL_ERR_INPUT naming the graph). TYPES: values have their dtypes and shapes; when
+ * no shape-inference step ran before it and some value has no dtype, the step's first
+ * record is a note saying how many (the pass then refuses, value by value, what needs
+ * one). */
+typedef enum gl_pass_needs {
+    GL_PASS_NEEDS_SORTED = 1u << 0,
+    GL_PASS_NEEDS_TYPES = 1u << 1,
+} gl_pass_needs;
+
 struct gl_pass {
-    const char *name;    /* "toposort" */
+    const char *name;    /* "transpose-push": --passes and --set use it */
+    const char *shown;   /* "tpush": the workbench's bar */
     const char *summary; /* one line for --help and the TUI */
     gl_status (*run)(gl_graph *g, gl_pass_ctx *ctx);
+    unsigned needs;      /* gl_pass_needs */
     const gl_pass_option *options; /* may be NULL */
     size_t n_options;
 };
+
+/* Run ctx->pass on g after checking what it needs (gl_pass_needs): the one way to run a
+ * pass, for the pipeline and for tests alike. */
+gl_status gl_pass_run(gl_graph *g, gl_pass_ctx *ctx);
 
 const gl_pass *gl_pass_find(const char *name);
 /* The table, for help listings. */
@@ -102,6 +139,8 @@ gl_status gl_pass_list_parse(const char *spec, gl_pass_step **steps, size_t *n_s
  * that has the cycle is left unchanged. */
 gl_status gl_toposort(gl_graph *g, size_t *moved);
 gl_status gl_pass_toposort(gl_graph *g, gl_pass_ctx *ctx);
+/* Every node comes after the producers of its inputs (implicit ones too). */
+bool gl_graph_is_sorted(const gl_graph *g);
 /* The same check without reordering anything: GL_ERR_INPUT naming one cycle. */
 gl_status gl_check_acyclic(const gl_graph *g);
 
@@ -152,7 +191,7 @@ gl_status gl_pass_fold_transpose(gl_graph *g, gl_pass_ctx *ctx);
  * body is the chain's nodes; rank-2 MatMul + Add becomes a Gemm. Option exact-shapes. */
 gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx);
 
-/* ---- what passes may assume about a node (dce.c) ----------------------------------- */
+/* ---- what passes may assume about a node (effects.c) ------------------------------- */
 
 /* Ordered by how much they forbid. PURE: a deterministic function of the inputs (cse
  * may merge it, dce may drop it). RANDOM: no side effects, but every run draws new
@@ -162,12 +201,7 @@ typedef enum gl_op_effects { GL_EFFECT_PURE, GL_EFFECT_RANDOM, GL_EFFECT_UNKNOWN
 /* Ops of ai.onnx and ai.onnx.ml are known; a call of a model-local function is what its
  * body is; a node holding subgraphs is also what the nodes inside are. */
 gl_op_effects gl_node_effects(const gl_node *n);
-/* Run `fn` on each subgraph of g's If, Loop, Scan and SequenceMap nodes: bodies the node
- * runs, whose outputs are all it reads back (fn recurses deeper itself). Stops at the
- * first failure. */
-gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
-                            gl_status (*fn)(gl_graph *, gl_pass_ctx *));
-/* Every node comes after the producers of its inputs (implicit ones too). */
-bool gl_graph_is_sorted(const gl_graph *g);
+/* Every op of the domain is free of side effects ("", ai.onnx, ai.onnx.ml). */
+bool gl_domain_is_pure(const char *domain);
 
 #endif

@@ -338,7 +338,7 @@ static void add_context(gl_decision *d, const gl_graph *g)
 static void describe(gl_decision *d, const gl_pt_match *m)
 {
     for (size_t i = 0; i < m->n_nodes; i++)
-        gl_decision_add_node(d, m->nodes[i]->name);
+        gl_decision_add_node_ref(d, m->nodes[i]);
     for (size_t i = 0; i < m->n_numbers; i++)
         gl_decision_add_number(d, m->numbers[i].key, m->numbers[i].value);
     if (m->variant[0])

@@ -11,45 +11,55 @@
 
 /* ---- the pass table ------------------------------------------------------------------ */
 
+/* Each row: the name --passes takes, the name the workbench's bar shows, one line for
+ * --help, the function, what the pass needs from the graph before it runs (checked by
+ * gl_pass_run, not by each pass), and the options --set takes. */
+#define OPTIONS(...) .options = (const gl_pass_option[]){__VA_ARGS__}, \
+                     .n_options = sizeof((const gl_pass_option[]){__VA_ARGS__}) / sizeof(gl_pass_option)
+
 static const gl_pass pass_table[] = {
-    {"toposort", "order nodes topologically, keeping the file's order where valid",
-     gl_pass_toposort, NULL, 0},
-    {"shape-inference", "infer every value's dtype and shape (symbolic dims kept)",
-     gl_pass_shape_inference, NULL, 0},
-    {"constant-folding", "evaluate nodes whose inputs are constants into initializers",
-     gl_pass_constant_folding,
-     (const gl_pass_option[]){{"max-bytes", 1 << 24, "fold only outputs up to this size"}},
-     1},
-    {"cse", "merge nodes that compute the same thing from the same inputs", gl_pass_cse,
-     (const gl_pass_option[]){{"max-bytes", 4096, "merge equal constants up to this size"}},
-     1},
-    {"dce", "remove nodes and initializers that no graph output depends on", gl_pass_dce,
-     NULL, 0},
-    {"transpose-push", "push Transposes down through the ops that allow it until they cancel",
-     gl_pass_transpose_push,
-     (const gl_pass_option[]){{"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 "
-                               "Reshapes, dead Transposes, compositions into Reshapes, and "
-                               "no net-transposes guard)"}},
-     1},
-    {"layout", "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
-     "Transposes", gl_pass_layout,
-     (const gl_pass_option[]){{"force", 0, "1: convert every candidate region without the "
-                               "cost check, as ONNX Runtime does for NHWC kernels"}},
-     1},
-    {"patterns", "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold "
-     "BatchNorm and per-channel Mul/Add into Conv", gl_pass_patterns, NULL, 0},
-    {"fold-transpose", "fold Transposes that swap the last two dims of a MatMul/Gemm operand "
-     "into the product (Gemm transA/transB, graphlab FusedMatMul)", gl_pass_fold_transpose,
-     NULL, 0},
-    {"fusion", "chains the target runs as one kernel become one node calling a "
-     "graphlab.fused function", gl_pass_fusion,
-     (const gl_pass_option[]){{"exact-shapes", 0, "1: refuse every implicit broadcast, the "
-                               "per-channel or [N] operand and the scalar too"},
-                              {"units", 1, "0: leave apart the units the oneDNN backend "
-                               "runs as several primitives (FFN, attention, 1x1+depthwise, "
-                               "...)"}},
-     2},
+    {.name = "toposort", .shown = "toposort", .run = gl_pass_toposort,
+     .summary = "order nodes topologically, keeping the file's order where valid"},
+    {.name = "shape-inference", .shown = "shapes", .run = gl_pass_shape_inference,
+     .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "infer every value's dtype and shape (symbolic dims kept)"},
+    {.name = "constant-folding", .shown = "fold", .run = gl_pass_constant_folding,
+     .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "evaluate nodes whose inputs are constants into initializers",
+     OPTIONS({"max-bytes", 1 << 24, "fold only outputs up to this size"})},
+    {.name = "cse", .shown = "cse", .run = gl_pass_cse, .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "merge nodes that compute the same thing from the same inputs",
+     OPTIONS({"max-bytes", 4096, "merge equal constants up to this size"})},
+    {.name = "dce", .shown = "dce", .run = gl_pass_dce, .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "remove nodes and initializers that no graph output depends on"},
+    {.name = "transpose-push", .shown = "tpush", .run = gl_pass_transpose_push,
+     .needs = GL_PASS_NEEDS_SORTED,
+     .summary = "push Transposes down through the ops that allow it until they cancel",
+     OPTIONS({"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 Reshapes, dead "
+              "Transposes, compositions into Reshapes, and no net-transposes guard)"})},
+    {.name = "layout", .shown = "layout", .run = gl_pass_layout,
+     .needs = GL_PASS_NEEDS_SORTED | GL_PASS_NEEDS_TYPES,
+     .summary = "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
+                "Transposes",
+     OPTIONS({"ignore-cost", 0, "1: convert every candidate region without the cost check, as "
+              "ONNX Runtime does for NHWC kernels"})},
+    {.name = "patterns", .shown = "patterns", .run = gl_pass_patterns,
+     .needs = GL_PASS_NEEDS_TYPES,
+     .summary = "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold BatchNorm "
+                "and per-channel Mul/Add into Conv"},
+    {.name = "fold-transpose", .shown = "fold-transpose", .run = gl_pass_fold_transpose,
+     .needs = GL_PASS_NEEDS_TYPES,
+     .summary = "fold Transposes that swap the last two dims of a MatMul/Gemm operand into "
+                "the product (Gemm transA/transB, graphlab FusedMatMul)"},
+    {.name = "fusion", .shown = "fusion", .run = gl_pass_fusion, .needs = GL_PASS_NEEDS_TYPES,
+     .summary = "chains the target runs as one kernel become one node calling a "
+                "graphlab.fused function",
+     OPTIONS({"exact-shapes", 0, "1: refuse every implicit broadcast, the per-channel or [N] "
+              "operand and the scalar too"},
+             {"units", 1, "0: leave apart the units the oneDNN backend runs as several "
+              "primitives (FFN, attention, 1x1+depthwise, ...)"})},
 };
+#undef OPTIONS
 
 /* The default pipeline of DESIGN.md: the second transpose-push cancels the Transposes
  * that layout puts around the nodes it converts; fold-transpose takes the ones it leaves
@@ -155,6 +165,9 @@ static const gl_pass_option load_options[] = {
 static const gl_pass_option common_options[] = {
     {"veto", -1, "ID[,ID...]: skip the rewrites with these decision ids (recorded as "
      "refused, reason \"vetoed\"); repeatable"},
+    {"force", -1, "ID[,ID...]: make the refused rewrites with these decision ids where "
+     "their rule allows it (a cost or a guard, never a correctness check; recorded as "
+     "applied, reason \"forced\"); repeatable"},
     {"fault", 0, "K: for tests of bisect, corrupt what the pass's K-th rewrite made "
      "(0.5 added to its output); 0: off"},
 };
@@ -184,9 +197,10 @@ static void settings_add(gl_settings *s, const char *pass, const char *option, i
     s->items[s->n++] = (gl_setting){gl_xstrdup(pass), gl_xstrdup(option), v};
 }
 
-/* PASS.veto=ID[,ID...]: one setting per id (gl_settings_lookup's last-wins does not
- * apply: every one counts). */
-static gl_status apply_veto(gl_settings *s, const char *pass, const char *list)
+/* PASS.veto=ID[,ID...] and PASS.force=ID[,ID...]: one setting per id
+ * (gl_settings_lookup's last-wins does not apply: every one counts). */
+static gl_status apply_id_list(gl_settings *s, const char *pass, const char *option,
+                               const char *list)
 {
     size_t first = s->n;
     const char *p = list;
@@ -200,10 +214,10 @@ static gl_status apply_veto(gl_settings *s, const char *pass, const char *list)
                 free(s->items[i].option);
             }
             s->n = first;
-            return gl_fail(GL_ERR_INPUT, "--set %s.veto: '%s' is not a list of decision "
-                           "ids (ID[,ID...], each >= 0)", pass, list);
+            return gl_fail(GL_ERR_INPUT, "--set %s.%s: '%s' is not a list of decision "
+                           "ids (ID[,ID...], each >= 0)", pass, option, list);
         }
-        settings_add(s, pass, "veto", id);
+        settings_add(s, pass, option, id);
         if (!*end)
             return GL_OK;
         p = end + 1;
@@ -223,8 +237,8 @@ gl_status gl_settings_apply(gl_settings *s, const char *assignment)
         st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s '%s'", pass, option,
                      strcmp(pass, "load") && !gl_pass_find(pass) ? "any pass; no pass" : "pass",
                      pass);
-    } else if (strcmp(option, "veto") == 0) {
-        st = apply_veto(s, pass, eq + 1);
+    } else if (strcmp(option, "veto") == 0 || strcmp(option, "force") == 0) {
+        st = apply_id_list(s, pass, option, eq + 1);
     } else {
         char *end;
         errno = 0;
@@ -370,6 +384,47 @@ bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d)
     return true;
 }
 
+/* The id about to be recorded is listed in --set PASS.OPTION=ID,... */
+static bool id_listed(const gl_pass_ctx *ctx, const char *option, int64_t id)
+{
+    const gl_settings *s = ctx->settings;
+    for (size_t i = 0; s && ctx->pass && i < s->n; i++)
+        if (s->items[i].value == id && !strcmp(s->items[i].option, option) &&
+            !strcmp(s->items[i].pass, ctx->pass->name))
+            return true;
+    return false;
+}
+
+gl_decision *gl_pass_decide_refused(gl_pass_ctx *ctx, const char *rule, const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    return gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
+}
+
+gl_decision *gl_pass_decide_forceable(gl_pass_ctx *ctx, const char *rule, const char *fmt,
+                                      ...)
+{
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    const char *pass = ctx->pass ? ctx->pass->name : "";
+    int64_t id = ctx->log ? ctx->log->id_base + (int64_t)ctx->log->n : -1;
+    gl_decision *d;
+    if (ctx->log && id_listed(ctx, "force", id) && gl_pass_may_rewrite(ctx))
+        d = gl_pass_decide(ctx, rule, GL_APPLIED, "forced (--set %s.force=%lld): %s", pass,
+                           (long long)id, reason);
+    else
+        d = gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
+    gl_decision_add_number(d, "forceable", 1);
+    return d;
+}
+
 int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name)
 {
     const char *pass = ctx->pass ? ctx->pass->name : "";
@@ -453,17 +508,100 @@ static gl_status inject_fault(gl_model *m, const gl_decision_log *log, size_t fi
     return st;
 }
 
+static bool runs_bodies(const gl_node *n)
+{
+    static const char *const body_ops[] = {"If", "Loop", "Scan", "SequenceMap"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(body_ops); i++)
+        if (gl_node_is(n, body_ops[i]))
+            return true;
+    return false;
+}
+
+gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
+                            gl_status (*fn)(gl_graph *, gl_pass_ctx *))
+{
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t a = 0; a < n->n_attrs && runs_bodies(n); a++) {
+            gl_graph *const *subs;
+            size_t n_subs = gl_attr_subgraphs(&n->attrs[a], &subs);
+            for (size_t s = 0; s < n_subs; s++) {
+                gl_status st = subs[s] ? fn(subs[s], ctx) : GL_OK;
+                if (st != GL_OK)
+                    return st;
+            }
+        }
+    }
+    return GL_OK;
+}
+
+/* ---- running a pass --------------------------------------------------------------- */
+
+/* g and every body gl_pass_on_bodies would hand a pass are in topological order; *bad
+ * names the first graph that is not. */
+static bool sorted_with_bodies(const gl_graph *g, const gl_graph **bad)
+{
+    if (!gl_graph_is_sorted(g)) {
+        *bad = g;
+        return false;
+    }
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t a = 0; a < n->n_attrs && runs_bodies(n); a++) {
+            gl_graph *const *subs;
+            size_t n_subs = gl_attr_subgraphs(&n->attrs[a], &subs);
+            for (size_t s = 0; s < n_subs; s++)
+                if (subs[s] && !sorted_with_bodies(subs[s], bad))
+                    return false;
+        }
+    }
+    return true;
+}
+
+gl_status gl_pass_run(gl_graph *g, gl_pass_ctx *ctx)
+{
+    const gl_graph *bad = NULL;
+    if ((ctx->pass->needs & GL_PASS_NEEDS_SORTED) && !sorted_with_bodies(g, &bad))
+        return gl_fail(GL_ERR_INPUT, "%s: graph '%s' is not in topological order (run "
+                       "toposort first)", ctx->pass->name, bad->name ? bad->name : "");
+    return ctx->pass->run(g, ctx);
+}
+
+/* A pass that needs types, run before any shape-inference step on a graph where some
+ * value has no dtype: one note says so, since every refusal it causes would otherwise
+ * look like a property of the model. */
+static void note_untyped(gl_pass_ctx *ctx, const gl_graph *g)
+{
+    size_t untyped = 0, values = 0;
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t k = 0; k < n->n_outputs; k++) {
+            values += n->outputs[k] != NULL;
+            untyped += n->outputs[k] && n->outputs[k]->type.dtype == GL_DT_UNDEFINED;
+        }
+    }
+    if (untyped == 0)
+        return;
+    gl_decision *d = gl_pass_decide(ctx, "needs-types", GL_NOTE, "shape-inference has not run "
+                                    "before this step and %zu of %zu node outputs have no "
+                                    "dtype: rewrites that need one are refused (put "
+                                    "shape-inference earlier in --passes)", untyped, values);
+    gl_decision_add_number(d, "untyped", (double)untyped);
+}
+
 /* Run one pass on m, recording into `log`; the graph is verified afterwards (a pass
  * that breaks an invariant is a bug, named as such). */
 static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
-                          gl_decision_log *log, const gl_settings *settings,
-                          gl_snapshot *snap)
+                          bool inferred_before, gl_decision_log *log,
+                          const gl_settings *settings, gl_snapshot *snap)
 {
     gl_pass_ctx ctx = {.model = m, .pass = step->pass, .step = step_no,
                        .budget = step->budget, .log = log, .settings = settings};
     size_t first = log->n;
     double t0 = now_ms();
-    gl_status st = step->pass->run(m->graph, &ctx);
+    if ((step->pass->needs & GL_PASS_NEEDS_TYPES) && !inferred_before)
+        note_untyped(&ctx, m->graph);
+    gl_status st = gl_pass_run(m->graph, &ctx);
     double t1 = now_ms();
     gl_decision_clear(&ctx.scratch);
     for (size_t i = 0; i < ctx.n_vetoed; i++)
@@ -488,18 +626,51 @@ static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
     return st;
 }
 
+/* A shape-inference step comes before step i of the plan. */
+static bool inferred_before(const gl_pass_step *plan, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(plan[j].pass->name, "shape-inference") == 0)
+            return true;
+    return false;
+}
+
 gl_status gl_pipeline_run(gl_model *input, const gl_pass_step *plan, size_t n_plan,
                           const gl_settings *settings, unsigned flags, gl_pipeline **out)
 {
     return gl_pipeline_run_each(input, plan, n_plan, settings, flags, NULL, NULL, out);
 }
 
+
+/* A forced id named a refusal of that pass its rule lets be forced (now recorded as
+ * applied, "forced"); anything else is a mistake to report. */
+static gl_status check_force(const gl_pipeline *p, const char *pass, int64_t id)
+{
+    const gl_decision *d = id < (int64_t)p->log.n ? &p->log.items[id] : NULL;
+    if (!d)
+        return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: there is no decision #%lld (the "
+                       "run recorded %zu)", pass, (long long)id, (long long)id, p->log.n);
+    if (strcmp(d->pass, pass) != 0 || d->verdict != GL_APPLIED ||
+        strncmp(d->reason, "forced (", 8) != 0)
+        return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: decision #%lld is %s '%s' (%s), "
+                       "not a refusal of %s that its rule lets be forced (only a cost or a "
+                       "guard can be overridden, never a correctness check)", pass,
+                       (long long)id, (long long)id, d->pass, d->rule,
+                       gl_verdict_name(d->verdict), pass);
+    return GL_OK;
+}
 /* Every vetoed id named a rewrite of its pass: a veto that met nothing (an id of
  * another pass, a refusal, a note, past the end) is a mistake to report, not to ignore. */
 static gl_status check_vetoes(const gl_pipeline *p)
 {
     const gl_settings *s = &p->settings;
     for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->items[i].option, "force") == 0) {
+            gl_status st = check_force(p, s->items[i].pass, s->items[i].value);
+            if (st != GL_OK)
+                return st;
+            continue;
+        }
         if (strcmp(s->items[i].option, "veto") != 0)
             continue;
         const char *pass = s->items[i].pass;
@@ -540,7 +711,8 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
         gl_model *m = keep ? gl_model_clone(prev->model) : prev->model;
         if (!keep)
             prev->model = NULL;
-        st = run_pass(m, &plan[i], (int)i + 1, &p->log, &p->settings, snap);
+        st = run_pass(m, &plan[i], (int)i + 1, inferred_before(plan, i), &p->log, &p->settings,
+                      snap);
         if (st != GL_OK) {
             p->failure = gl_xstrdup(gl_error_message());
             memset(snap, 0, sizeof(*snap));
@@ -603,7 +775,10 @@ gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
     gl_decision_log_free(log);
     log->id_base = (int64_t)snap->first_decision;
     gl_snapshot scratch;
-    gl_status st = run_pass(m, &step, (int)k, log, &p->settings, &scratch);
+    bool inferred = false;
+    for (size_t j = 1; j < k; j++)
+        inferred |= strcmp(p->steps[j].pass->name, "shape-inference") == 0;
+    gl_status st = run_pass(m, &step, (int)k, inferred, log, &p->settings, &scratch);
     if (st != GL_OK) {
         gl_model_free(m);
         return st;

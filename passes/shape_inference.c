@@ -293,7 +293,7 @@ static void note_missing(infer_run *r, const gl_node *n, const char *why)
         gl_decision *d = gl_pass_decide(r->ctx, "no-shape-function", GL_REFUSED, "%s",
                                         n->op_type);
         describe_missing(d, mo);
-        gl_decision_add_node(d, mo->first_node);
+        gl_decision_add_node_ref(d, n);
         gl_decision_add_text(d, "op", mo->op);
         mo->record = d->id;
     }
@@ -335,7 +335,7 @@ static void record_conflict(infer_run *r, const gl_node *n, const gl_value *v,
                                     "%s '%s': output '%s' is declared %s but infers as %s: "
                                     "the declared type is kept", n->op_type, n->name,
                                     v->name, declared_s, inferred_s);
-    gl_decision_add_node(d, n->name);
+    gl_decision_add_node_ref(d, n);
     gl_decision_add_text(d, "value", v->name);
     gl_decision_add_text(d, "declared", declared_s);
     gl_decision_add_text(d, "inferred", inferred_s);
@@ -348,7 +348,7 @@ static void record_shape_error(infer_run *r, const gl_node *n)
         return;
     gl_decision *d = gl_pass_decide(r->ctx, "shape-function-error", GL_REFUSED,
                                     "%s: declared types kept", gl_error_message());
-    gl_decision_add_node(d, n->name);
+    gl_decision_add_node_ref(d, n);
     add_context(d, n->graph);
 }
 

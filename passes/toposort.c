@@ -266,3 +266,16 @@ gl_status gl_pass_toposort(gl_graph *g, gl_pass_ctx *ctx)
         gl_pass_count_rewrite(ctx);
     return st;
 }
+
+bool gl_graph_is_sorted(const gl_graph *g)
+{
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
+            const gl_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+            if (v && v->producer && v->producer->graph == g && v->producer->index >= i)
+                return false;
+        }
+    }
+    return true;
+}

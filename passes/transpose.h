@@ -6,7 +6,9 @@
  * inputs a Transpose may pass, the cost model whether pushing pays, and the handler to
  * rewrite: inputs get the inverse permutation (cancelling or composing with Transposes
  * above, or transposing constants in place), outputs get the Transpose. Handlers live in
- * one table (transpose_handlers.c), keyed by op type and opset range.
+ * one table (transpose_handlers.c), keyed by op type and opset range. What they share
+ * with the sweep (permutations, values, quantized units, the rewrites of inputs and
+ * outputs) is in transpose_rewrite.c, which calls neither: sweep -> handlers -> rewrite.
  *
  * Permutations follow ONNX: Transpose(x, perm) has dim i = x's dim perm[i]. All arrays
  * here hold `rank` entries, rank <= GL_MAX_RANK.
@@ -24,7 +26,7 @@
 #define GL_TP_MIN_OPSET 7
 #define GL_TP_MAX_OPSET 21
 
-/* ---- permutations and axes ------------------------------------------------------------ */
+/* ---- permutations and axes (transpose_rewrite.c) -------------------------------------------------------- */
 
 /* Each of 0..rank-1 exactly once. */
 bool gl_tp_perm_valid(const int64_t *perm, int rank);
@@ -232,7 +234,7 @@ bool gl_tp_guard_refuses(const gl_tp_run *run, const gl_node *t, const gl_node *
 /* The real sweep's summary (a note) when the guard refused anything. */
 void gl_tp_guard_report(const gl_tp_guard *gd, gl_pass_ctx *ctx);
 
-/* ---- the cost model ---------------------------------------------------------------------- */
+/* ---- the cost model (transpose_push.c) ------------------------------------------------------------------ */
 
 /* ONNX Runtime's estimate: the rank without size-1 dims; 5 when the shape is unknown. */
 int gl_tp_estimate_rank(const gl_value *v);
@@ -248,7 +250,7 @@ int gl_tp_input_cost(const gl_tp_run *run, const gl_value *v, const int64_t *per
  * reader is one node. */
 bool gl_tp_is_constant(const gl_value *v);
 
-/* ---- rewrite helpers (for handlers' apply) ---------------------------------------------- */
+/* ---- rewrite helpers for handlers' apply (transpose_rewrite.c) ------------------------------------------ */
 
 /* Rank of v when known, else GL_RANK_UNKNOWN. */
 int gl_tp_rank(const gl_value *v);
@@ -296,5 +298,49 @@ gl_status gl_tp_merge_transposes(gl_tp_run *run, gl_node *first, gl_node *second
                                  const int64_t *node_perm, int rank);
 /* Dims of t (a tensor value's shape) permuted: dim i = old dim perm[i]. */
 void gl_tp_shape_permute(gl_shape *s, const int64_t *perm, int rank);
+
+/* ---- shared by the sweep and the rewrites (transpose_rewrite.c) ---------------------- */
+
+typedef struct gl_tp_quant_info {
+    bool per_axis;
+    int64_t axis; /* normalized; per-axis only */
+} gl_tp_quant_info;
+
+/* ai.onnx ("" or "ai.onnx"). */
+bool gl_tp_is_default_domain(const gl_node *n);
+/* Q/DQ live in ai.onnx and in ONNX Runtime's com.microsoft. */
+bool gl_tp_is_qdq_op(const gl_node *n, const char *op);
+bool gl_tp_is_transpose(const gl_node *n);
+/* A constant of this graph whose bytes the pass may change: not a graph input (even a
+ * frozen one keeps its declared shape), not a capture. */
+bool gl_tp_local_constant(const gl_graph *g, const gl_value *v);
+/* The tensor of a constant, or of the outer constant a capture reads. */
+const gl_tensor *gl_tp_constant_tensor(const gl_value *v);
+/* Drop a constant nothing reads any more (the pass replaced it). */
+void gl_tp_remove_constant_if_unused(gl_tp_run *run, gl_value *v);
+/* An internal error naming the node being rewritten (or the graph). */
+gl_status gl_tp_internal(const gl_tp_run *run, const char *what);
+/* Transpose the tensor's bytes (copy-on-write: shared bytes are copied first). */
+gl_status gl_tp_tensor_transpose(gl_tensor *t, const int64_t *perm, int rank);
+/* Make n's output `slot` value be `x` instead (the node goes afterwards): readers switch
+ * over; a graph output keeps its name by moving to x's producer, or failing that, to an
+ * Identity of x. n is removed, and so is `also` (the node n read) when that is dead. */
+gl_status gl_tp_bypass(gl_tp_run *run, gl_node *n, gl_value *x, gl_node *also);
+/* Per-tensor (scalar or one-element scale) or per-axis; false for what the pass does
+ * not rewrite: blocked quantization, unknown scale shape, bad axis. */
+bool gl_tp_quant_info_of(const gl_node *q, gl_tp_quant_info *qi);
+/* A DequantizeLinear producing v from a local constant, v read by one node only: the
+ * pass may change that constant as if the DQ were not there. */
+gl_node *gl_tp_dq_of_constant(const gl_graph *g, const gl_value *v);
+/* v has one reader, a node, and nothing else sees it. */
+bool gl_tp_single_reader(const gl_value *v);
+/* Set a Q or DQ node's attributes as the opset allows (axis exists from 13). */
+void gl_tp_set_quant_axis(gl_tp_run *run, gl_node *n, const gl_tp_quant_info *qi);
+/* DQ -> next (a Transpose or Unsqueeze the pass added) becomes DQ -> next -> Q -> DQ with
+ * the DQ's scale and zero point: the unit around the op the DQ feeds stays whole. */
+gl_status gl_tp_make_qdq_unit(gl_tp_run *run, gl_node *dq);
+/* The Reshape target that a Transpose moving only size-1 dims amounts to: known dims as
+ * numbers, a dim still at its place as 0 (copy), at most one other as -1. */
+bool gl_tp_reshape_target(const gl_shape *in, const int64_t *perm, int rank, int64_t *shape);
 
 #endif

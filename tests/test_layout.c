@@ -40,7 +40,7 @@ typedef struct lcase {
     int transposes;      /* Transposes after the push */
     const char *refusal; /* text of a refused decision's reason; NULL: none expected */
     const char *ops;     /* other op counts after, "Conv=0 Resize=1" */
-    const char *set;     /* a --set, "layout.force=1" */
+    const char *set;     /* a --set, "layout.ignore-cost=1" */
     double rtol;
 } lcase;
 
@@ -110,10 +110,10 @@ static const lcase convert_cases[] = {
      "in x f32s[1,5,5,4]; const w f32s[6,4,3,3] = rand; t = Transpose(x) perm=[0,3,1,2]; "
      "c = Conv(t, w); g = GlobalAveragePool(c); f = Flatten(g); out f",
      1, 2, 0, .ops = "Reshape=1", .rtol = 1e-5},
-    /* layout.force=1 converts what the cost check refuses: NCHW data in and out. */
+    /* layout.ignore-cost=1 converts what the cost check refuses: NCHW data in and out. */
     {"force_converts_nchw_op13", 13,
      "in x f32s[1,4,5,6]; " W34 "; c = Conv(x, w, b); r = Relu(c); out r", 1, 1, 2,
-     .set = "layout.force=1", .rtol = 1e-5},
+     .set = "layout.ignore-cost=1", .rtol = 1e-5},
 };
 
 static const lcase refuse_cases[] = {
@@ -247,6 +247,66 @@ static void run_table(const lcase *cases, size_t n)
 
 Test(layout, conversions) { RUN(convert_cases); }
 Test(layout, refusals) { RUN(refuse_cases); }
+
+/* ---- what-if: forcing what a cost or a guard refused ------------------------------------
+ * The NCHW model of nchw_model_stays_op13: layout refuses its region on cost (#1); once
+ * forced, transpose-push refuses to push the Transpose below the Relu on cost (#3) and
+ * to pass the NhwcConv for correctness (#2). */
+#define NCHW_MODEL "in x f32s[1,4,5,6]; " W34 "; c = Conv(x, w, b); r = Relu(c); out r"
+
+static const struct {
+    const char *what;
+    const char *sets[3];
+    int64_t forced;        /* the record now applied, "forced (--set ...)" */
+    const char *relu_reads; /* op of the Relu input's producer afterwards */
+    const char *error;     /* the run fails saying this */
+} force_cases[] = {
+    {"the region", {"layout.force=1"}, 1, "Transpose", NULL},
+    {"the region, then the push", {"layout.force=1", "transpose-push.force=3"}, 3, "NhwcConv",
+     NULL},
+    {"a correctness check", {"layout.force=1", "transpose-push.force=2"}, -1, NULL,
+     "decision #2 is transpose-push 'push-through-NhwcConv' (refused), not a refusal of "
+     "transpose-push that its rule lets be forced"},
+    {"a note", {"layout.force=0"}, -1, NULL, "decision #0 is shape-inference 'summary' (note)"},
+    {"no such record", {"layout.force=9"}, -1, NULL, "there is no decision #9"},
+};
+
+Test(layout, forced_refusals)
+{
+    for (size_t c = 0; c < GL_ARRAY_LEN(force_cases); c++) {
+        gn_graph b;
+        cr_assert(gn_build(force_cases[c].what, 13, NCHW_MODEL, &b), "%s", b.err);
+        gl_pass_step *plan;
+        size_t n_plan;
+        cr_assert_eq(gl_pass_list_parse(PIPELINE, &plan, &n_plan), GL_OK);
+        gl_settings set = {0};
+        for (size_t i = 0; force_cases[c].sets[i]; i++)
+            cr_assert_eq(gl_settings_apply(&set, force_cases[c].sets[i]), GL_OK);
+        gl_pipeline *p = NULL;
+        gl_status st = gl_pipeline_run(b.m, plan, n_plan, &set, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+        free(plan);
+        gl_settings_free(&set);
+        if (force_cases[c].error) {
+            tu_expect_error(st, force_cases[c].what, force_cases[c].error);
+            gl_pipeline_free(p);
+            continue;
+        }
+        cr_assert_eq(st, GL_OK, "%s: %s", force_cases[c].what, gl_error_message());
+        const gl_decision *d = &p->log.items[force_cases[c].forced];
+        cr_expect_eq(d->verdict, GL_APPLIED, "%s", force_cases[c].what);
+        cr_expect(strstr(d->reason, "forced (--set ") == d->reason, "%s: %s",
+                  force_cases[c].what, d->reason);
+        cr_expect_eq(gl_decision_number_value(d, "forceable"), 1);
+        const gl_graph *g = gl_pipeline_result(p)->graph;
+        const gl_node *relu = gl_find_node(g, "n_r");
+        cr_assert(relu && relu->inputs[0]->producer, "%s", force_cases[c].what);
+        cr_expect_str_eq(relu->inputs[0]->producer->op_type, force_cases[c].relu_reads, "%s",
+                         force_cases[c].what);
+        gn_expect_same_outputs(force_cases[c].what, &b, p->steps[2].model,
+                               gl_pipeline_result(p), 1e-5, 1e-6, false);
+        gl_pipeline_free(p);
+    }
+}
 
 /* ---- the ops: hand-computed values ------------------------------------------------------
  * x[1,2,2,2] NHWC: pixels (0,0)=(1,2) (0,1)=(3,4) (1,0)=(5,6) (1,1)=(7,8). */

@@ -1053,41 +1053,6 @@ Test(elementwise, float32_rows_match_naive_broadcast)
 
 /* ---- shape functions ---- */
 
-/* A type from text: "float[N,3]" (symbols, numbers, '?' for unknown dims), "float[?]"
- * (unknown rank), "?" (nothing known). */
-static void parse_type(const char *s, gl_type *t)
-{
-    memset(t, 0, sizeof(*t));
-    gl_shape_init_unknown(&t->shape);
-    if (strcmp(s, "?") == 0)
-        return;
-    t->kind = GL_TYPE_TENSOR;
-    const char *br = strchr(s, '[');
-    cr_assert_not_null(br, "type text '%s'", s);
-    for (int dt = 1; dt < GL_DT_COUNT; dt++)
-        if (strlen(gl_dtype_name((gl_dtype)dt)) == (size_t)(br - s) &&
-            strncmp(s, gl_dtype_name((gl_dtype)dt), (size_t)(br - s)) == 0)
-            t->dtype = (gl_dtype)dt;
-    if (strcmp(br, "[?]") == 0)
-        return;
-    int rank = 0;
-    if (br[1] != ']')
-        for (const char *p = br; *p; p++)
-            rank += *p == ',' || *p == '[';
-    gl_shape_set_rank(&t->shape, rank);
-    const char *p = br + 1;
-    for (int d = 0; d < rank; d++) {
-        size_t len = strcspn(p, ",]");
-        char tok[32];
-        snprintf(tok, sizeof(tok), "%.*s", (int)len, p);
-        if (tok[0] >= '0' && tok[0] <= '9')
-            t->shape.dims[d].value = atoll(tok);
-        else if (strcmp(tok, "?") != 0)
-            gl_dim_set_sym(&t->shape.dims[d], tok);
-        p += len + 1;
-    }
-}
-
 typedef struct icase {
     const char *what;
     int opset;
@@ -1171,7 +1136,7 @@ Test(elementwise, shape_functions)
             vals[k] = gl_add_value(m->graph, name);
             gl_graph_add_input(m->graph, vals[k]);
             gl_type_free(&vals[k]->type);
-            parse_type(c->in[k], &vals[k]->type);
+            tu_parse_type(c->in[k], &vals[k]->type);
         }
         gl_node *n = gl_add_node(m->graph, c->op, "", "n", vals, (size_t)c->n_in, 1);
         set_attrs(n, c->attrs, GL_ARRAY_LEN(c->attrs));

@@ -28,26 +28,6 @@
 
 /* ==== parsing the case text ============================================================ */
 
-static const struct {
-    const char *name;
-    gl_dtype dt;
-} dtypes[] = {
-    {"float", GL_DT_FLOAT},   {"double", GL_DT_DOUBLE}, {"float16", GL_DT_FLOAT16},
-    {"bfloat16", GL_DT_BFLOAT16}, {"int8", GL_DT_INT8}, {"int16", GL_DT_INT16},
-    {"int32", GL_DT_INT32},   {"int64", GL_DT_INT64},   {"uint8", GL_DT_UINT8},
-    {"uint16", GL_DT_UINT16}, {"uint32", GL_DT_UINT32}, {"uint64", GL_DT_UINT64},
-    {"bool", GL_DT_BOOL},     {"string", GL_DT_STRING},
-};
-
-static gl_dtype dtype_named(const char *s, size_t n)
-{
-    for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
-        if (strlen(dtypes[i].name) == n && strncmp(dtypes[i].name, s, n) == 0)
-            return dtypes[i].dt;
-    cr_assert_fail("unknown dtype in '%s'", s);
-    return GL_DT_UNDEFINED;
-}
-
 /* Dims between '[' and ']': numbers, '?' (-1) or symbols (sym[i] set, value -1). */
 static int parse_dims(const char *lb, int64_t *dims, char syms[][32], const char **after)
 {
@@ -79,7 +59,7 @@ static gl_tensor *parse_tensor(const char *spec)
 {
     const char *lb = strchr(spec, '[');
     cr_assert(lb, "tensor spec '%s' has no dims", spec);
-    gl_dtype dt = dtype_named(spec, (size_t)(lb - spec));
+    gl_dtype dt = tu_dtype_named(spec, (size_t)(lb - spec));
     int64_t dims[GL_MAX_RANK];
     const char *after;
     int rank = parse_dims(lb, dims, NULL, &after);
@@ -114,30 +94,6 @@ static gl_tensor *parse_tensor(const char *spec)
     cr_assert_eq(i, t->count, "tensor spec '%s' has %lld values for %lld elements", spec,
                  (long long)i, (long long)t->count);
     return t;
-}
-
-/* A type: "float[N,3,?]", "float" (rank unknown), "?" (nothing). */
-static void parse_type(const char *spec, gl_type *t)
-{
-    memset(t, 0, sizeof(*t));
-    gl_shape_init_unknown(&t->shape);
-    if (strcmp(spec, "?") == 0)
-        return;
-    t->kind = GL_TYPE_TENSOR;
-    const char *lb = strchr(spec, '[');
-    t->dtype = dtype_named(spec, lb ? (size_t)(lb - spec) : strlen(spec));
-    if (!lb)
-        return;
-    int64_t dims[GL_MAX_RANK];
-    char syms[GL_MAX_RANK][32];
-    const char *after;
-    int rank = parse_dims(lb, dims, syms, &after);
-    gl_shape_set_rank(&t->shape, rank);
-    for (int i = 0; i < rank; i++) {
-        t->shape.dims[i].value = dims[i];
-        if (syms[i][0])
-            gl_dim_set_sym(&t->shape.dims[i], syms[i]);
-    }
 }
 
 static void type_of_tensor(gl_type *ty, const gl_tensor *t)
@@ -436,7 +392,7 @@ static void run_infer_case(const icase *ic)
         } else {
             ins[i] = gl_add_value(m->graph, nm);
             gl_type_free(&ins[i]->type);
-            parse_type(s, &ins[i]->type);
+            tu_parse_type(s, &ins[i]->type);
             gl_graph_add_input(m->graph, ins[i]);
         }
     }

@@ -761,50 +761,10 @@ typedef struct icase {
 
 #define CV(...) (const double[]){__VA_ARGS__}
 
-static gl_dtype dtype_named(const char *s, size_t len)
-{
-    for (int dt = 1; dt < GL_DT_COUNT; dt++)
-        if (strlen(gl_dtype_name((gl_dtype)dt)) == len &&
-            strncmp(gl_dtype_name((gl_dtype)dt), s, len) == 0)
-            return (gl_dtype)dt;
-    cr_assert_fail("unknown dtype in '%s'", s);
-    return GL_DT_UNDEFINED;
-}
-
-/* Give v the type written as text. */
-static void parse_type(gl_value *v, const char *text)
-{
-    if (strcmp(text, "?") == 0)
-        return;
-    const char *br = strchr(text, '[');
-    cr_assert_not_null(br, "bad type text %s", text);
-    v->type.kind = GL_TYPE_TENSOR;
-    v->type.dtype = dtype_named(text, (size_t)(br - text));
-    if (strcmp(br, "[?]") == 0)
-        return;
-    int rank = 0;
-    char dims[8][16];
-    for (const char *p = br + 1; *p && *p != ']';) {
-        size_t n = strcspn(p, ",]");
-        snprintf(dims[rank++], sizeof(dims[0]), "%.*s", (int)n, p);
-        p += n + (p[n] == ',');
-    }
-    if (br[1] == ']')
-        rank = 0;
-    gl_shape_set_rank(&v->type.shape, rank);
-    for (int d = 0; d < rank; d++) {
-        if (dims[d][0] >= '0' && dims[d][0] <= '9')
-            v->type.shape.dims[d].value = atoll(dims[d]);
-        else if (strcmp(dims[d], "?") != 0)
-            gl_dim_set_sym(&v->type.shape.dims[d], dims[d]);
-    }
-}
-
 static gl_value *make_const(gl_graph *g, const char *name, const char *text, const double *v)
 {
     gl_value tmp = {0};
-    gl_shape_init_unknown(&tmp.type.shape);
-    parse_type(&tmp, text);
+    tu_parse_type(text, &tmp.type);
     int64_t dims[8];
     for (int d = 0; d < tmp.type.shape.rank; d++)
         dims[d] = tmp.type.shape.dims[d].value;
@@ -834,7 +794,8 @@ static void run_icase(const icase *c)
         } else {
             ins[i] = gl_add_value(m->graph, nm);
             gl_graph_add_input(m->graph, ins[i]);
-            parse_type(ins[i], c->in[i].type);
+            gl_type_free(&ins[i]->type);
+            tu_parse_type(c->in[i].type, &ins[i]->type);
         }
     }
     gl_node *n = gl_add_node(m->graph, c->op, "", c->name, ins, (size_t)c->n_in,

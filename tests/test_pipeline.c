@@ -302,3 +302,109 @@ Test(decisions, records_print_and_numbers)
     free(text);
     gl_decision_log_free(&log);
 }
+
+/* A pass that needs types, run before any shape-inference step, says once why its
+ * refusals follow; after shape-inference it says nothing. The note is the step's first
+ * record, in the full run and in a replay of that step alike. */
+static size_t count_notes(const gl_decision_log *log, const char *rule)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < log->n; i++)
+        k += log->items[i].verdict == GL_NOTE && strcmp(log->items[i].rule, rule) == 0;
+    return k;
+}
+
+Test(pipeline, needs_types_note_only_before_shape_inference)
+{
+    static const struct {
+        const char *passes;
+        size_t notes;
+    } rows[] = {
+        {"fusion", 1},
+        {"patterns,fold-transpose", 2},
+        {"shape-inference,fusion", 0},
+        {"shape-inference,patterns,fold-transpose,fusion", 0},
+        {"cse,dce", 0}, /* they need no types */
+    };
+    for (size_t r = 0; r < GL_ARRAY_LEN(rows); r++) {
+        gl_pipeline *p = run_plan(graph_with_work(0), rows[r].passes, GL_PIPELINE_KEEP_SNAPSHOTS);
+        cr_assert_eq(count_notes(&p->log, "needs-types"), rows[r].notes, "%s",
+                     rows[r].passes);
+        if (rows[r].notes) {
+            const gl_decision *d = &p->log.items[p->steps[1].first_decision];
+            cr_assert_str_eq(d->rule, "needs-types", "%s", rows[r].passes);
+            cr_assert(strstr(d->reason, "4 of 4 node outputs"), "%s", d->reason);
+            gl_model *out;
+            gl_decision_log log = {0};
+            cr_assert_eq(gl_pipeline_replay(p, 1, 0, &out, &log), GL_OK, "%s",
+                         gl_error_message());
+            cr_assert_eq(count_notes(&log, "needs-types"), 1);
+            cr_assert_eq(log.items[0].id, d->id);
+            gl_model_free(out);
+            gl_decision_log_free(&log);
+        }
+        gl_pipeline_free(p);
+    }
+}
+
+/* Names may repeat in a model; a decision names its nodes by id as well, in the log, in
+ * the text and in the JSON, so a reader can tell the twins apart. */
+Test(decisions, nodes_by_id_as_well_as_name)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
+    gl_node *a = tu_node(g, "Abs", "twin", 1, x);
+    gl_node *b = tu_node(g, "Abs", "twin", 1, x);
+    gl_node *sum = tu_node(g, "Add", "sum", 2, a->outputs[0], b->outputs[0]);
+    tu_output(g, sum->outputs[0]);
+    cr_assert_neq(a->id, b->id);
+    gl_pipeline *p = run_plan(m, "cse", GL_PIPELINE_KEEP_SNAPSHOTS);
+    const gl_decision *merge = NULL;
+    for (size_t i = 0; i < p->log.n; i++)
+        if (p->log.items[i].verdict == GL_APPLIED && p->log.items[i].n_nodes == 2)
+            merge = &p->log.items[i];
+    cr_assert(merge, "cse merged the twins");
+    cr_assert_str_eq(merge->nodes[0], "twin");
+    cr_assert_str_eq(merge->nodes[1], "twin");
+    uint32_t want[2] = {a->id, b->id};
+    cr_assert(merge->node_ids[0] == want[0] || merge->node_ids[0] == want[1]);
+    cr_assert(merge->node_ids[1] == want[0] || merge->node_ids[1] == want[1]);
+    cr_assert_neq(merge->node_ids[0], merge->node_ids[1]);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    gl_decision_print(merge, f);
+    fclose(f);
+    char both[64];
+    snprintf(both, sizeof(both), "[twin (n%u), twin (n%u)]", (unsigned)merge->node_ids[0],
+             (unsigned)merge->node_ids[1]);
+    cr_assert(strstr(text, both), "%s wanted in %s", both, text);
+    free(text);
+
+    f = open_memstream(&text, &len);
+    gl_json j;
+    gl_json_init(&j, f, false);
+    gl_decision_json(merge, &j);
+    gl_json_finish(&j);
+    fclose(f);
+    snprintf(both, sizeof(both), "\"node_ids\":[%u,%u]", (unsigned)merge->node_ids[0],
+             (unsigned)merge->node_ids[1]);
+    cr_assert(strstr(text, both), "%s wanted in %s", both, text);
+    free(text);
+    gl_pipeline_free(p);
+
+    /* A node known by name only says so: no id in the text, null in the JSON. */
+    gl_decision_log log = {0};
+    gl_pass_ctx ctx = {.pass = gl_pass_find("dce"), .budget = 1, .log = &log};
+    gl_decision_add_node(gl_pass_decide(&ctx, "r", GL_NOTE, "n"), "byname");
+    f = open_memstream(&text, &len);
+    gl_json_init(&j, f, false);
+    gl_decision_json(&log.items[0], &j);
+    gl_json_finish(&j);
+    fclose(f);
+    cr_assert(strstr(text, "\"node_ids\":[null]"), "%s", text);
+    free(text);
+    gl_decision_log_free(&log);
+}

@@ -105,7 +105,7 @@ static void run_pass(run *r, gl_model *m, int64_t budget)
     r->ctx = (gl_pass_ctx){.model = m, .pass = gl_pass_find("shape-inference"), .step = 1,
                            .budget = budget, .log = &r->log};
     cr_assert(r->ctx.pass, "shape-inference is in the pass table");
-    r->st = r->ctx.pass->run(m->graph, &r->ctx);
+    r->st = gl_pass_run(m->graph, &r->ctx);
 }
 
 static size_t count_rule(const run *r, const char *rule, gl_verdict v)

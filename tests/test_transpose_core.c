@@ -68,7 +68,7 @@ static void run_push_ort_only(gl_model *m, bool ort_only, gl_decision_log *log)
     gl_pass_ctx ctx = {.model = m, .pass = gl_pass_find("transpose-push"), .step = 1,
                        .budget = GL_BUDGET_UNLIMITED, .log = log, .settings = &settings};
     cr_assert_eq(gl_infer_graph(m, m->graph, NULL, NULL), GL_OK);
-    cr_assert_eq(ctx.pass->run(m->graph, &ctx), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_pass_run(m->graph, &ctx), GL_OK, "%s", gl_error_message());
     cr_assert_eq(gl_graph_verify(m->graph, false), GL_OK, "%s", gl_error_message());
     gl_settings_free(&settings);
 }

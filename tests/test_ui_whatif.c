@@ -1,9 +1,10 @@
-/* test_ui_whatif.c — the workbench's b (bisect up to the shown step) and x (veto a
- * decision, or lift its veto, and run the pipeline again), driven headless (jobs run
- * inline). */
+/* test_ui_whatif.c — the workbench's b (bisect up to the shown step) and x (veto an
+ * applied decision or force a refused one, or lift either, and run the pipeline again),
+ * driven headless (jobs run inline). */
 #include "testutil.h"
 
 #include "driver/driver.h"
+#include "onnx/onnx_io.h"
 #include "ui/ui.h"
 
 #include <criterion/criterion.h>
@@ -12,10 +13,10 @@
 
 #define CONV "examples/conv_nhwc/model.onnx"
 
-/* A workbench on `rel` after the default pipeline with --set `set` (may be NULL). */
-static void open_with(gl_ui *ui, const char *rel, const char *set)
+/* A workbench on the model at `path` after the default pipeline with --set `set` (may be
+ * NULL). */
+static void open_path(gl_ui *ui, const char *path, const char *set)
 {
-    const char *path = tu_src(rel);
     gl_session_opts o;
     gl_session_opts_init(&o, "all");
     o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
@@ -28,6 +29,11 @@ static void open_with(gl_ui *ui, const char *rel, const char *set)
     gl_ui_init(ui, path);
     ui->sync_jobs = true;
     gl_ui_set_pipeline(ui, s.pipeline, NULL);
+}
+
+static void open_with(gl_ui *ui, const char *rel, const char *set)
+{
+    open_path(ui, tu_src(rel), set);
 }
 
 static const gl_decision *selected_decision(gl_ui *ui)
@@ -98,11 +104,11 @@ Test(whatif, x_vetoes_and_lifts)
               ui.status);
     cr_assert_eq(selected_decision(&ui)->verdict, GL_APPLIED);
     cr_assert_eq(ui.pipeline->settings.n, 0u);
-    /* A refusal cannot be forced (yet), a note has nothing to veto. */
+    /* A refusal for correctness cannot be forced, a note has nothing to veto. */
     cr_assert(gl_ui_decisions_select(&ui, 1));
     gl_ui_key(&ui, 'x');
-    cr_assert(strstr(ui.status, "forcing a refused rewrite is not implemented"), "%s",
-              ui.status);
+    cr_assert(strstr(ui.status, "#1 was refused by a check of correctness "
+                                "(push-through-Conv): it cannot be forced"), "%s", ui.status);
     gl_ui_goto_step(&ui, 2);
     cr_assert(gl_ui_decisions_select(&ui, 0));
     gl_ui_key(&ui, 'x');
@@ -131,4 +137,55 @@ Test(whatif, a_failed_rerun_keeps_the_pipeline)
     cr_assert(strstr(ui.status, "what-if failed (the pipeline shown is unchanged): --set "
                                 "dce.veto=16: decision #16 is fusion"), "%s", ui.status);
     gl_ui_free(&ui);
+}
+
+/* x on a refusal by a cost forces it; x on the forced record lets the rule decide again.
+ * The model: an NCHW Conv and Relu, whose region layout refuses on cost. */
+Test(whatif, x_forces_a_cost_refusal_and_lifts_it)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){1, 4, 5, 6});
+    float w[3 * 4 * 3 * 3];
+    for (size_t i = 0; i < GL_ARRAY_LEN(w); i++)
+        w[i] = (float)((i * 7) % 11) / 11.0f - 0.5f;
+    gl_value *wv = tu_const_f32(g, "w", 4, (int64_t[]){3, 4, 3, 3}, w);
+    gl_node *conv = tu_node(g, "Conv", "conv", 2, x, wv);
+    tu_output(g, tu_node(g, "Relu", "relu", 1, conv->outputs[0])->outputs[0]);
+    char *dir = tu_tmpdir(), path[4200];
+    snprintf(path, sizeof(path), "%s/nchw.onnx", dir);
+    cr_assert_eq(gl_model_save(m, path, NULL), GL_OK, "%s", gl_error_message());
+    gl_model_free(m);
+
+    gl_ui ui;
+    open_path(&ui, path, NULL);
+    const gl_decision *f = NULL;
+    for (size_t i = 0; i < ui.pipeline->log.n && !f; i++)
+        if (gl_decision_number_value(&ui.pipeline->log.items[i], "forceable") == 1)
+            f = &ui.pipeline->log.items[i];
+    cr_assert(f && !strcmp(f->rule, "nhwc-region") && f->verdict == GL_REFUSED);
+    int64_t id = f->id;
+    size_t step = (size_t)f->step, nodes = ui.pipeline->steps[step].nodes;
+    gl_ui_goto_step(&ui, step);
+    cr_assert(gl_ui_decisions_select(&ui, id));
+    gl_ui_key(&ui, 'x');
+    char want[160];
+    snprintf(want, sizeof(want), "what-if: #%lld forced; after step %zu", (long long)id, step);
+    cr_assert(strstr(ui.status, want) && strstr(ui.status, "x on it again lifts the force"),
+              "%s", ui.status);
+    const gl_decision *d = selected_decision(&ui);
+    cr_assert_eq(d->id, id);
+    cr_assert_eq(d->verdict, GL_APPLIED);
+    cr_assert(strstr(d->reason, "forced (--set layout.force="), "%s", d->reason);
+    cr_assert_eq(ui.pipeline->settings.n, 1u);
+    cr_assert_gt(ui.pipeline->steps[step].nodes, nodes, "the region got its Transposes");
+    gl_ui_key(&ui, 'x');
+    snprintf(want, sizeof(want), "#%lld left to its rule again", (long long)id);
+    cr_assert(strstr(ui.status, want), "%s", ui.status);
+    cr_assert_eq(selected_decision(&ui)->verdict, GL_REFUSED);
+    cr_assert_eq(ui.pipeline->settings.n, 0u);
+    cr_assert_eq(ui.pipeline->steps[step].nodes, nodes);
+    gl_ui_free(&ui);
+    tu_rmtree(dir);
+    free(dir);
 }

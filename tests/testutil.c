@@ -541,3 +541,40 @@ void tu_fusion_close(tu_fusion_pair *p)
     gl_session_close(&p->fused);
     gl_session_opts_free(&p->so);
 }
+
+gl_dtype tu_dtype_named(const char *name, size_t len)
+{
+    for (int dt = 1; dt < GL_DT_COUNT; dt++)
+        if (strlen(gl_dtype_name((gl_dtype)dt)) == len &&
+            strncmp(gl_dtype_name((gl_dtype)dt), name, len) == 0)
+            return (gl_dtype)dt;
+    cr_assert_fail("unknown dtype in '%s'", name);
+    return GL_DT_UNDEFINED;
+}
+
+void tu_parse_type(const char *text, gl_type *t)
+{
+    memset(t, 0, sizeof(*t));
+    gl_shape_init_unknown(&t->shape);
+    if (strcmp(text, "?") == 0)
+        return;
+    t->kind = GL_TYPE_TENSOR;
+    const char *br = strchr(text, '[');
+    t->dtype = tu_dtype_named(text, br ? (size_t)(br - text) : strlen(text));
+    if (!br || strcmp(br, "[?]") == 0)
+        return;
+    int rank = 0;
+    char dims[GL_MAX_RANK][32];
+    for (const char *p = br + 1; *p && *p != ']' && rank < GL_MAX_RANK;) {
+        size_t n = strcspn(p, ",]");
+        snprintf(dims[rank++], sizeof(dims[0]), "%.*s", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    gl_shape_set_rank(&t->shape, rank);
+    for (int d = 0; d < rank; d++) {
+        if ((dims[d][0] >= '0' && dims[d][0] <= '9') || dims[d][0] == '-')
+            t->shape.dims[d].value = strtoll(dims[d], NULL, 10);
+        else if (strcmp(dims[d], "?") != 0)
+            gl_dim_set_sym(&t->shape.dims[d], dims[d]);
+    }
+}

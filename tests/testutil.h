@@ -41,6 +41,13 @@ void tu_expect_error(gl_status st, const char *what, const char *error);
  *   gl_node *n = tu_node(m->graph, "Relu", "r", 1, x);  // n_inputs, then the inputs
  *   tu_output(m->graph, n->outputs[0]);
  * Shapes with symbolic dims: pass dims < 0 as -1 (unknown). */
+/* A dtype by its ONNX name as gl_dtype_name spells it ("float", "int64"); anything else
+ * fails the test. */
+gl_dtype tu_dtype_named(const char *name, size_t len);
+/* A type from text, as the op and shape tests write them: "float[N,3,?]" (numbers,
+ * symbols, '?' for an unknown dim), "float[]" (a scalar), "float[?]" or "float" (rank
+ * unknown), "?" (nothing known). *t is overwritten, not freed first. */
+void tu_parse_type(const char *text, gl_type *t);
 gl_model *tu_model(int64_t opset);
 gl_value *tu_input(gl_graph *g, const char *name, gl_dtype dt, int rank, const int64_t *dims);
 gl_value *tu_const_f32(gl_graph *g, const char *name, int rank, const int64_t *dims,

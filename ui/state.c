@@ -184,19 +184,10 @@ unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
                : GL_REDRAW_NONE;
 }
 
-static const struct {
-    const char *pass, *shown;
-} short_names[] = {
-    {"shape-inference", "shapes"}, {"constant-folding", "fold"}, {"transpose-push", "tpush"},
-    {"memory-plan", "mem"},
-};
-
 const char *gl_ui_pass_short(const char *pass)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(short_names); i++)
-        if (strcmp(pass, short_names[i].pass) == 0)
-            return short_names[i].shown;
-    return pass;
+    const gl_pass *p = gl_pass_find(pass);
+    return p && p->shown ? p->shown : pass;
 }
 
 void gl_ui_export_dir(const char *model_path, char *buf, size_t len)
@@ -792,6 +783,15 @@ static bool has_id(const uint32_t *ids, size_t n, uint32_t id)
     return false;
 }
 
+static const gl_node *node_with_id(const gl_graph *g, uint32_t id)
+{
+    gl_node *n;
+    gl_foreach_node(g, k, n)
+        if (n->id == id)
+            return n;
+    return NULL;
+}
+
 unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
 {
     const gl_graph *g = gl_ui_graph(ui);
@@ -799,9 +799,17 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
     uint32_t *ids = gl_xcalloc(d->n_nodes + 1, sizeof(uint32_t));
     size_t n = 0, gone = 0;
     for (size_t i = 0; g && i < d->n_nodes; i++) {
-        const gl_node *node = gl_find_node(g, d->nodes[i]);
+        /* By id where the record has one: names may repeat, ids do not, and a clone
+         * keeps them, so the id names the same node in this step's graph and the one
+         * before. */
+        uint32_t rec_id = d->node_ids[i];
+        const gl_node *node = rec_id != GL_DECISION_NO_ID
+                                  ? gl_graph_index_node(&ui->index, rec_id)
+                                  : gl_find_node(g, d->nodes[i]);
         uint32_t id = node ? node->id : UINT32_MAX;
-        const gl_node *old = !node && before ? gl_find_node(before, d->nodes[i]) : NULL;
+        const gl_node *old = node || !before ? NULL
+                             : rec_id != GL_DECISION_NO_ID ? node_with_id(before, rec_id)
+                                                           : gl_find_node(before, d->nodes[i]);
         if (old) /* gone in this step: what stands for it now */
             id = gl_ui_follow(&ui->index,
                               (gl_selection){.origin = first_origin(old), .node_id = old->id});

@@ -1,5 +1,6 @@
-/* whatif.c — `b` (bisect up to the shown step) and `x` (veto a decision, or lift its
- * veto, and run the pipeline again), both on jobs: they run models and whole pipelines. */
+/* whatif.c — `b` (bisect up to the shown step) and `x` (veto an applied decision or force
+ * a refused one where its rule allows, or lift either, and run the pipeline again), both
+ * on jobs: they run models and whole pipelines. */
 #include "ui/ui.h"
 
 #include "driver/bisect.h"
@@ -97,6 +98,7 @@ typedef struct veto_job {
     size_t n_plan;
     gl_settings settings;
     int64_t id;
+    const char *option; /* "veto" or "force" */
     bool lift;
     size_t step;
     gl_pipeline *p;
@@ -105,11 +107,19 @@ typedef struct veto_job {
     char error[512];
 } veto_job;
 
+/* What the re-run does to the decision, in a word or three. */
+static const char *what_now(const veto_job *v)
+{
+    bool veto = strcmp(v->option, "veto") == 0;
+    return v->lift ? (veto ? "allowed again" : "left to its rule again")
+                   : (veto ? "vetoed" : "forced");
+}
+
 static void veto_run(void *arg, gl_job *job)
 {
     veto_job *v = arg;
     gl_job_progress(job, "running %zu passes with #%lld %s", v->n_plan, (long long)v->id,
-                    v->lift ? "allowed" : "vetoed");
+                    what_now(v));
     v->st = gl_pipeline_run(gl_model_clone(v->old->steps[0].model), v->plan, v->n_plan,
                             &v->settings, GL_PIPELINE_KEEP_SNAPSHOTS, &v->p);
     if (v->st != GL_OK) {
@@ -151,10 +161,9 @@ static unsigned veto_finish(gl_ui *ui, void *arg)
     gl_ui_replace_pipeline(ui, p, diffs, v->step);
     gl_ui_decisions_select(ui, v->id);
     gl_ui_set_status(ui, "what-if: #%lld %s; after step %zu %zu nodes (were %zu), after the "
-                     "last %zu (were %zu)%s", (long long)v->id,
-                     v->lift ? "allowed again" : "vetoed", v->step, p->steps[v->step].nodes,
-                     was_step, last_nodes(p), was_last,
-                     v->lift ? "" : "; x on it again lifts the veto");
+                     "last %zu (were %zu)%s%s", (long long)v->id, what_now(v), v->step,
+                     p->steps[v->step].nodes, was_step, last_nodes(p), was_last,
+                     v->lift ? "" : "; x on it again lifts the ", v->lift ? "" : v->option);
     veto_discard(v);
     return GL_REDRAW_ALL;
 }
@@ -162,16 +171,16 @@ static unsigned veto_finish(gl_ui *ui, void *arg)
 static const gl_job_spec veto_spec = {
     .what = "what-if", .run = veto_run, .finish = veto_finish, .discard = veto_discard};
 
-/* The ui pipeline's settings with the veto of d added (or, lifting, removed). */
-static gl_status settings_with(const gl_pipeline *p, const gl_decision *d, bool lift,
-                               gl_settings *out)
+/* The ui pipeline's settings with PASS.option=d's id added (or, lifting, removed). */
+static gl_status settings_with(const gl_pipeline *p, const gl_decision *d, const char *option,
+                               bool lift, gl_settings *out)
 {
     *out = (gl_settings){0};
     gl_status st = GL_OK;
     for (size_t i = 0; i < p->settings.n && st == GL_OK; i++) {
         const gl_setting *s = &p->settings.items[i];
-        bool vetoes_d = !strcmp(s->option, "veto") && s->value == d->id;
-        if (lift && vetoes_d)
+        bool names_d = !strcmp(s->option, option) && s->value == d->id;
+        if (lift && names_d)
             continue;
         char text[256];
         snprintf(text, sizeof(text), "%s.%s=%lld", s->pass, s->option, (long long)s->value);
@@ -179,7 +188,7 @@ static gl_status settings_with(const gl_pipeline *p, const gl_decision *d, bool 
     }
     if (st == GL_OK && !lift) {
         char text[256];
-        snprintf(text, sizeof(text), "%s.veto=%lld", d->pass, (long long)d->id);
+        snprintf(text, sizeof(text), "%s.%s=%lld", d->pass, option, (long long)d->id);
         st = gl_settings_apply(out, text);
     }
     if (st != GL_OK)
@@ -191,25 +200,32 @@ unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d)
 {
     if (!ui->pipeline || !d)
         return GL_REDRAW_NONE;
-    bool lift = d->verdict == GL_REFUSED && !strncmp(d->reason, "vetoed (--set", 13);
+    bool lift_veto = d->verdict == GL_REFUSED && !strncmp(d->reason, "vetoed (--set", 13);
+    bool lift_force = d->verdict == GL_APPLIED && !strncmp(d->reason, "forced (--set", 13);
+    bool forceable = d->verdict == GL_REFUSED && gl_decision_number_value(d, "forceable") == 1;
     if (d->verdict == GL_NOTE) {
         gl_ui_set_status(ui, "#%lld is a note: it changes nothing to veto", (long long)d->id);
         return GL_REDRAW_STATUS;
     }
-    if (d->verdict == GL_REFUSED && !strncmp(d->reason, "vetoed (", 8) && !lift) {
+    if (d->verdict == GL_REFUSED && !strncmp(d->reason, "vetoed (", 8) && !lift_veto) {
         gl_ui_set_status(ui, "#%lld repeats a vetoed rewrite: x on the first one lifts the "
                          "veto", (long long)d->id);
         return GL_REDRAW_STATUS;
     }
-    if (d->verdict == GL_REFUSED && !lift) {
-        gl_ui_set_status(ui, "#%lld was refused: forcing a refused rewrite is not implemented "
-                         "(x vetoes applied ones)", (long long)d->id);
+    if (d->verdict == GL_REFUSED && !lift_veto && !forceable) {
+        gl_ui_set_status(ui, "#%lld was refused by a check of correctness (%s): it cannot be "
+                         "forced; x forces refusals by a cost or a guard", (long long)d->id,
+                         d->rule);
         return GL_REDRAW_STATUS;
     }
+    bool lift = lift_veto || lift_force;
+    bool veto = lift_veto || (d->verdict == GL_APPLIED && !lift_force);
+    const char *option = veto ? "veto" : "force";
     const gl_pipeline *p = ui->pipeline;
     veto_job *v = gl_xcalloc(1, sizeof(*v));
-    *v = (veto_job){.old = p, .id = d->id, .lift = lift, .step = (size_t)d->step};
-    if (settings_with(p, d, lift, &v->settings) != GL_OK) {
+    *v = (veto_job){.old = p, .id = d->id, .option = option, .lift = lift,
+                    .step = (size_t)d->step};
+    if (settings_with(p, d, option, lift, &v->settings) != GL_OK) {
         gl_ui_set_error(ui, "what-if: %s", gl_error_message());
         free(v);
         return GL_REDRAW_STATUS;

@@ -546,6 +546,12 @@ static const char *const attr_type_names[] = {
 };
 _Static_assert(GL_ARRAY_LEN(attr_type_names) == GL_ATTR_TYPE_PROTOS + 1, "a name per type");
 
+size_t gl_attr_subgraphs(const gl_attr *a, gl_graph *const **subs)
+{
+    *subs = a->type == GL_ATTR_GRAPH ? &a->g : a->type == GL_ATTR_GRAPHS ? a->graphs : NULL;
+    return a->type == GL_ATTR_GRAPH ? 1 : a->type == GL_ATTR_GRAPHS ? a->n : 0;
+}
+
 const char *gl_attr_type_name(gl_attr_type t)
 {
     return (size_t)t < GL_ARRAY_LEN(attr_type_names) ? attr_type_names[t] : "?";

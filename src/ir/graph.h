@@ -117,6 +117,9 @@ typedef struct gl_attr {
 void gl_attr_free(gl_attr *a); /* frees the contents, not `a` itself */
 /* "int", "floats", "graph", ... (ONNX's AttributeType names in lower case). */
 const char *gl_attr_type_name(gl_attr_type t);
+/* The subgraphs an attribute holds (GRAPH: one, GRAPHS: a->n, else none); *subs points
+ * into the attribute. */
+size_t gl_attr_subgraphs(const gl_attr *a, gl_graph *const **subs);
 
 /* ---- values -------------------------------------------------------------------- */
 

@@ -44,7 +44,6 @@ a pass without records|1|first bad rewrite: shape-inference (step 2, rewrite 5 o
 a fault before a Softmax is none (units apart: q.k alone)|0|no rewrite changes the outputs|bisect "$T" --set fusion.units=0 --set fusion.fault=4
 the same fault in the attention unit|1|first bad decision: #30 fusion attention (step 14, rewrite 4 of 6)|bisect "$T" --set fusion.fault=4
 --passes limits the search|0|no rewrite changes the outputs (4 rewrites in 6 steps|bisect "$C" --passes toposort,shape-inference,constant-folding,cse,dce,transpose-push --set fusion.fault=1
-progress on stderr|1|bisect: rewrite 7 of 14 (transpose-push 2/8, step 12): same outputs|bisect "$C" --set fusion.fault=1
 no model|2|expected one MODEL|bisect
 a missing model|2|cannot open|bisect "$tmp/none.onnx"
 an unknown pass|2|unknown pass 'nosuch'|bisect "$C" --passes nosuch
@@ -53,6 +52,16 @@ a veto past the end|2|there is no decision #99|optimize "$C" -o "$tmp/o.onnx" --
 a veto in --explain|0|#3    refused  push-through-Add: vetoed (--set transpose-push.veto=3)|optimize "$C" -o "$tmp/o.onnx" --explain --set transpose-push.veto=3
 help|0|bisect    MODEL [--data DIR]|bisect --help
 TABLE
+
+# Progress lines go to stderr for a person at a terminal, or when asked; a script that
+# reads stderr sees nothing there but an error, as from every command.
+export GRAPHLAB_PROGRESS=1
+expect "progress on stderr with GRAPHLAB_PROGRESS=1" 1 \
+    "bisect: rewrite 7 of 14 (transpose-push 2/8, step 12): same outputs" \
+    bisect "$C" --set fusion.fault=1
+unset GRAPHLAB_PROGRESS
+"$GL" bisect "$C" --set fusion.fault=1 >"$tmp/out" 2>"$tmp/err"
+check "no progress when stderr is not a terminal" [ ! -s "$tmp/err" ]
 
 # The printed --passes makes the first bad model; one rewrite fewer is still good.
 "$GL" bisect "$C" --data "$CD" --set transpose-push.fault=2 2>/dev/null >"$tmp/found"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # hostile.sh — every file in tests/data/bad/ and tests/data/fuzz-finds/ (whatever is there:
 # new fixtures are picked up by themselves) and a FIFO, through every command: info,
-# info --json, optimize -o, export -d, run, run --backend dnnl, and some of them through
+# info --json, optimize -o, export -d, run, run --backend dnnl, bisect, and some of them through
 # the workbench under tmux.
 # One TAP line per (file, command) asserts: the exit status the table below expects (2
 # unless it says otherwise); for a failure exactly one line on stderr (on the restored
@@ -21,7 +21,7 @@
 . "$GL_SRCDIR/tests/tap.sh"
 GL="$GL_BUILDDIR/graphlab"
 SRC="$GL_SRCDIR"
-COMMANDS="info info-json optimize export run run-dnnl"
+COMMANDS="info info-json optimize export run run-dnnl bisect"
 # the files also opened in the workbench: refused at load, a bad graph, calls and a loop
 # the pipeline stops or folds under a cap, a FIFO
 TUI_FILES="empty.onnx cycle.onnx external_escape.onnx huge_dims.onnx function_fanout.onnx
@@ -146,6 +146,8 @@ for path in $files; do
         run) set -- run "$input" $RUN_LIMITS ;;
         # shellcheck disable=SC2086
         run-dnnl) set -- run "$input" --backend dnnl $RUN_LIMITS ;;
+        # shellcheck disable=SC2086
+        bisect) set -- bisect "$input" $RUN_LIMITS ;;
         esac
         t0=$(date +%s)
         (

@@ -4,7 +4,8 @@
  *
  * stdout: the first bad decision (id, pass, rule, nodes; its record; what differs; the
  * --passes list that makes that model), or "no rewrite changes the outputs". stderr: one
- * line per model run. Exit 0 when no rewrite changes the outputs, 1 when one does, 2 on
+ * line per model run when stderr is a terminal or GRAPHLAB_PROGRESS=1 (a script sees only
+ * an error there, one line, as from every command). Exit 0 when no rewrite changes the outputs, 1 when one does, 2 on
  * bad usage, a model that does not load or a pass that fails. */
 #include "cli/cli.h"
 
@@ -13,6 +14,14 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool show_progress(void)
+{
+    const char *env = getenv("GRAPHLAB_PROGRESS");
+    return env && *env ? strcmp(env, "0") != 0 : isatty(STDERR_FILENO);
+}
 
 static void progress(void *ctx, const char *line)
 {
@@ -67,7 +76,9 @@ int gl_cmd_bisect(int argc, char **argv)
         o.always_pipeline = true;
         gl_bisect_result r;
         gl_status st = gl_session_open(model, &o, &s);
-        if (st == GL_OK && (st = gl_bisect_pipeline(s.pipeline, SIZE_MAX, &o, progress, NULL, &r)) == GL_OK) {
+        if (st == GL_OK && (st = gl_bisect_pipeline(s.pipeline, SIZE_MAX, &o,
+                                                      show_progress() ? progress : NULL,
+                                                      NULL, &r)) == GL_OK) {
             rc = report(model, &s, &o, &r);
             gl_bisect_result_free(&r);
         } else {

@@ -70,49 +70,59 @@ static dnnl_status_t weights_md(const dn_build *b, size_t input, int nd, const i
     return dnnl_success;
 }
 
-/* The matmul of the views (nd dims) as one product (tall: the stacked rows of A as one
- * matrix, B a matrix) or as the stack; its descriptors of A, B as given, and Y. */
-static dnnl_status_t product_pd(dn_build *b, dnnl_primitive_desc_t *pd, bool tall, int nd,
-                                const int64_t *ad0, const int64_t *as0, const int64_t *bd0,
-                                const int64_t *bs0, const int64_t *yd0, bool ta, bool tb,
-                                float alpha, dnnl_memory_desc_t *amd, dnnl_memory_desc_t *bview,
-                                dnnl_memory_desc_t *ymd)
-{
-    int64_t ad[DNNL_MAX_NDIMS], as[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], bs[DNNL_MAX_NDIMS];
+/* A product as product_build reads it off the operands: nd dims (ONNX broadcasting
+ * applied, leading 1s added), the views of A and B (dims, element strides: a transposed
+ * operand's differ from its dims' order), Y's dims, and FusedMatMul's transA/transB and
+ * alpha. */
+typedef struct product_shape {
+    int nd;
+    int64_t ad[DNNL_MAX_NDIMS], as[DNNL_MAX_NDIMS];
+    int64_t bd[DNNL_MAX_NDIMS], bs[DNNL_MAX_NDIMS];
     int64_t yd[DNNL_MAX_NDIMS];
-    int n = nd;
-    memcpy(ad, ad0, sizeof(ad));
-    memcpy(as, as0, sizeof(as));
-    memcpy(bd, bd0, sizeof(bd));
-    memcpy(bs, bs0, sizeof(bs));
-    memcpy(yd, yd0, sizeof(yd));
+    bool ta, tb;
+    float alpha;
+} product_shape;
+
+/* The descriptors a built product binds: A and B's views as built, and Y. */
+typedef struct product_mds {
+    dnnl_memory_desc_t a, b_view, y;
+} product_mds;
+
+/* The matmul of the views as one product (tall: the stacked rows of A as one matrix, B a
+ * matrix) or as the stack. */
+static dnnl_status_t product_pd(dn_build *b, dnnl_primitive_desc_t *pd, bool tall,
+                                const product_shape *s, product_mds *out)
+{
+    product_shape v = *s; /* the dims as built: tall folds the stack into rows */
+    int n = s->nd, nd = s->nd;
     if (tall) {
         int64_t rows = 1;
         for (int i = 0; i < nd - 1; i++)
-            rows *= ad[i];
-        ad[0] = yd[0] = rows;
-        ad[1] = ad[nd - 1];
-        bd[0] = bd[nd - 2];
-        bd[1] = yd[1] = bd[nd - 1];
-        bs[0] = bs[nd - 2];
-        bs[1] = bs[nd - 1];
+            rows *= v.ad[i];
+        v.ad[0] = v.yd[0] = rows;
+        v.ad[1] = s->ad[nd - 1];
+        v.bd[0] = s->bd[nd - 2];
+        v.bd[1] = v.yd[1] = s->bd[nd - 1];
+        v.bs[0] = s->bs[nd - 2];
+        v.bs[1] = s->bs[nd - 1];
         n = 2;
     }
     dnnl_memory_desc_t bmd;
-    if (dn_md_plain(amd, n, ad, ta ? as : NULL) != dnnl_success ||
-        dn_md_plain(bview, n, bd, tb ? bs : NULL) != dnnl_success ||
-        weights_md(b, 1, n, bd, bview, &bmd) != dnnl_success ||
-        dn_md_plain(ymd, n, yd, NULL) != dnnl_success)
+    if (dn_md_plain(&out->a, n, v.ad, s->ta ? v.as : NULL) != dnnl_success ||
+        dn_md_plain(&out->b_view, n, v.bd, s->tb ? v.bs : NULL) != dnnl_success ||
+        weights_md(b, 1, n, v.bd, &out->b_view, &bmd) != dnnl_success ||
+        dn_md_plain(&out->y, n, v.yd, NULL) != dnnl_success)
         return dnnl_unimplemented;
     /* FusedMatMul's alpha first, then what a fused unit adds after the product (for the
      * destination of ONNX rank: nd dims, leading 1s aside) */
-    dn_post scale = {dnnl_eltwise_linear, alpha, 0.0f, 1.0f, NULL};
+    dn_post scale = {dnnl_eltwise_linear, s->alpha, 0.0f, 1.0f, NULL};
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_status_t r = tall ? dn_build_attr_rows(b, &scale, alpha != 1.0f, nd, yd0, &attr)
-                           : dn_build_attr(b, &scale, alpha != 1.0f, nd, yd0, &attr);
+    bool scaled = s->alpha != 1.0f;
+    dnnl_status_t r = tall ? dn_build_attr_rows(b, &scale, scaled, nd, s->yd, &attr)
+                           : dn_build_attr(b, &scale, scaled, nd, s->yd, &attr);
     dnnl_matmul_desc_t md;
     if (r == dnnl_success)
-        r = dnnl_matmul_desc_init(&md, amd, &bmd, NULL, ymd);
+        r = dnnl_matmul_desc_init(&md, &out->a, &bmd, NULL, &out->y);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
     dnnl_primitive_attr_destroy(attr);
@@ -134,10 +144,10 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
     nd = nd < 2 ? 2 : nd;
     if (nd > DNNL_MAX_NDIMS)
         return dn_refuse(b, "rank %d", nd);
-    int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], yd[DNNL_MAX_NDIMS];
-    int64_t as[DNNL_MAX_NDIMS] = {0}, bs[DNNL_MAX_NDIMS] = {0};
-    matmul_view(a, true, ta, nd, ad, as);
-    matmul_view(w, false, tb, nd, bd, bs);
+    product_shape ps = {.nd = nd, .ta = ta, .tb = tb, .alpha = alpha};
+    int64_t *ad = ps.ad, *bd = ps.bd, *yd = ps.yd;
+    matmul_view(a, true, ta, nd, ad, ps.as);
+    matmul_view(w, false, tb, nd, bd, ps.bs);
     if (ad[nd - 1] != bd[nd - 2])
         return dn_refuse(b, "inner dims differ");
     for (int i = 0; i < nd - 2; i++) {
@@ -159,16 +169,15 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
      * of one row, a few as one; inside a fused unit as well, its binary operands then
      * described over the tall matrix when they can be, else the stack it stays). */
     bool tall = nd > 2 && w->rank <= 2 && !ta;
-    dnnl_memory_desc_t amd, bview, ymd;
+    product_mds mds;
     dnnl_status_t r = dnnl_unimplemented;
     for (int attempt = tall ? 0 : 1; attempt < 2 && r != dnnl_success; attempt++)
-        r = product_pd(b, pd, attempt == 0, nd, ad, as, bd, bs, yd, ta, tb, alpha, &amd, &bview,
-                       &ymd);
+        r = product_pd(b, pd, attempt == 0, &ps, &mds);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for these shapes");
-    dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
-    bind_weights(b, 1, &bview, *pd);
-    dn_bind_output(b, DNNL_ARG_DST, 0, &ymd, out_rank, out_dims);
+    dn_bind_input_view(b, DNNL_ARG_SRC, 0, &mds.a);
+    bind_weights(b, 1, &mds.b_view, *pd);
+    dn_bind_output(b, DNNL_ARG_DST, 0, &mds.y, out_rank, out_dims);
     return GL_OK;
 }
 

@@ -123,11 +123,16 @@ const char *const *gl_pass_default_pipeline(size_t *count);
 typedef struct gl_pass_step {
     const gl_pass *pass;
     int64_t budget; /* GL_BUDGET_UNLIMITED unless PASS:K */
+    /* all:K: `budget` is K, the whole pipeline's, counted over the steps that share it:
+     * each runs with what the ones before it left, and none runs once it is spent. */
+    bool shared;
 } gl_pass_step;
 
-/* Parse a --passes value: "all" (the default pipeline), "none", or a comma list of
- * NAME or NAME:K (K >= 0), repeats allowed. *steps is malloc'd. GL_ERR_INPUT with a
- * message naming the unknown pass or bad budget. */
+/* Parse a --passes value: "all" (the default pipeline), "all:K" (the default pipeline
+ * stopped after its first K rewrites, counted over all its steps: bisect's numbering),
+ * "none", or a comma list of NAME or NAME:K (K >= 0), repeats allowed. *steps is
+ * malloc'd. GL_ERR_INPUT with a message naming the unknown pass (and the passes there
+ * are) or the bad budget. */
 gl_status gl_pass_list_parse(const char *spec, gl_pass_step **steps, size_t *n_steps);
 
 /* ---- passes ---------------------------------------------------------------------- */

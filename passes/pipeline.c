@@ -92,6 +92,28 @@ const gl_pass *gl_pass_find(const char *name)
 
 /* ---- --passes ------------------------------------------------------------------------ */
 
+/* "toposort, shape-inference, ..." for messages that list what there is. */
+static void pass_names(char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < GL_ARRAY_LEN(pass_table) && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", pass_table[i].name);
+}
+
+/* K of "NAME:K" (item names the whole item for the message). */
+static gl_status parse_budget(const char *item, const char *k_text, int64_t *budget)
+{
+    char *end;
+    errno = 0;
+    long long k = strtoll(k_text, &end, 10);
+    if (errno || end == k_text || *end || k < 0)
+        return gl_fail(GL_ERR_INPUT, "--passes: '%s': the rewrite budget after ':' must be "
+                       "a whole number >= 0", item);
+    *budget = k;
+    return GL_OK;
+}
+
 /* One list item: "NAME" or "NAME:K". */
 static gl_status parse_step(const char *item, gl_pass_step *step)
 {
@@ -103,20 +125,15 @@ static gl_status parse_step(const char *item, gl_pass_step *step)
     memcpy(name, item, len);
     name[len] = '\0';
     step->pass = gl_pass_find(name);
-    if (!step->pass)
-        return gl_fail(GL_ERR_INPUT, "--passes: unknown pass '%s'", name);
-    step->budget = GL_BUDGET_UNLIMITED;
-    if (colon) {
-        char *end;
-        errno = 0;
-        long long k = strtoll(colon + 1, &end, 10);
-        if (errno || end == colon + 1 || *end || k < 0)
-            return gl_fail(GL_ERR_INPUT,
-                           "--passes: '%s': the rewrite budget after ':' must be a whole "
-                           "number >= 0", item);
-        step->budget = k;
+    if (!step->pass) {
+        char names[512];
+        pass_names(names, sizeof(names));
+        return gl_fail(GL_ERR_INPUT, "--passes: unknown pass '%s' (passes: %s; alone: all, "
+                       "all:K or none)", name, names);
     }
-    return GL_OK;
+    step->budget = GL_BUDGET_UNLIMITED;
+    step->shared = false;
+    return colon ? parse_budget(item, colon + 1, &step->budget) : GL_OK;
 }
 
 gl_status gl_pass_list_parse(const char *spec, gl_pass_step **steps, size_t *n_steps)
@@ -125,11 +142,15 @@ gl_status gl_pass_list_parse(const char *spec, gl_pass_step **steps, size_t *n_s
     *n_steps = 0;
     if (strcmp(spec, "none") == 0)
         return GL_OK;
-    if (strcmp(spec, "all") == 0) {
+    if (strcmp(spec, "all") == 0 || strncmp(spec, "all:", 4) == 0) {
+        int64_t k = GL_BUDGET_UNLIMITED;
+        if (spec[3] && parse_budget(spec, spec + 4, &k) != GL_OK)
+            return GL_ERR_INPUT;
         size_t n = GL_ARRAY_LEN(default_pipeline);
         *steps = gl_xcalloc(n, sizeof(gl_pass_step));
         for (size_t i = 0; i < n; i++)
-            (*steps)[i] = (gl_pass_step){gl_pass_find(default_pipeline[i]), GL_BUDGET_UNLIMITED};
+            (*steps)[i] = (gl_pass_step){gl_pass_find(default_pipeline[i]), k,
+                                         k != GL_BUDGET_UNLIMITED};
         *n_steps = n;
         return GL_OK;
     }
@@ -172,6 +193,18 @@ static const gl_pass_option common_options[] = {
      "(0.5 added to its output); 0: off"},
 };
 
+const gl_pass_option *gl_settings_load_options(size_t *count)
+{
+    *count = GL_ARRAY_LEN(load_options);
+    return load_options;
+}
+
+const gl_pass_option *gl_settings_common_options(size_t *count)
+{
+    *count = GL_ARRAY_LEN(common_options);
+    return common_options;
+}
+
 static const gl_pass_option *find_in(const gl_pass_option *opts, size_t n, const char *option)
 {
     for (size_t i = 0; i < n; i++)
@@ -189,6 +222,22 @@ static const gl_pass_option *find_option(const char *pass, const char *option)
         return NULL;
     const gl_pass_option *o = find_in(p->options, p->n_options, option);
     return o ? o : find_in(common_options, GL_ARRAY_LEN(common_options), option);
+}
+
+/* "max-bytes, veto, fault": what --set PASS. takes. */
+static void option_names(const char *pass, char *buf, size_t len)
+{
+    const gl_pass *p = gl_pass_find(pass);
+    const gl_pass_option *lists[2] = {p ? p->options : load_options,
+                                      p ? common_options : NULL};
+    size_t counts[2] = {p ? p->n_options : GL_ARRAY_LEN(load_options),
+                        p ? GL_ARRAY_LEN(common_options) : 0};
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t l = 0; l < 2; l++)
+        for (size_t i = 0; i < counts[l] && at < len; i++)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
+                                   lists[l][i].name);
 }
 
 static void settings_add(gl_settings *s, const char *pass, const char *option, int64_t v)
@@ -234,9 +283,15 @@ gl_status gl_settings_apply(gl_settings *s, const char *assignment)
     char *option = gl_xstrndup(dot + 1, (size_t)(eq - dot - 1));
     gl_status st = GL_OK;
     if (!find_option(pass, option)) {
-        st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s '%s'", pass, option,
-                     strcmp(pass, "load") && !gl_pass_find(pass) ? "any pass; no pass" : "pass",
-                     pass);
+        char valid[512];
+        bool known = !strcmp(pass, "load") || gl_pass_find(pass);
+        if (known)
+            option_names(pass, valid, sizeof(valid));
+        else
+            pass_names(valid, sizeof(valid));
+        st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s '%s' (%s: %s)", pass,
+                     option, known ? "pass" : "any pass; no pass", pass,
+                     known ? "its options" : "the passes, and load", valid);
     } else if (strcmp(option, "veto") == 0 || strcmp(option, "force") == 0) {
         st = apply_id_list(s, pass, option, eq + 1);
     } else {
@@ -705,14 +760,30 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
     p->n_steps = 1;
     bool keep = flags & GL_PIPELINE_KEEP_SNAPSHOTS;
     gl_status st = on_step ? on_step(ctx, p, 0) : GL_OK;
+    int64_t left = -1; /* all:K: what the steps so far left of K */
     for (size_t i = 0; st == GL_OK && i < n_plan; i++) {
+        gl_pass_step step = plan[i];
+        if (step.shared) {
+            if (left < 0)
+                left = step.budget;
+            if (left == 0)
+                break; /* the K-th rewrite is made: the steps after it do not run */
+            step.budget = left;
+        }
         gl_snapshot *prev = &p->steps[i], *snap = &p->steps[i + 1];
         /* Without snapshots the model moves from step to step instead of being copied. */
         gl_model *m = keep ? gl_model_clone(prev->model) : prev->model;
         if (!keep)
             prev->model = NULL;
-        st = run_pass(m, &plan[i], (int)i + 1, inferred_before(plan, i), &p->log, &p->settings,
+        st = run_pass(m, &step, (int)i + 1, inferred_before(plan, i), &p->log, &p->settings,
                       snap);
+        if (step.shared) {
+            left -= snap->rewrites;
+            /* A step the shared budget did not stop ran whole: replayed so, and labelled
+             * without a budget. */
+            if (left > 0)
+                snap->budget = GL_BUDGET_UNLIMITED;
+        }
         if (st != GL_OK) {
             p->failure = gl_xstrdup(gl_error_message());
             memset(snap, 0, sizeof(*snap));
@@ -771,7 +842,8 @@ gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
         return gl_fail(GL_ERR_INPUT, "replay: step %zu has no kept predecessor", k);
     const gl_snapshot *snap = &p->steps[k];
     gl_model *m = gl_model_clone(p->steps[k - 1].model);
-    gl_pass_step step = {snap->pass, budget < snap->budget ? budget : snap->budget};
+    gl_pass_step step = {.pass = snap->pass,
+                         .budget = budget < snap->budget ? budget : snap->budget};
     gl_decision_log_free(log);
     log->id_base = (int64_t)snap->first_decision;
     gl_snapshot scratch;

@@ -29,6 +29,10 @@ gl_status gl_settings_apply(gl_settings *s, const char *assignment);
 int64_t gl_settings_lookup(const gl_settings *s, const char *pass, const char *option,
                            int64_t dflt);
 void gl_settings_free(gl_settings *s);
+/* The --set options of no pass ("load.freeze-inputs") and those of every pass (veto,
+ * fault), for help listings. */
+const gl_pass_option *gl_settings_load_options(size_t *count);
+const gl_pass_option *gl_settings_common_options(size_t *count);
 
 typedef struct gl_snapshot {
     const gl_pass *pass;    /* NULL for step 0, the loaded model */

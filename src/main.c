@@ -4,13 +4,32 @@
 #include "ui/ui.h"
 #include "util/escape.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-/* The bundled example: installed copy first, then the source tree (running from a build). */
+/* The bundled example: beside the program when it runs from an installed tree, staged
+ * (make install DESTDIR=...) or not; then the configured data folder; then the source
+ * tree (running from a build). */
 static const char *default_model(void)
 {
+    static char staged[PATH_MAX];
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    size_t bin = strlen(GL_BINDIR);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        size_t dir = slash ? (size_t)(slash - exe) : 0;
+        /* exe is ROOT + bindir + "/graphlab": the data is at ROOT + pkgdatadir. */
+        if (dir >= bin && strncmp(exe + dir - bin, GL_BINDIR, bin) == 0) {
+            int n = snprintf(staged, sizeof(staged), "%.*s%s/%s", (int)(dir - bin), exe,
+                             GL_PKGDATADIR, GL_DEFAULT_EXAMPLE);
+            if (n > 0 && (size_t)n < sizeof(staged) && access(staged, R_OK) == 0)
+                return staged;
+        }
+    }
     static const char *const candidates[] = {GL_PKGDATADIR "/" GL_DEFAULT_EXAMPLE,
                                              GL_SRCDIR "/" GL_DEFAULT_EXAMPLE};
     for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
@@ -19,15 +38,44 @@ static const char *default_model(void)
     return candidates[0];
 }
 
+/* Is `arg`, which names no command, meant as a model? A file that exists, or a path
+ * that looks like one: then "cannot open" says more than "unknown command". */
+static bool looks_like_model(const char *arg)
+{
+    size_t len = strlen(arg);
+    return access(arg, F_OK) == 0 || strchr(arg, '/') ||
+           (len >= 5 && strcmp(arg + len - 5, ".onnx") == 0);
+}
+
+static int unknown_command(const char *arg)
+{
+    size_t n;
+    const gl_command *const *cmds = gl_command_table(&n);
+    fprintf(stderr, "graphlab: unknown command '%s' (commands:", gl_esc(arg));
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, " %s%s", cmds[i]->name, i + 1 < n ? "," : "");
+    fputs("; or a MODEL file; see graphlab --help)\n", stderr);
+    return GL_EXIT_BAD;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
                       !strcmp(argv[1], "help"))) {
-        gl_cli_print_help(stdout);
+        const gl_command *cmd = argc == 3 ? gl_command_find(argv[2]) : NULL;
+        if (cmd)
+            gl_cli_print_command_help(cmd, stdout); /* graphlab help run */
+        else
+            gl_cli_print_help(stdout, default_model());
         return GL_EXIT_OK;
     }
     if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
-        printf("graphlab %s\n", PACKAGE_VERSION);
+        gl_cli_print_version(stdout);
+        return GL_EXIT_OK;
+    }
+    /* Not in --help: how the build writes graphlab.1. */
+    if (argc == 2 && !strcmp(argv[1], "--man")) {
+        gl_cli_print_man(stdout, GL_PKGDATADIR "/" GL_DEFAULT_EXAMPLE);
         return GL_EXIT_OK;
     }
     if (argc >= 2) {
@@ -39,6 +87,8 @@ int main(int argc, char **argv)
                     gl_esc(argv[1]));
             return GL_EXIT_BAD;
         }
+        if (!looks_like_model(argv[1]))
+            return unknown_command(argv[1]);
     }
     if (argc > 2) {
         fprintf(stderr, "graphlab: unexpected argument '%s' (see graphlab --help)\n",

@@ -50,7 +50,7 @@ an unknown pass|2|unknown pass 'nosuch'|bisect "$C" --passes nosuch
 a veto of another pass|2|decision #3 is transpose-push 'push-through-Add' (applied), not a rewrite of cse|bisect "$C" --set cse.veto=3
 a veto past the end|2|there is no decision #99|optimize "$C" -o "$tmp/o.onnx" --set fusion.veto=99
 a veto in --explain|0|#3    refused  push-through-Add: vetoed (--set transpose-push.veto=3)|optimize "$C" -o "$tmp/o.onnx" --explain --set transpose-push.veto=3
-help|0|bisect    MODEL [--data DIR]|bisect --help
+help: its own, with each option's line|0|  --data DIR |bisect --help
 TABLE
 
 # Progress lines go to stderr for a person at a terminal, or when asked; a script that

@@ -135,6 +135,104 @@ check "--set load.freeze-inputs=1 accepted" [ "$rc" -eq 0 ]
 run --help
 check "--help exits 0 and lists the commands" sh -c "[ $rc -eq 0 ] && grep -q optimize '$tmp/out'"
 
+# --- messages: the exact line on stderr, and the exit code ---------------------------------
+# exit | the stderr line's text (fixed string) | arguments
+m="$tmp/m.onnx"
+while IFS='|' read -r code text args; do
+    [ -n "$code" ] || continue
+    eval "set -- $args"
+    run "$@"
+    check "graphlab $args: exit $code" [ "$rc" -eq "$code" ]
+    check "graphlab $args: says '$text'" grep -qF -- "$text" "$tmp/err"
+    [ "$rc" -eq "$code" ] && grep -qF -- "$text" "$tmp/err" || diag "$(cat "$tmp/err")"
+done <<TABLE
+2|graphlab: unknown command 'foo' (commands: info, optimize, export, run, profile, bisect, conformance; or a MODEL file; see graphlab --help)|foo
+2|graphlab: unknown command 'optimise' (commands: info,|optimise "$m" -o "$tmp/x.onnx"
+2|$tmp/nothing-here: cannot open|"$tmp/nothing-here"
+2|foo.onnx: cannot open|foo.onnx
+2|./foo: cannot open|./foo
+2|graphlab optimize: --set: 'fusion.bogus' is not an option of pass 'fusion' (its options: exact-shapes, units, veto, force, fault)|optimize "$m" -o "$tmp/x.onnx" --set fusion.bogus=1
+2|graphlab run: --set: 'load.x' is not an option of pass 'load' (its options: freeze-inputs)|run "$m" --set load.x=1
+2|graphlab run: --set: 'nope.x' is not an option of any pass; no pass 'nope' (the passes, and load: toposort, shape-inference, constant-folding, cse, dce, transpose-push,|run "$m" --set nope.x=1
+2|graphlab export: --passes: unknown pass 'bogus' (passes: toposort, shape-inference,|export "$m" -d "$tmp/x" --passes bogus
+2|; alone: all, all:K or none)|export "$m" -d "$tmp/x" --passes bogus
+2|graphlab optimize: --passes: 'all:x': the rewrite budget after ':' must be a whole number >= 0|optimize "$m" -o "$tmp/x.onnx" --passes all:x
+2|graphlab optimize: --passes: 'all:-1': the rewrite budget|optimize "$m" -o "$tmp/x.onnx" --passes all:-1
+0|graphlab run: passes: none (the model as loaded); inputs random (seed 0x6772617068; no --data)|run "$m"
+0|graphlab run: passes (rewrites): toposort 0, dce 0; 0 in all; inputs random (seed 0x6772617068; no --data)|run "$m" --passes toposort,dce
+0|graphlab run: passes (rewrites): transpose-push 4; 4 in all; inputs from $GL_SRCDIR/examples/conv_nhwc/test_data_set_0|run "$GL_SRCDIR/examples/conv_nhwc/model.onnx" --passes transpose-push --data "$GL_SRCDIR/examples/conv_nhwc/test_data_set_0"
+0|dce 0, patterns 0, layout 1; 5 in all;|run "$GL_SRCDIR/examples/conv_nhwc/model.onnx" --passes all:5
+TABLE
+# What run says goes to stderr: stdout is still the outputs, first line first.
+run run "$m"
+check "run: stdout starts with the output's line" sh -c "head -n 1 '$tmp/out' | grep -qx 'y: float\[2\]'"
+check "run: one line on stderr" [ "$(lines "$tmp/err")" -eq 1 ]
+
+# --- --version, and COMMAND --help from the command's own table --------------------------
+version=$(sed -n 's/^AC_INIT(\[graphlab\], \[\([^]]*\)\].*/\1/p' "$GL_SRCDIR/configure.ac")
+for args in --version version "run --version" "info --version" "conformance --version"; do
+    # shellcheck disable=SC2086
+    run $args
+    check "graphlab $args: exit 0, 'graphlab $version'" \
+        sh -c "[ $rc -eq 0 ] && [ \"\$(cat '$tmp/out')\" = 'graphlab $version' ]"
+done
+for cmd in info optimize export run profile bisect conformance; do
+    run "$cmd" --help
+    check "$cmd --help: exit 0, its own usage first" \
+        sh -c "[ $rc -eq 0 ] && head -n 1 '$tmp/out' | grep -q '^usage: graphlab $cmd '"
+    check "$cmd --help: not the general help" sh -c "! grep -q '^commands:' '$tmp/out'"
+    # Every option the help lists is one the parser takes (unknown: exit 2 before --help).
+    # "--name" alone, "--name=1" for one with a value (its VALUE, one space after it).
+    opts=$(sed -n 's/^  \(-[a-z], \)\{0,1\}--\([a-z-]*\)\( [^ ][^ ]*\)\{0,1\}\(  .*\)\{0,1\}$/--\2\3/p' \
+        "$tmp/out" | sed 's/ .*/=1/')
+    check "$cmd --help lists options" [ -n "$opts" ]
+    bad=
+    for o in $opts; do
+        "$GL" "$cmd" "$o" --help >/dev/null 2>"$tmp/err2"
+        if grep -q "unknown option\|needs a value" "$tmp/err2"; then bad="$bad $o"; fi
+    done
+    check "$cmd --help: every listed option is parsed ($opts)" [ -z "$bad" ]
+    [ -z "$bad" ] || diag "not parsed:$bad"
+done
+run help run
+check "graphlab help run: run's help" sh -c "[ $rc -eq 0 ] && head -n 1 '$tmp/out' | grep -q '^usage: graphlab run '"
+run run --help
+for o in backend compare intermediates save-tensors max-iterations unfused data passes set; do
+    check "run --help: --$o with its line" grep -q "^  --$o " "$tmp/out"
+done
+run optimize --help
+check "optimize --help: -o with its line" grep -q "^  -o, --output OUT.onnx  *where the result goes" "$tmp/out"
+run --help
+check "--help: says what all:K is" grep -q "all:K is the default" "$tmp/out"
+check "--help: lists each pass's --set options" grep -q "set fusion.units=V" "$tmp/out"
+
+# --- all:K: the first K rewrites of the default pipeline, counted over all its steps -------
+tb="$GL_SRCDIR/examples/transformer_block/model.onnx"
+cn="$GL_SRCDIR/examples/conv_nhwc/model.onnx"
+run optimize "$cn" -o "$tmp/allk.onnx" --passes all:2
+run optimize "$cn" -o "$tmp/list.onnx" --passes toposort,shape-inference,constant-folding,cse,dce,transpose-push:2
+check "all:2 makes the model of the list that stops at the 2nd rewrite" cmp -s "$tmp/allk.onnx" "$tmp/list.onnx"
+check "all:2: the last step is the one with the 2nd rewrite" grep -q "^06-transpose-push-K2 " "$tmp/out"
+run optimize "$tb" -o "$tmp/all.onnx" --passes all
+run optimize "$tb" -o "$tmp/allbig.onnx" --passes all:100000
+check "all:K past the end is all" cmp -s "$tmp/all.onnx" "$tmp/allbig.onnx"
+run optimize "$tb" -o "$tmp/all0.onnx" --passes all:0
+check "all:0 runs no step" sh -c "[ $rc -eq 0 ] && ! grep -q '^01-' '$tmp/out'"
+if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ]; then
+    for k in 1 7 26 30; do
+        run optimize "$tb" -o "$tmp/allk.onnx" --passes "all:$k" --json
+        check "all:$k: $k rewrites in all, the last step stopped by the budget" "$GL_PYTHON" -c '
+import json, sys
+d, k = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert sum(p["rewrites"] for p in d["passes"]) == k, d["passes"]
+assert d["passes"][-1]["budget"] == d["passes"][-1]["rewrites"], d["passes"][-1]
+assert all(p["budget"] is None for p in d["passes"][:-1]), d["passes"]
+' "$tmp/out" "$k"
+    done
+fi
+run bisect "$cn" --set transpose-push.fault=2
+check "bisect names the all:K that makes the first bad model" grep -q "^  or: graphlab run .* --passes all:2$" "$tmp/out"
+
 # --- the bundled examples ------------------------------------------------------------------
 for m in "$GL_SRCDIR"/examples/*/model.onnx; do
     [ -e "$m" ] || continue

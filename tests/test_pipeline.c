@@ -201,6 +201,51 @@ Test(pipeline, budgets_give_a_monotone_sequence)
     gl_pipeline_free(full);
 }
 
+/* all:K is the model after the first K rewrites of the whole default pipeline, counted
+ * as bisect counts them: the full run's step replayed with what is left of K there. */
+Test(pipeline, all_k_counts_rewrites_over_the_whole_pipeline)
+{
+    gl_pipeline *full = run_plan(graph_with_work(4), "all", GL_PIPELINE_KEEP_SNAPSHOTS);
+    int64_t total = 0;
+    for (size_t k = 1; k < full->n_steps; k++)
+        total += full->steps[k].rewrites;
+    cr_assert_gt(total, 5, "the graph gives several passes work");
+    for (int64_t K = 0; K <= total + 1; K++) {
+        char spec[32];
+        snprintf(spec, sizeof(spec), "all:%lld", (long long)K);
+        gl_pipeline *p = run_plan(graph_with_work(4), spec, 0);
+        int64_t made = 0;
+        for (size_t k = 1; k < p->n_steps; k++)
+            made += p->steps[k].rewrites;
+        cr_assert_eq(made, K < total ? K : total, "%s", spec);
+        /* Where the full run makes its K-th rewrite: step s, its k-th. */
+        size_t s = 1;
+        int64_t k = K;
+        while (s < full->n_steps && k > full->steps[s].rewrites)
+            k -= full->steps[s++].rewrites;
+        uint64_t want = full->steps[full->n_steps - 1].fingerprint;
+        if (K == 0) {
+            cr_assert_eq(p->n_steps, 1, "all:0 runs no step");
+            want = full->steps[0].fingerprint;
+        } else if (K <= total) {
+            cr_assert_eq(p->n_steps, s + 1, "%s: the step of the K-th rewrite is the last", spec);
+            const gl_snapshot *last = &p->steps[s];
+            cr_assert_eq(last->budget, k, "%s: labelled with what was left", spec);
+            for (size_t i = 1; i < s; i++)
+                cr_assert_eq(p->steps[i].budget, GL_BUDGET_UNLIMITED, "%s: step %zu", spec, i);
+            gl_model *r;
+            gl_decision_log log = {0};
+            cr_assert_eq(gl_pipeline_replay(full, s, k, &r, &log), GL_OK);
+            want = gl_graph_fingerprint(r->graph);
+            gl_decision_log_free(&log);
+            gl_model_free(r);
+        }
+        cr_assert_eq(p->steps[p->n_steps - 1].fingerprint, want, "%s", spec);
+        gl_pipeline_free(p);
+    }
+    gl_pipeline_free(full);
+}
+
 Test(pipeline, decision_ids_are_stable_across_runs)
 {
     gl_pipeline *a = run_plan(graph_with_work(4), "all", 0);

@@ -266,7 +266,7 @@ Test(toposort, pass_budget_zero_changes_nothing)
     shuffle_nodes(m->graph, 10);
     uint32_t before[50], after[50];
     current_order(m->graph, before);
-    gl_pass_step step = {gl_pass_find("toposort"), 0};
+    gl_pass_step step = {.pass = gl_pass_find("toposort"), .budget = 0};
     cr_assert_not_null(step.pass);
     gl_pass_ctx ctx = {.model = m, .budget = 0};
     cr_assert_eq(step.pass->run(m->graph, &ctx), GL_OK);
@@ -292,6 +292,13 @@ static const struct {
     /* DESIGN.md's default pipeline: ... patterns, layout, the second transpose-push,
      * fold-transpose, fusion */
     {"all", true, 14, GL_BUDGET_UNLIMITED, NULL},
+    {"all:3", true, 14, 3, NULL}, /* the pipeline's budget: see test_pipeline.c */
+    {"all:0", true, 14, 0, NULL},
+    {"all:x", false, 0, 0, "'all:x': the rewrite budget after ':' must be a whole number"},
+    {"all:", false, 0, 0, "whole number"},
+    {"all:-2", false, 0, 0, "whole number"},
+    {"all,dce", false, 0, 0, "unknown pass 'all' (passes: toposort, shape-inference,"},
+    {"dce:1,x", false, 0, 0, "; alone: all, all:K or none)"},
     {"toposort", true, 1, GL_BUDGET_UNLIMITED, NULL},
     {"toposort:0,toposort", true, 2, 0, NULL},
     {"toposort:12", true, 1, 12, NULL},

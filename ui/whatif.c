@@ -233,7 +233,8 @@ unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d)
     v->n_plan = p->n_steps - 1;
     v->plan = gl_xcalloc(v->n_plan ? v->n_plan : 1, sizeof(*v->plan));
     for (size_t k = 1; k < p->n_steps; k++)
-        v->plan[k - 1] = (gl_pass_step){p->steps[k].pass, p->steps[k].budget};
+        v->plan[k - 1] =
+            (gl_pass_step){.pass = p->steps[k].pass, .budget = p->steps[k].budget};
     if (!gl_ui_start_job(ui, &veto_spec, v)) {
         gl_settings_free(&v->settings);
         free(v->plan);

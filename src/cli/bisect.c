@@ -58,16 +58,32 @@ static int report(const char *model, const gl_session *s, const gl_session_opts 
     char *passes = gl_bisect_passes(p, r);
     printf("  that model: graphlab run %s --passes %s\n", gl_esc(model), gl_esc(passes));
     free(passes);
+    if (strcmp(o->passes, "all") == 0) {
+        /* all:N counts rewrites as the search did: N is this one's number. */
+        int64_t n = r->k;
+        for (size_t k = 1; k < r->step; k++)
+            n += p->steps[k].rewrites;
+        printf("  or: graphlab run %s --passes all:%lld\n", gl_esc(model), (long long)n);
+    }
     return GL_EXIT_MISMATCH;
 }
+
+const gl_command gl_command_bisect = {
+    "bisect", "MODEL",
+    "the first rewrite after which the outputs differ from the input model's",
+    "Runs on the reference backend with the same inputs (--data, else seeded random), by "
+    "binary search over PASS:K replays. Prints the first bad decision (id, pass, rule, "
+    "nodes; its record; what differs; the --passes list that makes that model), or \"no "
+    "rewrite changes the outputs\"; progress on stderr. Exit 0 none, 1 found, 2 error. "
+    "--passes defaults to all.",
+    GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS, NULL, 0, gl_cmd_bisect};
 
 int gl_cmd_bisect(int argc, char **argv)
 {
     const char *model = NULL;
     gl_session_opts o;
     gl_session_opts_init(&o, "all");
-    const gl_cli_spec spec = {"bisect", GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS, NULL, 0,
-                              NULL, NULL, &model};
+    const gl_cli_spec spec = {&gl_command_bisect, NULL, NULL, &model};
     int first, rc = gl_cli_parse(&spec, argc, argv, &o, &first);
     gl_session s = {0};
     if (rc == GL_EXIT_OK) {

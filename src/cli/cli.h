@@ -12,15 +12,35 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* ---- commands and their options -----------------------------------------------------
+ * A command is data: its operands, summary and options, one row in its own file; the
+ * parser, COMMAND --help, graphlab --help and the man page (graphlab --man) all read
+ * the same rows, so what the help says is what the parser takes. */
+typedef struct gl_cli_option {
+    const char *name; /* long name: "output" */
+    char short_name;  /* 'o', or 0 for a long option only */
+    bool has_value;
+    const char *arg;  /* the value's name in help: "OUT.onnx" */
+    const char *help; /* one line */
+} gl_cli_option;
+
 typedef struct gl_command {
     const char *name;
-    const char *usage;   /* arguments after the name */
-    const char *summary; /* one line */
+    const char *operands; /* "MODEL", "DIR" */
+    const char *summary;  /* one line */
+    const char *details;  /* paragraphs for COMMAND --help and the man page (may be NULL) */
+    unsigned shared;      /* GL_SOPT_* the command takes */
+    const gl_cli_option *own; /* the command's own options */
+    size_t n_own;
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
 } gl_command;
 
+extern const gl_command gl_command_info, gl_command_optimize, gl_command_export,
+    gl_command_run, gl_command_profile, gl_command_bisect, gl_command_conformance;
+
+/* Every command, in the order help lists them. */
+const gl_command *const *gl_command_table(size_t *count);
 const gl_command *gl_command_find(const char *name);
-const gl_command *gl_command_table(size_t *count);
 
 int gl_cmd_info(int argc, char **argv);
 int gl_cmd_optimize(int argc, char **argv);
@@ -35,26 +55,29 @@ int gl_cli_fail(gl_status st);
 /* Print "graphlab CMD: message" and the command's usage; return GL_EXIT_BAD. */
 int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Print the whole help (commands and passes) to `f`. */
-void gl_cli_print_help(FILE *f);
+
+/* ---- help (help.c) ---------------------------------------------------------------------- */
+
+/* The whole help: the commands with their synopses, the passes and their options;
+ * `example` is the model `graphlab` opens without one. */
+void gl_cli_print_help(FILE *f, const char *example);
+/* One command's help: synopsis, what it does, every option with its line. */
+void gl_cli_print_command_help(const gl_command *c, FILE *f);
+/* The manual page graphlab.1, in roff (man(7)), from the same tables; `example` as for
+ * gl_cli_print_help, where it is installed. */
+void gl_cli_print_man(FILE *f, const char *example);
+/* "graphlab 0.1.0" and a newline. */
+void gl_cli_print_version(FILE *f);
 
 /* ---- arguments ----------------------------------------------------------------------
- * A command's options are data: its own (a table) and the shared ones it takes
+ * A command's options are its table (own, with on_option) and the shared ones it takes
  * (GL_SOPT_* bits, parsed by the driver into a gl_session_opts); gl_cli_parse runs
- * getopt_long over both and --help, and turns every refusal into a usage error. */
-typedef struct gl_cli_option {
-    const char *name; /* long name: "output" */
-    char short_name;  /* 'o', or 0 for a long option only */
-    bool has_value;
-} gl_cli_option;
-
+ * getopt_long over both, --help and --version, and turns every refusal into a usage
+ * error. */
 typedef struct gl_cli_spec {
-    const char *cmd;           /* for messages and the usage line */
-    unsigned shared;           /* GL_SOPT_* the command takes */
-    const gl_cli_option *own;  /* the command's own options */
-    size_t n_own;
-    /* own[which] was given with `value` (NULL without one): GL_EXIT_OK, or an exit code
-     * after saying why (gl_cli_usage_error). */
+    const gl_command *cmd;
+    /* cmd->own[which] was given with `value` (NULL without one): GL_EXIT_OK, or an exit
+     * code after saying why (gl_cli_usage_error). */
     int (*on_option)(void *ctx, size_t which, const char *value);
     void *ctx;
     /* Where the one operand, MODEL, goes (then another count is a usage error); NULL:
@@ -63,8 +86,8 @@ typedef struct gl_cli_spec {
 } gl_cli_spec;
 
 /* Parse argv (argv[0] is the command) into *o and through spec->on_option, then the
- * operands: GL_EXIT_OK with *first their index in argv, -1 after --help (done), else
- * the exit code. */
+ * operands: GL_EXIT_OK with *first their index in argv, -1 after --help or --version
+ * (done), else the exit code. */
 int gl_cli_parse(const gl_cli_spec *spec, int argc, char **argv, gl_session_opts *o,
                  int *first);
 

@@ -16,7 +16,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -371,37 +370,46 @@ static void run_isolated(const conf_args *a, const char *name, case_result *r)
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
+enum { OPT_FILTER, OPT_VERBOSE, OPT_NO_FORK, N_OPTS };
+static const gl_cli_option own_options[N_OPTS] = {
+    [OPT_FILTER] = {"filter", 0, true, "REGEX",
+                    "only the cases whose folder name matches (POSIX extended)"},
+    [OPT_VERBOSE] = {"verbose", 0, false, NULL, "a line for every case, with a skip's reason"},
+    [OPT_NO_FORK] = {"no-fork", 0, false, NULL,
+                     "run the cases in this process (for a debugger; a crash ends the run)"},
+};
+
+const gl_command gl_command_conformance = {
+    "conformance", "DIR", "run ONNX node test cases",
+    "DIR holds one folder per case (model.onnx, test_data_set_*), as onnx/backend/test/data/"
+    "node. Each case runs in a child process; prints FAIL lines and last \"N passed, N "
+    "failed, N skipped\"; exit 1 when a case fails.",
+    0, own_options, N_OPTS, gl_cmd_conformance};
+
+static int own_option(void *ctx, size_t which, const char *value)
+{
+    conf_args *a = ctx;
+    switch (which) {
+    case OPT_FILTER: a->filter = value; break;
+    case OPT_VERBOSE: a->verbose = true; break;
+    default: a->no_fork = true; break;
+    }
+    return GL_EXIT_OK;
+}
+
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, conf_args *a)
 {
-    enum { OPT_FILTER = 256, OPT_VERBOSE, OPT_NO_FORK };
-    static const struct option long_opts[] = {
-        {"filter", required_argument, NULL, OPT_FILTER},
-        {"verbose", no_argument, NULL, OPT_VERBOSE},
-        {"no-fork", no_argument, NULL, OPT_NO_FORK},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_FILTER: a->filter = optarg; break;
-        case OPT_VERBOSE: a->verbose = true; break;
-        case OPT_NO_FORK: a->no_fork = true; break;
-        case 'h': gl_cli_print_help(stdout); return -1;
-        case '?':
-            if (optopt)
-                return gl_cli_usage_error("conformance", "option '-%c' needs a value or is "
-                                          "unknown", optopt);
-            return gl_cli_usage_error("conformance", "unknown option '%s'", argv[optind - 1]);
-        default: return gl_cli_usage_error("conformance", "bad arguments");
-        }
-    }
-    if (argc - optind != 1)
+    gl_session_opts o;
+    gl_session_opts_init(&o, "none");
+    const gl_cli_spec spec = {&gl_command_conformance, own_option, a, NULL};
+    int first, rc = gl_cli_parse(&spec, argc, argv, &o, &first);
+    gl_session_opts_free(&o);
+    if (rc != GL_EXIT_OK)
+        return rc;
+    if (argc - first != 1)
         return gl_cli_usage_error("conformance", "expected one DIR");
-    a->dir = argv[optind];
+    a->dir = argv[first];
     return GL_EXIT_OK;
 }
 

@@ -12,7 +12,15 @@ typedef struct export_args {
     const char *model, *dir;
 } export_args;
 
-static const gl_cli_option own_options[] = {{"dir", 'd', true}};
+static const gl_cli_option own_options[] = {
+    {"dir", 'd', true, "DIR", "the folder to write (created with its parents); required"},
+};
+
+const gl_command gl_command_export = {
+    "export", "MODEL", "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html",
+    "DIR/NN-PASS.{dot,svg,onnx,diff.txt} per step, 00-input first; DIR/decisions.json; "
+    "DIR/index.html, one page that loads nothing from the network. --passes defaults to all.",
+    GL_SOPT_PIPELINE, own_options, GL_ARRAY_LEN(own_options), gl_cmd_export};
 
 static int own_option(void *ctx, size_t which, const char *value)
 {
@@ -24,8 +32,7 @@ static int own_option(void *ctx, size_t which, const char *value)
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, export_args *a, gl_session_opts *o)
 {
-    const gl_cli_spec spec = {"export", GL_SOPT_PIPELINE, own_options,
-                              GL_ARRAY_LEN(own_options), own_option, a, &a->model};
+    const gl_cli_spec spec = {&gl_command_export, own_option, a, &a->model};
     int first, rc = gl_cli_parse(&spec, argc, argv, o, &first);
     if (rc != GL_EXIT_OK)
         return rc;

@@ -4,7 +4,6 @@
 #include "util/escape.h"
 #include "util/json.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,29 +223,40 @@ static void print_text(const gl_model *m, const model_summary *s)
         printf("  %-*s %zu\n", w, gl_esc(s->ops[i].op), s->ops[i].count);
 }
 
+static const gl_cli_option own_options[] = {
+    {"json", 0, false, NULL,
+     "print {ir_version, opsets, producer, inputs, outputs, node_count, op_histogram, "
+     "initializer_bytes, ...} instead"},
+};
+
+const gl_command gl_command_info = {
+    "info", "MODEL",
+    "IR version, opsets, producer, inputs/outputs, node count, op histogram, weights",
+    "What `graphlab MODEL` prints when stdin or stdout is not a terminal.", 0, own_options,
+    GL_ARRAY_LEN(own_options), gl_cmd_info};
+
+static int own_option(void *ctx, size_t which, const char *value)
+{
+    (void)which; /* the only one: --json */
+    (void)value;
+    *(bool *)ctx = true;
+    return GL_EXIT_OK;
+}
+
 int gl_cmd_info(int argc, char **argv)
 {
-    static const struct option long_opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     bool json = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = true; break;
-        case 'h': printf("usage: graphlab info [--json] MODEL\n"); return GL_EXIT_OK;
-        default: return gl_cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 1)
-        return gl_cli_usage_error("info", "expected one MODEL");
+    const char *path = NULL;
+    gl_session_opts o;
+    gl_session_opts_init(&o, "none");
+    const gl_cli_spec spec = {&gl_command_info, own_option, &json, &path};
+    int first, rc = gl_cli_parse(&spec, argc, argv, &o, &first);
+    gl_session_opts_free(&o);
+    if (rc != GL_EXIT_OK)
+        return rc < 0 ? GL_EXIT_OK : rc;
 
     gl_model *m;
-    gl_status st = gl_session_load(argv[optind], NULL, &m);
+    gl_status st = gl_session_load(path, NULL, &m);
     if (st != GL_OK)
         return gl_cli_fail(st);
     model_summary s = {0};

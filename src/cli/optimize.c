@@ -20,10 +20,18 @@ typedef struct optimize_args {
 
 enum { OPT_OUTPUT, OPT_EXPLAIN, OPT_JSON, N_OPTS };
 static const gl_cli_option own_options[N_OPTS] = {
-    [OPT_OUTPUT] = {"output", 'o', true},
-    [OPT_EXPLAIN] = {"explain", 0, false},
-    [OPT_JSON] = {"json", 0, false},
+    [OPT_OUTPUT] = {"output", 'o', true, "OUT.onnx",
+                    "where the result goes (written atomically, never over MODEL); required"},
+    [OPT_EXPLAIN] = {"explain", 0, false, NULL, "also print every decision, pass by pass"},
+    [OPT_JSON] = {"json", 0, false, NULL,
+                  "print {input, output, loaded_nodes, passes:[...], decisions:[...]} instead"},
 };
+
+const gl_command gl_command_optimize = {
+    "optimize", "MODEL", "run passes and save the result (the input is never written)",
+    "Prints one line per step: its nodes, rewrites and time, \"(unchanged)\" when the pass "
+    "changed nothing. --passes defaults to all.",
+    GL_SOPT_PIPELINE, own_options, N_OPTS, gl_cmd_optimize};
 
 static int own_option(void *ctx, size_t which, const char *value)
 {
@@ -39,8 +47,7 @@ static int own_option(void *ctx, size_t which, const char *value)
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, optimize_args *a, gl_session_opts *o)
 {
-    const gl_cli_spec spec = {"optimize", GL_SOPT_PIPELINE, own_options, N_OPTS, own_option, a,
-                              &a->model};
+    const gl_cli_spec spec = {&gl_command_optimize, own_option, a, &a->model};
     int first, rc = gl_cli_parse(&spec, argc, argv, o, &first);
     if (rc != GL_EXIT_OK)
         return rc;

@@ -38,13 +38,30 @@ typedef struct profile_args {
 
 enum { OPT_BACKENDS, OPT_REPS, OPT_WARMUP, OPT_LAYOUT, OPT_TRACE, OPT_JSON, N_OPTS };
 static const gl_cli_option own_options[N_OPTS] = {
-    [OPT_BACKENDS] = {"backends", 0, true},
-    [OPT_REPS] = {"reps", 0, true},
-    [OPT_WARMUP] = {"warmup", 0, true},
-    [OPT_LAYOUT] = {"layout", 0, true},
-    [OPT_TRACE] = {"trace", 0, true},
-    [OPT_JSON] = {"json", 0, false},
+    [OPT_BACKENDS] = {"backends", 0, true, "ref,dnnl,fused,unfused",
+                      "the runs side by side (default ref,unfused,fused with a fusion step "
+                      "in --passes, else ref,dnnl)"},
+    [OPT_REPS] = {"reps", 0, true, "N", "timed runs per backend (default 10)"},
+    [OPT_WARMUP] = {"warmup", 0, true, "N", "untimed runs first (default 3)"},
+    [OPT_LAYOUT] = {"layout", 0, true, "auto|plain|nhwc|blocked",
+                    "the dnnl backend's activation layout (default auto)"},
+    [OPT_TRACE] = {"trace", 0, true, "FILE.json",
+                   "write the runs in ONNX Runtime's profile format (Perfetto, "
+                   "chrome://tracing)"},
+    [OPT_JSON] = {"json", 0, false, NULL, "print the table as JSON"},
 };
+
+const gl_command gl_command_profile = {
+    "profile", "MODEL",
+    "per-node times on each backend side by side, compared with the reference",
+    "Per node: median/min/max over --reps runs, % of the total, layout conversions, "
+    "GFLOP/s, sorted by time; the whole-run median measured apart; each node's outputs "
+    "against the reference run (max abs, NMSE). Exit 1 when an output is over tolerance, "
+    "naming the node where the runs part ways. fused: dnnl on the model --passes makes; "
+    "unfused: dnnl on the model the same passes make without fusion (a fused group's row: "
+    "its members under it, their unfused sum beside its fused time). --passes defaults to "
+    "none.",
+    GL_SOPT_EXECUTE, own_options, N_OPTS, gl_cmd_profile};
 
 /* The runs --backends may name: a backend on the model as optimized, or dnnl on it
  * fused or unfused. */
@@ -142,8 +159,7 @@ static bool layout_known(const char *s)
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, profile_args *a)
 {
-    const gl_cli_spec spec = {"profile", GL_SOPT_EXECUTE, own_options, N_OPTS, own_option, a,
-                              &a->model};
+    const gl_cli_spec spec = {&gl_command_profile, own_option, a, &a->model};
     gl_session_opts_init(&a->so, "none");
     /* A few seconds on the shared models, reference kernels included. */
     a->o.reps = 10;

@@ -17,7 +17,10 @@
  * dnnl on the model as optimized and on the model the same passes make without fusion:
  * `--backend unfused --compare fused --intermediates` compares the two at the fused
  * groups' boundaries and names the first group that parts ways. --unfused (DESIGN.md's
- * flag) runs every run on the model the passes make without their fusion steps. */
+ * flag) runs every run on the model the passes make without their fusion steps.
+ *
+ * stdout is the outputs' lines (scripts read them); after a run, one stderr line says
+ * which passes made the model and where the inputs came from (the seed when random). */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
@@ -28,6 +31,7 @@
 #include "exec/intermediates.h"
 #include "onnx/onnx_io.h"
 #include "util/escape.h"
+#include "util/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,15 +64,39 @@ static bool is_fusion_run(const char *name)
 enum { OPT_BACKEND, OPT_COMPARE, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS,
        OPT_SAVE_TENSORS, OPT_UNFUSED, N_OPTS };
 static const gl_cli_option own_options[N_OPTS] = {
-    [OPT_BACKEND] = {"backend", 0, true},
-    [OPT_COMPARE] = {"compare", 0, true},
-    [OPT_SAVE] = {"save-outputs", 0, true},
-    [OPT_PLAN] = {"plan", 0, false},
-    [OPT_INTERMEDIATES] = {"intermediates", 0, false},
-    [OPT_ALL_TENSORS] = {"all-tensors", 0, false},
-    [OPT_SAVE_TENSORS] = {"save-tensors", 0, true},
-    [OPT_UNFUSED] = {"unfused", 0, false},
+    [OPT_BACKEND] = {"backend", 0, true, "ref|dnnl|fused|unfused",
+                     "the backend of the run (default ref)"},
+    [OPT_COMPARE] = {"compare", 0, true, "BACKEND",
+                     "run again on BACKEND and compare the outputs (exit 1 on a mismatch)"},
+    [OPT_SAVE] = {"save-outputs", 0, true, "DIR", "write the outputs as DIR/output_N.pb"},
+    [OPT_PLAN] = {"plan", 0, false, NULL,
+                  "print the plan: each node's backend and implementation"},
+    [OPT_INTERMEDIATES] = {"intermediates", 0, false, NULL,
+                           "with --compare: every tensor of the two runs compared in run "
+                           "order, and the first node where they part ways"},
+    [OPT_ALL_TENSORS] = {"all-tensors", 0, false, NULL,
+                         "with --intermediates: a line for every tensor, not only the "
+                         "first that differs"},
+    [OPT_SAVE_TENSORS] = {"save-tensors", 0, true, "DIR",
+                          "write the tensors of the --backend run as DIR/*.pb with "
+                          "DIR/index.json: the NAMEs after MODEL, else all"},
+    [OPT_UNFUSED] = {"unfused", 0, false, NULL,
+                     "every run on the model the passes make without their fusion steps"},
 };
+
+const gl_command gl_command_run = {
+    "run", "MODEL [NAME...]",
+    "execute; with --data compare with DIR/output_*.pb (exit 1 on a mismatch)",
+    "Without --data the inputs are random, from a fixed seed, in the declared shapes (a "
+    "symbolic dim: its --dim value or 1); stderr says so, and which passes ran. "
+    "--intermediates and --save-tensors keep every tensor they need until the end: all "
+    "activations at once, for each run (so twice with --intermediates), at most 1 GiB per "
+    "run. fused and unfused (for --backend and --compare, when --passes has a fusion step) "
+    "are dnnl on the model as optimized and on the model the same passes make without "
+    "fusion; --backend unfused --compare fused --intermediates compares them at the fused "
+    "groups' boundaries and names the first group that parts ways. --passes defaults to "
+    "none.",
+    GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS, own_options, N_OPTS, gl_cmd_run};
 
 static int own_option(void *ctx, size_t which, const char *value)
 {
@@ -89,8 +117,7 @@ static int own_option(void *ctx, size_t which, const char *value)
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    const gl_cli_spec spec = {"run", GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS, own_options,
-                              N_OPTS, own_option, a, NULL};
+    const gl_cli_spec spec = {&gl_command_run, own_option, a, NULL};
     gl_session_opts_init(&a->o, "none");
     a->backend = "ref";
     int first, rc = gl_cli_parse(&spec, argc, argv, &a->o, &first);
@@ -203,6 +230,39 @@ static gl_status save_outputs(const char *dir, gl_tensor *const *outs, size_t n)
     return GL_OK;
 }
 
+/* One stderr line (stdout is the outputs' lines, which scripts read): the passes that
+ * made the model that ran, with their rewrites, and where the inputs came from. */
+static void say_what_ran(const gl_session *s, const run_args *a)
+{
+    gl_strbuf sb = {0};
+    const gl_pipeline *p = s->pipeline;
+    if (!p || p->n_steps < 2) {
+        gl_sb_printf(&sb, "passes: none (the model as loaded)");
+    } else {
+        int64_t total = 0;
+        gl_sb_printf(&sb, "passes (rewrites):");
+        for (size_t k = 1; k < p->n_steps; k++) {
+            gl_sb_printf(&sb, "%s %s %lld", k > 1 ? "," : "", p->steps[k].pass->name,
+                         (long long)p->steps[k].rewrites);
+            total += p->steps[k].rewrites;
+        }
+        gl_sb_printf(&sb, "; %lld in all%s", (long long)total,
+                     a->unfused ? ", fusion steps left out (--unfused)" : "");
+    }
+    if (a->o.data)
+        gl_sb_printf(&sb, "; inputs from %s", a->o.data);
+    else
+        gl_sb_printf(&sb, "; inputs random (seed 0x%llx; no --data)",
+                     (unsigned long long)GL_RANDOM_INPUTS_SEED);
+    char *line = gl_sb_take(&sb);
+    size_t cap = 4 * strlen(line) + 1; /* the longest escape of a byte is 4 */
+    char *shown = gl_xmalloc(cap);
+    gl_escape(shown, cap, line);
+    fprintf(stderr, "graphlab run: %s\n", shown);
+    free(shown);
+    free(line);
+}
+
 /* Everything after loading; returns the exit code. */
 static int run_model(const gl_session *const s2[2], const run_args *a)
 {
@@ -251,6 +311,9 @@ static int run_model(const gl_session *const s2[2], const run_args *a)
             .names = a->n_tensor_names ? a->tensor_names : NULL, .n_names = a->n_tensor_names};
         if (rec[0] && (st = gl_inter_finish(rec[0], rec[1], &fo, stdout)) != GL_OK)
             rc = gl_cli_fail(st);
+        /* Last, and only after a run: a failure stays the one stderr line. */
+        if (rc != GL_EXIT_BAD)
+            say_what_ran(s, a);
     }
     gl_inter_rec_free(rec[0]);
     gl_inter_rec_free(rec[1]);

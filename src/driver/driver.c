@@ -71,15 +71,22 @@ static bool parse_dim(const char *s, gl_session_opts *o)
 /* ---- the table -------------------------------------------------------------------------- */
 
 static const gl_session_option option_table[] = {
-    {"passes", GL_SOPT_PASSES, true},
-    {"set", GL_SOPT_SET, true},
-    {"data", GL_SOPT_DATA, true},
-    {"rtol", GL_SOPT_RTOL, true},
-    {"atol", GL_SOPT_ATOL, true},
-    {"dim", GL_SOPT_DIM, true},
-    {"threads", GL_SOPT_THREADS, true},
-    {"max-memory", GL_SOPT_MAX_MEMORY, true},
-    {"max-iterations", GL_SOPT_MAX_ITERATIONS, true},
+    {"passes", GL_SOPT_PASSES, true, "LIST",
+     "the passes to run: all, all:K (the first K rewrites of all), none, or NAME[:K],..."},
+    {"set", GL_SOPT_SET, true, "PASS.OPT=V",
+     "a pass option (repeatable; graphlab --help lists them)"},
+    {"data", GL_SOPT_DATA, true, "DIR",
+     "inputs from DIR/input_*.pb, outputs compared with DIR/output_*.pb (default: seeded "
+     "random inputs)"},
+    {"rtol", GL_SOPT_RTOL, true, "X", "relative tolerance of comparisons (default 1e-3)"},
+    {"atol", GL_SOPT_ATOL, true, "Y", "absolute tolerance of comparisons (default 1e-4)"},
+    {"dim", GL_SOPT_DIM, true, "NAME=V",
+     "the size of a symbolic input dim for random inputs (repeatable; default 1)"},
+    {"threads", GL_SOPT_THREADS, true, "N", "threads of the dnnl backend (0: its default)"},
+    {"max-memory", GL_SOPT_MAX_MEMORY, true, "BYTES",
+     "no tensor, nor all alive together, over BYTES (K, M, G; default half the memory)"},
+    {"max-iterations", GL_SOPT_MAX_ITERATIONS, true, "N",
+     "loops stop after N iterations in all (default 2^24)"},
 };
 
 const gl_session_option *gl_session_option_table(size_t *count)

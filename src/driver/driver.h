@@ -47,6 +47,8 @@ typedef struct gl_session_option {
     const char *name; /* long name without the dashes: "max-memory" */
     unsigned bit;     /* GL_SOPT_* */
     bool has_value;
+    const char *arg;  /* the value's name in help: "BYTES" */
+    const char *help; /* one line for COMMAND --help and the man page */
 } gl_session_option;
 
 /* What the shared options say, and how the caller wants the pipeline run. */

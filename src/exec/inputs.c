@@ -101,7 +101,7 @@ gl_status gl_dataset_random(const gl_model *m, const gl_dim_value *dims, size_t 
     *d = (gl_dataset){0};
     d->n_inputs = g->n_inputs;
     d->inputs = gl_xcalloc(g->n_inputs ? g->n_inputs : 1, sizeof(*d->inputs));
-    rng r = {0x6772617068ull}; /* fixed: every run sees the same inputs */
+    rng r = {GL_RANDOM_INPUTS_SEED};
     gl_limits lim = {.max_bytes = max_memory ? max_memory : gl_limits_default_bytes(),
                      .max_bytes_option = "--max-memory"};
     gl_limits_push(&lim);

@@ -13,6 +13,10 @@ typedef struct gl_dim_value {
     int64_t value;
 } gl_dim_value;
 
+/* The generator's seed ("graph" in ASCII), fixed: every run sees the same inputs; `run`
+ * names it when it draws them. */
+#define GL_RANDOM_INPUTS_SEED 0x6772617068ull
+
 /* Random data for every graph input without a default (inputs with a default stay
  * NULL: the executor uses the default). Floats are standard normal, integers small and
  * non-negative (they are often indices or counts), bools 0/1; the generator's seed is

@@ -225,7 +225,7 @@ void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md)
 
 /* ---- the shape guard ---------------------------------------------------------------------- */
 
-static bool key_matches(const dn_node *s, const gl_kernel_ctx *k)
+bool dn_key_matches(const dn_node *s, const gl_kernel_ctx *k)
 {
     if (s->n_key != k->n_inputs)
         return false;
@@ -245,7 +245,7 @@ static bool key_matches(const dn_node *s, const gl_kernel_ctx *k)
 }
 
 /* Record the inputs of this build; false when one has more dims than oneDNN takes. */
-static bool key_set(dn_node *s, const gl_kernel_ctx *k)
+bool dn_key_set(dn_node *s, const gl_kernel_ctx *k)
 {
     s->key = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*s->key));
     s->n_key = k->n_inputs;
@@ -447,7 +447,7 @@ static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_me
                           dnnl_memory_desc_t *held, dnnl_primitive_desc_t *pd)
 {
     dn_node_clear(s);
-    bool fits = key_set(s, k);
+    bool fits = dn_key_set(s, k);
     dn_build b = {.c = c, .k = k, .s = s, .md = md, .held = held};
     for (size_t i = 0; i < k->n_inputs && fits; i++) {
         const gl_tensor *t = k->in[i];
@@ -571,7 +571,7 @@ static gl_status set_handle(const gl_kernel_ctx *k, dnnl_memory_t mem, void *dat
 }
 
 /* Lend a buffer to every output and wrap it as the node's output tensor. */
-static gl_status take_outputs(gl_kernel_ctx *k, dn_node *s)
+gl_status dn_take_outputs(gl_kernel_ctx *k, dn_node *s)
 {
     for (size_t i = 0; i < s->n_out; i++) {
         dn_out *o = &s->out[i];
@@ -663,7 +663,7 @@ static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
     if (!s->prim)
         return take_views(k, s);
-    gl_status st = take_outputs(k, s);
+    gl_status st = dn_take_outputs(k, s);
     if (st == GL_OK && s->op->prepare)
         st = s->op->prepare(k, s);
     if (st == GL_OK)
@@ -700,7 +700,7 @@ static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 
 gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *rebuilt)
 {
-    *rebuilt = !s->built || !key_matches(s, k);
+    *rebuilt = !s->built || !dn_key_matches(s, k);
     return *rebuilt ? build(c, k, s) : GL_OK;
 }
 

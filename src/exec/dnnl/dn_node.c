@@ -424,17 +424,22 @@ static double work_ns(const_dnnl_primitive_desc_t pd)
     const dnnl_memory_desc_t *dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     double out = md_elems(dst), in = md_elems(src);
+    /* Reading the weights is memory-bound work of its own: a classifier's product of one
+     * row ([1,1024] by [1024,1000], shufflenet's Gemm) does few FLOPs on 4 MB. */
+    double weights = md_elems(w) * 0.1, flops;
     switch (kind) {
     case dnnl_matmul:
-        return src && src->ndims >= 2 ? 2.0 * out * (double)src->dims[src->ndims - 1] * 0.005
-                                      : DN_ONE_THREAD_NS;
+        flops = src && src->ndims >= 2 ? 2.0 * out * (double)src->dims[src->ndims - 1] * 0.005
+                                       : DN_ONE_THREAD_NS;
+        return flops > weights ? flops : weights;
     case dnnl_convolution:
     case dnnl_deconvolution:
     case dnnl_inner_product:
         /* MACs per output: the weights of one output channel */
-        return dst && dst->ndims >= 2 && dst->dims[1] > 0
-                   ? 2.0 * out * md_elems(w) / (double)dst->dims[1] * 0.02
-                   : DN_ONE_THREAD_NS;
+        flops = dst && dst->ndims >= 2 && dst->dims[1] > 0
+                    ? 2.0 * out * md_elems(w) / (double)dst->dims[1] * 0.02
+                    : DN_ONE_THREAD_NS;
+        return flops > weights ? flops : weights;
     default:
         return (in > out ? in : out) * 0.1;
     }

@@ -96,6 +96,15 @@ static const ccase shuffle_cases[] = {
      "in a f32s[2,12,4,3]; in b f32s[2,4,4,3]; " SHUF_CONVS(12, 4)
      SHUF_MOVE(2, 4, 4, 16, 4, 3) "out y",
      "pnb", "FusedChannelShuffle_1", "x4", SHUFFLE, 1},
+    /* Input a is a channel Slice of a convolution's output: a view (plain, nhwc) read as
+     * it is, or (blocked, not on a block) a tensor the Slice made. */
+    {"shuffle of a view",
+     "in a f32s[1,16,24,24]; in b f32s[1,8,24,24]; const wa f32[16,16,1,1] = rand; "
+     "const wb f32[8,8,1,1] = rand; ya = Conv(a, wa); yb = Conv(b, wb); "
+     "const s0 i64[1] = 4; const s1 i64[1] = 12; const a1 i64[1] = 1; "
+     "va = Slice(ya, s0, s1, a1); cc = Concat(va, yb) axis=1; "
+     SHUF_MOVE(1, 2, 8, 16, 24, 24) SHUF_HALVES(0, 8, 16) "out p, q",
+     "pnb", "FusedChannelShuffle_1", "x4", SHUFFLE, 2},
     {"shuffle straight from the graph inputs, uneven Slices, a negative bound",
      "in a f32s[1,20,6,6]; in b f32s[1,20,6,6]; cc = Concat(a, b) axis=1; "
      SHUF_MOVE(1, 2, 20, 40, 6, 6) SHUF_HALVES(0, 13, -1) "out p, q",

@@ -88,10 +88,21 @@ static gl_pipeline *fuse(const ccase *c, gn_graph *b)
 #define SHUFFLE "fused: channel shuffle"
 
 static const ccase shuffle_cases[] = {
-    {"shuffle halves, g 2",
+    /* Channels innermost (nhwc; blocked inputs staged to nhwc): the two moves into each
+     * half are one interleaving pass; plain NCHW keeps the reorders. */
+    {"shuffle halves, g 2, nhwc",
      "in a f32s[1,8,5,7]; in b f32s[1,8,5,7]; " SHUF_CONVS(8, 8) SHUF_MOVE(1, 2, 8, 16, 5, 7)
      SHUF_HALVES(0, 8, 16) "out p, q",
-     "pnb", "FusedChannelShuffle_1", "x4", SHUFFLE, 2},
+     "nb", "FusedChannelShuffle_1", "interleave x4", "(2 pairs interleaved)", 2},
+    {"shuffle halves, g 2, 13 channels a half: counts differ, no pairs",
+     "in a f32s[1,13,5,7]; in b f32s[1,13,5,7]; " SHUF_CONVS(13, 13)
+     SHUF_MOVE(1, 2, 13, 26, 5, 7) SHUF_HALVES(0, 13, 26) "out p, q",
+     "pn", "FusedChannelShuffle_1", "x4", "(0 pairs interleaved)", 2},
+    /* Past SH_ONE_THREAD_ELEMS: oneDNN's reorders on the plan's threads, no interleave. */
+    {"shuffle halves, 295K elements",
+     "in a f32s[1,64,48,48]; in b f32s[1,64,48,48]; " SHUF_CONVS(64, 64)
+     SHUF_MOVE(1, 2, 64, 128, 48, 48) SHUF_HALVES(0, 64, 128) "out p, q",
+     "pnb", "FusedChannelShuffle_1", "x4", "(0 pairs interleaved)", 2},
     {"shuffle whole, g 4, unequal inputs, batch 2",
      "in a f32s[2,12,4,3]; in b f32s[2,4,4,3]; " SHUF_CONVS(12, 4)
      SHUF_MOVE(2, 4, 4, 16, 4, 3) "out y",

@@ -12,6 +12,12 @@
  * halves make four reorders; the Concat's copy, the strided reorder of the unfused
  * shuffle and the dense copy a Slice view costs its convolution are gone.
  *
+ * ShuffleNet's reorders are small (9K to 38K floats) and oneDNN's run of one costs about
+ * as much as its copy: with g = 2 and the channels innermost on both sides (nhwc), the
+ * two moves whose channels alternate in one output are one interleaving loop instead
+ * (the unit's whole work on one thread, below SH_ONE_THREAD_ELEMS); larger units keep
+ * oneDNN's reorders and their threads.
+ *
  * Outputs are written in the plan's activation layout when it is plain or nhwc (a
  * strided channel is no blocked layout: under nChw16c they are nhwc, and their readers
  * convert). A blocked input is first reordered to nhwc on a scratch buffer (a channel
@@ -28,6 +34,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define NONE SIZE_MAX
 #define SH_MAX_PARTS 8
@@ -44,7 +53,10 @@ typedef struct sh_reorder {
 typedef struct sh_move {
     size_t part, output;
     int64_t src_c, dst_c, n; /* first source channel, first output channel, count */
-    sh_reorder ro;
+    dnnl_memory_desc_t from, to;
+    sh_reorder ro;            /* unless interleaved */
+    size_t pair;              /* the move whose channels this one's alternate with (NONE) */
+    bool second;              /* written by its pair's interleave */
 } sh_move;
 
 typedef struct sh_stage {  /* a blocked input, reordered to nhwc first */
@@ -339,6 +351,67 @@ static dnnl_status_t reorder_run(dn_ctx *c, sh_reorder *ro, const void *from, vo
     return r == dnnl_success ? dnnl_primitive_execute(ro->prim, c->stream, 2, args) : r;
 }
 
+/* Channels innermost: one float apart (step 1) in md. */
+static bool channel_step(const dnnl_memory_desc_t *md, int64_t step)
+{
+    return md->format_kind == dnnl_blocked && md->format_desc.blocking.inner_nblks == 0 &&
+           md->format_desc.blocking.strides[1] == step;
+}
+
+/* Pair the moves whose channels alternate in one output (g = 2): dst_c d and d + 1, the
+ * same count, channels innermost in both sources and the output. How many pairs. */
+static size_t pair_moves(sh_unit *u)
+{
+    size_t pairs = 0;
+    for (size_t i = 0; i < u->n_moves; i++) {
+        sh_move *x = &u->moves[i];
+        for (size_t j = 0; j < u->n_moves && x->pair == NONE && !x->second; j++) {
+            sh_move *y = &u->moves[j];
+            if (j == i || y->pair != NONE || y->second || y->output != x->output ||
+                y->n != x->n || y->dst_c != x->dst_c + 1 || !channel_step(&x->from, 1) ||
+                !channel_step(&y->from, 1) || !channel_step(&x->to, 2))
+                continue;
+            x->pair = j;
+            y->second = true;
+            pairs++;
+        }
+    }
+    return pairs;
+}
+
+/* A pair of moves x, y: out[2c] = a[c], out[2c+1] = b[c] at every pixel, one pass over
+ * the output's bytes (x's destination: the even channels). */
+static void interleave(const sh_move *x, const sh_move *y, const float *a, const float *b,
+                       float *out)
+{
+    const int64_t *as = x->from.format_desc.blocking.strides;
+    const int64_t *bs = y->from.format_desc.blocking.strides;
+    const int64_t *os = x->to.format_desc.blocking.strides;
+    const int64_t n = x->n, *d = x->from.dims;
+    a += x->from.offset0;
+    b += y->from.offset0;
+    out += x->to.offset0;
+    for (int64_t i = 0; i < d[0]; i++)
+        for (int64_t h = 0; h < d[2]; h++)
+            for (int64_t w = 0; w < d[3]; w++) {
+                const float *pa = a + i * as[0] + h * as[2] + w * as[3];
+                const float *pb = b + i * bs[0] + h * bs[2] + w * bs[3];
+                float *po = out + i * os[0] + h * os[2] + w * os[3];
+                int64_t k = 0;
+#ifdef __SSE2__
+                for (; k + 4 <= n; k += 4) {
+                    __m128 p = _mm_loadu_ps(pa + k), q = _mm_loadu_ps(pb + k);
+                    _mm_storeu_ps(po + 2 * k, _mm_unpacklo_ps(p, q));
+                    _mm_storeu_ps(po + 2 * k + 4, _mm_unpackhi_ps(p, q));
+                }
+#endif
+                for (; k < n; k++) {
+                    po[2 * k] = pa[k];
+                    po[2 * k + 1] = pb[k];
+                }
+            }
+}
+
 static bool has_blocks(const dnnl_memory_desc_t *md)
 {
     return md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0;
@@ -447,25 +520,30 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
                 mv->src_c = a * kk + b0 - start[j];
                 mv->dst_c = b0 * g + a - lo[o];
                 mv->n = b1 - b0;
-                dnnl_memory_desc_t from, to;
-                r = channels(&src[j], mv->src_c, mv->n, &from);
+                mv->pair = NONE;
+                r = channels(&src[j], mv->src_c, mv->n, &mv->from);
                 if (r == dnnl_success)
-                    r = strided(&u->node.out[o].md, mv->dst_c, mv->n, g, &to);
-                if (r == dnnl_success)
-                    r = make_reorder(c, &from, &to, &mv->ro, impl[0] ? NULL : impl,
-                                     sizeof(impl));
+                    r = strided(&u->node.out[o].md, mv->dst_c, mv->n, g, &mv->to);
             }
         }
+    size_t pairs = g == 2 && u->threads ? pair_moves(u) : 0;
+    for (size_t i = 0; i < u->n_moves && r == dnnl_success; i++) {
+        sh_move *mv = &u->moves[i];
+        if (mv->pair == NONE && !mv->second)
+            r = make_reorder(c, &mv->from, &mv->to, &mv->ro, impl[0] ? NULL : impl,
+                             sizeof(impl));
+    }
     dn_ctx_threads(c, 0);
     if (r != dnnl_success)
         return refuse(u, "oneDNN makes no reorder of these pieces: %s", dnnl_status2str(r));
     int64_t blocked = 0;
     for (size_t j = 0; j < u->n_parts; j++)
         blocked += u->stage[j].ro.prim != NULL;
-    snprintf(u->node.impl, sizeof(u->node.impl), "%s x%zu", impl, u->n_moves);
+    snprintf(u->node.impl, sizeof(u->node.impl), "%s%s%s x%zu", impl,
+             impl[0] && pairs ? "+" : "", pairs ? "interleave" : "", u->n_moves);
     snprintf(u->node.note, sizeof(u->node.note), "fused: channel shuffle of %zu inputs, g=%lld,"
-             " %zu outputs: one reorder per piece%s%s", u->n_parts, (long long)g, u->n_outs,
-             blocked ? ", blocked inputs to nhwc first" : "",
+             " %zu outputs: one reorder per piece (%zu pairs interleaved)%s%s", u->n_parts,
+             (long long)g, u->n_outs, pairs, blocked ? ", blocked inputs to nhwc first" : "",
              u->threads ? " (1 thread)" : "");
     u->node.builds++;
     c->builds++;
@@ -525,6 +603,13 @@ bool dn_shuffle_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
     return ok;
 }
 
+/* Concat input j's bytes as the moves read them (staged when blocked). */
+static const float *part_data(const gl_kernel_ctx *k, const sh_unit *u, size_t j)
+{
+    const gl_tensor *t = k->in[u->part_in[j]];
+    return u->stage[j].buf ? u->stage[j].buf : t->buf ? t->buf->data : NULL;
+}
+
 static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, sh_unit *u)
 {
     gl_status st = dn_take_outputs(k, &u->node);
@@ -539,11 +624,14 @@ static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, sh_unit *u)
     }
     for (size_t i = 0; i < u->n_moves && st == GL_OK && r == dnnl_success; i++) {
         sh_move *mv = &u->moves[i];
-        const gl_tensor *t = k->in[u->part_in[mv->part]];
-        const void *from = u->stage[mv->part].buf ? u->stage[mv->part].buf
-                           : t->buf                ? t->buf->data
-                                                   : NULL;
-        r = reorder_run(c, &mv->ro, from, k->out[mv->output]->buf->data);
+        if (mv->second)
+            continue;
+        void *to = k->out[mv->output]->buf->data;
+        if (mv->pair == NONE)
+            r = reorder_run(c, &mv->ro, part_data(k, u, mv->part), to);
+        else
+            interleave(mv, &u->moves[mv->pair], part_data(k, u, mv->part),
+                       part_data(k, u, u->moves[mv->pair].part), to);
     }
     if (st == GL_OK && r == dnnl_success)
         r = dnnl_stream_wait(c->stream);

@@ -261,7 +261,7 @@ static int reshaped(const gl_kernel_ctx *k, size_t i, const int64_t *in, int in_
 static bool slice_range(const gl_kernel_ctx *k, const sh_unit *u, size_t o, int64_t c,
                         int64_t *lo, int64_t *hi)
 {
-    int64_t v[SH_SLICE_ARGS] = {0, 0, 1, 1};
+    int64_t v[SH_SLICE_ARGS] = {0, 0, 0, 1}; /* no axes: axis 0 for one start */
     for (size_t a = 0; a < SH_SLICE_ARGS; a++) {
         int64_t x[2];
         size_t n;
@@ -545,14 +545,16 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
              " %zu outputs: one reorder per piece (%zu pairs interleaved)%s%s", u->n_parts,
              (long long)g, u->n_outs, pairs, blocked ? ", blocked inputs to nhwc first" : "",
              u->threads ? " (1 thread)" : "");
-    u->node.builds++;
-    c->builds++;
     return GL_OK;
 }
 
 static gl_status finish_build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
 {
     gl_status st = build(c, k, u);
+    if (st == GL_OK && !u->refused) {
+        u->node.builds++;
+        c->builds++;
+    }
     u->node.built = st == GL_OK;
     u->node.generation++;
     return st;

@@ -246,11 +246,12 @@ static gl_node *single_reader(const gl_value *v)
 }
 
 /* A fan-out step at `pending` takes every reader of v, each in the step: they end the
- * walk (true). */
+ * walk (true). More readers than the rule's maximum leaves them all out (the group ends
+ * at v, the link a "branch"), rather than refusing the whole group. */
 static bool fan_out(const gl_fu_rule *r, size_t pending, const gl_value *v, fu_cand *k)
 {
     if (pending >= r->n_steps || !(r->steps[pending].flags & GL_FU_FANOUT) ||
-        v->n_uses > GL_FU_MAX_CHAIN - k->n)
+        k->n + v->n_uses > r->max_ops)
         return false;
     const gl_fu_step *s = &r->steps[pending];
     for (size_t u = 0; u < v->n_uses; u++) {

@@ -90,7 +90,7 @@ static const gl_fu_rule rules[] = {
      "moved once",
      {OPSF("Concat", GL_FU_ONE, GL_FU_CAT_C), OPSF("Reshape", GL_FU_ONE, GL_FU_SHUFFLE),
       OPSF("Transpose", GL_FU_ONE, GL_FU_SHUFFLE), OPSF("Reshape", GL_FU_ONE, GL_FU_SHUFFLE),
-      OPSF("Slice", GL_FU_OPT, GL_FU_SHUFFLE | GL_FU_FANOUT)}, 5, 12, GL_FU_UNIT,
+      OPSF("Slice", GL_FU_OPT, GL_FU_SHUFFLE | GL_FU_FANOUT)}, 5, 8, GL_FU_UNIT,
      "oneDNN reorders, one per (Concat input, output) piece, each writing its channels "
      "at their shuffled places: no Concat copy, no dense copy of a view"},
     {"conv-depthwise", NULL, "oneDNN 2.6 depthwise post-op (dw_k3s1p1 / dw_k3s2p1)",

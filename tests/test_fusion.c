@@ -460,6 +460,14 @@ static const fcase shuffle_cases[] = {
      SHUF "const z i64[1] = 0; const h i64[1] = 2; const ax i64[1] = 2; "
      "p = Slice(y, z, h, ax); out p",
      APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=1", 4, 1)},
+    /* Five Slices: more than the rule's 8 nodes (the unit's 4 outputs), the group ends
+     * before them. */
+    {"shuffle_five_slices", 13, false,
+     SHUF "const z i64[1] = 0; const h i64[1] = 3; const e i64[1] = 6; const f i64[1] = 9; "
+     "const j i64[1] = 12; const l i64[1] = 16; const ax i64[1] = 1; "
+     "p1 = Slice(y, z, h, ax); p2 = Slice(y, h, e, ax); p3 = Slice(y, e, f, ax); "
+     "p4 = Slice(y, f, j, ax); p5 = Slice(y, j, l, ax); out p1, p2, p3, p4, p5",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=5", 4, 1)},
     {"shuffle_intermediate_read", 13, false,
      SHUF_CAT "const s5 i64[5] = 1,2,8,3,3; const s4 i64[4] = 1,16,3,3; r = Reshape(c, s5); "
      "t = Transpose(r) perm=[0,2,1,3,4]; y = Reshape(t, s4); w = Relu(t); out y, w",

@@ -8,7 +8,9 @@
  *  1. the walk: from the head along first outputs, each next node the single reader of
  *     the previous one and in the rule's next step; a link where the value is also a
  *     graph output, or has other readers, ends the walk ("graph-output", "branch") when
- *     a reader would have continued the chain;
+ *     a reader would have continued the chain; a fan-out step (the channel Slices after
+ *     a channel shuffle) takes every reader of the value at once, all in the step or none,
+ *     and ends the walk: the group returns each of their outputs;
  *  2. the constraints, node by node: one precision along the chain ("precision"); no
  *     implicit broadcast but what the fused kernel implements, a per-channel or [N]
  *     operand or a scalar ("broadcast"; all three refused under fusion.exact-shapes=1,
@@ -34,6 +36,7 @@
  * Only the model's graph is fused, not the bodies of If/Loop/Scan.
  */
 #include "passes/fusion.h"
+#include "ops/opkit.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,6 +58,7 @@ typedef struct fu_cand {
     gl_node *nodes[GL_FU_MAX_CHAIN]; /* the walk */
     int step_of[GL_FU_MAX_CHAIN];
     size_t n;
+    size_t fan_from;      /* the first member of a fan-out step (GL_FU_FANOUT), or 0 */
     size_t cut;           /* the prefix that passes the constraints */
     gl_node *blocked;     /* where a constraint stopped the candidate, or NULL */
     int blocked_step;     /* the step the blocked reader of a link would have taken */
@@ -241,6 +245,28 @@ static gl_node *single_reader(const gl_value *v)
     return only;
 }
 
+/* A fan-out step at `pending` takes every reader of v, each in the step: they end the
+ * walk (true). More readers than the rule's maximum leaves them all out (the group ends
+ * at v, the link a "branch"), rather than refusing the whole group. */
+static bool fan_out(const gl_fu_rule *r, size_t pending, const gl_value *v, fu_cand *k)
+{
+    if (pending >= r->n_steps || !(r->steps[pending].flags & GL_FU_FANOUT) ||
+        k->n + v->n_uses > r->max_ops)
+        return false;
+    const gl_fu_step *s = &r->steps[pending];
+    for (size_t u = 0; u < v->n_uses; u++) {
+        gl_node *rd = v->uses[u].node;
+        if (v->uses[u].slot < 0 || !gl_fu_step_has(s, rd) || !reads_chain(s, rd, v))
+            return false;
+    }
+    k->fan_from = k->n;
+    for (size_t u = 0; u < v->n_uses; u++) {
+        k->nodes[k->n] = v->uses[u].node;
+        k->step_of[k->n++] = (int)pending;
+    }
+    return true;
+}
+
 static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
 {
     int cnt[GL_FU_MAX_STEPS] = {0};
@@ -267,6 +293,8 @@ static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
             pending = after(r, q);
             continue;
         }
+        if (!v->n_output_refs && fan_out(r, pending, v, k))
+            return;
         /* Only a reader that would continue the chain makes this a refusal. */
         for (size_t u = 0; u < v->n_uses; u++) {
             gl_node *rd = v->uses[u].node;
@@ -434,6 +462,92 @@ static bool check_split(fu_cand *k, const gl_node *n, unsigned flags)
     return true;
 }
 
+/* v has `rank` dims, all known: into dims[]. */
+static bool known_dims(const gl_value *v, int rank, int64_t *dims)
+{
+    if (!v || rank_of(v) != rank)
+        return false;
+    for (int d = 0; d < rank; d++)
+        if ((dims[d] = v->type.shape.dims[d].value) < 0)
+            return false;
+    return true;
+}
+
+/* The one value of a constant integer input (Slice's starts, ends, axes, steps); a
+ * missing input gives `dflt`. False when the input is not one constant integer. */
+static bool const_int1(const gl_node *n, size_t i, int64_t dflt, int64_t *out)
+{
+    const gl_value *x = i < n->n_inputs ? n->inputs[i] : NULL;
+    if (!x) {
+        *out = dflt;
+        return true;
+    }
+    const gl_tensor *t = gl_value_is_constant(x) ? x->init : NULL;
+    if (!t || !gl_dtype_is_int(t->dtype) || t->count != 1)
+        return false;
+    *out = gl_elem_i64(t, 0);
+    return true;
+}
+
+/* A channel shuffle (ShuffleNet): the Concat's [N,C,H,W] (v: the chain's value) as
+ * [N,g,C/g,H,W], its two middle dims swapped, back to [N,C,H,W]; then Slices of its
+ * channels with constant bounds and step 1. What the oneDNN unit moves is read from the
+ * IR's shapes, so each is proven here. */
+static bool check_shuffle(fu_cand *k, const gl_node *n, const gl_value *v)
+{
+    int64_t cat[4], x[5], y[5];
+    const gl_value *cv = k->nodes[0]->outputs[0], *out = n->outputs[0];
+    int rv = rank_of(v), ry = rank_of(out);
+    if (!known_dims(cv, 4, cat) || rv < 0 || rv > 5 || ry < 0 || ry > 5 ||
+        !known_dims(v, rv, x) || !known_dims(out, ry, y)) {
+        char tv[96], to[96];
+        set_why(k, "shapes", "%s '%s': '%s' %s to '%s' %s: a channel shuffle is moved by "
+                "shapes the IR knows", n->op_type, n->name, v->name,
+                type_text(v, tv, sizeof(tv)), out->name, type_text(out, to, sizeof(to)));
+        return false;
+    }
+    if (gl_node_is(n, "Reshape") && ry == 5) {
+        if (y[0] == cat[0] && y[1] >= 2 && y[1] * y[2] == cat[1] && y[3] == cat[2] &&
+            y[4] == cat[3])
+            return true;
+        set_why(k, "target", "Reshape '%s': [%lld,%lld,%lld,%lld] to [%lld,%lld,%lld,%lld,%lld];"
+                " a channel shuffle splits the channels into [g, C/g], g >= 2",
+                n->name, (long long)cat[0], (long long)cat[1], (long long)cat[2],
+                (long long)cat[3], (long long)y[0], (long long)y[1], (long long)y[2],
+                (long long)y[3], (long long)y[4]);
+        return false;
+    }
+    if (gl_node_is(n, "Transpose")) {
+        static const int64_t swap[5] = {0, 2, 1, 3, 4};
+        const gl_attr *a = gl_node_attr_typed(n, "perm", GL_ATTR_INTS);
+        bool ok = a && a->n == 5;
+        for (size_t d = 0; ok && d < 5; d++)
+            ok = a->ints[d] == swap[d];
+        if (!ok)
+            set_why(k, "target", "Transpose '%s': a channel shuffle swaps dims 1 and 2 of 5 "
+                    "(perm [0,2,1,3,4])", n->name);
+        return ok;
+    }
+    if (gl_node_is(n, "Reshape")) {
+        bool ok = ry == 4 && !memcmp(y, cat, sizeof(cat));
+        if (!ok)
+            set_why(k, "target", "Reshape '%s': a channel shuffle ends as the Concat's "
+                    "[%lld,%lld,%lld,%lld] again", n->name, (long long)cat[0],
+                    (long long)cat[1], (long long)cat[2], (long long)cat[3]);
+        return ok;
+    }
+    /* Slice(data, starts, ends, axes, steps) of the channels. */
+    int64_t start, end, axis, step;
+    bool ok = n->n_inputs >= 3 && n->n_inputs <= 5 && const_int1(n, 1, 0, &start) &&
+              const_int1(n, 2, 0, &end) && const_int1(n, 3, 0, &axis) &&
+              const_int1(n, 4, 1, &step) && (axis == 1 || axis == -3) && step == 1 &&
+              ry == 4 && y[0] == cat[0] && y[2] == cat[2] && y[3] == cat[3] && y[1] > 0;
+    if (!ok)
+        set_why(k, "target", "Slice '%s': a channel shuffle's Slice takes constant bounds "
+                "of axis 1 with step 1 (inputs, opset 10 on)", n->name);
+    return ok;
+}
+
 /* An elementwise binary node's other operand against the chain's value x. */
 static bool check_operand(const fu_ctx *c, fu_cand *k, const gl_node *n, const gl_value *x,
                           const gl_value *o, unsigned flags, int channel)
@@ -545,7 +659,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
 {
     const gl_node *n = k->nodes[i], *head = k->nodes[0];
     const gl_fu_step *s = &k->rule->steps[k->step_of[i]];
-    const gl_value *v = i ? k->nodes[i - 1]->outputs[0] : NULL;
+    size_t prev = k->fan_from && i >= k->fan_from ? k->fan_from - 1 : i - 1;
+    const gl_value *v = i ? k->nodes[prev]->outputs[0] : NULL;
     gl_dtype want = head->outputs[0]->type.dtype;
     if (n->n_inputs > GL_FU_MAX_INPUTS || n->n_outputs > GL_FU_MAX_OUTPUTS) {
         set_why(k, "target", "%s '%s' has %zu inputs and %zu outputs; no op a rule takes has "
@@ -586,6 +701,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
     if ((s->flags & (GL_FU_1X1 | GL_FU_DW)) && !check_conv_shape(k, n, s->flags))
         return false;
     if ((s->flags & (GL_FU_CAT_C | GL_FU_SPLIT_K)) && !check_split(k, n, s->flags))
+        return false;
+    if ((s->flags & GL_FU_SHUFFLE) && !check_shuffle(k, n, v))
         return false;
     if (gl_node_is(n, "Clip"))
         for (size_t j = 1; j < n->n_inputs; j++)
@@ -659,12 +776,14 @@ static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_can
     k->cut = k->n;
     for (size_t i = 0; i < k->n; i++) {
         if (!check_node(c, k, i)) {
-            k->cut = i;
+            /* A fan-out is taken whole or not at all: its value stays the group's. */
+            k->cut = k->fan_from && i > k->fan_from ? k->fan_from : i;
             k->blocked = k->nodes[i];
             k->blocked_step = -1;
             break;
         }
-        if (i + 1 < k->n && !check_intermediate(k, i)) {
+        if (i + 1 < k->n && !(k->fan_from && i >= k->fan_from) &&
+            !check_intermediate(k, i)) {
             k->cut = i + 1;
             k->blocked = k->nodes[i + 1];
             k->blocked_step = -1;
@@ -767,6 +886,24 @@ static size_t present_outputs(const gl_node *last)
     return n;
 }
 
+/* The members whose outputs the call returns: a fan-out's, else the last one. */
+static size_t terminal_first(const fu_cand *k)
+{
+    return k->fan_from && k->cut > k->fan_from ? k->fan_from : k->cut - 1;
+}
+
+/* The group's outputs, in order: each terminal member's present outputs. */
+static size_t group_outputs(const fu_cand *k, gl_node **owner, size_t *index, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = terminal_first(k); i < k->cut; i++)
+        for (size_t o = 0; o < present_outputs(k->nodes[i]) && n < cap; o++) {
+            owner[n] = k->nodes[i];
+            index[n++] = o;
+        }
+    return n;
+}
+
 static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_value *const *ext,
                             size_t n_ext)
 {
@@ -781,7 +918,6 @@ static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_valu
         map_from[n_map] = ext[e];
         map_to[n_map++] = bv;
     }
-    gl_node *last_body = NULL;
     for (size_t i = 0; i < k->cut; i++) {
         gl_node *nd = k->nodes[i];
         gl_value *ins[GL_FU_MAX_INPUTS];
@@ -811,10 +947,14 @@ static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_valu
             map_to[n_map++] = bn->outputs[o];
         }
         uses_graphlab |= nd->domain && !strcmp(nd->domain, "graphlab");
-        last_body = bn;
     }
-    for (size_t o = 0; o < present_outputs(last_body); o++)
-        gl_graph_add_output(b, last_body->outputs[o]);
+    gl_node *owner[GL_FU_MAX_CHAIN * GL_FU_MAX_OUTPUTS];
+    size_t index[GL_ARRAY_LEN(owner)];
+    size_t n_out = group_outputs(k, owner, index, GL_ARRAY_LEN(owner));
+    for (size_t o = 0; o < n_out; o++)
+        for (size_t e = 0; e < n_map; e++)
+            if (map_from[e] == owner[o]->outputs[index[o]])
+                gl_graph_add_output(b, map_to[e]);
     size_t n_imports = 1 + uses_graphlab;
     f->opsets = gl_xcalloc(n_imports, sizeof(gl_opset));
     f->opsets[0] = (gl_opset){gl_xstrdup(""), c->opset};
@@ -850,8 +990,9 @@ static gl_status apply_function(fu_ctx *c, const fu_cand *k, int64_t decision, c
     snprintf(doc, sizeof(doc), "graphlab fusion rule %s (%s): %s", k->rule->name,
              k->rule->origin, k->rule->kernel);
     f->doc_string = gl_xstrdup(doc);
-    gl_node *last = k->nodes[k->cut - 1];
-    size_t n_out = present_outputs(last);
+    gl_node *owner[GL_FU_MAX_CHAIN * GL_FU_MAX_OUTPUTS];
+    size_t index[GL_ARRAY_LEN(owner)];
+    size_t n_out = group_outputs(k, owner, index, GL_ARRAY_LEN(owner));
     char *name = gl_unique_node_name(c->g, fname);
     gl_node *call = gl_add_node(c->g, fname, GL_FUSED_DOMAIN, name, ext, n_ext, n_out);
     free(name);
@@ -861,7 +1002,7 @@ static gl_status apply_function(fu_ctx *c, const fu_cand *k, int64_t decision, c
     gl_node_inherit_provenance(call, k->nodes, k->cut, decision);
     gl_status st = GL_OK;
     for (size_t o = 0; o < n_out && st == GL_OK; o++)
-        st = gl_move_output(c->g, last, o, call, o);
+        st = gl_move_output(c->g, owner[o], index[o], call, o);
     /* The function is looked up again: adding one may move the array. */
     if (st == GL_OK)
         st = build_body(c, k, gl_model_function(c->m, GL_FUSED_DOMAIN, fname), ext, n_ext);

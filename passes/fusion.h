@@ -54,6 +54,13 @@ enum {
      * weights, at most as many output channels as input channels (it runs as one 1x1
      * convolution per Concat input, summed into one destination) */
     GL_FU_SPLIT_K = 1 << 7,
+    /* A channel shuffle's Reshape [N,C,H,W] -> [N,g,C/g,H,W], Transpose [0,2,1,3,4],
+     * Reshape back to [N,C,H,W]; a Slice of the shuffled channels (constant bounds,
+     * step 1) */
+    GL_FU_SHUFFLE = 1 << 8,
+    /* The step takes every reader of the chain's value at once (each must be in the
+     * step); its members end the chain and their outputs are the group's. */
+    GL_FU_FANOUT = 1 << 9,
 };
 
 typedef struct gl_fu_step {

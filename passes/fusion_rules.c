@@ -12,7 +12,11 @@
  *  - graphlab's own: a channel Concat read by a 1x1 convolution, which is the sum of 1x1
  *    convolutions of the Concat's inputs (the weights' input-channel columns of each):
  *    oneDNN runs one per input into one destination (sum post-op), and the Concat's copy
- *    goes (squeezenet's Fire modules).
+ *    goes (squeezenet's Fire modules); and ShuffleNet's channel shuffle, a channel
+ *    Concat, Reshape, Transpose, Reshape and the channel Slices that read it, whose bytes
+ *    oneDNN moves once, from each Concat input straight to its shuffled places in each
+ *    Slice's output (a reorder per piece, strided destination): no Concat copy, no
+ *    strided view made dense again.
  * The heads include graphlab's channels-last NhwcConv (layout runs first) and
  * graphlab.FusedMatMul (fold-transpose's Transpose-folded MatMul) when a model has them.
  */
@@ -82,6 +86,13 @@ static const gl_fu_rule rules[] = {
       ACT(GL_FU_OPT)}, 3, 3, GL_FU_POST_OPS,
      "oneDNN 1x1 convolutions, one per Concat input, into one destination (sum and "
      "eltwise post-ops): no Concat copy"},
+    {"channel-shuffle", "FusedChannelShuffle", "graphlab: ShuffleNet's channel shuffle "
+     "moved once",
+     {OPSF("Concat", GL_FU_ONE, GL_FU_CAT_C), OPSF("Reshape", GL_FU_ONE, GL_FU_SHUFFLE),
+      OPSF("Transpose", GL_FU_ONE, GL_FU_SHUFFLE), OPSF("Reshape", GL_FU_ONE, GL_FU_SHUFFLE),
+      OPSF("Slice", GL_FU_OPT, GL_FU_SHUFFLE | GL_FU_FANOUT)}, 5, 8, GL_FU_UNIT,
+     "oneDNN reorders, one per (Concat input, output) piece, each writing its channels "
+     "at their shuffled places: no Concat copy, no dense copy of a view"},
     {"conv-depthwise", NULL, "oneDNN 2.6 depthwise post-op (dw_k3s1p1 / dw_k3s2p1)",
      {OPSF("Conv", GL_FU_ONE, GL_FU_1X1), ACT(GL_FU_STAR), OPSF("Conv", GL_FU_ONE, GL_FU_DW),
       POST(GL_FU_STAR)}, 4, 4, GL_FU_UNIT,

@@ -434,6 +434,69 @@ static const fcase concat_cases[] = {
 
 Test(fusion, concat_conv1x1) { RUN(concat_cases); }
 
+/* channel-shuffle: ShuffleNet's Concat, Reshape, Transpose, Reshape (and the channel
+ * Slices that read it) as one group. */
+#define SHUF_CAT "in a f32s[1,8,3,3]; in b f32s[1,8,3,3]; c = Concat(a, b) axis=1; "
+#define SHUF_MOVE(g, k)                                                                    \
+    "const s5 i64[5] = 1," #g "," #k ",3,3; const s4 i64[4] = 1,16,3,3; "                  \
+    "r = Reshape(c, s5); t = Transpose(r) perm=[0,2,1,3,4]; y = Reshape(t, s4); "
+#define SHUF SHUF_CAT SHUF_MOVE(2, 8)
+#define HALVES                                                                             \
+    "const z i64[1] = 0; const h i64[1] = 8; const e i64[1] = 16; const ax i64[1] = 1; "   \
+    "p = Slice(y, z, h, ax); q = Slice(y, h, e, ax); "
+static const fcase shuffle_cases[] = {
+    {"shuffle_slices", 13, false, SHUF HALVES "out p, q",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=0", 6, 1)},
+    {"shuffle_whole", 13, false, SHUF "out y",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0", 4, 1)},
+    {"shuffle_four_groups", 13, false, SHUF_CAT SHUF_MOVE(4, 4) HALVES "out p, q",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=0", 6, 1)},
+    /* A reader that is no Slice: the Slices stay out, the shuffle is still one group. */
+    {"shuffle_slice_and_relu", 13, false,
+     SHUF "const z i64[1] = 0; const h i64[1] = 8; const ax i64[1] = 1; "
+     "p = Slice(y, z, h, ax); u = Relu(y); out p, u",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=1 Relu=1", 4, 1)},
+    {"shuffle_slice_spatial", 13, false,
+     SHUF "const z i64[1] = 0; const h i64[1] = 2; const ax i64[1] = 2; "
+     "p = Slice(y, z, h, ax); out p",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=1", 4, 1)},
+    /* Five Slices: more than the rule's 8 nodes (the unit's 4 outputs), the group ends
+     * before them. */
+    {"shuffle_five_slices", 13, false,
+     SHUF "const z i64[1] = 0; const h i64[1] = 3; const e i64[1] = 6; const f i64[1] = 9; "
+     "const j i64[1] = 12; const l i64[1] = 16; const ax i64[1] = 1; "
+     "p1 = Slice(y, z, h, ax); p2 = Slice(y, h, e, ax); p3 = Slice(y, e, f, ax); "
+     "p4 = Slice(y, f, j, ax); p5 = Slice(y, j, l, ax); out p1, p2, p3, p4, p5",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=5", 4, 1)},
+    {"shuffle_intermediate_read", 13, false,
+     SHUF_CAT "const s5 i64[5] = 1,2,8,3,3; const s4 i64[4] = 1,16,3,3; r = Reshape(c, s5); "
+     "t = Transpose(r) perm=[0,2,1,3,4]; y = Reshape(t, s4); w = Relu(t); out y, w",
+     REFUSED("channel-shuffle", "branch: 't' (output of Transpose 'n_t') is read by 2 nodes")},
+    {"shuffle_graph_output", 13, false, SHUF HALVES "out p, q, t",
+     REFUSED("channel-shuffle", "graph-output: 't' (output of Transpose 'n_t') is a graph "
+             "output")},
+    /* The shuffled tensor a graph output too: the Slices stay out. */
+    {"shuffle_output_and_slices", 13, false, SHUF HALVES "out p, q, y",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0 Slice=2", 4, 1)},
+    {"shuffle_other_perm", 13, false,
+     SHUF_CAT "const s5 i64[5] = 1,2,8,3,3; const s4 i64[4] = 1,16,3,3; r = Reshape(c, s5); "
+     "t = Transpose(r) perm=[0,1,2,4,3]; y = Reshape(t, s4); out y",
+     REFUSED("channel-shuffle", "target: Transpose 'n_t': a channel shuffle swaps dims 1 "
+             "and 2 of 5")},
+    {"shuffle_spatial_axis", 13, false,
+     "in a f32s[1,8,3,3]; in b f32s[1,8,3,3]; c = Concat(a, b) axis=2; "
+     "const s5 i64[5] = 1,2,8,3,3; const s4 i64[4] = 1,8,6,3; r = Reshape(c, s5); "
+     "t = Transpose(r) perm=[0,2,1,3,4]; y = Reshape(t, s4); out y",
+     REFUSED("channel-shuffle", "target: Concat 'n_c': 2 inputs of rank 4 along axis 2")},
+    {"shuffle_unknown_dims", 13, false,
+     "in a f32s[?1,8,?3,?3]; in b f32s[?1,8,?3,?3]; c = Concat(a, b) axis=1; "
+     "const s5 i64[5] = 1,2,8,3,3; const s4 i64[4] = 1,16,3,3; r = Reshape(c, s5); "
+     "t = Transpose(r) perm=[0,2,1,3,4]; y = Reshape(t, s4); out y",
+     REFUSED("channel-shuffle", "shapes: Reshape 'n_r'")},
+};
+
+Test(fusion, channel_shuffle) { RUN(shuffle_cases); }
+
 /* ==== the table ========================================================================== */
 
 Test(fusion, rule_table)

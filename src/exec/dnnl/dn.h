@@ -314,6 +314,13 @@ gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *rebuilt);
 gl_status dn_node_exec(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 void dn_node_clear(dn_node *s);
+/* The shape guard for units that build without dn_node_ready (dn_shuffle.c): record the
+ * inputs of this build (false when one has more dims than oneDNN takes); do they match? */
+bool dn_key_set(dn_node *s, const gl_kernel_ctx *k);
+bool dn_key_matches(const dn_node *s, const gl_kernel_ctx *k);
+/* Lend a buffer to every output of s (out[i].mem set and pointed at it) and wrap it as
+ * the kernel's output tensor. */
+gl_status dn_take_outputs(gl_kernel_ctx *k, dn_node *s);
 
 /* ---- fused units (dn_fused.c) --------------------------------------------------------- */
 
@@ -337,6 +344,16 @@ bool dn_catconv_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
 gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 bool dn_catconv_state(const void *state);
 void dn_catconv_release(void *state);
+
+/* A channel shuffle [Concat, Reshape, Transpose, Reshape, channel Slices]
+ * (dn_shuffle.c): one reorder per (Concat input, output) piece into the shuffled places.
+ * dn_fused.c hands such calls over. */
+bool dn_shuffle_is(const gl_function *fn);
+bool dn_shuffle_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
+                       const gl_function *fn, char *why, size_t len);
+gl_status dn_shuffle_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
+bool dn_shuffle_state(const void *state);
+void dn_shuffle_release(void *state);
 
 /* Exposed by the op files for fused units. The eltwise steps (at most 2) of unary node n
  * at `opset` as post-ops; parameter inputs (Clip's min/max, Pow's exponent) from in[]

@@ -112,7 +112,8 @@ static fused_unit *unit_of(dn_node *s)
 
 bool dn_fused_state(const void *state)
 {
-    return state && (((const dn_node *)state)->op == &fused_op || dn_catconv_state(state));
+    return state && (((const dn_node *)state)->op == &fused_op || dn_catconv_state(state) ||
+                     dn_shuffle_state(state));
 }
 
 static uint64_t now_ns(void)
@@ -781,6 +782,8 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
 {
     if (dn_catconv_is(fn))
         return dn_catconv_claims(c, m, call, fn, why, len);
+    if (dn_shuffle_is(fn))
+        return dn_shuffle_claims(c, m, call, fn, why, len);
     fused_unit *u = unit_new(m, call, fn, why, len);
     bool ok = u != NULL;
     for (fused_unit *seg = u; seg && ok; seg = seg->next)
@@ -855,6 +858,8 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
     if (*state ? dn_catconv_state(*state)
                : dn_catconv_is(gl_called_function(k->model, k->node)))
         return dn_catconv_run(c, k, state);
+    if (*state ? dn_shuffle_state(*state) : dn_shuffle_is(gl_called_function(k->model, k->node)))
+        return dn_shuffle_run(c, k, state);
     fused_unit *u = *state;
     if (!u) {
         char why[160] = "";
@@ -902,6 +907,8 @@ void dn_fused_release(void *state)
 {
     if (dn_catconv_state(state))
         dn_catconv_release(state);
+    else if (dn_shuffle_state(state))
+        dn_shuffle_release(state);
     else
         unit_free(state);
 }

@@ -225,7 +225,7 @@ void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md)
 
 /* ---- the shape guard ---------------------------------------------------------------------- */
 
-static bool key_matches(const dn_node *s, const gl_kernel_ctx *k)
+bool dn_key_matches(const dn_node *s, const gl_kernel_ctx *k)
 {
     if (s->n_key != k->n_inputs)
         return false;
@@ -245,7 +245,7 @@ static bool key_matches(const dn_node *s, const gl_kernel_ctx *k)
 }
 
 /* Record the inputs of this build; false when one has more dims than oneDNN takes. */
-static bool key_set(dn_node *s, const gl_kernel_ctx *k)
+bool dn_key_set(dn_node *s, const gl_kernel_ctx *k)
 {
     s->key = gl_xcalloc(k->n_inputs ? k->n_inputs : 1, sizeof(*s->key));
     s->n_key = k->n_inputs;
@@ -424,17 +424,22 @@ static double work_ns(const_dnnl_primitive_desc_t pd)
     const dnnl_memory_desc_t *dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     double out = md_elems(dst), in = md_elems(src);
+    /* Reading the weights is memory-bound work of its own: a classifier's product of one
+     * row ([1,1024] by [1024,1000], shufflenet's Gemm) does few FLOPs on 4 MB. */
+    double weights = md_elems(w) * 0.1, flops;
     switch (kind) {
     case dnnl_matmul:
-        return src && src->ndims >= 2 ? 2.0 * out * (double)src->dims[src->ndims - 1] * 0.005
-                                      : DN_ONE_THREAD_NS;
+        flops = src && src->ndims >= 2 ? 2.0 * out * (double)src->dims[src->ndims - 1] * 0.005
+                                       : DN_ONE_THREAD_NS;
+        return flops > weights ? flops : weights;
     case dnnl_convolution:
     case dnnl_deconvolution:
     case dnnl_inner_product:
         /* MACs per output: the weights of one output channel */
-        return dst && dst->ndims >= 2 && dst->dims[1] > 0
-                   ? 2.0 * out * md_elems(w) / (double)dst->dims[1] * 0.02
-                   : DN_ONE_THREAD_NS;
+        flops = dst && dst->ndims >= 2 && dst->dims[1] > 0
+                    ? 2.0 * out * md_elems(w) / (double)dst->dims[1] * 0.02
+                    : DN_ONE_THREAD_NS;
+        return flops > weights ? flops : weights;
     default:
         return (in > out ? in : out) * 0.1;
     }
@@ -447,7 +452,7 @@ static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_me
                           dnnl_memory_desc_t *held, dnnl_primitive_desc_t *pd)
 {
     dn_node_clear(s);
-    bool fits = key_set(s, k);
+    bool fits = dn_key_set(s, k);
     dn_build b = {.c = c, .k = k, .s = s, .md = md, .held = held};
     for (size_t i = 0; i < k->n_inputs && fits; i++) {
         const gl_tensor *t = k->in[i];
@@ -571,7 +576,7 @@ static gl_status set_handle(const gl_kernel_ctx *k, dnnl_memory_t mem, void *dat
 }
 
 /* Lend a buffer to every output and wrap it as the node's output tensor. */
-static gl_status take_outputs(gl_kernel_ctx *k, dn_node *s)
+gl_status dn_take_outputs(gl_kernel_ctx *k, dn_node *s)
 {
     for (size_t i = 0; i < s->n_out; i++) {
         dn_out *o = &s->out[i];
@@ -663,7 +668,7 @@ static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
     if (!s->prim)
         return take_views(k, s);
-    gl_status st = take_outputs(k, s);
+    gl_status st = dn_take_outputs(k, s);
     if (st == GL_OK && s->op->prepare)
         st = s->op->prepare(k, s);
     if (st == GL_OK)
@@ -700,7 +705,7 @@ static gl_status execute(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 
 gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *rebuilt)
 {
-    *rebuilt = !s->built || !key_matches(s, k);
+    *rebuilt = !s->built || !dn_key_matches(s, k);
     return *rebuilt ? build(c, k, s) : GL_OK;
 }
 

@@ -14,6 +14,11 @@
  *       in a channel-blocked or nhwc layout is read as it is only when that gives a
  *       vectorized kernel, else converted to plain first; what only oneDNN's reference
  *       code does (a middle dim, L1/L2/SumSquare) stays on our reference kernel.
+ *       ReduceMean and ReduceMax of every spatial dim of an nhwc source (a CNN's global
+ *       pool before its classifier) are a pooling of the whole window instead: oneDNN
+ *       vectorizes that over the channels, where its reduction of nhwc's middle dims is
+ *       reference code and the plain way costs a conversion of the whole tensor
+ *       (shufflenet's [1,1024,7,7]: 43 us of reorder and reduction).
  *   Softmax, LogSoftmax  softmax_v2 (accurate / log). Before opset 13 the input is
  *       coerced to 2-D around `axis` ([prod(dims before), prod(dims from)], the softmax
  *       over the second): a plain view. From opset 13 the softmax runs over `axis` in the
@@ -61,12 +66,36 @@ typedef struct red_arg {
     const gl_tensor *x;
     dnnl_memory_desc_t plain, dst;
     dnnl_primitive_attr_t attr;
+    /* the pooling's algorithm (0: none) and destination, [N,C,1,...] as nhwc */
+    dnnl_alg_kind_t pool;
+    dnnl_memory_desc_t pooled;
 } red_arg;
+
+/* Way 1: the reduction of every spatial dim as a pooling of the whole window. */
+static dnnl_status_t pool_way(dn_build *b, red_arg *a, dnnl_primitive_desc_t *pd)
+{
+    if (!a->pool)
+        return dnnl_unimplemented;
+    dnnl_dims_t strides, kernel, dilation, pad;
+    for (int d = 2; d < a->x->rank; d++) {
+        strides[d - 2] = 1;
+        kernel[d - 2] = a->x->dims[d];
+        dilation[d - 2] = pad[d - 2] = 0;
+    }
+    dnnl_pooling_v2_desc_t d;
+    dnnl_status_t r = dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, a->pool,
+                                                        &b->md[0], &a->pooled, strides, kernel,
+                                                        dilation, pad, pad);
+    return r == dnnl_success ? dnnl_primitive_desc_create(pd, &d, a->attr, b->c->engine, NULL)
+                             : r;
+}
 
 static dnnl_status_t reduce_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
 {
     red_arg *a = arg;
-    if (way == 1 && !a->x->layout)
+    if (way == 1)
+        return pool_way(b, a, pd);
+    if (way == 2 && !a->x->layout)
         return dnnl_unimplemented; /* the same as way 0 */
     dnnl_reduction_desc_t d;
     dnnl_status_t r = dnnl_reduction_desc_init(&d, a->row->alg, way == 0 ? &b->md[0] : &a->plain,
@@ -140,14 +169,30 @@ static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
         dn_md_plain(&a.dst, x->rank, kept, NULL) != dnnl_success ||
         dn_attr_post_ops(&log_post, a.row->log ? 1 : 0, &a.attr) != dnnl_success)
         return dn_refuse(b, "shapes oneDNN does not describe");
-    int way = dn_pd_pick(b, &a, 2, reduce_way, pd);
+    /* Every spatial dim and only those, of a source whose channels are innermost. */
+    const dnnl_memory_desc_t *src = &b->md[0];
+    bool spatial = (x->rank == 4 || x->rank == 5) && !reduced[0] && !reduced[1] &&
+                   src->format_kind == dnnl_blocked &&
+                   src->format_desc.blocking.inner_nblks == 0 &&
+                   src->format_desc.blocking.strides[1] == 1 && x->dims[1] > 1;
+    for (int d = 2; d < x->rank && spatial; d++)
+        spatial = reduced[d];
+    if (spatial && (a.row->alg == dnnl_reduction_mean || a.row->alg == dnnl_reduction_max) &&
+        dn_md_tag(&a.pooled, x->rank, kept, x->rank == 4 ? dnnl_nhwc : dnnl_ndhwc) ==
+            dnnl_success)
+        a.pool = a.row->alg == dnnl_reduction_mean ? dnnl_pooling_avg_exclude_padding
+                                                    : dnnl_pooling_max;
+    int way = dn_pd_pick(b, &a, 3, reduce_way, pd);
     dnnl_primitive_attr_destroy(a.attr);
     if (way < 0)
         return dn_refuse(b, "oneDNN has no reduction for this");
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "a reduction of these dims or with this algorithm");
-    dn_bind_input(b, DNNL_ARG_SRC, 0, way == 0 ? NULL : &a.plain);
-    dn_bind_output(b, DNNL_ARG_DST, 0, &a.dst, out_rank, out);
+    if (way == 1)
+        snprintf(b->s->note, sizeof(b->s->note), "a pooling of the whole window (channels "
+                 "innermost)");
+    dn_bind_input(b, DNNL_ARG_SRC, 0, way < 2 ? NULL : &a.plain);
+    dn_bind_output(b, DNNL_ARG_DST, 0, way == 1 ? &a.pooled : &a.dst, out_rank, out);
     return GL_OK;
 }
 

@@ -20,7 +20,9 @@
  *    input once into the plan's activation layout for its output (plain when nothing
  *    of this backend reads it): ShuffleNet's channel shuffle (Reshape, Transpose,
  *    Reshape) is two views and one strided reorder nhwc to nhwc, its channel Slices
- *    are views of that, and the Conv after one reorders its half to dense nhwc.
+ *    are views of that, and the Conv after one reorders its half to dense nhwc. (Fused
+ *    by the channel-shuffle rule, the whole block is dn_shuffle.c's reorders instead,
+ *    each reading its input as it is, views too, and writing dense outputs.)
  */
 #include "exec/dnnl/dn_opkit.h"
 

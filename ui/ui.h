@@ -80,21 +80,20 @@ struct gl_view {
 };
 
 typedef enum gl_view_kind {
-    GL_VIEW_NODES,
-    GL_VIEW_DETAIL,
-    GL_VIEW_DIFF,
-    GL_VIEW_DECISIONS,
-    GL_VIEW_GRAPH,
-    GL_VIEW_HELP,
+#define GL_VIEW(kind, ops, tab, key_names, help) GL_VIEW_##kind,
+#define GL_VIEW_INNER(kind, ops) GL_VIEW_##kind,
+#include "ui/views.def"
+#undef GL_VIEW
+#undef GL_VIEW_INNER
     GL_VIEW_COUNT
 } gl_view_kind;
 
-extern const gl_view_ops gl_view_nodes_ops;
-extern const gl_view_ops gl_view_detail_ops;
-extern const gl_view_ops gl_view_diff_ops;
-extern const gl_view_ops gl_view_decisions_ops;
-extern const gl_view_ops gl_view_graph_ops; /* view_graph.c */
-extern const gl_view_ops gl_view_help_ops;  /* keys.c */
+/* gl_view_<ops>_ops, one per row of views.def, each in its view_<ops>.c (help: keys.c). */
+#define GL_VIEW(kind, ops, tab, key_names, help) extern const gl_view_ops gl_view_##ops##_ops;
+#define GL_VIEW_INNER(kind, ops) extern const gl_view_ops gl_view_##ops##_ops;
+#include "ui/views.def"
+#undef GL_VIEW
+#undef GL_VIEW_INNER
 
 /* The selection follows the same node across steps: the loaded node (origin) it stands
  * for, mapped through provenance in each step (gl_ui_follow). */

@@ -40,6 +40,17 @@ int main(int argc, char **argv)
             return GL_EXIT_BAD;
         }
     }
+    /* The workbench's one option: `MODEL --data DIR`, the inputs of its run view. */
+    const char *data = NULL;
+    if (argc >= 3 && !strcmp(argv[2], "--data")) {
+        if (argc < 4) {
+            fprintf(stderr, "graphlab: --data needs a folder (see graphlab --help)\n");
+            return GL_EXIT_BAD;
+        }
+        data = argv[3];
+        argc -= 2;
+        argv[2] = argv[argc + 1]; /* what follows, if anything: refused below */
+    }
     if (argc > 2) {
         fprintf(stderr, "graphlab: unexpected argument '%s' (see graphlab --help)\n",
                 gl_esc(argv[2]));
@@ -49,7 +60,7 @@ int main(int argc, char **argv)
     /* The workbench needs a terminal on both ends; from scripts and pipes `graphlab
      * MODEL` prints the model summary instead (as `graphlab info MODEL`). */
     if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-        return gl_ui_main(model);
+        return gl_ui_main(model, data);
     char *info_argv[] = {"info", (char *)model, NULL};
     return gl_cmd_info(2, info_argv);
 }

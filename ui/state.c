@@ -307,6 +307,7 @@ void gl_ui_free(gl_ui *ui)
         gl_diff_free(ui->step_diffs[k]);
     free(ui->step_diffs);
     gl_pipeline_free(ui->pipeline);
+    gl_run_free(ui->run);
     free(ui->marks);
     memset(ui, 0, sizeof(*ui));
 }
@@ -908,6 +909,8 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_EXPORT_ALL: return gl_ui_export(ui, true);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
     case GL_REQ_BISECT: return gl_ui_bisect(ui);
+    case GL_REQ_RUN: return gl_ui_run(ui);
+    case GL_REQ_DIVERGENCE: return gl_ui_run_divergence(ui);
     case GL_REQ_JUMP: return GL_REDRAW_NONE; /* needs the digit: gl_ui_key */
     case GL_REQ_CANCEL: return gl_ui_cancel_job(ui);
     case GL_REQ_HELP:

@@ -101,7 +101,8 @@ int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
 
 void gl_cli_print_help(FILE *f)
 {
-    fputs("usage: graphlab [MODEL]                 the workbench (no MODEL: a bundled example);\n"
+    fputs("usage: graphlab [MODEL] [--data DIR]    the workbench (no MODEL: a bundled example);\n"
+          "                                        --data: the inputs of its run view (r);\n"
           "                                        when stdin or stdout is not a terminal it\n"
           "                                        prints the model summary (as info) instead\n"
           "       graphlab COMMAND [ARGS]\n\ncommands:\n", f);

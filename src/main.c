@@ -34,22 +34,25 @@ int main(int argc, char **argv)
         const gl_command *cmd = gl_command_find(argv[1]);
         if (cmd)
             return cmd->run(argc - 1, argv + 1);
-        if (argv[1][0] == '-') {
-            fprintf(stderr, "graphlab: unknown option '%s' (see graphlab --help)\n",
-                    gl_esc(argv[1]));
-            return GL_EXIT_BAD;
-        }
     }
-    /* The workbench's one option: `MODEL --data DIR`, the inputs of its run view. */
+    /* The workbench's one option: `[MODEL] --data DIR`, the inputs of its run view. */
     const char *data = NULL;
-    if (argc >= 3 && !strcmp(argv[2], "--data")) {
-        if (argc < 4) {
+    int at = argc >= 2 && !strcmp(argv[1], "--data")   ? 1
+             : argc >= 3 && !strcmp(argv[2], "--data") ? 2
+                                                       : 0;
+    if (at) {
+        if (argc < at + 2) {
             fprintf(stderr, "graphlab: --data needs a folder (see graphlab --help)\n");
             return GL_EXIT_BAD;
         }
-        data = argv[3];
+        data = argv[at + 1];
+        for (int i = at; i + 2 < argc; i++) /* what follows, if anything: refused below */
+            argv[i] = argv[i + 2];
         argc -= 2;
-        argv[2] = argv[argc + 1]; /* what follows, if anything: refused below */
+    }
+    if (argc >= 2 && argv[1][0] == '-') {
+        fprintf(stderr, "graphlab: unknown option '%s' (see graphlab --help)\n", gl_esc(argv[1]));
+        return GL_EXIT_BAD;
     }
     if (argc > 2) {
         fprintf(stderr, "graphlab: unexpected argument '%s' (see graphlab --help)\n",

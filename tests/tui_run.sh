@@ -80,6 +80,9 @@ keys q
 check "--data: q exits 0" [ "$(wait_rc)" = 0 ]
 start 100 20 -- "$CONV" --data "$work/nowhere"
 check "--data on a missing folder exits 2" [ "$(wait_rc)" = 2 ]
+"$GL" "$CONV" --data >/dev/null 2>"$work/err"
+check "--data without a folder exits 2" [ $? = 2 ]
+check "...saying so" grep -q "^graphlab: --data needs a folder" "$work/err"
 
 # Keys while a run goes on: a model big enough to take a while (needs python with onnx).
 if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&

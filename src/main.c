@@ -5,6 +5,7 @@
 #include "util/escape.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,8 +20,30 @@ static const char *default_model(void)
     return candidates[0];
 }
 
+/* The workbench's one option, `[MODEL] --data DIR` (the inputs of its run view): taken
+ * out of argv, which then reads as without it. NULL when not given; exits 2 when
+ * --data has no folder. */
+static const char *take_data_option(int *argc, char **argv)
+{
+    int at = *argc >= 2 && !strcmp(argv[1], "--data") ? 1
+             : *argc >= 3 && !strcmp(argv[2], "--data") && !gl_command_find(argv[1]) ? 2
+                                                                                      : 0;
+    if (!at)
+        return NULL;
+    if (*argc < at + 2) {
+        fprintf(stderr, "graphlab: --data needs a folder (see graphlab --help)\n");
+        exit(GL_EXIT_BAD);
+    }
+    const char *data = argv[at + 1];
+    for (int i = at; i + 2 <= *argc; i++) /* what follows, if anything: refused below */
+        argv[i] = argv[i + 2];
+    *argc -= 2;
+    return data;
+}
+
 int main(int argc, char **argv)
 {
+    const char *data = take_data_option(&argc, argv);
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
                       !strcmp(argv[1], "help"))) {
         gl_cli_print_help(stdout);
@@ -34,25 +57,11 @@ int main(int argc, char **argv)
         const gl_command *cmd = gl_command_find(argv[1]);
         if (cmd)
             return cmd->run(argc - 1, argv + 1);
-    }
-    /* The workbench's one option: `[MODEL] --data DIR`, the inputs of its run view. */
-    const char *data = NULL;
-    int at = argc >= 2 && !strcmp(argv[1], "--data")   ? 1
-             : argc >= 3 && !strcmp(argv[2], "--data") ? 2
-                                                       : 0;
-    if (at) {
-        if (argc < at + 2) {
-            fprintf(stderr, "graphlab: --data needs a folder (see graphlab --help)\n");
+        if (argv[1][0] == '-') {
+            fprintf(stderr, "graphlab: unknown option '%s' (see graphlab --help)\n",
+                    gl_esc(argv[1]));
             return GL_EXIT_BAD;
         }
-        data = argv[at + 1];
-        for (int i = at; i + 2 < argc; i++) /* what follows, if anything: refused below */
-            argv[i] = argv[i + 2];
-        argc -= 2;
-    }
-    if (argc >= 2 && argv[1][0] == '-') {
-        fprintf(stderr, "graphlab: unknown option '%s' (see graphlab --help)\n", gl_esc(argv[1]));
-        return GL_EXIT_BAD;
     }
     if (argc > 2) {
         fprintf(stderr, "graphlab: unexpected argument '%s' (see graphlab --help)\n",

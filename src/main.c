@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,8 +59,30 @@ static int unknown_command(const char *arg)
     return GL_EXIT_BAD;
 }
 
+/* The workbench's one option, `[MODEL] --data DIR` (the inputs of its run view): taken
+ * out of argv, which then reads as without it. NULL when not given; exits 2 when
+ * --data has no folder. */
+static const char *take_data_option(int *argc, char **argv)
+{
+    int at = *argc >= 2 && !strcmp(argv[1], "--data") ? 1
+             : *argc >= 3 && !strcmp(argv[2], "--data") && !gl_command_find(argv[1]) ? 2
+                                                                                      : 0;
+    if (!at)
+        return NULL;
+    if (*argc < at + 2) {
+        fprintf(stderr, "graphlab: --data needs a folder (see graphlab --help)\n");
+        exit(GL_EXIT_BAD);
+    }
+    const char *data = argv[at + 1];
+    for (int i = at; i + 2 <= *argc; i++) /* what follows, if anything: refused below */
+        argv[i] = argv[i + 2];
+    *argc -= 2;
+    return data;
+}
+
 int main(int argc, char **argv)
 {
+    const char *data = take_data_option(&argc, argv);
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
                       !strcmp(argv[1], "help"))) {
         const gl_command *cmd = argc == 3 ? gl_command_find(argv[2]) : NULL;
@@ -99,7 +122,7 @@ int main(int argc, char **argv)
     /* The workbench needs a terminal on both ends; from scripts and pipes `graphlab
      * MODEL` prints the model summary instead (as `graphlab info MODEL`). */
     if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-        return gl_ui_main(model);
+        return gl_ui_main(model, data);
     char *info_argv[] = {"info", (char *)model, NULL};
     return gl_cmd_info(2, info_argv);
 }

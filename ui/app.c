@@ -892,17 +892,23 @@ static void run_loop(gl_ui *ui)
     }
 }
 
-int gl_ui_main(const char *model_path)
+int gl_ui_main(const char *model_path, const char *data_dir)
 {
     setlocale(LC_ALL, "");
     if (access(model_path, R_OK) != 0) { /* the common failure, before touching the tty */
         fprintf(stderr, "graphlab: %s: cannot open: %s\n", gl_esc(model_path), strerror(errno));
         return GL_EXIT_BAD;
     }
+    struct stat data_st;
+    if (data_dir && (stat(data_dir, &data_st) != 0 || !S_ISDIR(data_st.st_mode))) {
+        fprintf(stderr, "graphlab: --data %s: not a folder\n", gl_esc(data_dir));
+        return GL_EXIT_BAD;
+    }
     /* static: a cancelled job may outlive this function (it reads the pipeline), and
      * what it reads stays reachable for leak checkers */
     static gl_ui ui;
     gl_ui_init(&ui, model_path);
+    ui.data_dir = data_dir;
     ui.utf8 = utf8_terminal = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     /* static: a cancelled job may still touch it after we return, until exit() */
     static app_runtime rt = {.wake = {-1, -1}};

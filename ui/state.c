@@ -241,10 +241,19 @@ void gl_ui_set_error(gl_ui *ui, const char *fmt, ...)
 
 /* ---- lifetime ------------------------------------------------------------------------ */
 
-static const gl_view_ops *const view_ops[GL_VIEW_COUNT] = {
-    [GL_VIEW_NODES] = &gl_view_nodes_ops,         [GL_VIEW_DETAIL] = &gl_view_detail_ops,
-    [GL_VIEW_DIFF] = &gl_view_diff_ops,           [GL_VIEW_DECISIONS] = &gl_view_decisions_ops,
-    [GL_VIEW_GRAPH] = &gl_view_graph_ops,         [GL_VIEW_HELP] = &gl_view_help_ops,
+/* Per view (views.def): its ops, the request that shows it (GL_REQ_COUNT: none) and
+ * its place in the Tab cycle (0: not in it). */
+static const struct view_row {
+    const gl_view_ops *ops;
+    gl_request request;
+    int tab;
+} view_rows[GL_VIEW_COUNT] = {
+#define GL_VIEW(kind, ops, tab, key_names, help)                                           \
+    [GL_VIEW_##kind] = {&gl_view_##ops##_ops, GL_REQ_VIEW_##kind, tab},
+#define GL_VIEW_INNER(kind, ops) [GL_VIEW_##kind] = {&gl_view_##ops##_ops, GL_REQ_COUNT, 0},
+#include "ui/views.def"
+#undef GL_VIEW
+#undef GL_VIEW_INNER
 };
 
 void gl_ui_init(gl_ui *ui, const char *model_path)
@@ -260,7 +269,7 @@ void gl_ui_init(gl_ui *ui, const char *model_path)
     ui->views = gl_xcalloc(GL_VIEW_COUNT, sizeof(gl_view));
     ui->n_views = GL_VIEW_COUNT;
     for (size_t i = 0; i < GL_VIEW_COUNT; i++)
-        ui->views[i].ops = view_ops[i];
+        ui->views[i].ops = view_rows[i].ops;
     ui->current = GL_VIEW_NODES;
     gl_ui_export_dir(model_path, ui->export_dir, sizeof(ui->export_dir));
 }
@@ -289,6 +298,7 @@ void gl_ui_free(gl_ui *ui)
         gl_diff_free(ui->step_diffs[k]);
     free(ui->step_diffs);
     gl_pipeline_free(ui->pipeline);
+    gl_run_free(ui->run);
     free(ui->marks);
     memset(ui, 0, sizeof(*ui));
 }
@@ -488,17 +498,28 @@ static unsigned go_back(gl_ui *ui)
     return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
 }
 
-/* Tab: nodes -> diff -> decisions -> graph -> nodes; detail and help join the cycle
- * after nodes. */
+/* Tab: the views of views.def by their tab column (nodes -> diff -> decisions -> graph
+ * -> nodes); from a view not in the cycle (detail, help) Tab goes on as from the first. */
 static unsigned next_view(gl_ui *ui)
 {
-    static const gl_view_kind cycle[] = {GL_VIEW_NODES, GL_VIEW_DIFF, GL_VIEW_DECISIONS,
-                                         GL_VIEW_GRAPH};
-    size_t at = 0;
-    for (size_t i = 0; i < GL_ARRAY_LEN(cycle); i++)
-        if (cycle[i] == (gl_view_kind)ui->current)
-            at = i;
-    return gl_ui_show(ui, cycle[(at + 1) % GL_ARRAY_LEN(cycle)], false);
+    int at = view_rows[ui->current].tab > 0 ? view_rows[ui->current].tab : 1;
+    size_t first = GL_VIEW_COUNT, next = GL_VIEW_COUNT;
+    for (size_t k = 0; k < GL_VIEW_COUNT; k++) {
+        if (view_rows[k].tab == 1)
+            first = k;
+        if (view_rows[k].tab == at + 1)
+            next = k;
+    }
+    return gl_ui_show(ui, (gl_view_kind)(next < GL_VIEW_COUNT ? next : first), false);
+}
+
+/* The view a GL_REQ_VIEW_* request shows; GL_VIEW_COUNT for any other request. */
+static gl_view_kind view_of_request(gl_request r)
+{
+    for (size_t k = 0; k < GL_VIEW_COUNT; k++)
+        if (view_rows[k].request == r)
+            return (gl_view_kind)k;
+    return GL_VIEW_COUNT;
 }
 
 /* ---- steps and rewrites ------------------------------------------------------------ */
@@ -869,6 +890,9 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
         return loading_request(ui, r);
     gl_view *v = current_view(ui);
     refresh_view(ui, v, false);
+    gl_view_kind shows = view_of_request(r);
+    if (shows != GL_VIEW_COUNT)
+        return gl_ui_show(ui, shows, true);
     switch (r) {
     case GL_REQ_STEP_NEXT:
         if (ui->step + 1 >= ui->pipeline->n_steps) {
@@ -889,14 +913,12 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_SEARCH_PREV: return search_next(ui, -1);
     case GL_REQ_BACK: return go_back(ui);
     case GL_REQ_NEXT_VIEW: return next_view(ui);
-    case GL_REQ_VIEW_DIFF: return gl_ui_show(ui, GL_VIEW_DIFF, true);
-    case GL_REQ_VIEW_DECISIONS: return gl_ui_show(ui, GL_VIEW_DECISIONS, true);
-    case GL_REQ_VIEW_GRAPH: return gl_ui_show(ui, GL_VIEW_GRAPH, true);
-    case GL_REQ_VIEW_NODES: return gl_ui_show(ui, GL_VIEW_NODES, true);
     case GL_REQ_EXPORT_STEP: return gl_ui_export(ui, false);
     case GL_REQ_EXPORT_ALL: return gl_ui_export(ui, true);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
     case GL_REQ_BISECT: return gl_ui_bisect(ui);
+    case GL_REQ_RUN: return gl_ui_run(ui);
+    case GL_REQ_DIVERGENCE: return gl_ui_run_divergence(ui);
     case GL_REQ_JUMP: return GL_REDRAW_NONE; /* needs the digit: gl_ui_key */
     case GL_REQ_CANCEL: return gl_ui_cancel_job(ui);
     case GL_REQ_HELP:

@@ -24,6 +24,8 @@
 #define GL_UI_H
 
 #include "diff/diff.h"
+#include "exec/intermediates.h"
+#include "exec/profile.h"
 #include "passes/pipeline.h"
 #include "render/render.h"
 
@@ -80,21 +82,20 @@ struct gl_view {
 };
 
 typedef enum gl_view_kind {
-    GL_VIEW_NODES,
-    GL_VIEW_DETAIL,
-    GL_VIEW_DIFF,
-    GL_VIEW_DECISIONS,
-    GL_VIEW_GRAPH,
-    GL_VIEW_HELP,
+#define GL_VIEW(kind, ops, tab, key_names, help) GL_VIEW_##kind,
+#define GL_VIEW_INNER(kind, ops) GL_VIEW_##kind,
+#include "ui/views.def"
+#undef GL_VIEW
+#undef GL_VIEW_INNER
     GL_VIEW_COUNT
 } gl_view_kind;
 
-extern const gl_view_ops gl_view_nodes_ops;
-extern const gl_view_ops gl_view_detail_ops;
-extern const gl_view_ops gl_view_diff_ops;
-extern const gl_view_ops gl_view_decisions_ops;
-extern const gl_view_ops gl_view_graph_ops; /* view_graph.c */
-extern const gl_view_ops gl_view_help_ops;  /* keys.c */
+/* gl_view_<ops>_ops, one per row of views.def, each in its view_<ops>.c (help: keys.c). */
+#define GL_VIEW(kind, ops, tab, key_names, help) extern const gl_view_ops gl_view_##ops##_ops;
+#define GL_VIEW_INNER(kind, ops) extern const gl_view_ops gl_view_##ops##_ops;
+#include "ui/views.def"
+#undef GL_VIEW
+#undef GL_VIEW_INNER
 
 /* The selection follows the same node across steps: the loaded node (origin) it stands
  * for, mapped through provenance in each step (gl_ui_follow). */
@@ -136,6 +137,29 @@ typedef struct gl_back_entry {
     uint32_t node_id;
     int64_t ghost_step;
 } gl_back_entry;
+
+/* A run of one step (`r`, run.c): the step's model on the reference kernels, on oneDNN,
+ * and when the step has fused groups oneDNN on the model before fusion ("unfused"), as
+ * `graphlab profile --backends ref,unfused,fused` runs them (gl_profile_run); then the
+ * reference and the oneDNN run of the step's model once more with every tensor kept
+ * (intermediates.h), compared, for the tensor view and the first divergence. */
+typedef struct gl_run {
+    size_t step;               /* the step it ran (its model, not a replay) */
+    gl_profile *prof;
+    size_t ref, fused, unfused; /* backends of prof; fused: oneDNN on the step's model (the
+                                * only oneDNN run when the step has no groups); unfused:
+                                * SIZE_MAX when not run */
+    gl_inter_rec *rec_ref, *rec_run; /* every tensor of the reference and the fused run */
+    gl_inter_report report;    /* rec_run against rec_ref */
+    char rec_error[256];       /* why a recording is incomplete ("": it is not) */
+    double rtol, atol;
+    char inputs[1100];         /* "inputs of DIR", "seeded random inputs" */
+    bool stable;               /* $GRAPHLAB_STABLE_TIMES set: times, shares and numbers drawn
+                                * as '~' (the tmux goldens) */
+} gl_run;
+
+/* The run view's orders (a key cycles them). */
+typedef enum gl_run_sort { GL_RUN_BY_TIME, GL_RUN_BY_NAME, GL_RUN_BY_TOPO, GL_RUN_SORTS } gl_run_sort;
 
 /* Colour roles; gl_ui_attr maps them to colour pairs, or to bold/reverse/underline
  * without colours (NO_COLOR, monochrome terminals). Pairs 1..GL_ROLE_COUNT are ours. */
@@ -183,6 +207,11 @@ struct gl_ui {
     uint32_t ghost_id;        /* that node */
     uint32_t *marks;          /* node ids marked by Enter on a decision (n/N cycle) */
     size_t n_marks;
+
+    const char *data_dir;     /* --data: the inputs of runs (NULL: seeded random) */
+    gl_run *run;              /* the last run (owned; NULL: none yet) */
+    gl_run_sort run_sort;
+    size_t tensor_row;        /* the profile row the tensor view shows */
 
     char search[128];         /* last '/' pattern */
     bool prompt;              /* the '/' prompt is open */
@@ -364,6 +393,42 @@ void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, siz
  * when it hides it); false when the shown step has no such record. */
 bool gl_ui_decisions_select(gl_ui *ui, int64_t id);
 
+/* ---- runs (run.c) ------------------------------------------------------------------- */
+
+/* `r`: run the shown step (not a replay) on a job and show the run view. */
+unsigned gl_ui_run(gl_ui *ui);
+/* The run of the shown step, or NULL (none yet, another step, a replay shown). */
+const gl_run *gl_ui_run_shown(const gl_ui *ui);
+void gl_run_free(gl_run *r);
+/* A row's median on backend b: a group's on a run where its members ran apart, their
+ * sum; < 0 when it did not run there. */
+double gl_run_row_ms(const gl_profile *p, size_t row, size_t b);
+/* The rows of the run view in order: the model's own rows sorted by `key` (time on
+ * backend b, longest first; name; plan order, which is topological), each followed by
+ * the rows under it (a group's members, bodies) in plan order. Ties keep plan order.
+ * Returns the count written to order (p->n_rows entries at most). */
+size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *order);
+/* Node n's backend and implementation in the shown step's run ("dnnl brgconv:avx512"),
+ * into buf; false when there is no such run or the node is not in it. */
+bool gl_ui_run_backend(const gl_ui *ui, const gl_node *n, char *buf, size_t len);
+/* `p` in the run view: select the first node where the fused and reference runs part
+ * ways, or say that none does and with what tolerance. */
+unsigned gl_ui_run_divergence(gl_ui *ui);
+
+/* What the tensor view says of a tensor's values (numeric dtypes; NaN and Inf counted
+ * apart and left out of the others). */
+enum { GL_HIST_BINS = 16 };
+typedef struct gl_value_stats {
+    int64_t count, finite, nan, inf;
+    double min, max, mean, std;  /* over the finite values; 0 when none */
+    size_t hist[GL_HIST_BINS];   /* finite values in equal bins over [min, max] */
+} gl_value_stats;
+void gl_value_stats_of(const gl_tensor *t, gl_value_stats *s);
+/* One character per bin, its height the bin's count against the largest: ▁▂▃▄▅▆▇█
+ * (ASCII "_.-=+*#@" without UTF-8), a blank for an empty bin. Writes a terminated
+ * string into buf; returns the characters drawn. */
+size_t gl_histogram_draw(const size_t *bins, size_t n, bool utf8, char *buf, size_t len);
+
 /* Export the shown step / every step into ui->export_dir, open the step's SVG. */
 unsigned gl_ui_export(gl_ui *ui, bool all);
 unsigned gl_ui_open_svg(gl_ui *ui);
@@ -379,8 +444,9 @@ void gl_ui_fill(int y, int x, int width, int attr);
 /* Columns of a UTF-8 string (one per code point). */
 int gl_ui_text_width(const char *s);
 
-/* Run the workbench on a model; returns the process exit code (0, or 2 with the error
- * printed after the terminal is restored). */
-int gl_ui_main(const char *model_path);
+/* Run the workbench on a model, with `--data DIR` for its runs (NULL: seeded random
+ * inputs); returns the process exit code (0, or 2 with the error printed after the
+ * terminal is restored). */
+int gl_ui_main(const char *model_path, const char *data_dir);
 
 #endif

@@ -120,6 +120,11 @@ static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int
         gl_ui_role role;
         char mark = mark_of(ui, n, &role);
         row_text(s, n, mark, buf, sizeof(buf));
+        char backend[128];
+        if (gl_ui_run_backend(ui, n, backend, sizeof(backend))) { /* the last run's (r) */
+            size_t used = strlen(buf);
+            snprintf(buf + used, sizeof(buf) - used, "  [%s]", backend);
+        }
         int attr = r == v->selected ? gl_ui_attr(ui, GL_ROLE_SELECTED) : gl_ui_attr(ui, role);
         int w = gl_ui_put(top + HEADER_ROWS + row, left, width, attr, buf);
         if (r == v->selected)

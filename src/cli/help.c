@@ -162,7 +162,9 @@ static void print_pass_options(FILE *f, const char *pass, const gl_pass_option *
 
 void gl_cli_print_help(FILE *f, const char *example)
 {
-    fputs("usage: graphlab [MODEL]             the workbench; when stdin or stdout is not a\n"
+    fputs("usage: graphlab [MODEL] [--data DIR]\n"
+          "                                    the workbench; --data: the inputs of its run\n"
+          "                                    view (r); when stdin or stdout is not a\n"
           "                                    terminal, the model summary (as info) instead\n",
           f);
     fprintf(f, "                                    no MODEL: %s\n", example);

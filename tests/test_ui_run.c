@@ -1,0 +1,299 @@
+/* test_ui_run.c — the run view's pure parts (the table's order, a tensor's statistics,
+ * the histogram) and `r` driven headless (jobs run inline): the step run on the
+ * reference, unfused and fused, the tensor view, `p`, `w`, the nodes view's backend. */
+#include "testutil.h"
+
+#include "driver/driver.h"
+#include "onnx/onnx_io.h"
+#include "ui/ui.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONV "examples/conv_nhwc/model.onnx"
+
+/* ---- the order -------------------------------------------------------------------------- */
+
+/* A profile of rows by hand: name, parent (-1: the model's own), median on backend 0. */
+typedef struct fake_row {
+    const char *name;
+    int parent;
+    double ms; /* < 0: did not run */
+    double members_ms;
+} fake_row;
+
+static gl_profile *fake_profile(const fake_row *rows, size_t n)
+{
+    gl_profile *p = gl_xcalloc(1, sizeof(*p));
+    p->n_backends = 1;
+    p->rows = gl_xcalloc(n, sizeof(*p->rows));
+    p->n_rows = n;
+    for (size_t i = 0; i < n; i++) {
+        gl_profile_row *r = &p->rows[i];
+        r->name = gl_xstrdup(rows[i].name);
+        r->op = gl_xstrdup("Op");
+        r->parent = rows[i].parent < 0 ? SIZE_MAX : (size_t)rows[i].parent;
+        r->depth = rows[i].parent < 0 ? 0 : 1;
+        r->cells = gl_xcalloc(1, sizeof(*r->cells));
+        r->cells[0].ran = rows[i].ms >= 0;
+        r->cells[0].ms.median = rows[i].ms;
+        r->cells[0].members_ms = rows[i].members_ms;
+        if (rows[i].members_ms > 0) {
+            r->members = gl_xcalloc(1, sizeof(char *));
+            r->members[0] = gl_xstrdup("m");
+            r->n_members = 1;
+        }
+    }
+    return p;
+}
+
+Test(run_view, order_by_time_name_and_plan_keeps_members_under_their_group)
+{
+    /* "g" is a group that did not run on backend 0 (its members did: their sum 0.5) */
+    static const fake_row rows[] = {
+        {"c", -1, 0.2, 0},  {"a", -1, 0.9, 0}, {"g", -1, -1, 0.5}, {"g1", 2, 0.3, 0},
+        {"g2", 2, 0.2, 0},  {"b", -1, 0.2, 0}, {"z", -1, -1, 0},
+    };
+    static const struct {
+        gl_run_sort key;
+        size_t order[7];
+    } cases[] = {
+        /* ties (c, b at 0.2) keep plan order; what did not run goes last */
+        {GL_RUN_BY_TIME, {1, 2, 3, 4, 0, 5, 6}},
+        {GL_RUN_BY_NAME, {1, 5, 0, 2, 3, 4, 6}},
+        {GL_RUN_BY_TOPO, {0, 1, 2, 3, 4, 5, 6}},
+    };
+    gl_profile *p = fake_profile(rows, GL_ARRAY_LEN(rows));
+    cr_assert_float_eq(gl_run_row_ms(p, 2, 0), 0.5, 1e-12, "a group: its members' sum");
+    cr_assert_lt(gl_run_row_ms(p, 6, 0), 0);
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        size_t order[7];
+        size_t n = gl_run_order(p, 0, cases[c].key, order);
+        cr_assert_eq(n, GL_ARRAY_LEN(rows), "case %zu", c);
+        for (size_t i = 0; i < n; i++)
+            cr_expect_eq(order[i], cases[c].order[i], "case %zu, place %zu: row %zu", c, i,
+                         order[i]);
+    }
+    gl_profile_free(p);
+}
+
+/* ---- statistics and the histogram --------------------------------------------------------- */
+
+Test(run_view, value_stats)
+{
+    static const struct {
+        float v[6];
+        size_t n;
+        int64_t finite, nan, inf;
+        double min, max, mean, std;
+        size_t first_bin, last_bin; /* counts in bins 0 and GL_HIST_BINS - 1 */
+    } cases[] = {
+        {{1, 2, 3, 4}, 4, 4, 0, 0, 1, 4, 2.5, 1.118033988749895, 1, 1},
+        {{5, 5, 5}, 3, 3, 0, 0, 5, 5, 5, 0, 3, 0},
+        {{NAN, 1, INFINITY, -INFINITY, 3}, 5, 2, 1, 2, 1, 3, 2, 1, 1, 1},
+        {{NAN}, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        int64_t dims[1] = {(int64_t)cases[c].n};
+        gl_tensor *t = tu_tensor_f32(1, dims, cases[c].v);
+        gl_value_stats s;
+        gl_value_stats_of(t, &s);
+        cr_expect_eq(s.count, (int64_t)cases[c].n, "case %zu", c);
+        cr_expect_eq(s.finite, cases[c].finite, "case %zu", c);
+        cr_expect_eq(s.nan, cases[c].nan, "case %zu", c);
+        cr_expect_eq(s.inf, cases[c].inf, "case %zu", c);
+        cr_expect_float_eq(s.min, cases[c].min, 1e-9, "case %zu", c);
+        cr_expect_float_eq(s.max, cases[c].max, 1e-9, "case %zu", c);
+        cr_expect_float_eq(s.mean, cases[c].mean, 1e-9, "case %zu", c);
+        cr_expect_float_eq(s.std, cases[c].std, 1e-9, "case %zu", c);
+        cr_expect_eq(s.hist[0], cases[c].first_bin, "case %zu", c);
+        cr_expect_eq(s.hist[GL_HIST_BINS - 1], cases[c].last_bin, "case %zu", c);
+        size_t in_bins = 0;
+        for (size_t b = 0; b < GL_HIST_BINS; b++)
+            in_bins += s.hist[b];
+        cr_expect_eq(in_bins, (size_t)cases[c].finite, "case %zu: every finite value binned", c);
+        gl_tensor_free(t);
+    }
+}
+
+Test(run_view, histogram_draw)
+{
+    static const struct {
+        size_t bins[8];
+        size_t n;
+        const char *utf8, *ascii;
+    } cases[] = {
+        {{0, 1, 2, 3, 4, 5, 6, 8}, 8, " ▁▂▃▄▅▆█", " _.-=+*@"},
+        {{8, 0, 1}, 3, "█ ▁", "@ _"},  /* the smallest non-empty bin still shows */
+        {{0, 0}, 2, "  ", "  "},       /* nothing at all */
+        {{100, 50}, 2, "█▄", "@="},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        char buf[64];
+        size_t n = gl_histogram_draw(cases[c].bins, cases[c].n, true, buf, sizeof(buf));
+        cr_expect_eq(n, cases[c].n, "case %zu", c);
+        cr_expect_str_eq(buf, cases[c].utf8, "case %zu", c);
+        n = gl_histogram_draw(cases[c].bins, cases[c].n, false, buf, sizeof(buf));
+        cr_expect_str_eq(buf, cases[c].ascii, "case %zu", c);
+    }
+    /* a buffer too small: cut on a whole character, terminated */
+    char small[7];
+    size_t bins[4] = {1, 1, 1, 1};
+    cr_expect_eq(gl_histogram_draw(bins, 4, true, small, sizeof(small)), 2u);
+    cr_expect_str_eq(small, "██");
+}
+
+/* ---- r, headless -------------------------------------------------------------------------------- */
+
+static void open_conv(gl_ui *ui)
+{
+    const char *path = tu_src(CONV);
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
+    o.always_pipeline = true;
+    gl_session s;
+    cr_assert_eq(gl_session_open(path, &o, &s), GL_OK, "%s", gl_error_message());
+    gl_session_opts_free(&o);
+    gl_ui_init(ui, path);
+    ui->sync_jobs = true;
+    gl_ui_set_pipeline(ui, s.pipeline, NULL);
+}
+
+static size_t row_of(const gl_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (strcmp(p->rows[i].name, name) == 0)
+            return i;
+    cr_assert_fail("no row '%s'", name);
+    return SIZE_MAX;
+}
+
+Test(run_view, r_runs_the_step_on_ref_unfused_and_fused_only_when_it_has_groups)
+{
+    static const struct {
+        size_t step;
+        size_t backends;
+        const char *run; /* the oneDNN run on the step's model */
+    } cases[] = {{14, 3, "fused"}, {13, 2, "dnnl"}, {0, 2, "dnnl"}};
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_ui ui;
+        open_conv(&ui);
+        gl_ui_goto_step(&ui, cases[c].step);
+        gl_ui_key(&ui, 'r');
+        cr_assert_eq(ui.current, (size_t)GL_VIEW_RUN, "case %zu", c);
+        const gl_run *r = gl_ui_run_shown(&ui);
+        cr_assert(r, "case %zu: %s", c, ui.status);
+        cr_expect(strstr(ui.status, "seeded random inputs"), "case %zu: %s", c, ui.status);
+        cr_expect(strstr(ui.status, "agrees with the reference"), "case %zu: %s", c, ui.status);
+        cr_assert_eq(r->prof->n_backends, cases[c].backends, "case %zu", c);
+        cr_expect_str_eq(r->prof->backends[r->fused].name, cases[c].run, "case %zu", c);
+        cr_expect_str_eq(r->prof->backends[r->ref].name, "ref", "case %zu", c);
+        cr_expect_eq(r->unfused == SIZE_MAX, cases[c].backends == 2, "case %zu", c);
+        cr_expect_eq(r->report.first_bad, SIZE_MAX, "case %zu", c);
+        cr_expect_gt(r->report.n_rows, 0u, "case %zu", c);
+        /* another step: the run is not shown there */
+        gl_ui_goto_step(&ui, cases[c].step ? cases[c].step - 1 : 1);
+        cr_expect_null(gl_ui_run_shown(&ui), "case %zu", c);
+        gl_ui_free(&ui);
+    }
+}
+
+Test(run_view, the_group_row_has_its_members_and_the_tensor_view_its_outputs)
+{
+    gl_ui ui;
+    open_conv(&ui);
+    gl_ui_goto_step(&ui, 14);
+    gl_ui_key(&ui, 'r');
+    const gl_run *r = gl_ui_run_shown(&ui);
+    cr_assert(r);
+    size_t g = row_of(r->prof, "FusedNhwcConvRelu_1");
+    cr_assert_eq(r->prof->rows[g].n_members, 2u);
+    size_t conv2 = row_of(r->prof, "conv2");
+    cr_expect_eq(r->prof->rows[conv2].parent, g);
+    cr_expect_gt(gl_run_row_ms(r->prof, g, r->unfused), 0, "the unfused run: its members' sum");
+    cr_expect_gt(gl_run_row_ms(r->prof, g, r->fused), 0);
+
+    /* the nodes view's backend column */
+    char be[128];
+    const gl_node *conv1 = gl_find_node(gl_ui_graph(&ui), "conv1");
+    cr_assert(conv1);
+    cr_expect(gl_ui_run_backend(&ui, conv1, be, sizeof(be)));
+    cr_expect_eq(strncmp(be, "dnnl ", 5), 0, "%s", be);
+
+    /* topological order, down to the group, Enter */
+    gl_ui_key(&ui, 's');
+    gl_ui_key(&ui, 's');
+    cr_expect_eq(ui.run_sort, GL_RUN_BY_TOPO);
+    size_t order[64];
+    size_t n = gl_run_order(r->prof, r->fused, ui.run_sort, order);
+    size_t at = 0;
+    while (at < n && order[at] != g)
+        at++;
+    cr_assert_lt(at, n);
+    for (size_t i = 0; i < at; i++)
+        gl_ui_key(&ui, 'j');
+    gl_ui_key(&ui, '\n');
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_TENSOR);
+    cr_expect_eq(ui.tensor_row, g);
+
+    /* w: the group's output as a TensorProto in the export folder */
+    char *dir = tu_tmpdir();
+    snprintf(ui.export_dir, sizeof(ui.export_dir), "%s/export", dir);
+    gl_ui_key(&ui, 'w');
+    cr_expect(strstr(ui.status, "wrote "), "%s", ui.status);
+    cr_assert_eq(tu_dir_entries(ui.export_dir), 1u);
+    char path[1400];
+    const char *file = strstr(ui.status, "wrote ") + 6;
+    snprintf(path, sizeof(path), "%s", file);
+    gl_tensor *t = NULL;
+    cr_assert_eq(gl_tensor_read_pb(path, &t), GL_OK, "%s", gl_error_message());
+    cr_expect_eq(t->rank, 4);
+    gl_tensor_free(t);
+    tu_rmtree(dir);
+    free(dir);
+    gl_ui_free(&ui);
+}
+
+Test(run_view, p_names_where_the_runs_part_ways_or_the_tolerance)
+{
+    gl_ui ui;
+    open_conv(&ui);
+    gl_ui_goto_step(&ui, 14);
+    gl_ui_key(&ui, 'r');
+    gl_ui_key(&ui, 'p');
+    cr_expect(strstr(ui.status, "fused and ref do not part ways: every tensor within rtol 0.001, "
+                                "atol 0.0001"), "%s", ui.status);
+    /* no tolerance at all: oneDNN's conv1 already differs in the last bits */
+    gl_run *r = ui.run;
+    r->rtol = r->atol = 0;
+    gl_inter_report_free(&r->report);
+    gl_inter_compare(r->rec_ref, r->rec_run, 0, 0, &r->report);
+    cr_assert_neq(r->report.first_bad, SIZE_MAX);
+    gl_ui_key(&ui, 'p');
+    cr_expect(strstr(ui.status, "fused and ref part ways at 'conv1' (NhwcConv)"), "%s",
+              ui.status);
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_RUN);
+    size_t order[64];
+    gl_run_order(r->prof, r->fused, ui.run_sort, order);
+    cr_expect_str_eq(r->prof->rows[order[ui.views[GL_VIEW_RUN].selected]].name, "conv1");
+    gl_ui_free(&ui);
+}
+
+Test(run_view, p_before_any_run_and_r_on_a_replay)
+{
+    gl_ui ui;
+    open_conv(&ui);
+    gl_ui_key(&ui, 'p');
+    cr_expect(strstr(ui.status, "no run of this step yet: r runs it"), "%s", ui.status);
+    gl_ui_goto_step(&ui, 6);
+    gl_ui_key(&ui, '-');
+    cr_assert(ui.replayed);
+    gl_ui_key(&ui, 'r');
+    cr_expect(strstr(ui.status, "r runs whole steps"), "%s", ui.status);
+    cr_expect_null(ui.run);
+    gl_ui_free(&ui);
+}

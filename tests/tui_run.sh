@@ -1,0 +1,104 @@
+#!/bin/sh
+# tui_run.sh — the workbench's run view (r) and tensor view (Enter on a row) through a
+# real terminal (tmux, as tui.sh): the fused step run on ref, unfused and fused, `s`
+# cycling the order, the tensor view, `w`, `p`, the nodes view's backend column,
+# `--data`, and keys that stay responsive while a run goes on. The goldens are drawn in
+# the stable mode ($GRAPHLAB_STABLE_TIMES: times, shares and CPU-dependent numbers as
+# '~'), so a busy machine or another CPU does not change them.
+. "$GL_SRCDIR/tests/tap.sh"
+GL="$GL_BUILDDIR/graphlab"
+SRC="$GL_SRCDIR"
+GOLDEN="$SRC/tests/golden"
+CONV="$SRC/examples/conv_nhwc/model.onnx"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not found"
+    exit 0
+fi
+if [ -n "$GL_SANITIZED" ]; then
+    TIMEOUT=60
+else
+    TIMEOUT=15
+fi
+export LANG=C.UTF-8
+work=$(mktemp -d "${TMPDIR:-/tmp}/glrun.XXXXXX")
+. "$GL_SRCDIR/tests/tmux.sh"
+
+# golden NAME: the screen (paths normalised) equals tests/golden/NAME.txt
+golden() {
+    screen | sed -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" >"$work/$1.txt"
+    if [ -n "$GL_UPDATE_GOLDEN" ]; then
+        cp "$work/$1.txt" "$GOLDEN/$1.txt"
+        ok "golden screen $1 (updated)"
+    elif diff -u "$GOLDEN/$1.txt" "$work/$1.txt" >"$work/$1.diff"; then
+        ok "golden screen $1"
+    else
+        not_ok "golden screen $1"
+        sed 's/^/#   /' "$work/$1.diff"
+    fi
+}
+
+start 170 24 GRAPHLAB_STABLE_TIMES=1 -- "$CONV"
+check "opens" wait_for "nodes | step 0/14 | ? help"
+keys 1 4
+check "at the fusion step" wait_for "step 14/14"
+keys r
+check "r runs the step on seeded random inputs" \
+    wait_for "ran 14-fusion on seeded random inputs: fused agrees with the reference"
+check "the run view: whole-run medians of the three runs" \
+    wait_for "whole run median: ref ~ ms, fused ~ ms, unfused ~ ms"
+check "the group with its members under it" wait_for "FusedNhwcConvRelu… FusedNhwcConvRelu_1"
+keys s
+check "s: by name" wait_for "by name (s)"
+keys s
+check "s: in topological order" wait_for "by topological order (s)"
+golden run-view
+keys j j j j j Enter
+check "Enter: the tensor view of the group" \
+    wait_for "FusedNhwcConvRelu_1 'FusedNhwcConvRelu_1': fused run"
+check "its output against the reference" wait_for "against the reference: within tolerance"
+golden tensor-view
+keys w
+check "w writes the tensor into the export folder" \
+    wait_for "wrote ./graphlab-export/conv_nhwc/step14-"
+check "...a .pb file there" sh -c "ls '$work'/graphlab-export/conv_nhwc/step14-*.pb"
+keys Escape p
+check "p: none part ways, with the tolerance" \
+    wait_for "fused and ref do not part ways: every tensor within rtol 0.001, atol 0.0001"
+keys l
+check "the nodes view gains a backend column" wait_for "float[1,32,32,8]  [dnnl"
+keys 1 3 r
+check "a step without groups: ref and dnnl" wait_for "ran 13-fold-transpose on seeded random inputs: dnnl"
+keys q
+check "q exits 0" [ "$(wait_rc)" = 0 ]
+
+start 170 24 -- "$CONV" --data "$SRC/examples/conv_nhwc/test_data_set_0"
+check "--data: opens" wait_for "nodes | step 0/14 | ? help"
+keys r
+check "--data: the run says its inputs" wait_for "on the inputs of $SRC/examples/conv_nhwc/test_data_set_0"
+keys q
+check "--data: q exits 0" [ "$(wait_rc)" = 0 ]
+start 100 20 -- "$CONV" --data "$work/nowhere"
+check "--data on a missing folder exits 2" [ "$(wait_rc)" = 2 ]
+"$GL" "$CONV" --data >/dev/null 2>"$work/err"
+check "--data without a folder exits 2" [ $? = 2 ]
+check "...saying so" grep -q "^graphlab: --data needs a folder" "$work/err"
+
+# Keys while a run goes on: a model big enough to take a while (needs python with onnx).
+if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
+    "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \
+        >/dev/null 2>&1; then
+    start 120 24 -- "$work/big/many_nodes.onnx"
+    check "a big model opens" wait_for "nodes | step 0/14"
+    keys r
+    check "r shows progress" wait_for "run: "
+    keys ]
+    check "keys work while it runs" wait_for "step 1/14"
+    keys C-c
+    check "C-c stops waiting without quitting" wait_for "stopped waiting for the run"
+    keys q
+    check "q exits 0 with the run still going" [ "$(wait_rc)" = 0 ]
+else
+    skip "a run in progress: no python with onnx to make a big model"
+fi
+tap_done

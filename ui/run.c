@@ -1,0 +1,392 @@
+/* run.c — `r`: the shown step run on a job, as `graphlab profile` and `run --compare
+ * --intermediates` run a model (profile.h, intermediates.h: nothing is measured or
+ * compared here that they do not already), and the pure pieces the run and tensor views
+ * draw from: the table's order, a tensor's statistics and its histogram. */
+#include "ui/ui.h"
+
+#include "driver/driver.h"
+#include "passes/fusion.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Few rounds: a person waits for them; the median of 7 is already steady for the
+ * shares the table shows (the lead's numbers come from `graphlab profile --reps 200`). */
+enum { RUN_REPS = 7, RUN_WARMUP = 2 };
+
+void gl_run_free(gl_run *r)
+{
+    if (!r)
+        return;
+    gl_profile_free(r->prof);
+    gl_inter_report_free(&r->report);
+    gl_inter_rec_free(r->rec_ref);
+    gl_inter_rec_free(r->rec_run);
+    free(r);
+}
+
+const gl_run *gl_ui_run_shown(const gl_ui *ui)
+{
+    return ui->run && !ui->replayed && ui->pipeline && ui->run->step == ui->step ? ui->run
+                                                                                   : NULL;
+}
+
+/* ---- the job ----------------------------------------------------------------------------- */
+
+typedef struct run_job {
+    const gl_model *model;   /* the step's (the pipeline is kept alive while a job runs) */
+    const gl_model *unfused; /* the model before the fusion steps, or NULL */
+    const char *data_dir;
+    gl_run *run;
+    gl_status st;
+    char error[512];
+} run_job;
+
+static bool has_groups(const gl_model *m)
+{
+    for (size_t i = 0; i < m->graph->n_nodes; i++) {
+        const gl_node *n = m->graph->nodes[i];
+        if (n && n->domain && strcmp(n->domain, GL_FUSED_DOMAIN) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The step before the first fusion step up to step k: the model its groups were made
+ * from, which profile's "unfused" run takes (gl_session_open_unfused leaves the fusion
+ * steps out; in the default pipeline fusion is the last step, so the two agree). */
+static const gl_model *unfused_model(const gl_pipeline *p, size_t k)
+{
+    for (size_t i = 1; i <= k && i < p->n_steps; i++)
+        if (p->steps[i].pass && strcmp(p->steps[i].pass->name, "fusion") == 0)
+            return p->steps[i - 1].model;
+    return NULL;
+}
+
+/* One run of `m` on `backend` with every tensor kept in rec. */
+static gl_status record(const gl_model *m, const gl_session_opts *o, const char *backend,
+                        const gl_dataset *d, gl_inter_rec *rec)
+{
+    gl_exec_options eo = gl_session_exec_options(o, backend);
+    gl_exec *e = NULL;
+    gl_status st = gl_exec_create(m, &eo, &e);
+    if (st != GL_OK)
+        return st;
+    gl_inter_rec_attach(rec, e);
+    size_t n = m->graph->n_outputs;
+    gl_tensor **outs = gl_xcalloc(n ? n : 1, sizeof(*outs));
+    st = gl_exec_run(e, (const gl_tensor *const *)d->inputs, d->n_inputs, outs, n);
+    for (size_t i = 0; i < n; i++)
+        gl_tensor_free(outs[i]);
+    free(outs);
+    gl_exec_free(e);
+    return st;
+}
+
+static void run_run(void *arg, gl_job *job)
+{
+    run_job *j = arg;
+    gl_run *r = j->run;
+    gl_session_opts o;
+    gl_session_opts_init(&o, "none");
+    o.data = j->data_dir;
+    r->rtol = o.rtol;
+    r->atol = o.atol;
+    gl_dataset d;
+    gl_job_progress(job, "run: inputs");
+    j->st = gl_session_inputs(j->model, &o, &d);
+    if (j->st != GL_OK)
+        goto out;
+    gl_profile_options po = {.reps = RUN_REPS, .warmup = RUN_WARMUP, .rtol = o.rtol,
+                             .atol = o.atol};
+    po.backends[po.n_backends++] = "ref";
+    if (j->unfused) {
+        po.labels[po.n_backends] = "unfused";
+        po.models[po.n_backends] = j->unfused;
+        po.backends[po.n_backends++] = "dnnl";
+        po.labels[po.n_backends] = "fused";
+    }
+    po.backends[po.n_backends++] = "dnnl";
+    gl_job_progress(job, "run: %d rounds on %s", RUN_REPS,
+                    j->unfused ? "ref, unfused and fused" : "ref and dnnl");
+    j->st = gl_profile_run(j->model, (const gl_tensor *const *)d.inputs, d.n_inputs, &po,
+                           &r->prof);
+    if (j->st == GL_OK && !gl_job_cancelled(job)) {
+        r->ref = r->prof->ref;
+        r->fused = r->prof->primary;
+        r->unfused = SIZE_MAX; /* the runs on other models come last: find it by name */
+        for (size_t b = 0; j->unfused && b < r->prof->n_backends; b++)
+            if (strcmp(r->prof->backends[b].name, "unfused") == 0)
+                r->unfused = b;
+        r->rec_ref = gl_inter_rec_new(&(gl_inter_rec_options){.label = "ref"});
+        r->rec_run = gl_inter_rec_new(&(gl_inter_rec_options){.label = j->unfused ? "fused"
+                                                                                  : "dnnl"});
+        gl_job_progress(job, "run: every tensor, reference");
+        j->st = record(j->model, &o, "ref", &d, r->rec_ref);
+        if (j->st == GL_OK && !gl_job_cancelled(job)) {
+            gl_job_progress(job, "run: every tensor, oneDNN");
+            j->st = record(j->model, &o, "dnnl", &d, r->rec_run);
+        }
+        if (j->st == GL_OK) {
+            gl_status rs = gl_inter_rec_status(r->rec_ref);
+            if (rs == GL_OK)
+                rs = gl_inter_rec_status(r->rec_run);
+            if (rs != GL_OK)
+                snprintf(r->rec_error, sizeof(r->rec_error), "%s", gl_error_message());
+            gl_inter_compare(r->rec_ref, r->rec_run, r->rtol, r->atol, &r->report);
+        }
+    }
+    gl_dataset_free(&d);
+out:
+    if (j->st != GL_OK)
+        snprintf(j->error, sizeof(j->error), "%s", gl_error_message());
+    gl_session_opts_free(&o);
+}
+
+static void run_discard(void *arg)
+{
+    run_job *j = arg;
+    gl_run_free(j->run);
+    free(j);
+}
+
+static unsigned run_finish(gl_ui *ui, void *arg)
+{
+    run_job *j = arg;
+    if (j->st != GL_OK) {
+        gl_ui_set_error(ui, "run failed: %s", j->error);
+        run_discard(j);
+        return GL_REDRAW_STATUS;
+    }
+    gl_run_free(ui->run);
+    ui->run = j->run;
+    free(j);
+    gl_run *r = ui->run;
+    const gl_profile_backend *f = &r->prof->backends[r->fused];
+    char label[96];
+    gl_snapshot_label(ui->pipeline, r->step, label, sizeof(label));
+    if (r->rec_error[0])
+        gl_ui_set_error(ui, "ran %s on %s; the tensors are incomplete: %s", label, r->inputs,
+                        r->rec_error);
+    else
+        gl_ui_set_status(ui, "ran %s on %s: %s %s the reference%s", label, r->inputs, f->name,
+                         f->outputs_ok ? "agrees with" : "DIFFERS from",
+                         f->outputs_ok ? "" : " (p: where they part ways)");
+    ui->views[GL_VIEW_RUN].generation = 0; /* rebuild it */
+    return GL_REDRAW_ALL;
+}
+
+static const gl_job_spec run_spec = {
+    .what = "the run", .run = run_run, .finish = run_finish, .discard = run_discard};
+
+unsigned gl_ui_run(gl_ui *ui)
+{
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    if (ui->replayed) {
+        gl_ui_set_status(ui, "r runs whole steps: show all of this step's rewrites first (+)");
+        return GL_REDRAW_STATUS;
+    }
+    const gl_model *m = ui->pipeline->steps[ui->step].model;
+    if (!m) {
+        gl_ui_set_error(ui, "step %zu has no model to run", ui->step);
+        return GL_REDRAW_STATUS;
+    }
+    unsigned flags = gl_ui_show(ui, GL_VIEW_RUN, ui->current != GL_VIEW_RUN);
+    run_job *j = gl_xcalloc(1, sizeof(*j));
+    j->model = m;
+    j->unfused = has_groups(m) ? unfused_model(ui->pipeline, ui->step) : NULL;
+    j->data_dir = ui->data_dir;
+    j->run = gl_xcalloc(1, sizeof(gl_run));
+    j->run->step = ui->step;
+    j->run->stable = getenv("GRAPHLAB_STABLE_TIMES") != NULL;
+    if (ui->data_dir)
+        snprintf(j->run->inputs, sizeof(j->run->inputs), "the inputs of %s", ui->data_dir);
+    else
+        snprintf(j->run->inputs, sizeof(j->run->inputs), "seeded random inputs");
+    if (!gl_ui_start_job(ui, &run_spec, j))
+        run_discard(j);
+    else if (ui->job)
+        gl_ui_set_status(ui, "running step %zu on %s", ui->step, j->run->inputs);
+    return flags | GL_REDRAW_ALL;
+}
+
+/* ---- what the views read --------------------------------------------------------------- */
+
+double gl_run_row_ms(const gl_profile *p, size_t row, size_t b)
+{
+    if (row >= p->n_rows || b >= p->n_backends)
+        return -1;
+    const gl_profile_row *r = &p->rows[row];
+    const gl_profile_cell *c = &r->cells[b];
+    if (c->ran)
+        return c->ms.median;
+    return r->n_members && c->members_ms > 0 ? c->members_ms : -1;
+}
+
+/* Is row a before row b in `key`'s order (strictly)? */
+static bool before(const gl_profile *p, size_t b, gl_run_sort key, size_t x, size_t y)
+{
+    switch (key) {
+    case GL_RUN_BY_TIME: {
+        double tx = gl_run_row_ms(p, x, b), ty = gl_run_row_ms(p, y, b);
+        return tx > ty;
+    }
+    case GL_RUN_BY_NAME: return strcmp(p->rows[x].name, p->rows[y].name) < 0;
+    default: return x < y;
+    }
+}
+
+static size_t append_under(const gl_profile *p, size_t parent, size_t *order, size_t n)
+{
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (p->rows[i].parent == parent && i != parent) {
+            order[n++] = i;
+            n = append_under(p, i, order, n);
+        }
+    return n;
+}
+
+size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *order)
+{
+    size_t *top = gl_xcalloc(p->n_rows ? p->n_rows : 1, sizeof(size_t));
+    size_t n_top = 0;
+    /* insertion sort: stable, and a few thousand rows at most */
+    for (size_t i = 0; i < p->n_rows; i++) {
+        if (p->rows[i].parent != SIZE_MAX)
+            continue;
+        size_t at = n_top++;
+        while (at > 0 && before(p, b, key, i, top[at - 1])) {
+            top[at] = top[at - 1];
+            at--;
+        }
+        top[at] = i;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < n_top; i++) {
+        order[n++] = top[i];
+        n = append_under(p, top[i], order, n);
+    }
+    free(top);
+    return n;
+}
+
+/* The model's own row named like node n, or SIZE_MAX. */
+static size_t row_named(const gl_profile *p, const char *name)
+{
+    for (size_t i = 0; name && i < p->n_rows; i++)
+        if (p->rows[i].parent == SIZE_MAX && strcmp(p->rows[i].name, name) == 0)
+            return i;
+    return SIZE_MAX;
+}
+
+bool gl_ui_run_backend(const gl_ui *ui, const gl_node *n, char *buf, size_t len)
+{
+    const gl_run *r = gl_ui_run_shown(ui);
+    size_t row = r ? row_named(r->prof, n->name) : SIZE_MAX;
+    if (row == SIZE_MAX || !r->prof->rows[row].cells[r->fused].ran)
+        return false;
+    const gl_profile_cell *c = &r->prof->rows[row].cells[r->fused];
+    snprintf(buf, len, "%s %s%s", c->backend, c->info.impl, c->fell_back ? "*" : "");
+    return true;
+}
+
+unsigned gl_ui_run_divergence(gl_ui *ui)
+{
+    const gl_run *r = gl_ui_run_shown(ui);
+    if (!r) {
+        gl_ui_set_status(ui, "no run of this step yet: r runs it");
+        return GL_REDRAW_STATUS;
+    }
+    const char *run = r->prof->backends[r->fused].name;
+    if (r->report.first_bad == SIZE_MAX) {
+        gl_ui_set_status(ui, "%s and ref do not part ways: every tensor within rtol %g, atol %g",
+                         run, r->rtol, r->atol);
+        return GL_REDRAW_STATUS;
+    }
+    const gl_inter_row *bad = &r->report.rows[r->report.first_bad];
+    /* a tensor inside a body is keyed "call::t": the row is the call's */
+    char node[256];
+    snprintf(node, sizeof(node), "%s", bad->a->node);
+    char *sep = strstr(node, "::");
+    if (sep)
+        *sep = '\0';
+    size_t row = row_named(r->prof, node);
+    char line[256];
+    gl_compare_format(&bad->cmp, line, sizeof(line));
+    if (ui->current != GL_VIEW_RUN)
+        gl_ui_show(ui, GL_VIEW_RUN, true);
+    gl_view *v = &ui->views[GL_VIEW_RUN];
+    size_t *order = gl_xcalloc(r->prof->n_rows ? r->prof->n_rows : 1, sizeof(size_t));
+    size_t n = gl_run_order(r->prof, r->fused, ui->run_sort, order);
+    for (size_t i = 0; i < n; i++)
+        if (order[i] == row)
+            v->selected = (int)i;
+    free(order);
+    gl_ui_set_error(ui, "%s and ref part ways at '%s' (%s), tensor '%s': %s (rtol %g, atol %g)",
+                    run, bad->a->node, bad->a->op, bad->a->key, line, r->rtol, r->atol);
+    return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+/* ---- a tensor's values ------------------------------------------------------------------ */
+
+void gl_value_stats_of(const gl_tensor *t, gl_value_stats *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (!t || t->dtype == GL_DT_STRING)
+        return;
+    s->count = t->count;
+    double sum = 0;
+    for (int64_t i = 0; i < t->count; i++) {
+        double x = gl_tensor_get_f64(t, i);
+        if (isnan(x)) {
+            s->nan++;
+        } else if (isinf(x)) {
+            s->inf++;
+        } else {
+            s->min = s->finite && s->min < x ? s->min : x;
+            s->max = s->finite && s->max > x ? s->max : x;
+            s->finite++;
+            sum += x;
+        }
+    }
+    if (!s->finite)
+        return;
+    s->mean = sum / (double)s->finite;
+    double sq = 0, width = (s->max - s->min) / GL_HIST_BINS;
+    for (int64_t i = 0; i < t->count; i++) {
+        double x = gl_tensor_get_f64(t, i);
+        if (!isfinite(x))
+            continue;
+        sq += (x - s->mean) * (x - s->mean);
+        size_t bin = width > 0 ? (size_t)((x - s->min) / width) : 0;
+        s->hist[bin < GL_HIST_BINS ? bin : GL_HIST_BINS - 1]++;
+    }
+    s->std = sqrt(sq / (double)s->finite);
+}
+
+size_t gl_histogram_draw(const size_t *bins, size_t n, bool utf8, char *buf, size_t len)
+{
+    static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    static const char ascii[] = "_.-=+*#@";
+    size_t top = 0, used = 0, drawn = 0;
+    for (size_t i = 0; i < n; i++)
+        top = bins[i] > top ? bins[i] : top;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        /* the smallest non-empty bin still shows: heights round up */
+        size_t level = bins[i] ? (bins[i] * 8 + top - 1) / top : 0;
+        char one[2] = {level ? ascii[level - 1] : ' ', '\0'};
+        const char *glyph = level && utf8 ? blocks[level - 1] : one;
+        size_t gl = strlen(glyph);
+        if (used + gl + 1 > len)
+            break;
+        memcpy(buf + used, glyph, gl + 1);
+        used += gl;
+        drawn++;
+    }
+    return drawn;
+}

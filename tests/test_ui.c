@@ -582,3 +582,98 @@ Test(workbench, export_writes_the_step_files)
     free(dir);
     gl_ui_free(&ui);
 }
+
+/* ---- text cut to a column ---------------------------------------------------------------- */
+
+typedef struct clip_case {
+    const char *text;
+    int skip, width;
+    bool utf8;
+    const char *want;
+    int cols;
+} clip_case;
+
+Test(text, clip_cuts_with_an_ellipsis_and_scrolls)
+{
+    static const clip_case cases[] = {
+        {"conv1", 0, 10, true, "conv1", 5},           /* fits: as is */
+        {"conv1", 0, 5, true, "conv1", 5},            /* exactly */
+        {"conv_block_1", 0, 6, true, "conv_\xE2\x80\xA6", 6},
+        {"conv_block_1", 0, 6, false, "con...", 6},
+        {"conv_block_1", 0, 2, false, "co", 2},       /* no room for "...": cut as is */
+        {"conv_block_1", 5, 4, true, "blo\xE2\x80\xA6", 4}, /* scrolled by 5 */
+        {"conv_block_1", 5, 7, true, "block_1", 7},   /* scrolled to the end */
+        {"conv_block_1", 20, 7, true, "", 0},         /* scrolled past it */
+        {"\xC3\xA9t\xC3\xA9_long", 0, 4, true, "\xC3\xA9t\xC3\xA9\xE2\x80\xA6", 4},
+        {"\xC3\xA9t\xC3\xA9", 0, 4, false, "?t?", 3}, /* non-ASCII without UTF-8 */
+        {"a\x1B[2Jb", 0, 20, true, "a\\x1B[2Jb", 9},  /* escaped, the escape's columns */
+        {"a\x1B[2Jb", 0, 4, true, "a\\x\xE2\x80\xA6", 4},
+        {"anything", 0, 0, true, "", 0},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        const clip_case *c = &cases[i];
+        char buf[64];
+        int cols = gl_ui_clip(c->text, c->skip, c->width, c->utf8, buf, sizeof(buf));
+        cr_expect_str_eq(buf, c->want, "case %zu", i);
+        cr_expect_eq(cols, c->cols, "case %zu", i);
+    }
+    /* a short buffer cuts at a character, never inside one */
+    char small[5];
+    gl_ui_clip("\xC3\xA9\xC3\xA9\xC3\xA9", 0, 10, true, small, sizeof(small));
+    cr_expect_str_eq(small, "\xC3\xA9\xC3\xA9");
+}
+
+/* ---- list moves: half pages, across long rows --------------------------------------------- */
+
+typedef struct move_case {
+    gl_request r;
+    int selected, hscroll; /* after it, from row 50 of 100 (20 rows shown), hscroll 8 */
+} move_case;
+
+Test(lists, half_pages_and_horizontal_scroll)
+{
+    static const move_case cases[] = {
+        {GL_REQ_HALF_DOWN, 60, 8}, {GL_REQ_HALF_UP, 40, 8},  {GL_REQ_PAGE_DOWN, 69, 8},
+        {GL_REQ_PAN_RIGHT, 50, 16}, {GL_REQ_PAN_LEFT, 50, 0}, {GL_REQ_MOVE_DOWN, 51, 8},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_view v = {.selected = 50, .scroll = 40, .height = 20, .hscroll = 8};
+        cr_expect_neq(gl_ui_list_move(&v, cases[i].r, 100), GL_REDRAW_NONE, "case %zu", i);
+        cr_expect_eq(v.selected, cases[i].selected, "case %zu", i);
+        cr_expect_eq(v.hscroll, cases[i].hscroll, "case %zu", i);
+    }
+    gl_view v = {.height = 20};
+    cr_expect_eq(gl_ui_list_move(&v, GL_REQ_PAN_LEFT, 100), GL_REDRAW_NONE, "already at 0");
+    cr_expect_eq(v.hscroll, 0);
+    cr_expect_eq(gl_key_request(4), GL_REQ_HALF_DOWN);  /* C-d */
+    cr_expect_eq(gl_key_request(21), GL_REQ_HALF_UP);   /* C-u */
+    cr_expect_eq(gl_key_request('L'), GL_REQ_PAN_RIGHT);
+    cr_expect_eq(gl_key_request('h'), GL_REQ_PAN_LEFT);
+}
+
+/* ---- the marks on the help screen ---------------------------------------------------------- */
+
+Test(keys, help_explains_the_marks_from_their_table)
+{
+    char **lines;
+    size_t n = gl_marks_help_lines(&lines, true);
+    static const char *const want[] = {"┆ ┄", "… N more", "*", "~", ">"};
+    for (size_t w = 0; w < GL_ARRAY_LEN(want); w++) {
+        bool found = false;
+        for (size_t i = 0; i < n && !found; i++)
+            found = strstr(lines[i], want[w]) != NULL;
+        cr_expect(found, "no line explains '%s'", want[w]);
+    }
+    /* the meanings start in one column, whatever the marks' bytes */
+    const char *a = strstr(lines[0], "after a node count");
+    const char *b = strstr(lines[n - 1], "text cut at the edge");
+    cr_assert(a && b);
+    cr_expect_eq(gl_ui_text_width(lines[0]) - gl_ui_text_width(a),
+                 gl_ui_text_width(lines[n - 1]) - gl_ui_text_width(b));
+    gl_free_lines(lines, n);
+    n = gl_marks_help_lines(&lines, false);
+    for (size_t i = 0; i < n; i++)
+        for (const char *p = lines[i]; *p; p++)
+            cr_expect((unsigned char)*p < 0x80, "line %zu is not ASCII: '%s'", i, lines[i]);
+    gl_free_lines(lines, n);
+}

@@ -607,38 +607,69 @@ static bool utf8_terminal;
 /* Names are drawn as the command line prints them (util/escape.h): controls, bidi
  * controls and invalid bytes as their escapes, which cannot move the cursor, clear the
  * screen or reorder the row. Without a UTF-8 terminal other non-ASCII shows as '?'. */
-int gl_ui_put(int y, int x, int width, int attr, const char *text)
+int gl_ui_clip(const char *text, int skip, int width, bool utf8, char *buf, size_t len)
 {
-    char buf[2048];
-    size_t used = 0;
-    int cols = 0;
+    const char *mark = utf8 ? "\xE2\x80\xA6" : "...";
+    int mark_w = utf8 ? 1 : 3;
+    size_t used = 0, cut_at = 0;
+    int cols = 0, seen = 0;
+    bool more = false, full = false;
     size_t n;
-    for (const char *p = text; p && *p && cols < width; p += n) {
+    if (len)
+        buf[0] = '\0';
+    if (width <= 0 || len == 0)
+        return 0;
+    for (const char *p = text; p && *p && !more && !full; p += n) {
         char esc[GL_ESCAPE_CHAR_MAX];
         size_t elen = gl_escape_char(p, esc, &n);
-        if (elen) {
-            for (size_t i = 0; i < elen && cols < width && used + 1 < sizeof(buf); i++, cols++)
-                buf[used++] = esc[i];
-        } else if (n > 1 && !utf8_terminal) {
-            if (used + 1 >= sizeof(buf))
+        /* the cells this character takes: its escape's bytes, '?', or itself */
+        const char *cell = elen ? esc : n > 1 && !utf8 ? "?" : p;
+        size_t cells = elen ? elen : 1, cell_bytes = elen || (n > 1 && !utf8) ? 1 : n;
+        for (size_t c = 0; c < cells; c++) {
+            if (seen < skip) {
+                seen++;
+                continue;
+            }
+            if (cols == width) {
+                more = true;
                 break;
-            buf[used++] = '?';
-            cols++;
-        } else {
-            if (used + n >= sizeof(buf))
+            }
+            if (used + cell_bytes >= len) {
+                full = true;
                 break;
-            memcpy(buf + used, p, n);
-            used += n;
+            }
+            if (cols == width - mark_w)
+                cut_at = used;
+            memcpy(buf + used, elen ? cell + c : cell, cell_bytes);
+            used += cell_bytes;
             cols++;
         }
     }
+    if (more && width >= mark_w && cut_at + strlen(mark) < len) {
+        used = cut_at;
+        memcpy(buf + used, mark, strlen(mark));
+        used += strlen(mark);
+        cols = width;
+    }
     buf[used] = '\0';
+    return cols;
+}
+
+int gl_ui_put_at(int y, int x, int width, int attr, const char *text, int skip)
+{
+    char buf[2048];
+    int cols = gl_ui_clip(text, skip, width, utf8_terminal, buf, sizeof(buf));
     if (width <= 0)
         return 0;
     attrset(attr);
-    mvaddnstr(y, x, buf, (int)used);
+    mvaddnstr(y, x, buf, (int)strlen(buf));
     attrset(A_NORMAL);
     return cols;
+}
+
+int gl_ui_put(int y, int x, int width, int attr, const char *text)
+{
+    return gl_ui_put_at(y, x, width, attr, text, 0);
 }
 
 void gl_ui_fill(int y, int x, int width, int attr)
@@ -752,12 +783,28 @@ static void draw_frame(gl_ui *ui, unsigned flags)
 
 /* ---- input ------------------------------------------------------------------------------ */
 
+/* The wheel: ncurses reports it as buttons 4 (up) and 5 (down) where the terminal does. */
+#ifdef BUTTON5_PRESSED
+#define WHEEL_DOWN BUTTON5_PRESSED
+#else
+#define WHEEL_DOWN 0
+#endif
+#define WHEEL_UP BUTTON4_PRESSED
+enum { WHEEL_ROWS = 3 };
+
 static unsigned mouse_click(gl_ui *ui)
 {
     MEVENT ev;
-    if (getmouse(&ev) != OK || !(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+    if (getmouse(&ev) != OK || !ui->pipeline || ui->prompt)
         return GL_REDRAW_NONE;
-    if (!ui->pipeline)
+    if (ev.bstate & (WHEEL_UP | WHEEL_DOWN)) {
+        unsigned flags = GL_REDRAW_NONE;
+        gl_request r = ev.bstate & WHEEL_UP ? GL_REQ_MOVE_UP : GL_REQ_MOVE_DOWN;
+        for (int i = 0; i < WHEEL_ROWS; i++)
+            flags |= gl_ui_request(ui, r);
+        return flags;
+    }
+    if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
         return GL_REDRAW_NONE;
     if (ev.y == 0) {
         gl_bar_item *items;
@@ -851,7 +898,7 @@ static bool start_curses(gl_ui *ui)
     nodelay(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
-    mousemask(BUTTON1_CLICKED, NULL);
+    mousemask(BUTTON1_CLICKED | WHEEL_UP | WHEEL_DOWN, NULL); /* 0: no mouse, nothing to do */
     setup_roles(ui);
     return true;
 }

@@ -165,11 +165,24 @@ void gl_ui_clamp(gl_view *v, int n_rows, int height)
         v->scroll = 0;
 }
 
+/* Columns h/L move a list's rows by, and the most they scroll (rows are cut far before:
+ * the views format rows into buffers of about 1 KB). */
+enum { HSCROLL_STEP = 8, HSCROLL_MAX = 1024 };
+
 unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
 {
     int page = v->height > 1 ? v->height - 1 : 1;
+    int half = v->height > 1 ? v->height / 2 : 1;
     int before = v->selected;
+    if (r == GL_REQ_PAN_LEFT || r == GL_REQ_PAN_RIGHT) {
+        int was = v->hscroll;
+        v->hscroll += r == GL_REQ_PAN_LEFT ? -HSCROLL_STEP : HSCROLL_STEP;
+        v->hscroll = v->hscroll < 0 ? 0 : v->hscroll > HSCROLL_MAX ? HSCROLL_MAX : v->hscroll;
+        return v->hscroll != was ? GL_REDRAW_VIEW : GL_REDRAW_NONE;
+    }
     switch (r) {
+    case GL_REQ_HALF_DOWN: v->selected += half; v->scroll += half; break;
+    case GL_REQ_HALF_UP: v->selected -= half; v->scroll -= half; break;
     case GL_REQ_MOVE_DOWN: v->selected++; break;
     case GL_REQ_MOVE_UP: v->selected--; break;
     case GL_REQ_PAGE_DOWN: v->selected += page; v->scroll += page; break;
@@ -179,7 +192,8 @@ unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
     default: return GL_REDRAW_NONE;
     }
     gl_ui_clamp(v, n_rows, v->height);
-    return v->selected != before || r == GL_REQ_PAGE_DOWN || r == GL_REQ_PAGE_UP
+    return v->selected != before || r == GL_REQ_PAGE_DOWN || r == GL_REQ_PAGE_UP ||
+                   r == GL_REQ_HALF_DOWN || r == GL_REQ_HALF_UP
                ? GL_REDRAW_VIEW
                : GL_REDRAW_NONE;
 }

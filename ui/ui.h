@@ -76,6 +76,7 @@ struct gl_view {
     int selected;       /* selected row */
     int scroll;         /* first visible row */
     int height;         /* rows of the list at the last draw (for paging) */
+    int hscroll;        /* columns of each row scrolled out on the left (h/L) */
     unsigned generation; /* ui->generation it was opened for */
 };
 
@@ -252,8 +253,8 @@ int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
                    bool (*match)(int row, void *ctx), void *ctx);
 /* Keep v->selected within [0, n_rows) and visible in `height` rows. */
 void gl_ui_clamp(gl_view *v, int n_rows, int height);
-/* The common list moves (up/down/page/top/bottom) on a list of n_rows rows: redraw
- * flags, or GL_REDRAW_NONE when `r` is not a move. */
+/* The common list moves (up/down/page/half page/top/bottom, h/L across long rows) on a
+ * list of n_rows rows: redraw flags, or GL_REDRAW_NONE when `r` is not a move. */
 unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows);
 /* The short name of a pass in the bar ("constant-folding" -> "fold"). */
 const char *gl_ui_pass_short(const char *pass);
@@ -339,6 +340,8 @@ unsigned gl_ui_cancel_job(gl_ui *ui);
 void gl_ui_defer_free_model(gl_ui *ui, gl_model *m);
 void gl_ui_defer_free_diff(gl_ui *ui, gl_diff *d);
 
+/* The marks the views draw and what they mean, one line each, from marks.def. */
+size_t gl_marks_help_lines(char ***lines, bool utf8);
 /* From run(): every step of p diffed against the one before ([0] NULL; stops early
  * when cancelled), as the ui keeps them (step_diffs). */
 gl_diff **gl_ui_job_step_diffs(const gl_pipeline *p, gl_job *job);
@@ -372,7 +375,8 @@ unsigned gl_ui_open_svg(gl_ui *ui);
 
 int gl_ui_attr(const gl_ui *ui, gl_ui_role role);
 /* Write `text` at (y, x) in at most `width` columns (UTF-8 aware; control characters
- * shown as '?'); returns the columns written. */
+ * escaped as util/escape.h writes them); text that does not fit ends in "…" ("..."
+ * without UTF-8). Returns the columns written. */
 int gl_ui_put(int y, int x, int width, int attr, const char *text);
 /* Fill the rest of a row from column x to x + width - 1 with blanks in `attr`. */
 void gl_ui_fill(int y, int x, int width, int attr);
@@ -384,3 +388,10 @@ int gl_ui_text_width(const char *s);
 int gl_ui_main(const char *model_path);
 
 #endif
+/* gl_ui_put with the first `skip` columns of the text scrolled out (h/L). */
+int gl_ui_put_at(int y, int x, int width, int attr, const char *text, int skip);
+/* What gl_ui_put_at draws, without a terminal: the columns of `text` from `skip` on, at
+ * most `width` of them, escaped, the last cut to "…" (UTF-8) or "..." when more follows
+ * (the text as is when the width is too small for the mark). Into buf (NUL-terminated,
+ * cut at a character when len is short); returns the columns. */
+int gl_ui_clip(const char *text, int skip, int width, bool utf8, char *buf, size_t len);

@@ -129,7 +129,7 @@ static void decisions_draw(gl_ui *ui, gl_view *v, int top, int left, int height,
         bool sel = v->scroll + row == v->selected;
         row_text(rec, buf, sizeof(buf));
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : verdict_role(rec->verdict));
-        int w = gl_ui_put(top + 1 + row, left, width, attr, buf);
+        int w = gl_ui_put_at(top + 1 + row, left, width, attr, buf, v->hscroll);
         if (sel)
             gl_ui_fill(top + 1 + row, left + w, width - w, attr);
     }

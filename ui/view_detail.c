@@ -348,7 +348,7 @@ static void detail_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
         const detail_line *l = &s->lines[v->scroll + row];
         bool sel = v->scroll + row == v->selected;
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : l->role);
-        int w = gl_ui_put(top + row, left, width, attr, l->text);
+        int w = gl_ui_put_at(top + row, left, width, attr, l->text, v->hscroll);
         if (sel)
             gl_ui_fill(top + row, left + w, width - w, attr);
     }

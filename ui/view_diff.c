@@ -108,7 +108,7 @@ static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int 
         const diff_line *l = &s->lines[v->scroll + row];
         bool sel = v->scroll + row == v->selected;
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : l->role);
-        int w = gl_ui_put(top + 1 + row, left, width, attr, l->text);
+        int w = gl_ui_put_at(top + 1 + row, left, width, attr, l->text, v->hscroll);
         if (sel)
             gl_ui_fill(top + 1 + row, left + w, width - w, attr);
     }

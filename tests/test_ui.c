@@ -677,3 +677,84 @@ Test(keys, help_explains_the_marks_from_their_table)
             cr_expect((unsigned char)*p < 0x80, "line %zu is not ASCII: '%s'", i, lines[i]);
     gl_free_lines(lines, n);
 }
+
+/* ---- every decision that involved a node ---------------------------------------------------- */
+
+typedef struct involving_case {
+    const char *names[2];
+    int64_t ids[2];
+    size_t n_ids;
+    const char *want; /* the indices found, as "0 2" */
+} involving_case;
+
+Test(history, decisions_involving_a_node_by_name_or_id)
+{
+    static char *n0[] = {"t1", "conv"}, *n1[] = {"relu"}, *n2[] = {"t1x", "add"};
+    gl_decision d[] = {
+        {.id = 10, .verdict = GL_REFUSED, .nodes = n0, .n_nodes = 2},
+        {.id = 11, .verdict = GL_APPLIED, .nodes = n1, .n_nodes = 1},
+        {.id = 12, .verdict = GL_NOTE, .nodes = n2, .n_nodes = 2},
+        {.id = 13, .verdict = GL_APPLIED},
+    };
+    static const involving_case cases[] = {
+        {{"t1", NULL}, {0}, 0, "0"},            /* a refusal counts; "t1x" is another name */
+        {{"conv", "add"}, {0}, 0, "0 2"},       /* the name before and after the step */
+        {{NULL, NULL}, {13, -1}, 2, "3"},       /* by id: the record that made it */
+        {{"relu", NULL}, {11}, 1, "1"},         /* named and by id: once */
+        {{"zzz", NULL}, {-1}, 1, ""},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        size_t out[4];
+        size_t n = gl_decisions_involving(d, 4, cases[c].names, 2, cases[c].ids,
+                                          cases[c].n_ids, out);
+        char got[32] = "";
+        for (size_t i = 0; i < n; i++)
+            snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%zu", i ? " " : "", out[i]);
+        cr_expect_str_eq(got, cases[c].want, "case %zu", c);
+    }
+}
+
+/* A Transpose's history has only the steps that changed it; its decisions list has the
+ * refusal too, across steps, and Enter on one goes there. */
+Test(history, node_decisions_include_refusals_across_steps)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    const gl_node *t = gl_find_node(gl_ui_step_graph(&ui, 0), "input_to_nchw");
+    cr_assert(t);
+    size_t *idx;
+    size_t n = gl_ui_node_decisions(&ui, t->id, &idx);
+    cr_assert_geq(n, 1u);
+    const gl_decision *d = &ui.pipeline->log.items[idx[0]];
+    cr_expect_eq(d->verdict, GL_REFUSED);
+    cr_expect_str_eq(d->rule, "push-through-Conv");
+    cr_expect_eq(d->step, 6);
+    free(idx);
+    /* channel_scale: moved through by both pushes, named by fusion's refusal (#3 and #9
+     * move a Transpose below channel_shift: they do not name it) */
+    const gl_node *m = gl_find_node(gl_ui_step_graph(&ui, 0), "channel_scale");
+    n = gl_ui_node_decisions(&ui, m->id, &idx);
+    char got[128] = "";
+    for (size_t i = 0; i < n; i++) {
+        const gl_decision *r = &ui.pipeline->log.items[idx[i]];
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s#%lld %s", i ? ", " : "",
+                 (long long)r->id, gl_verdict_name(r->verdict));
+    }
+    cr_expect_str_eq(got, "#2 applied, #8 applied, #15 refused");
+    free(idx);
+
+    /* the detail lists them; Enter on the refusal goes to step 6, the record selected */
+    gl_ui_select_node(&ui, t->id);
+    gl_ui_key(&ui, '\n');
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DETAIL);
+    gl_ui_key(&ui, 'G');
+    gl_ui_key(&ui, '\n');
+    cr_expect_eq(ui.step, 6u);
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DECISIONS);
+    size_t nd;
+    const gl_decision *dd = gl_ui_decisions(&ui, &nd);
+    cr_expect_eq(dd[ui.views[GL_VIEW_DECISIONS].selected].id, 1);
+    gl_ui_key(&ui, 27);
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DETAIL, "Esc: back to the node");
+    gl_ui_free(&ui);
+}

@@ -279,6 +279,19 @@ typedef struct gl_history_entry {
 } gl_history_entry;
 size_t gl_ui_node_history(const gl_ui *ui, uint32_t id, gl_history_entry **out);
 
+/* Which of records d[0..n) involve a node: name one of `names` (as d->nodes lists them)
+ * or have one of the ids `ids`. Their indices, in order, into out (room for n); the
+ * count. */
+size_t gl_decisions_involving(const gl_decision *d, size_t n, const char *const *names,
+                              size_t n_names, const int64_t *ids, size_t n_ids, size_t *out);
+/* Every record of the pipeline, applied, refused or note, that involved node `id` (ids
+ * survive snapshot clones and are never reused): at each step, under the names the node
+ * had before and after it, plus the records that made or changed it (its history, its
+ * provenance). Indices into the pipeline's log, in order; *out malloc'd. */
+size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out);
+/* Show record `id` of the pipeline's log at its step, selected in the decisions view. */
+unsigned gl_ui_goto_decision(gl_ui *ui, int64_t id);
+
 /* ---- the pipeline bar (bar.c) ------------------------------------------------------ */
 
 typedef struct gl_bar_item {

@@ -333,7 +333,12 @@ typedef struct export_job {
     char dir[1024], label[128], path[1280];
     gl_status st;
     char error[512];
+    /* EXPORT_SVG: how the opener did (see open_file) */
+    char opener[256];
+    int open_status;
 } export_job;
+
+static void open_file(export_job *e);
 
 
 static bool export_progress(void *ctx, size_t step, size_t n_steps)
@@ -356,6 +361,8 @@ static void export_run(void *arg, gl_job *job)
         case EXPORT_SVG: {
             gl_render_opts ro = {.diff = e->diff, .title = e->label};
             e->st = gl_render_svg_file(e->model->graph, &ro, e->path, NULL);
+            if (e->st == GL_OK)
+                open_file(e);
             break;
         }
         }
@@ -414,50 +421,115 @@ static int browser_argv(const char *file, char *words, size_t len, char **argv)
     return argc;
 }
 
-/* Start the browser detached: its own session, stdio on /dev/null, reparented to init
- * (the middle child exits at once, so we never wait on the browser). */
-static bool launch_detached(char *const *argv, const char *program)
+/* What became of the opener: */
+enum {
+    OPEN_RUNNING = -1,   /* still running after OPEN_WAIT_MS: a browser itself, say */
+    OPEN_NOT_FOUND = -2, /* no such program on $PATH */
+    OPEN_NO_FORK = -3,   /* fork or pipe failed (errno lost: said as such) */
+    OPEN_SIGNAL = 1000,  /* + the signal that ended it; 0..255: its exit status */
+};
+enum { OPEN_WAIT_MS = 1500, OPEN_POLL_MS = 20 };
+
+/* Run the opener in its own session, stdio on /dev/null, and wait up to OPEN_WAIT_MS for
+ * its exit status: xdg-open and most $BROWSER wrappers hand the file over and exit, so
+ * their status says whether that worked. A middle child does the waiting and reports
+ * through a pipe, then exits: an opener still running (a browser itself) is reparented
+ * to init, and nobody has to reap it later. Between fork and exec only async-signal-safe
+ * calls: this runs on a worker thread. */
+static int launch_and_wait(char *const *argv, const char *program)
 {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return OPEN_NO_FORK;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     pid_t pid = fork();
-    if (pid < 0)
-        return false;
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return OPEN_NO_FORK;
+    }
     if (pid == 0) {
         setsid();
-        if (fork() != 0)
-            _exit(0);
-        int fd = open("/dev/null", O_RDWR);
-        if (fd >= 0) {
-            dup2(fd, 0);
-            dup2(fd, 1);
-            dup2(fd, 2);
-            if (fd > 2)
-                close(fd);
+        int result = OPEN_NO_FORK;
+        pid_t opener = fork();
+        if (opener == 0) {
+            int fd = open("/dev/null", O_RDWR);
+            if (fd >= 0) {
+                dup2(fd, 0);
+                dup2(fd, 1);
+                dup2(fd, 2);
+                if (fd > 2)
+                    close(fd);
+            }
+            execv(program, argv);
+            _exit(127);
         }
-        execv(program, argv);
-        _exit(127);
+        if (opener > 0) {
+            result = OPEN_RUNNING;
+            struct timespec tick = {0, OPEN_POLL_MS * 1000000L};
+            for (int waited = 0; waited < OPEN_WAIT_MS; waited += OPEN_POLL_MS) {
+                int status;
+                if (waitpid(opener, &status, WNOHANG) == opener) {
+                    result = WIFEXITED(status) ? WEXITSTATUS(status)
+                                               : OPEN_SIGNAL + WTERMSIG(status);
+                    break;
+                }
+                nanosleep(&tick, NULL);
+            }
+        }
+        ssize_t w = write(fds[1], &result, sizeof(result));
+        _exit(w == (ssize_t)sizeof(result) ? 0 : 1);
     }
+    close(fds[1]);
+    int result = OPEN_NO_FORK;
+    ssize_t got;
+    while ((got = read(fds[0], &result, sizeof(result))) < 0 && errno == EINTR) {
+    }
+    if (got != (ssize_t)sizeof(result))
+        result = OPEN_NO_FORK;
+    close(fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    return true;
+    return result;
 }
 
-static unsigned open_in_browser(gl_ui *ui, const char *file)
+/* On the worker: the SVG handed to $BROWSER or xdg-open, the outcome in e. */
+static void open_file(export_job *e)
 {
     char words[1024], program[4096];
     char *argv[MAX_BROWSER_ARGS];
-    browser_argv(file, words, sizeof(words), argv);
+    browser_argv(e->path, words, sizeof(words), argv);
+    snprintf(e->opener, sizeof(e->opener), "%s", argv[0]);
     if (!find_program(argv[0], program, sizeof(program))) {
-        const char *browser = getenv("BROWSER");
+        e->open_status = OPEN_NOT_FOUND;
+        return;
+    }
+    e->open_status = launch_and_wait(argv, program);
+}
+
+/* The status line after `o`: the opener's failure when it failed, with where the SVG is. */
+static unsigned report_open(gl_ui *ui, const export_job *e)
+{
+    const char *browser = getenv("BROWSER");
+    int st = e->open_status;
+    if (st == OPEN_NOT_FOUND)
         gl_ui_set_error(ui, "%s not found (set $BROWSER): the SVG is %s",
-                        browser && *browser ? argv[0] : "no $BROWSER and no xdg-open;", file);
-        return GL_REDRAW_STATUS;
-    }
-    if (!launch_detached(argv, program)) {
-        gl_ui_set_error(ui, "cannot start %s: %s", argv[0], strerror(errno));
-        return GL_REDRAW_STATUS;
-    }
-    gl_ui_set_status(ui, "opened %s with %s", file, argv[0]);
+                        browser && *browser ? e->opener : "no $BROWSER and no xdg-open;", e->path);
+    else if (st == OPEN_NO_FORK)
+        gl_ui_set_error(ui, "cannot start %s (fork failed): the SVG is %s", e->opener, e->path);
+    else if (st >= OPEN_SIGNAL)
+        gl_ui_set_error(ui, "%s was killed by signal %d: the SVG is %s", e->opener,
+                        st - OPEN_SIGNAL, e->path);
+    else if (st == 127)
+        gl_ui_set_error(ui, "%s could not be run (exit status 127): the SVG is %s", e->opener,
+                        e->path);
+    else if (st > 0)
+        gl_ui_set_error(ui, "%s failed (exit status %d): the SVG is %s", e->opener, st, e->path);
+    else
+        gl_ui_set_status(ui, "opened %s with %s%s", e->path, e->opener,
+                         st == OPEN_RUNNING ? " (still running)" : "");
     return GL_REDRAW_STATUS;
 }
 
@@ -473,7 +545,7 @@ static unsigned export_finish(gl_ui *ui, void *arg)
         gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json)",
                          e->p->n_steps, e->dir);
     else
-        flags = open_in_browser(ui, e->path);
+        flags = report_open(ui, e);
     free(e);
     return flags;
 }

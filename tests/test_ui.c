@@ -649,6 +649,7 @@ Test(lists, half_pages_and_horizontal_scroll)
     cr_expect_eq(gl_key_request(21), GL_REQ_HALF_UP);   /* C-u */
     cr_expect_eq(gl_key_request('L'), GL_REQ_PAN_RIGHT);
     cr_expect_eq(gl_key_request('h'), GL_REQ_PAN_LEFT);
+    cr_expect_eq(gl_key_request('D'), GL_REQ_DIFF_SCOPE);
 }
 
 /* ---- the marks on the help screen ---------------------------------------------------------- */
@@ -756,5 +757,43 @@ Test(history, node_decisions_include_refusals_across_steps)
     cr_expect_eq(dd[ui.views[GL_VIEW_DECISIONS].selected].id, 1);
     gl_ui_key(&ui, 27);
     cr_expect_eq(ui.current, (size_t)GL_VIEW_DETAIL, "Esc: back to the node");
+    gl_ui_free(&ui);
+}
+
+/* ---- the diff inside a pass -------------------------------------------------------------- */
+
+Test(workbench, diff_inside_a_pass_shows_the_rewrite_alone)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_goto_step(&ui, step_of(&ui, "transpose-push", 0));
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.diff, "the whole step: against the step before");
+    gl_ui_key(&ui, '-');
+    gl_ui_key(&ui, '-');
+    cr_assert_eq(ui.budget, 2);
+    cr_assert(ui.rewrite_diff);
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.rewrite_diff);
+    cr_expect_eq(ui.rewrite_decision, 3);
+    /* rewrite 2 alone: only channel_shift changed; channel_scale (rewrite 1) is not */
+    const gl_diff *r = ui.rewrite_diff, *w = ui.diff;
+    bool scale_in_r = false, shift_in_r = false, scale_in_w = false;
+    for (size_t i = 0; i < r->n_nodes; i++)
+        for (size_t j = 0; j < r->nodes[i].n_new; j++) {
+            scale_in_r |= strcmp(r->nodes[i].new_names[j], "channel_scale") == 0;
+            shift_in_r |= strcmp(r->nodes[i].new_names[j], "channel_shift") == 0;
+        }
+    for (size_t i = 0; i < w->n_nodes; i++)
+        for (size_t j = 0; j < w->nodes[i].n_new; j++)
+            scale_in_w |= strcmp(w->nodes[i].new_names[j], "channel_scale") == 0;
+    cr_expect(shift_in_r && !scale_in_r && scale_in_w);
+    gl_ui_key(&ui, 'D');
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.diff, "D: against the step before");
+    gl_ui_key(&ui, 'D');
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.rewrite_diff);
+    gl_ui_key(&ui, '-');
+    gl_ui_key(&ui, '-');
+    cr_expect_eq(ui.budget, 0);
+    cr_expect_null(gl_ui_shown_diff(&ui), "no rewrite yet: nothing alone");
     gl_ui_free(&ui);
 }

@@ -251,6 +251,21 @@ typedef struct load_job {
 
 static void load_progress(void *ctx, const char *what) { gl_job_progress(ctx, "%s", what); }
 
+/* $GRAPHLAB_SET: --set options for the workbench's pipeline, space-separated ("PASS.OPT=V
+ * ..."), the workbench having no command line of its own; how the tmux tests give `b` a
+ * corrupted rewrite (PASS.fault=K) to find. */
+static gl_status apply_env_settings(gl_session_opts *o)
+{
+    const char *env = getenv("GRAPHLAB_SET");
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", env ? env : "");
+    gl_status st = GL_OK;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, " ", &save); w && st == GL_OK; w = strtok_r(NULL, " ", &save))
+        st = gl_session_option_set(o, "set", w);
+    return st;
+}
+
 /* The same load and pipeline as `graphlab optimize` and `export` (driver/driver.h); a
  * pass that fails keeps the steps before it, and the bar shows the failure. */
 static void load_run(void *arg, gl_job *job)
@@ -262,8 +277,10 @@ static void load_run(void *arg, gl_job *job)
     o.always_pipeline = true;
     o.progress = load_progress;
     o.progress_ctx = job;
-    gl_session s;
-    l->st = gl_session_open(l->path, &o, &s);
+    gl_session s = {0};
+    l->st = apply_env_settings(&o);
+    if (l->st == GL_OK)
+        l->st = gl_session_open(l->path, &o, &s);
     gl_session_opts_free(&o);
     if (!s.pipeline) {
         snprintf(l->error, sizeof(l->error), "%s", gl_error_message());

@@ -169,6 +169,15 @@ struct gl_ui {
     gl_diff *replay_diff;     /* replayed against step - 1 (owned) */
     gl_diff *diff;            /* what is shown against the previous step: step_diffs[step]
                                * or replay_diff (not owned) */
+    gl_diff *rewrite_diff;    /* the replay against itself one rewrite before: what
+                               * rewrite `budget` alone did (owned; NULL without a replay) */
+    int64_t rewrite_decision; /* the record of rewrite `budget` in replay_log (its last
+                               * applied one); -1: none (a pass without records) */
+    bool diff_whole_step;     /* D: inside a pass the diff view shows `diff`, not
+                               * rewrite_diff */
+    int64_t land_decision;    /* after the replay running now (bisect's landing): select
+                               * this record, show the diff and land_status; -1: none */
+    char land_status[256];
     int64_t want_budget;      /* +/- pressed while a replay runs: the budget to reach */
     gl_graph_index index;     /* of gl_ui_graph(ui) */
     unsigned generation;      /* bumped whenever the shown graph changes */
@@ -227,6 +236,11 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r);
 unsigned gl_ui_goto_step(gl_ui *ui, size_t k);
 /* Show the current step after `budget` rewrites (-1: all); replays on a job. */
 unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget);
+/* Show step `step` replayed to its k-th rewrite (k may be all of them), then, once the
+ * replay is shown, record `decision` (-1: none) selected in the decisions view, the diff
+ * view on top with rewrite k alone, and `status` as an error on the status line. */
+unsigned gl_ui_land_on_rewrite(gl_ui *ui, size_t step, int64_t k, int64_t decision,
+                               const char *status);
 /* After a job: start the replay still wanted (keys pressed while it ran). */
 unsigned gl_ui_resume(gl_ui *ui);
 /* Switch to a view; `push` remembers the current one for Esc. */
@@ -291,6 +305,9 @@ size_t gl_decisions_involving(const gl_decision *d, size_t n, const char *const 
 size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out);
 /* Show record `id` of the pipeline's log at its step, selected in the decisions view. */
 unsigned gl_ui_goto_decision(gl_ui *ui, int64_t id);
+/* The diff the diff view shows: inside a pass the rewrite alone (rewrite_diff) unless D
+ * asked for the whole step so far; else `diff`. */
+const gl_diff *gl_ui_shown_diff(const gl_ui *ui);
 
 /* ---- the pipeline bar (bar.c) ------------------------------------------------------ */
 
@@ -323,6 +340,8 @@ const char *gl_request_help(gl_request r);
 /* The help screen, one line per request, generated from the table: *lines malloc'd
  * (each line malloc'd); gl_free_lines frees them. */
 size_t gl_keys_help_lines(char ***lines, bool utf8);
+/* The marks the views draw and what they mean, one line each, from marks.def. */
+size_t gl_marks_help_lines(char ***lines, bool utf8);
 void gl_free_lines(char **lines, size_t n);
 
 /* ---- jobs (app.c) ------------------------------------------------------------------ */
@@ -353,8 +372,6 @@ unsigned gl_ui_cancel_job(gl_ui *ui);
 void gl_ui_defer_free_model(gl_ui *ui, gl_model *m);
 void gl_ui_defer_free_diff(gl_ui *ui, gl_diff *d);
 
-/* The marks the views draw and what they mean, one line each, from marks.def. */
-size_t gl_marks_help_lines(char ***lines, bool utf8);
 /* From run(): every step of p diffed against the one before ([0] NULL; stops early
  * when cancelled), as the ui keeps them (step_diffs). */
 gl_diff **gl_ui_job_step_diffs(const gl_pipeline *p, gl_job *job);
@@ -366,8 +383,9 @@ void gl_ui_defer_free_pipeline(gl_ui *ui, gl_pipeline *p);
 /* ---- bisect and what-if (whatif.c) ------------------------------------------------- */
 
 /* `b`: bisect the rewrites of steps 1..current on a job (driver/bisect.h, seeded random
- * inputs, the reference backend); it ends on the step of the first one that changes the
- * outputs, its record selected in the decisions view, what differs on the status line. */
+ * inputs, the reference backend); it ends on the first one that changes the outputs,
+ * rewrite K of its step: the step replayed to PASS:K, the diff view showing that rewrite
+ * alone, its record selected in the decisions view, what differs on the status line. */
 unsigned gl_ui_bisect(gl_ui *ui);
 /* `x` on decision d: run the pipeline again from the loaded model with d vetoed (d
  * applied) or its veto lifted (d vetoed), on a job; the new pipeline replaces the shown
@@ -391,6 +409,13 @@ int gl_ui_attr(const gl_ui *ui, gl_ui_role role);
  * escaped as util/escape.h writes them); text that does not fit ends in "…" ("..."
  * without UTF-8). Returns the columns written. */
 int gl_ui_put(int y, int x, int width, int attr, const char *text);
+/* gl_ui_put with the first `skip` columns of the text scrolled out (h/L). */
+int gl_ui_put_at(int y, int x, int width, int attr, const char *text, int skip);
+/* What gl_ui_put_at draws, without a terminal: the columns of `text` from `skip` on, at
+ * most `width` of them, escaped, the last cut to "…" (UTF-8) or "..." when more follows
+ * (the text as is when the width is too small for the mark). Into buf (NUL-terminated,
+ * cut at a character when len is short); returns the columns. */
+int gl_ui_clip(const char *text, int skip, int width, bool utf8, char *buf, size_t len);
 /* Fill the rest of a row from column x to x + width - 1 with blanks in `attr`. */
 void gl_ui_fill(int y, int x, int width, int attr);
 /* Columns of a UTF-8 string (one per code point). */
@@ -401,10 +426,3 @@ int gl_ui_text_width(const char *s);
 int gl_ui_main(const char *model_path);
 
 #endif
-/* gl_ui_put with the first `skip` columns of the text scrolled out (h/L). */
-int gl_ui_put_at(int y, int x, int width, int attr, const char *text, int skip);
-/* What gl_ui_put_at draws, without a terminal: the columns of `text` from `skip` on, at
- * most `width` of them, escaped, the last cut to "…" (UTF-8) or "..." when more follows
- * (the text as is when the width is too small for the mark). Into buf (NUL-terminated,
- * cut at a character when len is short); returns the columns. */
-int gl_ui_clip(const char *text, int skip, int width, bool utf8, char *buf, size_t len);

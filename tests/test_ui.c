@@ -582,3 +582,218 @@ Test(workbench, export_writes_the_step_files)
     free(dir);
     gl_ui_free(&ui);
 }
+
+/* ---- text cut to a column ---------------------------------------------------------------- */
+
+typedef struct clip_case {
+    const char *text;
+    int skip, width;
+    bool utf8;
+    const char *want;
+    int cols;
+} clip_case;
+
+Test(text, clip_cuts_with_an_ellipsis_and_scrolls)
+{
+    static const clip_case cases[] = {
+        {"conv1", 0, 10, true, "conv1", 5},           /* fits: as is */
+        {"conv1", 0, 5, true, "conv1", 5},            /* exactly */
+        {"conv_block_1", 0, 6, true, "conv_\xE2\x80\xA6", 6},
+        {"conv_block_1", 0, 6, false, "con...", 6},
+        {"conv_block_1", 0, 2, false, "co", 2},       /* no room for "...": cut as is */
+        {"conv_block_1", 5, 4, true, "blo\xE2\x80\xA6", 4}, /* scrolled by 5 */
+        {"conv_block_1", 5, 7, true, "block_1", 7},   /* scrolled to the end */
+        {"conv_block_1", 20, 7, true, "", 0},         /* scrolled past it */
+        {"\xC3\xA9t\xC3\xA9_long", 0, 4, true, "\xC3\xA9t\xC3\xA9\xE2\x80\xA6", 4},
+        {"\xC3\xA9t\xC3\xA9", 0, 4, false, "?t?", 3}, /* non-ASCII without UTF-8 */
+        {"a\x1B[2Jb", 0, 20, true, "a\\x1B[2Jb", 9},  /* escaped, the escape's columns */
+        {"a\x1B[2Jb", 0, 4, true, "a\\x\xE2\x80\xA6", 4},
+        {"anything", 0, 0, true, "", 0},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        const clip_case *c = &cases[i];
+        char buf[64];
+        int cols = gl_ui_clip(c->text, c->skip, c->width, c->utf8, buf, sizeof(buf));
+        cr_expect_str_eq(buf, c->want, "case %zu", i);
+        cr_expect_eq(cols, c->cols, "case %zu", i);
+    }
+    /* a short buffer cuts at a character, never inside one */
+    char small[5];
+    gl_ui_clip("\xC3\xA9\xC3\xA9\xC3\xA9", 0, 10, true, small, sizeof(small));
+    cr_expect_str_eq(small, "\xC3\xA9\xC3\xA9");
+}
+
+/* ---- list moves: half pages, across long rows --------------------------------------------- */
+
+typedef struct move_case {
+    gl_request r;
+    int selected, hscroll; /* after it, from row 50 of 100 (20 rows shown), hscroll 8 */
+} move_case;
+
+Test(lists, half_pages_and_horizontal_scroll)
+{
+    static const move_case cases[] = {
+        {GL_REQ_HALF_DOWN, 60, 8}, {GL_REQ_HALF_UP, 40, 8},  {GL_REQ_PAGE_DOWN, 69, 8},
+        {GL_REQ_PAN_RIGHT, 50, 16}, {GL_REQ_PAN_LEFT, 50, 0}, {GL_REQ_MOVE_DOWN, 51, 8},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_view v = {.selected = 50, .scroll = 40, .height = 20, .hscroll = 8};
+        cr_expect_neq(gl_ui_list_move(&v, cases[i].r, 100), GL_REDRAW_NONE, "case %zu", i);
+        cr_expect_eq(v.selected, cases[i].selected, "case %zu", i);
+        cr_expect_eq(v.hscroll, cases[i].hscroll, "case %zu", i);
+    }
+    gl_view v = {.height = 20};
+    cr_expect_eq(gl_ui_list_move(&v, GL_REQ_PAN_LEFT, 100), GL_REDRAW_NONE, "already at 0");
+    cr_expect_eq(v.hscroll, 0);
+    cr_expect_eq(gl_key_request(4), GL_REQ_HALF_DOWN);  /* C-d */
+    cr_expect_eq(gl_key_request(21), GL_REQ_HALF_UP);   /* C-u */
+    cr_expect_eq(gl_key_request('L'), GL_REQ_PAN_RIGHT);
+    cr_expect_eq(gl_key_request('h'), GL_REQ_PAN_LEFT);
+    cr_expect_eq(gl_key_request('D'), GL_REQ_DIFF_SCOPE);
+}
+
+/* ---- the marks on the help screen ---------------------------------------------------------- */
+
+Test(keys, help_explains_the_marks_from_their_table)
+{
+    char **lines;
+    size_t n = gl_marks_help_lines(&lines, true);
+    static const char *const want[] = {"┆ ┄", "… N more", "*", "~", ">"};
+    for (size_t w = 0; w < GL_ARRAY_LEN(want); w++) {
+        bool found = false;
+        for (size_t i = 0; i < n && !found; i++)
+            found = strstr(lines[i], want[w]) != NULL;
+        cr_expect(found, "no line explains '%s'", want[w]);
+    }
+    /* the meanings start in one column, whatever the marks' bytes */
+    const char *a = strstr(lines[0], "after a node count");
+    const char *b = strstr(lines[n - 1], "text cut at the edge");
+    cr_assert(a && b);
+    cr_expect_eq(gl_ui_text_width(lines[0]) - gl_ui_text_width(a),
+                 gl_ui_text_width(lines[n - 1]) - gl_ui_text_width(b));
+    gl_free_lines(lines, n);
+    n = gl_marks_help_lines(&lines, false);
+    for (size_t i = 0; i < n; i++)
+        for (const char *p = lines[i]; *p; p++)
+            cr_expect((unsigned char)*p < 0x80, "line %zu is not ASCII: '%s'", i, lines[i]);
+    gl_free_lines(lines, n);
+}
+
+/* ---- every decision that involved a node ---------------------------------------------------- */
+
+typedef struct involving_case {
+    const char *names[2];
+    int64_t ids[2];
+    size_t n_ids;
+    const char *want; /* the indices found, as "0 2" */
+} involving_case;
+
+Test(history, decisions_involving_a_node_by_name_or_id)
+{
+    static char *n0[] = {"t1", "conv"}, *n1[] = {"relu"}, *n2[] = {"t1x", "add"};
+    gl_decision d[] = {
+        {.id = 10, .verdict = GL_REFUSED, .nodes = n0, .n_nodes = 2},
+        {.id = 11, .verdict = GL_APPLIED, .nodes = n1, .n_nodes = 1},
+        {.id = 12, .verdict = GL_NOTE, .nodes = n2, .n_nodes = 2},
+        {.id = 13, .verdict = GL_APPLIED},
+    };
+    static const involving_case cases[] = {
+        {{"t1", NULL}, {0}, 0, "0"},            /* a refusal counts; "t1x" is another name */
+        {{"conv", "add"}, {0}, 0, "0 2"},       /* the name before and after the step */
+        {{NULL, NULL}, {13, -1}, 2, "3"},       /* by id: the record that made it */
+        {{"relu", NULL}, {11}, 1, "1"},         /* named and by id: once */
+        {{"zzz", NULL}, {-1}, 1, ""},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        size_t out[4];
+        size_t n = gl_decisions_involving(d, 4, cases[c].names, 2, cases[c].ids,
+                                          cases[c].n_ids, out);
+        char got[32] = "";
+        for (size_t i = 0; i < n; i++)
+            snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%zu", i ? " " : "", out[i]);
+        cr_expect_str_eq(got, cases[c].want, "case %zu", c);
+    }
+}
+
+/* A Transpose's history has only the steps that changed it; its decisions list has the
+ * refusal too, across steps, and Enter on one goes there. */
+Test(history, node_decisions_include_refusals_across_steps)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    const gl_node *t = gl_find_node(gl_ui_step_graph(&ui, 0), "input_to_nchw");
+    cr_assert(t);
+    size_t *idx;
+    size_t n = gl_ui_node_decisions(&ui, t->id, &idx);
+    cr_assert_geq(n, 1u);
+    const gl_decision *d = &ui.pipeline->log.items[idx[0]];
+    cr_expect_eq(d->verdict, GL_REFUSED);
+    cr_expect_str_eq(d->rule, "push-through-Conv");
+    cr_expect_eq(d->step, 6);
+    free(idx);
+    /* channel_scale: moved through by both pushes, named by fusion's refusal (#3 and #9
+     * move a Transpose below channel_shift: they do not name it) */
+    const gl_node *m = gl_find_node(gl_ui_step_graph(&ui, 0), "channel_scale");
+    n = gl_ui_node_decisions(&ui, m->id, &idx);
+    char got[128] = "";
+    for (size_t i = 0; i < n; i++) {
+        const gl_decision *r = &ui.pipeline->log.items[idx[i]];
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s#%lld %s", i ? ", " : "",
+                 (long long)r->id, gl_verdict_name(r->verdict));
+    }
+    cr_expect_str_eq(got, "#2 applied, #8 applied, #15 refused");
+    free(idx);
+
+    /* the detail lists them; Enter on the refusal goes to step 6, the record selected */
+    gl_ui_select_node(&ui, t->id);
+    gl_ui_key(&ui, '\n');
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DETAIL);
+    gl_ui_key(&ui, 'G');
+    gl_ui_key(&ui, '\n');
+    cr_expect_eq(ui.step, 6u);
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DECISIONS);
+    size_t nd;
+    const gl_decision *dd = gl_ui_decisions(&ui, &nd);
+    cr_expect_eq(dd[ui.views[GL_VIEW_DECISIONS].selected].id, 1);
+    gl_ui_key(&ui, 27);
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DETAIL, "Esc: back to the node");
+    gl_ui_free(&ui);
+}
+
+/* ---- the diff inside a pass -------------------------------------------------------------- */
+
+Test(workbench, diff_inside_a_pass_shows_the_rewrite_alone)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_goto_step(&ui, step_of(&ui, "transpose-push", 0));
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.diff, "the whole step: against the step before");
+    gl_ui_key(&ui, '-');
+    gl_ui_key(&ui, '-');
+    cr_assert_eq(ui.budget, 2);
+    cr_assert(ui.rewrite_diff);
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.rewrite_diff);
+    cr_expect_eq(ui.rewrite_decision, 3);
+    /* rewrite 2 alone: only channel_shift changed; channel_scale (rewrite 1) is not */
+    const gl_diff *r = ui.rewrite_diff, *w = ui.diff;
+    bool scale_in_r = false, shift_in_r = false, scale_in_w = false;
+    for (size_t i = 0; i < r->n_nodes; i++)
+        for (size_t j = 0; j < r->nodes[i].n_new; j++) {
+            scale_in_r |= strcmp(r->nodes[i].new_names[j], "channel_scale") == 0;
+            shift_in_r |= strcmp(r->nodes[i].new_names[j], "channel_shift") == 0;
+        }
+    for (size_t i = 0; i < w->n_nodes; i++)
+        for (size_t j = 0; j < w->nodes[i].n_new; j++)
+            scale_in_w |= strcmp(w->nodes[i].new_names[j], "channel_scale") == 0;
+    cr_expect(shift_in_r && !scale_in_r && scale_in_w);
+    gl_ui_key(&ui, 'D');
+    cr_expect_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.diff, "D: against the step before");
+    gl_ui_key(&ui, 'D');
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.rewrite_diff);
+    gl_ui_key(&ui, '-');
+    gl_ui_key(&ui, '-');
+    cr_expect_eq(ui.budget, 0);
+    cr_expect_null(gl_ui_shown_diff(&ui), "no rewrite yet: nothing alone");
+    gl_ui_free(&ui);
+}

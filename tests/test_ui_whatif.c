@@ -1,6 +1,6 @@
-/* test_ui_whatif.c — the workbench's b (bisect up to the shown step) and x (veto an
- * applied decision or force a refused one, or lift either, and run the pipeline again),
- * driven headless (jobs run inline). */
+/* test_ui_whatif.c — the workbench's b (bisect up to the shown step, ending on the bad
+ * rewrite replayed) and x (veto an applied decision or force a refused one, or lift
+ * either, and run the pipeline again), driven headless (jobs run inline). */
 #include "testutil.h"
 
 #include "driver/driver.h"
@@ -36,6 +36,17 @@ static void open_with(gl_ui *ui, const char *rel, const char *set)
     open_path(ui, tu_src(rel), set);
 }
 
+/* The record selected in the decisions view (shown or not: bisect leaves the diff on
+ * top of it). */
+static const gl_decision *decisions_view_selection(gl_ui *ui)
+{
+    size_t n;
+    const gl_decision *d = gl_ui_decisions(ui, &n);
+    int row = ui->views[GL_VIEW_DECISIONS].selected;
+    cr_assert(row >= 0 && (size_t)row < n);
+    return &d[row];
+}
+
 static const gl_decision *selected_decision(gl_ui *ui)
 {
     cr_assert_eq(ui->current, (size_t)GL_VIEW_DECISIONS);
@@ -50,20 +61,42 @@ typedef struct bisect_key_case {
     const char *fault;
     size_t from_step;  /* where b is pressed */
     size_t step;       /* where it ends (0: it finds nothing and stays) */
+    int64_t k;         /* ...replayed to this many rewrites of that step */
     int64_t id;
     const char *status;
+    const char *diff;  /* a line of the diff of rewrite k alone */
 } bisect_key_case;
+
+/* Whether the diff the diff view shows has a line containing `text`. */
+static bool shown_diff_has(const gl_ui *ui, const char *text)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f);
+    cr_assert(gl_ui_shown_diff(ui));
+    gl_diff_write_text(gl_ui_shown_diff(ui), f);
+    fclose(f);
+    bool has = strstr(buf, text) != NULL;
+    free(buf);
+    return has;
+}
 
 Test(whatif, b_ends_on_the_first_bad_decision)
 {
     static const bisect_key_case cases[] = {
-        {"transpose-push.fault=2", 14, 6, 3, "#3 transpose-push push-through-Add (rewrite 2 "
-         "of 4) changes the outputs: output 'features'"},
-        {"fusion.fault=1", 14, 14, 16, "#16 fusion conv-activation (rewrite 1 of 1)"},
+        /* Rewrite 2 of 4 alone: #3 moved the Transpose made by rewrite 1 below the Add. */
+        {"transpose-push.fault=2", 14, 6, 2, 3, "#3 transpose-push push-through-Add (rewrite 2 "
+         "of 4) changes the outputs: output 'features'", "+ Transpose 'channel_shift/Transpose'"},
+        /* The last rewrite of its step: replayed to all of them, still that rewrite alone. */
+        {"transpose-push.fault=4", 14, 6, 4, 5, "#5 transpose-push cancel (rewrite 4 of 4)",
+         "- Transpose 'conv2_to_nchw'"},
+        {"fusion.fault=1", 14, 14, 1, 16, "#16 fusion conv-activation (rewrite 1 of 1)",
+         "FusedNhwcConvRelu_1"},
         /* Up to step 13 the fusion fault is not there yet. */
-        {"fusion.fault=1", 13, 0, -1, "no rewrite of steps 1-13 changes the outputs"},
-        {NULL, 14, 0, -1, "no rewrite of steps 1-14 changes the outputs"},
-        {NULL, 0, 0, -1, "step 0 is the model as loaded"},
+        {"fusion.fault=1", 13, 0, 0, -1, "no rewrite of steps 1-13 changes the outputs", NULL},
+        {NULL, 14, 0, 0, -1, "no rewrite of steps 1-14 changes the outputs", NULL},
+        {NULL, 0, 0, 0, -1, "step 0 is the model as loaded", NULL},
     };
     for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
         const bisect_key_case *t = &cases[c];
@@ -74,6 +107,13 @@ Test(whatif, b_ends_on_the_first_bad_decision)
         cr_assert(strstr(ui.status, t->status), "case %zu: status '%s'", c, ui.status);
         if (t->step) {
             cr_assert_eq(ui.step, t->step, "case %zu", c);
+            cr_assert_eq(ui.budget, t->k, "case %zu: replayed to PASS:%lld", c, (long long)t->k);
+            cr_assert_eq(ui.current, (size_t)GL_VIEW_DIFF, "case %zu: the diff on top", c);
+            cr_assert(shown_diff_has(&ui, t->diff), "case %zu: no '%s'", c, t->diff);
+            cr_assert_eq(decisions_view_selection(&ui)->id, t->id, "case %zu", c);
+            cr_assert_eq(ui.rewrite_decision, t->id, "case %zu", c);
+            /* Esc: the decisions view, that record selected */
+            gl_ui_key(&ui, 27);
             cr_assert_eq(selected_decision(&ui)->id, t->id, "case %zu", c);
         } else {
             cr_assert_eq(ui.step, t->from_step, "case %zu", c);

@@ -1,7 +1,15 @@
 # tmux.sh — a private tmux server to drive the workbench as a person would (sourced by
-# tui.sh and hostile.sh; STACK.md). Needs `work` (a fresh folder, removed on exit), `GL`
-# (the program) and `TIMEOUT` (seconds to wait for a screen or an exit) set first.
+# tui.sh and hostile.sh; STACK.md). Needs `GL` (the program) set first; `work` (a fresh
+# folder, removed on exit) and `TIMEOUT` (seconds to wait for a screen or an exit) are
+# made here unless set.
 # start's ENV may set GL_VMEM_KB: graphlab then runs under `ulimit -v` that many KB.
+# Golden screens (golden NAME) read SRC (the source folder) and GOLDEN (their folder).
+if [ -z "${TIMEOUT:-}" ]; then
+    TIMEOUT=$([ -n "${GL_SANITIZED:-}" ] && echo 60 || echo 15) # ASan: several times slower
+fi
+work=${work:-$(mktemp -d "${TMPDIR:-/tmp}/gltmux.XXXXXX")}
+SRC=${SRC:-$GL_SRCDIR}
+GOLDEN=${GOLDEN:-$SRC/tests/golden}
 T="tmux -L gl-test-$$ -f /dev/null"
 trap '$T kill-server >/dev/null 2>&1; rm -rf "$work"' EXIT
 
@@ -61,4 +69,61 @@ wait_rc() {
 # alternate screen, mouse reporting (two kinds), keypad mode; "10000" once restored
 restored() {
     [ "$($T display-message -p -t t '#{cursor_flag}#{alternate_on}#{mouse_standard_flag}#{mouse_any_flag}#{keypad_flag}')" = 10000 ]
+}
+# settle: the screen stopped changing (two captures 0.2 s apart agree)
+settle() {
+    prev=""
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        now=$(screen)
+        [ "$now" = "$prev" ] && return 0
+        prev=$now
+        sleep 0.2
+    done
+}
+# A time right-aligned text follows is padded to a width that does not depend on its
+# digits: "12.5 ms    diff" and "1234.5 ms  diff" both become "N ms       diff" (a slow,
+# busy machine must not change a golden screen).
+normalise() {
+    sed -E -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" | awk '{
+        out = ""
+        while (match($0, /[0-9]+(\.[0-9]+)? m?s  +/)) {
+            t = substr($0, RSTART, RLENGTH)
+            unit = t ~ /^[0-9.]+ ms/ ? "N ms" : "N s"
+            pad = ""
+            for (i = length(unit); i < RLENGTH; i++) pad = pad " "
+            out = out substr($0, 1, RSTART - 1) unit pad
+            $0 = substr($0, RSTART + RLENGTH)
+        }
+        print out $0
+    }' | sed -E -e 's/[0-9]+(\.[0-9]+)? ms/N ms/g' -e 's/[0-9]+\.[0-9] s\b/N s/g'
+}
+# golden NAME: the screen equals tests/golden/NAME.txt
+golden() {
+    settle
+    screen | normalise >"$work/$1.txt"
+    [ -n "$GL_UPDATE_GOLDEN" ] && cp "$work/$1.txt" "$GOLDEN/$1.txt"
+    if diff -u "$GOLDEN/$1.txt" "$work/$1.txt" >"$work/$1.diff" 2>&1; then
+        ok "golden screen $1"
+    else
+        not_ok "golden screen $1"
+        sed 's/^/#   /' "$work/$1.diff"
+    fi
+}
+# each line of the screen fits in COLS columns and there are ROWS of them
+fits() {
+    # one x per character (sed counts characters in a UTF-8 locale, awk may count bytes)
+    screen | sed 's/./x/g' | awk -v c="$1" -v r="$2" '{ if (length($0) > c) bad = 1 } END { exit bad || NR > r }'
+}
+# click COL ROW: a left click (press and release, X10 encoding, 1-based cells)
+click() {
+    $T send-keys -t t -l "$(printf '\033[M %b%b\033[M#%b%b' "\\0$(printf %o $((32 + $1)))" \
+        "\\0$(printf %o $((32 + $2)))" "\\0$(printf %o $((32 + $1)))" "\\0$(printf %o $((32 + $2)))")"
+    sleep 0.5 # curses holds a press for mouseinterval (1/6 s) to tell a click from a drag
+}
+# wheel up|down COL ROW: one turn of the mouse wheel (buttons 4 and 5: codes 64 and 65)
+wheel() {
+    code=$([ "$1" = up ] && echo 96 || echo 97)
+    $T send-keys -t t -l "$(printf '\033[M%b%b%b' "\\0$(printf %o "$code")" \
+        "\\0$(printf %o $((32 + $2)))" "\\0$(printf %o $((32 + $3)))")"
+    sleep 0.3
 }

@@ -31,50 +31,6 @@ EOF
 chmod +x "$work/fake-browser"
 mkdir "$work/emptybin"
 
-# settle: the screen stopped changing (two captures 0.2 s apart agree)
-settle() {
-    prev=""
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        now=$(screen)
-        [ "$now" = "$prev" ] && return 0
-        prev=$now
-        sleep 0.2
-    done
-}
-# A time right-aligned text follows is padded to a width that does not depend on its
-# digits: "12.5 ms    diff" and "1234.5 ms  diff" both become "N ms       diff" (a slow,
-# busy machine must not change a golden screen).
-normalise() {
-    sed -E -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" | awk '{
-        out = ""
-        while (match($0, /[0-9]+(\.[0-9]+)? m?s  +/)) {
-            t = substr($0, RSTART, RLENGTH)
-            unit = t ~ /^[0-9.]+ ms/ ? "N ms" : "N s"
-            pad = ""
-            for (i = length(unit); i < RLENGTH; i++) pad = pad " "
-            out = out substr($0, 1, RSTART - 1) unit pad
-            $0 = substr($0, RSTART + RLENGTH)
-        }
-        print out $0
-    }' | sed -E -e 's/[0-9]+(\.[0-9]+)? ms/N ms/g' -e 's/[0-9]+\.[0-9] s\b/N s/g'
-}
-# golden NAME: the screen equals tests/golden/NAME.txt
-golden() {
-    settle
-    screen | normalise >"$work/$1.txt"
-    [ -n "$GL_UPDATE_GOLDEN" ] && cp "$work/$1.txt" "$GOLDEN/$1.txt"
-    if diff -u "$GOLDEN/$1.txt" "$work/$1.txt" >"$work/$1.diff" 2>&1; then
-        ok "golden screen $1"
-    else
-        not_ok "golden screen $1"
-        sed 's/^/#   /' "$work/$1.diff"
-    fi
-}
-# each line of the screen fits in COLS columns and there are ROWS of them
-fits() {
-    # one x per character (sed counts characters in a UTF-8 locale, awk may count bytes)
-    screen | sed 's/./x/g' | awk -v c="$1" -v r="$2" '{ if (length($0) > c) bad = 1 } END { exit bad || NR > r }'
-}
 CONV="$SRC/examples/conv_nhwc/model.onnx"
 TRANSFORMER="$SRC/examples/transformer_block/model.onnx"
 
@@ -208,12 +164,6 @@ keys q
 check "q exits 0 without a browser" [ "$(wait_rc)" = 0 ]
 
 # --- colours off, the mouse -----------------------------------------------------------------------
-# click COL ROW: a left click (press and release, X10 encoding, 1-based cells)
-click() {
-    $T send-keys -t t -l "$(printf '\033[M %b%b\033[M#%b%b' "\\0$(printf %o $((32 + $1)))" \
-        "\\0$(printf %o $((32 + $2)))" "\\0$(printf %o $((32 + $1)))" "\\0$(printf %o $((32 + $2)))")"
-    sleep 0.5 # curses holds a press for mouseinterval (1/6 s) to tell a click from a drag
-}
 start 100 30 NO_COLOR=1 -- "$CONV"
 check "NO_COLOR: still opens" wait_for "nodes | step 0/14"
 click 5 8 # the fifth node of the list: Mul 'channel_scale'

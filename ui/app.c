@@ -251,6 +251,21 @@ typedef struct load_job {
 
 static void load_progress(void *ctx, const char *what) { gl_job_progress(ctx, "%s", what); }
 
+/* $GRAPHLAB_SET: --set options for the workbench's pipeline, space-separated ("PASS.OPT=V
+ * ..."), the workbench having no command line of its own; how the tmux tests give `b` a
+ * corrupted rewrite (PASS.fault=K) to find. */
+static gl_status apply_env_settings(gl_session_opts *o)
+{
+    const char *env = getenv("GRAPHLAB_SET");
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", env ? env : "");
+    gl_status st = GL_OK;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, " ", &save); w && st == GL_OK; w = strtok_r(NULL, " ", &save))
+        st = gl_session_option_set(o, "set", w);
+    return st;
+}
+
 /* The same load and pipeline as `graphlab optimize` and `export` (driver/driver.h); a
  * pass that fails keeps the steps before it, and the bar shows the failure. */
 static void load_run(void *arg, gl_job *job)
@@ -262,8 +277,10 @@ static void load_run(void *arg, gl_job *job)
     o.always_pipeline = true;
     o.progress = load_progress;
     o.progress_ctx = job;
-    gl_session s;
-    l->st = gl_session_open(l->path, &o, &s);
+    gl_session s = {0};
+    l->st = apply_env_settings(&o);
+    if (l->st == GL_OK)
+        l->st = gl_session_open(l->path, &o, &s);
     gl_session_opts_free(&o);
     if (!s.pipeline) {
         snprintf(l->error, sizeof(l->error), "%s", gl_error_message());
@@ -333,7 +350,12 @@ typedef struct export_job {
     char dir[1024], label[128], path[1280];
     gl_status st;
     char error[512];
+    /* EXPORT_SVG: how the opener did (see open_file) */
+    char opener[256];
+    int open_status;
 } export_job;
+
+static void open_file(export_job *e);
 
 
 static bool export_progress(void *ctx, size_t step, size_t n_steps)
@@ -356,6 +378,8 @@ static void export_run(void *arg, gl_job *job)
         case EXPORT_SVG: {
             gl_render_opts ro = {.diff = e->diff, .title = e->label};
             e->st = gl_render_svg_file(e->model->graph, &ro, e->path, NULL);
+            if (e->st == GL_OK)
+                open_file(e);
             break;
         }
         }
@@ -414,50 +438,115 @@ static int browser_argv(const char *file, char *words, size_t len, char **argv)
     return argc;
 }
 
-/* Start the browser detached: its own session, stdio on /dev/null, reparented to init
- * (the middle child exits at once, so we never wait on the browser). */
-static bool launch_detached(char *const *argv, const char *program)
+/* What became of the opener: */
+enum {
+    OPEN_RUNNING = -1,   /* still running after OPEN_WAIT_MS: a browser itself, say */
+    OPEN_NOT_FOUND = -2, /* no such program on $PATH */
+    OPEN_NO_FORK = -3,   /* fork or pipe failed (errno lost: said as such) */
+    OPEN_SIGNAL = 1000,  /* + the signal that ended it; 0..255: its exit status */
+};
+enum { OPEN_WAIT_MS = 1500, OPEN_POLL_MS = 20 };
+
+/* Run the opener in its own session, stdio on /dev/null, and wait up to OPEN_WAIT_MS for
+ * its exit status: xdg-open and most $BROWSER wrappers hand the file over and exit, so
+ * their status says whether that worked. A middle child does the waiting and reports
+ * through a pipe, then exits: an opener still running (a browser itself) is reparented
+ * to init, and nobody has to reap it later. Between fork and exec only async-signal-safe
+ * calls: this runs on a worker thread. */
+static int launch_and_wait(char *const *argv, const char *program)
 {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return OPEN_NO_FORK;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     pid_t pid = fork();
-    if (pid < 0)
-        return false;
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return OPEN_NO_FORK;
+    }
     if (pid == 0) {
         setsid();
-        if (fork() != 0)
-            _exit(0);
-        int fd = open("/dev/null", O_RDWR);
-        if (fd >= 0) {
-            dup2(fd, 0);
-            dup2(fd, 1);
-            dup2(fd, 2);
-            if (fd > 2)
-                close(fd);
+        int result = OPEN_NO_FORK;
+        pid_t opener = fork();
+        if (opener == 0) {
+            int fd = open("/dev/null", O_RDWR);
+            if (fd >= 0) {
+                dup2(fd, 0);
+                dup2(fd, 1);
+                dup2(fd, 2);
+                if (fd > 2)
+                    close(fd);
+            }
+            execv(program, argv);
+            _exit(127);
         }
-        execv(program, argv);
-        _exit(127);
+        if (opener > 0) {
+            result = OPEN_RUNNING;
+            struct timespec tick = {0, OPEN_POLL_MS * 1000000L};
+            for (int waited = 0; waited < OPEN_WAIT_MS; waited += OPEN_POLL_MS) {
+                int status;
+                if (waitpid(opener, &status, WNOHANG) == opener) {
+                    result = WIFEXITED(status) ? WEXITSTATUS(status)
+                                               : OPEN_SIGNAL + WTERMSIG(status);
+                    break;
+                }
+                nanosleep(&tick, NULL);
+            }
+        }
+        ssize_t w = write(fds[1], &result, sizeof(result));
+        _exit(w == (ssize_t)sizeof(result) ? 0 : 1);
     }
+    close(fds[1]);
+    int result = OPEN_NO_FORK;
+    ssize_t got;
+    while ((got = read(fds[0], &result, sizeof(result))) < 0 && errno == EINTR) {
+    }
+    if (got != (ssize_t)sizeof(result))
+        result = OPEN_NO_FORK;
+    close(fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    return true;
+    return result;
 }
 
-static unsigned open_in_browser(gl_ui *ui, const char *file)
+/* On the worker: the SVG handed to $BROWSER or xdg-open, the outcome in e. */
+static void open_file(export_job *e)
 {
     char words[1024], program[4096];
     char *argv[MAX_BROWSER_ARGS];
-    browser_argv(file, words, sizeof(words), argv);
+    browser_argv(e->path, words, sizeof(words), argv);
+    snprintf(e->opener, sizeof(e->opener), "%s", argv[0]);
     if (!find_program(argv[0], program, sizeof(program))) {
-        const char *browser = getenv("BROWSER");
+        e->open_status = OPEN_NOT_FOUND;
+        return;
+    }
+    e->open_status = launch_and_wait(argv, program);
+}
+
+/* The status line after `o`: the opener's failure when it failed, with where the SVG is. */
+static unsigned report_open(gl_ui *ui, const export_job *e)
+{
+    const char *browser = getenv("BROWSER");
+    int st = e->open_status;
+    if (st == OPEN_NOT_FOUND)
         gl_ui_set_error(ui, "%s not found (set $BROWSER): the SVG is %s",
-                        browser && *browser ? argv[0] : "no $BROWSER and no xdg-open;", file);
-        return GL_REDRAW_STATUS;
-    }
-    if (!launch_detached(argv, program)) {
-        gl_ui_set_error(ui, "cannot start %s: %s", argv[0], strerror(errno));
-        return GL_REDRAW_STATUS;
-    }
-    gl_ui_set_status(ui, "opened %s with %s", file, argv[0]);
+                        browser && *browser ? e->opener : "no $BROWSER and no xdg-open;", e->path);
+    else if (st == OPEN_NO_FORK)
+        gl_ui_set_error(ui, "cannot start %s (fork failed): the SVG is %s", e->opener, e->path);
+    else if (st >= OPEN_SIGNAL)
+        gl_ui_set_error(ui, "%s was killed by signal %d: the SVG is %s", e->opener,
+                        st - OPEN_SIGNAL, e->path);
+    else if (st == 127)
+        gl_ui_set_error(ui, "%s could not be run (exit status 127): the SVG is %s", e->opener,
+                        e->path);
+    else if (st > 0)
+        gl_ui_set_error(ui, "%s failed (exit status %d): the SVG is %s", e->opener, st, e->path);
+    else
+        gl_ui_set_status(ui, "opened %s with %s%s", e->path, e->opener,
+                         st == OPEN_RUNNING ? " (still running)" : "");
     return GL_REDRAW_STATUS;
 }
 
@@ -473,7 +562,7 @@ static unsigned export_finish(gl_ui *ui, void *arg)
         gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json)",
                          e->p->n_steps, e->dir);
     else
-        flags = open_in_browser(ui, e->path);
+        flags = report_open(ui, e);
     free(e);
     return flags;
 }
@@ -607,38 +696,69 @@ static bool utf8_terminal;
 /* Names are drawn as the command line prints them (util/escape.h): controls, bidi
  * controls and invalid bytes as their escapes, which cannot move the cursor, clear the
  * screen or reorder the row. Without a UTF-8 terminal other non-ASCII shows as '?'. */
-int gl_ui_put(int y, int x, int width, int attr, const char *text)
+int gl_ui_clip(const char *text, int skip, int width, bool utf8, char *buf, size_t len)
 {
-    char buf[2048];
-    size_t used = 0;
-    int cols = 0;
+    const char *mark = utf8 ? "\xE2\x80\xA6" : "...";
+    int mark_w = utf8 ? 1 : 3;
+    size_t used = 0, cut_at = 0;
+    int cols = 0, seen = 0;
+    bool more = false, full = false;
     size_t n;
-    for (const char *p = text; p && *p && cols < width; p += n) {
+    if (len)
+        buf[0] = '\0';
+    if (width <= 0 || len == 0)
+        return 0;
+    for (const char *p = text; p && *p && !more && !full; p += n) {
         char esc[GL_ESCAPE_CHAR_MAX];
         size_t elen = gl_escape_char(p, esc, &n);
-        if (elen) {
-            for (size_t i = 0; i < elen && cols < width && used + 1 < sizeof(buf); i++, cols++)
-                buf[used++] = esc[i];
-        } else if (n > 1 && !utf8_terminal) {
-            if (used + 1 >= sizeof(buf))
+        /* the cells this character takes: its escape's bytes, '?', or itself */
+        const char *cell = elen ? esc : n > 1 && !utf8 ? "?" : p;
+        size_t cells = elen ? elen : 1, cell_bytes = elen || (n > 1 && !utf8) ? 1 : n;
+        for (size_t c = 0; c < cells; c++) {
+            if (seen < skip) {
+                seen++;
+                continue;
+            }
+            if (cols == width) {
+                more = true;
                 break;
-            buf[used++] = '?';
-            cols++;
-        } else {
-            if (used + n >= sizeof(buf))
+            }
+            if (used + cell_bytes >= len) {
+                full = true;
                 break;
-            memcpy(buf + used, p, n);
-            used += n;
+            }
+            if (cols == width - mark_w)
+                cut_at = used;
+            memcpy(buf + used, elen ? cell + c : cell, cell_bytes);
+            used += cell_bytes;
             cols++;
         }
     }
+    if (more && width >= mark_w && cut_at + strlen(mark) < len) {
+        used = cut_at;
+        memcpy(buf + used, mark, strlen(mark));
+        used += strlen(mark);
+        cols = width;
+    }
     buf[used] = '\0';
+    return cols;
+}
+
+int gl_ui_put_at(int y, int x, int width, int attr, const char *text, int skip)
+{
+    char buf[2048];
+    int cols = gl_ui_clip(text, skip, width, utf8_terminal, buf, sizeof(buf));
     if (width <= 0)
         return 0;
     attrset(attr);
-    mvaddnstr(y, x, buf, (int)used);
+    mvaddnstr(y, x, buf, (int)strlen(buf));
     attrset(A_NORMAL);
     return cols;
+}
+
+int gl_ui_put(int y, int x, int width, int attr, const char *text)
+{
+    return gl_ui_put_at(y, x, width, attr, text, 0);
 }
 
 void gl_ui_fill(int y, int x, int width, int attr)
@@ -752,12 +872,28 @@ static void draw_frame(gl_ui *ui, unsigned flags)
 
 /* ---- input ------------------------------------------------------------------------------ */
 
+/* The wheel: ncurses reports it as buttons 4 (up) and 5 (down) where the terminal does. */
+#ifdef BUTTON5_PRESSED
+#define WHEEL_DOWN BUTTON5_PRESSED
+#else
+#define WHEEL_DOWN 0
+#endif
+#define WHEEL_UP BUTTON4_PRESSED
+enum { WHEEL_ROWS = 3 };
+
 static unsigned mouse_click(gl_ui *ui)
 {
     MEVENT ev;
-    if (getmouse(&ev) != OK || !(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+    if (getmouse(&ev) != OK || !ui->pipeline || ui->prompt)
         return GL_REDRAW_NONE;
-    if (!ui->pipeline)
+    if (ev.bstate & (WHEEL_UP | WHEEL_DOWN)) {
+        unsigned flags = GL_REDRAW_NONE;
+        gl_request r = ev.bstate & WHEEL_UP ? GL_REQ_MOVE_UP : GL_REQ_MOVE_DOWN;
+        for (int i = 0; i < WHEEL_ROWS; i++)
+            flags |= gl_ui_request(ui, r);
+        return flags;
+    }
+    if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
         return GL_REDRAW_NONE;
     if (ev.y == 0) {
         gl_bar_item *items;
@@ -851,7 +987,7 @@ static bool start_curses(gl_ui *ui)
     nodelay(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
-    mousemask(BUTTON1_CLICKED, NULL);
+    mousemask(BUTTON1_CLICKED | WHEEL_UP | WHEEL_DOWN, NULL); /* 0: no mouse, nothing to do */
     setup_roles(ui);
     return true;
 }

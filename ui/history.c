@@ -144,3 +144,72 @@ size_t gl_ui_node_history(const gl_ui *ui, uint32_t id, gl_history_entry **out)
     }
     return n;
 }
+
+/* ---- every record that involved a node ---------------------------------------------- */
+
+size_t gl_decisions_involving(const gl_decision *d, size_t n, const char *const *names,
+                              size_t n_names, const int64_t *ids, size_t n_ids, size_t *out)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool hit = false;
+        for (size_t j = 0; j < n_ids && !hit; j++)
+            hit = ids[j] >= 0 && d[i].id == ids[j];
+        for (size_t a = 0; a < d[i].n_nodes && !hit; a++)
+            for (size_t b = 0; b < n_names && !hit; b++)
+                hit = names[b] && d[i].nodes[a] && strcmp(d[i].nodes[a], names[b]) == 0;
+        if (hit)
+            out[count++] = i;
+    }
+    return count;
+}
+
+/* Node `id` in step k's graph (ids survive the snapshot clones), or NULL. */
+static const gl_node *node_in_step(const gl_ui *ui, size_t k, uint32_t id)
+{
+    const gl_graph *g = gl_ui_step_graph(ui, k);
+    gl_node *n;
+    if (!g)
+        return NULL;
+    gl_foreach_node(g, i, n) {
+        if (n->id == id)
+            return n;
+    }
+    return NULL;
+}
+
+size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out)
+{
+    *out = NULL;
+    const gl_pipeline *p = ui->pipeline;
+    if (!p)
+        return 0;
+    gl_history_entry *h;
+    size_t n_h = gl_ui_node_history(ui, id, &h);
+    size_t n = 0, cap = 0;
+    const gl_node *before = node_in_step(ui, 0, id);
+    for (size_t k = 1; k < p->n_steps; k++) {
+        const gl_node *after = node_in_step(ui, k, id);
+        const gl_snapshot *s = &p->steps[k];
+        const char *names[2] = {before ? before->name : NULL, after ? after->name : NULL};
+        int64_t ids[4] = {-1, -1, -1, -1};
+        size_t n_ids = 0;
+        for (size_t i = 0; i < n_h && n_ids < 3; i++)
+            if (h[i].step == k && h[i].decision >= 0)
+                ids[n_ids++] = h[i].decision;
+        if (after && after->prov.decision >= 0 && (!before || before->prov.decision !=
+                                                               after->prov.decision))
+            ids[n_ids++] = after->prov.decision;
+        if (s->n_decisions && (names[0] || names[1] || n_ids)) {
+            GL_GROW(*out, cap, n + s->n_decisions);
+            size_t got = gl_decisions_involving(&p->log.items[s->first_decision],
+                                                s->n_decisions, names, 2, ids, n_ids, *out + n);
+            for (size_t i = 0; i < got; i++)
+                (*out)[n + i] += s->first_decision;
+            n += got;
+        }
+        before = after;
+    }
+    free(h);
+    return n;
+}

@@ -174,6 +174,40 @@ size_t gl_keys_help_lines(char ***lines, bool utf8)
     return GL_REQ_COUNT;
 }
 
+typedef struct mark_entry {
+    const char *where, *utf8, *ascii, *meaning;
+} mark_entry;
+
+static const mark_entry marks[] = {
+#define GL_MARK(where, utf8, ascii, meaning) {where, utf8, ascii, meaning},
+#include "ui/marks.def"
+#undef GL_MARK
+};
+
+size_t gl_marks_help_lines(char ***lines, bool utf8)
+{
+    int where_w = 0, mark_w = 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(marks); i++) {
+        int w = gl_ui_text_width(marks[i].where);
+        int m = gl_ui_text_width(utf8 ? marks[i].utf8 : marks[i].ascii);
+        where_w = w > where_w ? w : where_w;
+        mark_w = m > mark_w ? m : mark_w;
+    }
+    *lines = gl_xcalloc(GL_ARRAY_LEN(marks), sizeof(char *));
+    for (size_t i = 0; i < GL_ARRAY_LEN(marks); i++) {
+        const char *mark = utf8 ? marks[i].utf8 : marks[i].ascii;
+        /* pad by columns: the UTF-8 marks are several bytes wide */
+        int pad_where = where_w - gl_ui_text_width(marks[i].where) + 2;
+        int pad_mark = mark_w - gl_ui_text_width(mark) + 2;
+        size_t n = strlen(marks[i].where) + strlen(mark) + strlen(marks[i].meaning) +
+                   (size_t)(pad_where + pad_mark) + 3;
+        (*lines)[i] = gl_xmalloc(n);
+        snprintf((*lines)[i], n, "  %s%*s%s%*s%s", marks[i].where, pad_where, "", mark,
+                 pad_mark, "", marks[i].meaning);
+    }
+    return GL_ARRAY_LEN(marks);
+}
+
 void gl_free_lines(char **lines, size_t n)
 {
     for (size_t i = 0; lines && i < n; i++)
@@ -186,7 +220,8 @@ void gl_free_lines(char **lines, size_t n)
 static const char *const help_footer[] = {
     "",
     "  In the '/' prompt: type to search as you go, Enter keeps it, Esc goes back,",
-    "  Backspace and C-u edit. A mouse click selects a row; a click on the bar a step.",
+    "  Backspace and C-u edit. A mouse click selects a row; a click on the bar a step;",
+    "  the wheel moves three rows (where the terminal reports it).",
     "  Stepping keeps the selection on the same node, or on what replaced it.",
     "  Long work runs in the background: C-c stops waiting for it (its result is",
     "  dropped); q quits at once.",
@@ -202,16 +237,23 @@ static void help_open(gl_ui *ui, gl_view *v)
     if (v->state)
         return;
     help_state *s = gl_xcalloc(1, sizeof(*s));
-    char **keys;
+    char **keys, **marks_lines;
     size_t n_keys = gl_keys_help_lines(&keys, ui->utf8);
-    s->n = 1 + n_keys + GL_ARRAY_LEN(help_footer);
+    size_t n_marks = gl_marks_help_lines(&marks_lines, ui->utf8);
+    s->n = 1 + n_keys + 2 + n_marks + GL_ARRAY_LEN(help_footer);
     s->lines = gl_xcalloc(s->n, sizeof(char *));
-    s->lines[0] = gl_xstrdup("graphlab keys (Esc goes back)");
+    size_t at = 0;
+    s->lines[at++] = gl_xstrdup("graphlab keys (Esc goes back)");
     for (size_t i = 0; i < n_keys; i++)
-        s->lines[1 + i] = keys[i];
+        s->lines[at++] = keys[i];
+    s->lines[at++] = gl_xstrdup("");
+    s->lines[at++] = gl_xstrdup("marks the views draw");
+    for (size_t i = 0; i < n_marks; i++)
+        s->lines[at++] = marks_lines[i];
     free(keys);
+    free(marks_lines);
     for (size_t i = 0; i < GL_ARRAY_LEN(help_footer); i++)
-        s->lines[1 + n_keys + i] = gl_xstrdup(help_footer[i]);
+        s->lines[at++] = gl_xstrdup(help_footer[i]);
     v->state = s;
 }
 
@@ -224,10 +266,11 @@ static void help_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int 
     gl_ui_clamp(v, (int)s->n, height);
     for (int row = 0; row < height && v->scroll + row < (int)s->n; row++) {
         int i = v->scroll + row;
+        bool heading = s->lines[i][0] && s->lines[i][0] != ' ';
         int attr = i == v->selected ? gl_ui_attr(ui, GL_ROLE_SELECTED)
-                   : i == 0         ? gl_ui_attr(ui, GL_ROLE_HEADER)
+                   : heading        ? gl_ui_attr(ui, GL_ROLE_HEADER)
                                     : gl_ui_attr(ui, GL_ROLE_NORMAL);
-        int w = gl_ui_put(top + row, left, width, attr, s->lines[i]);
+        int w = gl_ui_put_at(top + row, left, width, attr, s->lines[i], v->hscroll);
         gl_ui_fill(top + row, left + w, width - w, attr);
     }
 }

@@ -165,11 +165,24 @@ void gl_ui_clamp(gl_view *v, int n_rows, int height)
         v->scroll = 0;
 }
 
+/* Columns h/L move a list's rows by, and the most they scroll (rows are cut far before:
+ * the views format rows into buffers of about 1 KB). */
+enum { HSCROLL_STEP = 8, HSCROLL_MAX = 1024 };
+
 unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
 {
     int page = v->height > 1 ? v->height - 1 : 1;
+    int half = v->height > 1 ? v->height / 2 : 1;
     int before = v->selected;
+    if (r == GL_REQ_PAN_LEFT || r == GL_REQ_PAN_RIGHT) {
+        int was = v->hscroll;
+        v->hscroll += r == GL_REQ_PAN_LEFT ? -HSCROLL_STEP : HSCROLL_STEP;
+        v->hscroll = v->hscroll < 0 ? 0 : v->hscroll > HSCROLL_MAX ? HSCROLL_MAX : v->hscroll;
+        return v->hscroll != was ? GL_REDRAW_VIEW : GL_REDRAW_NONE;
+    }
     switch (r) {
+    case GL_REQ_HALF_DOWN: v->selected += half; v->scroll += half; break;
+    case GL_REQ_HALF_UP: v->selected -= half; v->scroll -= half; break;
     case GL_REQ_MOVE_DOWN: v->selected++; break;
     case GL_REQ_MOVE_UP: v->selected--; break;
     case GL_REQ_PAGE_DOWN: v->selected += page; v->scroll += page; break;
@@ -179,7 +192,8 @@ unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
     default: return GL_REDRAW_NONE;
     }
     gl_ui_clamp(v, n_rows, v->height);
-    return v->selected != before || r == GL_REQ_PAGE_DOWN || r == GL_REQ_PAGE_UP
+    return v->selected != before || r == GL_REQ_PAGE_DOWN || r == GL_REQ_PAGE_UP ||
+                   r == GL_REQ_HALF_DOWN || r == GL_REQ_HALF_UP
                ? GL_REDRAW_VIEW
                : GL_REDRAW_NONE;
 }
@@ -266,6 +280,7 @@ void gl_ui_init(gl_ui *ui, const char *model_path)
     ui->ghost_id = UINT32_MAX;
     ui->pending_digit = -1;
     ui->generation = 1;
+    ui->rewrite_decision = ui->land_decision = -1;
     ui->views = gl_xcalloc(GL_VIEW_COUNT, sizeof(gl_view));
     ui->n_views = GL_VIEW_COUNT;
     for (size_t i = 0; i < GL_VIEW_COUNT; i++)
@@ -280,8 +295,12 @@ static void drop_replay(gl_ui *ui)
         gl_ui_defer_free_model(ui, ui->replayed);
     if (ui->replay_diff)
         gl_ui_defer_free_diff(ui, ui->replay_diff);
+    if (ui->rewrite_diff)
+        gl_ui_defer_free_diff(ui, ui->rewrite_diff);
     ui->replayed = NULL;
     ui->replay_diff = NULL;
+    ui->rewrite_diff = NULL;
+    ui->rewrite_decision = -1;
     gl_decision_log_free(&ui->replay_log);
     ui->budget = -1;
 }
@@ -552,6 +571,8 @@ unsigned gl_ui_goto_step(gl_ui *ui, size_t k)
     }
     drop_replay(ui);
     ui->want_budget = -1;
+    ui->land_decision = -1;
+    ui->land_status[0] = '\0';
     ui->step = k;
     ui->diff = ui->step_diffs ? ui->step_diffs[k] : NULL;
     shown_changed(ui);
@@ -566,10 +587,32 @@ typedef struct replay_job {
     int64_t budget;
     gl_model *model;
     gl_decision_log log;
-    gl_diff *diff;
+    gl_diff *diff;           /* model against step - 1 */
+    gl_diff *rewrite_diff;   /* model against the replay one rewrite before */
     gl_status st;
     char error[256];
 } replay_job;
+
+/* What rewrite `budget` alone did: the replay one rewrite before against this one (the
+ * step before itself when budget is 1). */
+static gl_status diff_last_rewrite(replay_job *r)
+{
+    if (r->budget < 1)
+        return GL_OK;
+    const gl_graph *base = r->p->steps[r->step - 1].model->graph;
+    gl_model *prev = NULL;
+    gl_decision_log prev_log = {0};
+    if (r->budget > 1) {
+        gl_status st = gl_pipeline_replay(r->p, r->step, r->budget - 1, &prev, &prev_log);
+        gl_decision_log_free(&prev_log);
+        if (st != GL_OK)
+            return st;
+        base = prev->graph;
+    }
+    r->rewrite_diff = gl_diff_graphs(base, r->model->graph, GL_DIFF_MATCH_IDS);
+    gl_model_free(prev);
+    return GL_OK;
+}
 
 static void replay_run(void *arg, gl_job *job)
 {
@@ -577,13 +620,17 @@ static void replay_run(void *arg, gl_job *job)
     gl_job_progress(job, "replaying %s to %lld rewrites", r->p->steps[r->step].pass->name,
                     (long long)r->budget);
     r->st = gl_pipeline_replay(r->p, r->step, r->budget, &r->model, &r->log);
-    if (r->st != GL_OK) {
-        snprintf(r->error, sizeof(r->error), "%s", gl_error_message());
-        return;
+    if (r->st == GL_OK) {
+        gl_job_progress(job, "diffing the replay");
+        r->diff = gl_diff_graphs(r->p->steps[r->step - 1].model->graph, r->model->graph,
+                                 GL_DIFF_MATCH_IDS);
+        gl_job_progress(job, "replaying %s to %lld rewrites, for rewrite %lld alone",
+                        r->p->steps[r->step].pass->name, (long long)r->budget - 1,
+                        (long long)r->budget);
+        r->st = diff_last_rewrite(r);
     }
-    gl_job_progress(job, "diffing the replay");
-    r->diff = gl_diff_graphs(r->p->steps[r->step - 1].model->graph, r->model->graph,
-                             GL_DIFF_MATCH_IDS);
+    if (r->st != GL_OK)
+        snprintf(r->error, sizeof(r->error), "%s", gl_error_message());
 }
 
 static void replay_discard(void *arg)
@@ -592,7 +639,35 @@ static void replay_discard(void *arg)
     gl_model_free(r->model);
     gl_decision_log_free(&r->log);
     gl_diff_free(r->diff);
+    gl_diff_free(r->rewrite_diff);
     free(r);
+}
+
+/* The record of the replay's last rewrite: its last applied one (a pass that counts
+ * rewrites without records has none). */
+static int64_t last_applied(const gl_decision_log *log)
+{
+    for (size_t i = log->n; i-- > 0;)
+        if (log->items[i].verdict == GL_APPLIED)
+            return log->items[i].id;
+    return -1;
+}
+
+/* Bisect's landing, once its replay is shown: the record selected in the decisions
+ * view, the rewrite's diff on top, what differs on the status line. */
+static unsigned land(gl_ui *ui)
+{
+    int64_t id = ui->land_decision;
+    ui->land_decision = -1;
+    char status[sizeof(ui->land_status)];
+    memcpy(status, ui->land_status, sizeof(status));
+    ui->land_status[0] = '\0';
+    if (id >= 0)
+        gl_ui_decisions_select(ui, id);
+    ui->diff_whole_step = false;
+    gl_ui_show(ui, GL_VIEW_DIFF, true);
+    gl_ui_set_error(ui, "%s", status);
+    return GL_REDRAW_ALL;
 }
 
 static unsigned replay_finish(gl_ui *ui, void *arg)
@@ -601,6 +676,8 @@ static unsigned replay_finish(gl_ui *ui, void *arg)
     if (r->st != GL_OK) {
         gl_ui_set_error(ui, "replay failed: %s", r->error);
         ui->want_budget = ui->budget;
+        ui->land_decision = -1;
+        ui->land_status[0] = '\0';
         replay_discard(r);
         return GL_REDRAW_STATUS;
     }
@@ -613,12 +690,16 @@ static unsigned replay_finish(gl_ui *ui, void *arg)
     ui->replayed = r->model;
     ui->replay_log = r->log;
     ui->replay_diff = r->diff;
+    ui->rewrite_diff = r->rewrite_diff;
+    ui->rewrite_decision = last_applied(&r->log);
     ui->diff = r->diff;
     ui->budget = r->budget;
     free(r);
     shown_changed(ui);
     step_status(ui);
     refresh_view(ui, current_view(ui), ui->current == GL_VIEW_DETAIL);
+    if (ui->land_decision >= 0 || ui->land_status[0])
+        return land(ui);
     return GL_REDRAW_ALL;
 }
 
@@ -642,6 +723,8 @@ unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
 {
     if (!ui->pipeline)
         return GL_REDRAW_NONE;
+    ui->land_decision = -1; /* the user moves: a bisect's landing is not wanted any more */
+    ui->land_status[0] = '\0';
     if (ui->step == 0) {
         gl_ui_set_status(ui, "step 0 is the model as loaded: step into a pass first (])");
         return GL_REDRAW_STATUS;
@@ -678,6 +761,21 @@ unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
         return GL_REDRAW_STATUS;
     }
     return start_replay(ui);
+}
+
+unsigned gl_ui_land_on_rewrite(gl_ui *ui, size_t step, int64_t k, int64_t decision,
+                               const char *status)
+{
+    unsigned flags = gl_ui_goto_step(ui, step);
+    if (!ui->pipeline || step != ui->step || k < 1 || k > ui->pipeline->steps[step].rewrites)
+        return flags;
+    ui->land_decision = decision;
+    snprintf(ui->land_status, sizeof(ui->land_status), "%s", status);
+    ui->want_budget = k;
+    gl_ui_set_status(ui, "%s; replaying to it...", status);
+    if (ui->job) /* gl_ui_resume starts it when that job ends */
+        return flags | GL_REDRAW_STATUS;
+    return flags | start_replay(ui);
 }
 
 unsigned gl_ui_resume(gl_ui *ui)
@@ -856,6 +954,35 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
     return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
 }
 
+/* ---- the diff's scope inside a pass --------------------------------------------------- */
+
+const gl_diff *gl_ui_shown_diff(const gl_ui *ui)
+{
+    if (ui->budget >= 0 && !ui->diff_whole_step)
+        return ui->rewrite_diff;
+    return ui->diff;
+}
+
+/* D: inside a pass, the rewrite alone or everything so far against the step before. */
+static unsigned diff_scope(gl_ui *ui)
+{
+    ui->diff_whole_step = !ui->diff_whole_step;
+    gl_view *v = &ui->views[GL_VIEW_DIFF];
+    unsigned flags = gl_ui_show(ui, GL_VIEW_DIFF, ui->current != GL_VIEW_DIFF);
+    if (v->ops->open)
+        v->ops->open(ui, v);
+    if (ui->budget < 0)
+        gl_ui_set_status(ui, "D: inside a pass (+/-) the diff shows %s; here the whole step "
+                         "is shown", ui->diff_whole_step ? "all the rewrites so far against "
+                         "the step before" : "the last rewrite alone");
+    else
+        gl_ui_set_status(ui, "diff: %s (D: %s)", ui->diff_whole_step ? "every rewrite so far"
+                         " against the step before" : "the last rewrite alone",
+                         ui->diff_whole_step ? "the last rewrite alone" : "against the step "
+                         "before");
+    return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
 /* ---- requests ---------------------------------------------------------------------------- */
 
 static unsigned jump_digit(gl_ui *ui, int digit)
@@ -913,6 +1040,7 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_SEARCH_PREV: return search_next(ui, -1);
     case GL_REQ_BACK: return go_back(ui);
     case GL_REQ_NEXT_VIEW: return next_view(ui);
+    case GL_REQ_DIFF_SCOPE: return diff_scope(ui);
     case GL_REQ_EXPORT_STEP: return gl_ui_export(ui, false);
     case GL_REQ_EXPORT_ALL: return gl_ui_export(ui, true);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);

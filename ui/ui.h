@@ -78,6 +78,7 @@ struct gl_view {
     int selected;       /* selected row */
     int scroll;         /* first visible row */
     int height;         /* rows of the list at the last draw (for paging) */
+    int hscroll;        /* columns of each row scrolled out on the left (h/L) */
     unsigned generation; /* ui->generation it was opened for */
 };
 
@@ -192,6 +193,15 @@ struct gl_ui {
     gl_diff *replay_diff;     /* replayed against step - 1 (owned) */
     gl_diff *diff;            /* what is shown against the previous step: step_diffs[step]
                                * or replay_diff (not owned) */
+    gl_diff *rewrite_diff;    /* the replay against itself one rewrite before: what
+                               * rewrite `budget` alone did (owned; NULL without a replay) */
+    int64_t rewrite_decision; /* the record of rewrite `budget` in replay_log (its last
+                               * applied one); -1: none (a pass without records) */
+    bool diff_whole_step;     /* D: inside a pass the diff view shows `diff`, not
+                               * rewrite_diff */
+    int64_t land_decision;    /* after the replay running now (bisect's landing): select
+                               * this record, show the diff and land_status; -1: none */
+    char land_status[256];
     int64_t want_budget;      /* +/- pressed while a replay runs: the budget to reach */
     gl_graph_index index;     /* of gl_ui_graph(ui) */
     unsigned generation;      /* bumped whenever the shown graph changes */
@@ -255,6 +265,11 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r);
 unsigned gl_ui_goto_step(gl_ui *ui, size_t k);
 /* Show the current step after `budget` rewrites (-1: all); replays on a job. */
 unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget);
+/* Show step `step` replayed to its k-th rewrite (k may be all of them), then, once the
+ * replay is shown, record `decision` (-1: none) selected in the decisions view, the diff
+ * view on top with rewrite k alone, and `status` as an error on the status line. */
+unsigned gl_ui_land_on_rewrite(gl_ui *ui, size_t step, int64_t k, int64_t decision,
+                               const char *status);
 /* After a job: start the replay still wanted (keys pressed while it ran). */
 unsigned gl_ui_resume(gl_ui *ui);
 /* Switch to a view; `push` remembers the current one for Esc. */
@@ -281,8 +296,8 @@ int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
                    bool (*match)(int row, void *ctx), void *ctx);
 /* Keep v->selected within [0, n_rows) and visible in `height` rows. */
 void gl_ui_clamp(gl_view *v, int n_rows, int height);
-/* The common list moves (up/down/page/top/bottom) on a list of n_rows rows: redraw
- * flags, or GL_REDRAW_NONE when `r` is not a move. */
+/* The common list moves (up/down/page/half page/top/bottom, h/L across long rows) on a
+ * list of n_rows rows: redraw flags, or GL_REDRAW_NONE when `r` is not a move. */
 unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows);
 /* The short name of a pass in the bar ("constant-folding" -> "fold"). */
 const char *gl_ui_pass_short(const char *pass);
@@ -306,6 +321,22 @@ typedef struct gl_history_entry {
                              * label names the pass) */
 } gl_history_entry;
 size_t gl_ui_node_history(const gl_ui *ui, uint32_t id, gl_history_entry **out);
+
+/* Which of records d[0..n) involve a node: name one of `names` (as d->nodes lists them)
+ * or have one of the ids `ids`. Their indices, in order, into out (room for n); the
+ * count. */
+size_t gl_decisions_involving(const gl_decision *d, size_t n, const char *const *names,
+                              size_t n_names, const int64_t *ids, size_t n_ids, size_t *out);
+/* Every record of the pipeline, applied, refused or note, that involved node `id` (ids
+ * survive snapshot clones and are never reused): at each step, under the names the node
+ * had before and after it, plus the records that made or changed it (its history, its
+ * provenance). Indices into the pipeline's log, in order; *out malloc'd. */
+size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out);
+/* Show record `id` of the pipeline's log at its step, selected in the decisions view. */
+unsigned gl_ui_goto_decision(gl_ui *ui, int64_t id);
+/* The diff the diff view shows: inside a pass the rewrite alone (rewrite_diff) unless D
+ * asked for the whole step so far; else `diff`. */
+const gl_diff *gl_ui_shown_diff(const gl_ui *ui);
 
 /* ---- the pipeline bar (bar.c) ------------------------------------------------------ */
 
@@ -338,6 +369,8 @@ const char *gl_request_help(gl_request r);
 /* The help screen, one line per request, generated from the table: *lines malloc'd
  * (each line malloc'd); gl_free_lines frees them. */
 size_t gl_keys_help_lines(char ***lines, bool utf8);
+/* The marks the views draw and what they mean, one line each, from marks.def. */
+size_t gl_marks_help_lines(char ***lines, bool utf8);
 void gl_free_lines(char **lines, size_t n);
 
 /* ---- jobs (app.c) ------------------------------------------------------------------ */
@@ -379,8 +412,9 @@ void gl_ui_defer_free_pipeline(gl_ui *ui, gl_pipeline *p);
 /* ---- bisect and what-if (whatif.c) ------------------------------------------------- */
 
 /* `b`: bisect the rewrites of steps 1..current on a job (driver/bisect.h, seeded random
- * inputs, the reference backend); it ends on the step of the first one that changes the
- * outputs, its record selected in the decisions view, what differs on the status line. */
+ * inputs, the reference backend); it ends on the first one that changes the outputs,
+ * rewrite K of its step: the step replayed to PASS:K, the diff view showing that rewrite
+ * alone, its record selected in the decisions view, what differs on the status line. */
 unsigned gl_ui_bisect(gl_ui *ui);
 /* `x` on decision d: run the pipeline again from the loaded model with d vetoed (d
  * applied) or its veto lifted (d vetoed), on a job; the new pipeline replaces the shown
@@ -437,8 +471,16 @@ unsigned gl_ui_open_svg(gl_ui *ui);
 
 int gl_ui_attr(const gl_ui *ui, gl_ui_role role);
 /* Write `text` at (y, x) in at most `width` columns (UTF-8 aware; control characters
- * shown as '?'); returns the columns written. */
+ * escaped as util/escape.h writes them); text that does not fit ends in "…" ("..."
+ * without UTF-8). Returns the columns written. */
 int gl_ui_put(int y, int x, int width, int attr, const char *text);
+/* gl_ui_put with the first `skip` columns of the text scrolled out (h/L). */
+int gl_ui_put_at(int y, int x, int width, int attr, const char *text, int skip);
+/* What gl_ui_put_at draws, without a terminal: the columns of `text` from `skip` on, at
+ * most `width` of them, escaped, the last cut to "…" (UTF-8) or "..." when more follows
+ * (the text as is when the width is too small for the mark). Into buf (NUL-terminated,
+ * cut at a character when len is short); returns the columns. */
+int gl_ui_clip(const char *text, int skip, int width, bool utf8, char *buf, size_t len);
 /* Fill the rest of a row from column x to x + width - 1 with blanks in `attr`. */
 void gl_ui_fill(int y, int x, int width, int attr);
 /* Columns of a UTF-8 string (one per code point). */

@@ -129,7 +129,7 @@ static void decisions_draw(gl_ui *ui, gl_view *v, int top, int left, int height,
         bool sel = v->scroll + row == v->selected;
         row_text(rec, buf, sizeof(buf));
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : verdict_role(rec->verdict));
-        int w = gl_ui_put(top + 1 + row, left, width, attr, buf);
+        int w = gl_ui_put_at(top + 1 + row, left, width, attr, buf, v->hscroll);
         if (sel)
             gl_ui_fill(top + 1 + row, left + w, width - w, attr);
     }
@@ -235,6 +235,28 @@ bool gl_ui_decisions_select(gl_ui *ui, int64_t id)
         decisions_open(ui, v);
     }
     return false;
+}
+
+unsigned gl_ui_goto_decision(gl_ui *ui, int64_t id)
+{
+    const gl_pipeline *p = ui->pipeline;
+    const gl_decision *d = NULL;
+    for (size_t i = 0; p && i < p->log.n && !d; i++)
+        if (p->log.items[i].id == id)
+            d = &p->log.items[i];
+    if (!d || d->step < 1 || (size_t)d->step >= p->n_steps) {
+        gl_ui_set_error(ui, "no decision #%lld in this pipeline", (long long)id);
+        return GL_REDRAW_STATUS;
+    }
+    unsigned flags = GL_REDRAW_ALL;
+    if ((size_t)d->step != ui->step || ui->budget >= 0)
+        gl_ui_goto_step(ui, (size_t)d->step);
+    gl_ui_decisions_select(ui, id);
+    char label[96];
+    gl_snapshot_label(p, (size_t)d->step, label, sizeof(label));
+    gl_ui_set_status(ui, "#%lld %s %s (%s) in %s; Esc goes back", (long long)id, d->pass,
+                     d->rule ? d->rule : "", gl_verdict_name(d->verdict), label);
+    return flags;
 }
 
 const gl_view_ops gl_view_decisions_ops = {

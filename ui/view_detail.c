@@ -1,7 +1,8 @@
 /* view_detail.c — one node: attributes, inputs and outputs with their types, producer
  * and consumers (Enter jumps to them), initializer statistics, provenance and history
- * (which step created, changed, replaced or removed it, and by which decision); a fused
- * group's members, the one the selection stands for marked. The text is built once
+ * (which step created, changed, replaced or removed it, and by which decision), every
+ * decision that involved it (Enter goes to one); a fused group's members, the one the
+ * selection stands for marked. The text is built once
  * when the view opens; drawing only shows the lines. */
 #include "ui/ui.h"
 
@@ -16,7 +17,8 @@
 typedef struct detail_line {
     char *text;
     gl_ui_role role;
-    uint32_t link; /* node Enter opens; UINT32_MAX: none */
+    uint32_t link;     /* node Enter opens; UINT32_MAX: none */
+    int64_t decision;  /* record Enter goes to; -1: none */
 } detail_line;
 
 typedef struct detail_state {
@@ -36,7 +38,7 @@ static void add_line(detail_state *s, gl_ui_role role, uint32_t link, const char
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     GL_GROW(s->lines, s->cap, s->n + 1);
-    s->lines[s->n++] = (detail_line){gl_xstrdup(buf), role, link};
+    s->lines[s->n++] = (detail_line){gl_xstrdup(buf), role, link, -1};
 }
 
 static void clear_lines(detail_state *s)
@@ -293,6 +295,30 @@ static void add_history(detail_state *s, const gl_ui *ui, const gl_node *n)
     free(h);
 }
 
+/* Every record that involved the node, refusals and notes included, at every step (the
+ * history above only has the steps that changed it). */
+static void add_decisions(detail_state *s, const gl_ui *ui, const gl_node *n)
+{
+    size_t *idx;
+    size_t count = gl_ui_node_decisions(ui, n->id, &idx);
+    add_line(s, GL_ROLE_HEADER, UINT32_MAX, "decisions (%zu; Enter goes to one)", count);
+    if (!count)
+        add_line(s, GL_ROLE_DIM, UINT32_MAX, "  (no pass recorded anything about this node)");
+    for (size_t i = 0; i < count; i++) {
+        const gl_decision *d = &ui->pipeline->log.items[idx[i]];
+        char label[96];
+        gl_snapshot_label(ui->pipeline, (size_t)d->step, label, sizeof(label));
+        gl_ui_role role = d->verdict == GL_APPLIED   ? GL_ROLE_ADDED
+                          : d->verdict == GL_REFUSED ? GL_ROLE_REMOVED
+                                                     : GL_ROLE_DIM;
+        add_line(s, role, UINT32_MAX, "  %-20s #%-4lld %-7s %s: %s", label, (long long)d->id,
+                 gl_verdict_name(d->verdict), d->rule ? d->rule : "",
+                 d->reason ? d->reason : "");
+        s->lines[s->n - 1].decision = d->id;
+    }
+    free(idx);
+}
+
 /* The node shown: the selection in the shown graph, or a node of an earlier step. */
 static const gl_node *shown_node(gl_ui *ui, gl_graph_index *scratch)
 {
@@ -334,6 +360,7 @@ static void detail_open(gl_ui *ui, gl_view *v)
     add_outputs(s, n);
     add_provenance(s, n);
     add_history(s, ui, n);
+    add_decisions(s, ui, n);
     gl_graph_index_free(&scratch);
 }
 
@@ -348,7 +375,7 @@ static void detail_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
         const detail_line *l = &s->lines[v->scroll + row];
         bool sel = v->scroll + row == v->selected;
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : l->role);
-        int w = gl_ui_put(top + row, left, width, attr, l->text);
+        int w = gl_ui_put_at(top + row, left, width, attr, l->text, v->hscroll);
         if (sel)
             gl_ui_fill(top + row, left + w, width - w, attr);
     }
@@ -360,12 +387,16 @@ static unsigned detail_request(gl_ui *ui, gl_view *v, gl_request r)
     if (!s)
         return GL_REDRAW_NONE;
     if (r == GL_REQ_ENTER) {
-        if (v->selected < 0 || (size_t)v->selected >= s->n ||
-            s->lines[v->selected].link == UINT32_MAX) {
-            gl_ui_set_status(ui, "Enter on a 'from' or 'to' line opens that node");
+        const detail_line *l = v->selected >= 0 && (size_t)v->selected < s->n
+                                   ? &s->lines[v->selected] : NULL;
+        if (l && l->decision >= 0)
+            return gl_ui_goto_decision(ui, l->decision);
+        if (!l || l->link == UINT32_MAX) {
+            gl_ui_set_status(ui, "Enter on a 'from' or 'to' line opens that node, on a "
+                             "decision goes to it");
             return GL_REDRAW_STATUS;
         }
-        return gl_ui_open_detail(ui, s->lines[v->selected].link, s->ghost_step);
+        return gl_ui_open_detail(ui, l->link, s->ghost_step);
     }
     return gl_ui_list_move(v, r, (int)s->n);
 }

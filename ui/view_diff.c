@@ -1,7 +1,8 @@
 /* view_diff.c — the shown step against the step before, as gl_diff_write_text writes it
  * (the same text as the exported .diff.txt), one change per unindented line with its
- * details below; Enter on a change opens its node (a removed one as it was in the step
- * before). */
+ * details below; inside a pass (+/-) what the last rewrite alone did, or (D) every
+ * rewrite so far against the step before. Enter on a change opens its node (a removed
+ * one as it was in the step before). */
 #include "ui/ui.h"
 
 #include <stdio.h>
@@ -65,15 +66,16 @@ static void diff_open(gl_ui *ui, gl_view *v)
         s = v->state = gl_xcalloc(1, sizeof(*s));
     free_state(s);
     v->selected = v->scroll = 0;
-    if (!ui->diff)
+    const gl_diff *d = gl_ui_shown_diff(ui);
+    if (!d)
         return;
     size_t len = 0;
     FILE *f = open_memstream(&s->text, &len);
     if (!f)
         return;
-    gl_diff_write_text(ui->diff, f);
+    gl_diff_write_text(d, f);
     fclose(f);
-    split_lines(s, ui->diff);
+    split_lines(s, d);
     if (s->n > 1)
         v->selected = 1; /* the first change, not the summary */
 }
@@ -87,17 +89,33 @@ static void title(const gl_ui *ui, char *buf, size_t len)
     }
     gl_snapshot_label(ui->pipeline, ui->step, now, sizeof(now));
     gl_snapshot_label(ui->pipeline, ui->step - 1, before, sizeof(before));
-    if (ui->budget >= 0)
-        snprintf(buf, len, "diff: %s after %lld rewrites against %s", now,
-                 (long long)ui->budget, before);
-    else
+    long long k = (long long)ui->budget, n = (long long)ui->pipeline->steps[ui->step].rewrites;
+    if (ui->budget < 0) {
         snprintf(buf, len, "diff: %s against %s", now, before);
+    } else if (ui->diff_whole_step || k == 0) {
+        snprintf(buf, len, "diff: %s after %lld of %lld rewrites against %s%s", now, k, n,
+                 before, k ? " (D: rewrite alone)" : "");
+    } else {
+        char rec[96] = "";
+        const gl_decision *d = NULL;
+        for (size_t i = 0; i < ui->replay_log.n && !d; i++)
+            if (ui->replay_log.items[i].id == ui->rewrite_decision)
+                d = &ui->replay_log.items[i];
+        if (d)
+            snprintf(rec, sizeof(rec), " (#%lld %s)", (long long)d->id, d->rule ? d->rule : "");
+        if (k == 1)
+            snprintf(buf, len, "diff: %s rewrite 1 of %lld alone%s, against %s",
+                     now, n, rec, before);
+        else
+            snprintf(buf, len, "diff: %s rewrite %lld of %lld alone%s, against rewrite %lld "
+                     "(D: against %s)", now, k, n, rec, k - 1, before);
+    }
 }
 
 static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
 {
     diff_state *s = v->state;
-    char buf[256];
+    char buf[640];
     if (!s || height < 1)
         return;
     title(ui, buf, sizeof(buf));
@@ -108,7 +126,7 @@ static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int 
         const diff_line *l = &s->lines[v->scroll + row];
         bool sel = v->scroll + row == v->selected;
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : l->role);
-        int w = gl_ui_put(top + 1 + row, left, width, attr, l->text);
+        int w = gl_ui_put_at(top + 1 + row, left, width, attr, l->text, v->hscroll);
         if (sel)
             gl_ui_fill(top + 1 + row, left + w, width - w, attr);
     }
@@ -118,8 +136,18 @@ static unsigned open_change(gl_ui *ui, const gl_node_change *c)
 {
     if (c->n_new)
         return gl_ui_open_detail(ui, c->new_ids[0], -1);
-    if (c->n_old && ui->step > 0)
+    if (c->n_old && ui->step > 0) {
+        /* Inside a pass a rewrite may remove what an earlier rewrite of the same step
+         * made: that node is in no step's graph to show. */
+        const gl_node *old = gl_find_node(gl_ui_step_graph(ui, ui->step - 1), c->old_names[0]);
+        if (!old || old->id != c->old_ids[0]) {
+            gl_ui_set_status(ui, "%s '%s' was made by an earlier rewrite of this step: no "
+                             "step's graph has it (D shows the whole step)", c->old_ops[0],
+                             c->old_names[0]);
+            return GL_REDRAW_STATUS;
+        }
         return gl_ui_open_detail(ui, c->old_ids[0], (int64_t)ui->step - 1);
+    }
     return GL_REDRAW_NONE;
 }
 
@@ -130,11 +158,12 @@ static unsigned diff_request(gl_ui *ui, gl_view *v, gl_request r)
         return GL_REDRAW_NONE;
     if (r == GL_REQ_ENTER) {
         int change = v->selected >= 0 && (size_t)v->selected < s->n ? s->lines[v->selected].change : -1;
-        if (change < 0 || !ui->diff) {
+        const gl_diff *d = gl_ui_shown_diff(ui);
+        if (change < 0 || !d) {
             gl_ui_set_status(ui, "Enter on a node change opens the node");
             return GL_REDRAW_STATUS;
         }
-        return open_change(ui, &ui->diff->nodes[change]);
+        return open_change(ui, &d->nodes[change]);
     }
     return gl_ui_list_move(v, r, (int)s->n);
 }

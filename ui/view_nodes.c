@@ -10,8 +10,18 @@
 enum { HEADER_ROWS = 2, MAX_OP_W = 24, MAX_NAME_W = 40 };
 
 typedef struct nodes_state {
-    int op_w, name_w; /* column widths for this graph */
+    int op_w;       /* the op column's width for this graph */
+    bool utf8;
+    int longest;    /* the longest name's columns */
 } nodes_state;
+
+/* The name column: as wide as the longest name up to MAX_NAME_W, and wider by what h/L
+ * scrolled, so scrolling right reads the end of long names (cut with '…' until then). */
+static int name_width(const nodes_state *s, const gl_view *v)
+{
+    int cap = MAX_NAME_W + v->hscroll;
+    return s->longest < cap ? s->longest : cap;
+}
 
 static void op_text(const gl_node *n, char *buf, size_t len)
 {
@@ -35,14 +45,15 @@ static void nodes_open(gl_ui *ui, gl_view *v)
     if (!s)
         s = v->state = gl_xcalloc(1, sizeof(*s));
     s->op_w = 2;
-    s->name_w = 4;
+    s->longest = 4;
+    s->utf8 = ui->utf8;
     char op[128];
     for (size_t r = 0; r < ui->index.n_rows; r++) {
         const gl_node *n = ui->index.rows[r];
         op_text(n, op, sizeof(op));
         int ow = gl_ui_text_width(op), nw = gl_ui_text_width(n->name);
         s->op_w = ow > s->op_w ? (ow < MAX_OP_W ? ow : MAX_OP_W) : s->op_w;
-        s->name_w = nw > s->name_w ? (nw < MAX_NAME_W ? nw : MAX_NAME_W) : s->name_w;
+        s->longest = nw > s->longest ? nw : s->longest;
     }
     adopt_selection(ui, v);
     gl_ui_clamp(v, (int)ui->index.n_rows, v->height);
@@ -79,7 +90,8 @@ static char mark_of(const gl_ui *ui, const gl_node *n, gl_ui_role *role)
 }
 
 /* The row of a node: "+ Conv      conv1      float[1,8,32,32]". */
-static void row_text(const nodes_state *s, const gl_node *n, char mark, char *buf, size_t len)
+static void row_text(const nodes_state *s, int name_w, const gl_node *n, char mark, char *buf,
+                     size_t len)
 {
     char op[128], types[256] = "", t[96];
     op_text(n, op, sizeof(op));
@@ -92,10 +104,12 @@ static void row_text(const nodes_state *s, const gl_node *n, char mark, char *bu
         int w = snprintf(types + used, sizeof(types) - used, "%s%s", used ? ", " : "", t);
         used += w > 0 ? (size_t)w : 0;
     }
-    /* pad by columns: names may be UTF-8 */
-    int op_pad = s->op_w - gl_ui_text_width(op), name_pad = s->name_w - gl_ui_text_width(n->name);
-    snprintf(buf, len, "%c %.*s%*s  %.160s%*s  %s", mark, 120, op, op_pad > 0 ? op_pad : 0, "",
-             n->name, name_pad > 0 ? name_pad : 0, "", types);
+    /* pad by columns: names may be UTF-8, and are cut to the column with a '…' */
+    char name[512];
+    gl_ui_clip(n->name, 0, name_w, s->utf8, name, sizeof(name));
+    int op_pad = s->op_w - gl_ui_text_width(op), name_pad = name_w - gl_ui_text_width(name);
+    snprintf(buf, len, "%c %.*s%*s  %s%*s  %s", mark, 120, op, op_pad > 0 ? op_pad : 0, "",
+             name, name_pad > 0 ? name_pad : 0, "", types);
 }
 
 static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
@@ -109,8 +123,9 @@ static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int
     gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
     if (height < 2)
         return;
-    snprintf(buf, sizeof(buf), "  %-*s  %-*s  outputs", s->op_w, "op", s->name_w, "name");
-    gl_ui_put(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
+    int name_w = name_width(s, v);
+    snprintf(buf, sizeof(buf), "  %-*s  %-*s  outputs", s->op_w, "op", name_w, "name");
+    gl_ui_put_at(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf, v->hscroll);
     v->height = height - HEADER_ROWS;
     int n_rows = (int)ui->index.n_rows;
     gl_ui_clamp(v, n_rows, v->height);
@@ -119,14 +134,14 @@ static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int
         const gl_node *n = ui->index.rows[r];
         gl_ui_role role;
         char mark = mark_of(ui, n, &role);
-        row_text(s, n, mark, buf, sizeof(buf));
+        row_text(s, name_w, n, mark, buf, sizeof(buf));
         char backend[128];
         if (gl_ui_run_backend(ui, n, backend, sizeof(backend))) { /* the last run's (r) */
             size_t used = strlen(buf);
             snprintf(buf + used, sizeof(buf) - used, "  [%s]", backend);
         }
         int attr = r == v->selected ? gl_ui_attr(ui, GL_ROLE_SELECTED) : gl_ui_attr(ui, role);
-        int w = gl_ui_put(top + HEADER_ROWS + row, left, width, attr, buf);
+        int w = gl_ui_put_at(top + HEADER_ROWS + row, left, width, attr, buf, v->hscroll);
         if (r == v->selected)
             gl_ui_fill(top + HEADER_ROWS + row, left + w, width - w, attr);
     }

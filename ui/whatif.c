@@ -1,6 +1,6 @@
-/* whatif.c — `b` (bisect up to the shown step) and `x` (veto an applied decision or force
- * a refused one where its rule allows, or lift either, and run the pipeline again), both
- * on jobs: they run models and whole pipelines. */
+/* whatif.c — `b` (bisect up to the shown step, ending on the bad rewrite replayed) and
+ * `x` (veto an applied decision or force a refused one where its rule allows, or lift
+ * either, and run the pipeline again), both on jobs: they run models and whole pipelines. */
 #include "ui/ui.h"
 
 #include "driver/bisect.h"
@@ -52,18 +52,22 @@ static unsigned bisect_finish(gl_ui *ui, void *arg)
                          "rewrites, %zu runs, random inputs, rtol 1e-3, atol 1e-4)",
                          b->last_step, (long long)b->r.rewrites, b->r.runs);
     } else {
+        /* Land on the bad rewrite itself: the step replayed to PASS:K, its record
+         * selected, what it alone changed in the diff view. */
         const gl_bisect_result *r = &b->r;
-        flags = gl_ui_goto_step(ui, r->step);
         const gl_decision *d = r->decision >= 0 ? &ui->pipeline->log.items[r->decision] : NULL;
         const gl_snapshot *s = &ui->pipeline->steps[r->step];
-        if (d && gl_ui_decisions_select(ui, d->id))
-            gl_ui_set_error(ui, "bisect: #%lld %s %s (rewrite %lld of %lld) changes the "
-                            "outputs: %s", (long long)d->id, d->pass, d->rule, (long long)r->k,
-                            (long long)s->rewrites, r->why);
+        char status[256];
+        if (d)
+            snprintf(status, sizeof(status), "bisect: #%lld %s %s (rewrite %lld of %lld) "
+                     "changes the outputs: %s", (long long)d->id, d->pass, d->rule,
+                     (long long)r->k, (long long)s->rewrites, r->why);
         else
-            gl_ui_set_error(ui, "bisect: rewrite %lld of %lld of %s changes the outputs: %s",
-                            (long long)r->k, (long long)s->rewrites, s->pass->name, r->why);
-        flags |= GL_REDRAW_ALL;
+            snprintf(status, sizeof(status), "bisect: rewrite %lld of %lld of %s changes the "
+                     "outputs: %s", (long long)r->k, (long long)s->rewrites, s->pass->name,
+                     r->why);
+        flags = gl_ui_land_on_rewrite(ui, r->step, r->k, d ? d->id : -1, status) |
+                GL_REDRAW_ALL;
     }
     bisect_discard(b);
     return flags;

@@ -16,8 +16,9 @@ static const gl_command command_table[] = {
      gl_cmd_info},
     {"optimize", "MODEL -o OUT.onnx [--passes LIST] [--explain] [--json] [--set PASS.OPT=V]",
      "run passes and save the result (the input is never written)", gl_cmd_optimize},
-    {"export", "MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]",
-     "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html", gl_cmd_export},
+    {"export", "MODEL -d DIR [--no-onnx] [--passes LIST] [--set PASS.OPT=V]",
+     "every step as .dot/.svg/.onnx/.diff.txt (--no-onnx: without the .onnx), "
+     "decisions.json and index.html", gl_cmd_export},
     {"run",
      "MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused] [--compare BACKEND "
      "[--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X] [--atol Y] "

@@ -1,4 +1,4 @@
-/* export.c — `graphlab export MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]`: every
+/* export.c — `graphlab export MODEL -d DIR [--no-onnx] [--passes LIST] [--set PASS.OPT=V]`: every
  * step of the pipeline as files, decisions.json and index.html (driver/export.h, the
  * calls the workbench's e / E keys make too). */
 #include "cli/cli.h"
@@ -10,14 +10,22 @@
 
 typedef struct export_args {
     const char *model, *dir;
+    gl_export_opts eo;
 } export_args;
 
-static const gl_cli_option own_options[] = {{"dir", 'd', true}};
+enum { OPT_DIR, OPT_NO_ONNX };
+static const gl_cli_option own_options[] = {
+    [OPT_DIR] = {"dir", 'd', true},
+    [OPT_NO_ONNX] = {"no-onnx", 0, false},
+};
 
 static int own_option(void *ctx, size_t which, const char *value)
 {
-    (void)which; /* the only one: --dir */
-    ((export_args *)ctx)->dir = value;
+    export_args *a = ctx;
+    if (which == OPT_DIR)
+        a->dir = value;
+    else
+        a->eo.no_onnx = true;
     return GL_EXIT_OK;
 }
 
@@ -42,7 +50,7 @@ int gl_cmd_export(int argc, char **argv)
     gl_session s = {0};
     int rc = parse_args(argc, argv, &a, &o);
     if (rc == GL_EXIT_OK) {
-        gl_status run, st = gl_export_model(a.model, &o, a.dir, &s, &run);
+        gl_status run, st = gl_export_model(a.model, &o, a.dir, &a.eo, &s, &run);
         if (st == GL_OK) {
             printf("exported %zu steps to %s/ (index.html, decisions.json)\n",
                    s.pipeline->n_steps, gl_esc(a.dir));

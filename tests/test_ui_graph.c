@@ -1079,6 +1079,12 @@ Test(view, a_decisions_nodes_are_drawn_and_centred_together)
               text);
     expect_cursor_on(text, selected_node(&ui));
     free(text);
+    gl_ui_request(&ui, GL_REQ_CONSUMER); /* off the marks, inside the drawing */
+    draw_graph(&ui);
+    text = screen_text();
+    cr_expect(strstr(text, "relu_400") && strstr(text, "relu_402"), "still both:\n%s", text);
+    cr_expect(strstr(text, "hops of 'relu_400'"), "no new layout for a move:\n%s", text);
+    free(text);
     screen_close(&scr);
     gl_ui_free(&ui);
 }

@@ -118,7 +118,8 @@ static void widen_clear(graph_state *st)
     st->n_widen = 0;
 }
 
-/* The decision's nodes (ui->marks) while the selection is one of them; widening made
+/* The decision's nodes (ui->marks) once the selection is one of them, kept while the
+ * selection moves inside that drawing (no new layout for a cursor move); widening made
  * on another graph is dropped. Bumps st->extra when either changes. */
 static void update_extra(const gl_ui *ui, graph_state *st)
 {
@@ -133,6 +134,9 @@ static void update_extra(const gl_ui *ui, graph_state *st)
     for (size_t i = 0; i < ui->n_marks && !on_marks; i++)
         on_marks = ui->marks[i] == ui->sel.node_id;
     size_t n = on_marks && ui->n_marks > 1 ? ui->n_marks : 0;
+    if (!n && st->n_also && st->shown >= 0 &&
+        box_of_node(st->cache[st->shown].layout, ui->sel.node_id) >= 0)
+        return; /* moving about the decision's drawing */
     if (n == st->n_also && (!n || memcmp(st->also, ui->marks, n * sizeof(*st->also)) == 0))
         return;
     free(st->also);

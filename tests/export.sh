@@ -46,6 +46,12 @@ check "again: the user's file is kept" grep -q mine "$work/full/notes.txt"
 check "again: the .onnx of the first export are kept" [ "$(count "$work/full" '*.onnx')" -eq 15 ]
 check "again: no temporary folder left" no_temp "$work"
 
+# --- -d . : into the current folder, file by file ----------------------------------------------------
+mkdir "$work/here"
+(cd "$work/here" && "$GL" export "$EX" -d . --no-onnx >/dev/null 2>"$work/err")
+check "-d .: exit 0, the files in the current folder" test -s "$work/here/index.html"
+check "-d .: no temporary folder left" no_temp "$work"
+
 # --- a refused destination: nothing moved, nothing left ---------------------------------------------
 mkdir -p "$work/blocked/00-input.svg"
 run export "$EX" -d "$work/blocked"

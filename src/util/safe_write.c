@@ -522,15 +522,16 @@ gl_status gl_temp_dir_commit(gl_temp_dir *d)
         return gl_fail(GL_ERR_INTERNAL, "commit of a closed folder");
     gl_status st = GL_OK;
     struct stat sb;
-    if (lstat(d->target, &sb) == 0 && S_ISLNK(sb.st_mode))
+    bool exists = lstat(d->target, &sb) == 0;
+    if (exists && S_ISLNK(sb.st_mode))
         st = gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
                                    "links (remove it or choose another name)", d->target);
-    else if (lstat(d->target, &sb) == 0 && !S_ISDIR(sb.st_mode))
+    else if (exists && !S_ISDIR(sb.st_mode))
         st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
     else if (rename(d->path, d->target) == 0) {
         free(d->path); /* renamed: nothing left to remove */
         d->path = NULL;
-    } else if (errno == ENOTEMPTY || errno == EEXIST)
+    } else if (exists) /* not empty, or "." (EBUSY, EINVAL): file by file */
         st = merge_into(d);
     else
         st = gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",

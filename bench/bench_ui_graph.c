@@ -7,11 +7,14 @@
  * them, an Add of the block input), every value float[1,64,56,56], names
  * "/blockK/Op_i". For each, medians of:
  *   layout  gl_render_layout as the view asks for it (GL_GRAPH_VIEW_MAX_BOXES boxes,
- *           constants folded) around the node in the middle, radius 2 and 4: Graphviz in
- *           a forked child, the job the view runs on the ui's worker thread. A graph
- *           under the box limit is laid out whole, whatever the radius.
- *   draw    gl_drawing_build of that layout: boxes sized, scale chosen, edges routed
- *           (also on the worker).
+ *           constants folded, shared constants once, edge labels as xlabels) around the
+ *           node in the middle, radius 2 and 4: Graphviz in a forked child, the job the
+ *           view runs on the ui's worker thread. A graph under the box limit is laid out
+ *           whole, whatever the radius. The view's automatic radius (the largest that
+ *           fits the screen) runs this for radius 2 and then one radius up or down at a
+ *           time: usually two or three layouts.
+ *   draw    gl_drawing_build of that layout, compact as the view draws it: boxes sized,
+ *           scale chosen, edges routed (also on the worker).
  *   paint   one frame: gl_canvas_paint of an 80x24 and a 200x60 viewport into a curses
  *           screen writing to /dev/null, then doupdate; the viewport moves every frame
  *           (panning). This is all a key press costs on the input loop.
@@ -113,7 +116,8 @@ static bool measure_layout(const gl_graph *g, const char *focus, int radius, int
     *keep = NULL;
     for (int r = 0; r < runs; r++) {
         gl_render_opts o = {.max_nodes = GL_GRAPH_VIEW_MAX_BOXES, .focus = focus,
-                            .radius = radius, .fold_constants = true};
+                            .radius = radius, .fold_constants = true, .shared_once = true,
+                            .xlabels = true};
         gl_layout *l = NULL;
         gl_render_info info;
         double t0 = bench_now_seconds();
@@ -123,7 +127,7 @@ static bool measure_layout(const gl_graph *g, const char *focus, int radius, int
         }
         double t1 = bench_now_seconds();
         gl_drawing *d = NULL;
-        if (gl_drawing_build(l, NULL, &d) != GL_OK) {
+        if (gl_drawing_build(l, &(gl_draw_opts){.compact = true}, &d) != GL_OK) {
             fprintf(stderr, "bench_ui_graph: drawing: %s\n", gl_error_message());
             gl_layout_free(l);
             return false;

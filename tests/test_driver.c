@@ -308,7 +308,7 @@ Test(driver, export_model)
     gl_session_opts_init(&o, "toposort,dce");
     gl_session s;
     gl_status run = GL_ERR_INTERNAL;
-    cr_assert_eq(gl_export_model(tu_src(EXAMPLE), &o, dir, &s, &run), GL_OK, "%s",
+    cr_assert_eq(gl_export_model(tu_src(EXAMPLE), &o, dir, NULL, &s, &run), GL_OK, "%s",
                  gl_error_message());
     cr_expect_eq(run, GL_OK);
     cr_assert(s.pipeline);
@@ -321,9 +321,53 @@ Test(driver, export_model)
         cr_expect(exists(dir, files[i]), "%s written", files[i]);
     gl_session_close(&s);
 
-    cr_expect_neq(gl_export_model(tu_src("tests/data/bad/cycle.onnx"), &o, none, &s, &run),
+    cr_expect_neq(gl_export_model(tu_src("tests/data/bad/cycle.onnx"), &o, none, NULL, &s,
+                                  &run),
                   GL_OK);
     cr_expect(access(none, F_OK) != 0, "no folder for a model that does not load");
+    gl_session_close(&s);
+    gl_session_opts_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+static bool stop_at_two(void *ctx, size_t step, size_t n_steps)
+{
+    (void)n_steps;
+    ++*(size_t *)ctx;
+    return step < 2;
+}
+
+
+/* The workbench's E cancelled (its progress callback says stop) or finished: a cancelled
+ * export leaves neither the folder nor the temporary one; a finished one, without the
+ * .onnx files when asked, leaves only the folder. */
+Test(driver, export_pipeline_cancelled_leaves_nothing)
+{
+    char *tmp = tu_tmpdir();
+    char dir[2048];
+    snprintf(dir, sizeof(dir), "%s/sub/out", tmp);
+    gl_session_opts o;
+    gl_session_opts_init(&o, "toposort,dce");
+    o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
+    o.always_pipeline = true;
+    gl_session s;
+    cr_assert_eq(gl_session_open(tu_src(EXAMPLE), &o, &s), GL_OK, "%s", gl_error_message());
+    size_t calls = 0;
+    cr_expect_neq(gl_export_pipeline(s.pipeline, EXAMPLE, dir, NULL, stop_at_two, &calls), GL_OK);
+    cr_expect_eq(calls, 3, "stopped at the third step");
+    cr_expect(access(dir, F_OK) != 0, "no half folder");
+    snprintf(dir, sizeof(dir), "%s/sub", tmp);
+    cr_expect_eq(tu_dir_entries(dir), 0, "no temporary folder beside it");
+
+    gl_export_opts eo = {.no_onnx = true};
+    snprintf(dir, sizeof(dir), "%s/sub/out", tmp);
+    cr_expect_eq(gl_export_pipeline(s.pipeline, EXAMPLE, dir, &eo, NULL, NULL), GL_OK, "%s",
+                 gl_error_message());
+    cr_expect(exists(dir, "01-toposort.svg") && exists(dir, "index.html"));
+    cr_expect(!exists(dir, "01-toposort.onnx"), "no .onnx with no_onnx");
+    snprintf(dir, sizeof(dir), "%s/sub", tmp);
+    cr_expect_eq(tu_dir_entries(dir), 1, "the folder alone, no temporary one");
     gl_session_close(&s);
     gl_session_opts_free(&o);
     tu_rmtree(tmp);

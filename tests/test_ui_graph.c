@@ -519,7 +519,7 @@ Test(mapping, marks_and_kinds_choose_styles)
     cr_expect_eq(a->style, GL_STYLE_ADDED);
     cr_expect_eq(b->style, GL_STYLE_IO);
     cr_expect_eq(glyph(d->canvas, d->boxes[1].x, d->boxes[1].y), 0x256D, "inputs are rounded");
-    cr_expect_eq(d->n_order, 1, "only node boxes are in the reading order");
+    cr_expect_eq(d->n_order, 2, "every box is in the reading order (inputs are stops too)");
     gl_drawing_free(d);
 }
 
@@ -669,7 +669,7 @@ Test(real, conv_nhwc_every_node_boxed_every_edge_connected)
         free(op);
         free(name);
     }
-    cr_expect_eq(d->n_order, nodes, "every node box in the reading order");
+    cr_expect_eq(d->n_order, l->n_nodes, "every box in the reading order");
     cr_expect_gt(l->n_edges, nodes - 1);
     check_edges(l, d);
     check_boxes_apart(d);
@@ -906,26 +906,25 @@ Test(view, shows_the_step_and_moves_the_selection_box_to_box)
 
 /* A chain of 600 nodes: past the box limit, so the view lays out the selection's
  * neighbourhood; a selection made elsewhere gets its own, and the radius grows it. */
+static void open_chain(gl_ui *ui, int n_nodes);
+
 Test(view, big_graphs_show_the_neighbourhood_of_the_selection)
 {
-    gl_model *m = tu_model(13);
-    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
-    gl_node *n = NULL;
-    for (int i = 0; i < 600; i++) {
-        char name[32];
-        snprintf(name, sizeof(name), "relu_%d", i);
-        n = tu_node(m->graph, "Relu", name, 1, n ? n->outputs[0] : x);
-    }
-    tu_output(m->graph, n->outputs[0]);
     gl_ui ui;
-    open_model(&ui, m, "none");
+    open_chain(&ui, 600);
     test_screen scr;
     screen_open(&scr, 40, 120);
     gl_ui_request(&ui, GL_REQ_VIEW_GRAPH);
     draw_graph(&ui);
     char *text = screen_text();
-    cr_expect(strstr(text, "within 2 hops of 'relu_0'"), "a neighbourhood:\n%s", text);
+    cr_expect(strstr(text, "hops of 'relu_0'") && strstr(text, "(fits"),
+              "a neighbourhood, its radius chosen:\n%s", text);
     free(text);
+    /* < and > leave the automatic radius: down to 1, then up to 2 */
+    for (int i = 0; i < 12 && !strstr(ui.status, "1-9"); i++)
+        gl_ui_request(&ui, GL_REQ_RADIUS_LESS);
+    gl_ui_request(&ui, GL_REQ_RADIUS_MORE);
+    cr_expect(strstr(ui.status, "neighbourhood radius 2"), "%s", ui.status);
 
     gl_node *far = gl_find_node(ui.pipeline->steps[0].model->graph, "relu_300");
     cr_assert_not_null(far);
@@ -963,4 +962,161 @@ Test(view, big_graphs_show_the_neighbourhood_of_the_selection)
     free(text);
     screen_close(&scr);
     gl_ui_free(&ui);
+}
+
+/* A chain of `n` Relus relu_0 .. relu_{n-1} from input x, in a workbench on step 0. */
+static void open_chain(gl_ui *ui, int n_nodes)
+{
+    gl_model *m = tu_model(13);
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
+    gl_node *n = NULL;
+    for (int i = 0; i < n_nodes; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "relu_%d", i);
+        n = tu_node(m->graph, "Relu", name, 1, n ? n->outputs[0] : x);
+    }
+    tu_output(m->graph, n->outputs[0]);
+    open_model(ui, m, "none");
+}
+
+static void select_named(gl_ui *ui, const char *name)
+{
+    gl_node *n = gl_find_node(ui->pipeline->steps[0].model->graph, name);
+    cr_assert_not_null(n, "%s", name);
+    gl_ui_select_node(ui, n->id);
+}
+
+/* Issue 12: on a 140x45 terminal the default neighbourhood fits the screen and shows
+ * more than 3 nodes (the radius is chosen, the ranks drawn compactly); every box is a
+ * stop for J/K; Enter on "... N more" widens that side; { and } move to the producer
+ * and the consumer. */
+Test(view, default_neighbourhood_fits_the_screen_and_boxes_are_stops)
+{
+    gl_ui ui;
+    open_chain(&ui, 600);
+    test_screen scr;
+    screen_open(&scr, 45, 140);
+    select_named(&ui, "relu_300");
+    gl_ui_request(&ui, GL_REQ_VIEW_GRAPH);
+    draw_graph(&ui);
+    char *text = screen_text();
+    cr_expect(strstr(text, "fits the screen"), "an automatic radius:\n%s", text);
+    static const char *const near[] = {"relu_298", "relu_299", "relu_300", "relu_301",
+                                       "relu_302"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(near); i++)
+        cr_expect(strstr(text, near[i]), "%s on the screen:\n%s", near[i], text);
+    expect_cursor_on(text, selected_node(&ui));
+    free(text);
+
+    /* } and { : consumer and producer, one key each */
+    gl_ui_request(&ui, GL_REQ_CONSUMER);
+    cr_expect_str_eq(selected_node(&ui)->name, "relu_301");
+    gl_ui_request(&ui, GL_REQ_PRODUCER);
+    gl_ui_request(&ui, GL_REQ_PRODUCER);
+    cr_expect_str_eq(selected_node(&ui)->name, "relu_299");
+    draw_graph(&ui);
+    text = screen_text();
+    expect_cursor_on(text, selected_node(&ui));
+    free(text);
+
+    /* J past the last node reaches the "... N more" box below; Enter draws what it hid */
+    gl_ui_request(&ui, GL_REQ_BOTTOM);
+    const char *last = selected_node(&ui)->name;
+    char last_name[32];
+    snprintf(last_name, sizeof(last_name), "%s", last);
+    gl_ui_request(&ui, GL_REQ_BOX_NEXT);
+    draw_graph(&ui);
+    text = screen_text();
+    const char *cursor = strstr(text, "┏");
+    cr_assert_not_null(cursor, "%s", text);
+    cr_expect(strstr(cursor, "more") && strstr(cursor, "more") < strstr(cursor, "┗"),
+              "the cursor is on the \"... N more\" box:\n%s", text);
+    cr_expect_str_eq(selected_node(&ui)->name, last_name, "the selection stays a node");
+    free(text);
+    gl_ui_request(&ui, GL_REQ_ENTER);
+    cr_expect(strstr(ui.status, "consumers of"), "%s", ui.status);
+    int k = atoi(last_name + 5);
+    char next[32];
+    snprintf(next, sizeof(next), "relu_%d", k + 1);
+    draw_graph(&ui);
+    text = screen_text();
+    cr_expect(strstr(text, next), "widened: %s drawn:\n%s", next, text);
+    free(text);
+
+    /* the input box is a stop too, and Enter there says what it is */
+    select_named(&ui, "relu_0");
+    draw_graph(&ui);
+    text = screen_text();
+    cr_expect(strstr(text, "input: x"), "the input drawn:\n%s", text);
+    free(text);
+    gl_ui_request(&ui, GL_REQ_BOX_PREV);
+    gl_ui_request(&ui, GL_REQ_ENTER);
+    cr_expect(strstr(ui.status, "input: x"), "%s", ui.status);
+    gl_ui_request(&ui, GL_REQ_PRODUCER);
+    cr_expect(strstr(ui.status, "no node produces"), "%s", ui.status);
+    screen_close(&scr);
+    gl_ui_free(&ui);
+}
+
+/* Opened on a decision's nodes (ui->marks, as Enter on a decision leaves them), the
+ * neighbourhood holds all of them and the viewport shows them together. */
+Test(view, a_decisions_nodes_are_drawn_and_centred_together)
+{
+    gl_ui ui;
+    open_chain(&ui, 600);
+    test_screen scr;
+    screen_open(&scr, 45, 140);
+    const gl_graph *g = ui.pipeline->steps[0].model->graph;
+    ui.marks = malloc(2 * sizeof(*ui.marks));
+    ui.marks[0] = gl_find_node(g, "relu_400")->id;
+    ui.marks[1] = gl_find_node(g, "relu_402")->id;
+    ui.n_marks = 2;
+    gl_ui_select_node(&ui, ui.marks[0]);
+    gl_ui_request(&ui, GL_REQ_VIEW_GRAPH);
+    draw_graph(&ui);
+    char *text = screen_text();
+    cr_expect(strstr(text, "relu_400") && strstr(text, "relu_402"), "both on screen:\n%s",
+              text);
+    expect_cursor_on(text, selected_node(&ui));
+    free(text);
+    gl_ui_request(&ui, GL_REQ_CONSUMER); /* off the marks, inside the drawing */
+    draw_graph(&ui);
+    text = screen_text();
+    cr_expect(strstr(text, "relu_400") && strstr(text, "relu_402"), "still both:\n%s", text);
+    cr_expect(strstr(text, "hops of 'relu_400'"), "no new layout for a move:\n%s", text);
+    free(text);
+    screen_close(&scr);
+    gl_ui_free(&ui);
+}
+
+static size_t boxes_of_kind(const gl_layout *l, gl_render_box_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        n += l->nodes[i].kind == kind;
+    return n;
+}
+
+/* A constant read by two nodes: a copy beside each reader by default (SVGs of whole
+ * graphs), one box wired to both with shared_once (the terminal view). */
+Test(real, a_shared_constant_is_drawn_once_in_the_view)
+{
+    gl_model *m = tu_model(13);
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
+    gl_value *c = tu_const_f32(m->graph, "c", 1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+    gl_node *a = tu_node(m->graph, "Add", "a", 2, x, c);
+    gl_node *b = tu_node(m->graph, "Add", "b", 2, a->outputs[0], c);
+    tu_output(m->graph, b->outputs[0]);
+    for (int once = 0; once < 2; once++) {
+        gl_render_opts o = {.fold_constants = true, .shared_once = once};
+        gl_layout *l = NULL;
+        cr_assert_eq(gl_render_layout(m->graph, &o, &l, NULL), GL_OK, "%s", gl_error_message());
+        cr_expect_eq(boxes_of_kind(l, GL_BOX_CONSTANT), once ? 1 : 2, "shared_once %d", once);
+        size_t from_constant = 0;
+        for (size_t i = 0; i < l->n_edges; i++)
+            from_constant += l->nodes[l->edges[i].from].kind == GL_BOX_CONSTANT;
+        cr_expect_eq(from_constant, 2, "an edge to each reader (shared_once %d)", once);
+        gl_layout_free(l);
+    }
+    gl_model_free(m);
 }

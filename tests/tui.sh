@@ -120,6 +120,8 @@ check "the step's files are there" \
     -s "$work/graphlab-export/conv_nhwc/06-transpose-push.onnx" -a \
     -f "$work/graphlab-export/conv_nhwc/06-transpose-push.diff.txt"
 keys E
+check "E asks where, the default shown" wait_for "export every step to: ./graphlab-export/conv_nhwc_"
+keys Enter
 check "E exports every step" wait_for "exported 15 steps to ./graphlab-export/conv_nhwc/"
 check "E writes index.html" test -s "$work/graphlab-export/conv_nhwc/index.html"
 keys o
@@ -257,7 +259,7 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
         >/dev/null 2>&1; then
     start 100 30 -- "$work/big/many_nodes.onnx"
     check "a big model opens" wait_for "nodes | step 0/14"
-    keys E
+    keys E Enter
     check "E on a big model shows progress" wait_for "exporting step"
     keys C-c
     check "C-c stops waiting without quitting" wait_for "stopped waiting for the export"
@@ -265,6 +267,8 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     check "keys work while the export ends in the background" wait_for "step 1/14"
     keys q
     check "q exits 0 with work still running" [ "$(wait_rc)" = 0 ]
+    check "q with the export running leaves no half folder" \
+        sh -c "! ls -a '$work/graphlab-export' 2>/dev/null | grep -q 'tmp\\.'"
 else
     skip "C-c during an export: no python with onnx to make a big model"
 fi

@@ -348,6 +348,7 @@ typedef struct export_job {
     const gl_diff *diff;
     const char *model_path;
     char dir[1024], label[128], path[1280];
+    gl_export_opts eo;
     gl_status st;
     char error[512];
     /* EXPORT_SVG: how the opener did (see open_file) */
@@ -368,21 +369,22 @@ static bool export_progress(void *ctx, size_t step, size_t n_steps)
 static void export_run(void *arg, gl_job *job)
 {
     export_job *e = arg;
-    e->st = gl_make_dir(e->dir);
-    if (e->st == GL_OK) {
-        switch (e->kind) {
-        case EXPORT_STEP: e->st = gl_export_snapshot(e->model, e->before, e->dir, e->label); break;
-        case EXPORT_ALL:
-            e->st = gl_export_pipeline(e->p, e->model_path, e->dir, export_progress, job);
-            break;
-        case EXPORT_SVG: {
-            gl_render_opts ro = {.diff = e->diff, .title = e->label};
+    switch (e->kind) {
+    case EXPORT_STEP:
+        e->st = gl_export_snapshot(e->model, e->before, e->dir, e->label, &e->eo);
+        break;
+    case EXPORT_ALL:
+        e->st = gl_export_pipeline(e->p, e->model_path, e->dir, &e->eo, export_progress, job);
+        break;
+    case EXPORT_SVG: {
+        gl_render_opts ro = {.diff = e->diff, .title = e->label};
+        e->st = gl_make_dir(e->dir);
+        if (e->st == GL_OK)
             e->st = gl_render_svg_file(e->model->graph, &ro, e->path, NULL);
-            if (e->st == GL_OK)
-                open_file(e);
-            break;
-        }
-        }
+        if (e->st == GL_OK)
+            open_file(e);
+        break;
+    }
     }
     if (e->st != GL_OK)
         snprintf(e->error, sizeof(e->error), "%s", gl_error_message());
@@ -559,8 +561,8 @@ static unsigned export_finish(gl_ui *ui, void *arg)
     else if (e->kind == EXPORT_STEP)
         gl_ui_set_status(ui, "exported %s to %s/ (.dot .svg .onnx .diff.txt)", e->label, e->dir);
     else if (e->kind == EXPORT_ALL)
-        gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json)",
-                         e->p->n_steps, e->dir);
+        gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json%s)",
+                         e->p->n_steps, e->dir, e->eo.no_onnx ? "; no .onnx files" : "");
     else
         flags = report_open(ui, e);
     free(e);
@@ -596,14 +598,24 @@ static export_job *new_export(gl_ui *ui, export_kind kind)
     return e;
 }
 
-unsigned gl_ui_export(gl_ui *ui, bool all)
+unsigned gl_ui_export_into(gl_ui *ui, bool all, const char *dir, const gl_export_opts *eo)
 {
     if (!ui->pipeline)
         return GL_REDRAW_NONE;
+    if (dir != ui->export_dir) /* `e` and `o` write where the last export went */
+        snprintf(ui->export_dir, sizeof(ui->export_dir), "%s", dir);
     export_job *e = new_export(ui, all ? EXPORT_ALL : EXPORT_STEP);
+    e->eo = *eo;
     if (!gl_ui_start_job(ui, &export_spec, e))
         free(e);
     return GL_REDRAW_STATUS;
+}
+
+unsigned gl_ui_export(gl_ui *ui, bool all)
+{
+    const char *env = getenv("GRAPHLAB_EXPORT_DIR");
+    gl_export_opts eo = {0};
+    return gl_ui_export_into(ui, all, env && *env ? env : ui->export_dir, &eo);
 }
 
 unsigned gl_ui_open_svg(gl_ui *ui)
@@ -818,6 +830,9 @@ static void draw_status(gl_ui *ui, int y, int width)
     if (ui->prompt) {
         snprintf(left, sizeof(left), "/%s_%s", ui->prompt_text,
                  ui->status_error && ui->prompt_text[0] ? "  (no match)" : "");
+        role = GL_ROLE_NORMAL;
+    } else if (ui->export_prompt) {
+        gl_ui_export_prompt_line(ui, left, sizeof(left));
         role = GL_ROLE_NORMAL;
     } else if (ui->job) {
         app_runtime *rt = ui->runtime;
@@ -1088,6 +1103,8 @@ int gl_ui_main(const char *model_path, const char *data_dir)
         close(rt.wake[0]);
         close(rt.wake[1]);
     }
-    /* else a cancelled job still runs and reads the pipeline: exit() ends it with us */
+    else /* a cancelled job still runs and reads the pipeline: exit() ends it with us,
+          * and what it was writing (an export's temporary folder) goes now */
+        gl_temp_files_remove();
     return rc;
 }

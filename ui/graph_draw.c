@@ -24,17 +24,18 @@
 #define BEND_TRIES 32    /* rows (columns) tried for the middle run of a bend */
 #define EDGE_LABEL_COLS 24
 #define SIMPLIFY_TOLERANCE 2.5 /* cells a spline may stray from its simplified route */
+#define COMPACT_FLOOR 0.3 /* compact: the least of the aspect's rows per point kept */
 
 typedef struct settings {
     double sx0, aspect;
     int label_cols, label_lines, margin;
-    bool edge_labels;
+    bool edge_labels, compact;
 } settings;
 
 static settings settings_of(const gl_draw_opts *o)
 {
     settings s = {DEFAULT_COLS_PER_POINT, DEFAULT_ASPECT, DEFAULT_LABEL_COLS,
-                  DEFAULT_LABEL_LINES, DEFAULT_MARGIN, true};
+                  DEFAULT_LABEL_LINES, DEFAULT_MARGIN, true, false};
     if (!o)
         return s;
     if (o->cols_per_point > 0 && o->cols_per_point <= MAX_SCALE)
@@ -48,6 +49,7 @@ static settings settings_of(const gl_draw_opts *o)
     if (o->margin > 0)
         s.margin = o->margin;
     s.edge_labels = !o->no_edge_labels;
+    s.compact = o->compact;
     return s;
 }
 
@@ -160,9 +162,10 @@ static double choose_sx(const gl_layout *l, const gl_cell_rect *r, double sx)
 
 /* Rows per point: sx / aspect, raised until boxes above one another whose columns
  * overlap at scale sx keep GAP_ROWS. */
-static double choose_sy(const gl_layout *l, const gl_cell_rect *r, double sx, double aspect)
+static double choose_sy(const gl_layout *l, const gl_cell_rect *r, double sx, double aspect,
+                        bool compact)
 {
-    double sy = sx / aspect;
+    double sy = sx / aspect * (compact ? COMPACT_FLOOR : 1);
     for (size_t i = 0; i < l->n_nodes; i++)
         for (size_t j = i + 1; j < l->n_nodes; j++) {
             const gl_layout_node *a = &l->nodes[i], *b = &l->nodes[j];
@@ -189,10 +192,60 @@ static double layout_top(const gl_layout *l)
 }
 
 /* Cell coordinates before the margin shift, as doubles. */
+/* Compact: the row of layout y, linear between the ranks around it, at d->sy beyond. */
+static double rank_row(const gl_drawing *d, double y)
+{
+    const double *ry = d->rank_y, *rr = d->rank_row;
+    size_t n = d->n_ranks;
+    if (y >= ry[0])
+        return rr[0] - (y - ry[0]) * d->sy;
+    for (size_t k = 0; k + 1 < n; k++)
+        if (y >= ry[k + 1])
+            return rr[k] + (ry[k] - y) / (ry[k] - ry[k + 1]) * (rr[k + 1] - rr[k]);
+    return rr[n - 1] + (ry[n - 1] - y) * d->sy;
+}
+
 static void to_cells(const gl_drawing *d, double x, double y, double *col, double *row)
 {
     *col = clamp_coord(clamp_coord(x) * d->sx);
-    *row = clamp_coord((d->top - clamp_coord(y)) * d->sy);
+    *row = d->n_ranks ? clamp_coord(rank_row(d, clamp_coord(y)))
+                      : clamp_coord((d->top - clamp_coord(y)) * d->sy);
+}
+
+static int compare_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* Compact: the ranks (node centres within half a point share one), top first, each
+ * placed the boxes' half heights plus GAP_ROWS and the rounding slack below the last. */
+static void compact_ranks(const gl_layout *l, gl_drawing *d)
+{
+    double *ys = gl_xmalloc((l->n_nodes + 1) * sizeof(*ys));
+    for (size_t i = 0; i < l->n_nodes; i++)
+        ys[i] = clamp_coord(l->nodes[i].y);
+    qsort(ys, l->n_nodes, sizeof(*ys), compare_desc);
+    d->rank_y = gl_xmalloc((l->n_nodes + 1) * sizeof(*d->rank_y));
+    d->rank_row = gl_xcalloc(l->n_nodes + 1, sizeof(*d->rank_row));
+    double *half = gl_xcalloc(l->n_nodes + 1, sizeof(*half)); /* tallest box's half */
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (!n || d->rank_y[n - 1] - ys[i] > 0.5)
+            d->rank_y[n++] = ys[i];
+    for (size_t i = 0; i < l->n_nodes; i++)
+        for (size_t k = 0; k < n; k++)
+            if (fabs(d->rank_y[k] - clamp_coord(l->nodes[i].y)) <= 0.5) {
+                half[k] = fmax(half[k], d->boxes[i].h / 2.0);
+                break;
+            }
+    if (n)
+        d->rank_row[0] = (d->top - d->rank_y[0]) * d->sy;
+    for (size_t k = 1; k < n; k++)
+        d->rank_row[k] = d->rank_row[k - 1] + half[k - 1] + half[k] + GAP_ROWS + ROUNDING_SLACK;
+    d->n_ranks = n;
+    free(half);
+    free(ys);
 }
 
 void gl_drawing_map(const gl_drawing *d, double x, double y, int *col, int *row)
@@ -572,8 +625,7 @@ static void reading_order(const gl_layout *l, gl_drawing *d)
     ranked *r = gl_xmalloc((l->n_nodes + 1) * sizeof(*r));
     size_t n = 0;
     for (size_t i = 0; i < l->n_nodes; i++)
-        if (l->nodes[i].kind == GL_BOX_NODE)
-            r[n++] = (ranked){d->boxes[i].y, d->boxes[i].x, i};
+        r[n++] = (ranked){d->boxes[i].y, d->boxes[i].x, i};
     qsort(r, n, sizeof(*r), compare_ranked);
     d->order = gl_xmalloc((n + 1) * sizeof(*d->order));
     for (size_t i = 0; i < n; i++)
@@ -657,8 +709,10 @@ gl_status gl_drawing_build(const gl_layout *l, const gl_draw_opts *o, gl_drawing
     d->edges = gl_xcalloc(l->n_edges + 1, sizeof(*d->edges));
     size_boxes(l, &s, d->boxes);
     d->sx = choose_sx(l, d->boxes, s.sx0);
-    d->sy = choose_sy(l, d->boxes, d->sx, s.aspect);
+    d->sy = choose_sy(l, d->boxes, d->sx, s.aspect, s.compact);
     d->top = layout_top(l);
+    if (s.compact && l->n_nodes)
+        compact_ranks(l, d);
 
     ptvec *samples = gl_xcalloc(l->n_edges + 1, sizeof(*samples));
     gl_status st = make_canvas(d, place(l, d, samples), s.margin);
@@ -693,6 +747,8 @@ void gl_drawing_free(gl_drawing *d)
     free(d->boxes);
     free(d->edges);
     free(d->order);
+    free(d->rank_y);
+    free(d->rank_row);
     free(d);
 }
 

@@ -41,6 +41,11 @@ typedef struct gl_draw_opts {
     int label_lines;       /* most text lines in a box; 0: 3 (op, name, first shape) */
     int margin;            /* blank cells around the drawing; 0: 2 */
     bool no_edge_labels;
+    bool compact;          /* ranks (rows of boxes in the layout) as close as the boxes
+                            * drawn allow: 2 blank rows between consecutive ranks, however
+                            * far apart Graphviz put them (its boxes hold every label line,
+                            * ours at most label_lines), so more ranks fit a screen (the
+                            * graph view); rows in between are interpolated */
 } gl_draw_opts;
 
 typedef struct gl_cell_rect {
@@ -61,11 +66,14 @@ typedef struct gl_drawing {
     size_t n_boxes;
     gl_drawn_edge *edges;  /* one per layout edge, same index */
     size_t n_edges;
-    size_t *order;         /* node boxes (GL_BOX_NODE) in reading order: by top row, then
-                            * by left column */
+    size_t *order;         /* every box (nodes, inputs, outputs, constants, "... N more")
+                            * in reading order: by top row, then by left column */
     size_t n_order;
     double sx, sy;         /* cells per point */
     double top;            /* layout y of row 0 before the shift below */
+    double *rank_y, *rank_row; /* compact: layout y of each rank, top first, and its row
+                            * before the shift (owned); n_ranks 0 otherwise */
+    size_t n_ranks;
     int shift_x, shift_y;  /* margins: col = round(x * sx) + shift_x */
 } gl_drawing;
 

@@ -1042,7 +1042,7 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_NEXT_VIEW: return next_view(ui);
     case GL_REQ_DIFF_SCOPE: return diff_scope(ui);
     case GL_REQ_EXPORT_STEP: return gl_ui_export(ui, false);
-    case GL_REQ_EXPORT_ALL: return gl_ui_export(ui, true);
+    case GL_REQ_EXPORT_ALL: return gl_ui_export_ask(ui);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
     case GL_REQ_BISECT: return gl_ui_bisect(ui);
     case GL_REQ_RUN: return gl_ui_run(ui);
@@ -1060,6 +1060,8 @@ unsigned gl_ui_key(gl_ui *ui, int key)
 {
     if (ui->prompt)
         return prompt_key(ui, key);
+    if (ui->export_prompt)
+        return gl_ui_export_prompt_key(ui, key);
     gl_request r = gl_key_request(key);
     if (r == GL_REQ_JUMP && ui->pipeline)
         return jump_digit(ui, key - '0');

@@ -235,7 +235,11 @@ struct gl_ui {
     gl_job *job;              /* the job the status line waits for (NULL: idle) */
     bool sync_jobs;           /* run jobs inline (tests) */
     void *runtime;            /* app.c's private part (threads, graveyard); NULL headless */
-    char export_dir[1024];    /* ./graphlab-export/<model-name> */
+    char export_dir[1024];    /* ./graphlab-export/<model-name>, or $GRAPHLAB_EXPORT_DIR,
+                               * or where the last E exported */
+    bool export_prompt;       /* E's "where to?" prompt is open (export_prompt.c) */
+    bool export_onnx;         /* in it: write the per-step .onnx files too */
+    char export_text[1024];
     char fatal[512];          /* the initial load failed: its message */
     bool color;               /* has_colors() && !NO_COLOR */
     bool utf8;                /* the locale's charset is UTF-8 */
@@ -465,6 +469,21 @@ size_t gl_histogram_draw(const size_t *bins, size_t n, bool utf8, char *buf, siz
 
 /* Export the shown step / every step into ui->export_dir, open the step's SVG. */
 unsigned gl_ui_export(gl_ui *ui, bool all);
+/* The same into `dir` (remembered as ui->export_dir), `eo` as export.h. */
+struct gl_export_opts;
+unsigned gl_ui_export_into(gl_ui *ui, bool all, const char *dir,
+                           const struct gl_export_opts *eo);
+
+/* ---- E's prompt (export_prompt.c) -------------------------------------------------- */
+
+/* E: every step into $GRAPHLAB_EXPORT_DIR when set, else a prompt for the folder (the
+ * default shown and editable; Tab: with or without the .onnx files; Enter exports, Esc
+ * cancels). */
+unsigned gl_ui_export_ask(gl_ui *ui);
+/* A key while the prompt is open. */
+unsigned gl_ui_export_prompt_key(gl_ui *ui, int key);
+/* The prompt as the status line shows it. */
+void gl_ui_export_prompt_line(const gl_ui *ui, char *buf, size_t len);
 unsigned gl_ui_open_svg(gl_ui *ui);
 
 /* ---- drawing helpers (app.c; main thread, inside draw functions only) -------------- */

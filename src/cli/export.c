@@ -1,4 +1,4 @@
-/* export.c — `graphlab export MODEL -d DIR [--passes LIST] [--set PASS.OPT=V]`: every
+/* export.c — `graphlab export MODEL -d DIR [--no-onnx] [--passes LIST] [--set PASS.OPT=V]`: every
  * step of the pipeline as files, decisions.json and index.html (driver/export.h, the
  * calls the workbench's e / E keys make too). */
 #include "cli/cli.h"
@@ -10,22 +10,31 @@
 
 typedef struct export_args {
     const char *model, *dir;
+    gl_export_opts eo;
 } export_args;
 
+enum { OPT_DIR, OPT_NO_ONNX };
 static const gl_cli_option own_options[] = {
-    {"dir", 'd', true, "DIR", "the folder to write (created with its parents); required"},
+    [OPT_DIR] = {"dir", 'd', true, "DIR", "the folder to write (created with its parents; "
+                 "written into a temporary folder beside it, renamed at the end); required"},
+    [OPT_NO_ONNX] = {"no-onnx", 0, false, NULL, "without the per-step .onnx files (the "
+                     "biggest part of an export)"},
 };
 
 const gl_command gl_command_export = {
     "export", "MODEL", "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html",
     "DIR/NN-PASS.{dot,svg,onnx,diff.txt} per step, 00-input first; DIR/decisions.json; "
-    "DIR/index.html, one page that loads nothing from the network. --passes defaults to all.",
+    "DIR/index.html, one page that loads nothing from the network. --passes defaults to all. "
+    "A failed or interrupted export leaves no half folder.",
     GL_SOPT_PIPELINE, own_options, GL_ARRAY_LEN(own_options), gl_cmd_export};
 
 static int own_option(void *ctx, size_t which, const char *value)
 {
-    (void)which; /* the only one: --dir */
-    ((export_args *)ctx)->dir = value;
+    export_args *a = ctx;
+    if (which == OPT_DIR)
+        a->dir = value;
+    else
+        a->eo.no_onnx = true;
     return GL_EXIT_OK;
 }
 
@@ -49,7 +58,7 @@ int gl_cmd_export(int argc, char **argv)
     gl_session s = {0};
     int rc = parse_args(argc, argv, &a, &o);
     if (rc == GL_EXIT_OK) {
-        gl_status run, st = gl_export_model(a.model, &o, a.dir, &s, &run);
+        gl_status run, st = gl_export_model(a.model, &o, a.dir, &a.eo, &s, &run);
         if (st == GL_OK) {
             printf("exported %zu steps to %s/ (index.html, decisions.json)\n",
                    s.pipeline->n_steps, gl_esc(a.dir));

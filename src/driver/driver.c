@@ -297,37 +297,3 @@ gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const c
     gl_exec_options eo = gl_session_exec_options(o, backend);
     return gl_exec_create(s->model, &eo, out);
 }
-
-/* One folder: created when absent, accepted when it exists as a folder. */
-static gl_status make_one_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
-        struct stat st;
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-            return GL_OK;
-        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
-    }
-    return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
-}
-
-gl_status gl_make_dir(const char *dir)
-{
-    size_t n = strlen(dir);
-    char *path = malloc(n + 1);
-    if (!path)
-        return gl_fail(GL_ERR_NOMEM, "%s: out of memory", dir);
-    memcpy(path, dir, n + 1);
-    /* Each parent in turn, as mkdir -p does; a leading '/' and repeated '/' are skipped. */
-    gl_status st = GL_OK;
-    for (char *p = path + 1; st == GL_OK && *p; p++) {
-        if (*p != '/' || p[-1] == '/')
-            continue;
-        *p = '\0';
-        st = make_one_dir(path);
-        *p = '/';
-    }
-    if (st == GL_OK)
-        st = make_one_dir(path);
-    free(path);
-    return st;
-}

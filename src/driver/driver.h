@@ -13,6 +13,7 @@
 #include "exec/exec.h"
 #include "exec/inputs.h"
 #include "passes/pipeline.h"
+#include "util/safe_write.h" /* gl_make_dir */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -129,9 +130,5 @@ gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *ba
 /* A plan for the session's model on `backend` (gl_exec_create). */
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
                           gl_exec **out);
-
-/* Make sure `dir` exists as a folder, creating it and its missing parents (mkdir -p), for
- * what writes into it. */
-gl_status gl_make_dir(const char *dir);
 
 #endif

@@ -59,7 +59,7 @@ static char *diff_text(const gl_model *m, const gl_model *before, size_t *n_chan
 
 /* DIR/LABEL.{diff.txt,dot,svg,onnx} of one snapshot; sf keeps what the index needs. */
 static gl_status export_files(const gl_model *m, const gl_model *before, const char *dir,
-                              step_files *sf)
+                              const gl_export_opts *eo, step_files *sf)
 {
     char path[4096];
     gl_diff *d = NULL;
@@ -81,7 +81,7 @@ static gl_status export_files(const gl_model *m, const gl_model *before, const c
         snprintf(path, sizeof(path), "%s/%s.svg", dir, sf->label);
         st = gl_write_file(path, sf->svg, sf->svg_len);
     }
-    if (st == GL_OK) {
+    if (st == GL_OK && !eo->no_onnx) {
         snprintf(path, sizeof(path), "%s/%s.onnx", dir, sf->label);
         st = gl_model_save(m, path, NULL);
     }
@@ -90,18 +90,39 @@ static gl_status export_files(const gl_model *m, const gl_model *before, const c
     return st;
 }
 
-static gl_status export_step(const char *dir, const gl_pipeline *p, size_t k, step_files *sf)
+static gl_status export_step(const char *dir, const gl_pipeline *p, size_t k,
+                             const gl_export_opts *eo, step_files *sf)
 {
     gl_snapshot_label(p, k, sf->label, sizeof(sf->label));
-    return export_files(p->steps[k].model, k ? p->steps[k - 1].model : NULL, dir, sf);
+    return export_files(p->steps[k].model, k ? p->steps[k - 1].model : NULL, dir, eo, sf);
+}
+
+static const gl_export_opts default_opts;
+
+static const gl_export_opts *opts_or_default(const gl_export_opts *eo)
+{
+    return eo ? eo : &default_opts;
+}
+
+/* Put what was written at the destination, or leave nothing when `st` says it failed. */
+static gl_status finish_folder(gl_temp_dir *tmp, gl_status st)
+{
+    if (st == GL_OK)
+        return gl_temp_dir_commit(tmp);
+    gl_temp_dir_abort(tmp);
+    return st;
 }
 
 gl_status gl_export_snapshot(const gl_model *m, const gl_model *before, const char *dir,
-                             const char *label)
+                             const char *label, const gl_export_opts *eo)
 {
+    gl_temp_dir tmp;
+    gl_status st = gl_temp_dir_open(&tmp, dir);
+    if (st != GL_OK)
+        return st;
     step_files sf = {0};
     snprintf(sf.label, sizeof(sf.label), "%s", label);
-    gl_status st = export_files(m, before, dir, &sf);
+    st = finish_folder(&tmp, export_files(m, before, tmp.path, opts_or_default(eo), &sf));
     free(sf.svg);
     free(sf.diff_text);
     return st;
@@ -257,7 +278,7 @@ static void html_decisions(FILE *f, const gl_pipeline *p, const gl_snapshot *s)
 }
 
 static gl_status write_index(const char *model, const char *dir, const gl_pipeline *p,
-                             const step_files *files)
+                             const gl_export_opts *eo, const step_files *files)
 {
     gl_atomic_file out;
     FILE *f = NULL;
@@ -281,9 +302,11 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
         html_text(f, files[k].label);
         fprintf(f, " — %zu nodes%s</summary>\n", p->steps[k].nodes,
                 k > 0 && !p->steps[k].changed ? " (unchanged)" : "");
-        fprintf(f, "<p>Files: <a href=\"%s.svg\">svg</a> <a href=\"%s.dot\">dot</a> "
-                   "<a href=\"%s.onnx\">onnx</a> <a href=\"%s.diff.txt\">diff</a></p>\n",
-                files[k].label, files[k].label, files[k].label, files[k].label);
+        fprintf(f, "<p>Files: <a href=\"%s.svg\">svg</a> <a href=\"%s.dot\">dot</a> ",
+                files[k].label, files[k].label);
+        if (!eo->no_onnx)
+            fprintf(f, "<a href=\"%s.onnx\">onnx</a> ", files[k].label);
+        fprintf(f, "<a href=\"%s.diff.txt\">diff</a></p>\n", files[k].label);
         if (files[k].render.note[0]) {
             fputs("<p><i>", f);
             html_text(f, files[k].render.note);
@@ -304,6 +327,8 @@ static gl_status write_index(const char *model, const char *dir, const gl_pipeli
 /* The files of the steps written so far, for decisions.json and index.html. */
 typedef struct exporter {
     const char *model, *dir;
+    gl_temp_dir tmp;   /* written into, renamed to the destination at the end */
+    const gl_export_opts *eo;
     step_files *files; /* by step: n of them */
     size_t n, cap;
 } exporter;
@@ -313,15 +338,17 @@ static gl_status export_next(exporter *x, const gl_pipeline *p, size_t k)
     GL_GROW(x->files, x->cap, k + 1);
     x->files[k] = (step_files){0};
     x->n = k + 1;
-    return export_step(x->dir, p, k, &x->files[k]);
+    return export_step(x->tmp.path, p, k, x->eo, &x->files[k]);
 }
 
 static gl_status export_finish(exporter *x, const gl_pipeline *p, gl_status st)
 {
     if (st == GL_OK)
-        st = write_decisions_json(x->model, x->dir, p, x->files);
+        st = write_decisions_json(x->model, x->tmp.path, p, x->files);
     if (st == GL_OK)
-        st = write_index(x->model, x->dir, p, x->files);
+        st = write_index(x->model, x->tmp.path, p, x->eo, x->files);
+    if (x->tmp.path)
+        st = finish_folder(&x->tmp, st);
     for (size_t k = 0; k < x->n; k++) {
         free(x->files[k].svg);
         free(x->files[k].diff_text);
@@ -331,11 +358,14 @@ static gl_status export_finish(exporter *x, const gl_pipeline *p, gl_status st)
 }
 
 gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char *dir,
+                             const gl_export_opts *eo,
                              bool (*progress)(void *ctx, size_t step, size_t n_steps),
                              void *ctx)
 {
-    exporter x = {.model = model, .dir = dir};
-    gl_status st = GL_OK;
+    exporter x = {.model = model, .eo = opts_or_default(eo)};
+    gl_status st = gl_temp_dir_open(&x.tmp, dir);
+    if (st != GL_OK)
+        return st;
     for (size_t k = 0; st == GL_OK && k < p->n_steps; k++) {
         if (progress && !progress(ctx, k, p->n_steps)) {
             st = gl_fail(GL_ERR_IO, "%s: export stopped at step %zu", dir, k);
@@ -347,12 +377,13 @@ gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char
 }
 
 /* `graphlab export` writes each step as the pipeline makes it and frees the model of the
- * step before: two or three snapshots in memory instead of all of them. The folder is
- * made once the model has loaded: a model that does not load leaves no trace on disk. */
+ * step before: two or three snapshots in memory instead of all of them. The temporary
+ * folder is made once the model has loaded: a model that does not load leaves no trace
+ * on disk. */
 static gl_status export_model_step(void *ctx, gl_pipeline *p, size_t k)
 {
     exporter *x = ctx;
-    gl_status st = k == 0 ? gl_make_dir(x->dir) : GL_OK;
+    gl_status st = k == 0 ? gl_temp_dir_open(&x->tmp, x->dir) : GL_OK;
     if (st == GL_OK)
         st = export_next(x, p, k);
     if (st == GL_OK && k > 0)
@@ -361,9 +392,9 @@ static gl_status export_model_step(void *ctx, gl_pipeline *p, size_t k)
 }
 
 gl_status gl_export_model(const char *path, const gl_session_opts *o, const char *dir,
-                          gl_session *s, gl_status *pass_status)
+                          const gl_export_opts *eo, gl_session *s, gl_status *pass_status)
 {
-    exporter x = {.model = path, .dir = dir};
+    exporter x = {.model = path, .dir = dir, .eo = opts_or_default(eo)};
     gl_session_opts so = *o;
     so.pipeline_flags |= GL_PIPELINE_KEEP_SNAPSHOTS;
     so.always_pipeline = true;

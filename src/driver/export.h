@@ -3,7 +3,9 @@
  *
  * For each step DIR/NN-PASS.{dot,svg,onnx,diff.txt} (00-input first, with an empty diff),
  * then DIR/decisions.json and DIR/index.html (one page, no network references). Every
- * file goes through the guarded atomic write (util/safe_write.h).
+ * file goes through the guarded atomic write (util/safe_write.h), into a temporary folder
+ * beside DIR that becomes DIR at the end (gl_temp_dir): a failed, cancelled or
+ * interrupted export leaves no half folder. DIR's missing parents are created.
  */
 #ifndef GL_EXPORT_H
 #define GL_EXPORT_H
@@ -13,14 +15,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+typedef struct gl_export_opts {
+    bool no_onnx; /* no NN-PASS.onnx files (they are most of an export's bytes) */
+} gl_export_opts;
+
 /* DIR/LABEL.{diff.txt,dot,svg,onnx} for model `m`, diffed against and marked against
- * `before` (NULL: no step before, an empty diff). DIR must exist. */
+ * `before` (NULL: no step before, an empty diff). `eo` may be NULL (everything). */
 gl_status gl_export_snapshot(const gl_model *m, const gl_model *before, const char *dir,
-                             const char *label);
+                             const char *label, const gl_export_opts *eo);
 /* Every step of a pipeline that kept its snapshots, DIR/decisions.json and
  * DIR/index.html (`model` names the model in them). `progress` (may be NULL) is called
- * before each step; returning false stops the export with an error. DIR must exist. */
+ * before each step; returning false stops the export with an error, nothing written. */
 gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char *dir,
+                             const gl_export_opts *eo,
                              bool (*progress)(void *ctx, size_t step, size_t n_steps),
                              void *ctx);
 /* The pipeline's "decisions" array, every record in id order, closing the object it
@@ -28,11 +35,11 @@ gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char
 struct gl_json;
 void gl_export_decisions_json(const gl_pipeline *p, struct gl_json *j);
 /* `path` loaded and o->passes run (gl_session_open) with each step written as the
- * pipeline makes it, the models of earlier steps dropped once written; DIR is created
- * once the model has loaded. Returns the first failure of loading or writing; a pass
+ * pipeline makes it, the models of earlier steps dropped once written; the temporary
+ * folder is created once the model has loaded. Returns the first failure of loading or writing; a pass
  * that fails still has the steps before it exported: then GL_OK, and *pass_status is
  * the pass's status (s->pipeline->failure its message). gl_session_close(s) after. */
 gl_status gl_export_model(const char *path, const gl_session_opts *o, const char *dir,
-                          gl_session *s, gl_status *pass_status);
+                          const gl_export_opts *eo, gl_session *s, gl_status *pass_status);
 
 #endif

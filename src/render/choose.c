@@ -31,7 +31,7 @@
 
 settings gl_rv_resolve_opts(const gl_render_opts *o)
 {
-    settings s = {DEFAULT_MAX_NODES, DEFAULT_RADIUS, false, NULL, NULL, NULL, NULL};
+    settings s = {.max_boxes = DEFAULT_MAX_NODES, .radius = DEFAULT_RADIUS};
     if (!o)
         return s;
     if (o->max_nodes)
@@ -40,6 +40,12 @@ settings gl_rv_resolve_opts(const gl_render_opts *o)
         s.radius = o->radius;
     s.fold_constants = o->fold_constants;
     s.focus = o->focus && *o->focus ? o->focus : NULL;
+    s.also = o->also;
+    s.n_also = o->also ? o->n_also : 0;
+    s.widen = o->widen;
+    s.n_widen = o->widen ? o->n_widen : 0;
+    s.shared_once = o->shared_once;
+    s.xlabels = o->xlabels;
     s.title = o->title;
     s.diff = o->diff;
     return s;
@@ -74,6 +80,9 @@ static size_t node_cost(const gl_node *n, const uint32_t *node_sharers)
 typedef struct bfs {
     const gl_graph *g;
     uint32_t *node_sharers; /* by node index (count_node_sharers), owned */
+    bool shared_once;       /* a shared Constant node is one box: drawn, never walked
+                             * through */
+    int radius;
     bool *keep;
     int *dist;
     size_t *queue, head, tail;
@@ -86,9 +95,10 @@ static bool bfs_visit(bfs *w, const gl_node *m, int d)
 {
     if (!gl_rv_node_of(w->g, m) || w->keep[m->index])
         return true;
-    /* A shared Constant node is drawn as copies beside its readers: no neighbour, and
-     * no way into every part of the graph that reads it. */
-    if (w->node_sharers[m->index] > 1)
+    /* A shared Constant node is drawn as copies beside its readers (or once, wired to
+     * the readers drawn): no way into every part of the graph that reads it. */
+    bool shared = w->node_sharers[m->index] > 1;
+    if (shared && !w->shared_once)
         return true;
     size_t cost = node_cost(m, w->node_sharers);
     if (w->used + cost > w->budget) {
@@ -97,7 +107,7 @@ static bool bfs_visit(bfs *w, const gl_node *m, int d)
     }
     w->used += cost;
     w->keep[m->index] = true;
-    w->dist[m->index] = d;
+    w->dist[m->index] = shared ? w->radius : d;
     w->queue[w->tail++] = m->index;
     w->kept++;
     return true;
@@ -121,25 +131,68 @@ static bool bfs_expand(bfs *w, const gl_node *n, int d)
     return true;
 }
 
-/* Nodes within `radius` hops of focus, breadth first, while the box budget lasts. */
-static size_t select_neighbourhood(const gl_graph *g, const gl_node *focus, int radius,
-                                   size_t budget, bool *keep, bool *cut_short)
+/* The left-out producers and/or consumers of each widened node drawn, in order (each
+ * may widen at a node an earlier one brought in). They are walked no further. */
+static void widen_neighbourhood(bfs *w, const settings *set)
 {
-    bfs w = {g, gl_rv_count_node_sharers(g), keep, gl_xmalloc((g->n_nodes + 1) * sizeof(int)),
-             gl_xmalloc((g->n_nodes + 1) * sizeof(size_t)), 0, 0, 0, budget, 0, false};
-    /* The focus is drawn whatever it costs (max_nodes >= MIN_MAX_NODES keeps that sane). */
-    keep[focus->index] = true;
-    w.dist[focus->index] = 0;
-    w.queue[w.tail++] = focus->index;
-    w.used = node_cost(focus, w.node_sharers);
-    w.kept = 1;
+    for (size_t k = 0; k < set->n_widen; k++) {
+        const gl_node *n = set->widen[k].node ? gl_find_node(w->g, set->widen[k].node) : NULL;
+        if (!n || !w->keep[n->index])
+            continue;
+        for (size_t i = 0; set->widen[k].producers && i < n->n_inputs; i++)
+            if (n->inputs[i] && !bfs_visit(w, n->inputs[i]->producer, w->radius))
+                return;
+        for (size_t o = 0; set->widen[k].consumers && o < n->n_outputs; o++) {
+            const gl_value *v = n->outputs[o];
+            for (size_t i = 0; v && i < v->n_uses; i++)
+                if (!bfs_visit(w, v->uses[i].node, w->radius))
+                    return;
+        }
+    }
+}
+
+/* A node the neighbourhood is centred on, at distance 0. */
+static void bfs_seed(bfs *w, const gl_node *n)
+{
+    if (w->keep[n->index])
+        return;
+    w->keep[n->index] = true;
+    w->dist[n->index] = 0;
+    w->queue[w->tail++] = n->index;
+    w->used += node_cost(n, w->node_sharers);
+    w->kept++;
+}
+
+/* Nodes within `radius` hops of focus (and of set->also), breadth first, while the box
+ * budget lasts; then set->widen. */
+static size_t select_neighbourhood(const gl_graph *g, const gl_node *focus, const settings *set,
+                                   bool *keep, bool *cut_short)
+{
+    int radius = set->radius;
+    bfs w = {.g = g, .node_sharers = gl_rv_count_node_sharers(g),
+             .shared_once = set->shared_once, .radius = radius, .keep = keep,
+             .dist = gl_xmalloc((g->n_nodes + 1) * sizeof(int)),
+             .queue = gl_xmalloc((g->n_nodes + 1) * sizeof(size_t)), .budget = set->max_boxes};
+    /* The focus is drawn whatever it costs (max_nodes >= MIN_MAX_NODES keeps that sane);
+     * the other centres while the budget lasts. */
+    bfs_seed(&w, focus);
+    for (size_t k = 0; k < set->n_also; k++) {
+        const gl_node *n = set->also[k] ? gl_find_node(g, set->also[k]) : NULL;
+        if (n && gl_rv_node_of(g, n) && w.used + node_cost(n, w.node_sharers) <= w.budget)
+            bfs_seed(&w, n);
+    }
+    bool spent = false;
     while (w.head < w.tail) {
         size_t idx = w.queue[w.head++];
         if (w.dist[idx] >= radius)
             continue;
-        if (!bfs_expand(&w, g->nodes[idx], w.dist[idx] + 1))
+        if (!bfs_expand(&w, g->nodes[idx], w.dist[idx] + 1)) {
+            spent = true;
             break;
+        }
     }
+    if (!spent)
+        widen_neighbourhood(&w, set);
     free(w.dist);
     free(w.queue);
     free(w.node_sharers);
@@ -337,7 +390,7 @@ static void note_set(view *v, const char *fmt, ...)
 
 uint64_t gl_rv_plan_layout(view *v)
 {
-    v->xlabels = v->n_boxes > XLABEL_ABOVE;
+    v->xlabels = v->always_xlabels || v->n_boxes > XLABEL_ABOVE;
     layout_cost c = gl_rv_layout_cost(v, !v->xlabels);
     if (!v->xlabels && c.work > WORK_BOUND) {
         v->xlabels = true;
@@ -377,7 +430,7 @@ static bool try_focus(const gl_graph *g, const settings *set, const gl_node_chan
         return false;
     bool *keep = gl_xcalloc(g->n_nodes + 1, sizeof(*keep));
     bool cut_short = false;
-    size_t kept = select_neighbourhood(g, focus, set->radius, set->max_boxes, keep, &cut_short);
+    size_t kept = select_neighbourhood(g, focus, set, keep, &cut_short);
     gl_rv_build_node_view(g, set, ch, keep, true, true, v);
     free(keep);
     gl_rv_plan_layout(v);

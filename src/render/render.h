@@ -72,6 +72,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A neighbourhood widened at one node: its producers and/or consumers left out are drawn
+ * (they bring their own "... N more" boxes). */
+typedef struct gl_render_widen {
+    const char *node;
+    bool producers, consumers;
+} gl_render_widen;
+
 typedef struct gl_render_opts {
     const gl_diff *diff;   /* marks against the previous snapshot; NULL: none */
     size_t max_nodes;      /* most boxes to lay out; 0: default 1500; below 16 counts as 16 */
@@ -79,6 +86,19 @@ typedef struct gl_render_opts {
                             * found: the collapsed view, and the note says so); the node
                             * gets a thick border wherever it is drawn */
     int radius;            /* hops around focus (0: default 3) */
+    const char *const *also; /* more nodes the neighbourhood is centred on, as the focus
+                            * (a decision's nodes); names not found are ignored */
+    size_t n_also;
+    const struct gl_render_widen *widen; /* drawn neighbourhood nodes whose left-out
+                            * neighbours are drawn too, in order (the terminal view's
+                            * Enter on a "... N more" box) */
+    size_t n_widen;
+    bool shared_once;      /* a shared constant source is one box wired to each reader, not
+                            * a copy beside each (fine for the few hundred boxes of a
+                            * terminal view; whole-graph SVGs keep the copies) */
+    bool xlabels;          /* edge labels as xlabels whatever the size: placed after the
+                            * layout, they take no rank of their own, so ranks sit evenly
+                            * (the terminal view) */
     bool fold_constants;   /* constants read by one node become lines in its box */
     const char *title;     /* graph label, e.g. "03-constant-folding" */
     unsigned timeout_ms;   /* most time for the Graphviz layout of gl_render_svg,

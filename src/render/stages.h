@@ -45,6 +45,12 @@ typedef struct settings {
     int radius;
     bool fold_constants;
     const char *focus;
+    const char *const *also;
+    size_t n_also;
+    const gl_render_widen *widen;
+    size_t n_widen;
+    bool shared_once;
+    bool xlabels;
     const char *title;
     const gl_diff *diff;
     const char *emergency; /* why the drawing must be small: a layout ran out of time;
@@ -83,6 +89,7 @@ typedef struct view {
     bool reduced;
     size_t left_out;     /* input, constant, output and stub boxes not drawn: the box limit */
     bool xlabels;        /* edge labels as xlabels (placed after the layout) */
+    bool always_xlabels; /* settings.xlabels: whatever the size */
     bool bounded_effort; /* dot's iterations limited (nslimit, nslimit1, mclimit) */
 } view;
 

@@ -626,7 +626,7 @@ static void place_nodes(builder *b)
     {
         if (!is_kept(b, n))
             continue;
-        if (b->node_sharers[i] > 1 && has_kept_reader(b, n)) {
+        if (b->copy_sources && b->node_sharers[i] > 1 && has_kept_reader(b, n)) {
             core_placed(b);
             continue;
         }
@@ -790,6 +790,7 @@ static void builder_init(builder *b, const gl_graph *g, const settings *set, vie
 {
     *b = (builder){.g = g, .set = set, .v = v, .draw_io = true, .per_value_edges = true,
                    .change_of = change_of, .limit = set->max_boxes, .pending = core_boxes};
+    v->always_xlabels = set->xlabels;
     b->left_out = gl_xcalloc(g->n_values + 1, sizeof(*b->left_out));
     b->box_of_node = gl_xmalloc((g->n_nodes + 1) * sizeof(*b->box_of_node));
     b->box_of_value = gl_xmalloc((g->n_values + 1) * sizeof(*b->box_of_value));
@@ -831,7 +832,7 @@ void gl_rv_build_node_view(const gl_graph *g, const settings *set,
     builder_init(&b, g, set, v, change_of, kept);
     b.keep = keep;
     b.fold_all = fold_all;
-    b.copy_sources = true;
+    b.copy_sources = !set->shared_once;
     place_inputs(&b);
     place_nodes(&b);
     connect_all(&b);

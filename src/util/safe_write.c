@@ -2,14 +2,18 @@
  * signals (safe_write.h). */
 #include "util/safe_write.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define TMP_SUFFIX ".tmp.XXXXXX"
@@ -64,6 +68,7 @@ static char *protected_name(const struct stat *st)
 
 typedef struct temp_slot {
     bool used;
+    bool folder;       /* a temporary folder: its files go with it */
     volatile sig_atomic_t live;
     char path[PATH_MAX];
 } temp_slot;
@@ -72,7 +77,7 @@ static temp_slot temp_slots[TEMP_SLOTS];
 static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The slot + 1, or 0 when the path could not be registered. */
-static int temp_register(const char *path)
+static int temp_register(const char *path, bool folder)
 {
     size_t n = strlen(path);
     if (n >= PATH_MAX)
@@ -87,6 +92,7 @@ static int temp_register(const char *path)
     pthread_mutex_unlock(&temp_lock);
     if (slot >= 0) {
         memcpy(temp_slots[slot].path, path, n + 1);
+        temp_slots[slot].folder = folder;
         __atomic_store_n(&temp_slots[slot].live, 1, __ATOMIC_RELEASE);
     }
     return slot + 1;
@@ -103,11 +109,43 @@ static void temp_unregister(int slot_plus_1)
     pthread_mutex_unlock(&temp_lock);
 }
 
+/* Removes folder `path` and the files in it (it holds no folders: ours are flat).
+ * Async-signal-safe: getdents64 on a descriptor, no opendir (it allocates). */
+static void remove_flat_folder(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[4096] __attribute__((aligned(8)));
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+            for (long off = 0; off < n;) {
+                /* linux_dirent64: ino (8), off (8), reclen (2), type (1), name */
+                unsigned short reclen;
+                memcpy(&reclen, buf + off + 16, sizeof(reclen));
+                const char *name = buf + off + 19;
+                if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+                    unlinkat(fd, name, 0);
+                off += reclen ? reclen : n;
+            }
+        }
+        close(fd);
+    }
+    rmdir(path);
+}
+
 void gl_temp_files_remove(void)
 {
-    for (int i = 0; i < TEMP_SLOTS; i++)
-        if (__atomic_load_n(&temp_slots[i].live, __ATOMIC_ACQUIRE))
-            unlink(temp_slots[i].path);
+    /* files first: a temporary file may sit in a temporary folder */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < TEMP_SLOTS; i++) {
+            if (!__atomic_load_n(&temp_slots[i].live, __ATOMIC_ACQUIRE) ||
+                temp_slots[i].folder != (pass == 1))
+                continue;
+            if (pass == 0)
+                unlink(temp_slots[i].path);
+            else
+                remove_flat_folder(temp_slots[i].path);
+        }
 }
 
 static const int CLEANUP_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
@@ -144,6 +182,15 @@ static void init_once(void)
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void block_cleanup_signals(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < GL_ARRAY_LEN(CLEANUP_SIGNALS); i++)
+        sigaddset(&block, CLEANUP_SIGNALS[i]);
+    pthread_sigmask(SIG_BLOCK, &block, old);
+}
 
 /* ==== the atomic file ================================================================== */
 
@@ -231,15 +278,12 @@ gl_status gl_atomic_open(gl_atomic_file *f, const char *path)
     memcpy(f->tmp_path, path, n);
     memcpy(f->tmp_path + n, TMP_SUFFIX, sizeof(TMP_SUFFIX));
     /* No cleanup signal between creating the file and registering it. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (size_t i = 0; i < GL_ARRAY_LEN(CLEANUP_SIGNALS); i++)
-        sigaddset(&block, CLEANUP_SIGNALS[i]);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
+    sigset_t old;
+    block_cleanup_signals(&old);
     f->fd = mkstemp(f->tmp_path);
     int err = errno;
     if (f->fd >= 0)
-        f->slot = temp_register(f->tmp_path);
+        f->slot = temp_register(f->tmp_path, false);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (f->fd < 0) {
         free(f->tmp_path); /* nothing was created: nothing to unlink */
@@ -317,5 +361,183 @@ gl_status gl_write_file(const char *path, const void *data, size_t len)
         st = gl_atomic_write(&f, data, len);
     if (st == GL_OK)
         st = gl_atomic_commit(&f);
+    return st;
+}
+
+/* ==== folders ============================================================= */
+
+#define TMP_DIR_SUFFIX ".tmp.XXXXXX"
+
+/* One folder: created when absent, accepted when it exists as a folder. */
+static gl_status make_one_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+            return GL_OK;
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
+    }
+    return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
+}
+
+gl_status gl_make_dir(const char *dir)
+{
+    size_t n = strlen(dir);
+    char *path = malloc(n + 1);
+    if (!path)
+        return gl_fail(GL_ERR_NOMEM, "%s: out of memory", dir);
+    memcpy(path, dir, n + 1);
+    /* Each parent in turn, as mkdir -p does; a leading '/' and repeated '/' are skipped. */
+    gl_status st = GL_OK;
+    for (char *p = path + 1; st == GL_OK && *p; p++) {
+        if (*p != '/' || p[-1] == '/')
+            continue;
+        *p = '\0';
+        st = make_one_dir(path);
+        *p = '/';
+    }
+    if (st == GL_OK)
+        st = make_one_dir(path);
+    free(path);
+    return st;
+}
+
+gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
+{
+    *d = (gl_temp_dir){0};
+    if (!target || !*target)
+        return gl_fail(GL_ERR_INPUT, "no output folder name given");
+    pthread_once(&once, init_once);
+    size_t n = strlen(target);
+    while (n > 1 && target[n - 1] == '/') /* "out/" names the folder "out" */
+        n--;
+    size_t base = n;
+    while (base > 0 && target[base - 1] != '/')
+        base--;
+    char *parent = base ? gl_xstrndup(target, base) : NULL;
+    gl_status st = parent ? gl_make_dir(parent) : GL_OK;
+    free(parent);
+    if (st != GL_OK)
+        return st;
+    d->target = gl_xstrndup(target, n);
+    /* "<parent>/.<name>.tmp.XXXXXX": hidden, and beside the destination so that the
+     * final rename stays on one file system */
+    size_t len = n + 2 + sizeof(TMP_DIR_SUFFIX);
+    d->path = gl_xmalloc(len);
+    snprintf(d->path, len, "%.*s.%.*s" TMP_DIR_SUFFIX, (int)base, target, (int)(n - base),
+             target + base);
+    sigset_t old;
+    block_cleanup_signals(&old);
+    bool made = mkdtemp(d->path) != NULL;
+    int err = errno;
+    if (made)
+        d->slot = temp_register(d->path, true);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* mkdtemp's 0700 would become the export's mode: give it what mkdir would */
+    if (made && chmod(d->path, 0777 & ~process_umask) != 0) {
+        err = errno;
+        remove_flat_folder(d->path);
+        temp_unregister(d->slot);
+        d->slot = 0;
+        made = false;
+    }
+    if (!made) {
+        st = gl_fail(GL_ERR_IO, "%s: cannot create a temporary folder beside it: %s",
+                     d->target, strerror(err));
+        free(d->path);
+        d->path = NULL;
+        gl_temp_dir_abort(d);
+    }
+    return st;
+}
+
+void gl_temp_dir_abort(gl_temp_dir *d)
+{
+    if (d->path)
+        remove_flat_folder(d->path);
+    temp_unregister(d->slot);
+    free(d->path);
+    free(d->target);
+    *d = (gl_temp_dir){0};
+}
+
+/* The names in folder `dir` (malloc'd array of malloc'd names), or false. */
+static bool list_names(const char *dir, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    size_t cap = 0;
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return false;
+    for (struct dirent *e; (e = readdir(dp));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        GL_GROW(*names, cap, *n + 1);
+        (*names)[(*n)++] = gl_xstrdup(e->d_name);
+    }
+    closedir(dp);
+    return true;
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t len = strlen(dir) + strlen(name) + 2;
+    char *p = gl_xmalloc(len);
+    snprintf(p, len, "%s/%s", dir, name);
+    return p;
+}
+
+/* Every file of the temporary folder moved into the existing destination folder, each
+ * checked first: a refusal moves none. */
+static gl_status merge_into(gl_temp_dir *d)
+{
+    char **names;
+    size_t n;
+    if (!list_names(d->path, &names, &n))
+        return gl_fail(GL_ERR_IO, "%s: cannot read: %s", d->path, strerror(errno));
+    gl_status st = GL_OK;
+    mode_t mode;
+    for (size_t i = 0; i < n && st == GL_OK; i++) {
+        char *to = join(d->target, names[i]);
+        st = check_destination(to, &mode);
+        free(to);
+    }
+    for (size_t i = 0; i < n && st == GL_OK; i++) {
+        char *from = join(d->path, names[i]), *to = join(d->target, names[i]);
+        if (rename(from, to) != 0)
+            st = gl_fail(GL_ERR_IO, "%s: cannot replace: %s", to, strerror(errno));
+        free(from);
+        free(to);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return st;
+}
+
+gl_status gl_temp_dir_commit(gl_temp_dir *d)
+{
+    if (!d->path)
+        return gl_fail(GL_ERR_INTERNAL, "commit of a closed folder");
+    gl_status st = GL_OK;
+    struct stat sb;
+    bool exists = lstat(d->target, &sb) == 0;
+    if (exists && S_ISLNK(sb.st_mode))
+        st = gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
+                                   "links (remove it or choose another name)", d->target);
+    else if (exists && !S_ISDIR(sb.st_mode))
+        st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
+    else if (rename(d->path, d->target) == 0) {
+        free(d->path); /* renamed: nothing left to remove */
+        d->path = NULL;
+    } else if (exists) /* not empty, or "." (EBUSY, EINVAL): file by file */
+        st = merge_into(d);
+    else
+        st = gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",
+                     d->target, d->path, strerror(errno));
+    if (st == GL_OK)
+        fsync_folder_of(d->target);
+    gl_temp_dir_abort(d);
     return st;
 }

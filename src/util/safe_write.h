@@ -21,6 +21,11 @@
  *     default action and re-raise. The handlers are installed on the first open, only
  *     for signals whose disposition is still the default (a program with its own
  *     handlers — the TUI — calls gl_temp_files_remove from them).
+ *   - a folder of files (an export) is written the same way: into a temporary folder
+ *     ".<name>.tmp.XXXXXX" beside the destination, registered like a temporary file (a
+ *     signal removes it and its files), renamed to the destination at the end. Nothing
+ *     appears at the destination before that, so a cancelled or failed export leaves no
+ *     half folder.
  *
  * The loader and the tensor-file reader register what they read with gl_protect_input.
  * Thread-safe; registries are process-wide.
@@ -59,11 +64,35 @@ void gl_atomic_abort(gl_atomic_file *f);
 /* The whole file at once: open, write, commit. */
 gl_status gl_write_file(const char *path, const void *data, size_t len);
 
+/* Make sure `dir` exists as a folder, creating it and its missing parents (mkdir -p), for
+ * what writes into it. */
+gl_status gl_make_dir(const char *dir);
+
+/* A folder written as a whole (see above). Zeroed it is closed. */
+typedef struct gl_temp_dir {
+    char *path;   /* the temporary folder to write into (owned); NULL when closed */
+    char *target; /* the destination (owned) */
+    int slot;     /* in the registry, + 1; 0: not registered */
+} gl_temp_dir;
+
+/* Creates the destination's missing parents (as mkdir -p) and the temporary folder
+ * beside it. On failure nothing new but parents exists and d needs no abort. */
+gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target);
+/* Puts the files written into d->path at the destination: renames the folder when the
+ * destination is absent or an empty folder; into an existing folder (an export made
+ * again, the workbench's `e` beside `E`) moves each file, every one checked by the
+ * guard first (no link, no input, nothing not a regular file replaced), so a refused
+ * name leaves the destination as it was. The temporary folder is gone either way. */
+gl_status gl_temp_dir_commit(gl_temp_dir *d);
+/* Removes the temporary folder and what was written into it (safe on a closed one). */
+void gl_temp_dir_abort(gl_temp_dir *d);
+
 /* The file open on `fd` (read from `path`, for messages) is an input: no write may
  * replace it for the rest of the process. Files that are not regular are ignored. */
 void gl_protect_input(int fd, const char *path);
 
-/* Unlinks every live temporary file. Async-signal-safe: for signal handlers. */
+/* Unlinks every live temporary file and folder (with its files). Async-signal-safe:
+ * for signal handlers. */
 void gl_temp_files_remove(void);
 
 /* write(2) until done, retrying EINTR; false on any other failure (errno says why). */

@@ -49,16 +49,20 @@ static const gl_pass pass_table[] = {
                                "runs as several primitives (FFN, attention, 1x1+depthwise, "
                                "...)"}},
      2},
+    {"memory-plan", "every intermediate's lifetime and offset in one arena, outputs in "
+     "place of dying inputs (the reference executor allocates from it)", gl_pass_memory_plan,
+     NULL, 0},
 };
 
 /* The default pipeline of DESIGN.md: the second transpose-push cancels the Transposes
  * that layout puts around the nodes it converts; fold-transpose takes the ones it leaves
  * above matrix products (it has no MatMul handler), before fusion meets those products;
- * fusion comes last, so it groups the nodes every other pass has left. */
+ * fusion comes after them, so it groups the nodes every other pass has left; the memory
+ * plan is last, over the graph the executor will run. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
     "transpose-push", "constant-folding", "cse", "dce", "patterns", "layout",
-    "transpose-push", "fold-transpose", "fusion"};
+    "transpose-push", "fold-transpose", "fusion", "memory-plan"};
 
 const char *const *gl_pass_default_pipeline(size_t *count)
 {

@@ -80,7 +80,7 @@ TRANSFORMER="$SRC/examples/transformer_block/model.onnx"
 
 # --- open, the bar, stepping -------------------------------------------------------------
 start 100 30 BROWSER="$work/fake-browser" -- "$CONV"
-check "opens on the loaded model" wait_for "nodes | step 0/14 | ? help"
+check "opens on the loaded model" wait_for "nodes | step 0/15 | ? help"
 check "the bar lists the steps with node counts" wait_for "load 14 → toposort 14 → shapes 14"
 check "the bar marks a step that changed the graph" wait_for "tpush 10*"
 check "the node list has the op counts" wait_for "14 nodes: Transpose 6, Relu 3, Conv 2"
@@ -164,7 +164,7 @@ check "the step's files are there" \
     -s "$work/graphlab-export/conv_nhwc/06-transpose-push.onnx" -a \
     -f "$work/graphlab-export/conv_nhwc/06-transpose-push.diff.txt"
 keys E
-check "E exports every step" wait_for "exported 15 steps to ./graphlab-export/conv_nhwc/"
+check "E exports every step" wait_for "exported 16 steps to ./graphlab-export/conv_nhwc/"
 check "E writes index.html" test -s "$work/graphlab-export/conv_nhwc/index.html"
 keys o
 check "o opens the SVG with \$BROWSER" \
@@ -293,7 +293,7 @@ golden detail-fused-group
 keys Escape [ Enter
 check "fusion: a step back, the selection is conv2 again" wait_for "NhwcConv 'conv2'"
 keys Escape ] l
-check "fusion: the node list at the fusion step" wait_for "nodes | step 14/14"
+check "fusion: the node list at the fusion step" wait_for "nodes | step 14/15"
 keys g / F u s e d Enter Enter
 check "fusion: the group chosen as itself (searched, not followed)" \
     wait_for "fused group: 2 members"

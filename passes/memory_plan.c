@@ -411,6 +411,9 @@ static void collect(planner *p)
             }
             if (!bytes)
                 continue; /* empty: no bytes to place */
+            /* A view of a graph input or initializer is its bytes, outside the arena. */
+            if (i == 0 && is_view_op(n) && n->n_inputs && !tensor_of_value(p, n->inputs[0]))
+                continue;
             GL_GROW(p->tensors, p->cap, p->n + 1);
             size_t idx = p->n++;
             p->tensor_of[v->index] = idx;

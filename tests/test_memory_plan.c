@@ -57,6 +57,8 @@ static const mcase cases[] = {
     {"view-read-later", "in x f32s[2,8]; const s i64[2] = 2,8; A = Relu(x); B = Reshape(A, s); "
      "C = Sigmoid(A); D = Add(C, B); out D", PLAN, "A 0 2, B 1 3, C 2 3", "B=A", "in-place",
      "read later", 128},
+    {"view-of-graph-input", "in x f32s[2,8]; const s i64[1] = 16; A = Reshape(x, s); "
+     "B = Relu(A); C = Tanh(B); out C", PLAN, "B 1 2", "", NULL, NULL, 64},
     {"reuse-after-death", X64 "A = Softmax(x); B = Softmax(A); C = Softmax(B); D = Softmax(C); "
      "out D", PLAN, "A 0 1, B 1 2, C 2 3", "", "in-place", "not in-place capable", 512},
     {"unread-output", X64 "A, M = Dropout(x); B = Relu(A); out B", PLAN, "A 0 1", "", NULL,

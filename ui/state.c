@@ -254,6 +254,7 @@ static const gl_view_ops *const view_ops[GL_VIEW_COUNT] = {
     [GL_VIEW_NODES] = &gl_view_nodes_ops,         [GL_VIEW_DETAIL] = &gl_view_detail_ops,
     [GL_VIEW_DIFF] = &gl_view_diff_ops,           [GL_VIEW_DECISIONS] = &gl_view_decisions_ops,
     [GL_VIEW_GRAPH] = &gl_view_graph_ops,         [GL_VIEW_HELP] = &gl_view_help_ops,
+    [GL_VIEW_MEMORY] = &gl_view_memory_ops,
 };
 
 void gl_ui_init(gl_ui *ui, const char *model_path)
@@ -885,6 +886,7 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_VIEW_DECISIONS: return gl_ui_show(ui, GL_VIEW_DECISIONS, true);
     case GL_REQ_VIEW_GRAPH: return gl_ui_show(ui, GL_VIEW_GRAPH, true);
     case GL_REQ_VIEW_NODES: return gl_ui_show(ui, GL_VIEW_NODES, true);
+    case GL_REQ_VIEW_MEMORY: return gl_ui_show(ui, GL_VIEW_MEMORY, true);
     case GL_REQ_EXPORT_STEP: return gl_ui_export(ui, false);
     case GL_REQ_EXPORT_ALL: return gl_ui_export(ui, true);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);

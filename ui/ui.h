@@ -86,6 +86,7 @@ typedef enum gl_view_kind {
     GL_VIEW_DECISIONS,
     GL_VIEW_GRAPH,
     GL_VIEW_HELP,
+    GL_VIEW_MEMORY,
     GL_VIEW_COUNT
 } gl_view_kind;
 
@@ -95,6 +96,7 @@ extern const gl_view_ops gl_view_diff_ops;
 extern const gl_view_ops gl_view_decisions_ops;
 extern const gl_view_ops gl_view_graph_ops; /* view_graph.c */
 extern const gl_view_ops gl_view_help_ops;  /* keys.c */
+extern const gl_view_ops gl_view_memory_ops; /* view_memory.c */
 
 /* The selection follows the same node across steps: the loaded node (origin) it stands
  * for, mapped through provenance in each step (gl_ui_follow). */

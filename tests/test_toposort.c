@@ -291,7 +291,7 @@ static const struct {
     {"none", true, 0, 0, NULL},
     /* DESIGN.md's default pipeline: ... patterns, layout, the second transpose-push,
      * fold-transpose, fusion */
-    {"all", true, 14, GL_BUDGET_UNLIMITED, NULL},
+    {"all", true, 15, GL_BUDGET_UNLIMITED, NULL},
     {"toposort", true, 1, GL_BUDGET_UNLIMITED, NULL},
     {"toposort:0,toposort", true, 2, 0, NULL},
     {"toposort:12", true, 1, 12, NULL},

@@ -88,6 +88,8 @@ static gl_status measure(const gl_model *m, const gl_session_opts *o, bool plan,
     gl_dataset d = {0};
     gl_exec_options eo = gl_session_exec_options(o, "ref");
     eo.no_memory_plan = !plan;
+    /* Informational, as folding is: a loop that runs longer is left unmeasured. */
+    eo.max_iterations = GL_EVAL_MAX_ITERATIONS;
     gl_exec *e = NULL;
     size_t n_out = m->graph->n_outputs;
     gl_tensor **out = gl_xcalloc(n_out ? n_out : 1, sizeof(*out));
@@ -113,6 +115,8 @@ static void print_memory_plan(const gl_model *m, const gl_session_opts *o)
         return;
     printf("\n");
     gl_memory_plan_print(m->memory_plan, stdout);
+    if (!m->memory_plan->n_tensors)
+        return;
     gl_exec_stats with = {0}, without = {0};
     if (measure(m, o, false, &without) != GL_OK || measure(m, o, true, &with) != GL_OK) {
         printf("measured: not run (%s)\n", gl_esc(gl_error_message()));

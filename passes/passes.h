@@ -195,6 +195,10 @@ gl_status gl_pass_fold_transpose(gl_graph *g, gl_pass_ctx *ctx);
  * fusions) become one node calling a model-local function of domain graphlab.fused whose
  * body is the chain's nodes; rank-2 MatMul + Add becomes a Gemm. Option exact-shapes. */
 gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx);
+/* Memory plan (memory_plan.c): every intermediate's lifetime in the executor's order and
+ * its offset in one arena, outputs in place of dying inputs where the op allows; stored
+ * as m->memory_plan (ir/memplan.h). Changes nothing in the graph. */
+gl_status gl_pass_memory_plan(gl_graph *g, gl_pass_ctx *ctx);
 
 /* ---- what passes may assume about a node (effects.c) ------------------------------- */
 

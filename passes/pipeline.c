@@ -58,17 +58,21 @@ static const gl_pass pass_table[] = {
               "operand and the scalar too"},
              {"units", 1, "0: leave apart the units the oneDNN backend runs as several "
               "primitives (FFN, attention, 1x1+depthwise, ...)"})},
+    {.name = "memory-plan", .shown = "mem", .run = gl_pass_memory_plan,
+     .summary = "every intermediate's lifetime and offset in one arena, outputs in place of "
+                "dying inputs (the reference executor allocates from it)"},
 };
 #undef OPTIONS
 
 /* The default pipeline of DESIGN.md: the second transpose-push cancels the Transposes
  * that layout puts around the nodes it converts; fold-transpose takes the ones it leaves
  * above matrix products (it has no MatMul handler), before fusion meets those products;
- * fusion comes last, so it groups the nodes every other pass has left. */
+ * fusion comes after them, so it groups the nodes every other pass has left; the memory
+ * plan is last, over the graph the executor will run. */
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
     "transpose-push", "constant-folding", "cse", "dce", "patterns", "layout",
-    "transpose-push", "fold-transpose", "fusion"};
+    "transpose-push", "fold-transpose", "fusion", "memory-plan"};
 
 const char *const *gl_pass_default_pipeline(size_t *count)
 {

@@ -34,7 +34,7 @@ while IFS='|' read -r name code text args; do
     eval "set -- $args"
     expect "$name" "$code" "$text" "$@"
 done <<TABLE
-nothing breaks|0|no rewrite changes the outputs (14 rewrites in 14 steps|bisect "$C"
+nothing breaks|0|no rewrite changes the outputs (18 rewrites in 15 steps|bisect "$C"
 nothing breaks, --data|0|inputs from --data|bisect "$C" --data "$CD"
 the last rewrite|1|first bad decision: #16 fusion conv-activation (step 14, rewrite 1 of 1) nodes: conv2, relu2|bisect "$C" --set fusion.fault=1
 a push in the first transpose-push|1|first bad decision: #3 transpose-push push-through-Add (step 6, rewrite 2 of 4)|bisect "$C" --data "$CD" --set transpose-push.fault=2
@@ -57,7 +57,7 @@ TABLE
 # reads stderr sees nothing there but an error, as from every command.
 export GRAPHLAB_PROGRESS=1
 expect "progress on stderr with GRAPHLAB_PROGRESS=1" 1 \
-    "bisect: rewrite 7 of 14 (transpose-push 2/8, step 12): same outputs" \
+    "bisect: rewrite 9 of 19 (transpose-push 4/8, step 12): same outputs" \
     bisect "$C" --set fusion.fault=1
 unset GRAPHLAB_PROGRESS
 "$GL" bisect "$C" --set fusion.fault=1 >"$tmp/out" 2>"$tmp/err"

@@ -24,8 +24,8 @@ check "--no-onnx: exit 0" [ "$rc" -eq 0 ]
 check "export -d creates missing parents (mkdir -p)" test -d "$work/a/b/c"
 check "--no-onnx: no .onnx file" [ "$(count "$work/a/b/c" '*.onnx')" -eq 0 ]
 check "--no-onnx: every step's .svg, .dot and .diff.txt" \
-    [ "$(count "$work/a/b/c" '*.svg')" -eq 15 -a "$(count "$work/a/b/c" '*.dot')" -eq 15 -a \
-    "$(count "$work/a/b/c" '*.diff.txt')" -eq 15 ]
+    [ "$(count "$work/a/b/c" '*.svg')" -eq 16 -a "$(count "$work/a/b/c" '*.dot')" -eq 16 -a \
+    "$(count "$work/a/b/c" '*.diff.txt')" -eq 16 ]
 check "--no-onnx: index.html and decisions.json" \
     test -s "$work/a/b/c/index.html" -a -s "$work/a/b/c/decisions.json"
 check "--no-onnx: index.html links no .onnx" sh -c "! grep -q '\.onnx\"' '$work/a/b/c/index.html'"
@@ -36,14 +36,14 @@ check "the folder gets mkdir's mode, not mkdtemp's 0700" \
 check "export --help names --no-onnx" sh -c "'$GL' export --help 2>&1 | grep -q -- --no-onnx"
 
 run export "$EX" -d "$work/full"
-check "without --no-onnx: one .onnx per step" [ "$(count "$work/full" '*.onnx')" -eq 15 ]
+check "without --no-onnx: one .onnx per step" [ "$(count "$work/full" '*.onnx')" -eq 16 ]
 
 # --- an export again into the folder: files replaced, others kept -----------------------------------
 echo mine >"$work/full/notes.txt"
 run export "$EX" -d "$work/full" --no-onnx
 check "again into an existing folder: exit 0" [ "$rc" -eq 0 ]
 check "again: the user's file is kept" grep -q mine "$work/full/notes.txt"
-check "again: the .onnx of the first export are kept" [ "$(count "$work/full" '*.onnx')" -eq 15 ]
+check "again: the .onnx of the first export are kept" [ "$(count "$work/full" '*.onnx')" -eq 16 ]
 check "again: no temporary folder left" no_temp "$work"
 
 # --- -d . : into the current folder, file by file ----------------------------------------------------
@@ -134,10 +134,10 @@ if command -v tmux >/dev/null 2>&1; then
     keys Tab
     check "Tab: .onnx files no" wait_for ".onnx files: no"
     keys Enter
-    check "Enter exports to the folder typed" wait_for "exported 15 steps to out/e1/"
+    check "Enter exports to the folder typed" wait_for "exported 16 steps to out/e1/"
     check "the status says no .onnx" wait_for "no .onnx files"
     check "E without .onnx: .svg but no .onnx" \
-        [ "$(count "$tui/out/e1" '*.svg')" -eq 15 -a "$(count "$tui/out/e1" '*.onnx')" -eq 0 ]
+        [ "$(count "$tui/out/e1" '*.svg')" -eq 16 -a "$(count "$tui/out/e1" '*.onnx')" -eq 0 ]
     keys e
     check "e then writes where E did" wait_for "exported 00-input to out/e1/"
     keys q
@@ -146,7 +146,7 @@ if command -v tmux >/dev/null 2>&1; then
     start 140 30 GRAPHLAB_EXPORT_DIR=$tui/env -- "$EX"
     wait_for "steps: ] and [" >/dev/null
     keys E
-    check "\$GRAPHLAB_EXPORT_DIR: E exports there without asking" wait_for "exported 15 steps to $tui/env/"
+    check "\$GRAPHLAB_EXPORT_DIR: E exports there without asking" wait_for "exported 16 steps to $tui/env/"
     check "\$GRAPHLAB_EXPORT_DIR: the files are there" test -s "$tui/env/index.html"
     keys q
     wait_rc >/dev/null

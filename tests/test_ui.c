@@ -732,7 +732,8 @@ Test(history, node_decisions_include_refusals_across_steps)
     cr_expect_eq(d->step, 6);
     free(idx);
     /* channel_scale: moved through by both pushes, named by fusion's refusal (#3 and #9
-     * move a Transpose below channel_shift: they do not name it) */
+     * move a Transpose below channel_shift: they do not name it), then written in place of
+     * its input by the memory plan (#18) */
     const gl_node *m = gl_find_node(gl_ui_step_graph(&ui, 0), "channel_scale");
     n = gl_ui_node_decisions(&ui, m->id, &idx);
     char got[128] = "";
@@ -741,7 +742,7 @@ Test(history, node_decisions_include_refusals_across_steps)
         snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s#%lld %s", i ? ", " : "",
                  (long long)r->id, gl_verdict_name(r->verdict));
     }
-    cr_expect_str_eq(got, "#2 applied, #8 applied, #15 refused");
+    cr_expect_str_eq(got, "#2 applied, #8 applied, #15 refused, #18 applied");
     free(idx);
 
     /* the detail lists them; Enter on the refusal goes to step 6, the record selected */

@@ -26,7 +26,7 @@ boxes() { screen | grep -o '[┌┏][─━┬┯]*[┐┓]' | wc -l | tr -d ' '
 on_screen() { [ "$(boxes)" -ge "$1" ]; }
 
 start 140 45 -- "$MODEL"
-check "shufflenet opens" wait_for "nodes | step 0/14"
+check "shufflenet opens" wait_for "nodes | step 0/15"
 keys v
 check "v: a neighbourhood whose radius fits the screen" wait_for "(fits the screen; < >)"
 check "more than 3 node boxes on 140x45" on_screen 4

@@ -39,9 +39,9 @@ golden() {
 }
 
 start 170 24 GRAPHLAB_STABLE_TIMES=1 -- "$CONV"
-check "opens" wait_for "nodes | step 0/14 | ? help"
+check "opens" wait_for "nodes | step 0/15 | ? help"
 keys 1 4
-check "at the fusion step" wait_for "step 14/14"
+check "at the fusion step" wait_for "step 14/15"
 keys r
 check "r runs the step on seeded random inputs" \
     wait_for "ran 14-fusion on seeded random inputs: fused agrees with the reference"
@@ -73,7 +73,7 @@ keys q
 check "q exits 0" [ "$(wait_rc)" = 0 ]
 
 start 170 24 -- "$CONV" --data "$SRC/examples/conv_nhwc/test_data_set_0"
-check "--data: opens" wait_for "nodes | step 0/14 | ? help"
+check "--data: opens" wait_for "nodes | step 0/15 | ? help"
 keys r
 check "--data: the run says its inputs" wait_for "on the inputs of $SRC/examples/conv_nhwc/test_data_set_0"
 keys q
@@ -89,11 +89,11 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \
         >/dev/null 2>&1; then
     start 120 24 -- "$work/big/many_nodes.onnx"
-    check "a big model opens" wait_for "nodes | step 0/14"
+    check "a big model opens" wait_for "nodes | step 0/15"
     keys r
     check "r shows progress" wait_for "run: "
     keys ]
-    check "keys work while it runs" wait_for "step 1/14"
+    check "keys work while it runs" wait_for "step 1/15"
     keys C-c
     check "C-c stops waiting without quitting" wait_for "stopped waiting for the run"
     keys q

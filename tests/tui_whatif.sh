@@ -22,7 +22,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/glwhatif.XXXXXX")
 . "$GL_SRCDIR/tests/tmux.sh"
 
 start 140 30 -- "$GL_SRCDIR/examples/conv_nhwc/model.onnx"
-check "opens" wait_for "nodes | step 0/14 | ? help"
+check "opens" wait_for "nodes | step 0/15 | ? help"
 keys 6 c
 check "the decisions of the first transpose-push" wait_for "decisions of 06-transpose-push: 5"
 keys j j x
@@ -33,7 +33,7 @@ keys x
 check "x again lifts the veto" wait_for "what-if: #3 allowed again; after step 6 10 nodes (were 12)"
 check "the bar is back" wait_for "tpush 10*"
 keys 1 4
-check "at the last step" wait_for "step 14/14"
+check "at the last step" wait_for "step 14/15"
 keys b
 check "b: nothing breaks" wait_for "bisect: no rewrite of steps 1-14 changes the outputs"
 keys q

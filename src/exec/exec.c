@@ -10,6 +10,7 @@
  * the value (frame->plain) until the value is released. Reference kernels write their
  * outputs into buffers the plan lends again on every run (plan_node.out_slots).
  */
+#include "exec/arena.h"
 #include "exec/plan.h"
 #include "util/escape.h"
 
@@ -64,6 +65,9 @@ typedef struct frame {
     gl_buffer_slot *slots;     /* the plan's per-value slots for plain copies (may be NULL) */
     bool consts_only;          /* gl_eval_node: defaults of inputs are not values */
     gl_exec *e;                /* statistics, observer; NULL in gl_eval_node */
+    /* A function body run for a node of the model's graph: its outputs are that node's,
+     * placed by the memory plan (NULL elsewhere). */
+    const gl_node *caller;
 } frame;
 
 /* The tensor a value has in frame f: bound in the frame, else its initializer, else
@@ -199,6 +203,10 @@ static gl_tensor *share_out(gl_exec *e, const gl_tensor *t, const char *name)
     gl_tensor *s = t->layout ? to_plain(e, t, NULL) : gl_tensor_share(t);
     if (!s)
         return NULL;
+    /* Bytes in the arena are the next run's: the caller gets a copy (the frame still
+     * holds t, so making it writable copies). */
+    if (s->buf && s->buf->kind == GL_BUF_VIEW)
+        gl_tensor_make_writable(s);
     gl_buffer_detach(s->buf);
     if (name) {
         free(s->name);
@@ -281,7 +289,26 @@ static gl_status exec_run_body(gl_kernel_ctx *k, const gl_graph *body,
     return run_graph(p, nr->f, inputs, n_in, out, n_out, k->where);
 }
 
-/* gl_out_new's buffers: lent by the node's output slot, back for the next run. */
+/* The memory plan's range for output i of the node running in frame f, when it has
+ * one: outputs of the model's graph's nodes, and the outputs of a function body run for
+ * one of them. NULL: allocate as usual. */
+static gl_buffer *arena_alloc(const frame *f, const gl_node *n, size_t i, size_t bytes,
+                              bool zero)
+{
+    gl_exec *e = f->e;
+    const gl_value *v = n->outputs[i];
+    if (!e || !e->arena || !v)
+        return NULL;
+    if (f->graph == e->m->graph)
+        return gl_arena_lend(e->arena, v->index, bytes, zero, 1);
+    for (size_t k = 0; f->caller && k < f->graph->n_outputs && k < f->caller->n_outputs; k++)
+        if (f->graph->outputs[k] == v && f->caller->outputs[k])
+            return gl_arena_lend(e->arena, f->caller->outputs[k]->index, bytes, zero, 2);
+    return NULL;
+}
+
+/* gl_out_new's buffers: the memory plan's range, else lent by the node's output slot,
+ * back for the next run. */
 static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
 {
     node_run *nr = k->exec;
@@ -292,7 +319,8 @@ static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
     /* Elementwise kernels write every element: no need to zero what they get. */
     const gl_op_def *def = nr->pn->def;
     bool zero = !def || !(def->flags & (GL_OP_ELEMENTWISE | GL_OP_BROADCAST));
-    return gl_buffer_from_slot(&nr->pn->out_slots[i], bytes, zero);
+    gl_buffer *b = arena_alloc(nr->f, nr->pn->node, i, bytes, zero);
+    return b ? b : gl_buffer_from_slot(&nr->pn->out_slots[i], bytes, zero);
 }
 
 /* A call of a model-local function run as its body: formal inputs bound to the actual
@@ -313,6 +341,8 @@ static gl_status run_call(plan_node *pn, frame *f, const gl_tensor *const *in,
     if (st != GL_OK)
         return st;
     cf.slots = pn->call->plain_slots;
+    if (f->e && f->graph == f->e->m->graph)
+        cf.caller = n;
     for (size_t i = 0; i < n->n_inputs; i++)
         if (in[i])
             frame_set(&cf, body->inputs[i], gl_tensor_share(in[i]));
@@ -615,6 +645,9 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
         gl_exec_free(e);
         return st;
     }
+    /* The reference backend's intermediates go where the memory plan puts them. */
+    if (b == gl_backend_ref() && !opts.no_memory_plan)
+        e->arena = gl_arena_create(m, e->opts.max_memory);
     *out = e;
     return GL_OK;
 }
@@ -624,6 +657,7 @@ void gl_exec_free(gl_exec *e)
     if (!e)
         return;
     gl_plan_free(e->root);
+    gl_arena_free(e->arena);
     if (e->backend_ctx && e->backend->ctx_free)
         e->backend->ctx_free(e->backend_ctx);
     free(e->entries);
@@ -651,6 +685,7 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
                      .max_iterations_option = "--max-iterations"};
     for (size_t i = 0; i < n_inputs; i++) /* the caller's, alive all along */
         lim.live_bytes += inputs[i] ? gl_tensor_nbytes(inputs[i]) : 0;
+    lim.live_bytes += gl_arena_size(e->arena); /* the plan's block, alive all along */
     gl_limits_push(&lim);
     frame f;
     gl_status st = frame_open(&f, g, NULL, e);
@@ -684,6 +719,8 @@ gl_status gl_exec_run(gl_exec *e, const gl_tensor *const *inputs, size_t n_input
 void gl_exec_get_stats(const gl_exec *e, gl_exec_stats *s)
 {
     *s = e->stats;
+    s->arena_bytes = gl_arena_size(e->arena);
+    gl_arena_counts(e->arena, &s->arena_lent, &s->arena_refused);
 }
 
 void gl_exec_set_observer(gl_exec *e, const gl_exec_observer *o)

@@ -117,6 +117,11 @@ size_t gl_backend_dnnl_builds(void);
 /* "ref" or "dnnl"; NULL for an unknown name or a backend not built in. */
 const gl_backend *gl_backend_find(const char *name);
 
+/* The order a plan runs g's nodes in (a call of a function is one node): a topological
+ * order, the file's when it is one. *order (malloc'd, *count entries) borrows g's nodes.
+ * GL_ERR_INPUT naming a node on a cycle. The memory plan's steps are positions in it. */
+gl_status gl_exec_order(const gl_graph *g, const gl_node ***order, size_t *count);
+
 /* ---- plans and runs ---------------------------------------------------------------------- */
 
 struct gl_exec_options {
@@ -142,6 +147,10 @@ struct gl_exec_options {
     size_t max_memory;
     uint64_t max_iterations;
     const atomic_bool *cancel;
+    /* The reference backend allocates the intermediates of the model's graph from one
+     * arena at the offsets of the model's memory plan (m->memory_plan, the memory-plan
+     * pass) when it has one that fits the graph; true: as if it had none. */
+    bool no_memory_plan;
 };
 
 /* A simple loop body runs about 700,000 iterations a second here: at 2^24, an endless
@@ -180,6 +189,9 @@ typedef struct gl_exec_stats {
                             * shapes at hand (the weight cache) */
     size_t builds;         /* primitives built during the run: 0 once built for the
                             * shapes at hand */
+    size_t arena_bytes;    /* the memory plan's arena (0: no plan used) */
+    size_t arena_lent;     /* outputs placed at their planned offset, all runs so far ... */
+    size_t arena_refused;  /* ... and those allocated apart (range busy or size differs) */
 } gl_exec_stats;
 void gl_exec_get_stats(const gl_exec *e, gl_exec_stats *s);
 

@@ -288,7 +288,7 @@ static const gl_node *dep_producer(const gl_graph *g, const gl_node *n, size_t k
 
 /* Depth-first topological order (iterative: chains may be long). A graph already in
  * order comes back unchanged. GL_ERR_INPUT naming a node on a cycle. */
-static gl_status topo_order(const gl_graph *g, const gl_node ***order, size_t *count)
+gl_status gl_exec_order(const gl_graph *g, const gl_node ***order, size_t *count)
 {
     size_t n = g->n_nodes, done = 0, sp = 0;
     unsigned char *state = gl_xcalloc(n ? n : 1, 1); /* 0 new, 1 on the stack, 2 placed */
@@ -393,7 +393,7 @@ gl_status gl_plan_build(const plan_scope *s, const gl_graph *g, plan **out)
     *out = NULL;
     const gl_node **order = NULL;
     size_t count = 0;
-    gl_status st = topo_order(g, &order, &count);
+    gl_status st = gl_exec_order(g, &order, &count);
     if (st != GL_OK)
         return st;
     plan *p = gl_xcalloc(1, sizeof(*p));

@@ -61,6 +61,7 @@ struct gl_exec {
     size_t n_entries, cap_entries;
     gl_exec_observer observer;
     bool observed;
+    struct gl_arena *arena;     /* the memory plan's block (exec/arena.h); NULL: none */
 };
 
 /* Where a plan is built: inside a function instance, ops are looked up with the

@@ -6,6 +6,7 @@
  * only for the (node, slot) being dropped.
  */
 #include "ir/graph.h"
+#include "ir/memplan.h"
 
 #include "util/hash.h"
 
@@ -927,6 +928,7 @@ void gl_model_free(gl_model *m)
     bytes_array_free(m->training_info, m->n_training_info);
     free(m->path);
     free(m->dir);
+    gl_memory_plan_free(m->memory_plan);
     free(m);
 }
 
@@ -2019,5 +2021,6 @@ gl_model *gl_model_clone(const gl_model *src)
     m->path = gl_xstrdup(src->path);
     m->dir = gl_xstrdup(src->dir);
     m->freeze_inputs = src->freeze_inputs;
+    m->memory_plan = gl_memory_plan_clone(src->memory_plan);
     return m;
 }

@@ -292,6 +292,8 @@ struct gl_model {
     char *path;              /* file it came from, for messages ("<memory>" if none) */
     char *dir;               /* folder of path: the base of external data */
     bool freeze_inputs;      /* treat inputs with defaults as constants */
+    /* Owned, NULL until the memory-plan pass made one (ir/memplan.h); copied by clone. */
+    struct gl_memory_plan *memory_plan;
 };
 
 gl_model *gl_model_new(void);

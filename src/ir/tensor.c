@@ -89,6 +89,13 @@ gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t
     return b;
 }
 
+gl_buffer *gl_buffer_new_view(gl_buffer *parent, void *data, size_t size)
+{
+    gl_buffer *b = buffer_new(GL_BUF_VIEW, data, size);
+    b->parent = gl_buffer_ref(parent);
+    return b;
+}
+
 gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count)
 {
     return buffer_new(GL_BUF_STRINGS, items, count * sizeof(gl_bytes));
@@ -135,6 +142,9 @@ void gl_buffer_unref(gl_buffer *b)
         free(items);
         break;
     }
+    case GL_BUF_VIEW:
+        gl_buffer_unref(b->parent);
+        break;
     }
     free(b);
 }

@@ -31,7 +31,8 @@ typedef struct gl_bytes {
 typedef enum gl_buffer_kind {
     GL_BUF_HEAP,   /* malloc'd, freed with free() */
     GL_BUF_MMAP,   /* a read-only mapping: munmap(map_base, map_len) */
-    GL_BUF_STRINGS /* array of gl_bytes, each data malloc'd */
+    GL_BUF_STRINGS, /* array of gl_bytes, each data malloc'd */
+    GL_BUF_VIEW     /* bytes inside `parent` (an executor's arena): holds one reference */
 } gl_buffer_kind;
 
 typedef struct gl_buffer {
@@ -53,6 +54,7 @@ typedef struct gl_buffer {
      * lent by a slot, until back in it). */
     unsigned charged_to;
     size_t charged;
+    struct gl_buffer *parent; /* GL_BUF_VIEW: the buffer whose bytes these are */
 } gl_buffer;
 
 /* A place an executor keeps one output buffer between runs, so that a plan run again
@@ -101,6 +103,8 @@ gl_buffer *gl_buffer_new_heap(void *data, size_t size); /* takes ownership of da
 gl_buffer *gl_buffer_alloc(size_t size);
 gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t size);
 gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count); /* takes ownership */
+/* `size` bytes at `data` inside `parent` (takes a reference to parent); writable. */
+gl_buffer *gl_buffer_new_view(gl_buffer *parent, void *data, size_t size);
 gl_buffer *gl_buffer_ref(gl_buffer *b);
 void gl_buffer_unref(gl_buffer *b);
 

@@ -7,36 +7,14 @@
 # '~'), so a busy machine or another CPU does not change them.
 . "$GL_SRCDIR/tests/tap.sh"
 GL="$GL_BUILDDIR/graphlab"
-SRC="$GL_SRCDIR"
-GOLDEN="$SRC/tests/golden"
-CONV="$SRC/examples/conv_nhwc/model.onnx"
+CONV="$GL_SRCDIR/examples/conv_nhwc/model.onnx"
 
 if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux not found"
     exit 0
 fi
-if [ -n "$GL_SANITIZED" ]; then
-    TIMEOUT=60
-else
-    TIMEOUT=15
-fi
 export LANG=C.UTF-8
-work=$(mktemp -d "${TMPDIR:-/tmp}/glrun.XXXXXX")
-. "$GL_SRCDIR/tests/tmux.sh"
-
-# golden NAME: the screen (paths normalised) equals tests/golden/NAME.txt
-golden() {
-    screen | sed -e "s|$work|WORK|g" -e "s|$SRC|SRC|g" >"$work/$1.txt"
-    if [ -n "$GL_UPDATE_GOLDEN" ]; then
-        cp "$work/$1.txt" "$GOLDEN/$1.txt"
-        ok "golden screen $1 (updated)"
-    elif diff -u "$GOLDEN/$1.txt" "$work/$1.txt" >"$work/$1.diff"; then
-        ok "golden screen $1"
-    else
-        not_ok "golden screen $1"
-        sed 's/^/#   /' "$work/$1.diff"
-    fi
-}
+. "$GL_SRCDIR/tests/tmux.sh" # TIMEOUT, work, golden
 
 start 170 24 GRAPHLAB_STABLE_TIMES=1 -- "$CONV"
 check "opens" wait_for "nodes | step 0/15 | ? help"

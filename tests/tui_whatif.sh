@@ -12,14 +12,8 @@ if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux not found"
     exit 0
 fi
-if [ -n "$GL_SANITIZED" ]; then
-    TIMEOUT=60
-else
-    TIMEOUT=15
-fi
 export LANG=C.UTF-8
-work=$(mktemp -d "${TMPDIR:-/tmp}/glwhatif.XXXXXX")
-. "$GL_SRCDIR/tests/tmux.sh"
+. "$GL_SRCDIR/tests/tmux.sh" # TIMEOUT, work
 
 start 140 30 -- "$GL_SRCDIR/examples/conv_nhwc/model.onnx"
 check "opens" wait_for "nodes | step 0/15 | ? help"

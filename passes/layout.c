@@ -466,10 +466,9 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
         gl_decision *d;
         if (!force && with >= base) {
             /* Only the cost says no: --set layout.force=ID converts the region anyway. */
-            d = gl_pass_decide_forceable(ctx, "nhwc-region", "%zu node(s) (%s) stay "
-                                         "channels-first: with them in NHWC, transpose-push "
-                                         "would leave %zu Transpose(s), without %zu", r->n,
-                                         what, with, base);
+            d = gl_pass_refuse(ctx, "nhwc-region", true, "%zu node(s) (%s) stay "
+                               "channels-first: with them in NHWC, transpose-push would "
+                               "leave %zu Transpose(s), without %zu", r->n, what, with, base);
             region_decision(d, r, now, true, base, with);
             if (d->verdict != GL_APPLIED)
                 continue;

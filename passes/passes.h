@@ -56,21 +56,17 @@ gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
  * candidate. A pass that applies without asking ends in an error naming the rule (its
  * rewrites cannot be vetoed yet), never in a record that says refused over an edit. */
 bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d);
-/* A refusal the rule lets a person override (a cost check, a guard: never a correctness
- * check). Recorded as refused with the number forceable=1, unless --set PASS.force=ID
- * names the id it gets and the budget allows one more rewrite: then it is recorded as
- * applied ("forced (...): reason"), counts against the budget, and the pass must make the
- * rewrite exactly as if it had been accepted:
+/* A refusal. When `forceable` (the rule refuses on a cost or a guard: never on a check
+ * of correctness) the record carries forceable=1, and --set PASS.force=ID can override
+ * it: when ID is the id it gets and the budget allows one more rewrite, it is recorded as
+ * applied ("forced (...): reason"), counts against the budget, and the pass must make
+ * the rewrite exactly as if it had been accepted:
  *
- *     d = gl_pass_decide_forceable(ctx, "rule", "why not");
+ *     d = gl_pass_refuse(ctx, "rule", true, "why not");
  *     if (d->verdict != GL_APPLIED) continue;   // refused: as before
  *     ... the rewrite, provenance d->id ... */
-gl_decision *gl_pass_decide_forceable(gl_pass_ctx *ctx, const char *rule, const char *fmt,
-                                      ...) __attribute__((format(printf, 3, 4)));
-/* gl_pass_decide(ctx, rule, GL_REFUSED, ...) with the signature of the one above, for a
- * caller that picks between the two. */
-gl_decision *gl_pass_decide_refused(gl_pass_ctx *ctx, const char *rule, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Count one applied rewrite without a record (a pass whose rewrite is not a decision,
  * such as a reordering). */
 void gl_pass_count_rewrite(gl_pass_ctx *ctx);

@@ -365,6 +365,17 @@ static gl_decision *log_add(gl_decision_log *log, int step, const char *pass,
     return d;
 }
 
+/* The id about to be recorded is listed in --set PASS.OPTION=ID,... */
+static bool id_listed(const gl_pass_ctx *ctx, const char *option, int64_t id)
+{
+    const gl_settings *s = ctx->settings;
+    for (size_t i = 0; s && ctx->pass && i < s->n; i++)
+        if (s->items[i].value == id && !strcmp(s->items[i].option, option) &&
+            !strcmp(s->items[i].pass, ctx->pass->name))
+            return true;
+    return false;
+}
+
 /* Whether the rewrite about to be recorded as `id` is vetoed: the id is listed, or the
  * step vetoed the same rule with the same reason before (*as receives that one's
  * position in ctx->vetoed, else -1). A newly vetoed one is remembered. */
@@ -383,14 +394,10 @@ static bool veto_applies(gl_pass_ctx *ctx, int64_t id, const char *rule, const c
             return true;
         }
     }
-    const gl_settings *s = ctx->settings;
-    for (size_t i = 0; i < s->n; i++) {
-        if (s->items[i].value == id && !strcmp(s->items[i].option, "veto") &&
-            !strcmp(s->items[i].pass, ctx->pass->name)) {
-            GL_GROW(ctx->vetoed, ctx->cap_vetoed, ctx->n_vetoed + 1);
-            ctx->vetoed[ctx->n_vetoed++] = sig;
-            return true;
-        }
+    if (id_listed(ctx, "veto", id)) {
+        GL_GROW(ctx->vetoed, ctx->cap_vetoed, ctx->n_vetoed + 1);
+        ctx->vetoed[ctx->n_vetoed++] = sig;
+        return true;
     }
     free(sig);
     return false;
@@ -443,35 +450,16 @@ bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d)
     return true;
 }
 
-/* The id about to be recorded is listed in --set PASS.OPTION=ID,... */
-static bool id_listed(const gl_pass_ctx *ctx, const char *option, int64_t id)
-{
-    const gl_settings *s = ctx->settings;
-    for (size_t i = 0; s && ctx->pass && i < s->n; i++)
-        if (s->items[i].value == id && !strcmp(s->items[i].option, option) &&
-            !strcmp(s->items[i].pass, ctx->pass->name))
-            return true;
-    return false;
-}
-
-gl_decision *gl_pass_decide_refused(gl_pass_ctx *ctx, const char *rule, const char *fmt, ...)
+gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
+                           const char *fmt, ...)
 {
     char reason[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
-    return gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
-}
-
-gl_decision *gl_pass_decide_forceable(gl_pass_ctx *ctx, const char *rule, const char *fmt,
-                                      ...)
-{
-    char reason[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof(reason), fmt, ap);
-    va_end(ap);
+    if (!forceable)
+        return gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
     const char *pass = ctx->pass ? ctx->pass->name : "";
     int64_t id = ctx->log ? ctx->log->id_base + (int64_t)ctx->log->n : -1;
     gl_decision *d;

@@ -445,32 +445,30 @@ static gl_decision *record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl
                                    const char *handler_why, const guard_finding *gf,
                                    bool forceable)
 {
-    gl_decision *(*decide)(gl_pass_ctx *, const char *, const char *, ...) =
-        forceable ? gl_pass_decide_forceable : gl_pass_decide_refused;
     char rule[160], perm_text[GL_MAX_RANK * 4];
     const gl_node *n = a->node, *t = a->transpose;
     snprintf(rule, sizeof(rule), "push-through-%s", n->op_type);
     gl_tp_perm_format(a->perm, a->rank, perm_text, sizeof(perm_text));
     gl_decision *d;
     if (by == BY_CUSTOM)
-        d = decide(run->ctx, rule, "the custom cost check stops "
+        d = gl_pass_refuse(run->ctx, rule, forceable, "the custom cost check stops "
                            "Transpose '%s' above %s '%s'", t->name, n->op_type, n->name);
     else if (by == BY_HANDLER)
-        d = decide(run->ctx, rule, "%s", handler_why);
+        d = gl_pass_refuse(run->ctx, rule, forceable, "%s", handler_why);
     else if (by == BY_GUARD && gf->start < 0)
-        d = decide(run->ctx, rule, "Transpose '%s' (perm %s) stays "
+        d = gl_pass_refuse(run->ctx, rule, forceable, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': the cost model pushes (input cost %d, total %d), "
                            "but trial sweeps kept ending with more Transposes than they "
                            "found, so no push is made", t->name, perm_text, n->op_type,
                            n->name, c->in_cost, c->total);
     else if (by == BY_GUARD)
-        d = decide(run->ctx, rule, "Transpose '%s' (perm %s) stays "
+        d = gl_pass_refuse(run->ctx, rule, forceable, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': the cost model pushes (input cost %d, total %d), "
                            "but in a trial sweep the pushes of its region ended with %d "
                            "Transposes where it had %d (%s)", t->name, perm_text, n->op_type,
                            n->name, c->in_cost, c->total, gf->end, gf->start, gf->region);
     else
-        d = decide(run->ctx, rule, "Transpose '%s' (perm %s) stays "
+        d = gl_pass_refuse(run->ctx, rule, forceable, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': input cost %d, total %d (both must fall below "
                            "0)", t->name, perm_text, n->op_type, n->name, c->in_cost,
                            c->total);

@@ -95,6 +95,13 @@ check "...safe file names, the index maps names to them" \
     sh -c "[ -s '$tmp/all/0002_conv1_out.pb' ] &&
            grep -q '\"name\": \"conv1_out\"' '$tmp/all/index.json' &&
            grep -q '\"file\": \"0002_conv1_out.pb\"' '$tmp/all/index.json'"
+run run "$conv" --data "$data" --save-tensors "$tmp/new/parents/all"
+check "--save-tensors creates the missing parents, as export -d" \
+    sh -c "[ $rc -eq 0 ] && [ -s '$tmp/new/parents/all/index.json' ]"
+: >"$tmp/plainfile"
+run run "$conv" --data "$data" --save-tensors "$tmp/plainfile"
+check "--save-tensors onto a file: exit 2, naming it" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'plainfile: exists and is not a folder' '$tmp/err'"
 # The graph output's file as an expected output: the same run reproduces it exactly.
 mkdir -p "$tmp/ds"
 cp "$data/input_0.pb" "$tmp/ds/input_0.pb"

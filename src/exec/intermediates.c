@@ -11,7 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* Joins a call's name and the names inside its body. */
 #define CALL_SEP "::"
@@ -548,16 +547,6 @@ static void safe_file_name(const gl_inter_tensor *t, size_t i, char *buf, size_t
     snprintf(buf + at, len - at, ".pb");
 }
 
-static gl_status make_folder(const char *dir)
-{
-    struct stat st;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return gl_fail(GL_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", dir);
-    return GL_OK;
-}
-
 static gl_status path_in(const char *dir, const char *file, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "%s/%s", dir, file);
@@ -600,7 +589,7 @@ gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *cons
                            "inputs, initializers and tensors inside If/Loop/Scan bodies are "
                            "not kept)",
                            r->model ? r->model : "<model>", names[i], gl_inter_rec_backend(r));
-    gl_status st = make_folder(dir);
+    gl_status st = gl_make_dir(dir); /* with its parents, as export -d */
     char *doc = NULL;
     size_t len = 0;
     FILE *mem = st == GL_OK ? open_memstream(&doc, &len) : NULL;

@@ -438,6 +438,17 @@ static bool check_split(fu_cand *k, const gl_node *n, unsigned flags)
         }
         return true;
     }
+    char why[400];
+    const char *constraint = gl_fu_conv_split_refusal(n, why, sizeof(why));
+    if (constraint) {
+        set_why(k, constraint, "%s", why);
+        return false;
+    }
+    return true;
+}
+
+const char *gl_fu_conv_split_refusal(const gl_node *n, char *why, size_t len)
+{
     const gl_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     const gl_tensor *wt = w && gl_value_is_constant(w) ? w->init : NULL;
     size_t cn;
@@ -445,21 +456,24 @@ static bool check_split(fu_cand *k, const gl_node *n, unsigned flags)
     int64_t pad = attr_ints_all(n, "pads", 0, &cn);
     int64_t dil = attr_ints_all(n, "dilations", 1, &cn);
     const char *ap = gl_node_attr_string(n, "auto_pad", "NOTSET");
-    if (!wt || wt->rank != 4 || stride != 1 || pad != 0 || dil != 1 ||
+    int64_t group = gl_node_attr_int(n, "group", 1);
+    bool one_by_one = wt && wt->rank == 4 && wt->dims[2] == 1 && wt->dims[3] == 1;
+    if (!one_by_one || group != 1 || stride != 1 || pad != 0 || dil != 1 ||
         (strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))) {
-        set_why(k, "target", "Conv '%s': stride %lld, pad %lld, dilation %lld, auto_pad %s; "
-                "a convolution split over its input channels is 1x1, stride 1, unpadded, "
-                "with constant weights", n->name, (long long)stride, (long long)pad,
-                (long long)dil, ap);
-        return false;
+        snprintf(why, len, "Conv '%s': %s weights, group %lld, stride %lld, pad %lld, "
+                 "dilation %lld, auto_pad %s; a convolution split over its input channels is "
+                 "1x1, group 1, stride 1, unpadded, with constant weights", n->name,
+                 !wt ? "non-constant" : one_by_one ? "1x1" : "not 1x1", (long long)group,
+                 (long long)stride, (long long)pad, (long long)dil, ap);
+        return "target";
     }
     if (wt->dims[0] > wt->dims[1]) {
-        set_why(k, "cost", "Conv '%s': %lld output channels from %lld input channels; split "
-                "over its Concat's inputs, each sum would re-read more bytes than the Concat "
-                "copies", n->name, (long long)wt->dims[0], (long long)wt->dims[1]);
-        return false;
+        snprintf(why, len, "Conv '%s': %lld output channels from %lld input channels; split "
+                 "over its Concat's inputs, each sum would re-read more bytes than the Concat "
+                 "copies", n->name, (long long)wt->dims[0], (long long)wt->dims[1]);
+        return "cost";
     }
-    return true;
+    return NULL;
 }
 
 /* v has `rank` dims, all known: into dims[]. */

@@ -96,5 +96,9 @@ bool gl_fu_step_has(const gl_fu_step *s, const gl_node *n);
  * the destination's data type); -1 when n is no eltwise follower. */
 int gl_fu_eltwise_post_ops(const gl_node *n);
 bool gl_fu_is_binary(const gl_node *n);
+/* Whether concat-conv1x1 can split Conv n over the inputs of the Concat it reads: NULL
+ * when it can, else the constraint that refuses ("target" or "cost") with why[] saying
+ * which value broke it (fusion.c; patterns' hoist-above-concat asks it too). */
+const char *gl_fu_conv_split_refusal(const gl_node *n, char *why, size_t len);
 
 #endif

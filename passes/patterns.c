@@ -363,10 +363,13 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
                              (long long)c->opset, m.domain, m.op, (long long)min_opset);
         }
         if (v == GL_PT_REFUSE) {
-            gl_decision *d = gl_pass_decide(ctx, rule->name, GL_REFUSED, "%s", m.why);
+            gl_decision *d = gl_pass_refuse(ctx, rule->name, m.forceable, "%s", m.why);
             describe(d, &m);
             add_context(d, c->g);
-            continue;
+            if (d->verdict != GL_APPLIED) /* forced when the cost alone refused */
+                continue;
+            *changed = true;
+            return rule->apply(c, &m, d->id);
         }
         gl_decision *d;
         if (m.hoist)

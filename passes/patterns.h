@@ -53,6 +53,7 @@ typedef struct gl_pt_match {
     gl_node *conv;       /* folds: the Conv that absorbs nodes[] */
     char variant[96];    /* which export form matched ("Div by sqrt(2); Mul(x, 0.5) last") */
     bool hoist;          /* the rewrite moves m->last above nodes[0] instead of replacing */
+    bool forceable;      /* REFUSE by a cost only: --set patterns.force=ID applies it */
     gl_pt_num numbers[GL_PT_MAX_NUMBERS];
     size_t n_numbers;
     char why[320];       /* REFUSE: the reason */

@@ -9,11 +9,20 @@
  * is left (squeezenet's Fire 4 and 8 outputs go through a MaxPool before the next
  * squeeze convolution).
  *
+ * It pays only when something goes away with it: the Concat (a 1x1 convolution that
+ * concat-conv1x1 splits reads it), or the copies of an activation (each taken as a
+ * post-op by the convolution or matrix product making its input). Anything else only
+ * adds (inputs - 1) nodes and kernel launches for a smaller Concat copy (googlenet's
+ * inception outputs feed four branches, not one convolution): refused by cost, which
+ * --set patterns.force=ID overrides.
+ *
  * Why patterns and not fusion: this is a rewrite of the graph's ops that stays plain
  * ONNX, as the folds are, and fusion's rules must meet its result: patterns runs before
  * layout and fusion. Every condition is checked before anything is edited.
  */
 #include "passes/patterns.h"
+
+#include "passes/fusion.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +88,48 @@ static const channel_op *channel_op_of(const gl_node *n)
 static int rank_of(const gl_value *v)
 {
     return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+}
+
+/* Makes x: a convolution or matrix product that reads nothing else of the pattern and
+ * whose only reader is the Concat, so fusion can give it the activation's copy. */
+static bool fusable_producer(const gl_value *x, const gl_node *cat)
+{
+    static const char *const heads[] = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
+    const gl_node *p = x ? x->producer : NULL;
+    bool head = false;
+    for (size_t i = 0; p && i < GL_ARRAY_LEN(heads); i++)
+        head = head || gl_pt_is(p, heads[i]);
+    return head && !x->n_output_refs && gl_pt_single_reader(x) == cat;
+}
+
+/* Whether the hoist pays (see the top): NULL when it does, else why not. */
+static const char *hoist_cost(const gl_node *cat, const gl_node *op, const channel_op *row,
+                              char *why, size_t len)
+{
+    gl_node *reader = gl_pt_single_reader(op->outputs[0]);
+    char split_why[400] = "";
+    if (reader && gl_pt_is(reader, "Conv") && reader->inputs[0] == op->outputs[0] &&
+        !op->outputs[0]->n_output_refs &&
+        !gl_fu_conv_split_refusal(reader, split_why, sizeof(split_why)))
+        return NULL;
+    if (row->axis == AXIS_ANY && gl_fu_eltwise_post_ops(op) >= 0) {
+        bool all = true;
+        for (size_t i = 0; i < cat->n_inputs && all; i++)
+            all = fusable_producer(cat->inputs[i], cat);
+        if (all)
+            return NULL;
+    }
+    snprintf(why, len, "cost: %s '%s' copied %zu times would leave Concat '%s' in place: "
+             "%s%s%s%s", op->op_type, op->name, cat->n_inputs, cat->name,
+             !reader ? "its output has several readers, not one 1x1 convolution"
+             : !gl_pt_is(reader, "Conv") ? "its reader is no convolution but "
+                                          : "",
+             reader && !gl_pt_is(reader, "Conv") ? reader->op_type : "",
+             split_why[0] ? split_why : "",
+             row->axis == AXIS_ANY ? "; and not every Concat input is a convolution or "
+                                     "matrix product that would take its copy as a post-op"
+                                   : "");
+    return why;
 }
 
 /* The attributes the copies take: plain numbers and strings (what these ops have). */
@@ -162,6 +213,11 @@ gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *cat, gl_pt_match *m
             return gl_pt_refuse(m, "Concat '%s': input %zu '%s' has no known size along axis "
                                 "%lld (rank %d)", cat->name, i, in ? in->name : "",
                                 (long long)axis, rank_of(in));
+    }
+    char why[sizeof(m->why)];
+    if (hoist_cost(cat, op, row, why, sizeof(why))) {
+        m->forceable = true;
+        return gl_pt_refuse(m, "%s", why);
     }
     return GL_PT_MATCH;
 }

@@ -418,7 +418,7 @@ static const fcase concat_cases[] = {
                  "channels", 1)},
     {"concat_conv_strided", 13, false,
      CAT2 "const w f32[4,16,1,1] = rand; y = Conv(c, w) strides=[2,2]; r = Relu(y); out r",
-     REFUSED_BUT("concat-conv1x1", "target: Conv 'n_y': stride 2", 1)},
+     REFUSED_BUT("concat-conv1x1", "target: Conv 'n_y': 1x1 weights, group 1, stride 2", 1)},
     {"concat_spatial_axis", 13, false,
      "in a f32s[1,16,4,4]; in b f32s[1,16,4,4]; c = Concat(a, b) axis=2; "
      "const w f32[4,16,1,1] = rand; y = Conv(c, w); out y",

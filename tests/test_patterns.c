@@ -520,23 +520,53 @@ static void make_nhwc_pool(gl_model *m)
     gl_model_set_opset(m, "graphlab", 1);
 }
 
+/* What a hoist makes goes away only when a 1x1 convolution that fusion splits over the
+ * Concat's inputs reads the result, or (an activation) when convolutions or matrix
+ * products make every Concat input: C1X1 is that reader, 8 channels in, 4 out. */
+#define C1X1 "const w f32[4,8,1,1] = rand; y = Conv(p, w); out y"
+#define COST(what_) REFUSED("hoist-above-concat", what_)
+
 static const pcase hoist_cases[] = {
     /* squeezenet's Fire output: ceil_mode and stride 2, one MaxPool per input. */
     {"hoist_maxpool", 13, CAT_AB "p = MaxPool(c) kernel_shape=[3,3] strides=[2,2] ceil_mode=1; "
-     "out p", HOIST_OK("MaxPool=2 Concat=1")},
+     C1X1, HOIST_OK("MaxPool=2 Concat=1")},
     {"hoist_avgpool_pads", 13, CAT_AB "p = AveragePool(c) kernel_shape=[3,3] pads=[1,1,1,1] "
-     "count_include_pad=0; out p", HOIST_OK("AveragePool=2 Concat=1")},
+     "count_include_pad=0; " C1X1, HOIST_OK("AveragePool=2 Concat=1")},
     {"hoist_global_pool_neg_axis", 13,
-     "in a f32s[2,3,4,4]; in b f32s[2,1,4,4]; in d f32s[2,2,4,4]; c = Concat(a, b, d) axis=-3; "
-     "p = GlobalAveragePool(c); out p", HOIST_OK("GlobalAveragePool=3 Concat=1")},
-    /* Elementwise: any axis; Clip's bounds read by every copy. */
-    {"hoist_relu_any_axis", 13, "in a f32s[2,3]; in b f32s[4,3]; c = Concat(a, b) axis=0; "
-     "p = Relu(c); out p", HOIST_OK("Relu=2 Concat=1")},
+     "in a f32s[2,3,4,4]; in b f32s[2,1,4,4]; in d f32s[2,4,4,4]; c = Concat(a, b, d) axis=-3; "
+     "p = GlobalAveragePool(c); " C1X1, HOIST_OK("GlobalAveragePool=3 Concat=1")},
+    /* Elementwise: any axis; the producers take the copies as post-ops. */
+    {"hoist_relu_any_axis", 13, "in x f32s[2,4]; in z f32s[4,4]; const wa f32[4,3] = rand; "
+     "a = MatMul(x, wa); e = MatMul(z, wa); c = Concat(a, e) axis=0; p = Relu(c); out p",
+     HOIST_OK("Relu=2 Concat=1")},
+    {"hoist_relu_over_convs", 13, "in x f32s[1,3,6,6]; const wa f32[3,3,1,1] = rand; "
+     "const wb f32[5,3,3,3] = rand; a = Conv(x, wa); e = Conv(x, wb) pads=[1,1,1,1]; "
+     "c = Concat(a, e) axis=1; p = Relu(c); out p", HOIST_OK("Relu=2 Concat=1")},
+    /* Clip's bounds are read by every copy. */
     {"hoist_clip_bounds", 13, CAT_AB "const lo f32[] = -0.5; const hi f32[] = 0.25; "
-     "p = Clip(c, lo, hi); out p", HOIST_OK("Clip=2 Concat=1")},
-    /* A pool then a Relu: both move, one after the other. */
-    {"hoist_chain", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; r = Relu(p); out r",
-     APPLIED("hoist-above-concat", NULL, "MaxPool=2 Relu=2 Concat=1", 2)},
+     "p = Clip(c, lo, hi); " C1X1, HOIST_OK("Clip=2 Concat=1")},
+
+    /* The cost: the Concat would stay, the graph would only grow. */
+    {"hoist_cost_no_conv", 13, CAT_AB "p = MaxPool(c) kernel_shape=[3,3] strides=[2,2]; out p",
+     COST("cost: MaxPool 'n_p' copied 2 times would leave Concat 'n_c' in place")},
+    {"hoist_cost_pool_then_relu", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
+     "r = Relu(p); out r", COST("its reader is no convolution but Relu")},
+    {"hoist_cost_readers", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
+     "const w f32[4,8,1,1] = rand; y = Conv(p, w); r = Relu(p); out y, r",
+     COST("its output has several readers")},
+    {"hoist_cost_conv_widens", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
+     "const w f32[16,8,1,1] = rand; y = Conv(p, w); out y",
+     COST("16 output channels from 8 input channels")},
+    {"hoist_cost_conv_3x3", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
+     "const w f32[4,8,3,3] = rand; y = Conv(p, w); out y", COST("not 1x1 weights")},
+    {"hoist_cost_conv_grouped", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
+     "const w f32[4,4,1,1] = rand; y = Conv(p, w) group=2; out y", COST("group 2")},
+    {"hoist_cost_relu_over_inputs", 13, CAT_AB "p = Relu(c); out p",
+     COST("not every Concat input is a convolution or matrix product")},
+    {"hoist_cost_relu_producer_branches", 13, "in x f32s[1,3,6,6]; "
+     "const wa f32[3,3,1,1] = rand; a = Conv(x, wa); e = Sigmoid(x); "
+     "c = Concat(a, e) axis=1; p = Relu(c); out p, a",
+     COST("not every Concat input is a convolution or matrix product")},
 
     {"hoist_concat_read_twice", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
      "r = Relu(c); out p, r", REFUSED("hoist-above-concat", "is read by 2 nodes")},
@@ -565,18 +595,57 @@ static const pcase hoist_cases[] = {
 
 Test(patterns, hoist_above_concat) { RUN(hoist_cases); }
 
-/* Channels-last pooling along the last axis moves too. Apart from the table: the model
- * has no function for NhwcMaxPool (layout adds it), so only its kernel runs it. */
-Test(patterns, hoist_nhwc_pool)
+/* Channels-last pooling along the last axis moves too, and a hoist the cost refused is
+ * forced by its id. Apart from the table: the model has no function for NhwcMaxPool
+ * (layout adds it), so only its kernel runs it. */
+static gl_pipeline *hoist_nhwc_run(gn_graph *b, const char *set)
+{
+    cr_assert(gn_build("hoist_nhwc", 13,
+                       "in a f32s[1,6,6,3]; in b f32s[1,6,6,5]; c = Concat(a, b) axis=3; "
+                       "p = NhwcMaxPool(c) kernel_shape=[2,2] strides=[2,2]; out p", b),
+              "%s", b->err);
+    make_nhwc_pool(b->m);
+    gl_pass_step *plan;
+    size_t n_plan;
+    cr_assert_eq(gl_pass_list_parse(PASSES, &plan, &n_plan), GL_OK);
+    gl_settings settings = {0};
+    if (set)
+        cr_assert_eq(gl_settings_apply(&settings, set), GL_OK, "%s", gl_error_message());
+    gl_pipeline *p = NULL;
+    gl_status st = gl_pipeline_run(b->m, plan, n_plan, &settings, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+    free(plan);
+    gl_settings_free(&settings);
+    cr_assert_eq(st, GL_OK, "%s", gl_error_message());
+    return p;
+}
+
+Test(patterns, hoist_nhwc_pool_forced)
 {
     gn_graph b;
-    gl_pipeline *p = gn_run_passes("hoist_nhwc", 13,
-                                   "in a f32s[1,6,6,3]; in b f32s[1,6,6,5]; c = Concat(a, b) "
-                                   "axis=3; p = NhwcMaxPool(c) kernel_shape=[2,2] "
-                                   "strides=[2,2]; out p",
-                                   make_nhwc_pool, PASSES, &b);
-    cr_assert(p);
+    gl_pipeline *p = hoist_nhwc_run(&b, NULL);
+    const gl_decision *refused = NULL;
+    for (size_t i = 0; i < p->log.n && !refused; i++)
+        if (!strcmp(p->log.items[i].rule, "hoist-above-concat"))
+            refused = &p->log.items[i];
+    cr_assert(refused, "no hoist-above-concat record");
+    cr_expect_eq(refused->verdict, GL_REFUSED);
+    cr_expect(strstr(refused->reason, "cost: NhwcMaxPool 'n_p'"), "%s", refused->reason);
+    cr_expect_eq(gl_decision_number_value(refused, "forceable"), 1);
+    gn_expect_op_counts("hoist_nhwc", "graphlab.NhwcMaxPool=1 Concat=1",
+                        gl_pipeline_result(p)->graph);
+    char set[64];
+    snprintf(set, sizeof(set), "patterns.force=%lld", (long long)refused->id);
+    gl_pipeline_free(p);
+
+    p = hoist_nhwc_run(&b, set);
     const gl_model *before = p->steps[p->n_steps - 2].model, *after = gl_pipeline_result(p);
+    const gl_decision *d = NULL;
+    for (size_t i = 0; i < p->log.n && !d; i++)
+        if (!strcmp(p->log.items[i].rule, "hoist-above-concat"))
+            d = &p->log.items[i];
+    cr_assert(d);
+    cr_expect_eq(d->verdict, GL_APPLIED);
+    cr_expect(strstr(d->reason, "forced (--set patterns.force=") == d->reason, "%s", d->reason);
     cr_expect_eq(gl_graph_verify(after->graph, false), GL_OK, "%s", gl_error_message());
     gn_expect_op_counts("hoist_nhwc", "graphlab.NhwcMaxPool=2 Concat=1", after->graph);
     gn_expect_same_outputs("hoist_nhwc", &b, before, after, RTOL, ATOL, false);

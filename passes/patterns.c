@@ -47,6 +47,14 @@ static const gl_pt_rule rules[] = {
      "the Conv with scaled weights and bias", gl_pt_check_fold_mul, gl_pt_apply_fold},
     {"fold-add", "Add", "Conv -> Add of a per-channel constant ([C,1,1], [1,C,1,1], scalar)",
      "the Conv with a new bias", gl_pt_check_fold_add, gl_pt_apply_fold},
+    {"eliminate-identity", "Identity", "Identity(x)", "x", gl_pt_check_noop, gl_pt_apply_noop},
+    {"eliminate-dropout", "Dropout", "Dropout(x) at inference, its mask unread", "x",
+     gl_pt_check_noop, gl_pt_apply_noop},
+    {"eliminate-cast", "Cast", "Cast(x) to x's own type", "x", gl_pt_check_noop,
+     gl_pt_apply_noop},
+    {"fold-pad", "Pad", "Pad(x) with every pad 0; or a constant Pad of the spatial axes "
+     "read by Conv, AveragePool (zeros) or MaxPool (-inf)", "x; or the reader with the pads "
+     "added to its own", gl_pt_check_pad, gl_pt_apply_pad},
     {"hoist-above-concat", "Concat", "a per-channel op (pooling along Concat axis 1, or its "
      "graphlab Nhwc form along the last axis; a unary elementwise op along any) as the "
      "Concat's only reader", "one copy of the op per Concat input, the Concat joining "
@@ -372,7 +380,9 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
             return rule->apply(c, &m, d->id);
         }
         gl_decision *d;
-        if (m.hoist)
+        if (m.done[0])
+            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s", m.done);
+        else if (m.hoist)
             d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s '%s' moved above %s '%s': "
                                "one %s per Concat input (%zu), the Concat joins their "
                                "outputs", m.last->op_type, m.last->name, n->op_type, n->name,
@@ -386,7 +396,7 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
                                n->name, m.op, m.variant, m.domain, *m.domain ? "." : "", m.op);
         describe(d, &m);
         gl_decision_add_number(d, "nodes", (double)m.n_nodes);
-        if (!m.conv && !m.hoist) {
+        if (!m.conv && !m.hoist && !m.done[0]) {
             char op[96];
             snprintf(op, sizeof(op), "%s%s%s", m.domain, *m.domain ? "." : "", m.op);
             gl_decision_add_text(d, "replacement", op);

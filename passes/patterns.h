@@ -56,6 +56,7 @@ typedef struct gl_pt_match {
     bool forceable;      /* REFUSE by a cost only: --set patterns.force=ID applies it */
     gl_pt_num numbers[GL_PT_MAX_NUMBERS];
     size_t n_numbers;
+    char done[200];      /* MATCH: the applied record's reason, when the rule writes it */
     char why[320];       /* REFUSE: the reason */
 } gl_pt_match;
 
@@ -164,5 +165,14 @@ gl_status gl_pt_apply_fold(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
 
 gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *concat, gl_pt_match *m);
 gl_status gl_pt_apply_hoist(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
+
+/* ---- nodes that compute nothing; a Pad folded into its reader (patterns_noop.c) ---- */
+
+/* Identity, Dropout at inference, Cast to the input's own type. */
+gl_pt_verdict gl_pt_check_noop(const gl_pt_ctx *c, gl_node *n, gl_pt_match *m);
+gl_status gl_pt_apply_noop(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
+/* A Pad of zeros (removed), or one a Conv, AveragePool or MaxPool takes in its pads. */
+gl_pt_verdict gl_pt_check_pad(const gl_pt_ctx *c, gl_node *pad, gl_pt_match *m);
+gl_status gl_pt_apply_pad(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
 
 #endif

@@ -652,6 +652,88 @@ Test(patterns, hoist_nhwc_pool_forced)
     gl_pipeline_free(p);
 }
 
+/* ==== nodes that compute nothing; a Pad folded into its reader ========================== */
+
+#define NOOP_OK(rule_, ops_) APPLIED(rule_, "removed: it passes", ops_, 0)
+#define X14 "in x f32s[1,4]; "
+
+static const pcase noop_cases[] = {
+    {"identity", 13, X14 "a = Identity(x); y = Relu(a); out y",
+     NOOP_OK("eliminate-identity", "Identity=0 Relu=1")},
+    /* The graph output keeps its name: the Relu makes 'y' itself. */
+    {"identity_output", 13, X14 "a = Relu(x); y = Identity(a); out y",
+     NOOP_OK("eliminate-identity", "Identity=0 Relu=1")},
+    {"identity_chain", 13, X14 "a = Identity(x); b = Relu(a); c = Identity(b); y = Identity(c); "
+     "out y", APPLIED("eliminate-identity", NULL, "Identity=0 Relu=1", 3)},
+    {"identity_input_to_output", 13, X14 "y = Identity(x); out y",
+     REFUSED("eliminate-identity", "'x' is a graph input or a constant")},
+    {"identity_output_shared_input", 13, X14 "a = Relu(x); y = Identity(a); z = Sigmoid(a); "
+     "out y, z", REFUSED("eliminate-identity", "read by other nodes as well")},
+    {"dropout", 13, X14 "a = Relu(x); d = Dropout(a); y = Sigmoid(d); out y",
+     NOOP_OK("eliminate-dropout", "Dropout=0 Relu=1 Sigmoid=1")},
+    {"dropout_ratio_input", 13, X14 "const r f32[] = 0.3; a = Relu(x); d = Dropout(a, r); "
+     "y = Sigmoid(d); out y", NOOP_OK("eliminate-dropout", "Dropout=0 Relu=1 Sigmoid=1")},
+    {"dropout_not_training", 13, X14 "const r f32[] = 0.3; const t bool[] = 0; a = Relu(x); "
+     "d = Dropout(a, r, t); y = Sigmoid(d); out y",
+     NOOP_OK("eliminate-dropout", "Dropout=0 Relu=1 Sigmoid=1")},
+    /* Training with ratio 0 keeps every element, but it is still training. */
+    {"dropout_training", 13, X14 "const r f32[] = 0; const t bool[] = 1; a = Relu(x); "
+     "d = Dropout(a, r, t); y = Sigmoid(d); out y",
+     REFUSED("eliminate-dropout", "training_mode is true")},
+    {"dropout_mask_read", 13, X14 "a = Relu(x); d, k = Dropout(a); y = Sigmoid(d); out y, k",
+     REFUSED("eliminate-dropout", "its mask 'k' is read")},
+    {"cast_same_type", 13, X14 "a = Relu(x); c = Cast(a) to=1; y = Sigmoid(c); out y",
+     NOOP_OK("eliminate-cast", "Cast=0 Relu=1 Sigmoid=1")},
+    {"cast_converts", 13, X14 "a = Relu(x); c = Cast(a) to=11; out c", UNTOUCHED},
+};
+
+Test(patterns, noop_elimination) { RUN(noop_cases); }
+
+#define PAD_IN "in x f32s[1,2,5,5]; "
+#define PAD11 "const p i64[8] = 0,0,1,1,0,0,1,1; "
+#define FOLDED(reader_) APPLIED("fold-pad", "folded into " reader_, "Pad=0 " reader_ "=1", 1)
+
+static const pcase pad_cases[] = {
+    {"pad_zeros", 13, PAD_IN "const p i64[8] = 0,0,0,0,0,0,0,0; t = Pad(x, p); y = Relu(t); "
+     "out y", APPLIED("fold-pad", "every pad is 0", "Pad=0 Relu=1", 1)},
+    /* inception_v3's branch pool: a zero Pad, then an unpadded average. */
+    {"pad_avgpool", 13, PAD_IN PAD11 "t = Pad(x, p); y = AveragePool(t) kernel_shape=[3,3]; "
+     "out y", FOLDED("AveragePool")},
+    {"pad_avgpool_counting", 13, PAD_IN PAD11 "t = Pad(x, p); y = AveragePool(t) "
+     "kernel_shape=[2,2] pads=[0,1,1,0] count_include_pad=1 strides=[2,2]; out y",
+     FOLDED("AveragePool")},
+    {"pad_conv_uneven", 13, PAD_IN "const p i64[8] = 0,0,1,2,0,0,2,1; t = Pad(x, p); "
+     "const w f32[3,2,3,3] = rand; y = Conv(t, w) pads=[1,0,0,1]; out y", FOLDED("Conv")},
+    {"pad_maxpool_minus_inf", 13, PAD_IN PAD11 "const v f32[] = -inf; t = Pad(x, p, v); "
+     "y = MaxPool(t) kernel_shape=[3,3] strides=[2,2]; out y", FOLDED("MaxPool")},
+    {"pad_opset10_attrs", 10, PAD_IN "t = Pad(x) pads=[0,0,1,1,0,0,1,1]; "
+     "y = AveragePool(t) kernel_shape=[3,3]; out y", FOLDED("AveragePool")},
+
+    {"pad_avgpool_ceil", 13, PAD_IN PAD11 "t = Pad(x, p); y = AveragePool(t) "
+     "kernel_shape=[2,2] strides=[2,2] ceil_mode=1; out y",
+     REFUSED("fold-pad", "ceil_mode 1")},
+    {"pad_avgpool_not_counting", 13, PAD_IN PAD11 "t = Pad(x, p); y = AveragePool(t) "
+     "kernel_shape=[3,3] pads=[1,1,1,1]; out y",
+     REFUSED("fold-pad", "pads itself without counting the padding")},
+    {"pad_maxpool_zero", 13, PAD_IN PAD11 "t = Pad(x, p); y = MaxPool(t) kernel_shape=[3,3]; "
+     "out y", REFUSED("fold-pad", "pads with 0: MaxPool 'n_y' ignores its padding")},
+    {"pad_conv_value", 13, PAD_IN PAD11 "const v f32[] = 2.5; t = Pad(x, p, v); "
+     "const w f32[3,2,3,3] = rand; y = Conv(t, w); out y", REFUSED("fold-pad", "pads with 2.5")},
+    {"pad_channels", 13, PAD_IN "const p i64[8] = 0,1,0,0,0,0,0,0; t = Pad(x, p); "
+     "const w f32[3,3,1,1] = rand; y = Conv(t, w); out y",
+     REFUSED("fold-pad", "pads axis 1 (batch or channels)")},
+    {"pad_crops", 13, PAD_IN "const p i64[8] = 0,0,-1,0,0,0,0,0; t = Pad(x, p); "
+     "const w f32[3,2,1,1] = rand; y = Conv(t, w); out y", REFUSED("fold-pad", "crops")},
+    {"pad_reflect", 13, PAD_IN PAD11 "t = Pad(x, p) mode=\"reflect\"; "
+     "const w f32[3,2,3,3] = rand; y = Conv(t, w); out y", REFUSED("fold-pad", "mode reflect")},
+    {"pad_zeros_input_to_output", 13, PAD_IN "const p i64[8] = 0,0,0,0,0,0,0,0; "
+     "y = Pad(x, p); out y", REFUSED("fold-pad", "is a graph input")},
+    /* A Pad of its own, or read by two nodes: not the pattern. */
+    {"pad_alone", 13, PAD_IN PAD11 "t = Pad(x, p); y = Relu(t); out y", UNTOUCHED},
+};
+
+Test(patterns, fold_pad) { RUN(pad_cases); }
+
 /* ==== the pass as a whole ================================================================= */
 
 /* PASS:K stops after K rewrites, with the same decisions as the first K of a full run. */

@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""bench/export_torch_models.py — models nobody here wrote, for bench/sweep_models.sh.
+
+    /usr/bin/python3 bench/export_torch_models.py OUTDIR [NAME...]
+
+Exports torchvision architectures and three transformer blocks (GPT-2 style with a causal
+mask and tanh Gelu, BERT style with a padding mask, a ViT block through
+nn.MultiheadAttention) with random weights, in the ONNX test layout: OUTDIR/NAME/model.onnx
+and test_data_set_0/{input_*,output_0}.pb, the output computed by torch. BatchNorm running
+statistics are drawn away from (0, 1) so that folding them shows in the numbers. Needs
+Debian's python3-torchvision (apt-get install python3-torchvision python3-onnx); not part
+of the build or the test suite.
+"""
+import math, os, sys
+import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+import torchvision.models as tvm
+from onnx import numpy_helper
+
+torch.manual_seed(0)
+# name: (constructor, image size, opset). Opset 17 where the export then has ONNX's
+# LayerNormalization; 11 for one model exported the old way.
+specs = {
+    'resnet18': (tvm.resnet18, 224, 13),
+    'resnet50': (tvm.resnet50, 224, 13),
+    'resnext50_32x4d': (tvm.resnext50_32x4d, 224, 13),
+    'efficientnet_b0': (tvm.efficientnet_b0, 224, 13),
+    'efficientnet_v2_s': (tvm.efficientnet_v2_s, 224, 13),
+    'densenet121': (tvm.densenet121, 224, 13),
+    'googlenet': (lambda: tvm.googlenet(aux_logits=False, init_weights=True), 224, 13),
+    'inception_v3': (lambda: tvm.inception_v3(aux_logits=False, init_weights=True), 299, 13),
+    'mnasnet0_5': (tvm.mnasnet0_5, 224, 13),
+    'regnet_y_400mf': (tvm.regnet_y_400mf, 224, 13),
+    'convnext_tiny': (tvm.convnext_tiny, 224, 17),
+    'swin_t': (tvm.swin_t, 224, 17),
+    'vgg11': (tvm.vgg11, 224, 13),
+    'alexnet': (tvm.alexnet, 224, 13),
+    'mobilenet_v3_small': (tvm.mobilenet_v3_small, 224, 13),
+    'mobilenet_v3_large': (tvm.mobilenet_v3_large, 224, 11),
+    'shufflenet_v2_x1_0': (tvm.shufflenet_v2_x1_0, 224, 13),
+    'squeezenet1_0': (tvm.squeezenet1_0, 224, 13),
+}
+
+
+def split_heads(t, heads):
+    b, n, c = t.shape
+    return t.view(b, n, heads, c // heads).transpose(1, 2)
+
+
+def join_heads(t):
+    b, h, n, d = t.shape
+    return t.transpose(1, 2).contiguous().view(b, n, h * d)
+
+
+class GPT2Block(nn.Module):
+    """Pre-norm block: causal mask by masked_fill(-inf), Gelu in its tanh form."""
+
+    def __init__(self, d=128, heads=4, tokens=16):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.register_buffer('mask', torch.tril(torch.ones(tokens, tokens)).view(1, 1, tokens, tokens))
+
+    def forward(self, x):
+        n, c = x.shape[1], x.shape[2]
+        q, k, v = (split_heads(t, self.heads) for t in self.qkv(self.ln1(x)).split(c, dim=2))
+        a = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        a = F.softmax(a.masked_fill(self.mask[:, :, :n, :n] == 0, float('-inf')), dim=-1)
+        x = x + self.proj(join_heads(a @ v))
+        h = self.fc(self.ln2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return x + self.fc2(h)
+
+
+class BertLayer(nn.Module):
+    """Post-norm layer: a padding mask added as (1 - mask) * -10000, erf Gelu."""
+
+    def __init__(self, d=128, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln1, self.ln2 = nn.LayerNorm(d, eps=1e-12), nn.LayerNorm(d, eps=1e-12)
+        self.inner, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x, mask):
+        dh = x.shape[2] // self.heads
+        q, k, v = (split_heads(f(x), self.heads) for f in (self.q, self.k, self.v))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(dh)
+        scores = scores + (1.0 - mask[:, None, None, :]) * -10000.0
+        x = self.ln1(self.o(join_heads(torch.matmul(F.softmax(scores, dim=-1), v))) + x)
+        return self.ln2(self.out(F.gelu(self.inner(x))) + x)
+
+
+class ViTBlock(nn.Module):
+    """Pre-norm block through nn.MultiheadAttention."""
+
+    def __init__(self, d=96, heads=3):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d, eps=1e-6), nn.LayerNorm(d, eps=1e-6)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        y = self.ln1(x)
+        y, _ = self.attn(y, y, y, need_weights=False)
+        x = x + y
+        return x + self.mlp(self.ln2(x))
+
+
+def save(out, names, inputs, y):
+    os.makedirs(f'{out}/test_data_set_0', exist_ok=True)
+    for i, (n, t) in enumerate(zip(names, inputs)):
+        with open(f'{out}/test_data_set_0/input_{i}.pb', 'wb') as f:
+            f.write(numpy_helper.from_array(t.numpy(), n).SerializeToString())
+    with open(f'{out}/test_data_set_0/output_0.pb', 'wb') as f:
+        f.write(numpy_helper.from_array(y.numpy(), 'output').SerializeToString())
+
+
+def export(outdir, name, m, inputs, opset, names):
+    out = f'{outdir}/{name}'
+    if os.path.exists(f'{out}/model.onnx'):
+        return
+    os.makedirs(out, exist_ok=True)
+    m.eval()
+    with torch.no_grad():
+        y = m(*inputs)
+        torch.onnx.export(m, tuple(inputs), f'{out}/model.onnx', opset_version=opset,
+                          input_names=names, output_names=['output'])
+    save(out, names, inputs, y)
+    print(name, 'ok', flush=True)
+
+
+def vision(make, hw):
+    m = make()
+    for mod in m.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.5, 0.5)
+            mod.running_var.uniform_(0.5, 2.0)
+            mod.weight.data.uniform_(0.5, 1.5)
+            mod.bias.data.uniform_(-0.2, 0.2)
+    x = torch.from_numpy(np.random.default_rng(0).standard_normal((1, 3, hw, hw))
+                         .astype(np.float32))
+    return m, [x]
+
+
+def blocks():
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.standard_normal((1, 16, 128)).astype(np.float32))
+    mask = torch.ones(1, 16)
+    mask[0, 12:] = 0
+    xv = torch.from_numpy(rng.standard_normal((1, 50, 96)).astype(np.float32))
+    return {
+        'gpt2_block_op13': (GPT2Block, [x], 13, ['x']),
+        'gpt2_block_op17': (GPT2Block, [x], 17, ['x']),
+        'bert_layer_op13': (BertLayer, [x, mask], 13, ['x', 'mask']),
+        'bert_layer_op17': (BertLayer, [x, mask], 17, ['x', 'mask']),
+        'vit_block_op13': (ViTBlock, [xv], 13, ['x']),
+    }
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    outdir = sys.argv[1]
+    tf = blocks()
+    names = sys.argv[2:] or list(specs) + list(tf)
+    for name in names:
+        if name in specs:
+            make, hw, opset = specs[name]
+            m, inputs = vision(make, hw)
+            export(outdir, name, m, inputs, opset, ['input'])
+        elif name in tf:
+            cls, inputs, opset, in_names = tf[name]
+            export(outdir, name, cls(), inputs, opset, in_names)
+        else:
+            print(f'unknown model {name}', file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -229,3 +229,95 @@ Test(whatif, x_forces_a_cost_refusal_and_lifts_it)
     tu_rmtree(dir);
     free(dir);
 }
+
+/* ---- the two branches -------------------------------------------------------------------- */
+
+static void bar_branch(const gl_ui *ui, char *buf, size_t len)
+{
+    gl_bar_branch(ui, true, buf, len);
+}
+
+static const char *node_name(const gl_ui *ui)
+{
+    const gl_node *n = gl_graph_index_node(&ui->index, ui->sel.node_id);
+    return n ? n->name : "";
+}
+
+/* x keeps the pipeline it replaces as the other branch, X swaps them at the same step
+ * (and rewrite), a second x drops the older one: two branches at most. */
+Test(whatif, x_keeps_the_other_branch_and_X_swaps)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    char bar[256];
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_empty(bar, "no branch yet: '%s'", bar);
+    gl_ui_key(&ui, 'X');
+    cr_assert(strstr(ui.status, "there is none yet"), "%s", ui.status);
+
+    gl_pipeline *as_run = ui.pipeline;
+    gl_ui_goto_step(&ui, 6);
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    gl_pipeline *vetoed = ui.pipeline;
+    cr_assert(vetoed != as_run);
+    cr_assert(ui.other.pipeline == as_run, "x keeps the pipeline it replaced");
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 10 nodes] ");
+    gl_ui_goto_step(&ui, 14);
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 7 nodes] ", "the other's count at step 14");
+
+    /* X at step 6, inside the pass after 2 rewrites, a node selected: all kept */
+    gl_ui_goto_step(&ui, 6);
+    gl_ui_set_budget(&ui, 2);
+    cr_assert(ui.replayed);
+    const gl_node *conv = gl_find_node(gl_ui_graph(&ui), "conv1");
+    cr_assert(conv);
+    gl_ui_select_node(&ui, conv->id);
+    gl_ui_key(&ui, 'X');
+    cr_assert(ui.pipeline == as_run && ui.other.pipeline == vetoed);
+    cr_assert_eq(ui.step, 6u);
+    cr_assert_eq(ui.budget, 2, "the same rewrite of the step");
+    cr_assert(ui.replayed);
+    cr_assert_str_eq(node_name(&ui), "conv1");
+    gl_ui_set_budget(&ui, -1);
+    cr_assert(strstr(ui.status, "10 nodes"), "%s", ui.status);
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[as run │ X: #3 vetoed, 12 nodes] ");
+    gl_ui_key(&ui, 'X');
+    cr_assert(strstr(ui.status, "branch #3 vetoed shown (X: back to as run); step 6: 12 nodes "
+                                "here, 10 there"), "%s", ui.status);
+    cr_assert(ui.pipeline == vetoed && ui.other.pipeline == as_run);
+
+    /* x on the vetoed record lifts it: a third pipeline; the shown one is the other now,
+     * the first is freed (ASan: no leak, no use after free) */
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    cr_assert(ui.pipeline != vetoed && ui.pipeline != as_run);
+    cr_assert(ui.other.pipeline == vetoed);
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[as run │ X: #3 vetoed, 12 nodes] ");
+    gl_ui_free(&ui);
+}
+
+Test(whatif, branch_labels_name_every_veto_and_force)
+{
+    static const struct {
+        const char *set;
+        const char *label;
+    } cases[] = {
+        {NULL, "as run"},
+        {"transpose-push.veto=3", "#3 vetoed"},
+        {"transpose-push.veto=3,5", "#3 vetoed, #5 vetoed"},
+        {"fusion.exact-shapes=1", "as run"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_ui ui;
+        open_with(&ui, CONV, cases[c].set);
+        char label[128];
+        gl_ui_branch_label(ui.pipeline, label, sizeof(label));
+        cr_expect_str_eq(label, cases[c].label, "case %zu", c);
+        gl_ui_free(&ui);
+    }
+}

@@ -29,8 +29,11 @@ void gl_run_free(gl_run *r)
 
 const gl_run *gl_ui_run_shown(const gl_ui *ui)
 {
-    return ui->run && !ui->replayed && ui->pipeline && ui->run->step == ui->step ? ui->run
-                                                                                   : NULL;
+    const gl_run *r = ui->run;
+    return r && !ui->replayed && ui->pipeline && r->step == ui->step &&
+                   r->here == ui->branch_id && r->there == ui->other.id
+               ? r
+               : NULL;
 }
 
 /* ---- the job ----------------------------------------------------------------------------- */
@@ -201,6 +204,8 @@ unsigned gl_ui_run(gl_ui *ui)
     j->data_dir = ui->data_dir;
     j->run = gl_xcalloc(1, sizeof(gl_run));
     j->run->step = ui->step;
+    j->run->here = ui->branch_id;
+    j->run->there = ui->other.id;
     j->run->stable = getenv("GRAPHLAB_STABLE_TIMES") != NULL;
     if (ui->data_dir)
         snprintf(j->run->inputs, sizeof(j->run->inputs), "the inputs of %s", ui->data_dir);

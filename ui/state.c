@@ -305,6 +305,20 @@ static void drop_replay(gl_ui *ui)
     ui->budget = -1;
 }
 
+static void free_step_diffs(gl_diff **diffs, const gl_pipeline *p)
+{
+    for (size_t k = 0; diffs && p && k < p->n_steps; k++)
+        gl_diff_free(diffs[k]);
+    free(diffs);
+}
+
+static void free_branch(gl_branch *b)
+{
+    free_step_diffs(b->step_diffs, b->pipeline);
+    gl_pipeline_free(b->pipeline);
+    *b = (gl_branch){0};
+}
+
 void gl_ui_free(gl_ui *ui)
 {
     for (size_t i = 0; ui->views && i < ui->n_views; i++)
@@ -313,10 +327,10 @@ void gl_ui_free(gl_ui *ui)
     free(ui->views);
     drop_replay(ui);
     gl_graph_index_free(&ui->index);
-    for (size_t k = 0; ui->step_diffs && ui->pipeline && k < ui->pipeline->n_steps; k++)
-        gl_diff_free(ui->step_diffs[k]);
-    free(ui->step_diffs);
+    free_step_diffs(ui->step_diffs, ui->pipeline);
     gl_pipeline_free(ui->pipeline);
+    free_branch(&ui->other);
+    gl_diff_free(ui->branch_diff);
     gl_run_free(ui->run);
     free(ui->marks);
     memset(ui, 0, sizeof(*ui));
@@ -377,7 +391,9 @@ static void shown_changed(gl_ui *ui)
     ui->n_marks = 0;
 }
 
-void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
+/* Show pipeline p from step 0 (its step diffs computed when NULL), keeping the branch
+ * id: gl_ui_set_pipeline names a new pipeline, a swap brings one back. */
+static void install(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
 {
     ui->pipeline = p;
     ui->step_diffs = step_diffs;
@@ -399,20 +415,78 @@ void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
         gl_ui_set_error(ui, "the pipeline stopped: %s", p->failure);
 }
 
-void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k)
+void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
+{
+    ui->branch_id = ++ui->next_branch_id;
+    install(ui, p, step_diffs);
+}
+
+/* The shown pipeline handed over as a branch (the ui shows none until it installs one). */
+static gl_branch take_shown(gl_ui *ui)
 {
     drop_replay(ui);
     ui->want_budget = -1;
-    for (size_t i = 0; ui->step_diffs && ui->pipeline && i < ui->pipeline->n_steps; i++)
-        if (ui->step_diffs[i])
-            gl_ui_defer_free_diff(ui, ui->step_diffs[i]);
-    free(ui->step_diffs);
-    ui->step_diffs = NULL;
-    if (ui->pipeline)
-        gl_ui_defer_free_pipeline(ui, ui->pipeline);
+    gl_branch b = {ui->pipeline, ui->step_diffs, ui->branch_id};
     ui->pipeline = NULL;
+    ui->step_diffs = NULL;
+    return b;
+}
+
+/* A job may still read the pipeline (a run, a bisect): it waits in the graveyard. */
+static void defer_free_branch(gl_ui *ui, gl_branch *b)
+{
+    for (size_t i = 0; b->step_diffs && b->pipeline && i < b->pipeline->n_steps; i++)
+        if (b->step_diffs[i])
+            gl_ui_defer_free_diff(ui, b->step_diffs[i]);
+    free(b->step_diffs);
+    if (b->pipeline)
+        gl_ui_defer_free_pipeline(ui, b->pipeline);
+    *b = (gl_branch){0};
+}
+
+void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k)
+{
+    defer_free_branch(ui, &ui->other);
+    ui->other = take_shown(ui);
     gl_ui_set_pipeline(ui, p, step_diffs);
     gl_ui_goto_step(ui, k < p->n_steps ? k : p->n_steps - 1);
+}
+
+unsigned gl_ui_swap_branch(gl_ui *ui)
+{
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    if (!ui->other.pipeline) {
+        gl_ui_set_status(ui, "X shows the other branch of a what-if: there is none yet (x on "
+                         "a decision makes one)");
+        return GL_REDRAW_STATUS;
+    }
+    size_t k = ui->step;
+    int64_t budget = ui->budget;
+    gl_selection sel = ui->sel;
+    gl_branch shown = take_shown(ui), other = ui->other;
+    ui->other = shown;
+    install(ui, other.pipeline, other.step_diffs);
+    ui->branch_id = other.id;
+    ui->sel = sel; /* both branches start from one loaded model: origins mean the same */
+    k = k < ui->pipeline->n_steps ? k : ui->pipeline->n_steps - 1;
+    unsigned flags = gl_ui_goto_step(ui, k);
+    char here[128], there[128];
+    gl_ui_branch_label(ui->pipeline, here, sizeof(here));
+    gl_ui_branch_label(ui->other.pipeline, there, sizeof(there));
+    const gl_pipeline *o = ui->other.pipeline;
+    gl_ui_set_status(ui, "branch %s shown (X: back to %s); step %zu: %zu nodes here, %zu there",
+                     here, there, k, ui->pipeline->steps[k].nodes,
+                     k < o->n_steps ? o->steps[k].nodes : 0);
+    if (budget >= 0 && budget < ui->pipeline->steps[k].rewrites)
+        flags |= gl_ui_set_budget(ui, budget);
+    return flags | GL_REDRAW_ALL;
+}
+
+const gl_graph *gl_ui_branch_graph(const gl_ui *ui, size_t k)
+{
+    const gl_pipeline *o = ui->other.pipeline;
+    return o && k < o->n_steps && o->steps[k].model ? o->steps[k].model->graph : NULL;
 }
 
 /* ---- views --------------------------------------------------------------------------- */
@@ -681,8 +755,9 @@ static unsigned replay_finish(gl_ui *ui, void *arg)
         replay_discard(r);
         return GL_REDRAW_STATUS;
     }
-    if (r->step != ui->step || r->budget != ui->want_budget) {
-        /* the user moved on while it ran: gl_ui_resume replays what is wanted now */
+    if (r->p != ui->pipeline || r->step != ui->step || r->budget != ui->want_budget) {
+        /* the user moved on (or to the other branch, X) while it ran: gl_ui_resume
+         * replays what is wanted now */
         replay_discard(r);
         return GL_REDRAW_STATUS;
     }
@@ -1045,6 +1120,7 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_EXPORT_ALL: return gl_ui_export_ask(ui);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
     case GL_REQ_BISECT: return gl_ui_bisect(ui);
+    case GL_REQ_SWAP_BRANCH: return gl_ui_swap_branch(ui);
     case GL_REQ_RUN: return gl_ui_run(ui);
     case GL_REQ_DIVERGENCE: return gl_ui_run_divergence(ui);
     case GL_REQ_JUMP: return GL_REDRAW_NONE; /* needs the digit: gl_ui_key */

@@ -146,6 +146,8 @@ typedef struct gl_back_entry {
  * (intermediates.h), compared, for the tensor view and the first divergence. */
 typedef struct gl_run {
     size_t step;               /* the step it ran (its model, not a replay) */
+    unsigned here, there;      /* gl_ui.branch_id of the pipeline it ran and of the other
+                                * branch then (0: none): after X or x it is not shown */
     gl_profile *prof;
     size_t ref, fused, unfused; /* backends of prof; fused: oneDNN on the step's model (the
                                 * only oneDNN run when the step has no groups); unfused:
@@ -182,6 +184,15 @@ typedef enum gl_ui_role {
 
 #define GL_UI_BACK_MAX 32
 
+/* What-if's other branch: the pipeline the last `x` replaced, kept (owned, with its step
+ * diffs) so that the bar, the diff and the run view can compare the two; X swaps it with
+ * the shown one. A later `x` drops it for the one shown then: two branches at most. */
+typedef struct gl_branch {
+    gl_pipeline *pipeline; /* NULL: there is no other branch */
+    gl_diff **step_diffs;  /* [k]: step k against k-1, as gl_ui.step_diffs */
+    unsigned id;           /* gl_ui.branch_id it had while shown */
+} gl_branch;
+
 struct gl_ui {
     const char *model_path;
     gl_pipeline *pipeline;    /* every step kept; NULL while loading */
@@ -199,6 +210,9 @@ struct gl_ui {
                                * applied one); -1: none (a pass without records) */
     bool diff_whole_step;     /* D: inside a pass the diff view shows `diff`, not
                                * rewrite_diff */
+    bool diff_branch;         /* D: the diff view shows branch_diff, the shown graph against
+                               * the other branch's at this step */
+    gl_diff *branch_diff;     /* that diff (owned; NULL unless diff_branch and a branch) */
     int64_t land_decision;    /* after the replay running now (bisect's landing): select
                                * this record, show the diff and land_status; -1: none */
     char land_status[256];
@@ -217,6 +231,10 @@ struct gl_ui {
     uint32_t ghost_id;        /* that node */
     uint32_t *marks;          /* node ids marked by Enter on a decision (n/N cycle) */
     size_t n_marks;
+
+    gl_branch other;          /* what-if's other branch (other.pipeline NULL: none) */
+    unsigned branch_id;       /* names the shown pipeline: a run is of one pair of them */
+    unsigned next_branch_id;
 
     const char *data_dir;     /* --data: the inputs of runs (NULL: seeded random) */
     gl_run *run;              /* the last run (owned; NULL: none yet) */
@@ -427,6 +445,17 @@ unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d);
 /* Show pipeline p (and its step diffs, NULL: computed) instead of the current one at
  * step k; the old one is freed when no job reads it. */
 void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k);
+/* X: show the other branch instead (the shown one becomes the other), at the same step
+ * and, inside a pass, the same number of rewrites; the selection follows its node. */
+unsigned gl_ui_swap_branch(gl_ui *ui);
+/* The other branch's graph at step k (NULL: no branch, or it has no step k). */
+const gl_graph *gl_ui_branch_graph(const gl_ui *ui, size_t k);
+/* What sets a branch apart, from its pipeline's vetoes and forces: "#3 vetoed",
+ * "#3 vetoed, #7 forced", or "as run" when it has neither. */
+void gl_ui_branch_label(const gl_pipeline *p, char *buf, size_t len);
+/* The bar's branch part, "[#3 vetoed | X: as run, 10 nodes] " (the other branch's label
+ * and node count at the shown step), "" without another branch; returns its columns. */
+int gl_bar_branch(const gl_ui *ui, bool utf8, char *buf, size_t len);
 /* Select the record with id `id` in the decisions view (lifting the refused-only filter
  * when it hides it); false when the shown step has no such record. */
 bool gl_ui_decisions_select(gl_ui *ui, int64_t id);

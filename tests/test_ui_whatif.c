@@ -67,8 +67,8 @@ typedef struct bisect_key_case {
     const char *diff;  /* a line of the diff of rewrite k alone */
 } bisect_key_case;
 
-/* Whether the diff the diff view shows has a line containing `text`. */
-static bool shown_diff_has(const gl_ui *ui, const char *text)
+/* The diff the diff view shows, as text (malloc'd). */
+static char *shown_diff_text(const gl_ui *ui)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -77,6 +77,13 @@ static bool shown_diff_has(const gl_ui *ui, const char *text)
     cr_assert(gl_ui_shown_diff(ui));
     gl_diff_write_text(gl_ui_shown_diff(ui), f);
     fclose(f);
+    return buf;
+}
+
+/* Whether the diff the diff view shows has a line containing `text`. */
+static bool shown_diff_has(const gl_ui *ui, const char *text)
+{
+    char *buf = shown_diff_text(ui);
     bool has = strstr(buf, text) != NULL;
     free(buf);
     return has;
@@ -320,4 +327,64 @@ Test(whatif, branch_labels_name_every_veto_and_force)
         cr_expect_str_eq(label, cases[c].label, "case %zu", c);
         gl_ui_free(&ui);
     }
+}
+
+/* The number of the first line of text that starts with prefix (-1: none). */
+static int line_starting(const char *text, const char *prefix)
+{
+    int row = 0;
+    for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL, row++)
+        if (!strncmp(p, prefix, strlen(prefix)))
+            return row;
+    return -1;
+}
+
+/* The diff's branch scope: D after x compares the other branch's graph at the shown step
+ * with this one, by node name. */
+Test(whatif, D_diffs_against_the_other_branch)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    gl_ui_goto_step(&ui, 6);
+    gl_ui_key(&ui, 'D');
+    cr_assert(!ui.diff_branch, "no branch: D keeps its two scopes");
+    gl_ui_key(&ui, 'D');
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    gl_ui_key(&ui, 'D');
+    cr_assert(ui.diff_branch);
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    /* the veto of #3 leaves exactly two Transposes more, and removes nothing */
+    const gl_diff *d = gl_ui_shown_diff(&ui);
+    cr_assert_eq(d->n_added, 2u);
+    cr_assert_eq(d->n_removed, 0u);
+    cr_assert_eq(d->n_replaced, 0u);
+    for (size_t i = 0; i < d->n_nodes; i++)
+        if (d->nodes[i].kind == GL_CHANGE_ADDED)
+            cr_expect_str_eq(d->nodes[i].new_ops[0], "Transpose");
+    char *text = shown_diff_text(&ui);
+    cr_assert(strstr(text, "+ Transpose 'conv2_to_nchw'"), "%s", text);
+    free(text);
+    /* the scope stays across steps: at step 0 both branches are the loaded model */
+    gl_ui_goto_step(&ui, 0);
+    cr_assert(gl_diff_empty(gl_ui_shown_diff(&ui)));
+    /* X: the other way round; Enter on a node only there says so */
+    gl_ui_goto_step(&ui, 6);
+    gl_ui_key(&ui, 'X');
+    d = gl_ui_shown_diff(&ui);
+    cr_assert_eq(d->n_added, 0u);
+    cr_assert_eq(d->n_removed, 2u);
+    gl_view *v = gl_ui_view(&ui);
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    text = shown_diff_text(&ui);
+    v->selected = line_starting(text, "- Transpose");
+    free(text);
+    cr_assert_geq(v->selected, 1);
+    gl_ui_key(&ui, '\n');
+    cr_assert(strstr(ui.status, "is only in the other branch: X shows it"), "%s", ui.status);
+    /* D cycles back to the step before */
+    gl_ui_key(&ui, 'D');
+    cr_assert(!ui.diff_branch);
+    cr_assert(gl_ui_shown_diff(&ui) == ui.step_diffs[6]);
+    gl_ui_free(&ui);
 }

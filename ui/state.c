@@ -367,6 +367,22 @@ static uint32_t first_origin(const gl_node *n)
     return n && n->prov.n_origins ? n->prov.origins[0] : UINT32_MAX;
 }
 
+/* D's third scope: the shown graph against the other branch's at the same step, matched
+ * by name. Not by id: both branches clone one loaded model, so ids agree up to the step
+ * where they part, but after it each allocates new ids from the same counter, and one id
+ * may be a Transpose here and a fused group there. Names are what the passes derive from
+ * the nodes they rewrite and what the run view matches rows by, so the two views agree;
+ * a node made under another name in each branch shows as removed and added. */
+static void refresh_branch_diff(gl_ui *ui)
+{
+    if (ui->branch_diff)
+        gl_ui_defer_free_diff(ui, ui->branch_diff);
+    ui->branch_diff = NULL;
+    const gl_graph *there = gl_ui_branch_graph(ui, ui->step), *here = gl_ui_graph(ui);
+    if (ui->diff_branch && there && here)
+        ui->branch_diff = gl_diff_graphs(there, here, GL_DIFF_MATCH_NAMES);
+}
+
 /* The shown graph changed (step, budget): re-index, let the selection follow, and make
  * every view rebuild itself when next shown. */
 static void shown_changed(gl_ui *ui)
@@ -386,6 +402,7 @@ static void shown_changed(gl_ui *ui)
     ui->sel.node_id = id;
     ui->ghost_step = -1;
     ui->generation++;
+    refresh_branch_diff(ui);
     free(ui->marks);
     ui->marks = NULL;
     ui->n_marks = 0;
@@ -738,7 +755,8 @@ static unsigned land(gl_ui *ui)
     ui->land_status[0] = '\0';
     if (id >= 0)
         gl_ui_decisions_select(ui, id);
-    ui->diff_whole_step = false;
+    ui->diff_whole_step = ui->diff_branch = false;
+    refresh_branch_diff(ui);
     gl_ui_show(ui, GL_VIEW_DIFF, true);
     gl_ui_set_error(ui, "%s", status);
     return GL_REDRAW_ALL;
@@ -1033,28 +1051,49 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
 
 const gl_diff *gl_ui_shown_diff(const gl_ui *ui)
 {
+    if (ui->diff_branch)
+        return ui->branch_diff;
     if (ui->budget >= 0 && !ui->diff_whole_step)
         return ui->rewrite_diff;
     return ui->diff;
 }
 
-/* D: inside a pass, the rewrite alone or everything so far against the step before. */
+/* D: inside a pass, the rewrite alone, then everything so far against the step before;
+ * with a what-if's other branch, then the shown graph against that branch's. */
 static unsigned diff_scope(gl_ui *ui)
 {
-    ui->diff_whole_step = !ui->diff_whole_step;
+    bool inside = ui->budget >= 0;
+    if (ui->diff_branch) {
+        ui->diff_branch = ui->diff_whole_step = false;
+    } else if (ui->other.pipeline && (!inside || ui->diff_whole_step)) {
+        ui->diff_branch = true;
+    } else {
+        ui->diff_whole_step = !ui->diff_whole_step;
+    }
+    refresh_branch_diff(ui);
     gl_view *v = &ui->views[GL_VIEW_DIFF];
     unsigned flags = gl_ui_show(ui, GL_VIEW_DIFF, ui->current != GL_VIEW_DIFF);
     if (v->ops->open)
         v->ops->open(ui, v);
-    if (ui->budget < 0)
+    const char *next = inside ? "the last rewrite alone" : "against the step before";
+    if (ui->diff_branch) {
+        char there[128];
+        gl_ui_branch_label(ui->other.pipeline, there, sizeof(there));
+        gl_ui_set_status(ui, "diff: against the other branch (%s) at this step (D: %s)", there,
+                         next);
+    } else if (!inside && ui->other.pipeline) {
+        gl_ui_set_status(ui, "diff: against the step before (D: against the other branch)");
+    } else if (!inside) {
         gl_ui_set_status(ui, "D: inside a pass (+/-) the diff shows %s; here the whole step "
                          "is shown", ui->diff_whole_step ? "all the rewrites so far against "
                          "the step before" : "the last rewrite alone");
-    else
+    } else {
         gl_ui_set_status(ui, "diff: %s (D: %s)", ui->diff_whole_step ? "every rewrite so far"
                          " against the step before" : "the last rewrite alone",
-                         ui->diff_whole_step ? "the last rewrite alone" : "against the step "
-                         "before");
+                         ui->diff_whole_step ? (ui->other.pipeline ? "against the other branch"
+                                                                   : "the last rewrite alone")
+                                             : "against the step before");
+    }
     return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
 }
 

@@ -388,3 +388,63 @@ Test(whatif, D_diffs_against_the_other_branch)
     cr_assert(gl_ui_shown_diff(&ui) == ui.step_diffs[6]);
     gl_ui_free(&ui);
 }
+
+/* The profile row named `name` (SIZE_MAX: none). */
+static size_t row_named(const gl_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (!strcmp(p->rows[i].name, name))
+            return i;
+    return SIZE_MAX;
+}
+
+static size_t count_only_here(const gl_run *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->prof->n_rows; i++)
+        if (r->prof->rows[i].parent == SIZE_MAX && gl_run_there_ms(r, i) < 0)
+            n++;
+    return n;
+}
+
+/* r after x runs the shown step of both branches on the same inputs: a veto that moves
+ * Transposes changes no numbers, so the outputs agree; each node is timed here and, where
+ * the other branch has it, there. */
+Test(whatif, r_runs_both_branches)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    gl_ui_goto_step(&ui, 6);
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    gl_ui_key(&ui, 'r');
+    const gl_run *r = gl_ui_run_shown(&ui);
+    cr_assert(r && r->branch, "%s", ui.status);
+    const gl_run_branch *b = r->branch;
+    cr_assert(strstr(ui.status, "of both branches on seeded random inputs: here (#3 vetoed) "
+                                "and there (as run) agree"), "%s", ui.status);
+    cr_assert_eq(b->nodes_here, 12u);
+    cr_assert_eq(b->nodes_there, 10u);
+    cr_assert_gt(r->prof->backends[r->fused].wall.median, 0);
+    cr_assert_gt(b->prof->backends[0].wall.median, 0);
+    cr_assert_eq(b->n_outputs, 1u);
+    cr_assert(b->outputs_ok);
+    cr_assert(b->between[0].ok && b->here_ref[0].ok && b->there_ref[0].ok);
+    cr_assert_lt(b->between[0].max_abs, 1e-4);
+    size_t conv = row_named(r->prof, "conv1");
+    cr_assert_neq(conv, SIZE_MAX);
+    cr_assert_gt(gl_run_there_ms(r, conv), 0, "conv1 is in both branches");
+    cr_assert_eq(count_only_here(r), 2u, "the two Transposes the veto keeps");
+    cr_assert_eq(b->n_only_there, 0u);
+    /* X: the run is of the other pair; r again runs it the other way round */
+    gl_ui_key(&ui, 'X');
+    cr_assert_null(gl_ui_run_shown(&ui));
+    gl_ui_key(&ui, 'r');
+    r = gl_ui_run_shown(&ui);
+    cr_assert(r && r->branch);
+    cr_assert_eq(count_only_here(r), 0u);
+    cr_assert_eq(r->branch->n_only_there, 2u);
+    for (size_t i = 0; i < r->branch->n_only_there; i++)
+        cr_expect_str_eq(r->branch->prof->rows[r->branch->only_there[i]].op, "Transpose");
+    gl_ui_free(&ui);
+}

@@ -144,6 +144,23 @@ typedef struct gl_back_entry {
  * `graphlab profile --backends ref,unfused,fused` runs them (gl_profile_run); then the
  * reference and the oneDNN run of the step's model once more with every tensor kept
  * (intermediates.h), compared, for the tensor view and the first divergence. */
+/* `r` with a what-if's other branch: its step's model run beside the shown one's, on the
+ * same inputs. "Here" is the shown branch, "there" the other. */
+typedef struct gl_run_branch {
+    gl_profile *prof;          /* there's model on oneDNN alone (backend 0) */
+    char here[96], there[96];  /* the branches' labels (gl_ui_branch_label) */
+    size_t nodes_here, nodes_there;
+    /* Per graph output (gl_run.prof->output_names): here's oneDNN against there's, and
+     * each against here's reference run (the shown step's model on the reference). */
+    gl_compare *between, *here_ref, *there_ref;
+    size_t n_outputs;
+    bool outputs_ok;           /* every `between` within tolerance */
+    size_t *match;             /* per row of gl_run.prof: there's row of that name and op,
+                                * a node of its graph; SIZE_MAX: none */
+    size_t *only_there;        /* there's own rows no row here matches, in its plan order */
+    size_t n_only_there;
+} gl_run_branch;
+
 typedef struct gl_run {
     size_t step;               /* the step it ran (its model, not a replay) */
     unsigned here, there;      /* gl_ui.branch_id of the pipeline it ran and of the other
@@ -156,6 +173,7 @@ typedef struct gl_run {
     gl_inter_report report;    /* rec_run against rec_ref */
     char rec_error[256];       /* why a recording is incomplete ("": it is not) */
     double rtol, atol;
+    gl_run_branch *branch;     /* the other branch's run beside it (NULL: no branch) */
     char inputs[1100];         /* "inputs of DIR", "seeded random inputs" */
     bool stable;               /* $GRAPHLAB_STABLE_TIMES set: times, shares and numbers drawn
                                 * as '~' (the tmux goldens) */
@@ -462,7 +480,8 @@ bool gl_ui_decisions_select(gl_ui *ui, int64_t id);
 
 /* ---- runs (run.c) ------------------------------------------------------------------- */
 
-/* `r`: run the shown step (not a replay) on a job and show the run view. */
+/* `r`: run the shown step (not a replay) on a job and show the run view; with a what-if's
+ * other branch, its model at the same step too, on the same inputs (gl_run_branch). */
 unsigned gl_ui_run(gl_ui *ui);
 /* The run of the shown step, or NULL (none yet, another step, a replay shown). */
 const gl_run *gl_ui_run_shown(const gl_ui *ui);
@@ -478,6 +497,9 @@ size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *orde
 /* Node n's backend and implementation in the shown step's run ("dnnl brgconv:avx512"),
  * into buf; false when there is no such run or the node is not in it. */
 bool gl_ui_run_backend(const gl_ui *ui, const gl_node *n, char *buf, size_t len);
+/* A row's time there (the other branch's oneDNN run) when the run has a branch and the
+ * row a match there; < 0 otherwise. */
+double gl_run_there_ms(const gl_run *r, size_t row);
 /* `p` in the run view: select the first node where the fused and reference runs part
  * ways, or say that none does and with what tolerance. */
 unsigned gl_ui_run_divergence(gl_ui *ui);

@@ -305,20 +305,6 @@ static void drop_replay(gl_ui *ui)
     ui->budget = -1;
 }
 
-static void free_step_diffs(gl_diff **diffs, const gl_pipeline *p)
-{
-    for (size_t k = 0; diffs && p && k < p->n_steps; k++)
-        gl_diff_free(diffs[k]);
-    free(diffs);
-}
-
-static void free_branch(gl_branch *b)
-{
-    free_step_diffs(b->step_diffs, b->pipeline);
-    gl_pipeline_free(b->pipeline);
-    *b = (gl_branch){0};
-}
-
 void gl_ui_free(gl_ui *ui)
 {
     for (size_t i = 0; ui->views && i < ui->n_views; i++)
@@ -327,9 +313,8 @@ void gl_ui_free(gl_ui *ui)
     free(ui->views);
     drop_replay(ui);
     gl_graph_index_free(&ui->index);
-    free_step_diffs(ui->step_diffs, ui->pipeline);
-    gl_pipeline_free(ui->pipeline);
-    free_branch(&ui->other);
+    gl_ui_free_step_diffs(ui->pipeline, ui->step_diffs);
+    gl_ui_free_step_diffs(ui->other.pipeline, ui->other.step_diffs);
     gl_diff_free(ui->branch_diff);
     gl_run_free(ui->run);
     free(ui->marks);

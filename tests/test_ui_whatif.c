@@ -446,5 +446,15 @@ Test(whatif, r_runs_both_branches)
     cr_assert_eq(r->branch->n_only_there, 2u);
     for (size_t i = 0; i < r->branch->n_only_there; i++)
         cr_expect_str_eq(r->branch->prof->rows[r->branch->only_there[i]].op, "Transpose");
+    /* the run view lists them after this branch's rows; Enter there says where they are */
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_RUN);
+    size_t *order = gl_xcalloc(r->prof->n_rows, sizeof(size_t));
+    size_t n_here = gl_run_order(r->prof, r->fused, ui.run_sort, order);
+    free(order);
+    gl_view *v = gl_ui_view(&ui);
+    v->selected = (int)n_here;
+    gl_ui_key(&ui, '\n');
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_RUN);
+    cr_assert(strstr(ui.status, "only the other branch has this node"), "%s", ui.status);
     gl_ui_free(&ui);
 }

@@ -360,7 +360,8 @@ unsigned gl_ui_run(gl_ui *ui)
     if (!gl_ui_start_job(ui, &run_spec, j))
         run_discard(j);
     else if (ui->job)
-        gl_ui_set_status(ui, "running step %zu on %s", ui->step, j->run->inputs);
+        gl_ui_set_status(ui, "running step %zu%s on %s", ui->step,
+                         j->there ? " of both branches" : "", j->run->inputs);
     return flags | GL_REDRAW_ALL;
 }
 

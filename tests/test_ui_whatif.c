@@ -67,8 +67,8 @@ typedef struct bisect_key_case {
     const char *diff;  /* a line of the diff of rewrite k alone */
 } bisect_key_case;
 
-/* Whether the diff the diff view shows has a line containing `text`. */
-static bool shown_diff_has(const gl_ui *ui, const char *text)
+/* The diff the diff view shows, as text (malloc'd). */
+static char *shown_diff_text(const gl_ui *ui)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -77,6 +77,13 @@ static bool shown_diff_has(const gl_ui *ui, const char *text)
     cr_assert(gl_ui_shown_diff(ui));
     gl_diff_write_text(gl_ui_shown_diff(ui), f);
     fclose(f);
+    return buf;
+}
+
+/* Whether the diff the diff view shows has a line containing `text`. */
+static bool shown_diff_has(const gl_ui *ui, const char *text)
+{
+    char *buf = shown_diff_text(ui);
     bool has = strstr(buf, text) != NULL;
     free(buf);
     return has;
@@ -228,4 +235,226 @@ Test(whatif, x_forces_a_cost_refusal_and_lifts_it)
     gl_ui_free(&ui);
     tu_rmtree(dir);
     free(dir);
+}
+
+/* ---- the two branches -------------------------------------------------------------------- */
+
+static void bar_branch(const gl_ui *ui, char *buf, size_t len)
+{
+    gl_bar_branch(ui, true, buf, len);
+}
+
+static const char *node_name(const gl_ui *ui)
+{
+    const gl_node *n = gl_graph_index_node(&ui->index, ui->sel.node_id);
+    return n ? n->name : "";
+}
+
+/* x keeps the pipeline it replaces as the other branch, X swaps them at the same step
+ * (and rewrite), a second x drops the older one: two branches at most. */
+Test(whatif, x_keeps_the_other_branch_and_X_swaps)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    char bar[256];
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_empty(bar, "no branch yet: '%s'", bar);
+    gl_ui_key(&ui, 'X');
+    cr_assert(strstr(ui.status, "there is none yet"), "%s", ui.status);
+
+    gl_pipeline *as_run = ui.pipeline;
+    gl_ui_goto_step(&ui, 6);
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    gl_pipeline *vetoed = ui.pipeline;
+    cr_assert(vetoed != as_run);
+    cr_assert(ui.other.pipeline == as_run, "x keeps the pipeline it replaced");
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 10 nodes] ");
+    gl_ui_goto_step(&ui, 14);
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 7 nodes] ", "the other's count at step 14");
+
+    /* X at step 6, inside the pass after 2 rewrites, a node selected: all kept */
+    gl_ui_goto_step(&ui, 6);
+    gl_ui_set_budget(&ui, 2);
+    cr_assert(ui.replayed);
+    const gl_node *conv = gl_find_node(gl_ui_graph(&ui), "conv1");
+    cr_assert(conv);
+    gl_ui_select_node(&ui, conv->id);
+    gl_ui_key(&ui, 'X');
+    cr_assert(ui.pipeline == as_run && ui.other.pipeline == vetoed);
+    cr_assert_eq(ui.step, 6u);
+    cr_assert_eq(ui.budget, 2, "the same rewrite of the step");
+    cr_assert(ui.replayed);
+    cr_assert_str_eq(node_name(&ui), "conv1");
+    gl_ui_set_budget(&ui, -1);
+    cr_assert(strstr(ui.status, "10 nodes"), "%s", ui.status);
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[as run │ X: #3 vetoed, 12 nodes] ");
+    gl_ui_key(&ui, 'X');
+    cr_assert(strstr(ui.status, "branch #3 vetoed shown (X: back to as run); step 6: 12 nodes "
+                                "here, 10 there"), "%s", ui.status);
+    cr_assert(ui.pipeline == vetoed && ui.other.pipeline == as_run);
+
+    /* x on the vetoed record lifts it: a third pipeline; the shown one is the other now,
+     * the first is freed (ASan: no leak, no use after free) */
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    cr_assert(ui.pipeline != vetoed && ui.pipeline != as_run);
+    cr_assert(ui.other.pipeline == vetoed);
+    bar_branch(&ui, bar, sizeof(bar));
+    cr_assert_str_eq(bar, "[as run │ X: #3 vetoed, 12 nodes] ");
+    gl_ui_free(&ui);
+}
+
+Test(whatif, branch_labels_name_every_veto_and_force)
+{
+    static const struct {
+        const char *set;
+        const char *label;
+    } cases[] = {
+        {NULL, "as run"},
+        {"transpose-push.veto=3", "#3 vetoed"},
+        {"transpose-push.veto=3,5", "#3 vetoed, #5 vetoed"},
+        {"fusion.exact-shapes=1", "as run"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_ui ui;
+        open_with(&ui, CONV, cases[c].set);
+        char label[128];
+        gl_ui_branch_label(ui.pipeline, label, sizeof(label));
+        cr_expect_str_eq(label, cases[c].label, "case %zu", c);
+        gl_ui_free(&ui);
+    }
+}
+
+/* The number of the first line of text that starts with prefix (-1: none). */
+static int line_starting(const char *text, const char *prefix)
+{
+    int row = 0;
+    for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL, row++)
+        if (!strncmp(p, prefix, strlen(prefix)))
+            return row;
+    return -1;
+}
+
+/* The diff's branch scope: D after x compares the other branch's graph at the shown step
+ * with this one, by node name. */
+Test(whatif, D_diffs_against_the_other_branch)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    gl_ui_goto_step(&ui, 6);
+    gl_ui_key(&ui, 'D');
+    cr_assert(!ui.diff_branch, "no branch: D keeps its two scopes");
+    gl_ui_key(&ui, 'D');
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    gl_ui_key(&ui, 'D');
+    cr_assert(ui.diff_branch);
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    /* the veto of #3 leaves exactly two Transposes more, and removes nothing */
+    const gl_diff *d = gl_ui_shown_diff(&ui);
+    cr_assert_eq(d->n_added, 2u);
+    cr_assert_eq(d->n_removed, 0u);
+    cr_assert_eq(d->n_replaced, 0u);
+    for (size_t i = 0; i < d->n_nodes; i++)
+        if (d->nodes[i].kind == GL_CHANGE_ADDED)
+            cr_expect_str_eq(d->nodes[i].new_ops[0], "Transpose");
+    char *text = shown_diff_text(&ui);
+    cr_assert(strstr(text, "+ Transpose 'conv2_to_nchw'"), "%s", text);
+    free(text);
+    /* the scope stays across steps: at step 0 both branches are the loaded model */
+    gl_ui_goto_step(&ui, 0);
+    cr_assert(gl_diff_empty(gl_ui_shown_diff(&ui)));
+    /* X: the other way round; Enter on a node only there says so */
+    gl_ui_goto_step(&ui, 6);
+    gl_ui_key(&ui, 'X');
+    d = gl_ui_shown_diff(&ui);
+    cr_assert_eq(d->n_added, 0u);
+    cr_assert_eq(d->n_removed, 2u);
+    gl_view *v = gl_ui_view(&ui);
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_DIFF);
+    text = shown_diff_text(&ui);
+    v->selected = line_starting(text, "- Transpose");
+    free(text);
+    cr_assert_geq(v->selected, 1);
+    gl_ui_key(&ui, '\n');
+    cr_assert(strstr(ui.status, "is only in the other branch: X shows it"), "%s", ui.status);
+    /* D cycles back to the step before */
+    gl_ui_key(&ui, 'D');
+    cr_assert(!ui.diff_branch);
+    cr_assert(gl_ui_shown_diff(&ui) == ui.step_diffs[6]);
+    gl_ui_free(&ui);
+}
+
+/* The profile row named `name` (SIZE_MAX: none). */
+static size_t row_named(const gl_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (!strcmp(p->rows[i].name, name))
+            return i;
+    return SIZE_MAX;
+}
+
+static size_t count_only_here(const gl_run *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->prof->n_rows; i++)
+        if (r->prof->rows[i].parent == SIZE_MAX && gl_run_there_ms(r, i) < 0)
+            n++;
+    return n;
+}
+
+/* r after x runs the shown step of both branches on the same inputs: a veto that moves
+ * Transposes changes no numbers, so the outputs agree; each node is timed here and, where
+ * the other branch has it, there. */
+Test(whatif, r_runs_both_branches)
+{
+    gl_ui ui;
+    open_with(&ui, CONV, NULL);
+    gl_ui_goto_step(&ui, 6);
+    cr_assert(gl_ui_decisions_select(&ui, 3));
+    gl_ui_key(&ui, 'x');
+    gl_ui_key(&ui, 'r');
+    const gl_run *r = gl_ui_run_shown(&ui);
+    cr_assert(r && r->branch, "%s", ui.status);
+    const gl_run_branch *b = r->branch;
+    cr_assert(strstr(ui.status, "of both branches on seeded random inputs: here (#3 vetoed) "
+                                "and there (as run) agree"), "%s", ui.status);
+    cr_assert_eq(b->nodes_here, 12u);
+    cr_assert_eq(b->nodes_there, 10u);
+    cr_assert_gt(r->prof->backends[r->fused].wall.median, 0);
+    cr_assert_gt(b->prof->backends[0].wall.median, 0);
+    cr_assert_eq(b->n_outputs, 1u);
+    cr_assert(b->outputs_ok);
+    cr_assert(b->between[0].ok && b->here_ref[0].ok && b->there_ref[0].ok);
+    cr_assert_lt(b->between[0].max_abs, 1e-4);
+    size_t conv = row_named(r->prof, "conv1");
+    cr_assert_neq(conv, SIZE_MAX);
+    cr_assert_gt(gl_run_there_ms(r, conv), 0, "conv1 is in both branches");
+    cr_assert_eq(count_only_here(r), 2u, "the two Transposes the veto keeps");
+    cr_assert_eq(b->n_only_there, 0u);
+    /* X: the run is of the other pair; r again runs it the other way round */
+    gl_ui_key(&ui, 'X');
+    cr_assert_null(gl_ui_run_shown(&ui));
+    gl_ui_key(&ui, 'r');
+    r = gl_ui_run_shown(&ui);
+    cr_assert(r && r->branch);
+    cr_assert_eq(count_only_here(r), 0u);
+    cr_assert_eq(r->branch->n_only_there, 2u);
+    for (size_t i = 0; i < r->branch->n_only_there; i++)
+        cr_expect_str_eq(r->branch->prof->rows[r->branch->only_there[i]].op, "Transpose");
+    /* the run view lists them after this branch's rows; Enter there says where they are */
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_RUN);
+    size_t *order = gl_xcalloc(r->prof->n_rows, sizeof(size_t));
+    size_t n_here = gl_run_order(r->prof, r->fused, ui.run_sort, order);
+    free(order);
+    gl_view *v = gl_ui_view(&ui);
+    v->selected = (int)n_here;
+    gl_ui_key(&ui, '\n');
+    cr_assert_eq(ui.current, (size_t)GL_VIEW_RUN);
+    cr_assert(strstr(ui.status, "only the other branch has this node"), "%s", ui.status);
+    gl_ui_free(&ui);
 }

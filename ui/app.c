@@ -784,6 +784,14 @@ void gl_ui_fill(int y, int x, int width, int attr)
 
 /* ---- the frame: bar, view, status ----------------------------------------------------- */
 
+/* The columns the bar's branch part takes (what-if, gl_bar_branch): at most half of it,
+ * the steps keep the rest. */
+static int branch_cols(const gl_ui *ui, int width, char *buf, size_t len)
+{
+    int w = gl_bar_branch(ui, ui->utf8, buf, len);
+    return w > width / 2 ? width / 2 : w;
+}
+
 static void draw_bar(gl_ui *ui, int width)
 {
     gl_ui_fill(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR));
@@ -793,10 +801,14 @@ static void draw_bar(gl_ui *ui, int width)
         gl_ui_put(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR), "graphlab");
         return;
     }
+    char branch[256];
+    int x0 = branch_cols(ui, width, branch, sizeof(branch));
+    if (x0)
+        gl_ui_put(0, 0, x0, gl_ui_attr(ui, GL_ROLE_HEADER), branch);
     char buf[4096];
     int cur_col, cur_len;
-    gl_bar_format(items, n, width, ui->utf8, buf, sizeof(buf), &cur_col, &cur_len);
-    gl_ui_put(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR), buf);
+    gl_bar_format(items, n, width - x0, ui->utf8, buf, sizeof(buf), &cur_col, &cur_len);
+    gl_ui_put(0, x0, width - x0, gl_ui_attr(ui, GL_ROLE_BAR), buf);
     /* repaint the current item over itself in its own attribute */
     const char *p = buf;
     for (int c = 0; c < cur_col && *p; c++)
@@ -808,7 +820,7 @@ static void draw_bar(gl_ui *ui, int width)
         bytes += l ? l : 1;
     }
     snprintf(cur, sizeof(cur), "%.*s", bytes, p);
-    gl_ui_put(0, cur_col, cur_len, gl_ui_attr(ui, GL_ROLE_BAR_CURRENT), cur);
+    gl_ui_put(0, x0 + cur_col, cur_len, gl_ui_attr(ui, GL_ROLE_BAR_CURRENT), cur);
     free(items);
 }
 
@@ -913,7 +925,13 @@ static unsigned mouse_click(gl_ui *ui)
     if (ev.y == 0) {
         gl_bar_item *items;
         size_t n = gl_bar_items(ui, &items);
-        int hit = gl_bar_item_at(items, n, COLS, ui->utf8, ev.x);
+        char branch[256];
+        int x0 = branch_cols(ui, COLS, branch, sizeof(branch));
+        if (x0 && ev.x < x0) {
+            free(items);
+            return gl_ui_swap_branch(ui);
+        }
+        int hit = gl_bar_item_at(items, n, COLS - x0, ui->utf8, ev.x - x0);
         free(items);
         return hit >= 0 ? gl_ui_goto_step(ui, (size_t)hit) : GL_REDRAW_NONE;
     }

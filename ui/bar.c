@@ -29,6 +29,39 @@ size_t gl_bar_items(const gl_ui *ui, gl_bar_item **items)
     return p->n_steps;
 }
 
+void gl_ui_branch_label(const gl_pipeline *p, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; p && i < p->settings.n && used < len; i++) {
+        const gl_setting *s = &p->settings.items[i];
+        bool veto = strcmp(s->option, "veto") == 0;
+        if (!veto && strcmp(s->option, "force") != 0)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s#%lld %s", used ? ", " : "",
+                                 (long long)s->value, veto ? "vetoed" : "forced");
+    }
+    if (!used)
+        snprintf(buf, len, "as run");
+}
+
+int gl_bar_branch(const gl_ui *ui, bool utf8, char *buf, size_t len)
+{
+    const gl_pipeline *o = ui->other.pipeline;
+    if (len)
+        buf[0] = '\0';
+    if (!ui->pipeline || !o)
+        return 0;
+    char here[96], there[96], nodes[32] = "no such step";
+    gl_ui_branch_label(ui->pipeline, here, sizeof(here));
+    gl_ui_branch_label(o, there, sizeof(there));
+    if (ui->step < o->n_steps)
+        snprintf(nodes, sizeof(nodes), "%zu nodes", o->steps[ui->step].nodes);
+    snprintf(buf, len, "[%s %s X: %s, %s] ", here, utf8 ? "│" : "|", there, nodes);
+    return gl_ui_text_width(buf);
+}
+
 /* Where each item sits in the formatted text: [first, last] shown, columns of each. */
 typedef struct bar_layout {
     size_t first, last;

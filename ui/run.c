@@ -16,10 +16,24 @@
  * shares the table shows (the lead's numbers come from `graphlab profile --reps 200`). */
 enum { RUN_REPS = 7, RUN_WARMUP = 2 };
 
+static void branch_free(gl_run_branch *b)
+{
+    if (!b)
+        return;
+    gl_profile_free(b->prof);
+    free(b->between);
+    free(b->here_ref);
+    free(b->there_ref);
+    free(b->match);
+    free(b->only_there);
+    free(b);
+}
+
 void gl_run_free(gl_run *r)
 {
     if (!r)
         return;
+    branch_free(r->branch);
     gl_profile_free(r->prof);
     gl_inter_report_free(&r->report);
     gl_inter_rec_free(r->rec_ref);
@@ -29,8 +43,11 @@ void gl_run_free(gl_run *r)
 
 const gl_run *gl_ui_run_shown(const gl_ui *ui)
 {
-    return ui->run && !ui->replayed && ui->pipeline && ui->run->step == ui->step ? ui->run
-                                                                                   : NULL;
+    const gl_run *r = ui->run;
+    return r && !ui->replayed && ui->pipeline && r->step == ui->step &&
+                   r->here == ui->branch_id && r->there == ui->other.id
+               ? r
+               : NULL;
 }
 
 /* ---- the job ----------------------------------------------------------------------------- */
@@ -38,6 +55,7 @@ const gl_run *gl_ui_run_shown(const gl_ui *ui)
 typedef struct run_job {
     const gl_model *model;   /* the step's (the pipeline is kept alive while a job runs) */
     const gl_model *unfused; /* the model before the fusion steps, or NULL */
+    const gl_model *there;   /* the other branch's step (kept alive as well), or NULL */
     const char *data_dir;
     gl_run *run;
     gl_status st;
@@ -65,24 +83,138 @@ static const gl_model *unfused_model(const gl_pipeline *p, size_t k)
     return NULL;
 }
 
-/* One run of `m` on `backend` with every tensor kept in rec. */
-static gl_status record(const gl_model *m, const gl_session_opts *o, const char *backend,
-                        const gl_dataset *d, gl_inter_rec *rec)
+/* One run of `m` on `backend`: its outputs into outs (the caller frees them), every
+ * tensor into rec when given. */
+static gl_status run_model(const gl_model *m, const gl_session_opts *o, const char *backend,
+                           const gl_dataset *d, gl_inter_rec *rec, gl_tensor **outs)
 {
     gl_exec_options eo = gl_session_exec_options(o, backend);
     gl_exec *e = NULL;
     gl_status st = gl_exec_create(m, &eo, &e);
     if (st != GL_OK)
         return st;
-    gl_inter_rec_attach(rec, e);
-    size_t n = m->graph->n_outputs;
-    gl_tensor **outs = gl_xcalloc(n ? n : 1, sizeof(*outs));
-    st = gl_exec_run(e, (const gl_tensor *const *)d->inputs, d->n_inputs, outs, n);
-    for (size_t i = 0; i < n; i++)
-        gl_tensor_free(outs[i]);
-    free(outs);
+    if (rec)
+        gl_inter_rec_attach(rec, e);
+    st = gl_exec_run(e, (const gl_tensor *const *)d->inputs, d->n_inputs, outs,
+                     m->graph->n_outputs);
     gl_exec_free(e);
     return st;
+}
+
+static gl_tensor **new_outputs(const gl_model *m)
+{
+    return gl_xcalloc(m->graph->n_outputs ? m->graph->n_outputs : 1, sizeof(gl_tensor *));
+}
+
+static void free_outputs(gl_tensor **outs, size_t n)
+{
+    for (size_t i = 0; outs && i < n; i++)
+        gl_tensor_free(outs[i]);
+    free(outs);
+}
+
+/* One run of `m` on `backend` with every tensor kept in rec. */
+static gl_status record(const gl_model *m, const gl_session_opts *o, const char *backend,
+                        const gl_dataset *d, gl_inter_rec *rec)
+{
+    gl_tensor **outs = new_outputs(m);
+    gl_status st = run_model(m, o, backend, d, rec, outs);
+    free_outputs(outs, m->graph->n_outputs);
+    return st;
+}
+
+/* ---- the other branch beside this one --------------------------------------------------- */
+
+/* Both branches start from one loaded model, and no pass renames a graph's inputs or
+ * outputs: still, a run that fed one tensor to another input would compare nothing. */
+static gl_status same_interface(const gl_model *here, const gl_model *there)
+{
+    const gl_graph *a = here->graph, *b = there->graph;
+    bool same = a->n_inputs == b->n_inputs && a->n_outputs == b->n_outputs;
+    for (size_t i = 0; same && i < a->n_inputs; i++)
+        same = strcmp(a->inputs[i]->name, b->inputs[i]->name) == 0;
+    for (size_t i = 0; same && i < a->n_outputs; i++)
+        same = strcmp(a->outputs[i]->name, b->outputs[i]->name) == 0;
+    return same ? GL_OK
+                : gl_fail(GL_ERR_INPUT, "%s: the other branch's graph inputs or outputs are "
+                          "not this one's: its outputs cannot be compared",
+                          here->path ? here->path : "the model");
+}
+
+/* Rows here matched to there's own rows by name and op (a node renamed, or replaced by
+ * another op under its name, is not the same work); there's rows left over. */
+static void match_rows(const gl_profile *here, gl_run_branch *b)
+{
+    const gl_profile *there = b->prof;
+    bool *taken = gl_xcalloc(there->n_rows ? there->n_rows : 1, sizeof(bool));
+    b->match = gl_xcalloc(here->n_rows ? here->n_rows : 1, sizeof(size_t));
+    for (size_t i = 0; i < here->n_rows; i++) {
+        b->match[i] = SIZE_MAX;
+        for (size_t k = 0; k < there->n_rows && b->match[i] == SIZE_MAX; k++) {
+            const gl_profile_row *t = &there->rows[k];
+            if (!taken[k] && t->parent == SIZE_MAX && !strcmp(t->name, here->rows[i].name) &&
+                !strcmp(t->op, here->rows[i].op)) {
+                b->match[i] = k;
+                taken[k] = true;
+            }
+        }
+    }
+    b->only_there = gl_xcalloc(there->n_rows ? there->n_rows : 1, sizeof(size_t));
+    for (size_t k = 0; k < there->n_rows; k++)
+        if (!taken[k] && there->rows[k].parent == SIZE_MAX)
+            b->only_there[b->n_only_there++] = k;
+    free(taken);
+}
+
+/* There's step on oneDNN, timed as here's (profile.h), then one untimed run of each
+ * branch on oneDNN and of here's model on the reference, for the outputs. */
+static gl_status run_there(const gl_model *here, const gl_model *there,
+                           const gl_session_opts *o, const gl_dataset *d, const gl_run *r,
+                           gl_run_branch *b, gl_job *job)
+{
+    gl_status st = same_interface(here, there);
+    if (st != GL_OK)
+        return st;
+    gl_profile_options po = {.reps = RUN_REPS, .warmup = RUN_WARMUP, .rtol = r->rtol,
+                             .atol = r->atol};
+    po.backends[po.n_backends++] = "dnnl";
+    gl_job_progress(job, "run: the other branch, %d rounds on dnnl", RUN_REPS);
+    st = gl_profile_run(there, (const gl_tensor *const *)d->inputs, d->n_inputs, &po, &b->prof);
+    if (st != GL_OK || gl_job_cancelled(job))
+        return st;
+    match_rows(r->prof, b);
+    size_t n = b->n_outputs = here->graph->n_outputs;
+    gl_tensor **ref = new_outputs(here), **h = new_outputs(here), **t = new_outputs(there);
+    gl_job_progress(job, "run: the outputs of both branches");
+    st = run_model(here, o, "ref", d, NULL, ref);
+    if (st == GL_OK)
+        st = run_model(here, o, "dnnl", d, NULL, h);
+    if (st == GL_OK)
+        st = run_model(there, o, "dnnl", d, NULL, t);
+    if (st == GL_OK) {
+        b->between = gl_xcalloc(n ? n : 1, sizeof(gl_compare));
+        b->here_ref = gl_xcalloc(n ? n : 1, sizeof(gl_compare));
+        b->there_ref = gl_xcalloc(n ? n : 1, sizeof(gl_compare));
+        b->outputs_ok = true;
+        for (size_t i = 0; i < n; i++) {
+            gl_compare_tensors(h[i], t[i], r->rtol, r->atol, &b->between[i]);
+            gl_compare_tensors(h[i], ref[i], r->rtol, r->atol, &b->here_ref[i]);
+            gl_compare_tensors(t[i], ref[i], r->rtol, r->atol, &b->there_ref[i]);
+            b->outputs_ok = b->outputs_ok && b->between[i].ok;
+        }
+    }
+    free_outputs(ref, n);
+    free_outputs(h, n);
+    free_outputs(t, n);
+    return st;
+}
+
+double gl_run_there_ms(const gl_run *r, size_t row)
+{
+    const gl_run_branch *b = r->branch;
+    if (!b || !b->match || row >= r->prof->n_rows || b->match[row] == SIZE_MAX)
+        return -1;
+    return gl_run_row_ms(b->prof, b->match[row], 0);
 }
 
 static void run_run(void *arg, gl_job *job)
@@ -137,6 +269,8 @@ static void run_run(void *arg, gl_job *job)
                 snprintf(r->rec_error, sizeof(r->rec_error), "%s", gl_error_message());
             gl_inter_compare(r->rec_ref, r->rec_run, r->rtol, r->atol, &r->report);
         }
+        if (j->st == GL_OK && j->there && !gl_job_cancelled(job))
+            j->st = run_there(j->model, j->there, &o, &d, r, r->branch, job);
     }
     gl_dataset_free(&d);
 out:
@@ -167,9 +301,15 @@ static unsigned run_finish(gl_ui *ui, void *arg)
     const gl_profile_backend *f = &r->prof->backends[r->fused];
     char label[96];
     gl_snapshot_label(ui->pipeline, r->step, label, sizeof(label));
+    const gl_run_branch *b = r->branch;
     if (r->rec_error[0])
         gl_ui_set_error(ui, "ran %s on %s; the tensors are incomplete: %s", label, r->inputs,
                         r->rec_error);
+    else if (b)
+        gl_ui_set_status(ui, "ran %s of both branches on %s: here (%s) and there (%s) %s; "
+                         "%s %s the reference", label, r->inputs, b->here, b->there,
+                         b->outputs_ok ? "agree" : "DIFFER", f->name,
+                         f->outputs_ok ? "agrees with" : "DIFFERS from");
     else
         gl_ui_set_status(ui, "ran %s on %s: %s %s the reference%s", label, r->inputs, f->name,
                          f->outputs_ok ? "agrees with" : "DIFFERS from",
@@ -201,7 +341,18 @@ unsigned gl_ui_run(gl_ui *ui)
     j->data_dir = ui->data_dir;
     j->run = gl_xcalloc(1, sizeof(gl_run));
     j->run->step = ui->step;
+    j->run->here = ui->branch_id;
+    j->run->there = ui->other.id;
     j->run->stable = getenv("GRAPHLAB_STABLE_TIMES") != NULL;
+    const gl_pipeline *o = ui->other.pipeline;
+    if (o && ui->step < o->n_steps && o->steps[ui->step].model) {
+        gl_run_branch *b = j->run->branch = gl_xcalloc(1, sizeof(*b));
+        j->there = o->steps[ui->step].model;
+        gl_ui_branch_label(ui->pipeline, b->here, sizeof(b->here));
+        gl_ui_branch_label(o, b->there, sizeof(b->there));
+        b->nodes_here = ui->pipeline->steps[ui->step].nodes;
+        b->nodes_there = o->steps[ui->step].nodes;
+    }
     if (ui->data_dir)
         snprintf(j->run->inputs, sizeof(j->run->inputs), "the inputs of %s", ui->data_dir);
     else
@@ -209,7 +360,8 @@ unsigned gl_ui_run(gl_ui *ui)
     if (!gl_ui_start_job(ui, &run_spec, j))
         run_discard(j);
     else if (ui->job)
-        gl_ui_set_status(ui, "running step %zu on %s", ui->step, j->run->inputs);
+        gl_ui_set_status(ui, "running step %zu%s on %s", ui->step,
+                         j->there ? " of both branches" : "", j->run->inputs);
     return flags | GL_REDRAW_ALL;
 }
 

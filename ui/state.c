@@ -313,10 +313,9 @@ void gl_ui_free(gl_ui *ui)
     free(ui->views);
     drop_replay(ui);
     gl_graph_index_free(&ui->index);
-    for (size_t k = 0; ui->step_diffs && ui->pipeline && k < ui->pipeline->n_steps; k++)
-        gl_diff_free(ui->step_diffs[k]);
-    free(ui->step_diffs);
-    gl_pipeline_free(ui->pipeline);
+    gl_ui_free_step_diffs(ui->pipeline, ui->step_diffs);
+    gl_ui_free_step_diffs(ui->other.pipeline, ui->other.step_diffs);
+    gl_diff_free(ui->branch_diff);
     gl_run_free(ui->run);
     free(ui->marks);
     memset(ui, 0, sizeof(*ui));
@@ -353,6 +352,22 @@ static uint32_t first_origin(const gl_node *n)
     return n && n->prov.n_origins ? n->prov.origins[0] : UINT32_MAX;
 }
 
+/* D's third scope: the shown graph against the other branch's at the same step, matched
+ * by name. Not by id: both branches clone one loaded model, so ids agree up to the step
+ * where they part, but after it each allocates new ids from the same counter, and one id
+ * may be a Transpose here and a fused group there. Names are what the passes derive from
+ * the nodes they rewrite and what the run view matches rows by, so the two views agree;
+ * a node made under another name in each branch shows as removed and added. */
+static void refresh_branch_diff(gl_ui *ui)
+{
+    if (ui->branch_diff)
+        gl_ui_defer_free_diff(ui, ui->branch_diff);
+    ui->branch_diff = NULL;
+    const gl_graph *there = gl_ui_branch_graph(ui, ui->step), *here = gl_ui_graph(ui);
+    if (ui->diff_branch && there && here)
+        ui->branch_diff = gl_diff_graphs(there, here, GL_DIFF_MATCH_NAMES);
+}
+
 /* The shown graph changed (step, budget): re-index, let the selection follow, and make
  * every view rebuild itself when next shown. */
 static void shown_changed(gl_ui *ui)
@@ -372,12 +387,15 @@ static void shown_changed(gl_ui *ui)
     ui->sel.node_id = id;
     ui->ghost_step = -1;
     ui->generation++;
+    refresh_branch_diff(ui);
     free(ui->marks);
     ui->marks = NULL;
     ui->n_marks = 0;
 }
 
-void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
+/* Show pipeline p from step 0 (its step diffs computed when NULL), keeping the branch
+ * id: gl_ui_set_pipeline names a new pipeline, a swap brings one back. */
+static void install(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
 {
     ui->pipeline = p;
     ui->step_diffs = step_diffs;
@@ -399,20 +417,78 @@ void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
         gl_ui_set_error(ui, "the pipeline stopped: %s", p->failure);
 }
 
-void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k)
+void gl_ui_set_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
+{
+    ui->branch_id = ++ui->next_branch_id;
+    install(ui, p, step_diffs);
+}
+
+/* The shown pipeline handed over as a branch (the ui shows none until it installs one). */
+static gl_branch take_shown(gl_ui *ui)
 {
     drop_replay(ui);
     ui->want_budget = -1;
-    for (size_t i = 0; ui->step_diffs && ui->pipeline && i < ui->pipeline->n_steps; i++)
-        if (ui->step_diffs[i])
-            gl_ui_defer_free_diff(ui, ui->step_diffs[i]);
-    free(ui->step_diffs);
-    ui->step_diffs = NULL;
-    if (ui->pipeline)
-        gl_ui_defer_free_pipeline(ui, ui->pipeline);
+    gl_branch b = {ui->pipeline, ui->step_diffs, ui->branch_id};
     ui->pipeline = NULL;
+    ui->step_diffs = NULL;
+    return b;
+}
+
+/* A job may still read the pipeline (a run, a bisect): it waits in the graveyard. */
+static void defer_free_branch(gl_ui *ui, gl_branch *b)
+{
+    for (size_t i = 0; b->step_diffs && b->pipeline && i < b->pipeline->n_steps; i++)
+        if (b->step_diffs[i])
+            gl_ui_defer_free_diff(ui, b->step_diffs[i]);
+    free(b->step_diffs);
+    if (b->pipeline)
+        gl_ui_defer_free_pipeline(ui, b->pipeline);
+    *b = (gl_branch){0};
+}
+
+void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k)
+{
+    defer_free_branch(ui, &ui->other);
+    ui->other = take_shown(ui);
     gl_ui_set_pipeline(ui, p, step_diffs);
     gl_ui_goto_step(ui, k < p->n_steps ? k : p->n_steps - 1);
+}
+
+unsigned gl_ui_swap_branch(gl_ui *ui)
+{
+    if (!ui->pipeline)
+        return GL_REDRAW_NONE;
+    if (!ui->other.pipeline) {
+        gl_ui_set_status(ui, "X shows the other branch of a what-if: there is none yet (x on "
+                         "a decision makes one)");
+        return GL_REDRAW_STATUS;
+    }
+    size_t k = ui->step;
+    int64_t budget = ui->budget;
+    gl_selection sel = ui->sel;
+    gl_branch shown = take_shown(ui), other = ui->other;
+    ui->other = shown;
+    install(ui, other.pipeline, other.step_diffs);
+    ui->branch_id = other.id;
+    ui->sel = sel; /* both branches start from one loaded model: origins mean the same */
+    k = k < ui->pipeline->n_steps ? k : ui->pipeline->n_steps - 1;
+    unsigned flags = gl_ui_goto_step(ui, k);
+    char here[128], there[128];
+    gl_ui_branch_label(ui->pipeline, here, sizeof(here));
+    gl_ui_branch_label(ui->other.pipeline, there, sizeof(there));
+    const gl_pipeline *o = ui->other.pipeline;
+    gl_ui_set_status(ui, "branch %s shown (X: back to %s); step %zu: %zu nodes here, %zu there",
+                     here, there, k, ui->pipeline->steps[k].nodes,
+                     k < o->n_steps ? o->steps[k].nodes : 0);
+    if (budget >= 0 && budget < ui->pipeline->steps[k].rewrites)
+        flags |= gl_ui_set_budget(ui, budget);
+    return flags | GL_REDRAW_ALL;
+}
+
+const gl_graph *gl_ui_branch_graph(const gl_ui *ui, size_t k)
+{
+    const gl_pipeline *o = ui->other.pipeline;
+    return o && k < o->n_steps && o->steps[k].model ? o->steps[k].model->graph : NULL;
 }
 
 /* ---- views --------------------------------------------------------------------------- */
@@ -664,7 +740,8 @@ static unsigned land(gl_ui *ui)
     ui->land_status[0] = '\0';
     if (id >= 0)
         gl_ui_decisions_select(ui, id);
-    ui->diff_whole_step = false;
+    ui->diff_whole_step = ui->diff_branch = false;
+    refresh_branch_diff(ui);
     gl_ui_show(ui, GL_VIEW_DIFF, true);
     gl_ui_set_error(ui, "%s", status);
     return GL_REDRAW_ALL;
@@ -681,8 +758,9 @@ static unsigned replay_finish(gl_ui *ui, void *arg)
         replay_discard(r);
         return GL_REDRAW_STATUS;
     }
-    if (r->step != ui->step || r->budget != ui->want_budget) {
-        /* the user moved on while it ran: gl_ui_resume replays what is wanted now */
+    if (r->p != ui->pipeline || r->step != ui->step || r->budget != ui->want_budget) {
+        /* the user moved on (or to the other branch, X) while it ran: gl_ui_resume
+         * replays what is wanted now */
         replay_discard(r);
         return GL_REDRAW_STATUS;
     }
@@ -958,28 +1036,49 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
 
 const gl_diff *gl_ui_shown_diff(const gl_ui *ui)
 {
+    if (ui->diff_branch)
+        return ui->branch_diff;
     if (ui->budget >= 0 && !ui->diff_whole_step)
         return ui->rewrite_diff;
     return ui->diff;
 }
 
-/* D: inside a pass, the rewrite alone or everything so far against the step before. */
+/* D: inside a pass, the rewrite alone, then everything so far against the step before;
+ * with a what-if's other branch, then the shown graph against that branch's. */
 static unsigned diff_scope(gl_ui *ui)
 {
-    ui->diff_whole_step = !ui->diff_whole_step;
+    bool inside = ui->budget >= 0;
+    if (ui->diff_branch) {
+        ui->diff_branch = ui->diff_whole_step = false;
+    } else if (ui->other.pipeline && (!inside || ui->diff_whole_step)) {
+        ui->diff_branch = true;
+    } else {
+        ui->diff_whole_step = !ui->diff_whole_step;
+    }
+    refresh_branch_diff(ui);
     gl_view *v = &ui->views[GL_VIEW_DIFF];
     unsigned flags = gl_ui_show(ui, GL_VIEW_DIFF, ui->current != GL_VIEW_DIFF);
     if (v->ops->open)
         v->ops->open(ui, v);
-    if (ui->budget < 0)
+    const char *next = inside ? "the last rewrite alone" : "against the step before";
+    if (ui->diff_branch) {
+        char there[128];
+        gl_ui_branch_label(ui->other.pipeline, there, sizeof(there));
+        gl_ui_set_status(ui, "diff: against the other branch (%s) at this step (D: %s)", there,
+                         next);
+    } else if (!inside && ui->other.pipeline) {
+        gl_ui_set_status(ui, "diff: against the step before (D: against the other branch)");
+    } else if (!inside) {
         gl_ui_set_status(ui, "D: inside a pass (+/-) the diff shows %s; here the whole step "
                          "is shown", ui->diff_whole_step ? "all the rewrites so far against "
                          "the step before" : "the last rewrite alone");
-    else
+    } else {
         gl_ui_set_status(ui, "diff: %s (D: %s)", ui->diff_whole_step ? "every rewrite so far"
                          " against the step before" : "the last rewrite alone",
-                         ui->diff_whole_step ? "the last rewrite alone" : "against the step "
-                         "before");
+                         ui->diff_whole_step ? (ui->other.pipeline ? "against the other branch"
+                                                                   : "the last rewrite alone")
+                                             : "against the step before");
+    }
     return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
 }
 
@@ -1045,6 +1144,7 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_EXPORT_ALL: return gl_ui_export_ask(ui);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
     case GL_REQ_BISECT: return gl_ui_bisect(ui);
+    case GL_REQ_SWAP_BRANCH: return gl_ui_swap_branch(ui);
     case GL_REQ_RUN: return gl_ui_run(ui);
     case GL_REQ_DIVERGENCE: return gl_ui_run_divergence(ui);
     case GL_REQ_JUMP: return GL_REDRAW_NONE; /* needs the digit: gl_ui_key */

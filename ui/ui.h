@@ -144,8 +144,27 @@ typedef struct gl_back_entry {
  * `graphlab profile --backends ref,unfused,fused` runs them (gl_profile_run); then the
  * reference and the oneDNN run of the step's model once more with every tensor kept
  * (intermediates.h), compared, for the tensor view and the first divergence. */
+/* `r` with a what-if's other branch: its step's model run beside the shown one's, on the
+ * same inputs. "Here" is the shown branch, "there" the other. */
+typedef struct gl_run_branch {
+    gl_profile *prof;          /* there's model on oneDNN alone (backend 0) */
+    char here[96], there[96];  /* the branches' labels (gl_ui_branch_label) */
+    size_t nodes_here, nodes_there;
+    /* Per graph output (gl_run.prof->output_names): here's oneDNN against there's, and
+     * each against here's reference run (the shown step's model on the reference). */
+    gl_compare *between, *here_ref, *there_ref;
+    size_t n_outputs;
+    bool outputs_ok;           /* every `between` within tolerance */
+    size_t *match;             /* per row of gl_run.prof: there's row of that name and op,
+                                * a node of its graph; SIZE_MAX: none */
+    size_t *only_there;        /* there's own rows no row here matches, in its plan order */
+    size_t n_only_there;
+} gl_run_branch;
+
 typedef struct gl_run {
     size_t step;               /* the step it ran (its model, not a replay) */
+    unsigned here, there;      /* gl_ui.branch_id of the pipeline it ran and of the other
+                                * branch then (0: none): after X or x it is not shown */
     gl_profile *prof;
     size_t ref, fused, unfused; /* backends of prof; fused: oneDNN on the step's model (the
                                 * only oneDNN run when the step has no groups); unfused:
@@ -154,6 +173,7 @@ typedef struct gl_run {
     gl_inter_report report;    /* rec_run against rec_ref */
     char rec_error[256];       /* why a recording is incomplete ("": it is not) */
     double rtol, atol;
+    gl_run_branch *branch;     /* the other branch's run beside it (NULL: no branch) */
     char inputs[1100];         /* "inputs of DIR", "seeded random inputs" */
     bool stable;               /* $GRAPHLAB_STABLE_TIMES set: times, shares and numbers drawn
                                 * as '~' (the tmux goldens) */
@@ -182,6 +202,15 @@ typedef enum gl_ui_role {
 
 #define GL_UI_BACK_MAX 32
 
+/* What-if's other branch: the pipeline the last `x` replaced, kept (owned, with its step
+ * diffs) so that the bar, the diff and the run view can compare the two; X swaps it with
+ * the shown one. A later `x` drops it for the one shown then: two branches at most. */
+typedef struct gl_branch {
+    gl_pipeline *pipeline; /* NULL: there is no other branch */
+    gl_diff **step_diffs;  /* [k]: step k against k-1, as gl_ui.step_diffs */
+    unsigned id;           /* gl_ui.branch_id it had while shown */
+} gl_branch;
+
 struct gl_ui {
     const char *model_path;
     gl_pipeline *pipeline;    /* every step kept; NULL while loading */
@@ -199,6 +228,9 @@ struct gl_ui {
                                * applied one); -1: none (a pass without records) */
     bool diff_whole_step;     /* D: inside a pass the diff view shows `diff`, not
                                * rewrite_diff */
+    bool diff_branch;         /* D: the diff view shows branch_diff, the shown graph against
+                               * the other branch's at this step */
+    gl_diff *branch_diff;     /* that diff (owned; NULL unless diff_branch and a branch) */
     int64_t land_decision;    /* after the replay running now (bisect's landing): select
                                * this record, show the diff and land_status; -1: none */
     char land_status[256];
@@ -217,6 +249,10 @@ struct gl_ui {
     uint32_t ghost_id;        /* that node */
     uint32_t *marks;          /* node ids marked by Enter on a decision (n/N cycle) */
     size_t n_marks;
+
+    gl_branch other;          /* what-if's other branch (other.pipeline NULL: none) */
+    unsigned branch_id;       /* names the shown pipeline: a run is of one pair of them */
+    unsigned next_branch_id;
 
     const char *data_dir;     /* --data: the inputs of runs (NULL: seeded random) */
     gl_run *run;              /* the last run (owned; NULL: none yet) */
@@ -427,13 +463,25 @@ unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d);
 /* Show pipeline p (and its step diffs, NULL: computed) instead of the current one at
  * step k; the old one is freed when no job reads it. */
 void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k);
+/* X: show the other branch instead (the shown one becomes the other), at the same step
+ * and, inside a pass, the same number of rewrites; the selection follows its node. */
+unsigned gl_ui_swap_branch(gl_ui *ui);
+/* The other branch's graph at step k (NULL: no branch, or it has no step k). */
+const gl_graph *gl_ui_branch_graph(const gl_ui *ui, size_t k);
+/* What sets a branch apart, from its pipeline's vetoes and forces: "#3 vetoed",
+ * "#3 vetoed, #7 forced", or "as run" when it has neither. */
+void gl_ui_branch_label(const gl_pipeline *p, char *buf, size_t len);
+/* The bar's branch part, "[#3 vetoed | X: as run, 10 nodes] " (the other branch's label
+ * and node count at the shown step), "" without another branch; returns its columns. */
+int gl_bar_branch(const gl_ui *ui, bool utf8, char *buf, size_t len);
 /* Select the record with id `id` in the decisions view (lifting the refused-only filter
  * when it hides it); false when the shown step has no such record. */
 bool gl_ui_decisions_select(gl_ui *ui, int64_t id);
 
 /* ---- runs (run.c) ------------------------------------------------------------------- */
 
-/* `r`: run the shown step (not a replay) on a job and show the run view. */
+/* `r`: run the shown step (not a replay) on a job and show the run view; with a what-if's
+ * other branch, its model at the same step too, on the same inputs (gl_run_branch). */
 unsigned gl_ui_run(gl_ui *ui);
 /* The run of the shown step, or NULL (none yet, another step, a replay shown). */
 const gl_run *gl_ui_run_shown(const gl_ui *ui);
@@ -449,6 +497,9 @@ size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *orde
 /* Node n's backend and implementation in the shown step's run ("dnnl brgconv:avx512"),
  * into buf; false when there is no such run or the node is not in it. */
 bool gl_ui_run_backend(const gl_ui *ui, const gl_node *n, char *buf, size_t len);
+/* A row's time there (the other branch's oneDNN run) when the run has a branch and the
+ * row a match there; < 0 otherwise. */
+double gl_run_there_ms(const gl_run *r, size_t row);
 /* `p` in the run view: select the first node where the fused and reference runs part
  * ways, or say that none does and with what tolerance. */
 unsigned gl_ui_run_divergence(gl_ui *ui);

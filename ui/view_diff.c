@@ -1,8 +1,9 @@
 /* view_diff.c — the shown step against the step before, as gl_diff_write_text writes it
  * (the same text as the exported .diff.txt), one change per unindented line with its
  * details below; inside a pass (+/-) what the last rewrite alone did, or (D) every
- * rewrite so far against the step before. Enter on a change opens its node (a removed
- * one as it was in the step before). */
+ * rewrite so far against the step before, or (D, after a what-if) the other branch's
+ * graph at this step against this one. Enter on a change opens its node (a removed one
+ * as it was in the step before). */
 #include "ui/ui.h"
 
 #include <stdio.h>
@@ -80,9 +81,32 @@ static void diff_open(gl_ui *ui, gl_view *v)
         v->selected = 1; /* the first change, not the summary */
 }
 
+/* D's branch scope: which two graphs, and how many nodes each has. */
+static void branch_title(const gl_ui *ui, const char *now, char *buf, size_t len)
+{
+    char here[128], there[128], rewrites[64] = "";
+    gl_ui_branch_label(ui->pipeline, here, sizeof(here));
+    gl_ui_branch_label(ui->other.pipeline, there, sizeof(there));
+    const gl_graph *g = gl_ui_branch_graph(ui, ui->step);
+    if (ui->budget >= 0)
+        snprintf(rewrites, sizeof(rewrites), " after %lld of %lld rewrites",
+                 (long long)ui->budget, (long long)ui->pipeline->steps[ui->step].rewrites);
+    if (!g)
+        snprintf(buf, len, "diff: the other branch (%s) has no step %zu", there, ui->step);
+    else
+        snprintf(buf, len, "diff: %s%s, %s (%zu nodes), against the other branch, %s (%zu "
+                 "nodes; X shows it), by node name", now, rewrites, here, ui->index.n_rows,
+                 there, g->live_nodes);
+}
+
 static void title(const gl_ui *ui, char *buf, size_t len)
 {
     char now[96], before[96];
+    if (ui->pipeline && ui->diff_branch) {
+        gl_snapshot_label(ui->pipeline, ui->step, now, sizeof(now));
+        branch_title(ui, now, buf, len);
+        return;
+    }
     if (!ui->pipeline || ui->step == 0) {
         snprintf(buf, len, "diff: step 0 is the model as loaded, there is no step before");
         return;
@@ -136,6 +160,11 @@ static unsigned open_change(gl_ui *ui, const gl_node_change *c)
 {
     if (c->n_new)
         return gl_ui_open_detail(ui, c->new_ids[0], -1);
+    if (c->n_old && ui->diff_branch) {
+        gl_ui_set_status(ui, "%s '%s' is only in the other branch: X shows it", c->old_ops[0],
+                         c->old_names[0]);
+        return GL_REDRAW_STATUS;
+    }
     if (c->n_old && ui->step > 0) {
         /* Inside a pass a rewrite may remove what an earlier rewrite of the same step
          * made: that node is in no step's graph to show. */

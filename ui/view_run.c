@@ -2,20 +2,24 @@
  * (its members under it), with what ran it, its time on each run (median and spread),
  * the speedups, its share of the run with a bar, the layout conversions, and its outputs
  * against the reference's. `s` cycles the order, Enter opens the row's tensors, `p`
- * selects where the fused and reference runs part ways. */
+ * selects where the fused and reference runs part ways. After a what-if the run has the
+ * other branch beside it: both whole runs, each graph output compared across the
+ * branches and with the reference, each row's time there (matched by name and op), and
+ * the nodes only one branch has ("only here" in the row, "only there" rows at the end). */
 #include "ui/ui.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { HEADER_ROWS = 3, BAR_W = 10, OP_W = 18, NAME_W = 22, IMPL_W = 24 };
+enum { BAR_W = 10, OP_W = 18, NAME_W = 22, IMPL_W = 24 };
 
 typedef struct run_state {
     const gl_run *run; /* the order is for this run and sort */
     gl_run_sort sort;
     size_t *order;
-    size_t n;
+    size_t n_here;     /* rows of the run's profile, in `order` */
+    size_t n;          /* and after them the other branch's rows only it has */
 } run_state;
 
 static const char *const sort_names[GL_RUN_SORTS] = {"time", "name", "topological order"};
@@ -28,13 +32,14 @@ static void rebuild(gl_ui *ui, gl_view *v)
         return;
     free(s->order);
     s->order = NULL;
-    s->n = 0;
+    s->n = s->n_here = 0;
     s->run = r;
     s->sort = ui->run_sort;
     if (!r)
         return;
     s->order = gl_xcalloc(r->prof->n_rows ? r->prof->n_rows : 1, sizeof(size_t));
-    s->n = gl_run_order(r->prof, r->fused, ui->run_sort, s->order);
+    s->n_here = gl_run_order(r->prof, r->fused, ui->run_sort, s->order);
+    s->n = s->n_here + (r->branch ? r->branch->n_only_there : 0);
     gl_ui_clamp(v, (int)s->n, v->height);
 }
 
@@ -90,12 +95,68 @@ static void fit(const char *text, int w, bool utf8, char *buf, size_t len)
     snprintf(buf, len, "%.*s%s", w > 1 ? w - 1 : 0, text, utf8 ? "…" : ".");
 }
 
+/* Graph outputs the header compares across branches, one line each at most. */
+enum { BRANCH_OUTPUT_LINES = 3 };
+
+/* Header lines above the column names: the whole runs, the nodes, and with a branch
+ * the two branches, then its outputs (the last line "… N more" when there are more). */
+static int header_count(const gl_run *r)
+{
+    if (!r->branch)
+        return 2;
+    size_t n = r->branch->n_outputs;
+    return 3 + (int)(n > BRANCH_OUTPUT_LINES + 1 ? BRANCH_OUTPUT_LINES + 1 : n);
+}
+
+static int header_rows(const gl_run *r) { return header_count(r) + 1; }
+
+static void cmp_text(const gl_run *r, const gl_compare *c, char *buf, size_t len)
+{
+    if (r->stable)
+        snprintf(buf, len, "~ / ~%s", c->ok ? "" : " !");
+    else
+        snprintf(buf, len, "%.1e / %.1e%s", c->max_abs, c->nmse, c->ok ? "" : " !");
+}
+
+static void branch_line(const gl_ui *ui, const gl_run *r, int line, char *buf, size_t len)
+{
+    const gl_run_branch *b = r->branch;
+    const gl_profile_backend *h = &r->prof->backends[r->fused], *t = &b->prof->backends[0];
+    char th[32], tt[32], x[32];
+    if (line == 0) {
+        ms_text(r, h->wall.median, th, sizeof(th));
+        ms_text(r, t->wall.median, tt, sizeof(tt));
+        ratio_text(r, t->wall.median, h->wall.median, x, sizeof(x));
+        snprintf(buf, len, "branches: here %s, %zu nodes, %s %s ms; there (X) %s, %zu nodes, "
+                 "%s %s ms; here vs there %s; outputs %s", b->here, b->nodes_here, h->name, th,
+                 b->there, b->nodes_there, t->name, tt, x,
+                 b->outputs_ok ? "agree" : "DIFFER (!: over tolerance)");
+        return;
+    }
+    size_t i = (size_t)line - 1;
+    if (line == BRANCH_OUTPUT_LINES + 1 && b->n_outputs > BRANCH_OUTPUT_LINES + 1) {
+        snprintf(buf, len, "  %s %zu more outputs", ui->utf8 ? "…" : "...",
+                 b->n_outputs - BRANCH_OUTPUT_LINES);
+        return;
+    }
+    char between[64], here[64], there[64];
+    cmp_text(r, &b->between[i], between, sizeof(between));
+    cmp_text(r, &b->here_ref[i], here, sizeof(here));
+    cmp_text(r, &b->there_ref[i], there, sizeof(there));
+    snprintf(buf, len, "  output '%s' max abs / nmse: here vs there %s; vs ref: here %s, "
+             "there %s", r->prof->output_names[i], between, here, there);
+}
+
 static void header_line(const gl_ui *ui, const gl_run *r, int line, char *buf, size_t len)
 {
     const gl_profile *p = r->prof;
     char label[96], t[32];
     gl_snapshot_label(ui->pipeline, r->step, label, sizeof(label));
     size_t used = 0;
+    if (line >= 2) {
+        branch_line(ui, r, line - 2, buf, len);
+        return;
+    }
     if (line == 0) {
         used = (size_t)snprintf(buf, len, "run of %s on %s; whole run median:", label, r->inputs);
         for (size_t b = 0; b < p->n_backends && used < len; b++) {
@@ -132,14 +193,42 @@ static void header_line(const gl_ui *ui, const gl_run *r, int line, char *buf, s
         snprintf(buf + used, len - used, "outputs over tolerance");
 }
 
+/* A row of the table as text, cell by cell; with a branch two more cells after the
+ * spread: the time there and how much faster here is. */
+typedef struct row_cells {
+    char mark;
+    char op[128], name[128], impl[160];
+    char tf[24], spread[24], there[24], vthere[24], tu[24], tr[24], vref[24], vunf[24];
+    char pct[24], bar[64], reor[24], mabs[24], nmse[24];
+    const char *note; /* "  over tolerance", "  only here", "" */
+} row_cells;
+
+static void format_row(const gl_run *r, const row_cells *c, char *buf, size_t len)
+{
+    int op_pad = OP_W - gl_ui_text_width(c->op), name_pad = NAME_W - gl_ui_text_width(c->name);
+    int impl_pad = IMPL_W - gl_ui_text_width(c->impl);
+    char there[64] = "", unf[32] = "", vunf[32] = "";
+    if (r->branch)
+        snprintf(there, sizeof(there), " %9s %10s", c->there, c->vthere);
+    if (r->unfused != SIZE_MAX || !r->branch) { /* the branch columns need the room */
+        snprintf(unf, sizeof(unf), " %10s", c->tu);
+        snprintf(vunf, sizeof(vunf), " %6s", c->vunf);
+    }
+    snprintf(buf, len, "%c %s%*s %s%*s %s%*s %9s %5s%s%s %8s %6s%s %5s %s %4s %8s %8s%s",
+             c->mark, c->op, op_pad > 0 ? op_pad : 0, "", c->name, name_pad > 0 ? name_pad : 0,
+             "", c->impl, impl_pad > 0 ? impl_pad : 0, "", c->tf, c->spread, there, unf, c->tr,
+             c->vref, vunf, c->pct, c->bar, c->reor, c->mabs, c->nmse, c->note);
+}
+
 static void columns_line(const gl_run *r, char *buf, size_t len)
 {
-    const gl_profile *p = r->prof;
-    char fused[16];
-    snprintf(fused, sizeof(fused), "%s ms", p->backends[r->fused].name);
-    snprintf(buf, len, "  %-*s %-*s %-*s %9s %5s %10s %8s %6s %6s %5s %-*s %4s %8s %8s",
-             OP_W, "op", NAME_W, "name", IMPL_W, "backend", fused, "±", "unfused ms", "ref ms",
-             "vs ref", "vs unf", "%", BAR_W, "", "reor", "max abs", "nmse");
+    row_cells c = {.mark = ' ', .op = "op", .name = "name", .impl = "backend", .spread = "±",
+                   .there = "there ms", .vthere = "vs there", .tu = "unfused ms",
+                   .tr = "ref ms", .vref = "vs ref", .vunf = "vs unf", .pct = "%",
+                   .reor = "reor", .mabs = "max abs", .nmse = "nmse", .note = ""};
+    snprintf(c.tf, sizeof(c.tf), "%s ms", r->prof->backends[r->fused].name);
+    snprintf(c.bar, sizeof(c.bar), "%*s", BAR_W, "");
+    format_row(r, &c, buf, len);
 }
 
 /* One row of the table; *over: its outputs are over tolerance. */
@@ -149,70 +238,96 @@ static void row_text(const gl_ui *ui, const gl_run *r, size_t row, char *buf, si
     const gl_profile *p = r->prof;
     const gl_profile_row *pr = &p->rows[row];
     const gl_profile_cell *c = &pr->cells[r->fused];
-    char op[96], opf[128], name[128], impl[128], implf[160];
+    row_cells rc = {.note = ""};
+    char op[96], impl[128];
     snprintf(op, sizeof(op), "%*s%s", pr->depth * 2, "", pr->op);
     if (pr->n_members) {
         size_t n = strlen(op);
         snprintf(op + n, sizeof(op) - n, " (%zu)", pr->n_members);
     }
-    fit(op, OP_W, ui->utf8, opf, sizeof(opf));
-    fit(pr->name, NAME_W, ui->utf8, name, sizeof(name));
+    fit(op, OP_W, ui->utf8, rc.op, sizeof(rc.op));
+    fit(pr->name, NAME_W, ui->utf8, rc.name, sizeof(rc.name));
     if (!c->ran)
         snprintf(impl, sizeof(impl), "-");
     else if (r->stable) /* implementations depend on the CPU */
         snprintf(impl, sizeof(impl), "%s%s", c->backend, c->fell_back ? "*" : "");
     else
         snprintf(impl, sizeof(impl), "%s %s%s", c->backend, c->info.impl, c->fell_back ? "*" : "");
-    fit(impl, IMPL_W, ui->utf8, implf, sizeof(implf));
+    fit(impl, IMPL_W, ui->utf8, rc.impl, sizeof(rc.impl));
     double f = gl_run_row_ms(p, row, r->fused), ref = gl_run_row_ms(p, row, r->ref);
     double u = r->unfused != SIZE_MAX ? gl_run_row_ms(p, row, r->unfused) : -1;
-    char tf[24], tu[24], tr[24], spread[24], vref[24], vunf[24], pct[24], bar[64], reor[24];
-    char mabs[24], nmse[24];
-    ms_text(r, f, tf, sizeof(tf));
-    ms_text(r, u, tu, sizeof(tu));
-    ms_text(r, ref, tr, sizeof(tr));
+    double there = gl_run_there_ms(r, row);
+    ms_text(r, f, rc.tf, sizeof(rc.tf));
+    ms_text(r, there, rc.there, sizeof(rc.there));
+    ratio_text(r, there, f, rc.vthere, sizeof(rc.vthere));
+    ms_text(r, u, rc.tu, sizeof(rc.tu));
+    ms_text(r, ref, rc.tr, sizeof(rc.tr));
     if (!c->ran || c->ms.median <= 0)
-        snprintf(spread, sizeof(spread), "-");
+        snprintf(rc.spread, sizeof(rc.spread), "-");
     else if (r->stable)
-        snprintf(spread, sizeof(spread), "~");
+        snprintf(rc.spread, sizeof(rc.spread), "~");
     else if ((c->ms.max - c->ms.min) / c->ms.median > 9.99) /* one slow round: a busy CPU */
-        snprintf(spread, sizeof(spread), ">999%%");
+        snprintf(rc.spread, sizeof(rc.spread), ">999%%");
     else
-        snprintf(spread, sizeof(spread), "%.0f%%",
+        snprintf(rc.spread, sizeof(rc.spread), "%.0f%%",
                  (c->ms.max - c->ms.min) / c->ms.median * 100);
-    ratio_text(r, ref, f, vref, sizeof(vref));
-    ratio_text(r, u, f, vunf, sizeof(vunf));
+    ratio_text(r, ref, f, rc.vref, sizeof(rc.vref));
+    ratio_text(r, u, f, rc.vunf, sizeof(rc.vunf));
     if (!c->ran || pr->depth > 0)
-        snprintf(pct, sizeof(pct), "-");
+        snprintf(rc.pct, sizeof(rc.pct), "-");
     else if (r->stable)
-        snprintf(pct, sizeof(pct), "~");
+        snprintf(rc.pct, sizeof(rc.pct), "~");
     else
-        snprintf(pct, sizeof(pct), "%.1f", c->pct);
-    bar_text(r, c->ran && pr->depth == 0 ? c->pct : 0, ui->utf8, bar, sizeof(bar));
+        snprintf(rc.pct, sizeof(rc.pct), "%.1f", c->pct);
+    bar_text(r, c->ran && pr->depth == 0 ? c->pct : 0, ui->utf8, rc.bar, sizeof(rc.bar));
     if (c->ran && r->stable) /* which weights get reordered depends on the CPU too */
-        snprintf(reor, sizeof(reor), "~");
+        snprintf(rc.reor, sizeof(rc.reor), "~");
     else if (c->ran)
-        snprintf(reor, sizeof(reor), "%zu", c->conversions + c->info.const_reorders);
+        snprintf(rc.reor, sizeof(rc.reor), "%zu", c->conversions + c->info.const_reorders);
     else
-        snprintf(reor, sizeof(reor), "-");
+        snprintf(rc.reor, sizeof(rc.reor), "-");
     *over = c->compared && !c->cmp.ok;
     if (!c->compared) {
-        snprintf(mabs, sizeof(mabs), "-");
-        snprintf(nmse, sizeof(nmse), "-");
+        snprintf(rc.mabs, sizeof(rc.mabs), "-");
+        snprintf(rc.nmse, sizeof(rc.nmse), "-");
     } else if (r->stable) {
-        snprintf(mabs, sizeof(mabs), "~");
-        snprintf(nmse, sizeof(nmse), "~");
+        snprintf(rc.mabs, sizeof(rc.mabs), "~");
+        snprintf(rc.nmse, sizeof(rc.nmse), "~");
     } else {
-        snprintf(mabs, sizeof(mabs), "%.1e", c->cmp.max_abs);
-        snprintf(nmse, sizeof(nmse), "%.1e", c->cmp.nmse);
+        snprintf(rc.mabs, sizeof(rc.mabs), "%.1e", c->cmp.max_abs);
+        snprintf(rc.nmse, sizeof(rc.nmse), "%.1e", c->cmp.nmse);
     }
-    int op_pad = OP_W - gl_ui_text_width(opf), name_pad = NAME_W - gl_ui_text_width(name);
-    int impl_pad = IMPL_W - gl_ui_text_width(implf);
-    snprintf(buf, len, "%c %s%*s %s%*s %s%*s %9s %5s %10s %8s %6s %6s %5s %s %4s %8s %8s%s",
-             *over ? '!' : ' ', opf, op_pad > 0 ? op_pad : 0, "", name,
-             name_pad > 0 ? name_pad : 0, "", implf, impl_pad > 0 ? impl_pad : 0, "", tf, spread,
-             tu, tr, vref, vunf, pct, bar, reor, mabs, nmse,
-             *over ? "  over tolerance" : "");
+    rc.mark = *over ? '!' : ' ';
+    if (*over)
+        rc.note = "  over tolerance";
+    if (r->branch && pr->depth == 0 && c->ran && there < 0)
+        snprintf(rc.vthere, sizeof(rc.vthere), "only here");
+    format_row(r, &rc, buf, len);
+}
+
+/* Row k of the other branch's own rows no row here matches: its time there alone. */
+static void there_row_text(const gl_ui *ui, const gl_run *r, size_t k, char *buf, size_t len)
+{
+    const gl_profile *p = r->branch->prof;
+    const gl_profile_row *pr = &p->rows[k];
+    row_cells rc = {.mark = ' ', .vthere = "only there", .note = ""};
+    char *dash[] = {rc.tf, rc.spread, rc.tu, rc.tr, rc.vref, rc.vunf,
+                    rc.pct, rc.reor, rc.mabs, rc.nmse};
+    for (size_t i = 0; i < GL_ARRAY_LEN(dash); i++)
+        snprintf(dash[i], sizeof(rc.tf), "-");
+    char op[96];
+    snprintf(op, sizeof(op), "%s", pr->op);
+    if (pr->n_members) {
+        size_t n = strlen(op);
+        snprintf(op + n, sizeof(op) - n, " (%zu)", pr->n_members);
+    }
+    fit(op, OP_W, ui->utf8, rc.op, sizeof(rc.op));
+    fit(pr->name, NAME_W, ui->utf8, rc.name, sizeof(rc.name));
+    fit(pr->cells[0].ran ? pr->cells[0].backend : "-", IMPL_W, ui->utf8, rc.impl,
+        sizeof(rc.impl));
+    ms_text(r, gl_run_row_ms(p, k, 0), rc.there, sizeof(rc.there));
+    bar_text(r, 0, ui->utf8, rc.bar, sizeof(rc.bar));
+    format_row(r, &rc, buf, len);
 }
 
 static void run_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
@@ -233,26 +348,33 @@ static void run_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int w
         gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
         return;
     }
-    for (int line = 0; line < 2 && line < height; line++) {
+    int hdr = header_rows(r);
+    for (int line = 0; line < hdr - 1 && line < height; line++) {
         header_line(ui, r, line, buf, sizeof(buf));
         gl_ui_put(top + line, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
     }
-    if (height < HEADER_ROWS)
+    if (height < hdr)
         return;
     columns_line(r, buf, sizeof(buf));
-    gl_ui_put(top + 2, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
-    v->height = height - HEADER_ROWS;
+    gl_ui_put(top + hdr - 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
+    v->height = height - hdr;
     gl_ui_clamp(v, (int)s->n, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)s->n; row++) {
         int i = v->scroll + row;
-        bool over;
-        row_text(ui, r, s->order[i], buf, sizeof(buf), &over);
-        gl_ui_role role = over ? GL_ROLE_ERROR
-                          : r->prof->rows[s->order[i]].depth ? GL_ROLE_DIM : GL_ROLE_NORMAL;
+        bool over = false;
+        gl_ui_role role = GL_ROLE_DIM;
+        if ((size_t)i < s->n_here) {
+            row_text(ui, r, s->order[i], buf, sizeof(buf), &over);
+            role = over ? GL_ROLE_ERROR
+                        : r->prof->rows[s->order[i]].depth ? GL_ROLE_DIM : GL_ROLE_NORMAL;
+        } else {
+            there_row_text(ui, r, r->branch->only_there[(size_t)i - s->n_here], buf,
+                           sizeof(buf));
+        }
         int attr = i == v->selected ? gl_ui_attr(ui, GL_ROLE_SELECTED) : gl_ui_attr(ui, role);
-        int w = gl_ui_put(top + HEADER_ROWS + row, left, width, attr, buf);
+        int w = gl_ui_put(top + hdr + row, left, width, attr, buf);
         if (i == v->selected)
-            gl_ui_fill(top + HEADER_ROWS + row, left + w, width - w, attr);
+            gl_ui_fill(top + hdr + row, left + w, width - w, attr);
     }
 }
 
@@ -275,6 +397,11 @@ static unsigned run_request(gl_ui *ui, gl_view *v, gl_request r)
     case GL_REQ_ENTER:
         if (v->selected < 0 || (size_t)v->selected >= s->n)
             return GL_REDRAW_NONE;
+        if ((size_t)v->selected >= s->n_here) {
+            gl_ui_set_status(ui, "only the other branch has this node: X shows that branch, "
+                             "r runs it");
+            return GL_REDRAW_STATUS;
+        }
         ui->tensor_row = s->order[v->selected];
         ui->views[GL_VIEW_TENSOR].generation = 0; /* another row: open it again */
         return gl_ui_show(ui, GL_VIEW_TENSOR, true);
@@ -285,13 +412,17 @@ static unsigned run_request(gl_ui *ui, gl_view *v, gl_request r)
 typedef struct run_match {
     const gl_run *run;
     const size_t *order;
+    size_t n_here;
     const char *pattern;
 } run_match;
 
 static bool run_row_matches(int row, void *ctx)
 {
     const run_match *m = ctx;
-    const gl_profile_row *pr = &m->run->prof->rows[m->order[row]];
+    size_t i = (size_t)row;
+    const gl_run_branch *b = m->run->branch;
+    const gl_profile_row *pr = i < m->n_here ? &m->run->prof->rows[m->order[i]]
+                                             : &b->prof->rows[b->only_there[i - m->n_here]];
     return gl_ui_match(pr->name, m->pattern) || gl_ui_match(pr->op, m->pattern);
 }
 
@@ -300,7 +431,7 @@ static bool run_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
     run_state *s = v->state;
     if (!s || !s->run)
         return false;
-    run_match m = {s->run, s->order, ui->search};
+    run_match m = {s->run, s->order, s->n_here, ui->search};
     int row = gl_ui_find_row((int)s->n, v->selected, dir, inclusive, run_row_matches, &m);
     if (row < 0)
         return false;
@@ -311,8 +442,10 @@ static bool run_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
 static unsigned run_click(gl_ui *ui, gl_view *v, int row, int col)
 {
     run_state *s = v->state;
-    int i = v->scroll + row - HEADER_ROWS;
-    if (!s || row < HEADER_ROWS || i >= (int)s->n)
+    if (!s || !s->run)
+        return GL_REDRAW_NONE;
+    int hdr = header_rows(s->run), i = v->scroll + row - hdr;
+    if (row < hdr || i >= (int)s->n)
         return GL_REDRAW_NONE;
     v->selected = i;
     return GL_REDRAW_VIEW;

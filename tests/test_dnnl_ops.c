@@ -368,6 +368,13 @@ static const op_case activation_cases[] = {
      .atol = 1e-5},
     {"ai.onnx Gelu-20, approximate tanh", "Gelu", 20, "p", {AS("approximate", "tanh")},
      {IN('x', 2, D(16, 512))}, .rtol = 1e-3, .atol = 1e-5},
+    /* Two steps: oneDNN 2.6 takes the second as a post-op only on its reference kernel, so
+     * it runs as a second jit primitive, in place. */
+    {"HardSigmoid, two jit eltwise steps", "HardSigmoid", 6, "pnb",
+     {AF("alpha", 0.25), AF("beta", 0.4)}, {IN('X', 4, D(1, 32, 16, 16))}, .expect = DN,
+     .keeps = true},
+    {"Selu, elu then linear", "Selu", 6, "p", {AF("alpha", 1.5), AF("gamma", 0.75)},
+     {IN('x', 2, D(8, 1024))}, .expect = DN},
     {"graphlab Gelu below the threshold", "graphlab.Gelu", 13, "p", {{0}},
      {IN('x', 2, D(16, 128))}, .expect = REF, .why = "below the oneDNN threshold"},
 };

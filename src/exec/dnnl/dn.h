@@ -171,6 +171,9 @@ typedef struct dn_node {
     dn_key *key;              /* one per node input */
     size_t n_key;
     dnnl_primitive_t prim;
+    dnnl_primitive_t then;    /* run after prim, in place on output 0 (NULL: none): an
+                               * eltwise step that oneDNN 2.6 takes as a post-op only on
+                               * its reference kernel (dn_eltwise.c) */
     dn_in *in;                /* owned */
     size_t n_in, cap_in;
     dn_out out[DN_MAX_OUTPUTS];

@@ -281,6 +281,8 @@ void dn_node_clear(dn_node *s)
 {
     if (s->prim)
         dnnl_primitive_destroy(s->prim);
+    if (s->then)
+        dnnl_primitive_destroy(s->then);
     for (size_t i = 0; i < s->n_in; i++) {
         dn_in *in = &s->in[i];
         if (in->reorder)
@@ -366,6 +368,14 @@ static gl_status finish(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_prim
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
         impl = NULL;
     snprintf(s->impl, sizeof(s->impl), "%s", impl ? impl : "?");
+    const_dnnl_primitive_desc_t then_pd = NULL;
+    const char *then_impl = NULL;
+    if (s->then && dnnl_primitive_get_primitive_desc(s->then, &then_pd) == dnnl_success &&
+        dnnl_primitive_desc_query(then_pd, dnnl_query_impl_info_str, 0, &then_impl) ==
+            dnnl_success && then_impl) {
+        size_t len = strlen(s->impl);
+        snprintf(s->impl + len, sizeof(s->impl) - len, " + %s", then_impl);
+    }
     dnnl_status_t r = dnnl_primitive_create(&s->prim, pd);
     if (r != dnnl_success)
         return dn_fail(k->where, "dnnl_primitive_create", r);
@@ -687,6 +697,11 @@ static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
         return gl_fail(GL_ERR_UNSUPPORTED, "%s: more than %zu oneDNN arguments", k->where,
                        GL_ARRAY_LEN(args));
     dnnl_status_t r = dnnl_primitive_execute(s->prim, c->stream, (int)n, args);
+    if (r == dnnl_success && s->then) {
+        dnnl_exec_arg_t in_place[2] = {{DNNL_ARG_SRC, s->out[0].mem},
+                                       {DNNL_ARG_DST, s->out[0].mem}};
+        r = dnnl_primitive_execute(s->then, c->stream, 2, in_place);
+    }
     if (r == dnnl_success)
         r = dnnl_stream_wait(c->stream);
     return r == dnnl_success ? GL_OK : dn_fail(k->where, "dnnl_primitive_execute", r);

@@ -38,7 +38,7 @@ typedef struct cat_part {
     gl_node synth;            /* the Conv reading vals[] */
     gl_value *vals[3];        /* xj, the weights slice, the bias (part 0) */
     gl_value wval;            /* the slice as a constant value (init: the slice) */
-    char wname[32];
+    char wname[48]; /* "weights of part N", any size_t N */
     dn_tail tail;
 } cat_part;
 

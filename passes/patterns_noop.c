@@ -233,6 +233,10 @@ static gl_pt_verdict fold_target(gl_node *pad, const pad_info *p, gl_node *r, gl
         if (r->n_outputs > 1 && r->outputs[1])
             return gl_pt_refuse(m, "MaxPool '%s' has Indices: they count the padded "
                                 "tensor's elements", r->name);
+        if (gl_node_attr_int(r, "ceil_mode", 0))
+            return gl_pt_refuse(m, "MaxPool '%s' has ceil_mode 1: a last window that starts "
+                                "in the Pad's padding counts, one in its own may not",
+                                r->name);
     }
     return GL_PT_MATCH;
 }

@@ -715,6 +715,11 @@ static const pcase pad_cases[] = {
     {"pad_avgpool_not_counting", 13, PAD_IN PAD11 "t = Pad(x, p); y = AveragePool(t) "
      "kernel_shape=[3,3] pads=[1,1,1,1]; out y",
      REFUSED("fold-pad", "pads itself without counting the padding")},
+    {"pad_maxpool_ceil", 13, PAD_IN PAD11 "const v f32[] = -inf; t = Pad(x, p, v); "
+     "y = MaxPool(t) kernel_shape=[2,2] strides=[2,2] ceil_mode=1; out y",
+     REFUSED("fold-pad", "MaxPool 'n_y' has ceil_mode 1")},
+    {"pad_maxpool_indices", 13, PAD_IN PAD11 "const v f32[] = -inf; t = Pad(x, p, v); "
+     "y, i = MaxPool(t) kernel_shape=[3,3]; out y, i", REFUSED("fold-pad", "has Indices")},
     {"pad_maxpool_zero", 13, PAD_IN PAD11 "t = Pad(x, p); y = MaxPool(t) kernel_shape=[3,3]; "
      "out y", REFUSED("fold-pad", "pads with 0: MaxPool 'n_y' ignores its padding")},
     {"pad_conv_value", 13, PAD_IN PAD11 "const v f32[] = 2.5; t = Pad(x, p, v); "

@@ -93,10 +93,10 @@ void gl_pt_add(gl_pt_match *m, gl_node *n)
         m->nodes[m->n_nodes++] = n;
 }
 
-static bool in_match(const gl_pt_match *m, const gl_node *n)
+static bool in_set(gl_node *const *nodes, size_t n, const gl_node *node)
 {
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i] == n)
+    for (size_t i = 0; i < n; i++)
+        if (nodes[i] == node)
             return true;
     return false;
 }
@@ -236,7 +236,7 @@ gl_pt_verdict gl_pt_expect_private(gl_pt_match *m)
                                     "must stay", v->name, n->op_type, n->name);
             for (size_t u = 0; u < v->n_uses; u++) {
                 const gl_node *r = v->uses[u].node;
-                if (v->uses[u].slot == GL_USE_IMPLICIT || !in_match(m, r)) {
+                if (v->uses[u].slot == GL_USE_IMPLICIT || !in_set(m->nodes, m->n_nodes, r)) {
                     gl_pt_number(m, "readers", (double)v->n_uses);
                     return gl_pt_refuse(m, "'%s' (output of %s '%s') is also read by %s "
                                         "'%s', outside the pattern", v->name, n->op_type,
@@ -287,18 +287,20 @@ static int by_position_desc(const void *a, const void *b)
 
 /* Remove the matched nodes (their outputs read only inside the match, m->last's moved
  * away), then the constants they alone read. */
-static gl_status remove_matched(gl_pt_ctx *c, const gl_pt_match *m)
+gl_status gl_pt_remove_nodes(gl_pt_ctx *c, gl_node *const *set, size_t n)
 {
     gl_node *nodes[GL_PT_MAX_NODES];
     gl_value *inputs[GL_PT_MAX_NODES * 4];
     size_t n_inputs = 0;
-    memcpy(nodes, m->nodes, m->n_nodes * sizeof(*nodes));
-    qsort(nodes, m->n_nodes, sizeof(*nodes), by_position_desc);
-    /* What the match reads from outside it, each once (a dropped value is freed). */
-    for (size_t i = 0; i < m->n_nodes; i++) {
+    if (n > GL_PT_MAX_NODES)
+        return GL_ERR_INTERNAL;
+    memcpy(nodes, set, n * sizeof(*nodes));
+    qsort(nodes, n, sizeof(*nodes), by_position_desc);
+    /* What the nodes read from outside the set, each once (a dropped value is freed). */
+    for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < nodes[i]->n_inputs && n_inputs < GL_ARRAY_LEN(inputs); k++) {
             gl_value *v = nodes[i]->inputs[k];
-            bool seen = !v || (v->producer && in_match(m, v->producer));
+            bool seen = !v || (v->producer && in_set(set, n, v->producer));
             for (size_t j = 0; j < n_inputs && !seen; j++)
                 seen = inputs[j] == v;
             if (!seen)
@@ -306,7 +308,7 @@ static gl_status remove_matched(gl_pt_ctx *c, const gl_pt_match *m)
         }
     }
     gl_status st = GL_OK;
-    for (size_t i = 0; i < m->n_nodes && st == GL_OK; i++)
+    for (size_t i = 0; i < n && st == GL_OK; i++)
         st = gl_remove_node(c->g, nodes[i]);
     for (size_t i = 0; i < n_inputs && st == GL_OK; i++)
         st = gl_pt_drop_if_unused(c, inputs[i]);
@@ -332,7 +334,7 @@ gl_status gl_pt_replace(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
     gl_node_inherit_provenance(n, m->nodes, m->n_nodes, decision);
     if ((st = gl_move_output(c->g, m->last, 0, n, 0)) != GL_OK)
         return st;
-    return remove_matched(c, m);
+    return gl_pt_remove_nodes(c, m->nodes, m->n_nodes);
 }
 
 /* ---- the run --------------------------------------------------------------------------- */

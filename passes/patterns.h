@@ -57,7 +57,7 @@ typedef struct gl_pt_match {
     gl_pt_num numbers[GL_PT_MAX_NUMBERS];
     size_t n_numbers;
     char done[200];      /* MATCH: the applied record's reason, when the rule writes it */
-    char why[320];       /* REFUSE: the reason */
+    char why[512];       /* REFUSE: the reason (as long as a decision's) */
 } gl_pt_match;
 
 typedef struct gl_pt_ctx {
@@ -135,6 +135,9 @@ gl_pt_verdict gl_pt_expect_private(gl_pt_match *m);
 /* The matched nodes become one node m->op (m->domain) reading m->in, producing what
  * m->last produced; constants left unread go too. */
 gl_status gl_pt_replace(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
+/* Remove these nodes (their outputs unread, or read only among them) and then the
+ * constants they read that nothing reads any more. */
+gl_status gl_pt_remove_nodes(gl_pt_ctx *c, gl_node *const *nodes, size_t n);
 /* Drop v when nothing reads it any more and it is a constant of c->g (an initializer
  * that is not an input or output, or the output of a Constant node). */
 gl_status gl_pt_drop_if_unused(gl_pt_ctx *c, gl_value *v);

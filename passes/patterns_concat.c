@@ -90,8 +90,8 @@ static int rank_of(const gl_value *v)
     return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
 }
 
-/* Makes x: a convolution or matrix product that reads nothing else of the pattern and
- * whose only reader is the Concat, so fusion can give it the activation's copy. */
+/* x is made by a convolution or matrix product and read by the Concat alone, so fusion
+ * can give that producer the activation's copy as a post-op. */
 static bool fusable_producer(const gl_value *x, const gl_node *cat)
 {
     static const char *const heads[] = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
@@ -102,34 +102,36 @@ static bool fusable_producer(const gl_value *x, const gl_node *cat)
     return head && !x->n_output_refs && gl_pt_single_reader(x) == cat;
 }
 
-/* Whether the hoist pays (see the top): NULL when it does, else why not. */
-static const char *hoist_cost(const gl_node *cat, const gl_node *op, const channel_op *row,
-                              char *why, size_t len)
+/* Whether the hoist pays (see the top): MATCH when it does, else a refusal by cost,
+ * which --set patterns.force=ID may override. */
+static gl_pt_verdict hoist_cost(const gl_node *cat, const gl_node *op, const channel_op *row,
+                                gl_pt_match *m)
 {
-    gl_node *reader = gl_pt_single_reader(op->outputs[0]);
-    char split_why[400] = "";
-    if (reader && gl_pt_is(reader, "Conv") && reader->inputs[0] == op->outputs[0] &&
-        !op->outputs[0]->n_output_refs &&
-        !gl_fu_conv_split_refusal(reader, split_why, sizeof(split_why)))
-        return NULL;
-    if (row->axis == AXIS_ANY && gl_fu_eltwise_post_ops(op) >= 0) {
-        bool all = true;
-        for (size_t i = 0; i < cat->n_inputs && all; i++)
-            all = fusable_producer(cat->inputs[i], cat);
-        if (all)
-            return NULL;
-    }
-    snprintf(why, len, "cost: %s '%s' copied %zu times would leave Concat '%s' in place: "
-             "%s%s%s%s", op->op_type, op->name, cat->n_inputs, cat->name,
-             !reader ? "its output has several readers, not one 1x1 convolution"
-             : !gl_pt_is(reader, "Conv") ? "its reader is no convolution but "
-                                          : "",
-             reader && !gl_pt_is(reader, "Conv") ? reader->op_type : "",
-             split_why[0] ? split_why : "",
-             row->axis == AXIS_ANY ? "; and not every Concat input is a convolution or "
-                                     "matrix product that would take its copy as a post-op"
-                                   : "");
-    return why;
+    const gl_value *y = op->outputs[0];
+    gl_node *reader = gl_pt_single_reader(y);
+    char because[400];
+    if (y->n_output_refs)
+        snprintf(because, sizeof(because), "its output '%s' is a graph output", y->name);
+    else if (!reader)
+        snprintf(because, sizeof(because), "its output has several readers, not one 1x1 "
+                 "convolution");
+    else if (!gl_pt_is(reader, "Conv") || reader->inputs[0] != y)
+        snprintf(because, sizeof(because), "its reader %s '%s' is no convolution of it",
+                 reader->op_type, reader->name);
+    else if (!gl_fu_conv_split_refusal(reader, because, sizeof(because)))
+        return GL_PT_MATCH;
+    bool activation = row->axis == AXIS_ANY && gl_fu_eltwise_post_ops(op) >= 0;
+    for (size_t i = 0; i < cat->n_inputs && activation; i++)
+        activation = fusable_producer(cat->inputs[i], cat);
+    if (activation)
+        return GL_PT_MATCH;
+    m->forceable = true;
+    return gl_pt_refuse(m, "cost: %s '%s' copied %zu times would leave Concat '%s' in place: "
+                        "%s%s", op->op_type, op->name, cat->n_inputs, cat->name, because,
+                        row->axis == AXIS_ANY ? "; and not every Concat input is a "
+                                                "convolution or matrix product that would "
+                                                "take its copy as a post-op"
+                                              : "");
 }
 
 /* The attributes the copies take: plain numbers and strings (what these ops have). */
@@ -214,12 +216,7 @@ gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *cat, gl_pt_match *m
                                 "%lld (rank %d)", cat->name, i, in ? in->name : "",
                                 (long long)axis, rank_of(in));
     }
-    char why[sizeof(m->why)];
-    if (hoist_cost(cat, op, row, why, sizeof(why))) {
-        m->forceable = true;
-        return gl_pt_refuse(m, "%s", why);
-    }
-    return GL_PT_MATCH;
+    return hoist_cost(cat, op, row, m);
 }
 
 /* One copy of `op` reading Concat input `in`: op's output type with in's size along the

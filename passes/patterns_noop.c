@@ -92,20 +92,6 @@ gl_pt_verdict gl_pt_check_noop(const gl_pt_ctx *c, gl_node *n, gl_pt_match *m)
     return GL_PT_MATCH;
 }
 
-/* Remove n (its outputs unread now) and the constants only it read. */
-static gl_status remove_with_constants(gl_pt_ctx *c, gl_node *n)
-{
-    gl_value *inputs[8];
-    size_t k = 0;
-    for (size_t i = 1; i < n->n_inputs && k < GL_ARRAY_LEN(inputs); i++)
-        if (n->inputs[i])
-            inputs[k++] = n->inputs[i];
-    gl_status st = gl_remove_node(c->g, n);
-    for (size_t i = 0; i < k && st == GL_OK; i++)
-        st = gl_pt_drop_if_unused(c, inputs[i]);
-    return st;
-}
-
 /* Readers of y read x; when y is a graph output, x's producer makes y instead. */
 static gl_status bypass(gl_pt_ctx *c, gl_node *n)
 {
@@ -122,7 +108,7 @@ static gl_status bypass(gl_pt_ctx *c, gl_node *n)
     } else if ((st = gl_replace_all_uses(c->g, y, x)) != GL_OK) {
         return st;
     }
-    return remove_with_constants(c, n);
+    return gl_pt_remove_nodes(c, &n, 1);
 }
 
 gl_status gl_pt_apply_noop(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
@@ -298,5 +284,5 @@ gl_status gl_pt_apply_pad(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
     if (gl_pt_is(r, "AveragePool"))
         gl_node_set_attr_int(r, "count_include_pad", 1);
     gl_status st = gl_set_input(c->g, r, 0, pad->inputs[0]);
-    return st == GL_OK ? remove_with_constants(c, pad) : st;
+    return st == GL_OK ? gl_pt_remove_nodes(c, &pad, 1) : st;
 }

@@ -550,7 +550,7 @@ static const pcase hoist_cases[] = {
     {"hoist_cost_no_conv", 13, CAT_AB "p = MaxPool(c) kernel_shape=[3,3] strides=[2,2]; out p",
      COST("cost: MaxPool 'n_p' copied 2 times would leave Concat 'n_c' in place")},
     {"hoist_cost_pool_then_relu", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
-     "r = Relu(p); out r", COST("its reader is no convolution but Relu")},
+     "r = Relu(p); out r", COST("its reader Relu 'n_r' is no convolution of it")},
     {"hoist_cost_readers", 13, CAT_AB "p = MaxPool(c) kernel_shape=[2,2]; "
      "const w f32[4,8,1,1] = rand; y = Conv(p, w); r = Relu(p); out y, r",
      COST("its output has several readers")},

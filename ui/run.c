@@ -166,8 +166,30 @@ static void match_rows(const gl_profile *here, gl_run_branch *b)
     free(taken);
 }
 
-/* There's step on oneDNN, timed as here's (profile.h), then one untimed run of each
- * branch on oneDNN and of here's model on the reference, for the outputs. */
+/* Here's graph outputs as `rec` kept them (run_run recorded every tensor of both of here's
+ * runs): shares in outs[], false when one is missing (the recording stopped at its byte
+ * bound, or an output is a graph input passed on, no node's). */
+static bool recorded_outputs(const gl_model *m, const gl_inter_rec *rec, gl_tensor **outs)
+{
+    if (gl_inter_rec_status(rec) != GL_OK)
+        return false;
+    for (size_t i = 0; i < m->graph->n_outputs; i++) {
+        const gl_inter_tensor *t = gl_inter_rec_find(rec, m->graph->outputs[i]->name);
+        if (!t || !t->t) {
+            for (size_t k = 0; k < i; k++) {
+                gl_tensor_free(outs[k]);
+                outs[k] = NULL;
+            }
+            return false;
+        }
+        outs[i] = gl_tensor_share(t->t);
+    }
+    return true;
+}
+
+/* There's step on oneDNN, timed as here's (profile.h), then one untimed run of it for its
+ * outputs; here's outputs on oneDNN and on the reference come from here's recordings (run
+ * again only when those are incomplete). */
 static gl_status run_there(const gl_model *here, const gl_model *there,
                            const gl_session_opts *o, const gl_dataset *d, const gl_run *r,
                            gl_run_branch *b, gl_job *job)
@@ -186,8 +208,9 @@ static gl_status run_there(const gl_model *here, const gl_model *there,
     size_t n = b->n_outputs = here->graph->n_outputs;
     gl_tensor **ref = new_outputs(here), **h = new_outputs(here), **t = new_outputs(there);
     gl_job_progress(job, "run: the outputs of both branches");
-    st = run_model(here, o, "ref", d, NULL, ref);
-    if (st == GL_OK)
+    if (!recorded_outputs(here, r->rec_ref, ref))
+        st = run_model(here, o, "ref", d, NULL, ref);
+    if (st == GL_OK && !recorded_outputs(here, r->rec_run, h))
         st = run_model(here, o, "dnnl", d, NULL, h);
     if (st == GL_OK)
         st = run_model(there, o, "dnnl", d, NULL, t);

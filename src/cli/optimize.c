@@ -87,12 +87,11 @@ static void print_table(const optimize_args *a, const gl_pipeline *p)
     printf("wrote %s\n", gl_esc(a->out));
 }
 
-/* One run of m on the reference backend with seeded inputs, with or without its memory
- * plan: the tensors' high-water mark, the arena, and what was allocated apart. */
-static gl_status measure(const gl_model *m, const gl_session_opts *o, bool plan,
-                         gl_exec_stats *st)
+/* One run of m on the reference backend on inputs d, with or without its memory plan:
+ * the tensors' high-water mark, the arena, and what was allocated apart. */
+static gl_status measure(const gl_model *m, const gl_session_opts *o, const gl_dataset *d,
+                         bool plan, gl_exec_stats *st)
 {
-    gl_dataset d = {0};
     gl_exec_options eo = gl_session_exec_options(o, "ref");
     eo.no_memory_plan = !plan;
     /* Informational, as folding is: a loop that runs longer is left unmeasured. */
@@ -100,22 +99,20 @@ static gl_status measure(const gl_model *m, const gl_session_opts *o, bool plan,
     gl_exec *e = NULL;
     size_t n_out = m->graph->n_outputs;
     gl_tensor **out = gl_xcalloc(n_out ? n_out : 1, sizeof(*out));
-    gl_status rc = gl_session_inputs(m, o, &d);
+    gl_status rc = gl_exec_create(m, &eo, &e);
     if (rc == GL_OK)
-        rc = gl_exec_create(m, &eo, &e);
-    if (rc == GL_OK)
-        rc = gl_exec_run(e, (const gl_tensor *const *)d.inputs, d.n_inputs, out, n_out);
+        rc = gl_exec_run(e, (const gl_tensor *const *)d->inputs, d->n_inputs, out, n_out);
     if (rc == GL_OK)
         gl_exec_get_stats(e, st);
     for (size_t i = 0; i < n_out; i++)
         gl_tensor_free(out[i]);
     free(out);
     gl_exec_free(e);
-    gl_dataset_free(&d);
     return rc;
 }
 
-/* --explain: the plan's table, and the executor measured with and without it. */
+/* --explain: the plan's table, and the executor measured with and without it (one set of
+ * seeded inputs for both runs). */
 static void print_memory_plan(const gl_model *m, const gl_session_opts *o)
 {
     if (!m->memory_plan)
@@ -125,7 +122,14 @@ static void print_memory_plan(const gl_model *m, const gl_session_opts *o)
     if (!m->memory_plan->n_tensors)
         return;
     gl_exec_stats with = {0}, without = {0};
-    if (measure(m, o, false, &without) != GL_OK || measure(m, o, true, &with) != GL_OK) {
+    gl_dataset d = {0};
+    gl_status rc = gl_session_inputs(m, o, &d);
+    if (rc == GL_OK)
+        rc = measure(m, o, &d, false, &without);
+    if (rc == GL_OK)
+        rc = measure(m, o, &d, true, &with);
+    gl_dataset_free(&d);
+    if (rc != GL_OK) {
         printf("measured: not run (%s)\n", gl_esc(gl_error_message()));
         return;
     }

@@ -366,8 +366,6 @@ gl_status gl_write_file(const char *path, const void *data, size_t len)
 
 /* ==== folders ============================================================= */
 
-#define TMP_DIR_SUFFIX ".tmp.XXXXXX"
-
 /* One folder: created when absent, accepted when it exists as a folder. */
 static gl_status make_one_dir(const char *dir)
 {
@@ -422,9 +420,9 @@ gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
     d->target = gl_xstrndup(target, n);
     /* "<parent>/.<name>.tmp.XXXXXX": hidden, and beside the destination so that the
      * final rename stays on one file system */
-    size_t len = n + 2 + sizeof(TMP_DIR_SUFFIX);
+    size_t len = n + 2 + sizeof(TMP_SUFFIX);
     d->path = gl_xmalloc(len);
-    snprintf(d->path, len, "%.*s.%.*s" TMP_DIR_SUFFIX, (int)base, target, (int)(n - base),
+    snprintf(d->path, len, "%.*s.%.*s" TMP_SUFFIX, (int)base, target, (int)(n - base),
              target + base);
     sigset_t old;
     block_cleanup_signals(&old);

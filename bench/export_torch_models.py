@@ -16,7 +16,6 @@ import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 import torchvision.models as tvm
 from onnx import numpy_helper
 
-torch.manual_seed(0)
 # name: (constructor, image size, opset). Opset 17 where the export then has ONNX's
 # LayerNormalization; 11 for one model exported the old way.
 specs = {
@@ -117,11 +116,15 @@ def save(out, names, inputs, y):
         f.write(numpy_helper.from_array(y.numpy(), 'output').SerializeToString())
 
 
-def export(outdir, name, m, inputs, opset, names):
+def export(outdir, name, make, opset, names):
+    """make() -> (model, inputs), called with the seed reset: a model's weights do not
+    depend on which others were asked for."""
     out = f'{outdir}/{name}'
     if os.path.exists(f'{out}/model.onnx'):
         return
     os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    m, inputs = make()
     m.eval()
     with torch.no_grad():
         y = m(*inputs)
@@ -169,11 +172,10 @@ def main():
     for name in names:
         if name in specs:
             make, hw, opset = specs[name]
-            m, inputs = vision(make, hw)
-            export(outdir, name, m, inputs, opset, ['input'])
+            export(outdir, name, lambda: vision(make, hw), opset, ['input'])
         elif name in tf:
             cls, inputs, opset, in_names = tf[name]
-            export(outdir, name, cls(), inputs, opset, in_names)
+            export(outdir, name, lambda: (cls(), inputs), opset, in_names)
         else:
             print(f'unknown model {name}', file=sys.stderr)
             return 2

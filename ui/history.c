@@ -164,20 +164,6 @@ size_t gl_decisions_involving(const gl_decision *d, size_t n, const char *const 
     return count;
 }
 
-/* Node `id` in step k's graph (ids survive the snapshot clones), or NULL. */
-static const gl_node *node_in_step(const gl_ui *ui, size_t k, uint32_t id)
-{
-    const gl_graph *g = gl_ui_step_graph(ui, k);
-    gl_node *n;
-    if (!g)
-        return NULL;
-    gl_foreach_node(g, i, n) {
-        if (n->id == id)
-            return n;
-    }
-    return NULL;
-}
-
 size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out)
 {
     *out = NULL;
@@ -187,9 +173,9 @@ size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out)
     gl_history_entry *h;
     size_t n_h = gl_ui_node_history(ui, id, &h);
     size_t n = 0, cap = 0;
-    const gl_node *before = node_in_step(ui, 0, id);
+    const gl_node *before = gl_find_node_by_id(gl_ui_step_graph(ui, 0), id);
     for (size_t k = 1; k < p->n_steps; k++) {
-        const gl_node *after = node_in_step(ui, k, id);
+        const gl_node *after = gl_find_node_by_id(gl_ui_step_graph(ui, k), id);
         const gl_snapshot *s = &p->steps[k];
         const char *names[2] = {before ? before->name : NULL, after ? after->name : NULL};
         int64_t ids[4] = {-1, -1, -1, -1};

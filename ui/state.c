@@ -980,15 +980,6 @@ static bool has_id(const uint32_t *ids, size_t n, uint32_t id)
     return false;
 }
 
-static const gl_node *node_with_id(const gl_graph *g, uint32_t id)
-{
-    gl_node *n;
-    gl_foreach_node(g, k, n)
-        if (n->id == id)
-            return n;
-    return NULL;
-}
-
 unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
 {
     const gl_graph *g = gl_ui_graph(ui);
@@ -1005,7 +996,7 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
                                   : gl_find_node(g, d->nodes[i]);
         uint32_t id = node ? node->id : UINT32_MAX;
         const gl_node *old = node || !before ? NULL
-                             : rec_id != GL_DECISION_NO_ID ? node_with_id(before, rec_id)
+                             : rec_id != GL_DECISION_NO_ID ? gl_find_node_by_id(before, rec_id)
                                                            : gl_find_node(before, d->nodes[i]);
         if (old) /* gone in this step: what stands for it now */
             id = gl_ui_follow(&ui->index,

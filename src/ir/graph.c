@@ -1089,6 +1089,17 @@ gl_node *gl_find_node(const gl_graph *g, const char *name)
     return s ? s->obj : NULL;
 }
 
+gl_node *gl_find_node_by_id(const gl_graph *g, uint32_t id)
+{
+    gl_node *n;
+    if (!g)
+        return NULL;
+    gl_foreach_node(g, k, n)
+        if (n->id == id)
+            return n;
+    return NULL;
+}
+
 void gl_graph_reserve(gl_graph *g, size_t more_nodes, size_t more_values)
 {
     GL_GROW(g->nodes, g->cap_nodes, g->n_nodes + more_nodes);

@@ -326,6 +326,9 @@ void gl_graph_reserve(gl_graph *g, size_t more_nodes, size_t more_values);
 /* Lookup by name (O(1)); NULL when absent. gl_find_node finds the first node so named. */
 gl_value *gl_find_value(const gl_graph *g, const char *name);
 gl_node *gl_find_node(const gl_graph *g, const char *name);
+/* The node with this id (a scan: for the workbench's lookups, not for passes' loops);
+ * NULL when absent or g is NULL. */
+gl_node *gl_find_node_by_id(const gl_graph *g, uint32_t id);
 /* Resolve a name as a subgraph sees it: this graph first, then enclosing graphs; a value
  * found outside becomes a capture of this graph (and of every graph in between), and the
  * node holding each subgraph gets it as an implicit input. NULL when nowhere. */

@@ -154,7 +154,7 @@ static void decide_in_place(planner *p, gl_mem_tensor *o, const gl_node *n, cons
     gl_decision *d = gl_pass_decide(ctx, rule, GL_APPLIED, "%s '%s' writes '%s' over its input "
                                     "'%s' (%zu bytes), whose last reader it is",
                                     n->op_type, n->name, o->name, x->name, o->bytes);
-    gl_decision_add_node(d, n->name);
+    gl_decision_add_node_ref(d, n);
     gl_decision_add_number(d, "bytes", (double)o->bytes);
     gl_decision_add_number(d, "step", (double)k);
     if (!gl_pass_vetoed(ctx, d))
@@ -166,7 +166,7 @@ static void refuse(planner *p, const gl_node *n, const gl_mem_tensor *o, const c
 {
     gl_decision *d = gl_pass_decide(p->ctx, rule, GL_REFUSED, "%s '%s': '%s' not over input "
                                     "'%s': %s", n->op_type, n->name, o->name, x->name, why);
-    gl_decision_add_node(d, n->name);
+    gl_decision_add_node_ref(d, n);
 }
 
 /* Sharing for the outputs of the node at step k. */
@@ -183,7 +183,7 @@ static void decide_node(planner *p, const gl_node *n, size_t k)
         gl_decision *d = gl_pass_decide(p->ctx, "view", GL_NOTE, "%s '%s': '%s' is the bytes of "
                                         "'%s' under other dims (no copy)", n->op_type, n->name,
                                         o->name, x0->name);
-        gl_decision_add_node(d, n->name);
+        gl_decision_add_node_ref(d, n);
         join(p, o, x0, GL_MEM_VIEW);
         return;
     }

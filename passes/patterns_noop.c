@@ -98,12 +98,8 @@ static gl_status bypass(gl_pt_ctx *c, gl_node *n)
     gl_value *x = n->inputs[0], *y = n->outputs[0];
     gl_status st;
     if (y->n_output_refs) {
-        gl_node *p = x->producer;
-        size_t slot = 0;
-        while (slot < p->n_outputs && p->outputs[slot] != x)
-            slot++;
         if ((st = gl_set_input(c->g, n, 0, NULL)) != GL_OK ||
-            (st = gl_move_output(c->g, n, 0, p, slot)) != GL_OK)
+            (st = gl_move_output(c->g, n, 0, x->producer, (size_t)x->producer_slot)) != GL_OK)
             return st;
     } else if ((st = gl_replace_all_uses(c->g, y, x)) != GL_OK) {
         return st;

@@ -463,10 +463,14 @@ gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
     const char *pass = ctx->pass ? ctx->pass->name : "";
     int64_t id = ctx->log ? ctx->log->id_base + (int64_t)ctx->log->n : -1;
     gl_decision *d;
-    if (ctx->log && id_listed(ctx, "force", id) && gl_pass_may_rewrite(ctx))
+    if (ctx->log && id_listed(ctx, "force", id) && gl_pass_may_rewrite(ctx)) {
         d = gl_pass_decide(ctx, rule, GL_APPLIED, "forced (--set %s.force=%lld): %s", pass,
                            (long long)id, reason);
-    else
+        /* Forced and vetoed too: the veto wins, and is heeded here, where callers of a
+         * refusal do not look for one. */
+        if (d->verdict != GL_APPLIED)
+            gl_pass_vetoed(ctx, d);
+    } else
         d = gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
     gl_decision_add_number(d, "forceable", 1);
     return d;
@@ -697,6 +701,10 @@ static gl_status check_force(const gl_pipeline *p, const char *pass, int64_t id)
     if (!d)
         return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: there is no decision #%lld (the "
                        "run recorded %zu)", pass, (long long)id, (long long)id, p->log.n);
+    if (strcmp(d->pass, pass) == 0 && strncmp(d->reason, "vetoed (", 8) == 0)
+        return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: decision #%lld is vetoed too (--set "
+                       "%s.veto=%lld): a rewrite is forced or vetoed, not both", pass,
+                       (long long)id, (long long)id, pass, (long long)id);
     if (strcmp(d->pass, pass) != 0 || d->verdict != GL_APPLIED ||
         strncmp(d->reason, "forced (", 8) != 0)
         return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: decision #%lld is %s '%s' (%s), "

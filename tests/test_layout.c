@@ -267,6 +267,8 @@ static const struct {
     {"a correctness check", {"layout.force=1", "transpose-push.force=2"}, -1, NULL,
      "decision #2 is transpose-push 'push-through-NhwcConv' (refused), not a refusal of "
      "transpose-push that its rule lets be forced"},
+    {"forced and vetoed", {"layout.force=1", "layout.veto=1"}, -1, NULL,
+     "decision #1 is vetoed too (--set layout.veto=1): a rewrite is forced or vetoed, not both"},
     {"a note", {"layout.force=0"}, -1, NULL, "decision #0 is shape-inference 'summary' (note)"},
     {"no such record", {"layout.force=9"}, -1, NULL, "there is no decision #9"},
 };

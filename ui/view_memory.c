@@ -93,8 +93,11 @@ static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
         if (t->share != GL_MEM_OWN)
             snprintf(link, sizeof(link), "%s %s", t->share == GL_MEM_IN_PLACE ? "<-" : "==",
                      p->tensors[t->source].name);
-        snprintf(buf, sizeof(buf), "%-*.*s %*zu %*zu %*zu  %s  %s", NAME_W, NAME_W, t->name, NUM_W,
-                 t->bytes, NUM_W, t->offset, NUM_W, t->offset + t->bytes, bar, link);
+        /* the name cut by characters (a byte cut can split one), then padded by columns */
+        char name[4 * NAME_W + 8];
+        int name_w = gl_ui_clip(t->name, 0, NAME_W, ui->utf8, name, sizeof(name));
+        snprintf(buf, sizeof(buf), "%s%*s %*zu %*zu %*zu  %s  %s", name, NAME_W - name_w, "",
+                 NUM_W, t->bytes, NUM_W, t->offset, NUM_W, t->offset + t->bytes, bar, link);
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED
                                       : t->share != GL_MEM_OWN ? GL_ROLE_LINK : GL_ROLE_NORMAL);
         int w = gl_ui_put(top + 2 + row, left, width, attr, buf);

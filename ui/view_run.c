@@ -85,14 +85,11 @@ static void bar_text(const gl_run *r, double pct, bool utf8, char *buf, size_t l
     }
 }
 
-/* Text cut to `w` columns with "…" (UTF-8) or "." when longer. */
+/* Text cut to `w` columns with "…" when longer, by characters, escaped as every list
+ * draws names (gl_ui_clip). */
 static void fit(const char *text, int w, bool utf8, char *buf, size_t len)
 {
-    if (gl_ui_text_width(text) <= w) {
-        snprintf(buf, len, "%s", text);
-        return;
-    }
-    snprintf(buf, len, "%.*s%s", w > 1 ? w - 1 : 0, text, utf8 ? "…" : ".");
+    gl_ui_clip(text, 0, w, utf8, buf, len);
 }
 
 /* Graph outputs the header compares across branches, one line each at most. */

@@ -33,6 +33,13 @@ void gl_decision_clear(gl_decision *d)
     memset(d, 0, sizeof(*d));
 }
 
+gl_decision *gl_decision_log_at(const gl_decision_log *log, int64_t id)
+{
+    if (!log || id < log->id_base || id - log->id_base >= (int64_t)log->n)
+        return NULL;
+    return &log->items[id - log->id_base];
+}
+
 void gl_decision_log_free(gl_decision_log *log)
 {
     for (size_t i = 0; i < log->n; i++)

@@ -62,6 +62,8 @@ typedef struct gl_decision_log {
 } gl_decision_log;
 
 void gl_decision_log_free(gl_decision_log *log);
+/* The record with this id (items[id - id_base]), or NULL when the log has none. */
+gl_decision *gl_decision_log_at(const gl_decision_log *log, int64_t id);
 /* Append a record (id = id_base + its position); fmt gives the reason. The pointer is valid until
  * the next append. */
 gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,

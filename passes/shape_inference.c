@@ -251,10 +251,7 @@ static const gl_tensor *known_value(const graph_state *gs, const gl_value *v)
 /* A record made earlier in this run (NULL without a log: scratch records do not last). */
 static gl_decision *logged(const gl_pass_ctx *ctx, int64_t id)
 {
-    const gl_decision_log *log = ctx ? ctx->log : NULL;
-    if (!log || id < log->id_base || id - log->id_base >= (int64_t)log->n)
-        return NULL;
-    return &log->items[id - log->id_base];
+    return gl_decision_log_at(ctx ? ctx->log : NULL, id);
 }
 
 static void set_reason(gl_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -240,10 +240,7 @@ bool gl_ui_decisions_select(gl_ui *ui, int64_t id)
 unsigned gl_ui_goto_decision(gl_ui *ui, int64_t id)
 {
     const gl_pipeline *p = ui->pipeline;
-    const gl_decision *d = NULL;
-    for (size_t i = 0; p && i < p->log.n && !d; i++)
-        if (p->log.items[i].id == id)
-            d = &p->log.items[i];
+    const gl_decision *d = p ? gl_decision_log_at(&p->log, id) : NULL;
     if (!d || d->step < 1 || (size_t)d->step >= p->n_steps) {
         gl_ui_set_error(ui, "no decision #%lld in this pipeline", (long long)id);
         return GL_REDRAW_STATUS;

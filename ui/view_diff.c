@@ -121,10 +121,7 @@ static void title(const gl_ui *ui, char *buf, size_t len)
                  before, k ? " (D: rewrite alone)" : "");
     } else {
         char rec[96] = "";
-        const gl_decision *d = NULL;
-        for (size_t i = 0; i < ui->replay_log.n && !d; i++)
-            if (ui->replay_log.items[i].id == ui->rewrite_decision)
-                d = &ui->replay_log.items[i];
+        const gl_decision *d = gl_decision_log_at(&ui->replay_log, ui->rewrite_decision);
         if (d)
             snprintf(rec, sizeof(rec), " (#%lld %s)", (long long)d->id, d->rule ? d->rule : "");
         if (k == 1)

@@ -589,6 +589,13 @@ gl_model *gn_bodies_only(const gl_model *m)
 gl_pipeline *gn_run_passes(const char *name, int opset, const char *text,
                            void (*extra)(gl_model *m), const char *passes, gn_graph *b)
 {
+    return gn_run_passes_set(name, opset, text, extra, passes, NULL, b);
+}
+
+gl_pipeline *gn_run_passes_set(const char *name, int opset, const char *text,
+                               void (*extra)(gl_model *m), const char *passes, const char *set,
+                               gn_graph *b)
+{
     if (!gn_build(name, opset, text, b)) {
         cr_expect(false, "%s: cannot build the case: %s", name, b->err);
         gl_model_free(b->m);
@@ -600,9 +607,15 @@ gl_pipeline *gn_run_passes(const char *name, int opset, const char *text,
     gl_pass_step *plan = NULL;
     size_t n_plan = 0;
     cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK, "%s", gl_error_message());
+    gl_settings settings = {0};
+    if (set)
+        cr_assert_eq(gl_settings_apply(&settings, set), GL_OK, "%s: %s", name,
+                     gl_error_message());
     gl_pipeline *p = NULL;
-    gl_status st = gl_pipeline_run(b->m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+    gl_status st = gl_pipeline_run(b->m, plan, n_plan, &settings, GL_PIPELINE_KEEP_SNAPSHOTS,
+                                   &p);
     free(plan);
+    gl_settings_free(&settings);
     cr_expect_eq(st, GL_OK, "%s: the pipeline failed: %s", name,
                  p && p->failure ? p->failure : gl_error_message());
     if (st == GL_OK)

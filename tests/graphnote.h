@@ -76,6 +76,10 @@ struct gl_pipeline;
 struct gl_pipeline *gn_run_passes(const char *name, int opset, const char *text,
                                   void (*extra)(gl_model *m), const char *passes,
                                   gn_graph *b);
+/* The same with one pass option applied ("PASS.OPT=V"; NULL: none). */
+struct gl_pipeline *gn_run_passes_set(const char *name, int opset, const char *text,
+                                      void (*extra)(gl_model *m), const char *passes,
+                                      const char *set, gn_graph *b);
 /* onnx.checker (full_check) accepts every .onnx file of `dir`: one Python process, run
  * only when GL_PYTHON names one that has onnx. */
 void gn_expect_onnx_checker(const char *dir);

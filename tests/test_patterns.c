@@ -598,36 +598,26 @@ Test(patterns, hoist_above_concat) { RUN(hoist_cases); }
 /* Channels-last pooling along the last axis moves too, and a hoist the cost refused is
  * forced by its id. Apart from the table: the model has no function for NhwcMaxPool
  * (layout adds it), so only its kernel runs it. */
-static gl_pipeline *hoist_nhwc_run(gn_graph *b, const char *set)
+#define HOIST_NHWC                                                                        \
+    "in a f32s[1,6,6,3]; in b f32s[1,6,6,5]; c = Concat(a, b) axis=3; "                   \
+    "p = NhwcMaxPool(c) kernel_shape=[2,2] strides=[2,2]; out p"
+
+/* The run's first hoist-above-concat record (the test fails without one). */
+static const gl_decision *hoist_record(const gl_pipeline *p)
 {
-    cr_assert(gn_build("hoist_nhwc", 13,
-                       "in a f32s[1,6,6,3]; in b f32s[1,6,6,5]; c = Concat(a, b) axis=3; "
-                       "p = NhwcMaxPool(c) kernel_shape=[2,2] strides=[2,2]; out p", b),
-              "%s", b->err);
-    make_nhwc_pool(b->m);
-    gl_pass_step *plan;
-    size_t n_plan;
-    cr_assert_eq(gl_pass_list_parse(PASSES, &plan, &n_plan), GL_OK);
-    gl_settings settings = {0};
-    if (set)
-        cr_assert_eq(gl_settings_apply(&settings, set), GL_OK, "%s", gl_error_message());
-    gl_pipeline *p = NULL;
-    gl_status st = gl_pipeline_run(b->m, plan, n_plan, &settings, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
-    free(plan);
-    gl_settings_free(&settings);
-    cr_assert_eq(st, GL_OK, "%s", gl_error_message());
-    return p;
+    for (size_t i = 0; i < p->log.n; i++)
+        if (!strcmp(p->log.items[i].rule, "hoist-above-concat"))
+            return &p->log.items[i];
+    cr_assert(false, "no hoist-above-concat record");
+    return NULL;
 }
 
 Test(patterns, hoist_nhwc_pool_forced)
 {
     gn_graph b;
-    gl_pipeline *p = hoist_nhwc_run(&b, NULL);
-    const gl_decision *refused = NULL;
-    for (size_t i = 0; i < p->log.n && !refused; i++)
-        if (!strcmp(p->log.items[i].rule, "hoist-above-concat"))
-            refused = &p->log.items[i];
-    cr_assert(refused, "no hoist-above-concat record");
+    gl_pipeline *p = gn_run_passes("hoist_nhwc", 13, HOIST_NHWC, make_nhwc_pool, PASSES, &b);
+    cr_assert(p);
+    const gl_decision *refused = hoist_record(p);
     cr_expect_eq(refused->verdict, GL_REFUSED);
     cr_expect(strstr(refused->reason, "cost: NhwcMaxPool 'n_p'"), "%s", refused->reason);
     cr_expect_eq(gl_decision_number_value(refused, "forceable"), 1);
@@ -637,13 +627,10 @@ Test(patterns, hoist_nhwc_pool_forced)
     snprintf(set, sizeof(set), "patterns.force=%lld", (long long)refused->id);
     gl_pipeline_free(p);
 
-    p = hoist_nhwc_run(&b, set);
+    p = gn_run_passes_set("hoist_nhwc", 13, HOIST_NHWC, make_nhwc_pool, PASSES, set, &b);
+    cr_assert(p);
     const gl_model *before = p->steps[p->n_steps - 2].model, *after = gl_pipeline_result(p);
-    const gl_decision *d = NULL;
-    for (size_t i = 0; i < p->log.n && !d; i++)
-        if (!strcmp(p->log.items[i].rule, "hoist-above-concat"))
-            d = &p->log.items[i];
-    cr_assert(d);
+    const gl_decision *d = hoist_record(p);
     cr_expect_eq(d->verdict, GL_APPLIED);
     cr_expect(strstr(d->reason, "forced (--set patterns.force=") == d->reason, "%s", d->reason);
     cr_expect_eq(gl_graph_verify(after->graph, false), GL_OK, "%s", gl_error_message());

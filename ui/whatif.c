@@ -175,6 +175,17 @@ static unsigned veto_finish(gl_ui *ui, void *arg)
 static const gl_job_spec veto_spec = {
     .what = "what-if", .run = veto_run, .finish = veto_finish, .discard = veto_discard};
 
+/* p's settings hold PASS.option=d's id (d's pass): x on d lifts that setting. */
+static bool setting_names(const gl_pipeline *p, const gl_decision *d, const char *option)
+{
+    for (size_t i = 0; i < p->settings.n; i++) {
+        const gl_setting *s = &p->settings.items[i];
+        if (!strcmp(s->option, option) && s->value == d->id && !strcmp(s->pass, d->pass))
+            return true;
+    }
+    return false;
+}
+
 /* The ui pipeline's settings with PASS.option=d's id added (or, lifting, removed). */
 static gl_status settings_with(const gl_pipeline *p, const gl_decision *d, const char *option,
                                bool lift, gl_settings *out)
@@ -183,7 +194,8 @@ static gl_status settings_with(const gl_pipeline *p, const gl_decision *d, const
     gl_status st = GL_OK;
     for (size_t i = 0; i < p->settings.n && st == GL_OK; i++) {
         const gl_setting *s = &p->settings.items[i];
-        bool names_d = !strcmp(s->option, option) && s->value == d->id;
+        bool names_d = !strcmp(s->option, option) && s->value == d->id &&
+                       !strcmp(s->pass, d->pass);
         if (lift && names_d)
             continue;
         char text[256];
@@ -204,8 +216,8 @@ unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d)
 {
     if (!ui->pipeline || !d)
         return GL_REDRAW_NONE;
-    bool lift_veto = d->verdict == GL_REFUSED && !strncmp(d->reason, "vetoed (--set", 13);
-    bool lift_force = d->verdict == GL_APPLIED && !strncmp(d->reason, "forced (--set", 13);
+    bool lift_veto = d->verdict == GL_REFUSED && setting_names(ui->pipeline, d, "veto");
+    bool lift_force = d->verdict == GL_APPLIED && setting_names(ui->pipeline, d, "force");
     bool forceable = d->verdict == GL_REFUSED && gl_decision_number_value(d, "forceable") == 1;
     if (d->verdict == GL_NOTE) {
         gl_ui_set_status(ui, "#%lld is a note: it changes nothing to veto", (long long)d->id);

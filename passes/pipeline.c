@@ -588,34 +588,22 @@ gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
 
 /* ---- running a pass --------------------------------------------------------------- */
 
-/* g and every body gl_pass_on_bodies would hand a pass are in topological order; *bad
- * names the first graph that is not. */
-static bool sorted_with_bodies(const gl_graph *g, const gl_graph **bad)
+/* g and every body gl_pass_on_bodies hands a pass are in topological order; else the
+ * failure names the first graph that is not. */
+static gl_status sorted_with_bodies(gl_graph *g, gl_pass_ctx *ctx)
 {
-    if (!gl_graph_is_sorted(g)) {
-        *bad = g;
-        return false;
-    }
-    gl_node *n;
-    gl_foreach_node(g, i, n) {
-        for (size_t a = 0; a < n->n_attrs && runs_bodies(n); a++) {
-            gl_graph *const *subs;
-            size_t n_subs = gl_attr_subgraphs(&n->attrs[a], &subs);
-            for (size_t s = 0; s < n_subs; s++)
-                if (subs[s] && !sorted_with_bodies(subs[s], bad))
-                    return false;
-        }
-    }
-    return true;
+    if (!gl_graph_is_sorted(g))
+        return gl_fail(GL_ERR_INPUT, "%s: graph '%s' is not in topological order (run "
+                       "toposort first)", ctx->pass->name, g->name ? g->name : "");
+    return gl_pass_on_bodies(g, ctx, sorted_with_bodies);
 }
 
 gl_status gl_pass_run(gl_graph *g, gl_pass_ctx *ctx)
 {
-    const gl_graph *bad = NULL;
-    if ((ctx->pass->needs & GL_PASS_NEEDS_SORTED) && !sorted_with_bodies(g, &bad))
-        return gl_fail(GL_ERR_INPUT, "%s: graph '%s' is not in topological order (run "
-                       "toposort first)", ctx->pass->name, bad->name ? bad->name : "");
-    return ctx->pass->run(g, ctx);
+    gl_status st = GL_OK;
+    if (ctx->pass->needs & GL_PASS_NEEDS_SORTED)
+        st = sorted_with_bodies(g, ctx);
+    return st == GL_OK ? ctx->pass->run(g, ctx) : st;
 }
 
 /* A pass that needs types, run before any shape-inference step on a graph where some

@@ -68,10 +68,8 @@ static bool is_view_op(const gl_node *n)
 {
     static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                         "Identity"};
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
-        return false;
     for (size_t i = 0; i < GL_ARRAY_LEN(views); i++)
-        if (strcmp(n->op_type, views[i]) == 0)
+        if (gl_node_is(n, views[i]))
             return true;
     return false;
 }

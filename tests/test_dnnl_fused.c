@@ -336,6 +336,11 @@ static const fcase conv_cases[] = {
      .what = "eltwise_clip"},
     {"graphlab.NhwcConv+Relu+Sigmoid (channels-last, plain bytes)", 'n', "pn", false,
      {ACT("Relu"), ACT("Sigmoid")}, .expect = FUSED, .what = "eltwise_relu + eltwise_logistic"},
+    /* The Clip member is read at its own domain's opset (20: its min is an input), not
+     * at the head's (graphlab 1, where Clip's bounds were attributes): read at the
+     * head's, the bound was dropped (a channels-last MobileNetV2 gave max_abs 3e5). */
+    {"graphlab.NhwcConv+Clip (its min an input, opset 20)", 'n', "pn", false,
+     {{.op = "Clip", .kind = 'c', .rank = 0}}, .expect = FUSED, .what = "eltwise_clip"},
     {"ConvTranspose+Relu+Mul(per-channel)", 't', "nb", true,
      {ACT("Relu"), OPD("Mul", 'c', 4, 1, 8, 1, 1)}, .expect = FUSED,
      .what = "eltwise_relu + binary_mul"},

@@ -60,6 +60,8 @@ static const struct head_row {
 
 typedef struct fused_step {
     const gl_node *node;      /* the member, in the body */
+    int64_t opset;            /* of the member's own domain: a Clip reads its bounds as
+                                 its ai.onnx opset says, whatever the head's domain */
     dnnl_alg_kind_t bin;      /* a binary member's algorithm; 0: an activation */
     size_t operand;           /* binary: the other operand's slot */
     size_t slot[3];           /* activation: the slots of inputs 1, 2 (Clip's min/max...) */
@@ -73,12 +75,13 @@ typedef struct fused_step {
 typedef struct fused_unit {
     dn_node node;             /* first: the backend reads a unit's state as a dn_node */
     dn_tail tail;
+    const gl_model *model;    /* while the body is parsed (member opsets) */
     const gl_function *fn;
     const gl_node *call;
     const gl_node *head;
     const struct head_row *head_row;
     const dn_op *head_op;
-    int64_t opset;            /* ai.onnx in the body */
+    int64_t opset;            /* of the head's domain in the body (its build reads it) */
     gl_node synth;            /* the head reading the call's values (inputs: the slots) */
     gl_value *vals[MAX_SLOTS];
     size_t from[MAX_SLOTS];   /* per slot: the call's input (NONE: omitted) */
@@ -147,7 +150,7 @@ static bool act_posts(const fused_unit *u, fused_step *st, const gl_tensor *cons
         *why = "more inputs than an activation has";
         return false;
     }
-    return dn_eltwise_posts(n, u->opset, args, fixed, n->n_inputs ? n->n_inputs : 1, st->post,
+    return dn_eltwise_posts(n, st->opset, args, fixed, n->n_inputs ? n->n_inputs : 1, st->post,
                             &st->n_post, why);
 }
 
@@ -201,6 +204,14 @@ static bool add_slot(fused_unit *u, const gl_node *n, const gl_value *v, size_t 
     return true;
 }
 
+/* The opset member n is read with: its own domain's in the body. The head's domain may
+ * be another (graphlab's NhwcConv, at 1): a Clip read at that opset would look for the
+ * bounds of opset 1's attributes and drop the inputs of opset 11's. */
+static int64_t member_opset(const fused_unit *u, const gl_node *n)
+{
+    return gl_scope_opset(u->model, u->fn, default_domain(n->domain) ? "" : n->domain);
+}
+
 /* Member n of the chain reads `prev` once; the step it makes. */
 static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char *why,
                      size_t len)
@@ -212,6 +223,7 @@ static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char
     fused_step *st = &u->steps[u->n_steps++];
     memset(st, 0, sizeof(*st));
     st->node = n;
+    st->opset = member_opset(u, n);
     st->operand = NONE;
     for (size_t i = 0; i < 3; i++)
         st->slot[i] = NONE;
@@ -343,7 +355,7 @@ static bool post_kind(const fused_unit *u, const gl_node *n)
     dn_post post[2];
     size_t n_post = 0;
     const char *why = NULL;
-    return dn_eltwise_posts(n, u->opset, args, fixed, 1, post, &n_post, &why) || why;
+    return dn_eltwise_posts(n, member_opset(u, n), args, fixed, 1, post, &n_post, &why) || why;
 }
 
 /* One primitive of a call's unit, from body node *pos on: a node oneDNN runs (a head of
@@ -373,6 +385,7 @@ static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_
     fused_unit *u = gl_xcalloc(1, sizeof(*u));
     u->node.op = &fused_op;
     u->tail.posts = tail_posts;
+    u->model = m;
     u->fn = fn;
     u->call = call;
     u->head = head;

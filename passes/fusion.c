@@ -36,6 +36,7 @@
  * Only the model's graph is fused, not the bodies of If/Loop/Scan.
  */
 #include "passes/fusion.h"
+#include "exec/target.h"
 #include "ops/opkit.h"
 
 #include <stdarg.h>
@@ -49,6 +50,8 @@ typedef struct fu_ctx {
     gl_pass_ctx *pass;
     bool exact;
     bool units; /* fusion.units (default 1): group units of several primitives too */
+    bool probe;   /* fusion.probe (default 1): ask the target how it runs each group */
+    bool measure; /* fusion.measure: time each group fused against its members */
     int64_t opset;
     int counter; /* the next function number tried */
 } fu_ctx;
@@ -668,6 +671,44 @@ static bool check_matmul_b(fu_cand *k, const gl_node *n, const gl_value *a)
     return ok;
 }
 
+/* An activation member's parameters (Clip's bounds, Pow's exponent) as the target takes
+ * them: constants it reads at n's own opset (a Clip of opset 6 has them as attributes,
+ * of opset 11 on as inputs). */
+static bool check_eltwise_params(const fu_ctx *c, fu_cand *k, const gl_node *n)
+{
+    const gl_target *t = gl_target_default();
+    const gl_tensor *params[GL_FU_MAX_INPUTS] = {NULL};
+    for (size_t j = 1; j < n->n_inputs && j < GL_FU_MAX_INPUTS; j++) {
+        if (n->inputs[j] && !gl_value_is_constant(n->inputs[j])) {
+            set_why(k, "target", "%s '%s': its input %zu '%s' is not a constant; %s's "
+                    "post-ops take fixed parameters", n->op_type, n->name, j,
+                    n->inputs[j]->name, t->name);
+            return false;
+        }
+        params[j] = n->inputs[j] ? n->inputs[j]->init : NULL;
+    }
+    const char *d = n->domain && *n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
+    int64_t opset = gl_model_opset(c->m, d);
+    const char *why = "";
+    if (t->eltwise_params(n, opset ? opset : 1, params, GL_FU_MAX_INPUTS, &why))
+        return true;
+    set_why(k, "target", "%s '%s': %s", n->op_type, n->name, why);
+    return false;
+}
+
+/* The head takes member n as a post-op at its own speed on the target (not oneDNN
+ * 2.6's deconvolution, whose post-ops run in a reference loop). */
+static bool check_head_takes(fu_cand *k, const gl_node *n, bool binary)
+{
+    const gl_node *head = k->nodes[0];
+    const char *why = gl_target_default()->head_post_ops_refusal(head, binary);
+    if (!why)
+        return true;
+    set_why(k, "target", "%s '%s' takes no %s member ('%s', %s) here: %s", head->op_type,
+            head->name, binary ? "binary" : "eltwise", n->name, n->op_type, why);
+    return false;
+}
+
 /* Node i of the walk; false with k->why on the first constraint it breaks. */
 static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
 {
@@ -697,6 +738,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
         if (n->outputs[o] && !check_dtype(k, n, n->outputs[o], want))
             return false;
     bool binary = s->cls == GL_FU_BINARY || (s->cls == GL_FU_POST && gl_fu_is_binary(n));
+    if (i > 0 && k->rule->target == GL_FU_POST_OPS && !check_head_takes(k, n, binary))
+        return false;
     if (binary) {
         for (size_t j = 0; j < n->n_inputs; j++)
             if (n->inputs[j] && !check_dtype(k, n, n->inputs[j], want))
@@ -718,14 +761,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
         return false;
     if ((s->flags & GL_FU_SHUFFLE) && !check_shuffle(k, n, v))
         return false;
-    if (gl_node_is(n, "Clip"))
-        for (size_t j = 1; j < n->n_inputs; j++)
-            if (n->inputs[j] && !gl_value_is_constant(n->inputs[j])) {
-                set_why(k, "target", "Clip '%s': its %s '%s' is not a constant; oneDNN's "
-                        "clip post-op takes fixed bounds", n->name, j == 1 ? "min" : "max",
-                        n->inputs[j]->name);
-                return false;
-            }
+    if (i > 0 && !binary && gl_fu_eltwise_post_ops(n) >= 0 && !check_eltwise_params(c, k, n))
+        return false;
     if (i > 0 && s->cls == GL_FU_OPS && is_matmul(n))
         return check_matmul_b(k, n, v);
     return true;
@@ -815,9 +852,10 @@ static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_can
         char members[96];
         snprintf(members, sizeof(members), "%s '%s' and %zu more", head->op_type, head->name,
                  k->cut - 1);
-        if (r->target == GL_FU_POST_OPS && k->post_ops > GL_FU_ONEDNN_MAX_POST_OPS) {
-            set_why(k, "target", "%s need %d post-ops; oneDNN 2.6 takes at most %d on one "
-                    "primitive", members, k->post_ops, GL_FU_ONEDNN_MAX_POST_OPS);
+        const gl_target *t = gl_target_default();
+        if (r->target == GL_FU_POST_OPS && k->post_ops > t->max_post_ops) {
+            set_why(k, "target", "%s need %d post-ops; %s takes at most %d on one "
+                    "primitive", members, k->post_ops, t->name, t->max_post_ops);
             k->verdict = FU_REFUSE;
             k->too_long = true;
         } else if (k->cut > r->max_ops) {
@@ -1041,6 +1079,108 @@ static gl_status apply_gemm(fu_ctx *c, const fu_cand *k, int64_t decision)
     return st == GL_OK ? remove_members(c, k) : st;
 }
 
+
+/* ---- the group on the target, before the edit ------------------------------------------- */
+
+/* What the target said of a candidate (fusion.probe, fusion.measure). */
+typedef struct fu_verdict {
+    bool asked;          /* a trial model was made and run */
+    bool refused;        /* the target runs it on a reference kernel, or it lost */
+    char impl[96];       /* the fused kernel's implementation, as the probe saw it */
+    char why[400];       /* the refusal, or why nothing was asked */
+    bool timed;
+    gl_target_timing t;  /* a: fused, b: members */
+} fu_verdict;
+
+/* The group alone twice, as members and fused, the fused one's call in *call. */
+static bool trial_pair(fu_ctx *c, const fu_cand *k, const char *fname, gl_model **members,
+                       gl_model **fused, const gl_node **call, char *why, size_t len)
+{
+    gl_node *owner[GL_FU_MAX_CHAIN * GL_FU_MAX_OUTPUTS];
+    size_t index[GL_ARRAY_LEN(owner)];
+    size_t n_out = group_outputs(k, owner, index, GL_ARRAY_LEN(owner));
+    *members = gl_fu_trial_model(c->m, k->nodes, k->cut, owner, index, n_out, why, len);
+    *fused = *members ? gl_model_clone(*members) : NULL;
+    if (!*fused)
+        return false;
+    fu_cand copy = *k;
+    for (size_t i = 0; i < k->cut; i++)
+        copy.nodes[i] = gl_find_node(( *fused)->graph, k->nodes[i]->name);
+    fu_ctx tc = *c;
+    tc.g = (*fused)->graph;
+    tc.m = *fused;
+    gl_status st = apply_function(&tc, &copy, -1, (char *)fname);
+    if (st == GL_OK)
+        st = gl_toposort(tc.g, NULL);
+    *call = NULL;
+    const gl_node *n;
+    gl_foreach_node(tc.g, i, n) if (n->domain && !strcmp(n->domain, GL_FUSED_DOMAIN))
+        *call = n;
+    if (st != GL_OK || !*call) {
+        snprintf(why, len, "the group alone could not be made: %s", gl_error_message());
+        gl_error_clear();
+        return false;
+    }
+    return true;
+}
+
+/* Rounds of the measurement: enough for a median that a busy second core moves little,
+ * few enough that a model of a hundred groups is measured in seconds. */
+#define MEASURE_WARMUP 3
+#define MEASURE_ROUNDS 15
+
+static void ask_target(fu_ctx *c, const fu_cand *k, const char *fname, fu_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    if (!c->probe && !c->measure)
+        return;
+    gl_model *members = NULL, *fused = NULL;
+    const gl_node *call = NULL;
+    char why[sizeof(v->why)] = "";
+    if (!trial_pair(c, k, fname, &members, &fused, &call, why, sizeof(why))) {
+        snprintf(v->why, sizeof(v->why), "not asked: %s", why);
+    } else {
+        v->asked = true;
+        char pwhy[sizeof(v->why) - 64];
+        bool fast = gl_target_probe(fused, call, v->impl, sizeof(v->impl), pwhy, sizeof(pwhy));
+        if (!fast && c->probe) {
+            v->refused = true;
+            snprintf(v->why, sizeof(v->why), "%s runs the group as %s",
+                     gl_target_default()->name, pwhy);
+        }
+        if (!v->refused && c->measure) {
+            gl_status st = gl_target_time(fused, members, MEASURE_WARMUP, MEASURE_ROUNDS, &v->t);
+            v->timed = st == GL_OK;
+            if (st != GL_OK) {
+                snprintf(v->why, sizeof(v->why), "not measured: %s", gl_error_message());
+                gl_error_clear();
+            } else if (v->t.a_ms >= v->t.b_ms) {
+                v->refused = true;
+                snprintf(v->why, sizeof(v->why), "fused %.4f ms is not faster than its "
+                         "members' %.4f ms (medians of %d interleaved runs on %s)", v->t.a_ms,
+                         v->t.b_ms, v->t.rounds, gl_target_default()->name);
+            }
+        }
+    }
+    gl_model_free(members);
+    gl_model_free(fused);
+}
+
+static void record_verdict(gl_decision *d, const fu_verdict *v)
+{
+    if (v->impl[0])
+        gl_decision_add_text(d, "implementation", v->impl);
+    if (!v->asked && v->why[0])
+        gl_decision_add_text(d, "probe", v->why);
+    if (v->timed) {
+        gl_decision_add_number(d, "measured_fused_ms", v->t.a_ms);
+        gl_decision_add_number(d, "measured_members_ms", v->t.b_ms);
+        gl_decision_add_number(d, "measured_noise", v->t.noise);
+    } else if (v->asked && v->why[0] && !v->refused) {
+        gl_decision_add_text(d, "measure", v->why);
+    }
+}
+
 /* ---- the run ----------------------------------------------------------------------------- */
 
 static void describe(gl_decision *d, const fu_cand *k, size_t len)
@@ -1060,6 +1200,58 @@ static void describe(gl_decision *d, const fu_cand *k, size_t len)
 }
 
 static size_t walked(const fu_cand *k) { return k->n + (k->blocked_step >= 0); }
+
+/* The group `best` at `head`: asked of the target (fusion.probe, fusion.measure), then
+ * made, or refused with the target's reason (*target_refused: the caller may offer the
+ * next candidate at the head). */
+static gl_status make_group(fu_ctx *c, gl_node *head, const fu_cand *best, bool *changed,
+                            bool *target_refused)
+{
+    *target_refused = false;
+    gl_status st;
+    bool gemm = best->rule->target == GL_FU_GEMM;
+    char *fname = gemm ? gl_xstrdup("Gemm") : function_name(c, best);
+    const char *domain = gemm ? "" : GL_FUSED_DOMAIN;
+    fu_verdict v = {0};
+    if (!gemm)
+        ask_target(c, best, fname, &v);
+    gl_decision *d;
+    if (v.refused) {
+        /* A cost, not a correctness refusal: --set fusion.force=ID makes the group
+         * (the plan then runs what the probe saw). */
+        d = gl_pass_refuse(c->pass, best->rule->name, true, "%s %s '%s' not fused: "
+                           "target: %s", best->rule->name, head->op_type, head->name,
+                           v.why);
+        gl_decision_add_text(d, "constraint", v.timed ? "measured" : "target");
+    } else {
+        d = gl_pass_decide(c->pass, best->rule->name, GL_APPLIED, "%zu nodes from %s "
+                           "'%s' become one %s%s%s (%s)", best->cut, head->op_type,
+                           head->name, domain, *domain ? "." : "", fname,
+                           best->rule->kernel);
+    }
+    describe(d, best, best->cut);
+    gl_decision_add_text(d, "fused", fname);
+    record_verdict(d, &v);
+    if (best->rule->target == GL_FU_POST_OPS)
+        gl_decision_add_number(d, "post_ops", best->post_ops);
+    if (best->constraint && best->blocked) {
+        char stop[600];
+        snprintf(stop, sizeof(stop), "%s '%s': %s", best->blocked->op_type,
+                 best->blocked->name, best->why);
+        gl_decision_add_text(d, "stopped_before", stop);
+    }
+    *target_refused = v.refused && d->verdict != GL_APPLIED;
+    /* A refusal stands unless forced; an acceptance, unless vetoed. */
+    if (v.refused ? d->verdict != GL_APPLIED : gl_pass_vetoed(c->pass, d)) {
+        free(fname);
+        return GL_OK;
+    }
+    int64_t id = d->id;
+    *changed = true;
+    st = gemm ? apply_gemm(c, best, id) : apply_function(c, best, id, fname);
+    free(fname);
+    return st;
+}
 
 static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
 {
@@ -1104,34 +1296,19 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
         gl_decision_add_text(d, "constraint", refused->constraint);
         gl_decision_add_text(d, "rules_refusing", refusing);
     }
-    if (best && gl_pass_may_rewrite(c->pass)) {
-        char *fname = best->rule->target == GL_FU_GEMM ? gl_xstrdup("Gemm")
-                                                       : function_name(c, best);
-        const char *domain = best->rule->target == GL_FU_GEMM ? "" : GL_FUSED_DOMAIN;
-        gl_decision *d = gl_pass_decide(c->pass, best->rule->name, GL_APPLIED, "%zu nodes from "
-                                        "%s '%s' become one %s%s%s (%s)", best->cut,
-                                        head->op_type, head->name, domain, *domain ? "." : "",
-                                        fname, best->rule->kernel);
-        describe(d, best, best->cut);
-        gl_decision_add_text(d, "fused", fname);
-        if (best->rule->target == GL_FU_POST_OPS)
-            gl_decision_add_number(d, "post_ops", best->post_ops);
-        if (best->constraint && best->blocked) {
-            char stop[600];
-            snprintf(stop, sizeof(stop), "%s '%s': %s", best->blocked->op_type,
-                     best->blocked->name, best->why);
-            gl_decision_add_text(d, "stopped_before", stop);
-        }
-        if (gl_pass_vetoed(c->pass, d)) {
-            free(fname);
-            free(cands);
-            return GL_OK;
-        }
-        int64_t id = d->id;
-        *changed = true;
-        st = best->rule->target == GL_FU_GEMM ? apply_gemm(c, best, id)
-                                              : apply_function(c, best, id, fname);
-        free(fname);
+    /* The longest candidate the target takes: one it refuses (a reference kernel, or
+     * slower than its members) leaves the head to the next longest. */
+    while (best && st == GL_OK && gl_pass_may_rewrite(c->pass)) {
+        bool target_refused = false;
+        st = make_group(c, head, best, changed, &target_refused);
+        if (!target_refused)
+            break;
+        const fu_cand *was = best;
+        best = NULL;
+        for (size_t r = 0; r < n_rules; r++)
+            if (cands[r].verdict == FU_MATCH && cands[r].cut < was->cut &&
+                (!best || cands[r].cut > best->cut))
+                best = &cands[r];
     }
     free(cands);
     return st;
@@ -1148,8 +1325,12 @@ static size_t count_fused(const gl_graph *g)
 
 gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx)
 {
-    fu_ctx c = {g, ctx->model, ctx, gl_pass_option_value(ctx, "exact-shapes") != 0,
-                gl_pass_option_value(ctx, "units") != 0, gl_model_opset(ctx->model, ""), 1};
+    fu_ctx c = {.g = g, .m = ctx->model, .pass = ctx,
+                .exact = gl_pass_option_value(ctx, "exact-shapes") != 0,
+                .units = gl_pass_option_value(ctx, "units") != 0,
+                .probe = gl_pass_option_value(ctx, "probe") != 0,
+                .measure = gl_pass_option_value(ctx, "measure") != 0,
+                .opset = gl_model_opset(ctx->model, ""), .counter = 1};
     size_t before = count_fused(g);
     if (before) {
         gl_decision *d = gl_pass_decide(ctx, "fused-groups", GL_NOTE, "%zu nodes are fused "

@@ -18,15 +18,13 @@
 
 #define GL_FUSED_DOMAIN "graphlab.fused"
 #define GL_FU_MAX_STEPS 8
-/* The longest chain the pass walks: above every rule's maximum and oneDNN's 32
- * post-ops, so a longer candidate is seen whole and refused, never cut. */
+/* The longest chain the pass walks: above every rule's maximum and the target's post-op
+ * limit (oneDNN's 32), so a longer candidate is seen whole and refused, never cut. */
 #define GL_FU_MAX_CHAIN 40
 /* The most inputs and outputs of any op a rule takes (Conv, Clip, Gemm: 3 inputs;
  * LayerNormalization: 3 outputs); a node past them (a hostile file) is refused. */
 #define GL_FU_MAX_INPUTS 4
 #define GL_FU_MAX_OUTPUTS 3
-/* oneDNN 2.6: dnnl_post_ops_append_* fails past this many post-ops. */
-#define GL_FU_ONEDNN_MAX_POST_OPS 32
 
 typedef enum gl_fu_rep {
     GL_FU_ONE,  /* exactly one */
@@ -100,5 +98,12 @@ bool gl_fu_is_binary(const gl_node *n);
  * when it can, else the constraint that refuses ("target" or "cost") with why[] saying
  * which value broke it (fusion.c; patterns' hoist-above-concat asks it too). */
 const char *gl_fu_conv_split_refusal(const gl_node *n, char *why, size_t len);
+
+/* fusion_trial.c: the members nodes[0..n) alone as a model returning the outputs
+ * (out_owner[i], output out_index[i]); NULL (why set) when a value's type is not known
+ * well enough to feed it. */
+gl_model *gl_fu_trial_model(const gl_model *m, gl_node *const *nodes, size_t n,
+                            gl_node *const *out_owner, const size_t *out_index, size_t n_out,
+                            char *why, size_t len);
 
 #endif

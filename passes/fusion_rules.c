@@ -21,7 +21,9 @@
  * graphlab.FusedMatMul (fold-transpose's Transpose-folded MatMul) when a model has them.
  */
 #include "passes/fusion.h"
+#include "exec/target.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #define CONVS "Conv ConvTranspose graphlab.NhwcConv"
@@ -106,43 +108,26 @@ const gl_fu_rule *gl_fu_rules(size_t *count)
     return rules;
 }
 
-/* oneDNN 2.6's eltwise algorithms the followers map to, and how many post-ops each
- * takes. Cast is the destination's data type (no post-op); the precision constraint
- * refuses one that changes the type. */
-static const struct {
-    const char *domain, *op;
-    int post_ops;
-} eltwise[] = {
-    {"", "Relu", 1},      {"", "LeakyRelu", 1}, {"", "Clip", 1},     {"", "Sigmoid", 1},
-    {"", "Tanh", 1},      {"", "HardSigmoid", 2}, {"", "HardSwish", 1}, {"", "Elu", 1},
-    {"", "Gelu", 1},      {"", "Exp", 1},       {"", "Log", 1},      {"", "Sqrt", 1},
-    {"", "Abs", 1},       {"", "Softplus", 1},  {"", "Cast", 0},
-    {"graphlab", "Gelu", 1}, {"graphlab", "GeluTanh", 1}, {"graphlab", "Silu", 1},
-    {"graphlab", "HardSwish", 1},
-};
+/* Which followers become post-ops is the target's knowledge (exec/target.h: the
+ * backend's own eltwise and binary tables), not a list of the pass's. The rules ask
+ * whether n can be a post-op at all; its parameters and opset are checked with the
+ * candidate (fusion.c). */
+#define ANY_OPSET INT64_MAX
 
-static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+int gl_fu_eltwise_post_ops(const gl_node *n)
+{
+    return gl_target_default()->eltwise_posts(n, ANY_OPSET);
+}
+
+bool gl_fu_is_binary(const gl_node *n)
+{
+    return gl_target_default()->binary_post(n);
+}
 
 static bool is_op(const gl_node *n, const char *domain, const char *op)
 {
     const char *d = n->domain ? n->domain : "";
     return !strcmp(n->op_type, op) && (!strcmp(d, domain) || (!*domain && !strcmp(d, "ai.onnx")));
-}
-
-int gl_fu_eltwise_post_ops(const gl_node *n)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(eltwise); i++)
-        if (is_op(n, eltwise[i].domain, eltwise[i].op))
-            return eltwise[i].post_ops;
-    return -1;
-}
-
-bool gl_fu_is_binary(const gl_node *n)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(binary); i++)
-        if (is_op(n, "", binary[i]))
-            return true;
-    return false;
 }
 
 /* `list` holds n's op: words "Op" (ai.onnx) or "domain.Op". */

@@ -57,7 +57,13 @@ static const gl_pass pass_table[] = {
      OPTIONS({"exact-shapes", 0, "1: refuse every implicit broadcast, the per-channel or [N] "
               "operand and the scalar too"},
              {"units", 1, "0: leave apart the units the oneDNN backend runs as several "
-              "primitives (FFN, attention, 1x1+depthwise, ...)"})},
+              "primitives (FFN, attention, 1x1+depthwise, ...)"},
+             {"probe", 1, "0: do not ask oneDNN how it would run each group (by building "
+              "the group alone for its shapes); 1: refuse a group it would run on a "
+              "reference kernel"},
+             {"measure", 0, "1: time each group fused against its members on the "
+              "model's shapes (oneDNN, interleaved repeats) and refuse one that is not "
+              "faster; the decision carries measured_ms"})},
     {.name = "memory-plan", .shown = "mem", .run = gl_pass_memory_plan,
      .summary = "every intermediate's lifetime and offset in one arena, outputs in place of "
                 "dying inputs (the reference executor allocates from it)"},

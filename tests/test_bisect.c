@@ -146,7 +146,7 @@ static const veto_case veto_cases[] = {
     /* A vetoed push leaves Transposes the unvetoed run cancels. */
     {CONV, "transpose-push.veto=3", NULL, 3, "Transpose", 4, 2},
     {CONV, "layout.veto=6", NULL, 6, "NhwcConv", 0, 2},
-    {CONV, "fusion.veto=16", NULL, 16, "FusedNhwcConvRelu_1", 0, 1},
+    {CONV, "fusion.veto=16", NULL, 16, "FusedNhwcConvRelu_2", 0, 1},
     {TB, "patterns.veto=18", NULL, 18, "Erf", 1, 0},
     {TB, "constant-folding.veto=2", NULL, 2, "Constant", 1, 0},
     {CONV, "cse.veto=3", "decision #3 is transpose-push 'push-through-Add' (applied), not a "

@@ -293,14 +293,14 @@ static const fcase conv_cases[] = {
     {"conv_add_raises_shape", 13, false,
      CONV "in y f32s[2,3,5,5]; a = Add(c, y); out a",
      REFUSED("conv-add-activation", "against 'c' float[1,3,5,5] is other")},
-    {"conv_cast_f16", 13, false, CONV "h = Cast(c) to=10; r = Relu(h); out r",
-     REFUSED("conv-post-ops", "precision: Cast 'n_h': 'h' is float16, the chain computes "
-             "in float")},
+    /* Cast is no post-op of the target (the oneDNN unit has no Cast member: the group
+     * ran its body on the reference kernels): the chain ends at the Conv. */
+    {"conv_cast_f16", 13, false, CONV "h = Cast(c) to=10; r = Relu(h); out r", UNTOUCHED},
     {"conv_sub_reversed", 13, false, CONV "const k f32[] = 1; s = Sub(k, c); out s",
      REFUSED("conv-post-ops", "target: Sub 'n_s' computes 'k' - 'c'")},
     {"conv_clip_dynamic", 13, false,
      CONV "in lo f32[]; const hi f32[] = 6; r = Clip(c, lo, hi); out r",
-     REFUSED("conv-activation", "target: Clip 'n_r': its min 'lo' is not a constant")},
+     REFUSED("conv-activation", "target: Clip 'n_r': its input 1 'lo' is not a constant")},
     {"conv_mul_self", 13, false, CONV "m = Mul(c, c); out m",
      REFUSED("conv-post-ops", "target: Mul 'n_m' reads 'c' as both operands")},
     /* Longer than any rule takes: refused whole, not cut to Conv + Relu. */
@@ -346,10 +346,19 @@ static const fcase matmul_cases[] = {
      "m1 = MatMul(x, w1); g = Gelu(m1) approximate=\"tanh\"; m2 = MatMul(g, w2); out m2",
      APPLIED("ffn", "MatMul=0 Gelu=0", 3, 1)},
     {"attention", 13, false,
-     "in q f32s[1,2,4,8]; in kt f32s[1,2,8,4]; in v f32s[1,2,4,8]; in mask f32s[1,1,4,4]; "
+     "in q f32s[1,2,4,8]; in kt f32s[1,2,8,4]; in v f32s[1,2,4,8]; in mask f32s[1,2,4,4]; "
      "const sc f32[] = 2.828427; s = MatMul(q, kt); d = Div(s, sc); a = Add(d, mask); "
      "p = Softmax(a) axis=-1; o = MatMul(p, v); out o",
      APPLIED("attention", "MatMul=0 Div=0 Add=0 Softmax=0", 5, 1)},
+    /* The rule takes a mask broadcast over the heads; oneDNN 2.6's binary post-op does
+     * not (the backend would run the body on reference kernels): the probe refuses it
+     * and shorter rules take the head. */
+    {"attention_mask_over_heads", 13, false,
+     "in q f32s[1,2,4,8]; in kt f32s[1,2,8,4]; in v f32s[1,2,4,8]; in mask f32s[1,1,4,4]; "
+     "const sc f32[] = 2.828427; s = MatMul(q, kt); d = Div(s, sc); a = Add(d, mask); "
+     "p = Softmax(a) axis=-1; o = MatMul(p, v); out o",
+     REFUSED_BUT("attention", "target: oneDNN 2.6 runs the group as its body on the "
+                 "reference kernels: member 'n_a' (Add): operand [1,1,4,4]", 2)},
     {"attention_scale_first", 13, false,
      "in q f32s[1,2,4,8]; in kt f32s[1,2,8,4]; in v f32s[1,2,4,8]; const sc f32[] = 0.35; "
      "qs = Mul(q, sc); s = MatMul(qs, kt); p = Softmax(s) axis=-1; o = MatMul(p, v); out o",

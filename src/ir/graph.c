@@ -1852,6 +1852,15 @@ static void attr_copy(gl_attr *dst, const gl_attr *src, gl_graph *g, gl_node *ow
     }
 }
 
+void gl_node_copy_attrs(gl_node *dst, const gl_node *src)
+{
+    for (size_t i = 0; i < src->n_attrs; i++) {
+        gl_attr a;
+        attr_copy(&a, &src->attrs[i], dst->graph, dst);
+        gl_node_take_attr(dst, &a);
+    }
+}
+
 static gl_value *value_clone(const gl_value *src, gl_graph *g)
 {
     gl_value *v = value_alloc(g, gl_xstrdup(src->name));

@@ -216,6 +216,9 @@ bool gl_node_copy_plain_attrs(gl_node *dst, const gl_node *src);
  * it get parent = n->graph and parent_node = n, and n->implicit is brought in line with
  * their captures (so a loader may build a body before or after attaching it). */
 void gl_node_take_attr(gl_node *n, gl_attr *a);
+/* Copies of every attribute of src (subgraphs cloned into dst's graph, tensors shared)
+ * onto dst, replacing those of the same names. */
+void gl_node_copy_attrs(gl_node *dst, const gl_node *src);
 bool gl_node_remove_attr(gl_node *n, const char *name);
 /* True when the node is in the default domain and its op_type equals `op`. */
 bool gl_node_is(const gl_node *n, const char *op);

@@ -145,11 +145,14 @@ static gl_status fused_matmul_kernel(gl_kernel_ctx *k)
 }
 
 static const gl_op_def ops[] = {
-    {"", "Gelu", 20, infer_float_unary, onnx_gelu_kernel, 0},
-    {"graphlab", "Gelu", GL_GRAPHLAB_SINCE, infer_float_unary, gelu_kernel, 0},
-    {"graphlab", "GeluTanh", GL_GRAPHLAB_SINCE, infer_float_unary, gelu_tanh_kernel, 0},
-    {"graphlab", "Silu", GL_GRAPHLAB_SINCE, infer_float_unary, silu_kernel, 0},
-    {"graphlab", "HardSwish", GL_GRAPHLAB_SINCE, onnx_infer, onnx_kernel, 0},
+    /* One output element per input element: transpose-push moves Transposes through
+     * them, the memory plan writes them in place, as the ai.onnx activations. */
+    {"", "Gelu", 20, infer_float_unary, onnx_gelu_kernel, GL_OP_ELEMENTWISE},
+    {"graphlab", "Gelu", GL_GRAPHLAB_SINCE, infer_float_unary, gelu_kernel, GL_OP_ELEMENTWISE},
+    {"graphlab", "GeluTanh", GL_GRAPHLAB_SINCE, infer_float_unary, gelu_tanh_kernel,
+     GL_OP_ELEMENTWISE},
+    {"graphlab", "Silu", GL_GRAPHLAB_SINCE, infer_float_unary, silu_kernel, GL_OP_ELEMENTWISE},
+    {"graphlab", "HardSwish", GL_GRAPHLAB_SINCE, onnx_infer, onnx_kernel, GL_OP_ELEMENTWISE},
     {"graphlab", "LayerNormalization", GL_GRAPHLAB_SINCE, onnx_infer, onnx_kernel, 0},
     {"graphlab", "FusedMatMul", GL_GRAPHLAB_SINCE, fused_matmul_infer, fused_matmul_kernel, 0},
 };

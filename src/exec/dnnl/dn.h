@@ -335,6 +335,9 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
 gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 /* state is a fused unit's (the backend's release and describe tell them apart). */
 bool dn_fused_state(const void *state);
+/* Why a fused group of this head takes no binary (binary) or eltwise member; NULL: it
+ * takes them (the target's answer, from the unit's head table). */
+const char *dn_fused_head_refusal(const gl_node *head, bool binary);
 void dn_fused_release(void *state);
 /* The call's body on the reference kernels, on plain copies of its inputs. */
 gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
@@ -358,6 +361,11 @@ gl_status dn_shuffle_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 bool dn_shuffle_state(const void *state);
 void dn_shuffle_release(void *state);
 
+/* How many eltwise steps (post-ops) n becomes at `opset`: 1 or 2 (HardSigmoid, Selu);
+ * -1 when no row of the eltwise table maps it. */
+int dn_eltwise_steps(const gl_node *n, int64_t opset);
+/* The ops of the eltwise table, "Relu" or "graphlab.Gelu" (up to cap); their count. */
+size_t dn_eltwise_names(char (*names)[32], size_t cap);
 /* Exposed by the op files for fused units. The eltwise steps (at most 2) of unary node n
  * at `opset` as post-ops; parameter inputs (Clip's min/max, Pow's exponent) from in[]
  * (n_in entries, NULL: omitted), usable only when fixed[i]. False with *why saying why its
@@ -367,6 +375,8 @@ bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *i
                       const char **why);
 /* The binary algorithm of op (Add, Sub, Mul, Div, Max, Min), 0 when none; *commutes. */
 dnnl_alg_kind_t dn_binary_alg(const char *op, bool *commutes);
+/* The ops dn_binary_alg maps (up to cap written); their count. */
+size_t dn_binary_names(char (*names)[32], size_t cap);
 
 /* ---- the op tables (one per family file) ---------------------------------------------- */
 

@@ -142,3 +142,12 @@ static const dn_op binary_ops[] = {
 };
 #undef BIN
 const dn_op_table dn_binary_ops = {binary_ops, GL_ARRAY_LEN(binary_ops)};
+
+size_t dn_binary_names(char (*names)[32], size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(bin_rows); i++)
+        if (!bin_rows[i].halve && n++ < cap)
+            snprintf(names[n - 1], 32, "%s", bin_rows[i].op);
+    return n;
+}

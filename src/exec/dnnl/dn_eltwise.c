@@ -14,9 +14,11 @@
  * OpenMP fork and join of a primitive costs more than the loop (the plan says so).
  */
 #include "exec/dnnl/dn_opkit.h"
+#include "exec/target.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 
@@ -289,3 +291,21 @@ static const dn_op eltwise_ops[] = {
 #undef ELT
 _Static_assert(GL_ARRAY_LEN(eltwise_ops) == GL_ARRAY_LEN(elt_rows), "one dn_op per eltwise row");
 const dn_op_table dn_eltwise_ops = {eltwise_ops, GL_ARRAY_LEN(eltwise_ops)};
+
+int dn_eltwise_steps(const gl_node *n, int64_t opset)
+{
+    const elt_row *row = row_of(n);
+    if (!row || (!row->domain && opset < row->since))
+        return -1;
+    return row->post ? 2 : 1;
+}
+
+size_t dn_eltwise_names(char (*names)[GL_TARGET_NAME_LEN], size_t cap)
+{
+    for (size_t i = 0; i < cap && i < GL_ARRAY_LEN(elt_rows); i++) {
+        const elt_row *r = &elt_rows[i];
+        snprintf(names[i], GL_TARGET_NAME_LEN, "%s%s%s", r->domain ? r->domain : "",
+                 r->domain ? "." : "", r->op);
+    }
+    return GL_ARRAY_LEN(elt_rows);
+}

@@ -312,6 +312,15 @@ static const struct head_row *head_row_of(const gl_node *n)
     return NULL;
 }
 
+const char *dn_fused_head_refusal(const gl_node *head, bool binary)
+{
+    const struct head_row *hr = head_row_of(head);
+    if (hr && binary && hr->eltwise_only)
+        return "its output is channels-last [N,H,W,C] while oneDNN reads a binary "
+               "operand against the primitive's [N,C,H,W]: eltwise members only";
+    return NULL;
+}
+
 /* Activation member st takes post-ops oneDNN has, its parameters fixed across runs (read
  * here when they are initializers, else at the build). */
 static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len)

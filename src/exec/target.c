@@ -1,0 +1,182 @@
+/* target.c — the questions of exec/target.h that are answered by running: how the
+ * backend runs a call (its plan after one run), and which of two models runs faster.
+ * Both take small models (a fused group alone, as the fusion pass makes it), on seeded
+ * random inputs of the shapes the IR knows.
+ */
+#include "exec/target.h"
+
+#include "exec/inputs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One plan of m on oneDNN and its inputs. */
+typedef struct trial {
+    gl_exec *e;
+    gl_dataset d;
+    gl_tensor **out;
+    size_t n_out;
+} trial;
+
+static void trial_free(trial *t)
+{
+    for (size_t i = 0; t->out && i < t->n_out; i++)
+        gl_tensor_free(t->out[i]);
+    free(t->out);
+    gl_exec_free(t->e);
+    gl_dataset_free(&t->d);
+    memset(t, 0, sizeof(*t));
+}
+
+static gl_status trial_open(const gl_model *m, trial *t)
+{
+    memset(t, 0, sizeof(*t));
+    gl_exec_options o = {.backend = "dnnl"};
+    gl_status st = gl_dataset_random(m, NULL, 0, 0, &t->d);
+    if (st == GL_OK)
+        st = gl_exec_create(m, &o, &t->e);
+    t->n_out = m->graph->n_outputs;
+    t->out = gl_xcalloc(t->n_out ? t->n_out : 1, sizeof(gl_tensor *));
+    if (st != GL_OK)
+        trial_free(t);
+    return st;
+}
+
+static gl_status trial_run(trial *t, uint64_t *ns)
+{
+    for (size_t i = 0; i < t->n_out; i++) {
+        gl_tensor_free(t->out[i]);
+        t->out[i] = NULL;
+    }
+    uint64_t t0 = now_ns();
+    gl_status st = gl_exec_run(t->e, (const gl_tensor *const *)t->d.inputs, t->d.n_inputs,
+                               t->out, t->n_out);
+    if (ns)
+        *ns = now_ns() - t0;
+    return st;
+}
+
+/* A unit's implementation lists its primitives, "A + post-ops | B | ...". One on a
+ * reference kernel is slow when it carries post-ops, or is the whole group: a lone op of
+ * a unit on its reference kernel runs as it would unfused. */
+static bool slow_impl(const char *impl)
+{
+    bool unit = strstr(impl, " | ") != NULL;
+    for (const char *seg = impl; seg; seg = strstr(seg, " | ")) {
+        if (seg != impl)
+            seg += 3;
+        char one[sizeof(((gl_backend_info *)0)->impl)];
+        snprintf(one, sizeof(one), "%.*s", (int)strcspn(seg, "|"), seg);
+        bool ref = strncmp(one, "ref", 3) == 0;
+        bool posts = strstr(one, " + ") != NULL;
+        if (ref && (!unit || posts))
+            return true;
+    }
+    return false;
+}
+
+bool gl_target_probe(const gl_model *m, const gl_node *call, char *impl, size_t impl_len,
+                     char *why, size_t why_len)
+{
+    impl[0] = why[0] = '\0';
+    trial t;
+    gl_status st = trial_open(m, &t);
+    if (st == GL_OK)
+        st = trial_run(&t, NULL);
+    if (st != GL_OK) {
+        snprintf(why, why_len, "the group alone does not run on oneDNN: %s",
+                 gl_error_message());
+        gl_error_clear();
+        trial_free(&t);
+        return false;
+    }
+    bool fast = false, seen = false;
+    for (size_t i = 0; i < gl_exec_plan_count(t.e) && !seen; i++) {
+        const gl_plan_entry *en = gl_exec_plan_at(t.e, i);
+        if (en->depth != 0 || en->node->id != call->id)
+            continue;
+        seen = true;
+        snprintf(impl, impl_len, "%s", en->info.impl);
+        /* "body": the claim refused (a reference implementation, or no primitive);
+         * "ref (members)" or "ref:any": the members on reference kernels. */
+        fast = strcmp(en->backend, "dnnl") == 0 && !slow_impl(en->info.impl);
+        if (!fast)
+            snprintf(why, why_len, "%s%s%s", strcmp(en->backend, "body") == 0 ? "its body on "
+                     "the reference kernels" : en->info.impl, en->info.note[0] ? ": " : "",
+                     en->info.note);
+    }
+    if (!seen)
+        snprintf(why, why_len, "the plan has no entry for the call");
+    trial_free(&t);
+    return fast;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+gl_status gl_target_time(const gl_model *a, const gl_model *b, int warmup, int rounds,
+                         gl_target_timing *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (rounds < 1)
+        rounds = 1;
+    trial ta, tb;
+    gl_status st = trial_open(a, &ta);
+    if (st != GL_OK)
+        return st;
+    if ((st = trial_open(b, &tb)) != GL_OK) {
+        trial_free(&ta);
+        return st;
+    }
+    double *ms = gl_xcalloc(4 * (size_t)rounds, sizeof(double));
+    double *am = ms, *bm = ms + rounds, *dev = ms + 2 * rounds;
+    for (int i = 0; i < warmup && st == GL_OK; i++)
+        if ((st = trial_run(&ta, NULL)) == GL_OK)
+            st = trial_run(&tb, NULL);
+    for (int i = 0; i < rounds && st == GL_OK; i++) {
+        uint64_t na = 0, nb = 0;
+        /* Alternate which goes first: a cache warmed by one is not always the other's. */
+        trial *first = i % 2 ? &tb : &ta, *second = i % 2 ? &ta : &tb;
+        uint64_t *n1 = i % 2 ? &nb : &na, *n2 = i % 2 ? &na : &nb;
+        if ((st = trial_run(first, n1)) == GL_OK)
+            st = trial_run(second, n2);
+        am[i] = (double)na / 1e6;
+        bm[i] = (double)nb / 1e6;
+    }
+    if (st == GL_OK) {
+        out->rounds = rounds;
+        out->a_ms = median(am, rounds);
+        out->b_ms = median(bm, rounds);
+        out->a_min_ms = am[0];
+        out->a_max_ms = am[rounds - 1];
+        out->b_min_ms = bm[0];
+        out->b_max_ms = bm[rounds - 1];
+        for (int i = 0; i < rounds; i++)
+            dev[i] = out->a_ms > 0 ? (am[i] > out->a_ms ? am[i] - out->a_ms
+                                                        : out->a_ms - am[i]) / out->a_ms
+                                   : 0;
+        out->noise = median(dev, rounds);
+    }
+    free(ms);
+    trial_free(&ta);
+    trial_free(&tb);
+    return st;
+}

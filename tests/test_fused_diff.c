@@ -1,0 +1,353 @@
+/* test_fused_diff.c — every fused kernel against the reference, generated (benchdnn's
+ * correctness mode is the model): heads × members × parameters × layouts × shapes.
+ *
+ * The cases are not picked by hand. Each is a head (Conv of odd and even channel counts,
+ * strides 1 and 2, 1x1, depthwise; ConvTranspose; MatMul and Gemm; a channels-last Conv
+ * that the layout pass turns into graphlab's NhwcConv) followed by one member chain from
+ * the member table below, which holds one or more parameter variants for EVERY op the
+ * target takes as a post-op (exec/target.h lists them: a test asserts the table covers
+ * the list, so an op added to the backend's eltwise or binary table fails here until its
+ * variants are written) and for every operand shape a binary post-op can have.
+ *
+ * Each case is built as the plain ONNX model (graphnote), run through the passes the
+ * fused backend runs (toposort, shape-inference, fusion; all of them with
+ * layout.ignore-cost=1 for the channels-last heads), and the optimized model is run on
+ * oneDNN under every layout policy of the head's family (plain, nhwc, blocked) against
+ * the reference run of the model as written, on the same seeded inputs. Two things must
+ * hold in every case:
+ *  - the numbers: within rtol 1e-3, atol 3e-4 (oneDNN reassociates sums);
+ *  - honesty: a member chain the target can take either became a group that oneDNN runs
+ *    as a kernel of its own (its plan entry is no reference implementation), or the
+ *    fusion pass recorded a refusal saying why. GL_TEST_FUSED_DIFF=1 prints one line per
+ *    case (what fused, with which kernel, or the refusal).
+ */
+#include "exec/compare.h"
+#include "exec/exec.h"
+#include "exec/target.h"
+#include "graphnote.h"
+#include "passes/pipeline.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RTOL 1e-3
+#define ATOL 3e-4
+
+/* ---- heads -------------------------------------------------------------------------------
+ * Text that reads graph input x (declared with the shape given) and writes value `h`;
+ * `chan` is the per-channel operand's shape for a binary member, `full` the output's. */
+typedef struct head {
+    const char *name;
+    const char *text;
+    const char *chan;  /* a per-channel (or [N]) operand */
+    const char *full;  /* the output's shape */
+    const char *layouts;
+    bool nhwc;         /* channels-last: the chain runs between two Transposes */
+} head;
+
+#define CONV(c, k, hw, extra)                                                              \
+    "in x f32s[1," #c "," #hw "," #hw "]; const w f32s[" #k "," #c ",3,3] = rand; "          \
+    "const b f32s[" #k "] = rand; h = Conv(x, w, b) pads=[1,1,1,1]" extra
+
+static const head heads[] = {
+    {"conv 16->16 3x3", CONV(16, 16, 8, ""), "[16,1,1]", "[1,16,8,8]", "pnb", false},
+    {"conv 3->5 3x3 (odd channels)", CONV(3, 5, 7, ""), "[5,1,1]", "[1,5,7,7]", "pnb", false},
+    {"conv 13->7 3x3 stride 2", CONV(13, 7, 9, " strides=[2,2]"), "[7,1,1]", "[1,7,5,5]",
+     "pnb", false},
+    {"conv 12->20 1x1",
+     "in x f32s[1,12,6,6]; const w f32s[20,12,1,1] = rand; const b f32s[20] = rand; "
+     "h = Conv(x, w, b)",
+     "[1,20,1,1]", "[1,20,6,6]", "pnb", false},
+    {"depthwise conv 8 3x3",
+     "in x f32s[1,8,8,8]; const w f32s[8,1,3,3] = rand; const b f32s[8] = rand; "
+     "h = Conv(x, w, b) pads=[1,1,1,1] group=8",
+     "[8,1,1]", "[1,8,8,8]", "pnb", false},
+    {"conv-transpose 8->4 2x2 stride 2",
+     "in x f32s[1,8,5,5]; const w f32s[8,4,2,2] = rand; const b f32s[4] = rand; "
+     "h = ConvTranspose(x, w, b) strides=[2,2]",
+     "[4,1,1]", "[1,4,10,10]", "pnb", false},
+    {"matmul [2,8,32]x[32,24]",
+     "in x f32s[2,8,32]; const w f32s[32,24] = rand; h = MatMul(x, w)", "[24]", "[2,8,24]",
+     "p", false},
+    {"gemm [8,32]x[24,32]^T+C",
+     "in x f32s[8,32]; const w f32s[24,32] = rand; const b f32s[24] = rand; "
+     "h = Gemm(x, w, b) transB=1",
+     "[24]", "[8,24]", "p", false},
+    /* channels-last in and out, as TensorFlow exports: layout makes it an NhwcConv */
+    {"channels-last conv 16->16 3x3",
+     "in x f32s[1,6,6,16]; t = Transpose(x) perm=[0,3,1,2]; const w f32s[16,16,3,3] = rand; "
+     "const b f32s[16] = rand; h = Conv(t, w, b) pads=[1,1,1,1]",
+     "[16,1,1]", "[1,16,6,6]", "pn", true},
+};
+
+/* ---- members -------------------------------------------------------------------------------
+ * Text reading `h` and writing `o`, at the opset given (0: 13). `{C}` and `{F}` stand for
+ * the head's per-channel and full shapes. `op` names the target's op it covers. */
+typedef struct member {
+    const char *op;    /* the target's name: "Clip", "graphlab.Silu", "Add" */
+    const char *variant;
+    int opset;
+    const char *text;
+} member;
+
+static const member members[] = {
+    {"Relu", "", 0, "o = Relu(h)"},
+    {"LeakyRelu", "default alpha", 0, "o = LeakyRelu(h)"},
+    {"LeakyRelu", "alpha 0.3", 0, "o = LeakyRelu(h) alpha=0.3"},
+    {"Elu", "default alpha", 0, "o = Elu(h)"},
+    {"Elu", "alpha 0.5", 0, "o = Elu(h) alpha=0.5"},
+    {"Selu", "default", 0, "o = Selu(h)"},
+    {"Selu", "alpha 1.5 gamma 0.9", 0, "o = Selu(h) alpha=1.5 gamma=0.9"},
+    {"Sigmoid", "", 0, "o = Sigmoid(h)"},
+    {"Tanh", "", 0, "o = Tanh(h)"},
+    {"HardSigmoid", "default", 0, "o = HardSigmoid(h)"},
+    {"HardSigmoid", "alpha 0.3 beta 0.4", 0, "o = HardSigmoid(h) alpha=0.3 beta=0.4"},
+    {"HardSwish", "", 14, "o = HardSwish(h)"},
+    {"Exp", "", 0, "const s f32[] = 0.25; e = Mul(h, s); o = Exp(e)"},
+    {"Log", "of |h| + 1", 0, "const one f32[] = 1.0; a = Abs(h); p = Add(a, one); o = Log(p)"},
+    {"Sqrt", "of |h|", 0, "a = Abs(h); o = Sqrt(a)"},
+    {"Abs", "", 0, "o = Abs(h)"},
+    {"Softplus", "", 0, "o = Softplus(h)"},
+    {"Round", "", 11, "o = Round(h)"},
+    {"Neg", "", 0, "o = Neg(h)"},
+    {"Reciprocal", "of |h| + 1", 0,
+     "const one f32[] = 1.0; a = Abs(h); p = Add(a, one); o = Reciprocal(p)"},
+    {"Clip", "opset 13, min and max", 0, "const lo f32[] = 0.0; const hi f32[] = 0.6; "
+     "o = Clip(h, lo, hi)"},
+    {"Clip", "opset 13, min only", 0, "const lo f32[] = -0.2; o = Clip(h, lo)"},
+    {"Clip", "opset 13, max only", 0, "const hi f32[] = 0.3; o = Clip(h, , hi)"},
+    {"Clip", "opset 13, neither", 0, "o = Clip(h)"},
+    {"Clip", "opset 13, min a graph input (refused)", 0, "in lo f32[]; o = Clip(h, lo)"},
+    {"Clip", "opset 6, min and max", 6, "o = Clip(h) min=0.0 max=0.6"},
+    {"Clip", "opset 6, min only", 6, "o = Clip(h) min=-0.2"},
+    {"Clip", "opset 6, max only", 6, "o = Clip(h) max=0.3"},
+    {"Clip", "opset 11, min and max", 11, "const lo f32[] = -0.1; const hi f32[] = 0.5; "
+     "o = Clip(h, lo, hi)"},
+    {"Pow", "of |h|, exponent 2", 0, "const e f32[] = 2.0; a = Abs(h); o = Pow(a, e)"},
+    {"Pow", "of |h|, exponent 0.5", 0, "const e f32[] = 0.5; a = Abs(h); o = Pow(a, e)"},
+    {"Gelu", "opset 20, exact", 20, "o = Gelu(h)"},
+    {"Gelu", "opset 20, tanh", 20, "o = Gelu(h) approximate=\"tanh\""},
+    {"graphlab.Gelu", "", 0, "o = graphlab.Gelu(h)"},
+    {"graphlab.GeluTanh", "", 0, "o = graphlab.GeluTanh(h)"},
+    {"graphlab.Silu", "", 0, "o = graphlab.Silu(h)"},
+    {"graphlab.HardSwish", "", 0, "o = graphlab.HardSwish(h)"},
+    /* binary post-ops: every operand shape they can have */
+#define BIN(op)                                                                            \
+    {op, "scalar constant", 0, "const s f32[] = 1.5; o = " op "(h, s)"},                 \
+    {op, "[1] constant", 0, "const s f32[1] = 0.75; o = " op "(h, s)"},                  \
+    {op, "per-channel constant", 0, "const s f32{C} = rand; o = " op "(h, s)"},          \
+    {op, "full graph input", 0, "in y f32{F}; o = " op "(h, y)"}
+#define SECOND(op) {op, "chain as the second operand", 0, "in y f32{F}; o = " op "(y, h)"}
+    BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Max"), BIN("Min"), BIN("Sum"),
+    SECOND("Add"), SECOND("Sub"), SECOND("Mul"), SECOND("Max"), SECOND("Min"), SECOND("Sum"),
+    /* y / h is ill-conditioned where h is near 0: divide by |h| + 1 */
+    {"Div", "chain as the second operand", 0,
+     "in y f32{F}; const one f32[] = 1.0; a = Abs(h); p = Add(a, one); o = Div(y, p)"},
+#undef SECOND
+#undef BIN
+    {"Add", "residual of the head's own shape, then Relu", 0,
+     "in y f32{F}; a = Add(h, y); o = Relu(a)"},
+    {"Mul", "per-channel scale, Add per-channel, Clip 0..6", 0,
+     "const s f32{C} = rand; const sh f32{C} = rand; const lo f32[] = 0.0; "
+     "const hi f32[] = 6.0; m = Mul(h, s); a = Add(m, sh); o = Clip(a, lo, hi)"},
+};
+
+/* ---- one case --------------------------------------------------------------------------- */
+
+/* "graphlab.Silu" as graphnote writes it (op type with a dot, default domain): the op
+ * of domain graphlab. */
+static void graphlab_domains(gl_model *m)
+{
+    gl_node *n;
+    gl_foreach_node(m->graph, i, n) {
+        char *dot = strchr(n->op_type, '.');
+        if (!dot)
+            continue;
+        char *op = gl_xstrdup(dot + 1);
+        *dot = '\0';
+        free(n->domain);
+        n->domain = n->op_type;
+        n->op_type = op;
+        gl_model_set_opset(m, n->domain, 1);
+    }
+}
+
+/* s with every {C} / {F} replaced. */
+static void expand(char *out, size_t len, const char *s, const head *h)
+{
+    size_t w = 0;
+    while (*s && w + 1 < len) {
+        const char *with = !strncmp(s, "{C}", 3) ? h->chan : !strncmp(s, "{F}", 3) ? h->full
+                                                                                    : NULL;
+        if (with) {
+            w += (size_t)snprintf(out + w, len - w, "%s", with);
+            s += 3;
+        } else {
+            out[w++] = *s++;
+        }
+    }
+    out[w < len ? w : len - 1] = '\0';
+}
+
+typedef struct tally {
+    size_t cases, fused, refused;
+} tally;
+
+static bool is_head_op(const gl_node *n)
+{
+    static const char *const ops[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "NhwcConv"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(ops); i++)
+        if (strcmp(n->op_type, ops[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool is_fusion_refusal(const gl_decision *d)
+{
+    return strcmp(d->pass, "fusion") == 0 && d->verdict == GL_REFUSED;
+}
+
+/* The honesty check: each group runs as a oneDNN kernel, and a chain left apart has a
+ * refusal saying why. */
+static void check_groups(const char *what, const gl_pipeline *p, const gl_exec *dn,
+                         tally *t, bool print)
+{
+    const gl_model *last = p->steps[p->n_steps - 1].model;
+    size_t groups = 0;
+    gl_node *n;
+    gl_foreach_node(last->graph, i, n) {
+        if (!n->domain || strcmp(n->domain, "graphlab.fused"))
+            continue;
+        groups++;
+        const gl_plan_entry *en = tu_plan_entry(dn, n->name, 0);
+        cr_assert_not_null(en, "%s: no plan entry for the group '%s'", what, n->name);
+        cr_expect(strcmp(en->backend, "dnnl") == 0 && strncmp(en->info.impl, "ref", 3),
+                  "%s: the group '%s' runs as %s %s (%s): the pass should have refused it",
+                  what, n->name, en->backend, en->info.impl, en->info.note);
+        if (print)
+            fprintf(stderr, "  %-60s fused %s: %s\n", what, n->op_type, en->info.impl);
+    }
+    /* Another pass may have taken the members already (patterns folds a constant Add or
+     * Mul into the convolution), or kept a Transpose between the head and them
+     * (transpose-push refuses by cost, and says so): then no chain reaches fusion. */
+    bool chain = false;
+    gl_foreach_node(last->graph, i, n) {
+        if (!is_head_op(n) || !n->n_outputs || !n->outputs[0])
+            continue;
+        const gl_value *v = n->outputs[0];
+        for (size_t u = 0; u < v->n_uses; u++)
+            chain |= strcmp(v->uses[u].node->op_type, "Transpose") != 0;
+    }
+    const gl_decision *why = NULL;
+    for (size_t i = 0; i < p->log.n && !why; i++)
+        if (is_fusion_refusal(&p->log.items[i]))
+            why = &p->log.items[i];
+    if (groups)
+        t->fused++;
+    else
+        t->refused++;
+    cr_expect(groups || why || !chain, "%s: no group and no fusion refusal: a chain left "
+              "apart silently", what);
+    if (!groups && why && print)
+        fprintf(stderr, "  %-60s refused: %.160s\n", what, why->reason);
+}
+
+static void run_case(const head *h, const member *mb, tally *t)
+{
+    char what[200], chain[600], text[1400];
+    snprintf(what, sizeof(what), "%s + %s%s%s", h->name, mb->op, *mb->variant ? " " : "",
+             mb->variant);
+    expand(chain, sizeof(chain), mb->text, h);
+    if (h->nhwc)
+        snprintf(text, sizeof(text), "%s; %s; y_out = Transpose(o) perm=[0,2,3,1]; out y_out",
+                 h->text, chain);
+    else
+        snprintf(text, sizeof(text), "%s; %s; out o", h->text, chain);
+    int opset = mb->opset ? mb->opset : 13;
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes_set(what, opset, text, graphlab_domains,
+                                       h->nhwc ? "all" : "toposort,shape-inference,fusion",
+                                       h->nhwc ? "layout.ignore-cost=1" : NULL, &b);
+    cr_assert_not_null(p, "%s: %s", what, text);
+    const gl_model *in_model = p->steps[0].model, *last = p->steps[p->n_steps - 1].model;
+    gl_tensor **in = gn_feeds(&b, in_model->graph, what);
+    size_t n_in = in_model->graph->n_inputs;
+    char err[256] = "";
+    gl_tensor **want = gn_run(in_model, in, err, sizeof(err));
+    cr_assert_not_null(want, "%s: reference run: %s", what, err);
+    bool print = getenv("GL_TEST_FUSED_DIFF") != NULL;
+    for (const char *l = h->layouts; *l; l++) {
+        char where[240];
+        snprintf(where, sizeof(where), "%s (%s)", what, tu_layout_name(*l));
+        gl_tensor *got = NULL;
+        gl_exec *dn = tu_exec_run(last, "dnnl", tu_layout_name(*l), in, n_in, &got, 1, where);
+        gl_compare r;
+        gl_compare_tensors(got, want[0], RTOL, ATOL, &r);
+        char line[256];
+        gl_compare_format(&r, line, sizeof(line));
+        cr_expect(r.ok, "%s: fused on oneDNN against the reference: %s\n  %s", where, line,
+                  text);
+        if (l == h->layouts)
+            check_groups(what, p, dn, t, print);
+        gl_tensor_free(got);
+        gl_exec_free(dn);
+    }
+    t->cases++;
+    gn_free_tensors(want, last->graph->n_outputs);
+    gn_free_tensors(in, n_in);
+    gl_pipeline_free(p);
+}
+
+static void run_head(size_t hi)
+{
+    const head *h = &heads[hi];
+    tally t = {0};
+    for (size_t i = 0; i < GL_ARRAY_LEN(members); i++) {
+        /* Gemm broadcasts C from opset 7 only */
+        if (members[i].opset && members[i].opset < 7 && strstr(h->name, "gemm"))
+            continue;
+        run_case(h, &members[i], &t);
+    }
+    /* A head that fuses nothing at all would pass every numeric check: the generator
+     * must reach the fused kernels. ConvTranspose takes no post-ops on oneDNN 2.6. */
+    bool deconv = strstr(h->name, "transpose") != NULL;
+    cr_expect(deconv ? t.fused == 0 : 3 * t.fused >= t.cases,
+              "%s: %zu of %zu cases fused, %zu refused", h->name, t.fused, t.cases,
+              t.refused);
+}
+
+Test(fused_diff, the_member_table_covers_every_post_op_of_the_target)
+{
+    const gl_target *tg = gl_target_default();
+    char names[64][GL_TARGET_NAME_LEN];
+    size_t n = tg->eltwise_names(names, 64);
+    size_t nb = tg->binary_names(names + n, 64 - n);
+    cr_assert(n + nb <= 64 && n > 10 && nb >= 6, "%zu eltwise and %zu binary ops", n, nb);
+    for (size_t i = 0; i < n + nb; i++) {
+        bool covered = false;
+        for (size_t j = 0; j < GL_ARRAY_LEN(members) && !covered; j++)
+            covered = strcmp(members[j].op, names[i]) == 0;
+        cr_expect(covered, "the target takes %s as a post-op and no member row tests it",
+                  names[i]);
+    }
+}
+
+#define HEAD_TEST(i, name)                                                                 \
+    Test(fused_diff, name, .timeout = 300) { run_head(i); }
+HEAD_TEST(0, conv_16)
+HEAD_TEST(1, conv_odd_channels)
+HEAD_TEST(2, conv_stride_2)
+HEAD_TEST(3, conv_1x1)
+HEAD_TEST(4, conv_depthwise)
+HEAD_TEST(5, conv_transpose)
+HEAD_TEST(6, matmul)
+HEAD_TEST(7, gemm)
+HEAD_TEST(8, channels_last_conv)
+
+Test(fused_diff, every_head_has_its_test)
+{
+    cr_expect_eq(GL_ARRAY_LEN(heads), 9u, "a head row without its HEAD_TEST line");
+}

@@ -11,7 +11,9 @@
  * a group's row shows its fused time beside the sum of its members' unfused times.
  *
  * Exit 1 when a backend's graph outputs differ from the reference's beyond tolerance
- * (naming the first node where the two runs part ways), 2 on bad usage or input. */
+ * (naming the first node where the two runs part ways) or, with --data, from the data
+ * set's output_*.pb; 2 on bad usage or input. Ratios follow profile.h's ≈ rule; a fused
+ * group's row names its decision and is flagged when the fusion lost. */
 #include "cli/cli.h"
 
 #include "exec/inputs.h"
@@ -41,7 +43,7 @@ static const gl_cli_option own_options[N_OPTS] = {
     [OPT_BACKENDS] = {"backends", 0, true, "ref,dnnl,fused,unfused",
                       "the runs side by side (default ref,unfused,fused with a fusion step "
                       "in --passes, else ref,dnnl)"},
-    [OPT_REPS] = {"reps", 0, true, "N", "timed runs per backend (default 10)"},
+    [OPT_REPS] = {"reps", 0, true, "N", "timed rounds, every backend once per round (default 10)"},
     [OPT_WARMUP] = {"warmup", 0, true, "N", "untimed runs first (default 3)"},
     [OPT_LAYOUT] = {"layout", 0, true, "auto|plain|nhwc|blocked",
                     "the dnnl backend's activation layout (default auto)"},
@@ -54,13 +56,20 @@ static const gl_cli_option own_options[N_OPTS] = {
 const gl_command gl_command_profile = {
     "profile", "MODEL",
     "per-node times on each backend side by side, compared with the reference",
-    "Per node: median/min/max over --reps runs, % of the total, layout conversions, "
+    "Per node: median/min/max over --reps rounds, % of the total, layout conversions, "
     "GFLOP/s, sorted by time; the whole-run median measured apart; each node's outputs "
-    "against the reference run (max abs, NMSE). Exit 1 when an output is over tolerance, "
-    "naming the node where the runs part ways. fused: dnnl on the model --passes makes; "
-    "unfused: dnnl on the model the same passes make without fusion (a fused group's row: "
-    "its members under it, their unfused sum beside its fused time). --passes defaults to "
-    "none.",
+    "against the reference run (max abs, NMSE). The backends take turns round by round "
+    "(round 1 of each, then round 2...), so a busy spell of the machine lands on all; each "
+    "total has its spread. Exit 1 when an output is over tolerance, naming the node where "
+    "the runs part ways; with --data, also when a run's outputs differ from DIR/output_*.pb "
+    "(--rtol/--atol, as run --data), one line per output naming it, the run and max_abs. "
+    "fused: dnnl on the model --passes makes; unfused: dnnl on the model the same passes "
+    "make without fusion (a fused group's row: its members under it, their unfused sum "
+    "beside its fused time, the id of the fusion decision that formed it; a group whose "
+    "fastest round is slower than its members' slowest rounds summed is flagged 'fusion "
+    "lost N ms (decision #ID)'). Ratios: '≈' when both runs ran the same kernel (same node, "
+    "implementation and layouts), '≈ 1.01x' when their min..max ranges overlap, a bare "
+    "ratio only when they do not. --passes defaults to none.",
     GL_SOPT_EXECUTE, own_options, N_OPTS, gl_cmd_profile};
 
 /* The runs --backends may name: a backend on the model as optimized, or dnnl on it

@@ -53,6 +53,28 @@ check "--data: no word of random inputs" sh -c "! grep -q random '$tmp/err'"
 colvals GFLOP/s "$tmp/out" '^Conv ' >"$tmp/gflops"
 check "--data: every Conv has a GFLOP/s figure" \
     sh -c "[ \$(wc -l <'$tmp/gflops') -eq 2 ] && ! grep -qx -- - '$tmp/gflops'"
+check "--data: the expected outputs compared, ok" \
+    grep -q "^expected (.*test_data_set_0): ref ok$" "$tmp/out"
+
+# --- --data with a wrong output_0.pb: exit 1 naming the output, the run and max_abs --------
+# A copy of the data set with one float of the tensor (its raw data ends the file) made
+# 4.29e9: every run is over tolerance against it.
+cp -r "$EX/conv_nhwc/test_data_set_0" "$tmp/wrong"
+size=$(wc -c <"$tmp/wrong/output_0.pb")
+printf '\000\000\200\117' | dd of="$tmp/wrong/output_0.pb" bs=1 seek=$((size - 8)) conv=notrunc 2>/dev/null
+check "the corrupted copy differs from the data set" \
+    sh -c "! cmp -s '$tmp/wrong/output_0.pb' '$EX/conv_nhwc/test_data_set_0/output_0.pb'"
+run profile "$conv" --data "$tmp/wrong" --backends "$backends" --reps 1 --warmup 0
+check "a wrong output_0.pb: exit 1" [ "$rc" -eq 1 ]
+check "...a line naming the output, the run and max_abs" \
+    grep -q "output 'features' \[ref vs $tmp/wrong\]: max_abs 4.29e+09, .*: MISMATCH" "$tmp/err"
+check "...every run's line" sh -c "[ \$(grep -c 'vs $tmp/wrong\]' '$tmp/err') -eq $(echo "$backends" | tr ',' '\n' | wc -l) ]"
+check "...the table's expected line" grep -q "^expected (.*): ref MISMATCH max_abs 4.3e+09" "$tmp/out"
+run profile "$conv" --data "$tmp/wrong" --backends ref --reps 1 --warmup 0 --atol 5e9
+check "...within a wide --atol: exit 0" [ "$rc" -eq 0 ]
+run profile "$conv" --data "$tmp/wrong" --backends ref --reps 1 --warmup 0 --json
+check "--json with the wrong data set: exit 1, expected_ok false" \
+    sh -c "[ $rc -eq 1 ] && grep -q '\"expected_ok\": false' '$tmp/out'"
 
 if [ "$backends" = ref,dnnl ]; then
     run profile "$conv" --reps 3 --warmup 1 --threads 1
@@ -110,9 +132,29 @@ if [ "$backends" = ref,dnnl ]; then
     check "...the fusion line" grep -q "^fusion: 1 groups of 2 nodes; whole run unfused .* fused .*x)$" "$tmp/out"
     check "...members compared with the reference" \
         sh -c "grep '^NhwcConv  *  conv2 ' '$tmp/out' | grep -q ' ok [0-9]'"
+    # the decision that formed the group, as optimize --explain numbers it
+    "$GL" optimize "$conv" --explain -o "$tmp/opt.onnx" >"$tmp/explain" 2>&1
+    id=$(sed -n 's/^  #\([0-9]*\)  *APPLIED .*fused=FusedNhwcConvRelu_1.*/\1/p' "$tmp/explain")
+    grep ' FusedNhwcConvRelu_1 ' "$tmp/out" | grep -o ' #[0-9]* ' | tr -d ' ' >"$tmp/decision"
+    check "...the group's row names its decision (#$id)" \
+        sh -c "[ -n '$id' ] && [ \"\$(cat '$tmp/decision')\" = '#$id' ]"
+    check "...the totals of each run with a per-round spread" \
+        grep -q "^total fused nodes [0-9.]* ms (per round min [0-9.]*, max [0-9.]*;" "$tmp/out"
+    check "...the whole-run ranges beside the ratio" \
+        grep -q "whole run unfused [0-9.]* ms ([0-9.]*\.\.[0-9.]*), fused [0-9.]* ms ([0-9.]*\.\.[0-9.]*) (\(≈ \)\?[0-9.]*x)$" "$tmp/out"
+    check "...the note explains ≈" grep -q "≈: the same kernel in both runs, or min..max ranges" "$tmp/out"
+    # conv1, relu1, MaxPool and the rest are outside the group: the same oneDNN kernel
+    # in both runs, so never a speedup, whatever the clock says. Without ref there is no
+    # speedup column: a ratio on these rows could only be the fusion column's.
+    run profile "$conv" --passes all --backends unfused,fused --reps 2 --warmup 0
+    grep -E '^(NhwcConv|Relu|NhwcMaxPool|Add|Mul) +[A-Za-z]' "$tmp/out" | grep -vE ' (conv2|relu2) ' >"$tmp/same"
+    check "unfused,fused: rows with identical kernels show ≈ alone, no ratio" \
+        sh -c "[ \$(wc -l <'$tmp/same') -ge 5 ] && [ \$(grep -c ' ≈ *- ' '$tmp/same') -eq \$(wc -l <'$tmp/same') ] &&
+               ! grep -q ' [0-9.]*x ' '$tmp/same'"
     run profile "$conv" --passes all --backends ref,unfused,fused --reps 2 --json
     check "--json fused/unfused: exit 0" [ "$rc" -eq 0 ]
     check "...members listed" grep -q '"members": \[' "$tmp/out"
+    check "...the group's decision" grep -q "\"decision\": $id," "$tmp/out"
     if py; then
         check "...the contract's shape" "$GL_PYTHON" "$CHECK" json "$tmp/out" ref,unfused,fused
         "$GL_PYTHON" "$CHECK" json "$tmp/out" ref,unfused,fused | while read -r l; do diag "$l"; done

@@ -38,6 +38,15 @@ def check_json(path, backends):
             want(is_num(r.get(k)) and r[k] >= 0, f"runs.{b}.{k} is a number >= 0")
         if all(is_num(r.get(k)) for k in ("median_ms", "min_ms", "max_ms")):
             want(r["min_ms"] <= r["median_ms"] <= r["max_ms"], f"runs.{b}: min <= median <= max")
+        for k in ("node_ms", "node_min_ms", "node_max_ms"):
+            want(is_num(r.get(k)) and r[k] >= 0, f"runs.{b}.{k} is a number >= 0")
+        if all(is_num(r.get(k)) for k in ("node_min_ms", "node_max_ms")):
+            want(r["node_min_ms"] <= r["node_max_ms"], f"runs.{b}: node_min_ms <= node_max_ms")
+        if "expected" in r:
+            want(isinstance(r.get("expected_ok"), bool), f"runs.{b}.expected_ok is a bool")
+            for e in r["expected"]:
+                want(isinstance(e.get("output"), str) and isinstance(e.get("ok"), bool) and
+                     is_num(e.get("max_abs")), f"runs.{b}.expected: {{output, ok, max_abs}}")
     nodes = doc.get("nodes", [])
     want(len(nodes) > 0, "nodes is not empty")
     for n in nodes:
@@ -55,6 +64,7 @@ def check_json(path, backends):
         if n.get("op") in ("Conv", "MatMul", "Gemm") and n.get("depth", 0) == 0:
             want(isinstance(n.get("flops"), int) and n["flops"] > 0, f"node {name}: flops counted")
         check_group(n, nodes, backends)
+        check_ratios(n, backends)
         cmp = n.get("compare", "absent")
         compared = len(backends) > 1 and "ref" in backends
         if cmp is None:
@@ -88,6 +98,28 @@ def check_group(n, nodes, backends):
         want(len(g) == 1 and name in g[0]["members"], f"member {name}: group {group} lists it")
         want(n.get("depth") == g[0].get("depth", 0) + 1 if g else False,
              f"member {name}: one deeper than its group")
+
+
+def check_ratios(n, backends):
+    """speedup and fusion: {value, approx, same_kernel}; same_kernel implies approx (shown
+    as ≈, never as a speedup)."""
+    name = n.get("name")
+    fusion = "fused" in backends and "unfused" in backends
+    want(("fusion" in n) == fusion, f"node {name}: a fusion ratio exactly when fused and unfused ran")
+    for key in ("speedup", "fusion"):
+        r = n.get(key)
+        if r is None:
+            continue
+        if want(isinstance(r, dict), f"node {name}: {key} is an object"):
+            want(r.get("value") is None or (is_num(r["value"]) and r["value"] > 0),
+                 f"node {name}: {key}.value > 0 or null")
+            want(isinstance(r.get("approx"), bool) and isinstance(r.get("same_kernel"), bool),
+                 f"node {name}: {key}.approx, same_kernel are bools")
+            want(not r.get("same_kernel") or r.get("approx"), f"node {name}: {key}: same kernel is approx")
+    if fusion and "members" in n:
+        want(n.get("decision") is None or (isinstance(n["decision"], int) and n["decision"] >= 0),
+             f"group {name}: decision is an id or null")
+        want(is_num(n.get("lost_ms")) and n["lost_ms"] >= 0, f"group {name}: lost_ms >= 0")
 
 
 def kinds(events):

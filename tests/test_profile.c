@@ -426,3 +426,173 @@ Test(profile, bad_options)
     gl_tensor_free(in);
     gl_model_free(m);
 }
+
+/* ---- reading the times honestly ---------------------------------------------------------- */
+
+#define STAT(med, lo, hi) ((gl_profile_stat){.median = (med), .min = (lo), .max = (hi)})
+
+/* Fused against its members' summed times: lost only when even the fused group's fastest
+ * round is slower than the members' slowest rounds summed. */
+Test(profile, fusion_lost_only_beyond_noise)
+{
+    static const struct {
+        const char *name;
+        gl_profile_stat fused, members;
+        double lost;
+    } cases[] = {
+        {"the OCR head: 36.7 ms against 0.49", STAT(36.7, 36.1, 38.0), STAT(0.49, 0.45, 0.6),
+         36.7 - 0.49},
+        {"faster fused", STAT(1.0, 0.9, 1.1), STAT(2.0, 1.9, 2.2), 0},
+        {"slower median, ranges overlap", STAT(1.2, 0.95, 1.4), STAT(1.0, 0.9, 1.0), 0},
+        {"fused min equal to the members' max", STAT(1.5, 1.0, 1.6), STAT(0.9, 0.8, 1.0), 0},
+        {"just past the members' max", STAT(1.5, 1.01, 1.6), STAT(0.9, 0.8, 1.0), 0.6},
+        {"members did not run", STAT(1.5, 1.2, 1.6), STAT(0, 0, 0), 0},
+        {"group did not run", STAT(0, 0, 0), STAT(1, 1, 1), 0},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        double lost = gl_profile_fusion_lost(cases[i].fused, cases[i].members);
+        cr_expect_float_eq(lost, cases[i].lost, 1e-9, "%s: lost %g", cases[i].name, lost);
+    }
+}
+
+Test(profile, ratios_within_noise_or_of_the_same_kernel_are_approximate)
+{
+    static const struct {
+        const char *name;
+        gl_profile_stat before, after;
+        bool same_kernel;
+        const char *utf8, *ascii;
+    } cases[] = {
+        /* lstm_tagger: 1.26x from 0.03 ms, reruns 0.96-1.01x: the ranges overlap */
+        {"overlapping ranges", STAT(0.0378, 0.029, 0.041), STAT(0.030, 0.028, 0.040), false,
+         "≈ 1.26x", "~= 1.26x"},
+        {"disjoint ranges", STAT(2.0, 1.9, 2.1), STAT(1.0, 0.95, 1.1), false, "2.00x", "2.00x"},
+        {"disjoint, slower", STAT(1.0, 0.95, 1.05), STAT(2.0, 1.9, 2.1), false, "0.50x",
+         "0.50x"},
+        {"touching ranges overlap", STAT(2.0, 1.5, 2.5), STAT(1.0, 0.5, 1.5), false, "≈ 2.00x",
+         "~= 2.00x"},
+        {"the same kernel, however far apart", STAT(2.0, 1.9, 2.1), STAT(1.0, 0.95, 1.1),
+         true, "≈", "~="},
+        {"not run", STAT(0, 0, 0), STAT(1.0, 0.9, 1.1), false, "-", "-"},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_profile_ratio r =
+            gl_profile_ratio_of(cases[i].before, cases[i].after, cases[i].same_kernel);
+        char buf[32];
+        gl_profile_ratio_text(r, true, buf, sizeof(buf));
+        cr_expect_str_eq(buf, cases[i].utf8, "%s", cases[i].name);
+        gl_profile_ratio_text(r, false, buf, sizeof(buf));
+        cr_expect_str_eq(buf, cases[i].ascii, "%s", cases[i].name);
+    }
+}
+
+Test(profile, same_kernel_needs_the_same_node_implementation_and_layouts)
+{
+    gl_profile_row plain = {.name = "conv1", .op = "Conv", .parent = SIZE_MAX};
+    gl_profile_row group = plain;
+    group.n_members = 2;
+    gl_profile_cell a = {.ran = true, .top = true, .backend = "dnnl",
+                         .info = {.impl = "jit:avx2", .in_layouts = "nchw", .out_layouts = "nchw"}};
+    gl_profile_cell b = a, other_impl = a, other_layout = a, body = a, ref = a;
+    snprintf(other_impl.info.impl, sizeof(other_impl.info.impl), "gemm:jit");
+    snprintf(other_layout.info.out_layouts, sizeof(other_layout.info.out_layouts), "nChw8c");
+    body.top = false;
+    ref.backend = "ref";
+    cr_expect(gl_profile_same_kernel(&plain, &a, &b), "the same primitive in both runs");
+    cr_expect(!gl_profile_same_kernel(&group, &a, &b), "a group is what fusion changed");
+    cr_expect(!gl_profile_same_kernel(&plain, &a, &other_impl), "another implementation");
+    cr_expect(!gl_profile_same_kernel(&plain, &a, &other_layout), "another layout");
+    cr_expect(!gl_profile_same_kernel(&plain, &a, &body), "inside a body in one run");
+    cr_expect(!gl_profile_same_kernel(&plain, &a, &ref), "another backend");
+}
+
+/* Rounds interleave the backends: the trace's whole-run events alternate between them;
+ * a fused group's row carries the decision that formed it. */
+Test(profile, rounds_interleave_backends_and_groups_name_their_decision)
+{
+    tu_fusion_pair fp;
+    tu_fusion_open(&fp, "examples/conv_nhwc/model.onnx");
+    gl_profile_options o = {.backends = {"ref", "ref"}, .labels = {"unfused", "fused"},
+                            .models = {fp.unfused.model, NULL}, .n_backends = 2, .reps = 3,
+                            .warmup = 1, .rtol = 1e-3, .atol = 1e-4, .trace = true};
+    gl_profile *p = NULL;
+    const gl_tensor *const *in = (const gl_tensor *const *)fp.d.inputs;
+    cr_assert_eq(gl_profile_run(fp.fused.model, in, fp.d.n_inputs, &o, &p), GL_OK, "%s",
+                 gl_error_message());
+    unsigned seen[6];
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_events && n < 6; i++)
+        if (p->events[i].kind == GL_PROFILE_EV_RUN)
+            seen[n++] = p->events[i].backend;
+    cr_assert_eq(n, 6u, "a whole-run event per round and backend");
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(seen[i], (unsigned)(i % 2), "run %zu was backend %u", i, seen[i]);
+    size_t groups = 0;
+    for (size_t r = 0; r < p->n_rows; r++) {
+        const gl_profile_row *row = &p->rows[r];
+        if (!row->n_members) {
+            cr_expect_eq(row->decision, -1, "%s: not a group", row->name);
+            continue;
+        }
+        groups++;
+        const gl_node *g = gl_find_node(fp.fused.model->graph, row->name);
+        cr_assert(g, "%s", row->name);
+        cr_expect_geq(row->decision, 0, "%s: a decision id", row->name);
+        cr_expect_eq(row->decision, g->prov.decision, "%s: its node's provenance", row->name);
+        /* the unfused run: the members' spread summed */
+        bool ran;
+        gl_profile_stat u = gl_profile_row_stat(p, row, 1, &ran);
+        cr_expect(ran && u.min <= u.median && u.median <= u.max, "%s: members' sums", row->name);
+    }
+    cr_expect_eq(groups, 1u);
+    for (size_t bi = 0; bi < p->n_backends; bi++)
+        cr_expect(p->backends[bi].nodes.min <= p->backends[bi].nodes.max, "per-round totals");
+    gl_profile_free(p);
+    tu_fusion_close(&fp);
+}
+
+/* Expected outputs: each run's graph outputs against them; a wrong one is a mismatch of
+ * every run, and the line says so. */
+Test(profile, expected_outputs_compared_on_every_run)
+{
+    gl_model *m = conv_relu();
+    gl_tensor *in = input_for(m);
+    gl_tensor *ref[2];
+    run_apart(m, "ref", in, ref);
+    gl_tensor *wrong = gl_tensor_share(ref[1]); /* copied on write */
+    ((float *)gl_tensor_make_writable(wrong))[3] += 1000.0f;
+    const gl_tensor *expected[2] = {NULL, ref[1]};
+    gl_profile_options o = {.backends = {"ref"}, .n_backends = 1, .reps = 1, .rtol = 1e-3,
+                            .atol = 1e-4, .expected = expected};
+    gl_profile *p = NULL;
+    cr_assert_eq(gl_profile_run(m, (const gl_tensor *const *)&in, 1, &o, &p), GL_OK, "%s",
+                 gl_error_message());
+    cr_expect(!p->has_expected[0] && p->has_expected[1]);
+    cr_expect(p->backends[0].expected_ok);
+    char line[256];
+    gl_profile_expected_text(p, false, line, sizeof(line));
+    cr_expect_str_eq(line, "ref ok");
+    gl_profile_free(p);
+
+    expected[1] = wrong;
+    cr_assert_eq(gl_profile_run(m, (const gl_tensor *const *)&in, 1, &o, &p), GL_OK, "%s",
+                 gl_error_message());
+    cr_expect(!p->backends[0].expected_ok);
+    cr_expect_float_eq(p->backends[0].expected[1].max_abs, 1000.0, 1e-2);
+    gl_profile_expected_text(p, false, line, sizeof(line));
+    cr_expect_str_eq(line, "ref MISMATCH max_abs 1e+03");
+    gl_profile_expected_text(p, true, line, sizeof(line));
+    cr_expect_str_eq(line, "ref MISMATCH max_abs ~");
+    gl_profile_free(p);
+
+    o.expected = NULL;
+    cr_assert_eq(gl_profile_run(m, (const gl_tensor *const *)&in, 1, &o, &p), GL_OK);
+    gl_profile_expected_text(p, false, line, sizeof(line));
+    cr_expect_str_eq(line, "", "nothing expected: no line");
+    gl_profile_free(p);
+    gl_tensor_free(wrong);
+    for (size_t k = 0; k < 2; k++)
+        gl_tensor_free(ref[k]);
+    gl_tensor_free(in);
+    gl_model_free(m);
+}

@@ -297,3 +297,67 @@ Test(run_view, p_before_any_run_and_r_on_a_replay)
     cr_expect_null(ui.run);
     gl_ui_free(&ui);
 }
+
+/* A copy of conv_nhwc's data set in dir, its output's element 3 moved by `delta`. */
+static void write_data_set(const char *dir, float delta)
+{
+    const char *src = tu_src("examples/conv_nhwc/test_data_set_0");
+    char path[1200];
+    gl_tensor *in = NULL, *out = NULL;
+    snprintf(path, sizeof(path), "%s/input_0.pb", src);
+    cr_assert_eq(gl_tensor_read_pb(path, &in), GL_OK, "%s", gl_error_message());
+    snprintf(path, sizeof(path), "%s/output_0.pb", src);
+    cr_assert_eq(gl_tensor_read_pb(path, &out), GL_OK, "%s", gl_error_message());
+    ((float *)gl_tensor_make_writable(out))[3] += delta;
+    snprintf(path, sizeof(path), "%s/input_0.pb", dir);
+    cr_assert_eq(gl_tensor_write_pb(in, path), GL_OK, "%s", gl_error_message());
+    snprintf(path, sizeof(path), "%s/output_0.pb", dir);
+    cr_assert_eq(gl_tensor_write_pb(out, path), GL_OK, "%s", gl_error_message());
+    gl_tensor_free(in);
+    gl_tensor_free(out);
+}
+
+/* With --data whose folder has output_*.pb, r compares every run with them: ok with the
+ * right ones, a MISMATCH of each run (and the status line an error) with a wrong one. */
+Test(run_view, r_compares_each_run_with_the_data_sets_outputs)
+{
+    static const struct {
+        float delta;
+        bool ok;
+        const char *line; /* what the header's expected line reads after "expected (DIR): " */
+    } cases[] = {
+        {0, true, "ref ok, fused ok, unfused ok"},
+        {1000, false, "ref MISMATCH max_abs 1e+03, fused MISMATCH max_abs 1e+03, unfused "
+                      "MISMATCH max_abs 1e+03"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        char *tmp = tu_tmpdir();
+        char dir[1100];
+        snprintf(dir, sizeof(dir), "%s/test_data_set_9", tmp);
+        cr_assert_eq(gl_make_dir(dir), GL_OK);
+        write_data_set(dir, cases[c].delta);
+        gl_ui ui;
+        open_conv(&ui);
+        ui.data_dir = dir;
+        gl_ui_goto_step(&ui, 14);
+        gl_ui_key(&ui, 'r');
+        const gl_run *r = gl_ui_run_shown(&ui);
+        cr_assert(r, "case %zu: %s", c, ui.status);
+        cr_expect_str_eq(r->expected_label, "test_data_set_9", "case %zu", c);
+        cr_assert(r->prof->has_expected && r->prof->has_expected[0], "case %zu", c);
+        for (size_t b = 0; b < r->prof->n_backends; b++)
+            cr_expect_eq(r->prof->backends[b].expected_ok, cases[c].ok, "case %zu, %s", c,
+                         r->prof->backends[b].name);
+        char line[512];
+        gl_profile_expected_text(r->prof, false, line, sizeof(line));
+        cr_expect_str_eq(line, cases[c].line, "case %zu", c);
+        if (cases[c].ok)
+            cr_expect(strstr(ui.status, "fused agrees with the reference"), "%s", ui.status);
+        else
+            cr_expect(strstr(ui.status, "outputs differ from test_data_set_9's: ref MISMATCH"),
+                      "%s", ui.status);
+        gl_ui_free(&ui);
+        tu_rmtree(tmp);
+        free(tmp);
+    }
+}

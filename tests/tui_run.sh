@@ -54,8 +54,24 @@ start 170 24 -- "$CONV" --data "$SRC/examples/conv_nhwc/test_data_set_0"
 check "--data: opens" wait_for "nodes | step 0/15 | ? help"
 keys r
 check "--data: the run says its inputs" wait_for "on the inputs of $SRC/examples/conv_nhwc/test_data_set_0"
+check "--data: the header compares each run with the data set's outputs" \
+    wait_for "expected (test_data_set_0): ref ok, dnnl ok"
 keys q
 check "--data: q exits 0" [ "$(wait_rc)" = 0 ]
+# A copy of the data set whose output_0.pb has one float (its raw data ends the file)
+# made 4.29e9: the fused step's three runs all differ from it, and the header says so.
+cp -r "$SRC/examples/conv_nhwc/test_data_set_0" "$work/wrong"
+size=$(wc -c <"$work/wrong/output_0.pb")
+printf '\000\000\200\117' | dd of="$work/wrong/output_0.pb" bs=1 seek=$((size - 8)) conv=notrunc 2>/dev/null
+start 170 24 -- "$CONV" --data "$work/wrong"
+check "--data wrong: opens" wait_for "nodes | step 0/15 | ? help"
+keys 1 4
+check "--data wrong: at the fusion step" wait_for "step 14/15"
+keys r
+check "--data wrong: the header names each run's mismatch with max_abs" \
+    wait_for "expected (wrong): ref MISMATCH max_abs 4.3e+09, fused MISMATCH max_abs 4.3e+09, unfused MISMATCH max_abs 4.3e+09"
+keys q
+check "--data wrong: q exits 0" [ "$(wait_rc)" = 0 ]
 start 100 20 -- "$CONV" --data "$work/nowhere"
 check "--data on a missing folder exits 2" [ "$(wait_rc)" = 2 ]
 "$GL" "$CONV" --data >/dev/null 2>"$work/err"

@@ -6,6 +6,7 @@
 
 #include "driver/driver.h"
 #include "passes/fusion.h"
+#include "util/escape.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -256,6 +257,8 @@ static void run_run(void *arg, gl_job *job)
         goto out;
     gl_profile_options po = {.reps = RUN_REPS, .warmup = RUN_WARMUP, .rtol = o.rtol,
                              .atol = o.atol};
+    /* the data set's outputs, when it has them: every run is compared with them */
+    po.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
     po.backends[po.n_backends++] = "ref";
     if (j->unfused) {
         po.labels[po.n_backends] = "unfused";
@@ -309,6 +312,15 @@ static void run_discard(void *arg)
     free(j);
 }
 
+/* Every run's graph outputs within tolerance of the data set's (true: none given). */
+static bool expected_ok(const gl_profile *p)
+{
+    for (size_t bi = 0; bi < p->n_backends; bi++)
+        if (!p->backends[bi].expected_ok)
+            return false;
+    return true;
+}
+
 static unsigned run_finish(gl_ui *ui, void *arg)
 {
     run_job *j = arg;
@@ -325,9 +337,14 @@ static unsigned run_finish(gl_ui *ui, void *arg)
     char label[96];
     gl_snapshot_label(ui->pipeline, r->step, label, sizeof(label));
     const gl_run_branch *b = r->branch;
+    char expected[512];
+    gl_profile_expected_text(r->prof, r->stable, expected, sizeof(expected));
     if (r->rec_error[0])
         gl_ui_set_error(ui, "ran %s on %s; the tensors are incomplete: %s", label, r->inputs,
                         r->rec_error);
+    else if (!expected_ok(r->prof))
+        gl_ui_set_error(ui, "ran %s on %s: outputs differ from %s's: %s", label, r->inputs,
+                        r->expected_label, expected);
     else if (b)
         gl_ui_set_status(ui, "ran %s of both branches on %s: here (%s) and there (%s) %s; "
                          "%s %s the reference", label, r->inputs, b->here, b->there,
@@ -343,6 +360,21 @@ static unsigned run_finish(gl_ui *ui, void *arg)
 
 static const gl_job_spec run_spec = {
     .what = "the run", .run = run_run, .finish = run_finish, .discard = run_discard};
+
+/* The data set's folder as the header names it: its last component (test_data_set_0),
+ * escaped as all model-given text is. */
+static void expected_label(const char *dir, char *buf, size_t len)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    size_t from = n;
+    while (from > 0 && dir[from - 1] != '/')
+        from--;
+    char last[256];
+    snprintf(last, sizeof(last), "%.*s", (int)(n - from), dir + from);
+    gl_escape(buf, len, last);
+}
 
 unsigned gl_ui_run(gl_ui *ui)
 {
@@ -376,8 +408,10 @@ unsigned gl_ui_run(gl_ui *ui)
         b->nodes_here = ui->pipeline->steps[ui->step].nodes;
         b->nodes_there = o->steps[ui->step].nodes;
     }
-    if (ui->data_dir)
+    if (ui->data_dir) {
         snprintf(j->run->inputs, sizeof(j->run->inputs), "the inputs of %s", ui->data_dir);
+        expected_label(ui->data_dir, j->run->expected_label, sizeof(j->run->expected_label));
+    }
     else
         snprintf(j->run->inputs, sizeof(j->run->inputs), "seeded random inputs");
     if (!gl_ui_start_job(ui, &run_spec, j))

@@ -175,6 +175,8 @@ typedef struct gl_run {
     double rtol, atol;
     gl_run_branch *branch;     /* the other branch's run beside it (NULL: no branch) */
     char inputs[1100];         /* "inputs of DIR", "seeded random inputs" */
+    char expected_label[256];  /* --data: the data set's folder name (test_data_set_0), for
+                                * the header's line of expected outputs; "" without */
     bool stable;               /* $GRAPHLAB_STABLE_TIMES set: times, shares and numbers drawn
                                 * as '~' (the tmux goldens) */
 } gl_run;

@@ -72,6 +72,47 @@ static void ratio_text(const gl_run *r, double num, double den, char *buf, size_
         snprintf(buf, len, "%.2fx", num / den);
 }
 
+/* A ratio by profile.h's rule ("≈" for the same kernel, "≈1.01x" within noise; the view
+ * drops the space to fit its columns), right-aligned in `width` columns ("≈" is one
+ * column of three bytes, which printf's widths would count as three). */
+static void honest_ratio_text(const gl_ui *ui, const gl_run *r, gl_profile_ratio ratio,
+                              int width, char *buf, size_t len)
+{
+    char text[32];
+    if (r->stable && (ratio.known || ratio.same_kernel))
+        snprintf(text, sizeof(text), "~");
+    else
+        gl_profile_ratio_text(ratio, ui->utf8, text, sizeof(text));
+    char *space = strchr(text, ' ');
+    if (space)
+        memmove(space, space + 1, strlen(space));
+    size_t n = strlen(text), pad = (size_t)(width > gl_ui_text_width(text)
+                                                ? width - gl_ui_text_width(text) : 0);
+    if (n + 1 > len)
+        n = len - 1;
+    if (pad + n + 1 > len)
+        pad = len - n - 1;
+    memset(buf, ' ', pad);
+    memcpy(buf + pad, text, n);
+    buf[pad + n] = '\0';
+}
+
+/* Row `row`'s time on run `before` over its time on run `after` (honest_ratio_text). */
+static void row_ratio_text(const gl_ui *ui, const gl_run *r, size_t row, size_t before,
+                           size_t after, int width, char *buf, size_t len)
+{
+    const gl_profile *p = r->prof;
+    const gl_profile_row *pr = &p->rows[row];
+    bool ran_b, ran_a;
+    gl_profile_stat b = gl_profile_row_stat(p, pr, before, &ran_b);
+    gl_profile_stat a = gl_profile_row_stat(p, pr, after, &ran_a);
+    gl_profile_ratio ratio = {.known = false};
+    if (ran_b && ran_a)
+        ratio = gl_profile_ratio_of(b, a, gl_profile_same_kernel(pr, &pr->cells[before],
+                                                                 &pr->cells[after]));
+    honest_ratio_text(ui, r, ratio, width, buf, len);
+}
+
 static void bar_text(const gl_run *r, double pct, bool utf8, char *buf, size_t len)
 {
     int cells = r->stable || pct <= 0 ? 0 : (int)(pct / 100 * BAR_W + 0.5);
@@ -95,14 +136,22 @@ static void fit(const char *text, int w, bool utf8, char *buf, size_t len)
 /* Graph outputs the header compares across branches, one line each at most. */
 enum { BRANCH_OUTPUT_LINES = 3 };
 
-/* Header lines above the column names: the whole runs, the nodes, and with a branch
- * the two branches, then its outputs (the last line "… N more" when there are more). */
+/* Does the header have the line of the data set's expected outputs? */
+static bool has_expected_line(const gl_run *r)
+{
+    return r->prof->has_expected != NULL;
+}
+
+/* Header lines above the column names: the whole runs, the nodes, the data set's
+ * expected outputs (with --data when it has output_*.pb), and with a branch the two
+ * branches, then its outputs (the last line "… N more" when there are more). */
 static int header_count(const gl_run *r)
 {
+    int own = 2 + has_expected_line(r);
     if (!r->branch)
-        return 2;
+        return own;
     size_t n = r->branch->n_outputs;
-    return 3 + (int)(n > BRANCH_OUTPUT_LINES + 1 ? BRANCH_OUTPUT_LINES + 1 : n);
+    return own + 1 + (int)(n > BRANCH_OUTPUT_LINES + 1 ? BRANCH_OUTPUT_LINES + 1 : n);
 }
 
 static int header_rows(const gl_run *r) { return header_count(r) + 1; }
@@ -150,8 +199,15 @@ static void header_line(const gl_ui *ui, const gl_run *r, int line, char *buf, s
     char label[96], t[32];
     gl_snapshot_label(ui->pipeline, r->step, label, sizeof(label));
     size_t used = 0;
+    if (line == 2 && has_expected_line(r)) {
+        /* each run's graph outputs against the data set's output_*.pb */
+        char runs[512];
+        gl_profile_expected_text(p, r->stable, runs, sizeof(runs));
+        snprintf(buf, len, "expected (%s): %s", r->expected_label, runs);
+        return;
+    }
     if (line >= 2) {
-        branch_line(ui, r, line - 2, buf, len);
+        branch_line(ui, r, line - 2 - has_expected_line(r), buf, len);
         return;
     }
     if (line == 0) {
@@ -163,8 +219,9 @@ static void header_line(const gl_ui *ui, const gl_run *r, int line, char *buf, s
         }
         if (r->unfused != SIZE_MAX && used < len) {
             char x[32];
-            ratio_text(r, p->backends[r->unfused].wall.median, p->backends[r->fused].wall.median,
-                       x, sizeof(x));
+            honest_ratio_text(ui, r, gl_profile_ratio_of(p->backends[r->unfused].wall,
+                                                         p->backends[r->fused].wall, false),
+                              0, x, sizeof(x));
             snprintf(buf + used, len - used, "; fusion %s", x);
         }
         return;
@@ -268,8 +325,8 @@ static void row_text(const gl_ui *ui, const gl_run *r, size_t row, char *buf, si
     else
         snprintf(rc.spread, sizeof(rc.spread), "%.0f%%",
                  (c->ms.max - c->ms.min) / c->ms.median * 100);
-    ratio_text(r, ref, f, rc.vref, sizeof(rc.vref));
-    ratio_text(r, u, f, rc.vunf, sizeof(rc.vunf));
+    row_ratio_text(ui, r, row, r->ref, r->fused, 6, rc.vref, sizeof(rc.vref));
+    row_ratio_text(ui, r, row, r->unfused, r->fused, 6, rc.vunf, sizeof(rc.vunf));
     if (!c->ran || pr->depth > 0)
         snprintf(rc.pct, sizeof(rc.pct), "-");
     else if (r->stable)

@@ -11,7 +11,9 @@
  * a group's row shows its fused time beside the sum of its members' unfused times.
  *
  * Exit 1 when a backend's graph outputs differ from the reference's beyond tolerance
- * (naming the first node where the two runs part ways), 2 on bad usage or input. */
+ * (naming the first node where the two runs part ways) or, with --data, from the data
+ * set's output_*.pb; 2 on bad usage or input. Ratios follow profile.h's ≈ rule; a fused
+ * group's row names its decision and is flagged when the fusion lost. */
 #include "cli/cli.h"
 
 #include "exec/inputs.h"
@@ -41,7 +43,7 @@ static const gl_cli_option own_options[N_OPTS] = {
     [OPT_BACKENDS] = {"backends", 0, true, "ref,dnnl,fused,unfused",
                       "the runs side by side (default ref,unfused,fused with a fusion step "
                       "in --passes, else ref,dnnl)"},
-    [OPT_REPS] = {"reps", 0, true, "N", "timed runs per backend (default 10)"},
+    [OPT_REPS] = {"reps", 0, true, "N", "timed rounds, every backend once per round (default 10)"},
     [OPT_WARMUP] = {"warmup", 0, true, "N", "untimed runs first (default 3)"},
     [OPT_LAYOUT] = {"layout", 0, true, "auto|plain|nhwc|blocked",
                     "the dnnl backend's activation layout (default auto)"},
@@ -54,13 +56,20 @@ static const gl_cli_option own_options[N_OPTS] = {
 const gl_command gl_command_profile = {
     "profile", "MODEL",
     "per-node times on each backend side by side, compared with the reference",
-    "Per node: median/min/max over --reps runs, % of the total, layout conversions, "
+    "Per node: median/min/max over --reps rounds, % of the total, layout conversions, "
     "GFLOP/s, sorted by time; the whole-run median measured apart; each node's outputs "
-    "against the reference run (max abs, NMSE). Exit 1 when an output is over tolerance, "
-    "naming the node where the runs part ways. fused: dnnl on the model --passes makes; "
-    "unfused: dnnl on the model the same passes make without fusion (a fused group's row: "
-    "its members under it, their unfused sum beside its fused time). --passes defaults to "
-    "none.",
+    "against the reference run (max abs, NMSE). The backends take turns round by round "
+    "(round 1 of each, then round 2...), so a busy spell of the machine lands on all; each "
+    "total has its spread. Exit 1 when an output is over tolerance, naming the node where "
+    "the runs part ways; with --data, also when a run's outputs differ from DIR/output_*.pb "
+    "(--rtol/--atol, as run --data), one line per output naming it, the run and max_abs. "
+    "fused: dnnl on the model --passes makes; unfused: dnnl on the model the same passes "
+    "make without fusion (a fused group's row: its members under it, their unfused sum "
+    "beside its fused time, the id of the fusion decision that formed it; a group whose "
+    "fastest round is slower than its members' slowest rounds summed is flagged 'fusion "
+    "lost N ms (decision #ID)'). Ratios: '≈' when both runs ran the same kernel (same node, "
+    "implementation and layouts), '≈ 1.01x' when their min..max ranges overlap, a bare "
+    "ratio only when they do not. --passes defaults to none.",
     GL_SOPT_EXECUTE, own_options, N_OPTS, gl_cmd_profile};
 
 /* The runs --backends may name: a backend on the model as optimized, or dnnl on it
@@ -289,12 +298,58 @@ static table table_make(const gl_profile *p)
 /* A row's median on run bi; a group's on the unfused run: its members' sum. < 0: none. */
 static double row_ms(const gl_profile *p, const gl_profile_row *r, size_t bi)
 {
-    const gl_profile_cell *c = cell(p, r, bi);
-    if (c)
-        return c->ms.median;
-    if (bi < p->n_backends && r->n_members && r->cells[bi].members_ms > 0)
-        return r->cells[bi].members_ms;
-    return -1;
+    bool ran;
+    gl_profile_stat st = gl_profile_row_stat(p, r, bi, &ran);
+    return ran ? st.median : -1;
+}
+
+/* Row r's time on `before` over its time on `after`, by profile.h's rule ("≈" for the
+ * same kernel in both, "≈ 1.01x" within noise). */
+static gl_profile_ratio row_ratio(const gl_profile *p, const gl_profile_row *r, size_t before,
+                                  size_t after)
+{
+    bool ran_b, ran_a;
+    gl_profile_stat b = gl_profile_row_stat(p, r, before, &ran_b);
+    gl_profile_stat a = gl_profile_row_stat(p, r, after, &ran_a);
+    bool same = ran_b && ran_a && gl_profile_same_kernel(r, &r->cells[before], &r->cells[after]);
+    if (!ran_b || !ran_a)
+        return (gl_profile_ratio){.known = false};
+    return gl_profile_ratio_of(b, a, same);
+}
+
+/* A group's loss against its members run apart (gl_profile_fusion_lost), 0: none. */
+static double row_lost(const table *t, const gl_profile_row *r)
+{
+    bool ran_f, ran_u;
+    if (t->fused == SIZE_MAX || !r->n_members)
+        return 0;
+    gl_profile_stat f = gl_profile_row_stat(t->p, r, t->fused, &ran_f);
+    gl_profile_stat u = gl_profile_row_stat(t->p, r, t->unfused, &ran_u);
+    return ran_f && ran_u ? gl_profile_fusion_lost(f, u) : 0;
+}
+
+/* Text right-aligned in `width` terminal columns ("≈" is three bytes, one column). */
+static void print_right(const char *text, int width)
+{
+    int cols = 0;
+    for (const char *c = text; *c; c++)
+        cols += ((unsigned char)*c & 0xc0) != 0x80;
+    printf(" %*s%s", width > cols ? width - cols : 0, "", text);
+}
+
+static void print_ratio(gl_profile_ratio ratio)
+{
+    char buf[32];
+    gl_profile_ratio_text(ratio, true, buf, sizeof(buf));
+    print_right(buf, 8);
+}
+
+static void decision_text(const gl_profile_row *r, char *buf, size_t len)
+{
+    if (r->n_members && r->decision >= 0)
+        snprintf(buf, len, "#%lld", (long long)r->decision);
+    else
+        snprintf(buf, len, "-");
 }
 
 static void print_row(const table *t, const gl_profile_row *r)
@@ -319,19 +374,13 @@ static void print_row(const table *t, const gl_profile_row *r)
         else
             printf(" %9s", "-");
     }
-    const gl_profile_cell *rc = p->ref != SIZE_MAX ? cell(p, r, p->ref) : NULL;
-    if (p->ref != SIZE_MAX && p->primary != p->ref) {
-        if (rc && pc && pc->ms.median > 0)
-            printf(" %7.1fx", rc->ms.median / pc->ms.median);
-        else
-            printf(" %8s", "-");
-    }
+    if (p->ref != SIZE_MAX && p->primary != p->ref)
+        print_ratio(row_ratio(p, r, p->ref, p->primary));
+    char decision[32];
     if (t->fused != SIZE_MAX) {
-        double f = row_ms(p, r, t->fused), u = row_ms(p, r, t->unfused);
-        if (f > 0 && u >= 0)
-            printf(" %7.2fx", u / f);
-        else
-            printf(" %8s", "-");
+        print_ratio(row_ratio(p, r, t->unfused, t->fused));
+        decision_text(r, decision, sizeof(decision));
+        printf(" %8s", decision);
     }
     printf(" %5.1f", pc ? pc->pct : 0.0);
     printf(" %8.3f", pc ? pc->convert_ms : 0.0);
@@ -340,7 +389,11 @@ static void print_row(const table *t, const gl_profile_row *r)
     else
         printf(" %8s", "-");
     format_compare(pc, cmp, sizeof(cmp));
-    printf("  %s\n", cmp);
+    printf("  %s", cmp);
+    double lost = row_lost(t, r);
+    if (lost > 0)
+        printf("  fusion lost %.1f ms (decision %s)", lost, decision);
+    printf("\n");
 }
 
 static void print_header(const table *t, bool random_inputs)
@@ -349,8 +402,8 @@ static void print_header(const table *t, bool random_inputs)
     char name[120], threads[32] = "default";
     if (p->threads > 0)
         snprintf(threads, sizeof(threads), "%d", p->threads);
-    printf("# %s: threads %s, %d timed runs after %d warm-up, %s inputs\n",
-           shown(p->model, name, sizeof(name)), threads, p->reps, p->warmup,
+    printf("# %s: threads %s, %d timed rounds (backends interleaved) after %d warm-up, %s "
+           "inputs\n", shown(p->model, name, sizeof(name)), threads, p->reps, p->warmup,
            random_inputs ? "seeded random" : "data set");
     for (size_t bi = 0; bi < p->n_backends; bi++)
         if (p->backends[bi].summary[0])
@@ -364,21 +417,53 @@ static void print_header(const table *t, bool random_inputs)
     if (p->ref != SIZE_MAX && p->primary != p->ref)
         printf(" %8s", "speedup");
     if (t->fused != SIZE_MAX)
-        printf(" %8s", "fusion");
+        printf(" %8s %8s", "fusion", "decision");
     printf(" %5s %8s %8s  %s\n", "%", "conv ms", "GFLOP/s", "compare max_abs/nmse");
 }
 
-static void print_totals(const table *t)
+/* "fusion lost: 2 groups slower fused than their members: NAME 36.2 ms (decision #41),
+ * ...; 41.4 ms in all", or nothing when none lost. */
+static void print_lost(const table *t)
+{
+    const gl_profile *p = t->p;
+    size_t n = 0;
+    double total = 0;
+    for (size_t r = 0; r < p->n_rows; r++)
+        if (row_lost(t, &p->rows[r]) > 0)
+            n++;
+    if (!n)
+        return;
+    printf("fusion lost: %zu group%s slower fused than %s members beyond noise:", n,
+           n == 1 ? "" : "s", n == 1 ? "its" : "their");
+    for (size_t r = 0, k = 0; r < p->n_rows; r++) {
+        double lost = row_lost(t, &p->rows[r]);
+        if (lost <= 0)
+            continue;
+        char name[64], decision[32];
+        decision_text(&p->rows[r], decision, sizeof(decision));
+        printf("%s %s %.1f ms (decision %s)", k++ ? "," : "",
+               shown(p->rows[r].name, name, sizeof(name)), lost, decision);
+        total += lost;
+    }
+    printf("; %.1f ms in all\n", total);
+}
+
+static void print_totals(const table *t, const char *data)
 {
     const gl_profile *p = t->p;
     for (size_t i = 0; i < t->n_cols; i++) {
         const gl_profile_backend *b = &p->backends[t->cols[i]];
-        printf("total %-5s nodes %.3f ms (conversions %.3f ms); whole run median %.3f ms "
-               "(min %.3f, max %.3f); plan %.1f ms; reorders %zu, constants reordered %zu, "
-               "primitives built %zu in the last run\n",
-               b->name, b->node_ms, b->convert_ms, b->wall.median, b->wall.min, b->wall.max,
-               b->create_ms, b->stats.reorders, b->stats.const_reorders, b->stats.builds);
+        printf("total %-5s nodes %.3f ms (per round min %.3f, max %.3f; conversions %.3f ms); "
+               "whole run median %.3f ms (min %.3f, max %.3f); plan %.1f ms; reorders %zu, "
+               "constants reordered %zu, primitives built %zu in the last run\n",
+               b->name, b->node_ms, b->nodes.min, b->nodes.max, b->convert_ms, b->wall.median,
+               b->wall.min, b->wall.max, b->create_ms, b->stats.reorders,
+               b->stats.const_reorders, b->stats.builds);
     }
+    char line[512], dir[160];
+    gl_profile_expected_text(p, false, line, sizeof(line));
+    if (line[0])
+        printf("expected (%s): %s\n", shown(data, dir, sizeof(dir)), line);
     if (t->fused == SIZE_MAX)
         return;
     size_t groups = 0, members = 0;
@@ -388,11 +473,12 @@ static void print_totals(const table *t)
             members += p->rows[r].n_members;
         }
     const gl_profile_stat *f = &p->backends[t->fused].wall, *u = &p->backends[t->unfused].wall;
-    printf("fusion: %zu groups of %zu nodes; whole run unfused %.3f ms, fused %.3f ms",
-           groups, members, u->median, f->median);
-    if (f->median > 0)
-        printf(" (%.2fx)", u->median / f->median);
-    printf("\n");
+    char ratio[32];
+    gl_profile_ratio_text(gl_profile_ratio_of(*u, *f, false), true, ratio, sizeof(ratio));
+    printf("fusion: %zu groups of %zu nodes; whole run unfused %.3f ms (%.3f..%.3f), fused "
+           "%.3f ms (%.3f..%.3f) (%s)\n", groups, members, u->median, u->min, u->max,
+           f->median, f->min, f->max, ratio);
+    print_lost(t);
 }
 
 /* A row that is a member of a fused group: shown under its group, not sorted apart. */
@@ -401,8 +487,9 @@ static bool is_member(const gl_profile *p, const gl_profile_row *r)
     return r->parent != SIZE_MAX && p->rows[r->parent].n_members > 0;
 }
 
-static void print_table(const gl_profile *p, bool random_inputs)
+static void print_table(const gl_profile *p, const char *data)
 {
+    bool random_inputs = !data;
     table t = table_make(p);
     print_header(&t, random_inputs);
     size_t n = p->n_rows ? p->n_rows : 1;
@@ -433,28 +520,32 @@ static void print_table(const gl_profile *p, bool random_inputs)
     free(order);
     free(first);
     free(next);
-    print_totals(&t);
+    print_totals(&t, data);
     printf("(* the backend asked for did not take the node; indented: inside a subgraph or "
            "function body, counted in its caller's time");
     if (t.fused != SIZE_MAX)
         printf("; under a fused group: its members, which the unfused run ran one by one "
-               "(the group's unfused ms is their sum; fusion: unfused / fused)");
-    printf(")\n");
+               "(the group's unfused ms is their sum; fusion: unfused / fused; decision: the "
+               "fusion decision that formed the group)");
+    printf("; ≈: the same kernel in both runs, or min..max ranges that overlap: no speedup "
+           "beyond noise)\n");
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
 /* {"ref": v, "dnnl": v} of one number per backend (null where the row did not run; a
- * group's median on the run that ran its members: their sum). */
+ * group's median, min and max on the run that ran its members: their sums). */
 static void json_per_backend(gl_json *j, const char *key, const gl_profile *p,
                              const gl_profile_row *r, int which)
 {
     gl_json_object_begin(j, key);
     for (size_t bi = 0; bi < p->n_backends; bi++) {
         const gl_profile_cell *c = cell(p, r, bi);
-        double v = which == 0 ? row_ms(p, r, bi) : !c ? 0 : which == 1 ? c->ms.min
-                        : which == 2   ? c->ms.max : c->convert_ms;
-        if (c || (which == 0 && v >= 0))
+        bool ran;
+        gl_profile_stat st = gl_profile_row_stat(p, r, bi, &ran);
+        double v = which == 0 ? st.median : which == 1 ? st.min : which == 2 ? st.max
+                   : c ? c->convert_ms : 0;
+        if (which == 3 ? c != NULL : ran)
             gl_json_double(j, p->backends[bi].name, v);
         else
             gl_json_null(j, p->backends[bi].name);
@@ -462,8 +553,37 @@ static void json_per_backend(gl_json *j, const char *key, const gl_profile *p,
     gl_json_object_end(j);
 }
 
-static void json_node(gl_json *j, const gl_profile *p, const gl_profile_row *r)
+/* A ratio as {"value": x or null, "approx": bool, "same_kernel": bool}. */
+static void json_ratio(gl_json *j, const char *key, gl_profile_ratio ratio)
 {
+    gl_json_object_begin(j, key);
+    if (ratio.known)
+        gl_json_double(j, "value", ratio.value);
+    else
+        gl_json_null(j, "value");
+    gl_json_bool(j, "approx", ratio.approx || ratio.same_kernel);
+    gl_json_bool(j, "same_kernel", ratio.same_kernel);
+    gl_json_object_end(j);
+}
+
+/* With fused and unfused runs: the row's fusion ratio; a group's decision and loss. */
+static void json_fusion(gl_json *j, const table *t, const gl_profile_row *r)
+{
+    if (t->fused == SIZE_MAX)
+        return;
+    json_ratio(j, "fusion", row_ratio(t->p, r, t->unfused, t->fused));
+    if (!r->n_members)
+        return;
+    if (r->decision >= 0)
+        gl_json_int(j, "decision", r->decision);
+    else
+        gl_json_null(j, "decision");
+    gl_json_double(j, "lost_ms", row_lost(t, r));
+}
+
+static void json_node(gl_json *j, const table *t, const gl_profile_row *r)
+{
+    const gl_profile *p = t->p;
     const gl_profile_cell *pc = main_cell(p, r);
     gl_json_object_begin(j, NULL);
     gl_json_string(j, "name", r->name);
@@ -485,6 +605,9 @@ static void json_node(gl_json *j, const gl_profile *p, const gl_profile_row *r)
     json_per_backend(j, "min_ms", p, r, 1);
     json_per_backend(j, "max_ms", p, r, 2);
     json_per_backend(j, "convert_ms", p, r, 3);
+    if (p->ref != SIZE_MAX && p->primary != p->ref)
+        json_ratio(j, "speedup", row_ratio(p, r, p->ref, p->primary));
+    json_fusion(j, t, r);
     gl_json_double(j, "pct", pc ? pc->pct : 0);
     if (r->flops >= 0)
         gl_json_int(j, "flops", r->flops);
@@ -507,6 +630,25 @@ static void json_node(gl_json *j, const gl_profile *p, const gl_profile_row *r)
     gl_json_object_end(j);
 }
 
+/* With a data set's outputs: "expected_ok" and per output {name, ok, max_abs}. */
+static void json_expected(gl_json *j, const gl_profile *p, const gl_profile_backend *b)
+{
+    if (!p->has_expected || !b->expected)
+        return;
+    gl_json_bool(j, "expected_ok", b->expected_ok);
+    gl_json_array_begin(j, "expected");
+    for (size_t i = 0; i < p->n_outputs; i++) {
+        if (!p->has_expected[i])
+            continue;
+        gl_json_object_begin(j, NULL);
+        gl_json_string(j, "output", p->output_names[i]);
+        gl_json_bool(j, "ok", b->expected[i].ok);
+        gl_json_double(j, "max_abs", b->expected[i].max_abs);
+        gl_json_object_end(j);
+    }
+    gl_json_array_end(j);
+}
+
 static void print_json(const gl_profile *p)
 {
     gl_json j;
@@ -524,6 +666,8 @@ static void print_json(const gl_profile *p)
         gl_json_double(&j, "min_ms", b->wall.min);
         gl_json_double(&j, "max_ms", b->wall.max);
         gl_json_double(&j, "node_ms", b->node_ms);
+        gl_json_double(&j, "node_min_ms", b->nodes.min);
+        gl_json_double(&j, "node_max_ms", b->nodes.max);
         gl_json_double(&j, "convert_ms", b->convert_ms);
         gl_json_double(&j, "plan_ms", b->create_ms);
         gl_json_string(&j, "plan", b->summary);
@@ -535,12 +679,14 @@ static void print_json(const gl_profile *p)
             gl_json_bool(&j, "outputs_ok", b->outputs_ok);
         if (b->compared && b->first_divergence != SIZE_MAX)
             gl_json_string(&j, "first_divergence", p->rows[b->first_divergence].name);
+        json_expected(&j, p, b);
         gl_json_object_end(&j);
     }
     gl_json_object_end(&j);
     gl_json_array_begin(&j, "nodes");
+    table t = table_make(p);
     for (size_t r = 0; r < p->n_rows; r++)
-        json_node(&j, p, &p->rows[r]);
+        json_node(&j, &t, &p->rows[r]);
     gl_json_array_end(&j);
     gl_json_object_end(&j);
     gl_json_finish(&j);
@@ -548,26 +694,36 @@ static void print_json(const gl_profile *p)
 
 /* ---- the verdict ----------------------------------------------------------------------------- */
 
+/* One stderr line per graph output of run b over tolerance in cmp[] (`given`: which
+ * outputs were compared, NULL: all), against `what` ("ref", the data set's folder). */
+static void report_outputs(const gl_profile *p, const gl_profile_backend *b,
+                           const gl_compare *cmp, const bool *given, const char *what)
+{
+    char name[120], model[120], against[160];
+    for (size_t i = 0; cmp && i < p->n_outputs; i++) {
+        if ((given && !given[i]) || cmp[i].ok)
+            continue;
+        char line[320];
+        gl_compare_format(&cmp[i], line, sizeof(line));
+        fprintf(stderr, "graphlab profile: %s: output '%s' [%s vs %s]: %s: MISMATCH\n",
+                shown(p->model, model, sizeof(model)),
+                shown(p->output_names[i], name, sizeof(name)), b->name,
+                shown(what, against, sizeof(against)), line);
+    }
+}
+
 /* Per backend compared with the reference: the outputs over tolerance and where the runs
  * part ways, on stderr. False when any output is over. */
 static bool report_divergence(const gl_profile *p)
 {
     bool ok = true;
-    char name[120], node[120];
+    char name[120];
     for (size_t bi = 0; bi < p->n_backends; bi++) {
         const gl_profile_backend *b = &p->backends[bi];
         if (!b->compared || b->outputs_ok)
             continue;
         ok = false;
-        for (size_t i = 0; i < p->n_outputs; i++) {
-            if (b->outputs[i].ok)
-                continue;
-            char line[320];
-            gl_compare_format(&b->outputs[i], line, sizeof(line));
-            fprintf(stderr, "graphlab profile: %s: output '%s' [%s vs ref]: %s: MISMATCH\n",
-                    shown(p->model, node, sizeof(node)),
-                    shown(p->output_names[i], name, sizeof(name)), b->name, line);
-        }
+        report_outputs(p, b, b->outputs, NULL, "ref");
         if (b->first_divergence != SIZE_MAX) {
             const gl_profile_row *r = &p->rows[b->first_divergence];
             char line[320];
@@ -575,6 +731,19 @@ static bool report_divergence(const gl_profile *p)
             fprintf(stderr, "graphlab profile: %s and ref part ways at node '%s' (%s): %s\n",
                     b->name, shown(r->name, name, sizeof(name)), r->op, line);
         }
+    }
+    return ok;
+}
+
+/* Per run, the graph outputs over tolerance of the data set's output_*.pb, on stderr
+ * (as `run --data` compares them). False when any is over. */
+static bool report_expected(const gl_profile *p, const char *data)
+{
+    bool ok = true;
+    for (size_t bi = 0; bi < p->n_backends && p->has_expected; bi++) {
+        const gl_profile_backend *b = &p->backends[bi];
+        ok = ok && b->expected_ok;
+        report_outputs(p, b, b->expected, p->has_expected, data);
     }
     return ok;
 }
@@ -599,7 +768,9 @@ static int profile_model(const gl_model *m, profile_args *a)
         fprintf(stderr, "graphlab profile: no --data: seeded random inputs, the same for "
                         "every backend and run\n");
     gl_profile *p = NULL;
+    a->o.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
     st = gl_profile_run(m, (const gl_tensor *const *)d.inputs, d.n_inputs, &a->o, &p);
+    a->o.expected = NULL;
     gl_dataset_free(&d);
     if (st == GL_OK && a->trace)
         st = gl_profile_trace_save(p, a->trace);
@@ -613,8 +784,10 @@ static int profile_model(const gl_model *m, profile_args *a)
     if (a->json)
         print_json(p);
     else
-        print_table(p, !a->so.data);
-    int rc = report_divergence(p) ? GL_EXIT_OK : GL_EXIT_MISMATCH;
+        print_table(p, a->so.data);
+    bool ok = report_divergence(p);
+    ok = report_expected(p, a->so.data) && ok;
+    int rc = ok ? GL_EXIT_OK : GL_EXIT_MISMATCH;
     gl_profile_free(p);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include "ir/calls.h"
 #include "util/hash.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -251,7 +252,7 @@ static size_t new_row(builder *b, const gl_node *n, int depth, size_t parent)
     size_t r = p->n_rows++;
     p->rows[r] = (gl_profile_row){
         .name = gl_xstrdup(n->name ? n->name : ""), .op = gl_xstrdup(n->op_type),
-        .depth = depth, .parent = parent, .flops = -1, .bytes = -1,
+        .depth = depth, .parent = parent, .flops = -1, .bytes = -1, .decision = -1,
         .cells = gl_xcalloc(p->n_backends, sizeof(gl_profile_cell))};
     b->links[r] = (row_links){SIZE_MAX, SIZE_MAX, SIZE_MAX};
     const gl_function *f = parent == SIZE_MAX && n->graph == b->m->graph && n->domain &&
@@ -260,6 +261,7 @@ static size_t new_row(builder *b, const gl_node *n, int depth, size_t parent)
     if (f) {
         const gl_graph *body = f->body;
         gl_profile_row *row = &p->rows[r];
+        row->decision = n->prov.decision;
         row->members = gl_xcalloc(body->n_nodes ? body->n_nodes : 1, sizeof(*row->members));
         for (size_t i = 0; i < body->n_nodes; i++)
             if (body->nodes[i])
@@ -393,6 +395,10 @@ typedef struct session {
     uint64_t exec_begin, exec_end;
     type_map types;
     const gl_profile_options *o;
+    /* Samples of the rounds: by entry x round (node, convert), by round (wall, and the
+     * model's own nodes summed). */
+    double *node_ns, *convert_ns, *wall_ns, *round_ns;
+    gl_tensor **outs;          /* a run's graph outputs */
 } session;
 
 static void push_event(gl_profile *p, gl_profile_event ev)
@@ -581,52 +587,87 @@ static void observe(session *s, void (*node_end)(void *, const gl_exec *, const 
     gl_exec_set_observer(s->e, node_end ? &ob : NULL);
 }
 
-/* Warm-up, then `reps` rounds of an observed and a plain run. */
-static gl_status timed_runs(session *s, const gl_tensor *const *in, size_t n_in,
-                            gl_tensor **outs, double *node_ns, double *convert_ns,
-                            double *wall_ns)
+/* The model's own nodes (not those inside bodies) summed over this run's entries. */
+static double own_nodes_ns(const session *s)
+{
+    double sum = 0;
+    for (size_t i = 0; i < s->n_entries; i++)
+        if (gl_exec_plan_at(s->e, i)->parent == SIZE_MAX)
+            sum += (double)s->acc_ns[i];
+    return sum;
+}
+
+/* Round r on this backend: an observed run, then a plain one. */
+static gl_status one_round(session *s, const gl_tensor *const *in, size_t n_in, int r)
 {
     gl_profile *p = s->p;
-    int reps = s->o->reps;
-    gl_status st = GL_OK;
-    for (int w = 0; w < s->o->warmup && st == GL_OK; w++)
-        st = run_once(s, in, n_in, outs, false);
-    for (int r = 0; r < reps && st == GL_OK; r++) {
-        memset(s->acc_ns, 0, s->n_entries * sizeof(*s->acc_ns));
-        memset(s->acc_convert, 0, s->n_entries * sizeof(*s->acc_convert));
-        observe(s, on_timed_end);
-        uint64_t t0 = now_ns();
-        st = run_once(s, in, n_in, outs, false);
-        uint64_t t1 = now_ns();
-        observe(s, NULL);
-        for (size_t i = 0; i < s->n_entries; i++) {
-            node_ns[i * (size_t)reps + (size_t)r] = (double)s->acc_ns[i];
-            convert_ns[i * (size_t)reps + (size_t)r] = (double)s->acc_convert[i];
-        }
-        if (s->o->trace && st == GL_OK) {
-            push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_RUN, .backend = s->bi,
-                                             .ts_ns = t0 - s->t_start, .dur_ns = t1 - t0});
-            push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_EXECUTE, .backend = s->bi,
-                                             .ts_ns = s->exec_begin - s->t_start,
-                                             .dur_ns = s->exec_end - s->exec_begin});
-        }
-        if (st != GL_OK)
-            break;
-        t0 = now_ns();
-        st = run_once(s, in, n_in, outs, false);
-        wall_ns[r] = (double)(now_ns() - t0);
+    size_t reps = (size_t)s->o->reps;
+    memset(s->acc_ns, 0, s->n_entries * sizeof(*s->acc_ns));
+    memset(s->acc_convert, 0, s->n_entries * sizeof(*s->acc_convert));
+    observe(s, on_timed_end);
+    uint64_t t0 = now_ns();
+    gl_status st = run_once(s, in, n_in, s->outs, false);
+    uint64_t t1 = now_ns();
+    observe(s, NULL);
+    if (st != GL_OK)
+        return st;
+    for (size_t i = 0; i < s->n_entries; i++) {
+        s->node_ns[i * reps + (size_t)r] = (double)s->acc_ns[i];
+        s->convert_ns[i * reps + (size_t)r] = (double)s->acc_convert[i];
     }
-    if (st == GL_OK)
-        gl_exec_get_stats(s->e, &p->backends[s->bi].stats);
+    s->round_ns[r] = own_nodes_ns(s);
+    if (s->o->trace) {
+        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_RUN, .backend = s->bi,
+                                         .ts_ns = t0 - s->t_start, .dur_ns = t1 - t0});
+        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_EXECUTE, .backend = s->bi,
+                                         .ts_ns = s->exec_begin - s->t_start,
+                                         .dur_ns = s->exec_end - s->exec_begin});
+    }
+    t0 = now_ns();
+    st = run_once(s, in, n_in, s->outs, false);
+    s->wall_ns[r] = (double)(now_ns() - t0);
     return st;
 }
 
-/* The untimed run: types, FLOPs, the reference's outputs kept or compared. */
-static gl_status inspect_run(session *s, const gl_tensor *const *in, size_t n_in,
-                             gl_tensor **outs)
+/* Warm-up runs, then the rounds, every backend in turn within each (profile.h says why). */
+static gl_status timed_runs(session *ss, size_t n, const gl_tensor *const *in, size_t n_in,
+                            const gl_profile_options *o)
+{
+    gl_status st = GL_OK;
+    for (int w = 0; w < o->warmup && st == GL_OK; w++)
+        for (size_t bi = 0; bi < n && st == GL_OK; bi++)
+            st = run_once(&ss[bi], in, n_in, ss[bi].outs, false);
+    for (int r = 0; r < o->reps && st == GL_OK; r++)
+        for (size_t bi = 0; bi < n && st == GL_OK; bi++)
+            st = one_round(&ss[bi], in, n_in, r);
+    return st;
+}
+
+/* The graph outputs of this run against the expected ones (a data set's), as `run
+ * --data` compares them: gl_compare_tensors with the same tolerances. */
+static void compare_expected(session *s, const gl_tensor *const *expected)
+{
+    gl_profile *p = s->p;
+    gl_profile_backend *pb = &p->backends[s->bi];
+    pb->expected_ok = true;
+    if (!expected)
+        return;
+    pb->expected = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*pb->expected));
+    for (size_t i = 0; i < p->n_outputs; i++) {
+        if (!expected[i] || !s->outs[i])
+            continue;
+        gl_compare_tensors(s->outs[i], expected[i], p->rtol, p->atol, &pb->expected[i]);
+        pb->expected_ok = pb->expected_ok && pb->expected[i].ok;
+    }
+}
+
+/* The untimed run: types, FLOPs, the reference's outputs kept or compared; every run's
+ * outputs against the expected ones. */
+static gl_status inspect_run(session *s, const gl_tensor *const *in, size_t n_in)
 {
     gl_profile *p = s->p;
     builder *b = s->b;
+    gl_tensor **outs = s->outs;
     const gl_graph *g = gl_exec_model(s->e)->graph;
     for (size_t i = 0; i < g->n_inputs && i < n_in; i++) {
         gl_profile_type *slot = type_slot(&s->types, g->inputs[i]);
@@ -639,10 +680,12 @@ static gl_status inspect_run(session *s, const gl_tensor *const *in, size_t n_in
     observe(s, NULL);
     if (st != GL_OK)
         return st;
+    compare_expected(s, s->o->expected);
     gl_profile_backend *pb = &p->backends[s->bi];
     if (s->is_ref) {
         b->ref_outputs = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*b->ref_outputs));
         memcpy(b->ref_outputs, outs, p->n_outputs * sizeof(*outs));
+        memset(outs, 0, p->n_outputs * sizeof(*outs));
         return GL_OK;
     }
     if (p->ref != SIZE_MAX) {
@@ -659,7 +702,7 @@ static gl_status inspect_run(session *s, const gl_tensor *const *in, size_t n_in
 }
 
 /* The plan's rows after the runs: what ran each entry, how, and its statistics. */
-static void fill_cells(session *s, double *node_ns, double *convert_ns)
+static void fill_cells(session *s)
 {
     size_t reps = (size_t)s->o->reps;
     for (size_t i = 0; i < s->n_entries; i++) {
@@ -672,9 +715,25 @@ static void fill_cells(session *s, double *node_ns, double *convert_ns)
         c->info = en->info;
         c->conversions = en->conversions;
         c->calls = s->calls[i];
-        c->ms = gl_profile_stats(node_ns + i * reps, reps);
-        c->convert_ms = gl_profile_stats(convert_ns + i * reps, reps).median;
+        c->ms = gl_profile_stats(s->node_ns + i * reps, reps);
+        c->convert_ms = gl_profile_stats(s->convert_ns + i * reps, reps).median;
     }
+}
+
+/* After the rounds: the statistics, the inspection run, the cells. */
+static gl_status session_finish(session *s, const gl_tensor *const *in, size_t n_in)
+{
+    gl_profile_backend *pb = &s->p->backends[s->bi];
+    size_t reps = (size_t)s->o->reps;
+    gl_exec_get_stats(s->e, &pb->stats);
+    gl_status st = inspect_run(s, in, n_in);
+    if (st != GL_OK)
+        return st;
+    fill_cells(s);
+    pb->wall = gl_profile_stats(s->wall_ns, reps);
+    pb->nodes = gl_profile_stats(s->round_ns, reps);
+    gl_exec_summary(s->e, pb->summary, sizeof(pb->summary));
+    return GL_OK;
 }
 
 static void session_free(session *s)
@@ -684,17 +743,24 @@ static void session_free(session *s)
     free(s->acc_convert);
     free(s->calls);
     free(s->begin);
+    free(s->node_ns);
+    free(s->convert_ns);
+    free(s->wall_ns);
+    free(s->round_ns);
+    if (s->outs)
+        free_outputs(s->outs, s->p->n_outputs);
+    free(s->outs);
     type_map_free(&s->types);
     gl_exec_free(s->e);
 }
 
-static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
-                                 const gl_tensor *const *in, size_t n_in,
-                                 const gl_profile_options *o, uint64_t t_start)
+/* Backend bi's plan, its rows, and room for its samples. */
+static gl_status session_open(session *s, builder *b, unsigned bi, const gl_model *m,
+                              const gl_profile_options *o, uint64_t t_start)
 {
     gl_profile *p = b->p;
     gl_profile_backend *pb = &p->backends[bi];
-    session s = {.b = b, .p = p, .bi = bi, .is_ref = bi == p->ref, .t_start = t_start, .o = o};
+    *s = (session){.b = b, .p = p, .bi = bi, .is_ref = bi == p->ref, .t_start = t_start, .o = o};
     if (m->graph->n_inputs != b->m->graph->n_inputs ||
         m->graph->n_outputs != b->m->graph->n_outputs)
         return gl_fail(GL_ERR_INPUT, "%s: run '%s': its model has %zu inputs and %zu outputs, "
@@ -703,7 +769,7 @@ static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
     gl_exec_options eo = {.backend = pb->backend, .threads = o->threads, .layout = o->layout,
                           .max_memory = o->max_memory};
     uint64_t t0 = now_ns();
-    gl_status st = gl_exec_create(m, &eo, &s.e);
+    gl_status st = gl_exec_create(m, &eo, &s->e);
     uint64_t t1 = now_ns();
     if (st != GL_OK)
         return st;
@@ -711,40 +777,49 @@ static gl_status profile_backend(builder *b, unsigned bi, const gl_model *m,
     if (o->trace)
         push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_CREATE, .backend = bi,
                                          .ts_ns = t0 - t_start, .dur_ns = t1 - t0});
-    size_t n = s.n_entries = gl_exec_plan_count(s.e);
+    size_t n = s->n_entries = gl_exec_plan_count(s->e);
     size_t reps = (size_t)o->reps;
-    if (n > GL_PROFILE_MAX_SAMPLES / reps) {
-        gl_exec_free(s.e);
+    if (n > GL_PROFILE_MAX_SAMPLES / reps)
         return gl_fail(GL_ERR_INPUT, "%s: %zu plan entries x %zu timed runs are more samples "
                        "than a profile keeps (%u); time fewer runs", p->model, n, reps,
                        GL_PROFILE_MAX_SAMPLES);
-    }
-    s.entry_rows = gl_xcalloc(n ? n : 1, sizeof(*s.entry_rows));
+    s->entry_rows = gl_xcalloc(n ? n : 1, sizeof(*s->entry_rows));
     for (size_t i = 0; i < n; i++)
-        s.entry_rows[i] = row_for(b, bi, gl_exec_plan_at(s.e, i), s.entry_rows, pb->other_model);
-    s.acc_ns = gl_xcalloc(n ? n : 1, sizeof(*s.acc_ns));
-    s.acc_convert = gl_xcalloc(n ? n : 1, sizeof(*s.acc_convert));
-    s.calls = gl_xcalloc(n ? n : 1, sizeof(*s.calls));
-    s.begin = gl_xcalloc(n ? n : 1, sizeof(*s.begin));
+        s->entry_rows[i] = row_for(b, bi, gl_exec_plan_at(s->e, i), s->entry_rows,
+                                   pb->other_model);
+    s->acc_ns = gl_xcalloc(n ? n : 1, sizeof(*s->acc_ns));
+    s->acc_convert = gl_xcalloc(n ? n : 1, sizeof(*s->acc_convert));
+    s->calls = gl_xcalloc(n ? n : 1, sizeof(*s->calls));
+    s->begin = gl_xcalloc(n ? n : 1, sizeof(*s->begin));
     size_t samples = n * reps > 0 ? n * reps : 1;
-    double *node_ns = gl_xcalloc(samples, sizeof(*node_ns));
-    double *convert_ns = gl_xcalloc(samples, sizeof(*convert_ns));
-    double *wall_ns = gl_xcalloc(reps, sizeof(*wall_ns));
-    gl_tensor **outs = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*outs));
+    s->node_ns = gl_xcalloc(samples, sizeof(*s->node_ns));
+    s->convert_ns = gl_xcalloc(samples, sizeof(*s->convert_ns));
+    s->wall_ns = gl_xcalloc(reps, sizeof(*s->wall_ns));
+    s->round_ns = gl_xcalloc(reps, sizeof(*s->round_ns));
+    s->outs = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*s->outs));
     pb->first_divergence = SIZE_MAX;
-    st = timed_runs(&s, in, n_in, outs, node_ns, convert_ns, wall_ns);
+    return GL_OK;
+}
+
+/* Every backend's plan, the interleaved rounds, then each backend's inspection run in
+ * order: the reference's first, which the others compare with. */
+static gl_status profile_backends(builder *b, const gl_model *const *models,
+                                  const gl_tensor *const *in, size_t n_in,
+                                  const gl_profile_options *o, uint64_t t_start)
+{
+    gl_profile *p = b->p;
+    size_t n = p->n_backends, opened = 0;
+    session ss[GL_PROFILE_MAX_BACKENDS];
+    gl_status st = GL_OK;
+    for (; opened < n && st == GL_OK; opened++)
+        st = session_open(&ss[opened], b, (unsigned)opened,
+                          models[opened] ? models[opened] : b->m, o, t_start);
     if (st == GL_OK)
-        st = inspect_run(&s, in, n_in, outs);
-    if (st == GL_OK) {
-        fill_cells(&s, node_ns, convert_ns);
-        pb->wall = gl_profile_stats(wall_ns, reps);
-        gl_exec_summary(s.e, pb->summary, sizeof(pb->summary));
-    }
-    free(outs);
-    free(node_ns);
-    free(convert_ns);
-    free(wall_ns);
-    session_free(&s);
+        st = timed_runs(ss, n, in, n_in, o);
+    for (size_t bi = 0; bi < n && st == GL_OK; bi++)
+        st = session_finish(&ss[bi], in, n_in);
+    for (size_t bi = 0; bi < opened; bi++)
+        session_free(&ss[bi]);
     return st;
 }
 
@@ -819,9 +894,15 @@ static void totals(gl_profile *p)
         const gl_profile_row *row = &p->rows[r];
         if (row->parent == SIZE_MAX || !p->rows[row->parent].n_members)
             continue;
-        for (size_t bi = 0; bi < p->n_backends; bi++)
-            if (row->cells[bi].ran)
-                p->rows[row->parent].cells[bi].members_ms += row->cells[bi].ms.median;
+        for (size_t bi = 0; bi < p->n_backends; bi++) {
+            const gl_profile_cell *c = &row->cells[bi];
+            gl_profile_cell *g = &p->rows[row->parent].cells[bi];
+            if (!c->ran)
+                continue;
+            g->members_ms += c->ms.median;
+            g->members_min_ms += c->ms.min;
+            g->members_max_ms += c->ms.max;
+        }
     }
 }
 
@@ -860,6 +941,11 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
     p->output_names = gl_xcalloc(g->n_outputs ? g->n_outputs : 1, sizeof(*p->output_names));
     for (size_t i = 0; i < g->n_outputs; i++)
         p->output_names[i] = gl_xstrdup(g->outputs[i]->name);
+    if (o->expected) {
+        p->has_expected = gl_xcalloc(g->n_outputs ? g->n_outputs : 1, sizeof(bool));
+        for (size_t i = 0; i < g->n_outputs; i++)
+            p->has_expected[i] = o->expected[i] != NULL;
+    }
     const gl_model *models[GL_PROFILE_MAX_BACKENDS] = {0};
     p->primary = SIZE_MAX;
     gl_status st = choose_backends(p, o, models);
@@ -869,8 +955,8 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
     b.top_rows = gl_xmalloc((g->n_nodes ? g->n_nodes : 1) * sizeof(*b.top_rows));
     for (size_t i = 0; i < g->n_nodes; i++)
         b.top_rows[i] = SIZE_MAX;
-    for (unsigned bi = 0; bi < p->n_backends && st == GL_OK; bi++)
-        st = profile_backend(&b, bi, models[bi] ? models[bi] : m, inputs, n_inputs, o, t_start);
+    if (st == GL_OK)
+        st = profile_backends(&b, models, inputs, n_inputs, o, t_start);
     builder_free(&b);
     if (st != GL_OK) {
         gl_profile_free(p);
@@ -902,11 +988,114 @@ void gl_profile_free(gl_profile *p)
     }
     free(p->rows);
     for (size_t bi = 0; bi < p->n_backends; bi++)
+    {
         free(p->backends[bi].outputs);
+        free(p->backends[bi].expected);
+    }
+    free(p->has_expected);
     for (size_t i = 0; i < p->n_outputs; i++)
         free(p->output_names[i]);
     free(p->output_names);
     free(p->events);
     free(p->model);
     free(p);
+}
+
+/* ---- reading the times ------------------------------------------------------------------- */
+
+gl_profile_stat gl_profile_row_stat(const gl_profile *p, const gl_profile_row *r, size_t bi,
+                                    bool *ran)
+{
+    *ran = false;
+    if (bi >= p->n_backends)
+        return (gl_profile_stat){0};
+    const gl_profile_cell *c = &r->cells[bi];
+    if (c->ran && c->calls) {
+        *ran = true;
+        return c->ms;
+    }
+    if (r->n_members && c->members_ms > 0) {
+        *ran = true;
+        return (gl_profile_stat){c->members_ms, c->members_min_ms, c->members_max_ms};
+    }
+    return (gl_profile_stat){0};
+}
+
+gl_profile_ratio gl_profile_ratio_of(gl_profile_stat before, gl_profile_stat after,
+                                     bool same_kernel)
+{
+    gl_profile_ratio r = {.same_kernel = same_kernel};
+    if (before.median <= 0 || after.median <= 0)
+        return r;
+    r.known = true;
+    r.value = before.median / after.median;
+    r.approx = before.min <= after.max && after.min <= before.max;
+    return r;
+}
+
+void gl_profile_ratio_text(gl_profile_ratio r, bool utf8, char *buf, size_t len)
+{
+    const char *approx = utf8 ? "≈" : "~=";
+    if (r.same_kernel)
+        snprintf(buf, len, "%s", approx);
+    else if (!r.known)
+        snprintf(buf, len, "-");
+    else if (r.approx)
+        snprintf(buf, len, "%s %.2fx", approx, r.value);
+    else
+        snprintf(buf, len, "%.2fx", r.value);
+}
+
+/* Same text, or both absent. */
+static bool text_eq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+bool gl_profile_same_kernel(const gl_profile_row *r, const gl_profile_cell *a,
+                            const gl_profile_cell *b)
+{
+    /* A group and its members are the very thing fusion changed; a node inside a body
+     * is its caller's business. */
+    if (r->n_members || !a->ran || !b->ran || !a->top || !b->top)
+        return false;
+    return text_eq(a->backend, b->backend) && text_eq(a->info.impl, b->info.impl) &&
+           text_eq(a->info.in_layouts, b->info.in_layouts) &&
+           text_eq(a->info.out_layouts, b->info.out_layouts);
+}
+
+double gl_profile_fusion_lost(gl_profile_stat fused, gl_profile_stat members)
+{
+    if (fused.median <= 0 || members.median <= 0 || fused.min <= members.max)
+        return 0;
+    return fused.median - members.median;
+}
+
+void gl_profile_expected_text(const gl_profile *p, bool stable, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (!p->has_expected)
+        return;
+    for (size_t bi = 0; bi < p->n_backends && used < len; bi++) {
+        const gl_profile_backend *b = &p->backends[bi];
+        double worst = 0;
+        bool shape = false; /* an output of another dtype or shape: no max_abs to give */
+        for (size_t i = 0; b->expected && i < p->n_outputs; i++) {
+            if (!p->has_expected[i] || b->expected[i].ok)
+                continue;
+            shape = shape || !b->expected[i].same_shape;
+            worst = b->expected[i].max_abs > worst ? b->expected[i].max_abs : worst;
+        }
+        int n = snprintf(buf + used, len - used, "%s%s %s", bi ? ", " : "", b->name,
+                         b->expected_ok ? "ok" : "MISMATCH");
+        used += n > 0 ? (size_t)n : 0;
+        if (!b->expected_ok && used < len)
+            n = shape    ? snprintf(buf + used, len - used, " (dtype or shape differs)")
+                : stable ? snprintf(buf + used, len - used, " max_abs ~")
+                         : snprintf(buf + used, len - used, " max_abs %.2g", worst);
+        else
+            n = 0;
+        used += n > 0 ? (size_t)n : 0;
+    }
 }

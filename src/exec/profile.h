@@ -2,13 +2,17 @@
  * backend's numbers are from the reference kernels'. `graphlab profile` prints it, the
  * workbench's run view will show it, trace.h exports it as ONNX Runtime's profile.
  *
- * Per backend (the reference first, whatever the order asked): a plan, `warmup` untimed
- * runs, then `reps` rounds of two runs each — one observed (every plan entry's time and
- * layout-conversion time, summed over its calls in that run) and one not (the wall time
- * of the whole gl_exec_run, free of the observer's own cost) — and last one inspection
- * run, untimed, that records tensor shapes (for FLOPs, bytes and the trace) and compares
- * every node's outputs with the reference run's. Comparing copies tensors, so it never
- * happens in a timed run.
+ * Every backend gets a plan (the reference first, whatever the order asked), then
+ * `warmup` untimed runs each, then `reps` rounds; a round runs every backend in turn,
+ * two runs each — one observed (every plan entry's time and layout-conversion time,
+ * summed over its calls in that run) and one not (the wall time of the whole
+ * gl_exec_run, free of the observer's own cost). Rounds interleave the backends so that
+ * a slow spell of a shared machine (another job, a frequency change) lands on all of
+ * them alike instead of on whichever backend ran then. Last, per backend, one
+ * inspection run, untimed, records tensor shapes (for FLOPs, bytes and the trace) and
+ * compares every node's outputs with the reference run's, and the graph outputs with
+ * the expected ones when given (a data set's output_*.pb). Comparing copies tensors, so
+ * it never happens in a timed run.
  *
  * Rows are plan entries matched across backends: a node of the model's graph by
  * identity, a node inside a subgraph or function body by its parent row, name and op. A
@@ -62,6 +66,9 @@ typedef struct gl_profile_options {
     const char *layout; /* gl_exec_options.layout (NULL: auto) */
     size_t max_memory;  /* gl_exec_options.max_memory (0: the default) */
     double rtol, atol;  /* for the comparisons */
+    /* The graph outputs every run should give (a data set's output_*.pb): one entry per
+     * graph output, NULL where there is none; the array itself NULL when none at all. */
+    const gl_tensor *const *expected;
     bool trace;         /* keep each observed node's start and duration (gl_profile_events) */
     uint64_t load_ns;   /* how long loading the model took, for the trace (0: unknown) */
 } gl_profile_options;
@@ -99,6 +106,7 @@ typedef struct gl_profile_cell {
     gl_compare cmp;        /* worst over the outputs; cmp.ok: all within tolerance */
     double members_ms;     /* a group's row: the sum of its members' medians on this run
                             * (the unfused run's times of the nodes the group replaced) */
+    double members_min_ms, members_max_ms; /* ... and of their mins and maxes */
 } gl_profile_cell;
 
 typedef struct gl_profile_row {
@@ -109,6 +117,8 @@ typedef struct gl_profile_row {
     int64_t bytes;             /* inputs (weights included) + outputs, each once; -1 */
     char **members;            /* owned: a fused group's members, in its body's order */
     size_t n_members;
+    int64_t decision;          /* a fused group: the id of the fusion decision that formed
+                                * it (its node's provenance); -1 otherwise */
     gl_profile_type *in, *out; /* owned, n_in / n_out entries: the last call's types */
     size_t n_in, n_out;
     gl_profile_cell *cells;    /* owned, one per backend */
@@ -123,6 +133,8 @@ typedef struct gl_profile_backend {
     double create_ms;          /* building the plan */
     gl_profile_stat wall;      /* whole runs, unobserved */
     double node_ms;            /* sum of the medians of the model's own nodes */
+    gl_profile_stat nodes;     /* the model's own nodes summed per observed round: the
+                                * spread of node_ms */
     double convert_ms;         /* ... of their layout conversions */
     gl_exec_stats stats;       /* of the last timed run */
     bool compared;             /* non-reference backend run beside the reference */
@@ -130,6 +142,9 @@ typedef struct gl_profile_backend {
     gl_compare *outputs;       /* owned, one per graph output (when compared) */
     size_t first_divergence;   /* first row, in execution order, whose outputs are over
                                 * tolerance; SIZE_MAX when none */
+    bool expected_ok;          /* every expected output within tolerance (true: none given) */
+    gl_compare *expected;      /* owned, one per graph output, against options.expected
+                                * (valid where gl_profile.has_expected[i]); NULL: none */
 } gl_profile_backend;
 
 typedef enum gl_profile_event_kind {
@@ -161,6 +176,7 @@ typedef struct gl_profile {
     size_t n_rows;
     char **output_names;       /* owned, the graph's outputs */
     size_t n_outputs;
+    bool *has_expected;        /* owned, per output: options.expected gave it; NULL: none */
     gl_profile_event *events;  /* options.trace: in time order per backend */
     size_t n_events, cap_events;
     size_t dropped_events;
@@ -173,6 +189,45 @@ typedef struct gl_profile {
 gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size_t n_inputs,
                          const gl_profile_options *o, gl_profile **out);
 void gl_profile_free(gl_profile *p);
+
+/* Row r on run bi: its cell's statistics, or a group's on a run that ran its members
+ * apart (the unfused run): their medians, mins and maxes summed. ran false: neither. */
+gl_profile_stat gl_profile_row_stat(const gl_profile *p, const gl_profile_row *r, size_t bi,
+                                    bool *ran);
+
+/* ---- reading the times honestly ----------------------------------------------------------
+ *
+ * A ratio of two times is a speedup only when the two differ beyond the noise the
+ * rounds show. The rule, in `graphlab profile`'s table and the run view alike:
+ *   - identical kernels (the same node run by the same implementation, on the same
+ *     layouts, in both runs: a node outside every fused group in unfused and fused) are
+ *     never a speedup, whatever the clock says: "≈";
+ *   - two runs whose min..max ranges over the rounds overlap are within noise: "≈ 1.01x";
+ *   - only disjoint ranges give a bare ratio: "1.26x". */
+typedef struct gl_profile_ratio {
+    bool known;       /* both ran, with a time > 0 */
+    double value;     /* before.median / after.median */
+    bool same_kernel; /* shown "≈" alone */
+    bool approx;      /* the ranges overlap: shown "≈ VALUEx" */
+} gl_profile_ratio;
+
+gl_profile_ratio gl_profile_ratio_of(gl_profile_stat before, gl_profile_stat after,
+                                     bool same_kernel);
+/* "1.26x", "≈ 1.01x", "≈", "-" (utf8 false: "~=" for "≈"). */
+void gl_profile_ratio_text(gl_profile_ratio r, bool utf8, char *buf, size_t len);
+/* Do cells a and b of row r run the very same kernel (see above)? */
+bool gl_profile_same_kernel(const gl_profile_row *r, const gl_profile_cell *a,
+                            const gl_profile_cell *b);
+/* How much a fused group lost against its members run apart, in ms (fused median minus
+ * the members' medians summed), when it lost beyond noise; 0 when it did not. Beyond
+ * noise, conservatively: the group's fastest round is slower than the sum of each
+ * member's slowest round, so no pairing of rounds makes the fusion pay. */
+double gl_profile_fusion_lost(gl_profile_stat fused, gl_profile_stat members);
+
+/* One line on the graph outputs against the expected ones, per run: "ref ok, unfused ok,
+ * fused MISMATCH max_abs 3.1e+05" (the worst output of a run that is over; "~" for the
+ * number when `stable`); "" when nothing expected was given. */
+void gl_profile_expected_text(const gl_profile *p, bool stable, char *buf, size_t len);
 
 /* 2 x multiply-adds of node n with these input and output types; -1 for an op not
  * counted or a type not known. */

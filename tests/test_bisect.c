@@ -238,3 +238,46 @@ Test(bisect, unheeded_veto_is_an_error)
     free(plan);
     gl_settings_free(&s);
 }
+
+/* Text options (dnnl.fault=NAME): kept as given, last one wins, printed back as they
+ * parse; a number lookup of one is 0, and a bad one names itself. */
+Test(bisect, text_settings)
+{
+    static const struct {
+        const char *sets[3];
+        const char *text;  /* dnnl.fault after them; NULL: unset */
+        const char *error; /* of the last one */
+    } cases[] = {
+        {{"dnnl.fault=FusedConvRelu_3", NULL}, "FusedConvRelu_3", NULL},
+        {{"dnnl.fault=a", "dnnl.fault=b=c d", NULL}, "b=c d", NULL},
+        {{"dnnl.delay=x", NULL}, NULL, NULL},
+        {{"dnnl.fault=", NULL}, NULL, "dnnl.fault: expected a NAME"},
+        {{"dnnl.nosuch=1", NULL}, NULL, "is not an option of 'dnnl' (its options: fault, delay)"},
+        {{"fusion.fault=x", NULL}, NULL, "'x' is not a whole number"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_settings s = {0};
+        for (size_t i = 0; cases[c].sets[i]; i++) {
+            gl_status st = gl_settings_apply(&s, cases[c].sets[i]);
+            if (cases[c].error && !cases[c].sets[i + 1])
+                tu_expect_error(st, cases[c].sets[i], cases[c].error);
+            else
+                cr_assert_eq(st, GL_OK, "%s: %s", cases[c].sets[i], gl_error_message());
+        }
+        const char *t = gl_settings_lookup_text(&s, "dnnl", "fault");
+        cr_assert(t == cases[c].text || (t && cases[c].text && !strcmp(t, cases[c].text)),
+                  "case %zu: %s", c, t ? t : "(unset)");
+        cr_assert_eq(gl_settings_lookup(&s, "dnnl", "fault", 7), t ? 0 : 7, "case %zu", c);
+        /* What gl_setting_format prints parses to the same setting. */
+        for (size_t i = 0; i < s.n; i++) {
+            char text[256];
+            gl_setting_format(&s.items[i], text, sizeof(text));
+            gl_settings back = {0};
+            cr_assert_eq(gl_settings_apply(&back, text), GL_OK, "%s", text);
+            cr_assert_str_eq(back.items[0].text ? back.items[0].text : "-",
+                             s.items[i].text ? s.items[i].text : "-", "%s", text);
+            gl_settings_free(&back);
+        }
+        gl_settings_free(&s);
+    }
+}

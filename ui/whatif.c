@@ -198,8 +198,8 @@ static gl_status settings_with(const gl_pipeline *p, const gl_decision *d, const
                        !strcmp(s->pass, d->pass);
         if (lift && names_d)
             continue;
-        char text[256];
-        snprintf(text, sizeof(text), "%s.%s=%lld", s->pass, s->option, (long long)s->value);
+        char text[1024];
+        gl_setting_format(s, text, sizeof(text));
         st = gl_settings_apply(out, text);
     }
     if (st == GL_OK && !lift) {

@@ -287,8 +287,11 @@ gl_status gl_session_inputs(const gl_model *m, const gl_session_opts *o, gl_data
 
 gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *backend)
 {
-    return (gl_exec_options){.backend = backend, .threads = o->threads,
-                             .max_memory = o->max_memory, .max_iterations = o->max_iterations};
+    return (gl_exec_options){
+        .backend = backend, .threads = o->threads, .max_memory = o->max_memory,
+        .max_iterations = o->max_iterations,
+        .dnnl_fault = gl_settings_lookup_text(&o->settings, "dnnl", "fault"),
+        .dnnl_delay = gl_settings_lookup_text(&o->settings, "dnnl", "delay")};
 }
 
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,

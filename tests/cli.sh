@@ -231,7 +231,7 @@ assert all(p["budget"] is None for p in d["passes"][:-1]), d["passes"]
     done
 fi
 run bisect "$cn" --set transpose-push.fault=2
-check "bisect names the all:K that makes the first bad model" grep -q "^  or: graphlab run .* --passes all:2$" "$tmp/out"
+check "bisect names the all:K that makes the first bad model" grep -q "^  or: graphlab run .* --passes all:2 --set transpose-push.fault=2$" "$tmp/out"
 
 # --- the bundled examples ------------------------------------------------------------------
 for m in "$GL_SRCDIR"/examples/*/model.onnx; do

@@ -81,8 +81,11 @@ int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name);
 
 typedef struct gl_pass_option {
     const char *name; /* "max-bytes": set as --set PASS.max-bytes=V */
-    int64_t dflt;
+    int64_t dflt;     /* -1: none shown (id lists, text) */
     const char *help;
+    /* The value is text (a node name: dnnl.fault=NAME), kept as given and read with
+     * gl_settings_lookup_text; otherwise a whole number. */
+    bool text;
 } gl_pass_option;
 
 /* What a pass needs from the graph before it runs, checked by gl_pass_run so no pass

@@ -26,23 +26,23 @@ static const gl_pass pass_table[] = {
     {.name = "constant-folding", .shown = "fold", .run = gl_pass_constant_folding,
      .needs = GL_PASS_NEEDS_SORTED,
      .summary = "evaluate nodes whose inputs are constants into initializers",
-     OPTIONS({"max-bytes", 1 << 24, "fold only outputs up to this size"})},
+     OPTIONS({"max-bytes", 1 << 24, "fold only outputs up to this size", false})},
     {.name = "cse", .shown = "cse", .run = gl_pass_cse, .needs = GL_PASS_NEEDS_SORTED,
      .summary = "merge nodes that compute the same thing from the same inputs",
-     OPTIONS({"max-bytes", 4096, "merge equal constants up to this size"})},
+     OPTIONS({"max-bytes", 4096, "merge equal constants up to this size", false})},
     {.name = "dce", .shown = "dce", .run = gl_pass_dce, .needs = GL_PASS_NEEDS_SORTED,
      .summary = "remove nodes and initializers that no graph output depends on"},
     {.name = "transpose-push", .shown = "tpush", .run = gl_pass_transpose_push,
      .needs = GL_PASS_NEEDS_SORTED,
      .summary = "push Transposes down through the ops that allow it until they cancel",
      OPTIONS({"ort-only", 0, "1: only ONNX Runtime's rules (no size-1 Reshapes, dead "
-              "Transposes, compositions into Reshapes, and no net-transposes guard)"})},
+              "Transposes, compositions into Reshapes, and no net-transposes guard)", false})},
     {.name = "layout", .shown = "layout", .run = gl_pass_layout,
      .needs = GL_PASS_NEEDS_SORTED | GL_PASS_NEEDS_TYPES,
      .summary = "layout-sensitive nodes to NHWC where transpose-push then leaves fewer "
                 "Transposes",
      OPTIONS({"ignore-cost", 0, "1: convert every candidate region without the cost check, as "
-              "ONNX Runtime does for NHWC kernels"})},
+              "ONNX Runtime does for NHWC kernels", false})},
     {.name = "patterns", .shown = "patterns", .run = gl_pass_patterns,
      .needs = GL_PASS_NEEDS_TYPES,
      .summary = "recognize decomposed ops: Gelu, LayerNorm, SiLU, HardSwish; fold BatchNorm "
@@ -55,15 +55,15 @@ static const gl_pass pass_table[] = {
      .summary = "chains the target runs as one kernel become one node calling a "
                 "graphlab.fused function",
      OPTIONS({"exact-shapes", 0, "1: refuse every implicit broadcast, the per-channel or [N] "
-              "operand and the scalar too"},
+              "operand and the scalar too", false},
              {"units", 1, "0: leave apart the units the oneDNN backend runs as several "
-              "primitives (FFN, attention, 1x1+depthwise, ...)"},
+              "primitives (FFN, attention, 1x1+depthwise, ...)", false},
              {"probe", 1, "0: do not ask oneDNN how it would run each group (by building "
               "the group alone for its shapes); 1: refuse a group it would run on a "
-              "reference kernel"},
+              "reference kernel", false},
              {"measure", 0, "1: time each group fused against its members on the "
               "model's shapes (oneDNN, interleaved repeats) and refuse one that is not "
-              "faster; the decision carries measured_ms"})},
+              "faster; the decision carries measured_ms", false})},
     {.name = "memory-plan", .shown = "mem", .run = gl_pass_memory_plan,
      .summary = "every intermediate's lifetime and offset in one arena, outputs in place of "
                 "dying inputs (the reference executor allocates from it)"},
@@ -187,32 +187,52 @@ gl_status gl_pass_list_parse(const char *spec, gl_pass_step **steps, size_t *n_s
 
 /* ---- --set --------------------------------------------------------------------------- */
 
-/* Options that belong to no pass. */
+/* Options that belong to no pass: the loader's, and the oneDNN backend's, which reach it
+ * through the executor's options (gl_session_exec_options). */
 static const gl_pass_option load_options[] = {
-    {"freeze-inputs", 0, "treat graph inputs that have initializers as constants"},
+    {"freeze-inputs", 0, "treat graph inputs that have initializers as constants", false},
+};
+static const gl_pass_option dnnl_options[] = {
+    {"fault", -1, "for tests of bisect, on the oneDNN backend only, add 1.0 to "
+     "every element of the first output of the node or fused group NAME after it runs",
+     true},
+    {"delay", -1, "for tests of bisect --slower, on the oneDNN backend only, sleep "
+     "20 ms after the node or fused group NAME runs", true},
+};
+static const gl_settings_group groups[] = {
+    {"load", "loading", load_options, GL_ARRAY_LEN(load_options)},
+    {"dnnl", "the oneDNN backend (test-only)", dnnl_options, GL_ARRAY_LEN(dnnl_options)},
 };
 
 /* Options of every pass: the pipeline, not the pass, acts on them. */
 static const gl_pass_option common_options[] = {
     {"veto", -1, "ID[,ID...]: skip the rewrites with these decision ids (recorded as "
-     "refused, reason \"vetoed\"); repeatable"},
+     "refused, reason \"vetoed\"); repeatable", false},
     {"force", -1, "ID[,ID...]: make the refused rewrites with these decision ids where "
      "their rule allows it (a cost or a guard, never a correctness check; recorded as "
-     "applied, reason \"forced\"); repeatable"},
+     "applied, reason \"forced\"); repeatable", false},
     {"fault", 0, "K: for tests of bisect, corrupt what the pass's K-th rewrite made "
-     "(0.5 added to its output); 0: off"},
+     "(0.5 added to its output); 0: off", false},
 };
 
-const gl_pass_option *gl_settings_load_options(size_t *count)
+const gl_settings_group *gl_settings_groups(size_t *count)
 {
-    *count = GL_ARRAY_LEN(load_options);
-    return load_options;
+    *count = GL_ARRAY_LEN(groups);
+    return groups;
 }
 
 const gl_pass_option *gl_settings_common_options(size_t *count)
 {
     *count = GL_ARRAY_LEN(common_options);
     return common_options;
+}
+
+static const gl_settings_group *find_group(const char *name)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(groups); i++)
+        if (strcmp(groups[i].name, name) == 0)
+            return &groups[i];
+    return NULL;
 }
 
 static const gl_pass_option *find_in(const gl_pass_option *opts, size_t n, const char *option)
@@ -225,8 +245,9 @@ static const gl_pass_option *find_in(const gl_pass_option *opts, size_t n, const
 
 static const gl_pass_option *find_option(const char *pass, const char *option)
 {
-    if (strcmp(pass, "load") == 0)
-        return find_in(load_options, GL_ARRAY_LEN(load_options), option);
+    const gl_settings_group *g = find_group(pass);
+    if (g)
+        return find_in(g->options, g->n_options, option);
     const gl_pass *p = gl_pass_find(pass);
     if (!p)
         return NULL;
@@ -234,14 +255,13 @@ static const gl_pass_option *find_option(const char *pass, const char *option)
     return o ? o : find_in(common_options, GL_ARRAY_LEN(common_options), option);
 }
 
-/* "max-bytes, veto, fault": what --set PASS. takes. */
+/* "max-bytes, veto, fault": what --set PASS. (or a group of no pass) takes. */
 static void option_names(const char *pass, char *buf, size_t len)
 {
     const gl_pass *p = gl_pass_find(pass);
-    const gl_pass_option *lists[2] = {p ? p->options : load_options,
-                                      p ? common_options : NULL};
-    size_t counts[2] = {p ? p->n_options : GL_ARRAY_LEN(load_options),
-                        p ? GL_ARRAY_LEN(common_options) : 0};
+    const gl_settings_group *g = p ? NULL : find_group(pass);
+    const gl_pass_option *lists[2] = {p ? p->options : g->options, p ? common_options : NULL};
+    size_t counts[2] = {p ? p->n_options : g->n_options, p ? GL_ARRAY_LEN(common_options) : 0};
     size_t at = 0;
     buf[0] = '\0';
     for (size_t l = 0; l < 2; l++)
@@ -250,10 +270,28 @@ static void option_names(const char *pass, char *buf, size_t len)
                                    lists[l][i].name);
 }
 
-static void settings_add(gl_settings *s, const char *pass, const char *option, int64_t v)
+/* "toposort, ..., memory-plan; of no pass: load, dnnl": what --set takes before the dot. */
+static void key_names(char *buf, size_t len)
+{
+    pass_names(buf, len);
+    size_t at = strlen(buf);
+    for (size_t i = 0; i < GL_ARRAY_LEN(groups) && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "; of no pass: ",
+                               groups[i].name);
+}
+
+/* Takes pass, option and text (malloc'd, text may be NULL). */
+static void settings_add(gl_settings *s, char *pass, char *option, int64_t v, char *text)
 {
     GL_GROW(s->items, s->cap, s->n + 1);
-    s->items[s->n++] = (gl_setting){gl_xstrdup(pass), gl_xstrdup(option), v};
+    s->items[s->n++] = (gl_setting){pass, option, v, text};
+}
+
+static void setting_clear(gl_setting *s)
+{
+    free(s->pass);
+    free(s->option);
+    free(s->text);
 }
 
 /* PASS.veto=ID[,ID...] and PASS.force=ID[,ID...]: one setting per id
@@ -268,19 +306,39 @@ static gl_status apply_id_list(gl_settings *s, const char *pass, const char *opt
         errno = 0;
         long long id = strtoll(p, &end, 10);
         if (errno || end == p || id < 0 || (*end && *end != ',')) {
-            for (size_t i = first; i < s->n; i++) {
-                free(s->items[i].pass);
-                free(s->items[i].option);
-            }
+            for (size_t i = first; i < s->n; i++)
+                setting_clear(&s->items[i]);
             s->n = first;
             return gl_fail(GL_ERR_INPUT, "--set %s.%s: '%s' is not a list of decision "
                            "ids (ID[,ID...], each >= 0)", pass, option, list);
         }
-        settings_add(s, pass, option, id);
+        settings_add(s, gl_xstrdup(pass), gl_xstrdup(option), id, NULL);
         if (!*end)
             return GL_OK;
         p = end + 1;
     }
+}
+
+/* The value of a text or number option; takes pass and option on success. */
+static gl_status apply_value(gl_settings *s, const gl_pass_option *o, char *pass, char *option,
+                             const char *value)
+{
+    if (o->text) {
+        /* A node name: anything but empty (names are escaped where they are shown). */
+        if (!*value)
+            return gl_fail(GL_ERR_INPUT, "--set %s.%s: expected a NAME, got nothing", pass,
+                           option);
+        settings_add(s, pass, option, 0, gl_xstrdup(value));
+        return GL_OK;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(value, &end, 0);
+    if (errno || end == value || *end)
+        return gl_fail(GL_ERR_INPUT, "--set %s.%s: '%s' is not a whole number", pass, option,
+                       value);
+    settings_add(s, pass, option, v, NULL);
+    return GL_OK;
 }
 
 gl_status gl_settings_apply(gl_settings *s, const char *assignment)
@@ -291,64 +349,73 @@ gl_status gl_settings_apply(gl_settings *s, const char *assignment)
         return gl_fail(GL_ERR_INPUT, "--set '%s': expected PASS.OPTION=VALUE", assignment);
     char *pass = gl_xstrndup(assignment, (size_t)(dot - assignment));
     char *option = gl_xstrndup(dot + 1, (size_t)(eq - dot - 1));
+    const gl_pass_option *o = find_option(pass, option);
     gl_status st = GL_OK;
-    if (!find_option(pass, option)) {
+    if (!o) {
         char valid[512];
-        bool known = !strcmp(pass, "load") || gl_pass_find(pass);
+        bool known = find_group(pass) || gl_pass_find(pass);
         if (known)
             option_names(pass, valid, sizeof(valid));
         else
-            pass_names(valid, sizeof(valid));
-        st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s '%s' (%s: %s)", pass,
-                     option, known ? "pass" : "any pass; no pass", pass,
-                     known ? "its options" : "the passes, and load", valid);
+            key_names(valid, sizeof(valid));
+        const char *what = find_group(pass) ? "" : known ? "pass " : "any pass; no pass ";
+        st = gl_fail(GL_ERR_INPUT, "--set: '%s.%s' is not an option of %s'%s' (%s: %s)", pass,
+                     option, what, pass, known ? "its options" : "the keys", valid);
     } else if (strcmp(option, "veto") == 0 || strcmp(option, "force") == 0) {
         st = apply_id_list(s, pass, option, eq + 1);
-    } else {
-        char *end;
-        errno = 0;
-        long long v = strtoll(eq + 1, &end, 0);
-        if (errno || end == eq + 1 || *end)
-            st = gl_fail(GL_ERR_INPUT, "--set %s.%s: '%s' is not a whole number", pass, option,
-                         eq + 1);
-        else {
-            GL_GROW(s->items, s->cap, s->n + 1);
-            s->items[s->n++] = (gl_setting){pass, option, v};
-            return GL_OK;
-        }
+    } else if ((st = apply_value(s, o, pass, option, eq + 1)) == GL_OK) {
+        return GL_OK; /* pass and option are the setting's now */
     }
     free(pass);
     free(option);
     return st;
 }
 
+/* The last assignment of pass.option, as on a command line; NULL when none. */
+static const gl_setting *settings_last(const gl_settings *s, const char *pass,
+                                       const char *option)
+{
+    for (size_t i = s ? s->n : 0; i-- > 0;)
+        if (!strcmp(s->items[i].pass, pass) && !strcmp(s->items[i].option, option))
+            return &s->items[i];
+    return NULL;
+}
+
 int64_t gl_settings_lookup(const gl_settings *s, const char *pass, const char *option,
                            int64_t dflt)
 {
-    /* The last assignment wins, as on a command line. */
-    for (size_t i = s ? s->n : 0; i-- > 0;)
-        if (!strcmp(s->items[i].pass, pass) && !strcmp(s->items[i].option, option))
-            return s->items[i].value;
-    return dflt;
+    const gl_setting *it = settings_last(s, pass, option);
+    return it ? it->value : dflt;
+}
+
+const char *gl_settings_lookup_text(const gl_settings *s, const char *pass, const char *option)
+{
+    const gl_setting *it = settings_last(s, pass, option);
+    return it ? it->text : NULL;
+}
+
+void gl_setting_format(const gl_setting *s, char *buf, size_t len)
+{
+    if (s->text)
+        snprintf(buf, len, "%s.%s=%s", s->pass, s->option, s->text);
+    else
+        snprintf(buf, len, "%s.%s=%lld", s->pass, s->option, (long long)s->value);
 }
 
 static void settings_copy(gl_settings *dst, const gl_settings *src)
 {
     memset(dst, 0, sizeof(*dst));
     for (size_t i = 0; src && i < src->n; i++) {
-        GL_GROW(dst->items, dst->cap, dst->n + 1);
-        dst->items[dst->n++] = (gl_setting){gl_xstrdup(src->items[i].pass),
-                                            gl_xstrdup(src->items[i].option),
-                                            src->items[i].value};
+        const gl_setting *it = &src->items[i];
+        settings_add(dst, gl_xstrdup(it->pass), gl_xstrdup(it->option), it->value,
+                     it->text ? gl_xstrdup(it->text) : NULL);
     }
 }
 
 void gl_settings_free(gl_settings *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->items[i].pass);
-        free(s->items[i].option);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        setting_clear(&s->items[i]);
     free(s->items);
     memset(s, 0, sizeof(*s));
 }

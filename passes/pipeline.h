@@ -13,11 +13,13 @@
 #include "passes/decisions.h"
 #include "passes/passes.h"
 
-/* --set PASS.OPT=V values. "load.freeze-inputs" belongs to the loader; every other key
- * must name a pass and one of its options. */
+/* --set PASS.OPT=V values. The options of no pass ("load.freeze-inputs" for the loader,
+ * "dnnl.fault" for the oneDNN backend: gl_settings_groups) are keyed like a pass's; every
+ * other key must name a pass and one of its options. */
 typedef struct gl_setting {
     char *pass, *option;
-    int64_t value;
+    int64_t value; /* a number option's value (0 for a text option) */
+    char *text;    /* a text option's value (gl_pass_option.text), else NULL; owned */
 } gl_setting;
 
 struct gl_settings {
@@ -28,10 +30,24 @@ struct gl_settings {
 gl_status gl_settings_apply(gl_settings *s, const char *assignment);
 int64_t gl_settings_lookup(const gl_settings *s, const char *pass, const char *option,
                            int64_t dflt);
+/* A text option's value (the last assignment wins), NULL when not set. */
+const char *gl_settings_lookup_text(const gl_settings *s, const char *pass,
+                                    const char *option);
+/* One setting as the PASS.OPT=V text gl_settings_apply takes back (truncated to len). */
+void gl_setting_format(const gl_setting *s, char *buf, size_t len);
 void gl_settings_free(gl_settings *s);
-/* The --set options of no pass ("load.freeze-inputs") and those of every pass (veto,
- * fault), for help listings. */
-const gl_pass_option *gl_settings_load_options(size_t *count);
+
+/* Options of no pass, keyed by a name that is not a pass's: "load" (the loader), "dnnl"
+ * (the oneDNN backend, test-only faults). */
+typedef struct gl_settings_group {
+    const char *name;  /* "dnnl": set as --set dnnl.OPT=V */
+    const char *title; /* "the oneDNN backend": for help */
+    const gl_pass_option *options;
+    size_t n_options;
+} gl_settings_group;
+/* The groups of options of no pass, and the options of every pass (veto, fault), for
+ * help listings. */
+const gl_settings_group *gl_settings_groups(size_t *count);
 const gl_pass_option *gl_settings_common_options(size_t *count);
 
 typedef struct gl_snapshot {

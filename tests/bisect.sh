@@ -51,6 +51,18 @@ a veto of another pass|2|decision #3 is transpose-push 'push-through-Add' (appli
 a veto past the end|2|there is no decision #99|optimize "$C" -o "$tmp/o.onnx" --set fusion.veto=99
 a veto in --explain|0|#3    refused  push-through-Add: vetoed (--set transpose-push.veto=3)|optimize "$C" -o "$tmp/o.onnx" --explain --set transpose-push.veto=3
 help: its own, with each option's line|0|  --data DIR |bisect --help
+help: --backend and --slower|0|  --slower PCT |bisect --help
+a fused group's fault, on fused|1|first bad decision: #16 fusion conv-activation (step 14, rewrite 1 of 1)|bisect "$C" --backend fused --set dnnl.fault=FusedNhwcConvRelu_1
+the same fault, on the reference|0|no rewrite changes the outputs (18 rewrites in 15 steps|bisect "$C" --set dnnl.fault=FusedNhwcConvRelu_1
+the third group of six: named as in the full pipeline|1|first bad decision: #29 fusion matmul-add (step 14, rewrite 3 of 6)|bisect "$T" --backend fused --set dnnl.fault=FusedMatMulAdd_3
+a node oneDNN runs from the start|1|the input model already differs on dnnl, before any rewrite|bisect "$C" --backend dnnl --set dnnl.fault=conv2
+unfused: the pipeline without fusion|0|no rewrite changes the outputs (18 rewrites in 14 steps|bisect "$C" --backend unfused --set dnnl.fault=FusedNhwcConvRelu_1
+the backend in the answer|1|(backend fused)|bisect "$C" --backend fused --data "$CD" --set dnnl.fault=FusedNhwcConvRelu_1
+fused without fusion in --passes|2|fused and unfused differ by the fusion pass|bisect "$C" --backend fused --passes toposort
+an unknown backend|2|--backend 'tpu' is not ref, dnnl, fused or unfused|bisect "$C" --backend tpu
+a negative --slower|2|--slower '-5' is not a percentage above 0|bisect "$C" --slower -5
+a --slower that is no number|2|--slower 'x' is not a percentage above 0|bisect "$C" --slower x
+an empty dnnl.fault|2|--set dnnl.fault: expected a NAME|bisect "$C" --set dnnl.fault=
 TABLE
 
 # Progress lines go to stderr for a person at a terminal, or when asked; a script that
@@ -65,12 +77,61 @@ check "no progress when stderr is not a terminal" [ ! -s "$tmp/err" ]
 
 # The printed --passes makes the first bad model; one rewrite fewer is still good.
 "$GL" bisect "$C" --data "$CD" --set transpose-push.fault=2 2>/dev/null >"$tmp/found"
-passes=$(sed -n 's/.*that model: graphlab run .* --passes //p' "$tmp/found")
+passes=$(sed -n 's/.*that model: graphlab run .* --passes \([^ ]*\).*/\1/p' "$tmp/found")
 check "the printed list is PASS:K" [ "${passes##*,}" = "transpose-push:2" ]
 "$GL" run "$C" --data "$CD" --passes "$passes" --set transpose-push.fault=2 >/dev/null 2>&1
 check "that model differs from the expected outputs" [ $? -eq 1 ]
 "$GL" run "$C" --data "$CD" --passes "${passes%:2}:1" --set transpose-push.fault=2 >/dev/null 2>&1
 check "one rewrite fewer does not" [ $? -eq 0 ]
+
+# The reproduction lines carry every option they need, quoted (a model and a data folder
+# with spaces here): pasted, each exits 1 where bisect found something. Without --data a
+# oneDNN line compares with the reference (--compare ref).
+mkdir -p "$tmp/my data"
+cp "$C" "$tmp/my model.onnx"
+cp "$CD"/*.pb "$tmp/my data/"
+M="$tmp/my model.onnx"
+while IFS='|' read -r name args; do
+    [ -n "$name" ] || continue
+    eval "set -- $args"
+    "$GL" bisect "$@" >"$tmp/found" 2>/dev/null
+    rc=$?
+    sed -n 's/^  \(that model\|or\): graphlab //p' "$tmp/found" >"$tmp/lines"
+    n=0 bad=0
+    while read -r line; do
+        n=$((n + 1))
+        eval "\"\$GL\" $line" >"$tmp/repro" 2>&1
+        r=$?
+        [ "$r" -eq 1 ] || { bad=1; echo "# exit $r: graphlab $line"; sed 's/^/#   /' "$tmp/repro"; }
+    done <"$tmp/lines"
+    good=0
+    [ "$rc" -eq 1 ] && [ "$n" -ge 1 ] && [ "$bad" -eq 0 ] && good=1
+    check "reproduction lines exit 1: $name ($n lines)" [ "$good" -eq 1 ]
+done <<TABLE
+fused, random inputs|"$M" --backend fused --set dnnl.fault=FusedNhwcConvRelu_1 --dim N=2
+fused, --data, tolerances|"$M" --backend fused --data "$tmp/my data" --set dnnl.fault=FusedNhwcConvRelu_1 --atol 3e-4 --rtol 0.01
+ref, --data, a pass's fault|"$M" --data "$tmp/my data" --set transpose-push.fault=2
+dnnl before any rewrite|"$M" --backend dnnl --set dnnl.fault=conv2
+TABLE
+"$GL" bisect "$M" --backend fused --data "$tmp/my data" --set dnnl.fault=FusedNhwcConvRelu_1 \
+    --atol 3e-4 >"$tmp/found" 2>/dev/null
+check "the line quotes what needs it and keeps the numbers short" \
+    grep -qF -- "run '$tmp/my model.onnx' --passes all:14 --backend fused --data '$tmp/my data' --set dnnl.fault=FusedNhwcConvRelu_1 --atol 0.0003" "$tmp/found"
+
+# --slower finds the group an injected 20 ms delay follows. Not a timing assertion: the
+# delay is far above any noise; when the machine is too busy to say, bisect refuses (exit
+# 2, naming the noise) and the test skips.
+"$GL" bisect "$C" --slower 50 --set dnnl.delay=FusedNhwcConvRelu_1 >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "timing noise" "$tmp/out"; then
+    skip "--slower: the machine is too noisy now ($(cat "$tmp/out"))"
+else
+    good=0
+    [ "$rc" -eq 1 ] && grep -q "first bad decision: #16 fusion conv-activation" "$tmp/out" &&
+        grep -q "noise .*interleaved rounds" "$tmp/out" && good=1
+    check "--slower lands on the delayed group's fusion, the noise printed" [ "$good" -eq 1 ]
+    [ "$good" -eq 1 ] || sed 's/^/# /' "$tmp/out"
+fi
 
 if [ -f "$SHARED/nhwc_convnet/model.onnx" ]; then
     N="$SHARED/nhwc_convnet"

@@ -152,8 +152,8 @@ done <<TABLE
 2|foo.onnx: cannot open|foo.onnx
 2|./foo: cannot open|./foo
 2|graphlab optimize: --set: 'fusion.bogus' is not an option of pass 'fusion' (its options: exact-shapes, units, probe, measure, veto, force, fault)|optimize "$m" -o "$tmp/x.onnx" --set fusion.bogus=1
-2|graphlab run: --set: 'load.x' is not an option of pass 'load' (its options: freeze-inputs)|run "$m" --set load.x=1
-2|graphlab run: --set: 'nope.x' is not an option of any pass; no pass 'nope' (the passes, and load: toposort, shape-inference, constant-folding, cse, dce, transpose-push,|run "$m" --set nope.x=1
+2|graphlab run: --set: 'load.x' is not an option of 'load' (its options: freeze-inputs)|run "$m" --set load.x=1
+2|graphlab run: --set: 'nope.x' is not an option of any pass; no pass 'nope' (the keys: toposort, shape-inference, constant-folding, cse, dce, transpose-push,|run "$m" --set nope.x=1
 2|graphlab export: --passes: unknown pass 'bogus' (passes: toposort, shape-inference,|export "$m" -d "$tmp/x" --passes bogus
 2|; alone: all, all:K or none)|export "$m" -d "$tmp/x" --passes bogus
 2|graphlab optimize: --passes: 'all:x': the rewrite budget after ':' must be a whole number >= 0|optimize "$m" -o "$tmp/x.onnx" --passes all:x
@@ -231,7 +231,7 @@ assert all(p["budget"] is None for p in d["passes"][:-1]), d["passes"]
     done
 fi
 run bisect "$cn" --set transpose-push.fault=2
-check "bisect names the all:K that makes the first bad model" grep -q "^  or: graphlab run .* --passes all:2$" "$tmp/out"
+check "bisect names the all:K that makes the first bad model" grep -q "^  or: graphlab run .* --passes all:2 --set transpose-push.fault=2$" "$tmp/out"
 
 # --- the bundled examples ------------------------------------------------------------------
 for m in "$GL_SRCDIR"/examples/*/model.onnx; do

@@ -238,3 +238,135 @@ Test(bisect, unheeded_veto_is_an_error)
     free(plan);
     gl_settings_free(&s);
 }
+
+/* Text options (dnnl.fault=NAME): kept as given, last one wins, printed back as they
+ * parse; a number lookup of one is 0, and a bad one names itself. */
+Test(bisect, text_settings)
+{
+    static const struct {
+        const char *sets[3];
+        const char *text;  /* dnnl.fault after them; NULL: unset */
+        const char *error; /* of the last one */
+    } cases[] = {
+        {{"dnnl.fault=FusedConvRelu_3", NULL}, "FusedConvRelu_3", NULL},
+        {{"dnnl.fault=a", "dnnl.fault=b=c d", NULL}, "b=c d", NULL},
+        {{"dnnl.delay=x", NULL}, NULL, NULL},
+        {{"dnnl.fault=", NULL}, NULL, "dnnl.fault: expected a NAME"},
+        {{"dnnl.nosuch=1", NULL}, NULL, "is not an option of 'dnnl' (its options: fault, delay)"},
+        {{"fusion.fault=x", NULL}, NULL, "'x' is not a whole number"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_settings s = {0};
+        for (size_t i = 0; cases[c].sets[i]; i++) {
+            gl_status st = gl_settings_apply(&s, cases[c].sets[i]);
+            if (cases[c].error && !cases[c].sets[i + 1])
+                tu_expect_error(st, cases[c].sets[i], cases[c].error);
+            else
+                cr_assert_eq(st, GL_OK, "%s: %s", cases[c].sets[i], gl_error_message());
+        }
+        const char *t = gl_settings_lookup_text(&s, "dnnl", "fault");
+        cr_assert(t == cases[c].text || (t && cases[c].text && !strcmp(t, cases[c].text)),
+                  "case %zu: %s", c, t ? t : "(unset)");
+        cr_assert_eq(gl_settings_lookup(&s, "dnnl", "fault", 7), t ? 0 : 7, "case %zu", c);
+        /* What gl_setting_format prints parses to the same setting. */
+        for (size_t i = 0; i < s.n; i++) {
+            char text[256];
+            gl_setting_format(&s.items[i], text, sizeof(text));
+            gl_settings back = {0};
+            cr_assert_eq(gl_settings_apply(&back, text), GL_OK, "%s", text);
+            cr_assert_str_eq(back.items[0].text ? back.items[0].text : "-",
+                             s.items[i].text ? s.items[i].text : "-", "%s", text);
+            gl_settings_free(&back);
+        }
+        gl_settings_free(&s);
+    }
+}
+
+/* ---- backends ---------------------------------------------------------------------------- */
+
+static void close_all(gl_bisect_result *r, gl_session *s, gl_session_opts *o)
+{
+    gl_bisect_result_free(r);
+    gl_session_close(s);
+    gl_session_opts_free(o);
+}
+
+typedef struct backend_case {
+    const char *model, *backend, *fault; /* fault: a dnnl.fault NAME */
+    bool found;
+    size_t step; /* 0: the input model itself differs on the backend */
+    int64_t k;
+    const char *rule;
+} backend_case;
+
+static const backend_case backend_cases[] = {
+    /* The group exists only after the fusion that forms it: before, the fault hits
+     * nothing; the reference never sees it. */
+    {CONV, "fused", "FusedNhwcConvRelu_1", true, 14, 1, "conv-activation"},
+    {CONV, "dnnl", "FusedNhwcConvRelu_1", true, 14, 1, "conv-activation"},
+    {CONV, "ref", "FusedNhwcConvRelu_1", false, 0, 0, NULL},
+    /* fusion:3 names its third group as the whole pipeline does. */
+    {TB, "fused", "FusedMatMulAdd_3", true, 14, 3, "matmul-add"},
+    {TB, "fused", "FusedFFN_6", true, 14, 6, "ffn"},
+    {TB, "ref", "FusedFFN_6", false, 0, 0, NULL},
+    /* A node of the input model that oneDNN runs: no rewrite to blame. */
+    {CONV, "dnnl", "conv2", true, 0, 0, NULL},
+    {CONV, "fused", "no_such_node", false, 0, 0, NULL},
+};
+
+Test(bisect, on_a_backend)
+{
+    for (size_t c = 0; c < GL_ARRAY_LEN(backend_cases); c++) {
+        const backend_case *t = &backend_cases[c];
+        char set[128];
+        snprintf(set, sizeof(set), "dnnl.fault=%s", t->fault);
+        const char *sets[] = {set, NULL};
+        gl_session_opts o;
+        gl_session s;
+        cr_assert_eq(open_with(t->model, sets, &o, &s), GL_OK, "case %zu: %s", c,
+                     gl_error_message());
+        o.backend = t->backend;
+        gl_bisect_result r;
+        cr_assert_eq(gl_bisect_pipeline(s.pipeline, SIZE_MAX, &o, NULL, NULL, &r), GL_OK,
+                     "case %zu: %s", c, gl_error_message());
+        cr_assert_eq(r.found, t->found, "case %zu (%s on %s): found %d", c, t->fault,
+                     t->backend, r.found);
+        if (t->found) {
+            cr_assert(r.step == t->step && r.k == t->k, "case %zu: step %zu k %lld", c, r.step,
+                      (long long)r.k);
+            cr_assert(strstr(r.why, "max_abs 1"), "case %zu: %s", c, r.why);
+            if (t->rule)
+                cr_assert_str_eq(s.pipeline->log.items[r.decision].rule, t->rule, "case %zu", c);
+            else
+                cr_assert_eq(r.decision, -1, "case %zu", c);
+        }
+        close_all(&r, &s, &o);
+    }
+}
+
+/* --slower on an injected 20 ms delay after the group: the fusion that forms it. The
+ * delay is far above the noise of a model that runs in well under a millisecond; when the
+ * machine is too busy to tell, bisect refuses, and the test says so instead of failing. */
+Test(bisect, slower_finds_a_delay)
+{
+    const char *sets[] = {"dnnl.delay=FusedNhwcConvRelu_1", NULL};
+    gl_session_opts o;
+    gl_session s;
+    gl_bisect_result r;
+    cr_assert_eq(open_with(CONV, sets, &o, &s), GL_OK, "%s", gl_error_message());
+    o.backend = "fused";
+    tu_expect_error(gl_bisect_slower(s.pipeline, SIZE_MAX, &o, 0, NULL, NULL, &r), "pct 0",
+                    "is not a percentage above 0");
+    gl_status st = gl_bisect_slower(s.pipeline, SIZE_MAX, &o, 50, NULL, NULL, &r);
+    if (st != GL_OK) {
+        cr_assert(strstr(gl_error_message(), "timing noise"), "%s", gl_error_message());
+        cr_log_warn("skipped: %s", gl_error_message());
+    } else {
+        cr_assert(r.found && r.step == 14 && r.k == 1, "found %d step %zu k %lld", r.found,
+                  r.step, (long long)r.k);
+        cr_assert_str_eq(s.pipeline->log.items[r.decision].rule, "conv-activation");
+        cr_assert(strstr(r.why, "slower") == NULL && strstr(r.why, "against"), "%s", r.why);
+        cr_assert_leq(r.noise_pct, 50);
+    }
+    close_all(&r, &s, &o);
+}

@@ -5,8 +5,8 @@
 # Transposes more, instead of 10), x again lifts the veto; the bar names the other
 # branch, X swaps to it, D diffs the two, r runs both (goldens in the stable mode, as
 # tui_run.sh); b from the last step says no
-# rewrite changes the outputs (a corrupted rewrite is found by test_ui_whatif.c and
-# bisect.sh: the workbench takes no --set to inject one).
+# rewrite changes the outputs on the run view's backend; with $GRAPHLAB_SET's dnnl.fault
+# and --data it finds the fusion that formed the faulty group.
 . "$GL_SRCDIR/tests/tap.sh"
 GL="$GL_BUILDDIR/graphlab"
 
@@ -52,7 +52,21 @@ check "X again: back to the first branch" wait_for "[as run │ X: #3 vetoed, 12
 keys 1 4
 check "at the last step" wait_for "step 14/15"
 keys b
-check "b: nothing breaks" wait_for "bisect: no rewrite of steps 1-14 changes the outputs"
+check "b: nothing breaks, on the run view's backend" \
+    wait_for "bisect on fused: no rewrite of steps 1-14 changes the outputs"
+keys q
+check "q quits with 0" [ "$(wait_rc)" = 0 ]
+
+# b bisects on the run view's backend (fused after the fusion step) with the --data inputs
+# and the pipeline's --set: a fault in the fused group is found at the fusion that forms it.
+C="$GL_SRCDIR/examples/conv_nhwc"
+start 170 30 GRAPHLAB_SET=dnnl.fault=FusedNhwcConvRelu_1 -- "$C/model.onnx" --data "$C/test_data_set_0"
+check "opens with --data and a dnnl fault" wait_for "step 0/15"
+keys 1 4
+check "at the fusion step" wait_for "step 14/15"
+keys b
+check "b on fused finds the fusion that formed the faulty group" \
+    wait_for "bisect on fused: #16 fusion conv-activation (rewrite 1 of 1) changes the outputs"
 keys q
 check "q quits with 0" [ "$(wait_rc)" = 0 ]
 tap_done

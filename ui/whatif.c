@@ -14,6 +14,8 @@
 typedef struct bisect_job {
     const gl_pipeline *p; /* the ui's; a replaced one waits in the graveyard */
     size_t last_step;
+    const char *data_dir; /* the workbench's --data (NULL: seeded random); the ui's */
+    const char *backend;  /* the run view's: "fused" after a fusion step, else "dnnl" */
     gl_bisect_result r;
     gl_status st;
     char error[512];
@@ -26,6 +28,14 @@ static void bisect_run(void *arg, gl_job *job)
     bisect_job *b = arg;
     gl_session_opts o;
     gl_session_opts_init(&o, "all");
+    o.data = b->data_dir;
+    o.backend = b->backend;
+    /* The pipeline's --set ($GRAPHLAB_SET): dnnl.fault and dnnl.delay reach the runs. */
+    for (size_t i = 0; i < b->p->settings.n; i++) {
+        char text[1024];
+        gl_setting_format(&b->p->settings.items[i], text, sizeof(text));
+        gl_settings_apply(&o.settings, text);
+    }
     b->st = gl_bisect_pipeline(b->p, b->last_step, &o, bisect_progress, job, &b->r);
     if (b->st != GL_OK)
         snprintf(b->error, sizeof(b->error), "%s", gl_error_message());
@@ -48,9 +58,13 @@ static unsigned bisect_finish(gl_ui *ui, void *arg)
     } else if (b->p != ui->pipeline) {
         gl_ui_set_status(ui, "bisect: the pipeline changed meanwhile (b again)");
     } else if (!b->r.found) {
-        gl_ui_set_status(ui, "bisect: no rewrite of steps 1-%zu changes the outputs (%lld "
-                         "rewrites, %zu runs, random inputs, rtol 1e-3, atol 1e-4)",
-                         b->last_step, (long long)b->r.rewrites, b->r.runs);
+        gl_ui_set_status(ui, "bisect on %s: no rewrite of steps 1-%zu changes the outputs "
+                         "(%lld rewrites, %zu runs, %s, rtol 1e-3, atol 1e-4)", b->backend,
+                         b->last_step, (long long)b->r.rewrites, b->r.runs,
+                         b->data_dir ? "inputs from --data" : "random inputs");
+    } else if (b->r.step == 0) {
+        gl_ui_set_status(ui, "bisect on %s: the input model already differs, before any "
+                         "rewrite: %s", b->backend, b->r.why);
     } else {
         /* Land on the bad rewrite itself: the step replayed to PASS:K, its record
          * selected, what it alone changed in the diff view. */
@@ -59,13 +73,13 @@ static unsigned bisect_finish(gl_ui *ui, void *arg)
         const gl_snapshot *s = &ui->pipeline->steps[r->step];
         char status[256];
         if (d)
-            snprintf(status, sizeof(status), "bisect: #%lld %s %s (rewrite %lld of %lld) "
-                     "changes the outputs: %s", (long long)d->id, d->pass, d->rule,
-                     (long long)r->k, (long long)s->rewrites, r->why);
+            snprintf(status, sizeof(status), "bisect on %s: #%lld %s %s (rewrite %lld of "
+                     "%lld) changes the outputs: %s", b->backend, (long long)d->id, d->pass,
+                     d->rule, (long long)r->k, (long long)s->rewrites, r->why);
         else
-            snprintf(status, sizeof(status), "bisect: rewrite %lld of %lld of %s changes the "
-                     "outputs: %s", (long long)r->k, (long long)s->rewrites, s->pass->name,
-                     r->why);
+            snprintf(status, sizeof(status), "bisect on %s: rewrite %lld of %lld of %s "
+                     "changes the outputs: %s", b->backend, (long long)r->k,
+                     (long long)s->rewrites, s->pass->name, r->why);
         flags = gl_ui_land_on_rewrite(ui, r->step, r->k, d ? d->id : -1, status) |
                 GL_REDRAW_ALL;
     }
@@ -88,6 +102,12 @@ unsigned gl_ui_bisect(gl_ui *ui)
     bisect_job *b = gl_xcalloc(1, sizeof(*b));
     b->p = ui->pipeline;
     b->last_step = ui->step;
+    b->data_dir = ui->data_dir;
+    /* As the run view runs (ui/run.c): oneDNN, named fused once a fusion step ran. */
+    b->backend = "dnnl";
+    for (size_t k = 1; k <= ui->step && k < ui->pipeline->n_steps; k++)
+        if (strcmp(ui->pipeline->steps[k].pass->name, "fusion") == 0)
+            b->backend = "fused";
     b->r.decision = -1;
     if (!gl_ui_start_job(ui, &bisect_spec, b))
         free(b);
@@ -198,8 +218,8 @@ static gl_status settings_with(const gl_pipeline *p, const gl_decision *d, const
                        !strcmp(s->pass, d->pass);
         if (lift && names_d)
             continue;
-        char text[256];
-        snprintf(text, sizeof(text), "%s.%s=%lld", s->pass, s->option, (long long)s->value);
+        char text[1024];
+        gl_setting_format(s, text, sizeof(text));
         st = gl_settings_apply(out, text);
     }
     if (st == GL_OK && !lift) {

@@ -144,7 +144,8 @@ static void print_pass_options(FILE *f, const char *pass, const gl_pass_option *
 {
     for (size_t i = 0; i < n; i++) {
         char words[160];
-        snprintf(words, sizeof(words), "      --set %s.%s=V", pass, o[i].name);
+        snprintf(words, sizeof(words), "      --set %s.%s=%s", pass, o[i].name,
+                 o[i].text ? "NAME" : "V");
         fputs(words, f);
         size_t col = strlen(words);
         if (col + 2 > 42)
@@ -188,9 +189,11 @@ void gl_cli_print_help(FILE *f, const char *example)
     const gl_pass_option *o = gl_settings_common_options(&n);
     fputs("  every pass:\n", f);
     print_pass_options(f, "PASS", o, n);
-    o = gl_settings_load_options(&n);
-    fputs("  loading:\n", f);
-    print_pass_options(f, "load", o, n);
+    const gl_settings_group *g = gl_settings_groups(&n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "  %s:\n", g[i].title);
+        print_pass_options(f, g[i].name, g[i].options, g[i].n_options);
+    }
     const char *const *all = gl_pass_default_pipeline(&n);
     char list[1024];
     size_t len = 0;
@@ -258,7 +261,7 @@ static void man_pass_options(FILE *f, const char *pass, const gl_pass_option *o,
         snprintf(name, sizeof(name), "%s.%s", pass, o[i].name);
         fputs(".TP\n\\fB\\-\\-set\\fR \\fB", f);
         roff(f, name);
-        fputs("\\fR=\\fIV\\fR\n", f);
+        fprintf(f, "\\fR=\\fI%s\\fR\n", o[i].text ? "NAME" : "V");
         roff(f, o[i].help);
         if (o[i].dflt >= 0)
             fprintf(f, " (default %lld)", (long long)o[i].dflt);
@@ -327,8 +330,9 @@ void gl_cli_print_man(FILE *f, const char *example)
         man_pass_options(f, passes[i].name, passes[i].options, passes[i].n_options);
     const gl_pass_option *o = gl_settings_common_options(&n);
     man_pass_options(f, "PASS", o, n);
-    o = gl_settings_load_options(&n);
-    man_pass_options(f, "load", o, n);
+    const gl_settings_group *g = gl_settings_groups(&n);
+    for (size_t i = 0; i < n; i++)
+        man_pass_options(f, g[i].name, g[i].options, g[i].n_options);
     fputs(".SH \"EXIT STATUS\"\n.TP\n0\nsuccess\n.TP\n1\na comparison or a test case "
           "failed\n.TP\n2\nbad usage or bad input, with one line on stderr naming the file, "
           "node and value\n", f);

@@ -38,34 +38,21 @@
 #include <string.h>
 
 typedef struct run_args {
-    const char *model, *backend, *compare, *save_dir;
+    const char *model, *compare, *save_dir;
     bool plan, unfused;
     bool intermediates, all_tensors;
     const char *tensors_dir;
     const char *const *tensor_names; /* the NAMEs after MODEL (in argv) */
     size_t n_tensor_names;
-    gl_session_opts o; /* --data, --rtol, --atol, --dim, --threads, limits, --passes */
+    gl_session_opts o; /* --backend, --data, --rtol, --atol, --dim, --threads, limits,
+                          --passes */
 } run_args;
-
-/* What --backend or --compare names: a backend, or dnnl on the fused or unfused model. */
-static const char *exec_backend(const char *name, bool *unfused)
-{
-    *unfused = strcmp(name, "unfused") == 0;
-    return *unfused || strcmp(name, "fused") == 0 ? "dnnl" : name;
-}
-
-static bool is_fusion_run(const char *name)
-{
-    return name && (strcmp(name, "fused") == 0 || strcmp(name, "unfused") == 0);
-}
 
 /* ---- arguments ------------------------------------------------------------------------ */
 
-enum { OPT_BACKEND, OPT_COMPARE, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS,
+enum { OPT_COMPARE, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS,
        OPT_SAVE_TENSORS, OPT_UNFUSED, N_OPTS };
 static const gl_cli_option own_options[N_OPTS] = {
-    [OPT_BACKEND] = {"backend", 0, true, "ref|dnnl|fused|unfused",
-                     "the backend of the run (default ref)"},
     [OPT_COMPARE] = {"compare", 0, true, "BACKEND",
                      "run again on BACKEND and compare the outputs (exit 1 on a mismatch)"},
     [OPT_SAVE] = {"save-outputs", 0, true, "DIR", "write the outputs as DIR/output_N.pb"},
@@ -96,13 +83,13 @@ const gl_command gl_command_run = {
     "fusion; --backend unfused --compare fused --intermediates compares them at the fused "
     "groups' boundaries and names the first group that parts ways. --passes defaults to "
     "none.",
-    GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS, own_options, N_OPTS, gl_cmd_run};
+    GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS | GL_SOPT_BACKEND, own_options, N_OPTS,
+    gl_cmd_run};
 
 static int own_option(void *ctx, size_t which, const char *value)
 {
     run_args *a = ctx;
     switch (which) {
-    case OPT_BACKEND: a->backend = value; break;
     case OPT_COMPARE: a->compare = value; break;
     case OPT_SAVE: a->save_dir = value; break;
     case OPT_PLAN: a->plan = true; break;
@@ -119,7 +106,6 @@ static int parse_args(int argc, char **argv, run_args *a)
 {
     const gl_cli_spec spec = {&gl_command_run, own_option, a, NULL};
     gl_session_opts_init(&a->o, "none");
-    a->backend = "ref";
     int first, rc = gl_cli_parse(&spec, argc, argv, &a->o, &first);
     if (rc != GL_EXIT_OK)
         return rc;
@@ -134,13 +120,15 @@ static int parse_args(int argc, char **argv, run_args *a)
                                   "BACKEND");
     if (a->all_tensors && !a->intermediates)
         return gl_cli_usage_error("run", "--all-tensors goes with --intermediates");
-    if ((is_fusion_run(a->backend) || is_fusion_run(a->compare)) && !gl_session_fuses(&a->o))
+    const char *backend = a->o.backend;
+    if ((gl_session_is_fusion_run(backend) || gl_session_is_fusion_run(a->compare)) &&
+        !gl_session_fuses(&a->o))
         return gl_cli_usage_error("run", "fused and unfused differ by the fusion pass, which "
                                   "--passes '%s' does not run (try --passes all)", a->o.passes);
-    if (a->unfused && (is_fusion_run(a->backend) || is_fusion_run(a->compare)))
+    if (a->unfused && (gl_session_is_fusion_run(backend) || gl_session_is_fusion_run(a->compare)))
         return gl_cli_usage_error("run", "--unfused runs every backend on the unfused model; "
                                   "with --backend or --compare fused|unfused say it once");
-    if (a->compare && strcmp(a->compare, a->backend) == 0 && is_fusion_run(a->compare))
+    if (a->compare && strcmp(a->compare, backend) == 0 && gl_session_is_fusion_run(a->compare))
         return gl_cli_usage_error("run", "--backend and --compare are both %s", a->compare);
     return GL_EXIT_OK;
 }
@@ -159,7 +147,7 @@ static gl_status run_once(const gl_session *const s[2], const run_args *a, const
                           gl_tensor ***outs)
 {
     bool unfused;
-    const char *backend = exec_backend(run, &unfused);
+    const char *backend = gl_session_backend(run, &unfused);
     const gl_model *m = s[unfused]->model;
     gl_exec *e = NULL;
     gl_status st = gl_session_plan(s[unfused], &a->o, backend, &e);
@@ -274,16 +262,16 @@ static int run_model(const gl_session *const s2[2], const run_args *a)
     if (st != GL_OK)
         return gl_cli_fail(st);
     /* Only what is saved is kept, unless every tensor is compared. */
-    gl_inter_rec_options keep = {.label = a->backend};
+    gl_inter_rec_options keep = {.label = a->o.backend};
     if (!a->intermediates && a->n_tensor_names)
         keep = (gl_inter_rec_options){.names = a->tensor_names, .n_names = a->n_tensor_names,
-                                      .label = a->backend};
+                                      .label = a->o.backend};
     gl_inter_rec *rec[2] = {
         a->intermediates || a->tensors_dir ? gl_inter_rec_new(&keep) : NULL,
         a->intermediates ? gl_inter_rec_new(&(gl_inter_rec_options){.label = a->compare})
                          : NULL,
     };
-    st = run_once(s2, a, a->backend, &d, a->plan, rec[0], &outs);
+    st = run_once(s2, a, a->o.backend, &d, a->plan, rec[0], &outs);
     if (st == GL_OK && a->compare)
         st = run_once(s2, a, a->compare, &d, false, rec[1], &other);
     if (st == GL_OK && a->save_dir)
@@ -302,7 +290,7 @@ static int run_model(const gl_session *const s2[2], const run_args *a)
             ok = report_comparison(a, g, outs, d.expected, "") && ok;
         if (other) {
             char label[160];
-            snprintf(label, sizeof(label), " [%s vs %s]", a->compare, a->backend);
+            snprintf(label, sizeof(label), " [%s vs %s]", a->compare, a->o.backend);
             ok = report_comparison(a, g, other, outs, label) && ok;
         }
         rc = ok ? GL_EXIT_OK : GL_EXIT_MISMATCH;
@@ -332,7 +320,7 @@ int gl_cmd_run(int argc, char **argv)
         gl_status st = a.unfused ? gl_session_open_unfused(a.model, &a.o, &s)
                                  : gl_session_open(a.model, &a.o, &s);
         bool want_unfused = (a.compare && strcmp(a.compare, "unfused") == 0) ||
-                            strcmp(a.backend, "unfused") == 0;
+                            strcmp(a.o.backend, "unfused") == 0;
         if (st == GL_OK && want_unfused)
             st = gl_session_open_unfused(a.model, &a.o, &unfused);
         const gl_session *both[2] = {&s, want_unfused ? &unfused : &s};

@@ -3,24 +3,35 @@
 #include "driver/bisect.h"
 
 #include "exec/compare.h"
+#include "exec/profile.h"
 #include "util/escape.h"
 #include "util/strbuf.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-typedef struct probe_run {
+typedef struct probe_run probe_run;
+/* What is wrong with model m (malloc'd), NULL when nothing is: the search's question. */
+typedef char *(*judge_fn)(probe_run *b, const gl_model *m);
+
+struct probe_run {
     const gl_pipeline *p;
     const gl_session_opts *o;
+    const char *backend; /* the executor's backend of the probes ("ref", "dnnl") */
+    judge_fn judge;
     gl_dataset data;
-    gl_tensor **base; /* the input model's outputs */
+    gl_tensor **base; /* the input model's outputs on the reference */
     size_t n_base;
+    gl_exec *base_exec; /* --slower: the input model on `backend`, timed against each probe */
+    double slower;      /* --slower PCT */
     gl_bisect_progress_fn progress;
     void *ctx;
     gl_bisect_result *r;
-} probe_run;
+};
 
 static void free_tensors(gl_tensor **t, size_t n)
 {
@@ -29,37 +40,57 @@ static void free_tensors(gl_tensor **t, size_t n)
     free(t);
 }
 
-/* Run m on the reference backend: *outs (malloc'd, m's outputs) on success. */
-static gl_status run_ref(const probe_run *b, const gl_model *m, gl_tensor ***outs)
+/* One run of plan e: its wall time in ns into *ns (may be NULL), its outputs into *outs
+ * (malloc'd; NULL: freed at once). */
+static gl_status run_plan(const probe_run *b, gl_exec *e, double *ns, gl_tensor ***outs)
 {
-    gl_exec_options eo = gl_session_exec_options(b->o, "ref");
-    gl_exec *e = NULL;
-    size_t n = m->graph->n_outputs;
-    *outs = NULL;
-    gl_status st = gl_exec_create(m, &eo, &e);
-    if (st != GL_OK)
-        return st;
+    size_t n = gl_exec_model(e)->graph->n_outputs;
     gl_tensor **t = gl_xcalloc(n ? n : 1, sizeof(*t));
-    st = gl_exec_run(e, (const gl_tensor *const *)b->data.inputs, b->data.n_inputs, t, n);
-    gl_exec_free(e);
-    if (st != GL_OK)
-        free(t);
-    else
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    gl_status st = gl_exec_run(e, (const gl_tensor *const *)b->data.inputs, b->data.n_inputs,
+                               t, n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (ns)
+        *ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+    if (st == GL_OK && outs) {
         *outs = t;
+        return st;
+    }
+    free_tensors(t, st == GL_OK ? n : 0);
     return st;
 }
 
-/* What differs between m's outputs on the inputs and the input model's (malloc'd), NULL
- * when nothing does. */
-static char *differs(const probe_run *b, const gl_model *m)
+/* Run m once on `backend`: *outs (malloc'd, m's outputs) on success. */
+static gl_status run_on(const probe_run *b, const gl_model *m, const char *backend,
+                        gl_tensor ***outs)
+{
+    gl_exec_options eo = gl_session_exec_options(b->o, backend);
+    gl_exec *e = NULL;
+    *outs = NULL;
+    gl_status st = gl_exec_create(m, &eo, &e);
+    if (st == GL_OK)
+        st = run_plan(b, e, NULL, outs);
+    gl_exec_free(e);
+    return st;
+}
+
+/* "the model does not run: MESSAGE" (malloc'd), the pending error cleared. */
+static char *does_not_run(void)
+{
+    gl_strbuf sb = {0};
+    gl_sb_printf(&sb, "the model does not run: %s", gl_error_message());
+    gl_error_clear();
+    return gl_sb_take(&sb);
+}
+
+/* What differs between m's outputs on the probes' backend and the input model's on the
+ * reference (malloc'd), NULL when nothing does. */
+static char *differs(probe_run *b, const gl_model *m)
 {
     gl_tensor **outs;
-    if (run_ref(b, m, &outs) != GL_OK) {
-        char *why = gl_xmalloc(strlen(gl_error_message()) + 32);
-        sprintf(why, "the model does not run: %s", gl_error_message());
-        gl_error_clear();
-        return why;
-    }
+    if (run_on(b, m, b->backend, &outs) != GL_OK)
+        return does_not_run();
     const gl_graph *g = m->graph;
     char *why = NULL;
     if (g->n_outputs != b->n_base) {
@@ -82,6 +113,77 @@ static char *differs(const probe_run *b, const gl_model *m)
     }
     free_tensors(outs, g->n_outputs);
     return why;
+}
+
+/* ---- --slower ---------------------------------------------------------------------------- */
+
+/* Rounds of a timing, each one run of the input model then one of the probe: interleaved,
+ * so that a change in the machine's load falls on both. Warm-up runs first: a primitive's
+ * first run is 10-20x its steady state. */
+enum { SLOWER_WARMUP = 2, SLOWER_ROUNDS = 9 };
+
+/* The median absolute deviation of the samples (ns) relative to their median, in %: the
+ * spread of a run's time that the answer must stand above. Sorts nothing in x. */
+static double noise_pct(const double *x, size_t n, double median_ms)
+{
+    double dev[SLOWER_ROUNDS];
+    for (size_t i = 0; i < n; i++)
+        dev[i] = fabs(x[i] / 1e6 - median_ms) * 1e6;
+    return median_ms > 0 ? 100.0 * gl_profile_stats(dev, n).median / median_ms : 0;
+}
+
+/* The input model and m on the probes' backend, SLOWER_ROUNDS rounds: medians (ms) and
+ * the larger of the two noises (%). */
+static gl_status time_rounds(probe_run *b, gl_exec *probe, double *base_ms, double *probe_ms,
+                             double *noise)
+{
+    double tb[SLOWER_ROUNDS], tp[SLOWER_ROUNDS];
+    gl_status st = GL_OK;
+    for (int w = 0; w < SLOWER_WARMUP && st == GL_OK; w++)
+        if ((st = run_plan(b, b->base_exec, NULL, NULL)) == GL_OK)
+            st = run_plan(b, probe, NULL, NULL);
+    for (size_t i = 0; i < SLOWER_ROUNDS && st == GL_OK; i++)
+        if ((st = run_plan(b, b->base_exec, &tb[i], NULL)) == GL_OK)
+            st = run_plan(b, probe, &tp[i], NULL);
+    if (st != GL_OK)
+        return st;
+    double sb[SLOWER_ROUNDS], sp[SLOWER_ROUNDS];
+    memcpy(sb, tb, sizeof(tb));
+    memcpy(sp, tp, sizeof(tp));
+    *base_ms = gl_profile_stats(sb, SLOWER_ROUNDS).median;
+    *probe_ms = gl_profile_stats(sp, SLOWER_ROUNDS).median;
+    double nb = noise_pct(tb, SLOWER_ROUNDS, *base_ms), np = noise_pct(tp, SLOWER_ROUNDS, *probe_ms);
+    *noise = nb > np ? nb : np;
+    return GL_OK;
+}
+
+/* Whether m runs more than b->slower % slower than the input model (what, malloc'd). A
+ * timing noisier than the threshold is no answer: the search stops with an error. */
+static char *slower(probe_run *b, const gl_model *m)
+{
+    gl_exec_options eo = gl_session_exec_options(b->o, b->backend);
+    gl_exec *e = NULL;
+    double base_ms = 0, probe_ms = 0, noise = 0;
+    gl_status st = gl_exec_create(m, &eo, &e);
+    if (st == GL_OK)
+        st = time_rounds(b, e, &base_ms, &probe_ms, &noise);
+    gl_exec_free(e);
+    if (st != GL_OK)
+        return does_not_run();
+    if (noise > b->r->noise_pct)
+        b->r->noise_pct = noise;
+    if (noise > b->slower) {
+        b->r->too_noisy = true;
+        return NULL;
+    }
+    double pct = base_ms > 0 ? 100.0 * (probe_ms - base_ms) / base_ms : 0;
+    if (pct <= b->slower)
+        return NULL;
+    gl_strbuf sb = {0};
+    gl_sb_printf(&sb, "%.3f ms against %.3f ms for the input model on %s (%+.0f%%, over "
+                 "%g%%; noise %.1f%%; medians of %d interleaved rounds)", probe_ms, base_ms,
+                 b->o->backend, pct, b->slower, noise, SLOWER_ROUNDS);
+    return gl_sb_take(&sb);
 }
 
 /* The step of rewrite i (1-based, over the whole pipeline) and its rank k in that step. */
@@ -126,12 +228,18 @@ static gl_status probe(probe_run *b, int64_t i, char **why)
             return st;
         m = replayed;
     }
-    *why = differs(b, m);
+    *why = b->judge(b, m);
     b->r->runs++;
     gl_model_free(replayed);
     say(b, "rewrite %lld of %lld (%s %lld/%lld, step %zu): %s", (long long)i,
         (long long)b->r->rewrites, snap->pass->name, (long long)k, (long long)snap->rewrites,
-        s, *why ? "differs" : "same outputs");
+        s, b->r->too_noisy ? "too noisy" : !*why ? "same outputs" : b->slower ? "slower"
+                                                                             : "differs");
+    if (b->r->too_noisy)
+        return gl_fail(GL_ERR_INPUT, "bisect --slower %g: the timing noise (%.1f%%, the median "
+                       "absolute deviation of %d runs on %s) is above %g%%: no answer; try a "
+                       "larger PCT or a quieter machine", b->slower, b->r->noise_pct,
+                       SLOWER_ROUNDS, b->o->backend, b->slower);
     return GL_OK;
 }
 
@@ -176,35 +284,91 @@ static gl_status search(probe_run *b)
     return GL_OK;
 }
 
-gl_status gl_bisect_pipeline(const gl_pipeline *p, size_t last_step, const gl_session_opts *o,
-                             gl_bisect_progress_fn progress, void *ctx, gl_bisect_result *r)
+/* On another backend than the reference the input model itself may differ: then no
+ * rewrite is to blame (r->step 0), and the search's premise, that rewrite 0 is good, does
+ * not hold. Whether that is so (*b->r filled). */
+static bool before_any_rewrite(probe_run *b)
+{
+    if (b->slower || strcmp(b->backend, "ref") == 0)
+        return false;
+    char *why = b->judge(b, b->p->steps[0].model);
+    b->r->runs++;
+    say(b, "the input model on %s: %s", b->o->backend, why ? "differs" : "same outputs");
+    if (!why)
+        return false;
+    b->r->found = true;
+    b->r->why = why;
+    return true;
+}
+
+/* Steps 1..last_step counted (r->rewrites), checked to have kept their models. */
+static gl_status count_rewrites(const gl_pipeline *p, size_t last_step, gl_bisect_result *r,
+                                size_t *n_steps)
 {
     *r = (gl_bisect_result){.decision = -1};
-    const gl_model *input = p->n_steps ? p->steps[0].model : NULL;
-    if (!input)
+    if (!p->n_steps || !p->steps[0].model)
         return gl_fail(GL_ERR_INPUT, "bisect: the pipeline did not keep its input model");
-    size_t n_steps = last_step < p->n_steps ? last_step + 1 : p->n_steps;
-    for (size_t s = 1; s < n_steps; s++) {
+    *n_steps = last_step < p->n_steps ? last_step + 1 : p->n_steps;
+    for (size_t s = 1; s < *n_steps; s++) {
         if (!p->steps[s].model)
             return gl_fail(GL_ERR_INPUT, "bisect: the pipeline did not keep step %zu", s);
         r->rewrites += p->steps[s].rewrites;
     }
-    probe_run b = {.p = p, .o = o, .progress = progress, .ctx = ctx, .r = r};
-    gl_status st = gl_session_inputs(input, o, &b.data);
+    return GL_OK;
+}
+
+/* The search of b (judge set) after its baseline: inputs made, baseline run. */
+static gl_status bisect(probe_run *b, size_t last_step)
+{
+    const gl_pipeline *p = b->p;
+    const gl_session_opts *o = b->o;
+    gl_bisect_result *r = b->r;
+    bool unfused;
+    b->backend = gl_session_backend(o->backend ? o->backend : "ref", &unfused);
+    size_t n_steps = 0;
+    gl_status st = count_rewrites(p, last_step, r, &n_steps);
     if (st != GL_OK)
         return st;
-    say(&b, "%lld rewrites in %zu steps; running the input model (%s)",
-        (long long)r->rewrites, n_steps - 1, o->data ? "inputs from --data" : "random inputs");
-    if ((st = run_ref(&b, input, &b.base)) == GL_OK) {
-        b.n_base = input->graph->n_outputs;
-        r->runs = 1;
-        st = search(&b);
+    const gl_model *input = p->steps[0].model;
+    if ((st = gl_session_inputs(input, o, &b->data)) != GL_OK)
+        return st;
+    say(b, "%lld rewrites in %zu steps; running the input model (%s, %s)",
+        (long long)r->rewrites, n_steps - 1, o->data ? "inputs from --data" : "random inputs",
+        b->slower ? o->backend : "ref");
+    if (b->slower) {
+        gl_exec_options eo = gl_session_exec_options(o, b->backend);
+        st = gl_exec_create(input, &eo, &b->base_exec);
+    } else if ((st = run_on(b, input, "ref", &b->base)) == GL_OK) {
+        b->n_base = input->graph->n_outputs;
     }
-    free_tensors(b.base, b.n_base);
-    gl_dataset_free(&b.data);
+    if (st == GL_OK) {
+        r->runs = 1;
+        st = before_any_rewrite(b) ? GL_OK : search(b);
+    }
+    gl_exec_free(b->base_exec);
+    free_tensors(b->base, b->n_base);
+    gl_dataset_free(&b->data);
     if (st != GL_OK)
         gl_bisect_result_free(r);
     return st;
+}
+
+gl_status gl_bisect_pipeline(const gl_pipeline *p, size_t last_step, const gl_session_opts *o,
+                             gl_bisect_progress_fn progress, void *ctx, gl_bisect_result *r)
+{
+    probe_run b = {.p = p, .o = o, .judge = differs, .progress = progress, .ctx = ctx, .r = r};
+    return bisect(&b, last_step);
+}
+
+gl_status gl_bisect_slower(const gl_pipeline *p, size_t last_step, const gl_session_opts *o,
+                           double pct, gl_bisect_progress_fn progress, void *ctx,
+                           gl_bisect_result *r)
+{
+    if (!(pct > 0) || !isfinite(pct))
+        return gl_fail(GL_ERR_INPUT, "bisect --slower: %g is not a percentage above 0", pct);
+    probe_run b = {.p = p, .o = o, .judge = slower, .slower = pct, .progress = progress,
+                   .ctx = ctx, .r = r};
+    return bisect(&b, last_step);
 }
 
 void gl_bisect_result_free(gl_bisect_result *r)

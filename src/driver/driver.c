@@ -87,7 +87,33 @@ static const gl_session_option option_table[] = {
      "no tensor, nor all alive together, over BYTES (K, M, G; default half the memory)"},
     {"max-iterations", GL_SOPT_MAX_ITERATIONS, true, "N",
      "loops stop after N iterations in all (default 2^24)"},
+    {"backend", GL_SOPT_BACKEND, true, "ref|dnnl|fused|unfused",
+     "the backend of the run (default ref); fused and unfused: dnnl on the model as "
+     "optimized and on the model the passes make without fusion"},
 };
+
+static const char *const run_names[] = {"ref", "dnnl", "fused", "unfused"};
+
+const char *gl_session_backend(const char *run, bool *unfused)
+{
+    *unfused = strcmp(run, "unfused") == 0;
+    return *unfused || strcmp(run, "fused") == 0 ? "dnnl" : run;
+}
+
+bool gl_session_is_fusion_run(const char *run)
+{
+    return run && (strcmp(run, "fused") == 0 || strcmp(run, "unfused") == 0);
+}
+
+static gl_status set_backend(gl_session_opts *o, const char *v)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(run_names); i++)
+        if (strcmp(run_names[i], v) == 0) {
+            o->backend = run_names[i];
+            return GL_OK;
+        }
+    return gl_fail(GL_ERR_INPUT, "--backend '%s' is not ref, dnnl, fused or unfused", v);
+}
 
 const gl_session_option *gl_session_option_table(size_t *count)
 {
@@ -97,7 +123,7 @@ const gl_session_option *gl_session_option_table(size_t *count)
 
 void gl_session_opts_init(gl_session_opts *o, const char *passes)
 {
-    *o = (gl_session_opts){.passes = passes, .rtol = 1e-3, .atol = 1e-4};
+    *o = (gl_session_opts){.passes = passes, .rtol = 1e-3, .atol = 1e-4, .backend = "ref"};
 }
 
 void gl_session_opts_free(gl_session_opts *o)
@@ -152,6 +178,7 @@ static gl_status set_value(gl_session_opts *o, unsigned bit, const char *v)
                            "more", v);
         o->max_iterations = (uint64_t)n;
         return GL_OK;
+    case GL_SOPT_BACKEND: return set_backend(o, v);
     default: return gl_fail(GL_ERR_INTERNAL, "option bit %u has no parser", bit);
     }
 }
@@ -259,9 +286,8 @@ gl_status gl_session_open_unfused(const char *path, const gl_session_opts *o, gl
     gl_status st;
     unfused_steps(o, &steps, &n_steps, &st);
     if (st == GL_OK) {
-        /* Only the result is wanted: no snapshots, nobody called back per step. */
+        /* Nobody called back per step: the steps are not the ones o->passes names. */
         gl_session_opts quiet = *o;
-        quiet.pipeline_flags = 0;
         quiet.on_step = NULL;
         st = open_steps(path, &quiet, steps, n_steps, s);
     }
@@ -287,8 +313,11 @@ gl_status gl_session_inputs(const gl_model *m, const gl_session_opts *o, gl_data
 
 gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *backend)
 {
-    return (gl_exec_options){.backend = backend, .threads = o->threads,
-                             .max_memory = o->max_memory, .max_iterations = o->max_iterations};
+    return (gl_exec_options){
+        .backend = backend, .threads = o->threads, .max_memory = o->max_memory,
+        .max_iterations = o->max_iterations,
+        .dnnl_fault = gl_settings_lookup_text(&o->settings, "dnnl", "fault"),
+        .dnnl_delay = gl_settings_lookup_text(&o->settings, "dnnl", "delay")};
 }
 
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,

@@ -36,6 +36,7 @@ enum {
     GL_SOPT_THREADS = 1u << 6,        /* --threads N */
     GL_SOPT_MAX_MEMORY = 1u << 7,     /* --max-memory BYTES (K, M, G) */
     GL_SOPT_MAX_ITERATIONS = 1u << 8, /* --max-iterations N */
+    GL_SOPT_BACKEND = 1u << 9,        /* --backend ref|dnnl|unfused|fused */
 };
 /* What a command that only optimizes takes, and what one that also executes takes. */
 #define GL_SOPT_PIPELINE (GL_SOPT_PASSES | GL_SOPT_SET)
@@ -57,6 +58,8 @@ typedef struct gl_session_opts {
     const char *passes;      /* "all", "none" or a list (gl_pass_list_parse) */
     gl_settings settings;    /* --set; "load.freeze-inputs" goes to the loader */
     const char *data;        /* NULL: seeded random inputs */
+    const char *backend;     /* --backend: "ref" (default), "dnnl", "unfused" or "fused"
+                                (gl_session_backend) */
     double rtol, atol;
     int threads;             /* 0: the backend's default */
     size_t max_memory;       /* 0: the executor's default */
@@ -77,7 +80,7 @@ typedef struct gl_session_opts {
 } gl_session_opts;
 
 /* Defaults: `passes` (run and profile: "none"; optimize, export: "all"), rtol 1e-3,
- * atol 1e-4, everything else 0. */
+ * atol 1e-4, backend "ref", everything else 0. */
 void gl_session_opts_init(gl_session_opts *o, const char *passes);
 void gl_session_opts_free(gl_session_opts *o);
 
@@ -111,11 +114,19 @@ gl_status gl_session_load(const char *path, const gl_settings *settings, gl_mode
 gl_status gl_session_open(const char *path, const gl_session_opts *o, gl_session *s);
 void gl_session_close(gl_session *s);
 
+/* What --backend (or run's --compare) names, as the executor's backend: ref and dnnl run
+ * the model as it is; fused and unfused are dnnl on the model as optimized and on the
+ * model the same passes make without their fusion steps (*unfused says which). */
+const char *gl_session_backend(const char *run, bool *unfused);
+/* fused or unfused: a run that needs a fusion step in --passes to mean anything. */
+bool gl_session_is_fusion_run(const char *run);
+
 /* Does o->passes run the fusion pass (so that fused and unfused runs differ)? */
 bool gl_session_fuses(const gl_session_opts *o);
 /* gl_session_open with every fusion step of o->passes left out: the model the fused
  * groups were made from, which `profile` and `run --compare unfused` run as "unfused"
- * (vs_ort.sh's unfused run likewise). Fusion keeps the names of the nodes it groups
+ * (vs_ort.sh's unfused run likewise; `bisect --backend unfused` bisects its steps, kept
+ * with o->pipeline_flags). o->on_step is not called. Fusion keeps the names of the nodes it groups
  * (the body of a graphlab.fused function is the members, names kept), so a group's
  * members and its outputs are nodes and values of this model by the same names. */
 gl_status gl_session_open_unfused(const char *path, const gl_session_opts *o, gl_session *s);

@@ -20,6 +20,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const dn_op_table *const op_tables[] = {
     &dn_conv_ops, &dn_matmul_ops, &dn_eltwise_ops, &dn_binary_ops, &dn_pool_ops, &dn_norm_ops,
@@ -68,7 +69,42 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
     return row->claim(m, n, why, why_len);
 }
 
-static gl_status dn_run(gl_kernel_ctx *k, void **state)
+/* --set dnnl.fault=NAME: 1.0 added to every element of the node's first output, made
+ * plain first (a blocked layout has padding that must stay zero) and private (the bytes
+ * may be a lent buffer or shared with an input). */
+static gl_status inject_fault(dn_ctx *c, gl_kernel_ctx *k)
+{
+    gl_tensor *t = k->out[0];
+    if (!t || t->dtype != GL_DT_FLOAT)
+        return gl_fail(GL_ERR_INPUT, "%s: --set dnnl.fault: its first output is not float",
+                       k->where);
+    if (t->layout) {
+        gl_tensor *plain = dn_to_plain(c, t, NULL);
+        if (!plain)
+            return GL_ERR_INTERNAL;
+        gl_tensor_free(t);
+        k->out[0] = t = plain;
+    }
+    float *x = gl_tensor_make_writable(t);
+    for (int64_t i = 0; i < t->count; i++)
+        x[i] += 1.0f;
+    return GL_OK;
+}
+
+/* The test-only injections of gl_exec_options (dnnl.fault, dnnl.delay) after a run. */
+static gl_status inject(dn_ctx *c, gl_kernel_ctx *k, gl_status st)
+{
+    const char *name = k->node->name;
+    if (st != GL_OK || !name)
+        return st;
+    if (c->delay && strcmp(c->delay, name) == 0)
+        nanosleep(&(struct timespec){0, GL_DNNL_DELAY_MS * 1000000L}, NULL);
+    if (c->fault && strcmp(c->fault, name) == 0 && k->n_outputs > 0)
+        return inject_fault(c, k);
+    return GL_OK;
+}
+
+static gl_status dn_run_node(gl_kernel_ctx *k, void **state)
 {
     if (*state ? dn_fused_state(*state)
                : !dn_op_find(k->node->domain, k->node->op_type, k->opset) &&
@@ -85,6 +121,11 @@ static gl_status dn_run(gl_kernel_ctx *k, void **state)
         *state = s;
     }
     return dn_node_run(k->backend_ctx, k, s);
+}
+
+static gl_status dn_run(gl_kernel_ctx *k, void **state)
+{
+    return inject(k->backend_ctx, k, dn_run_node(k, state));
 }
 
 static void dn_release(void *state)

@@ -151,7 +151,16 @@ struct gl_exec_options {
      * arena at the offsets of the model's memory plan (m->memory_plan, the memory-plan
      * pass) when it has one that fits the graph; true: as if it had none. */
     bool no_memory_plan;
+    /* Test-only injections of the oneDNN backend, for tests of `bisect` (--set
+     * dnnl.fault=NAME, dnnl.delay=NAME): after the node or fused group NAME runs on oneDNN,
+     * 1.0 is added to every element of its first output (fault), or the run sleeps
+     * GL_DNNL_DELAY_MS (delay). NULL: none. The reference backend ignores them; a node
+     * oneDNN does not run is not touched. Copied by the backend. */
+    const char *dnnl_fault, *dnnl_delay;
 };
+
+/* What --set dnnl.delay=NAME adds to a run: far above the noise of a small model's run. */
+#define GL_DNNL_DELAY_MS 20
 
 /* A simple loop body runs about 700,000 iterations a second here: at 2^24, an endless
  * loop ends in about half a minute, and real loops (a token per iteration) fit. */

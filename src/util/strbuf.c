@@ -3,6 +3,8 @@
 
 #include "ir/status.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +54,22 @@ void gl_sb_free(gl_strbuf *b)
 {
     free(b->s);
     *b = (gl_strbuf){0};
+}
+
+void gl_sb_shell_word(gl_strbuf *b, const char *s)
+{
+    bool plain = *s != '\0';
+    for (const char *c = s; *c && plain; c++)
+        plain = isalnum((unsigned char)*c) || strchr("-_./:=,+@%", *c);
+    if (plain) {
+        gl_sb_puts(b, s);
+        return;
+    }
+    gl_sb_putc(b, '\'');
+    for (const char *c = s; *c; c++)
+        if (*c == '\'')
+            gl_sb_puts(b, "'\\''");
+        else
+            gl_sb_putc(b, *c);
+    gl_sb_putc(b, '\'');
 }

@@ -76,6 +76,7 @@ typedef struct dn_ctx {
     void (*set_threads)(int); /* omp_set_num_threads, NULL when not found */
     dn_layout *layouts;      /* interned */
     size_t builds;           /* primitives built by this plan */
+    char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or

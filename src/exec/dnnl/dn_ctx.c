@@ -367,6 +367,10 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
         return dn_fail("oneDNN backend", "dnnl_stream_create", r);
     }
     c->block = probe_block();
+    if (o && o->dnnl_fault)
+        c->fault = gl_xstrdup(o->dnnl_fault);
+    if (o && o->dnnl_delay)
+        c->delay = gl_xstrdup(o->dnnl_delay);
     *out = c;
     return GL_OK;
 }
@@ -385,6 +389,8 @@ void dn_ctx_free(void *ctx)
     }
     dnnl_stream_destroy(c->stream);
     dnnl_engine_destroy(c->engine);
+    free(c->fault);
+    free(c->delay);
     free(c);
 }
 

@@ -738,7 +738,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
         if (n->outputs[o] && !check_dtype(k, n, n->outputs[o], want))
             return false;
     bool binary = s->cls == GL_FU_BINARY || (s->cls == GL_FU_POST && gl_fu_is_binary(n));
-    if (i > 0 && k->rule->target == GL_FU_POST_OPS && !check_head_takes(k, n, binary))
+    if (i > 0 && c->probe && k->rule->target == GL_FU_POST_OPS &&
+        !check_head_takes(k, n, binary))
         return false;
     if (binary) {
         for (size_t j = 0; j < n->n_inputs; j++)

@@ -58,9 +58,9 @@ static const gl_pass pass_table[] = {
               "operand and the scalar too", false},
              {"units", 1, "0: leave apart the units the oneDNN backend runs as several "
               "primitives (FFN, attention, 1x1+depthwise, ...)", false},
-             {"probe", 1, "0: do not ask oneDNN how it would run each group (by building "
-              "the group alone for its shapes); 1: refuse a group it would run on a "
-              "reference kernel", false},
+             {"probe", 1, "1: refuse a group oneDNN would run on a reference kernel (each "
+              "group built alone for its shapes) or whose head runs post-ops slowly; 0: "
+              "trust the rule table", false},
              {"measure", 0, "1: time each group fused against its members on the "
               "model's shapes (oneDNN, interleaved repeats) and refuse one that is not "
               "faster; the decision carries measured_ms", false})},

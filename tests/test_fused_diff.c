@@ -26,6 +26,7 @@
 #include "exec/target.h"
 #include "graphnote.h"
 #include "passes/pipeline.h"
+#include "util/json.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -346,6 +347,53 @@ HEAD_TEST(5, conv_transpose)
 HEAD_TEST(6, matmul)
 HEAD_TEST(7, gemm)
 HEAD_TEST(8, channels_last_conv)
+
+/* fusion.measure: every group it decides on carries both clocks, and its verdict agrees
+ * with them whichever way the clock fell (no timing is asserted: the machine is shared);
+ * --json writes them as measured_ms {fused, members}. */
+Test(fused_diff, measure_records_both_clocks_and_decides_by_them)
+{
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes_set(
+        "measure", 13,
+        CONV(16, 16, 8, "") "; r = Relu(h); const w2 f32s[16,16,1,1] = rand; "
+        "c2 = Conv(r, w2); in y f32s[1,16,8,8]; a = Add(c2, y); o = Sigmoid(a); out o",
+        NULL, "toposort,shape-inference,fusion", "fusion.measure=1", &b);
+    cr_assert_not_null(p);
+    size_t decided = 0;
+    for (size_t i = 0; i < p->log.n; i++) {
+        const gl_decision *d = &p->log.items[i];
+        if (strcmp(d->pass, "fusion") || !gl_decision_number_text(d, "fused"))
+            continue;
+        decided++;
+        double fused = gl_decision_number_value(d, "measured_fused_ms");
+        double apart = gl_decision_number_value(d, "measured_members_ms");
+        cr_assert(fused > 0 && apart > 0, "#%lld: measured %g against %g ms",
+                  (long long)d->id, fused, apart);
+        if (d->verdict == GL_APPLIED)
+            cr_expect(fused < apart, "#%lld applied though %g >= %g ms", (long long)d->id,
+                      fused, apart);
+        else
+            cr_expect(fused >= apart && strstr(d->reason, "is not faster") &&
+                          !strcmp(gl_decision_number_text(d, "constraint"), "measured"),
+                      "#%lld refused: %s", (long long)d->id, d->reason);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        gl_json j;
+        gl_json_init(&j, f, false);
+        gl_decision_json(d, &j);
+        gl_json_finish(&j);
+        fclose(f);
+        char want[160];
+        snprintf(want, sizeof(want), "\"measured_ms\":{\"fused\":");
+        cr_expect(strstr(text, want) && strstr(text, "\"members\":"), "#%lld: %s",
+                  (long long)d->id, text);
+        free(text);
+    }
+    cr_expect_eq(decided, 2u, "two groups decided on (Conv+Relu, Conv+Add+Sigmoid)");
+    gl_pipeline_free(p);
+}
 
 Test(fused_diff, every_head_has_its_test)
 {

@@ -374,10 +374,14 @@ static bool check_conv_shape(fu_cand *k, const gl_node *n, unsigned flags)
 {
     const gl_value *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     const gl_tensor *wt = w && gl_value_is_constant(w) ? w->init : NULL;
-    const char *what = flags & GL_FU_1X1 ? "a 1x1 convolution (stride 1, no padding, "
-                                           "group 1)"
-                                         : "a depthwise 3x3 convolution (stride 1 or 2, "
-                                           "padding 1)";
+    const gl_target *t = gl_target_default();
+    int dk = t->dw_post.kernel, dp = t->dw_post.pad;
+    char what[96];
+    if (flags & GL_FU_1X1)
+        snprintf(what, sizeof(what), "a 1x1 convolution (stride 1, no padding, group 1)");
+    else
+        snprintf(what, sizeof(what), "a depthwise %dx%d convolution (stride %d or %d, "
+                 "padding %d)", dk, dk, t->dw_post.min_stride, t->dw_post.max_stride, dp);
     size_t cn;
     if (!wt || wt->rank != 4 || rank_of(x) != 4) {
         set_why(k, "target", "Conv '%s': weights not a constant of rank 4 on a rank-4 input; "
@@ -407,10 +411,10 @@ static bool check_conv_shape(fu_cand *k, const gl_node *n, unsigned flags)
     const gl_dim *c = &x->type.shape.dims[1];
     const gl_attr *st = gl_node_attr_typed(n, "strides", GL_ATTR_INTS);
     int64_t s0 = st && st->n == 2 ? st->ints[0] : 1, s1 = st && st->n == 2 ? st->ints[1] : 1;
-    int64_t p = attr_ints_all(n, "pads", 1, &cn);
-    if (wt->dims[2] != 3 || wt->dims[3] != 3 || wt->dims[1] != 1 || !dim_known(c) ||
-        group != c->value || wt->dims[0] != group || s0 != s1 || (s0 != 1 && s0 != 2) ||
-        p != 1 || cn != 4) {
+    int64_t p = attr_ints_all(n, "pads", dp, &cn);
+    if (wt->dims[2] != dk || wt->dims[3] != dk || wt->dims[1] != 1 || !dim_known(c) ||
+        group != c->value || wt->dims[0] != group || s0 != s1 ||
+        s0 < t->dw_post.min_stride || s0 > t->dw_post.max_stride || p != dp || cn != 4) {
         set_why(k, "target", "Conv '%s': kernel %lldx%lld, group %lld of %lld channels, "
                 "stride %lld; oneDNN's depthwise post-op is %s", n->name,
                 (long long)wt->dims[2], (long long)wt->dims[3], (long long)group,

@@ -40,6 +40,11 @@ typedef struct gl_target {
      * case for each: an op added to the backend's tables is tested without a new row. */
     size_t (*eltwise_names)(char (*names)[GL_TARGET_NAME_LEN], size_t cap);
     size_t (*binary_names)(char (*names)[GL_TARGET_NAME_LEN], size_t cap);
+    /* The depthwise convolution oneDNN takes as a post-op of a 1x1 one (its dw_k3s1p1 /
+     * dw_k3s2p1): kernel, padding and the strides it has. */
+    struct {
+        int kernel, pad, min_stride, max_stride;
+    } dw_post;
     /* NULL when `head` takes a member (binary: a binary post-op, else an eltwise one)
      * at the speed of the head alone; else why not (a measured fact about the library,
      * or a limit of the backend, written in the refusal). */

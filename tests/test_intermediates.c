@@ -288,12 +288,12 @@ Test(intermediates, call_run_whole_on_one_side)
 
 /* ---- fused against unfused ---------------------------------------------------------------- */
 
-/* conv_nhwc after the default pipeline has one fused group, FusedNhwcConvRelu_1 (conv2,
- * relu2); the same passes without fusion leave conv2 and relu2 apart. The two runs share
- * the tensors at the group's boundary (relu2's output) and those of the nodes no group
- * took; a divergence injected on either side is found at the group's boundary, named by
- * the group. Both runs on the reference kernels (one perturbed): the comparison, not
- * oneDNN, is under test. */
+/* conv_nhwc after the default pipeline has two fused groups, FusedNhwcConvRelu_1 (conv1,
+ * relu1) and FusedNhwcConvRelu_2 (conv2, relu2); the same passes without fusion leave the
+ * members apart. The two runs share the tensors at the groups' boundaries (relu1's and
+ * relu2's outputs) and those of the nodes no group took; a divergence injected on either
+ * side is found at the group's boundary, named by the group. Both runs on the reference
+ * kernels (one perturbed): the comparison, not oneDNN, is under test. */
 typedef struct fusion_case {
     const char *perturb;   /* node perturbed (NULL: none) */
     bool in_fused;         /* ... in the fused run (else in the unfused one) */
@@ -302,15 +302,21 @@ typedef struct fusion_case {
 
 static const fusion_case fusion_cases[] = {
     {NULL, false, NULL},
-    {"FusedNhwcConvRelu_1", true, "first divergence: fused group 'FusedNhwcConvRelu_1' "
-                                  "(FusedNhwcConvRelu_1) in fused, node 'relu2' (Relu) in "
+    {"FusedNhwcConvRelu_2", true, "first divergence: fused group 'FusedNhwcConvRelu_2' "
+                                  "(FusedNhwcConvRelu_2) in fused, node 'relu2' (Relu) in "
                                   "unfused,"},
     /* a member inside the group: its output is not at the boundary, relu2's is */
-    {"conv2", false, "first divergence: fused group 'FusedNhwcConvRelu_1' "
-                     "(FusedNhwcConvRelu_1) in fused, node 'relu2' (Relu) in unfused,"},
-    {"relu2", false, "first divergence: fused group 'FusedNhwcConvRelu_1'"},
-    /* before the group: the node itself, on both sides */
-    {"conv1", true, "first divergence: node 'conv1' (NhwcConv) output 0"},
+    {"conv2", false, "first divergence: fused group 'FusedNhwcConvRelu_2' "
+                     "(FusedNhwcConvRelu_2) in fused, node 'relu2' (Relu) in unfused,"},
+    {"relu2", false, "first divergence: fused group 'FusedNhwcConvRelu_2'"},
+    /* the first group, the same way */
+    {"FusedNhwcConvRelu_1", true, "first divergence: fused group 'FusedNhwcConvRelu_1' "
+                                  "(FusedNhwcConvRelu_1) in fused, node 'relu1' (Relu) in "
+                                  "unfused,"},
+    {"conv1", false, "first divergence: fused group 'FusedNhwcConvRelu_1' "
+                     "(FusedNhwcConvRelu_1) in fused, node 'relu1' (Relu) in unfused,"},
+    /* between the groups: the node itself, on both sides */
+    {"channel_scale", true, "first divergence: node 'channel_scale' (Mul) output 0"},
 };
 
 /* One run of m on the perturbing backend, perturbing `target` (NULL: nothing). */
@@ -351,11 +357,16 @@ Test(intermediates, fused_against_unfused_at_group_boundaries)
         gl_inter_compare(u, f, 1e-3, 1e-4, &r);
         cr_expect_eq(r.n_rows, gl_inter_rec_count(f), "case %zu: every tensor of the fused "
                      "run has its twin", c);
-        cr_expect_eq(r.only_a, 1, "case %zu: conv2's output, inside the group, is unfused's "
-                     "only (%zu)", c, r.only_a);
-        const gl_inter_tensor *boundary = gl_inter_rec_find(f, "relu2_out0");
-        cr_assert_not_null(boundary, "the group's output is kept under its name");
-        cr_expect(boundary->group && !gl_inter_rec_find(u, "relu2_out0")->group);
+        cr_expect_eq(r.only_a, 2, "case %zu: conv1's and conv2's outputs, inside the groups, "
+                     "are unfused's only (%zu)", c, r.only_a);
+        static const char *const boundaries[] = {"relu1_out0", "relu2_out0"};
+        for (size_t b = 0; b < GL_ARRAY_LEN(boundaries); b++) {
+            const gl_inter_tensor *boundary = gl_inter_rec_find(f, boundaries[b]);
+            cr_assert_not_null(boundary, "the group's output %s is kept under its name",
+                               boundaries[b]);
+            cr_expect(boundary->group && !gl_inter_rec_find(u, boundaries[b])->group, "%s",
+                      boundaries[b]);
+        }
         char *text = report_text(&r, false);
         if (fc->first) {
             cr_expect(strstr(text, fc->first), "case %zu: report lacks \"%s\":\n%s", c,
@@ -363,8 +374,9 @@ Test(intermediates, fused_against_unfused_at_group_boundaries)
             cr_expect_neq(r.first_bad, SIZE_MAX, "case %zu", c);
         } else {
             cr_expect_eq(r.first_bad, SIZE_MAX, "case %zu:\n%s", c, text);
-            cr_expect(strstr(text, "'relu2'  (fused group 'FusedNhwcConvRelu_1' in fused)"),
-                      "the boundary row names its group:\n%s", text);
+            cr_expect(strstr(text, "'relu1'  (fused group 'FusedNhwcConvRelu_1' in fused)") &&
+                          strstr(text, "'relu2'  (fused group 'FusedNhwcConvRelu_2' in fused)"),
+                      "the boundary rows name their groups:\n%s", text);
         }
         free(text);
         gl_inter_report_free(&r);

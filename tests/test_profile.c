@@ -324,11 +324,12 @@ Test(profile, body_nodes_are_rows_under_their_node)
     gl_model_free(m);
 }
 
-/* Fused and unfused runs of conv_nhwc (conv2 + relu2 become one group under the default
- * pipeline): the unfused model's nodes join the fused model's rows by name, a group's
- * members sit under it with the unfused times, summed into the group's members_ms; the
- * totals count each run's own top-level nodes. Both runs on the reference kernels, so
- * the body of the group runs too: its rows are the very rows the unfused nodes join. */
+/* Fused and unfused runs of conv_nhwc (conv1 + relu1 and conv2 + relu2 become two groups
+ * under the default pipeline): the unfused model's nodes join the fused model's rows by
+ * name, a group's members sit under it with the unfused times, summed into the group's
+ * members_ms; the totals count each run's own top-level nodes. Both runs on the reference
+ * kernels, so the body of a group runs too: its rows are the very rows the unfused nodes
+ * join. */
 Test(profile, unfused_nodes_join_their_group)
 {
     tu_fusion_pair fp;
@@ -348,47 +349,58 @@ Test(profile, unfused_nodes_join_their_group)
     cr_expect(p->backends[2].other_model && !p->backends[1].other_model);
     cr_expect_eq(p->primary, 1, "the table sorts by the last run on the profiled model");
     const size_t U = 2;
-    size_t group = SIZE_MAX, groups = 0, tops = 0;
+    size_t groups = 0, tops = 0;
     double top_sum = 0;
     for (size_t r = 0; r < p->n_rows; r++) {
         const gl_profile_cell *c = &p->rows[r].cells[U];
-        if (p->rows[r].n_members) {
-            group = r;
+        if (p->rows[r].n_members)
             groups++;
-        }
         if (c->ran && c->top) {
             tops++;
             top_sum += c->ms.median;
         }
     }
-    cr_assert_eq(groups, 1, "one group");
-    const gl_profile_row *g = &p->rows[group];
-    cr_assert_eq(g->n_members, 2);
-    cr_expect_str_eq(g->members[0], "conv2");
-    cr_expect_str_eq(g->members[1], "relu2");
-    cr_expect(!g->cells[U].ran, "the unfused model has no group node");
-    cr_expect(g->cells[1].ran && g->cells[1].top, "the fused run ran the group");
-    double members = 0;
-    for (size_t k = 0; k < g->n_members; k++) {
-        size_t r = row_named(p, g->members[k]);
-        cr_assert_neq(r, SIZE_MAX, "%s has a row", g->members[k]);
-        const gl_profile_row *m = &p->rows[r];
-        cr_expect_eq(m->parent, group, "%s under its group", m->name);
-        cr_expect_eq(m->depth, 1, "%s one deeper", m->name);
-        cr_expect(m->cells[U].ran && m->cells[U].top, "%s: a node of the unfused run", m->name);
-        cr_expect(m->cells[1].ran && !m->cells[1].top, "%s: in the fused run's body", m->name);
-        cr_expect(m->cells[U].compared && m->cells[U].cmp.ok, "%s: compared, ok", m->name);
-        members += m->cells[U].ms.median;
+    cr_assert_eq(groups, 2, "two groups");
+    static const struct {
+        const char *name, *members[2];
+    } want[] = {{"FusedNhwcConvRelu_1", {"conv1", "relu1"}},
+                {"FusedNhwcConvRelu_2", {"conv2", "relu2"}}};
+    for (size_t w = 0; w < GL_ARRAY_LEN(want); w++) {
+        size_t group = row_named(p, want[w].name);
+        cr_assert_neq(group, SIZE_MAX, "%s has a row", want[w].name);
+        const gl_profile_row *g = &p->rows[group];
+        cr_assert_eq(g->n_members, 2, "%s", want[w].name);
+        cr_expect_str_eq(g->members[0], want[w].members[0]);
+        cr_expect_str_eq(g->members[1], want[w].members[1]);
+        cr_expect(!g->cells[U].ran, "%s: the unfused model has no group node", g->name);
+        cr_expect(g->cells[1].ran && g->cells[1].top, "%s: the fused run ran the group",
+                  g->name);
+        double members = 0;
+        for (size_t k = 0; k < g->n_members; k++) {
+            size_t r = row_named(p, g->members[k]);
+            cr_assert_neq(r, SIZE_MAX, "%s has a row", g->members[k]);
+            const gl_profile_row *m = &p->rows[r];
+            cr_expect_eq(m->parent, group, "%s under its group", m->name);
+            cr_expect_eq(m->depth, 1, "%s one deeper", m->name);
+            cr_expect(m->cells[U].ran && m->cells[U].top, "%s: a node of the unfused run",
+                      m->name);
+            cr_expect(m->cells[1].ran && !m->cells[1].top, "%s: in the fused run's body",
+                      m->name);
+            cr_expect(m->cells[U].compared && m->cells[U].cmp.ok, "%s: compared, ok", m->name);
+            members += m->cells[U].ms.median;
+        }
+        cr_expect_float_eq(g->cells[U].members_ms, members, 1e-12, "%s: the group's unfused time",
+                           g->name);
     }
-    cr_expect_float_eq(g->cells[U].members_ms, members, 1e-12, "the group's unfused time");
     cr_expect_eq(tops, fp.unfused.model->graph->live_nodes, "one row per unfused node (%zu)",
                  tops);
     cr_expect_float_eq(p->backends[U].node_ms, top_sum, 1e-9, "totals of the run's own nodes");
-    size_t conv1 = row_named(p, "conv1");
-    cr_assert_neq(conv1, SIZE_MAX);
+    /* channel_scale, the Mul between the groups, fusion left alone */
+    size_t scale = row_named(p, "channel_scale");
+    cr_assert_neq(scale, SIZE_MAX);
     for (size_t bi = 0; bi < 3; bi++)
-        cr_expect(p->rows[conv1].cells[bi].ran && p->rows[conv1].depth == 0,
-                  "conv1: one row, every run");
+        cr_expect(p->rows[scale].cells[bi].ran && p->rows[scale].depth == 0,
+                  "channel_scale: one row, every run");
     gl_profile_free(p);
 
     gl_profile_options twice = o;
@@ -528,12 +540,15 @@ Test(profile, rounds_interleave_backends_and_groups_name_their_decision)
     for (size_t i = 0; i < n; i++)
         cr_expect_eq(seen[i], (unsigned)(i % 2), "run %zu was backend %u", i, seen[i]);
     size_t groups = 0;
+    int64_t decisions[2] = {-1, -1};
     for (size_t r = 0; r < p->n_rows; r++) {
         const gl_profile_row *row = &p->rows[r];
         if (!row->n_members) {
             cr_expect_eq(row->decision, -1, "%s: not a group", row->name);
             continue;
         }
+        if (groups < 2)
+            decisions[groups] = row->decision;
         groups++;
         const gl_node *g = gl_find_node(fp.fused.model->graph, row->name);
         cr_assert(g, "%s", row->name);
@@ -544,7 +559,8 @@ Test(profile, rounds_interleave_backends_and_groups_name_their_decision)
         gl_profile_stat u = gl_profile_row_stat(p, row, 1, &ran);
         cr_expect(ran && u.min <= u.median && u.median <= u.max, "%s: members' sums", row->name);
     }
-    cr_expect_eq(groups, 1u);
+    cr_expect_eq(groups, 2u, "conv1 + relu1 and conv2 + relu2");
+    cr_expect_neq(decisions[0], decisions[1], "each group its own decision");
     for (size_t bi = 0; bi < p->n_backends; bi++)
         cr_expect(p->backends[bi].nodes.min <= p->backends[bi].nodes.max, "per-round totals");
     gl_profile_free(p);

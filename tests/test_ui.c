@@ -731,10 +731,12 @@ Test(history, node_decisions_include_refusals_across_steps)
     cr_expect_str_eq(d->rule, "push-through-Conv");
     cr_expect_eq(d->step, 6);
     free(idx);
-    /* channel_scale: moved through by both pushes, named by fusion's refusal (#3 and #9
-     * move a Transpose below channel_shift: they do not name it), then written in place of
-     * its input by the memory plan (#18) */
+    /* channel_scale: moved through by both pushes (#3 and #9 move a Transpose below
+     * channel_shift: they do not name it), left alone by fusion (graphlab's NhwcConv head
+     * takes no binary post-op), then written in place of its input by the memory plan
+     * (#17) */
     const gl_node *m = gl_find_node(gl_ui_step_graph(&ui, 0), "channel_scale");
+    cr_assert(m);
     n = gl_ui_node_decisions(&ui, m->id, &idx);
     char got[128] = "";
     for (size_t i = 0; i < n; i++) {
@@ -742,7 +744,21 @@ Test(history, node_decisions_include_refusals_across_steps)
         snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s#%lld %s", i ? ", " : "",
                  (long long)r->id, gl_verdict_name(r->verdict));
     }
-    cr_expect_str_eq(got, "#2 applied, #8 applied, #15 refused, #18 applied");
+    cr_expect_str_eq(got, "#2 applied, #8 applied, #17 applied");
+    free(idx);
+    /* the group conv2 + relu2 became: formed by fusion (#16), then refused by the memory
+     * plan a step later (#20: no sum post-op to write over Relu_7's output) */
+    const gl_node *f = gl_find_node(gl_ui_step_graph(&ui, ui.pipeline->n_steps - 1),
+                                    "FusedNhwcConvRelu_2");
+    cr_assert(f);
+    n = gl_ui_node_decisions(&ui, f->id, &idx);
+    got[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gl_decision *r = &ui.pipeline->log.items[idx[i]];
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s#%lld %s (step %d)",
+                 i ? ", " : "", (long long)r->id, gl_verdict_name(r->verdict), (int)r->step);
+    }
+    cr_expect_str_eq(got, "#16 applied (step 14), #20 refused (step 15)");
     free(idx);
 
     /* the detail lists them; Enter on the refusal goes to step 6, the record selected */

@@ -98,8 +98,11 @@ Test(whatif, b_ends_on_the_first_bad_decision)
         /* The last rewrite of its step: replayed to all of them, still that rewrite alone. */
         {"transpose-push.fault=4", 14, 6, 4, 5, "#5 transpose-push cancel (rewrite 4 of 4)",
          "- Transpose 'conv2_to_nchw'"},
-        {"fusion.fault=1", 14, 14, 1, 16, "#16 fusion conv-activation (rewrite 1 of 1)",
+        /* Fusion's two rewrites: conv1 + relu1 (#15), then conv2 + relu2 (#16). */
+        {"fusion.fault=1", 14, 14, 1, 15, "#15 fusion conv-activation (rewrite 1 of 2)",
          "FusedNhwcConvRelu_1"},
+        {"fusion.fault=2", 14, 14, 2, 16, "#16 fusion conv-activation (rewrite 2 of 2)",
+         "FusedNhwcConvRelu_2"},
         /* Up to step 13 the fusion fault is not there yet. */
         {"fusion.fault=1", 13, 0, 0, -1, "no rewrite of steps 1-13 changes the outputs", NULL},
         {NULL, 14, 0, 0, -1, "no rewrite of steps 1-14 changes the outputs", NULL},
@@ -273,7 +276,7 @@ Test(whatif, x_keeps_the_other_branch_and_X_swaps)
     cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 10 nodes] ");
     gl_ui_goto_step(&ui, 14);
     bar_branch(&ui, bar, sizeof(bar));
-    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 7 nodes] ", "the other's count at step 14");
+    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 6 nodes] ", "the other's count at step 14");
 
     /* X at step 6, inside the pass after 2 rewrites, a node selected: all kept */
     gl_ui_goto_step(&ui, 6);

@@ -224,9 +224,10 @@ check "its message names the node, escaped, on one line" \
     wait_for "node 'tr\\x1B[2J\\x0D\\x0A\\u{202E}' (Transpose): attribute 'perm'"
 
 # --- the selection across the fusion step -------------------------------------------------------
-# conv_nhwc: the default pipeline's fusion step (14) makes conv2 + relu2 one group. A node
-# selected before it is followed into its group (the group selected, the member marked in
-# its detail); a step back finds the member again.
+# conv_nhwc: the default pipeline's fusion step (14) makes conv1 + relu1 one group
+# (FusedNhwcConvRelu_1) and conv2 + relu2 another (FusedNhwcConvRelu_2). A node selected
+# before it is followed into its group (the group selected, the member marked in its
+# detail); a step back finds the member again.
 start 100 30 -- "$CONV"
 check "fusion: opens" wait_for "nodes | step 0/15"
 keys 9 ] ] ] ]
@@ -235,9 +236,9 @@ keys / c o n v 2 Enter
 check "fusion: conv2 selected before fusion" wait_for "conv2"
 keys ] Enter
 check "fusion: the selection followed conv2 into its group" \
-    wait_for "graphlab.fused:FusedNhwcConvRelu_1 'FusedNhwcConvRelu_1'"
+    wait_for "graphlab.fused:FusedNhwcConvRelu_2 'FusedNhwcConvRelu_2'"
 check "fusion: the group's detail lists its members" \
-    wait_for "fused group: 2 members (the body of graphlab.fused:FusedNhwcConvRelu_1)"
+    wait_for "fused group: 2 members (the body of graphlab.fused:FusedNhwcConvRelu_2)"
 check "fusion: conv2 marked as the node followed" \
     wait_for "> NhwcConv       'conv2'  <- the node followed into the group"
 check "fusion: relu2 listed, not marked" wait_for "  Relu           'relu2'"
@@ -252,10 +253,11 @@ check "fusion: the group chosen as itself (searched, not followed)" \
 check "fusion: ...marks no member" sh -c "! $T capture-pane -p -t t | grep -q 'followed into'"
 keys Escape ] m
 check "m: the memory plan at the memory-plan step" wait_for "memory | step 15/15"
-check "m: a tensor in place of its input" wait_for "<- conv1_out0"
+# the first group writes relu1_out0; channel_scale writes its output over it
+check "m: a tensor in place of its input" wait_for "<- relu1_out0"
 golden memory-plan
 keys j Enter
-check "m: Enter opens the node that writes the tensor" wait_for "Relu 'relu1'"
+check "m: Enter opens the node that writes the tensor" wait_for "Mul 'channel_scale'"
 keys Escape [ m
 check "m: no plan before the memory-plan step" wait_for "no memory plan at this step"
 keys q

@@ -35,10 +35,21 @@ check "detail: ...said on the status line" \
     wait_for "#1 transpose-push push-through-Conv (refused) in 06-transpose-push; Esc goes back"
 keys Escape
 check "detail: Esc comes back to the node" wait_for "Transpose 'input_to_nchw'"
+# channel_scale: both pushes, then the memory plan writes it in place of its input (fusion
+# leaves it alone: graphlab's NhwcConv head takes no binary post-op)
 keys Escape / c h a n n e l _ s c Enter Enter
-check "detail: channel_scale's decisions across steps" wait_for "decisions (4; Enter goes to one)"
-check "detail: fusion's refusal names it too" wait_for "14-fusion            #15   refused conv-post-ops"
+check "detail: channel_scale's decisions across steps" wait_for "decisions (3; Enter goes to one)"
+check "detail: ...the last from the memory plan" \
+    wait_for "15-memory-plan       #17   applied in-place: Mul 'channel_scale'"
 golden detail-decisions
+# the group conv2 + relu2 became: formed by fusion, refused in place by the memory plan
+keys Escape 1 5 l / F u s e d N h w c C o n v R e l u _ 2 Enter Enter
+check "detail: the group's decisions across steps" wait_for "decisions (2; Enter goes to one)"
+check "detail: ...the fusion that formed it" \
+    wait_for "14-fusion            #16   applied conv-activation: 2 nodes from NhwcConv 'conv2'"
+check "detail: the memory plan's refusal names it too" \
+    wait_for "15-memory-plan       #20   refused in-place: FusedNhwcConvRelu_2 'FusedNhwcConvRelu_2'"
+keys Escape
 
 # --- the diff inside a pass --------------------------------------------------------------------
 keys 6 - - d
@@ -68,7 +79,7 @@ keys 1 4
 check "bisect: at the last step" wait_for "step 14/15"
 keys b
 check "bisect: finds #3, rewrite 2 of 4" \
-    wait_for "bisect: #3 transpose-push push-through-Add (rewrite 2 of 4) changes the outputs"
+    wait_for "bisect on fused: #3 transpose-push push-through-Add (rewrite 2 of 4) changes the outputs"
 check "bisect: the step replayed to PASS:2" wait_for "tpush 2/4 rewrites"
 check "bisect: its diff shown" \
     wait_for "diff: 06-transpose-push rewrite 2 of 4 alone (#3 push-through-Add)"

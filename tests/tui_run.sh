@@ -25,15 +25,18 @@ check "r runs the step on seeded random inputs" \
     wait_for "ran 14-fusion on seeded random inputs: fused agrees with the reference"
 check "the run view: whole-run medians of the three runs" \
     wait_for "whole run median: ref ~ ms, fused ~ ms, unfused ~ ms"
-check "the group with its members under it" wait_for "FusedNhwcConvRelu… FusedNhwcConvRelu_1"
+check "the groups with their members under them" wait_for "FusedNhwcConvRelu… FusedNhwcConvRelu_1"
+check "...the second group (conv2 + relu2)" wait_for "FusedNhwcConvRelu… FusedNhwcConvRelu_2"
 keys s
 check "s: by name" wait_for "by name (s)"
 keys s
 check "s: in topological order" wait_for "by topological order (s)"
 golden run-view
-keys j j j j j Enter
+# in topological order: FusedNhwcConvRelu_1, conv1, relu1, channel_scale, channel_shift,
+# Relu_7, then the second group
+keys j j j j j j Enter
 check "Enter: the tensor view of the group" \
-    wait_for "FusedNhwcConvRelu_1 'FusedNhwcConvRelu_1': fused run"
+    wait_for "FusedNhwcConvRelu_2 'FusedNhwcConvRelu_2': fused run"
 check "its output against the reference" wait_for "against the reference: within tolerance"
 golden tensor-view
 keys w

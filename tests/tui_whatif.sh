@@ -58,7 +58,8 @@ keys q
 check "q quits with 0" [ "$(wait_rc)" = 0 ]
 
 # b bisects on the run view's backend (fused after the fusion step) with the --data inputs
-# and the pipeline's --set: a fault in the fused group is found at the fusion that forms it.
+# and the pipeline's --set: a fault in a fused group is found at the fusion that forms it
+# (FusedNhwcConvRelu_1, conv1 + relu1: fusion's first rewrite, #15).
 C="$GL_SRCDIR/examples/conv_nhwc"
 start 170 30 GRAPHLAB_SET=dnnl.fault=FusedNhwcConvRelu_1 -- "$C/model.onnx" --data "$C/test_data_set_0"
 check "opens with --data and a dnnl fault" wait_for "step 0/15"
@@ -66,7 +67,7 @@ keys 1 4
 check "at the fusion step" wait_for "step 14/15"
 keys b
 check "b on fused finds the fusion that formed the faulty group" \
-    wait_for "bisect on fused: #16 fusion conv-activation (rewrite 1 of 1) changes the outputs"
+    wait_for "bisect on fused: #15 fusion conv-activation (rewrite 1 of 2) changes the outputs"
 keys q
 check "q quits with 0" [ "$(wait_rc)" = 0 ]
 tap_done

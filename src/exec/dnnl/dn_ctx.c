@@ -278,9 +278,16 @@ typedef struct op_counts {
 /* Count n; `call` is the fused group whose body holds n (NULL: the model's graph). */
 static void count_op(op_counts *k, const gl_node *n, const gl_node *call, const gl_function *fn)
 {
-    if (!n || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0))
+    /* graphlab's NhwcConv (the layout pass's; its weights stay OIHW) is a convolution
+     * too: inside a fused group it is not the call of its own function that the graph's
+     * NhwcConv is, and was not counted (a model whose convolutions were all fused kept
+     * its activations plain). */
+    bool nhwc_conv = n && n->domain && strcmp(n->domain, "graphlab") == 0 &&
+                     strcmp(n->op_type, "NhwcConv") == 0;
+    if (!n || (!nhwc_conv && n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0))
         return;
-    if (strcmp(n->op_type, "Conv") == 0 || strcmp(n->op_type, "ConvTranspose") == 0) {
+    if (nhwc_conv || strcmp(n->op_type, "Conv") == 0 ||
+        strcmp(n->op_type, "ConvTranspose") == 0) {
         const gl_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
         for (size_t i = 0; call && w && i < fn->body->n_inputs; i++)
             if (fn->body->inputs[i] == w) {

@@ -395,6 +395,34 @@ Test(fused_diff, measure_records_both_clocks_and_decides_by_them)
     gl_pipeline_free(p);
 }
 
+/* --layout auto counts the convolutions inside fused groups, graphlab's NhwcConv among
+ * them: a channels-last model whose every convolution is fused keeps nhwc activations
+ * (it kept them plain, as if it had no convolution). */
+Test(fused_diff, auto_layout_counts_the_convolutions_inside_groups)
+{
+    const head *h = &heads[8];
+    char text[1400];
+    snprintf(text, sizeof(text), "%s; o = Relu(h); y_out = Transpose(o) perm=[0,2,3,1]; "
+             "out y_out", h->text);
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes_set("auto layout", 13, text, NULL, "all",
+                                       "layout.ignore-cost=1", &b);
+    cr_assert_not_null(p);
+    const gl_model *last = p->steps[p->n_steps - 1].model;
+    cr_assert_eq(gn_count_domain(last->graph, "graphlab.fused"), 1u, "the NhwcConv is fused");
+    gl_tensor **in = gn_feeds(&b, last->graph, "auto layout");
+    gl_tensor *got = NULL;
+    gl_exec *dn = tu_exec_run(last, "dnnl", NULL, in, last->graph->n_inputs, &got, 1,
+                              "auto layout");
+    char summary[256];
+    gl_exec_summary(dn, summary, sizeof(summary));
+    cr_expect(strstr(summary, "activations: nhwc (1 convolutions"), "%s", summary);
+    gl_tensor_free(got);
+    gl_exec_free(dn);
+    gn_free_tensors(in, last->graph->n_inputs);
+    gl_pipeline_free(p);
+}
+
 Test(fused_diff, every_head_has_its_test)
 {
     cr_expect_eq(GL_ARRAY_LEN(heads), 9u, "a head row without its HEAD_TEST line");

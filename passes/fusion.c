@@ -44,6 +44,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The target's answer on a group, kept for groups with the same signature (the layers of
+ * a network repeat: one probe, one measurement for all of them). */
+typedef struct fu_memo {
+    uint64_t signature;
+    char head[96];       /* the head of the group it was asked for */
+    struct fu_verdict *verdict;
+} fu_memo;
+
 typedef struct fu_ctx {
     gl_graph *g;
     gl_model *m;
@@ -52,6 +60,8 @@ typedef struct fu_ctx {
     bool units; /* fusion.units (default 1): group units of several primitives too */
     bool probe;   /* fusion.probe (default 1): ask the target how it runs each group */
     bool measure; /* fusion.measure: time each group fused against its members */
+    fu_memo *memo; /* owned */
+    size_t n_memo, cap_memo;
     int64_t opset;
     int counter; /* the next function number tried */
 } fu_ctx;
@@ -1095,6 +1105,8 @@ typedef struct fu_verdict {
     char why[400];       /* the refusal, or why nothing was asked */
     bool timed;
     gl_target_timing t;  /* a: fused, b: members */
+    char shared[96];     /* the answer is the one given for the group headed by this node
+                          * (the same signature); empty: asked for this group */
 } fu_verdict;
 
 /* The group alone twice, as members and fused, the fused one's call in *call. */
@@ -1134,6 +1146,54 @@ static bool trial_pair(fu_ctx *c, const fu_cand *k, const char *fname, gl_model 
 #define MEASURE_WARMUP 3
 #define MEASURE_ROUNDS 15
 
+/* Ask the target about trial models of the group (members and fused). */
+static void ask_trials(fu_ctx *c, gl_model *members, gl_model *fused, const gl_node *call,
+                       fu_verdict *v)
+{
+    v->asked = true;
+    char pwhy[sizeof(v->why) - 64];
+    bool fast = gl_target_probe(fused, call, v->impl, sizeof(v->impl), pwhy, sizeof(pwhy));
+    if (!fast && c->probe) {
+        v->refused = true;
+        snprintf(v->why, sizeof(v->why), "%s runs the group as %s", gl_target_default()->name,
+                 pwhy);
+    }
+    if (v->refused || !c->measure)
+        return;
+    gl_status st = gl_target_time(fused, members, MEASURE_WARMUP, MEASURE_ROUNDS, &v->t);
+    v->timed = st == GL_OK;
+    if (st != GL_OK) {
+        snprintf(v->why, sizeof(v->why), "not measured: %s", gl_error_message());
+        gl_error_clear();
+    } else if (v->t.a_ms >= v->t.b_ms) {
+        v->refused = true;
+        snprintf(v->why, sizeof(v->why), "fused %.4f ms is not faster than its members' "
+                 "%.4f ms (medians of %d interleaved runs on %s)", v->t.a_ms, v->t.b_ms,
+                 v->t.rounds, gl_target_default()->name);
+    }
+}
+
+static const fu_memo *memo_find(const fu_ctx *c, uint64_t signature)
+{
+    for (size_t i = 0; i < c->n_memo; i++)
+        if (c->memo[i].signature == signature)
+            return &c->memo[i];
+    return NULL;
+}
+
+static void memo_add(fu_ctx *c, uint64_t signature, const gl_node *head, const fu_verdict *v)
+{
+    if (c->n_memo == c->cap_memo) {
+        c->cap_memo = c->cap_memo ? 2 * c->cap_memo : 16;
+        c->memo = gl_xrealloc(c->memo, c->cap_memo * sizeof(fu_memo));
+    }
+    fu_memo *m = &c->memo[c->n_memo++];
+    m->signature = signature;
+    snprintf(m->head, sizeof(m->head), "%s", head->name);
+    m->verdict = gl_xcalloc(1, sizeof(fu_verdict));
+    *m->verdict = *v;
+}
+
 static void ask_target(fu_ctx *c, const fu_cand *k, const char *fname, fu_verdict *v)
 {
     memset(v, 0, sizeof(*v));
@@ -1145,26 +1205,14 @@ static void ask_target(fu_ctx *c, const fu_cand *k, const char *fname, fu_verdic
     if (!trial_pair(c, k, fname, &members, &fused, &call, why, sizeof(why))) {
         snprintf(v->why, sizeof(v->why), "not asked: %s", why);
     } else {
-        v->asked = true;
-        char pwhy[sizeof(v->why) - 64];
-        bool fast = gl_target_probe(fused, call, v->impl, sizeof(v->impl), pwhy, sizeof(pwhy));
-        if (!fast && c->probe) {
-            v->refused = true;
-            snprintf(v->why, sizeof(v->why), "%s runs the group as %s",
-                     gl_target_default()->name, pwhy);
-        }
-        if (!v->refused && c->measure) {
-            gl_status st = gl_target_time(fused, members, MEASURE_WARMUP, MEASURE_ROUNDS, &v->t);
-            v->timed = st == GL_OK;
-            if (st != GL_OK) {
-                snprintf(v->why, sizeof(v->why), "not measured: %s", gl_error_message());
-                gl_error_clear();
-            } else if (v->t.a_ms >= v->t.b_ms) {
-                v->refused = true;
-                snprintf(v->why, sizeof(v->why), "fused %.4f ms is not faster than its "
-                         "members' %.4f ms (medians of %d interleaved runs on %s)", v->t.a_ms,
-                         v->t.b_ms, v->t.rounds, gl_target_default()->name);
-            }
+        uint64_t sig = gl_fu_trial_signature(members);
+        const fu_memo *m = memo_find(c, sig);
+        if (m) {
+            *v = *m->verdict;
+            snprintf(v->shared, sizeof(v->shared), "%s", m->head);
+        } else {
+            ask_trials(c, members, fused, call, v);
+            memo_add(c, sig, k->nodes[0], v);
         }
     }
     gl_model_free(members);
@@ -1175,6 +1223,8 @@ static void record_verdict(gl_decision *d, const fu_verdict *v)
 {
     if (v->impl[0])
         gl_decision_add_text(d, "implementation", v->impl);
+    if (v->shared[0])
+        gl_decision_add_text(d, "asked_for", v->shared);
     if (!v->asked && v->why[0])
         gl_decision_add_text(d, "probe", v->why);
     if (v->timed) {
@@ -1347,11 +1397,12 @@ gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx)
     gl_status st = GL_OK;
     gl_node *n;
     gl_foreach_node(g, i, n) {
-        if (!gl_pass_may_rewrite(ctx))
+        if (!gl_pass_may_rewrite(ctx) || (st = offer(&c, n, &changed)) != GL_OK)
             break;
-        if ((st = offer(&c, n, &changed)) != GL_OK)
-            return st;
     }
+    for (size_t i = 0; i < c.n_memo; i++)
+        free(c.memo[i].verdict);
+    free(c.memo);
     /* Fused nodes were appended after their readers. */
-    return changed ? gl_toposort(g, NULL) : GL_OK;
+    return st == GL_OK && changed ? gl_toposort(g, NULL) : st;
 }

@@ -105,5 +105,9 @@ const char *gl_fu_conv_split_refusal(const gl_node *n, char *why, size_t len);
 gl_model *gl_fu_trial_model(const gl_model *m, gl_node *const *nodes, size_t n,
                             gl_node *const *out_owner, const size_t *out_index, size_t n_out,
                             char *why, size_t len);
+/* What makes the target's answer on a trial model: its ops, attributes, types, where
+ * each value comes from and the small constants (parameters), not names or weights.
+ * Equal signatures get one probe (the layers of a network repeat). */
+uint64_t gl_fu_trial_signature(const gl_model *trial);
 
 #endif

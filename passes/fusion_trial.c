@@ -11,6 +11,8 @@
  */
 #include "passes/fusion.h"
 
+#include "util/hash.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -84,4 +86,66 @@ gl_model *gl_fu_trial_model(const gl_model *m, gl_node *const *nodes, size_t n,
         return NULL;
     }
     return t;
+}
+
+/* Where value v of trial graph g comes from, by position: graph input i, initializer i, or
+ * output o of node j. Names are left out: two layers of a network differ in names only. */
+static uint64_t value_place(const gl_graph *g, const gl_value *v)
+{
+    if (!v)
+        return UINT64_MAX;
+    if (v->producer)
+        return ((uint64_t)v->producer->index << 8 | (uint64_t)v->producer_slot) << 2 | 1;
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v)
+            return (uint64_t)i << 2 | 2;
+    for (size_t i = 0; i < g->n_inits; i++)
+        if (g->inits[i] == v)
+            return (uint64_t)i << 2 | 3;
+    return UINT64_MAX - 1;
+}
+
+/* A parameter (Clip's bounds, Pow's exponent) changes what the target says; a weight's
+ * values do not. */
+#define SIGNATURE_BYTES_UP_TO 16
+
+uint64_t gl_fu_trial_signature(const gl_model *t)
+{
+    const gl_graph *g = t->graph;
+    uint64_t h = GL_FNV_OFFSET;
+#define MIX(x) (h = gl_fnv1a(h, &(uint64_t){(uint64_t)(x)}, sizeof(uint64_t)))
+    for (size_t i = 0; i < t->n_opsets; i++) {
+        h = gl_fnv1a(h, t->opsets[i].domain, strlen(t->opsets[i].domain));
+        MIX(t->opsets[i].version);
+    }
+    MIX(g->n_inputs);
+    for (size_t i = 0; i < g->n_inputs; i++)
+        MIX(gl_type_fingerprint(&g->inputs[i]->type));
+    MIX(g->n_inits);
+    for (size_t i = 0; i < g->n_inits; i++) {
+        const gl_tensor *x = g->inits[i]->init;
+        MIX(x->dtype);
+        MIX(x->rank);
+        for (int d = 0; d < x->rank; d++)
+            MIX(x->dims[d]);
+        if (x->count <= SIGNATURE_BYTES_UP_TO)
+            MIX(gl_tensor_hash(x));
+    }
+    const gl_node *n;
+    gl_foreach_node(g, j, n) {
+        h = gl_fnv1a(h, n->op_type, strlen(n->op_type));
+        h = gl_fnv1a(h, n->domain ? n->domain : "", n->domain ? strlen(n->domain) : 0);
+        MIX(n->n_inputs);
+        for (size_t k = 0; k < n->n_inputs; k++)
+            MIX(value_place(g, n->inputs[k]));
+        MIX(n->n_outputs);
+        for (size_t k = 0; k < n->n_outputs; k++)
+            MIX(n->outputs[k] ? gl_type_fingerprint(&n->outputs[k]->type) : 0);
+        MIX(gl_node_attrs_fingerprint(n));
+    }
+    MIX(g->n_outputs);
+    for (size_t i = 0; i < g->n_outputs; i++)
+        MIX(value_place(g, g->outputs[i]));
+#undef MIX
+    return gl_mix64(h);
 }

@@ -143,3 +143,19 @@ uint64_t gl_graph_fingerprint(const gl_graph *g)
     mix_graph(&s, g);
     return s.h;
 }
+
+uint64_t gl_node_attrs_fingerprint(const gl_node *n)
+{
+    hasher s = {GL_FNV_OFFSET};
+    mix_u64(&s, n->n_attrs);
+    for (size_t k = 0; k < n->n_attrs; k++)
+        mix_attr(&s, &n->attrs[k]);
+    return s.h;
+}
+
+uint64_t gl_type_fingerprint(const gl_type *t)
+{
+    hasher s = {GL_FNV_OFFSET};
+    mix_type(&s, t);
+    return s.h;
+}

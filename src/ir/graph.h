@@ -440,6 +440,10 @@ gl_status gl_graph_verify(const gl_graph *g, bool allow_unsorted);
  * initializer bytes; graph inputs/outputs): equal fingerprints mean a pass changed
  * nothing. Not the ids or provenance. (fingerprint.c) */
 uint64_t gl_graph_fingerprint(const gl_graph *g);
+/* Hashes of a node's attributes and of a type alone, for signatures that leave names
+ * out (the fusion pass's: two groups of the same ops, attributes and shapes run alike). */
+uint64_t gl_node_attrs_fingerprint(const gl_node *n);
+uint64_t gl_type_fingerprint(const gl_type *t);
 
 /* Op-type histogram helpers and counts used by info/TUI. */
 size_t gl_graph_count_nodes(const gl_graph *g, bool recursive);

@@ -423,6 +423,36 @@ Test(fused_diff, auto_layout_counts_the_convolutions_inside_groups)
     gl_pipeline_free(p);
 }
 
+/* Groups of the same ops, attributes and shapes get one probe: the second of two equal
+ * layers names the first (asked_for); a layer of other shapes is asked for itself. */
+Test(fused_diff, equal_groups_share_one_probe)
+{
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes_set(
+        "memo", 13,
+        CONV(16, 16, 8, "") "; r = Relu(h); const w2 f32s[16,16,3,3] = rand; "
+        "const b2 f32s[16] = rand; h2 = Conv(r, w2, b2) pads=[1,1,1,1]; r2 = Relu(h2); "
+        "const w3 f32s[8,16,1,1] = rand; h3 = Conv(r2, w3); r3 = Relu(h3); out r3",
+        NULL, "toposort,shape-inference,fusion", NULL, &b);
+    cr_assert_not_null(p);
+    const char *asked[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    for (size_t i = 0; i < p->log.n && n < 3; i++) {
+        const gl_decision *d = &p->log.items[i];
+        if (!strcmp(d->pass, "fusion") && d->verdict == GL_APPLIED) {
+            asked[n++] = gl_decision_number_text(d, "asked_for");
+            cr_expect(gl_decision_number_text(d, "implementation"), "#%lld: %s",
+                      (long long)d->id, d->reason);
+        }
+    }
+    cr_assert_eq(n, 3u);
+    cr_expect(!asked[0], "the first layer is asked for itself");
+    cr_expect(asked[1] && !strcmp(asked[1], "n_h"), "the second names the first's head: %s",
+              asked[1] ? asked[1] : "(none)");
+    cr_expect(!asked[2], "a 1x1 layer of 8 channels is asked for itself");
+    gl_pipeline_free(p);
+}
+
 Test(fused_diff, every_head_has_its_test)
 {
     cr_expect_eq(GL_ARRAY_LEN(heads), 9u, "a head row without its HEAD_TEST line");

@@ -107,7 +107,7 @@ static uint64_t value_place(const gl_graph *g, const gl_value *v)
 
 /* A parameter (Clip's bounds, Pow's exponent) changes what the target says; a weight's
  * values do not. */
-#define SIGNATURE_BYTES_UP_TO 16
+#define SIGNATURE_BYTES_UP_TO 1
 
 uint64_t gl_fu_trial_signature(const gl_model *t)
 {
@@ -115,6 +115,9 @@ uint64_t gl_fu_trial_signature(const gl_model *t)
     uint64_t h = GL_FNV_OFFSET;
 #define MIX(x) (h = gl_fnv1a(h, &(uint64_t){(uint64_t)(x)}, sizeof(uint64_t)))
     for (size_t i = 0; i < t->n_opsets; i++) {
+        /* imported once the first group is made: not the trial's business */
+        if (strcmp(t->opsets[i].domain, GL_FUSED_DOMAIN) == 0)
+            continue;
         h = gl_fnv1a(h, t->opsets[i].domain, strlen(t->opsets[i].domain));
         MIX(t->opsets[i].version);
     }

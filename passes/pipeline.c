@@ -62,8 +62,8 @@ static const gl_pass pass_table[] = {
               "group built alone for its shapes) or whose head runs post-ops slowly; 0: "
               "trust the rule table", false},
              {"measure", 0, "1: time each group fused against its members on the "
-              "model's shapes (oneDNN, interleaved repeats) and refuse one that is not "
-              "faster; the decision carries measured_ms", false})},
+              "model's shapes (oneDNN, interleaved repeats) and refuse one slower beyond "
+              "noise; the decision carries measured_ms", false})},
     {.name = "memory-plan", .shown = "mem", .run = gl_pass_memory_plan,
      .summary = "every intermediate's lifetime and offset in one arena, outputs in place of "
                 "dying inputs (the reference executor allocates from it)"},

@@ -30,7 +30,9 @@ specs = {
     'efficientnet_v2_s': (tvm.efficientnet_v2_s, 224, 13),
     'densenet121': (tvm.densenet121, 224, 13),
     'googlenet': (lambda: tvm.googlenet(aux_logits=False, init_weights=True), 224, 13),
-    'inception_v3': (lambda: tvm.inception_v3(aux_logits=False, init_weights=True), 299, 13),
+    # init_weights=True draws every conv from N(0, 0.1): the logits reach 1e12 and float32
+    # rounding alone is over any absolute tolerance; PyTorch's default init keeps them ~0.5.
+    'inception_v3': (lambda: tvm.inception_v3(aux_logits=False, init_weights=False), 299, 13),
     'mnasnet0_5': (tvm.mnasnet0_5, 224, 13),
     'regnet_y_400mf': (tvm.regnet_y_400mf, 224, 13),
     'convnext_tiny': (tvm.convnext_tiny, 224, 17),

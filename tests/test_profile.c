@@ -456,8 +456,12 @@ Test(profile, fusion_lost_only_beyond_noise)
          36.7 - 0.49},
         {"faster fused", STAT(1.0, 0.9, 1.1), STAT(2.0, 1.9, 2.2), 0},
         {"slower median, ranges overlap", STAT(1.2, 0.95, 1.4), STAT(1.0, 0.9, 1.0), 0},
-        {"fused min equal to the members' max", STAT(1.5, 1.0, 1.6), STAT(0.9, 0.8, 1.0), 0},
-        {"just past the members' max", STAT(1.5, 1.01, 1.6), STAT(0.9, 0.8, 1.0), 0.6},
+        {"fused min equal to the members' median", STAT(1.5, 0.9, 1.6), STAT(0.9, 0.8, 1.0),
+         0},
+        {"just past the members' median", STAT(1.5, 0.91, 1.6), STAT(0.9, 0.8, 1.0), 0.6},
+        /* ResNet-50 layer1's residual group on a busy machine: the members' slowest
+         * rounds summed are far above; their medians are not */
+        {"resnet50 layer1.0", STAT(0.760, 0.688, 4.1), STAT(0.630, 0.534, 3.9), 0.13},
         {"members did not run", STAT(1.5, 1.2, 1.6), STAT(0, 0, 0), 0},
         {"group did not run", STAT(0, 0, 0), STAT(1, 1, 1), 0},
     };

@@ -66,7 +66,7 @@ const gl_command gl_command_profile = {
     "fused: dnnl on the model --passes makes; unfused: dnnl on the model the same passes "
     "make without fusion (a fused group's row: its members under it, their unfused sum "
     "beside its fused time, the id of the fusion decision that formed it; a group whose "
-    "fastest round is slower than its members' slowest rounds summed is flagged 'fusion "
+    "fastest round is slower than its members' medians summed is flagged 'fusion "
     "lost N ms (decision #ID)'). Ratios: '≈' when both runs ran the same kernel (same node, "
     "implementation and layouts), '≈ 1.01x' when their min..max ranges overlap, a bare "
     "ratio only when they do not. --passes defaults to none.",

@@ -1066,7 +1066,7 @@ bool gl_profile_same_kernel(const gl_profile_row *r, const gl_profile_cell *a,
 
 double gl_profile_fusion_lost(gl_profile_stat fused, gl_profile_stat members)
 {
-    if (fused.median <= 0 || members.median <= 0 || fused.min <= members.max)
+    if (fused.median <= 0 || members.median <= 0 || fused.min <= members.median)
         return 0;
     return fused.median - members.median;
 }

@@ -245,4 +245,14 @@ for args in "profile" "profile $conv --reps 0" "profile $conv --reps x" \
     [ "$rc" -eq 2 ] || diag "$(cat "$tmp/err")"
 done
 
+# A group slower fused than its members is flagged with its decision: dnnl.delay=NAME
+# (test-only) sleeps 20 ms after the group runs on oneDNN, far beyond any noise.
+"$GL" profile "$GL_SRCDIR/examples/conv_nhwc/model.onnx" --passes all --backends unfused,fused \
+    --reps 3 --warmup 1 --set dnnl.delay=FusedNhwcConvRelu_2 >"$tmp/lost" 2>"$tmp/err"
+check "dnnl.delay: the group's row says it lost, with its decision" \
+    grep -qE '^FusedNhwcConvR +FusedNhwcConvRelu_2 .*fusion lost 2[0-9]\.[0-9] ms \(decision #16\)$' "$tmp/lost"
+check "...and the line under the table" \
+    grep -qE '^fusion lost: 1 group slower fused than its members beyond noise: FusedNhwcConvRelu_2 2[0-9]\.[0-9] ms \(decision #16\)' "$tmp/lost"
+check "...the other group did not" sh -c "! grep -q 'FusedNhwcConvRelu_1 .*fusion lost' '$tmp/lost'"
+
 tap_done

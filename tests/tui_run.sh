@@ -113,4 +113,15 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
 else
     skip "a run in progress: no python with onnx to make a big model"
 fi
+# A group that loses to its members is found in one key: dnnl.delay=NAME (test-only)
+# sleeps 20 ms after the group NAME runs on oneDNN, far beyond any noise.
+start 100 24 GRAPHLAB_SET=dnnl.delay=FusedNhwcConvRelu_2 -- "$CONV"
+check "lost fusion: opens" wait_for "nodes | step 0/15 | ? help"
+keys 1 5 r
+check "r says the group lost, and where" wait_for "ms in 1 group (#16), rows marked <"
+check "...about the 20 ms injected" wait_for "fusion lost 20."
+check "...its row is marked <" wait_for "< FusedNhwcConvRelu… FusedNhwcConvRelu_2"
+keys q
+check "lost fusion: q exits 0" [ "$(wait_rc)" = 0 ]
+
 tap_done

@@ -58,6 +58,7 @@ typedef struct run_job {
     const gl_model *unfused; /* the model before the fusion steps, or NULL */
     const gl_model *there;   /* the other branch's step (kept alive as well), or NULL */
     const char *data_dir;
+    const gl_settings *settings; /* the pipeline's --set: dnnl.fault and dnnl.delay */
     gl_run *run;
     gl_status st;
     char error[512];
@@ -241,6 +242,33 @@ double gl_run_there_ms(const gl_run *r, size_t row)
     return gl_run_row_ms(b->prof, b->match[row], 0);
 }
 
+/* "fusion lost 20.2 ms in 1 group (#16)": the groups slower fused than their members
+ * beyond noise (profile.h's rule), which the run view marks '<'; false (buf empty) when
+ * none did. */
+bool gl_run_lost_text(const gl_run *r, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (r->stable || !len || !r->prof)
+        return false;
+    const gl_profile *p = r->prof;
+    double ms = 0;
+    size_t n = 0;
+    int64_t first = -1;
+    for (size_t i = 0; i < p->n_rows; i++) {
+        double lost = gl_profile_row_lost(p, &p->rows[i], r->fused, r->unfused);
+        if (lost > 0) {
+            ms += lost;
+            if (!n++)
+                first = p->rows[i].decision;
+        }
+    }
+    if (n)
+        snprintf(buf, len, "fusion lost %.1f ms in %zu group%s (#%lld%s)", ms, n,
+                 n == 1 ? "" : "s", (long long)first, n > 1 ? ", ..." : "");
+    return n > 0;
+}
+
 static void run_run(void *arg, gl_job *job)
 {
     run_job *j = arg;
@@ -259,6 +287,8 @@ static void run_run(void *arg, gl_job *job)
                              .atol = o.atol};
     /* the data set's outputs, when it has them: every run is compared with them */
     po.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
+    po.dnnl_fault = gl_settings_lookup_text(j->settings, "dnnl", "fault");
+    po.dnnl_delay = gl_settings_lookup_text(j->settings, "dnnl", "delay");
     po.backends[po.n_backends++] = "ref";
     if (j->unfused) {
         po.labels[po.n_backends] = "unfused";
@@ -337,7 +367,7 @@ static unsigned run_finish(gl_ui *ui, void *arg)
     char label[96];
     gl_snapshot_label(ui->pipeline, r->step, label, sizeof(label));
     const gl_run_branch *b = r->branch;
-    char expected[512];
+    char expected[512], lost[128];
     gl_profile_expected_text(r->prof, r->stable, expected, sizeof(expected));
     if (r->rec_error[0])
         gl_ui_set_error(ui, "ran %s on %s; the tensors are incomplete: %s", label, r->inputs,
@@ -350,6 +380,10 @@ static unsigned run_finish(gl_ui *ui, void *arg)
                          "%s %s the reference", label, r->inputs, b->here, b->there,
                          b->outputs_ok ? "agree" : "DIFFER", f->name,
                          f->outputs_ok ? "agrees with" : "DIFFERS from");
+    else if (gl_run_lost_text(r, lost, sizeof(lost)))
+        gl_ui_set_error(ui, "%s, rows marked <; ran %s on %s: %s %s the reference", lost,
+                        label, r->inputs, f->name,
+                        f->outputs_ok ? "agrees with" : "DIFFERS from");
     else
         gl_ui_set_status(ui, "ran %s on %s: %s %s the reference%s", label, r->inputs, f->name,
                          f->outputs_ok ? "agrees with" : "DIFFERS from",
@@ -394,6 +428,7 @@ unsigned gl_ui_run(gl_ui *ui)
     j->model = m;
     j->unfused = has_groups(m) ? unfused_model(ui->pipeline, ui->step) : NULL;
     j->data_dir = ui->data_dir;
+    j->settings = &ui->pipeline->settings;
     j->run = gl_xcalloc(1, sizeof(gl_run));
     j->run->step = ui->step;
     j->run->here = ui->branch_id;

@@ -491,6 +491,9 @@ void gl_run_free(gl_run *r);
 /* A row's median on backend b: a group's on a run where its members ran apart, their
  * sum; < 0 when it did not run there. */
 double gl_run_row_ms(const gl_profile *p, size_t row, size_t b);
+/* "fusion lost 20.2 ms in 1 group (#16)" for the groups of run r slower fused than their
+ * members beyond noise (marked < in the run view); false, buf empty, when none. */
+bool gl_run_lost_text(const gl_run *r, char *buf, size_t len);
 /* The rows of the run view in order: the model's own rows sorted by `key` (time on
  * backend b, longest first; name; plan order, which is topological), each followed by
  * the rows under it (a group's members, bodies) in plan order. Ties keep plan order.

@@ -222,7 +222,9 @@ static void header_line(const gl_ui *ui, const gl_run *r, int line, char *buf, s
             honest_ratio_text(ui, r, gl_profile_ratio_of(p->backends[r->unfused].wall,
                                                          p->backends[r->fused].wall, false),
                               0, x, sizeof(x));
-            snprintf(buf + used, len - used, "; fusion %s", x);
+            used += (size_t)snprintf(buf + used, len - used, "; fusion %s", x);
+            if (used + 2 < len && gl_run_lost_text(r, buf + used + 2, len - used - 2))
+                memcpy(buf + used, "; ", 2);
         }
         return;
     }
@@ -354,6 +356,16 @@ static void row_text(const gl_ui *ui, const gl_run *r, size_t row, char *buf, si
     rc.mark = *over ? '!' : ' ';
     if (*over)
         rc.note = "  over tolerance";
+    /* A group slower fused than its members beyond noise (profile.h's rule), as the
+     * profile table flags it; not on a stable (golden) screen, where times are '~'. */
+    char lost[96];
+    double lost_ms = r->stable ? 0 : gl_profile_row_lost(p, pr, r->fused, r->unfused);
+    if (!*over && lost_ms > 0) {
+        snprintf(lost, sizeof(lost), "  fusion lost %.2f ms (decision #%lld)", lost_ms,
+                 (long long)pr->decision);
+        rc.note = lost;
+        rc.mark = '<';
+    }
     if (r->branch && pr->depth == 0 && c->ran && there < 0)
         snprintf(rc.vthere, sizeof(rc.vthere), "only here");
     format_row(r, &rc, buf, len);

@@ -317,15 +317,9 @@ static gl_profile_ratio row_ratio(const gl_profile *p, const gl_profile_row *r, 
     return gl_profile_ratio_of(b, a, same);
 }
 
-/* A group's loss against its members run apart (gl_profile_fusion_lost), 0: none. */
 static double row_lost(const table *t, const gl_profile_row *r)
 {
-    bool ran_f, ran_u;
-    if (t->fused == SIZE_MAX || !r->n_members)
-        return 0;
-    gl_profile_stat f = gl_profile_row_stat(t->p, r, t->fused, &ran_f);
-    gl_profile_stat u = gl_profile_row_stat(t->p, r, t->unfused, &ran_u);
-    return ran_f && ran_u ? gl_profile_fusion_lost(f, u) : 0;
+    return gl_profile_row_lost(t->p, r, t->fused, t->unfused);
 }
 
 /* Text right-aligned in `width` terminal columns ("≈" is three bytes, one column). */
@@ -769,6 +763,8 @@ static int profile_model(const gl_model *m, profile_args *a)
                         "every backend and run\n");
     gl_profile *p = NULL;
     a->o.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
+    a->o.dnnl_fault = gl_settings_lookup_text(&a->so.settings, "dnnl", "fault");
+    a->o.dnnl_delay = gl_settings_lookup_text(&a->so.settings, "dnnl", "delay");
     st = gl_profile_run(m, (const gl_tensor *const *)d.inputs, d.n_inputs, &a->o, &p);
     a->o.expected = NULL;
     gl_dataset_free(&d);

@@ -767,7 +767,8 @@ static gl_status session_open(session *s, builder *b, unsigned bi, const gl_mode
                        "the profiled one %zu and %zu", p->model, pb->name, m->graph->n_inputs,
                        m->graph->n_outputs, b->m->graph->n_inputs, b->m->graph->n_outputs);
     gl_exec_options eo = {.backend = pb->backend, .threads = o->threads, .layout = o->layout,
-                          .max_memory = o->max_memory};
+                          .max_memory = o->max_memory, .dnnl_fault = o->dnnl_fault,
+                          .dnnl_delay = o->dnnl_delay};
     uint64_t t0 = now_ns();
     gl_status st = gl_exec_create(m, &eo, &s->e);
     uint64_t t1 = now_ns();
@@ -1062,6 +1063,17 @@ bool gl_profile_same_kernel(const gl_profile_row *r, const gl_profile_cell *a,
     return text_eq(a->backend, b->backend) && text_eq(a->info.impl, b->info.impl) &&
            text_eq(a->info.in_layouts, b->info.in_layouts) &&
            text_eq(a->info.out_layouts, b->info.out_layouts);
+}
+
+double gl_profile_row_lost(const gl_profile *p, const gl_profile_row *r, size_t fused,
+                           size_t unfused)
+{
+    bool ran_f, ran_u;
+    if (fused == SIZE_MAX || unfused == SIZE_MAX || !r->n_members)
+        return 0;
+    gl_profile_stat f = gl_profile_row_stat(p, r, fused, &ran_f);
+    gl_profile_stat u = gl_profile_row_stat(p, r, unfused, &ran_u);
+    return ran_f && ran_u ? gl_profile_fusion_lost(f, u) : 0;
 }
 
 double gl_profile_fusion_lost(gl_profile_stat fused, gl_profile_stat members)

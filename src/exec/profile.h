@@ -70,6 +70,9 @@ typedef struct gl_profile_options {
      * graph output, NULL where there is none; the array itself NULL when none at all. */
     const gl_tensor *const *expected;
     bool trace;         /* keep each observed node's start and duration (gl_profile_events) */
+    /* gl_exec_options' test-only injections (--set dnnl.fault=NAME, dnnl.delay=NAME) for
+     * every oneDNN run; NULL: none */
+    const char *dnnl_fault, *dnnl_delay;
     uint64_t load_ns;   /* how long loading the model took, for the trace (0: unknown) */
 } gl_profile_options;
 
@@ -225,6 +228,10 @@ bool gl_profile_same_kernel(const gl_profile_row *r, const gl_profile_cell *a,
  * (Against the members' slowest rounds, as first written, a busy machine hid every loss:
  * ResNet-50's residual groups at 0.76x were not flagged.) */
 double gl_profile_fusion_lost(gl_profile_stat fused, gl_profile_stat members);
+/* The same for group row r of p, its fused run `fused` against the run of its members
+ * apart `unfused` (SIZE_MAX: none; 0 then, and for a row that is no group). */
+double gl_profile_row_lost(const gl_profile *p, const gl_profile_row *r, size_t fused,
+                           size_t unfused);
 
 /* One line on the graph outputs against the expected ones, per run: "ref ok, unfused ok,
  * fused MISMATCH max_abs 3.1e+05" (the worst output of a run that is over; "~" for the

@@ -100,11 +100,12 @@ bool gl_fu_is_binary(const gl_node *n);
 const char *gl_fu_conv_split_refusal(const gl_node *n, char *why, size_t len);
 
 /* fusion_trial.c: the members nodes[0..n) alone as a model returning the outputs
- * (out_owner[i], output out_index[i]); NULL (why set) when a value's type is not known
- * well enough to feed it. */
+ * (out_owner[i], output out_index[i]); copy_ids[i] is the id of nodes[i]'s copy (names
+ * may repeat; ids do not, and a clone keeps them). NULL (why set) when a value's type is
+ * not known well enough to feed it. */
 gl_model *gl_fu_trial_model(const gl_model *m, gl_node *const *nodes, size_t n,
                             gl_node *const *out_owner, const size_t *out_index, size_t n_out,
-                            char *why, size_t len);
+                            uint32_t *copy_ids, char *why, size_t len);
 /* What makes the target's answer on a trial model: its ops, attributes, types, where
  * each value comes from and the small constants (parameters), not names or weights.
  * Equal signatures get one probe (the layers of a network repeat). */

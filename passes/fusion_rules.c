@@ -98,8 +98,8 @@ static const gl_fu_rule rules[] = {
     {"conv-depthwise", NULL, "oneDNN 2.6 depthwise post-op (dw_k3s1p1 / dw_k3s2p1)",
      {OPSF("Conv", GL_FU_ONE, GL_FU_1X1), ACT(GL_FU_STAR), OPSF("Conv", GL_FU_ONE, GL_FU_DW),
       POST(GL_FU_STAR)}, 4, 4, GL_FU_UNIT,
-     "a 1x1 convolution with a depthwise 3x3 post-op (oneDNN 2.6 runs it as its reference "
-     "fused convolution)"},
+     "a 1x1 convolution then a depthwise 3x3 one with their post-ops, one oneDNN "
+     "primitive each (oneDNN 2.6's own depthwise post-op runs on its reference kernel)"},
 };
 
 const gl_fu_rule *gl_fu_rules(size_t *count)
@@ -121,7 +121,7 @@ int gl_fu_eltwise_post_ops(const gl_node *n)
 
 bool gl_fu_is_binary(const gl_node *n)
 {
-    return gl_target_default()->binary_post(n);
+    return gl_target_default()->binary_post(n, NULL);
 }
 
 static bool is_op(const gl_node *n, const char *domain, const char *op)

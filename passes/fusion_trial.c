@@ -43,7 +43,7 @@ static gl_value *outside_value(gl_graph *g, const gl_value *v, char *why, size_t
 
 gl_model *gl_fu_trial_model(const gl_model *m, gl_node *const *nodes, size_t n,
                             gl_node *const *out_owner, const size_t *out_index, size_t n_out,
-                            char *why, size_t len)
+                            uint32_t *copy_ids, char *why, size_t len)
 {
     gl_model *t = gl_model_new();
     t->ir_version = m->ir_version;
@@ -69,6 +69,7 @@ gl_model *gl_fu_trial_model(const gl_model *m, gl_node *const *nodes, size_t n,
         }
         ok = copy != NULL;
         if (ok) {
+            copy_ids[i] = copy->id;
             gl_node_copy_attrs(copy, nd);
             for (size_t o = 0; o < nd->n_outputs; o++)
                 if (nd->outputs[o])

@@ -402,7 +402,7 @@ void gl_setting_format(const gl_setting *s, char *buf, size_t len)
         snprintf(buf, len, "%s.%s=%lld", s->pass, s->option, (long long)s->value);
 }
 
-static void settings_copy(gl_settings *dst, const gl_settings *src)
+void gl_settings_copy(gl_settings *dst, const gl_settings *src)
 {
     memset(dst, 0, sizeof(*dst));
     for (size_t i = 0; src && i < src->n; i++) {
@@ -812,7 +812,7 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
 {
     gl_pipeline *p = gl_xcalloc(1, sizeof(*p));
     *out = p;
-    settings_copy(&p->settings, settings);
+    gl_settings_copy(&p->settings, settings);
     p->steps = gl_xcalloc(n_plan + 1, sizeof(gl_snapshot));
     p->steps[0] = (gl_snapshot){.model = input,
                                 .fingerprint = gl_graph_fingerprint(input->graph),

@@ -36,6 +36,8 @@ const char *gl_settings_lookup_text(const gl_settings *s, const char *pass,
 /* One setting as the PASS.OPT=V text gl_settings_apply takes back (truncated to len). */
 void gl_setting_format(const gl_setting *s, char *buf, size_t len);
 void gl_settings_free(gl_settings *s);
+/* dst (overwritten, not freed first) becomes a copy of src (NULL: none). */
+void gl_settings_copy(gl_settings *dst, const gl_settings *src);
 
 /* Options of no pass, keyed by a name that is not a pass's: "load" (the loader), "dnnl"
  * (the oneDNN backend, test-only faults). */

@@ -133,6 +133,19 @@ else
         grep -q "noise .*interleaved rounds" "$tmp/out" && good=1
     check "--slower lands on the delayed group's fusion, the noise printed" [ "$good" -eq 1 ]
     [ "$good" -eq 1 ] || sed 's/^/# /' "$tmp/out"
+    # a time is no output `run` compares: the line is bisect --slower over the rewrites
+    # up to the one found, and pasted it finds that one again (exit 1)
+    line=$(sed -n 's/^  or: graphlab //p' "$tmp/out")
+    check "--slower: the reproduction line is a bisect --slower" \
+        sh -c "echo \"\$1\" | grep -q -- '^bisect .* --passes all:14 --slower 50 --backend fused'" _ "$line"
+    eval "\"\$GL\" $line" >"$tmp/again" 2>&1
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "timing noise" "$tmp/again"; then
+        skip "--slower's line: the machine is too noisy now"
+    else
+        check "--slower: pasted, the line finds the same decision (exit 1)" \
+            sh -c "[ $rc -eq 1 ] && grep -q 'first bad decision: #15 ' '$tmp/again'"
+    fi
 fi
 
 if [ -f "$SHARED/nhwc_convnet/model.onnx" ]; then

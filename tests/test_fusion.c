@@ -297,7 +297,7 @@ static const fcase conv_cases[] = {
      * ran its body on the reference kernels): the chain ends at the Conv. */
     {"conv_cast_f16", 13, false, CONV "h = Cast(c) to=10; r = Relu(h); out r", UNTOUCHED},
     {"conv_sub_reversed", 13, false, CONV "const k f32[] = 1; s = Sub(k, c); out s",
-     REFUSED("conv-post-ops", "target: Sub 'n_s' computes 'k' - 'c'")},
+     REFUSED("conv-post-ops", "target: Sub 'n_s' computes Sub('k', 'c')")},
     {"conv_clip_dynamic", 13, false,
      CONV "in lo f32[]; const hi f32[] = 6; r = Clip(c, lo, hi); out r",
      REFUSED("conv-activation", "target: Clip 'n_r': its input 1 'lo' is not a constant")},

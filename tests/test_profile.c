@@ -444,7 +444,7 @@ Test(profile, bad_options)
 #define STAT(med, lo, hi) ((gl_profile_stat){.median = (med), .min = (lo), .max = (hi)})
 
 /* Fused against its members' summed times: lost only when even the fused group's fastest
- * round is slower than the members' slowest rounds summed. */
+ * round is slower than the members' medians summed. */
 Test(profile, fusion_lost_only_beyond_noise)
 {
     static const struct {

@@ -263,9 +263,12 @@ bool gl_run_lost_text(const gl_run *r, char *buf, size_t len)
                 first = p->rows[i].decision;
         }
     }
+    char which[48] = "";
+    if (first >= 0)
+        snprintf(which, sizeof(which), " (#%lld%s)", (long long)first, n > 1 ? ", ..." : "");
     if (n)
-        snprintf(buf, len, "fusion lost %.1f ms in %zu group%s (#%lld%s)", ms, n,
-                 n == 1 ? "" : "s", (long long)first, n > 1 ? ", ..." : "");
+        snprintf(buf, len, "fusion lost %.1f ms in %zu group%s%s", ms, n, n == 1 ? "" : "s",
+                 which);
     return n > 0;
 }
 

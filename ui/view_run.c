@@ -361,8 +361,11 @@ static void row_text(const gl_ui *ui, const gl_run *r, size_t row, char *buf, si
     char lost[96];
     double lost_ms = r->stable ? 0 : gl_profile_row_lost(p, pr, r->fused, r->unfused);
     if (!*over && lost_ms > 0) {
-        snprintf(lost, sizeof(lost), "  fusion lost %.2f ms (decision #%lld)", lost_ms,
-                 (long long)pr->decision);
+        if (pr->decision >= 0)
+            snprintf(lost, sizeof(lost), "  fusion lost %.2f ms (decision #%lld)", lost_ms,
+                     (long long)pr->decision);
+        else /* a group the loaded model had already */
+            snprintf(lost, sizeof(lost), "  fusion lost %.2f ms", lost_ms);
         rc.note = lost;
         rc.mark = '<';
     }

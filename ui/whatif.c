@@ -31,11 +31,8 @@ static void bisect_run(void *arg, gl_job *job)
     o.data = b->data_dir;
     o.backend = b->backend;
     /* The pipeline's --set ($GRAPHLAB_SET): dnnl.fault and dnnl.delay reach the runs. */
-    for (size_t i = 0; i < b->p->settings.n; i++) {
-        char text[1024];
-        gl_setting_format(&b->p->settings.items[i], text, sizeof(text));
-        gl_settings_apply(&o.settings, text);
-    }
+    gl_settings_free(&o.settings);
+    gl_settings_copy(&o.settings, &b->p->settings);
     b->st = gl_bisect_pipeline(b->p, b->last_step, &o, bisect_progress, job, &b->r);
     if (b->st != GL_OK)
         snprintf(b->error, sizeof(b->error), "%s", gl_error_message());

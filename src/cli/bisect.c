@@ -37,10 +37,14 @@ static void progress(void *ctx, const char *line)
 static void put_number(gl_strbuf *sb, const char *flag, double x)
 {
     char text[40];
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(text, sizeof(text), "%.*g", digits, x);
-        if (strtod(text, NULL) == x)
-            break;
+    if (x == (double)(long long)x && x > -1e15 && x < 1e15) { /* 50, not 5e+01 */
+        snprintf(text, sizeof(text), "%lld", (long long)x);
+    } else {
+        for (int digits = 1; digits <= 17; digits++) {
+            snprintf(text, sizeof(text), "%.*g", digits, x);
+            if (strtod(text, NULL) == x)
+                break;
+        }
     }
     gl_sb_printf(sb, "%s%s", flag, text);
 }
@@ -48,7 +52,7 @@ static void put_number(gl_strbuf *sb, const char *flag, double x)
 /* The options a `graphlab run` line needs to make the same runs: --backend (dnnl when
  * the passes printed have no fusion step, which fused needs), --data, each --set, --dim,
  * --rtol/--atol when not the defaults; shell-quoted. */
-static void repro_options(gl_strbuf *sb, const gl_session_opts *o, bool fuses)
+static void repro_options(gl_strbuf *sb, const gl_session_opts *o, bool fuses, bool timing)
 {
     const char *backend = o->backend;
     if (gl_session_is_fusion_run(backend) && !(fuses && strcmp(backend, "fused") == 0))
@@ -79,20 +83,24 @@ static void repro_options(gl_strbuf *sb, const gl_session_opts *o, bool fuses)
         put_number(sb, " --atol ", o->atol);
     /* Without --data nothing is compared with the input model's outputs: on oneDNN the
      * reference run of the same model is what the line can compare with. */
-    if (!o->data && strcmp(backend, "ref") != 0)
+    if (!o->data && strcmp(backend, "ref") != 0 && !timing)
         gl_sb_puts(sb, " --compare ref");
 }
 
 /* "  LABEL: graphlab run MODEL --passes PASSES OPTIONS" on stdout. */
 static void print_repro(const char *label, const char *model, const char *passes,
-                        const gl_session_opts *o)
+                        const gl_session_opts *o, double slower)
 {
     gl_strbuf sb = {0};
-    gl_sb_printf(&sb, "  %s: graphlab run ", label);
+    /* A time is no output a run compares: the slowdown reproduces as bisect --slower
+     * over the rewrites up to the one found, which it finds again (the last). */
+    gl_sb_printf(&sb, "  %s: graphlab %s ", label, slower ? "bisect" : "run");
     gl_sb_shell_word(&sb, model);
     gl_sb_printf(&sb, " --passes %s", passes);
+    if (slower)
+        put_number(&sb, " --slower ", slower);
     bool fuses = strstr(passes, "fusion") || strncmp(passes, "all", 3) == 0;
-    repro_options(&sb, o, fuses);
+    repro_options(&sb, o, fuses, slower > 0);
     char *line = gl_sb_take(&sb);
     printf("%s\n", gl_esc(line));
     free(line);
@@ -131,7 +139,7 @@ static int report(const char *model, const gl_session *s, const gl_session_opts 
     }
     printf("  %s (backend %s)\n", gl_esc(r->why), o->backend);
     char *passes = gl_bisect_passes(p, r);
-    print_repro("that model", model, *passes ? passes : "none", o);
+    print_repro("that model", model, *passes ? passes : "none", o, slower);
     free(passes);
     /* all:N counts the default pipeline's rewrites, which the unfused pipeline is not. */
     if (strcmp(o->passes, "all") == 0 && strcmp(o->backend, "unfused") != 0 && r->step) {
@@ -141,7 +149,7 @@ static int report(const char *model, const gl_session *s, const gl_session_opts 
             n += p->steps[k].rewrites;
         char all[32];
         snprintf(all, sizeof(all), "all:%lld", (long long)n);
-        print_repro("or", model, all, o);
+        print_repro("or", model, all, o, slower);
     }
     return GL_EXIT_MISMATCH;
 }

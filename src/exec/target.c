@@ -132,6 +132,16 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The median of |t - med| / med over v[0..n) (dev: n doubles of scratch). */
+static double relative_deviation(const double *v, double med, double *dev, int n)
+{
+    if (med <= 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        dev[i] = (v[i] > med ? v[i] - med : med - v[i]) / med;
+    return median(dev, n);
+}
+
 gl_status gl_target_time(const gl_model *a, const gl_model *b, int warmup, int rounds,
                          gl_target_timing *out)
 {
@@ -169,11 +179,9 @@ gl_status gl_target_time(const gl_model *a, const gl_model *b, int warmup, int r
         out->a_max_ms = am[rounds - 1];
         out->b_min_ms = bm[0];
         out->b_max_ms = bm[rounds - 1];
-        for (int i = 0; i < rounds; i++)
-            dev[i] = out->a_ms > 0 ? (am[i] > out->a_ms ? am[i] - out->a_ms
-                                                        : out->a_ms - am[i]) / out->a_ms
-                                   : 0;
-        out->noise = median(dev, rounds);
+        double na = relative_deviation(am, out->a_ms, dev, rounds);
+        double nb = relative_deviation(bm, out->b_ms, dev, rounds);
+        out->noise = na > nb ? na : nb;
     }
     free(ms);
     trial_free(&ta);

@@ -33,8 +33,9 @@ typedef struct gl_target {
      * bounds and Pow's exponent must be fixed scalars. False with *why. */
     bool (*eltwise_params)(const gl_node *n, int64_t opset, const gl_tensor *const *params,
                            size_t n_params, const char **why);
-    /* Whether n (two inputs) is a binary post-op: Add Sub Mul Div Max Min. */
-    bool (*binary_post)(const gl_node *n);
+    /* Whether n (two inputs) is a binary post-op (Add Sub Mul Div Max Min); *commutes
+     * (may be NULL): whether the chain may be its second operand. */
+    bool (*binary_post)(const gl_node *n, bool *commutes);
     /* Every op that eltwise_posts takes, "Relu" or "graphlab.Gelu" (at most cap written),
      * and the binary ones: their counts. For listings and the tests, which generate a
      * case for each: an op added to the backend's tables is tested without a new row. */
@@ -46,9 +47,10 @@ typedef struct gl_target {
         int kernel, pad, min_stride, max_stride;
     } dw_post;
     /* NULL when `head` takes a member (binary: a binary post-op, else an eltwise one)
-     * at the speed of the head alone; else why not (a measured fact about the library,
-     * or a limit of the backend, written in the refusal). */
-    const char *(*head_post_ops_refusal)(const gl_node *head, bool binary);
+     * at the speed of the head alone; else why not, written in the refusal: a limit of
+     * the backend, or (*slow set) a measured fact about the library's speed, which
+     * fusion.probe=0 overrides. */
+    const char *(*head_post_ops_refusal)(const gl_node *head, bool binary, bool *slow);
 } gl_target;
 
 /* The target of the backend fused nodes run on (oneDNN). */
@@ -63,14 +65,14 @@ bool gl_target_probe(const gl_model *m, const gl_node *call, char *impl, size_t 
                      char *why, size_t why_len);
 
 /* Medians of whole runs of a and b on the backend (dnnl), on the same seeded random
- * inputs (a and b have the same graph inputs), rounds interleaved (a, b, a, b, ...) after
- * `warmup` runs of each, so that a change of load touches both alike. GL_OK with the
- * medians in ms and the relative spread of a's runs (the median of |t - median| /
- * median: a noise estimate); an error when a model does not run. */
+ * inputs (a and b have the same graph inputs), rounds interleaved (a then b, then b then
+ * a, ...) after `warmup` runs of each, so that a change of load touches both alike.
+ * GL_OK with the medians in ms and the noise: the larger relative spread of the two
+ * (the median of |t - median| / median); an error when a model does not run. */
 typedef struct gl_target_timing {
     double a_ms, b_ms; /* medians */
     double a_min_ms, a_max_ms, b_min_ms, b_max_ms;
-    double noise;      /* relative: 0.03 is 3% */
+    double noise;      /* relative, the larger of a's and b's: 0.03 is 3% */
     int rounds;
 } gl_target_timing;
 gl_status gl_target_time(const gl_model *a, const gl_model *b, int warmup, int rounds,

@@ -20,11 +20,11 @@ void gl_sb_puts(gl_strbuf *b, const char *s);
 void gl_sb_putc(gl_strbuf *b, char c);
 void gl_sb_printf(gl_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gl_sb_vprintf(gl_strbuf *b, const char *fmt, va_list ap);
-/* The text as a malloc'd string ("" when empty); the buffer is left empty. */
 /* s as one word of a POSIX shell command line: as it is when every byte is one a shell
  * leaves alone (letters, digits, and -_./:=,+@%), else in single quotes, a quote in it
  * written '\''. So a printed command line pastes. */
 void gl_sb_shell_word(gl_strbuf *b, const char *s);
+/* The text as a malloc'd string ("" when empty); the buffer is left empty. */
 char *gl_sb_take(gl_strbuf *b);
 void gl_sb_free(gl_strbuf *b);
 

@@ -55,6 +55,8 @@ static const struct head_row {
 } head_rows[] = {
     {"", "Conv", 3, true, false},         {"", "ConvTranspose", 3, true, false},
     {"", "MatMul", 2, false, false},      {"", "Gemm", 3, false, false},
+    /* fold-transpose's MatMul of transposed operands: its build takes a tail too */
+    {"graphlab", "FusedMatMul", 2, false, false},
     {"graphlab", "NhwcConv", 3, false, true},
 };
 

@@ -47,19 +47,24 @@ static bool eltwise_params(const gl_node *n, int64_t opset, const gl_tensor *con
     return false;
 }
 
-static bool binary_post(const gl_node *n)
+static bool binary_post(const gl_node *n, bool *commutes)
 {
-    bool commutes;
-    return onnx_domain(n) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes) != 0;
+    bool c = false;
+    bool is = onnx_domain(n) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &c) != 0;
+    if (commutes)
+        *commutes = c;
+    return is;
 }
 
-static const char *head_post_ops_refusal(const gl_node *head, bool binary)
+static const char *head_post_ops_refusal(const gl_node *head, bool binary, bool *slow)
 {
+    *slow = false;
     /* Measured on oneDNN 2.6.3 (AVX-512): its f32 deconvolution reports
      * jit:avx512_core and runs every post-op in a per-element reference loop; an OCR
      * detector's ConvTranspose + Add took 36.7 ms fused against 0.49 ms as two
      * primitives. */
-    if (onnx_domain(head) && strcmp(head->op_type, "ConvTranspose") == 0)
+    *slow = onnx_domain(head) && strcmp(head->op_type, "ConvTranspose") == 0;
+    if (*slow)
         return "oneDNN 2.6's f32 deconvolution applies post-ops in a per-element "
                "reference loop under its jit name (36.7 ms fused against 0.49 ms unfused "
                "measured on an OCR head)";

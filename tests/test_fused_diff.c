@@ -483,6 +483,35 @@ Test(fused_diff, equal_groups_share_one_probe)
     gl_pipeline_free(p);
 }
 
+/* Node names may repeat in a file: the trial copies are found by id, so a group whose
+ * members share a name is probed like any other (it was undefined behaviour). */
+static void same_names(gl_model *m)
+{
+    gl_node *n;
+    gl_foreach_node(m->graph, i, n) {
+        free(n->name);
+        n->name = gl_xstrdup("dup");
+    }
+}
+
+Test(fused_diff, members_that_share_a_name_are_probed)
+{
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes_set("dup", 13, CONV(16, 16, 8, "") "; r = Relu(h); out r",
+                                       same_names, "toposort,shape-inference,fusion", NULL,
+                                       &b);
+    cr_assert_not_null(p);
+    const gl_decision *d = NULL;
+    for (size_t i = 0; i < p->log.n && !d; i++)
+        if (!strcmp(p->log.items[i].pass, "fusion") && p->log.items[i].verdict == GL_APPLIED)
+            d = &p->log.items[i];
+    cr_assert_not_null(d, "the Conv and the Relu are fused");
+    cr_expect(gl_decision_number_text(d, "implementation") &&
+                  !gl_decision_number_text(d, "probe"),
+              "probed: %s", gl_decision_number_text(d, "probe"));
+    gl_pipeline_free(p);
+}
+
 Test(fused_diff, every_head_has_its_test)
 {
     cr_expect_eq(GL_ARRAY_LEN(heads), 10u, "a head row without its HEAD_TEST line");

@@ -85,6 +85,20 @@ check "...the dim taken as 1" grep -q "^hidden: float\[1,1,32\]" "$tmp/out"
 run run "$tb" --dim seq=3
 check "--dim seq=3: exit 0" [ "$rc" -eq 0 ]
 check "--dim seq=3: the output has it" grep -q "^hidden: float\[1,3,32\]" "$tmp/out"
+# A NAME no input has is refused (it was ignored), on every command that takes --dim,
+# with one line naming it and the dims the inputs do have.
+for cmd in run profile bisect; do
+    run $cmd "$tb" --dim sequence=3
+    check "$cmd --dim sequence=3 (no such dim): exit 2" [ "$rc" -eq 2 ]
+    check "...one line naming it and listing 'seq'" sh -c "[ $(lines "$tmp/err") -eq 1 ] &&
+        grep -q -e \"--dim 'sequence': no input has a symbolic dim.*symbolic dims: 'seq'\" '$tmp/err'"
+done
+run run "$mlp" --dim n=2
+check "--dim on a model with no symbolic dims: exit 2" [ "$rc" -eq 2 ]
+check "...one line saying it has none" sh -c "[ $(lines "$tmp/err") -eq 1 ] &&
+    grep -q -e \"--dim 'n': .*the inputs have none\" '$tmp/err'"
+run run "$tb" --dim seq=2 --dim seq=3
+check "--dim given twice: the last wins" grep -q "^hidden: float\[1,3,32\]" "$tmp/out"
 
 # --- usage errors: exit 2 ------------------------------------------------------------------------
 for args in "run" "run $tb --dim seq" "run $tb --dim seq=-1" "run $tb --dim =3" \

@@ -2,6 +2,8 @@
 #include "driver/driver.h"
 
 #include "onnx/onnx_io.h"
+#include "util/escape.h"
+#include "util/strbuf.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- option values -------------------------------------------------------------------- */
 
@@ -56,6 +59,12 @@ static bool parse_bytes(const char *s, size_t *out)
     return true;
 }
 
+int64_t gl_threads_max(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > GL_THREADS_MAX ? (int64_t)cpus : GL_THREADS_MAX;
+}
+
 /* NAME=V with V >= 0, appended to o->dims. */
 static bool parse_dim(const char *s, gl_session_opts *o)
 {
@@ -81,8 +90,11 @@ static const gl_session_option option_table[] = {
     {"rtol", GL_SOPT_RTOL, true, "X", "relative tolerance of comparisons (default 1e-3)"},
     {"atol", GL_SOPT_ATOL, true, "Y", "absolute tolerance of comparisons (default 1e-4)"},
     {"dim", GL_SOPT_DIM, true, "NAME=V",
-     "the size of a symbolic input dim for random inputs (repeatable; default 1)"},
-    {"threads", GL_SOPT_THREADS, true, "N", "threads of the dnnl backend (0: its default)"},
+     "the size of a symbolic input dim for random inputs (repeatable; default 1; a NAME "
+     "no input has is refused)"},
+    {"threads", GL_SOPT_THREADS, true, "N",
+     "threads of the dnnl backend (0: its default; at most 256, or the number of CPUs when "
+     "more)"},
     {"max-memory", GL_SOPT_MAX_MEMORY, true, "BYTES",
      "no tensor, nor all alive together, over BYTES (K, M, G; default half the memory)"},
     {"max-iterations", GL_SOPT_MAX_ITERATIONS, true, "N",
@@ -161,12 +173,19 @@ static gl_status set_value(gl_session_opts *o, unsigned bit, const char *v)
         if (!parse_dim(v, o))
             return gl_fail(GL_ERR_INPUT, "--dim '%s' is not NAME=V with V >= 0", v);
         return GL_OK;
-    case GL_SOPT_THREADS:
-        if (!gl_parse_int(v, 0, 4096, &n))
+    case GL_SOPT_THREADS: {
+        /* OpenMP that cannot make the threads ends the process with its own message and
+         * exit 1 ("a comparison failed"): a number past any use is refused here. */
+        int64_t most = gl_threads_max();
+        if (!gl_parse_int(v, 0, INT64_MAX, &n))
             return gl_fail(GL_ERR_INPUT, "--threads '%s' is not a whole number from 0 to "
-                           "4096", v);
+                           "%lld", v, (long long)most);
+        if (n > most)
+            return gl_fail(GL_ERR_INPUT, "--threads %s is over the limit of %lld (the larger of "
+                           "256 and the number of CPUs)", v, (long long)most);
         o->threads = (int)n;
         return GL_OK;
+    }
     case GL_SOPT_MAX_MEMORY:
         if (!parse_bytes(v, &o->max_memory))
             return gl_fail(GL_ERR_INPUT, "--max-memory '%s' is not a size in bytes (1 or "
@@ -212,6 +231,70 @@ gl_status gl_session_load(const char *path, const gl_settings *settings, gl_mode
     return st;
 }
 
+/* True when an input of g (not an initializer) has a symbolic dim named `name`. */
+static bool has_input_dim(const gl_graph *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const gl_type *ty = &g->inputs[i]->type;
+        if (g->inputs[i]->init || ty->kind != GL_TYPE_TENSOR || ty->shape.rank == GL_RANK_UNKNOWN)
+            continue;
+        for (int d = 0; d < ty->shape.rank && d < GL_MAX_RANK; d++)
+            if (ty->shape.dims[d].value < 0 && ty->shape.dims[d].sym &&
+                strcmp(ty->shape.dims[d].sym, name) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* Every --dim NAME names a symbolic dim of an input of m: a NAME no input has would be
+ * ignored without a word, so it is refused with the names the inputs do have. */
+static gl_status check_dims(const gl_model *m, const gl_session_opts *o)
+{
+    const gl_graph *g = m->graph;
+    for (size_t k = 0; k < o->n_dims; k++) {
+        if (has_input_dim(g, o->dims[k].name))
+            continue;
+        gl_strbuf names = {0};
+        for (size_t i = 0; i < g->n_inputs; i++) {
+            const gl_type *ty = &g->inputs[i]->type;
+            if (g->inputs[i]->init || ty->kind != GL_TYPE_TENSOR ||
+                ty->shape.rank == GL_RANK_UNKNOWN)
+                continue;
+            for (int d = 0; d < ty->shape.rank && d < GL_MAX_RANK; d++) {
+                const gl_dim *dim = &ty->shape.dims[d];
+                if (dim->value >= 0 || !dim->sym)
+                    continue;
+                /* Listed once: only where no earlier input or dim had it. */
+                bool seen = false;
+                for (size_t j = 0; j <= i && !seen; j++) {
+                    const gl_type *tj = &g->inputs[j]->type;
+                    if (g->inputs[j]->init || tj->kind != GL_TYPE_TENSOR ||
+                        tj->shape.rank == GL_RANK_UNKNOWN)
+                        continue;
+                    int upto = j == i ? d : tj->shape.rank;
+                    for (int e = 0; e < upto && e < GL_MAX_RANK && !seen; e++)
+                        seen = tj->shape.dims[e].value < 0 && tj->shape.dims[e].sym &&
+                               strcmp(tj->shape.dims[e].sym, dim->sym) == 0;
+                }
+                if (!seen)
+                    gl_sb_printf(&names, "%s'%s'", names.len ? ", " : "", gl_esc(dim->sym));
+            }
+        }
+        char *list = gl_sb_take(&names);
+        gl_status st;
+        const char *name = gl_esc(o->dims[k].name);
+        if (*list)
+            st = gl_fail(GL_ERR_INPUT, "%s: --dim '%s': no input has a symbolic dim of that "
+                         "name (the inputs' symbolic dims: %s)", m->path, name, list);
+        else
+            st = gl_fail(GL_ERR_INPUT, "%s: --dim '%s': no input has a symbolic dim of that "
+                         "name (the inputs have none)", m->path, name);
+        free(list);
+        return st;
+    }
+    return GL_OK;
+}
+
 static void say(const gl_session_opts *o, const char *what)
 {
     if (o->progress)
@@ -226,6 +309,8 @@ static gl_status open_steps(const char *path, const gl_session_opts *o, const gl
     snprintf(what, sizeof(what), "loading %s", path);
     say(o, what);
     gl_status st = gl_session_load(path, &o->settings, &s->loaded);
+    if (st == GL_OK)
+        st = check_dims(s->loaded, o);
     if (st == GL_OK && (n_steps || o->always_pipeline)) {
         snprintf(what, sizeof(what), "running %zu passes", n_steps);
         say(o, what);

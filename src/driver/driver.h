@@ -44,6 +44,11 @@ enum {
     (GL_SOPT_PIPELINE | GL_SOPT_DATA | GL_SOPT_RTOL | GL_SOPT_ATOL | GL_SOPT_DIM |        \
      GL_SOPT_THREADS | GL_SOPT_MAX_MEMORY)
 
+/* --threads takes at most this many, or the number of online CPUs when that is more:
+ * OpenMP that cannot make the threads asked for exits the process itself. */
+#define GL_THREADS_MAX 256
+int64_t gl_threads_max(void);
+
 /* One row of the table of shared options. */
 typedef struct gl_session_option {
     const char *name; /* long name without the dashes: "max-memory" */

@@ -119,6 +119,9 @@ int main(int argc, char **argv)
         return GL_EXIT_BAD;
     }
     const char *model = argc >= 2 ? argv[1] : default_model();
+    int env_rc = gl_ui_check_env();
+    if (env_rc != GL_EXIT_OK)
+        return env_rc;
     /* The workbench needs a terminal on both ends; from scripts and pipes `graphlab
      * MODEL` prints the model summary instead (as `graphlab info MODEL`). */
     if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))

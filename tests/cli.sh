@@ -165,6 +165,25 @@ done <<TABLE
 0|graphlab run: passes (rewrites): transpose-push 4; 4 in all; inputs from $GL_SRCDIR/examples/conv_nhwc/test_data_set_0|run "$GL_SRCDIR/examples/conv_nhwc/model.onnx" --passes transpose-push --data "$GL_SRCDIR/examples/conv_nhwc/test_data_set_0"
 0|dce 0, patterns 0, layout 1; 5 in all;|run "$GL_SRCDIR/examples/conv_nhwc/model.onnx" --passes all:5
 TABLE
+# The workbench's environment, checked at start (piped, it prints the summary): read whole
+# (GRAPHLAB_SET was cut at 1023 bytes) or refused with one line (GRAPHLAB_EXPORT_DIR longer
+# than the workbench keeps was cut, and the export written into the cut path).
+pad=$(printf 'load.freeze-inputs=0 %.0s' $(seq 60)) # 1260 bytes of valid settings
+GRAPHLAB_SET="$pad" run "$m"
+check "GRAPHLAB_SET of ${#pad} valid bytes: the summary, exit 0" sh -c "[ $rc -eq 0 ] && grep -q Relu '$tmp/out'"
+GRAPHLAB_SET="$pad nope.x=1" run "$m"
+check "GRAPHLAB_SET with a bad setting past byte 1023: exit 2" [ "$rc" -eq 2 ]
+check "...one line naming the variable and the setting" sh -c "[ $(lines "$tmp/err") -eq 1 ] &&
+    grep -qF \"graphlab: GRAPHLAB_SET: \" '$tmp/err' && grep -qF \"'nope.x'\" '$tmp/err'"
+long=$(printf "$tmp/%01100d" 0)
+GRAPHLAB_EXPORT_DIR="$long" run "$m"
+check "GRAPHLAB_EXPORT_DIR of ${#long} bytes: exit 2" [ "$rc" -eq 2 ]
+check "...one line naming it and the limit" sh -c "[ $(lines "$tmp/err") -eq 1 ] &&
+    grep -qF 'graphlab: GRAPHLAB_EXPORT_DIR is ${#long} bytes long; the workbench takes a folder of at most 1023 bytes' '$tmp/err'"
+long=$(printf "$tmp/%0$((1023 - ${#tmp} - 1))d" 0)
+GRAPHLAB_EXPORT_DIR="$long" run "$m"
+check "GRAPHLAB_EXPORT_DIR of ${#long} bytes: the summary, exit 0" sh -c "[ $rc -eq 0 ] && grep -q Relu '$tmp/out'"
+
 # What run says goes to stderr: stdout is still the outputs, first line first.
 run run "$m"
 check "run: stdout starts with the output's line" sh -c "head -n 1 '$tmp/out' | grep -qx 'y: float\[2\]'"

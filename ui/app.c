@@ -257,13 +257,35 @@ static void load_progress(void *ctx, const char *what) { gl_job_progress(ctx, "%
 static gl_status apply_env_settings(gl_session_opts *o)
 {
     const char *env = getenv("GRAPHLAB_SET");
-    char buf[1024];
-    snprintf(buf, sizeof(buf), "%s", env ? env : "");
+    char *buf = gl_xstrdup(env ? env : ""); /* whole, whatever its length */
     gl_status st = GL_OK;
     char *save = NULL;
     for (char *w = strtok_r(buf, " ", &save); w && st == GL_OK; w = strtok_r(NULL, " ", &save))
         st = gl_session_option_set(o, "set", w);
+    free(buf);
     return st;
+}
+
+int gl_ui_check_env(void)
+{
+    /* The export folder is kept in a buffer of its own size: a longer one would be cut
+     * and the export written somewhere else, so it is refused before anything starts. */
+    const char *dir = getenv("GRAPHLAB_EXPORT_DIR");
+    size_t most = sizeof(((gl_ui *)0)->export_dir) - 1;
+    if (dir && strlen(dir) > most) {
+        fprintf(stderr, "graphlab: GRAPHLAB_EXPORT_DIR is %zu bytes long; the workbench "
+                "takes a folder of at most %zu bytes\n", strlen(dir), most);
+        return GL_EXIT_BAD;
+    }
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    gl_status st = apply_env_settings(&o);
+    gl_session_opts_free(&o);
+    if (st != GL_OK) {
+        fprintf(stderr, "graphlab: GRAPHLAB_SET: %s\n", gl_error_message());
+        return GL_EXIT_BAD;
+    }
+    return GL_EXIT_OK;
 }
 
 /* The same load and pipeline as `graphlab optimize` and `export` (driver/driver.h); a

@@ -561,6 +561,11 @@ void gl_ui_fill(int y, int x, int width, int attr);
 /* Columns of a UTF-8 string (one per code point). */
 int gl_ui_text_width(const char *s);
 
+/* $GRAPHLAB_SET read whole and every setting in it valid, $GRAPHLAB_EXPORT_DIR no longer
+ * than the workbench keeps: 0, or 2 with one line on stderr naming the variable. Checked
+ * when the workbench starts, with or without a terminal. */
+int gl_ui_check_env(void);
+
 /* Run the workbench on a model, with `--data DIR` for its runs (NULL: seeded random
  * inputs); returns the process exit code (0, or 2 with the error printed after the
  * terminal is restored). */

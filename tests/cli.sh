@@ -158,8 +158,8 @@ done <<TABLE
 2|; alone: all, all:K or none)|export "$m" -d "$tmp/x" --passes bogus
 2|graphlab optimize: --passes: 'all:x': the rewrite budget after ':' must be a whole number >= 0|optimize "$m" -o "$tmp/x.onnx" --passes all:x
 2|graphlab optimize: --passes: 'all:-1': the rewrite budget|optimize "$m" -o "$tmp/x.onnx" --passes all:-1
-2|graphlab run: --threads 1024 is over the limit of 256 (the larger of 256 and the number of CPUs)|run "$m" --backend dnnl --threads 1024
-2|graphlab profile: --threads 100000 is over the limit of|profile "$m" --threads 100000
+2|graphlab run: --threads '1024' is over the limit of 256 (the larger of 256 and the number of CPUs)|run "$m" --backend dnnl --threads 1024
+2|graphlab profile: --threads '100000' is over the limit of|profile "$m" --threads 100000
 0|graphlab run: passes: none (the model as loaded); inputs random (seed 0x6772617068; no --data)|run "$m"
 0|graphlab run: passes (rewrites): toposort 0, dce 0; 0 in all; inputs random (seed 0x6772617068; no --data)|run "$m" --passes toposort,dce
 0|graphlab run: passes (rewrites): transpose-push 4; 4 in all; inputs from $GL_SRCDIR/examples/conv_nhwc/test_data_set_0|run "$GL_SRCDIR/examples/conv_nhwc/model.onnx" --passes transpose-push --data "$GL_SRCDIR/examples/conv_nhwc/test_data_set_0"

@@ -181,7 +181,7 @@ static gl_status set_value(gl_session_opts *o, unsigned bit, const char *v)
             return gl_fail(GL_ERR_INPUT, "--threads '%s' is not a whole number from 0 to "
                            "%lld", v, (long long)most);
         if (n > most)
-            return gl_fail(GL_ERR_INPUT, "--threads %s is over the limit of %lld (the larger of "
+            return gl_fail(GL_ERR_INPUT, "--threads '%s' is over the limit of %lld (the larger of "
                            "256 and the number of CPUs)", v, (long long)most);
         o->threads = (int)n;
         return GL_OK;

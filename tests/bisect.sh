@@ -110,11 +110,17 @@ while IFS='|' read -r name args; do
     [ "$rc" -eq 1 ] && [ "$n" -ge 1 ] && [ "$bad" -eq 0 ] && good=1
     check "reproduction lines exit 1: $name ($n lines)" [ "$good" -eq 1 ]
 done <<TABLE
-fused, random inputs|"$M" --backend fused --set dnnl.fault=FusedNhwcConvRelu_1 --dim N=2
+fused, random inputs|"$M" --backend fused --set dnnl.fault=FusedNhwcConvRelu_1
 fused, --data, tolerances|"$M" --backend fused --data "$tmp/my data" --set dnnl.fault=FusedNhwcConvRelu_1 --atol 3e-4 --rtol 0.01
 ref, --data, a pass's fault|"$M" --data "$tmp/my data" --set transpose-push.fault=2
 dnnl before any rewrite|"$M" --backend dnnl --set dnnl.fault=conv2
 TABLE
+# --dim (a NAME the model's inputs have: conv_nhwc has no symbolic dim, and a NAME no
+# input has is refused) is carried into the lines too.
+"$GL" bisect "$EX/transformer_block/model.onnx" --set constant-folding.fault=2 --dim seq=2 \
+    >"$tmp/found" 2>/dev/null
+check "bisect --dim seq=2: exit 1, the lines carry --dim" sh -c "[ $? -eq 1 ] &&
+    grep -q -e '^  that model: graphlab run .* --dim seq=2\$' '$tmp/found'"
 "$GL" bisect "$M" --backend fused --data "$tmp/my data" --set dnnl.fault=FusedNhwcConvRelu_1 \
     --atol 3e-4 >"$tmp/found" 2>/dev/null
 check "the line quotes what needs it and keeps the numbers short" \

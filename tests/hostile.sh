@@ -57,6 +57,8 @@ no_nodes.onnx|*|0|
 # (window_no_input, dft_no_input, transpose_no_input) are refused at load: status 2
 range_empty.onnx|*|0|
 plan_hannwindow_expanded.onnx|*|0|
+# zero-size tensors (issue 26): they run; the runs are also compared below
+zero_*.onnx|*|0|
 '
 
 # expect FILE COMMAND: sets want (the status) and todo (the finding, or empty)
@@ -165,6 +167,28 @@ for path in $files; do
         verdict "$base/stderr"
         desc="$file $cmd: exit $want$([ "$want" = 0 ] || echo ', one line'), no signal, input unchanged"
         report
+    done
+done
+
+# --- zero-size tensors (issue 26) -------------------------------------------------------
+# Each zero_*.onnx (tests/data/make_zero_models.py) on every backend, fused and not, under
+# the default passes and --passes all, compared with the reference: exit 0, no signal.
+for path in $files; do
+    file=${path##*/} input=$base/in/$path
+    case $file in zero_*.onnx) ;; *) continue ;; esac
+    for how in "--backend ref --compare dnnl" "--backend dnnl --compare ref" \
+        "--backend ref --compare dnnl --passes all" "--backend fused --compare ref --passes all" \
+        "--backend fused --compare unfused --passes all"; do
+        # shellcheck disable=SC2086 # how and RUN_LIMITS are lists of arguments
+        (
+            [ -z "$VMEM_KB" ] || ulimit -v "$VMEM_KB"
+            exec timeout -k 1 "$LIMIT" "$GL" run "$input" $how $RUN_LIMITS
+        ) >"$base/stdout" 2>"$base/stderr" </dev/null
+        rc=$?
+        why=
+        [ "$rc" = 0 ] || why="exit status $rc: $(grep -v '^graphlab run: passes' "$base/stderr" | head -n 1)"
+        check "$file run $how: exit 0, the same as the other backend" [ -z "$why" ]
+        [ -z "$why" ] || diag "$why"
     done
 done
 

@@ -215,8 +215,9 @@ static gl_status matmul_run(gl_kernel_ctx *k, const gl_tensor *a, const gl_tenso
     gl_tensor *y = gl_out_new(k, 0, a->dtype, g.rank, g.dims);
     if (!y)
         return GL_ERR_NOMEM;
-    if (y->count == 0)
-        return GL_OK;
+    if (y->count == 0 || g.k == 0)
+        return GL_OK; /* K = 0: the zeroed output is the product (empty operands have no
+                       * data pointer to offset) */
     int64_t mn = g.m * g.n;
     void *yd = gl_tensor_make_writable(y);
     if (a->dtype == GL_DT_FLOAT || a->dtype == GL_DT_DOUBLE) {
@@ -414,7 +415,10 @@ gl_status gl_matmul_trans_infer(gl_infer_ctx *c, bool ta, bool tb)
 static const float *gemm_operand_f32(const gl_tensor *t, bool trans, float **owned,
                                      const char *where)
 {
+    static const float none = 0.0f; /* an empty operand (K = 0) has no data pointer */
     *owned = NULL;
+    if (t->count == 0)
+        return &none;
     if (t->dtype == GL_DT_FLOAT && !trans)
         return gl_tensor_data(t);
     int64_t rows = t->dims[0], cols = t->dims[1];
@@ -437,7 +441,10 @@ static const float *gemm_operand_f32(const gl_tensor *t, bool trans, float **own
 static const double *gemm_operand_f64(const gl_tensor *t, bool trans, double **owned,
                                       const char *where)
 {
+    static const double none = 0.0;
     *owned = NULL;
+    if (t->count == 0)
+        return &none;
     if (t->dtype == GL_DT_DOUBLE && !trans)
         return gl_tensor_data(t);
     int64_t rows = t->dims[0], cols = t->dims[1];

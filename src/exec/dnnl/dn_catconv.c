@@ -251,6 +251,12 @@ static bool part_inputs(cat_unit *u, const gl_tensor *const *in, size_t n_in,
                      "input channels of the weights", j, w ? (long long)w->dims[1] : -1LL);
             return false;
         }
+        if (x->dims[1] == 0) {
+            /* W0·x0 over no channels: no convolution (and no weights) to make of it; the
+             * members run as they are (issue 26). */
+            snprintf(why, len, "Concat input %zu has no channels", j);
+            return false;
+        }
         if (make_slice(p, w, off, x->dims[1], where) != GL_OK) {
             snprintf(why, len, "%s", gl_error_message());
             gl_error_clear();

@@ -175,7 +175,8 @@ const gl_command gl_command_bisect = {
     "2). Prints the first bad decision (id, pass, rule, nodes; its record; what differs; "
     "`graphlab run` lines that make that model, with every option they need: --backend, "
     "--data, --set, --dim, --rtol/--atol; without --data a oneDNN run is compared with "
-    "--compare ref), or \"no rewrite changes the outputs\"; progress on stderr. Exit 0 "
+    "--compare ref; with --slower `graphlab bisect --slower` lines over the rewrites up "
+    "to the one found, which find it again), or \"no rewrite changes the outputs\"; progress on stderr. Exit 0 "
     "none, 1 found, 2 error. --passes defaults to all. Test-only: --set dnnl.fault=NAME "
     "and dnnl.delay=NAME perturb or delay the node or fused group NAME on oneDNN.",
     GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS | GL_SOPT_BACKEND, own_options, N_OPTS,

@@ -6,6 +6,7 @@
 #include "exec/target.h"
 
 #include "exec/inputs.h"
+#include "exec/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,26 +121,15 @@ bool gl_target_probe(const gl_model *m, const gl_node *call, char *impl, size_t 
     return fast;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The median of runs ns[0..n) in ms (ns is sorted), and their noise: the median of
+ * |t - median| over the median (dev: n doubles of scratch). */
+static double median_ms(double *ns, int n, double *dev, double *noise)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The median of |t - med| / med over v[0..n) (dev: n doubles of scratch). */
-static double relative_deviation(const double *v, double med, double *dev, int n)
-{
-    if (med <= 0)
-        return 0;
+    double med = gl_profile_stats(ns, (size_t)n).median * 1e6;
     for (int i = 0; i < n; i++)
-        dev[i] = (v[i] > med ? v[i] - med : med - v[i]) / med;
-    return median(dev, n);
+        dev[i] = ns[i] > med ? ns[i] - med : med - ns[i];
+    *noise = med > 0 ? gl_profile_stats(dev, (size_t)n).median * 1e6 / med : 0;
+    return med / 1e6;
 }
 
 gl_status gl_target_time(const gl_model *a, const gl_model *b, int warmup, int rounds,
@@ -156,8 +146,8 @@ gl_status gl_target_time(const gl_model *a, const gl_model *b, int warmup, int r
         trial_free(&ta);
         return st;
     }
-    double *ms = gl_xcalloc(4 * (size_t)rounds, sizeof(double));
-    double *am = ms, *bm = ms + rounds, *dev = ms + 2 * rounds;
+    double *ns = gl_xcalloc(3 * (size_t)rounds, sizeof(double));
+    double *a_ns = ns, *b_ns = ns + rounds, *dev = ns + 2 * rounds;
     for (int i = 0; i < warmup && st == GL_OK; i++)
         if ((st = trial_run(&ta, NULL)) == GL_OK)
             st = trial_run(&tb, NULL);
@@ -168,22 +158,17 @@ gl_status gl_target_time(const gl_model *a, const gl_model *b, int warmup, int r
         uint64_t *n1 = i % 2 ? &nb : &na, *n2 = i % 2 ? &na : &nb;
         if ((st = trial_run(first, n1)) == GL_OK)
             st = trial_run(second, n2);
-        am[i] = (double)na / 1e6;
-        bm[i] = (double)nb / 1e6;
+        a_ns[i] = (double)na;
+        b_ns[i] = (double)nb;
     }
     if (st == GL_OK) {
+        double noise_a, noise_b;
         out->rounds = rounds;
-        out->a_ms = median(am, rounds);
-        out->b_ms = median(bm, rounds);
-        out->a_min_ms = am[0];
-        out->a_max_ms = am[rounds - 1];
-        out->b_min_ms = bm[0];
-        out->b_max_ms = bm[rounds - 1];
-        double na = relative_deviation(am, out->a_ms, dev, rounds);
-        double nb = relative_deviation(bm, out->b_ms, dev, rounds);
-        out->noise = na > nb ? na : nb;
+        out->a_ms = median_ms(a_ns, rounds, dev, &noise_a);
+        out->b_ms = median_ms(b_ns, rounds, dev, &noise_b);
+        out->noise = noise_a > noise_b ? noise_a : noise_b;
     }
-    free(ms);
+    free(ns);
     trial_free(&ta);
     trial_free(&tb);
     return st;

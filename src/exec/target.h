@@ -71,7 +71,6 @@ bool gl_target_probe(const gl_model *m, const gl_node *call, char *impl, size_t 
  * (the median of |t - median| / median); an error when a model does not run. */
 typedef struct gl_target_timing {
     double a_ms, b_ms; /* medians */
-    double a_min_ms, a_max_ms, b_min_ms, b_max_ms;
     double noise;      /* relative, the larger of a's and b's: 0.03 is 3% */
     int rounds;
 } gl_target_timing;

@@ -29,6 +29,7 @@
 #include "exec/exec.h"
 #include "exec/inputs.h"
 #include "exec/intermediates.h"
+#include "exec/save_set.h"
 #include "onnx/onnx_io.h"
 #include "util/escape.h"
 #include "util/strbuf.h"
@@ -55,7 +56,9 @@ enum { OPT_COMPARE, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS,
 static const gl_cli_option own_options[N_OPTS] = {
     [OPT_COMPARE] = {"compare", 0, true, "BACKEND",
                      "run again on BACKEND and compare the outputs (exit 1 on a mismatch)"},
-    [OPT_SAVE] = {"save-outputs", 0, true, "DIR", "write the outputs as DIR/output_N.pb"},
+    [OPT_SAVE] = {"save-outputs", 0, true, "DIR",
+                  "write the outputs as DIR/output_N.pb, in place of the last ones saved "
+                  "there"},
     [OPT_PLAN] = {"plan", 0, false, NULL,
                   "print the plan: each node's backend and implementation"},
     [OPT_INTERMEDIATES] = {"intermediates", 0, false, NULL,
@@ -65,8 +68,8 @@ static const gl_cli_option own_options[N_OPTS] = {
                          "with --intermediates: a line for every tensor, not only the "
                          "first that differs"},
     [OPT_SAVE_TENSORS] = {"save-tensors", 0, true, "DIR",
-                          "write the tensors of the --backend run as DIR/*.pb with "
-                          "DIR/index.json: the NAMEs after MODEL, else all"},
+                          "write the tensors of the --backend run as DIR/NNNN_NAME.ID.pb "
+                          "with DIR/index.json naming them: the NAMEs after MODEL, else all"},
     [OPT_UNFUSED] = {"unfused", 0, false, NULL,
                      "every run on the model the passes make without their fusion steps"},
 };
@@ -81,8 +84,11 @@ const gl_command gl_command_run = {
     "run. fused and unfused (for --backend and --compare, when --passes has a fusion step) "
     "are dnnl on the model as optimized and on the model the same passes make without "
     "fusion; --backend unfused --compare fused --intermediates compares them at the fused "
-    "groups' boundaries and names the first group that parts ways. --passes defaults to "
-    "none.",
+    "groups' boundaries and names the first group that parts ways. A save replaces the "
+    "last one in its DIR as a whole: the files are written into a temporary folder in DIR "
+    "first, and a failed or killed save leaves the last one as it was (index.json always "
+    "names one whole save; ID, the save's own, keeps the two apart); the next save removes "
+    "what a killed one left. --passes defaults to none.",
     GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS | GL_SOPT_BACKEND, own_options, N_OPTS,
     gl_cmd_run};
 
@@ -202,20 +208,20 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
     return all_ok;
 }
 
+/* The outputs as DIR/output_N.pb, replacing the last ones saved there as a whole
+ * (exec/save_set.h). */
 static gl_status save_outputs(const char *dir, gl_tensor *const *outs, size_t n)
 {
-    gl_status st = gl_make_dir(dir);
-    if (st != GL_OK)
-        return st;
-    for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        int len = snprintf(path, sizeof(path), "%s/output_%zu.pb", dir, i);
-        if (len < 0 || (size_t)len >= sizeof(path))
-            return gl_fail(GL_ERR_INPUT, "%s: path too long", dir);
-        if ((st = gl_tensor_write_pb(outs[i], path)) != GL_OK)
-            return st;
+    gl_save_set set;
+    gl_status st = gl_save_set_open(&set, GL_SAVE_OUTPUTS, dir);
+    for (size_t i = 0; i < n && st == GL_OK; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "output_%zu.pb", i);
+        st = gl_save_set_tensor(&set, name, outs[i]);
+        if (st != GL_OK)
+            gl_save_set_abort(&set);
     }
-    return GL_OK;
+    return st == GL_OK ? gl_save_set_commit(&set) : st;
 }
 
 /* One stderr line (stdout is the outputs' lines, which scripts read): the passes that

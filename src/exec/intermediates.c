@@ -2,10 +2,9 @@
  * comparing two runs in the order they ran, and writing kept tensors to files. */
 #include "exec/intermediates.h"
 
-#include "onnx/onnx_io.h"
+#include "exec/save_set.h"
 #include "ops/opkit.h"
 #include "util/json.h"
-#include "util/safe_write.h"
 
 #include <errno.h>
 #include <math.h>
@@ -531,28 +530,22 @@ void gl_inter_report_print(const gl_inter_report *r, bool all, FILE *f)
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
-/* The file name of kept tensor `i`: its place and its key reduced to bytes that are
- * safe in a file name; the place keeps names unique, and the digits in front keep
- * "." and ".." out. */
-static void safe_file_name(const gl_inter_tensor *t, size_t i, char *buf, size_t len)
+/* The file name of kept tensor `i` in the save `id`: its place, its key reduced to bytes
+ * that are safe in a file name, and the save's id (save_set.h: a new save never writes
+ * over the files the old index names). The place keeps names unique within the save,
+ * and the digits in front keep "." and ".." out. */
+static void safe_file_name(const gl_inter_tensor *t, size_t i, const char *id, char *buf,
+                           size_t len)
 {
     int n = snprintf(buf, len, "%04zu_", i + 1);
     size_t at = n > 0 ? (size_t)n : 0, max_key = 80;
-    for (const char *p = t->key; *p && max_key && at + 4 < len; p++, max_key--) {
+    for (const char *p = t->key; *p && max_key && at + 1 < len; p++, max_key--) {
         char c = *p;
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '.' || c == '_' || c == '-';
         buf[at++] = ok ? c : '_';
     }
-    snprintf(buf + at, len - at, ".pb");
-}
-
-static gl_status path_in(const char *dir, const char *file, char *buf, size_t len)
-{
-    int n = snprintf(buf, len, "%s/%s", dir, file);
-    if (n < 0 || (size_t)n >= len)
-        return gl_fail(GL_ERR_INPUT, "%s: path too long", dir);
-    return GL_OK;
+    snprintf(buf + at, len - at, ".%s.pb", id);
 }
 
 static void index_entry(gl_json *j, const gl_inter_tensor *t, const char *file)
@@ -572,11 +565,22 @@ static void index_entry(gl_json *j, const gl_inter_tensor *t, const char *file)
     gl_json_object_end(j);
 }
 
-static gl_status write_index(const char *dir, const char *doc, size_t len)
+/* The tensor files into the open save `set`, and their entries into the index `j`. */
+static gl_status write_tensors(const gl_inter_rec *r, const char *const *names, size_t n_names,
+                               gl_save_set *set, gl_json *j)
 {
-    char path[4096];
-    gl_status st = path_in(dir, "index.json", path, sizeof(path));
-    return st == GL_OK ? gl_write_file(path, doc, len) : st;
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < r->n && st == GL_OK; i++) {
+        const gl_inter_tensor *t = &r->items[i];
+        if (!listed(names, n_names, t->key))
+            continue;
+        char file[128];
+        safe_file_name(t, i, set->id, file, sizeof(file));
+        st = gl_save_set_tensor(set, file, t->t);
+        if (st == GL_OK)
+            index_entry(j, t, file);
+    }
+    return st;
 }
 
 gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *const *names,
@@ -589,11 +593,14 @@ gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *cons
                            "inputs, initializers and tensors inside If/Loop/Scan bodies are "
                            "not kept)",
                            r->model ? r->model : "<model>", names[i], gl_inter_rec_backend(r));
-    gl_status st = gl_make_dir(dir); /* with its parents, as export -d */
+    gl_save_set set;
+    gl_status st = gl_save_set_open(&set, GL_SAVE_TENSORS, dir);
+    if (st != GL_OK)
+        return st;
     char *doc = NULL;
     size_t len = 0;
-    FILE *mem = st == GL_OK ? open_memstream(&doc, &len) : NULL;
-    if (st == GL_OK && !mem)
+    FILE *mem = open_memstream(&doc, &len);
+    if (!mem)
         st = gl_fail(GL_ERR_NOMEM, "%s: cannot make the index: %s", dir, strerror(errno));
     gl_json j;
     if (mem) {
@@ -601,20 +608,7 @@ gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *cons
         gl_json_object_begin(&j, NULL);
         gl_json_string(&j, "backend", gl_inter_rec_backend(r));
         gl_json_array_begin(&j, "tensors");
-    }
-    for (size_t i = 0; i < r->n && st == GL_OK; i++) {
-        const gl_inter_tensor *t = &r->items[i];
-        if (!listed(names, n_names, t->key))
-            continue;
-        char file[128], path[4096];
-        safe_file_name(t, i, file, sizeof(file));
-        st = path_in(dir, file, path, sizeof(path));
-        if (st == GL_OK)
-            st = gl_tensor_write_pb(t->t, path);
-        if (st == GL_OK)
-            index_entry(&j, t, file);
-    }
-    if (mem) {
+        st = write_tensors(r, names, n_names, &set, &j);
         gl_json_array_end(&j);
         gl_json_object_end(&j);
         gl_json_finish(&j);
@@ -622,9 +616,13 @@ gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *cons
             st = gl_fail(GL_ERR_NOMEM, "%s: cannot make the index", dir);
     }
     if (st == GL_OK)
-        st = write_index(dir, doc, len);
+        st = gl_save_set_index(&set, doc, len);
     free(doc);
-    return st;
+    if (st != GL_OK) {
+        gl_save_set_abort(&set);
+        return st;
+    }
+    return gl_save_set_commit(&set);
 }
 
 /* ---- after two runs ----------------------------------------------------------------------- */

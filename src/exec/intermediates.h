@@ -117,12 +117,14 @@ void gl_inter_report_print(const gl_inter_report *r, bool all, FILE *f);
 /* ---- writing them -------------------------------------------------------------------------- */
 
 /* Write the kept tensors with these keys (names NULL: every one) into DIR (created when
- * absent) as serialized onnx.TensorProto files named after their key: NNNN_SAFE.pb, NNNN
- * their place in the recording and SAFE the key with every byte but [A-Za-z0-9._-]
- * replaced by '_' (so no name reaches outside DIR), and DIR/index.json mapping keys to
- * files: {"backend", "tensors": [{"name", "file", "node", "op", "output", "dtype",
- * "dims", "graph_output"}]}. A name that was not kept is GL_ERR_INPUT naming it, before
- * anything is written. Files are replaced atomically. */
+ * absent) as serialized onnx.TensorProto files, NNNN_SAFE.ID.pb: NNNN their place in the
+ * recording, SAFE the key with every byte but [A-Za-z0-9._-] replaced by '_' (so no name
+ * reaches outside DIR), ID the save's own; and DIR/index.json mapping keys to files:
+ * {"backend", "tensors": [{"name", "file", "node", "op", "output", "dtype", "dims",
+ * "graph_output"}]}. The set replaces the last one saved in DIR as a whole
+ * (exec/save_set.h): index.json always names one whole save, and the last save's files
+ * are removed. A name that was not kept is GL_ERR_INPUT naming it, before anything is
+ * written. */
 gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *const *names,
                         size_t n_names);
 

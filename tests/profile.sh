@@ -9,7 +9,7 @@ EX="$GL_SRCDIR/examples"
 CHECK="$GL_SRCDIR/tests/profile_check.py"
 ORT_PROFILE="$GL_SRCDIR/../shared/reference/ort_profile_nhwc_convnet.json"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glprof.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap 'umount "$tmp/mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # run ARGS...: sets rc, out (stdout file), err (stderr file)
 run() {
@@ -212,6 +212,57 @@ else
     check "--trace: node events with ORT's args (grep)" \
         sh -c "grep -q '\"cat\":\"Node\"' '$tmp/trace.json' && grep -q '\"op_name\":\"Conv\"' '$tmp/trace.json' &&
                grep -q '\"input_type_shape\":\\[{\"float\":\\[' '$tmp/trace.json'"
+fi
+
+# The trace is written as the rounds run, into a temporary file beside FILE that takes
+# FILE's place only when the profile is over: SIGTERM (or Ctrl-C) meanwhile leaves
+# neither, and a profile that fails leaves an older FILE as it was. dnnl.delay (test-only)
+# makes each round sleep 20 ms, so 10000 rounds take minutes: a trace kept until the end
+# could not show while they run. (A background job of a script ignores SIGINT: SIGTERM.)
+if [ "$backends" = ref,dnnl ]; then
+    "$GL" profile "$conv" --passes all --backends fused --reps 10000 --warmup 0 \
+        --set dnnl.delay=FusedNhwcConvRelu_2 --trace "$tmp/long.json" >/dev/null 2>&1 &
+    pid=$!
+    polls=0
+    grown=0
+    while [ "$polls" -lt 6000 ] && kill -0 "$pid" 2>/dev/null; do
+        f=$(ls "$tmp"/long.json.tmp.* 2>/dev/null | head -n 1)
+        if [ -n "$f" ] && [ "$(wc -c <"$f" 2>/dev/null || echo 0)" -gt 20000 ]; then
+            grown=1
+            break
+        fi
+        sleep 0.01
+        polls=$((polls + 1))
+    done
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    check "--trace: written while the rounds run (its temporary file past 20 KB)" [ "$grown" -eq 1 ]
+    check "...SIGTERM then: exit 143, no trace and no temporary file" \
+        sh -c "[ $rc -eq 143 ] && [ \$(ls '$tmp' | grep -c '^long\.json') -eq 0 ]"
+else
+    skip "--trace written while the rounds run: no oneDNN for dnnl.delay"
+fi
+echo older >"$tmp/kept.json"
+run profile "$GL_SRCDIR/tests/data/bad/huge_intermediate.onnx" --backends ref --reps 1 \
+    --warmup 0 --max-memory 1G --trace "$tmp/kept.json"
+check "--trace, a run that fails: exit 2, the older FILE as it was, no temporary file" \
+    sh -c "[ $rc -eq 2 ] && [ \"\$(cat '$tmp/kept.json')\" = older ] &&
+           [ \$(ls '$tmp' | grep -c '^kept\.json') -eq 1 ]"
+[ "$rc" -eq 2 ] || diag "$(cat "$tmp/err")"
+
+# A full disk ends the profile at the round that finds it, with no trace left.
+mkdir "$tmp/mnt"
+if mount -t tmpfs -o size=64k tmpfs "$tmp/mnt" 2>/dev/null; then
+    run profile "$conv" --backends ref --reps 1000 --warmup 0 --trace "$tmp/mnt/t.json"
+    check "--trace on a full disk: exit 2, one line naming FILE, nothing left there" \
+        sh -c "[ $rc -eq 2 ] && grep -q '$tmp/mnt/t.json: cannot write: No space left' '$tmp/err' &&
+               [ \$(grep -cv '^graphlab profile: no --data' '$tmp/err') -eq 1 ] &&
+               [ \$(ls -A '$tmp/mnt' | wc -l) -eq 0 ]"
+    [ "$rc" -eq 2 ] || diag "$(cat "$tmp/err")"
+    umount "$tmp/mnt"
+else
+    skip "--trace on a full disk: cannot mount a small tmpfs here (needs root)"
 fi
 
 # --- exit 1: a backend's outputs differ from the reference's ----------------------------------

@@ -21,6 +21,7 @@
 #include "exec/trace.h"
 #include "passes/pipeline.h"
 #include "util/json.h"
+#include "util/safe_write.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,8 @@ static const gl_cli_option own_options[N_OPTS] = {
                     "the dnnl backend's activation layout (default auto)"},
     [OPT_TRACE] = {"trace", 0, true, "FILE.json",
                    "write the runs in ONNX Runtime's profile format (Perfetto, "
-                   "chrome://tracing)"},
+                   "chrome://tracing), as they go: FILE appears when the profile is over, "
+                   "whole"},
     [OPT_JSON] = {"json", 0, false, NULL, "print the table as JSON"},
 };
 
@@ -181,7 +183,6 @@ static int parse_args(int argc, char **argv, profile_args *a)
                                   "blocked", a->o.layout);
     if ((rc = check_backends(a)) != GL_EXIT_OK)
         return rc;
-    a->o.trace = a->trace != NULL;
     a->o.threads = a->so.threads;
     a->o.max_memory = a->so.max_memory;
     a->o.rtol = a->so.rtol;
@@ -751,6 +752,36 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The profile, with --trace FILE written as it runs into a temporary file beside FILE
+ * that takes FILE's place only when the profile succeeds (safe_write.h): a failure, or a
+ * Ctrl-C or SIGTERM meanwhile, leaves no part of a trace behind. */
+static gl_status profile_traced(const gl_model *m, const gl_dataset *d, profile_args *a,
+                                gl_profile **p)
+{
+    gl_atomic_file trace = {.fd = -1};
+    if (a->trace) {
+        gl_status st = gl_atomic_open(&trace, a->trace);
+        if (st != GL_OK)
+            return st;
+        a->o.trace = gl_atomic_stream(&trace);
+        a->o.trace_name = a->trace;
+        if (!a->o.trace) {
+            gl_atomic_abort(&trace);
+            return gl_fail(GL_ERR_NOMEM, "%s: cannot write to it: out of memory", a->trace);
+        }
+    }
+    gl_status st = gl_profile_run(m, (const gl_tensor *const *)d->inputs, d->n_inputs, &a->o, p);
+    a->o.trace = NULL;
+    if (a->trace && st == GL_OK)
+        st = gl_atomic_commit(&trace);
+    gl_atomic_abort(&trace); /* nothing left to do after a commit */
+    if (st != GL_OK) {
+        gl_profile_free(*p);
+        *p = NULL;
+    }
+    return st;
+}
+
 /* Everything after loading; returns the exit code. */
 static int profile_model(const gl_model *m, profile_args *a)
 {
@@ -765,15 +796,11 @@ static int profile_model(const gl_model *m, profile_args *a)
     a->o.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
     a->o.dnnl_fault = gl_settings_lookup_text(&a->so.settings, "dnnl", "fault");
     a->o.dnnl_delay = gl_settings_lookup_text(&a->so.settings, "dnnl", "delay");
-    st = gl_profile_run(m, (const gl_tensor *const *)d.inputs, d.n_inputs, &a->o, &p);
+    st = profile_traced(m, &d, a, &p);
     a->o.expected = NULL;
     gl_dataset_free(&d);
-    if (st == GL_OK && a->trace)
-        st = gl_profile_trace_save(p, a->trace);
-    if (st != GL_OK) {
-        gl_profile_free(p);
+    if (st != GL_OK)
         return gl_cli_fail(st);
-    }
     if (p->dropped_events)
         fprintf(stderr, "graphlab profile: the trace keeps the first %u node calls; %zu more "
                         "were left out\n", GL_PROFILE_MAX_EVENTS, p->dropped_events);

@@ -5,9 +5,11 @@
  */
 #include "exec/profile.h"
 
+#include "exec/trace.h"
 #include "ir/calls.h"
 #include "util/hash.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +242,8 @@ typedef struct builder {
     name_entry *entries;
     size_t n_entries, cap_entries;
     bool names_made;
+    bool tracing;         /* options.trace given */
+    gl_trace trace;
 } builder;
 
 static size_t new_row(builder *b, const gl_node *n, int depth, size_t parent)
@@ -392,6 +396,10 @@ typedef struct session {
     uint64_t *acc_ns, *acc_convert; /* this run, by entry */
     size_t *calls;             /* inspection run, by entry */
     uint64_t *begin;           /* trace: node_begin time by entry */
+    gl_profile_event *run_calls; /* trace: this run's node calls, written after it */
+    size_t n_run_calls, cap_run_calls;
+    gl_profile_type *call_types; /* trace: room for one node's input and output types */
+    size_t n_call_types;
     uint64_t exec_begin, exec_end;
     type_map types;
     const gl_profile_options *o;
@@ -401,14 +409,33 @@ typedef struct session {
     gl_tensor **outs;          /* a run's graph outputs */
 } session;
 
-static void push_event(gl_profile *p, gl_profile_event ev)
+/* ---- the trace, written as the runs go --------------------------------------------------- */
+
+/* Whether one more event fits under GL_PROFILE_MAX_EVENTS, `pending` events of this run
+ * being held for its end; when not, it is counted as dropped. */
+static bool trace_room(gl_profile *p, size_t pending)
 {
-    if (p->n_events >= GL_PROFILE_MAX_EVENTS) {
-        p->dropped_events++;
+    if (p->n_events + pending < GL_PROFILE_MAX_EVENTS)
+        return true;
+    p->dropped_events++;
+    return false;
+}
+
+static void trace_session(builder *b, gl_profile_event ev)
+{
+    if (!b->tracing || !trace_room(b->p, 0))
         return;
-    }
-    GL_GROW(p->events, p->cap_events, p->n_events + 1);
-    p->events[p->n_events++] = ev;
+    gl_trace_event(&b->trace, &ev, NULL);
+    b->p->n_events++;
+}
+
+/* GL_ERR_IO when a write to the trace failed (a full disk): the profile stops. */
+static gl_status trace_check(const builder *b, const gl_profile_options *o)
+{
+    if (!b->tracing || !ferror(b->trace.f))
+        return GL_OK;
+    return gl_fail(GL_ERR_IO, "%s: cannot write: %s", o->trace_name ? o->trace_name : "trace",
+                   strerror(errno ? errno : EIO));
 }
 
 static void on_run_begin(void *ctx, const gl_exec *e)
@@ -434,6 +461,29 @@ static void on_node_begin(void *ctx, const gl_exec *e, const gl_exec_event *ev)
         s->begin[ev->entry] = now_ns();
 }
 
+/* The types of a node's outputs in this run, into the session's map. */
+static void note_output_types(session *s, const gl_exec_event *ev)
+{
+    const gl_node *n = ev->node;
+    for (size_t k = 0; k < ev->n_outputs; k++) {
+        gl_profile_type *slot = n->outputs[k] ? type_slot(&s->types, n->outputs[k]) : NULL;
+        if (slot && ev->outputs[k])
+            type_set(slot, ev->outputs[k]);
+    }
+}
+
+/* The types of the graph's inputs (their defaults where none is given), into the map. */
+static void note_input_types(session *s, const gl_tensor *const *in, size_t n_in)
+{
+    const gl_graph *g = gl_exec_model(s->e)->graph;
+    for (size_t i = 0; i < g->n_inputs && i < n_in; i++) {
+        gl_profile_type *slot = type_slot(&s->types, g->inputs[i]);
+        const gl_tensor *t = in[i] ? in[i] : g->inputs[i]->init;
+        if (slot && t)
+            type_set(slot, t);
+    }
+}
+
 static void on_timed_end(void *ctx, const gl_exec *e, const gl_exec_event *ev)
 {
     (void)e;
@@ -442,10 +492,75 @@ static void on_timed_end(void *ctx, const gl_exec *e, const gl_exec_event *ev)
         return;
     s->acc_ns[ev->entry] += ev->ns;
     s->acc_convert[ev->entry] += ev->convert_ns;
-    if (s->o->trace)
-        push_event(s->p, (gl_profile_event){
-            .kind = GL_PROFILE_EV_NODE, .backend = s->bi, .row = s->entry_rows[ev->entry],
-            .entry = ev->entry, .ts_ns = s->begin[ev->entry] - s->t_start, .dur_ns = ev->ns});
+    if (!s->b->tracing)
+        return;
+    note_output_types(s, ev);
+    if (!trace_room(s->p, s->n_run_calls))
+        return;
+    GL_GROW(s->run_calls, s->cap_run_calls, s->n_run_calls + 1);
+    s->run_calls[s->n_run_calls++] = (gl_profile_event){
+        .kind = GL_PROFILE_EV_NODE, .backend = s->bi, .row = s->entry_rows[ev->entry],
+        .entry = ev->entry, .ts_ns = s->begin[ev->entry] - s->t_start, .dur_ns = ev->ns};
+}
+
+/* Position of v among the inputs of its graph; SIZE_MAX when it is none. */
+static size_t graph_input_index(const gl_value *v)
+{
+    const gl_graph *g = v->graph;
+    for (size_t k = 0; g && k < g->n_inputs; k++)
+        if (g->inputs[k] == v)
+            return k;
+    return SIZE_MAX;
+}
+
+/* What value v, read by plan entry `entry`, held last in this run: value_type's answer,
+ * or for an input of a function body run as its body (which no node makes: the call
+ * binds it) the call's input in the same place. */
+static void entry_value_type(session *s, size_t entry, const gl_value *v, gl_profile_type *out)
+{
+    value_type(&s->types, v, out);
+    const gl_plan_entry *en = gl_exec_plan_at(s->e, entry);
+    while (v && out->rank < 0 && en->parent != SIZE_MAX) {
+        const gl_plan_entry *call = gl_exec_plan_at(s->e, en->parent);
+        size_t k = graph_input_index(v);
+        if (strcmp(call->backend, "body") != 0 || k >= call->node->n_inputs)
+            return; /* If, Loop and Scan bind their bodies' inputs otherwise */
+        v = call->node->inputs[k];
+        en = call;
+        value_type(&s->types, v, out);
+    }
+}
+
+/* A node call to the trace, with its row's name and op and the types its values had
+ * last in this run. */
+static void trace_node(session *s, const gl_profile_event *ev)
+{
+    const gl_plan_entry *en = gl_exec_plan_at(s->e, ev->entry);
+    const gl_node *n = en->node;
+    const gl_profile_row *r = &s->p->rows[ev->row];
+    gl_profile_type *in = s->call_types, *out = s->call_types + n->n_inputs;
+    for (size_t k = 0; k < n->n_inputs; k++)
+        entry_value_type(s, ev->entry, n->inputs[k], &in[k]);
+    for (size_t k = 0; k < n->n_outputs; k++)
+        value_type(&s->types, n->outputs[k], &out[k]);
+    gl_trace_node call = {.name = r->name, .op = r->op, .backend = en->backend, .in = in,
+                          .n_in = n->n_inputs, .out = out, .n_out = n->n_outputs};
+    gl_trace_event(&s->b->trace, ev, &call);
+    s->p->n_events++;
+}
+
+/* The observed run that took t0..t1 to the trace, after it: its node calls, then the run
+ * and its step loop. */
+static void trace_run(session *s, uint64_t t0, uint64_t t1)
+{
+    for (size_t i = 0; i < s->n_run_calls; i++)
+        trace_node(s, &s->run_calls[i]);
+    s->n_run_calls = 0;
+    trace_session(s->b, (gl_profile_event){.kind = GL_PROFILE_EV_RUN, .backend = s->bi,
+                                           .ts_ns = t0 - s->t_start, .dur_ns = t1 - t0});
+    trace_session(s->b, (gl_profile_event){.kind = GL_PROFILE_EV_EXECUTE, .backend = s->bi,
+                                           .ts_ns = s->exec_begin - s->t_start,
+                                           .dur_ns = s->exec_end - s->exec_begin});
 }
 
 /* The worst of two comparisons (of two outputs of one node). */
@@ -537,11 +652,7 @@ static void on_inspect_end(void *ctx, const gl_exec *e, const gl_exec_event *ev)
     size_t row = s->entry_rows[ev->entry];
     gl_profile_row *r = &s->p->rows[row];
     const gl_node *n = ev->node;
-    for (size_t k = 0; k < ev->n_outputs; k++) {
-        gl_profile_type *slot = n->outputs[k] ? type_slot(&s->types, n->outputs[k]) : NULL;
-        if (slot && ev->outputs[k])
-            type_set(slot, ev->outputs[k]);
-    }
+    note_output_types(s, ev);
     if (!r->in && !r->out) {
         r->n_in = n->n_inputs;
         r->n_out = n->n_outputs;
@@ -582,7 +693,7 @@ static gl_status run_once(session *s, const gl_tensor *const *in, size_t n_in, g
 static void observe(session *s, void (*node_end)(void *, const gl_exec *, const gl_exec_event *))
 {
     gl_exec_observer ob = {.ctx = s, .run_begin = on_run_begin, .run_end = on_run_end,
-                           .node_begin = s->o->trace ? on_node_begin : NULL,
+                           .node_begin = s->b->tracing ? on_node_begin : NULL,
                            .node_end = node_end};
     gl_exec_set_observer(s->e, node_end ? &ob : NULL);
 }
@@ -600,7 +711,6 @@ static double own_nodes_ns(const session *s)
 /* Round r on this backend: an observed run, then a plain one. */
 static gl_status one_round(session *s, const gl_tensor *const *in, size_t n_in, int r)
 {
-    gl_profile *p = s->p;
     size_t reps = (size_t)s->o->reps;
     memset(s->acc_ns, 0, s->n_entries * sizeof(*s->acc_ns));
     memset(s->acc_convert, 0, s->n_entries * sizeof(*s->acc_convert));
@@ -616,12 +726,10 @@ static gl_status one_round(session *s, const gl_tensor *const *in, size_t n_in, 
         s->convert_ns[i * reps + (size_t)r] = (double)s->acc_convert[i];
     }
     s->round_ns[r] = own_nodes_ns(s);
-    if (s->o->trace) {
-        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_RUN, .backend = s->bi,
-                                         .ts_ns = t0 - s->t_start, .dur_ns = t1 - t0});
-        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_EXECUTE, .backend = s->bi,
-                                         .ts_ns = s->exec_begin - s->t_start,
-                                         .dur_ns = s->exec_end - s->exec_begin});
+    if (s->b->tracing) {
+        trace_run(s, t0, t1);
+        if ((st = trace_check(s->b, s->o)) != GL_OK)
+            return st;
     }
     t0 = now_ns();
     st = run_once(s, in, n_in, s->outs, false);
@@ -634,6 +742,8 @@ static gl_status timed_runs(session *ss, size_t n, const gl_tensor *const *in, s
                             const gl_profile_options *o)
 {
     gl_status st = GL_OK;
+    for (size_t bi = 0; bi < n && ss[bi].b->tracing; bi++)
+        note_input_types(&ss[bi], in, n_in);
     for (int w = 0; w < o->warmup && st == GL_OK; w++)
         for (size_t bi = 0; bi < n && st == GL_OK; bi++)
             st = run_once(&ss[bi], in, n_in, ss[bi].outs, false);
@@ -668,13 +778,7 @@ static gl_status inspect_run(session *s, const gl_tensor *const *in, size_t n_in
     gl_profile *p = s->p;
     builder *b = s->b;
     gl_tensor **outs = s->outs;
-    const gl_graph *g = gl_exec_model(s->e)->graph;
-    for (size_t i = 0; i < g->n_inputs && i < n_in; i++) {
-        gl_profile_type *slot = type_slot(&s->types, g->inputs[i]);
-        const gl_tensor *t = in[i] ? in[i] : g->inputs[i]->init;
-        if (slot && t)
-            type_set(slot, t);
-    }
+    note_input_types(s, in, n_in);
     observe(s, on_inspect_end);
     gl_status st = run_once(s, in, n_in, outs, true);
     observe(s, NULL);
@@ -743,6 +847,10 @@ static void session_free(session *s)
     free(s->acc_convert);
     free(s->calls);
     free(s->begin);
+    free(s->run_calls);
+    for (size_t k = 0; s->call_types && k < s->n_call_types; k++)
+        free(s->call_types[k].dims);
+    free(s->call_types);
     free(s->node_ns);
     free(s->convert_ns);
     free(s->wall_ns);
@@ -775,9 +883,8 @@ static gl_status session_open(session *s, builder *b, unsigned bi, const gl_mode
     if (st != GL_OK)
         return st;
     pb->create_ms = (double)(t1 - t0) / 1e6;
-    if (o->trace)
-        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_CREATE, .backend = bi,
-                                         .ts_ns = t0 - t_start, .dur_ns = t1 - t0});
+    trace_session(b, (gl_profile_event){.kind = GL_PROFILE_EV_CREATE, .backend = bi,
+                                        .ts_ns = t0 - t_start, .dur_ns = t1 - t0});
     size_t n = s->n_entries = gl_exec_plan_count(s->e);
     size_t reps = (size_t)o->reps;
     if (n > GL_PROFILE_MAX_SAMPLES / reps)
@@ -792,6 +899,12 @@ static gl_status session_open(session *s, builder *b, unsigned bi, const gl_mode
     s->acc_convert = gl_xcalloc(n ? n : 1, sizeof(*s->acc_convert));
     s->calls = gl_xcalloc(n ? n : 1, sizeof(*s->calls));
     s->begin = gl_xcalloc(n ? n : 1, sizeof(*s->begin));
+    for (size_t i = 0; i < n; i++) {
+        const gl_node *node = gl_exec_plan_at(s->e, i)->node;
+        size_t arity = node->n_inputs + node->n_outputs;
+        s->n_call_types = arity > s->n_call_types ? arity : s->n_call_types;
+    }
+    s->call_types = types_new(s->n_call_types);
     size_t samples = n * reps > 0 ? n * reps : 1;
     s->node_ns = gl_xcalloc(samples, sizeof(*s->node_ns));
     s->convert_ns = gl_xcalloc(samples, sizeof(*s->convert_ns));
@@ -950,14 +1063,20 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
     const gl_model *models[GL_PROFILE_MAX_BACKENDS] = {0};
     p->primary = SIZE_MAX;
     gl_status st = choose_backends(p, o, models);
-    if (st == GL_OK && o->trace && o->load_ns)
-        push_event(p, (gl_profile_event){.kind = GL_PROFILE_EV_LOAD, .dur_ns = o->load_ns});
-    builder b = {.p = p, .m = m, .n_top = g->n_nodes};
+    builder b = {.p = p, .m = m, .n_top = g->n_nodes, .tracing = o->trace != NULL};
     b.top_rows = gl_xmalloc((g->n_nodes ? g->n_nodes : 1) * sizeof(*b.top_rows));
     for (size_t i = 0; i < g->n_nodes; i++)
         b.top_rows[i] = SIZE_MAX;
+    if (b.tracing)
+        gl_trace_begin(&b.trace, o->trace);
+    if (st == GL_OK && o->load_ns)
+        trace_session(&b, (gl_profile_event){.kind = GL_PROFILE_EV_LOAD, .dur_ns = o->load_ns});
     if (st == GL_OK)
         st = profile_backends(&b, models, inputs, n_inputs, o, t_start);
+    if (st == GL_OK && b.tracing) {
+        gl_trace_end(&b.trace);
+        st = trace_check(&b, o);
+    }
     builder_free(&b);
     if (st != GL_OK) {
         gl_profile_free(p);
@@ -997,7 +1116,6 @@ void gl_profile_free(gl_profile *p)
     for (size_t i = 0; i < p->n_outputs; i++)
         free(p->output_names[i]);
     free(p->output_names);
-    free(p->events);
     free(p->model);
     free(p);
 }

@@ -1,6 +1,7 @@
 /* profile.h — where a model's time goes, node by node, on each backend; and how far each
  * backend's numbers are from the reference kernels'. `graphlab profile` prints it, the
- * workbench's run view will show it, trace.h exports it as ONNX Runtime's profile.
+ * workbench's run view will show it; the runs go out as ONNX Runtime's profile while
+ * they run (trace.h: a profile keeps no event, its memory does not grow with the reps).
  *
  * Every backend gets a plan (the reference first, whatever the order asked), then
  * `warmup` untimed runs each, then `reps` rounds; a round runs every backend in turn,
@@ -43,12 +44,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GL_PROFILE_MAX_BACKENDS 4
 /* Timing samples kept at most (plan entries x reps): their medians need them all. */
 #define GL_PROFILE_MAX_SAMPLES (1u << 24)
-/* Trace events kept at most (a Loop may run its body without bound); the rest are
- * counted in gl_profile.dropped_events. */
+/* Trace events written at most (a Loop may run its body without bound: the file would
+ * grow without end); the rest are counted in gl_profile.dropped_events. */
 #define GL_PROFILE_MAX_EVENTS (1u << 20)
 
 typedef struct gl_profile_options {
@@ -69,7 +71,11 @@ typedef struct gl_profile_options {
     /* The graph outputs every run should give (a data set's output_*.pb): one entry per
      * graph output, NULL where there is none; the array itself NULL when none at all. */
     const gl_tensor *const *expected;
-    bool trace;         /* keep each observed node's start and duration (gl_profile_events) */
+    /* The trace (trace.h), written as the runs go: each observed node call's start and
+     * duration; NULL: none. `trace_name` names it in messages (a write that fails ends
+     * the profile, GL_ERR_IO). */
+    FILE *trace;
+    const char *trace_name;
     /* gl_exec_options' test-only injections (--set dnnl.fault=NAME, dnnl.delay=NAME) for
      * every oneDNN run; NULL: none */
     const char *dnnl_fault, *dnnl_delay;
@@ -180,9 +186,8 @@ typedef struct gl_profile {
     char **output_names;       /* owned, the graph's outputs */
     size_t n_outputs;
     bool *has_expected;        /* owned, per output: options.expected gave it; NULL: none */
-    gl_profile_event *events;  /* options.trace: in time order per backend */
-    size_t n_events, cap_events;
-    size_t dropped_events;
+    size_t n_events;           /* trace events written (options.trace) */
+    size_t dropped_events;     /* ... and left out, past GL_PROFILE_MAX_EVENTS */
 } gl_profile;
 
 /* Profile `m` (not owned) on `inputs` (graph-input order, as gl_exec_run takes them).

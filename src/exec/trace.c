@@ -1,12 +1,8 @@
 /* trace.c — profiles as ONNX Runtime profiling JSON (see trace.h). */
 #include "exec/trace.h"
 
-#include "onnx/onnx_io.h"
 #include "util/json.h"
-#include "util/safe_write.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,70 +59,55 @@ static void size_string(gl_json *j, const char *key, int64_t v)
     gl_json_string(j, key, buf);
 }
 
-static void node_args(gl_json *j, const gl_profile *p, const gl_profile_event *ev)
+static void node_args(gl_json *j, const gl_profile_event *ev, const gl_trace_node *n)
 {
-    const gl_profile_row *r = &p->rows[ev->row];
-    const gl_profile_cell *c = &r->cells[ev->backend];
     char index[32];
     snprintf(index, sizeof(index), "%zu", ev->entry);
     gl_json_object_begin(j, "args");
-    gl_json_string(j, "op_name", r->op);
-    gl_json_string(j, "provider", provider(c->backend));
+    gl_json_string(j, "op_name", n->op);
+    gl_json_string(j, "provider", provider(n->backend));
     gl_json_string(j, "node_index", index);
-    type_shapes(j, "input_type_shape", r->in, r->n_in);
-    type_shapes(j, "output_type_shape", r->out, r->n_out);
-    size_string(j, "activation_size", size_of(r->in, r->n_in, false));
-    size_string(j, "parameter_size", size_of(r->in, r->n_in, true));
-    size_string(j, "output_size", size_of(r->out, r->n_out, false));
+    type_shapes(j, "input_type_shape", n->in, n->n_in);
+    type_shapes(j, "output_type_shape", n->out, n->n_out);
+    size_string(j, "activation_size", size_of(n->in, n->n_in, false));
+    size_string(j, "parameter_size", size_of(n->in, n->n_in, true));
+    size_string(j, "output_size", size_of(n->out, n->n_out, false));
     gl_json_object_end(j);
 }
 
-void gl_profile_trace_write(const gl_profile *p, FILE *f)
+void gl_trace_begin(gl_trace *t, FILE *f)
 {
-    long pid = (long)getpid();
+    *t = (gl_trace){.f = f, .pid = (long)getpid()};
     fputs("[\n", f);
-    for (size_t i = 0; i < p->n_events; i++) {
-        const gl_profile_event *ev = &p->events[i];
-        bool node = ev->kind == GL_PROFILE_EV_NODE;
-        gl_json j;
-        gl_json_init(&j, f, false);
-        gl_json_object_begin(&j, NULL);
-        gl_json_string(&j, "cat", node ? "Node" : "Session");
-        gl_json_int(&j, "pid", pid);
-        gl_json_int(&j, "tid", (int64_t)ev->backend + 1);
-        gl_json_int(&j, "dur", us(ev->dur_ns));
-        gl_json_int(&j, "ts", us(ev->ts_ns));
-        gl_json_string(&j, "ph", "X");
-        if (node) {
-            char name[1024];
-            snprintf(name, sizeof(name), "%s_kernel_time", p->rows[ev->row].name);
-            gl_json_string(&j, "name", name);
-            node_args(&j, p, ev);
-        } else {
-            gl_json_string(&j, "name", session_names[ev->kind]);
-            gl_json_object_begin(&j, "args");
-            gl_json_object_end(&j);
-        }
-        gl_json_object_end(&j);
-        fputs(i + 1 < p->n_events ? ",\n" : "\n", f);
-    }
-    fputs("]\n", f);
 }
 
-gl_status gl_profile_trace_save(const gl_profile *p, const char *path)
+void gl_trace_event(gl_trace *t, const gl_profile_event *ev, const gl_trace_node *node)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return gl_fail(GL_ERR_NOMEM, "%s: cannot build the trace: %s", path, strerror(errno));
-    gl_profile_trace_write(p, f);
-    if (fclose(f) != 0) {
-        free(text);
-        return gl_fail(GL_ERR_NOMEM, "%s: cannot build the trace", path);
+    if (t->written++)
+        fputs(",\n", t->f);
+    gl_json j;
+    gl_json_init(&j, t->f, false);
+    gl_json_object_begin(&j, NULL);
+    gl_json_string(&j, "cat", node ? "Node" : "Session");
+    gl_json_int(&j, "pid", t->pid);
+    gl_json_int(&j, "tid", (int64_t)ev->backend + 1);
+    gl_json_int(&j, "dur", us(ev->dur_ns));
+    gl_json_int(&j, "ts", us(ev->ts_ns));
+    gl_json_string(&j, "ph", "X");
+    if (node) {
+        char name[1024];
+        snprintf(name, sizeof(name), "%s_kernel_time", node->name);
+        gl_json_string(&j, "name", name);
+        node_args(&j, ev, node);
+    } else {
+        gl_json_string(&j, "name", session_names[ev->kind]);
+        gl_json_object_begin(&j, "args");
+        gl_json_object_end(&j);
     }
-    /* One guarded, atomic write of the finished text: readers never see half a trace. */
-    gl_status st = gl_write_file(path, text, len);
-    free(text);
-    return st;
+    gl_json_object_end(&j);
+}
+
+void gl_trace_end(gl_trace *t)
+{
+    fputs(t->written ? "\n]\n" : "]\n", t->f);
 }

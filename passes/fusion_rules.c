@@ -1,6 +1,6 @@
 /* fusion_rules.c — the one table of fusion rules.
  *
- * Three sources, one table:
+ * Four sources, one table:
  *  - seed 004's rows (FusedMatMulAdd, FusedFFN, FusedAttention, FusedSoftmaxMatMul,
  *    FusedLayerNormMatMul), with its maximum op counts;
  *  - ONNX Runtime's extended-level fusions that oneDNN can run: ConvActivationFusion,

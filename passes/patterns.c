@@ -1,5 +1,8 @@
-/* patterns.c — the `patterns` pass: decomposed ops recognized and made one op again, and
- * BatchNormalization / per-channel Mul and Add after a Conv folded into its weights.
+/* patterns.c — the `patterns` pass: decomposed ops recognized and made one op again,
+ * BatchNormalization / per-channel Mul and Add after a Conv folded into its weights, nodes
+ * that do nothing removed and a Pad folded into the Conv or pooling that reads it
+ * (patterns_noop.c), and a per-channel op that is a channel Concat's only reader moved
+ * above it (patterns_concat.c).
  *
  * One table of rules (below), each a name, its anchor op, the pattern and its
  * replacement for people, and a check and an apply (patterns.h says what they promise).

@@ -69,7 +69,7 @@ typedef struct gl_profile_options {
     /* The graph outputs every run should give (a data set's output_*.pb): one entry per
      * graph output, NULL where there is none; the array itself NULL when none at all. */
     const gl_tensor *const *expected;
-    bool trace;         /* keep each observed node's start and duration (gl_profile_events) */
+    bool trace;         /* keep each observed node's start and duration (gl_profile.events) */
     /* gl_exec_options' test-only injections (--set dnnl.fault=NAME, dnnl.delay=NAME) for
      * every oneDNN run; NULL: none */
     const char *dnnl_fault, *dnnl_delay;

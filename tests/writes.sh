@@ -112,16 +112,7 @@ EOF
             rm -f "$tmp"/out.onnx*
             "$GL" optimize "$tmp/big.onnx" -o "$tmp/out.onnx" >/dev/null 2>"$tmp/err" &
             pid=$!
-            polls=0
-            sent=0
-            while [ "$polls" -lt 6000 ] && kill -0 "$pid" 2>/dev/null; do
-                if ls "$tmp"/out.onnx.tmp.* >/dev/null 2>&1; then
-                    kill -"$sig" "$pid" 2>/dev/null && sent=1
-                    break
-                fi
-                sleep 0.005
-                polls=$((polls + 1))
-            done
+            signal_when_shown "$sig" "$pid" "$tmp/out.onnx.tmp.*"
             wait "$pid"
             rc=$?
             [ "$sent" -eq 1 ] && [ "$rc" -gt 128 ] && [ ! -e "$tmp/out.onnx" ] && landed=1

@@ -2,6 +2,8 @@
  * signals (safe_write.h). */
 #include "util/safe_write.h"
 
+#include "util/manifest.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -238,6 +241,12 @@ static gl_status atomic_fail(gl_atomic_file *f, const char *what, int err)
     return st;
 }
 
+static gl_status refuse_link(const char *path)
+{
+    return gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
+                                 "links (remove it or choose another name)", path);
+}
+
 /* The guard: what may stand at the destination, and the mode the new file gets (the old
  * file's, or what creat() would give). */
 static gl_status check_destination(const char *path, mode_t *mode)
@@ -247,8 +256,7 @@ static gl_status check_destination(const char *path, mode_t *mode)
     if (lstat(path, &st) != 0)
         return GL_OK; /* absent (or unreachable: creating the temporary file says why) */
     if (S_ISLNK(st.st_mode))
-        return gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
-                                     "links (remove it or choose another name)", path);
+        return refuse_link(path);
     if (!S_ISREG(st.st_mode))
         return gl_fail(GL_ERR_IO, "%s: exists and is not a regular file", path);
     char *input = protected_name(&st);
@@ -316,16 +324,21 @@ FILE *gl_atomic_stream(gl_atomic_file *f)
     return f->stream;
 }
 
-static void fsync_folder_of(const char *path)
+static void fsync_folder(const char *dir)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? gl_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
-                      : gl_xstrdup(".");
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         (void)fsync(fd); /* best effort: some file systems cannot sync folders */
         close(fd);
     }
+}
+
+static void fsync_folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? gl_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
+                      : gl_xstrdup(".");
+    fsync_folder(dir);
     free(dir);
 }
 
@@ -400,83 +413,12 @@ gl_status gl_make_dir(const char *dir)
     return st;
 }
 
-gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
-{
-    *d = (gl_temp_dir){0};
-    if (!target || !*target)
-        return gl_fail(GL_ERR_INPUT, "no output folder name given");
-    pthread_once(&once, init_once);
-    size_t n = strlen(target);
-    while (n > 1 && target[n - 1] == '/') /* "out/" names the folder "out" */
-        n--;
-    size_t base = n;
-    while (base > 0 && target[base - 1] != '/')
-        base--;
-    char *parent = base ? gl_xstrndup(target, base) : NULL;
-    gl_status st = parent ? gl_make_dir(parent) : GL_OK;
-    free(parent);
-    if (st != GL_OK)
-        return st;
-    d->target = gl_xstrndup(target, n);
-    /* "<parent>/.<name>.tmp.XXXXXX": hidden, and beside the destination so that the
-     * final rename stays on one file system */
-    size_t len = n + 2 + sizeof(TMP_SUFFIX);
-    d->path = gl_xmalloc(len);
-    snprintf(d->path, len, "%.*s.%.*s" TMP_SUFFIX, (int)base, target, (int)(n - base),
-             target + base);
-    sigset_t old;
-    block_cleanup_signals(&old);
-    bool made = mkdtemp(d->path) != NULL;
-    int err = errno;
-    if (made)
-        d->slot = temp_register(d->path, true);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    /* mkdtemp's 0700 would become the export's mode: give it what mkdir would */
-    if (made && chmod(d->path, 0777 & ~process_umask) != 0) {
-        err = errno;
-        remove_flat_folder(d->path);
-        temp_unregister(d->slot);
-        d->slot = 0;
-        made = false;
-    }
-    if (!made) {
-        st = gl_fail(GL_ERR_IO, "%s: cannot create a temporary folder beside it: %s",
-                     d->target, strerror(err));
-        free(d->path);
-        d->path = NULL;
-        gl_temp_dir_abort(d);
-    }
-    return st;
-}
 
-void gl_temp_dir_abort(gl_temp_dir *d)
-{
-    if (d->path)
-        remove_flat_folder(d->path);
-    temp_unregister(d->slot);
-    free(d->path);
-    free(d->target);
-    *d = (gl_temp_dir){0};
-}
+/* ==== folders written as a whole ========================================================= */
 
-/* The names in folder `dir` (malloc'd array of malloc'd names), or false. */
-static bool list_names(const char *dir, char ***names, size_t *n)
-{
-    *names = NULL;
-    *n = 0;
-    size_t cap = 0;
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return false;
-    for (struct dirent *e; (e = readdir(dp));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        GL_GROW(*names, cap, *n + 1);
-        (*names)[(*n)++] = gl_xstrdup(e->d_name);
-    }
-    closedir(dp);
-    return true;
-}
+/* What graphlab keeps in a destination folder while it writes into it. */
+#define LOCK_NAME ".graphlab.lock"
+#define INSIDE_TMP_NAME ".graphlab" TMP_SUFFIX
 
 static char *join(const char *dir, const char *name)
 {
@@ -486,31 +428,274 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* Every file of the temporary folder moved into the existing destination folder, each
- * checked first: a refusal moves none. */
-static gl_status merge_into(gl_temp_dir *d)
+/* ---- the lock: one writer at a time in a folder ----------------------------------------- */
+
+/* The lock at `path` (open on fd) is held by another process, which wrote its PID into
+ * it when it took it (or has not yet). */
+static gl_status refuse_busy(const char *dir, const char *path, int fd)
 {
-    char **names;
-    size_t n;
-    if (!list_names(d->path, &names, &n))
-        return gl_fail(GL_ERR_IO, "%s: cannot read: %s", d->path, strerror(errno));
+    char text[32];
+    ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    char *end;
+    long pid = strtol(text, &end, 10);
+    if (pid > 0 && (*end == '\n' || *end == '\0'))
+        return gl_fail(GL_ERR_IO, "%s: another graphlab (process %ld) is writing into this "
+                                  "folder; try again when it has finished", dir, pid);
+    return gl_fail(GL_ERR_IO, "%s: another process is writing into this folder (it holds %s); "
+                              "try again when it has finished", dir, path);
+}
+
+/* Our PID in the lock we hold, for the message of whoever is refused. */
+static void write_pid(int fd)
+{
+    char pid[24];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        return; /* best effort: only messages read it */
+}
+
+/* One try at the lock file `path` of d->target. GL_OK with *taken when it is ours now;
+ * GL_OK without: the file we locked had been removed or replaced meanwhile (its holder
+ * was finishing), try again. flock(2) locks go with the process: a lock file left by a
+ * process that died is free to take. */
+static gl_status try_lock(gl_temp_dir *d, const char *path, bool *taken)
+{
+    *taken = false;
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ELOOP)
+        return refuse_link(path);
+    if (fd < 0 && errno == EISDIR)
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a regular file", path);
+    if (fd < 0)
+        return gl_fail(GL_ERR_IO, "%s: cannot write into it: %s", d->target, strerror(errno));
+    struct stat held, named;
     gl_status st = GL_OK;
+    if (fstat(fd, &held) != 0 || !S_ISREG(held.st_mode))
+        st = gl_fail(GL_ERR_IO, "%s: exists and is not a regular file", path);
+    else if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+        st = errno == EWOULDBLOCK ? refuse_busy(d->target, path, fd)
+                                  : gl_fail(GL_ERR_IO, "%s: cannot lock: %s", path, strerror(errno));
+    else if (lstat(path, &named) == 0 && named.st_dev == held.st_dev &&
+             named.st_ino == held.st_ino) {
+        write_pid(fd);
+        d->lock_fd = fd;
+        d->lock_path = gl_xstrdup(path);
+        d->lock_slot = temp_register(path, false); /* a signal removes it with the rest */
+        *taken = true;
+        return GL_OK;
+    }
+    close(fd);
+    return st;
+}
+
+static gl_status lock_folder(gl_temp_dir *d)
+{
+    char *path = join(d->target, LOCK_NAME);
+    gl_status st = GL_OK;
+    bool taken = false;
+    for (int attempt = 0; st == GL_OK && !taken && attempt < 8; attempt++) {
+        sigset_t old; /* no cleanup signal between creating the file and registering it */
+        block_cleanup_signals(&old);
+        st = try_lock(d, path, &taken);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (st == GL_OK && !taken)
+        st = gl_fail(GL_ERR_IO, "%s: cannot take its lock %s: it keeps being replaced",
+                     d->target, path);
+    free(path);
+    return st;
+}
+
+static void unlock_folder(gl_temp_dir *d)
+{
+    if (!d->lock_path)
+        return;
+    /* Unregistered first: from here on a signal must not remove the lock file another
+     * writer may have made by then. Removed while still held: a writer that opened it
+     * meanwhile finds the name gone once it gets the lock, and tries again. */
+    temp_unregister(d->lock_slot);
+    unlink(d->lock_path);
+    close(d->lock_fd);
+    free(d->lock_path);
+    d->lock_path = NULL;
+    d->lock_slot = 0;
+}
+
+/* ---- opening ------------------------------------------------------------------------------ */
+
+/* d->path (a mkdtemp template) made and registered: from then on a signal removes it. */
+static gl_status make_temp_folder(gl_temp_dir *d)
+{
+    sigset_t old;
+    block_cleanup_signals(&old);
+    bool made = mkdtemp(d->path) != NULL;
+    int err = errno;
+    if (made)
+        d->slot = temp_register(d->path, true);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!made) {
+        free(d->path); /* nothing was made: nothing for abort to remove */
+        d->path = NULL;
+    } else if (!d->inside && chmod(d->path, 0777 & ~process_umask) != 0) {
+        /* it becomes the folder: mkdtemp's 0700 would be its mode; give it mkdir's */
+        err = errno;
+        made = false;
+    }
+    if (!made)
+        return gl_fail(GL_ERR_IO, "%s: cannot create a temporary folder %s it: %s", d->target,
+                       d->inside ? "in" : "beside", strerror(err));
+    return GL_OK;
+}
+
+/* An existing folder: locked, and the temporary folder made inside it, on its own file
+ * system (a mount point is on another one than its parent). */
+static gl_status open_inside(gl_temp_dir *d)
+{
+    gl_status st = lock_folder(d);
+    if (st != GL_OK)
+        return st;
+    d->inside = true;
+    d->path = join(d->target, INSIDE_TMP_NAME);
+    return make_temp_folder(d);
+}
+
+/* A new folder: its missing parents made, the temporary folder beside it on the file
+ * system where it will be ("<parent>/.<name>.tmp.XXXXXX", hidden), renamed to it at the
+ * end. */
+static gl_status open_beside(gl_temp_dir *d)
+{
+    size_t n = strlen(d->target), base = n;
+    while (base > 0 && d->target[base - 1] != '/')
+        base--;
+    char *parent = base ? gl_xstrndup(d->target, base) : NULL;
+    gl_status st = parent ? gl_make_dir(parent) : GL_OK;
+    free(parent);
+    if (st != GL_OK)
+        return st;
+    size_t len = n + 2 + sizeof(TMP_SUFFIX);
+    d->path = gl_xmalloc(len);
+    snprintf(d->path, len, "%.*s.%s" TMP_SUFFIX, (int)base, d->target, d->target + base);
+    return make_temp_folder(d);
+}
+
+gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
+{
+    *d = (gl_temp_dir){0};
+    if (!target || !*target)
+        return gl_fail(GL_ERR_INPUT, "no output folder name given");
+    pthread_once(&once, init_once);
+    size_t n = strlen(target);
+    while (n > 1 && target[n - 1] == '/') /* "out/" names the folder "out" */
+        n--;
+    d->target = gl_xstrndup(target, n);
+    struct stat sb;
+    gl_status st;
+    if (lstat(d->target, &sb) != 0)
+        st = open_beside(d);
+    else if (S_ISLNK(sb.st_mode))
+        st = refuse_link(d->target);
+    else if (!S_ISDIR(sb.st_mode))
+        st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
+    else
+        st = open_inside(d);
+    if (st != GL_OK)
+        gl_temp_dir_abort(d);
+    return st;
+}
+
+void gl_temp_dir_abort(gl_temp_dir *d)
+{
+    if (d->path)
+        remove_flat_folder(d->path);
+    temp_unregister(d->slot);
+    unlock_folder(d);
+    free(d->path);
+    free(d->target);
+    *d = (gl_temp_dir){0};
+}
+
+/* ---- committing --------------------------------------------------------------------------- */
+
+/* The names in folder `dir`, added to *names. */
+static gl_status list_folder(const char *dir, gl_names *names)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return gl_fail(GL_ERR_IO, "%s: cannot read: %s", dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(dp));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            gl_names_add(names, e->d_name);
+    closedir(dp);
+    gl_names_sort(names);
+    return GL_OK;
+}
+
+/* Every name that will be written in the destination checked by the guard: a refusal
+ * leaves the destination as it was. */
+static gl_status check_all(const gl_temp_dir *d, const gl_names *written)
+{
     mode_t mode;
-    for (size_t i = 0; i < n && st == GL_OK; i++) {
-        char *to = join(d->target, names[i]);
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < written->n && st == GL_OK; i++) {
+        char *to = join(d->target, written->items[i]);
         st = check_destination(to, &mode);
         free(to);
     }
-    for (size_t i = 0; i < n && st == GL_OK; i++) {
-        char *from = join(d->path, names[i]), *to = join(d->target, names[i]);
+    return st;
+}
+
+static gl_status move_files(const gl_temp_dir *d, const gl_names *written)
+{
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < written->n && st == GL_OK; i++) {
+        char *from = join(d->path, written->items[i]), *to = join(d->target, written->items[i]);
         if (rename(from, to) != 0)
             st = gl_fail(GL_ERR_IO, "%s: cannot replace: %s", to, strerror(errno));
         free(from);
         free(to);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    return st;
+}
+
+/* The files of the temporary folder moved into the existing destination one by one. */
+static gl_status move_in(gl_temp_dir *d)
+{
+    gl_names written = {0};
+    gl_status st = list_folder(d->path, &written);
+    if (st == GL_OK)
+        st = check_all(d, &written);
+    if (st == GL_OK)
+        st = move_files(d, &written);
+    if (st == GL_OK)
+        fsync_folder(d->target);
+    gl_names_free(&written);
+    return st;
+}
+
+/* The temporary folder beside the destination becomes it. When the destination has
+ * appeared meanwhile (made by another writer), the files are moved into it as into any
+ * existing folder, under its lock. */
+static gl_status rename_into_place(gl_temp_dir *d)
+{
+    struct stat sb;
+    bool exists = lstat(d->target, &sb) == 0;
+    gl_status st = GL_OK;
+    if (exists && S_ISLNK(sb.st_mode))
+        st = refuse_link(d->target);
+    else if (exists && !S_ISDIR(sb.st_mode))
+        st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
+    else if (rename(d->path, d->target) == 0) {
+        free(d->path); /* renamed: nothing left to remove */
+        d->path = NULL;
+        fsync_folder_of(d->target);
+    } else if (exists || errno == ENOTEMPTY || errno == EEXIST) { /* not empty */
+        st = lock_folder(d);
+        if (st == GL_OK)
+            st = move_in(d);
+    } else
+        st = gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",
+                     d->target, d->path, strerror(errno));
     return st;
 }
 
@@ -518,24 +703,7 @@ gl_status gl_temp_dir_commit(gl_temp_dir *d)
 {
     if (!d->path)
         return gl_fail(GL_ERR_INTERNAL, "commit of a closed folder");
-    gl_status st = GL_OK;
-    struct stat sb;
-    bool exists = lstat(d->target, &sb) == 0;
-    if (exists && S_ISLNK(sb.st_mode))
-        st = gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
-                                   "links (remove it or choose another name)", d->target);
-    else if (exists && !S_ISDIR(sb.st_mode))
-        st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
-    else if (rename(d->path, d->target) == 0) {
-        free(d->path); /* renamed: nothing left to remove */
-        d->path = NULL;
-    } else if (exists) /* not empty, or "." (EBUSY, EINVAL): file by file */
-        st = merge_into(d);
-    else
-        st = gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",
-                     d->target, d->path, strerror(errno));
-    if (st == GL_OK)
-        fsync_folder_of(d->target);
-    gl_temp_dir_abort(d);
+    gl_status st = d->inside ? move_in(d) : rename_into_place(d);
+    gl_temp_dir_abort(d); /* what is left of the temporary folder, the lock */
     return st;
 }

@@ -21,11 +21,18 @@
  *     default action and re-raise. The handlers are installed on the first open, only
  *     for signals whose disposition is still the default (a program with its own
  *     handlers — the TUI — calls gl_temp_files_remove from them).
- *   - a folder of files (an export) is written the same way: into a temporary folder
- *     ".<name>.tmp.XXXXXX" beside the destination, registered like a temporary file (a
- *     signal removes it and its files), renamed to the destination at the end. Nothing
- *     appears at the destination before that, so a cancelled or failed export leaves no
- *     half folder.
+ *   - a folder of files (an export) is written the same way, into a temporary folder
+ *     registered like a temporary file (a signal removes it and its files). A new folder
+ *     is written as ".<name>.tmp.XXXXXX" beside it and renamed to it at the end: nothing
+ *     appears before that, so a cancelled or failed export leaves no half folder. An
+ *     existing folder (a mount point too: a Docker volume, a USB stick, /dev/shm) gets
+ *     "DIR/.graphlab.tmp.XXXXXX" inside it, on its own file system, and the files are
+ *     moved in at the end, each name checked by the guard before the first moves.
+ *   - one writer at a time in an existing folder: DIR/.graphlab.lock, held with flock(2)
+ *     from open to the end and holding the writer's PID; a second writer is refused with
+ *     a message naming the folder and that PID (GL_ERR_IO: exit 2). The lock goes with
+ *     the process that holds it (a lock file left by a killed one is simply taken); the
+ *     file is removed at the end, and by the cleanup signals.
  *
  * The loader and the tensor-file reader register what they read with gl_protect_input.
  * Thread-safe; registries are process-wide.
@@ -73,18 +80,24 @@ typedef struct gl_temp_dir {
     char *path;   /* the temporary folder to write into (owned); NULL when closed */
     char *target; /* the destination (owned) */
     int slot;     /* in the registry, + 1; 0: not registered */
+    bool inside;  /* path is inside target (it existed): commit moves the files in */
+    char *lock_path; /* target's lock file while held (owned), else NULL */
+    int lock_fd;
+    int lock_slot;
 } gl_temp_dir;
 
-/* Creates the destination's missing parents (as mkdir -p) and the temporary folder
- * beside it. On failure nothing new but parents exists and d needs no abort. */
+/* The temporary folder for `target`: inside it when it exists as a folder (locked
+ * first), else beside it, its missing parents created (as mkdir -p). A link or a
+ * non-folder at `target` is refused. On failure nothing new but parents exists and d
+ * needs no abort. */
 gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target);
-/* Puts the files written into d->path at the destination: renames the folder when the
- * destination is absent or an empty folder; into an existing folder (an export made
- * again, the workbench's `e` beside `E`) moves each file, every one checked by the
- * guard first (no link, no input, nothing not a regular file replaced), so a refused
- * name leaves the destination as it was. The temporary folder is gone either way. */
+/* Puts the files written into d->path at the destination: renames the folder when it was
+ * new; into an existing folder moves each file, every name checked by the guard first
+ * (no link, no input, nothing not a regular file replaced), so a refused name leaves the
+ * destination as it was. The temporary folder and the lock are gone either way. */
 gl_status gl_temp_dir_commit(gl_temp_dir *d);
-/* Removes the temporary folder and what was written into it (safe on a closed one). */
+/* Removes the temporary folder and what was written into it, and releases the lock (safe
+ * on a closed one). */
 void gl_temp_dir_abort(gl_temp_dir *d);
 
 /* The file open on `fd` (read from `path`, for messages) is an input: no write may

@@ -1,11 +1,15 @@
 /* test_manifest.c — util/manifest.h: what a folder's manifest gives back, forged or
- * damaged ones included (a name read back is a file the next export may remove). */
+ * damaged ones included (a name read back is a file the next export may remove); and the
+ * owned folders of util/safe_write.h that keep one. */
 #include "util/manifest.h"
+#include "util/safe_write.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The names, sorted, joined by '|'. */
 static char *joined(gl_names *s)
@@ -110,4 +114,109 @@ Test(manifest, names_set)
     cr_expect(gl_names_has(&s, "a") && gl_names_has(&s, "b") && !gl_names_has(&s, "c"));
     gl_names_free(&s);
     cr_expect(!gl_names_has(&s, "a"), "an empty set has nothing");
+}
+
+/* ---- owned folders (util/safe_write.h) ------------------------------------------------ */
+
+static char *path_in(const char *dir, const char *name)
+{
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
+static void put(const char *dir, const char *name)
+{
+    char *p = path_in(dir, name);
+    cr_assert_eq(gl_write_file(p, name, strlen(name)), GL_OK, "%s", gl_error_message());
+    free(p);
+}
+
+static bool there(const char *dir, const char *name)
+{
+    char *p = path_in(dir, name);
+    bool yes = access(p, F_OK) == 0;
+    free(p);
+    return yes;
+}
+
+/* The names the folder's manifest lists, '|'-joined. */
+static char *listed(const char *dir)
+{
+    char *p = path_in(dir, "m.json");
+    FILE *f = fopen(p, "rb");
+    free(p);
+    cr_assert(f);
+    char text[4096];
+    size_t len = fread(text, 1, sizeof(text), f);
+    fclose(f);
+    gl_names names = {0};
+    cr_assert(gl_manifest_parse(text, len, &names));
+    char *out = joined(&names);
+    gl_names_free(&names);
+    return out;
+}
+
+/* One owned write of `names` into dir (replacing, or adding). */
+static void write_owned(const char *dir, const char *const *names, bool add)
+{
+    const gl_dir_owner owner = {"m.json", "test", "model.onnx", add};
+    gl_temp_dir d;
+    cr_assert_eq(gl_temp_dir_open_owned(&d, dir, &owner), GL_OK, "%s", gl_error_message());
+    for (; *names; names++)
+        put(d.path, *names);
+    cr_assert_eq(gl_temp_dir_commit(&d), GL_OK, "%s", gl_error_message());
+}
+
+Test(owned_folder, replace_add_and_the_lock)
+{
+    char root[] = "/tmp/gl-owned.XXXXXX";
+    cr_assert(mkdtemp(root));
+    char *dir = path_in(root, "out");
+
+    /* a new folder that appears before the commit (another writer made it): the files
+     * are moved in, the other writer's file is not listed */
+    const gl_dir_owner owner = {"m.json", "test", "model.onnx", false};
+    gl_temp_dir d;
+    cr_assert_eq(gl_temp_dir_open_owned(&d, dir, &owner), GL_OK, "%s", gl_error_message());
+    put(d.path, "a");
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    put(dir, "theirs");
+    cr_assert_eq(gl_temp_dir_commit(&d), GL_OK, "%s", gl_error_message());
+    char *got = listed(dir);
+    cr_expect_str_eq(got, "a");
+    free(got);
+    cr_expect(there(dir, "a") && there(dir, "theirs"));
+
+    write_owned(dir, (const char *const[]){"b", NULL}, false);
+    cr_expect(!there(dir, "a"), "replacing: the listed file not written again is removed");
+    cr_expect(there(dir, "b") && there(dir, "theirs"), "the unlisted file is kept");
+    got = listed(dir);
+    cr_expect_str_eq(got, "b");
+    free(got);
+
+    write_owned(dir, (const char *const[]){"c", NULL}, true);
+    cr_expect(there(dir, "b") && there(dir, "c"), "adding keeps what was listed");
+    got = listed(dir);
+    cr_expect_str_eq(got, "b|c");
+    free(got);
+
+    /* the lock: a second writer (another open file description) is refused while the
+     * first holds it, with our PID in the message */
+    cr_assert_eq(gl_temp_dir_open_owned(&d, dir, &owner), GL_OK, "%s", gl_error_message());
+    gl_temp_dir second;
+    cr_expect_eq(gl_temp_dir_open_owned(&second, dir, &owner), GL_ERR_IO);
+    char pid[32];
+    snprintf(pid, sizeof(pid), "process %ld", (long)getpid());
+    cr_expect(strstr(gl_error_message(), pid), "%s", gl_error_message());
+    gl_temp_dir_abort(&d);
+    cr_expect(!there(dir, ".graphlab.lock"), "the lock file goes with the abort");
+    cr_expect_eq(gl_temp_dir_open_owned(&second, dir, &owner), GL_OK, "free again: %s",
+                 gl_error_message());
+    gl_temp_dir_abort(&second);
+
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    cr_expect_eq(system(cmd), 0);
+    free(dir);
 }

@@ -42,8 +42,9 @@ run run "$model" --save-outputs "$out_dir"
 refused "run --save-outputs onto a link" "$out_dir/output_0.pb" "symbolic link"
 
 # export: the first step's files, a later step's drawing, the pipeline's files.
+# The manifest (.graphlab-export.json) too: it is read and written like the others.
 for f in 00-input.diff.txt 00-input.dot 00-input.svg 00-input.onnx 03-constant-folding.dot \
-    03-constant-folding.svg decisions.json index.html; do
+    03-constant-folding.svg decisions.json index.html .graphlab-export.json; do
     out_dir="$tmp/export-$f"
     mkdir "$out_dir"
     ln -s "$model" "$out_dir/$f"

@@ -2,6 +2,7 @@
  * signals (safe_write.h). */
 #include "util/safe_write.h"
 
+#include "util/file_read.h"
 #include "util/manifest.h"
 
 #include <dirent.h>
@@ -366,6 +367,16 @@ gl_status gl_atomic_commit(gl_atomic_file *f)
 
 void gl_atomic_abort(gl_atomic_file *f) { atomic_release(f); }
 
+gl_status gl_atomic_open_stream(gl_atomic_file *f, const char *path, FILE **stream)
+{
+    gl_status st = gl_atomic_open(f, path);
+    if (st == GL_OK && !(*stream = gl_atomic_stream(f))) {
+        st = gl_fail(GL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        gl_atomic_abort(f);
+    }
+    return st;
+}
+
 gl_status gl_write_file(const char *path, const void *data, size_t len)
 {
     gl_atomic_file f;
@@ -416,9 +427,12 @@ gl_status gl_make_dir(const char *dir)
 
 /* ==== folders written as a whole ========================================================= */
 
-/* What graphlab keeps in a destination folder while it writes into it. */
+/* What graphlab keeps in a destination folder while it writes into it (util/manifest.h
+ * keeps every ".graphlab…" name out of manifests). */
 #define LOCK_NAME ".graphlab.lock"
 #define INSIDE_TMP_NAME ".graphlab" TMP_SUFFIX
+/* A manifest larger than this is not read (nothing it lists is removed). */
+#define MANIFEST_MAX ((size_t)16 << 20)
 
 static char *join(const char *dir, const char *name)
 {
@@ -579,7 +593,17 @@ static gl_status open_beside(gl_temp_dir *d)
     return make_temp_folder(d);
 }
 
-gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
+static void copy_owner(gl_temp_dir *d, const gl_dir_owner *owner)
+{
+    if (!owner || !owner->manifest)
+        return;
+    d->manifest = gl_xstrdup(owner->manifest);
+    d->written_by = gl_xstrdup(owner->written_by);
+    d->source = gl_xstrdup(owner->source);
+    d->add = owner->add;
+}
+
+gl_status gl_temp_dir_open_owned(gl_temp_dir *d, const char *target, const gl_dir_owner *owner)
 {
     *d = (gl_temp_dir){0};
     if (!target || !*target)
@@ -589,6 +613,7 @@ gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
     while (n > 1 && target[n - 1] == '/') /* "out/" names the folder "out" */
         n--;
     d->target = gl_xstrndup(target, n);
+    copy_owner(d, owner);
     struct stat sb;
     gl_status st;
     if (lstat(d->target, &sb) != 0)
@@ -604,6 +629,11 @@ gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
     return st;
 }
 
+gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
+{
+    return gl_temp_dir_open_owned(d, target, NULL);
+}
+
 void gl_temp_dir_abort(gl_temp_dir *d)
 {
     if (d->path)
@@ -612,7 +642,74 @@ void gl_temp_dir_abort(gl_temp_dir *d)
     unlock_folder(d);
     free(d->path);
     free(d->target);
+    free(d->manifest);
+    free(d->written_by);
+    free(d->source);
     *d = (gl_temp_dir){0};
+}
+
+/* ---- the manifest: the files the writer owns in the folder ------------------------------ */
+
+/* The names the manifest at `path` lists, added to *listed; none when it is absent, not
+ * a regular file, too large, or does not parse: then nothing is removed, as files a
+ * manifest does not list are never touched. */
+static void read_manifest(const char *path, gl_names *listed)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (size_t)st.st_size <= MANIFEST_MAX) {
+        char *text = malloc((size_t)st.st_size);
+        if (text && gl_file_read_exact(fd, text, (size_t)st.st_size, path) == GL_OK)
+            gl_manifest_parse(text, (size_t)st.st_size, listed);
+        else
+            gl_error_clear(); /* an unreadable list is no list: not an error */
+        free(text);
+    }
+    close(fd);
+}
+
+static gl_status write_manifest(const gl_temp_dir *d, const char *path, gl_names *files)
+{
+    gl_atomic_file f;
+    FILE *out;
+    gl_status st = gl_atomic_open_stream(&f, path, &out);
+    if (st != GL_OK)
+        return st;
+    gl_names_sort(files);
+    gl_manifest_write(out, &(gl_manifest_about){d->written_by, d->source}, files);
+    return gl_atomic_commit(&f);
+}
+
+static void names_add_all(gl_names *to, const gl_names *from)
+{
+    for (size_t i = 0; i < from->n; i++)
+        gl_names_add(to, from->items[i]);
+}
+
+/* Removes the files the manifest listed (`listed`) that were not written again
+ * (`written`, sorted); what stays ours is added to *kept: a file that could not be
+ * removed, or that this process read as input (never removed). A name that is no longer
+ * a regular file (a folder or a link someone put there) is not ours: left alone, no
+ * longer listed. */
+static void remove_unwritten(const char *dir, const gl_names *listed, const gl_names *written,
+                             gl_names *kept)
+{
+    for (size_t i = 0; i < listed->n; i++) {
+        if (gl_names_has(written, listed->items[i]))
+            continue;
+        char *path = join(dir, listed->items[i]);
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            char *input = protected_name(&st);
+            if (input || unlink(path) != 0)
+                gl_names_add(kept, listed->items[i]);
+            free(input);
+        }
+        free(path);
+    }
 }
 
 /* ---- committing --------------------------------------------------------------------------- */
@@ -631,12 +728,12 @@ static gl_status list_folder(const char *dir, gl_names *names)
     return GL_OK;
 }
 
-/* Every name that will be written in the destination checked by the guard: a refusal
- * leaves the destination as it was. */
-static gl_status check_all(const gl_temp_dir *d, const gl_names *written)
+/* Every name that will be written in the destination checked by the guard, the manifest
+ * too: a refusal leaves the destination as it was. */
+static gl_status check_all(const gl_temp_dir *d, const gl_names *written, const char *manifest)
 {
     mode_t mode;
-    gl_status st = GL_OK;
+    gl_status st = manifest ? check_destination(manifest, &mode) : GL_OK;
     for (size_t i = 0; i < written->n && st == GL_OK; i++) {
         char *to = join(d->target, written->items[i]);
         st = check_destination(to, &mode);
@@ -658,44 +755,88 @@ static gl_status move_files(const gl_temp_dir *d, const gl_names *written)
     return st;
 }
 
-/* The files of the temporary folder moved into the existing destination one by one. */
+/* The files of the temporary folder moved into the existing destination one by one. With
+ * a manifest, whatever the folder holds of ours stays listed at every moment: first the
+ * list of the old files and the new ones, then the moves, then (replacing) the old files
+ * not written again removed and the list of what is left. An interrupted commit leaves a
+ * list that covers every file of ours there, for the next export to clean up. */
 static gl_status move_in(gl_temp_dir *d)
+{
+    gl_names written = {0}, listed = {0}, owned = {0};
+    char *manifest = d->manifest ? join(d->target, d->manifest) : NULL;
+    gl_status st = list_folder(d->path, &written);
+    if (st == GL_OK)
+        st = check_all(d, &written, manifest);
+    if (st == GL_OK && manifest) {
+        read_manifest(manifest, &listed);
+        gl_names_sort(&listed);
+        names_add_all(&owned, &listed);
+        names_add_all(&owned, &written);
+        st = write_manifest(d, manifest, &owned);
+    }
+    if (st == GL_OK)
+        st = move_files(d, &written);
+    if (st == GL_OK && manifest && !d->add) {
+        gl_names_free(&owned);
+        names_add_all(&owned, &written);
+        remove_unwritten(d->target, &listed, &written, &owned);
+        st = write_manifest(d, manifest, &owned);
+    }
+    if (st == GL_OK)
+        fsync_folder(d->target);
+    gl_names_free(&written);
+    gl_names_free(&listed);
+    gl_names_free(&owned);
+    free(manifest);
+    return st;
+}
+
+/* A new folder's manifest, in the temporary folder: what was written into it. */
+static gl_status write_new_manifest(const gl_temp_dir *d, const char *manifest)
 {
     gl_names written = {0};
     gl_status st = list_folder(d->path, &written);
     if (st == GL_OK)
-        st = check_all(d, &written);
-    if (st == GL_OK)
-        st = move_files(d, &written);
-    if (st == GL_OK)
-        fsync_folder(d->target);
+        st = write_manifest(d, manifest, &written);
     gl_names_free(&written);
     return st;
 }
 
-/* The temporary folder beside the destination becomes it. When the destination has
- * appeared meanwhile (made by another writer), the files are moved into it as into any
- * existing folder, under its lock. */
-static gl_status rename_into_place(gl_temp_dir *d)
+/* The temporary folder beside the destination renamed to it, or, the destination there
+ * now (made by another writer meanwhile), its files moved in as into any existing folder,
+ * under its lock. `manifest`: the new folder's own, in the temporary folder (or NULL). */
+static gl_status put_in_place(gl_temp_dir *d, const char *manifest)
 {
     struct stat sb;
     bool exists = lstat(d->target, &sb) == 0;
-    gl_status st = GL_OK;
     if (exists && S_ISLNK(sb.st_mode))
-        st = refuse_link(d->target);
-    else if (exists && !S_ISDIR(sb.st_mode))
-        st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
-    else if (rename(d->path, d->target) == 0) {
+        return refuse_link(d->target);
+    if (exists && !S_ISDIR(sb.st_mode))
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
+    if (rename(d->path, d->target) == 0) {
         free(d->path); /* renamed: nothing left to remove */
         d->path = NULL;
         fsync_folder_of(d->target);
-    } else if (exists || errno == ENOTEMPTY || errno == EEXIST) { /* not empty */
-        st = lock_folder(d);
-        if (st == GL_OK)
-            st = move_in(d);
-    } else
-        st = gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",
-                     d->target, d->path, strerror(errno));
+        return GL_OK;
+    }
+    if (!exists && errno != ENOTEMPTY && errno != EEXIST)
+        return gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",
+                       d->target, d->path, strerror(errno));
+    if (manifest)
+        unlink(manifest); /* move_in keeps the folder's own */
+    gl_status st = lock_folder(d);
+    return st == GL_OK ? move_in(d) : st;
+}
+
+/* The temporary folder beside the destination becomes it, its manifest inside: the files
+ * and their list appear at once. */
+static gl_status rename_into_place(gl_temp_dir *d)
+{
+    char *manifest = d->manifest ? join(d->path, d->manifest) : NULL;
+    gl_status st = manifest ? write_new_manifest(d, manifest) : GL_OK;
+    if (st == GL_OK)
+        st = put_in_place(d, manifest);
+    free(manifest);
     return st;
 }
 

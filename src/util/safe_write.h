@@ -33,6 +33,14 @@
  *     a message naming the folder and that PID (GL_ERR_IO: exit 2). The lock goes with
  *     the process that holds it (a lock file left by a killed one is simply taken); the
  *     file is removed at the end, and by the cleanup signals.
+ *   - an owned folder (gl_temp_dir_open_owned) keeps a manifest, DIR/<manifest> (JSON,
+ *     util/manifest.h), listing the files the writer owns there. Replacing, the commit
+ *     removes the listed files it did not write again; adding (`e` beside `E`), it lists
+ *     the new ones with them. A file the manifest does not list (a user's notes, an
+ *     older graphlab's export) is never removed: names written again are replaced, the
+ *     rest is left. Nor is a listed name that is no longer a regular file, or a file read
+ *     as input. Until the commit ends the manifest lists the old files and the new ones,
+ *     so that an interrupted commit leaves every file of ours there listed.
  *
  * The loader and the tensor-file reader register what they read with gl_protect_input.
  * Thread-safe; registries are process-wide.
@@ -67,6 +75,8 @@ FILE *gl_atomic_stream(gl_atomic_file *f);
 gl_status gl_atomic_commit(gl_atomic_file *f);
 /* Drop the temporary file (safe on a closed or failed file). */
 void gl_atomic_abort(gl_atomic_file *f);
+/* gl_atomic_open, then gl_atomic_stream into *stream (on failure nothing is left). */
+gl_status gl_atomic_open_stream(gl_atomic_file *f, const char *path, FILE **stream);
 
 /* The whole file at once: open, write, commit. */
 gl_status gl_write_file(const char *path, const void *data, size_t len);
@@ -74,6 +84,16 @@ gl_status gl_write_file(const char *path, const void *data, size_t len);
 /* Make sure `dir` exists as a folder, creating it and its missing parents (mkdir -p), for
  * what writes into it. */
 gl_status gl_make_dir(const char *dir);
+
+/* Who owns the files a folder is written with (gl_temp_dir_open_owned). */
+typedef struct gl_dir_owner {
+    const char *manifest;   /* the list's name in the folder: ".graphlab-export.json" */
+    const char *written_by; /* recorded in it: "graphlab 0.1 export" */
+    const char *source;     /* recorded in it: what the files were made from; may be NULL */
+    bool add;               /* the files written join the listed ones (the workbench's `e`);
+                             * false: they become the set, the listed files not written
+                             * again are removed */
+} gl_dir_owner;
 
 /* A folder written as a whole (see above). Zeroed it is closed. */
 typedef struct gl_temp_dir {
@@ -84,6 +104,9 @@ typedef struct gl_temp_dir {
     char *lock_path; /* target's lock file while held (owned), else NULL */
     int lock_fd;
     int lock_slot;
+    /* the owner's (copies, owned); manifest NULL: no manifest */
+    char *manifest, *written_by, *source;
+    bool add;
 } gl_temp_dir;
 
 /* The temporary folder for `target`: inside it when it exists as a folder (locked
@@ -91,10 +114,14 @@ typedef struct gl_temp_dir {
  * non-folder at `target` is refused. On failure nothing new but parents exists and d
  * needs no abort. */
 gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target);
+/* The same for an owned folder: `owner` (copied; NULL as gl_temp_dir_open) names the
+ * manifest that commit keeps and how it treats the files listed before. */
+gl_status gl_temp_dir_open_owned(gl_temp_dir *d, const char *target, const gl_dir_owner *owner);
 /* Puts the files written into d->path at the destination: renames the folder when it was
  * new; into an existing folder moves each file, every name checked by the guard first
  * (no link, no input, nothing not a regular file replaced), so a refused name leaves the
- * destination as it was. The temporary folder and the lock are gone either way. */
+ * destination as it was; then, owned, removes what the manifest listed and was not
+ * written again (see above). The temporary folder and the lock are gone either way. */
 gl_status gl_temp_dir_commit(gl_temp_dir *d);
 /* Removes the temporary folder and what was written into it, and releases the lock (safe
  * on a closed one). */

@@ -1,9 +1,9 @@
 # bench programs and targets (included from Makefile.am).
-# `make bench` builds them; neither `make` nor `make check` does. bench/run.sh drives them.
-EXTRA_PROGRAMS = bench/bench_load bench/bench_toposort bench/bench_pipeline bench/bench_run \
+# `make bench` builds them, and so does `make check` (Makefile.am puts them in check_PROGRAMS,
+# never in TESTS) so that a change that breaks one fails the build. bench/run.sh drives them.
+BENCH_PROGS = bench/bench_load bench/bench_toposort bench/bench_pipeline bench/bench_run \
 	bench/bench_transpose bench/bench_ui_graph bench/bench_render bench/bench_ui_keys \
 	bench/bench_dnnl_threads
-CLEANFILES += $(EXTRA_PROGRAMS)
 
 bench_bench_load_SOURCES = bench/bench_load.c bench/benchutil.h
 bench_bench_load_CFLAGS = $(AM_CFLAGS)
@@ -43,7 +43,7 @@ bench_bench_dnnl_threads_LDADD = $(DNNL_LIBS)
 # The generated onnx.pb-c.h must exist before the first compile (BUILT_SOURCES are only
 # made by all/check/install, not by this target).
 bench: $(BUILT_SOURCES)
-	$(MAKE) $(AM_MAKEFLAGS) $(EXTRA_PROGRAMS)
+	$(MAKE) $(AM_MAKEFLAGS) $(BENCH_PROGS)
 .PHONY: bench
 
 # Distributed without touching EXTRA_DIST (Makefile.am sets it after this include).

@@ -47,12 +47,6 @@ static uint64_t mix_bytes_list(uint64_t h, const gl_bytes *b, size_t n)
     return h;
 }
 
-/* "" and "ai.onnx" name the same domain. */
-static const char *domain_of(const gl_node *n)
-{
-    return !n->domain || strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain;
-}
-
 static uint64_t attr_hash(const gl_attr *a)
 {
     uint64_t h = mix_u64(mix_str(GL_FNV_OFFSET, a->name), (uint64_t)a->type);
@@ -84,7 +78,7 @@ static uint64_t attr_hash(const gl_attr *a)
 /* The node's key: everything nodes_equal compares. */
 static uint64_t node_hash(const gl_node *n)
 {
-    uint64_t h = mix_str(mix_str(GL_FNV_OFFSET, domain_of(n)), n->op_type);
+    uint64_t h = mix_str(mix_str(GL_FNV_OFFSET, n->domain), n->op_type);
     h = mix_u64(h, n->n_inputs);
     for (size_t i = 0; i < n->n_inputs; i++) {
         const gl_value *v = n->inputs[i];
@@ -177,7 +171,7 @@ static bool attrs_found_in(const gl_node *a, const gl_node *b)
 static bool nodes_equal(const void *pa, const void *pb)
 {
     const gl_node *a = pa, *b = pb;
-    if (strcmp(domain_of(a), domain_of(b)) || strcmp(a->op_type, b->op_type) ||
+    if (strcmp(a->domain, b->domain) || strcmp(a->op_type, b->op_type) ||
         a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs)
         return false;
     for (size_t i = 0; i < a->n_inputs; i++)

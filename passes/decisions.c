@@ -172,6 +172,10 @@ void gl_decision_json(const gl_decision *d, gl_json *j)
     gl_json_string(j, "rule", d->rule);
     gl_json_string(j, "verdict", gl_verdict_name(d->verdict));
     gl_json_string(j, "reason", d->reason);
+    if (d->vetoed)
+        gl_json_bool(j, "vetoed", true);
+    if (d->forced)
+        gl_json_bool(j, "forced", true);
     gl_json_array_begin(j, "nodes");
     for (size_t i = 0; i < d->n_nodes; i++)
         gl_json_string(j, NULL, d->nodes[i]);

@@ -46,6 +46,10 @@ typedef struct gl_decision {
     char *pass;        /* pass name */
     char *rule;        /* "duplicate-node", "dead-node", "push-through-Relu" */
     gl_verdict verdict;
+    /* A veto turned this rewrite into a refusal (--set PASS.veto=ID, or the same rewrite
+     * again), or a force made this refusal an applied rewrite (--set PASS.force=ID). The
+     * reason says so for a person; code asks these, never the reason's text. */
+    bool vetoed, forced;
     char *reason;      /* one sentence a person can read */
     char **nodes;      /* names of the nodes involved, as they were before the rewrite */
     uint32_t *node_ids; /* their ids (gl_node.id), GL_DECISION_NO_ID where only the name is

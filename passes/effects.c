@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Domains whose every op is free of side effects. */
-static const char *const pure_domains[] = {"", "ai.onnx", "ai.onnx.ml"};
+static const char *const pure_domains[] = {"", "ai.onnx.ml"};
 
 /* Ops that are random only when an optional input is given: Dropout draws its mask in
  * training mode, which the training_mode input (slot 2) switches on. Ops that are

@@ -56,7 +56,7 @@ typedef struct fold {
 
 static bool is_fused(const gl_node *n)
 {
-    return n && n->domain && !strcmp(n->domain, GRAPHLAB) && !strcmp(n->op_type, FUSED) &&
+    return n && !strcmp(n->domain, GRAPHLAB) && !strcmp(n->op_type, FUSED) &&
            n->n_outputs && n->outputs[0];
 }
 
@@ -99,7 +99,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
     if (!p || p->n_inputs < 1 || !p->inputs[0])
         return false;
     gl_value *x = p->inputs[0];
-    if (gl_pt_is(p, "Transpose")) {
+    if (gl_node_is(p, "Transpose")) {
         const gl_attr *a = gl_node_attr_typed(p, "perm", GL_ATTR_INTS);
         int r = a ? (int)a->n : value_rank(x);
         if (r == GL_RANK_UNKNOWN) {
@@ -134,7 +134,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
         *o = (operand){p, x, r};
         return true;
     }
-    if (!gl_pt_is(p, "Reshape"))
+    if (!gl_node_is(p, "Reshape"))
         return false;
     /* A Reshape that changes the rank (a head merge) is no Transpose: nothing to say. */
     int rx = value_rank(x), rv = value_rank(v);
@@ -199,8 +199,8 @@ static void refuse(gl_pass_ctx *ctx, const gl_node *product, const gl_node *src,
  * when nothing folds. */
 static bool check_product(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
 {
-    bool gemm = gl_pt_is(n, "Gemm"), fused = is_fused(n);
-    if (!(gemm || fused || gl_pt_is(n, "MatMul")) || n->n_inputs < 2)
+    bool gemm = gl_node_is(n, "Gemm"), fused = is_fused(n);
+    if (!(gemm || fused || gl_node_is(n, "MatMul")) || n->n_inputs < 2)
         return false;
     *f = (fold){.product = n, .fused = fused};
     size_t found = 0;
@@ -260,7 +260,7 @@ static gl_status apply(gl_pt_ctx *c, const fold *f, int64_t decision)
 {
     gl_node *n = f->product, *p = n;
     gl_status st;
-    if (!gl_pt_is(n, "Gemm") && !is_fused(n)) {
+    if (!gl_node_is(n, "Gemm") && !is_fused(n)) {
         /* MatMul -> Gemm or FusedMatMul, under the MatMul's name. */
         gl_node *srcs[3] = {n, f->op[0].src, f->op[1].src};
         size_t ns = 1;

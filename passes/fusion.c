@@ -186,7 +186,7 @@ static int channel_axis(const gl_node *head)
     int r = rank_of(head->outputs[0]);
     if (gl_node_is(head, "Conv") || gl_node_is(head, "ConvTranspose"))
         return 1;
-    if (head->domain && !strcmp(head->domain, "graphlab") && !strcmp(head->op_type, "NhwcConv"))
+    if (!strcmp(head->domain, "graphlab") && !strcmp(head->op_type, "NhwcConv"))
         return r > 0 ? r - 1 : -1;
     return -1;
 }
@@ -339,7 +339,7 @@ static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
 
 static bool is_matmul(const gl_node *n)
 {
-    return gl_node_is(n, "MatMul") || (n->domain && !strcmp(n->domain, "graphlab") &&
+    return gl_node_is(n, "MatMul") || (!strcmp(n->domain, "graphlab") &&
                                        !strcmp(n->op_type, "FusedMatMul"));
 }
 
@@ -704,8 +704,7 @@ static bool check_eltwise_params(const fu_ctx *c, fu_cand *k, const gl_node *n)
         }
         params[j] = n->inputs[j] ? n->inputs[j]->init : NULL;
     }
-    const char *d = n->domain && *n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
-    int64_t opset = gl_model_opset(c->m, d);
+    int64_t opset = gl_model_opset(c->m, n->domain);
     const char *why = "";
     if (t->eltwise_params(n, opset ? opset : 1, params, GL_FU_MAX_INPUTS, &why))
         return true;
@@ -1022,7 +1021,7 @@ static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_valu
             map_from[n_map] = nd->outputs[o];
             map_to[n_map++] = bn->outputs[o];
         }
-        uses_graphlab |= nd->domain && !strcmp(nd->domain, "graphlab");
+        uses_graphlab |= !strcmp(nd->domain, "graphlab");
     }
     gl_node *owner[GL_FU_MAX_CHAIN * GL_FU_MAX_OUTPUTS];
     size_t index[GL_ARRAY_LEN(owner)];
@@ -1144,7 +1143,7 @@ static bool trial_pair(fu_ctx *c, const fu_cand *k, const char *fname, gl_model 
         st = gl_toposort(tc.g, NULL);
     *call = NULL;
     const gl_node *n;
-    gl_foreach_node(tc.g, i, n) if (n->domain && !strcmp(n->domain, GL_FUSED_DOMAIN))
+    gl_foreach_node(tc.g, i, n) if (!strcmp(n->domain, GL_FUSED_DOMAIN))
         *call = n;
     if (st != GL_OK || !*call) {
         snprintf(why, len, "the group alone could not be made: %s", gl_error_message());
@@ -1416,7 +1415,7 @@ static size_t count_fused(const gl_graph *g)
     size_t k = 0;
     gl_node *n;
     gl_foreach_node(g, i, n)
-        k += n->domain && !strcmp(n->domain, GL_FUSED_DOMAIN);
+        k += !strcmp(n->domain, GL_FUSED_DOMAIN);
     return k;
 }
 

@@ -21,8 +21,10 @@
 /* The longest chain the pass walks: above every rule's maximum and the target's post-op
  * limit (oneDNN's 32), so a longer candidate is seen whole and refused, never cut. */
 #define GL_FU_MAX_CHAIN 40
-/* The most inputs and outputs of any op a rule takes (Conv, Clip, Gemm: 3 inputs;
- * LayerNormalization: 3 outputs); a node past them (a hostile file) is refused. */
+/* The most inputs and outputs a member may have (Conv, Clip, Gemm: 3 inputs;
+ * LayerNormalization: 3 outputs); a node past them is refused (check_node in fusion.c).
+ * That includes a Concat: concat-conv1x1 and channel-shuffle take Concats of at most 4
+ * inputs. */
 #define GL_FU_MAX_INPUTS 4
 #define GL_FU_MAX_OUTPUTS 3
 

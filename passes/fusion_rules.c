@@ -1,6 +1,6 @@
 /* fusion_rules.c — the one table of fusion rules.
  *
- * Three sources, one table:
+ * Four sources, one table:
  *  - seed 004's rows (FusedMatMulAdd, FusedFFN, FusedAttention, FusedSoftmaxMatMul,
  *    FusedLayerNormMatMul), with its maximum op counts;
  *  - ONNX Runtime's extended-level fusions that oneDNN can run: ConvActivationFusion,
@@ -124,12 +124,6 @@ bool gl_fu_is_binary(const gl_node *n)
     return gl_target_default()->binary_post(n, NULL);
 }
 
-static bool is_op(const gl_node *n, const char *domain, const char *op)
-{
-    const char *d = n->domain ? n->domain : "";
-    return !strcmp(n->op_type, op) && (!strcmp(d, domain) || (!*domain && !strcmp(d, "ai.onnx")));
-}
-
 /* `list` holds n's op: words "Op" (ai.onnx) or "domain.Op". */
 static bool in_list(const char *list, const gl_node *n)
 {
@@ -145,9 +139,9 @@ static bool in_list(const char *list, const gl_node *n)
             char *dot = strrchr(word, '.');
             if (dot) {
                 *dot = '\0';
-                if (is_op(n, word, dot + 1))
+                if (gl_node_is_in(n, word, dot + 1))
                     return true;
-            } else if (is_op(n, "", word)) {
+            } else if (gl_node_is(n, word)) {
                 return true;
             }
         }

@@ -138,7 +138,7 @@ uint64_t gl_fu_trial_signature(const gl_model *t)
     const gl_node *n;
     gl_foreach_node(g, j, n) {
         h = gl_fnv1a(h, n->op_type, strlen(n->op_type));
-        h = gl_fnv1a(h, n->domain ? n->domain : "", n->domain ? strlen(n->domain) : 0);
+        h = gl_fnv1a(h, n->domain, strlen(n->domain));
         MIX(n->n_inputs);
         for (size_t k = 0; k < n->n_inputs; k++)
             MIX(value_place(g, n->inputs[k]));

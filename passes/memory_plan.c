@@ -192,7 +192,7 @@ static void decide_node(planner *p, const gl_node *n, size_t k)
         if (t && p->group_end[t->root] == k)
             dying = n->inputs[i];
     }
-    const gl_function *fn = n->domain && strcmp(n->domain, GL_FUSED_DOMAIN) == 0
+    const gl_function *fn = strcmp(n->domain, GL_FUSED_DOMAIN) == 0
                                 ? gl_model_function(m, n->domain, n->op_type)
                                 : NULL;
     if (fn) {

@@ -1,6 +1,7 @@
 /* passes.h — the pass interface, the pass table and the passes' entry points.
  *
- * A pass is data (name, one-line summary, run function) in one table (pipeline.c);
+ * A pass is data (name, the bar's name, one-line summary, run function, what it needs,
+ * its --set options) in one table (pipeline.c);
  * `--passes` lists pick from that table by name, with repeats and an optional rewrite
  * budget `PASS:K`. The decision records, snapshots and rewrite stepping of DESIGN.md
  * grow out of gl_pass_ctx.
@@ -180,10 +181,12 @@ gl_status gl_pass_transpose_push(gl_graph *g, gl_pass_ctx *ctx);
 /* Pattern recognition (patterns.c): decomposed Gelu, LayerNormalization, SiLU and
  * HardSwish become one op (ai.onnx's where the opset has it, else graphlab's, saved
  * with a model-local function); BatchNormalization and per-channel Mul/Add after a Conv
- * go into its weights. */
+ * go into its weights; Identity, inference Dropout, same-type Cast and zero Pads go; a
+ * Pad goes into the Conv or pooling that reads it; a per-channel op that is a channel
+ * Concat's only reader moves above it. */
 gl_status gl_pass_patterns(gl_graph *g, gl_pass_ctx *ctx);
 /* Layout-sensitive nodes to channels-last (graphlab's Nhwc* ops between Transposes)
- * where transpose-push then leaves fewer Transposes (layout.c). Option force. */
+ * where transpose-push then leaves fewer Transposes (layout.c). Option ignore-cost. */
 gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx);
 /* A Transpose (or a Reshape that is one) swapping the last two dims of a MatMul or Gemm
  * operand goes into the product: Gemm's transA/transB, or graphlab's FusedMatMul saved
@@ -192,7 +195,8 @@ gl_status gl_pass_fold_transpose(gl_graph *g, gl_pass_ctx *ctx);
 /* Fusion (fusion.c, rules in fusion_rules.c): chains the target runs as one kernel (a
  * convolution or matmul with post-ops, seed 004's FFN/attention units, ONNX Runtime's
  * fusions) become one node calling a model-local function of domain graphlab.fused whose
- * body is the chain's nodes; rank-2 MatMul + Add becomes a Gemm. Option exact-shapes. */
+ * body is the chain's nodes; rank-2 MatMul + Add becomes a Gemm. Options exact-shapes,
+ * units, probe, measure. */
 gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx);
 /* Memory plan (memory_plan.c): every intermediate's lifetime in the executor's order and
  * its offset in one arena, outputs in place of dying inputs where the op allows; stored

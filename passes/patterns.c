@@ -1,5 +1,8 @@
-/* patterns.c — the `patterns` pass: decomposed ops recognized and made one op again, and
- * BatchNormalization / per-channel Mul and Add after a Conv folded into its weights.
+/* patterns.c — the `patterns` pass: decomposed ops recognized and made one op again,
+ * BatchNormalization / per-channel Mul and Add after a Conv folded into its weights, nodes
+ * that do nothing removed and a Pad folded into the Conv or pooling that reads it
+ * (patterns_noop.c), and a per-channel op that is a channel Concat's only reader moved
+ * above it (patterns_concat.c).
  *
  * One table of rules (below), each a name, its anchor op, the pattern and its
  * replacement for people, and a check and an apply (patterns.h says what they promise).
@@ -101,14 +104,16 @@ static bool in_set(gl_node *const *nodes, size_t n, const gl_node *node)
     return false;
 }
 
-bool gl_pt_is(const gl_node *n, const char *op)
+/* A node a rule may take: of that op, with its first output (dce may have dropped the
+ * unused first output of a Dropout or a BatchNormalization; rules read outputs[0]). */
+static bool takes(const gl_node *n, const char *op)
 {
-    return n && gl_node_is(n, op) && n->n_outputs && n->outputs[0];
+    return gl_node_is(n, op) && n->outputs[0];
 }
 
 gl_node *gl_pt_producer(const gl_value *v, const char *op)
 {
-    return v && gl_pt_is(v->producer, op) ? v->producer : NULL;
+    return v && takes(v->producer, op) ? v->producer : NULL;
 }
 
 gl_node *gl_pt_single_reader(const gl_value *v)
@@ -125,7 +130,7 @@ gl_node *gl_pt_single_reader(const gl_value *v)
 gl_node *gl_pt_reader(const gl_value *v, const char *op)
 {
     for (size_t i = 0; v && i < v->n_uses; i++)
-        if (v->uses[i].slot >= 0 && gl_pt_is(v->uses[i].node, op))
+        if (v->uses[i].slot >= 0 && takes(v->uses[i].node, op))
             return v->uses[i].node;
     return NULL;
 }
@@ -142,7 +147,7 @@ const gl_tensor *gl_pt_const(const gl_value *v)
     for (; v; v = v->outer) {
         if (gl_value_is_constant(v))
             return v->init;
-        if (gl_pt_is(v->producer, "Constant")) {
+        if (gl_node_is(v->producer, "Constant")) {
             const gl_attr *a = gl_node_attr(v->producer, "value");
             return a && a->type == GL_ATTR_TENSOR ? a->t : NULL;
         }
@@ -254,7 +259,7 @@ gl_status gl_pt_drop_if_unused(gl_pt_ctx *c, gl_value *v)
 {
     if (!v || v->graph != c->g || v->n_uses || v->n_output_refs || v->is_input)
         return GL_OK;
-    if (gl_pt_is(v->producer, "Constant"))
+    if (gl_node_is(v->producer, "Constant"))
         return gl_remove_node(c->g, v->producer);
     if (!v->producer && v->init && !v->outer)
         return gl_remove_value(c->g, v);
@@ -360,7 +365,7 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
 {
     for (size_t r = 0; r < GL_ARRAY_LEN(rules); r++) {
         const gl_pt_rule *rule = &rules[r];
-        if (!gl_pt_is(n, rule->anchor))
+        if (!takes(n, rule->anchor))
             continue;
         gl_pt_match m = {.domain = ""};
         gl_pt_verdict v = rule->check(c, n, &m);

@@ -94,9 +94,7 @@ gl_pt_verdict gl_pt_refuse(gl_pt_match *m, const char *fmt, ...)
 void gl_pt_number(gl_pt_match *m, const char *key, double value);
 /* Add n to the examined nodes (once). */
 void gl_pt_add(gl_pt_match *m, gl_node *n);
-/* n is an ai.onnx node of that op, and its first output is there (a file may omit it). */
-bool gl_pt_is(const gl_node *n, const char *op);
-/* The producer of v when it is an ai.onnx `op`, else NULL. */
+/* The producer of v when it is an ai.onnx `op` with its first output, else NULL. */
 gl_node *gl_pt_producer(const gl_value *v, const char *op);
 /* The one node that reads v (in one or more slots), or NULL when none or several do or
  * a subgraph reads it. */

@@ -116,7 +116,7 @@ gl_pt_verdict gl_pt_check_gelu_erf(const gl_pt_ctx *c, gl_node *erf, gl_pt_match
 {
     gl_node *scale = erf->n_inputs == 1 && erf->inputs[0] ? erf->inputs[0]->producer : NULL;
     gl_value *k, *x;
-    bool div = gl_pt_is(scale, "Div");
+    bool div = gl_node_is(scale, "Div");
     if (div && scale->n_inputs != 2)
         return GL_PT_NONE;
     if (div) {
@@ -124,7 +124,7 @@ gl_pt_verdict gl_pt_check_gelu_erf(const gl_pt_ctx *c, gl_node *erf, gl_pt_match
         x = scale->inputs[0];
         if (!gl_pt_const(k) || gl_pt_const(x))
             return GL_PT_NONE;
-    } else if (!gl_pt_is(scale, "Mul") || !split_const(scale, &k, &x)) {
+    } else if (!gl_node_is(scale, "Mul") || !split_const(scale, &k, &x)) {
         return GL_PT_NONE;
     }
     snprintf(m->variant, sizeof(m->variant), "%s", div ? "Div by sqrt(2)" : "Mul by 1/sqrt(2)");
@@ -140,12 +140,12 @@ gl_pt_verdict gl_pt_check_gelu_erf(const gl_pt_ctx *c, gl_node *erf, gl_pt_match
 static gl_pt_verdict cube_of(gl_pt_match *m, const gl_value *cube, gl_value **x)
 {
     gl_node *p = cube->producer;
-    if (gl_pt_is(p, "Pow") && p->n_inputs == 2) {
+    if (gl_node_is(p, "Pow") && p->n_inputs == 2) {
         *x = p->inputs[0];
         gl_pt_add(m, p);
         return gl_pt_expect_const(m, p, p->inputs[1], *x, "the exponent", "exponent", 3.0);
     }
-    for (int s = 0; gl_pt_is(p, "Mul") && p->n_inputs == 2 && s < 2; s++) {
+    for (int s = 0; gl_node_is(p, "Mul") && p->n_inputs == 2 && s < 2; s++) {
         gl_node *sq = gl_pt_producer(p->inputs[s], "Mul");
         gl_value *v = p->inputs[1 - s];
         if (sq && sq->n_inputs == 2 && sq->inputs[0] == v && sq->inputs[1] == v) {
@@ -204,7 +204,7 @@ static bool times_input(gl_node *f, gl_pt_match *m)
     gl_value *y = f->outputs[0], *x = f->n_inputs == 1 ? f->inputs[0] : NULL;
     for (size_t i = 0; x && y && i < y->n_uses; i++) {
         gl_node *r = y->uses[i].node;
-        if (y->uses[i].slot >= 0 && gl_pt_is(r, "Mul") && gl_pt_other(r, y) == x) {
+        if (y->uses[i].slot >= 0 && gl_node_is(r, "Mul") && gl_pt_other(r, y) == x) {
             gl_pt_add(m, f);
             gl_pt_add(m, r);
             m->last = r;

@@ -76,11 +76,8 @@ static const channel_op channel_ops[] = {
 
 static const channel_op *channel_op_of(const gl_node *n)
 {
-    const char *domain = n->domain ? n->domain : "";
-    if (!strcmp(domain, "ai.onnx"))
-        domain = "";
     for (size_t i = 0; i < GL_ARRAY_LEN(channel_ops); i++)
-        if (!strcmp(n->op_type, channel_ops[i].op) && !strcmp(domain, channel_ops[i].domain))
+        if (gl_node_is_in(n, channel_ops[i].domain, channel_ops[i].op))
             return &channel_ops[i];
     return NULL;
 }
@@ -98,7 +95,7 @@ static bool fusable_producer(const gl_value *x, const gl_node *cat)
     const gl_node *p = x ? x->producer : NULL;
     bool head = false;
     for (size_t i = 0; p && i < GL_ARRAY_LEN(heads); i++)
-        head = head || gl_pt_is(p, heads[i]);
+        head = head || gl_node_is(p, heads[i]);
     return head && !x->n_output_refs && gl_pt_single_reader(x) == cat;
 }
 
@@ -115,7 +112,7 @@ static gl_pt_verdict hoist_cost(const gl_node *cat, const gl_node *op, const cha
     else if (!reader)
         snprintf(because, sizeof(because), "its output has several readers, not one 1x1 "
                  "convolution");
-    else if (!gl_pt_is(reader, "Conv") || reader->inputs[0] != y)
+    else if (!gl_node_is(reader, "Conv") || reader->inputs[0] != y)
         snprintf(because, sizeof(because), "its reader %s '%s' is no convolution of it",
                  reader->op_type, reader->name);
     else if (!gl_fu_conv_split_refusal(reader, because, sizeof(because)))

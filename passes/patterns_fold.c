@@ -124,7 +124,7 @@ static gl_pt_verdict check_channel_op(gl_node *n, gl_pt_match *m)
         at += (size_t)snprintf(shape + at, sizeof(shape) - at, "%s%lld", d ? "," : "",
                                (long long)t->dims[d]);
     snprintf(m->variant, sizeof(m->variant), "%s a constant of shape [%s]",
-             gl_pt_is(n, "Mul") ? "Mul by" : "Add of", shape);
+             gl_node_is(n, "Mul") ? "Mul by" : "Add of", shape);
     if (!ok) {
         gl_pt_number(m, "rank", t->rank);
         return gl_pt_refuse(m, "%s '%s': constant '%s' has shape [%s]: not per channel for "
@@ -152,7 +152,7 @@ gl_pt_verdict gl_pt_check_fold_add(const gl_pt_ctx *c, gl_node *add, gl_pt_match
 static void affine_of(const gl_node *n, const gl_node *conv, int64_t channels, double *a,
                       double *b)
 {
-    if (gl_pt_is(n, "BatchNormalization")) {
+    if (gl_node_is(n, "BatchNormalization")) {
         double eps = gl_node_attr_float(n, "epsilon", 1e-5f);
         const gl_tensor *gamma = gl_pt_const(n->inputs[1]), *beta = gl_pt_const(n->inputs[2]),
                         *mean = gl_pt_const(n->inputs[3]), *var = gl_pt_const(n->inputs[4]);
@@ -163,7 +163,7 @@ static void affine_of(const gl_node *n, const gl_node *conv, int64_t channels, d
         return;
     }
     const gl_tensor *k = gl_pt_const(n->inputs[0]->producer == conv ? n->inputs[1] : n->inputs[0]);
-    bool mul = gl_pt_is(n, "Mul");
+    bool mul = gl_node_is(n, "Mul");
     for (int64_t o = 0; o < channels; o++) {
         double v = gl_tensor_get_f64(k, k->count == 1 ? 0 : o);
         a[o] = mul ? v : 1.0;

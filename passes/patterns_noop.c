@@ -30,7 +30,7 @@ static gl_pt_verdict passed_through(const gl_pt_ctx *c, gl_node *n, gl_pt_match 
 {
     if (n->n_inputs < 1 || !n->inputs[0])
         return GL_PT_NONE;
-    if (gl_pt_is(n, "Dropout")) {
+    if (gl_node_is(n, "Dropout")) {
         if (n->n_outputs > 1 && n->outputs[1] &&
             (n->outputs[1]->n_uses || n->outputs[1]->n_output_refs))
             return gl_pt_refuse(m, "Dropout '%s': its mask '%s' is read", n->name,
@@ -45,7 +45,7 @@ static gl_pt_verdict passed_through(const gl_pt_ctx *c, gl_node *n, gl_pt_match 
                                 n->name, training->name);
         if (t && gl_tensor_get_f64(t, 0) != 0)
             return gl_pt_refuse(m, "Dropout '%s': training_mode is true", n->name);
-    } else if (gl_pt_is(n, "Cast")) {
+    } else if (gl_node_is(n, "Cast")) {
         gl_dtype to = (gl_dtype)gl_node_attr_int(n, "to", 0);
         gl_dtype from = n->inputs[0]->type.dtype;
         if (from == GL_DT_UNDEFINED || from != to)
@@ -195,12 +195,12 @@ static gl_pt_verdict fold_target(gl_node *pad, const pad_info *p, gl_node *r, gl
                             rp->n, k);
     for (size_t i = 0; rp && i < rp->n; i++)
         padded = padded || rp->ints[i] != 0;
-    if (gl_pt_is(r, "Conv") || gl_pt_is(r, "AveragePool")) {
+    if (gl_node_is(r, "Conv") || gl_node_is(r, "AveragePool")) {
         if (p->value != 0)
             return gl_pt_refuse(m, "Pad '%s' pads with %g: %s '%s' pads with 0", pad->name,
                                 p->value, r->op_type, r->name);
     }
-    if (gl_pt_is(r, "AveragePool")) {
+    if (gl_node_is(r, "AveragePool")) {
         if (gl_node_attr_int(r, "ceil_mode", 0))
             return gl_pt_refuse(m, "AveragePool '%s' has ceil_mode 1: its last windows "
                                 "would count padding the Pad does not add", r->name);
@@ -208,7 +208,7 @@ static gl_pt_verdict fold_target(gl_node *pad, const pad_info *p, gl_node *r, gl
             return gl_pt_refuse(m, "AveragePool '%s' pads itself without counting the "
                                 "padding; the Pad's zeros are counted", r->name);
     }
-    if (gl_pt_is(r, "MaxPool")) {
+    if (gl_node_is(r, "MaxPool")) {
         if (!(isinf(p->value) && p->value < 0))
             return gl_pt_refuse(m, "Pad '%s' pads with %g: MaxPool '%s' ignores its padding, "
                                 "as a pad of -inf would", pad->name, p->value, r->name);
@@ -227,7 +227,7 @@ gl_pt_verdict gl_pt_check_pad(const gl_pt_ctx *c, gl_node *pad, gl_pt_match *m)
 {
     gl_node *r = gl_pt_single_reader(pad->outputs[0]);
     bool target = r && r->inputs[0] == pad->outputs[0] &&
-                  (gl_pt_is(r, "Conv") || gl_pt_is(r, "AveragePool") || gl_pt_is(r, "MaxPool"));
+                  (gl_node_is(r, "Conv") || gl_node_is(r, "AveragePool") || gl_node_is(r, "MaxPool"));
     pad_info p;
     gl_pt_add(m, pad);
     m->last = pad;
@@ -255,7 +255,7 @@ gl_pt_verdict gl_pt_check_pad(const gl_pt_ctx *c, gl_node *pad, gl_pt_match *m)
     snprintf(m->variant, sizeof(m->variant), "pads added to %s's", r->op_type);
     snprintf(m->done, sizeof(m->done), "Pad '%s' folded into %s '%s': its pads added to the "
              "%s's%s", pad->name, r->op_type, r->name, r->op_type,
-             gl_pt_is(r, "AveragePool") ? ", padding counted (count_include_pad 1)" : "");
+             gl_node_is(r, "AveragePool") ? ", padding counted (count_include_pad 1)" : "");
     return GL_PT_MATCH;
 }
 
@@ -277,7 +277,7 @@ gl_status gl_pt_apply_pad(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
         pads[k + i] = (rp ? rp->ints[k + i] : 0) + p.pads[p.rank + 2 + i];
     }
     gl_node_set_attr_ints(r, "pads", pads, (size_t)(2 * k));
-    if (gl_pt_is(r, "AveragePool"))
+    if (gl_node_is(r, "AveragePool"))
         gl_node_set_attr_int(r, "count_include_pad", 1);
     gl_status st = gl_set_input(c->g, r, 0, pad->inputs[0]);
     return st == GL_OK ? gl_pt_remove_nodes(c, &pad, 1) : st;

@@ -122,9 +122,9 @@ static gl_node *square_of(gl_pt_match *m, const gl_value *d, gl_pt_verdict *v)
     *v = GL_PT_MATCH;
     for (size_t i = 0; i < d->n_uses; i++) {
         gl_node *r = d->uses[i].node;
-        if (gl_pt_is(r, "Mul") && r->n_inputs == 2 && r->inputs[0] == d && r->inputs[1] == d)
+        if (gl_node_is(r, "Mul") && r->n_inputs == 2 && r->inputs[0] == d && r->inputs[1] == d)
             return r;
-        if (gl_pt_is(r, "Pow") && r->n_inputs == 2 && r->inputs[0] == d) {
+        if (gl_node_is(r, "Pow") && r->n_inputs == 2 && r->inputs[0] == d) {
             gl_pt_add(m, r);
             *v = gl_pt_expect_const(m, r, r->inputs[1], d, "the exponent", "exponent", 2.0);
             return r;
@@ -159,7 +159,7 @@ gl_pt_verdict gl_pt_check_layernorm(const gl_pt_ctx *c, gl_node *mean, gl_pt_mat
     gl_node *sub = NULL;
     for (size_t i = 0; x && mu && i < mu->n_uses && !sub; i++) {
         gl_node *r = mu->uses[i].node;
-        if (gl_pt_is(r, "Sub") && r->n_inputs == 2 && r->inputs[0] == x && r->inputs[1] == mu)
+        if (gl_node_is(r, "Sub") && r->n_inputs == 2 && r->inputs[0] == x && r->inputs[1] == mu)
             sub = r;
     }
     if (!sub)

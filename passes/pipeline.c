@@ -497,6 +497,7 @@ gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
         else
             d = log_add(log, ctx->step, pass, rule, GL_REFUSED, "vetoed (the same rewrite "
                         "again): %s", reason);
+        d->vetoed = true;
         v = GL_REFUSED;
     } else {
         d = log_add(log, ctx->step, pass, rule, v, "%s", reason);
@@ -539,6 +540,7 @@ gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
     if (ctx->log && id_listed(ctx, "force", id) && gl_pass_may_rewrite(ctx)) {
         d = gl_pass_decide(ctx, rule, GL_APPLIED, "forced (--set %s.force=%lld): %s", pass,
                            (long long)id, reason);
+        d->forced = d->verdict == GL_APPLIED;
         /* Forced and vetoed too: the veto wins, and is heeded here, where callers of a
          * refusal do not look for one. */
         if (d->verdict != GL_APPLIED)
@@ -571,7 +573,7 @@ static gl_status unheeded_veto(const gl_decision_log *log, size_t first, const c
 {
     for (size_t i = first; i < log->n; i++) {
         const gl_decision *d = &log->items[i];
-        if (d->verdict == GL_REFUSED && strncmp(d->reason, "vetoed (", 8) == 0)
+        if (d->vetoed)
             return gl_fail(GL_ERR_INPUT, "--set %s.veto: #%lld (%s '%s') cannot be vetoed: "
                            "the pass applies that rule without asking (not supported yet)",
                            pass, (long long)d->id, pass, d->rule);
@@ -762,12 +764,11 @@ static gl_status check_force(const gl_pipeline *p, const char *pass, int64_t id)
     if (!d)
         return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: there is no decision #%lld (the "
                        "run recorded %zu)", pass, (long long)id, (long long)id, p->log.n);
-    if (strcmp(d->pass, pass) == 0 && strncmp(d->reason, "vetoed (", 8) == 0)
+    if (strcmp(d->pass, pass) == 0 && d->vetoed)
         return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: decision #%lld is vetoed too (--set "
                        "%s.veto=%lld): a rewrite is forced or vetoed, not both", pass,
                        (long long)id, (long long)id, pass, (long long)id);
-    if (strcmp(d->pass, pass) != 0 || d->verdict != GL_APPLIED ||
-        strncmp(d->reason, "forced (", 8) != 0)
+    if (strcmp(d->pass, pass) != 0 || !d->forced)
         return gl_fail(GL_ERR_INPUT, "--set %s.force=%lld: decision #%lld is %s '%s' (%s), "
                        "not a refusal of %s that its rule lets be forced (only a cost or a "
                        "guard can be overridden, never a correctness check)", pass,
@@ -796,8 +797,7 @@ static gl_status check_vetoes(const gl_pipeline *p)
             return gl_fail(GL_ERR_INPUT, "--set %s.veto=%lld: there is no decision #%lld "
                            "(the run recorded %zu)", pass, (long long)id, (long long)id,
                            p->log.n);
-        if (strcmp(d->pass, pass) != 0 || d->verdict != GL_REFUSED ||
-            strncmp(d->reason, "vetoed (", 8) != 0)
+        if (strcmp(d->pass, pass) != 0 || !d->vetoed)
             return gl_fail(GL_ERR_INPUT, "--set %s.veto=%lld: decision #%lld is %s '%s' "
                            "(%s), not a rewrite of %s that can be vetoed", pass,
                            (long long)id, (long long)id, d->pass, d->rule,

@@ -163,7 +163,7 @@ static const gl_function *called_function(const gl_model *m, const gl_node *n)
 const char *gl_node_eval_blocker(const gl_model *m, const gl_node *n, char *buf, size_t len)
 {
     const gl_op_def *def = called_function(m, n) ? NULL : gl_op_for_node(m, n);
-    const char *dom = n->domain && *n->domain ? n->domain : "ai.onnx";
+    const char *dom = gl_domain_display(n->domain);
     if (called_function(m, n))
         snprintf(buf, len, "%s '%s' calls a model-local function", n->op_type, n->name);
     else if (!def)
@@ -275,7 +275,7 @@ static void describe_missing(gl_decision *d, const missing_op *mo)
 
 static void note_missing(infer_run *r, const gl_node *n, const char *why)
 {
-    const char *dom = n->domain ? n->domain : "";
+    const char *dom = n->domain;
     for (size_t i = 0; i < r->n_missing; i++) {
         if (!strcmp(r->missing[i].op, n->op_type) && !strcmp(r->missing[i].domain, dom)) {
             r->missing[i].nodes++;
@@ -938,7 +938,7 @@ static gl_status run_shape_function(infer_run *r, graph_state *gs, gl_node *n,
     gl_node_where(r->m, n, where, sizeof(where));
     node_job job = {r, gs};
     gl_infer_ctx c = {
-        .node = n, .model = r->m, .opset = gl_model_opset(r->m, n->domain ? n->domain : ""),
+        .node = n, .model = r->m, .opset = gl_model_opset(r->m, n->domain),
         .where = where, .n_inputs = n->n_inputs, .in_types = types, .in_values = vals,
         .n_outputs = n->n_outputs, .out_types = out, .infer_body = infer_body, .user = &job,
     };
@@ -959,7 +959,7 @@ static void infer_node(infer_run *r, graph_state *gs, gl_node *n)
         gl_shape_init_unknown(&out[i].shape);
     gl_status st = run_shape_function(r, gs, n, types, vals, out);
     if (st == GL_OK) {
-        refine_with_sym(gs, n, gl_model_opset(r->m, n->domain ? n->domain : ""), out);
+        refine_with_sym(gs, n, gl_model_opset(r->m, n->domain), out);
         if (apply_types(r, n, out)) {
             evaluate(r, gs, n, vals);
             propagate_sym(gs, n);

@@ -306,8 +306,6 @@ typedef struct gl_tp_quant_info {
     int64_t axis; /* normalized; per-axis only */
 } gl_tp_quant_info;
 
-/* ai.onnx ("" or "ai.onnx"). */
-bool gl_tp_is_default_domain(const gl_node *n);
 /* Q/DQ live in ai.onnx and in ONNX Runtime's com.microsoft. */
 bool gl_tp_is_qdq_op(const gl_node *n, const char *op);
 bool gl_tp_is_transpose(const gl_node *n);

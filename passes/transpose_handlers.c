@@ -998,12 +998,12 @@ static const handler_row rows[] = {
 
 const gl_tp_handler *gl_tp_builtin_handler(const gl_node *n, int64_t opset)
 {
-    if (n->domain && strcmp(n->domain, "graphlab") == 0) {
+    if (strcmp(n->domain, "graphlab") == 0) {
         /* graphlab's activations (patterns makes them): elementwise as ONNX's */
         const gl_op_def *def = gl_op_lookup("graphlab", n->op_type, 1);
         return def && (def->flags & GL_OP_ELEMENTWISE) ? &elementwise_handler : NULL;
     }
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+    if (*n->domain)
         return NULL;
     for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
         const handler_row *r = &rows[i];

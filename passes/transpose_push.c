@@ -130,7 +130,7 @@ int gl_tp_input_cost(const gl_tp_run *run, const gl_value *v, const int64_t *per
 
 static char *handler_key(const char *domain, const char *op)
 {
-    bool dflt = !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+    bool dflt = !*gl_domain_canonical(domain);
     size_t len = (dflt ? 0 : strlen(domain) + 1) + strlen(op) + 1;
     char *key = gl_xmalloc(len);
     snprintf(key, len, "%s%s%s", dflt ? "" : domain, dflt ? "" : ".", op);
@@ -221,7 +221,7 @@ static const gl_tp_handler *lookup_handler(const gl_tp_run *run, const gl_node *
     }
     /* Other domains' layout-sensitive ops (graphlab's channels-last ones) stop the push
      * as ONNX's do: only the Transposes around them move. */
-    bool dflt = gl_tp_is_default_domain(n);
+    bool dflt = !*n->domain;
     const gl_op_def *def = dflt ? gl_op_lookup("", n->op_type, run->opset)
                            : run->m ? gl_op_for_node(run->m, n) : NULL;
     if (def && (def->flags & GL_OP_LAYOUT_SENSITIVE)) {
@@ -732,7 +732,7 @@ static bool zero_point_default(const gl_value *zp)
 
 static bool qdq_pair_matches(const gl_node *dq, const gl_node *q)
 {
-    if (strcmp(dq->domain ? dq->domain : "", q->domain ? q->domain : "") ||
+    if (strcmp(dq->domain, q->domain) ||
         dq->inputs[0]->type.dtype != q->outputs[0]->type.dtype ||
         dq->inputs[0]->type.dtype == GL_DT_UNDEFINED ||
         !same_constant(dq->inputs[1], q->inputs[1]))

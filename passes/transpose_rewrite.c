@@ -169,15 +169,10 @@ bool gl_tp_read_perm(const gl_node *t, int64_t *perm, int *rank)
 
 /* ==== values, constants, nodes ========================================================== */
 
-bool gl_tp_is_default_domain(const gl_node *n)
-{
-    return !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
-}
-
 bool gl_tp_is_qdq_op(const gl_node *n, const char *op)
 {
     return n && strcmp(n->op_type, op) == 0 &&
-           (gl_tp_is_default_domain(n) || strcmp(n->domain, "com.microsoft") == 0);
+           (!*n->domain || strcmp(n->domain, "com.microsoft") == 0);
 }
 
 bool gl_tp_is_transpose(const gl_node *n) { return n && gl_node_is(n, "Transpose"); }
@@ -514,9 +509,9 @@ gl_status gl_tp_make_qdq_unit(gl_tp_run *run, gl_node *dq)
     if (!dq2)
         return gl_tp_internal(run, "adding a DequantizeLinear");
     free(q->domain);
-    q->domain = gl_xstrdup(dq->domain ? dq->domain : "");
+    q->domain = gl_xstrdup(dq->domain);
     free(dq2->domain);
-    dq2->domain = gl_xstrdup(dq->domain ? dq->domain : "");
+    dq2->domain = gl_xstrdup(dq->domain);
     gl_tp_set_quant_axis(run, q, &qi);
     gl_tp_set_quant_axis(run, dq2, &qi);
     gl_type_copy(&q->outputs[0]->type, &next->outputs[0]->type);

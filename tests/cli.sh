@@ -327,6 +327,16 @@ for p in d["passes"]:
     applied = [x for x in d["decisions"] if x["step"] == p["step"] and x["verdict"] == "applied"]
     assert len(applied) == p["rewrites"], (p, len(applied))
 ' "$tmp/out"
+    # a veto is a field of the record, not only words in its reason
+    run optimize "$GL_SRCDIR/examples/conv_nhwc/model.onnx" -o "$tmp/cn.onnx" --json \
+        --set transpose-push.veto=2
+    check "optimize --json: the vetoed record says vetoed, no other does" "$GL_PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+flagged = [(x["id"], x.get("vetoed"), x.get("forced")) for x in d["decisions"]
+           if x.get("vetoed") or x.get("forced")]
+assert flagged == [(2, True, None)], flagged
+' "$tmp/out"
 fi
 
 tap_done

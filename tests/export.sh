@@ -1,20 +1,32 @@
 #!/bin/sh
-# export.sh — `graphlab export` and the workbench's E write a folder as a whole: into
-# ".NAME.tmp.XXXXXX" beside it, renamed at the end (util/safe_write.h, gl_temp_dir), so
-# that a failed, refused or interrupted export leaves no half folder and no temporary
-# one; --no-onnx (and Tab in E's prompt) leaves out the per-step .onnx files; E asks
-# where (default shown, Enter accepts, Esc cancels) unless $GRAPHLAB_EXPORT_DIR is set.
+# export.sh — `graphlab export` and the workbench's E write a folder as a whole
+# (util/safe_write.h, gl_temp_dir): a new folder is written as ".NAME.tmp.XXXXXX" beside
+# it and renamed at the end; an existing one (a mount point too) gets
+# "DIR/.graphlab.tmp.XXXXXX" on its own file system, whose files are moved in at the end,
+# under a lock (DIR/.graphlab.lock) that refuses a second writer. A failed, refused or
+# interrupted export leaves no half folder and no temporary one. The folder's manifest
+# (DIR/.graphlab-export.json) lists the files the export owns: the next export removes
+# those it does not write again, `e` adds to them, nothing else is touched. --no-onnx (and
+# Tab in E's prompt) leaves out the per-step .onnx files; E asks where (default shown,
+# Enter accepts, Esc cancels) unless $GRAPHLAB_EXPORT_DIR is set.
 . "$GL_SRCDIR/tests/tap.sh"
 GL="$GL_BUILDDIR/graphlab"
 EX="$GL_SRCDIR/examples/conv_nhwc/model.onnx"
 work=$(mktemp -d "${TMPDIR:-/tmp}/glexport.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+mnt=$work/mnt # a tmpfs mounted there by the mount-point section
+unmount() { if mountpoint -q "$mnt" 2>/dev/null; then umount "$mnt"; fi; }
+trap 'unmount; rm -rf "$work"' EXIT
 
 run() {
     "$GL" "$@" >"$work/out" 2>"$work/err"
     rc=$?
 }
 count() { find "$1" -name "$2" | wc -l | tr -d ' '; }
+# one_line_naming WORDS...: the last command's stderr is one line holding every WORD
+one_line_naming() {
+    [ "$(wc -l <"$work/err")" -eq 1 ] || return 1
+    for w in "$@"; do grep -qF -- "$w" "$work/err" || return 1; done
+}
 # no_temp DIR: no temporary folder or file of ours is left in DIR
 no_temp() { [ "$(find "$1" -name '*.tmp.*' | wc -l)" -eq 0 ]; }
 
@@ -38,13 +50,141 @@ check "export --help names --no-onnx" sh -c "'$GL' export --help 2>&1 | grep -q 
 run export "$EX" -d "$work/full"
 check "without --no-onnx: one .onnx per step" [ "$(count "$work/full" '*.onnx')" -eq 16 ]
 
-# --- an export again into the folder: files replaced, others kept -----------------------------------
+# --- an export again into the folder: the set it owns replaced, nothing else touched ----------------
+MANIFEST=.graphlab-export.json
+LOCK=.graphlab.lock
+# listing DIR: its names, hidden ones too, on one line
+listing() { (cd "$1" && ls -A | tr '\n' ' '); }
+# the names of 00-input's files with (or without, "no-onnx") its .onnx
+input_files() {
+    if [ "${1:-}" = no-onnx ]; then echo "00-input.diff.txt 00-input.dot 00-input.svg"
+    else echo "00-input.diff.txt 00-input.dot 00-input.onnx 00-input.svg"; fi
+}
+check "the export's manifest lists what it wrote" \
+    grep -q '"01-toposort.onnx"' "$work/full/$MANIFEST"
+check "the manifest records the model" grep -qF "\"$EX\"" "$work/full/$MANIFEST"
 echo mine >"$work/full/notes.txt"
 run export "$EX" -d "$work/full" --no-onnx
 check "again into an existing folder: exit 0" [ "$rc" -eq 0 ]
 check "again: the user's file is kept" grep -q mine "$work/full/notes.txt"
-check "again: the .onnx of the first export are kept" [ "$(count "$work/full" '*.onnx')" -eq 16 ]
+check "again --no-onnx: the first export's .onnx are removed" [ "$(count "$work/full" '*.onnx')" -eq 0 ]
+check "again: the manifest lists no .onnx" sh -c "! grep -qE '^ +\"[^\"]*\.onnx\",?\$' '$work/full/$MANIFEST'"
+check "again: no temporary folder or lock left" [ "$(find "$work" -name '.graphlab.*' | wc -l)" -eq 0 ]
 check "again: no temporary folder left" no_temp "$work"
+run export "$EX" -d "$work/full" --passes none
+check "--passes none after all: exit 0" [ "$rc" -eq 0 ]
+check "--passes none after all: the 15 later steps' files removed, notes.txt kept" \
+    [ "$(listing "$work/full")" = "$MANIFEST $(input_files) decisions.json index.html notes.txt " ]
+
+# Another model's export (external data: NN-PASS.onnx.data) replaced by this one's.
+run export "$GL_SRCDIR/examples/mlp_external/model.onnx" -d "$work/other"
+check "mlp_external's export has .onnx.data files" [ "$(count "$work/other" '*.onnx.data')" -gt 0 ]
+run export "$EX" -d "$work/other" --no-onnx --passes none
+check "another model's export replaced: exit 0" [ "$rc" -eq 0 ]
+check "another model's export replaced: none of its files remain" \
+    [ "$(listing "$work/other")" = "$MANIFEST $(input_files no-onnx) decisions.json index.html " ]
+
+# A folder without a manifest (an older graphlab's export): the names written are
+# replaced, nothing else is removed.
+mkdir "$work/legacy"
+echo old >"$work/legacy/14-fusion.onnx"
+echo old >"$work/legacy/00-input.svg"
+run export "$EX" -d "$work/legacy" --no-onnx --passes none
+check "no manifest: exit 0" [ "$rc" -eq 0 ]
+check "no manifest: a file of the same name replaced" sh -c "! grep -q old '$work/legacy/00-input.svg'"
+check "no manifest: other files kept" grep -q old "$work/legacy/14-fusion.onnx"
+check "no manifest: it has one now, without the file it did not write" \
+    sh -c "grep -q '00-input.svg' '$work/legacy/$MANIFEST' && ! grep -q fusion '$work/legacy/$MANIFEST'"
+
+# A manifest written by hand: only plain names of regular files in the folder are ever
+# removed — nothing outside it, no folder, no link (nor what it points to), not graphlab's
+# own bookkeeping; a manifest that does not parse removes nothing.
+mkdir -p "$work/forged/sub"
+echo outside >"$work/outside.txt"
+echo target >"$work/target.txt"
+ln -s "$work/target.txt" "$work/forged/link"
+echo mine >"$work/forged/mine.txt"
+printf '{"files": ["../outside.txt", "%s", "sub", "link", ".", "..", "", "sub/x", ".graphlab.lock"]}\n' \
+    "$work/target.txt" >"$work/forged/$MANIFEST"
+run export "$EX" -d "$work/forged" --no-onnx --passes none
+check "a forged manifest: exit 0" [ "$rc" -eq 0 ]
+check "a forged manifest: nothing outside the folder removed" \
+    test -f "$work/outside.txt" -a -f "$work/target.txt"
+check "a forged manifest: the folder and the link it lists are kept" \
+    test -d "$work/forged/sub" -a -L "$work/forged/link"
+check "a forged manifest: the user's file is kept" test -f "$work/forged/mine.txt"
+printf '{"files": ["mine.txt", ' >"$work/forged/$MANIFEST"
+run export "$EX" -d "$work/forged" --no-onnx --passes none
+check "a manifest that does not parse: exit 0, nothing it names removed" \
+    [ "$rc" -eq 0 -a -f "$work/forged/mine.txt" ]
+check "a manifest that does not parse: replaced by one that does" \
+    grep -q '"files"' "$work/forged/$MANIFEST"
+
+# The model read from the folder is never removed, even when the manifest lists it.
+run export "$EX" -d "$work/self"
+run export "$work/self/05-dce.onnx" -d "$work/self" --passes none
+check "the input inside the folder: exit 0" [ "$rc" -eq 0 ]
+check "the input inside the folder: kept though the export did not write it" \
+    test -f "$work/self/05-dce.onnx"
+check "the input inside the folder: still listed, removed by a later export" \
+    grep -q '"05-dce.onnx"' "$work/self/$MANIFEST"
+check "the input inside the folder: the other steps' files removed" \
+    [ ! -e "$work/self/06-transpose-push.svg" ]
+
+# --- a second writer: refused while the folder's lock is held ----------------------------------------
+if command -v flock >/dev/null 2>&1; then
+    run export "$EX" -d "$work/locked" --no-onnx --passes none
+    : >"$work/locked/$LOCK"
+    before=$(listing "$work/locked")
+    (
+        exec 9>"$work/locked/$LOCK"
+        flock 9
+        echo $$ >&9
+        "$GL" export "$EX" -d "$work/locked" >"$work/out" 2>"$work/err" 9>&-
+        echo $? >"$work/rc"
+    )
+    rc=$(cat "$work/rc")
+    check "the folder locked by another writer: exit 2" [ "$rc" -eq 2 ]
+    check "its one line names the folder and the process holding it" \
+        one_line_naming "$work/locked" "process $$"
+    check "the locked folder is unchanged" [ "$(listing "$work/locked")" = "$before" ]
+    check "no temporary folder left after the refusal" no_temp "$work"
+    run export "$EX" -d "$work/locked" --no-onnx --passes none
+    check "a lock file nobody holds (its process gone): taken over, exit 0" [ "$rc" -eq 0 ]
+    check "the lock file is removed at the end" [ ! -e "$work/locked/$LOCK" ]
+else
+    skip "flock(1) not found: the lock untested"
+fi
+rm -f "$work/locked/$LOCK"
+echo target >"$work/target.txt"
+ln -s "$work/target.txt" "$work/locked/$LOCK"
+run export "$EX" -d "$work/locked" --no-onnx --passes none
+check "the lock file a symbolic link: exit 2" [ "$rc" -eq 2 ]
+check "the lock file a symbolic link: its target untouched" grep -qx target "$work/target.txt"
+rm "$work/locked/$LOCK"
+
+# --- a mount point as the folder: the temporary folder on its file system ----------------------------
+mkdir "$mnt"
+if mount -t tmpfs -o size=64m none "$mnt" 2>"$work/err"; then
+    run export "$EX" -d "$mnt"
+    check "a mount point as the folder: exit 0" [ "$rc" -eq 0 ]
+    [ "$rc" -eq 0 ] || diag "$(cat "$work/err")"
+    check "a mount point: every step's .onnx there" [ "$(count "$mnt" '*.onnx')" -eq 16 ]
+    run export "$EX" -d "$mnt" --no-onnx --passes none
+    check "a mount point again: the set replaced" \
+        [ "$(listing "$mnt")" = "$MANIFEST $(input_files no-onnx) decisions.json index.html " ]
+    run export "$EX" -d "$mnt/new" --no-onnx
+    check "a new folder on the mount point: exit 0" [ "$rc" -eq 0 -a -s "$mnt/new/index.html" ]
+    mount -o remount,ro "$mnt"
+    before=$(listing "$mnt")
+    run export "$EX" -d "$mnt"
+    check "a read-only folder: exit 2" [ "$rc" -eq 2 ]
+    check "a read-only folder: one line naming it" one_line_naming "$mnt"
+    check "a read-only folder: unchanged" [ "$(listing "$mnt")" = "$before" ]
+    unmount
+else
+    skip "mounting a tmpfs is not permitted here ($(head -n 1 "$work/err")): the mount point untested"
+fi
 
 # --- -d . : into the current folder, file by file ----------------------------------------------------
 mkdir "$work/here"
@@ -77,38 +217,57 @@ else
 fi
 chmod 755 "$work/a"
 
-# --- SIGTERM while the export is written: neither folder remains -------------------------------------
+# --- SIGTERM while the export is written: no temporary folder, no lock, no half folder --------------
+# sigterm_export PREPARE DIR TEMP_GLOB: runs PREPARE, exports into DIR and sends SIGTERM as
+# soon as a name matching TEMP_GLOB (the temporary folder) shows; up to 5 tries until one
+# lands mid-export. Sets landed (1: it did), attempt, and left (1: a temporary folder or
+# the lock remained after some try).
 model="$GL_SRCDIR/examples/transformer_block/model.onnx"
-landed=0
-attempt=0
-left=0
-while [ "$attempt" -lt 5 ] && [ "$landed" -eq 0 ]; do
-    attempt=$((attempt + 1))
-    rm -rf "$work/sig" "$work"/.sig.tmp.*
-    "$GL" export "$model" -d "$work/sig" >/dev/null 2>&1 &
-    pid=$!
-    polls=0
-    sent=0
-    while [ "$polls" -lt 6000 ] && kill -0 "$pid" 2>/dev/null; do
-        if ls -d "$work"/.sig.tmp.* >/dev/null 2>&1; then
-            kill -TERM "$pid" 2>/dev/null && sent=1
-            break
-        fi
-        sleep 0.005
-        polls=$((polls + 1))
+sigterm_export() {
+    landed=0 attempt=0 left=0
+    while [ "$attempt" -lt 5 ] && [ "$landed" -eq 0 ]; do
+        attempt=$((attempt + 1))
+        $1
+        "$GL" export "$model" -d "$2" >/dev/null 2>&1 &
+        pid=$!
+        signal_when_shown TERM "$pid" "$3"
+        wait "$pid"
+        rc=$?
+        [ "$sent" -eq 1 ] && [ "$rc" -gt 128 ] && landed=1
+        # shellcheck disable=SC2086 # $3 is a pattern
+        ls -d $3 >/dev/null 2>&1 && left=1
+        [ -e "$2/$LOCK" ] && left=1
     done
-    wait "$pid"
-    rc=$?
-    [ "$sent" -eq 1 ] && [ "$rc" -gt 128 ] && landed=1
-    ls -d "$work"/.sig.tmp.* >/dev/null 2>&1 && left=1
-    [ "$landed" -eq 1 ] && [ -e "$work/sig" ] && left=1
-done
+}
+report_landed() {
+    if [ "$landed" -eq 1 ]; then
+        ok "SIGTERM landed mid-export and ended the process (exit $rc)"
+    else
+        skip "SIGTERM never landed mid-export in $attempt tries (machine too fast or busy)"
+    fi
+}
+# all_listed DIR: every file in DIR (not the hidden ones) is named in its manifest
+all_listed() {
+    for f in "$1"/*; do grep -qF "\"${f##*/}\"" "$1/$MANIFEST" || return 1; done
+}
+no_sig_folder() { rm -rf "$work/sig" "$work"/.sig.tmp.*; }
+sigterm_export no_sig_folder "$work/sig" "$work/.sig.tmp.*"
+[ "$landed" -eq 1 ] && [ -e "$work/sig" ] && left=1
 check "SIGTERM during export: no half folder, no temporary folder ($attempt tries)" [ "$left" -eq 0 ]
-if [ "$landed" -eq 1 ]; then
-    ok "SIGTERM landed mid-export and ended the process (exit $rc)"
-else
-    skip "SIGTERM never landed mid-export in $attempt tries (machine too fast or busy)"
-fi
+report_landed
+
+# Into an existing folder: its temporary folder is inside it, and the lock is held.
+earlier_sig_export() {
+    no_sig_folder
+    "$GL" export "$model" -d "$work/sig" --passes none >/dev/null 2>&1
+}
+sigterm_export earlier_sig_export "$work/sig" "$work/sig/.graphlab.tmp.*"
+check "SIGTERM during export into a folder: no temporary folder, no lock left ($attempt tries)" \
+    [ "$left" -eq 0 ]
+# the signal may land while the files are moved in: the manifest covers them still
+check "SIGTERM during export into a folder: every file there is in the manifest" \
+    all_listed "$work/sig"
+report_landed
 
 # --- the workbench's E: the prompt ------------------------------------------------------------------
 if command -v tmux >/dev/null 2>&1; then
@@ -119,7 +278,7 @@ if command -v tmux >/dev/null 2>&1; then
     work_outer=$work
     work=$tui
     . "$GL_SRCDIR/tests/tmux.sh"
-    trap '$T kill-server >/dev/null 2>&1; rm -rf "$work_outer"' EXIT
+    trap '$T kill-server >/dev/null 2>&1; unmount; rm -rf "$work_outer"' EXIT
     start 140 30 -- "$EX"
     wait_for "steps: ] and [" >/dev/null
     keys E
@@ -140,6 +299,20 @@ if command -v tmux >/dev/null 2>&1; then
         [ "$(count "$tui/out/e1" '*.svg')" -eq 16 -a "$(count "$tui/out/e1" '*.onnx')" -eq 0 ]
     keys e
     check "e then writes where E did" wait_for "exported 00-input to out/e1/"
+    check "e after E: E's files are all there still" [ "$(count "$tui/out/e1" '*.svg')" -eq 16 ]
+    keys 6 -
+    wait_for "3/4 rewrites" >/dev/null
+    keys e
+    check "e inside a pass, after E" wait_for "exported 06-transpose-push-K3 to out/e1/"
+    check "e after E: E's files kept, the step's added" \
+        [ "$(count "$tui/out/e1" '*.svg')" -eq 17 -a -f "$tui/out/e1/06-transpose-push-K3.svg" ]
+    check "e after E: its files join the manifest" \
+        grep -q '"06-transpose-push-K3.onnx"' "$tui/out/e1/$MANIFEST"
+    keys E Enter
+    check "E again, after e" wait_for "exported 16 steps to out/e1/"
+    check "E after e: the step's files removed, the pipeline's there" \
+        [ "$(count "$tui/out/e1" '06-transpose-push-K3*')" -eq 0 -a \
+        "$(count "$tui/out/e1" '*.onnx')" -eq 16 ]
     keys q
     wait_rc >/dev/null
 

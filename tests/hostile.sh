@@ -192,6 +192,31 @@ for path in $files; do
     done
 done
 
+# --- an export's manifest from a model with a hostile path (issue 26) -----------------------
+# DIR/.graphlab-export.json records the model's path: quotes, a backslash, a newline, a
+# terminal escape and a byte that is not UTF-8 in it still make a manifest that parses
+# (python's json, when there is one), and the next export into the folder reads its file
+# list back: the .onnx files it does not write again are removed.
+hostile_dir=$base/hostile-path
+mkdir "$hostile_dir"
+hostile_model=$hostile_dir/$(printf 'm "q" \\ \n\033[31m \377.onnx')
+cp "$SRC/examples/conv_nhwc/model.onnx" "$hostile_model"
+"$GL" export "$hostile_model" -d "$base/out/hostile" --passes toposort >/dev/null 2>"$base/stderr"
+rc=$?
+check "a hostile model path: export exits 0" [ "$rc" = 0 ]
+if [ -n "${GL_PYTHON:-}" ] && [ "$GL_PYTHON" != none ]; then
+    check "a hostile model path: the manifest parses as JSON, source and files" \
+        "$GL_PYTHON" -c 'import json, sys
+m = json.load(open(sys.argv[1], encoding="utf-8"))
+assert "\x1b[31m" in m["source"] and "\n" in m["source"] and "\ufffd" in m["source"], m
+assert "01-toposort.onnx" in m["files"], m' "$base/out/hostile/.graphlab-export.json"
+else
+    skip "no python (GL_PYTHON): the manifest is not parsed as JSON"
+fi
+"$GL" export "$hostile_model" -d "$base/out/hostile" --passes toposort --no-onnx >/dev/null 2>&1
+check "a hostile model path: the manifest read back, the .onnx removed" \
+    [ "$(find "$base/out/hostile" -name '*.onnx' | wc -l)" -eq 0 ]
+
 # --- the workbench ----------------------------------------------------------------------
 if ! command -v tmux >/dev/null 2>&1; then
     skip "the workbench: tmux not found"

@@ -176,6 +176,7 @@ Test(bisect, vetoes)
             cr_assert(strstr(d->reason, "vetoed") && strstr(d->reason, d0->reason),
                       "%s: %s", t->set, d->reason);
             cr_assert_str_eq(d->rule, d0->rule);
+            cr_assert(d->vetoed && !d0->vetoed && !d->forced, "%s: the record's flags", t->set);
             /* Everything before the veto is the same run. */
             for (int64_t i = 0; i < t->id; i++)
                 cr_assert_str_eq(s.pipeline->log.items[i].reason,

@@ -1358,3 +1358,44 @@ Test(calls, expansion_refuses_recursion_depth_and_fan_out)
     cr_expect_str_eq(gl_error_message(), "");
     gl_model_free(owner);
 }
+
+/* ---- the default domain: stored as "" by every constructor ---- */
+
+Test(ir, the_default_domain_is_stored_once_as_empty)
+{
+    static const char *const spellings[] = {"", "ai.onnx", NULL};
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, D2);
+    for (size_t i = 0; i < GL_ARRAY_LEN(spellings); i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "r%zu", i);
+        gl_node *n = gl_add_node(g, "Relu", spellings[i], name, &x, 1, 1);
+        cr_assert(n);
+        cr_expect_str_eq(n->domain, "", "'%s' is stored as ''", spellings[i] ? spellings[i] : "NULL");
+        cr_expect(gl_node_is(n, "Relu") && gl_node_is_in(n, "ai.onnx", "Relu") &&
+                  gl_node_is_in(n, "", "Relu") && !gl_node_is(n, "Sigmoid"));
+    }
+    gl_node *ms = gl_add_node(g, "FusedMatMul", "com.microsoft", "f", &x, 1, 1);
+    cr_expect(!gl_node_is(ms, "FusedMatMul") && gl_node_is_in(ms, "com.microsoft", "FusedMatMul"));
+    cr_expect(!gl_node_is(NULL, "Relu"));
+    gl_model_set_opset(m, "ai.onnx", 17); /* the same import as "" */
+    cr_expect_eq(gl_model_opset(m, ""), 17);
+    for (size_t i = 0; i < m->n_opsets; i++)
+        cr_expect_neq(strcmp(m->opsets[i].domain, "ai.onnx"), 0);
+    gl_function *f = gl_model_add_function(m, "ai.onnx", "MyFn");
+    cr_assert(f);
+    cr_expect_str_eq(f->domain, "");
+    cr_expect_eq(gl_model_function(m, NULL, "MyFn"), f);
+    cr_expect_str_eq(gl_domain_display(""), "ai.onnx");
+    VERIFY_OK(g);
+    /* A node that bypasses the constructors breaks the invariant, and verify says so. */
+    gl_node *r0 = gl_find_node(g, "r0");
+    char *saved = r0->domain;
+    r0->domain = (char *)"ai.onnx";
+    cr_expect_eq(gl_graph_verify(g, false), GL_ERR_INTERNAL);
+    cr_expect(strstr(gl_error_message(), "domain 'ai.onnx' is not canonical"), "%s",
+              gl_error_message());
+    r0->domain = saved;
+    gl_model_free(m);
+}

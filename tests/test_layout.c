@@ -273,6 +273,17 @@ static const struct {
     {"no such record", {"layout.force=9"}, -1, NULL, "there is no decision #9"},
 };
 
+/* One of the "PASS.force=ID" settings names decision `id`. */
+static bool names_forced(const char *const *sets, int64_t id)
+{
+    for (size_t i = 0; sets[i]; i++) {
+        const char *eq = strstr(sets[i], ".force=");
+        if (eq && strtoll(eq + strlen(".force="), NULL, 10) == id)
+            return true;
+    }
+    return false;
+}
+
 Test(layout, forced_refusals)
 {
     for (size_t c = 0; c < GL_ARRAY_LEN(force_cases); c++) {
@@ -299,6 +310,10 @@ Test(layout, forced_refusals)
         cr_expect(strstr(d->reason, "forced (--set ") == d->reason, "%s: %s",
                   force_cases[c].what, d->reason);
         cr_expect_eq(gl_decision_number_value(d, "forceable"), 1);
+        cr_expect(d->forced && !d->vetoed, "%s: the record's flags", force_cases[c].what);
+        for (size_t i = 0; i < p->log.n; i++) /* each one the sets force, nothing vetoed */
+            cr_expect(p->log.items[i].forced == names_forced(force_cases[c].sets, (int64_t)i) &&
+                      !p->log.items[i].vetoed, "%s: #%zu's flags", force_cases[c].what, i);
         const gl_graph *g = gl_pipeline_result(p)->graph;
         const gl_node *relu = gl_find_node(g, "n_r");
         cr_assert(relu && relu->inputs[0]->producer, "%s", force_cases[c].what);

@@ -144,7 +144,8 @@ void tu_run_shape_cases(const tu_scase *cases, size_t n_cases);
 
 /* ---- plans ------------------------------------------------------------------------------ */
 
-/* Not exec/exec.h itself: its names clash with the workbench's in test_ui.c. */
+/* Both are exec/exec.h's, which comes in through driver/driver.h above (no name of it
+ * clashes with the workbench's: test_ui.c includes both); C11 allows the repetition. */
 typedef struct gl_exec gl_exec;
 typedef struct gl_plan_entry gl_plan_entry;
 

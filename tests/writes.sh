@@ -42,8 +42,9 @@ run run "$model" --save-outputs "$out_dir"
 refused "run --save-outputs onto a link" "$out_dir/output_0.pb" "symbolic link"
 
 # export: the first step's files, a later step's drawing, the pipeline's files.
+# The manifest (.graphlab-export.json) too: it is read and written like the others.
 for f in 00-input.diff.txt 00-input.dot 00-input.svg 00-input.onnx 03-constant-folding.dot \
-    03-constant-folding.svg decisions.json index.html; do
+    03-constant-folding.svg decisions.json index.html .graphlab-export.json; do
     out_dir="$tmp/export-$f"
     mkdir "$out_dir"
     ln -s "$model" "$out_dir/$f"
@@ -112,16 +113,7 @@ EOF
             rm -f "$tmp"/out.onnx*
             "$GL" optimize "$tmp/big.onnx" -o "$tmp/out.onnx" >/dev/null 2>"$tmp/err" &
             pid=$!
-            polls=0
-            sent=0
-            while [ "$polls" -lt 6000 ] && kill -0 "$pid" 2>/dev/null; do
-                if ls "$tmp"/out.onnx.tmp.* >/dev/null 2>&1; then
-                    kill -"$sig" "$pid" 2>/dev/null && sent=1
-                    break
-                fi
-                sleep 0.005
-                polls=$((polls + 1))
-            done
+            signal_when_shown "$sig" "$pid" "$tmp/out.onnx.tmp.*"
             wait "$pid"
             rc=$?
             [ "$sent" -eq 1 ] && [ "$rc" -gt 128 ] && [ ! -e "$tmp/out.onnx" ] && landed=1

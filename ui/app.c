@@ -14,6 +14,7 @@
 #include "passes/passes.h"
 #include "util/escape.h"
 #include "util/safe_write.h"
+#include "util/signals.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -130,10 +131,9 @@ bool gl_ui_start_job(gl_ui *ui, const gl_job_spec *spec, void *arg)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     /* Workers block the asynchronous signals (SIGINT, SIGWINCH, ...): they must wake
-     * the main thread's poll, not a worker. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+     * the main thread's poll, not a worker. Faults stay unblocked (util/signals.h). */
+    sigset_t old;
+    gl_block_async_signals(&old);
     int rc = pthread_create(&t, &attr, worker_main, job);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);

@@ -68,7 +68,7 @@ static bool has_groups(const gl_model *m)
 {
     for (size_t i = 0; i < m->graph->n_nodes; i++) {
         const gl_node *n = m->graph->nodes[i];
-        if (n && n->domain && strcmp(n->domain, GL_FUSED_DOMAIN) == 0)
+        if (n && strcmp(n->domain, GL_FUSED_DOMAIN) == 0)
             return true;
     }
     return false;

@@ -127,7 +127,7 @@ bool gl_ui_node_matches(const gl_node *n, const char *pattern)
 {
     if (gl_ui_match(n->op_type, pattern) || gl_ui_match(n->name, pattern))
         return true;
-    return n->domain && *n->domain && gl_ui_match(n->domain, pattern);
+    return *n->domain && gl_ui_match(n->domain, pattern);
 }
 
 int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,

@@ -256,7 +256,7 @@ static const gl_model *shown_model(const gl_ui *ui, int64_t ghost_step)
 static void add_members(detail_state *s, const gl_ui *ui, const gl_node *n)
 {
     const gl_model *m = shown_model(ui, s->ghost_step);
-    if (!m || !n->domain || strcmp(n->domain, "graphlab.fused") != 0)
+    if (!m || strcmp(n->domain, "graphlab.fused") != 0)
         return;
     const gl_function *f = gl_called_function(m, n);
     if (!f || !f->body)
@@ -349,8 +349,8 @@ static void detail_open(gl_ui *ui, gl_view *v)
     char label[96];
     gl_snapshot_label(ui->pipeline, s->ghost_step >= 0 ? (size_t)s->ghost_step : ui->step,
                       label, sizeof(label));
-    add_line(s, GL_ROLE_HEADER, UINT32_MAX, "%s%s%s '%s'", n->domain && *n->domain ? n->domain : "",
-             n->domain && *n->domain ? ":" : "", n->op_type, n->name);
+    add_line(s, GL_ROLE_HEADER, UINT32_MAX, "%s%s%s '%s'", n->domain,
+             *n->domain ? ":" : "", n->op_type, n->name);
     add_line(s, GL_ROLE_DIM, UINT32_MAX, "  node %u in %s%s%s", n->id, label,
              s->ghost_step >= 0 ? " (not in the step shown: it was removed)" : "",
              n->name_generated ? ", name generated at load" : "");

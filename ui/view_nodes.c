@@ -25,7 +25,7 @@ static int name_width(const nodes_state *s, const gl_view *v)
 
 static void op_text(const gl_node *n, char *buf, size_t len)
 {
-    if (n->domain && *n->domain)
+    if (*n->domain)
         snprintf(buf, len, "%s:%s", n->domain, n->op_type);
     else
         snprintf(buf, len, "%s", n->op_type);

@@ -240,7 +240,7 @@ unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d)
         gl_ui_set_status(ui, "#%lld is a note: it changes nothing to veto", (long long)d->id);
         return GL_REDRAW_STATUS;
     }
-    if (d->verdict == GL_REFUSED && !strncmp(d->reason, "vetoed (", 8) && !lift_veto) {
+    if (d->vetoed && !lift_veto) {
         gl_ui_set_status(ui, "#%lld repeats a vetoed rewrite: x on the first one lifts the "
                          "veto", (long long)d->id);
         return GL_REDRAW_STATUS;

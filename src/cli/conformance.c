@@ -102,7 +102,7 @@ static bool find_unverifiable(const gl_graph *g, char *why, size_t len);
 
 static bool node_unverifiable(const gl_node *n, char *why, size_t len)
 {
-    if (n->domain && strcmp(n->domain, "ai.onnx.preview.training") == 0) {
+    if (strcmp(n->domain, "ai.onnx.preview.training") == 0) {
         snprintf(why, len, "training op '%s'", n->op_type);
         return true;
     }

@@ -16,7 +16,7 @@ typedef struct export_args {
 enum { OPT_DIR, OPT_NO_ONNX };
 static const gl_cli_option own_options[] = {
     [OPT_DIR] = {"dir", 'd', true, "DIR", "the folder to write (created with its parents; "
-                 "written into a temporary folder beside it, renamed at the end); required"},
+                 "an existing one gets the files it owns replaced); required"},
     [OPT_NO_ONNX] = {"no-onnx", 0, false, NULL, "without the per-step .onnx files (the "
                      "biggest part of an export)"},
 };
@@ -25,7 +25,11 @@ const gl_command gl_command_export = {
     "export", "MODEL", "every step as .dot/.svg/.onnx/.diff.txt, decisions.json and index.html",
     "DIR/NN-PASS.{dot,svg,onnx,diff.txt} per step, 00-input first; DIR/decisions.json; "
     "DIR/index.html, one page that loads nothing from the network. --passes defaults to all. "
-    "A failed or interrupted export leaves no half folder.",
+    "A failed or interrupted export leaves no half folder. DIR/" GL_EXPORT_MANIFEST " lists "
+    "the files exports wrote there: an export into the folder again removes those it does "
+    "not write again (another model's, the .onnx left out by --no-onnx) and never removes "
+    "files it does not list. One export at a time writes into a folder: another one finds "
+    "DIR/.graphlab.lock held and is refused (exit 2), naming the process that writes.",
     GL_SOPT_PIPELINE, own_options, GL_ARRAY_LEN(own_options), gl_cmd_export};
 
 static int own_option(void *ctx, size_t which, const char *value)

@@ -29,7 +29,7 @@ typedef struct model_summary {
 static int fused_kind_len(const gl_node *n)
 {
     size_t len = strlen(n->op_type), d = len;
-    if (!n->domain || strcmp(n->domain, GL_FUSED_DOMAIN) != 0)
+    if (strcmp(n->domain, GL_FUSED_DOMAIN) != 0)
         return (int)len;
     while (d > 0 && n->op_type[d - 1] >= '0' && n->op_type[d - 1] <= '9')
         d--;
@@ -39,7 +39,7 @@ static int fused_kind_len(const gl_node *n)
 static void count_op(model_summary *s, const gl_node *n)
 {
     char key[512];
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+    if (*n->domain)
         snprintf(key, sizeof(key), "%s:%.*s", n->domain, fused_kind_len(n), n->op_type);
     else
         snprintf(key, sizeof(key), "%s", n->op_type);
@@ -89,8 +89,6 @@ static void summary_free(model_summary *s)
     free(s->ops);
 }
 
-static const char *domain_name(const char *d) { return d && *d ? d : "ai.onnx"; }
-
 static void json_value(gl_json *j, const gl_value *v)
 {
     gl_json_object_begin(j, NULL);
@@ -133,7 +131,7 @@ static void print_json(const gl_model *m, const model_summary *s)
     gl_json_int(&j, "ir_version", m->ir_version);
     gl_json_object_begin(&j, "opsets");
     for (size_t i = 0; i < m->n_opsets; i++)
-        gl_json_int(&j, domain_name(m->opsets[i].domain), m->opsets[i].version);
+        gl_json_int(&j, gl_domain_display(m->opsets[i].domain), m->opsets[i].version);
     gl_json_object_end(&j);
     char producer[512];
     snprintf(producer, sizeof(producer), "%s%s%s", m->producer_name ? m->producer_name : "",
@@ -198,7 +196,7 @@ static void print_text(const gl_model *m, const model_summary *s)
         printf(" (%s)", size);
     printf("\nir         %lld\nopsets    ", (long long)m->ir_version);
     for (size_t i = 0; i < m->n_opsets; i++)
-        printf(" %s %lld%s", gl_esc(domain_name(m->opsets[i].domain)),
+        printf(" %s %lld%s", gl_esc(gl_domain_display(m->opsets[i].domain)),
                (long long)m->opsets[i].version,
                i + 1 < m->n_opsets ? "," : "");
     printf("\nproducer   %s %s\n", m->producer_name ? gl_esc(m->producer_name) : "-",

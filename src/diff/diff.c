@@ -501,7 +501,7 @@ static const char *value_name(const gl_value *v)
 static char *op_text(const gl_node *n)
 {
     gl_strbuf b = {0};
-    if (n->domain && n->domain[0])
+    if (n->domain[0])
         gl_sb_printf(&b, "%s:", n->domain);
     gl_sb_printf(&b, "%s", n->op_type ? n->op_type : "?");
     return gl_sb_take(&b);

@@ -11,7 +11,6 @@
 #include "util/json.h"
 #include "util/safe_write.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +31,7 @@ static gl_status open_stream(gl_atomic_file *out, const char *dir, const char *n
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    gl_status st = gl_atomic_open(out, path);
-    if (st == GL_OK && !(*f = gl_atomic_stream(out))) {
-        st = gl_fail(GL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        gl_atomic_abort(out);
-    }
-    return st;
+    return gl_atomic_open_stream(out, path, f);
 }
 
 /* The diff text of `m` against `before` (NULL: against itself, i.e. empty). */
@@ -104,6 +98,15 @@ static const gl_export_opts *opts_or_default(const gl_export_opts *eo)
     return eo ? eo : &default_opts;
 }
 
+/* The export's folder, owned (util/safe_write.h): its manifest lists the files written
+ * there, so that the next export removes those it does not write again and nothing
+ * else. `add`: the files join those listed (a single step beside the whole pipeline). */
+static gl_status open_folder(gl_temp_dir *tmp, const char *dir, const char *model, bool add)
+{
+    const gl_dir_owner owner = {GL_EXPORT_MANIFEST, "graphlab " PACKAGE_VERSION, model, add};
+    return gl_temp_dir_open_owned(tmp, dir, &owner);
+}
+
 /* Put what was written at the destination, or leave nothing when `st` says it failed. */
 static gl_status finish_folder(gl_temp_dir *tmp, gl_status st)
 {
@@ -117,7 +120,7 @@ gl_status gl_export_snapshot(const gl_model *m, const gl_model *before, const ch
                              const char *label, const gl_export_opts *eo)
 {
     gl_temp_dir tmp;
-    gl_status st = gl_temp_dir_open(&tmp, dir);
+    gl_status st = open_folder(&tmp, dir, m->path, true);
     if (st != GL_OK)
         return st;
     step_files sf = {0};
@@ -363,7 +366,7 @@ gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char
                              void *ctx)
 {
     exporter x = {.model = model, .eo = opts_or_default(eo)};
-    gl_status st = gl_temp_dir_open(&x.tmp, dir);
+    gl_status st = open_folder(&x.tmp, dir, model, false);
     if (st != GL_OK)
         return st;
     for (size_t k = 0; st == GL_OK && k < p->n_steps; k++) {
@@ -383,7 +386,7 @@ gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char
 static gl_status export_model_step(void *ctx, gl_pipeline *p, size_t k)
 {
     exporter *x = ctx;
-    gl_status st = k == 0 ? gl_temp_dir_open(&x->tmp, x->dir) : GL_OK;
+    gl_status st = k == 0 ? open_folder(&x->tmp, x->dir, x->model, false) : GL_OK;
     if (st == GL_OK)
         st = export_next(x, p, k);
     if (st == GL_OK && k > 0)

@@ -4,8 +4,16 @@
  * For each step DIR/NN-PASS.{dot,svg,onnx,diff.txt} (00-input first, with an empty diff),
  * then DIR/decisions.json and DIR/index.html (one page, no network references). Every
  * file goes through the guarded atomic write (util/safe_write.h), into a temporary folder
- * beside DIR that becomes DIR at the end (gl_temp_dir): a failed, cancelled or
- * interrupted export leaves no half folder. DIR's missing parents are created.
+ * (gl_temp_dir) that becomes DIR at the end, or whose files are moved into DIR when it
+ * exists: a failed, cancelled or interrupted export leaves no half folder. DIR's missing
+ * parents are created. One export at a time writes into a folder (DIR/.graphlab.lock).
+ *
+ * DIR/.graphlab-export.json (util/manifest.h) lists the files the exports wrote there.
+ * An export of the pipeline replaces that set: the listed files it does not write again
+ * (another model's steps, the .onnx files left out by --no-onnx, a step of a longer
+ * pipeline) are removed. A single step (the workbench's `e`) adds its files to the set.
+ * Files not listed — a user's, an older graphlab's export — are never removed; only
+ * those of the same names as the new files are replaced.
  */
 #ifndef GL_EXPORT_H
 #define GL_EXPORT_H
@@ -14,6 +22,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The manifest of an export's folder. */
+#define GL_EXPORT_MANIFEST ".graphlab-export.json"
 
 typedef struct gl_export_opts {
     bool no_onnx; /* no NN-PASS.onnx files (they are most of an export's bytes) */

@@ -18,7 +18,7 @@ static gl_status ref_run(gl_kernel_ctx *k, void **state)
 {
     const gl_op_def *def = *state;
     if (!def) {
-        def = gl_op_lookup(k->node->domain ? k->node->domain : "", k->node->op_type, k->opset);
+        def = gl_op_lookup(k->node->domain, k->node->op_type, k->opset);
         if (!def || !def->kernel)
             return gl_fail(GL_ERR_UNSUPPORTED, "%s: no reference kernel at opset %lld", k->where,
                            (long long)k->opset);

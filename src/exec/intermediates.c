@@ -173,7 +173,7 @@ static void keep(gl_inter_rec *r, const gl_exec_event *ev, const char *prefix, s
         .key = key, .node = join(prefix, node_name(n)), .op = n->op_type, .output = i,
         .graph_output = top && is_graph_output(gl_exec_model(r->e)->graph, v),
         .in_body = !top, .t = p,
-        .group = top && n->domain && strcmp(n->domain, "graphlab.fused") == 0,
+        .group = top && strcmp(n->domain, "graphlab.fused") == 0,
     };
     r->bytes += bytes;
 }

@@ -14,20 +14,10 @@
 
 /* ---- building plans ------------------------------------------------------------------ */
 
-static const char *domain_name(const char *d)
-{
-    return d && *d ? d : "ai.onnx";
-}
-
-/* "" and "ai.onnx" both name the default domain. */
-static const char *canonical_domain(const char *d)
-{
-    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
-}
 
 static bool same_domain(const char *a, const char *b)
 {
-    return strcmp(canonical_domain(a), canonical_domain(b)) == 0;
+    return strcmp(gl_domain_canonical(a), gl_domain_canonical(b)) == 0;
 }
 
 static int64_t scope_opset(const plan_scope *s, const char *domain)
@@ -243,7 +233,7 @@ static gl_status plan_function_call(const plan_scope *s, plan_node *pn, gl_plan_
     if (en) {
         en->backend = "body";
         snprintf(en->info.impl, sizeof(en->info.impl), "function %s.%s",
-                 domain_name(pn->fn->domain), pn->fn->name);
+                 gl_domain_display(pn->fn->domain), pn->fn->name);
         if (s->backend != ref && why[0])
             snprintf(en->info.note, sizeof(en->info.note), "%s", why);
     }
@@ -261,16 +251,16 @@ gl_status gl_plan_node_init(const plan_scope *s, const gl_node *src, plan_node *
     pn->opset = scope_opset(s, n->domain);
     pn->out_slots = gl_xcalloc(n->n_outputs ? n->n_outputs : 1, sizeof(*pn->out_slots));
     gl_plan_entry *en = add_entry(s, pn);
-    pn->def = gl_op_lookup(n->domain ? n->domain : "", n->op_type, pn->opset);
+    pn->def = gl_op_lookup(n->domain, n->op_type, pn->opset);
     if (!pn->def || !pn->def->kernel) {
         pn->fn = gl_called_function(s->m, n);
         if (pn->fn)
             return plan_function_call(s, pn, en);
         if (!pn->def)
             return gl_fail(GL_ERR_UNSUPPORTED, "%s: unknown op '%s' (domain '%s', opset %lld)",
-                           pn->where, n->op_type, domain_name(n->domain), (long long)pn->opset);
+                           pn->where, n->op_type, gl_domain_display(n->domain), (long long)pn->opset);
         return gl_fail(GL_ERR_UNSUPPORTED, "%s: op '%s' (domain '%s', opset %lld) has no kernel",
-                       pn->where, n->op_type, domain_name(n->domain), (long long)pn->opset);
+                       pn->where, n->op_type, gl_domain_display(n->domain), (long long)pn->opset);
     }
     choose_backend(s, pn, en);
     return plan_subgraphs(s, pn);

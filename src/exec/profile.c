@@ -114,8 +114,7 @@ static int64_t dims_product(const gl_profile_type *t, int from)
 int64_t gl_profile_flops(const gl_node *n, const gl_profile_type *in, size_t n_in,
                          const gl_profile_type *out, size_t n_out)
 {
-    if ((n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) || n_out < 1 ||
-        n_in < 2)
+    if (*n->domain || n_out < 1 || n_in < 2)
         return -1;
     const char *op = n->op_type;
     int64_t base, per;

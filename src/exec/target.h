@@ -6,7 +6,8 @@
  * takes, which heads take post-ops at full speed, and — asked of the library itself, by
  * building the group's primitive for its shapes — whether the group gets a real
  * implementation or a reference one. The backend fills this record from its own op tables
- * (src/exec/dnnl/dn_target.c), so a new eltwise row there is a new post-op for the pass.
+ * (src/exec/dnnl/dn_target.c reads dn_eltwise.c's and dn_binary.c's), so a new row of
+ * those is a new post-op for the pass.
  *
  * Besides the record, two questions are asked by running: gl_target_probe builds the plan
  * of a small model (the group alone, as the fusion pass makes it) and reads how the

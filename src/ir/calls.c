@@ -5,18 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "" and "ai.onnx" both name the default domain. */
-static const char *canonical_domain(const char *d)
-{
-    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
-}
-
 const gl_function *gl_called_function(const gl_model *m, const gl_node *n)
 {
     for (size_t i = 0; m && n->op_type && i < m->n_functions; i++) {
         const gl_function *f = &m->functions[i];
         if (f->body && f->name && strcmp(f->name, n->op_type) == 0 &&
-            strcmp(canonical_domain(f->domain), canonical_domain(n->domain)) == 0)
+            strcmp(f->domain, n->domain) == 0)
             return f;
     }
     return NULL;

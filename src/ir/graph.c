@@ -804,8 +804,29 @@ bool gl_node_copy_plain_attrs(gl_node *dst, const gl_node *src)
 
 bool gl_node_is(const gl_node *n, const char *op)
 {
-    bool default_domain = !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
-    return default_domain && strcmp(n->op_type, op) == 0;
+    return n && n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
+}
+
+const char *gl_domain_canonical(const char *domain)
+{
+    return !domain || strcmp(domain, "ai.onnx") == 0 ? "" : domain;
+}
+
+const char *gl_domain_display(const char *domain)
+{
+    domain = gl_domain_canonical(domain);
+    return *domain ? domain : "ai.onnx";
+}
+
+bool gl_node_is_in(const gl_node *n, const char *domain, const char *op)
+{
+    return n && strcmp(n->domain, gl_domain_canonical(domain)) == 0 &&
+           strcmp(n->op_type, op) == 0;
+}
+
+gl_opset gl_opset_make(const char *domain, int64_t version)
+{
+    return (gl_opset){gl_xstrdup(gl_domain_canonical(domain)), version};
 }
 
 /* ==== values ========================================================================= */
@@ -932,25 +953,20 @@ void gl_model_free(gl_model *m)
     free(m);
 }
 
-static const char *domain_or_default(const char *d)
-{
-    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
-}
-
 int64_t gl_model_opset(const gl_model *m, const char *domain)
 {
-    const char *want = domain_or_default(domain);
+    const char *want = gl_domain_canonical(domain);
     for (size_t i = 0; i < m->n_opsets; i++)
-        if (strcmp(domain_or_default(m->opsets[i].domain), want) == 0)
+        if (strcmp(m->opsets[i].domain, want) == 0)
             return m->opsets[i].version;
     return 0;
 }
 
 int64_t gl_scope_opset(const gl_model *m, const gl_function *f, const char *domain)
 {
-    const char *want = domain_or_default(domain);
+    const char *want = gl_domain_canonical(domain);
     for (size_t i = 0; f && i < f->n_opsets; i++)
-        if (strcmp(domain_or_default(f->opsets[i].domain), want) == 0)
+        if (strcmp(f->opsets[i].domain, want) == 0)
             return f->opsets[i].version;
     int64_t v = gl_model_opset(m, want);
     return v == 0 && *want == '\0' ? 1 : v;
@@ -958,23 +974,22 @@ int64_t gl_scope_opset(const gl_model *m, const gl_function *f, const char *doma
 
 void gl_model_set_opset(gl_model *m, const char *domain, int64_t version)
 {
-    const char *want = domain_or_default(domain);
+    const char *want = gl_domain_canonical(domain);
     for (size_t i = 0; i < m->n_opsets; i++)
-        if (strcmp(domain_or_default(m->opsets[i].domain), want) == 0) {
+        if (strcmp(m->opsets[i].domain, want) == 0) {
             m->opsets[i].version = version;
             return;
         }
     m->opsets = gl_xrealloc(m->opsets, (m->n_opsets + 1) * sizeof(gl_opset));
-    m->opsets[m->n_opsets++] = (gl_opset){gl_xstrdup(domain ? domain : ""), version};
+    m->opsets[m->n_opsets++] = gl_opset_make(want, version);
 }
 
 gl_function *gl_model_function(const gl_model *m, const char *domain, const char *name)
 {
-    const char *want = domain_or_default(domain);
+    const char *want = gl_domain_canonical(domain);
     for (size_t i = 0; i < m->n_functions; i++) {
         gl_function *f = &m->functions[i];
-        if (f->name && strcmp(f->name, name) == 0 &&
-            strcmp(domain_or_default(f->domain), want) == 0)
+        if (f->name && strcmp(f->name, name) == 0 && strcmp(f->domain, want) == 0)
             return f;
     }
     return NULL;
@@ -988,7 +1003,7 @@ gl_function *gl_model_add_function(gl_model *m, const char *domain, const char *
     gl_function *f = &m->functions[m->n_functions++];
     memset(f, 0, sizeof(*f));
     f->name = gl_xstrdup(name);
-    f->domain = gl_xstrdup(domain ? domain : "");
+    f->domain = gl_xstrdup(gl_domain_canonical(domain));
     f->body = gl_graph_new(m, NULL, name);
     return f;
 }
@@ -1254,7 +1269,7 @@ static gl_node *node_alloc(gl_graph *g, const char *op_type, const char *domain,
     gl_node *n = gl_xcalloc(1, sizeof(*n));
     n->graph = g;
     n->op_type = adopt(op_type, mode);
-    n->domain = gl_xstrdup(domain ? domain : "");
+    n->domain = gl_xstrdup(gl_domain_canonical(domain));
     n->name_generated = !name || !*name;
     n->name = n->name_generated ? generated_node_name(g, op_type) : adopt(name, mode);
     n->prov.decision = -1;
@@ -1994,7 +2009,7 @@ static gl_opset *opsets_copy(const gl_opset *src, size_t n)
         return NULL;
     gl_opset *dst = gl_xcalloc(n ? n : 1, sizeof(gl_opset));
     for (size_t i = 0; i < n; i++)
-        dst[i] = (gl_opset){gl_xstrdup(src[i].domain), src[i].version};
+        dst[i] = gl_opset_make(src[i].domain, src[i].version);
     return dst;
 }
 

@@ -173,7 +173,7 @@ struct gl_node {
     char *name;         /* owned; generated ("Conv_12") when the file had none */
     bool name_generated;
     char *op_type;
-    char *domain;       /* "" for ai.onnx */
+    char *domain;       /* "" for ai.onnx, never NULL (gl_domain_canonical) */
     char *doc_string;
     uint32_t id;        /* stable within the graph, never reused */
     gl_graph *graph;
@@ -220,8 +220,20 @@ void gl_node_take_attr(gl_node *n, gl_attr *a);
  * onto dst, replacing those of the same names. */
 void gl_node_copy_attrs(gl_node *dst, const gl_node *src);
 bool gl_node_remove_attr(gl_node *n, const char *name);
-/* True when the node is in the default domain and its op_type equals `op`. */
+/* "Is n an X": the node is in the default domain and its op_type equals `op` (false for
+ * NULL). The one way to ask it. */
 bool gl_node_is(const gl_node *n, const char *op);
+
+/* ONNX spells the default domain "" or "ai.onnx" (and an absent domain means it too). The
+ * IR stores "" for it: every constructor of a node, a function or an opset import
+ * normalises its domain with this, so code past them compares with "" (or asks
+ * gl_node_is) and never meets "ai.onnx" or NULL; gl_graph_verify checks it. */
+const char *gl_domain_canonical(const char *domain);
+/* The domain as messages name it: "ai.onnx" for the default one. */
+const char *gl_domain_display(const char *domain);
+/* "Is n an X" for an op of another domain (`domain` "" or "ai.onnx": gl_node_is). */
+bool gl_node_is_in(const gl_node *n, const char *domain, const char *op);
+
 
 /* ---- graphs and models --------------------------------------------------------- */
 
@@ -303,6 +315,8 @@ gl_model *gl_model_new(void);
 void gl_model_free(gl_model *m);
 /* Deep copy; tensor bytes are shared copy-on-write. */
 gl_model *gl_model_clone(const gl_model *m);
+/* An opset import of `domain` (copied, canonical). */
+gl_opset gl_opset_make(const char *domain, int64_t version);
 /* Version of `domain` ("" = ai.onnx) imported by the model, or 0 when not imported. */
 int64_t gl_model_opset(const gl_model *m, const char *domain);
 /* The opset of `domain` for nodes in the body of `f` (NULL: the main graph): the

@@ -87,6 +87,9 @@ static gl_status check_node_slots(verifier *vf)
         live++;
         if (!n->name || !n->op_type)
             st = bad(vf, "node at position %zu has no name or no op_type", i);
+        else if (!n->domain || n->domain != gl_domain_canonical(n->domain))
+            st = bad(vf, NODE_FMT ": domain '%s' is not canonical (the default domain is \"\")",
+                     NODE_ARGS(n), n->domain ? n->domain : "(null)");
         else if (n->graph != g || n->index != i)
             st = bad(vf, NODE_FMT ": graph pointer or index (%zu) does not match its position %zu",
                      NODE_ARGS(n), n->index, i);

@@ -65,12 +65,6 @@ static const char *node_label(const graph_job *gj, const gl_node *n, char *buf, 
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
-/* ONNX spells the default domain "" or "ai.onnx"; the IR always says "". */
-static const char *normalize_domain(const char *d)
-{
-    return !d || !strcmp(d, "ai.onnx") ? "" : d;
-}
-
 /* ---- reading and unpacking ------------------------------------------------------------ */
 
 /* The bytes of a model file, for as long as unpacking takes. */
@@ -490,7 +484,7 @@ static gl_status create_node(graph_job *gj, const name_set *file_names,
     char **name = generated ? &made : &np->name;
     /* The node takes the message's strings (they are never read again) instead of
      * copies: free_unpacked skips the fields this leaves NULL. */
-    gl_node *n = gl_add_node_take(gj->g, &np->op_type, normalize_domain(np->domain), name,
+    gl_node *n = gl_add_node_take(gj->g, &np->op_type, np->domain, name,
                                   NULL, 0, np->output, np->n_output);
     gl_status st = n ? GL_OK : output_clash(gj, np, *name);
     free(made);
@@ -868,10 +862,8 @@ static gl_status fill_graph(load_ctx *lc, gl_graph *g, Onnx__GraphProto *gp,
 static gl_opset *load_opsets(Onnx__OperatorSetIdProto *const *ops, size_t n)
 {
     gl_opset *out = gl_xcalloc(n, sizeof(*out));
-    for (size_t i = 0; i < n; i++) {
-        out[i].domain = gl_xstrdup(normalize_domain(ops[i]->domain));
-        out[i].version = ops[i]->has_version ? ops[i]->version : 0;
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = gl_opset_make(ops[i]->domain, ops[i]->has_version ? ops[i]->version : 0);
     return out;
 }
 
@@ -911,7 +903,7 @@ static gl_status load_functions(load_ctx *lc, Onnx__FunctionProto *const *fps, s
         const Onnx__FunctionProto *fp = fps[i];
         gl_function *f = &m->functions[m->n_functions++];
         f->name = gl_xstrdup(str_or_empty(fp->name));
-        f->domain = gl_xstrdup(str_or_empty(fp->domain));
+        f->domain = gl_xstrdup(gl_domain_canonical(fp->domain));
         f->doc_string = gl_xstrdup(fp->doc_string);
         f->attributes = copy_strings(fp->attribute, fp->n_attribute);
         f->n_attributes = fp->n_attribute;
@@ -932,7 +924,7 @@ static void load_model_fields(gl_model *m, const Onnx__ModelProto *mp)
     m->ir_version = mp->has_ir_version ? mp->ir_version : 0;
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
-        gl_model_set_opset(m, normalize_domain(op->domain), op->has_version ? op->version : 0);
+        gl_model_set_opset(m, op->domain, op->has_version ? op->version : 0);
     }
     m->producer_name = gl_xstrdup(mp->producer_name);
     m->producer_version = gl_xstrdup(mp->producer_version);

@@ -523,7 +523,7 @@ static gl_status encode_node(save_ctx *c, const gl_node *n, Onnx__NodeProto **ou
      * and the TUI on the same names. */
     np->name = borrow(n->name);
     np->op_type = borrow(n->op_type);
-    np->domain = n->domain && *n->domain ? n->domain : NULL;
+    np->domain = *n->domain ? n->domain : NULL;
     np->doc_string = borrow(n->doc_string);
     np->n_input = n->n_inputs;
     np->input = value_names(c, n->inputs, n->n_inputs);
@@ -676,7 +676,7 @@ static Onnx__OperatorSetIdProto **encode_opsets(save_ctx *c, const gl_opset *ops
     Onnx__OperatorSetIdProto **out = new_array(c, n, sizeof(*out));
     for (size_t i = 0; i < n; i++) {
         NEW_MSG(c, out[i], onnx__operator_set_id_proto__init);
-        out[i]->domain = ops[i].domain ? ops[i].domain : empty_name;
+        out[i]->domain = ops[i].domain;
         out[i]->has_version = true;
         out[i]->version = ops[i].version;
     }

@@ -12,11 +12,6 @@ static const gl_op_arity rows[] = {
 #undef OP_IN
 };
 
-static const char *canonical_domain(const char *d)
-{
-    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
-}
-
 static int compare_key(const char *domain, const char *op, int64_t since, const gl_op_arity *r)
 {
     int c = strcmp(domain, r->domain);
@@ -29,7 +24,7 @@ const gl_op_arity *gl_op_arity_lookup(const char *domain, const char *op, int64_
 {
     if (!op)
         return NULL;
-    domain = canonical_domain(domain);
+    domain = gl_domain_canonical(domain);
     /* The last row <= (domain, op, opset); arity.def is sorted (tests/test_arity.c). */
     size_t lo = 0, hi = GL_ARRAY_LEN(rows);
     while (lo < hi) {

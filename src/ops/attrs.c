@@ -68,7 +68,7 @@ static void build_table(void)
 const gl_op_attrs *gl_op_attrs_lookup(const char *domain, const char *op, int64_t opset)
 {
     pthread_once(&table_once, build_table);
-    if (!op || (domain && *domain && strcmp(domain, "ai.onnx") != 0))
+    if (!op || *gl_domain_canonical(domain))
         return NULL;
     /* The last row <= (op, opset). */
     size_t lo = 0, hi = n_table;
@@ -144,14 +144,9 @@ typedef struct checker {
     size_t n_by_name;
 } checker;
 
-static const char *canonical_domain(const char *d)
-{
-    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
-}
-
 static int compare_call(const char *domain, const char *name, const gl_function *f)
 {
-    int c = strcmp(canonical_domain(domain), canonical_domain(f->domain));
+    int c = strcmp(gl_domain_canonical(domain), f->domain);
     return c ? c : strcmp(name, f->name ? f->name : "");
 }
 

@@ -2,10 +2,14 @@
  *
  * Each op declares in one place what it does to types and shapes (infer), how it
  * computes in plain C (kernel, the ground truth every backend is compared with), and
- * flags that passes read (random, layout-sensitive, ...). Later issues add the
- * transpose handler and fusion traits to the same entry. Entries live in one file per
- * family (src/ops/elementwise.c, nn.c, ...), each exporting a gl_op_family; registry.c
- * lists the families. Adding an op is one entry in one file.
+ * flags that passes read (random, layout-sensitive, ...). The transpose handler is not
+ * here: elementwise and broadcasting ops get transpose-push's generic handlers by their
+ * flags, ops with axes a row of passes/transpose_handlers.c; what fuses is the
+ * backend's word (exec/target.h). Entries live in one file per family
+ * (src/ops/elementwise.c, nn.c, ...), each exporting a gl_op_family; registry.c lists the
+ * families. Adding an op is its entry in its family's table plus its rows in arity.def
+ * and (ai.onnx ops) attrs.def, which tests/test_arity.c and tests/test_attrs.c demand;
+ * README.md's "Extending graphlab" has the whole checklist.
  *
  * Versions: an entry covers opsets from `since` up to the next entry of the same op.
  * gl_op_lookup(domain, op, opset) picks the entry with the largest since <= opset.

@@ -18,14 +18,9 @@ static const gl_op_def **in_order; /* family order, for listings */
 static size_t n_entries;
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 
-static const char *dom(const char *d)
-{
-    return d && strcmp(d, "ai.onnx") != 0 ? d : "";
-}
-
 static int compare_key(const char *da, const char *oa, int sa, const gl_op_def *b)
 {
-    int c = strcmp(dom(da), dom(b->domain));
+    int c = strcmp(gl_domain_canonical(da), gl_domain_canonical(b->domain));
     if (c == 0)
         c = strcmp(oa, b->op);
     if (c == 0)
@@ -70,13 +65,14 @@ const gl_op_def *gl_op_lookup(const char *domain, const char *op, int64_t opset)
     if (lo == 0)
         return NULL;
     const gl_op_def *d = sorted[lo - 1];
-    return strcmp(dom(d->domain), dom(domain)) == 0 && strcmp(d->op, op) == 0 ? d : NULL;
+    bool same_domain = strcmp(gl_domain_canonical(d->domain), gl_domain_canonical(domain)) == 0;
+    return same_domain && strcmp(d->op, op) == 0 ? d : NULL;
 }
 
 const gl_op_def *gl_op_for_node(const gl_model *m, const gl_node *n)
 {
-    int64_t opset = gl_model_opset(m, n->domain ? n->domain : "");
-    if (opset == 0 && dom(n->domain)[0] == '\0')
+    int64_t opset = gl_model_opset(m, n->domain);
+    if (opset == 0 && n->domain[0] == '\0')
         opset = 1; /* a default-domain node in a model that imports no opset */
     return gl_op_lookup(n->domain, n->op_type, opset);
 }

@@ -79,7 +79,7 @@ static size_t node_cost(const gl_node *n, const uint32_t *node_sharers)
 
 typedef struct bfs {
     const gl_graph *g;
-    uint32_t *node_sharers; /* by node index (count_node_sharers), owned */
+    uint32_t *node_sharers; /* by node index (gl_rv_count_node_sharers), owned */
     bool shared_once;       /* a shared Constant node is one box: drawn, never walked
                              * through */
     int radius;

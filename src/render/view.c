@@ -486,7 +486,7 @@ static gl_render_mark mark_of(const builder *b, const gl_node *n)
 
 static void put_op(gl_strbuf *t, const gl_node *n)
 {
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) {
+    if (*n->domain) {
         gl_rv_put_display(t, n->domain, 30);
         gl_sb_putc(t, '.');
     }

@@ -2,6 +2,9 @@
  * signals (safe_write.h). */
 #include "util/safe_write.h"
 
+#include "util/file_read.h"
+#include "util/manifest.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -238,6 +242,12 @@ static gl_status atomic_fail(gl_atomic_file *f, const char *what, int err)
     return st;
 }
 
+static gl_status refuse_link(const char *path)
+{
+    return gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
+                                 "links (remove it or choose another name)", path);
+}
+
 /* The guard: what may stand at the destination, and the mode the new file gets (the old
  * file's, or what creat() would give). */
 static gl_status check_destination(const char *path, mode_t *mode)
@@ -247,8 +257,7 @@ static gl_status check_destination(const char *path, mode_t *mode)
     if (lstat(path, &st) != 0)
         return GL_OK; /* absent (or unreachable: creating the temporary file says why) */
     if (S_ISLNK(st.st_mode))
-        return gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
-                                     "links (remove it or choose another name)", path);
+        return refuse_link(path);
     if (!S_ISREG(st.st_mode))
         return gl_fail(GL_ERR_IO, "%s: exists and is not a regular file", path);
     char *input = protected_name(&st);
@@ -316,16 +325,21 @@ FILE *gl_atomic_stream(gl_atomic_file *f)
     return f->stream;
 }
 
-static void fsync_folder_of(const char *path)
+static void fsync_folder(const char *dir)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? gl_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
-                      : gl_xstrdup(".");
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         (void)fsync(fd); /* best effort: some file systems cannot sync folders */
         close(fd);
     }
+}
+
+static void fsync_folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? gl_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
+                      : gl_xstrdup(".");
+    fsync_folder(dir);
     free(dir);
 }
 
@@ -352,6 +366,16 @@ gl_status gl_atomic_commit(gl_atomic_file *f)
 }
 
 void gl_atomic_abort(gl_atomic_file *f) { atomic_release(f); }
+
+gl_status gl_atomic_open_stream(gl_atomic_file *f, const char *path, FILE **stream)
+{
+    gl_status st = gl_atomic_open(f, path);
+    if (st == GL_OK && !(*stream = gl_atomic_stream(f))) {
+        st = gl_fail(GL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        gl_atomic_abort(f);
+    }
+    return st;
+}
 
 gl_status gl_write_file(const char *path, const void *data, size_t len)
 {
@@ -400,83 +424,15 @@ gl_status gl_make_dir(const char *dir)
     return st;
 }
 
-gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
-{
-    *d = (gl_temp_dir){0};
-    if (!target || !*target)
-        return gl_fail(GL_ERR_INPUT, "no output folder name given");
-    pthread_once(&once, init_once);
-    size_t n = strlen(target);
-    while (n > 1 && target[n - 1] == '/') /* "out/" names the folder "out" */
-        n--;
-    size_t base = n;
-    while (base > 0 && target[base - 1] != '/')
-        base--;
-    char *parent = base ? gl_xstrndup(target, base) : NULL;
-    gl_status st = parent ? gl_make_dir(parent) : GL_OK;
-    free(parent);
-    if (st != GL_OK)
-        return st;
-    d->target = gl_xstrndup(target, n);
-    /* "<parent>/.<name>.tmp.XXXXXX": hidden, and beside the destination so that the
-     * final rename stays on one file system */
-    size_t len = n + 2 + sizeof(TMP_SUFFIX);
-    d->path = gl_xmalloc(len);
-    snprintf(d->path, len, "%.*s.%.*s" TMP_SUFFIX, (int)base, target, (int)(n - base),
-             target + base);
-    sigset_t old;
-    block_cleanup_signals(&old);
-    bool made = mkdtemp(d->path) != NULL;
-    int err = errno;
-    if (made)
-        d->slot = temp_register(d->path, true);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    /* mkdtemp's 0700 would become the export's mode: give it what mkdir would */
-    if (made && chmod(d->path, 0777 & ~process_umask) != 0) {
-        err = errno;
-        remove_flat_folder(d->path);
-        temp_unregister(d->slot);
-        d->slot = 0;
-        made = false;
-    }
-    if (!made) {
-        st = gl_fail(GL_ERR_IO, "%s: cannot create a temporary folder beside it: %s",
-                     d->target, strerror(err));
-        free(d->path);
-        d->path = NULL;
-        gl_temp_dir_abort(d);
-    }
-    return st;
-}
 
-void gl_temp_dir_abort(gl_temp_dir *d)
-{
-    if (d->path)
-        remove_flat_folder(d->path);
-    temp_unregister(d->slot);
-    free(d->path);
-    free(d->target);
-    *d = (gl_temp_dir){0};
-}
+/* ==== folders written as a whole ========================================================= */
 
-/* The names in folder `dir` (malloc'd array of malloc'd names), or false. */
-static bool list_names(const char *dir, char ***names, size_t *n)
-{
-    *names = NULL;
-    *n = 0;
-    size_t cap = 0;
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return false;
-    for (struct dirent *e; (e = readdir(dp));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        GL_GROW(*names, cap, *n + 1);
-        (*names)[(*n)++] = gl_xstrdup(e->d_name);
-    }
-    closedir(dp);
-    return true;
-}
+/* What graphlab keeps in a destination folder while it writes into it (util/manifest.h
+ * keeps every ".graphlab…" name out of manifests). */
+#define LOCK_NAME ".graphlab.lock"
+#define INSIDE_TMP_NAME ".graphlab" TMP_SUFFIX
+/* A manifest larger than this is not read (nothing it lists is removed). */
+#define MANIFEST_MAX ((size_t)16 << 20)
 
 static char *join(const char *dir, const char *name)
 {
@@ -486,31 +442,401 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* Every file of the temporary folder moved into the existing destination folder, each
- * checked first: a refusal moves none. */
-static gl_status merge_into(gl_temp_dir *d)
+/* ---- the lock: one writer at a time in a folder ----------------------------------------- */
+
+/* The lock at `path` (open on fd) is held by another process, which wrote its PID into
+ * it when it took it (or has not yet). */
+static gl_status refuse_busy(const char *dir, const char *path, int fd)
 {
-    char **names;
-    size_t n;
-    if (!list_names(d->path, &names, &n))
-        return gl_fail(GL_ERR_IO, "%s: cannot read: %s", d->path, strerror(errno));
+    char text[32];
+    ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    char *end;
+    long pid = strtol(text, &end, 10);
+    if (pid > 0 && (*end == '\n' || *end == '\0'))
+        return gl_fail(GL_ERR_IO, "%s: another graphlab (process %ld) is writing into this "
+                                  "folder; try again when it has finished", dir, pid);
+    return gl_fail(GL_ERR_IO, "%s: another process is writing into this folder (it holds %s); "
+                              "try again when it has finished", dir, path);
+}
+
+/* Our PID in the lock we hold, for the message of whoever is refused. */
+static void write_pid(int fd)
+{
+    char pid[24];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        return; /* best effort: only messages read it */
+}
+
+/* One try at the lock file `path` of d->target. GL_OK with *taken when it is ours now;
+ * GL_OK without: the file we locked had been removed or replaced meanwhile (its holder
+ * was finishing), try again. flock(2) locks go with the process: a lock file left by a
+ * process that died is free to take. */
+static gl_status try_lock(gl_temp_dir *d, const char *path, bool *taken)
+{
+    *taken = false;
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ELOOP)
+        return refuse_link(path);
+    if (fd < 0 && errno == EISDIR)
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a regular file", path);
+    if (fd < 0)
+        return gl_fail(GL_ERR_IO, "%s: cannot write into it: %s", d->target, strerror(errno));
+    struct stat held, named;
     gl_status st = GL_OK;
+    if (fstat(fd, &held) != 0 || !S_ISREG(held.st_mode))
+        st = gl_fail(GL_ERR_IO, "%s: exists and is not a regular file", path);
+    else if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+        st = errno == EWOULDBLOCK ? refuse_busy(d->target, path, fd)
+                                  : gl_fail(GL_ERR_IO, "%s: cannot lock: %s", path, strerror(errno));
+    else if (lstat(path, &named) == 0 && named.st_dev == held.st_dev &&
+             named.st_ino == held.st_ino) {
+        write_pid(fd);
+        d->lock_fd = fd;
+        d->lock_path = gl_xstrdup(path);
+        d->lock_slot = temp_register(path, false); /* a signal removes it with the rest */
+        *taken = true;
+        return GL_OK;
+    }
+    close(fd);
+    return st;
+}
+
+static gl_status lock_folder(gl_temp_dir *d)
+{
+    char *path = join(d->target, LOCK_NAME);
+    gl_status st = GL_OK;
+    bool taken = false;
+    for (int attempt = 0; st == GL_OK && !taken && attempt < 8; attempt++) {
+        sigset_t old; /* no cleanup signal between creating the file and registering it */
+        block_cleanup_signals(&old);
+        st = try_lock(d, path, &taken);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (st == GL_OK && !taken)
+        st = gl_fail(GL_ERR_IO, "%s: cannot take its lock %s: it keeps being replaced",
+                     d->target, path);
+    free(path);
+    return st;
+}
+
+static void unlock_folder(gl_temp_dir *d)
+{
+    if (!d->lock_path)
+        return;
+    /* Unregistered first: from here on a signal must not remove the lock file another
+     * writer may have made by then. Removed while still held: a writer that opened it
+     * meanwhile finds the name gone once it gets the lock, and tries again. */
+    temp_unregister(d->lock_slot);
+    unlink(d->lock_path);
+    close(d->lock_fd);
+    free(d->lock_path);
+    d->lock_path = NULL;
+    d->lock_slot = 0;
+}
+
+/* ---- opening ------------------------------------------------------------------------------ */
+
+/* d->path (a mkdtemp template) made and registered: from then on a signal removes it. */
+static gl_status make_temp_folder(gl_temp_dir *d)
+{
+    sigset_t old;
+    block_cleanup_signals(&old);
+    bool made = mkdtemp(d->path) != NULL;
+    int err = errno;
+    if (made)
+        d->slot = temp_register(d->path, true);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!made) {
+        free(d->path); /* nothing was made: nothing for abort to remove */
+        d->path = NULL;
+    } else if (!d->inside && chmod(d->path, 0777 & ~process_umask) != 0) {
+        /* it becomes the folder: mkdtemp's 0700 would be its mode; give it mkdir's */
+        err = errno;
+        made = false;
+    }
+    if (!made)
+        return gl_fail(GL_ERR_IO, "%s: cannot create a temporary folder %s it: %s", d->target,
+                       d->inside ? "in" : "beside", strerror(err));
+    return GL_OK;
+}
+
+/* An existing folder: locked, and the temporary folder made inside it, on its own file
+ * system (a mount point is on another one than its parent). */
+static gl_status open_inside(gl_temp_dir *d)
+{
+    gl_status st = lock_folder(d);
+    if (st != GL_OK)
+        return st;
+    d->inside = true;
+    d->path = join(d->target, INSIDE_TMP_NAME);
+    return make_temp_folder(d);
+}
+
+/* A new folder: its missing parents made, the temporary folder beside it on the file
+ * system where it will be ("<parent>/.<name>.tmp.XXXXXX", hidden), renamed to it at the
+ * end. */
+static gl_status open_beside(gl_temp_dir *d)
+{
+    size_t n = strlen(d->target), base = n;
+    while (base > 0 && d->target[base - 1] != '/')
+        base--;
+    char *parent = base ? gl_xstrndup(d->target, base) : NULL;
+    gl_status st = parent ? gl_make_dir(parent) : GL_OK;
+    free(parent);
+    if (st != GL_OK)
+        return st;
+    size_t len = n + 2 + sizeof(TMP_SUFFIX);
+    d->path = gl_xmalloc(len);
+    snprintf(d->path, len, "%.*s.%s" TMP_SUFFIX, (int)base, d->target, d->target + base);
+    return make_temp_folder(d);
+}
+
+static void copy_owner(gl_temp_dir *d, const gl_dir_owner *owner)
+{
+    if (!owner || !owner->manifest)
+        return;
+    d->manifest = gl_xstrdup(owner->manifest);
+    d->written_by = gl_xstrdup(owner->written_by);
+    d->source = gl_xstrdup(owner->source);
+    d->add = owner->add;
+}
+
+gl_status gl_temp_dir_open_owned(gl_temp_dir *d, const char *target, const gl_dir_owner *owner)
+{
+    *d = (gl_temp_dir){0};
+    if (!target || !*target)
+        return gl_fail(GL_ERR_INPUT, "no output folder name given");
+    pthread_once(&once, init_once);
+    size_t n = strlen(target);
+    while (n > 1 && target[n - 1] == '/') /* "out/" names the folder "out" */
+        n--;
+    d->target = gl_xstrndup(target, n);
+    copy_owner(d, owner);
+    struct stat sb;
+    gl_status st;
+    if (lstat(d->target, &sb) != 0)
+        st = open_beside(d);
+    else if (S_ISLNK(sb.st_mode))
+        st = refuse_link(d->target);
+    else if (!S_ISDIR(sb.st_mode))
+        st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
+    else
+        st = open_inside(d);
+    if (st != GL_OK)
+        gl_temp_dir_abort(d);
+    return st;
+}
+
+gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target)
+{
+    return gl_temp_dir_open_owned(d, target, NULL);
+}
+
+void gl_temp_dir_abort(gl_temp_dir *d)
+{
+    if (d->path)
+        remove_flat_folder(d->path);
+    temp_unregister(d->slot);
+    unlock_folder(d);
+    free(d->path);
+    free(d->target);
+    free(d->manifest);
+    free(d->written_by);
+    free(d->source);
+    *d = (gl_temp_dir){0};
+}
+
+/* ---- the manifest: the files the writer owns in the folder ------------------------------ */
+
+/* The names the manifest at `path` lists, added to *listed; none when it is absent, not
+ * a regular file, too large, or does not parse: then nothing is removed, as files a
+ * manifest does not list are never touched. */
+static void read_manifest(const char *path, gl_names *listed)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (size_t)st.st_size <= MANIFEST_MAX) {
+        char *text = malloc((size_t)st.st_size);
+        if (text && gl_file_read_exact(fd, text, (size_t)st.st_size, path) == GL_OK)
+            gl_manifest_parse(text, (size_t)st.st_size, listed);
+        else
+            gl_error_clear(); /* an unreadable list is no list: not an error */
+        free(text);
+    }
+    close(fd);
+}
+
+static gl_status write_manifest(const gl_temp_dir *d, const char *path, gl_names *files)
+{
+    gl_atomic_file f;
+    FILE *out;
+    gl_status st = gl_atomic_open_stream(&f, path, &out);
+    if (st != GL_OK)
+        return st;
+    gl_names_sort(files);
+    gl_manifest_write(out, &(gl_manifest_about){d->written_by, d->source}, files);
+    return gl_atomic_commit(&f);
+}
+
+static void names_add_all(gl_names *to, const gl_names *from)
+{
+    for (size_t i = 0; i < from->n; i++)
+        gl_names_add(to, from->items[i]);
+}
+
+/* Removes the files the manifest listed (`listed`) that were not written again
+ * (`written`, sorted); what stays ours is added to *kept: a file that could not be
+ * removed, or that this process read as input (never removed). A name that is no longer
+ * a regular file (a folder or a link someone put there) is not ours: left alone, no
+ * longer listed. */
+static void remove_unwritten(const char *dir, const gl_names *listed, const gl_names *written,
+                             gl_names *kept)
+{
+    for (size_t i = 0; i < listed->n; i++) {
+        if (gl_names_has(written, listed->items[i]))
+            continue;
+        char *path = join(dir, listed->items[i]);
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            char *input = protected_name(&st);
+            if (input || unlink(path) != 0)
+                gl_names_add(kept, listed->items[i]);
+            free(input);
+        }
+        free(path);
+    }
+}
+
+/* ---- committing --------------------------------------------------------------------------- */
+
+/* The names in folder `dir`, added to *names. */
+static gl_status list_folder(const char *dir, gl_names *names)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return gl_fail(GL_ERR_IO, "%s: cannot read: %s", dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(dp));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            gl_names_add(names, e->d_name);
+    closedir(dp);
+    gl_names_sort(names);
+    return GL_OK;
+}
+
+/* Every name that will be written in the destination checked by the guard, the manifest
+ * too: a refusal leaves the destination as it was. */
+static gl_status check_all(const gl_temp_dir *d, const gl_names *written, const char *manifest)
+{
     mode_t mode;
-    for (size_t i = 0; i < n && st == GL_OK; i++) {
-        char *to = join(d->target, names[i]);
+    gl_status st = manifest ? check_destination(manifest, &mode) : GL_OK;
+    for (size_t i = 0; i < written->n && st == GL_OK; i++) {
+        char *to = join(d->target, written->items[i]);
         st = check_destination(to, &mode);
         free(to);
     }
-    for (size_t i = 0; i < n && st == GL_OK; i++) {
-        char *from = join(d->path, names[i]), *to = join(d->target, names[i]);
+    return st;
+}
+
+static gl_status move_files(const gl_temp_dir *d, const gl_names *written)
+{
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < written->n && st == GL_OK; i++) {
+        char *from = join(d->path, written->items[i]), *to = join(d->target, written->items[i]);
         if (rename(from, to) != 0)
             st = gl_fail(GL_ERR_IO, "%s: cannot replace: %s", to, strerror(errno));
         free(from);
         free(to);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    return st;
+}
+
+/* The files of the temporary folder moved into the existing destination one by one. With
+ * a manifest, whatever the folder holds of ours stays listed at every moment: first the
+ * list of the old files and the new ones, then the moves, then (replacing) the old files
+ * not written again removed and the list of what is left. An interrupted commit leaves a
+ * list that covers every file of ours there, for the next export to clean up. */
+static gl_status move_in(gl_temp_dir *d)
+{
+    gl_names written = {0}, listed = {0}, owned = {0};
+    char *manifest = d->manifest ? join(d->target, d->manifest) : NULL;
+    gl_status st = list_folder(d->path, &written);
+    if (st == GL_OK)
+        st = check_all(d, &written, manifest);
+    if (st == GL_OK && manifest) {
+        read_manifest(manifest, &listed);
+        gl_names_sort(&listed);
+        names_add_all(&owned, &listed);
+        names_add_all(&owned, &written);
+        st = write_manifest(d, manifest, &owned);
+    }
+    if (st == GL_OK)
+        st = move_files(d, &written);
+    if (st == GL_OK && manifest && !d->add) {
+        gl_names_free(&owned);
+        names_add_all(&owned, &written);
+        remove_unwritten(d->target, &listed, &written, &owned);
+        st = write_manifest(d, manifest, &owned);
+    }
+    if (st == GL_OK)
+        fsync_folder(d->target);
+    gl_names_free(&written);
+    gl_names_free(&listed);
+    gl_names_free(&owned);
+    free(manifest);
+    return st;
+}
+
+/* A new folder's manifest, in the temporary folder: what was written into it. */
+static gl_status write_new_manifest(const gl_temp_dir *d, const char *manifest)
+{
+    gl_names written = {0};
+    gl_status st = list_folder(d->path, &written);
+    if (st == GL_OK)
+        st = write_manifest(d, manifest, &written);
+    gl_names_free(&written);
+    return st;
+}
+
+/* The temporary folder beside the destination renamed to it, or, the destination there
+ * now (made by another writer meanwhile), its files moved in as into any existing folder,
+ * under its lock. `manifest`: the new folder's own, in the temporary folder (or NULL). */
+static gl_status put_in_place(gl_temp_dir *d, const char *manifest)
+{
+    struct stat sb;
+    bool exists = lstat(d->target, &sb) == 0;
+    if (exists && S_ISLNK(sb.st_mode))
+        return refuse_link(d->target);
+    if (exists && !S_ISDIR(sb.st_mode))
+        return gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
+    if (rename(d->path, d->target) == 0) {
+        free(d->path); /* renamed: nothing left to remove */
+        d->path = NULL;
+        fsync_folder_of(d->target);
+        return GL_OK;
+    }
+    if (!exists && errno != ENOTEMPTY && errno != EEXIST)
+        return gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",
+                       d->target, d->path, strerror(errno));
+    if (manifest)
+        unlink(manifest); /* move_in keeps the folder's own */
+    gl_status st = lock_folder(d);
+    return st == GL_OK ? move_in(d) : st;
+}
+
+/* The temporary folder beside the destination becomes it, its manifest inside: the files
+ * and their list appear at once. */
+static gl_status rename_into_place(gl_temp_dir *d)
+{
+    char *manifest = d->manifest ? join(d->path, d->manifest) : NULL;
+    gl_status st = manifest ? write_new_manifest(d, manifest) : GL_OK;
+    if (st == GL_OK)
+        st = put_in_place(d, manifest);
+    free(manifest);
     return st;
 }
 
@@ -518,24 +844,7 @@ gl_status gl_temp_dir_commit(gl_temp_dir *d)
 {
     if (!d->path)
         return gl_fail(GL_ERR_INTERNAL, "commit of a closed folder");
-    gl_status st = GL_OK;
-    struct stat sb;
-    bool exists = lstat(d->target, &sb) == 0;
-    if (exists && S_ISLNK(sb.st_mode))
-        st = gl_fail(GL_ERR_INPUT, "%s: is a symbolic link; graphlab does not write through "
-                                   "links (remove it or choose another name)", d->target);
-    else if (exists && !S_ISDIR(sb.st_mode))
-        st = gl_fail(GL_ERR_IO, "%s: exists and is not a folder", d->target);
-    else if (rename(d->path, d->target) == 0) {
-        free(d->path); /* renamed: nothing left to remove */
-        d->path = NULL;
-    } else if (exists) /* not empty, or "." (EBUSY, EINVAL): file by file */
-        st = merge_into(d);
-    else
-        st = gl_fail(GL_ERR_IO, "%s: cannot rename the temporary folder %s to it: %s",
-                     d->target, d->path, strerror(errno));
-    if (st == GL_OK)
-        fsync_folder_of(d->target);
-    gl_temp_dir_abort(d);
+    gl_status st = d->inside ? move_in(d) : rename_into_place(d);
+    gl_temp_dir_abort(d); /* what is left of the temporary folder, the lock */
     return st;
 }

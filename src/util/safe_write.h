@@ -21,11 +21,26 @@
  *     default action and re-raise. The handlers are installed on the first open, only
  *     for signals whose disposition is still the default (a program with its own
  *     handlers — the TUI — calls gl_temp_files_remove from them).
- *   - a folder of files (an export) is written the same way: into a temporary folder
- *     ".<name>.tmp.XXXXXX" beside the destination, registered like a temporary file (a
- *     signal removes it and its files), renamed to the destination at the end. Nothing
- *     appears at the destination before that, so a cancelled or failed export leaves no
- *     half folder.
+ *   - a folder of files (an export) is written the same way, into a temporary folder
+ *     registered like a temporary file (a signal removes it and its files). A new folder
+ *     is written as ".<name>.tmp.XXXXXX" beside it and renamed to it at the end: nothing
+ *     appears before that, so a cancelled or failed export leaves no half folder. An
+ *     existing folder (a mount point too: a Docker volume, a USB stick, /dev/shm) gets
+ *     "DIR/.graphlab.tmp.XXXXXX" inside it, on its own file system, and the files are
+ *     moved in at the end, each name checked by the guard before the first moves.
+ *   - one writer at a time in an existing folder: DIR/.graphlab.lock, held with flock(2)
+ *     from open to the end and holding the writer's PID; a second writer is refused with
+ *     a message naming the folder and that PID (GL_ERR_IO: exit 2). The lock goes with
+ *     the process that holds it (a lock file left by a killed one is simply taken); the
+ *     file is removed at the end, and by the cleanup signals.
+ *   - an owned folder (gl_temp_dir_open_owned) keeps a manifest, DIR/<manifest> (JSON,
+ *     util/manifest.h), listing the files the writer owns there. Replacing, the commit
+ *     removes the listed files it did not write again; adding (`e` beside `E`), it lists
+ *     the new ones with them. A file the manifest does not list (a user's notes, an
+ *     older graphlab's export) is never removed: names written again are replaced, the
+ *     rest is left. Nor is a listed name that is no longer a regular file, or a file read
+ *     as input. Until the commit ends the manifest lists the old files and the new ones,
+ *     so that an interrupted commit leaves every file of ours there listed.
  *
  * The loader and the tensor-file reader register what they read with gl_protect_input.
  * Thread-safe; registries are process-wide.
@@ -60,6 +75,8 @@ FILE *gl_atomic_stream(gl_atomic_file *f);
 gl_status gl_atomic_commit(gl_atomic_file *f);
 /* Drop the temporary file (safe on a closed or failed file). */
 void gl_atomic_abort(gl_atomic_file *f);
+/* gl_atomic_open, then gl_atomic_stream into *stream (on failure nothing is left). */
+gl_status gl_atomic_open_stream(gl_atomic_file *f, const char *path, FILE **stream);
 
 /* The whole file at once: open, write, commit. */
 gl_status gl_write_file(const char *path, const void *data, size_t len);
@@ -68,23 +85,46 @@ gl_status gl_write_file(const char *path, const void *data, size_t len);
  * what writes into it. */
 gl_status gl_make_dir(const char *dir);
 
+/* Who owns the files a folder is written with (gl_temp_dir_open_owned). */
+typedef struct gl_dir_owner {
+    const char *manifest;   /* the list's name in the folder: ".graphlab-export.json" */
+    const char *written_by; /* recorded in it: "graphlab 0.1 export" */
+    const char *source;     /* recorded in it: what the files were made from; may be NULL */
+    bool add;               /* the files written join the listed ones (the workbench's `e`);
+                             * false: they become the set, the listed files not written
+                             * again are removed */
+} gl_dir_owner;
+
 /* A folder written as a whole (see above). Zeroed it is closed. */
 typedef struct gl_temp_dir {
     char *path;   /* the temporary folder to write into (owned); NULL when closed */
     char *target; /* the destination (owned) */
     int slot;     /* in the registry, + 1; 0: not registered */
+    bool inside;  /* path is inside target (it existed): commit moves the files in */
+    char *lock_path; /* target's lock file while held (owned), else NULL */
+    int lock_fd;
+    int lock_slot;
+    /* the owner's (copies, owned); manifest NULL: no manifest */
+    char *manifest, *written_by, *source;
+    bool add;
 } gl_temp_dir;
 
-/* Creates the destination's missing parents (as mkdir -p) and the temporary folder
- * beside it. On failure nothing new but parents exists and d needs no abort. */
+/* The temporary folder for `target`: inside it when it exists as a folder (locked
+ * first), else beside it, its missing parents created (as mkdir -p). A link or a
+ * non-folder at `target` is refused. On failure nothing new but parents exists and d
+ * needs no abort. */
 gl_status gl_temp_dir_open(gl_temp_dir *d, const char *target);
-/* Puts the files written into d->path at the destination: renames the folder when the
- * destination is absent or an empty folder; into an existing folder (an export made
- * again, the workbench's `e` beside `E`) moves each file, every one checked by the
- * guard first (no link, no input, nothing not a regular file replaced), so a refused
- * name leaves the destination as it was. The temporary folder is gone either way. */
+/* The same for an owned folder: `owner` (copied; NULL as gl_temp_dir_open) names the
+ * manifest that commit keeps and how it treats the files listed before. */
+gl_status gl_temp_dir_open_owned(gl_temp_dir *d, const char *target, const gl_dir_owner *owner);
+/* Puts the files written into d->path at the destination: renames the folder when it was
+ * new; into an existing folder moves each file, every name checked by the guard first
+ * (no link, no input, nothing not a regular file replaced), so a refused name leaves the
+ * destination as it was; then, owned, removes what the manifest listed and was not
+ * written again (see above). The temporary folder and the lock are gone either way. */
 gl_status gl_temp_dir_commit(gl_temp_dir *d);
-/* Removes the temporary folder and what was written into it (safe on a closed one). */
+/* Removes the temporary folder and what was written into it, and releases the lock (safe
+ * on a closed one). */
 void gl_temp_dir_abort(gl_temp_dir *d);
 
 /* The file open on `fd` (read from `path`, for messages) is an input: no write may

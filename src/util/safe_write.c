@@ -282,10 +282,11 @@ gl_status gl_atomic_open(gl_atomic_file *f, const char *path)
     if (st != GL_OK)
         return st;
     f->path = gl_xstrdup(path);
-    size_t n = strlen(path);
-    f->tmp_path = gl_xmalloc(n + sizeof(TMP_SUFFIX));
-    memcpy(f->tmp_path, path, n);
-    memcpy(f->tmp_path + n, TMP_SUFFIX, sizeof(TMP_SUFFIX));
+    /* "<path>.tmp.<pid>.XXXXXX": the PID tells a later writer whether the maker is gone
+     * (util/stale_temps.h; SIGKILL leaves the file) */
+    size_t len = strlen(path) + sizeof(".tmp..XXXXXX") + 24;
+    f->tmp_path = gl_xmalloc(len);
+    snprintf(f->tmp_path, len, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
     /* No cleanup signal between creating the file and registering it. */
     sigset_t old;
     block_cleanup_signals(&old);

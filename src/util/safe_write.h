@@ -4,7 +4,7 @@
  * .dot/.svg/.diff.txt/decisions.json/index.html, the TUI's exports) goes through
  * gl_atomic_open/write/commit or gl_write_file:
  *
- *   - the bytes go to "<path>.tmp.XXXXXX" beside the destination (O_EXCL, mode 0600
+ *   - the bytes go to "<path>.tmp.<pid>.XXXXXX" beside the destination (O_EXCL, mode 0600
  *     until the final mode is set), are fsynced, and the temporary file is renamed over
  *     the destination; the folder is fsynced too (best effort). Readers see the old file
  *     or the new one, never half of one. rename() replaces a name, never the contents of

@@ -240,6 +240,23 @@ if [ "$backends" = ref,dnnl ]; then
     check "--trace: written while the rounds run (its temporary file past 20 KB)" [ "$grown" -eq 1 ]
     check "...SIGTERM then: exit 143, no trace and no temporary file" \
         sh -c "[ $rc -eq 143 ] && [ \$(ls '$tmp' | grep -c '^long\.json') -eq 0 ]"
+    # SIGKILL cannot be caught: its temporary file stays, and the next profile writing
+    # the same FILE removes it (its name carries the dead process's PID).
+    "$GL" profile "$conv" --passes all --backends fused --reps 10000 --warmup 0 \
+        --set dnnl.delay=FusedNhwcConvRelu_2 --trace "$tmp/long.json" >/dev/null 2>&1 &
+    pid=$!
+    polls=0
+    while [ "$polls" -lt 6000 ] && ! ls "$tmp"/long.json.tmp.* >/dev/null 2>&1; do
+        sleep 0.01
+        polls=$((polls + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    check "--trace, SIGKILL: its temporary file, named with its PID, stays" \
+        sh -c "ls '$tmp'/long.json.tmp.$pid.* >/dev/null 2>&1"
+    run profile "$conv" --backends ref --reps 1 --warmup 0 --trace "$tmp/long.json"
+    check "...the next profile with --trace FILE: exit 0, FILE, and that file removed" \
+        sh -c "[ $rc -eq 0 ] && [ \"\$(ls '$tmp' | grep '^long\.json')\" = long.json ]"
 else
     skip "--trace written while the rounds run: no oneDNN for dnnl.delay"
 fi

@@ -38,8 +38,57 @@ Test(saves, temporary_folder_names)
         {"", 0},
     };
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
-        cr_expect_eq(gl_temp_name_pid(cases[i].name, "graphlab-save"), cases[i].pid, "'%s'",
-                     cases[i].name);
+        cr_expect_eq(gl_temp_name_pid(cases[i].name, ".graphlab-save.", ".tmp."), cases[i].pid,
+                     "'%s'", cases[i].name);
+}
+
+/* gl_atomic_open's temporary files, "<path>.tmp.<pid>.XXXXXX": a dead process's are
+ * removed by the next writer of the same path, nothing else is. */
+Test(saves, stale_temporary_files_of_a_path)
+{
+    char *dir = tu_tmpdir();
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    static const struct {
+        const char *fmt; /* %ld: a pid */
+        bool dead_pid;   /* the pid is the dead child's, else ours */
+        bool folder;
+        bool removed;
+    } cases[] = {
+        {"t.json.tmp.%ld.AbC123", true, false, true},
+        {"t.json.tmp.%ld.AbC123", false, false, false}, /* a live writer's */
+        {"t.json.tmp.%ld.XyZ789", true, true, false},   /* a folder */
+        {"t.json.tmp.%ld.AbC12", true, false, false},
+        {"t.json.tmp.%ld.AbC1234", true, false, false},
+        {"t.json.tmp.0%ld.AbC123", true, false, false},
+        {"t.json.tmp.%ldAbC123", true, false, false},
+        {"u.json.tmp.%ld.AbC123", true, false, false},  /* another file's */
+        {"xt.json.tmp.%ld.AbC123", true, false, false},
+    };
+    char names[GL_ARRAY_LEN(cases)][128];
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        snprintf(names[i], sizeof(names[i]), cases[i].fmt,
+                 (long)(cases[i].dead_pid ? dead : getpid()));
+        char path[2048];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        if (cases[i].folder)
+            cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+        else
+            cr_assert(tu_write_file(path, "x", 1), "%s", path);
+    }
+    char target[2048];
+    snprintf(target, sizeof(target), "%s/t.json", dir);
+    gl_stale_file_temps_remove(target);
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        char path[2048];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        cr_expect_eq(lstat(path, &st) != 0, cases[i].removed, "%s", names[i]);
+    }
+    tu_rmtree(dir);
+    free(dir);
 }
 
 Test(saves, tensor_file_names)

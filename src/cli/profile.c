@@ -22,6 +22,7 @@
 #include "passes/pipeline.h"
 #include "util/json.h"
 #include "util/safe_write.h"
+#include "util/stale_temps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -754,21 +755,18 @@ static uint64_t now_ns(void)
 
 /* The profile, with --trace FILE written as it runs into a temporary file beside FILE
  * that takes FILE's place only when the profile succeeds (safe_write.h): a failure, or a
- * Ctrl-C or SIGTERM meanwhile, leaves no part of a trace behind. */
+ * Ctrl-C or SIGTERM meanwhile, leaves no part of a trace behind. What a SIGKILL left
+ * (the temporary file of a process that is gone) is removed first. */
 static gl_status profile_traced(const gl_model *m, const gl_dataset *d, profile_args *a,
                                 gl_profile **p)
 {
     gl_atomic_file trace = {.fd = -1};
     if (a->trace) {
-        gl_status st = gl_atomic_open(&trace, a->trace);
+        gl_stale_file_temps_remove(a->trace); /* what a killed profile left */
+        gl_status st = gl_atomic_open_stream(&trace, a->trace, &a->o.trace);
         if (st != GL_OK)
             return st;
-        a->o.trace = gl_atomic_stream(&trace);
         a->o.trace_name = a->trace;
-        if (!a->o.trace) {
-            gl_atomic_abort(&trace);
-            return gl_fail(GL_ERR_NOMEM, "%s: cannot write to it: out of memory", a->trace);
-        }
     }
     gl_status st = gl_profile_run(m, (const gl_tensor *const *)d->inputs, d->n_inputs, &a->o, p);
     a->o.trace = NULL;

@@ -16,8 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The temporary folder is DIR/.STEM.<pid>.tmp.XXXXXX (stale_temps.h). */
+/* The temporary folder is DIR/.graphlab-save.<pid>.tmp.XXXXXX (stale_temps.h): what
+ * gl_temp_dir_open makes of DIR/graphlab-save.<pid>. */
 #define TEMP_STEM "graphlab-save"
+#define TEMP_BEFORE "." TEMP_STEM "."
+#define TEMP_AFTER ".tmp."
 /* The copy of the old index in the temporary folder, for undoing a killed save. */
 #define PREVIOUS_INDEX "previous-index.json"
 /* An index larger than this is not read: its files are then never removed. */
@@ -252,7 +255,7 @@ static void undo_killed_save(const char *dir, const char *tmp)
 static void undo_killed_saves(const char *dir)
 {
     char **stale;
-    size_t n = gl_stale_temps_find(dir, TEMP_STEM, &stale);
+    size_t n = gl_stale_temps_find(dir, TEMP_BEFORE, TEMP_AFTER, true, &stale);
     for (size_t i = 0; i < n; i++) {
         undo_killed_save(dir, stale[i]);
         free(stale[i]);
@@ -268,7 +271,7 @@ static bool take_id(gl_save_set *s)
 {
     const char *slash = strrchr(s->tmp.path, '/');
     const char *base = slash ? slash + 1 : s->tmp.path;
-    if (gl_temp_name_pid(base, TEMP_STEM) != getpid())
+    if (gl_temp_name_pid(base, TEMP_BEFORE, TEMP_AFTER) != getpid())
         return false;
     memcpy(s->id, base + strlen(base) - GL_TEMP_RANDOM_LEN, GL_TEMP_RANDOM_LEN);
     s->id[GL_TEMP_RANDOM_LEN] = '\0';
@@ -295,7 +298,7 @@ gl_status gl_save_set_open(gl_save_set *s, gl_save_kind kind, const char *dir)
         return st;
     if (!take_id(s)) {
         st = gl_fail(GL_ERR_INTERNAL, "%s: the temporary folder '%s' is not named "
-                     ".%s.<pid>.tmp.XXXXXX", dir, s->tmp.path, TEMP_STEM);
+                     TEMP_BEFORE "<pid>" TEMP_AFTER "XXXXXX", dir, s->tmp.path);
         gl_temp_dir_abort(&s->tmp);
         return st;
     }

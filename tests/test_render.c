@@ -758,9 +758,7 @@ static gl_node *build_source_case(gl_graph *g, const source_case *c)
     gl_node *cn = NULL;
     gl_value *src;
     if (c->kind == SRC_CONSTANT_NODE) {
-        cn = tu_node(g, "Constant", "src", 0);
-        free(cn->domain);
-        cn->domain = strdup(c->domain);
+        cn = gl_add_node(g, "Constant", c->domain, "src", NULL, 0, 1); /* "ai.onnx" is "" */
         src = cn->outputs[0];
     } else {
         src = tu_const_f32(g, "src", 1, d, k);

@@ -4,6 +4,7 @@
 # found and the type expected, whatever the command; good models still load and run.
 # (Fixtures: tests/data/make_hostile_attrs.py.)
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
 DATA="$GL_SRCDIR/tests/data"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glattrs.XXXXXX")
@@ -53,24 +54,21 @@ run run "$DATA/function_perm.onnx"
 check "function call with an ints perm: run exit 0" [ "$rc" -eq 0 ]
 check "function call with an ints perm: the output is transposed" grep -q "float\[3,2\]" "$tmp/out"
 
-# Models nobody here wrote still load: the table must not refuse what the spec allows.
-SHARED="$GL_SRCDIR/../shared"
-if [ -d "$SHARED/models" ]; then
-    for m in "$SHARED"/models/*/model.onnx; do
-        run info "$m"
-        check "shared model $(basename "$(dirname "$m")") loads" [ "$rc" -eq 0 ]
-    done
-else
-    skip "no ../shared/models"
-fi
-if [ -d "$SHARED/conformance/node" ]; then
+# Models shaped like real exports still load (the shared ones nobody here wrote, when
+# present): the table must not refuse what the spec allows.
+for dir in "$TREE_MODELS"/*/ "$SHARED_MODELS"/*/; do
+    [ -f "$dir/model.onnx" ] || continue
+    run info "$dir/model.onnx"
+    check "model $(basename "$dir") loads" [ "$rc" -eq 0 ]
+done
+if [ -n "$CONFORMANCE" ]; then
     # the ops whose attributes changed type or name across versions
     ops='cast|castlike|constant|lppool|globallppool|resize|split|scan|gru|lstm|rnn'
     ops="$ops|averagepool|maxpool|dropout|clip|reduce_sum|reshape|pad|upsample|tfidf|strnorm"
-    run conformance "$SHARED/conformance/node" --filter "^test_($ops)"
+    run conformance "$CONFORMANCE" --filter "^test_($ops)"
     check "conformance on attribute-heavy ops: nothing fails" grep -q " 0 failed" "$tmp/out"
     diag "$(tail -n 1 "$tmp/out")"
 else
-    skip "no ../shared/conformance"
+    skip "$NO_CONFORMANCE"
 fi
 tap_done

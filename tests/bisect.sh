@@ -3,11 +3,12 @@
 # switch (--set PASS.fault=K) is named with its decision and exit 1, a pipeline that
 # breaks nothing says so with exit 0, bad usage and bad vetoes exit 2; the --passes list
 # it prints makes the first bad model (and one rewrite fewer does not); `--set
-# PASS.veto=ID` shows in --explain. The shared nhwc_convnet too, when ../shared exists.
+# PASS.veto=ID` shows in --explain. A 4-conv NHWC net: the in-tree nhwc_convnet_mini, and
+# the shared nhwc_convnet when ../shared exists.
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
 EX="$GL_SRCDIR/examples"
-SHARED="${GL_SHARED:-$GL_SRCDIR/../shared}/models"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glbisect.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -154,13 +155,12 @@ else
     fi
 fi
 
-if [ -f "$SHARED/nhwc_convnet/model.onnx" ]; then
-    N="$SHARED/nhwc_convnet"
-    expect "nhwc_convnet: nothing breaks" 0 "no rewrite changes the outputs" \
+for N in "$TREE_MODELS/nhwc_convnet_mini" "$SHARED_MODELS/nhwc_convnet"; do
+    [ -f "$N/model.onnx" ] || continue
+    name=$(basename "$N")
+    expect "$name: nothing breaks" 0 "no rewrite changes the outputs" \
         bisect "$N/model.onnx" --data "$N/test_data_set_0"
-    expect "nhwc_convnet: a fused group" 1 "fusion conv-activation (step 14, rewrite 3 of 3)" \
+    expect "$name: a fused group" 1 "fusion conv-activation (step 14, rewrite 3 of 3)" \
         bisect "$N/model.onnx" --data "$N/test_data_set_0" --set fusion.fault=3
-else
-    skip "no ../shared models"
-fi
+done
 tap_done

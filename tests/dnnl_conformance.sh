@@ -5,16 +5,18 @@
 # reference kernels only; this is the same data through the oneDNN primitives (or their
 # fallbacks). A case the reference backend fails too is skipped (it is not ours to judge
 # here: the reference runner skips it). For each case, a diag line says where the node ran.
-# Skips everything when ../shared/conformance is absent.
+# The cases of ../shared/conformance, else those made in the build from the installed
+# onnx (tests/corpus.sh); skips everything when there are none.
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
-NODE="${GL_SHARED:-$GL_SRCDIR/../shared}/conformance/node"
+NODE=$CONFORMANCE
 OPS='batchnorm|instancenorm|layer_normalization|lrn|softmax|logsoftmax|concat|sum|mean|max|min|reduce|prelu|resize|upsample|convtranspose|transpose|reshape|flatten|squeeze|unsqueeze|slice|split|shape'
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gldnnlconf.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-if [ ! -d "$NODE" ]; then
-    skip "no conformance cases at $NODE"
+if [ -z "$NODE" ]; then
+    skip "$NO_CONFORMANCE"
     tap_done
     exit $?
 fi

@@ -6,6 +6,7 @@
 # exits 2. That a divergence is found at the right node is test_intermediates.c's job: the
 # command line has no way to corrupt a run.
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
 EX="$GL_SRCDIR/examples"
 PY="${GL_PYTHON:-}"
@@ -180,21 +181,23 @@ for args in "run $conv --intermediates" "run $conv --compare ref --all-tensors" 
     check "exit 2: graphlab $args" sh -c "[ $rc -eq 2 ] && [ -s '$tmp/err' ]"
 done
 
-# --- shared models, when there ----------------------------------------------------------------
-# agree NAME WHAT ARGS...: run --intermediates on shared model NAME with its data set: exit 0
-# and no divergence
+# --- the model corpora: in-tree, and shared when there ----------------------------------------
+# agree NAME WHAT ARGS...: run --intermediates on model NAME with its data set: exit 0 and no
+# divergence (a shared model's absence is no test: the in-tree one stands for it)
 agree() {
-    d="$GL_SRCDIR/../shared/models/$1"
+    d=$(model_dir "$1") || return 0
     what=$2
     shift 2
-    if [ ! -d "$d" ] || [ "$other" != dnnl ]; then
-        skip "$what: no shared $(basename "$d") or no oneDNN"
+    if [ "$other" != dnnl ]; then
+        skip "$what: no oneDNN"
         return
     fi
     run run "$d/model.onnx" --data "$d/test_data_set_0" "$@" --intermediates
     check "$what: exit 0, no divergence" sh -c "[ $rc -eq 0 ] && grep -q '^no divergence' '$tmp/out'"
     [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err"; head -n 40 "$tmp/out")"
 }
+agree squeezenet_mini "squeezenet_mini ref vs dnnl" --compare dnnl
+agree mobilenet_mini "mobilenet_mini unfused vs fused" --passes all --backend unfused --compare fused
 agree squeezenet1_1 "squeezenet1_1 ref vs dnnl" --compare dnnl
 agree mobilenet_v2 "mobilenet_v2 unfused vs fused" --passes all --backend unfused --compare fused
 

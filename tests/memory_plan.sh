@@ -1,14 +1,15 @@
 #!/bin/sh
 # memory_plan.sh — the memory-plan pass through the real program: `optimize --json`'s
-# "memory_plan" against its contract (memory_plan_check.py) on the examples and, when
-# ../shared is there, on every shared model with the goal planned peak <= live max + 10%;
+# "memory_plan" against its contract (memory_plan_check.py) on the examples and on every
+# model of the corpora (tests/corpus.sh: in-tree, and shared when there) with the goal
+# planned peak <= live max + 10%;
 # `optimize --explain` prints the lifetime table, the summary and the executor measured
 # with and without the plan; `run` with the default pipeline (the plan used) still
 # computes each example's expected outputs.
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
 EX="$GL_SRCDIR/examples"
-SHARED="${GL_SHARED:-$GL_SRCDIR/../shared}/models"
 CHECK="$GL_SRCDIR/tests/memory_plan_check.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glmemplan.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -63,11 +64,8 @@ for d in "$EX"/*/; do
         "$GL" run "$d/model.onnx" --passes all --data "$d/test_data_set_0" --backend ref
 done
 
-if [ -d "$SHARED" ]; then
-    for m in "$SHARED"/*/model.onnx; do
-        plan_json "shared $(basename "$(dirname "$m")")" "$m"
-    done
-else
-    skip "no shared models"
-fi
+for m in "$TREE_MODELS"/*/model.onnx "$SHARED_MODELS"/*/model.onnx; do
+    [ -f "$m" ] || continue
+    plan_json "$(basename "$(dirname "$m")")" "$m"
+done
 tap_done

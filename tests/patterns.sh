@@ -1,13 +1,15 @@
 #!/bin/sh
-# patterns.sh — the `patterns` pass on the shared models, through `graphlab optimize` with
-# the default pipeline up to fusion (which would hide the ops counted here in its groups;
-# fusion.sh tests the whole): what it must find (the decomposed LayerNorms and the erf Gelu
-# that torch exports at opset 13, the Mul/Add after nhwc_convnet's Conv), that the saved
-# model still computes the reference outputs of M/test_data_set_0, and, with onnx,
-# that onnx.checker accepts the saved model-local functions. Skips without ../shared.
+# patterns.sh — the `patterns` pass on the model corpora (tests/corpus.sh: the in-tree
+# models, and the shared ones when there), through `graphlab optimize` with the default
+# pipeline up to fusion (which would hide the ops counted here in its groups; fusion.sh
+# tests the whole): what it must find (the decomposed LayerNorms and the erf Gelu that
+# torch exports at opset 13, the Mul/Add after nhwc_convnet's Conv, a BatchNormalization
+# after a Conv), that the saved model still computes the reference outputs of
+# M/test_data_set_0, and, with onnx, that onnx.checker accepts the saved model-local
+# functions.
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
-SHARED="${GL_SHARED:-$GL_SRCDIR/../shared}/models"
 PASSES=toposort,shape-inference,constant-folding,cse,dce,transpose-push,constant-folding,cse,dce
 PASSES=$PASSES,patterns,layout,transpose-push
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glpatterns.XXXXXX")
@@ -22,15 +24,13 @@ count() {
         END { print n + 0 }'
 }
 
-# expect NAME "OP=N OP=N" RULE...: optimize, then the counts, the decisions, the outputs.
+# expect NAME "OP=N OP=N" RULE...: optimize, then the counts, the decisions, the outputs
+# (nothing when the corpora have no model NAME: a shared one is absent).
 expect() {
     name=$1 counts=$2
     shift 2
-    dir="$SHARED/$name" out="$tmp/$name.onnx"
-    if [ ! -f "$dir/model.onnx" ]; then
-        skip "$name: no shared model at $dir"
-        return
-    fi
+    dir=$(model_dir "$name") || return 0
+    out="$tmp/$name.onnx"
     if ! "$GL" optimize "$dir/model.onnx" -o "$out" --passes "$PASSES" --explain \
         >"$tmp/explain" 2>"$tmp/err"; then
         not_ok "$name: optimize"
@@ -59,6 +59,13 @@ onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' "$out"
     fi
 }
 
+expect encoder_op13_mini \
+    "graphlab:LayerNormalization=2 graphlab:Gelu=1 ReduceMean=0 Erf=0 Sqrt=0" layer-norm gelu-erf
+expect mlp_ffn_mini "graphlab:Gelu=1 Erf=0" gelu-erf
+expect encoder_op17_mini "graphlab:Gelu=1 LayerNormalization=2 Erf=0" gelu-erf
+expect nhwc_convnet_mini "graphlab:NhwcConv=4 Mul=0 Add=0" fold-mul fold-add
+expect mobilenet_mini "Conv=22 BatchNormalization=0" fold-batchnorm
+# the shared models they stand for
 expect transformer_encoder_layer_op13 \
     "graphlab:LayerNormalization=2 graphlab:Gelu=1 ReduceMean=0 Erf=0 Sqrt=0" layer-norm gelu-erf
 expect mlp_ffn "graphlab:Gelu=1 Erf=0" gelu-erf

@@ -3,6 +3,7 @@
 # examples reproduce their test data, a wrong expected output exits 1, bad arguments
 # exit 2, and the conformance runner reports per case and ends with its count line.
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
 EX="$GL_SRCDIR/examples"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glrun.XXXXXX")
@@ -114,8 +115,8 @@ for args in "run" "run $tb --dim seq" "run $tb --dim seq=-1" "run $tb --dim =3" 
 done
 
 # --- conformance ---------------------------------------------------------------------------------
-CONF="$GL_SRCDIR/../shared/conformance/node"
-if [ -d "$CONF" ]; then
+CONF=$CONFORMANCE
+if [ -n "$CONF" ]; then
     run conformance "$CONF" --filter '^test_(abs|relu)$'
     check "conformance --filter: exit 0" [ "$rc" -eq 0 ]
     check "conformance --filter: the count line is last" \
@@ -144,7 +145,7 @@ if [ -d "$CONF" ]; then
     check "own suite: cases in name order" \
         sh -c "grep -n FAIL '$tmp/out' | head -n 1 | grep -q test_broken"
 else
-    skip "no conformance suite at $CONF"
+    skip "$NO_CONFORMANCE"
 fi
 run conformance "$tmp/no-such-dir"
 check "conformance on a missing folder: exit 2" [ "$rc" -eq 2 ]
@@ -157,9 +158,7 @@ check "conformance without DIR: exit 2" [ "$rc" -eq 2 ]
 # Conv, MatMul and Gemm must run on dnnl with a oneDNN implementation (not the fallback
 # to our kernels, nor oneDNN's slow "ref:any"); the plan is printed after the run, when
 # the implementations are chosen.
-MODELS="$GL_SRCDIR/../shared/models"
-[ -d "$MODELS" ] || skip "no shared models at $MODELS"
-for m in "$MODELS"/*/model.onnx "$EX"/*/model.onnx; do
+for m in "$TREE_MODELS"/*/model.onnx "$SHARED_MODELS"/*/model.onnx "$EX"/*/model.onnx; do
     [ -e "$m" ] || continue
     dir=$(dirname "$m")
     name=$(basename "$dir")

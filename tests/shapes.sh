@@ -1,13 +1,15 @@
 #!/bin/sh
 # shapes.sh — shape inference and constant folding on real models, through the program:
 #  - `optimize --passes toposort,shape-inference` agrees with onnx.shape_inference on
-#    every value (tests/shape_check.py), for the bundled examples and the shared models;
-#  - constant folding leaves no Shape, Gather or Constant node in the shared models;
+#    every value (tests/shape_check.py), for the bundled examples and the model corpora
+#    (tests/corpus.sh: in-tree, and shared when there);
+#  - constant folding leaves no Shape, Gather or Constant node in the corpora's models
+#    (torch exports, or shaped like them: every shape chain starts from static shapes);
 #  - the folded models still compute the reference outputs (`graphlab run --data`),
 #    where the original model runs at all (ops still missing: skipped).
 . "$GL_SRCDIR/tests/tap.sh"
+. "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
-SHARED="${GL_SHARED:-$GL_SRCDIR/../shared}"
 PY="${GL_PYTHON:-}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/glshapes.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -25,9 +27,10 @@ for op, n in json.load(sys.stdin)["op_histogram"].items():
     print(op, n)'
 }
 
-# check_model NAME MODEL: inference agreement, folding, same outputs.
+# check_model NAME MODEL STATIC: inference agreement, folding (STATIC yes: no shape chain
+# left), same outputs.
 check_model() {
-    name=$1 model=$2 shared=$3
+    name=$1 model=$2 static=$3
     dir=$(dirname "$model")
     mkdir -p "$tmp/$(dirname "$name")"
     typed="$tmp/$name-typed.onnx" folded="$tmp/$name-folded.onnx"
@@ -66,7 +69,7 @@ check_model() {
         sed "s/^/# /" "$tmp/err"
         return
     fi
-    if [ "$shared" = yes ] && [ $have_onnx = yes ]; then
+    if [ "$static" = yes ] && [ $have_onnx = yes ]; then
         left=$(ops_of "$folded" | grep -E '^(Shape|Gather|Constant) ' | tr '\n' ' ')
         check "$name: no Shape, Gather or Constant left${left:+ ($left)}" [ -z "$left" ]
     fi
@@ -87,11 +90,9 @@ check_model() {
 for model in "$GL_SRCDIR"/examples/*/model.onnx; do
     check_model "examples/$(basename "$(dirname "$model")")" "$model" no
 done
-if [ -d "$SHARED/models" ]; then
-    for model in "$SHARED"/models/*/model.onnx; do
-        check_model "shared/$(basename "$(dirname "$model")")" "$model" yes
-    done
-else
-    skip "no shared models at $SHARED/models"
-fi
+for model in "$TREE_MODELS"/*/model.onnx "$SHARED_MODELS"/*/model.onnx; do
+    [ -f "$model" ] || continue
+    case $model in "$TREE_MODELS"/*) corpus=tree ;; *) corpus=shared ;; esac
+    check_model "$corpus/$(basename "$(dirname "$model")")" "$model" yes
+done
 tap_done

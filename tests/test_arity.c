@@ -1,6 +1,6 @@
 /* test_arity.c — the arity table (src/ops/arity.def), the load-time check against it, the
  * cross-check with onnx's own schemas, and kernels held to what the check guarantees.
- * (Every conformance model passing the check: shared_models/conformance_models_load in
+ * (Every conformance model passing the check: corpora/conformance_models_load in
  * test_load.c loads them all, and loading runs it.) */
 #include "ops/arity.h"
 #include "ops/attrs.h"

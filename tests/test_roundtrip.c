@@ -424,13 +424,29 @@ static path_list example_models(void)
     return l;
 }
 
-static path_list shared_glob(const char *rel)
+/* The paths that match `rel` in the model corpora (in-tree, then ../shared/models when
+ * present). */
+static path_list corpus_glob(const char *rel)
 {
     path_list l = {0};
-    const char *shared = tu_shared();
-    if (shared) {
-        char pattern[4200];
-        snprintf(pattern, sizeof(pattern), "%s/%s", shared, rel);
+    const char *dirs[2];
+    size_t n = tu_model_corpora(dirs);
+    for (size_t i = 0; i < n; i++) {
+        char pattern[8400];
+        snprintf(pattern, sizeof(pattern), "%s/%s", dirs[i], rel);
+        list_glob(&l, pattern);
+    }
+    return l;
+}
+
+/* The paths that match `rel` among the conformance cases (none when there are none). */
+static path_list conformance_glob(const char *rel)
+{
+    path_list l = {0};
+    const char *dir = tu_conformance();
+    if (dir) {
+        char pattern[8400];
+        snprintf(pattern, sizeof(pattern), "%s/%s", dir, rel);
         list_glob(&l, pattern);
     }
     return l;
@@ -499,22 +515,21 @@ Test(roundtrip, examples)
     list_free(&l);
 }
 
-Test(roundtrip, shared_models)
+Test(roundtrip, corpora)
 {
-    path_list l = shared_glob("models/*/model.onnx");
-    if (l.n == 0)
-        cr_skip_test("no ../shared/models");
+    path_list l = corpus_glob("*/model.onnx");
+    cr_assert_gt(l.n, 0, "no models in the corpora");
     size_t unloadable, same = roundtrip_all(&l, &unloadable);
-    cr_expect_eq(unloadable, 0, "every shared model must load");
-    cr_expect_eq(same, l.n, "%zu of %zu shared models round-trip", same, l.n);
+    cr_expect_eq(unloadable, 0, "every model of the corpora must load");
+    cr_expect_eq(same, l.n, "%zu of %zu models round-trip", same, l.n);
     list_free(&l);
 }
 
 Test(roundtrip, conformance_cases, .timeout = 300)
 {
-    path_list l = shared_glob("conformance/node/*/model.onnx");
+    path_list l = conformance_glob("*/model.onnx");
     if (l.n == 0)
-        cr_skip_test("no ../shared/conformance");
+        cr_skip_test(TU_NO_CONFORMANCE);
     size_t unloadable, same = roundtrip_all(&l, &unloadable);
     cr_log_info("conformance: %zu of %zu round-trip, %zu not loadable", same, l.n,
                 unloadable);
@@ -540,9 +555,9 @@ static const char *first_example(void)
     static char path[4096];
     path_list l = example_models();
     if (l.n == 0) {
-        path_list s = shared_glob("models/*/model.onnx");
+        path_list s = corpus_glob("*/model.onnx");
         if (s.n == 0)
-            cr_skip_test("no example or shared model to save");
+            cr_skip_test("no example or corpus model to save");
         snprintf(path, sizeof(path), "%s", s.paths[0]);
         list_free(&s);
     } else {
@@ -695,9 +710,9 @@ static const char *entry(const Onnx__TensorProto *tp, const char *key)
 static const char *model_with_weights(void)
 {
     static char path[4200];
-    path_list l = shared_glob("models/mlp_ffn/model.onnx");
+    path_list l = corpus_glob("mlp_ffn/model.onnx");
     if (l.n == 0)
-        list_glob(&l, tu_src("examples/transformer_block/model.onnx"));
+        l = corpus_glob("mlp_ffn_mini/model.onnx");
     if (l.n == 0)
         cr_skip_test("no model with weights");
     snprintf(path, sizeof(path), "%s", l.paths[0]);
@@ -861,10 +876,10 @@ static int check_scopes(const char *file, const Onnx__GraphProto *g, const scope
 Test(save, saved_graphs_are_well_scoped)
 {
     path_list l = example_models();
-    path_list s = shared_glob("models/*/model.onnx");
-    path_list c = shared_glob("conformance/node/test_*if*/model.onnx");
-    path_list c2 = shared_glob("conformance/node/test_*loop*/model.onnx");
-    path_list c3 = shared_glob("conformance/node/test_scan*/model.onnx");
+    path_list s = corpus_glob("*/model.onnx");
+    path_list c = conformance_glob("test_*if*/model.onnx");
+    path_list c2 = conformance_glob("test_*loop*/model.onnx");
+    path_list c3 = conformance_glob("test_scan*/model.onnx");
     path_list *lists[] = {&l, &s, &c, &c2, &c3};
     size_t checked = 0;
     for (size_t li = 0; li < GL_ARRAY_LEN(lists); li++) {
@@ -1203,9 +1218,9 @@ Test(save, kept_messages_go_out_again)
 
 /* ---- TensorProto files ------------------------------------------------------------------ */
 
-Test(tensor_pb, reads_and_rewrites_shared_test_data)
+Test(tensor_pb, reads_and_rewrites_test_data)
 {
-    path_list l = shared_glob("models/*/test_data_set_0/*.pb");
+    path_list l = corpus_glob("*/test_data_set_0/*.pb");
     path_list e = {0};
     list_glob(&e, tu_src("examples/*/test_data_set_*/*.pb"));
     if (l.n + e.n == 0)
@@ -1400,8 +1415,8 @@ Test(checker, onnx_accepts_saved_models, .timeout = 300)
     const char *py = onnx_python();
     if (!py)
         cr_skip_test("no python with onnx (GL_PYTHON)");
-    path_list lists[] = {example_models(), shared_glob("models/*/model.onnx"),
-                         shared_glob("conformance/node/*/model.onnx")};
+    path_list lists[] = {example_models(), corpus_glob("*/model.onnx"),
+                         conformance_glob("*/model.onnx")};
     char *dir = tu_tmpdir();
     char script[4200], listing[4200];
     snprintf(script, sizeof(script), "%s/check.py", dir);

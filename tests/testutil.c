@@ -20,6 +20,9 @@
 #ifndef GL_TEST_SRCDIR
 #define GL_TEST_SRCDIR "."
 #endif
+#ifndef GL_TEST_BUILDDIR
+#define GL_TEST_BUILDDIR "."
+#endif
 
 const char *tu_src(const char *rel)
 {
@@ -31,6 +34,12 @@ const char *tu_src(const char *rel)
     return b;
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 const char *tu_shared(void)
 {
     static char buf[4096];
@@ -39,10 +48,50 @@ const char *tu_shared(void)
         snprintf(buf, sizeof(buf), "%s", env);
     else
         snprintf(buf, sizeof(buf), "%s", tu_src("../shared"));
-    struct stat st;
     char probe[4200];
     snprintf(probe, sizeof(probe), "%s/models", buf);
-    return stat(probe, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
+    return is_dir(probe) ? buf : NULL;
+}
+
+size_t tu_model_corpora(const char *dirs[2])
+{
+    static char tree[4096], shared[4200];
+    size_t n = 0;
+    snprintf(tree, sizeof(tree), "%s", tu_src("tests/data/models"));
+    dirs[n++] = tree;
+    if (tu_shared()) {
+        snprintf(shared, sizeof(shared), "%s/models", tu_shared());
+        dirs[n++] = shared;
+    }
+    return n;
+}
+
+size_t tu_glob_corpora(const char *rel, glob_t *g)
+{
+    const char *dirs[2];
+    size_t n = tu_model_corpora(dirs);
+    for (size_t i = 0; i < n; i++) {
+        char pattern[8400];
+        snprintf(pattern, sizeof(pattern), "%s/%s", dirs[i], rel);
+        /* The first call starts the list; no match leaves g as it was. */
+        int flags = g->gl_pathv ? GLOB_APPEND : 0;
+        glob(pattern, flags, NULL, g);
+    }
+    return g->gl_pathc;
+}
+
+const char *tu_conformance(void)
+{
+    static char buf[4200];
+    if (tu_shared()) {
+        snprintf(buf, sizeof(buf), "%s/conformance/node", tu_shared());
+        if (is_dir(buf))
+            return buf;
+    }
+    const char *build = getenv("GL_BUILDDIR");
+    snprintf(buf, sizeof(buf), "%s/tests/conformance/node",
+             build && *build ? build : GL_TEST_BUILDDIR);
+    return is_dir(buf) ? buf : NULL;
 }
 
 char *tu_tmpdir(void)

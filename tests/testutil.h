@@ -5,6 +5,7 @@
 #include "driver/driver.h"
 #include "ir/graph.h"
 
+#include <glob.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,9 +13,26 @@
 /* Absolute path of a file in the source tree (GL_TEST_SRCDIR); static buffer per call
  * slot (up to 8 live results). */
 const char *tu_src(const char *rel);
-/* The ../shared folder beside the source tree, or NULL when absent (tests that need it
- * then skip with cr_skip_test). */
+/* The ../shared folder beside the source tree ($GL_SHARED overrides), or NULL when it
+ * has no models/ (a fresh clone). */
 const char *tu_shared(void);
+/* The model corpora, folders of NAME/model.onnx with NAME/test_data_set_0/ and
+ * NAME/info.json: the in-tree tests/data/models (small models shaped like the shared
+ * ones, always there), then ../shared/models when present. Sets dirs[] and returns how
+ * many (1 or 2). */
+size_t tu_model_corpora(const char *dirs[2]);
+/* Append to g (glob(3), zeroed or filled by an earlier call) the paths that match the
+ * pattern `rel` (every model: a star, then "/model.onnx") in every corpus; returns
+ * g->gl_pathc. globfree it. */
+size_t tu_glob_corpora(const char *rel, glob_t *g);
+/* The ONNX node conformance cases (CASE/model.onnx, CASE/test_data_set_0/):
+ * ../shared/conformance/node when present, else those `make check` made from the
+ * installed onnx's own generators in the build folder (tests/data/make_conformance.py);
+ * NULL when neither is there (no python with onnx): tests that need them skip, saying
+ * TU_NO_CONFORMANCE. */
+const char *tu_conformance(void);
+#define TU_NO_CONFORMANCE                                                                  \
+    "no conformance cases: none in ../shared, none made by the build (no python with onnx)"
 /* A fresh temporary folder (mkdtemp under $TMPDIR or /tmp); removed by tu_rmtree. */
 char *tu_tmpdir(void);
 void tu_rmtree(const char *dir);

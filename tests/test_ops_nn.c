@@ -118,7 +118,9 @@ static void expect_tensor(const char *name, int k, const gl_tensor *got, const t
     double rtol = want->dt == GL_DT_FLOAT16 || want->dt == GL_DT_BFLOAT16 ? 1e-2 : 1e-5;
     for (int64_t i = 0; i < got->count; i++) {
         double g = gl_elem_f64(got, i), w = want->v[i];
-        bool ok = exact ? g == w : (isnan(w) ? isnan(g) : fabs(g - w) <= 1e-6 + rtol * fabs(w));
+        bool ok = exact || g == w /* infinities too */
+                      ? g == w
+                      : (isnan(w) ? isnan(g) : fabs(g - w) <= 1e-6 + rtol * fabs(w));
         cr_expect(ok, "%s: output %d element %lld is %.9g, expected %.9g", name, k,
                   (long long)i, g, w);
         if (!ok)
@@ -454,6 +456,19 @@ static const kcase pool_cases[] = {
     {"maxpool 3d", "MaxPool", 12, {AINTS("kernel_shape", 2, 2, 2)}, 1,
      {F(5, D(1, 1, 2, 2, 2), 1, 8, 3, 4, 5, 6, 7, 2)}, 2,
      {F(5, D(1, 1, 1, 1, 1), 8), I64(5, D(1, 1, 1, 1, 1), 1)}},
+    /* a window with a NaN is NaN, wherever the NaN sits in it (issue 26) */
+    {"maxpool NaN in any tap (float 2-D path)", "MaxPool", 12,
+     {AINTS("kernel_shape", 1, 2), AINTS("strides", 1, 2)}, 1,
+     {F(4, D(1, 1, 1, 6), 1, NAN, NAN, 2, -INFINITY, -INFINITY)}, 1,
+     {F(4, D(1, 1, 1, 3), NAN, NAN, -INFINITY)}},
+    {"maxpool NaN with indices: the NaN's", "MaxPool", 12,
+     {AINTS("kernel_shape", 2), AINTS("strides", 2)}, 1, {F(3, D(1, 1, 4), 3, NAN, NAN, 4)}, 2,
+     {F(3, D(1, 1, 2), NAN, NAN), I64(3, D(1, 1, 2), 1, 2)}},
+    {"globalmaxpool NaN anywhere, -Inf", "GlobalMaxPool", 1, {{0}}, 1,
+     {F(4, D(1, 3, 1, 2), 1, NAN, NAN, 1, -INFINITY, -INFINITY)}, 1,
+     {F(4, D(1, 3, 1, 1), NAN, NAN, -INFINITY)}},
+    {"globalmaxpool double NaN", "GlobalMaxPool", 1, {{0}}, 1,
+     {T(GL_DT_DOUBLE, 3, D(1, 1, 2), 2, NAN)}, 1, {T(GL_DT_DOUBLE, 3, D(1, 1, 1), NAN)}},
     {"lppool p2", "LpPool", 11, {AINTS("kernel_shape", 2)}, 1, {F(3, D(1, 1, 2), 3, 4)}, 1,
      {F(3, D(1, 1, 1), 5)}},
     {"lppool p1", "LpPool", 11, {AINTS("kernel_shape", 2), AI("p", 1)}, 1,

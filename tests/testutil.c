@@ -293,6 +293,20 @@ gl_tensor *tu_random_f32(int rank, const int64_t *dims, uint32_t *seed)
     return t;
 }
 
+gl_tensor *tu_with_specials(const gl_tensor *t)
+{
+    gl_tensor *c = gl_tensor_share(t);
+    if (t->dtype != GL_DT_FLOAT || t->count < 4)
+        return c;
+    float *p = gl_tensor_make_writable(c);
+    int64_t n = t->count;
+    p[0] = -0.0f;
+    p[1] = NAN;
+    p[n / 3 > 2 ? n / 3 : 2] = INFINITY;
+    p[2 * n / 3 > 3 ? 2 * n / 3 : 3] = -INFINITY;
+    return c;
+}
+
 gl_status tu_run_kernel(const gl_model *m, const gl_node *n, const gl_tensor *const *in,
                         gl_tensor **out)
 {

@@ -82,6 +82,10 @@ gl_tensor *tu_tensor_of(gl_dtype dt, int rank, const int64_t *dims, const void *
 /* The same numbers on every run and machine: a small LCG, values in [-1, 1). */
 float tu_uniform(uint32_t *seed);
 gl_tensor *tu_random_f32(int rank, const int64_t *dims, uint32_t *seed);
+/* A copy of float tensor t with -0, NaN, +Inf and -Inf planted at fixed positions (the
+ * first two elements, then a third and two thirds of the way in); a tensor of fewer than
+ * 4 elements, or of another dtype, is shared as it is. */
+gl_tensor *tu_with_specials(const gl_tensor *t);
 
 /* Run the registry's kernel for node `n` of model `m` directly on `in` (n->n_inputs
  * entries, NULL = omitted), without an executor; out[] receives n->n_outputs tensors.

@@ -396,6 +396,7 @@ void dn_ctx_free(void *ctx)
     }
     dnnl_stream_destroy(c->stream);
     dnnl_engine_destroy(c->engine);
+    dn_vouched_free(&c->vouched);
     free(c->fault);
     free(c->delay);
     free(c);

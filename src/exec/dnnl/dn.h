@@ -384,7 +384,8 @@ gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
 bool dn_catconv_is(const gl_function *fn);
 bool dn_catconv_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
                        const gl_function *fn, char *why, size_t len);
-gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
+/* *finite: the output is free of NaN and infinities (dn_vouch) */
+gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite);
 bool dn_catconv_state(const void *state);
 void dn_catconv_release(void *state);
 

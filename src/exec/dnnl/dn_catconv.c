@@ -87,11 +87,6 @@ void dn_catconv_release(void *state)
 
 /* ---- the body --------------------------------------------------------------------------- */
 
-static bool default_domain(const char *d)
-{
-    return !d || !*d || strcmp(d, "ai.onnx") == 0;
-}
-
 /* The call's input in the place of body value v (NONE: not a body input). */
 static size_t call_input(const gl_function *fn, const gl_node *call, const gl_value *v)
 {
@@ -118,8 +113,8 @@ bool dn_catconv_is(const gl_function *fn)
 {
     const gl_graph *b = fn ? fn->body : NULL;
     return b && b->n_nodes >= 2 && b->nodes[0] && b->nodes[1] &&
-           default_domain(b->nodes[0]->domain) && !strcmp(b->nodes[0]->op_type, "Concat") &&
-           default_domain(b->nodes[1]->domain) && !strcmp(b->nodes[1]->op_type, "Conv");
+           gl_node_is(b->nodes[0], "Concat") &&
+           gl_node_is(b->nodes[1], "Conv");
 }
 
 static cat_unit *unit_new(const gl_model *m, const gl_node *call, const gl_function *fn,

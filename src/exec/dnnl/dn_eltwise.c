@@ -144,17 +144,11 @@ static const elt_row elt_rows[] = {
 #undef ROW
 #undef GL_ROW
 
-static bool onnx_domain(const char *d)
-{
-    return !d || !*d || strcmp(d, "ai.onnx") == 0;
-}
-
 static const elt_row *row_of(const gl_node *n)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(elt_rows); i++) {
         const elt_row *r = &elt_rows[i];
-        if (strcmp(r->op, n->op_type) == 0 &&
-            (r->domain ? n->domain && strcmp(n->domain, r->domain) == 0 : onnx_domain(n->domain)))
+        if (gl_node_is_in(n, r->domain, r->op))
             return r;
     }
     return NULL;

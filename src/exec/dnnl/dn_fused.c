@@ -134,11 +134,6 @@ static uint64_t now_ns(void)
 
 /* ---- the body ------------------------------------------------------------------------- */
 
-static bool default_domain(const char *d)
-{
-    return !d || !*d || strcmp(d, "ai.onnx") == 0;
-}
-
 /* The post-ops of activation member st, its parameter inputs from in[] (per slot). */
 static bool act_posts(const fused_unit *u, fused_step *st, const gl_tensor *const *in,
                       const char **why)
@@ -215,7 +210,7 @@ static bool add_slot(fused_unit *u, const gl_node *n, const gl_value *v, size_t 
  * bounds of opset 1's attributes and drop the inputs of opset 11's. */
 static int64_t member_opset(const fused_unit *u, const gl_node *n)
 {
-    return gl_scope_opset(u->model, u->fn, default_domain(n->domain) ? "" : n->domain);
+    return gl_scope_opset(u->model, u->fn, n->domain);
 }
 
 /* Member n of the chain reads `prev` once; the step it makes. */
@@ -254,7 +249,7 @@ static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char
             return false;
         }
     bool commutes = false;
-    dnnl_alg_kind_t bin = default_domain(n->domain) && n->n_inputs == 2
+    dnnl_alg_kind_t bin = !*n->domain && n->n_inputs == 2
                               ? dn_binary_alg(n->op_type, &commutes)
                               : (dnnl_alg_kind_t)0;
     if (bin && u->head_row->eltwise_only) {
@@ -311,9 +306,7 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
 static const struct head_row *head_row_of(const gl_node *n)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(head_rows); i++)
-        if (strcmp(n->op_type, head_rows[i].op) == 0 &&
-            (*head_rows[i].domain ? n->domain && !strcmp(n->domain, head_rows[i].domain)
-                                  : default_domain(n->domain)))
+        if (gl_node_is_in(n, head_rows[i].domain, head_rows[i].op))
             return &head_rows[i];
     return NULL;
 }
@@ -363,7 +356,7 @@ static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len
 static bool post_kind(const fused_unit *u, const gl_node *n)
 {
     bool commutes;
-    if (default_domain(n->domain) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes))
+    if (!*n->domain && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes))
         return true;
     const gl_tensor *args[3] = {NULL, NULL, NULL};
     bool fixed[3] = {false, false, false};
@@ -387,7 +380,7 @@ static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_
         return NULL;
     }
     const struct head_row *hr = head_row_of(head);
-    const char *domain = hr ? hr->domain : default_domain(head->domain) ? "" : head->domain;
+    const char *domain = hr ? hr->domain : head->domain;
     int64_t opset = gl_scope_opset(m, fn, domain);
     const dn_op *op = dn_op_find(domain, head->op_type, opset);
     size_t slots = hr ? hr->slots : head->n_inputs;

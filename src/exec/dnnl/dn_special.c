@@ -94,7 +94,7 @@ static const char *const specials_makers[] = {
 
 bool dn_node_makes_specials(const gl_node *n)
 {
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+    if (*n->domain)
         return false; /* graphlab's ops (Gelu, Silu, NhwcConv...) make none */
     for (size_t i = 0; i < GL_ARRAY_LEN(specials_makers); i++)
         if (strcmp(n->op_type, specials_makers[i]) == 0)

@@ -1,4 +1,25 @@
-/* testutil.h — helpers shared by the criterion tests. */
+/* testutil.h — helpers shared by the criterion tests (tests/libtu.a, linked into each).
+ *
+ * A new kernel case is a row in its op family's table (tests/test_ops_FAMILY.c), a
+ * tu_kcase (below); the file defines TU_CASE_SHORTHANDS before including this header:
+ *   {"relu_neg", "Relu", 14, {{0}}, 1, {T(F, 1, D(2), -1, 2)}, 1, {T(F, 1, D(2), 0, 2)}},
+ *   {"gather_oob", "Gather", 13, {AI("axis", 0)}, 2, {T(F, 1, D(2), 1, 2),
+ *    T(I64, 1, D(1), 5)}, 1, {{0}}, GL_ERR_INPUT, "out of range"},
+ * that is name (the node's, named in every message), op ("domain.Op" for another
+ * domain), opset, attributes (AI, AF, AS, AINTS/AFLOATS/ASTRINGS with their count,
+ * ATENSOR, ASPARSE; {{0}}: none), the inputs' count and tensors, the outputs' count and
+ * what they must be, then for an error its status and a part of its message. A tensor is
+ * T(dtype, rank, D(dims), values...) with values as C expressions (M_PI / 2, NAN),
+ * ZEROS(...) or EMPTY(...) without values, TX("int64[2]:0,-1") as text (strings, 64-bit
+ * integers), OMIT for an omitted input. Values come from the ONNX definition worked by
+ * hand, never from the code under test. A new table (static, at file scope: its values
+ * are compound literals) is run by one Test:
+ *   Test(nn, pool) { tu_run_kernel_cases(pool_cases, GL_ARRAY_LEN(pool_cases)); }
+ * (or tu_run_kernel_cases_within with the table's tolerance).
+ *
+ * A new test file tests/test_x.c is one word in Makefile.am: tests/test_x in
+ * GL_TEST_PROGS. It is built from that file alone and linked with tests/libtu.a; a helper
+ * that several test files share belongs in tests_libtu_a_SOURCES, not in each program. */
 #ifndef GL_TESTUTIL_H
 #define GL_TESTUTIL_H
 

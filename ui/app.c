@@ -15,6 +15,7 @@
 #include "util/escape.h"
 #include "util/safe_write.h"
 #include "util/signals.h"
+#include "util/clock.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -32,13 +33,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- runtime: jobs and the graveyard ------------------------------------------------ */
 
@@ -123,7 +117,7 @@ bool gl_ui_start_job(gl_ui *ui, const gl_job_spec *spec, void *arg)
     job->spec = spec;
     job->arg = arg;
     job->rt = rt;
-    job->started_ms = now_ms();
+    job->started_ms = gl_now_ms();
     snprintf(job->progress, sizeof(job->progress), "%s", spec->what);
     atomic_fetch_add(&rt->jobs_alive, 1);
     pthread_t t;
@@ -874,7 +868,7 @@ static void draw_status(gl_ui *ui, int y, int width)
         pthread_mutex_lock(&rt->mu);
         memcpy(progress, ui->job->progress, sizeof(progress));
         pthread_mutex_unlock(&rt->mu);
-        double s = (now_ms() - ui->job->started_ms) / 1000;
+        double s = (gl_now_ms() - ui->job->started_ms) / 1000;
         size_t frame = (size_t)(s * 10);
         const char *spin = ui->utf8 ? spin_utf8[frame % GL_ARRAY_LEN(spin_utf8)]
                                     : spin_ascii[frame % GL_ARRAY_LEN(spin_ascii)];

@@ -3,20 +3,13 @@
  * search prompt, requests. Everything here runs in tests without curses; app.c adds
  * the terminal, the worker thread and the drawing. */
 #include "ui/ui.h"
+#include "util/clock.h"
 
 #include <ctype.h>
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- the graph index ------------------------------------------------------------------ */
 
@@ -1077,7 +1070,7 @@ static unsigned diff_scope(gl_ui *ui)
 
 static unsigned jump_digit(gl_ui *ui, int digit)
 {
-    double t = now_ms();
+    double t = gl_now_ms();
     size_t n = ui->pipeline ? ui->pipeline->n_steps : 0;
     if (ui->pending_digit >= 0 && t - ui->pending_digit_ms < 1000) {
         size_t two = (size_t)ui->pending_digit * 10 + (size_t)digit;

@@ -332,6 +332,9 @@ void gl_ui_set_error(gl_ui *ui, const char *fmt, ...) __attribute__((format(prin
 bool gl_ui_match(const char *text, const char *pattern);
 /* A node matches a search by op type (with domain) or name. */
 bool gl_ui_node_matches(const gl_node *n, const char *pattern);
+
+/* ---- list views (list_view.c): the rows, selection, find and click every list shares */
+
 /* The next row (from `from`, inclusive or not, in direction dir, wrapping) for which
  * match(row, ctx) holds; -1 when none. */
 int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
@@ -341,6 +344,18 @@ void gl_ui_clamp(gl_view *v, int n_rows, int height);
 /* The common list moves (up/down/page/half page/top/bottom, h/L across long rows) on a
  * list of n_rows rows: redraw flags, or GL_REDRAW_NONE when `r` is not a move. */
 unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows);
+/* A view's find: select the next row from v->selected that match(row, ctx) accepts;
+ * false (selection unchanged) when none does. */
+bool gl_ui_list_find(gl_view *v, int n_rows, int dir, bool inclusive,
+                     bool (*match)(int row, void *ctx), void *ctx);
+/* gl_ui_list_find for rows that are text: a row matches when text(row, ctx) contains
+ * `pattern` (gl_ui_match). */
+bool gl_ui_list_find_text(gl_view *v, int n_rows, const char *pattern, int dir, bool inclusive,
+                          const char *(*text)(int row, void *ctx), void *ctx);
+/* A click on screen row `row` of a list whose first header_rows rows are headings:
+ * select the row under it (GL_REDRAW_VIEW), or GL_REDRAW_NONE off the rows. */
+unsigned gl_ui_list_click(gl_view *v, int n_rows, int header_rows, int row);
+
 /* The short name of a pass in the bar ("constant-folding" -> "fold"). */
 const char *gl_ui_pass_short(const char *pass);
 /* "./graphlab-export/<stem>": the model file's name without ".onnx"; a file named

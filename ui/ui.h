@@ -557,8 +557,16 @@ unsigned gl_ui_export_prompt_key(gl_ui *ui, int key);
 void gl_ui_export_prompt_line(const gl_ui *ui, char *buf, size_t len);
 unsigned gl_ui_open_svg(gl_ui *ui);
 
-/* ---- drawing helpers (app.c; main thread, inside draw functions only) -------------- */
+/* ---- drawing helpers (draw.c; main thread, inside draw functions only) ------------- */
 
+/* Colour roles for this terminal (colours unless NO_COLOR) and ui->utf8 for gl_ui_put;
+ * once, after curses starts. */
+void gl_ui_draw_setup(gl_ui *ui);
+/* Paint the pipeline bar (gl_bar_items) on row 0, the current step highlighted. */
+void gl_ui_draw_bar(gl_ui *ui, int width);
+/* The columns the bar's branch part takes (what-if, gl_bar_branch): at most half of it,
+ * the steps keep the rest; its text into buf. */
+int gl_ui_bar_branch_cols(const gl_ui *ui, int width, char *buf, size_t len);
 int gl_ui_attr(const gl_ui *ui, gl_ui_role role);
 /* Write `text` at (y, x) in at most `width` columns (UTF-8 aware; control characters
  * escaped as util/escape.h writes them); text that does not fit ends in "…" ("..."

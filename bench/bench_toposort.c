@@ -18,6 +18,7 @@
 #include "ir/graph.h"
 #include "passes/passes.h"
 #include "bench/benchutil.h"
+#include "util/rng.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -32,21 +33,12 @@
 #define RECENT_WINDOW 8   /* most inputs come from the last few values */
 #define FAR_EDGE_ONE_IN 16 /* one input in 16 reaches anywhere back */
 
-/* splitmix64: a small seeded generator, the same numbers on every libc. */
-static uint64_t next_random(uint64_t *state)
+static size_t random_below(gl_rng *rng, size_t bound)
 {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return (size_t)(gl_rng_next(rng) % bound);
 }
 
-static size_t random_below(uint64_t *state, size_t bound)
-{
-    return (size_t)(next_random(state) % bound);
-}
-
-static gl_value *pick_input(gl_value **vals, size_t nv, uint64_t *rng)
+static gl_value *pick_input(gl_value **vals, size_t nv, gl_rng *rng)
 {
     if (random_below(rng, FAR_EDGE_ONE_IN) == 0)
         return vals[random_below(rng, nv)];
@@ -69,7 +61,7 @@ static gl_model *random_dag(size_t n_nodes, uint64_t seed)
         vals[nv] = gl_add_value(g, input_names[i]);
         gl_graph_add_input(g, vals[nv++]);
     }
-    uint64_t rng = seed;
+    gl_rng rng = {seed};
     for (size_t i = 0; i < n_nodes; i++) {
         size_t arity = 1 + random_below(&rng, 3);
         gl_value *ins[3];
@@ -100,7 +92,7 @@ static void shuffle_order(gl_graph *g, uint64_t seed)
 {
     size_t n;
     gl_node **order = live_nodes(g, &n);
-    uint64_t rng = seed;
+    gl_rng rng = {seed};
     for (size_t i = n; i > 1; i--) {
         size_t j = random_below(&rng, i);
         gl_node *t = order[i - 1];

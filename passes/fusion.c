@@ -246,18 +246,6 @@ static size_t after(const gl_fu_rule *r, int q)
     return rep == GL_FU_STAR || rep == GL_FU_PLUS ? (size_t)q : (size_t)q + 1;
 }
 
-/* The one node reading v (in one or more slots), or NULL. */
-static gl_node *single_reader(const gl_value *v)
-{
-    gl_node *only = NULL;
-    for (size_t i = 0; i < v->n_uses; i++) {
-        if (v->uses[i].slot == GL_USE_IMPLICIT || (only && v->uses[i].node != only))
-            return NULL;
-        only = v->uses[i].node;
-    }
-    return only;
-}
-
 /* A fan-out step at `pending` takes every reader of v, each in the step: they end the
  * walk (true). More readers than the rule's maximum leaves them all out (the group ends
  * at v, the link a "branch"), rather than refusing the whole group. */
@@ -296,7 +284,7 @@ static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
         gl_value *v = cur->outputs[0];
         if (!v->n_uses)
             return;
-        gl_node *next = single_reader(v);
+        gl_node *next = gl_value_single_reader(v);
         if (next && !v->n_output_refs) {
             if ((q = next_step(r, pending, cnt, next, v)) < 0)
                 return;

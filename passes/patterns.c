@@ -116,17 +116,6 @@ gl_node *gl_pt_producer(const gl_value *v, const char *op)
     return v && takes(v->producer, op) ? v->producer : NULL;
 }
 
-gl_node *gl_pt_single_reader(const gl_value *v)
-{
-    gl_node *only = NULL;
-    for (size_t i = 0; v && i < v->n_uses; i++) {
-        if (v->uses[i].slot == GL_USE_IMPLICIT || (only && v->uses[i].node != only))
-            return NULL;
-        only = v->uses[i].node;
-    }
-    return only;
-}
-
 gl_node *gl_pt_reader(const gl_value *v, const char *op)
 {
     for (size_t i = 0; v && i < v->n_uses; i++)

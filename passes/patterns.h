@@ -96,9 +96,6 @@ void gl_pt_number(gl_pt_match *m, const char *key, double value);
 void gl_pt_add(gl_pt_match *m, gl_node *n);
 /* The producer of v when it is an ai.onnx `op` with its first output, else NULL. */
 gl_node *gl_pt_producer(const gl_value *v, const char *op);
-/* The one node that reads v (in one or more slots), or NULL when none or several do or
- * a subgraph reads it. */
-gl_node *gl_pt_single_reader(const gl_value *v);
 /* A node that reads v and is an ai.onnx `op` (the first such), or NULL. */
 gl_node *gl_pt_reader(const gl_value *v, const char *op);
 /* A two-input node reading v: its other input (NULL when n does not read v in slot 0 or

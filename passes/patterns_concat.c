@@ -96,7 +96,7 @@ static bool fusable_producer(const gl_value *x, const gl_node *cat)
     bool head = false;
     for (size_t i = 0; p && i < GL_ARRAY_LEN(heads); i++)
         head = head || gl_node_is(p, heads[i]);
-    return head && !x->n_output_refs && gl_pt_single_reader(x) == cat;
+    return head && !x->n_output_refs && gl_value_single_reader(x) == cat;
 }
 
 /* Whether the hoist pays (see the top): MATCH when it does, else a refusal by cost,
@@ -105,7 +105,7 @@ static gl_pt_verdict hoist_cost(const gl_node *cat, const gl_node *op, const cha
                                 gl_pt_match *m)
 {
     const gl_value *y = op->outputs[0];
-    gl_node *reader = gl_pt_single_reader(y);
+    gl_node *reader = gl_value_single_reader(y);
     char because[400];
     if (y->n_output_refs)
         snprintf(because, sizeof(because), "its output '%s' is a graph output", y->name);
@@ -142,7 +142,7 @@ gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *cat, gl_pt_match *m
 {
     (void)c;
     gl_value *x = cat->outputs[0];
-    gl_node *op = gl_pt_single_reader(x);
+    gl_node *op = gl_value_single_reader(x);
     const channel_op *row = op ? channel_op_of(op) : NULL;
     if (!row) {
         /* A per-channel op among several readers is a refusal; no such reader, nothing. */

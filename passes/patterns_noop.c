@@ -61,7 +61,7 @@ static gl_pt_verdict output_kept(gl_node *n, gl_pt_match *m)
     gl_value *x = n->inputs[0], *y = n->outputs[0];
     if (!y->n_output_refs)
         return GL_PT_MATCH;
-    if (!x->producer || x->n_output_refs || gl_pt_single_reader(x) != n)
+    if (!x->producer || x->n_output_refs || gl_value_single_reader(x) != n)
         return gl_pt_refuse(m, "%s '%s': its output '%s' is a graph output and its input "
                             "'%s' is %s: the node keeps the output's name", n->op_type,
                             n->name, y->name, x->name,
@@ -225,7 +225,7 @@ static gl_pt_verdict fold_target(gl_node *pad, const pad_info *p, gl_node *r, gl
 
 gl_pt_verdict gl_pt_check_pad(const gl_pt_ctx *c, gl_node *pad, gl_pt_match *m)
 {
-    gl_node *r = gl_pt_single_reader(pad->outputs[0]);
+    gl_node *r = gl_value_single_reader(pad->outputs[0]);
     bool target = r && r->inputs[0] == pad->outputs[0] &&
                   (gl_node_is(r, "Conv") || gl_node_is(r, "AveragePool") || gl_node_is(r, "MaxPool"));
     pad_info p;

@@ -1,13 +1,13 @@
 /* pipeline.c — the pass table, --passes and --set parsing, the pass context, and
  * running a plan while keeping a snapshot per step. */
 #include "passes/pipeline.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- the pass table ------------------------------------------------------------------ */
 
@@ -560,13 +560,6 @@ int64_t gl_pass_option_value(const gl_pass_ctx *ctx, const char *name)
 
 /* ---- running a plan ------------------------------------------------------------------- */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* A vetoed record of this step the pass applied anyway: the first vetoed one, since a
  * pass asks about all or none of a rule's. */
 static gl_status unheeded_veto(const gl_decision_log *log, size_t first, const char *pass)
@@ -712,11 +705,11 @@ static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
     gl_pass_ctx ctx = {.model = m, .pass = step->pass, .step = step_no,
                        .budget = step->budget, .log = log, .settings = settings};
     size_t first = log->n;
-    double t0 = now_ms();
+    double t0 = gl_now_ms();
     if ((step->pass->needs & GL_PASS_NEEDS_TYPES) && !inferred_before)
         note_untyped(&ctx, m->graph);
     gl_status st = gl_pass_run(m->graph, &ctx);
-    double t1 = now_ms();
+    double t1 = gl_now_ms();
     gl_decision_clear(&ctx.scratch);
     for (size_t i = 0; i < ctx.n_vetoed; i++)
         free(ctx.vetoed[i]);

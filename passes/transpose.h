@@ -330,8 +330,9 @@ bool gl_tp_quant_info_of(const gl_node *q, gl_tp_quant_info *qi);
 /* A DequantizeLinear producing v from a local constant, v read by one node only: the
  * pass may change that constant as if the DQ were not there. */
 gl_node *gl_tp_dq_of_constant(const gl_graph *g, const gl_value *v);
-/* v has one reader, a node, and nothing else sees it. */
-bool gl_tp_single_reader(const gl_value *v);
+/* v has exactly one use (one node in one slot: not Mul(x, x)) and nothing else sees it:
+ * not a graph output, not read by a subgraph. Stricter than gl_value_single_reader. */
+bool gl_tp_sole_use(const gl_value *v);
 /* Set a Q or DQ node's attributes as the opset allows (axis exists from 13). */
 void gl_tp_set_quant_axis(gl_tp_run *run, gl_node *n, const gl_tp_quant_info *qi);
 /* DQ -> next (a Transpose or Unsqueeze the pass added) becomes DQ -> next -> Q -> DQ with

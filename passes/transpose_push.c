@@ -749,13 +749,13 @@ static gl_status remove_empty_dq_q(gl_tp_run *run, gl_node *q, bool *done)
 {
     *done = false;
     gl_node *dq = q->inputs[0] ? q->inputs[0]->producer : NULL;
-    if (!gl_tp_is_qdq_op(dq, "DequantizeLinear") || !gl_tp_single_reader(dq->outputs[0]) ||
+    if (!gl_tp_is_qdq_op(dq, "DequantizeLinear") || !gl_tp_sole_use(dq->outputs[0]) ||
         !q->outputs[0] || !qdq_pair_matches(dq, q))
         return GL_OK;
     gl_value *qin = dq->inputs[0], *qout = q->outputs[0];
     bool consumer_path = gl_value_uses_comprehensive(qout);
     bool output_path = !consumer_path && !qout->n_uses && qin->producer &&
-                       gl_tp_single_reader(qin);
+                       gl_tp_sole_use(qin);
     if (!consumer_path && !output_path)
         return GL_OK;
     if (budget_spent(run))
@@ -786,7 +786,7 @@ static gl_status restore_missing_q(gl_tp_run *run, gl_node *t, bool *done)
     gl_node *dq = t->inputs[0] ? t->inputs[0]->producer : NULL;
     gl_value *out = t->outputs[0];
     gl_tp_quant_info qi;
-    if (!gl_tp_is_qdq_op(dq, "DequantizeLinear") || !out || !gl_tp_single_reader(dq->outputs[0]) ||
+    if (!gl_tp_is_qdq_op(dq, "DequantizeLinear") || !out || !gl_tp_sole_use(dq->outputs[0]) ||
         !gl_tp_quant_info_of(dq, &qi))
         return GL_OK;
     if (out->n_uses > 1 || (out->n_uses == 1 && gl_tp_is_qdq_op(out->uses[0].node, "QuantizeLinear")) ||
@@ -806,7 +806,7 @@ static gl_status restore_missing_dq(gl_tp_run *run, gl_node *t, bool *done)
 {
     *done = false;
     gl_value *in = t->inputs[0], *out = t->outputs[0];
-    gl_node *q = out && gl_tp_single_reader(out) ? out->uses[0].node : NULL;
+    gl_node *q = out && gl_tp_sole_use(out) ? out->uses[0].node : NULL;
     gl_node *prev = in ? in->producer : NULL;
     gl_tp_quant_info qi;
     int64_t perm[GL_MAX_RANK];

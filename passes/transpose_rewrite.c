@@ -439,7 +439,7 @@ bool gl_tp_quant_info_of(const gl_node *q, gl_tp_quant_info *qi)
     return true;
 }
 
-bool gl_tp_single_reader(const gl_value *v)
+bool gl_tp_sole_use(const gl_value *v)
 {
     return v->n_uses == 1 && gl_value_uses_comprehensive(v);
 }
@@ -450,7 +450,7 @@ gl_node *gl_tp_dq_of_constant(const gl_graph *g, const gl_value *v)
     gl_tp_quant_info qi;
     if (!gl_tp_is_qdq_op(dq, "DequantizeLinear") || !gl_tp_local_constant(g, dq->inputs[0]) ||
         !gl_tp_quant_info_of(dq, &qi) || !gl_value_uses_comprehensive(dq->inputs[0]) ||
-        !gl_tp_single_reader(v))
+        !gl_tp_sole_use(v))
         return NULL;
     return dq;
 }
@@ -476,7 +476,7 @@ gl_status gl_tp_make_qdq_unit(gl_tp_run *run, gl_node *dq)
 {
     gl_value *out = dq->outputs[0];
     gl_tp_quant_info qi;
-    if (!out || !gl_tp_single_reader(out) || !gl_tp_quant_info_of(dq, &qi))
+    if (!out || !gl_tp_sole_use(out) || !gl_tp_quant_info_of(dq, &qi))
         return GL_OK;
     gl_node *next = out->uses[0].node;
     if (qi.per_axis && gl_tp_is_transpose(next)) {
@@ -580,7 +580,7 @@ gl_status gl_tp_transpose_input(gl_tp_run *run, gl_node *n, size_t slot, const i
 
     /* A Transpose above (perhaps behind a DQ only this node reads): cancel or compose. */
     gl_node *p = v->producer, *dq2 = NULL;
-    if (gl_tp_is_qdq_op(p, "DequantizeLinear") && gl_tp_single_reader(v)) {
+    if (gl_tp_is_qdq_op(p, "DequantizeLinear") && gl_tp_sole_use(v)) {
         gl_tp_quant_info qi;
         dq2 = gl_tp_quant_info_of(p, &qi) ? p : NULL;
         p = dq2 && dq2->inputs[0] ? dq2->inputs[0]->producer : NULL;
@@ -744,7 +744,7 @@ gl_status gl_tp_unsqueeze_input(gl_tp_run *run, gl_node *n, size_t slot, const i
 
     /* A Squeeze of the same axes above (perhaps behind a DQ only this node reads). */
     gl_node *p = v->producer, *dq2 = NULL;
-    if (gl_tp_is_qdq_op(p, "DequantizeLinear") && gl_tp_single_reader(v)) {
+    if (gl_tp_is_qdq_op(p, "DequantizeLinear") && gl_tp_sole_use(v)) {
         gl_tp_quant_info qi;
         dq2 = gl_tp_quant_info_of(p, &qi) ? p : NULL;
         p = dq2 && dq2->inputs[0] ? dq2->inputs[0]->producer : NULL;

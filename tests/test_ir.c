@@ -115,6 +115,35 @@ Test(ir, fixture_is_what_it_claims)
     gl_model_free(f.m);
 }
 
+/* gl_value_single_reader: one node in any number of slots; graph outputs do not count,
+ * subgraph reads and a second node do. */
+Test(ir, single_reader_is_one_node_in_any_slots)
+{
+    fixture f = make_fixture();
+    gl_node *sq = tu_node(f.g, "Mul", "sq", 2, out0(f.mul), out0(f.mul));
+    gl_node *twice = tu_node(f.g, "Add", "twice", 2, f.w, f.w);
+    tu_output(f.g, out0(sq));
+    gl_node *after = tu_node(f.g, "Neg", "after", 1, out0(sq));
+    struct {
+        const gl_value *v;
+        const gl_node *want;
+        const char *why;
+    } cases[] = {
+        {out0(twice), NULL, "no reader"},
+        {out0(sq), after, "a graph output with one reader"},
+        {out0(f.mul), NULL, "read by relu and by sq"},
+        {f.w, NULL, "read by mul and by twice"},
+        {out0(f.relu), NULL, "a subgraph reads it"},
+        {f.cond, f.iff, "If reads its condition"},
+        {NULL, NULL, "no value"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_eq(gl_value_single_reader(cases[i].v), cases[i].want, "%s", cases[i].why);
+    gl_node *again = tu_node(f.g, "Mul", "again", 2, out0(twice), out0(twice));
+    cr_expect_eq(gl_value_single_reader(out0(twice)), again, "one node in two slots");
+    gl_model_free(f.m);
+}
+
 Test(ir, resolve_reuses_capture_and_fails_for_unknown_names)
 {
     fixture f = make_fixture();

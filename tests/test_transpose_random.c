@@ -29,6 +29,7 @@
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "testutil.h"
+#include "util/rng.h"
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -49,31 +50,17 @@
 #define RTOL 1e-5
 #define ATOL 1e-6
 
-/* ---- random numbers: splitmix64, the same on every libc ------------------------------ */
-
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rnext(rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+/* ---- random numbers: util/rng.h, the same on every libc ----------------------------- */
 
 /* Uniform in [lo, hi]. */
-static int64_t rrange(rng *r, int64_t lo, int64_t hi)
+static int64_t rrange(gl_rng *r, int64_t lo, int64_t hi)
 {
-    return lo + (int64_t)(rnext(r) % (uint64_t)(hi - lo + 1));
+    return lo + (int64_t)(gl_rng_next(r) % (uint64_t)(hi - lo + 1));
 }
 
-static bool rchance(rng *r, int percent) { return (int)(rnext(r) % 100) < percent; }
+static bool rchance(gl_rng *r, int percent) { return (int)(gl_rng_next(r) % 100) < percent; }
 
-static double runit(rng *r) { return (double)(rnext(r) >> 11) * 0x1.0p-53; }
-
-static void rshuffle(rng *r, int *v, int n)
+static void rshuffle(gl_rng *r, int *v, int n)
 {
     for (int i = n - 1; i > 0; i--) {
         int j = (int)rrange(r, 0, i), t = v[i];
@@ -82,7 +69,7 @@ static void rshuffle(rng *r, int *v, int n)
     }
 }
 
-static void random_perm(rng *r, int *perm, int rank)
+static void random_perm(gl_rng *r, int *perm, int rank)
 {
     for (int i = 0; i < rank; i++)
         perm[i] = i;
@@ -142,7 +129,7 @@ typedef struct gen_limits {
 } gen_limits;
 
 typedef struct gen {
-    rng r;
+    gl_rng r;
     gl_model *m;
     gl_graph *g;
     tval pool[MAX_POOL];
@@ -204,12 +191,12 @@ static gl_value *const_vec(gen *G, const int64_t *data, int n)
 }
 
 /* Values in [-2, 2] of dtype dt (float or double). */
-static gl_tensor *random_tensor(rng *r, gl_dtype dt, int rank, const int64_t *dims)
+static gl_tensor *random_tensor(gl_rng *r, gl_dtype dt, int rank, const int64_t *dims)
 {
     gl_tensor *t = gl_tensor_new(dt, rank, dims);
     void *p = t->count ? gl_tensor_make_writable(t) : NULL;
     for (int64_t i = 0; i < t->count; i++) {
-        double x = 4 * runit(r) - 2;
+        double x = 4 * gl_rng_unit(r) - 2;
         if (dt == GL_DT_DOUBLE)
             ((double *)p)[i] = x;
         else
@@ -906,7 +893,7 @@ typedef struct built {
 static built build_graph(uint64_t seed, const gen_limits *lim)
 {
     gen *G = calloc(1, sizeof(*G));
-    G->r.s = seed * 0x2545f4914f6cdd1dull + 7;
+    G->r.state = seed * 0x2545f4914f6cdd1dull + 7;
     G->m = tu_model(13);
     G->g = G->m->graph;
     G->annotate = rchance(&G->r, 50);
@@ -1064,7 +1051,7 @@ static gl_status execute(const gl_model *m, gl_tensor **in, gl_tensor **outs)
 
 static gl_tensor **random_inputs(const gl_graph *g, uint64_t seed)
 {
-    rng r = {seed ^ 0x5eed5eed5eedull};
+    gl_rng r = {seed ^ 0x5eed5eed5eedull};
     gl_tensor **in = calloc(g->n_inputs + 1, sizeof(*in));
     for (size_t i = 0; i < g->n_inputs; i++) {
         const gl_shape *s = &g->inputs[i]->type.shape;

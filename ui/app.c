@@ -1,7 +1,7 @@
-/* app.c — the terminal side of the workbench: curses setup and teardown, the input
- * loop, drawing the bar, the view and the status line, jobs on worker threads,
- * exports and the browser, and restoring the terminal on every way out (normal exit,
- * failed load, fatal signal, allocation failure).
+/* app.c — the runtime of the workbench: curses setup and teardown, the input loop,
+ * painting the frame (bar, view, status line) with draw.c's helpers, jobs on worker
+ * threads, exports and the browser, and restoring the terminal on every way out (normal
+ * exit, failed load, fatal signal, allocation failure).
  *
  * Threads: all curses calls and all ui state stay on the main thread. A job's run()
  * gets only its own argument; the main thread learns it is done through a pipe it
@@ -15,6 +15,7 @@
 #include "util/escape.h"
 #include "util/safe_write.h"
 #include "util/signals.h"
+#include "util/clock.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -32,13 +33,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- runtime: jobs and the graveyard ------------------------------------------------ */
 
@@ -123,7 +117,7 @@ bool gl_ui_start_job(gl_ui *ui, const gl_job_spec *spec, void *arg)
     job->spec = spec;
     job->arg = arg;
     job->rt = rt;
-    job->started_ms = now_ms();
+    job->started_ms = gl_now_ms();
     snprintf(job->progress, sizeof(job->progress), "%s", spec->what);
     atomic_fetch_add(&rt->jobs_alive, 1);
     pthread_t t;
@@ -650,201 +644,7 @@ unsigned gl_ui_open_svg(gl_ui *ui)
     return GL_REDRAW_STATUS;
 }
 
-/* ---- drawing helpers -------------------------------------------------------------------- */
-
-static int role_attr[GL_ROLE_COUNT];
-
-/* Colours where the terminal has them and NO_COLOR is not set; otherwise attributes
- * alone (the marks + ~ > - are in the text too, never colour alone). */
-static void setup_roles(gl_ui *ui)
-{
-    static const struct {
-        gl_ui_role role;
-        short fg, bg;
-        int extra, mono;
-    } table[] = {
-        {GL_ROLE_NORMAL, -1, -1, A_NORMAL, A_NORMAL},
-        {GL_ROLE_BAR, COLOR_WHITE, COLOR_BLUE, A_NORMAL, A_REVERSE},
-        {GL_ROLE_BAR_CURRENT, COLOR_BLACK, COLOR_YELLOW, A_BOLD, A_BOLD},
-        {GL_ROLE_SELECTED, -1, -1, A_REVERSE, A_REVERSE},
-        {GL_ROLE_HEADER, COLOR_CYAN, -1, A_BOLD, A_BOLD},
-        {GL_ROLE_ADDED, COLOR_GREEN, -1, A_NORMAL, A_BOLD},
-        {GL_ROLE_REMOVED, COLOR_RED, -1, A_NORMAL, A_DIM},
-        {GL_ROLE_CHANGED, COLOR_YELLOW, -1, A_NORMAL, A_BOLD},
-        {GL_ROLE_DIM, -1, -1, A_DIM, A_DIM},
-        {GL_ROLE_STATUS, -1, -1, A_NORMAL, A_NORMAL},
-        {GL_ROLE_ERROR, COLOR_RED, -1, A_BOLD, A_BOLD},
-        {GL_ROLE_LINK, COLOR_CYAN, -1, A_NORMAL, A_UNDERLINE},
-    };
-    _Static_assert(GL_ARRAY_LEN(table) == GL_ROLE_COUNT, "one entry per role");
-    const char *no_color = getenv("NO_COLOR");
-    ui->color = has_colors() && !(no_color && *no_color);
-    if (ui->color) {
-        start_color();
-        use_default_colors();
-    }
-    for (size_t i = 0; i < GL_ARRAY_LEN(table); i++) {
-        int attr = table[i].mono;
-        if (ui->color) {
-            attr = table[i].extra;
-            if (table[i].fg >= 0 || table[i].bg >= 0) {
-                init_pair((short)(i + 1), table[i].fg, table[i].bg);
-                attr |= (int)COLOR_PAIR(i + 1);
-            }
-        }
-        role_attr[table[i].role] = attr;
-    }
-}
-
-int gl_ui_attr(const gl_ui *ui, gl_ui_role role)
-{
-    return role < GL_ROLE_COUNT ? role_attr[role] : (int)A_NORMAL;
-}
-
-/* Columns as gl_ui_put draws s: an escaped character takes its escape's width. */
-int gl_ui_text_width(const char *s)
-{
-    int w = 0;
-    char esc[GL_ESCAPE_CHAR_MAX];
-    size_t n;
-    for (; s && *s; s += n) {
-        size_t elen = gl_escape_char(s, esc, &n);
-        w += elen ? (int)elen : 1;
-    }
-    return w;
-}
-
-/* Length of the UTF-8 sequence at s (0: invalid). */
-static int utf8_len(const unsigned char *s)
-{
-    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
-                                : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return n;
-}
-
-static bool utf8_terminal;
-
-/* Names are drawn as the command line prints them (util/escape.h): controls, bidi
- * controls and invalid bytes as their escapes, which cannot move the cursor, clear the
- * screen or reorder the row. Without a UTF-8 terminal other non-ASCII shows as '?'. */
-int gl_ui_clip(const char *text, int skip, int width, bool utf8, char *buf, size_t len)
-{
-    const char *mark = utf8 ? "\xE2\x80\xA6" : "...";
-    int mark_w = utf8 ? 1 : 3;
-    size_t used = 0, cut_at = 0;
-    int cols = 0, seen = 0;
-    bool more = false, full = false;
-    size_t n;
-    if (len)
-        buf[0] = '\0';
-    if (width <= 0 || len == 0)
-        return 0;
-    for (const char *p = text; p && *p && !more && !full; p += n) {
-        char esc[GL_ESCAPE_CHAR_MAX];
-        size_t elen = gl_escape_char(p, esc, &n);
-        /* the cells this character takes: its escape's bytes, '?', or itself */
-        const char *cell = elen ? esc : n > 1 && !utf8 ? "?" : p;
-        size_t cells = elen ? elen : 1, cell_bytes = elen || (n > 1 && !utf8) ? 1 : n;
-        for (size_t c = 0; c < cells; c++) {
-            if (seen < skip) {
-                seen++;
-                continue;
-            }
-            if (cols == width) {
-                more = true;
-                break;
-            }
-            if (used + cell_bytes >= len) {
-                full = true;
-                break;
-            }
-            if (cols == width - mark_w)
-                cut_at = used;
-            memcpy(buf + used, elen ? cell + c : cell, cell_bytes);
-            used += cell_bytes;
-            cols++;
-        }
-    }
-    if (more && width >= mark_w && cut_at + strlen(mark) < len) {
-        used = cut_at;
-        memcpy(buf + used, mark, strlen(mark));
-        used += strlen(mark);
-        cols = width;
-    }
-    buf[used] = '\0';
-    return cols;
-}
-
-int gl_ui_put_at(int y, int x, int width, int attr, const char *text, int skip)
-{
-    char buf[2048];
-    int cols = gl_ui_clip(text, skip, width, utf8_terminal, buf, sizeof(buf));
-    if (width <= 0)
-        return 0;
-    attrset(attr);
-    mvaddnstr(y, x, buf, (int)strlen(buf));
-    attrset(A_NORMAL);
-    return cols;
-}
-
-int gl_ui_put(int y, int x, int width, int attr, const char *text)
-{
-    return gl_ui_put_at(y, x, width, attr, text, 0);
-}
-
-void gl_ui_fill(int y, int x, int width, int attr)
-{
-    if (width <= 0)
-        return;
-    attrset(attr);
-    mvhline(y, x, ' ', width);
-    attrset(A_NORMAL);
-}
-
 /* ---- the frame: bar, view, status ----------------------------------------------------- */
-
-/* The columns the bar's branch part takes (what-if, gl_bar_branch): at most half of it,
- * the steps keep the rest. */
-static int branch_cols(const gl_ui *ui, int width, char *buf, size_t len)
-{
-    int w = gl_bar_branch(ui, ui->utf8, buf, len);
-    return w > width / 2 ? width / 2 : w;
-}
-
-static void draw_bar(gl_ui *ui, int width)
-{
-    gl_ui_fill(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR));
-    gl_bar_item *items;
-    size_t n = gl_bar_items(ui, &items);
-    if (n == 0) {
-        gl_ui_put(0, 0, width, gl_ui_attr(ui, GL_ROLE_BAR), "graphlab");
-        return;
-    }
-    char branch[256];
-    int x0 = branch_cols(ui, width, branch, sizeof(branch));
-    if (x0)
-        gl_ui_put(0, 0, x0, gl_ui_attr(ui, GL_ROLE_HEADER), branch);
-    char buf[4096];
-    int cur_col, cur_len;
-    gl_bar_format(items, n, width - x0, ui->utf8, buf, sizeof(buf), &cur_col, &cur_len);
-    gl_ui_put(0, x0, width - x0, gl_ui_attr(ui, GL_ROLE_BAR), buf);
-    /* repaint the current item over itself in its own attribute */
-    const char *p = buf;
-    for (int c = 0; c < cur_col && *p; c++)
-        p += utf8_len((const unsigned char *)p) ? utf8_len((const unsigned char *)p) : 1;
-    char cur[256];
-    int bytes = 0;
-    for (int c = 0; c < cur_len && p[bytes]; c++) {
-        int l = utf8_len((const unsigned char *)p + bytes);
-        bytes += l ? l : 1;
-    }
-    snprintf(cur, sizeof(cur), "%.*s", bytes, p);
-    gl_ui_put(0, x0 + cur_col, cur_len, gl_ui_attr(ui, GL_ROLE_BAR_CURRENT), cur);
-    free(items);
-}
 
 static void draw_status(gl_ui *ui, int y, int width)
 {
@@ -874,7 +674,7 @@ static void draw_status(gl_ui *ui, int y, int width)
         pthread_mutex_lock(&rt->mu);
         memcpy(progress, ui->job->progress, sizeof(progress));
         pthread_mutex_unlock(&rt->mu);
-        double s = (now_ms() - ui->job->started_ms) / 1000;
+        double s = (gl_now_ms() - ui->job->started_ms) / 1000;
         size_t frame = (size_t)(s * 10);
         const char *spin = ui->utf8 ? spin_utf8[frame % GL_ARRAY_LEN(spin_utf8)]
                                     : spin_ascii[frame % GL_ARRAY_LEN(spin_ascii)];
@@ -900,7 +700,7 @@ static void draw_frame(gl_ui *ui, unsigned flags)
         return;
     }
     if (flags & GL_REDRAW_BAR)
-        draw_bar(ui, cols);
+        gl_ui_draw_bar(ui, cols);
     if (flags & GL_REDRAW_VIEW) {
         for (int y = 1; y < rows - 1; y++) {
             move(y, 0);
@@ -948,7 +748,7 @@ static unsigned mouse_click(gl_ui *ui)
         gl_bar_item *items;
         size_t n = gl_bar_items(ui, &items);
         char branch[256];
-        int x0 = branch_cols(ui, COLS, branch, sizeof(branch));
+        int x0 = gl_ui_bar_branch_cols(ui, COLS, branch, sizeof(branch));
         if (x0 && ev.x < x0) {
             free(items);
             return gl_ui_swap_branch(ui);
@@ -1043,7 +843,7 @@ static bool start_curses(gl_ui *ui)
     set_escdelay(25);
     curs_set(0);
     mousemask(BUTTON1_CLICKED | WHEEL_UP | WHEEL_DOWN, NULL); /* 0: no mouse, nothing to do */
-    setup_roles(ui);
+    gl_ui_draw_setup(ui);
     return true;
 }
 
@@ -1100,7 +900,7 @@ int gl_ui_main(const char *model_path, const char *data_dir)
     static gl_ui ui;
     gl_ui_init(&ui, model_path);
     ui.data_dir = data_dir;
-    ui.utf8 = utf8_terminal = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    ui.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     /* static: a cancelled job may still touch it after we return, until exit() */
     static app_runtime rt = {.wake = {-1, -1}};
     pthread_mutex_init(&rt.mu, NULL);

@@ -281,36 +281,22 @@ static unsigned help_request(gl_ui *ui, gl_view *v, gl_request r)
     return s ? gl_ui_list_move(v, r, (int)s->n) : GL_REDRAW_NONE;
 }
 
-typedef struct help_match {
-    help_state *s;
-    const char *pattern;
-} help_match;
-
-static bool help_row_matches(int row, void *ctx)
+static const char *help_line(int row, void *ctx)
 {
-    help_match *m = ctx;
-    return gl_ui_match(m->s->lines[row], m->pattern);
+    const help_state *s = ctx;
+    return s->lines[row];
 }
 
 static bool help_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
 {
-    help_match m = {v->state, ui->search};
-    if (!m.s)
-        return false;
-    int row = gl_ui_find_row((int)m.s->n, v->selected, dir, inclusive, help_row_matches, &m);
-    if (row < 0)
-        return false;
-    v->selected = row;
-    return true;
+    help_state *s = v->state;
+    return s && gl_ui_list_find_text(v, (int)s->n, ui->search, dir, inclusive, help_line, s);
 }
 
 static unsigned help_click(gl_ui *ui, gl_view *v, int row, int col)
 {
     help_state *s = v->state;
-    if (!s || v->scroll + row >= (int)s->n)
-        return GL_REDRAW_NONE;
-    v->selected = v->scroll + row;
-    return GL_REDRAW_VIEW;
+    return s ? gl_ui_list_click(v, (int)s->n, 0, row) : GL_REDRAW_NONE;
 }
 
 static void help_close(gl_ui *ui, gl_view *v)

@@ -3,20 +3,13 @@
  * search prompt, requests. Everything here runs in tests without curses; app.c adds
  * the terminal, the worker thread and the drawing. */
 #include "ui/ui.h"
+#include "util/clock.h"
 
 #include <ctype.h>
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- the graph index ------------------------------------------------------------------ */
 
@@ -128,74 +121,6 @@ bool gl_ui_node_matches(const gl_node *n, const char *pattern)
     if (gl_ui_match(n->op_type, pattern) || gl_ui_match(n->name, pattern))
         return true;
     return *n->domain && gl_ui_match(n->domain, pattern);
-}
-
-int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
-                   bool (*match)(int row, void *ctx), void *ctx)
-{
-    if (n_rows <= 0)
-        return -1;
-    dir = dir < 0 ? -1 : 1;
-    if (from < 0 || from >= n_rows)
-        from = dir > 0 ? 0 : n_rows - 1;
-    int row = inclusive ? from : from + dir;
-    for (int i = 0; i < n_rows; i++, row += dir) {
-        row = (row % n_rows + n_rows) % n_rows;
-        if (match(row, ctx))
-            return row;
-    }
-    return -1;
-}
-
-void gl_ui_clamp(gl_view *v, int n_rows, int height)
-{
-    if (v->selected >= n_rows)
-        v->selected = n_rows - 1;
-    if (v->selected < 0)
-        v->selected = 0;
-    if (height < 1)
-        height = 1;
-    if (v->scroll > v->selected)
-        v->scroll = v->selected;
-    if (v->selected >= v->scroll + height)
-        v->scroll = v->selected - height + 1;
-    if (v->scroll > n_rows - height)
-        v->scroll = n_rows - height;
-    if (v->scroll < 0)
-        v->scroll = 0;
-}
-
-/* Columns h/L move a list's rows by, and the most they scroll (rows are cut far before:
- * the views format rows into buffers of about 1 KB). */
-enum { HSCROLL_STEP = 8, HSCROLL_MAX = 1024 };
-
-unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
-{
-    int page = v->height > 1 ? v->height - 1 : 1;
-    int half = v->height > 1 ? v->height / 2 : 1;
-    int before = v->selected;
-    if (r == GL_REQ_PAN_LEFT || r == GL_REQ_PAN_RIGHT) {
-        int was = v->hscroll;
-        v->hscroll += r == GL_REQ_PAN_LEFT ? -HSCROLL_STEP : HSCROLL_STEP;
-        v->hscroll = v->hscroll < 0 ? 0 : v->hscroll > HSCROLL_MAX ? HSCROLL_MAX : v->hscroll;
-        return v->hscroll != was ? GL_REDRAW_VIEW : GL_REDRAW_NONE;
-    }
-    switch (r) {
-    case GL_REQ_HALF_DOWN: v->selected += half; v->scroll += half; break;
-    case GL_REQ_HALF_UP: v->selected -= half; v->scroll -= half; break;
-    case GL_REQ_MOVE_DOWN: v->selected++; break;
-    case GL_REQ_MOVE_UP: v->selected--; break;
-    case GL_REQ_PAGE_DOWN: v->selected += page; v->scroll += page; break;
-    case GL_REQ_PAGE_UP: v->selected -= page; v->scroll -= page; break;
-    case GL_REQ_TOP: v->selected = 0; break;
-    case GL_REQ_BOTTOM: v->selected = n_rows - 1; break;
-    default: return GL_REDRAW_NONE;
-    }
-    gl_ui_clamp(v, n_rows, v->height);
-    return v->selected != before || r == GL_REQ_PAGE_DOWN || r == GL_REQ_PAGE_UP ||
-                   r == GL_REQ_HALF_DOWN || r == GL_REQ_HALF_UP
-               ? GL_REDRAW_VIEW
-               : GL_REDRAW_NONE;
 }
 
 const char *gl_ui_pass_short(const char *pass)
@@ -1077,7 +1002,7 @@ static unsigned diff_scope(gl_ui *ui)
 
 static unsigned jump_digit(gl_ui *ui, int digit)
 {
-    double t = now_ms();
+    double t = gl_now_ms();
     size_t n = ui->pipeline ? ui->pipeline->n_steps : 0;
     if (ui->pending_digit >= 0 && t - ui->pending_digit_ms < 1000) {
         size_t two = (size_t)ui->pending_digit * 10 + (size_t)digit;

@@ -332,6 +332,9 @@ void gl_ui_set_error(gl_ui *ui, const char *fmt, ...) __attribute__((format(prin
 bool gl_ui_match(const char *text, const char *pattern);
 /* A node matches a search by op type (with domain) or name. */
 bool gl_ui_node_matches(const gl_node *n, const char *pattern);
+
+/* ---- list views (list_view.c): the rows, selection, find and click every list shares */
+
 /* The next row (from `from`, inclusive or not, in direction dir, wrapping) for which
  * match(row, ctx) holds; -1 when none. */
 int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
@@ -341,6 +344,18 @@ void gl_ui_clamp(gl_view *v, int n_rows, int height);
 /* The common list moves (up/down/page/half page/top/bottom, h/L across long rows) on a
  * list of n_rows rows: redraw flags, or GL_REDRAW_NONE when `r` is not a move. */
 unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows);
+/* A view's find: select the next row from v->selected that match(row, ctx) accepts;
+ * false (selection unchanged) when none does. */
+bool gl_ui_list_find(gl_view *v, int n_rows, int dir, bool inclusive,
+                     bool (*match)(int row, void *ctx), void *ctx);
+/* gl_ui_list_find for rows that are text: a row matches when text(row, ctx) contains
+ * `pattern` (gl_ui_match). */
+bool gl_ui_list_find_text(gl_view *v, int n_rows, const char *pattern, int dir, bool inclusive,
+                          const char *(*text)(int row, void *ctx), void *ctx);
+/* A click on screen row `row` of a list whose first header_rows rows are headings:
+ * select the row under it (GL_REDRAW_VIEW), or GL_REDRAW_NONE off the rows. */
+unsigned gl_ui_list_click(gl_view *v, int n_rows, int header_rows, int row);
+
 /* The short name of a pass in the bar ("constant-folding" -> "fold"). */
 const char *gl_ui_pass_short(const char *pass);
 /* "./graphlab-export/<stem>": the model file's name without ".onnx"; a file named
@@ -542,8 +557,16 @@ unsigned gl_ui_export_prompt_key(gl_ui *ui, int key);
 void gl_ui_export_prompt_line(const gl_ui *ui, char *buf, size_t len);
 unsigned gl_ui_open_svg(gl_ui *ui);
 
-/* ---- drawing helpers (app.c; main thread, inside draw functions only) -------------- */
+/* ---- drawing helpers (draw.c; main thread, inside draw functions only) ------------- */
 
+/* Colour roles for this terminal (colours unless NO_COLOR) and ui->utf8 for gl_ui_put;
+ * once, after curses starts. */
+void gl_ui_draw_setup(gl_ui *ui);
+/* Paint the pipeline bar (gl_bar_items) on row 0, the current step highlighted. */
+void gl_ui_draw_bar(gl_ui *ui, int width);
+/* The columns the bar's branch part takes (what-if, gl_bar_branch): at most half of it,
+ * the steps keep the rest; its text into buf. */
+int gl_ui_bar_branch_cols(const gl_ui *ui, int width, char *buf, size_t len);
 int gl_ui_attr(const gl_ui *ui, gl_ui_role role);
 /* Write `text` at (y, x) in at most `width` columns (UTF-8 aware; control characters
  * escaped as util/escape.h writes them); text that does not fit ends in "…" ("..."

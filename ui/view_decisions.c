@@ -190,19 +190,15 @@ static bool decisions_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
     if (!s)
         return false;
     decision_match m = {gl_ui_decisions(ui, &n), s->rows, ui->search};
-    int row = gl_ui_find_row((int)s->n_rows, v->selected, dir, inclusive, record_matches, &m);
-    if (row >= 0)
-        v->selected = row;
-    return row >= 0;
+    return gl_ui_list_find(v, (int)s->n_rows, dir, inclusive, record_matches, &m);
 }
 
 static unsigned decisions_click(gl_ui *ui, gl_view *v, int row, int col)
 {
     decisions_state *s = v->state;
-    if (!s || row < 1 || row > v->height || v->scroll + row - 1 >= (int)s->n_rows)
+    if (!s || row > v->height)
         return GL_REDRAW_NONE;
-    v->selected = v->scroll + row - 1;
-    return GL_REDRAW_VIEW;
+    return gl_ui_list_click(v, (int)s->n_rows, 1, row);
 }
 
 static void decisions_close(gl_ui *ui, gl_view *v)

@@ -401,35 +401,22 @@ static unsigned detail_request(gl_ui *ui, gl_view *v, gl_request r)
     return gl_ui_list_move(v, r, (int)s->n);
 }
 
-typedef struct detail_match {
-    const detail_state *s;
-    const char *pattern;
-} detail_match;
-
-static bool line_matches(int row, void *ctx)
+static const char *line_text(int row, void *ctx)
 {
-    const detail_match *m = ctx;
-    return gl_ui_match(m->s->lines[row].text, m->pattern);
+    const detail_state *s = ctx;
+    return s->lines[row].text;
 }
 
 static bool detail_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
 {
-    detail_match m = {v->state, ui->search};
-    if (!m.s)
-        return false;
-    int row = gl_ui_find_row((int)m.s->n, v->selected, dir, inclusive, line_matches, &m);
-    if (row >= 0)
-        v->selected = row;
-    return row >= 0;
+    detail_state *s = v->state;
+    return s && gl_ui_list_find_text(v, (int)s->n, ui->search, dir, inclusive, line_text, s);
 }
 
 static unsigned detail_click(gl_ui *ui, gl_view *v, int row, int col)
 {
     detail_state *s = v->state;
-    if (!s || v->scroll + row >= (int)s->n)
-        return GL_REDRAW_NONE;
-    v->selected = v->scroll + row;
-    return GL_REDRAW_VIEW;
+    return s ? gl_ui_list_click(v, (int)s->n, 0, row) : GL_REDRAW_NONE;
 }
 
 static void detail_close(gl_ui *ui, gl_view *v)

@@ -194,35 +194,22 @@ static unsigned diff_request(gl_ui *ui, gl_view *v, gl_request r)
     return gl_ui_list_move(v, r, (int)s->n);
 }
 
-typedef struct diff_match {
-    const diff_state *s;
-    const char *pattern;
-} diff_match;
-
-static bool line_matches(int row, void *ctx)
+static const char *line_text(int row, void *ctx)
 {
-    const diff_match *m = ctx;
-    return gl_ui_match(m->s->lines[row].text, m->pattern);
+    const diff_state *s = ctx;
+    return s->lines[row].text;
 }
 
 static bool diff_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
 {
-    diff_match m = {v->state, ui->search};
-    if (!m.s)
-        return false;
-    int row = gl_ui_find_row((int)m.s->n, v->selected, dir, inclusive, line_matches, &m);
-    if (row >= 0)
-        v->selected = row;
-    return row >= 0;
+    diff_state *s = v->state;
+    return s && gl_ui_list_find_text(v, (int)s->n, ui->search, dir, inclusive, line_text, s);
 }
 
 static unsigned diff_click(gl_ui *ui, gl_view *v, int row, int col)
 {
     diff_state *s = v->state;
-    if (!s || row < 1 || v->scroll + row - 1 >= (int)s->n)
-        return GL_REDRAW_NONE;
-    v->selected = v->scroll + row - 1;
-    return GL_REDRAW_VIEW;
+    return s ? gl_ui_list_click(v, (int)s->n, 1, row) : GL_REDRAW_NONE;
 }
 
 static void diff_close(gl_ui *ui, gl_view *v)

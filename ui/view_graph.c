@@ -25,12 +25,12 @@
 
 #include "ui/canvas_paint.h"
 #include "ui/graph_draw.h"
+#include "util/clock.h"
 
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define AUTO_RADIUS 0    /* st->radius: the largest that fits the screen */
 #define FIRST_RADIUS 2   /* where the search for it starts */
@@ -333,13 +333,6 @@ typedef struct layout_job {
     char error[256];
 } layout_job;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 typedef struct attempt {
     gl_layout *layout;
     gl_drawing *drawing;
@@ -421,7 +414,7 @@ static gl_status lay_out_auto(layout_job *j, gl_job *job, attempt *best)
 static void layout_run(void *arg, gl_job *job)
 {
     layout_job *j = arg;
-    double start = now_ms();
+    double start = gl_now_ms();
     attempt a = {0};
     if (j->key.radius == AUTO_RADIUS)
         j->st = lay_out_auto(j, job, &a);
@@ -434,7 +427,7 @@ static void layout_run(void *arg, gl_job *job)
     j->info = a.info;
     if (j->st != GL_OK)
         snprintf(j->error, sizeof(j->error), "%s", gl_error_message());
-    j->ms = now_ms() - start;
+    j->ms = gl_now_ms() - start;
 }
 
 static void layout_discard(void *arg)

@@ -126,26 +126,17 @@ static unsigned memory_request(gl_ui *ui, gl_view *v, gl_request r)
     return gl_ui_open_detail(ui, val->producer->id, -1);
 }
 
-typedef struct tensor_match {
-    const gl_memory_plan *p;
-    const char *pattern;
-} tensor_match;
-
-static bool tensor_matches(int row, void *ctx)
+static const char *tensor_name(int row, void *ctx)
 {
-    const tensor_match *m = ctx;
-    return gl_ui_match(m->p->tensors[row].name, m->pattern);
+    const gl_memory_plan *p = ctx;
+    return p->tensors[row].name;
 }
 
 static bool memory_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
 {
-    tensor_match m = {shown_plan(ui), ui->search};
-    if (!m.p)
-        return false;
-    int row = gl_ui_find_row((int)m.p->n_tensors, v->selected, dir, inclusive, tensor_matches, &m);
-    if (row >= 0)
-        v->selected = row;
-    return row >= 0;
+    const gl_memory_plan *p = shown_plan(ui);
+    return p && gl_ui_list_find_text(v, (int)p->n_tensors, ui->search, dir, inclusive,
+                                     tensor_name, (void *)p);
 }
 
 const gl_view_ops gl_view_memory_ops = {

@@ -192,22 +192,18 @@ static bool nodes_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
     nodes_match m = {ui};
     if (!ui->prompt)
         adopt_selection(ui, v);
-    int row = gl_ui_find_row((int)ui->index.n_rows, v->selected, dir, inclusive, row_matches, &m);
-    if (row < 0)
+    if (!gl_ui_list_find(v, (int)ui->index.n_rows, dir, inclusive, row_matches, &m))
         return false;
-    v->selected = row;
     sync_selection(ui, v);
     return true;
 }
 
 static unsigned nodes_click(gl_ui *ui, gl_view *v, int row, int col)
 {
-    int r = v->scroll + row - HEADER_ROWS;
-    if (row < HEADER_ROWS || r >= (int)ui->index.n_rows)
-        return GL_REDRAW_NONE;
-    v->selected = r;
-    sync_selection(ui, v);
-    return GL_REDRAW_VIEW;
+    unsigned flags = gl_ui_list_click(v, (int)ui->index.n_rows, HEADER_ROWS, row);
+    if (flags != GL_REDRAW_NONE)
+        sync_selection(ui, v);
+    return flags;
 }
 
 static void nodes_close(gl_ui *ui, gl_view *v)

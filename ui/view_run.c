@@ -501,11 +501,7 @@ static bool run_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
     if (!s || !s->run)
         return false;
     run_match m = {s->run, s->order, s->n_here, ui->search};
-    int row = gl_ui_find_row((int)s->n, v->selected, dir, inclusive, run_row_matches, &m);
-    if (row < 0)
-        return false;
-    v->selected = row;
-    return true;
+    return gl_ui_list_find(v, (int)s->n, dir, inclusive, run_row_matches, &m);
 }
 
 static unsigned run_click(gl_ui *ui, gl_view *v, int row, int col)
@@ -513,11 +509,7 @@ static unsigned run_click(gl_ui *ui, gl_view *v, int row, int col)
     run_state *s = v->state;
     if (!s || !s->run)
         return GL_REDRAW_NONE;
-    int hdr = header_rows(s->run), i = v->scroll + row - hdr;
-    if (row < hdr || i >= (int)s->n)
-        return GL_REDRAW_NONE;
-    v->selected = i;
-    return GL_REDRAW_VIEW;
+    return gl_ui_list_click(v, (int)s->n, header_rows(s->run), row);
 }
 
 static void run_close(gl_ui *ui, gl_view *v)

@@ -13,8 +13,8 @@
 #include "exec/exec.h"
 #include "ops/ops.h"
 #include "util/escape.h"
+#include "util/folder.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <regex.h>
 #include <signal.h>
@@ -60,40 +60,20 @@ static bool is_dir(const char *parent, const char *name)
            S_ISDIR(st.st_mode);
 }
 
-static int compare_names(const void *a, const void *b)
+/* Sub-folders of dir whose name starts with `prefix` (any when NULL), sorted; hidden
+ * ones left out. */
+static gl_status list_folders(const char *dir, const char *prefix, gl_names *folders)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sub-folders of dir whose name starts with `prefix` (any when NULL), sorted. */
-static gl_status list_folders(const char *dir, const char *prefix, char ***names, size_t *n)
-{
-    *names = NULL;
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return gl_fail(GL_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
-    size_t cap = 0;
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) {
-        const char *name = ent->d_name;
-        if (name[0] == '.' || (prefix && strncmp(name, prefix, strlen(prefix)) != 0) ||
-            !is_dir(dir, name))
-            continue;
-        GL_GROW(*names, cap, *n + 1);
-        (*names)[(*n)++] = gl_xstrdup(name);
+    gl_names all = {0};
+    gl_status st = gl_folder_list(dir, &all);
+    for (size_t i = 0; i < all.n; i++) {
+        const char *name = all.items[i];
+        if (name[0] != '.' && (!prefix || strncmp(name, prefix, strlen(prefix)) == 0) &&
+            is_dir(dir, name))
+            gl_names_add(folders, name);
     }
-    closedir(d);
-    if (*n)
-        qsort(*names, *n, sizeof(**names), compare_names);
-    return GL_OK;
-}
-
-static void free_names(char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    gl_names_free(&all);
+    return st;
 }
 
 /* ---- what cannot be checked by value ------------------------------------------------------ */
@@ -242,27 +222,26 @@ static bool run_data_set(gl_exec *e, const gl_model *m, const char *case_dir, co
 
 static void run_data_sets(const gl_model *m, const char *case_dir, case_result *r)
 {
-    char **sets = NULL;
-    size_t n_sets = 0;
+    gl_names sets = {0};
     gl_exec *e = NULL;
     gl_exec_options o = {.backend = "ref", .no_shape_check = true};
-    if (list_folders(case_dir, "test_data_set_", &sets, &n_sets) != GL_OK ||
+    if (list_folders(case_dir, "test_data_set_", &sets) != GL_OK ||
         gl_exec_create(m, &o, &e) != GL_OK) {
         set_reason(r, case_dir, "");
-    } else if (n_sets == 0) {
+    } else if (sets.n == 0) {
         snprintf(r->reason, sizeof(r->reason), "no test_data_set_* folder");
     } else {
         r->verdict = VERDICT_PASS;
-        for (size_t i = 0; i < n_sets && r->verdict == VERDICT_PASS; i++) {
+        for (size_t i = 0; i < sets.n && r->verdict == VERDICT_PASS; i++) {
             char suffix[300] = "";
-            if (n_sets > 1)
-                snprintf(suffix, sizeof(suffix), " (%s)", sets[i]);
-            if (!run_data_set(e, m, case_dir, sets[i], suffix, r))
+            if (sets.n > 1)
+                snprintf(suffix, sizeof(suffix), " (%s)", sets.items[i]);
+            if (!run_data_set(e, m, case_dir, sets.items[i], suffix, r))
                 r->verdict = VERDICT_FAIL;
         }
     }
     gl_exec_free(e);
-    free_names(sets, n_sets);
+    gl_names_free(&sets);
 }
 
 static void run_case(const char *dir, const char *name, case_result *r)
@@ -426,30 +405,30 @@ int gl_cmd_conformance(int argc, char **argv)
         regerror(err, &re, msg, sizeof(msg));
         return gl_cli_usage_error("conformance", "--filter '%s': %s", a.filter, msg);
     }
-    char **cases = NULL;
-    size_t n_cases = 0;
-    gl_status st = list_folders(a.dir, NULL, &cases, &n_cases);
+    gl_names cases = {0};
+    gl_status st = list_folders(a.dir, NULL, &cases);
     if (st != GL_OK) {
         regfree(&re);
         return gl_cli_fail(st);
     }
     size_t counts[3] = {0, 0, 0};
-    for (size_t i = 0; i < n_cases; i++) {
-        if (regexec(&re, cases[i], 0, NULL, 0) != 0)
+    for (size_t i = 0; i < cases.n; i++) {
+        const char *name = cases.items[i];
+        if (regexec(&re, name, 0, NULL, 0) != 0)
             continue;
         case_result r;
-        run_isolated(&a, cases[i], &r);
+        run_isolated(&a, name, &r);
         counts[r.verdict]++;
         if (r.verdict == VERDICT_FAIL)
-            printf("FAIL %s: %s\n", gl_esc(cases[i]), gl_esc(r.reason));
+            printf("FAIL %s: %s\n", gl_esc(name), gl_esc(r.reason));
         else if (a.verbose && r.verdict == VERDICT_SKIP)
-            printf("SKIP %s: %s\n", gl_esc(cases[i]), gl_esc(r.reason));
+            printf("SKIP %s: %s\n", gl_esc(name), gl_esc(r.reason));
         else if (a.verbose)
-            printf("PASS %s\n", gl_esc(cases[i]));
+            printf("PASS %s\n", gl_esc(name));
     }
     printf("%zu passed, %zu failed, %zu skipped\n", counts[VERDICT_PASS], counts[VERDICT_FAIL],
            counts[VERDICT_SKIP]);
-    free_names(cases, n_cases);
+    gl_names_free(&cases);
     regfree(&re);
     return counts[VERDICT_FAIL] ? GL_EXIT_MISMATCH : GL_EXIT_OK;
 }

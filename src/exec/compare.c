@@ -3,8 +3,8 @@
 #include "exec/compare.h"
 
 #include "onnx/onnx_io.h"
+#include "util/folder.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -229,19 +229,19 @@ static gl_status list_files(const char *dir, const char *prefix, long **ks, size
 {
     *ks = NULL;
     *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return gl_fail(GL_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
+    gl_names names = {0};
+    gl_status st = gl_folder_list(dir, &names);
     size_t cap = 0;
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) {
-        long k = file_index(ent->d_name, prefix);
+    for (size_t i = 0; i < names.n; i++) {
+        long k = file_index(names.items[i], prefix);
         if (k < 0)
             continue;
         GL_GROW(*ks, cap, *n + 1);
         (*ks)[(*n)++] = k;
     }
-    closedir(d);
+    gl_names_free(&names);
+    if (st != GL_OK)
+        return st;
     if (*n)
         qsort(*ks, *n, sizeof(**ks), compare_longs);
     return GL_OK;

@@ -13,10 +13,10 @@
 #include "exec/arena.h"
 #include "exec/plan.h"
 #include "util/escape.h"
+#include "util/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Kernel argument arrays up to this size live on the stack. */
 #define SMALL_ARGS 16
@@ -45,13 +45,6 @@ static bool backend_known(const char *name)
         if (strcmp(backend_table[i].name, name) == 0)
             return true;
     return false;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- frames ------------------------------------------------------------------------------ */
@@ -474,16 +467,16 @@ static gl_status step(plan_node *pn, frame *f)
         if (e->observer.node_begin)
             e->observer.node_begin(e->observer.ctx, e, &ev);
     }
-    uint64_t t0 = observed ? now_ns() : 0, reorder_ns = 0;
+    uint64_t t0 = observed ? gl_now_ns() : 0, reorder_ns = 0;
     size_t conversions = 0;
     gl_status st = resolve_inputs(pn, f, in, &conversions);
-    uint64_t t1 = observed ? now_ns() : 0;
+    uint64_t t1 = observed ? gl_now_ns() : 0;
     if (st == GL_OK)
         st = run_node(pn, f, in, out, &reorder_ns);
     if (e)
         entry_update(e, pn, conversions);
     if (observed) {
-        uint64_t t2 = now_ns();
+        uint64_t t2 = gl_now_ns();
         ev.status = st;
         ev.ns = t2 - t0;
         ev.convert_ns = (t1 - t0) + reorder_ns;

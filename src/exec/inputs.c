@@ -1,38 +1,26 @@
 /* inputs.c — seeded random inputs (see inputs.h). */
 #include "exec/inputs.h"
 #include "ir/limits.h"
+#include "util/rng.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* splitmix64: small, fast, and the same numbers on every machine. */
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static uint64_t rng_next(rng *r)
+/* Uniform in (0, 1]: never 0, so Box-Muller's log is finite. */
+static double rng_uniform(gl_rng *r)
 {
-    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in (0, 1]. */
-static double rng_uniform(rng *r)
-{
-    return (double)((rng_next(r) >> 11) + 1) * 0x1.0p-53;
+    return (double)((gl_rng_next(r) >> 11) + 1) * 0x1.0p-53;
 }
 
 /* Standard normal by Box-Muller. */
-static double rng_normal(rng *r)
+static double rng_normal(gl_rng *r)
 {
     double u1 = rng_uniform(r), u2 = rng_uniform(r);
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static void fill_random(gl_tensor *t, rng *r)
+static void fill_random(gl_tensor *t, gl_rng *r)
 {
     void *p = gl_tensor_make_writable(t);
     int64_t n = t->count * (t->dtype == GL_DT_COMPLEX64 || t->dtype == GL_DT_COMPLEX128 ? 2 : 1);
@@ -40,7 +28,7 @@ static void fill_random(gl_tensor *t, rng *r)
     for (int64_t i = 0; i < n; i++) {
         double x = rng_normal(r);
         /* Integers stay small and non-negative: they are often indices or counts. */
-        uint64_t small = rng_next(r) % 4;
+        uint64_t small = gl_rng_next(r) % 4;
         switch (t->dtype) {
         case GL_DT_FLOAT:
         case GL_DT_COMPLEX64: ((float *)p)[i] = (float)x; break;
@@ -66,7 +54,7 @@ static const gl_dim_value *find_dim(const gl_dim_value *dims, size_t n_dims, con
 }
 
 static gl_status random_input(const gl_model *m, const gl_dim_value *dim_values,
-                              size_t n_dims, const gl_value *v, rng *r, gl_tensor **out)
+                              size_t n_dims, const gl_value *v, gl_rng *r, gl_tensor **out)
 {
     const gl_type *ty = &v->type;
     if (ty->kind != GL_TYPE_TENSOR || ty->dtype == GL_DT_UNDEFINED || ty->dtype == GL_DT_STRING)
@@ -101,7 +89,7 @@ gl_status gl_dataset_random(const gl_model *m, const gl_dim_value *dims, size_t 
     *d = (gl_dataset){0};
     d->n_inputs = g->n_inputs;
     d->inputs = gl_xcalloc(g->n_inputs ? g->n_inputs : 1, sizeof(*d->inputs));
-    rng r = {GL_RANDOM_INPUTS_SEED};
+    gl_rng r = {GL_RANDOM_INPUTS_SEED};
     gl_limits lim = {.max_bytes = max_memory ? max_memory : gl_limits_default_bytes(),
                      .max_bytes_option = "--max-memory"};
     gl_limits_push(&lim);

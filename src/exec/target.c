@@ -7,18 +7,11 @@
 
 #include "exec/inputs.h"
 #include "exec/profile.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* One plan of m on oneDNN and its inputs. */
 typedef struct trial {
@@ -58,11 +51,11 @@ static gl_status trial_run(trial *t, uint64_t *ns)
         gl_tensor_free(t->out[i]);
         t->out[i] = NULL;
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gl_now_ns();
     gl_status st = gl_exec_run(t->e, (const gl_tensor *const *)t->d.inputs, t->d.n_inputs,
                                t->out, t->n_out);
     if (ns)
-        *ns = now_ns() - t0;
+        *ns = gl_now_ns() - t0;
     return st;
 }
 

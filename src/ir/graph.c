@@ -849,6 +849,17 @@ bool gl_value_uses_comprehensive(const gl_value *v)
     return true;
 }
 
+gl_node *gl_value_single_reader(const gl_value *v)
+{
+    gl_node *only = NULL;
+    for (size_t i = 0; v && i < v->n_uses; i++) {
+        if (v->uses[i].slot == GL_USE_IMPLICIT || (only && v->uses[i].node != only))
+            return NULL;
+        only = v->uses[i].node;
+    }
+    return only;
+}
+
 size_t gl_value_explicit_uses(const gl_value *v)
 {
     size_t n = 0;

@@ -157,6 +157,11 @@ bool gl_value_is_constant(const gl_value *v);
 bool gl_value_uses_comprehensive(const gl_value *v);
 /* Number of explicit (slot >= 0) uses. */
 size_t gl_value_explicit_uses(const gl_value *v);
+/* The one node that reads v, in one slot or several (Mul(x, x)); NULL when v is NULL,
+ * has no reader, several nodes read it or a subgraph reads it. Graph outputs do not
+ * count: an output can still have a single reader, so a rule that removes v checks
+ * n_output_refs (or gl_value_uses_comprehensive) itself. */
+gl_node *gl_value_single_reader(const gl_value *v);
 
 /* ---- nodes --------------------------------------------------------------------- */
 

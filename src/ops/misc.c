@@ -7,6 +7,7 @@
 #include "ops/families.h"
 #include "ops/opkit.h"
 #include "util/hash.h"
+#include "util/rng.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -1000,11 +1001,7 @@ static gl_status strnorm_kernel(gl_kernel_ctx *k)
  * when absent, a fixed constant: outputs are reproducible run to run, which ONNX allows
  * ("may not produce the same values in different implementations"). */
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static rng rng_for(const gl_node *n)
+static gl_rng rng_for(const gl_node *n)
 {
     const gl_attr *a = gl_node_attr_typed(n, "seed", GL_ATTR_FLOAT);
     uint64_t seed = 0x853c49e6748fea9bull;
@@ -1013,24 +1010,13 @@ static rng rng_for(const gl_node *n)
         memcpy(&bits, &a->f, sizeof(bits));
         seed ^= (uint64_t)bits * 0x9e3779b97f4a7c15ull;
     }
-    return (rng){seed};
+    return (gl_rng){seed};
 }
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double rng_uniform(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 
 /* Standard normal (Box-Muller; 1 - u keeps the log away from 0). */
-static double rng_normal(rng *r)
+static double rng_normal(gl_rng *r)
 {
-    double u = 1.0 - rng_uniform(r), v = rng_uniform(r);
+    double u = 1.0 - gl_rng_unit(r), v = gl_rng_unit(r);
     return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
 }
 
@@ -1073,13 +1059,13 @@ typedef enum dist_kind { DIST_NORMAL, DIST_UNIFORM } dist_kind;
 /* mean + scale * N(0,1), or low + (high - low) * U[0,1). */
 static void fill_random(gl_tensor *y, const gl_node *n, dist_kind kind)
 {
-    rng r = rng_for(n);
+    gl_rng r = rng_for(n);
     double a = kind == DIST_NORMAL ? gl_node_attr_float(n, "mean", 0.0f)
                                    : gl_node_attr_float(n, "low", 0.0f);
     double b = kind == DIST_NORMAL ? gl_node_attr_float(n, "scale", 1.0f)
                                    : gl_node_attr_float(n, "high", 1.0f) - a;
     for (int64_t i = 0; i < y->count; i++)
-        fset(y, i, a + b * (kind == DIST_NORMAL ? rng_normal(&r) : rng_uniform(&r)));
+        fset(y, i, a + b * (kind == DIST_NORMAL ? rng_normal(&r) : gl_rng_unit(&r)));
 }
 
 static gl_status random_infer(gl_infer_ctx *c)
@@ -1200,9 +1186,9 @@ static gl_status bernoulli_kernel(gl_kernel_ctx *k)
         return GL_ERR_NOMEM;
     if (y->count)
         gl_tensor_make_writable(y);
-    rng r = rng_for(k->node);
+    gl_rng r = rng_for(k->node);
     for (int64_t i = 0; i < x->count; i++)
-        gl_elem_set_f64(y, i, rng_uniform(&r) < fget(x, i) ? 1.0 : 0.0);
+        gl_elem_set_f64(y, i, gl_rng_unit(&r) < fget(x, i) ? 1.0 : 0.0);
     return GL_OK;
 }
 
@@ -1258,7 +1244,7 @@ static gl_status multinomial_kernel(gl_kernel_ctx *k)
     }
     if (y->count)
         gl_tensor_make_writable(y);
-    rng r = rng_for(k->node);
+    gl_rng r = rng_for(k->node);
     for (int64_t b = 0; b < batch; b++) {
         double top = -INFINITY, total = 0;
         for (int64_t j = 0; j < classes; j++)
@@ -1268,7 +1254,7 @@ static gl_status multinomial_kernel(gl_kernel_ctx *k)
             cum[j] = (total += e);
         }
         for (int64_t s = 0; s < samples; s++) {
-            double u = rng_uniform(&r) * total;
+            double u = gl_rng_unit(&r) * total;
             int64_t lo = 0, hi = classes - 1; /* first j with cum[j] > u */
             while (lo < hi) {
                 int64_t mid = (lo + hi) / 2;

@@ -27,13 +27,13 @@ static gl_status nomem(const char *where)
     return gl_fail(GL_ERR_NOMEM, "%s: out of memory", where);
 }
 
-/* Optional input i: NULL when omitted or empty (ONNX's "" and zero-element inputs
- * both mean "not given" for scales/sizes/roi-like inputs). */
-static const gl_tensor *opt_input(const gl_kernel_ctx *k, size_t i)
+/* Optional input i, NULL also when it has no elements: unlike gl_opt_input, for the
+ * scales/sizes/roi-like inputs where ONNX's "" and a zero-element tensor both mean
+ * "not given". */
+static const gl_tensor *opt_input_nonempty(const gl_kernel_ctx *k, size_t i)
 {
-    if (i >= k->n_inputs || !k->in[i] || k->in[i]->count == 0)
-        return NULL;
-    return k->in[i];
+    const gl_tensor *t = gl_opt_input(k, i);
+    return t && t->count > 0 ? t : NULL;
 }
 
 static gl_status need_float(gl_kernel_ctx *k, const gl_tensor *t, const char *name)
@@ -496,7 +496,7 @@ static gl_status conv_kernel(gl_kernel_ctx *k)
     gl_status st = conv_check_inputs(k, false, &p.group);
     if (st)
         return st;
-    const gl_tensor *x = k->in[0], *w = k->in[1], *b = opt_input(k, 2);
+    const gl_tensor *x = k->in[0], *w = k->in[1], *b = opt_input_nonempty(k, 2);
     int nsp = x->rank - 2;
     if ((st = gl_window_read(k->node, k->where, nsp, w->dims + 2, &p.win)))
         return st;
@@ -691,7 +691,7 @@ static gl_status convtranspose_kernel(gl_kernel_ctx *k)
     gl_status st = conv_check_inputs(k, true, &p.group);
     if (st)
         return st;
-    const gl_tensor *x = k->in[0], *w = k->in[1], *b = opt_input(k, 2);
+    const gl_tensor *x = k->in[0], *w = k->in[1], *b = opt_input_nonempty(k, 2);
     int nsp = x->rank - 2;
     if ((st = gl_window_read(k->node, k->where, nsp, w->dims + 2, &p.win)))
         return st;
@@ -1204,7 +1204,7 @@ static gl_status maxunpool_kernel(gl_kernel_ctx *k)
             return gl_fail(GL_ERR_INPUT, "%s: spatial dimension %d would be negative",
                            k->where, d);
     memcpy(out, def, (size_t)x->rank * sizeof(int64_t));
-    const gl_tensor *os = opt_input(k, 2);
+    const gl_tensor *os = opt_input_nonempty(k, 2);
     if (os) {
         int64_t *v;
         size_t n;
@@ -1503,7 +1503,7 @@ static gl_status layernorm_kernel(gl_kernel_ctx *k)
     const gl_tensor *scale = x ? gl_need_input(k, 1, "Scale") : NULL;
     if (!scale)
         return GL_ERR_INPUT;
-    const gl_tensor *bias = opt_input(k, 2);
+    const gl_tensor *bias = opt_input_nonempty(k, 2);
     gl_status st;
     if ((st = need_float(k, x, "X")) || (st = need_float(k, scale, "Scale")) ||
         (bias && (st = need_float(k, bias, "B"))))
@@ -1744,7 +1744,7 @@ static gl_status dropout_kernel(gl_kernel_ctx *k)
     const gl_tensor *x = gl_need_input(k, 0, "data");
     if (!x)
         return GL_ERR_INPUT;
-    const gl_tensor *ratio_t = opt_input(k, 1), *train_t = opt_input(k, 2);
+    const gl_tensor *ratio_t = opt_input_nonempty(k, 1), *train_t = opt_input_nonempty(k, 2);
     double ratio = k->opset >= 12 ? (ratio_t ? gl_elem_f64(ratio_t, 0) : 0.5)
                                   : gl_node_attr_float(k->node, "ratio", 0.5f);
     bool training = k->opset >= 12 && train_t && gl_elem_f64(train_t, 0) != 0;
@@ -2217,9 +2217,9 @@ static gl_status resize_common(gl_kernel_ctx *k, bool upsample)
     const float *attr_scales = upsample && k->opset < 9
                                    ? gl_attr_floats(k->node, "scales", &n_attr) : NULL;
     bool legacy = upsample || k->opset < 11;
-    st = resize_request_from(&a, x->rank, k->where, legacy ? NULL : opt_input(k, 1),
-                             attr_scales ? NULL : opt_input(k, legacy ? 1 : 2),
-                             legacy ? NULL : opt_input(k, 3), attr_scales, n_attr, &r);
+    st = resize_request_from(&a, x->rank, k->where, legacy ? NULL : opt_input_nonempty(k, 1),
+                             attr_scales ? NULL : opt_input_nonempty(k, legacy ? 1 : 2),
+                             legacy ? NULL : opt_input_nonempty(k, 3), attr_scales, n_attr, &r);
     return st ? st : resize_run(k, &a, &r);
 }
 
@@ -2734,7 +2734,8 @@ static gl_status nms_kernel(gl_kernel_ctx *k)
         scores->dims[0] != boxes->dims[0] || scores->dims[2] != boxes->dims[1])
         return gl_fail(GL_ERR_INPUT, "%s: expected boxes [B, S, 4] and scores [B, C, S]",
                        k->where);
-    const gl_tensor *max_t = opt_input(k, 2), *iou_t = opt_input(k, 3), *thr_t = opt_input(k, 4);
+    const gl_tensor *max_t = opt_input_nonempty(k, 2);
+    const gl_tensor *iou_t = opt_input_nonempty(k, 3), *thr_t = opt_input_nonempty(k, 4);
     int64_t limit = max_t ? gl_elem_i64(max_t, 0) : 0;
     double iou = iou_t ? gl_elem_f64(iou_t, 0) : 0.0;
     double thr = thr_t ? gl_elem_f64(thr_t, 0) : 0.0;

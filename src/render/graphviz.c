@@ -5,11 +5,11 @@
 
 #include "util/deadline.h"
 #include "util/safe_write.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ==== Graphviz =========================================================================== */
 
@@ -81,13 +81,6 @@ gl_status gl_rv_gv_open(gv_session *s, const char *dot)
 
 #define DEFAULT_TIMEOUT_MS 15000
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void format_limit(char buf[32], unsigned ms)
 {
     if (ms % 1000 == 0)
@@ -110,7 +103,7 @@ gl_status gl_rv_lay_out(const gl_graph *g, const gl_render_opts *o, gl_deadline_
     *dot = *bytes = NULL;
     *len = 0;
     unsigned timeout_ms = o && o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
-    int64_t start = now_ms();
+    int64_t start = (int64_t)gl_now_ms();
     gl_status st = gl_rv_make_dot(g, o, NULL, v, dot, NULL, info);
     if (st != GL_OK)
         return st;
@@ -118,7 +111,7 @@ gl_status gl_rv_lay_out(const gl_graph *g, const gl_render_opts *o, gl_deadline_
     unsigned first_ms = timeout_ms - timeout_ms / 3;
     bool timed_out = false;
     st = run_job(fn, &(gv_work){*dot, v}, first_ms, bytes, len, &timed_out);
-    int64_t left = (int64_t)timeout_ms - (now_ms() - start);
+    int64_t left = (int64_t)timeout_ms - ((int64_t)gl_now_ms() - start);
     if (st != GL_OK && timed_out && left > 0) {
         /* The drawing chosen from the estimate took too long on this machine: the rest
          * of the time goes to a small collapsed one. */

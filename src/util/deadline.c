@@ -5,6 +5,7 @@
 #include "util/deadline.h"
 
 #include "util/safe_write.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -69,20 +69,13 @@ static _Noreturn void child_main(int fd, const gl_deadline_job *job, pid_t paren
     _exit(sent ? 0 : 1);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Append what the child writes until it closes the pipe (GL_OK) or the deadline passes
  * (*timed_out). */
 static gl_status read_until(const gl_deadline_job *job, int fd, int64_t deadline, gl_strbuf *in,
                             bool *timed_out)
 {
     for (;;) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - (int64_t)gl_now_ms();
         if (left <= 0) {
             *timed_out = true;
             return GL_ERR_UNSUPPORTED;
@@ -175,7 +168,7 @@ gl_status gl_run_with_deadline(const gl_deadline_job *job, char **bytes, size_t 
         return run_here(job, bytes, len);
     for (int i = 0; i < 2; i++) /* another thread's fork+exec must not keep our pipe open */
         fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-    int64_t deadline = now_ms() + job->timeout_ms;
+    int64_t deadline = (int64_t)gl_now_ms() + job->timeout_ms;
     pid_t parent = getpid();
     sigset_t all, old;
     sigfillset(&all);

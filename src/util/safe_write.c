@@ -3,9 +3,9 @@
 #include "util/safe_write.h"
 
 #include "util/file_read.h"
+#include "util/folder.h"
 #include "util/manifest.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -715,20 +715,6 @@ static void remove_unwritten(const char *dir, const gl_names *listed, const gl_n
 
 /* ---- committing --------------------------------------------------------------------------- */
 
-/* The names in folder `dir`, added to *names. */
-static gl_status list_folder(const char *dir, gl_names *names)
-{
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return gl_fail(GL_ERR_IO, "%s: cannot read: %s", dir, strerror(errno));
-    for (struct dirent *e; (e = readdir(dp));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            gl_names_add(names, e->d_name);
-    closedir(dp);
-    gl_names_sort(names);
-    return GL_OK;
-}
-
 /* Every name that will be written in the destination checked by the guard, the manifest
  * too: a refusal leaves the destination as it was. */
 static gl_status check_all(const gl_temp_dir *d, const gl_names *written, const char *manifest)
@@ -765,7 +751,7 @@ static gl_status move_in(gl_temp_dir *d)
 {
     gl_names written = {0}, listed = {0}, owned = {0};
     char *manifest = d->manifest ? join(d->target, d->manifest) : NULL;
-    gl_status st = list_folder(d->path, &written);
+    gl_status st = gl_folder_list(d->path, &written);
     if (st == GL_OK)
         st = check_all(d, &written, manifest);
     if (st == GL_OK && manifest) {
@@ -796,7 +782,7 @@ static gl_status move_in(gl_temp_dir *d)
 static gl_status write_new_manifest(const gl_temp_dir *d, const char *manifest)
 {
     gl_names written = {0};
-    gl_status st = list_folder(d->path, &written);
+    gl_status st = gl_folder_list(d->path, &written);
     if (st == GL_OK)
         st = write_manifest(d, manifest, &written);
     gl_names_free(&written);

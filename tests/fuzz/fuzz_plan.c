@@ -20,10 +20,10 @@
 
 #include "exec/exec.h"
 #include "ops/opkit.h"
+#include "util/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_INPUT_ELEMS 64
 #define MAX_TOTAL_ELEMS 256
@@ -34,13 +34,6 @@
 #define RUN_MAX_MEMORY (256u << 10)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- the run budget ----------------------------------------------------------------- */
 
@@ -143,7 +136,7 @@ static void plan_and_run(const gl_model *m, const char *backend, bool run, gl_te
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    double t0 = now_ms();
+    double t0 = gl_now_ms();
     gl_model *loaded = fuzz_load(data, size);
     gl_pipeline *p = loaded ? fuzz_optimize(loaded) : NULL;
     if (!p)
@@ -156,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool run = in && !cost.over && make_inputs(m->graph, in);
     const gl_backend *dnnl = gl_backend_dnnl();
     if (run)
-        run = now_ms() - t0 < MAX_SETUP_MS;
+        run = gl_now_ms() - t0 < MAX_SETUP_MS;
     plan_and_run(m, "ref", run, in);
     if (dnnl)
         plan_and_run(m, dnnl->name, run, in);

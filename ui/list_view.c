@@ -1,0 +1,110 @@
+/* list_view.c — what every list view shares: moving the selection (up/down/pages/top/
+ * bottom), sideways scroll of long rows (h/L), find (n/N over the rows) and
+ * click-to-select. A view supplies its number of rows and, for find, whether a row
+ * matches; the graph view, a canvas rather than rows, has its own. */
+#include "ui/ui.h"
+
+int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
+                   bool (*match)(int row, void *ctx), void *ctx)
+{
+    if (n_rows <= 0)
+        return -1;
+    dir = dir < 0 ? -1 : 1;
+    if (from < 0 || from >= n_rows)
+        from = dir > 0 ? 0 : n_rows - 1;
+    int row = inclusive ? from : from + dir;
+    for (int i = 0; i < n_rows; i++, row += dir) {
+        row = (row % n_rows + n_rows) % n_rows;
+        if (match(row, ctx))
+            return row;
+    }
+    return -1;
+}
+
+void gl_ui_clamp(gl_view *v, int n_rows, int height)
+{
+    if (v->selected >= n_rows)
+        v->selected = n_rows - 1;
+    if (v->selected < 0)
+        v->selected = 0;
+    if (height < 1)
+        height = 1;
+    if (v->scroll > v->selected)
+        v->scroll = v->selected;
+    if (v->selected >= v->scroll + height)
+        v->scroll = v->selected - height + 1;
+    if (v->scroll > n_rows - height)
+        v->scroll = n_rows - height;
+    if (v->scroll < 0)
+        v->scroll = 0;
+}
+
+/* Columns h/L move a list's rows by, and the most they scroll (rows are cut far before:
+ * the views format rows into buffers of about 1 KB). */
+enum { HSCROLL_STEP = 8, HSCROLL_MAX = 1024 };
+
+unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows)
+{
+    int page = v->height > 1 ? v->height - 1 : 1;
+    int half = v->height > 1 ? v->height / 2 : 1;
+    int before = v->selected;
+    if (r == GL_REQ_PAN_LEFT || r == GL_REQ_PAN_RIGHT) {
+        int was = v->hscroll;
+        v->hscroll += r == GL_REQ_PAN_LEFT ? -HSCROLL_STEP : HSCROLL_STEP;
+        v->hscroll = v->hscroll < 0 ? 0 : v->hscroll > HSCROLL_MAX ? HSCROLL_MAX : v->hscroll;
+        return v->hscroll != was ? GL_REDRAW_VIEW : GL_REDRAW_NONE;
+    }
+    switch (r) {
+    case GL_REQ_HALF_DOWN: v->selected += half; v->scroll += half; break;
+    case GL_REQ_HALF_UP: v->selected -= half; v->scroll -= half; break;
+    case GL_REQ_MOVE_DOWN: v->selected++; break;
+    case GL_REQ_MOVE_UP: v->selected--; break;
+    case GL_REQ_PAGE_DOWN: v->selected += page; v->scroll += page; break;
+    case GL_REQ_PAGE_UP: v->selected -= page; v->scroll -= page; break;
+    case GL_REQ_TOP: v->selected = 0; break;
+    case GL_REQ_BOTTOM: v->selected = n_rows - 1; break;
+    default: return GL_REDRAW_NONE;
+    }
+    gl_ui_clamp(v, n_rows, v->height);
+    return v->selected != before || r == GL_REQ_PAGE_DOWN || r == GL_REQ_PAGE_UP ||
+                   r == GL_REQ_HALF_DOWN || r == GL_REQ_HALF_UP
+               ? GL_REDRAW_VIEW
+               : GL_REDRAW_NONE;
+}
+
+bool gl_ui_list_find(gl_view *v, int n_rows, int dir, bool inclusive,
+                     bool (*match)(int row, void *ctx), void *ctx)
+{
+    int row = gl_ui_find_row(n_rows, v->selected, dir, inclusive, match, ctx);
+    if (row >= 0)
+        v->selected = row;
+    return row >= 0;
+}
+
+typedef struct text_match {
+    const char *(*text)(int row, void *ctx);
+    void *ctx;
+    const char *pattern;
+} text_match;
+
+static bool text_matches(int row, void *ctx)
+{
+    const text_match *m = ctx;
+    return gl_ui_match(m->text(row, m->ctx), m->pattern);
+}
+
+bool gl_ui_list_find_text(gl_view *v, int n_rows, const char *pattern, int dir, bool inclusive,
+                          const char *(*text)(int row, void *ctx), void *ctx)
+{
+    text_match m = {text, ctx, pattern};
+    return gl_ui_list_find(v, n_rows, dir, inclusive, text_matches, &m);
+}
+
+unsigned gl_ui_list_click(gl_view *v, int n_rows, int header_rows, int row)
+{
+    int r = v->scroll + row - header_rows;
+    if (row < header_rows || r >= n_rows)
+        return GL_REDRAW_NONE;
+    v->selected = r;
+    return GL_REDRAW_VIEW;
+}

@@ -178,4 +178,29 @@ run run "$mlp" --backend dnnl --threads 1 --compare ref
 check "dnnl --threads 1 --compare ref: exit 0" [ "$rc" -eq 0 ]
 check "dnnl --threads 1 --compare ref: a line per output" grep -q "^y \[ref vs dnnl\]: .*: ok" "$tmp/out"
 
+# --- NaN and infinities (issue 26) ---------------------------------------------------------------
+# tests/data/nan/*: an input holding NaN, +Inf, -Inf and -0, and the output ONNX defines for
+# it (tests/data/make_nan_models.py). Every backend reproduces it: oneDNN's relu, clip and
+# max pooling made the NaN a number, which `run` printed as a result without a word. On
+# dnnl and fused every node runs on oneDNN (no fallback that would hide the question), and
+# fused runs the Conv and its activation as one primitive with a post-op.
+for m in "$GL_SRCDIR"/tests/data/nan/*/model.onnx; do
+    dir=$(dirname "$m")
+    name=$(basename "$dir")
+    for how in "--backend ref" "--backend dnnl" "--backend fused --passes all"; do
+        # shellcheck disable=SC2086 # how is a list of arguments
+        run run "$m" $how --data "$dir/test_data_set_0" --plan
+        check "NaN/Inf: $name $how: exit 0, the output as ONNX defines it" \
+            sh -c "[ $rc -eq 0 ] && grep -q '^y: .*: ok\$' '$tmp/out'"
+        [ "$rc" -eq 0 ] || diag "$(grep '^y: ' "$tmp/out")"
+        case $how in *ref) continue ;; esac
+        check "NaN/Inf: $name $how: every node on a oneDNN kernel" \
+            sh -c "! grep -E \"^[A-Za-z]+ +'\" '$tmp/out' | grep -Ev ' dnnl +[a-z0-9_]+:' | grep -q ."
+        case $name@$how in conv_*fused*)
+            check "NaN/Inf: $name $how: the activation is a post-op" \
+                grep -Eq "^FusedConv.* \+ eltwise_" "$tmp/out" ;;
+        esac
+    done
+done
+
 tap_done

@@ -39,6 +39,9 @@ typedef enum { DN, DN_REF, REF, DN512, VIEW } where_run;
 
 /* An input of the node: 0 ends the list.
  *   'x' graph input, random      'X' graph input, random, through a 1x1 Conv first
+ *   's' graph input, random with -0, NaN, +Inf and -Inf planted (tu_with_specials)
+ *   'S' the same through a 1x1 Conv first (it spreads a NaN or an infinity over the
+ *       channels of its pixel)
  *   'y' graph input, positive    'I' int64 graph input of v[]
  *   'c' constant, random         'p' constant, random and positive (variances)
  *   'i' int64 constant of v[]    'f' float constant of v[]
@@ -134,7 +137,7 @@ static built build_row(const op_case *c, uint32_t *seed)
             b.in[b.n_in++] = tu_tensor_i64(s->rank, s->dims, v);
             continue;
         }
-        if (!strchr("xXy", s->kind)) {
+        if (!strchr("xXysS", s->kind)) {
             ins[n] = const_value(g, name, s, seed);
             continue;
         }
@@ -143,7 +146,11 @@ static built build_row(const op_case *c, uint32_t *seed)
         float *p = s->kind == 'y' && t->count ? gl_tensor_make_writable(t) : NULL;
         for (int64_t i = 0; p && i < t->count; i++)
             p[i] = p[i] < 0 ? 0.5f - p[i] : 0.5f + p[i];
-        if (s->kind == 'X') {
+        if (s->kind == 's' || s->kind == 'S') {
+            b.in[b.n_in - 1] = tu_with_specials(t);
+            gl_tensor_free(t);
+        }
+        if (s->kind == 'X' || s->kind == 'S') {
             int64_t wd[5] = {s->dims[1], s->dims[1], 1, 1, 1};
             in_spec w = {.kind = 'c', .rank = s->rank};
             memcpy(w.dims, wd, sizeof(wd));
@@ -957,6 +964,129 @@ static const op_case fused_matmul_cases[] = {
 Test(dnnl_ops, fused_matmul)
 {
     run_cases(fused_matmul_cases, GL_ARRAY_LEN(fused_matmul_cases), 91);
+}
+
+/* ---- NaN and infinities (issue 26) ----------------------------------------------------------
+ * ONNX keeps a NaN through Relu, Clip, Max, pooling... where oneDNN's kernels drop it
+ * (maxps keeps its second operand when either is NaN: relu(NaN) = 0, clip(NaN) = its
+ * lower bound, max pooling skips it) or make one (pow(-Inf, 0.5) through sqrt). Every
+ * unary and reducing op of the backend's tables, on inputs with -0, NaN, +Inf and -Inf
+ * planted, against the reference; the node still runs on oneDNN (a run with such an input
+ * takes the reference kernel where the primitive would be wrong). Plain tensors are of
+ * 4096 elements or more, or oneDNN would not run them at all. */
+#define SP4 IN('S', 4, D(2, 16, 12, 12))
+static const op_case special_cases[] = {
+    {"", "Relu", 13, "pnb", {{0}}, {SP4}, .expect = DN, .keeps = true},
+    {"alpha 0", "LeakyRelu", 13, "pnb", {AF("alpha", 0)}, {SP4}, .expect = DN, .keeps = true},
+    {"alpha 0.1", "LeakyRelu", 13, "pnb", {AF("alpha", 0.1f)}, {SP4}, .expect = DN},
+    {"", "Elu", 13, "pnb", {{0}}, {SP4}, .expect = DN},
+    {"", "Selu", 13, "p", {{0}}, {SP4}, .expect = DN},
+    {"", "Sigmoid", 13, "pnb", {{0}}, {SP4}, .expect = DN},
+    {"8 channels blocked: oneDNN's reference code", "Sigmoid", 13, "b", {{0}},
+     {IN('S', 4, D(4, 8, 12, 12))}, .expect = DN_REF},
+    {"", "Tanh", 13, "pnb", {{0}}, {SP4}, .expect = DN, .rtol = 1e-3},
+    {"", "HardSigmoid", 6, "pnb", {{0}}, {SP4}, .expect = DN},
+    {"", "HardSwish", 14, "pnb", {{0}}, {SP4}, .expect = DN},
+    {"", "Exp", 13, "pnb", {{0}}, {SP4}, .expect = DN, .rtol = 1e-3},
+    {"", "Log", 13, "p", {{0}}, {IN('s', 2, D(64, 128))}, .expect = DN, .rtol = 1e-3},
+    {"", "Sqrt", 13, "p", {{0}}, {IN('s', 2, D(64, 128))}, .expect = DN},
+    {"", "Abs", 13, "pnb", {{0}}, {SP4}, .expect = DN},
+    {"", "Softplus", 13, "pnb", {{0}}, {SP4}, .expect = DN, .rtol = 1e-3},
+    {"", "Round", 13, "p", {{0}}, {SP4}, .expect = DN},
+    {"", "Neg", 13, "p", {{0}}, {SP4}, .expect = DN},
+    {"", "Reciprocal", 13, "p", {{0}}, {IN('s', 2, D(64, 128))}, .expect = DN},
+    {"min and max", "Clip", 13, "pnb", {{0}},
+     {SP4, VALS('f', 0, D(0), 0), VALS('f', 0, D(0), 6)}, .expect = DN, .keeps = true},
+    {"min only", "Clip", 13, "p", {{0}}, {SP4, VALS('f', 0, D(0), -0.5)}, .expect = DN},
+    {"neither", "Clip", 13, "p", {{0}}, {SP4}, .expect = DN},
+    {"opset 6", "Clip", 6, "pnb", {AF("min", -1), AF("max", 1)}, {SP4}, .expect = DN},
+    {"exponent 0.5", "Pow", 13, "p", {{0}}, {SP4, VALS('f', 0, D(0), 0.5)}, .expect = DN},
+    {"exponent 2", "Pow", 13, "p", {{0}}, {SP4, VALS('f', 0, D(0), 2)}, .expect = DN},
+    {"exact", "Gelu", 20, "p", {{0}}, {SP4}, .expect = DN, .rtol = 1e-3, .atol = 1e-5},
+    {"", "graphlab.Silu", 13, "p", {{0}}, {SP4}, .expect = DN},
+    {"", "graphlab.GeluTanh", 13, "p", {{0}}, {SP4}, .expect = DN, .rtol = 1e-3,
+     .atol = 1e-5},
+    {"two inputs", "Max", 13, "pnb", {{0}}, {SP4, IN('X', 4, D(2, 16, 12, 12))},
+     .expect = DN},
+    {"the NaN in the second input", "Min", 13, "pnb", {{0}},
+     {IN('X', 4, D(2, 16, 12, 12)), SP4}, .expect = DN},
+    {"a scalar constant", "Max", 13, "p", {{0}}, {SP4, VALS('f', 1, D(1), 0)}, .expect = DN},
+    {"three inputs", "Min", 13, "pn", {{0}}, {SP4, IN('X', 4, D(2, 16, 12, 12)), SP4},
+     .expect = DN},
+    {"two inputs", "Sum", 13, "pnb", {{0}}, {SP4, SP4}, .expect = DN},
+    {"", "PRelu", 16, "pnb", {{0}}, {SP4, IN('c', 3, D(16, 1, 1))}, .expect = DN},
+    {"a constant slope of 0: a relu", "PRelu", 16, "pnb", {{0}}, {SP4, VALS('f', 1, D(1), 0)},
+     .expect = DN},
+    {"2x2 stride 2", "MaxPool", 12, "pnb", {AINTS("kernel_shape", 2, 2, 2),
+     AINTS("strides", 2, 2, 2)}, {SP4}, .expect = DN},
+    {"2x2 read by an Abs in its layout", "MaxPool", 12, "nb", {AINTS("kernel_shape", 2, 2, 2)},
+     {SP4}, .expect = DN, .then = "Abs"},
+    {"3x3 pads 1", "MaxPool", 12, "pnb", {AINTS("kernel_shape", 2, 3, 3),
+     AINTS("pads", 4, 1, 1, 1, 1)}, {SP4}, .expect = DN},
+    {"2x2", "AveragePool", 11, "pnb", {AINTS("kernel_shape", 2, 2, 2)}, {SP4},
+     .expect = DN},
+    {"", "GlobalMaxPool", 1, "pnb", {{0}}, {SP4}, .expect = DN},
+    {"", "GlobalAveragePool", 1, "pnb", {{0}}, {SP4}, .expect = DN},
+    {"last axis", "ReduceMax", 13, "p", {AINTS("axes", 1, -1)}, {SP4}, .expect = DN},
+    {"last axis", "ReduceMin", 13, "p", {AINTS("axes", 1, -1)}, {SP4}, .expect = DN},
+    {"spatial axes of nhwc: a pooling", "ReduceMax", 13, "n", {AINTS("axes", 2, 2, 3)},
+     {SP4}, .expect = DN, .why = "pooling"},
+    {"last axis", "ReduceSum", 13, "p", {AINTS("axes", 1, -1)}, {SP4}, .expect = DN},
+    {"last axis", "Softmax", 13, "p", {{0}}, {SP4}, .expect = DN},
+    {"axis 1 of nhwc / blocked", "Softmax", 13, "nb", {AI("axis", 1)}, {SP4}, .expect = DN},
+    {"last axis", "LogSoftmax", 13, "p", {{0}}, {SP4}, .expect = DN},
+    {"", "BatchNormalization", 15, "pnb", {{0}}, {SP4, BN_PARAMS(16)}, .expect = DN},
+    {"axis -1", "LayerNormalization", 17, "p", {{0}},
+     {SP4, IN('c', 1, D(12)), IN('c', 1, D(12))}, .expect = DN, .rtol = 1e-3, .atol = 1e-4},
+};
+#undef SP4
+
+Test(dnnl_ops, nan_and_infinities)
+{
+    run_cases(special_cases, GL_ARRAY_LEN(special_cases), 26);
+}
+
+/* A oneDNN node vouches for its output when its inputs held no NaN and it makes none, and
+ * the Relu that reads a vouched tensor does not look at it again; a Div makes them (here
+ * 0 / 0 where the first Relu gave 0): what it outputs is looked at, and the second Relu's
+ * NaN stays NaN. Finite inputs, then the same with NaN, then finite again, one plan. */
+Test(dnnl_ops, a_nan_made_inside_the_model_is_seen)
+{
+    uint32_t seed = 27;
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    int64_t d[4] = {1, 16, 16, 16};
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, d);
+    gl_node *first = tu_node(g, "Relu", "relu", 1, x);
+    gl_node *div = tu_node(g, "Div", "div", 2, first->outputs[0],
+                           tu_const_f32(g, "zero", 0, NULL, (float[]){0.0f}));
+    tu_output(g, tu_node(g, "Relu", "op", 1, div->outputs[0])->outputs[0]);
+    gl_tensor *in = tu_random_f32(4, d, &seed), *special = tu_with_specials(in);
+    gl_tensor *runs[3] = {in, special, in}, *want = NULL, *got = NULL;
+    gl_exec *dn = NULL;
+    for (int i = 0; i < 3; i++) {
+        gl_exec_free(tu_exec_run(m, "ref", NULL, &runs[i], 1, &want, 1, "reference"));
+        if (i == 0)
+            dn = tu_exec_run(m, "dnnl", "plain", &runs[i], 1, &got, 1, "relu, div, relu");
+        else
+            tu_exec_rerun_cached(dn, (const gl_tensor *const *)&runs[i], 1, &got, 1,
+                                 "relu, div, relu");
+        gl_compare r;
+        gl_compare_tensors(got, want, RTOL, ATOL, &r);
+        char line[256];
+        gl_compare_format(&r, line, sizeof(line));
+        cr_expect(r.ok, "run %d: dnnl vs ref: %s", i + 1, line);
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        got = want = NULL;
+    }
+    const gl_plan_entry *en = tu_plan_entry(dn, "op", -1);
+    cr_expect(en && !strcmp(en->backend, "dnnl") && strstr(en->info.impl, "jit"),
+              "the second Relu runs on oneDNN: %s", en ? en->info.impl : "(no entry)");
+    gl_exec_free(dn);
+    gl_tensor_free(in);
+    gl_tensor_free(special);
+    gl_model_free(m);
 }
 
 /* ---- threads per primitive, and a stack of matrices by one matrix as one product ------- */

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "ops/opkit.h"
+#define TU_CASE_SHORTHANDS /* T(), D(), AI(), F, ...: see testutil.h */
 #include "testutil.h"
 
 #include <math.h>
@@ -16,58 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- case tables ------------------------------------------------------------------------ */
+/* ---- case tables ------------------------------------------------------------------------
+ * tu_kcase rows (testutil.h). Float outputs within 1e-6 + 1e-5 |want| (hand-computed values
+ * carry 7 or more digits), float16 within 1e-2 relative; integers exactly. */
 
-/* Rows leave trailing fields at their zero defaults (status GL_OK, no constant value). */
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-
-typedef struct tspec {
-    gl_dtype dt; /* GL_DT_UNDEFINED: an omitted input */
-    int rank;
-    int64_t dims[6];
-    const double *v; /* count values (NULL for an empty tensor) */
-} tspec;
-
-typedef struct aspec {
-    const char *name;
-    char kind; /* 'i' int, 'f' float, 's' string, 'I' ints, 'F' floats */
-    int64_t i;
-    double f;
-    const char *s;
-    const int64_t *ints;
-    const float *floats;
-    size_t n;
-} aspec;
-
-/* D(...) expands to a brace list, so these macros must not pass `dims` on to another
- * macro (the braces would not protect its commas): each spells the initializer out. */
-#define D(...) {__VA_ARGS__}
-#define T(dt, rank, dims, ...) {dt, rank, dims, (const double[]){__VA_ARGS__}}
-#define F(rank, dims, ...) {GL_DT_FLOAT, rank, dims, (const double[]){__VA_ARGS__}}
-#define I64(rank, dims, ...) {GL_DT_INT64, rank, dims, (const double[]){__VA_ARGS__}}
-#define EMPTY(dt, rank, dims) {dt, rank, dims, NULL}
-#define OMIT {GL_DT_UNDEFINED, 0, {0}, NULL}
-#define AI(nm, val) {nm, 'i', .i = (val)}
-#define AF(nm, val) {nm, 'f', .f = (val)}
-#define AS(nm, val) {nm, 's', .s = (val)}
-#define AINTS(nm, ...)                                                                     \
-    {nm, 'I', .ints = (const int64_t[]){__VA_ARGS__},                                      \
-     .n = sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)}
-#define AFLOATS(nm, ...)                                                                   \
-    {nm, 'F', .floats = (const float[]){__VA_ARGS__},                                      \
-     .n = sizeof((const float[]){__VA_ARGS__}) / sizeof(float)}
-
-typedef struct kcase {
-    const char *name;
-    const char *op;
-    int opset;
-    aspec attrs[8]; /* up to the first without a name */
-    int n_in;
-    tspec in[5];
-    int n_out;
-    tspec out[3];
-    gl_status status; /* expected */
-} kcase;
+static const tu_tol nn_tol = {.abs = 1e-6, .rel = 1e-5, .rel_half = 1e-2, .rel_double = 1e-5};
 
 /* 0..24: the 5x5 image of the ONNX Conv/Pool examples (values 1..25 are SEQ25 + 1). */
 #define SEQ25 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, \
@@ -76,146 +30,58 @@ typedef struct kcase {
               23, 24, 25
 #define ONES9 1, 1, 1, 1, 1, 1, 1, 1, 1
 
-/* ---- running kernel cases ------------------------------------------------------------ */
-
-static gl_tensor *make_tensor(const tspec *s)
-{
-    gl_tensor *t = gl_tensor_new(s->dt, s->rank, s->dims);
-    cr_assert_not_null(t);
-    if (t->count)
-        gl_tensor_make_writable(t);
-    for (int64_t i = 0; i < t->count; i++)
-        gl_elem_set_f64(t, i, s->v[i]);
-    return t;
-}
-
-static void set_attrs(gl_node *n, const aspec *a, size_t max)
-{
-    for (size_t i = 0; i < max && a[i].name; i++) {
-        switch (a[i].kind) {
-        case 'i': gl_node_set_attr_int(n, a[i].name, a[i].i); break;
-        case 'f': gl_node_set_attr_float(n, a[i].name, (float)a[i].f); break;
-        case 's': gl_node_set_attr_string(n, a[i].name, a[i].s); break;
-        case 'I': gl_node_set_attr_ints(n, a[i].name, a[i].ints, a[i].n); break;
-        case 'F': gl_node_set_attr_floats(n, a[i].name, a[i].floats, a[i].n); break;
-        default: cr_assert_fail("bad attribute kind %c", a[i].kind);
-        }
-    }
-}
-
-static void expect_tensor(const char *name, int k, const gl_tensor *got, const tspec *want)
-{
-    cr_assert_not_null(got, "%s: output %d missing", name, k);
-    cr_expect_eq(got->dtype, want->dt, "%s: output %d dtype %s, expected %s", name, k,
-                 gl_dtype_name(got->dtype), gl_dtype_name(want->dt));
-    cr_assert_eq(got->rank, want->rank, "%s: output %d rank %d, expected %d", name, k,
-                 got->rank, want->rank);
-    for (int d = 0; d < got->rank; d++)
-        cr_assert_eq(got->dims[d], want->dims[d], "%s: output %d dim %d is %lld, expected "
-                     "%lld", name, k, d, (long long)got->dims[d], (long long)want->dims[d]);
-    bool exact = !(want->dt == GL_DT_FLOAT || want->dt == GL_DT_DOUBLE ||
-                   want->dt == GL_DT_FLOAT16 || want->dt == GL_DT_BFLOAT16);
-    double rtol = want->dt == GL_DT_FLOAT16 || want->dt == GL_DT_BFLOAT16 ? 1e-2 : 1e-5;
-    for (int64_t i = 0; i < got->count; i++) {
-        double g = gl_elem_f64(got, i), w = want->v[i];
-        bool ok = exact ? g == w : (isnan(w) ? isnan(g) : fabs(g - w) <= 1e-6 + rtol * fabs(w));
-        cr_expect(ok, "%s: output %d element %lld is %.9g, expected %.9g", name, k,
-                  (long long)i, g, w);
-        if (!ok)
-            return;
-    }
-}
-
-static void run_kcase(const kcase *c)
-{
-    gl_model *m = tu_model(c->opset);
-    gl_value *ins[5] = {0};
-    gl_tensor *ts[5] = {0};
-    for (int i = 0; i < c->n_in; i++) {
-        if (c->in[i].dt == GL_DT_UNDEFINED)
-            continue;
-        char nm[16];
-        snprintf(nm, sizeof(nm), "in%d", i);
-        ins[i] = tu_input(m->graph, nm, c->in[i].dt, c->in[i].rank, c->in[i].dims);
-        ts[i] = make_tensor(&c->in[i]);
-    }
-    gl_node *n = gl_add_node(m->graph, c->op, "", c->name, ins, (size_t)c->n_in,
-                             (size_t)c->n_out);
-    cr_assert_not_null(n, "%s: node not built", c->name);
-    set_attrs(n, c->attrs, GL_ARRAY_LEN(c->attrs));
-    gl_tensor *outs[3] = {0};
-    gl_error_clear();
-    gl_status st = tu_run_kernel(m, n, (const gl_tensor *const *)ts, outs);
-    cr_expect_eq(st, c->status, "%s: status %s, expected %s (%s)", c->name,
-                 gl_status_name(st), gl_status_name(c->status), gl_error_message());
-    if (st != GL_OK && c->status != GL_OK)
-        cr_expect(strstr(gl_error_message(), c->name) != NULL,
-                  "%s: the message does not name the node: %s", c->name, gl_error_message());
-    if (st == GL_OK && c->status == GL_OK)
-        for (int k = 0; k < c->n_out; k++)
-            expect_tensor(c->name, k, outs[k], &c->out[k]);
-    for (int i = 0; i < 5; i++)
-        gl_tensor_free(ts[i]);
-    for (int k = 0; k < 3; k++)
-        gl_tensor_free(outs[k]);
-    gl_model_free(m);
-}
-
-static void run_ktable(const kcase *cases, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        run_kcase(&cases[i]);
-}
-
 /* ---- convolution ------------------------------------------------------------------------ */
 
-static const kcase conv_cases[] = {
+static const tu_kcase conv_cases[] = {
     {"conv no padding", "Conv", 11, {{0}}, 2,
-     {F(4, D(1, 1, 5, 5), SEQ25), F(4, D(1, 1, 3, 3), ONES9)}, 1,
-     {F(4, D(1, 1, 3, 3), 54, 63, 72, 99, 108, 117, 144, 153, 162)}},
-    {"conv pads 1", "Conv", 11, {AINTS("pads", 1, 1, 1, 1)}, 2,
-     {F(4, D(1, 1, 5, 5), SEQ25), F(4, D(1, 1, 3, 3), ONES9)}, 1,
-     {F(4, D(1, 1, 5, 5), 12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81, 93,
+     {T(F, 4, D(1, 1, 5, 5), SEQ25), T(F, 4, D(1, 1, 3, 3), ONES9)}, 1,
+     {T(F, 4, D(1, 1, 3, 3), 54, 63, 72, 99, 108, 117, 144, 153, 162)}},
+    {"conv pads 1", "Conv", 11, {AINTS("pads", 4, 1, 1, 1, 1)}, 2,
+     {T(F, 4, D(1, 1, 5, 5), SEQ25), T(F, 4, D(1, 1, 3, 3), ONES9)}, 1,
+     {T(F, 4, D(1, 1, 5, 5), 12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81, 93,
         144, 153, 162, 111, 72, 111, 117, 123, 84)}},
     {"conv stride 2 pads 1", "Conv", 11,
-     {AINTS("pads", 1, 1, 1, 1), AINTS("strides", 2, 2), AINTS("kernel_shape", 3, 3)}, 2,
-     {F(4, D(1, 1, 5, 5), SEQ25), F(4, D(1, 1, 3, 3), ONES9)}, 1,
-     {F(4, D(1, 1, 3, 3), 12, 27, 24, 63, 108, 81, 72, 117, 84)}},
+     {AINTS("pads", 4, 1, 1, 1, 1), AINTS("strides", 2, 2, 2), AINTS("kernel_shape", 2, 3, 3)}, 2,
+     {T(F, 4, D(1, 1, 5, 5), SEQ25), T(F, 4, D(1, 1, 3, 3), ONES9)}, 1,
+     {T(F, 4, D(1, 1, 3, 3), 12, 27, 24, 63, 108, 81, 72, 117, 84)}},
     {"conv SAME_UPPER stride 2", "Conv", 11,
-     {AS("auto_pad", "SAME_UPPER"), AINTS("strides", 2, 2)}, 2,
-     {F(4, D(1, 1, 5, 5), SEQ25), F(4, D(1, 1, 3, 3), ONES9)}, 1,
-     {F(4, D(1, 1, 3, 3), 12, 27, 24, 63, 108, 81, 72, 117, 84)}},
+     {AS("auto_pad", "SAME_UPPER"), AINTS("strides", 2, 2, 2)}, 2,
+     {T(F, 4, D(1, 1, 5, 5), SEQ25), T(F, 4, D(1, 1, 3, 3), ONES9)}, 1,
+     {T(F, 4, D(1, 1, 3, 3), 12, 27, 24, 63, 108, 81, 72, 117, 84)}},
     {"conv 1d SAME_LOWER", "Conv", 11, {AS("auto_pad", "SAME_LOWER")}, 2,
-     {F(3, D(1, 1, 3), 1, 2, 3), F(3, D(1, 1, 2), 1, 10)}, 1, {F(3, D(1, 1, 3), 10, 21, 32)}},
+     {T(F, 3, D(1, 1, 3), 1, 2, 3), T(F, 3, D(1, 1, 2), 1, 10)}, 1,
+     {T(F, 3, D(1, 1, 3), 10, 21, 32)}},
     {"conv 1d SAME_UPPER", "Conv", 11, {AS("auto_pad", "SAME_UPPER")}, 2,
-     {F(3, D(1, 1, 3), 1, 2, 3), F(3, D(1, 1, 2), 1, 10)}, 1, {F(3, D(1, 1, 3), 21, 32, 3)}},
+     {T(F, 3, D(1, 1, 3), 1, 2, 3), T(F, 3, D(1, 1, 2), 1, 10)}, 1,
+     {T(F, 3, D(1, 1, 3), 21, 32, 3)}},
     {"conv 1d VALID ignores pads", "Conv", 11,
-     {AS("auto_pad", "VALID"), AINTS("pads", 3, 3)}, 2,
-     {F(3, D(1, 1, 3), 1, 2, 3), F(3, D(1, 1, 2), 1, 10)}, 1, {F(3, D(1, 1, 2), 21, 32)}},
-    {"conv 1d dilation 2", "Conv", 11, {AINTS("dilations", 2)}, 2,
-     {F(3, D(1, 1, 5), 1, 2, 3, 4, 5), F(3, D(1, 1, 2), 1, 1)}, 1,
-     {F(3, D(1, 1, 3), 4, 6, 8)}},
+     {AS("auto_pad", "VALID"), AINTS("pads", 2, 3, 3)}, 2,
+     {T(F, 3, D(1, 1, 3), 1, 2, 3), T(F, 3, D(1, 1, 2), 1, 10)}, 1, {T(F, 3, D(1, 1, 2), 21, 32)}},
+    {"conv 1d dilation 2", "Conv", 11, {AINTS("dilations", 1, 2)}, 2,
+     {T(F, 3, D(1, 1, 5), 1, 2, 3, 4, 5), T(F, 3, D(1, 1, 2), 1, 1)}, 1,
+     {T(F, 3, D(1, 1, 3), 4, 6, 8)}},
     {"conv depthwise with bias", "Conv", 11, {AI("group", 2)}, 3,
-     {F(4, D(1, 2, 1, 2), 1, 2, 3, 4), F(4, D(2, 1, 1, 1), 2, 3), F(1, D(2), 10, 20)}, 1,
-     {F(4, D(1, 2, 1, 2), 12, 14, 29, 32)}},
+     {T(F, 4, D(1, 2, 1, 2), 1, 2, 3, 4), T(F, 4, D(2, 1, 1, 1), 2, 3), T(F, 1, D(2), 10, 20)}, 1,
+     {T(F, 4, D(1, 2, 1, 2), 12, 14, 29, 32)}},
     {"conv group 2 multiplier 2", "Conv", 11, {AI("group", 2)}, 2,
-     {F(4, D(1, 2, 1, 2), 1, 2, 3, 4), F(4, D(4, 1, 1, 1), 1, 2, 3, 4)}, 1,
-     {F(4, D(1, 4, 1, 2), 1, 2, 2, 4, 9, 12, 12, 16)}},
+     {T(F, 4, D(1, 2, 1, 2), 1, 2, 3, 4), T(F, 4, D(4, 1, 1, 1), 1, 2, 3, 4)}, 1,
+     {T(F, 4, D(1, 4, 1, 2), 1, 2, 2, 4, 9, 12, 12, 16)}},
     {"conv direct depthwise stride 2 pads 1", "Conv", 11,
-     {AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1)}, 2,
-     {F(4, D(1, 1, 3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9), F(4, D(1, 1, 2, 2), 1, 0, 0, 1)}, 1,
-     {F(4, D(1, 1, 2, 2), 1, 3, 7, 14)}},
+     {AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)}, 2,
+     {T(F, 4, D(1, 1, 3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9), T(F, 4, D(1, 1, 2, 2), 1, 0, 0, 1)}, 1,
+     {T(F, 4, D(1, 1, 2, 2), 1, 3, 7, 14)}},
     {"conv im2col stride 2 pads 1", "Conv", 11,
-     {AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1)}, 2,
-     {F(4, D(1, 1, 3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9),
-      F(4, D(2, 1, 2, 2), 1, 0, 0, 1, 0, 1, 1, 0)}, 1,
-     {F(4, D(1, 2, 2, 2), 1, 3, 7, 14, 0, 2, 4, 14)}},
+     {AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)}, 2,
+     {T(F, 4, D(1, 1, 3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9),
+      T(F, 4, D(2, 1, 2, 2), 1, 0, 0, 1, 0, 1, 1, 0)}, 1,
+     {T(F, 4, D(1, 2, 2, 2), 1, 3, 7, 14, 0, 2, 4, 14)}},
     {"conv 3d", "Conv", 11, {{0}}, 2,
-     {F(5, D(1, 1, 2, 2, 2), 1, 2, 3, 4, 5, 6, 7, 8), F(5, D(1, 1, 2, 2, 2), 1, 1, 1, 1, 1, 1, 1, 1)},
-     1, {F(5, D(1, 1, 1, 1, 1), 36)}},
+     {T(F, 5, D(1, 1, 2, 2, 2), 1, 2, 3, 4, 5, 6, 7, 8),
+     T(F, 5, D(1, 1, 2, 2, 2), 1, 1, 1, 1, 1, 1, 1, 1)},
+     1, {T(F, 5, D(1, 1, 1, 1, 1), 36)}},
     {"conv two images two channels", "Conv", 11, {{0}}, 3,
-     {F(4, D(2, 2, 1, 1), 1, 2, 3, 4), F(4, D(1, 2, 1, 1), 10, 100), F(1, D(1), 0.5)}, 1,
-     {F(4, D(2, 1, 1, 1), 210.5, 430.5)}},
+     {T(F, 4, D(2, 2, 1, 1), 1, 2, 3, 4), T(F, 4, D(1, 2, 1, 1), 10, 100), T(F, 1, D(1), 0.5)}, 1,
+     {T(F, 4, D(2, 1, 1, 1), 210.5, 430.5)}},
     {"conv double", "Conv", 11, {{0}}, 2,
      {T(GL_DT_DOUBLE, 4, D(1, 1, 5, 5), SEQ25), T(GL_DT_DOUBLE, 4, D(1, 1, 3, 3), ONES9)}, 1,
      {T(GL_DT_DOUBLE, 4, D(1, 1, 3, 3), 54, 63, 72, 99, 108, 117, 144, 153, 162)}},
@@ -223,67 +89,70 @@ static const kcase conv_cases[] = {
      {T(GL_DT_FLOAT16, 4, D(1, 1, 5, 5), SEQ25), T(GL_DT_FLOAT16, 4, D(1, 1, 3, 3), ONES9)}, 1,
      {T(GL_DT_FLOAT16, 4, D(1, 1, 3, 3), 54, 63, 72, 99, 108, 117, 144, 153, 162)}},
     {"conv empty batch", "Conv", 11, {{0}}, 2,
-     {EMPTY(GL_DT_FLOAT, 4, D(0, 1, 5, 5)), F(4, D(2, 1, 3, 3), ONES9, ONES9)}, 1,
+     {EMPTY(GL_DT_FLOAT, 4, D(0, 1, 5, 5)), T(F, 4, D(2, 1, 3, 3), ONES9, ONES9)}, 1,
      {EMPTY(GL_DT_FLOAT, 4, D(0, 2, 3, 3))}},
     {"conv channel mismatch", "Conv", 11, {{0}}, 2,
-     {F(4, D(1, 2, 1, 1), 1, 2), F(4, D(1, 1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
-    {"conv kernel_shape mismatch", "Conv", 11, {AINTS("kernel_shape", 2, 2)}, 2,
-     {F(4, D(1, 1, 5, 5), SEQ25), F(4, D(1, 1, 3, 3), ONES9)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 4, D(1, 2, 1, 1), 1, 2), T(F, 4, D(1, 1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
+    {"conv kernel_shape mismatch", "Conv", 11, {AINTS("kernel_shape", 2, 2, 2)}, 2,
+     {T(F, 4, D(1, 1, 5, 5), SEQ25), T(F, 4, D(1, 1, 3, 3), ONES9)}, 1, {OMIT}, GL_ERR_INPUT},
     {"conv window larger than input", "Conv", 11, {{0}}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 3), 1, 1, 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 3), 1, 1, 1)}, 1, {OMIT}, GL_ERR_INPUT},
     {"conv bias length", "Conv", 11, {{0}}, 3,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 1), 1), F(1, D(2), 1, 2)}, 1, {OMIT},
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 1), 1), T(F, 1, D(2), 1, 2)}, 1, {OMIT},
      GL_ERR_INPUT},
     {"conv bad auto_pad", "Conv", 11, {AS("auto_pad", "SAME")}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
-    {"conv absurd pads", "Conv", 11, {AINTS("pads", (int64_t)1 << 40, 0)}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
+    {"conv absurd pads", "Conv", 11, {AINTS("pads", 2, (int64_t)1 << 40, 0)}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
     {"conv integer input", "Conv", 11, {{0}}, 2,
-     {I64(3, D(1, 1, 2), 1, 2), I64(3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(I64, 3, D(1, 1, 2), 1, 2), T(I64, 3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
 };
 
 /* The ONNX ConvTranspose example: 3x3 ramp, all-ones 3x3 kernels, two outputs. */
 #define CT_FULL 0, 1, 3, 3, 2, 3, 8, 15, 12, 7, 9, 21, 36, 27, 15, 9, 20, 33, 24, 13, 6, 13, \
                 21, 15, 8
 
-static const kcase convtranspose_cases[] = {
+static const tu_kcase convtranspose_cases[] = {
     {"convtranspose 2d", "ConvTranspose", 11, {{0}}, 2,
-     {F(4, D(1, 1, 3, 3), 0, 1, 2, 3, 4, 5, 6, 7, 8), F(4, D(1, 2, 3, 3), ONES9, ONES9)}, 1,
-     {F(4, D(1, 2, 5, 5), CT_FULL, CT_FULL)}},
+     {T(F, 4, D(1, 1, 3, 3), 0, 1, 2, 3, 4, 5, 6, 7, 8), T(F, 4, D(1, 2, 3, 3), ONES9, ONES9)}, 1,
+     {T(F, 4, D(1, 2, 5, 5), CT_FULL, CT_FULL)}},
     {"convtranspose 1d", "ConvTranspose", 11, {{0}}, 2,
-     {F(3, D(1, 1, 3), 0, 1, 2), F(3, D(1, 2, 3), 1, 1, 1, 1, 1, 1)}, 1,
-     {F(3, D(1, 2, 5), 0, 1, 3, 3, 2, 0, 1, 3, 3, 2)}},
-    {"convtranspose stride 2", "ConvTranspose", 11, {AINTS("strides", 2)}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 3), 1, 1, 1)}, 1, {F(3, D(1, 1, 5), 1, 1, 3, 2, 2)}},
-    {"convtranspose pads", "ConvTranspose", 11, {AINTS("strides", 2), AINTS("pads", 1, 1)}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 3), 1, 1, 1)}, 1, {F(3, D(1, 1, 3), 1, 3, 2)}},
+     {T(F, 3, D(1, 1, 3), 0, 1, 2), T(F, 3, D(1, 2, 3), 1, 1, 1, 1, 1, 1)}, 1,
+     {T(F, 3, D(1, 2, 5), 0, 1, 3, 3, 2, 0, 1, 3, 3, 2)}},
+    {"convtranspose stride 2", "ConvTranspose", 11, {AINTS("strides", 1, 2)}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 3), 1, 1, 1)}, 1,
+     {T(F, 3, D(1, 1, 5), 1, 1, 3, 2, 2)}},
+    {"convtranspose pads", "ConvTranspose", 11, {AINTS("strides", 1, 2), AINTS("pads", 2, 1, 1)}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 3), 1, 1, 1)}, 1, {T(F, 3, D(1, 1, 3), 1, 3, 2)}},
     {"convtranspose output_padding", "ConvTranspose", 11,
-     {AINTS("strides", 2), AINTS("output_padding", 1)}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 3), 1, 1, 1)}, 1,
-     {F(3, D(1, 1, 6), 1, 1, 3, 2, 2, 0)}},
+     {AINTS("strides", 1, 2), AINTS("output_padding", 1, 1)}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 3), 1, 1, 1)}, 1,
+     {T(F, 3, D(1, 1, 6), 1, 1, 3, 2, 2, 0)}},
     {"convtranspose output_shape", "ConvTranspose", 11,
-     {AINTS("strides", 2), AINTS("output_shape", 6)}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 3), 1, 1, 1)}, 1,
-     {F(3, D(1, 1, 6), 1, 1, 3, 2, 2, 0)}},
+     {AINTS("strides", 1, 2), AINTS("output_shape", 1, 6)}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 3), 1, 1, 1)}, 1,
+     {T(F, 3, D(1, 1, 6), 1, 1, 3, 2, 2, 0)}},
     {"convtranspose SAME_UPPER", "ConvTranspose", 11,
-     {AINTS("strides", 2), AS("auto_pad", "SAME_UPPER")}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 3), 1, 1, 1)}, 1, {F(3, D(1, 1, 4), 1, 1, 3, 2)}},
+     {AINTS("strides", 1, 2), AS("auto_pad", "SAME_UPPER")}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 3), 1, 1, 1)}, 1,
+     {T(F, 3, D(1, 1, 4), 1, 1, 3, 2)}},
     {"convtranspose SAME_LOWER", "ConvTranspose", 11,
-     {AINTS("strides", 2), AS("auto_pad", "SAME_LOWER")}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 3), 1, 1, 1)}, 1, {F(3, D(1, 1, 4), 1, 3, 2, 2)}},
-    {"convtranspose dilation 2", "ConvTranspose", 11, {AINTS("dilations", 2)}, 2,
-     {F(3, D(1, 1, 2), 1, 2), F(3, D(1, 1, 2), 1, 1)}, 1, {F(3, D(1, 1, 4), 1, 2, 1, 2)}},
+     {AINTS("strides", 1, 2), AS("auto_pad", "SAME_LOWER")}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 3), 1, 1, 1)}, 1,
+     {T(F, 3, D(1, 1, 4), 1, 3, 2, 2)}},
+    {"convtranspose dilation 2", "ConvTranspose", 11, {AINTS("dilations", 1, 2)}, 2,
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 3, D(1, 1, 2), 1, 1)}, 1, {T(F, 3, D(1, 1, 4), 1, 2, 1, 2)}},
     {"convtranspose group and bias", "ConvTranspose", 11, {AI("group", 2)}, 3,
-     {F(3, D(1, 2, 2), 1, 2, 3, 4), F(3, D(2, 1, 1), 2, 3), F(1, D(2), 1, 1)}, 1,
-     {F(3, D(1, 2, 2), 3, 5, 10, 13)}},
+     {T(F, 3, D(1, 2, 2), 1, 2, 3, 4), T(F, 3, D(2, 1, 1), 2, 3), T(F, 1, D(2), 1, 1)}, 1,
+     {T(F, 3, D(1, 2, 2), 3, 5, 10, 13)}},
     {"convtranspose channels mismatch", "ConvTranspose", 11, {{0}}, 2,
-     {F(3, D(1, 2, 1), 1, 2), F(3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 3, D(1, 2, 1), 1, 2), T(F, 3, D(1, 1, 1), 1)}, 1, {OMIT}, GL_ERR_INPUT},
 };
 
-Test(conv, kernels) { run_ktable(conv_cases, GL_ARRAY_LEN(conv_cases)); }
+Test(conv, kernels) { tu_run_kernel_cases_within(conv_cases, GL_ARRAY_LEN(conv_cases), &nn_tol); }
 Test(convtranspose, kernels)
 {
-    run_ktable(convtranspose_cases, GL_ARRAY_LEN(convtranspose_cases));
+    tu_run_kernel_cases_within(convtranspose_cases, GL_ARRAY_LEN(convtranspose_cases), &nn_tol);
 }
 
 /* Large convolutions checked against the definition summed in double: they cross every
@@ -398,347 +267,383 @@ Test(conv, large_cases_match_definition)
 
 /* ---- pooling ---------------------------------------------------------------------------- */
 
-static const kcase pool_cases[] = {
-    {"avgpool strides", "AveragePool", 11, {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)},
-     1, {F(4, D(1, 1, 5, 5), ONE25)}, 1, {F(4, D(1, 1, 2, 2), 4, 6, 14, 16)}},
+static const tu_kcase pool_cases[] = {
+    {"avgpool strides", "AveragePool", 11,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)},
+     1, {T(F, 4, D(1, 1, 5, 5), ONE25)}, 1, {T(F, 4, D(1, 1, 2, 2), 4, 6, 14, 16)}},
     {"avgpool pads exclude", "AveragePool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("pads", 1, 1, 1, 1)}, 1,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4)}, 1,
-     {F(4, D(1, 1, 3, 3), 1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4)}},
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)}, 1,
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4)}, 1,
+     {T(F, 4, D(1, 1, 3, 3), 1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4)}},
     {"avgpool pads include", "AveragePool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("pads", 1, 1, 1, 1), AI("count_include_pad", 1)}, 1,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4)}, 1,
-     {F(4, D(1, 1, 3, 3), 0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1)}},
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1), AI("count_include_pad", 1)}, 1,
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4)}, 1,
+     {T(F, 4, D(1, 1, 3, 3), 0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1)}},
     {"avgpool ceil", "AveragePool", 11,
-     {AINTS("kernel_shape", 3, 3), AINTS("strides", 2, 2), AI("ceil_mode", 1)}, 1,
-     {F(4, D(1, 1, 4, 4), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}, 1,
-     {F(4, D(1, 1, 2, 2), 6, 7.5, 12, 13.5)}},
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1)}, 1,
+     {T(F, 4, D(1, 1, 4, 4), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}, 1,
+     {T(F, 4, D(1, 1, 2, 2), 6, 7.5, 12, 13.5)}},
     {"avgpool 1d SAME_LOWER", "AveragePool", 11,
-     {AINTS("kernel_shape", 2), AS("auto_pad", "SAME_LOWER")}, 1, {F(3, D(1, 1, 3), 1, 2, 3)},
-     1, {F(3, D(1, 1, 3), 1, 1.5, 2.5)}},
+     {AINTS("kernel_shape", 1, 2), AS("auto_pad", "SAME_LOWER")}, 1, {T(F, 3, D(1, 1, 3), 1, 2, 3)},
+     1, {T(F, 3, D(1, 1, 3), 1, 1.5, 2.5)}},
     {"avgpool 1d SAME_UPPER", "AveragePool", 11,
-     {AINTS("kernel_shape", 2), AS("auto_pad", "SAME_UPPER")}, 1, {F(3, D(1, 1, 3), 1, 2, 3)},
-     1, {F(3, D(1, 1, 3), 1.5, 2.5, 3)}},
-    {"avgpool without kernel_shape", "AveragePool", 11, {{0}}, 1, {F(3, D(1, 1, 3), 1, 2, 3)},
+     {AINTS("kernel_shape", 1, 2), AS("auto_pad", "SAME_UPPER")}, 1, {T(F, 3, D(1, 1, 3), 1, 2, 3)},
+     1, {T(F, 3, D(1, 1, 3), 1.5, 2.5, 3)}},
+    {"avgpool without kernel_shape", "AveragePool", 11, {{0}}, 1, {T(F, 3, D(1, 1, 3), 1, 2, 3)},
      1, {OMIT}, GL_ERR_INPUT},
-    {"avgpool rank 2", "AveragePool", 11, {AINTS("kernel_shape", 1)}, 1,
-     {F(2, D(1, 3), 1, 2, 3)}, 1, {OMIT}, GL_ERR_INPUT},
+    {"avgpool rank 2", "AveragePool", 11, {AINTS("kernel_shape", 1, 1)}, 1,
+     {T(F, 2, D(1, 3), 1, 2, 3)}, 1, {OMIT}, GL_ERR_INPUT},
     {"maxpool pads with indices", "MaxPool", 12,
-     {AINTS("kernel_shape", 5, 5), AINTS("pads", 2, 2, 2, 2)}, 1, {F(4, D(1, 1, 5, 5), ONE25)}, 2,
-     {F(4, D(1, 1, 5, 5), 13, 14, 15, 15, 15, 18, 19, 20, 20, 20, 23, 24, 25, 25, 25, 23, 24,
+     {AINTS("kernel_shape", 2, 5, 5), AINTS("pads", 4, 2, 2, 2, 2)}, 1,
+     {T(F, 4, D(1, 1, 5, 5), ONE25)}, 2,
+     {T(F, 4, D(1, 1, 5, 5), 13, 14, 15, 15, 15, 18, 19, 20, 20, 20, 23, 24, 25, 25, 25, 23, 24,
         25, 25, 25, 23, 24, 25, 25, 25),
-      I64(4, D(1, 1, 5, 5), 12, 13, 14, 14, 14, 17, 18, 19, 19, 19, 22, 23, 24, 24, 24, 22,
+      T(I64, 4, D(1, 1, 5, 5), 12, 13, 14, 14, 14, 17, 18, 19, 19, 19, 22, 23, 24, 24, 24, 22,
           23, 24, 24, 24, 22, 23, 24, 24, 24)}},
     {"maxpool storage_order 1", "MaxPool", 12,
-     {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2), AI("storage_order", 1)}, 1,
-     {F(4, D(1, 1, 5, 5), ONE25)}, 2,
-     {F(4, D(1, 1, 2, 2), 7, 9, 17, 19), I64(4, D(1, 1, 2, 2), 6, 16, 8, 18)}},
-    {"maxpool indices count planes", "MaxPool", 12, {AINTS("kernel_shape", 1, 2)}, 1,
-     {F(4, D(2, 1, 1, 2), 1, 3, 5, 2)}, 2,
-     {F(4, D(2, 1, 1, 1), 3, 5), I64(4, D(2, 1, 1, 1), 1, 2)}},
-    {"maxpool dilations", "MaxPool", 12, {AINTS("kernel_shape", 2, 2), AINTS("dilations", 2, 2)},
-     1, {F(4, D(1, 1, 4, 4), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}, 1,
-     {F(4, D(1, 1, 2, 2), 11, 12, 15, 16)}},
-    {"maxpool uint8", "MaxPool", 12, {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 1,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2), AI("storage_order", 1)}, 1,
+     {T(F, 4, D(1, 1, 5, 5), ONE25)}, 2,
+     {T(F, 4, D(1, 1, 2, 2), 7, 9, 17, 19), T(I64, 4, D(1, 1, 2, 2), 6, 16, 8, 18)}},
+    {"maxpool indices count planes", "MaxPool", 12, {AINTS("kernel_shape", 2, 1, 2)}, 1,
+     {T(F, 4, D(2, 1, 1, 2), 1, 3, 5, 2)}, 2,
+     {T(F, 4, D(2, 1, 1, 1), 3, 5), T(I64, 4, D(2, 1, 1, 1), 1, 2)}},
+    {"maxpool dilations", "MaxPool", 12,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("dilations", 2, 2, 2)},
+     1, {T(F, 4, D(1, 1, 4, 4), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)}, 1,
+     {T(F, 4, D(1, 1, 2, 2), 11, 12, 15, 16)}},
+    {"maxpool uint8", "MaxPool", 12, {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 1,
      {T(GL_DT_UINT8, 4, D(1, 1, 5, 5), ONE25)}, 1,
      {T(GL_DT_UINT8, 4, D(1, 1, 2, 2), 7, 9, 17, 19)}},
     {"maxpool negative values in padding", "MaxPool", 12,
-     {AINTS("kernel_shape", 2), AINTS("pads", 1, 1)}, 1, {F(3, D(1, 1, 2), -5, -3)}, 1,
-     {F(3, D(1, 1, 3), -5, -3, -3)}},
+     {AINTS("kernel_shape", 1, 2), AINTS("pads", 2, 1, 1)}, 1, {T(F, 3, D(1, 1, 2), -5, -3)}, 1,
+     {T(F, 3, D(1, 1, 3), -5, -3, -3)}},
     {"maxpool 1d ceil", "MaxPool", 12,
-     {AINTS("kernel_shape", 2), AINTS("strides", 2), AI("ceil_mode", 1)}, 1,
-     {F(3, D(1, 1, 5), 1, 2, 3, 4, 5)}, 1, {F(3, D(1, 1, 3), 2, 4, 5)}},
+     {AINTS("kernel_shape", 1, 2), AINTS("strides", 1, 2), AI("ceil_mode", 1)}, 1,
+     {T(F, 3, D(1, 1, 5), 1, 2, 3, 4, 5)}, 1, {T(F, 3, D(1, 1, 3), 2, 4, 5)}},
     {"maxpool ceil drops a window in the padding", "MaxPool", 12,
-     {AINTS("kernel_shape", 1), AINTS("strides", 2), AINTS("pads", 0, 1), AI("ceil_mode", 1)},
-     1, {F(3, D(1, 1, 2), 1, 2)}, 1, {F(3, D(1, 1, 1), 1)}},
-    {"maxpool 3d", "MaxPool", 12, {AINTS("kernel_shape", 2, 2, 2)}, 1,
-     {F(5, D(1, 1, 2, 2, 2), 1, 8, 3, 4, 5, 6, 7, 2)}, 2,
-     {F(5, D(1, 1, 1, 1, 1), 8), I64(5, D(1, 1, 1, 1, 1), 1)}},
-    {"lppool p2", "LpPool", 11, {AINTS("kernel_shape", 2)}, 1, {F(3, D(1, 1, 2), 3, 4)}, 1,
-     {F(3, D(1, 1, 1), 5)}},
-    {"lppool p1", "LpPool", 11, {AINTS("kernel_shape", 2), AI("p", 1)}, 1,
-     {F(3, D(1, 1, 3), 3, -4, 1)}, 1, {F(3, D(1, 1, 2), 7, 5)}},
+     {AINTS("kernel_shape", 1, 1), AINTS("strides", 1, 2), AINTS("pads", 2, 0, 1),
+     AI("ceil_mode", 1)},
+     1, {T(F, 3, D(1, 1, 2), 1, 2)}, 1, {T(F, 3, D(1, 1, 1), 1)}},
+    {"maxpool 3d", "MaxPool", 12, {AINTS("kernel_shape", 3, 2, 2, 2)}, 1,
+     {T(F, 5, D(1, 1, 2, 2, 2), 1, 8, 3, 4, 5, 6, 7, 2)}, 2,
+     {T(F, 5, D(1, 1, 1, 1, 1), 8), T(I64, 5, D(1, 1, 1, 1, 1), 1)}},
+    /* a window with a NaN is NaN, wherever the NaN sits in it (issue 26) */
+    {"maxpool NaN in any tap (float 2-D path)", "MaxPool", 12,
+     {AINTS("kernel_shape", 2, 1, 2), AINTS("strides", 2, 1, 2)}, 1,
+     {T(F, 4, D(1, 1, 1, 6), 1, NAN, NAN, 2, -INFINITY, -INFINITY)}, 1,
+     {T(F, 4, D(1, 1, 1, 3), NAN, NAN, -INFINITY)}},
+    {"maxpool NaN with indices: the NaN's", "MaxPool", 12,
+     {AINTS("kernel_shape", 1, 2), AINTS("strides", 1, 2)}, 1,
+     {T(F, 3, D(1, 1, 4), 3, NAN, NAN, 4)}, 2,
+     {T(F, 3, D(1, 1, 2), NAN, NAN), T(I64, 3, D(1, 1, 2), 1, 2)}},
+    {"globalmaxpool NaN anywhere, -Inf", "GlobalMaxPool", 1, {{0}}, 1,
+     {T(F, 4, D(1, 3, 1, 2), 1, NAN, NAN, 1, -INFINITY, -INFINITY)}, 1,
+     {T(F, 4, D(1, 3, 1, 1), NAN, NAN, -INFINITY)}},
+    {"globalmaxpool double NaN", "GlobalMaxPool", 1, {{0}}, 1,
+     {T(GL_DT_DOUBLE, 3, D(1, 1, 2), 2, NAN)}, 1, {T(GL_DT_DOUBLE, 3, D(1, 1, 1), NAN)}},
+    {"lppool p2", "LpPool", 11, {AINTS("kernel_shape", 1, 2)}, 1, {T(F, 3, D(1, 1, 2), 3, 4)}, 1,
+     {T(F, 3, D(1, 1, 1), 5)}},
+    {"lppool p1", "LpPool", 11, {AINTS("kernel_shape", 1, 2), AI("p", 1)}, 1,
+     {T(F, 3, D(1, 1, 3), 3, -4, 1)}, 1, {T(F, 3, D(1, 1, 2), 7, 5)}},
     {"globalaveragepool", "GlobalAveragePool", 1, {{0}}, 1,
-     {F(4, D(1, 2, 2, 2), 1, 2, 3, 4, 5, 6, 7, 8)}, 1, {F(4, D(1, 2, 1, 1), 2.5, 6.5)}},
+     {T(F, 4, D(1, 2, 2, 2), 1, 2, 3, 4, 5, 6, 7, 8)}, 1, {T(F, 4, D(1, 2, 1, 1), 2.5, 6.5)}},
     {"globalmaxpool", "GlobalMaxPool", 1, {{0}}, 1,
-     {F(4, D(1, 2, 2, 2), 1, 2, 3, 4, 5, 9, 7, 8)}, 1, {F(4, D(1, 2, 1, 1), 4, 9)}},
-    {"globallppool", "GlobalLpPool", 2, {{0}}, 1, {F(3, D(1, 1, 2), 3, 4)}, 1,
-     {F(3, D(1, 1, 1), 5)}},
+     {T(F, 4, D(1, 2, 2, 2), 1, 2, 3, 4, 5, 9, 7, 8)}, 1, {T(F, 4, D(1, 2, 1, 1), 4, 9)}},
+    {"globallppool", "GlobalLpPool", 2, {{0}}, 1, {T(F, 3, D(1, 1, 2), 3, 4)}, 1,
+     {T(F, 3, D(1, 1, 1), 5)}},
     {"globalaveragepool double 3d", "GlobalAveragePool", 1, {{0}}, 1,
      {T(GL_DT_DOUBLE, 5, D(1, 1, 1, 1, 2), 1, 2)}, 1, {T(GL_DT_DOUBLE, 5, D(1, 1, 1, 1, 1), 1.5)}},
-    {"maxunpool", "MaxUnpool", 11, {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), I64(4, D(1, 1, 2, 2), 5, 7, 13, 15)}, 1,
-     {F(4, D(1, 1, 4, 4), 0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4)}},
+    {"maxunpool", "MaxUnpool", 11, {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 2,
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(I64, 4, D(1, 1, 2, 2), 5, 7, 13, 15)}, 1,
+     {T(F, 4, D(1, 1, 4, 4), 0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4)}},
     /* onnx's reference keeps the coordinates of the default 4x4 shape (see nn.c). */
     {"maxunpool output_shape", "MaxUnpool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 3,
-     {F(4, D(1, 1, 2, 2), 5, 6, 7, 8), I64(4, D(1, 1, 2, 2), 5, 7, 13, 15),
-      I64(1, D(4), 1, 1, 5, 5)}, 1,
-     {F(4, D(1, 1, 5, 5), 0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 3,
+     {T(F, 4, D(1, 1, 2, 2), 5, 6, 7, 8), T(I64, 4, D(1, 1, 2, 2), 5, 7, 13, 15),
+      T(I64, 1, D(4), 1, 1, 5, 5)}, 1,
+     {T(F, 4, D(1, 1, 5, 5), 0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0,
         0, 0)}},
     {"maxunpool index out of range", "MaxUnpool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 2,
-     {F(4, D(1, 1, 1, 1), 1), I64(4, D(1, 1, 1, 1), 4)}, 1, {OMIT}, GL_ERR_INPUT},
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 2,
+     {T(F, 4, D(1, 1, 1, 1), 1), T(I64, 4, D(1, 1, 1, 1), 4)}, 1, {OMIT}, GL_ERR_INPUT},
     {"maxunpool negative index", "MaxUnpool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 2,
-     {F(4, D(1, 1, 1, 1), 1), I64(4, D(1, 1, 1, 1), -1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 2,
+     {T(F, 4, D(1, 1, 1, 1), 1), T(I64, 4, D(1, 1, 1, 1), -1)}, 1, {OMIT}, GL_ERR_INPUT},
 };
 
-Test(pool, kernels) { run_ktable(pool_cases, GL_ARRAY_LEN(pool_cases)); }
+Test(pool, kernels) { tu_run_kernel_cases_within(pool_cases, GL_ARRAY_LEN(pool_cases), &nn_tol); }
 
 /* ---- normalization and dropout ------------------------------------------------------------ */
 
-static const kcase norm_cases[] = {
+static const tu_kcase norm_cases[] = {
     {"batchnorm inference", "BatchNormalization", 15, {AF("epsilon", 0)}, 5,
-     {F(4, D(1, 2, 1, 2), 1, 2, 3, 4), F(1, D(2), 1, 2), F(1, D(2), 0, 1), F(1, D(2), 1, 3),
-      F(1, D(2), 4, 1)}, 1, {F(4, D(1, 2, 1, 2), 0, 0.5, 1, 3)}},
+     {T(F, 4, D(1, 2, 1, 2), 1, 2, 3, 4), T(F, 1, D(2), 1, 2), T(F, 1, D(2), 0, 1),
+     T(F, 1, D(2), 1, 3),
+      T(F, 1, D(2), 4, 1)}, 1, {T(F, 4, D(1, 2, 1, 2), 0, 0.5, 1, 3)}},
     {"batchnorm 2d input", "BatchNormalization", 9, {AF("epsilon", 0)}, 5,
-     {F(2, D(2, 1), 3, 5), F(1, D(1), 2), F(1, D(1), 1), F(1, D(1), 3), F(1, D(1), 4)}, 1,
-     {F(2, D(2, 1), 1, 3)}},
+     {T(F, 2, D(2, 1), 3, 5), T(F, 1, D(1), 2), T(F, 1, D(1), 1), T(F, 1, D(1), 3),
+     T(F, 1, D(1), 4)}, 1,
+     {T(F, 2, D(2, 1), 1, 3)}},
     {"batchnorm training", "BatchNormalization", 15,
      {AF("epsilon", 0), AI("training_mode", 1)}, 5,
-     {F(4, D(2, 1, 1, 1), 1, 3), F(1, D(1), 1), F(1, D(1), 0), F(1, D(1), 0), F(1, D(1), 1)},
-     3, {F(4, D(2, 1, 1, 1), -1, 1), F(1, D(1), 0.2), F(1, D(1), 1.0)}},
+     {T(F, 4, D(2, 1, 1, 1), 1, 3), T(F, 1, D(1), 1), T(F, 1, D(1), 0), T(F, 1, D(1), 0),
+     T(F, 1, D(1), 1)},
+     3, {T(F, 4, D(2, 1, 1, 1), -1, 1), T(F, 1, D(1), 0.2), T(F, 1, D(1), 1.0)}},
     {"batchnorm spatial 0", "BatchNormalization", 7, {AF("epsilon", 0), AI("spatial", 0)}, 5,
-     {F(3, D(1, 1, 2), 1, 2), F(1, D(2), 1, 1), F(1, D(2), 0, 10), F(1, D(2), 1, 2),
-      F(1, D(2), 1, 1)}, 1, {F(3, D(1, 1, 2), 0, 10)}},
+     {T(F, 3, D(1, 1, 2), 1, 2), T(F, 1, D(2), 1, 1), T(F, 1, D(2), 0, 10), T(F, 1, D(2), 1, 2),
+      T(F, 1, D(2), 1, 1)}, 1, {T(F, 3, D(1, 1, 2), 0, 10)}},
     {"batchnorm wrong parameter length", "BatchNormalization", 15, {{0}}, 5,
-     {F(4, D(1, 2, 1, 1), 1, 2), F(1, D(1), 1), F(1, D(2), 0, 1), F(1, D(2), 1, 3),
-      F(1, D(2), 4, 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 4, D(1, 2, 1, 1), 1, 2), T(F, 1, D(1), 1), T(F, 1, D(2), 0, 1), T(F, 1, D(2), 1, 3),
+      T(F, 1, D(2), 4, 1)}, 1, {OMIT}, GL_ERR_INPUT},
     {"batchnorm training before 14", "BatchNormalization", 9, {{0}}, 5,
-     {F(2, D(1, 1), 1), F(1, D(1), 1), F(1, D(1), 0), F(1, D(1), 0), F(1, D(1), 1)}, 3,
+     {T(F, 2, D(1, 1), 1), T(F, 1, D(1), 1), T(F, 1, D(1), 0), T(F, 1, D(1), 0), T(F, 1, D(1), 1)},
+     3,
      {OMIT}, GL_ERR_UNSUPPORTED},
     {"instancenorm", "InstanceNormalization", 6, {AF("epsilon", 0)}, 3,
-     {F(4, D(1, 2, 1, 3), -1, 0, 1, 2, 3, 4), F(1, D(2), 1, 1.5), F(1, D(2), 0, 1)}, 1,
-     {F(4, D(1, 2, 1, 3), -1.2247449, 0, 1.2247449, -0.8371173, 1, 2.8371173)}},
+     {T(F, 4, D(1, 2, 1, 3), -1, 0, 1, 2, 3, 4), T(F, 1, D(2), 1, 1.5), T(F, 1, D(2), 0, 1)}, 1,
+     {T(F, 4, D(1, 2, 1, 3), -1.2247449, 0, 1.2247449, -0.8371173, 1, 2.8371173)}},
     {"layernorm last axis", "LayerNormalization", 17, {AF("epsilon", 0)}, 3,
-     {F(2, D(2, 2), 1, 3, 0, 4), F(1, D(2), 1, 2), F(1, D(2), 0, 1)}, 3,
-     {F(2, D(2, 2), -1, 3, -1, 3), F(2, D(2, 1), 2, 2), F(2, D(2, 1), 1, 0.5)}},
+     {T(F, 2, D(2, 2), 1, 3, 0, 4), T(F, 1, D(2), 1, 2), T(F, 1, D(2), 0, 1)}, 3,
+     {T(F, 2, D(2, 2), -1, 3, -1, 3), T(F, 2, D(2, 1), 2, 2), T(F, 2, D(2, 1), 1, 0.5)}},
     {"layernorm axis 0 no bias", "LayerNormalization", 17, {AF("epsilon", 0), AI("axis", 0)}, 2,
-     {F(2, D(2, 2), 1, 3, 0, 4), F(2, D(2, 2), 1, 1, 1, 1)}, 3,
-     {F(2, D(2, 2), -0.63245553, 0.63245553, -1.26491106, 1.26491106), F(2, D(1, 1), 2),
-      F(2, D(1, 1), 0.63245553)}},
+     {T(F, 2, D(2, 2), 1, 3, 0, 4), T(F, 2, D(2, 2), 1, 1, 1, 1)}, 3,
+     {T(F, 2, D(2, 2), -0.63245553, 0.63245553, -1.26491106, 1.26491106), T(F, 2, D(1, 1), 2),
+      T(F, 2, D(1, 1), 0.63245553)}},
     {"layernorm scale broadcasts", "LayerNormalization", 17, {AF("epsilon", 0), AI("axis", -2)},
-     2, {F(3, D(1, 2, 2), 1, 3, 0, 4), F(1, D(2), 1, 10)}, 1,
-     {F(3, D(1, 2, 2), -0.63245553, 6.3245553, -1.26491106, 12.6491106)}},
+     2, {T(F, 3, D(1, 2, 2), 1, 3, 0, 4), T(F, 1, D(2), 1, 10)}, 1,
+     {T(F, 3, D(1, 2, 2), -0.63245553, 6.3245553, -1.26491106, 12.6491106)}},
     {"layernorm scale does not broadcast", "LayerNormalization", 17, {{0}}, 2,
-     {F(2, D(2, 2), 1, 3, 0, 4), F(1, D(3), 1, 1, 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 2, D(2, 2), 1, 3, 0, 4), T(F, 1, D(3), 1, 1, 1)}, 1, {OMIT}, GL_ERR_INPUT},
     {"layernorm axis out of range", "LayerNormalization", 17, {AI("axis", 2)}, 2,
-     {F(2, D(2, 2), 1, 3, 0, 4), F(1, D(2), 1, 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 2, D(2, 2), 1, 3, 0, 4), T(F, 1, D(2), 1, 1)}, 1, {OMIT}, GL_ERR_INPUT},
     {"lrn size 3", "LRN", 13, {AI("size", 3), AF("alpha", 3), AF("beta", 1), AF("bias", 1)}, 1,
-     {F(4, D(1, 3, 1, 1), 1, 2, 3)}, 1, {F(4, D(1, 3, 1, 1), 1.0 / 6, 2.0 / 15, 3.0 / 14)}},
+     {T(F, 4, D(1, 3, 1, 1), 1, 2, 3)}, 1, {T(F, 4, D(1, 3, 1, 1), 1.0 / 6, 2.0 / 15, 3.0 / 14)}},
     {"lrn size 2 looks ahead", "LRN", 13,
      {AI("size", 2), AF("alpha", 2), AF("beta", 1), AF("bias", 1)}, 1,
-     {F(4, D(1, 3, 1, 1), 1, 2, 3)}, 1, {F(4, D(1, 3, 1, 1), 1.0 / 6, 2.0 / 14, 3.0 / 10)}},
-    {"lrn without size", "LRN", 13, {{0}}, 1, {F(4, D(1, 3, 1, 1), 1, 2, 3)}, 1, {OMIT},
+     {T(F, 4, D(1, 3, 1, 1), 1, 2, 3)}, 1, {T(F, 4, D(1, 3, 1, 1), 1.0 / 6, 2.0 / 14, 3.0 / 10)}},
+    {"lrn without size", "LRN", 13, {{0}}, 1, {T(F, 4, D(1, 3, 1, 1), 1, 2, 3)}, 1, {OMIT},
      GL_ERR_INPUT},
     {"mvn default axes", "MeanVarianceNormalization", 13, {{0}}, 1,
-     {F(4, D(1, 2, 1, 2), 1, 3, 2, 2)}, 1, {F(4, D(1, 2, 1, 2), -1, 1, 0, 0)}},
-    {"mvn last axis", "MeanVarianceNormalization", 13, {AINTS("axes", -1)}, 1,
-     {F(2, D(2, 2), 1, 3, 0, 4)}, 1, {F(2, D(2, 2), -1, 1, -1, 1)}},
+     {T(F, 4, D(1, 2, 1, 2), 1, 3, 2, 2)}, 1, {T(F, 4, D(1, 2, 1, 2), -1, 1, 0, 0)}},
+    {"mvn last axis", "MeanVarianceNormalization", 13, {AINTS("axes", 1, -1)}, 1,
+     {T(F, 2, D(2, 2), 1, 3, 0, 4)}, 1, {T(F, 2, D(2, 2), -1, 1, -1, 1)}},
     {"dropout inference with mask", "Dropout", 13, {{0}}, 2,
-     {F(2, D(1, 3), 1, -2, 3), T(GL_DT_FLOAT, 0, D(0), 0.5)}, 2,
-     {F(2, D(1, 3), 1, -2, 3), T(GL_DT_BOOL, 2, D(1, 3), 1, 1, 1)}},
-    {"dropout opset 7 mask of T", "Dropout", 7, {AF("ratio", 0.3)}, 1, {F(1, D(2), 4, 5)}, 2,
-     {F(1, D(2), 4, 5), F(1, D(2), 1, 1)}},
+     {T(F, 2, D(1, 3), 1, -2, 3), T(GL_DT_FLOAT, 0, D(0), 0.5)}, 2,
+     {T(F, 2, D(1, 3), 1, -2, 3), T(GL_DT_BOOL, 2, D(1, 3), 1, 1, 1)}},
+    {"dropout opset 7 mask of T", "Dropout", 7, {AF("ratio", 0.3)}, 1, {T(F, 1, D(2), 4, 5)}, 2,
+     {T(F, 1, D(2), 4, 5), T(F, 1, D(2), 1, 1)}},
     {"dropout training ratio 0", "Dropout", 13, {{0}}, 3,
-     {F(1, D(2), 4, 5), F(0, D(0), 0), T(GL_DT_BOOL, 0, D(0), 1)}, 2,
-     {F(1, D(2), 4, 5), T(GL_DT_BOOL, 1, D(2), 1, 1)}},
+     {T(F, 1, D(2), 4, 5), T(F, 0, D(0), 0), T(GL_DT_BOOL, 0, D(0), 1)}, 2,
+     {T(F, 1, D(2), 4, 5), T(GL_DT_BOOL, 1, D(2), 1, 1)}},
     {"dropout training is random", "Dropout", 13, {{0}}, 3,
-     {F(1, D(2), 4, 5), F(0, D(0), 0.5), T(GL_DT_BOOL, 0, D(0), 1)}, 1, {OMIT},
+     {T(F, 1, D(2), 4, 5), T(F, 0, D(0), 0.5), T(GL_DT_BOOL, 0, D(0), 1)}, 1, {OMIT},
      GL_ERR_UNSUPPORTED},
     {"dropout training bad ratio", "Dropout", 13, {{0}}, 3,
-     {F(1, D(2), 4, 5), F(0, D(0), 1.5), T(GL_DT_BOOL, 0, D(0), 1)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 1, D(2), 4, 5), T(F, 0, D(0), 1.5), T(GL_DT_BOOL, 0, D(0), 1)}, 1, {OMIT}, GL_ERR_INPUT},
 };
 
-Test(norm, kernels) { run_ktable(norm_cases, GL_ARRAY_LEN(norm_cases)); }
+Test(norm, kernels) { tu_run_kernel_cases_within(norm_cases, GL_ARRAY_LEN(norm_cases), &nn_tol); }
 
 /* ---- resizing ---------------------------------------------------------------------------- */
 
 #define CUBIC_X2 1, 1.40625, 2, 2.5, 3, 3.59375, 4, 4.09375
 
-static const kcase resize_cases[] = {
+static const tu_kcase resize_cases[] = {
     {"resize nearest up", "Resize", 13, {AS("mode", "nearest")}, 3,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), OMIT, F(1, D(4), 1, 1, 2, 3)}, 1,
-     {F(4, D(1, 1, 4, 6), 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4,
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), OMIT, T(F, 1, D(4), 1, 1, 2, 3)}, 1,
+     {T(F, 4, D(1, 1, 4, 6), 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4,
         4)}},
     {"resize linear half_pixel", "Resize", 13, {AS("mode", "linear")}, 3,
-     {F(1, D(2), 1, 2), OMIT, F(1, D(1), 2)}, 1, {F(1, D(4), 1, 1.25, 1.75, 2)}},
+     {T(F, 1, D(2), 1, 2), OMIT, T(F, 1, D(1), 2)}, 1, {T(F, 1, D(4), 1, 1.25, 1.75, 2)}},
     {"resize linear align_corners sizes", "Resize", 13,
      {AS("mode", "linear"), AS("coordinate_transformation_mode", "align_corners")}, 4,
-     {F(1, D(2), 1, 2), OMIT, OMIT, I64(1, D(1), 4)}, 1,
-     {F(1, D(4), 1, 4.0 / 3, 5.0 / 3, 2)}},
+     {T(F, 1, D(2), 1, 2), OMIT, OMIT, T(I64, 1, D(1), 4)}, 1,
+     {T(F, 1, D(4), 1, 4.0 / 3, 5.0 / 3, 2)}},
     /* The reference's quirk: the align_corners length is scale * 4 = 2.4, not 2. */
     {"resize linear align_corners down", "Resize", 13,
      {AS("mode", "linear"), AS("coordinate_transformation_mode", "align_corners")}, 3,
-     {F(4, D(1, 1, 2, 4), 1, 2, 3, 4, 5, 6, 7, 8), OMIT, F(1, D(4), 1, 1, 0.6, 0.6)}, 1,
-     {F(4, D(1, 1, 1, 2), 1, 3.142857)}},
+     {T(F, 4, D(1, 1, 2, 4), 1, 2, 3, 4, 5, 6, 7, 8), OMIT, T(F, 1, D(4), 1, 1, 0.6, 0.6)}, 1,
+     {T(F, 4, D(1, 1, 1, 2), 1, 3.142857)}},
     {"resize cubic asymmetric", "Resize", 13,
      {AS("mode", "cubic"), AS("coordinate_transformation_mode", "asymmetric")}, 3,
-     {F(1, D(4), 1, 2, 3, 4), OMIT, F(1, D(1), 2)}, 1, {F(1, D(8), CUBIC_X2)}},
+     {T(F, 1, D(4), 1, 2, 3, 4), OMIT, T(F, 1, D(1), 2)}, 1, {T(F, 1, D(8), CUBIC_X2)}},
     {"resize cubic exclude_outside", "Resize", 13,
      {AS("mode", "cubic"), AS("coordinate_transformation_mode", "asymmetric"),
       AI("exclude_outside", 1)}, 3,
-     {F(1, D(4), 1, 2, 3, 4), OMIT, F(1, D(1), 2)}, 1,
-     {F(1, D(8), 1, 1.5 / 1.09375, 2, 2.5, 3, (-0.09375 * 2 + 0.59375 * 3 + 0.59375 * 4) /
+     {T(F, 1, D(4), 1, 2, 3, 4), OMIT, T(F, 1, D(1), 2)}, 1,
+     {T(F, 1, D(8), 1, 1.5 / 1.09375, 2, 2.5, 3, (-0.09375 * 2 + 0.59375 * 3 + 0.59375 * 4) /
         1.09375, 4, (-0.09375 * 3 + 0.59375 * 4) / 0.5)}},
     {"resize tf_crop_and_resize", "Resize", 13,
      {AS("mode", "linear"), AS("coordinate_transformation_mode", "tf_crop_and_resize"),
       AF("extrapolation_value", 10)}, 4,
-     {F(1, D(5), 1, 2, 3, 4, 5), F(1, D(2), 0.5, 1.5), OMIT, I64(1, D(1), 3)}, 1,
-     {F(1, D(3), 3, 5, 10)}},
+     {T(F, 1, D(5), 1, 2, 3, 4, 5), T(F, 1, D(2), 0.5, 1.5), OMIT, T(I64, 1, D(1), 3)}, 1,
+     {T(F, 1, D(3), 3, 5, 10)}},
     {"resize nearest round_prefer_ceil", "Resize", 13,
      {AS("coordinate_transformation_mode", "asymmetric"), AS("nearest_mode", "round_prefer_ceil")},
-     4, {F(1, D(3), 1, 2, 3), OMIT, OMIT, I64(1, D(1), 6)}, 1, {F(1, D(6), 1, 2, 2, 3, 3, 3)}},
+     4, {T(F, 1, D(3), 1, 2, 3), OMIT, OMIT, T(I64, 1, D(1), 6)}, 1,
+     {T(F, 1, D(6), 1, 2, 2, 3, 3, 3)}},
     {"resize nearest round_prefer_floor", "Resize", 13,
      {AS("coordinate_transformation_mode", "asymmetric")}, 4,
-     {F(1, D(3), 1, 2, 3), OMIT, OMIT, I64(1, D(1), 6)}, 1, {F(1, D(6), 1, 1, 2, 2, 3, 3)}},
+     {T(F, 1, D(3), 1, 2, 3), OMIT, OMIT, T(I64, 1, D(1), 6)}, 1,
+     {T(F, 1, D(6), 1, 1, 2, 2, 3, 3)}},
     {"resize nearest floor", "Resize", 13,
      {AS("coordinate_transformation_mode", "asymmetric"), AS("nearest_mode", "floor")}, 4,
-     {F(1, D(3), 1, 2, 3), OMIT, OMIT, I64(1, D(1), 6)}, 1, {F(1, D(6), 1, 1, 2, 2, 3, 3)}},
+     {T(F, 1, D(3), 1, 2, 3), OMIT, OMIT, T(I64, 1, D(1), 6)}, 1,
+     {T(F, 1, D(6), 1, 1, 2, 2, 3, 3)}},
     {"resize nearest ceil", "Resize", 13,
      {AS("coordinate_transformation_mode", "asymmetric"), AS("nearest_mode", "ceil")}, 4,
-     {F(1, D(3), 1, 2, 3), OMIT, OMIT, I64(1, D(1), 6)}, 1, {F(1, D(6), 1, 2, 2, 3, 3, 3)}},
+     {T(F, 1, D(3), 1, 2, 3), OMIT, OMIT, T(I64, 1, D(1), 6)}, 1,
+     {T(F, 1, D(6), 1, 2, 2, 3, 3, 3)}},
     {"resize uint8 rounds", "Resize", 13, {AS("mode", "linear")}, 3,
-     {T(GL_DT_UINT8, 1, D(2), 0, 3), OMIT, F(1, D(1), 2)}, 1,
+     {T(GL_DT_UINT8, 1, D(2), 0, 3), OMIT, T(F, 1, D(1), 2)}, 1,
      {T(GL_DT_UINT8, 1, D(4), 0, 1, 2, 3)}},
     {"resize 10 nearest down rounds up", "Resize", 10, {{0}}, 2,
-     {F(1, D(4), 1, 2, 3, 4), F(1, D(1), 0.5)}, 1, {F(1, D(2), 1, 3)}},
-    {"resize 18 axes", "Resize", 18, {AINTS("axes", 1)}, 3,
-     {F(2, D(2, 2), 1, 2, 3, 4), OMIT, F(1, D(1), 2)}, 1,
-     {F(2, D(2, 4), 1, 1, 2, 2, 3, 3, 4, 4)}},
+     {T(F, 1, D(4), 1, 2, 3, 4), T(F, 1, D(1), 0.5)}, 1, {T(F, 1, D(2), 1, 3)}},
+    {"resize 18 axes", "Resize", 18, {AINTS("axes", 1, 1)}, 3,
+     {T(F, 2, D(2, 2), 1, 2, 3, 4), OMIT, T(F, 1, D(1), 2)}, 1,
+     {T(F, 2, D(2, 4), 1, 1, 2, 2, 3, 3, 4, 4)}},
     {"resize 18 not_larger", "Resize", 18,
      {AS("keep_aspect_ratio_policy", "not_larger"), AS("mode", "linear")}, 4,
-     {F(2, D(1, 2), 1, 2), OMIT, OMIT, I64(1, D(2), 2, 8)}, 1, {F(2, D(2, 4), 1, 1.25, 1.75, 2,
+     {T(F, 2, D(1, 2), 1, 2), OMIT, OMIT, T(I64, 1, D(2), 2, 8)}, 1,
+     {T(F, 2, D(2, 4), 1, 1.25, 1.75, 2,
                                                                     1, 1.25, 1.75, 2)}},
     {"resize scales and sizes", "Resize", 13, {{0}}, 4,
-     {F(1, D(2), 1, 2), OMIT, F(1, D(1), 2), I64(1, D(1), 4)}, 1, {OMIT}, GL_ERR_INPUT},
-    {"resize scales count", "Resize", 13, {{0}}, 3, {F(1, D(2), 1, 2), OMIT, F(1, D(2), 2, 2)},
+     {T(F, 1, D(2), 1, 2), OMIT, T(F, 1, D(1), 2), T(I64, 1, D(1), 4)}, 1, {OMIT}, GL_ERR_INPUT},
+    {"resize scales count", "Resize", 13, {{0}}, 3,
+     {T(F, 1, D(2), 1, 2), OMIT, T(F, 1, D(2), 2, 2)},
      1, {OMIT}, GL_ERR_INPUT},
-    {"resize no scales nor sizes", "Resize", 13, {{0}}, 1, {F(1, D(2), 1, 2)}, 1, {OMIT},
+    {"resize no scales nor sizes", "Resize", 13, {{0}}, 1, {T(F, 1, D(2), 1, 2)}, 1, {OMIT},
      GL_ERR_INPUT},
-    {"resize absurd scale", "Resize", 13, {{0}}, 3, {F(1, D(2), 1, 2), OMIT, F(1, D(1), 1e30)},
+    {"resize absurd scale", "Resize", 13, {{0}}, 3,
+     {T(F, 1, D(2), 1, 2), OMIT, T(F, 1, D(1), 1e30)},
      1, {OMIT}, GL_ERR_INPUT},
     {"resize bad mode", "Resize", 13, {AS("mode", "area")}, 3,
-     {F(1, D(2), 1, 2), OMIT, F(1, D(1), 2)}, 1, {OMIT}, GL_ERR_INPUT},
-    {"upsample 9 nearest", "Upsample", 9, {{0}}, 2, {F(1, D(2), 1, 2), F(1, D(1), 3)}, 1,
-     {F(1, D(6), 1, 1, 1, 2, 2, 2)}},
-    {"upsample 7 attribute scales", "Upsample", 7, {AFLOATS("scales", 1, 2)}, 1,
-     {F(2, D(1, 2), 1, 2)}, 1, {F(2, D(1, 4), 1, 1, 2, 2)}},
+     {T(F, 1, D(2), 1, 2), OMIT, T(F, 1, D(1), 2)}, 1, {OMIT}, GL_ERR_INPUT},
+    {"upsample 9 nearest", "Upsample", 9, {{0}}, 2, {T(F, 1, D(2), 1, 2), T(F, 1, D(1), 3)}, 1,
+     {T(F, 1, D(6), 1, 1, 1, 2, 2, 2)}},
+    {"upsample 7 attribute scales", "Upsample", 7, {AFLOATS("scales", 2, 1, 2)}, 1,
+     {T(F, 2, D(1, 2), 1, 2)}, 1, {T(F, 2, D(1, 4), 1, 1, 2, 2)}},
     {"upsample linear", "Upsample", 9, {AS("mode", "linear")}, 2,
-     {F(1, D(2), 1, 3), F(1, D(1), 2)}, 1, {F(1, D(4), 1, 2, 3, 3)}},
-    {"upsample scale below 1", "Upsample", 9, {{0}}, 2, {F(1, D(2), 1, 3), F(1, D(1), 0.5)}, 1,
+     {T(F, 1, D(2), 1, 3), T(F, 1, D(1), 2)}, 1, {T(F, 1, D(4), 1, 2, 3, 3)}},
+    {"upsample scale below 1", "Upsample", 9, {{0}}, 2, {T(F, 1, D(2), 1, 3), T(F, 1, D(1), 0.5)},
+     1,
      {OMIT}, GL_ERR_INPUT},
 };
 
-Test(resize, kernels) { run_ktable(resize_cases, GL_ARRAY_LEN(resize_cases)); }
+Test(resize,
+kernels) { tu_run_kernel_cases_within(resize_cases, GL_ARRAY_LEN(resize_cases), &nn_tol); }
 
 /* ---- sampling and detection -------------------------------------------------------------- */
 
 #define RAMP16 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
 
-static const kcase sample_cases[] = {
+static const tu_kcase sample_cases[] = {
     {"gridsample align corners", "GridSample", 16, {AI("align_corners", 1)}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), F(4, D(1, 1, 5, 2), -1, -1, 1, -1, -1, 1, 1, 1, 0, 0)},
-     1, {F(4, D(1, 1, 1, 5), 1, 2, 3, 4, 2.5)}},
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(F, 4, D(1, 1, 5, 2), -1, -1, 1, -1, -1, 1, 1, 1, 0, 0)},
+     1, {T(F, 4, D(1, 1, 1, 5), 1, 2, 3, 4, 2.5)}},
     {"gridsample zeros", "GridSample", 16, {{0}}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), F(4, D(1, 1, 1, 2), -1, -1)}, 1,
-     {F(4, D(1, 1, 1, 1), 0.25)}},
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(F, 4, D(1, 1, 1, 2), -1, -1)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 0.25)}},
     {"gridsample border", "GridSample", 16, {AS("padding_mode", "border")}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), F(4, D(1, 1, 1, 2), -1, -1)}, 1,
-     {F(4, D(1, 1, 1, 1), 1)}},
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(F, 4, D(1, 1, 1, 2), -1, -1)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 1)}},
     {"gridsample reflection", "GridSample", 16, {AS("padding_mode", "reflection")}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), F(4, D(1, 1, 2, 2), -1, -1, 1.5, -1)}, 1,
-     {F(4, D(1, 1, 1, 2), 1, 2)}},
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(F, 4, D(1, 1, 2, 2), -1, -1, 1.5, -1)}, 1,
+     {T(F, 4, D(1, 1, 1, 2), 1, 2)}},
     {"gridsample nearest", "GridSample", 16, {AS("mode", "nearest"), AI("align_corners", 1)}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), F(4, D(1, 1, 2, 2), 0.1, -1, 0, -1)}, 1,
-     {F(4, D(1, 1, 1, 2), 2, 1)}},
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(F, 4, D(1, 1, 2, 2), 0.1, -1, 0, -1)}, 1,
+     {T(F, 4, D(1, 1, 1, 2), 2, 1)}},
     {"gridsample bicubic", "GridSample", 16, {AS("mode", "bicubic"), AI("align_corners", 1)}, 2,
-     {F(4, D(1, 1, 1, 4), 1, 2, 3, 4), F(4, D(1, 1, 2, 2), 0, -1, -1, -1)}, 1,
-     {F(4, D(1, 1, 1, 2), 2.5, 1)}},
+     {T(F, 4, D(1, 1, 1, 4), 1, 2, 3, 4), T(F, 4, D(1, 1, 2, 2), 0, -1, -1, -1)}, 1,
+     {T(F, 4, D(1, 1, 1, 2), 2.5, 1)}},
     {"gridsample bicubic zeros vs border", "GridSample", 16,
      {AS("mode", "bicubic"), AI("align_corners", 1), AS("padding_mode", "border")}, 2,
-     {F(4, D(1, 1, 1, 4), 1, 2, 3, 4), F(4, D(1, 1, 1, 2), -2.0 / 3, -1)}, 1,
-     {F(4, D(1, 1, 1, 1), 1.40625)}},
+     {T(F, 4, D(1, 1, 1, 4), 1, 2, 3, 4), T(F, 4, D(1, 1, 1, 2), -2.0 / 3, -1)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 1.40625)}},
     {"gridsample bicubic zeros", "GridSample", 16, {AS("mode", "bicubic"), AI("align_corners", 1)},
-     2, {F(4, D(1, 1, 1, 4), 1, 2, 3, 4), F(4, D(1, 1, 1, 2), -2.0 / 3, -1)}, 1,
-     {F(4, D(1, 1, 1, 1), 1.5)}},
+     2, {T(F, 4, D(1, 1, 1, 4), 1, 2, 3, 4), T(F, 4, D(1, 1, 1, 2), -2.0 / 3, -1)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 1.5)}},
     {"gridsample NaN and huge grid values", "GridSample", 16, {{0}}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), F(4, D(1, 1, 2, 2), NAN, 0, 1e30, -1e30)}, 1,
-     {F(4, D(1, 1, 1, 2), 0, 0)}},
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(F, 4, D(1, 1, 2, 2), NAN, 0, 1e30, -1e30)}, 1,
+     {T(F, 4, D(1, 1, 1, 2), 0, 0)}},
     {"gridsample wrong grid", "GridSample", 16, {{0}}, 2,
-     {F(4, D(1, 1, 2, 2), 1, 2, 3, 4), F(4, D(1, 1, 1, 3), 0, 0, 0)}, 1, {OMIT}, GL_ERR_INPUT},
+     {T(F, 4, D(1, 1, 2, 2), 1, 2, 3, 4), T(F, 4, D(1, 1, 1, 3), 0, 0, 0)}, 1, {OMIT},
+     GL_ERR_INPUT},
     {"roialign half_pixel", "RoiAlign", 16, {AI("sampling_ratio", 1)}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, 3, 3), I64(1, D(1), 0)}, 1,
-     {F(4, D(1, 1, 1, 1), 5)}},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, 3, 3), T(I64, 1, D(1), 0)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 5)}},
     {"roialign output_half_pixel", "RoiAlign", 16,
      {AI("sampling_ratio", 1), AS("coordinate_transformation_mode", "output_half_pixel")}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, 3, 3), I64(1, D(1), 0)}, 1,
-     {F(4, D(1, 1, 1, 1), 7.5)}},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, 3, 3), T(I64, 1, D(1), 0)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 7.5)}},
     {"roialign opset 10 default", "RoiAlign", 10, {AI("sampling_ratio", 1)}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, 3, 3), I64(1, D(1), 0)}, 1,
-     {F(4, D(1, 1, 1, 1), 7.5)}},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, 3, 3), T(I64, 1, D(1), 0)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 7.5)}},
     {"roialign avg 2x2 samples", "RoiAlign", 10, {AI("sampling_ratio", 2)}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, 2, 2), I64(1, D(1), 0)}, 1,
-     {F(4, D(1, 1, 1, 1), 5)}},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, 2, 2), T(I64, 1, D(1), 0)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 5)}},
     {"roialign max", "RoiAlign", 10, {AI("sampling_ratio", 2), AS("mode", "max")}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, 2, 2), I64(1, D(1), 0)}, 1,
-     {F(4, D(1, 1, 1, 1), 2.5)}},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, 2, 2), T(I64, 1, D(1), 0)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 2.5)}},
     {"roialign spatial_scale", "RoiAlign", 16,
      {AI("sampling_ratio", 1), AF("spatial_scale", 0.5)}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, 6, 6), I64(1, D(1), 0)}, 1,
-     {F(4, D(1, 1, 1, 1), 5)}},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, 6, 6), T(I64, 1, D(1), 0)}, 1,
+     {T(F, 4, D(1, 1, 1, 1), 5)}},
     {"roialign NaN roi", "RoiAlign", 16, {AI("sampling_ratio", 1)}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, NAN, 3), I64(1, D(1), 0)}, 1, {OMIT},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, NAN, 3), T(I64, 1, D(1), 0)}, 1,
+     {OMIT},
      GL_ERR_INPUT},
     {"roialign bad batch index", "RoiAlign", 16, {{0}}, 3,
-     {F(4, D(1, 1, 4, 4), RAMP16), F(2, D(1, 4), 0, 0, 3, 3), I64(1, D(1), 1)}, 1, {OMIT},
+     {T(F, 4, D(1, 1, 4, 4), RAMP16), T(F, 2, D(1, 4), 0, 0, 3, 3), T(I64, 1, D(1), 1)}, 1, {OMIT},
      GL_ERR_INPUT},
 };
 
-Test(sample, kernels) { run_ktable(sample_cases, GL_ARRAY_LEN(sample_cases)); }
+Test(sample,
+kernels) { tu_run_kernel_cases_within(sample_cases, GL_ARRAY_LEN(sample_cases), &nn_tol); }
 
 /* The boxes of the ONNX NonMaxSuppression examples: a cluster of three at the origin,
  * two around x = 10, one far away. */
 #define NMS_BOXES                                                                          \
-    F(3, D(1, 6, 4), 0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, -0.1, 1, 0.9, 0, 10, 1, 11, 0, 10.1, 1,  \
+    T(F, 3, D(1, 6, 4), 0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, -0.1, 1, 0.9, 0, 10, 1, 11, 0, 10.1, 1,  \
       11.1, 0, 100, 1, 101)
-#define NMS_SCORES F(3, D(1, 1, 6), 0.9, 0.75, 0.6, 0.95, 0.5, 0.3)
+#define NMS_SCORES T(F, 3, D(1, 1, 6), 0.9, 0.75, 0.6, 0.95, 0.5, 0.3)
 
-static const kcase nms_cases[] = {
+static const tu_kcase nms_cases[] = {
     {"nms suppress by iou", "NonMaxSuppression", 11, {{0}}, 5,
-     {NMS_BOXES, NMS_SCORES, I64(1, D(1), 3), F(1, D(1), 0.5), F(1, D(1), 0)}, 1,
-     {I64(2, D(3, 3), 0, 0, 3, 0, 0, 0, 0, 0, 5)}},
+     {NMS_BOXES, NMS_SCORES, T(I64, 1, D(1), 3), T(F, 1, D(1), 0.5), T(F, 1, D(1), 0)}, 1,
+     {T(I64, 2, D(3, 3), 0, 0, 3, 0, 0, 0, 0, 0, 5)}},
     {"nms score threshold", "NonMaxSuppression", 11, {{0}}, 5,
-     {NMS_BOXES, NMS_SCORES, I64(1, D(1), 3), F(1, D(1), 0.5), F(1, D(1), 0.4)}, 1,
-     {I64(2, D(2, 3), 0, 0, 3, 0, 0, 0)}},
+     {NMS_BOXES, NMS_SCORES, T(I64, 1, D(1), 3), T(F, 1, D(1), 0.5), T(F, 1, D(1), 0.4)}, 1,
+     {T(I64, 2, D(2, 3), 0, 0, 3, 0, 0, 0)}},
     {"nms center boxes", "NonMaxSuppression", 11, {AI("center_point_box", 1)}, 5,
-     {F(3, D(1, 6, 4), 0.5, 0.5, 1, 1, 0.5, 0.6, 1, 1, 0.5, 0.4, 1, 1, 0.5, 10.5, 1, 1, 0.5,
+     {T(F, 3, D(1, 6, 4), 0.5, 0.5, 1, 1, 0.5, 0.6, 1, 1, 0.5, 0.4, 1, 1, 0.5, 10.5, 1, 1, 0.5,
         10.6, 1, 1, 0.5, 100.5, 1, 1),
-      NMS_SCORES, I64(1, D(1), 3), F(1, D(1), 0.5), F(1, D(1), 0)}, 1,
-     {I64(2, D(3, 3), 0, 0, 3, 0, 0, 0, 0, 0, 5)}},
+      NMS_SCORES, T(I64, 1, D(1), 3), T(F, 1, D(1), 0.5), T(F, 1, D(1), 0)}, 1,
+     {T(I64, 2, D(3, 3), 0, 0, 3, 0, 0, 0, 0, 0, 5)}},
     {"nms flipped corners", "NonMaxSuppression", 11, {{0}}, 5,
-     {F(3, D(1, 6, 4), 1, 1, 0, 0, 0, 0.1, 1, 1.1, 0, 0.9, 1, -0.1, 0, 10, 1, 11, 1, 10.1, 0,
+     {T(F, 3, D(1, 6, 4), 1, 1, 0, 0, 0, 0.1, 1, 1.1, 0, 0.9, 1, -0.1, 0, 10, 1, 11, 1, 10.1, 0,
         11.1, 1, 101, 0, 100),
-      NMS_SCORES, I64(1, D(1), 3), F(1, D(1), 0.5), F(1, D(1), 0)}, 1,
-     {I64(2, D(3, 3), 0, 0, 3, 0, 0, 0, 0, 0, 5)}},
+      NMS_SCORES, T(I64, 1, D(1), 3), T(F, 1, D(1), 0.5), T(F, 1, D(1), 0)}, 1,
+     {T(I64, 2, D(3, 3), 0, 0, 3, 0, 0, 0, 0, 0, 5)}},
     {"nms two classes limit 2", "NonMaxSuppression", 11, {{0}}, 5,
-     {NMS_BOXES, F(3, D(1, 2, 6), 0.9, 0.75, 0.6, 0.95, 0.5, 0.3, 0.9, 0.75, 0.6, 0.95, 0.5, 0.3),
-      I64(1, D(1), 2), F(1, D(1), 0.5), F(1, D(1), 0)}, 1,
-     {I64(2, D(4, 3), 0, 0, 3, 0, 0, 0, 0, 1, 3, 0, 1, 0)}},
+     {NMS_BOXES,
+     T(F, 3, D(1, 2, 6), 0.9, 0.75, 0.6, 0.95, 0.5, 0.3, 0.9, 0.75, 0.6, 0.95, 0.5, 0.3),
+      T(I64, 1, D(1), 2), T(F, 1, D(1), 0.5), T(F, 1, D(1), 0)}, 1,
+     {T(I64, 2, D(4, 3), 0, 0, 3, 0, 0, 0, 0, 1, 3, 0, 1, 0)}},
     {"nms identical boxes and scores", "NonMaxSuppression", 11, {{0}}, 4,
-     {F(3, D(1, 3, 4), 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1), F(3, D(1, 1, 3), 0.9, 0.9, 0.9),
-      I64(1, D(1), 3), F(1, D(1), 0.5)}, 1, {I64(2, D(1, 3), 0, 0, 0)}},
+     {T(F, 3, D(1, 3, 4), 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1), T(F, 3, D(1, 1, 3), 0.9, 0.9, 0.9),
+      T(I64, 1, D(1), 3), T(F, 1, D(1), 0.5)}, 1, {T(I64, 2, D(1, 3), 0, 0, 0)}},
     {"nms no limit selects nothing", "NonMaxSuppression", 11, {{0}}, 2,
      {NMS_BOXES, NMS_SCORES}, 1, {EMPTY(GL_DT_INT64, 2, D(0, 3))}},
     {"nms NaN score sorts last", "NonMaxSuppression", 11, {{0}}, 3,
-     {F(3, D(1, 2, 4), 0, 0, 1, 1, 5, 5, 6, 6), F(3, D(1, 1, 2), NAN, 0.5), I64(1, D(1), 2)}, 1,
-     {I64(2, D(2, 3), 0, 0, 1, 0, 0, 0)}},
+     {T(F, 3, D(1, 2, 4), 0, 0, 1, 1, 5, 5, 6, 6), T(F, 3, D(1, 1, 2), NAN, 0.5),
+     T(I64, 1, D(1), 2)}, 1,
+     {T(I64, 2, D(2, 3), 0, 0, 1, 0, 0, 0)}},
     {"nms shapes disagree", "NonMaxSuppression", 11, {{0}}, 2,
-     {NMS_BOXES, F(3, D(1, 1, 2), 0.5, 0.5)}, 1, {OMIT}, GL_ERR_INPUT},
+     {NMS_BOXES, T(F, 3, D(1, 1, 2), 0.5, 0.5)}, 1, {OMIT}, GL_ERR_INPUT},
 };
 
-Test(nms, kernels) { run_ktable(nms_cases, GL_ARRAY_LEN(nms_cases)); }
+Test(nms, kernels) { tu_run_kernel_cases_within(nms_cases, GL_ARRAY_LEN(nms_cases), &nn_tol); }
 
 /* ---- shape functions -------------------------------------------------------------------- */
 
@@ -751,7 +656,7 @@ typedef struct ispec {
 typedef struct icase {
     const char *name, *op;
     int opset;
-    aspec attrs[8];
+    tu_attr attrs[6];
     int n_in;
     ispec in[5];
     int n_out;
@@ -801,7 +706,7 @@ static void run_icase(const icase *c)
     gl_node *n = gl_add_node(m->graph, c->op, "", c->name, ins, (size_t)c->n_in,
                              (size_t)c->n_out);
     cr_assert_not_null(n);
-    set_attrs(n, c->attrs, GL_ARRAY_LEN(c->attrs));
+    tu_apply_attrs(n, c->attrs);
     gl_type out[3];
     gl_error_clear();
     gl_status st = tu_infer(m, n, out);
@@ -822,19 +727,19 @@ static void run_icase(const icase *c)
 }
 
 static const icase infer_cases[] = {
-    {"conv stride 2", "Conv", 13, {AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1)}, 2,
+    {"conv stride 2", "Conv", 13, {AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)}, 2,
      {{"float[N,3,224,224]"}, {"float[16,3,3,3]"}}, 1, {"float[N,16,112,112]"}},
-    {"conv keeps symbolic spatial dims", "Conv", 13, {AINTS("pads", 1, 1, 1, 1)}, 2,
+    {"conv keeps symbolic spatial dims", "Conv", 13, {AINTS("pads", 4, 1, 1, 1, 1)}, 2,
      {{"float[N,3,H,W]"}, {"float[16,3,3,3]"}}, 1, {"float[N,16,H,W]"}},
     {"conv SAME keeps symbols", "Conv", 13, {AS("auto_pad", "SAME_UPPER")}, 2,
      {{"float[N,3,H,W]"}, {"float[16,3,5,5]"}}, 1, {"float[N,16,H,W]"}},
-    {"conv stride 2 on a symbol", "Conv", 13, {AINTS("strides", 2, 2)}, 2,
+    {"conv stride 2 on a symbol", "Conv", 13, {AINTS("strides", 2, 2, 2)}, 2,
      {{"float[N,3,H,W]"}, {"float[16,3,1,1]"}}, 1, {"float[N,16,?,?]"}},
     {"conv unknown weight shape", "Conv", 13, {{0}}, 2, {{"float[1,3,8,8]"}, {"float[?]"}}, 1,
      {"float[1,?,?,?]"}},
-    {"conv kernel_shape with unknown weight", "Conv", 13, {AINTS("kernel_shape", 3, 3)}, 2,
+    {"conv kernel_shape with unknown weight", "Conv", 13, {AINTS("kernel_shape", 2, 3, 3)}, 2,
      {{"float[1,3,8,8]"}, {"float[?]"}}, 1, {"float[1,?,6,6]"}},
-    {"conv 1d dilation", "Conv", 13, {AINTS("dilations", 2)}, 2,
+    {"conv 1d dilation", "Conv", 13, {AINTS("dilations", 1, 2)}, 2,
      {{"double[2,1,10]"}, {"double[4,1,3]"}}, 1, {"double[2,4,6]"}},
     {"conv unknown input type", "Conv", 13, {{0}}, 2, {{"?"}, {"float[16,3,3,3]"}}, 1, {"?"}},
     {"conv unknown rank", "Conv", 13, {{0}}, 2, {{"float[?]"}, {"float[?]"}}, 1, {"float[?]"}},
@@ -842,36 +747,37 @@ static const icase infer_cases[] = {
      GL_ERR_INPUT},
     {"conv channel mismatch", "Conv", 13, {AI("group", 2)}, 2,
      {{"float[1,4,8,8]"}, {"float[8,4,3,3]"}}, 1, {"?"}, GL_ERR_INPUT},
-    {"conv too few strides", "Conv", 13, {AINTS("strides", 2)}, 2,
+    {"conv too few strides", "Conv", 13, {AINTS("strides", 1, 2)}, 2,
      {{"float[1,3,8,8]"}, {"float[8,3,3,3]"}}, 1, {"?"}, GL_ERR_INPUT},
     {"convtranspose", "ConvTranspose", 13, {{0}}, 2,
      {{"float[N,1,3,3]"}, {"float[1,2,3,3]"}}, 1, {"float[N,2,5,5]"}},
-    {"convtranspose group", "ConvTranspose", 13, {AI("group", 3), AINTS("strides", 2, 2)}, 2,
+    {"convtranspose group", "ConvTranspose", 13, {AI("group", 3), AINTS("strides", 2, 2, 2)}, 2,
      {{"float[1,6,3,3]"}, {"float[6,2,3,3]"}}, 1, {"float[1,6,7,7]"}},
     {"convtranspose output_shape", "ConvTranspose", 13,
-     {AINTS("strides", 3, 2), AINTS("output_shape", 10, 8)}, 2,
+     {AINTS("strides", 2, 3, 2), AINTS("output_shape", 2, 10, 8)}, 2,
      {{"float[1,1,H,W]"}, {"float[1,2,3,3]"}}, 1, {"float[1,2,10,8]"}},
-    {"maxpool with indices", "MaxPool", 12, {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)},
+    {"maxpool with indices", "MaxPool", 12,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)},
      1, {{"float[N,3,32,32]"}}, 2, {"float[N,3,16,16]", "int64[N,3,16,16]"}},
     {"maxpool ceil", "MaxPool", 12,
-     {AINTS("kernel_shape", 3, 3), AINTS("strides", 2, 2), AI("ceil_mode", 1)}, 1,
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1)}, 1,
      {{"uint8[1,1,4,4]"}}, 1, {"uint8[1,1,2,2]"}},
     {"averagepool needs kernel_shape", "AveragePool", 11, {{0}}, 1, {{"float[1,3,4,4]"}}, 1,
      {"?"}, GL_ERR_INPUT},
     {"averagepool negative pads", "AveragePool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("pads", -1, 0, 0, 0)}, 1, {{"float[1,3,4,4]"}}, 1,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("pads", 4, -1, 0, 0, 0)}, 1, {{"float[1,3,4,4]"}}, 1,
      {"?"}, GL_ERR_INPUT},
     {"globalaveragepool", "GlobalAveragePool", 1, {{0}}, 1, {{"float[N,C,H,W]"}}, 1,
      {"float[N,C,1,1]"}},
     {"globalmaxpool rank unknown", "GlobalMaxPool", 1, {{0}}, 1, {{"float[?]"}}, 1, {"float[?]"}},
-    {"maxunpool", "MaxUnpool", 11, {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 2,
+    {"maxunpool", "MaxUnpool", 11, {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 2,
      {{"float[1,1,2,2]"}, {"int64[1,1,2,2]"}}, 1, {"float[1,1,4,4]"}},
     {"maxunpool constant output_shape", "MaxUnpool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 3,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 3,
      {{"float[1,1,2,2]"}, {"int64[1,1,2,2]"}, {"int64[4]", CV(1, 1, 5, 5)}}, 1,
      {"float[1,1,5,5]"}},
     {"maxunpool run-time output_shape", "MaxUnpool", 11,
-     {AINTS("kernel_shape", 2, 2), AINTS("strides", 2, 2)}, 3,
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)}, 3,
      {{"float[1,1,2,2]"}, {"int64[1,1,2,2]"}, {"int64[4]"}}, 1, {"float[1,1,?,?]"}},
     {"batchnorm", "BatchNormalization", 15, {{0}}, 5,
      {{"float[N,3,H,W]"}, {"float[3]"}, {"float[3]"}, {"float[3]"}, {"float[3]"}}, 1,
@@ -903,7 +809,7 @@ static const icase infer_cases[] = {
      {"float[1,3,5,7]"}},
     {"resize run-time sizes", "Resize", 13, {{0}}, 4,
      {{"float[N,3,H,W]"}, {NULL}, {NULL}, {"int64[4]"}}, 1, {"float[?,?,?,?]"}},
-    {"resize 18 axes sizes", "Resize", 18, {AINTS("axes", 2, 3)}, 4,
+    {"resize 18 axes sizes", "Resize", 18, {AINTS("axes", 2, 2, 3)}, 4,
      {{"float[N,3,H,W]"}, {NULL}, {NULL}, {"int64[2]", CV(5, 7)}}, 1, {"float[N,3,5,7]"}},
     {"resize 18 not_larger", "Resize", 18, {AS("keep_aspect_ratio_policy", "not_larger")}, 4,
      {{"float[1,3,4,8]"}, {NULL}, {NULL}, {"int64[4]", CV(1, 3, 8, 8)}}, 1,
@@ -913,7 +819,7 @@ static const icase infer_cases[] = {
     {"resize both given", "Resize", 13, {{0}}, 4,
      {{"float[1,3,4,4]"}, {NULL}, {"float[4]", CV(1, 1, 2, 2)}, {"int64[4]", CV(1, 3, 8, 8)}},
      1, {"?"}, GL_ERR_INPUT},
-    {"upsample 7 attribute", "Upsample", 7, {AFLOATS("scales", 1, 1, 2, 2)}, 1,
+    {"upsample 7 attribute", "Upsample", 7, {AFLOATS("scales", 4, 1, 1, 2, 2)}, 1,
      {{"float[N,3,4,4]"}}, 1, {"float[N,3,8,8]"}},
     {"gridsample", "GridSample", 16, {{0}}, 2, {{"float[N,C,H,W]"}, {"float[N,5,6,2]"}}, 1,
      {"float[N,C,5,6]"}},

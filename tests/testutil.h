@@ -1,4 +1,25 @@
-/* testutil.h — helpers shared by the criterion tests. */
+/* testutil.h — helpers shared by the criterion tests (tests/libtu.a, linked into each).
+ *
+ * A new kernel case is a row in its op family's table (tests/test_ops_FAMILY.c), a
+ * tu_kcase (below); the file defines TU_CASE_SHORTHANDS before including this header:
+ *   {"relu_neg", "Relu", 14, {{0}}, 1, {T(F, 1, D(2), -1, 2)}, 1, {T(F, 1, D(2), 0, 2)}},
+ *   {"gather_oob", "Gather", 13, {AI("axis", 0)}, 2, {T(F, 1, D(2), 1, 2),
+ *    T(I64, 1, D(1), 5)}, 1, {{0}}, GL_ERR_INPUT, "out of range"},
+ * that is name (the node's, named in every message), op ("domain.Op" for another
+ * domain), opset, attributes (AI, AF, AS, AINTS/AFLOATS/ASTRINGS with their count,
+ * ATENSOR, ASPARSE; {{0}}: none), the inputs' count and tensors, the outputs' count and
+ * what they must be, then for an error its status and a part of its message. A tensor is
+ * T(dtype, rank, D(dims), values...) with values as C expressions (M_PI / 2, NAN),
+ * ZEROS(...) or EMPTY(...) without values, TX("int64[2]:0,-1") as text (strings, 64-bit
+ * integers), OMIT for an omitted input. Values come from the ONNX definition worked by
+ * hand, never from the code under test. A new table (static, at file scope: its values
+ * are compound literals) is run by one Test:
+ *   Test(nn, pool) { tu_run_kernel_cases(pool_cases, GL_ARRAY_LEN(pool_cases)); }
+ * (or tu_run_kernel_cases_within with the table's tolerance).
+ *
+ * A new test file tests/test_x.c is one word in Makefile.am: tests/test_x in
+ * GL_TEST_PROGS. It is built from that file alone and linked with tests/libtu.a; a helper
+ * that several test files share belongs in tests_libtu_a_SOURCES, not in each program. */
 #ifndef GL_TESTUTIL_H
 #define GL_TESTUTIL_H
 
@@ -82,6 +103,10 @@ gl_tensor *tu_tensor_of(gl_dtype dt, int rank, const int64_t *dims, const void *
 /* The same numbers on every run and machine: a small LCG, values in [-1, 1). */
 float tu_uniform(uint32_t *seed);
 gl_tensor *tu_random_f32(int rank, const int64_t *dims, uint32_t *seed);
+/* A copy of float tensor t with -0, NaN, +Inf and -Inf planted at fixed positions (the
+ * first two elements, then a third and two thirds of the way in); a tensor of fewer than
+ * 4 elements, or of another dtype, is shared as it is. */
+gl_tensor *tu_with_specials(const gl_tensor *t);
 
 /* Run the registry's kernel for node `n` of model `m` directly on `in` (n->n_inputs
  * entries, NULL = omitted), without an executor; out[] receives n->n_outputs tensors.
@@ -92,45 +117,83 @@ gl_status tu_run_kernel(const gl_model *m, const gl_node *n, const gl_tensor *co
  * values of constant inputs); out_types[] receives n->n_outputs types (gl_type_free). */
 gl_status tu_infer(const gl_model *m, const gl_node *n, gl_type *out_types);
 
-/* ---- op cases as tables ---------------------------------------------------------------
- * One node per case, its inputs and expected outputs written as data. The runners loop
- * over a whole table inside one Test (criterion's parameters cannot hold pointers) and
- * name the case in every message. */
+/* ---- kernel cases as tables ------------------------------------------------------------
+ * One node per row, run through the registry's kernel on the row's inputs (held as
+ * constants). Then either its outputs match the row's, and the op's shape function, run
+ * on the same constant inputs, infers types that fit them; or the kernel fails with the
+ * row's status and a one-line message that starts "<model>: node 'NAME' (Op)" and
+ * contains the row's `error`. A runner loops over a whole table inside one Test
+ * (criterion's parameters cannot hold pointers) and names the case in every message;
+ * TU_TRACE=1 in the environment prints each case's name first (to find one that
+ * crashes). How to write a row: the note at the top of this file. */
 
-#define TU_MAXV 40 /* values of one tensor in a table */
+#define TU_MAX_IN 9
+#define TU_MAX_OUT 4
+#define TU_ZEROS (-1) /* tu_tval.n: every element is 0 (ZEROS) */
 
 typedef struct tu_attr {
     const char *name; /* NULL ends the list */
-    char kind;        /* 'i' int, 'f' float, 's' string, 'I' ints, 'F' floats */
+    char kind;        /* 'i' int, 'f' float, 's' string, 'I' ints, 'F' floats, 'S' strings,
+                         't' tensor (s is its text, as tu_parse_tensor reads it), 'p' a
+                         sparse tensor (no value: for the ops that refuse one) */
     int64_t i;
     float f;
     const char *s;
     int n;
     int64_t ints[8];
     float fl[8];
+    const char *const *strs;
 } tu_attr;
 
-/* A tensor: dt 0 marks an omitted input. Values are doubles, stored converted. */
+/* A tensor of a row: dtype, dims and n values (row-major doubles, stored converted to the
+ * dtype; an integer or bool value must be one the dtype holds exactly), or the same as
+ * text. dt GL_DT_UNDEFINED and no text: an omitted input. */
 typedef struct tu_tval {
     gl_dtype dt;
     int rank;
     int64_t dims[6];
-    int n;
-    double v[TU_MAXV];
+    int n; /* TU_ZEROS: all zeros */
+    const double *v;
+    const char *text; /* "float[2,3]:1,2,3,4,5,6": see tu_parse_tensor */
 } tu_tval;
 
-/* A kernel case: on GL_OK the outputs must match; on an error the message must name
- * the node. `op` is "Op" (ai.onnx) or "domain.Op" (that domain imported at version 1). */
+/* A kernel case. `op` is "Op" (ai.onnx at `opset`) or "domain.Op" (that domain imported
+ * at version 1); the node is named `name`. Trailing fields may be left out (GL_OK, no
+ * error text). */
 typedef struct tu_kcase {
     const char *name, *op;
     int opset;
     tu_attr attrs[6];
     int n_in;
-    tu_tval in[9];
+    tu_tval in[TU_MAX_IN];
     int n_out;
-    tu_tval out[3];
-    gl_status expect;
+    tu_tval out[TU_MAX_OUT]; /* with expect GL_OK: every output, as it must come out */
+    gl_status expect;        /* else the kernel's status */
+    const char *error;       /* and a part of its message (NULL: the node's name suffices) */
 } tu_kcase;
+
+/* How near a floating-point output element must be to the row's value:
+ * |got - want| <= abs + rel |want| (rel_half for float16 and bfloat16, rel_double for
+ * double); NaN matches NaN, an infinity only itself. Integer, bool and string elements
+ * always match exactly; `exact` asks the same of floats, bit for bit (-0 is not 0). */
+typedef struct tu_tol {
+    double abs, rel, rel_half, rel_double;
+    bool exact;
+} tu_tol;
+extern const tu_tol tu_tol_default; /* 1e-5 + 1e-5 |want| for every float type */
+extern const tu_tol tu_tol_exact;
+
+/* Run every row of a table, floats within tu_tol_default, or within `tol`. */
+void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases);
+void tu_run_kernel_cases_within(const tu_kcase *cases, size_t n_cases, const tu_tol *tol);
+/* Set the attributes of a table row (up to the entry with a NULL name) on node n. */
+void tu_apply_attrs(gl_node *n, const tu_attr *a);
+/* A tensor from text: "float[2,3]:1,2,3,4,5,6", "int64[]:7" (a scalar), "float[2,3]"
+ * (no ':': all zeros), "string[2]:ab,cd" (strings hold no ','), "int64[1]:-9223372036854775808"
+ * (64-bit integers are read as such, not through a double). Bad text fails the test. */
+gl_tensor *tu_parse_tensor(const char *text);
+
+/* ---- shape cases as tables -------------------------------------------------------------- */
 
 /* A shape-function input or output type: rank -1 unknown rank; dt UNDEFINED with rank
  * -2: no type at all. sym[d] names a symbolic dim. konst: the input is an int64
@@ -155,9 +218,6 @@ typedef struct tu_scase {
     gl_status expect;
 } tu_scase;
 
-void tu_run_kernel_cases(const tu_kcase *cases, size_t n_cases);
-/* Set the attributes of a table row (up to the entry with a NULL name) on node n. */
-void tu_apply_attrs(gl_node *n, const tu_attr *a);
 void tu_run_shape_cases(const tu_scase *cases, size_t n_cases);
 
 /* ---- plans ------------------------------------------------------------------------------ */
@@ -184,20 +244,38 @@ const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth
 /* Short spellings for writing the tables, for the files that define TU_CASE_SHORTHANDS
  * before including this header (elsewhere such names would clash). */
 #ifdef TU_CASE_SHORTHANDS
+/* Rows leave their trailing fields at the zero defaults (expect GL_OK, no error text). */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #define U GL_DIM_UNKNOWN
 #define BIG (1LL << 40) /* empty tensors may have huge other dims: no loop may run on them */
+/* cnt, checked at compile time to be the number of the list's items */
+#define TU_COUNTED(cnt, type, ...)                                                         \
+    ((cnt) + 0 * (int)sizeof(char[(cnt) == sizeof((type[]){__VA_ARGS__}) / sizeof(type)   \
+                                      ? 1 : -1]))
 #define T(dt_, rank_, dims_, ...)                                                          \
     {                                                                                      \
         .dt = (dt_), .rank = (rank_), .dims = dims_,                                       \
-        .n = (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), .v = {__VA_ARGS__}   \
+        .n = (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)),                      \
+        .v = (const double[]){__VA_ARGS__}                                                 \
     }
+#define TX(text_) {.text = (text_)}
 #define D(...) {__VA_ARGS__}
 #define OMIT {.dt = GL_DT_UNDEFINED}
 #define EMPTY(dt_, rank_, dims_) {.dt = (dt_), .rank = (rank_), .dims = dims_, .n = 0}
+#define ZEROS(dt_, rank_, dims_) {.dt = (dt_), .rank = (rank_), .dims = dims_, .n = TU_ZEROS}
 #define AI(nm, v) {.name = (nm), .kind = 'i', .i = (v)}
 #define AF(nm, v) {.name = (nm), .kind = 'f', .f = (v)}
 #define AS(nm, v) {.name = (nm), .kind = 's', .s = (v)}
-#define AINTS(nm, cnt, ...) {.name = (nm), .kind = 'I', .n = (cnt), .ints = {__VA_ARGS__}}
+#define AINTS(nm, cnt, ...)                                                                \
+    {.name = (nm), .kind = 'I', .n = TU_COUNTED(cnt, int64_t, __VA_ARGS__),               \
+     .ints = {__VA_ARGS__}}
+#define AFLOATS(nm, cnt, ...)                                                              \
+    {.name = (nm), .kind = 'F', .n = TU_COUNTED(cnt, float, __VA_ARGS__), .fl = {__VA_ARGS__}}
+#define ASTRINGS(nm, cnt, ...)                                                             \
+    {.name = (nm), .kind = 'S', .n = TU_COUNTED(cnt, const char *, __VA_ARGS__),          \
+     .strs = (const char *const[]){__VA_ARGS__}}
+#define ATENSOR(nm, text_) {.name = (nm), .kind = 't', .s = (text_)}
+#define ASPARSE(nm) {.name = (nm), .kind = 'p'}
 #define NOTYPE {.dt = GL_DT_UNDEFINED, .rank = -2}
 #define S0(dt_, rank_) {.dt = (dt_), .rank = (rank_)}
 #define S(dt_, rank_, dims_) {.dt = (dt_), .rank = (rank_), .dims = dims_}
@@ -206,8 +284,14 @@ const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth
 #define F GL_DT_FLOAT
 #define F64 GL_DT_DOUBLE
 #define F16 GL_DT_FLOAT16
+#define BF16 GL_DT_BFLOAT16
+#define BOOL GL_DT_BOOL
 #define U8 GL_DT_UINT8
+#define U16 GL_DT_UINT16
+#define U32 GL_DT_UINT32
+#define U64 GL_DT_UINT64
 #define I8 GL_DT_INT8
+#define I16 GL_DT_INT16
 #define I32 GL_DT_INT32
 #define I64 GL_DT_INT64
 #endif

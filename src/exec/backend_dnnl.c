@@ -27,14 +27,9 @@ static const dn_op_table *const op_tables[] = {
     &dn_reduce_ops, &dn_nary_ops, &dn_prelu_ops, &dn_deconv_ops, &dn_movement_ops, &dn_resize_ops,
 };
 
-/* "" and "ai.onnx" both name the default domain. */
 static bool same_domain(const char *a, const char *b)
 {
-    if (!a || strcmp(a, "ai.onnx") == 0)
-        a = "";
-    if (!b || strcmp(b, "ai.onnx") == 0)
-        b = "";
-    return strcmp(a, b) == 0;
+    return strcmp(gl_domain_canonical(a), gl_domain_canonical(b)) == 0;
 }
 
 const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset)
@@ -60,7 +55,7 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
     const gl_op_def *def = gl_op_for_node(m, n);
     if (!def || !def->kernel) /* the fallback must exist */
         return false;
-    int64_t opset = gl_model_opset(m, n->domain ? n->domain : "");
+    int64_t opset = gl_model_opset(m, n->domain);
     const dn_op *row = dn_op_find(n->domain, n->op_type, opset ? opset : 1);
     if (!row) {
         snprintf(why, why_len, "no oneDNN primitive for %s", n->op_type);

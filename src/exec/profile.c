@@ -258,7 +258,7 @@ static size_t new_row(builder *b, const gl_node *n, int depth, size_t parent)
         .depth = depth, .parent = parent, .flops = -1, .bytes = -1, .decision = -1,
         .cells = gl_xcalloc(p->n_backends, sizeof(gl_profile_cell))};
     b->links[r] = (row_links){SIZE_MAX, SIZE_MAX, SIZE_MAX};
-    const gl_function *f = parent == SIZE_MAX && n->graph == b->m->graph && n->domain &&
+    const gl_function *f = parent == SIZE_MAX && n->graph == b->m->graph &&
                                    strcmp(n->domain, "graphlab.fused") == 0
                                ? gl_called_function(b->m, n) : NULL;
     if (f) {

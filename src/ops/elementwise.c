@@ -402,7 +402,10 @@ UNARY_FN(Cosh, cosh(x))
 UNARY_FN(Elu, x < 0 ? a->alpha * expm1(x) : x)
 UNARY_FN(Exp, exp(x))
 UNARY_FN(Floor, floor(x))
-UNARY_FN(HardSigmoid, fmax(0.0f, fmin(1.0f, a->alpha * x + a->beta)))
+/* v clamped to [0, 1], a NaN kept: ONNX's HardSigmoid is max(0, min(1, alpha * x + beta))
+ * with its Max and Min, which keep a NaN (fmin and fmax would drop it). */
+#define CLAMP01(v) ((v) < 0 ? 0 : (v) > 1 ? 1 : (v))
+UNARY_FN(HardSigmoid, CLAMP01(a->alpha * x + a->beta))
 UNARY_FN(HardSwish, x * fmax(0.0f, fmin(1.0f, x / 6 + 0.5f)))
 UNARY_FN(LeakyRelu, x < 0 ? a->alpha * x : x)
 UNARY_FN(Log, log(x))
@@ -1222,7 +1225,9 @@ static gl_status kernel_Min(gl_kernel_ctx *k) { return run_variadic(k, &MIN, fal
 
 /* ---- Clip ---------------------------------------------------------------------------- */
 
-/* The bounds, each known in the three arithmetics; absent bounds do not clip. */
+/* The bounds, each known in the three arithmetics; an absent bound does not clip an
+ * integer (its default is the dtype's limit) and is the dtype's largest finite value for
+ * a float (clip_float_defaults). */
 typedef struct clip_bounds {
     bool has_lo, has_hi;
     double flo, fhi;
@@ -1291,6 +1296,21 @@ static gl_status clip_apply(gl_kernel_ctx *k, const gl_tensor *x, const clip_bou
     return GL_OK;
 }
 
+/* ONNX: min and max "default to numeric_limits::lowest() and numeric_limits::max()": an
+ * infinity clips to the largest finite value of x's float dtype (as ONNX Runtime does). */
+static void clip_float_defaults(gl_dtype dt, clip_bounds *b)
+{
+    double max = dt == GL_DT_DOUBLE     ? DBL_MAX
+                 : dt == GL_DT_FLOAT16  ? 65504.0
+                 : dt == GL_DT_BFLOAT16 ? 0x1.fep127 /* 0x7f7f */
+                                        : FLT_MAX;
+    if (!b->has_lo)
+        b->flo = -max;
+    if (!b->has_hi)
+        b->fhi = max;
+    b->has_lo = b->has_hi = true;
+}
+
 static gl_status kernel_Clip(gl_kernel_ctx *k)
 {
     const gl_tensor *x = NULL;
@@ -1300,6 +1320,8 @@ static gl_status kernel_Clip(gl_kernel_ctx *k)
         (st = clip_bound_input(k, 1, x->dtype, &b.has_lo, &b.flo, &b.ilo)) ||
         (st = clip_bound_input(k, 2, x->dtype, &b.has_hi, &b.fhi, &b.ihi)))
         return st;
+    if (dtype_class(x->dtype) == C_FLOAT)
+        clip_float_defaults(x->dtype, &b);
     return clip_apply(k, x, &b);
 }
 

@@ -770,6 +770,15 @@ static bool box_next(int64_t *k, const int64_t *lo, const int64_t *hi, int n)
     return false;
 }
 
+/* Does tap v take a max pooling window's place from acc? A NaN does, and keeps it: a
+ * window that holds a NaN is NaN whatever the order of its taps, as numpy.max, PyTorch's
+ * max pooling and our own Max and ReduceMax have it (issue 26; the first tap used to seed
+ * the max and a later NaN never won; ONNX Runtime's answer depends on the tap order). */
+static inline bool max_takes(double v, double acc)
+{
+    return v > acc || (isnan(v) && !isnan(acc));
+}
+
 /* One output element of a pooling window starting at `start` (per dim, in input
  * coordinates; the in-bounds kernel taps are [lo, hi)). */
 static double pool_window(const pool_plan *pp, const double *x, const int64_t *start,
@@ -793,7 +802,7 @@ static double pool_window(const pool_plan *pp, const double *x, const int64_t *s
             acc += v;
         } else if (pp->kind == POOL_LP) {
             acc += pow(fabs(v), pp->p);
-        } else if (v > acc || best < 0) {
+        } else if (best < 0 || max_takes(v, acc)) {
             acc = v;
             best = pp->column_major ? col : off;
         }
@@ -850,8 +859,8 @@ static void pool_plane(const pool_plan *pp, const double *x, double *y, int64_t 
  * loops are plain strided reads with no bound checks. AveragePool still sums in double
  * in the generic path's tap order: a float sum of mixed-sign values that cancels near
  * zero misses atol 1e-7, and the widening costs little next to the index arithmetic
- * saved. MaxPool keeps the generic path's NaN rule (the first tap seeds the max, later
- * NaNs never win). Both paths therefore agree bit for bit. */
+ * saved. MaxPool keeps the generic path's NaN rule (max_takes). Both paths therefore agree
+ * bit for bit. */
 
 /* In-bounds taps [lo, hi) of one output position along one spatial dim, and how many
  * taps fall inside input + pads (AveragePool's count_include_pad divisor). */
@@ -886,7 +895,7 @@ static float pool2d_max_window(const float *x, int64_t width, const tap_range *r
     float acc = x[row];
     for (int64_t kh = rh->lo; kh < rh->hi; kh++, row += dh * width)
         for (int64_t t = 0; t < taps; t++)
-            if (x[row + t * dw] > acc)
+            if (max_takes(x[row + t * dw], acc))
                 acc = x[row + t * dw];
     return acc;
 }
@@ -1071,7 +1080,7 @@ static gl_status pool_infer(gl_infer_ctx *c)
 
 /* GlobalAverage/MaxPool on float32 read the input in place instead of converting it to
  * double first; the mean still sums in double (planes can be large), and the max uses
- * the generic loop's rule (NaNs never win), so results are identical. */
+ * the generic loop's rule (max_takes), so results are identical. */
 static void global_pool_f32(pool_kind kind, const float *x, float *y, int64_t planes,
                             int64_t sz)
 {
@@ -1079,7 +1088,7 @@ static void global_pool_f32(pool_kind kind, const float *x, float *y, int64_t pl
         if (kind == POOL_MAX) {
             float acc = -INFINITY;
             for (int64_t i = 0; i < sz; i++)
-                acc = x[i] > acc ? x[i] : acc;
+                acc = max_takes(x[i], acc) ? x[i] : acc;
             y[pl] = acc;
         } else {
             double acc = 0.0;
@@ -1122,7 +1131,7 @@ static gl_status global_pool_kernel(gl_kernel_ctx *k, pool_kind kind)
         const double *v = xv + pl * sz;
         double acc = kind == POOL_MAX ? -INFINITY : 0.0;
         for (int64_t i = 0; i < sz; i++)
-            acc = kind == POOL_MAX ? (v[i] > acc ? v[i] : acc)
+            acc = kind == POOL_MAX ? (max_takes(v[i], acc) ? v[i] : acc)
                   : kind == POOL_AVG ? acc + v[i] : acc + pow(fabs(v[i]), p);
         yv[pl] = kind == POOL_AVG ? acc / (double)sz : kind == POOL_LP ? pow(acc, 1.0 / p) : acc;
     }

@@ -65,6 +65,13 @@ typedef struct dn_layout {
     struct dn_layout *next;
 } dn_layout;
 
+/* Values a oneDNN node of the plan vouched for at its last run (dn_special.c). */
+typedef struct dn_vouched {
+    const gl_value **keys;
+    bool *finite;
+    size_t cap, n;
+} dn_vouched;
+
 typedef struct dn_ctx {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
@@ -77,6 +84,7 @@ typedef struct dn_ctx {
     dn_layout *layouts;      /* interned */
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
+    dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or
@@ -166,6 +174,16 @@ typedef struct dn_key {
 
 typedef struct dn_op dn_op;
 
+/* Do a node's inputs hold a NaN or an infinity (dn_special.c)? Its constants are looked
+ * at once per build. */
+typedef struct dn_special_check {
+    bool consts_known, consts_special;
+} dn_special_check;
+
+/* What is known of a node's float inputs this run: all free of NaN and infinities, one
+ * holding one (known only by looking), or neither known. */
+typedef enum dn_inputs { DN_INPUTS_FINITE, DN_INPUTS_UNKNOWN, DN_INPUTS_SPECIAL } dn_inputs;
+
 typedef struct dn_node {
     const dn_op *op;
     bool built;
@@ -183,6 +201,11 @@ typedef struct dn_node {
     size_t n_own;
     /* Run on the reference kernel instead (with the reason in note). */
     const gl_op_def *fallback;
+    /* The primitive gets a NaN or an infinity wrong (dn_special.c): a run whose inputs
+     * hold one takes this reference kernel instead (NULL: the primitive runs them). */
+    const gl_op_def *special_ref;
+    dn_special_check specials;
+    bool makes_specials;      /* its op may make one out of finite inputs */
     bool dims_only;           /* ... which reads only its inputs' dims (Shape): given their
                                * headers, not plain copies */
     char impl[96];
@@ -241,6 +264,9 @@ struct dn_op {
 
 /* ---- for build functions ------------------------------------------------------------- */
 
+/* The node's reference kernel (the registry's at its opset) in *def; an error naming the
+ * node when it has none. */
+gl_status dn_reference_kernel(const dn_build *b, const gl_op_def **def);
 /* Refuse: the node runs the reference kernel, the plan shows `fmt`. Returns GL_OK. */
 gl_status dn_refuse(dn_build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Node input `input` as primitive argument `arg`, read in layout `want` (same dims as
@@ -317,6 +343,16 @@ gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
  * guard; *rebuilt says whether it did), then run the primitive or the reference kernel. */
 gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *rebuilt);
 gl_status dn_node_exec(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
+/* The same when the caller knows the inputs are free of NaN and infinities (known
+ * DN_INPUTS_FINITE: no look; DN_INPUTS_UNKNOWN: look as dn_node_exec does); *finite: may
+ * its outputs be vouched for (dn_vouch)? */
+gl_status dn_node_exec_known(dn_ctx *c, gl_kernel_ctx *k, dn_node *s, dn_inputs known,
+                             bool *finite);
+/* k->out holds a reference run's plain outputs of built node s (a run its primitive
+ * would get wrong): write them where the primitive writes them, in the layouts it was
+ * built for, so that what reads them keeps its build (a plain tensor would make it build
+ * again, and again when the next run goes back to the primitive). */
+gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 void dn_node_clear(dn_node *s);
 /* The shape guard for units that build without dn_node_ready (dn_shuffle.c): record the
  * inputs of this build (false when one has more dims than oneDNN takes); do they match? */
@@ -348,7 +384,8 @@ gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
 bool dn_catconv_is(const gl_function *fn);
 bool dn_catconv_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
                        const gl_function *fn, char *why, size_t len);
-gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
+/* *finite: the output is free of NaN and infinities (dn_vouch) */
+gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite);
 bool dn_catconv_state(const void *state);
 void dn_catconv_release(void *state);
 
@@ -378,6 +415,33 @@ bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *i
 dnnl_alg_kind_t dn_binary_alg(const char *op, bool *commutes);
 /* The ops dn_binary_alg maps (up to cap written); their count. */
 size_t dn_binary_names(char (*names)[32], size_t cap);
+
+/* ---- NaN and infinities (dn_special.c) ------------------------------------------------- */
+
+/* Does oneDNN's algorithm (eltwise with alpha and beta, binary, pooling, reduction,
+ * softmax) get a NaN or an infinity wrong, where ONNX keeps it? */
+bool dn_alg_drops_specials(dnnl_alg_kind_t alg, float alpha, float beta);
+/* The same for a post-op (a sum gets them right). */
+bool dn_post_drops_specials(const dn_post *p);
+/* May ONNX op n (a call: one of its body's) output a NaN or an infinity when its inputs
+ * hold none (Div, Log, Sqrt, Pow, Exp...)? */
+bool dn_node_makes_specials(const gl_node *n);
+
+/* What a node knows of its float inputs before it runs (dn_inputs): constants are looked
+ * at once per build (sc), values a oneDNN node of the plan vouched for this run are
+ * free of them, the others are looked at with `look`. */
+dn_inputs dn_inputs_look(dn_ctx *c, const gl_kernel_ctx *k, dn_special_check *sc, bool look);
+/* After every run of a oneDNN node (every one, or an earlier run's word would stand): are
+ * its outputs free of NaN and infinities (its inputs were, and it makes none)? */
+void dn_vouch(dn_ctx *c, const gl_kernel_ctx *k, bool finite);
+void dn_vouched_free(dn_vouched *t);
+
+/* For a build whose primitive gets them wrong (drops): a run whose inputs hold a NaN or
+ * an infinity runs the node's reference kernel instead (dn_node_exec). */
+gl_status dn_guard_specials(dn_build *b, bool drops);
+/* The plain tensor's values written at `data` as md lays them out (same dims). */
+gl_status dn_from_plain(dn_ctx *c, const gl_tensor *plain, const dnnl_memory_desc_t *md,
+                        void *data, const char *where);
 
 /* ---- the op tables (one per family file) ---------------------------------------------- */
 

@@ -115,6 +115,10 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return dn_refuse(b, "oneDNN has no binary for this (%s)", dnnl_status2str(r));
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "this broadcast");
+    /* max and min keep the operand that is not NaN (dn_special.c) */
+    gl_status st = dn_guard_specials(b, dn_alg_drops_specials(row->alg, 0.0f, 0.0f));
+    if (st != GL_OK)
+        return st;
     dn_bind_input(b, DNNL_ARG_SRC_0, s0, NULL);
     if (full_src1)
         dn_bind_input(b, DNNL_ARG_SRC_1, 1 - s0, &md1);

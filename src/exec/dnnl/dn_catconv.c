@@ -53,6 +53,11 @@ struct cat_unit {
     size_t n_acts;
     dn_post posts[CAT_MAX_POSTS];
     size_t n_posts;
+    /* A post-op turns a NaN or an infinity into a number (dn_special.c): a run whose
+     * inputs hold one runs the members instead. An activation may make one out of finite
+     * values: the unit vouches for nothing. */
+    bool drops_specials, makes_specials;
+    dn_special_check call_specials; /* the call's constants */
 };
 
 static gl_status part_build(dn_build *b, dnnl_primitive_desc_t *pd);
@@ -82,11 +87,6 @@ void dn_catconv_release(void *state)
 
 /* ---- the body --------------------------------------------------------------------------- */
 
-static bool default_domain(const char *d)
-{
-    return !d || !*d || strcmp(d, "ai.onnx") == 0;
-}
-
 /* The call's input in the place of body value v (NONE: not a body input). */
 static size_t call_input(const gl_function *fn, const gl_node *call, const gl_value *v)
 {
@@ -113,8 +113,8 @@ bool dn_catconv_is(const gl_function *fn)
 {
     const gl_graph *b = fn ? fn->body : NULL;
     return b && b->n_nodes >= 2 && b->nodes[0] && b->nodes[1] &&
-           default_domain(b->nodes[0]->domain) && !strcmp(b->nodes[0]->op_type, "Concat") &&
-           default_domain(b->nodes[1]->domain) && !strcmp(b->nodes[1]->op_type, "Conv");
+           gl_node_is(b->nodes[0], "Concat") &&
+           gl_node_is(b->nodes[1], "Conv");
 }
 
 static cat_unit *unit_new(const gl_model *m, const gl_node *call, const gl_function *fn,
@@ -204,6 +204,16 @@ static cat_unit *unit_new(const gl_model *m, const gl_node *call, const gl_funct
     }
     if (ok && body->outputs[0] != prev) {
         snprintf(why, len, "the group's output is not its last member's");
+        ok = false;
+    }
+    for (size_t i = 0; i < u->n_posts; i++)
+        u->drops_specials = u->drops_specials || dn_post_drops_specials(&u->posts[i]);
+    for (size_t i = 0; i < u->n_acts; i++)
+        u->makes_specials = u->makes_specials || dn_node_makes_specials(u->acts[i]);
+    if (ok && u->drops_specials && u->makes_specials) {
+        /* (Log, then Relu...): the activation's NaN would be dropped unseen */
+        snprintf(why, len, "an activation may make a NaN out of finite values, and one "
+                 "would turn it into a number");
         ok = false;
     }
     if (!ok) {
@@ -403,7 +413,7 @@ bool dn_catconv_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
     return ok;
 }
 
-gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
+gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite)
 {
     cat_unit *u = *state;
     if (!u) {
@@ -451,6 +461,14 @@ gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
         }
         return dn_fused_run_members(c, k);
     }
+    /* Activations that would turn a NaN or an infinity of these inputs into a number: the
+     * members, their output where part 0 writes it. */
+    dn_inputs in = dn_inputs_look(c, k, &u->call_specials, u->drops_specials);
+    if (u->drops_specials && in == DN_INPUTS_SPECIAL) {
+        st = dn_fused_run_members(c, k);
+        return st == GL_OK ? dn_node_adopt(c, k, s0) : st;
+    }
+    *finite = in == DN_INPUTS_FINITE && !u->makes_specials;
     for (size_t j = 0; j < u->n_parts && st == GL_OK; j++) {
         st = dn_node_exec(c, &hk[j], &u->part[j].node);
         k->reorder_ns += hk[j].reorder_ns;

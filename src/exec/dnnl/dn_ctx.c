@@ -282,9 +282,9 @@ static void count_op(op_counts *k, const gl_node *n, const gl_node *call, const 
      * too: inside a fused group it is not the call of its own function that the graph's
      * NhwcConv is, and was not counted (a model whose convolutions were all fused kept
      * its activations plain). */
-    bool nhwc_conv = n && n->domain && strcmp(n->domain, "graphlab") == 0 &&
+    bool nhwc_conv = n && strcmp(n->domain, "graphlab") == 0 &&
                      strcmp(n->op_type, "NhwcConv") == 0;
-    if (!n || (!nhwc_conv && n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0))
+    if (!n || (!nhwc_conv && *n->domain))
         return;
     if (nhwc_conv || strcmp(n->op_type, "Conv") == 0 ||
         strcmp(n->op_type, "ConvTranspose") == 0) {
@@ -396,6 +396,7 @@ void dn_ctx_free(void *ctx)
     }
     dnnl_stream_destroy(c->stream);
     dnnl_engine_destroy(c->engine);
+    dn_vouched_free(&c->vouched);
     free(c->fault);
     free(c->delay);
     free(c);

@@ -69,13 +69,14 @@ static bool scalar_input(const elt_args *a, size_t i, float dflt, float *out)
     return true;
 }
 
-/* Clip: min/max as attributes before opset 11, as optional inputs from 11. */
+/* Clip: min/max as attributes before opset 11, as optional inputs from 11; either way an
+ * absent bound is the float range's (ONNX: numeric_limits lowest() and max()). */
 static bool clip_params(const elt_args *a, float *lo, float *hi, const char **why)
 {
     if (a->opset < 11) {
         *lo = gl_node_attr_float(a->node, "min", -FLT_MAX);
         *hi = gl_node_attr_float(a->node, "max", FLT_MAX);
-    } else if (!scalar_input(a, 1, -INFINITY, lo) || !scalar_input(a, 2, INFINITY, hi)) {
+    } else if (!scalar_input(a, 1, -FLT_MAX, lo) || !scalar_input(a, 2, FLT_MAX, hi)) {
         *why = "min/max are not fixed float32 scalars";
         return false;
     }
@@ -143,17 +144,11 @@ static const elt_row elt_rows[] = {
 #undef ROW
 #undef GL_ROW
 
-static bool onnx_domain(const char *d)
-{
-    return !d || !*d || strcmp(d, "ai.onnx") == 0;
-}
-
 static const elt_row *row_of(const gl_node *n)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(elt_rows); i++) {
         const elt_row *r = &elt_rows[i];
-        if (strcmp(r->op, n->op_type) == 0 &&
-            (r->domain ? n->domain && strcmp(n->domain, r->domain) == 0 : onnx_domain(n->domain)))
+        if (gl_node_is_in(n, r->domain, r->op))
             return r;
     }
     return NULL;
@@ -261,6 +256,11 @@ static gl_status eltwise_build(dn_build *b, dnnl_primitive_desc_t *pd)
         r = second_step_apart(b, &ed, &post[1], pd);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no eltwise for this (%s)", dnnl_status2str(r));
+    /* relu, clip, exp... turn a NaN into a number (dn_special.c) */
+    gl_status st = dn_guard_specials(b, dn_post_drops_specials(&post[0]) ||
+                                            (n_post > 1 && dn_post_drops_specials(&post[1])));
+    if (st != GL_OK)
+        return st;
     dn_bind_input(b, DNNL_ARG_SRC, 0, NULL);
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, x->dims);
     return GL_OK;

@@ -90,6 +90,10 @@ typedef struct fused_unit {
     size_t n_slots;
     fused_step steps[MAX_STEPS];
     size_t n_steps;
+    /* A post-op turns a NaN or an infinity into a number (dn_special.c): a run whose
+     * inputs hold one runs the unit's members instead. */
+    bool drops_specials;
+    dn_special_check call_specials; /* the first segment: the call's constants */
     char why[160];            /* why the chain does not fit the head's output */
     /* the sum post-op's operand, written into the destination before each run */
     size_t sum_slot;          /* NONE: no sum */
@@ -129,11 +133,6 @@ static uint64_t now_ns(void)
 }
 
 /* ---- the body ------------------------------------------------------------------------- */
-
-static bool default_domain(const char *d)
-{
-    return !d || !*d || strcmp(d, "ai.onnx") == 0;
-}
 
 /* The post-ops of activation member st, its parameter inputs from in[] (per slot). */
 static bool act_posts(const fused_unit *u, fused_step *st, const gl_tensor *const *in,
@@ -211,7 +210,7 @@ static bool add_slot(fused_unit *u, const gl_node *n, const gl_value *v, size_t 
  * bounds of opset 1's attributes and drop the inputs of opset 11's. */
 static int64_t member_opset(const fused_unit *u, const gl_node *n)
 {
-    return gl_scope_opset(u->model, u->fn, default_domain(n->domain) ? "" : n->domain);
+    return gl_scope_opset(u->model, u->fn, n->domain);
 }
 
 /* Member n of the chain reads `prev` once; the step it makes. */
@@ -250,7 +249,7 @@ static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char
             return false;
         }
     bool commutes = false;
-    dnnl_alg_kind_t bin = default_domain(n->domain) && n->n_inputs == 2
+    dnnl_alg_kind_t bin = !*n->domain && n->n_inputs == 2
                               ? dn_binary_alg(n->op_type, &commutes)
                               : (dnnl_alg_kind_t)0;
     if (bin && u->head_row->eltwise_only) {
@@ -307,9 +306,7 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
 static const struct head_row *head_row_of(const gl_node *n)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(head_rows); i++)
-        if (strcmp(n->op_type, head_rows[i].op) == 0 &&
-            (*head_rows[i].domain ? n->domain && !strcmp(n->domain, head_rows[i].domain)
-                                  : default_domain(n->domain)))
+        if (gl_node_is_in(n, head_rows[i].domain, head_rows[i].op))
             return &head_rows[i];
     return NULL;
 }
@@ -359,7 +356,7 @@ static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len
 static bool post_kind(const fused_unit *u, const gl_node *n)
 {
     bool commutes;
-    if (default_domain(n->domain) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes))
+    if (!*n->domain && n->n_inputs == 2 && dn_binary_alg(n->op_type, &commutes))
         return true;
     const gl_tensor *args[3] = {NULL, NULL, NULL};
     bool fixed[3] = {false, false, false};
@@ -383,7 +380,7 @@ static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_
         return NULL;
     }
     const struct head_row *hr = head_row_of(head);
-    const char *domain = hr ? hr->domain : default_domain(head->domain) ? "" : head->domain;
+    const char *domain = hr ? hr->domain : head->domain;
     int64_t opset = gl_scope_opset(m, fn, domain);
     const dn_op *op = dn_op_find(domain, head->op_type, opset);
     size_t slots = hr ? hr->slots : head->n_inputs;
@@ -589,6 +586,50 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
     return (int)n;
 }
 
+/* Binary member st divides by a constant without a zero: it makes no NaN out of finite
+ * values (a per-channel scale written as a Div). */
+static bool divides_by_nonzero_constant(const dn_build *b, const fused_unit *u,
+                                        const fused_step *st)
+{
+    if (st->bin != dnnl_binary_div)
+        return false;
+    const gl_value *v = u->vals[st->operand];
+    const gl_tensor *t = b->k->in[st->operand];
+    if (!v || !gl_value_is_constant(v) || !t || !t->buf)
+        return false;
+    const float *d = gl_tensor_data(t);
+    for (int64_t i = 0; i < t->count; i++)
+        if (d[i] == 0.0f)
+            return false;
+    return true;
+}
+
+/* What the chain does with a NaN or an infinity (dn_special.c): does a post-op drop one
+ * (u->drops_specials: the inputs are looked at before a run), may a member make one out
+ * of finite values (the unit then vouches for nothing)? A chain in which a member drops
+ * one that an earlier member can make is refused: no look at the inputs would see it. */
+static gl_status chain_specials(dn_build *b, fused_unit *u)
+{
+    const fused_step *maker = NULL;
+    u->drops_specials = false;
+    for (size_t j = 0; j < u->n_steps; j++) {
+        const fused_step *st = &u->steps[j];
+        dn_post bin = {st->bin, 0.0f, 0.0f, 1.0f, &st->src1};
+        bool drops = st->bin ? dn_post_drops_specials(&bin) : false;
+        for (size_t i = 0; !st->bin && i < st->n_post; i++)
+            drops = drops || dn_post_drops_specials(&st->post[i]);
+        if (drops && maker && maker != st)
+            return dn_refuse(b, "member '%s' (%s) would turn into a number a NaN that member "
+                             "'%s' (%s) can make out of finite values", st->node->name,
+                             st->node->op_type, maker->node->name, maker->node->op_type);
+        u->drops_specials = u->drops_specials || drops;
+        if (!maker && dn_node_makes_specials(st->node) && !divides_by_nonzero_constant(b, u, st))
+            maker = st;
+    }
+    b->s->makes_specials = b->s->makes_specials || maker;
+    return GL_OK;
+}
+
 static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
     fused_unit *u = unit_of(b->s);
@@ -608,6 +649,9 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
             return dn_refuse(b, "member '%s' (%s): %s", st->node->name, st->node->op_type,
                              why ? why : "no post-op");
     }
+    gl_status specials = chain_specials(b, u);
+    if (specials != GL_OK || b->s->fallback)
+        return specials;
     if (strcmp(u->head->op_type, "MatMul") == 0 && k->in[0] && k->in[1] &&
         (k->in[0]->rank < 2 || k->in[1]->rank < 2))
         return dn_refuse(b, "a 1-D MatMul operand: the output is not the matmul's");
@@ -842,9 +886,13 @@ gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k)
 }
 
 /* One segment on this run's inputs: the call's, or the outputs of earlier segments
- * (tmp[]); its output into *out. */
+ * (tmp[]); its output into *out. `finite_in`: its inputs are known free of NaN and
+ * infinities; *finite: so is its output. *members: the segment cannot run these inputs as
+ * built (a refused build, or post-ops that would drop a NaN or an infinity they hold):
+ * the unit's members must run instead. */
 static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_tensor **tmp,
-                             gl_tensor **out, bool *rebuilt)
+                             gl_tensor **out, bool finite_in, bool *rebuilt, bool *members,
+                             bool *finite)
 {
     const gl_tensor *in[MAX_SLOTS];
     for (size_t i = 0; i < seg->n_slots; i++)
@@ -868,8 +916,14 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     gl_status st = dn_node_ready(c, &hk, &seg->node, rebuilt);
     if (st == GL_OK && *rebuilt)
         describe_segment(seg);
-    if (st == GL_OK && !(seg->node.fallback && seg->n_steps))
-        st = dn_node_exec(c, &hk, &seg->node);
+    dn_inputs known = finite_in ? DN_INPUTS_FINITE : DN_INPUTS_UNKNOWN;
+    if (st == GL_OK && !finite_in && seg->drops_specials && !seg->node.fallback)
+        known = dn_inputs_look(c, &hk, &seg->node.specials, true);
+    *members = st == GL_OK && seg->n_steps &&
+               (seg->node.fallback || (seg->drops_specials && known == DN_INPUTS_SPECIAL));
+    *finite = false;
+    if (st == GL_OK && !*members)
+        st = dn_node_exec_known(c, &hk, &seg->node, known, finite);
     k->reorder_ns += hk.reorder_ns + seg->sum_ns;
     k->reorders += hk.reorders + seg->sum_reorders;
     seg->sum_ns = 0;
@@ -877,13 +931,19 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     return st;
 }
 
-gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
+/* Does a segment of the unit drop a NaN or an infinity (as its builds so far say)? */
+static bool unit_drops_specials(const fused_unit *u)
 {
-    if (*state ? dn_catconv_state(*state)
-               : dn_catconv_is(gl_called_function(k->model, k->node)))
-        return dn_catconv_run(c, k, state);
-    if (*state ? dn_shuffle_state(*state) : dn_shuffle_is(gl_called_function(k->model, k->node)))
-        return dn_shuffle_run(c, k, state);
+    for (const fused_unit *seg = u; seg; seg = seg->next)
+        if (seg->drops_specials || seg->node.special_ref)
+            return true;
+    return false;
+}
+
+/* The unit of the call: its segments one after the other, or its members on the
+ * reference kernels. *finite: its output is free of NaN and infinities. */
+static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite)
+{
     fused_unit *u = *state;
     if (!u) {
         char why[160] = "";
@@ -894,17 +954,24 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
                            why);
         *state = u;
     }
+    /* The call's inputs: vouched for, or looked at when a segment would drop a NaN; one
+     * that holds one sends the run to the members at once. */
+    dn_inputs in = dn_inputs_look(c, k, &u->call_specials, unit_drops_specials(u));
     gl_tensor *tmp[MAX_SEGS] = {NULL};
     unsigned builds = 0, const_reorders = 0;
-    bool any_rebuilt = false, members = false;
+    bool any_rebuilt = false, members = in == DN_INPUTS_SPECIAL && unit_drops_specials(u);
+    /* A segment reads the call's inputs and earlier segments' outputs: free of NaN when
+     * the call's inputs are and no earlier segment makes one. */
+    bool made = false, seg_finite = false;
     gl_status st = GL_OK;
     size_t i = 0;
     for (fused_unit *seg = u; seg && st == GL_OK && !members; seg = seg->next, i++) {
         unsigned b0 = seg->node.builds, r0 = seg->node.const_reorders;
         bool rebuilt = false;
-        st = run_segment(c, k, seg, tmp, seg->next ? &tmp[i] : k->out, &rebuilt);
+        st = run_segment(c, k, seg, tmp, seg->next ? &tmp[i] : k->out,
+                         in == DN_INPUTS_FINITE && !made, &rebuilt, &members, &seg_finite);
+        made = made || seg->node.makes_specials;
         any_rebuilt = any_rebuilt || rebuilt;
-        members = st == GL_OK && seg->node.fallback && seg->n_steps;
         if (seg != u) {
             builds += seg->node.builds - b0;
             const_reorders += seg->node.const_reorders - r0;
@@ -923,7 +990,33 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
         gl_tensor_free(k->out[0]);
         k->out[0] = NULL;
         st = dn_fused_run_members(c, k);
+        fused_unit *last = u;
+        while (last->next)
+            last = last->next;
+        if (st == GL_OK && last->node.built && !last->node.fallback)
+            st = dn_node_adopt(c, k, &last->node);
     }
+    *finite = st == GL_OK && !members && seg_finite;
+    return st;
+}
+
+gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
+{
+    bool finite = false;
+    gl_status st;
+    if (*state ? dn_catconv_state(*state)
+               : dn_catconv_is(gl_called_function(k->model, k->node))) {
+        st = dn_catconv_run(c, k, state, &finite);
+    } else if (*state ? dn_shuffle_state(*state)
+                      : dn_shuffle_is(gl_called_function(k->model, k->node))) {
+        st = dn_shuffle_run(c, k, state);
+        /* moves values: its output is as free of NaN as its inputs */
+        finite = st == GL_OK && dn_inputs_look(c, k, &((dn_node *)*state)->specials, false) ==
+                                    DN_INPUTS_FINITE;
+    } else {
+        st = unit_run(c, k, state, &finite);
+    }
+    dn_vouch(c, k, st == GL_OK && finite);
     return st;
 }
 

@@ -93,7 +93,7 @@ static gl_status transpose_build(dn_build *b, dnnl_primitive_desc_t *pd)
 static gl_status by_reference(dn_build *b, gl_tensor **out)
 {
     const gl_kernel_ctx *k = b->k;
-    const gl_op_def *def = gl_op_lookup(k->node->domain ? k->node->domain : "",
+    const gl_op_def *def = gl_op_lookup(k->node->domain,
                                         k->node->op_type, k->opset);
     if (!def || !def->kernel || k->n_inputs > SHAPE_MAX_INPUTS)
         return dn_refuse(b, "no reference kernel to read the shape from");

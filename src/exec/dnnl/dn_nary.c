@@ -192,6 +192,10 @@ static gl_status chain_build(dn_build *b, dnnl_primitive_desc_t *pd, size_t s0, 
         return dn_refuse(b, "oneDNN has no binary chain for this (%s)", dnnl_status2str(r));
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "this broadcast of a post-op operand");
+    /* max and min keep the operand that is not NaN (dn_special.c) */
+    gl_status st = dn_guard_specials(b, dn_alg_drops_specials(alg, 0.0f, 0.0f));
+    if (st != GL_OK)
+        return st;
     dn_bind_input(b, DNNL_ARG_SRC_0, s0, NULL);
     bind_operand(b, DNNL_ARG_SRC_1, order[0], &md[0], full[0]);
     for (size_t j = 1; j < m; j++)

@@ -129,18 +129,23 @@ bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len
     return true;
 }
 
+gl_status dn_reference_kernel(const dn_build *b, const gl_op_def **def)
+{
+    const gl_node *n = b->k->node;
+    *def = gl_op_lookup(n->domain, n->op_type, b->k->opset);
+    if (!*def || !(*def)->kernel)
+        return gl_fail(GL_ERR_UNSUPPORTED, "%s: no reference kernel at opset %lld",
+                       b->k->where, (long long)b->k->opset);
+    return GL_OK;
+}
+
 gl_status dn_refuse(dn_build *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(b->s->note, sizeof(b->s->note), fmt, ap);
     va_end(ap);
-    const gl_node *n = b->k->node;
-    b->s->fallback = gl_op_lookup(n->domain ? n->domain : "", n->op_type, b->k->opset);
-    if (!b->s->fallback || !b->s->fallback->kernel)
-        return gl_fail(GL_ERR_UNSUPPORTED, "%s: no reference kernel at opset %lld",
-                       b->k->where, (long long)b->k->opset);
-    return GL_OK;
+    return dn_reference_kernel(b, &b->s->fallback);
 }
 
 static dn_in *add_in(dn_build *b, int arg, size_t input)
@@ -462,6 +467,7 @@ static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_me
                           dnnl_memory_desc_t *held, dnnl_primitive_desc_t *pd)
 {
     dn_node_clear(s);
+    s->makes_specials = dn_node_makes_specials(k->node);
     bool fits = dn_key_set(s, k);
     dn_build b = {.c = c, .k = k, .s = s, .md = md, .held = held};
     for (size_t i = 0; i < k->n_inputs && fits; i++) {
@@ -527,8 +533,8 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
 /* Inputs up to this many convert into arrays on the stack. */
 #define REF_SMALL_ARGS 16
 
-/* The reference kernel on plain copies of the inputs (the ones in our layouts). */
-static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+/* Reference kernel `def` on plain copies of the inputs (the ones in our layouts). */
+static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s, const gl_op_def *def)
 {
     /* The common case, small plain tensors below DN_OPS_SMALL, costs the kernel only:
      * no clock read, no allocation. */
@@ -536,7 +542,7 @@ static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     for (size_t i = 0; i < k->n_inputs; i++)
         any_layout = any_layout || (k->in[i] && k->in[i]->layout);
     if (!any_layout)
-        return s->fallback->kernel(k);
+        return def->kernel(k);
     size_t n = k->n_inputs;
     const gl_tensor *plain_small[REF_SMALL_ARGS];
     gl_tensor *owned_small[REF_SMALL_ARGS] = {NULL};
@@ -565,7 +571,7 @@ static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     const gl_tensor *const *given = k->in;
     if (st == GL_OK) {
         k->in = plain;
-        st = s->fallback->kernel(k);
+        st = def->kernel(k);
         k->in = given;
     }
     for (size_t i = 0; i < n; i++)
@@ -585,41 +591,65 @@ static gl_status set_handle(const gl_kernel_ctx *k, dnnl_memory_t mem, void *dat
     return r == dnnl_success ? GL_OK : dn_fail(k->where, "dnnl_memory_set_data_handle", r);
 }
 
-/* Lend a buffer to every output and wrap it as the node's output tensor. */
+/* Lend a buffer to output o and wrap it as the node's output tensor. */
+static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
+{
+    if (o->into) {
+        const gl_tensor *t = k->out[o->output];
+        if (!t || !t->buf || t->buf->size < dnnl_memory_desc_get_size(&o->md))
+            return gl_fail(GL_ERR_INTERNAL, "%s: output %zu has no tensor to write into",
+                           k->where, o->output);
+        return set_handle(k, o->mem, t->buf->data);
+    }
+    const gl_value *v = k->node->outputs[o->output];
+    if (gl_limits_check_output(k->where, v ? v->name : NULL, GL_DT_FLOAT, o->rank, o->dims) !=
+        GL_OK)
+        return GL_ERR_NOMEM;
+    size_t bytes = dnnl_memory_desc_get_size(&o->md);
+    gl_buffer *buf = gl_buffer_from_slot(&o->slot, bytes, false);
+    if (!buf)
+        return gl_error_prefix("%s: output %zu", k->where, o->output), GL_ERR_NOMEM;
+    int64_t count = 1;
+    for (int d = 0; d < o->rank; d++)
+        count *= o->dims[d];
+    gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, o->rank, o->dims, count, buf);
+    t->layout = o->layout;
+    gl_tensor_free(k->out[o->output]);
+    k->out[o->output] = t;
+    return set_handle(k, o->mem, buf->data);
+}
+
 gl_status dn_take_outputs(gl_kernel_ctx *k, dn_node *s)
 {
-    for (size_t i = 0; i < s->n_out; i++) {
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < s->n_out && st == GL_OK; i++)
+        st = take_output(k, &s->out[i]);
+    return st;
+}
+
+gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < s->n_out && st == GL_OK; i++) {
         dn_out *o = &s->out[i];
-        if (o->into) {
-            const gl_tensor *t = k->out[o->output];
-            if (!t || !t->buf || t->buf->size < dnnl_memory_desc_get_size(&o->md))
-                return gl_fail(GL_ERR_INTERNAL, "%s: output %zu has no tensor to write into",
-                               k->where, o->output);
-            gl_status st = set_handle(k, o->mem, t->buf->data);
-            if (st != GL_OK)
-                return st;
-            continue;
-        }
-        const gl_value *v = k->node->outputs[o->output];
-        if (gl_limits_check_output(k->where, v ? v->name : NULL, GL_DT_FLOAT, o->rank,
-                                   o->dims) != GL_OK)
-            return GL_ERR_NOMEM;
-        size_t bytes = dnnl_memory_desc_get_size(&o->md);
-        gl_buffer *buf = gl_buffer_from_slot(&o->slot, bytes, false);
-        if (!buf)
-            return gl_error_prefix("%s: output %zu", k->where, o->output), GL_ERR_NOMEM;
-        int64_t count = 1;
-        for (int d = 0; d < o->rank; d++)
-            count *= o->dims[d];
-        gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, o->rank, o->dims, count, buf);
-        t->layout = o->layout;
-        gl_tensor_free(k->out[o->output]);
-        k->out[o->output] = t;
-        gl_status st = set_handle(k, o->mem, buf->data);
-        if (st != GL_OK)
-            return st;
+        gl_tensor *plain = k->out[o->output];
+        if (!o->layout || o->into || !plain)
+            continue; /* plain: the reference wrote the primitive's bytes */
+        k->out[o->output] = NULL;
+        st = take_output(k, o);
+        if (st == GL_OK)
+            st = dn_from_plain(c, plain, &o->md, k->out[o->output]->buf->data, k->where);
+        gl_tensor_free(plain);
     }
-    return GL_OK;
+    return st;
+}
+
+/* A run whose inputs hold a NaN or an infinity the primitive would get wrong: the
+ * reference kernel, its outputs in the primitive's layouts. */
+static gl_status run_reference_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    gl_status st = run_reference(c, k, s, s->special_ref);
+    return st == GL_OK ? dn_node_adopt(c, k, s) : st;
 }
 
 /* Point the inputs at this run's tensors; convert those whose layout differs. */
@@ -724,14 +754,31 @@ gl_status dn_node_ready(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, bool *reb
     return *rebuilt ? build(c, k, s) : GL_OK;
 }
 
+gl_status dn_node_exec_known(dn_ctx *c, gl_kernel_ctx *k, dn_node *s, dn_inputs known,
+                             bool *finite)
+{
+    bool drops = s->special_ref && !s->fallback;
+    dn_inputs in = known == DN_INPUTS_UNKNOWN ? dn_inputs_look(c, k, &s->specials, drops)
+                                              : known;
+    gl_status st = s->fallback                          ? run_reference(c, k, s, s->fallback)
+                   : drops && in == DN_INPUTS_SPECIAL ? run_reference_as_built(c, k, s)
+                                                      : execute(c, k, s);
+    *finite = in == DN_INPUTS_FINITE && !s->makes_specials;
+    return st;
+}
+
 gl_status dn_node_exec(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
-    return s->fallback ? run_reference(c, k, s) : execute(c, k, s);
+    bool finite;
+    return dn_node_exec_known(c, k, s, DN_INPUTS_UNKNOWN, &finite);
 }
 
 gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
-    bool rebuilt;
+    bool rebuilt, finite = false;
     gl_status st = dn_node_ready(c, k, s, &rebuilt);
-    return st == GL_OK ? dn_node_exec(c, k, s) : st;
+    if (st == GL_OK)
+        st = dn_node_exec_known(c, k, s, DN_INPUTS_UNKNOWN, &finite);
+    dn_vouch(c, k, st == GL_OK && finite);
+    return st;
 }

@@ -59,8 +59,7 @@ bool dn_value_fixed(const gl_value *v)
     if (v->init)
         return gl_value_is_constant(v);
     const gl_node *p = v->producer;
-    return p && strcmp(p->op_type, "Constant") == 0 &&
-           (!p->domain || !*p->domain || strcmp(p->domain, "ai.onnx") == 0);
+    return gl_node_is(p, "Constant");
 }
 
 bool dn_input_ints(const gl_kernel_ctx *k, size_t i, int64_t **vals, size_t *count)

@@ -110,6 +110,10 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
         r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no pooling for this (%s)", dnnl_status2str(r));
+    /* max pooling skips a NaN (dn_special.c) */
+    gl_status st = dn_guard_specials(b, dn_alg_drops_specials(alg, 0.0f, 0.0f));
+    if (st != GL_OK)
+        return st;
     if (nhwc) {
         int64_t y_nhwc[4] = {out_dims[0], out_dims[2], out_dims[3], out_dims[1]};
         dn_bind_input_view(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));

@@ -71,8 +71,8 @@ static gl_status prelu_build(dn_build *b, dnnl_primitive_desc_t *pd)
     prelu_arg a = {.rank = x->rank, .wd = wd};
     dnnl_memory_desc_t given;
     dnnl_eltwise_desc_t ed;
+    float alpha = leaky ? *(const float *)gl_tensor_data(s) : 1.0f;
     if (leaky) {
-        float alpha = *(const float *)gl_tensor_data(s);
         if (dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, dnnl_eltwise_relu,
                                            &b->md[0], alpha, 0.0f) != dnnl_success ||
             dnnl_primitive_desc_create(pd, &ed, NULL, b->c->engine, NULL) != dnnl_success)
@@ -83,6 +83,10 @@ static gl_status prelu_build(dn_build *b, dnnl_primitive_desc_t *pd)
     }
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "a slope that is neither per channel nor one value");
+    /* a slope of 0: oneDNN's relu drops a NaN (dn_special.c) */
+    gl_status st = dn_guard_specials(b, dn_alg_drops_specials(dnnl_eltwise_relu, alpha, 0.0f));
+    if (st != GL_OK)
+        return st;
     dn_bind_input(b, DNNL_ARG_SRC, 0, NULL);
     if (!leaky)
         dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, &given,

@@ -191,6 +191,10 @@ static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (way == 1)
         snprintf(b->s->note, sizeof(b->s->note), "a pooling of the whole window (channels "
                  "innermost)");
+    /* max and min keep a NaN only when it is the last one read (dn_special.c) */
+    gl_status st = dn_guard_specials(b, dn_alg_drops_specials(a.row->alg, 0.0f, 0.0f));
+    if (st != GL_OK)
+        return st;
     dn_bind_input(b, DNNL_ARG_SRC, 0, way < 2 ? NULL : &a.plain);
     dn_bind_output(b, DNNL_ARG_DST, 0, way == 1 ? &a.pooled : &a.dst, out_rank, out);
     return GL_OK;
@@ -258,6 +262,10 @@ static gl_status softmax_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return dn_refuse(b, "oneDNN has no softmax for this");
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "a softmax over a dim that is not innermost");
+    /* a row with a NaN is not all NaN (dn_special.c) */
+    gl_status st = dn_guard_specials(b, dn_alg_drops_specials(a.alg, 0.0f, 0.0f));
+    if (st != GL_OK)
+        return st;
     if (way == 0) {
         dn_bind_input(b, DNNL_ARG_SRC, 0, NULL);
         dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank,

@@ -125,18 +125,12 @@ void dn_shuffle_release(void *state)
 
 /* ---- the body --------------------------------------------------------------------------- */
 
-static bool op_is(const gl_node *n, const char *op)
-{
-    return n && (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx")) &&
-           !strcmp(n->op_type, op);
-}
-
 bool dn_shuffle_is(const gl_function *fn)
 {
     const gl_graph *b = fn ? fn->body : NULL;
-    return b && b->n_nodes >= 4 && op_is(b->nodes[0], "Concat") &&
-           op_is(b->nodes[1], "Reshape") && op_is(b->nodes[2], "Transpose") &&
-           op_is(b->nodes[3], "Reshape");
+    return b && b->n_nodes >= 4 && gl_node_is(b->nodes[0], "Concat") &&
+           gl_node_is(b->nodes[1], "Reshape") && gl_node_is(b->nodes[2], "Transpose") &&
+           gl_node_is(b->nodes[3], "Reshape");
 }
 
 /* The call's input in the place of body value v (NONE: not a body input). */
@@ -187,7 +181,7 @@ static sh_unit *unit_new(const gl_node *call, const gl_function *fn, char *why, 
             ok = b->outputs[0] == y;
         for (size_t o = 0; ok && !u->whole && o < u->n_outs; o++) {
             const gl_node *s = b->nodes[4 + o];
-            ok = op_is(s, "Slice") && s->n_inputs >= 3 && s->n_inputs <= 5 &&
+            ok = gl_node_is(s, "Slice") && s->n_inputs >= 3 && s->n_inputs <= 5 &&
                  s->inputs[0] == y && y->n_uses == u->n_outs && !y->n_output_refs &&
                  b->outputs[o] == s->outputs[0];
             for (size_t a = 0; ok && a < SH_SLICE_ARGS; a++) {

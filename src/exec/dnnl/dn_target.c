@@ -14,11 +14,6 @@ _Static_assert(GL_TARGET_NAME_LEN == 32, "dn_eltwise_names writes names of 32 by
 #define TEXT_(x) #x
 #define TEXT(x) TEXT_(x)
 
-static bool onnx_domain(const gl_node *n)
-{
-    return !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
-}
-
 static int eltwise_posts(const gl_node *n, int64_t opset)
 {
     return dn_eltwise_steps(n, opset);
@@ -50,7 +45,7 @@ static bool eltwise_params(const gl_node *n, int64_t opset, const gl_tensor *con
 static bool binary_post(const gl_node *n, bool *commutes)
 {
     bool c = false;
-    bool is = onnx_domain(n) && n->n_inputs == 2 && dn_binary_alg(n->op_type, &c) != 0;
+    bool is = !*n->domain && n->n_inputs == 2 && dn_binary_alg(n->op_type, &c) != 0;
     if (commutes)
         *commutes = c;
     return is;
@@ -63,7 +58,7 @@ static const char *head_post_ops_refusal(const gl_node *head, bool binary, bool 
      * jit:avx512_core and runs every post-op in a per-element reference loop; an OCR
      * detector's ConvTranspose + Add took 36.7 ms fused against 0.49 ms as two
      * primitives. */
-    *slow = onnx_domain(head) && strcmp(head->op_type, "ConvTranspose") == 0;
+    *slow = !*head->domain && strcmp(head->op_type, "ConvTranspose") == 0;
     if (*slow)
         return "oneDNN 2.6's f32 deconvolution applies post-ops in a per-element "
                "reference loop under its jit name (36.7 ms fused against 0.49 ms unfused "

@@ -71,7 +71,7 @@ bool dn_view_reader(const gl_node *n)
 {
     static const char *const readers[] = {"Reshape",   "Flatten",   "Squeeze", "Unsqueeze",
                                           "Transpose", "Slice",     "Split",   "Concat"};
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+    if (*n->domain)
         return false;
     for (size_t i = 0; i < GL_ARRAY_LEN(readers); i++)
         if (strcmp(n->op_type, readers[i]) == 0)

@@ -11,6 +11,7 @@
  * backend; the reference kernels are single-threaded.
  */
 #include "exec/compare.h"
+#include "onnx/dataset.h"
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
 #include "bench/benchutil.h"

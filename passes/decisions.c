@@ -1,7 +1,7 @@
 /* decisions.c — decision records: building them, printing them, JSON. */
 #include "passes/decisions.h"
 
-#include "ir/status.h"
+#include "util/status.h"
 #include "util/escape.h"
 
 #include <inttypes.h>

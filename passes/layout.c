@@ -31,6 +31,7 @@
  * Only the model's graph is converted, not subgraphs; the result is sorted again.
  */
 #include "passes/transpose.h"
+#include "passes/pass_table.h"
 
 #include "util/unionfind.h"
 

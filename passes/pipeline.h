@@ -11,6 +11,7 @@
 #define GL_PIPELINE_H
 
 #include "passes/decisions.h"
+#include "passes/pass_table.h"
 #include "passes/passes.h"
 
 /* --set PASS.OPT=V values. The options of no pass ("load.freeze-inputs" for the loader,

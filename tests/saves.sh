@@ -1,6 +1,6 @@
 #!/bin/sh
 # saves.sh — `run --save-tensors DIR` and `run --save-outputs DIR` replace the last save
-# in DIR as a whole (exec/save_set.h). A save killed at any point (SIGKILL at an exact
+# in DIR as a whole (onnx/save_set.h). A save killed at any point (SIGKILL at an exact
 # point, through the test-only GRAPHLAB_TEST_SAVE_SIGNAL) or stopped by a full disk
 # leaves what a reader of DIR sees — index.json and the files it names — as the last save
 # left it; the next save removes what a killed one left (its temporary folder, its files

@@ -9,7 +9,8 @@
  */
 #include "exec/compare.h"
 #include "exec/intermediates.h"
-#include "exec/save_set.h"
+#include "driver/inter_save.h"
+#include "onnx/save_set.h"
 #include "onnx/onnx_io.h"
 #include "testutil.h"
 

@@ -1,7 +1,7 @@
-/* test_saves.c — saves put into a folder as a whole (exec/save_set.h) and the names by
+/* test_saves.c — saves put into a folder as a whole (onnx/save_set.h) and the names by
  * which the temporaries of killed processes are told apart (util/stale_temps.h).
  * tests/saves.sh kills real saves at exact points; here the rules themselves, as tables. */
-#include "exec/save_set.h"
+#include "onnx/save_set.h"
 #include "onnx/onnx_io.h"
 #include "util/stale_temps.h"
 #include "testutil.h"

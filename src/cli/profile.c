@@ -15,6 +15,7 @@
  * set's output_*.pb; 2 on bad usage or input. Ratios follow profile.h's ≈ rule; a fused
  * group's row names its decision and is flagged when the fusion lost. */
 #include "cli/cli.h"
+#include "util/clock.h"
 
 #include "exec/inputs.h"
 #include "exec/profile.h"
@@ -746,13 +747,6 @@ static bool report_expected(const gl_profile *p, const char *data)
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The profile, with --trace FILE written as it runs into a temporary file beside FILE
  * that takes FILE's place only when the profile succeeds (safe_write.h): a failure, or a
  * Ctrl-C or SIGTERM meanwhile, leaves no part of a trace behind. What a SIGKILL left
@@ -819,9 +813,9 @@ int gl_cmd_profile(int argc, char **argv)
     gl_session s = {0}, unfused = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc == GL_EXIT_OK) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = gl_now_ns();
         gl_status st = gl_session_open(a.model, &a.so, &s);
-        a.o.load_ns = now_ns() - t0; /* the trace's model_loading_uri: passes included */
+        a.o.load_ns = gl_now_ns() - t0; /* the trace's model_loading_uri: passes included */
         if (st == GL_OK && a.unfused != SIZE_MAX) {
             st = gl_session_open_unfused(a.model, &a.so, &unfused);
             a.o.models[a.unfused] = unfused.model;

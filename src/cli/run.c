@@ -29,7 +29,8 @@
 #include "exec/exec.h"
 #include "exec/inputs.h"
 #include "exec/intermediates.h"
-#include "exec/save_set.h"
+#include "driver/inter_save.h"
+#include "onnx/save_set.h"
 #include "onnx/onnx_io.h"
 #include "util/escape.h"
 #include "util/strbuf.h"
@@ -209,7 +210,7 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
 }
 
 /* The outputs as DIR/output_N.pb, replacing the last ones saved there as a whole
- * (exec/save_set.h). */
+ * (onnx/save_set.h). */
 static gl_status save_outputs(const char *dir, gl_tensor *const *outs, size_t n)
 {
     gl_save_set set;

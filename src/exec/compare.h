@@ -1,5 +1,5 @@
-/* compare.h — how close two tensors are, and the test data sets they are compared
- * against (ONNX's test_data_set_N folders). */
+/* compare.h — how close two tensors are. The test data sets they are compared against
+ * (ONNX's test_data_set_N folders) are read by onnx/dataset.h. */
 #ifndef GL_COMPARE_H
 #define GL_COMPARE_H
 
@@ -37,24 +37,5 @@ void gl_compare_tensors(const gl_tensor *got, const gl_tensor *expected, double 
 /* One line: "max_abs 1.2e-06, max_rel 3e-05, nmse 1e-12, 0 over tolerance" (", 2
  * NaN/Inf mismatches" when there are; "dtype or shape differs" when they do). */
 void gl_compare_format(const gl_compare *r, char *buf, size_t len);
-
-/* ---- test data sets ---------------------------------------------------------------------- */
-
-/* A folder of DIR/input_K.pb and DIR/output_K.pb (serialized TensorProto) for graph g.
- * Each file binds to the graph input (output) its TensorProto names; an unnamed or
- * unknown name binds by position K: among all inputs when there is a file for each,
- * else among the inputs without a default. Data for a bfloat16 value stored as uint16
- * (how onnx 1.12 writes it) is read as bfloat16. */
-typedef struct gl_dataset {
-    gl_tensor **inputs;   /* g->n_inputs entries; NULL: no file (use the default) */
-    size_t n_inputs;
-    gl_tensor **expected; /* g->n_outputs entries; NULL: no file for that output */
-    size_t n_outputs;
-} gl_dataset;
-
-/* GL_ERR_IO when DIR cannot be read, GL_ERR_INPUT for a file that is not a TensorProto
- * or has no graph input/output to go to. On failure *d is empty. */
-gl_status gl_dataset_load(const gl_graph *g, const char *dir, gl_dataset *d);
-void gl_dataset_free(gl_dataset *d);
 
 #endif

@@ -5,7 +5,7 @@
 #ifndef GL_INPUTS_H
 #define GL_INPUTS_H
 
-#include "exec/compare.h"
+#include "onnx/dataset.h"
 
 /* A size for a symbolic dimension ("--dim seq=16"). */
 typedef struct gl_dim_value {

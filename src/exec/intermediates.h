@@ -1,5 +1,6 @@
 /* intermediates.h — every tensor of a run kept, two runs compared tensor by tensor, the
- * first node where they part ways, and the kept tensors written as TensorProto files.
+ * first node where they part ways. Writing the kept tensors as TensorProto files is
+ * driver/inter_save.h's: exec handles tensors in memory only.
  *
  * A recorder observes a plan's runs (gl_exec_set_observer) and keeps a plain copy (a
  * share when the tensor is plain already) of each output of each node, once: a value
@@ -80,6 +81,11 @@ const gl_inter_tensor *gl_inter_rec_find(const gl_inter_rec *r, const char *key)
 size_t gl_inter_rec_bytes(const gl_inter_rec *r); /* kept bytes, views counted apart */
 /* The label the options gave, else the backend of the plan last attached. */
 const char *gl_inter_rec_backend(const gl_inter_rec *r);
+/* The path of the model whose run was recorded ("<model>" before any). */
+const char *gl_inter_rec_model(const gl_inter_rec *r);
+/* Whether `key` is one of `names` (every key is when names is NULL): which tensors a
+ * recorder keeps and which a save writes. */
+bool gl_inter_listed(const char *const *names, size_t n_names, const char *key);
 
 /* ---- comparing two recordings ----------------------------------------------------------- */
 
@@ -113,34 +119,5 @@ void gl_inter_report_free(gl_inter_report *r);
  * GL_INTER_SHOW_WORST worst of the others). Names are quoted with control characters
  * escaped. */
 void gl_inter_report_print(const gl_inter_report *r, bool all, FILE *f);
-
-/* ---- writing them -------------------------------------------------------------------------- */
-
-/* Write the kept tensors with these keys (names NULL: every one) into DIR (created when
- * absent) as serialized onnx.TensorProto files, NNNN_SAFE.ID.pb: NNNN their place in the
- * recording, SAFE the key with every byte but [A-Za-z0-9._-] replaced by '_' (so no name
- * reaches outside DIR), ID the save's own; and DIR/index.json mapping keys to files:
- * {"backend", "tensors": [{"name", "file", "node", "op", "output", "dtype", "dims",
- * "graph_output"}]}. The set replaces the last one saved in DIR as a whole
- * (exec/save_set.h): index.json always names one whole save, and the last save's files
- * are removed. A name that was not kept is GL_ERR_INPUT naming it, before anything is
- * written. */
-gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *const *names,
-                        size_t n_names);
-
-/* ---- after two runs, as `graphlab run` does it ----------------------------------------- */
-
-typedef struct gl_inter_finish_options {
-    double rtol, atol;
-    bool all;                 /* every row of the table */
-    const char *save_dir;     /* NULL: write nothing */
-    const char *const *names; /* what gl_inter_save writes (NULL: every kept tensor) */
-    size_t n_names;
-} gl_inter_finish_options;
-
-/* The recordings' statuses first (either failed: that error); then, when b is given,
- * the report of b against a to `f`; then a's tensors saved when save_dir is set. */
-gl_status gl_inter_finish(const gl_inter_rec *a, const gl_inter_rec *b,
-                          const gl_inter_finish_options *o, FILE *f);
 
 #endif

@@ -4,6 +4,7 @@
  * does the copying and comparing.
  */
 #include "exec/profile.h"
+#include "util/clock.h"
 
 #include "exec/trace.h"
 #include "ir/calls.h"
@@ -14,13 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- statistics ------------------------------------------------------------------------ */
 
@@ -441,7 +435,7 @@ static void on_run_begin(void *ctx, const gl_exec *e)
 {
     (void)e;
     session *s = ctx;
-    s->exec_begin = now_ns();
+    s->exec_begin = gl_now_ns();
 }
 
 static void on_run_end(void *ctx, const gl_exec *e, gl_status st)
@@ -449,7 +443,7 @@ static void on_run_end(void *ctx, const gl_exec *e, gl_status st)
     (void)e;
     (void)st;
     session *s = ctx;
-    s->exec_end = now_ns();
+    s->exec_end = gl_now_ns();
 }
 
 static void on_node_begin(void *ctx, const gl_exec *e, const gl_exec_event *ev)
@@ -457,7 +451,7 @@ static void on_node_begin(void *ctx, const gl_exec *e, const gl_exec_event *ev)
     (void)e;
     session *s = ctx;
     if (ev->entry < s->n_entries)
-        s->begin[ev->entry] = now_ns();
+        s->begin[ev->entry] = gl_now_ns();
 }
 
 /* The types of a node's outputs in this run, into the session's map. */
@@ -714,9 +708,9 @@ static gl_status one_round(session *s, const gl_tensor *const *in, size_t n_in, 
     memset(s->acc_ns, 0, s->n_entries * sizeof(*s->acc_ns));
     memset(s->acc_convert, 0, s->n_entries * sizeof(*s->acc_convert));
     observe(s, on_timed_end);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gl_now_ns();
     gl_status st = run_once(s, in, n_in, s->outs, false);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = gl_now_ns();
     observe(s, NULL);
     if (st != GL_OK)
         return st;
@@ -730,9 +724,9 @@ static gl_status one_round(session *s, const gl_tensor *const *in, size_t n_in, 
         if ((st = trace_check(s->b, s->o)) != GL_OK)
             return st;
     }
-    t0 = now_ns();
+    t0 = gl_now_ns();
     st = run_once(s, in, n_in, s->outs, false);
-    s->wall_ns[r] = (double)(now_ns() - t0);
+    s->wall_ns[r] = (double)(gl_now_ns() - t0);
     return st;
 }
 
@@ -876,9 +870,9 @@ static gl_status session_open(session *s, builder *b, unsigned bi, const gl_mode
     gl_exec_options eo = {.backend = pb->backend, .threads = o->threads, .layout = o->layout,
                           .max_memory = o->max_memory, .dnnl_fault = o->dnnl_fault,
                           .dnnl_delay = o->dnnl_delay};
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gl_now_ns();
     gl_status st = gl_exec_create(m, &eo, &s->e);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = gl_now_ns();
     if (st != GL_OK)
         return st;
     pb->create_ms = (double)(t1 - t0) / 1e6;
@@ -1041,7 +1035,7 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
     if (o->reps < 1 || o->warmup < 0)
         return gl_fail(GL_ERR_INPUT, "profile: needs at least one timed run (reps %d, "
                        "warmup %d)", o->reps, o->warmup);
-    uint64_t t_start = now_ns() - o->load_ns;
+    uint64_t t_start = gl_now_ns() - o->load_ns;
     const gl_graph *g = m->graph;
     gl_profile *p = gl_xcalloc(1, sizeof(*p));
     p->model = gl_xstrdup(m->path ? m->path : "<model>");

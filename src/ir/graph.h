@@ -23,7 +23,7 @@
 #define GL_GRAPH_H
 
 #include "ir/dtype.h"
-#include "ir/status.h"
+#include "util/status.h"
 #include "ir/tensor.h"
 
 #include <stdbool.h>

@@ -21,7 +21,7 @@
 #define GL_LIMITS_H
 
 #include "ir/dtype.h"
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <stdatomic.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * tensors share bytes. */
 #include "ir/memplan.h"
 
-#include "ir/status.h"
+#include "util/status.h"
 #include "util/escape.h"
 #include "util/json.h"
 

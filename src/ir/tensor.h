@@ -14,7 +14,7 @@
 #define GL_TENSOR_H
 
 #include "ir/dtype.h"
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <stdbool.h>
 #include <stddef.h>

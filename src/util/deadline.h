@@ -15,7 +15,7 @@
 #ifndef GL_DEADLINE_H
 #define GL_DEADLINE_H
 
-#include "ir/status.h"
+#include "util/status.h"
 #include "util/strbuf.h"
 
 #include <pthread.h>

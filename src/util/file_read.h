@@ -10,7 +10,7 @@
 #ifndef GL_FILE_READ_H
 #define GL_FILE_READ_H
 
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 #ifndef GL_FOLDER_H
 #define GL_FOLDER_H
 
-#include "ir/status.h"
+#include "util/status.h"
 #include "util/manifest.h"
 
 /* The names of the entries in folder `dir` ("." and ".." left out), added to *names and

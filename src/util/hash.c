@@ -1,7 +1,7 @@
 /* hash.c — FNV-1a with a 64-bit finish, and the open-addressing index map. */
 #include "util/hash.h"
 
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * writer, and a small strict JSON reader that keeps the "files" array. */
 #include "util/manifest.h"
 
-#include "ir/status.h"
+#include "util/status.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/strbuf.h"

@@ -48,7 +48,7 @@
 #ifndef GL_SAFE_WRITE_H
 #define GL_SAFE_WRITE_H
 
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * (stale_temps.h). */
 #include "util/stale_temps.h"
 
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <dirent.h>
 #include <errno.h>

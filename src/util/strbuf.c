@@ -1,7 +1,7 @@
 /* strbuf.c — a growable NUL-terminated string. */
 #include "util/strbuf.h"
 
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <ctype.h>
 #include <stdbool.h>

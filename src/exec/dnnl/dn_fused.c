@@ -33,6 +33,7 @@
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ir/calls.h"
+#include "util/clock.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -123,13 +124,6 @@ bool dn_fused_state(const void *state)
 {
     return state && (((const dn_node *)state)->op == &fused_op || dn_catconv_state(state) ||
                      dn_shuffle_state(state));
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- the body ------------------------------------------------------------------------- */
@@ -708,7 +702,7 @@ static gl_status sum_fill(fused_unit *u, const gl_kernel_ctx *k)
         memcpy(dst, src, dnnl_memory_desc_get_size(&u->dst));
         return GL_OK;
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gl_now_ns();
     dnnl_status_t e = dnnl_success;
     const char *call = "dnnl_reorder_primitive_desc_create";
     if (!u->sum_reorder) {
@@ -734,7 +728,7 @@ static gl_status sum_fill(fused_unit *u, const gl_kernel_ctx *k)
             e = dnnl_stream_wait(c->stream);
     }
     u->sum_reorders++;
-    u->sum_ns += now_ns() - t0;
+    u->sum_ns += gl_now_ns() - t0;
     return e == dnnl_success ? GL_OK : dn_fail(k->where, call, e);
 }
 
@@ -868,7 +862,7 @@ gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k)
     size_t n = k->n_inputs < MAX_SLOTS ? k->n_inputs : MAX_SLOTS;
     gl_status st = n == k->n_inputs ? GL_OK
                                     : gl_fail(GL_ERR_UNSUPPORTED, "%s: too many inputs", k->where);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gl_now_ns();
     for (size_t i = 0; i < n && st == GL_OK; i++) {
         plain[i] = k->in[i];
         if (k->in[i] && k->in[i]->layout) {
@@ -877,7 +871,7 @@ gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k)
             k->reorders++;
         }
     }
-    k->reorder_ns += now_ns() - t0;
+    k->reorder_ns += gl_now_ns() - t0;
     if (st == GL_OK)
         st = gl_eval_node(k->model, k->node, plain, k->out);
     for (size_t i = 0; i < n; i++)

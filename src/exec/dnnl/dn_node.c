@@ -5,6 +5,7 @@
  */
 #include "exec/dnnl/dn.h"
 #include "ir/limits.h"
+#include "util/clock.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,13 +18,6 @@ static atomic_size_t primitive_builds;
 size_t gl_backend_dnnl_builds(void)
 {
     return atomic_load(&primitive_builds);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- helpers for op files ------------------------------------------------------------- */
@@ -549,7 +543,7 @@ static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s, const gl
     const gl_tensor **plain = n <= REF_SMALL_ARGS ? plain_small : gl_xmalloc(n * sizeof(*plain));
     gl_tensor **owned = n <= REF_SMALL_ARGS ? owned_small : gl_xcalloc(n, sizeof(*owned));
     gl_status st = GL_OK;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gl_now_ns();
     gl_tensor headers_small[REF_SMALL_ARGS];
     gl_tensor *headers = !s->dims_only ? NULL
                          : n <= REF_SMALL_ARGS ? headers_small
@@ -567,7 +561,7 @@ static gl_status run_reference(dn_ctx *c, gl_kernel_ctx *k, dn_node *s, const gl
             k->reorders++;
         }
     }
-    k->reorder_ns += now_ns() - t0;
+    k->reorder_ns += gl_now_ns() - t0;
     const gl_tensor *const *given = k->in;
     if (st == GL_OK) {
         k->in = plain;
@@ -671,7 +665,7 @@ static gl_status feed_inputs(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
         if (in->constant)
             continue; /* converted once, at build */
         if (!converted++)
-            t0 = now_ns();
+            t0 = gl_now_ns();
         gl_status st = set_handle(k, in->from, data);
         dnnl_status_t r = st == GL_OK ? reorder_now(c, in) : dnnl_success;
         if (st == GL_OK && r != dnnl_success)
@@ -680,7 +674,7 @@ static gl_status feed_inputs(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
             return st;
     }
     if (converted) {
-        k->reorder_ns += now_ns() - t0;
+        k->reorder_ns += gl_now_ns() - t0;
         k->reorders += converted;
     }
     return GL_OK;

@@ -1,5 +1,5 @@
 /* status.c — per-thread error message and aborting allocators. */
-#include "ir/status.h"
+#include "util/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* save_set.c — a save's files put into a folder as a whole (save_set.h). */
-#include "exec/save_set.h"
+#include "onnx/save_set.h"
 
 #include "onnx/onnx_io.h"
 #include "util/file_read.h"

@@ -1,0 +1,168 @@
+/* pass_ctx.c — the calls a pass makes on its context: decisions, budget, vetoes,
+ * forcing, bodies (pass_ctx.h). */
+#include "passes/pass_ctx.h"
+
+#include "passes/pipeline.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the pass context ------------------------------------------------------------------ */
+
+bool gl_pass_may_rewrite(const gl_pass_ctx *ctx) { return ctx->applied < ctx->budget; }
+void gl_pass_count_rewrite(gl_pass_ctx *ctx) { ctx->applied++; }
+
+static gl_decision *log_add(gl_decision_log *log, int step, const char *pass,
+                            const char *rule, gl_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static gl_decision *log_add(gl_decision_log *log, int step, const char *pass,
+                            const char *rule, gl_verdict v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gl_decision *d = gl_decision_log_add(log, step, pass, rule, v, fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+/* The id about to be recorded is listed in --set PASS.OPTION=ID,... */
+static bool id_listed(const gl_pass_ctx *ctx, const char *option, int64_t id)
+{
+    const gl_settings *s = ctx->settings;
+    for (size_t i = 0; s && ctx->pass && i < s->n; i++)
+        if (s->items[i].value == id && !strcmp(s->items[i].option, option) &&
+            !strcmp(s->items[i].pass, ctx->pass->name))
+            return true;
+    return false;
+}
+
+/* Whether the rewrite about to be recorded as `id` is vetoed: the id is listed, or the
+ * step vetoed the same rule with the same reason before (*as receives that one's
+ * position in ctx->vetoed, else -1). A newly vetoed one is remembered. */
+static bool veto_applies(gl_pass_ctx *ctx, int64_t id, const char *rule, const char *reason,
+                         int64_t *as)
+{
+    *as = -1;
+    if (!ctx->log || !ctx->settings || !ctx->pass)
+        return false; /* no ids: trial runs of a pass record nothing */
+    char *sig = gl_xmalloc(strlen(rule) + strlen(reason) + 2);
+    sprintf(sig, "%s\n%s", rule, reason);
+    for (size_t i = 0; i < ctx->n_vetoed; i++) {
+        if (strcmp(ctx->vetoed[i], sig) == 0) {
+            free(sig);
+            *as = (int64_t)i;
+            return true;
+        }
+    }
+    if (id_listed(ctx, "veto", id)) {
+        GL_GROW(ctx->vetoed, ctx->cap_vetoed, ctx->n_vetoed + 1);
+        ctx->vetoed[ctx->n_vetoed++] = sig;
+        return true;
+    }
+    free(sig);
+    return false;
+}
+
+gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
+                            const char *fmt, ...)
+{
+    const char *pass = ctx->pass ? ctx->pass->name : "";
+    gl_decision_log scratch_log = {0};
+    gl_decision_log *log = ctx->log ? ctx->log : &scratch_log;
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    int64_t id = log->id_base + (int64_t)log->n, as;
+    gl_decision *d;
+    if (v == GL_APPLIED && veto_applies(ctx, id, rule, reason, &as)) {
+        ctx->unheeded++;
+        if (as < 0)
+            d = log_add(log, ctx->step, pass, rule, GL_REFUSED, "vetoed (--set %s.veto=%lld): "
+                        "%s", pass, (long long)id, reason);
+        else
+            d = log_add(log, ctx->step, pass, rule, GL_REFUSED, "vetoed (the same rewrite "
+                        "again): %s", reason);
+        d->vetoed = true;
+        v = GL_REFUSED;
+    } else {
+        d = log_add(log, ctx->step, pass, rule, v, "%s", reason);
+    }
+    if (!ctx->log) {
+        /* No log: keep only the latest record, in the context. */
+        gl_decision_clear(&ctx->scratch);
+        ctx->scratch = *d;
+        ctx->scratch.id = -1;
+        free(scratch_log.items);
+        d = &ctx->scratch;
+    }
+    if (v == GL_APPLIED)
+        ctx->applied++;
+    return d;
+}
+
+bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d)
+{
+    if (d->verdict == GL_APPLIED)
+        return false;
+    if (ctx->unheeded > 0)
+        ctx->unheeded--;
+    return true;
+}
+
+gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
+                           const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    if (!forceable)
+        return gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
+    const char *pass = ctx->pass ? ctx->pass->name : "";
+    int64_t id = ctx->log ? ctx->log->id_base + (int64_t)ctx->log->n : -1;
+    gl_decision *d;
+    if (ctx->log && id_listed(ctx, "force", id) && gl_pass_may_rewrite(ctx)) {
+        d = gl_pass_decide(ctx, rule, GL_APPLIED, "forced (--set %s.force=%lld): %s", pass,
+                           (long long)id, reason);
+        d->forced = d->verdict == GL_APPLIED;
+        /* Forced and vetoed too: the veto wins, and is heeded here, where callers of a
+         * refusal do not look for one. */
+        if (d->verdict != GL_APPLIED)
+            gl_pass_vetoed(ctx, d);
+    } else
+        d = gl_pass_decide(ctx, rule, GL_REFUSED, "%s", reason);
+    gl_decision_add_number(d, "forceable", 1);
+    return d;
+}
+
+static bool runs_bodies(const gl_node *n)
+{
+    static const char *const body_ops[] = {"If", "Loop", "Scan", "SequenceMap"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(body_ops); i++)
+        if (gl_node_is(n, body_ops[i]))
+            return true;
+    return false;
+}
+
+gl_status gl_pass_on_bodies(gl_graph *g, gl_pass_ctx *ctx,
+                            gl_status (*fn)(gl_graph *, gl_pass_ctx *))
+{
+    gl_node *n;
+    gl_foreach_node(g, i, n) {
+        for (size_t a = 0; a < n->n_attrs && runs_bodies(n); a++) {
+            gl_graph *const *subs;
+            size_t n_subs = gl_attr_subgraphs(&n->attrs[a], &subs);
+            for (size_t s = 0; s < n_subs; s++) {
+                gl_status st = subs[s] ? fn(subs[s], ctx) : GL_OK;
+                if (st != GL_OK)
+                    return st;
+            }
+        }
+    }
+    return GL_OK;
+}

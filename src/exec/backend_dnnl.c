@@ -3,7 +3,7 @@
  * family has its file and its table, gathered here.
  *
  * A claim looks at the IR only: the op (a row of one of the tables, at the node's
- * opset) and operands not known to be anything but float32 of a rank the row handles
+ * opset: dn_op_find) and operands not known to be anything but float32 of a rank the row handles
  * (unknown types are claimed: `graphlab run` runs no pass by default, so intermediate
  * types are often unknown). Shapes are settled at the first run, when a row may still
  * send the node to the reference kernel (and the plan says why).
@@ -14,6 +14,9 @@
  * thread): live plans with different counts are unsupported. A primitive with less work
  * than a fork and join of the threads costs is made and run on one thread (dn_node.c),
  * and the plan's note says so.
+ *
+ * The op tables are gathered in dnnl/dn_ops.c (dn_op_find), below this file: the dn_*
+ * files look ops up there and never call back up into the backend.
  */
 #include "exec/dnnl/dn.h"
 #include "ir/calls.h"
@@ -22,28 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-static const dn_op_table *const op_tables[] = {
-    &dn_conv_ops, &dn_matmul_ops, &dn_eltwise_ops, &dn_binary_ops, &dn_pool_ops, &dn_norm_ops,
-    &dn_reduce_ops, &dn_nary_ops, &dn_prelu_ops, &dn_deconv_ops, &dn_movement_ops, &dn_resize_ops,
-};
-
-static bool same_domain(const char *a, const char *b)
-{
-    return strcmp(gl_domain_canonical(a), gl_domain_canonical(b)) == 0;
-}
-
-const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset)
-{
-    const dn_op *best = NULL;
-    for (size_t t = 0; t < GL_ARRAY_LEN(op_tables); t++)
-        for (size_t i = 0; i < op_tables[t]->n; i++) {
-            const dn_op *row = &op_tables[t]->ops[i];
-            if (strcmp(row->op, op) == 0 && same_domain(row->domain, domain) &&
-                row->since <= opset && (!best || row->since > best->since))
-                best = row;
-        }
-    return best;
-}
 
 static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_function *fn,
                       char *why, size_t why_len)

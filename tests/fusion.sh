@@ -114,7 +114,14 @@ for dir in "$TREE_MODELS"/*/ "$SHARED_MODELS"/*/; do
     if "$GL" export "$dir/model.onnx" -d "$tmp/export" >/dev/null 2>"$tmp/err"; then
         bad=""
         for step in "$tmp"/export/*.onnx; do
-            "$GL" run "$step" --data "$data" $TOL >/dev/null 2>&1 || bad="$bad $(basename "$step")"
+            "$GL" run "$step" --data "$data" $TOL >"$tmp/step.out" 2>&1
+            step_rc=$?
+            if [ "$step_rc" -ne 0 ]; then
+                bad="$bad $(basename "$step")"
+                # what the run said (exit code and its last lines), for a failure seen once
+                diag "$(basename "$step"): exit $step_rc"
+                tail -n 4 "$tmp/step.out" | sed 's/^/# /'
+            fi
         done
         check "$name: every exported step computes the reference outputs${bad:+ (not:$bad)}" \
             [ -z "$bad" ]

@@ -87,7 +87,7 @@ static gl_status check_node_slots(verifier *vf)
         live++;
         if (!n->name || !n->op_type)
             st = bad(vf, "node at position %zu has no name or no op_type", i);
-        else if (!n->domain || n->domain != gl_domain_canonical(n->domain))
+        else if (!n->domain || strcmp(n->domain, gl_domain_canonical(n->domain)) != 0)
             st = bad(vf, NODE_FMT ": domain '%s' is not canonical (the default domain is \"\")",
                      NODE_ARGS(n), n->domain ? n->domain : "(null)");
         else if (n->graph != g || n->index != i)

@@ -886,14 +886,6 @@ static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_can
 
 /* ---- the rewrite ------------------------------------------------------------------------ */
 
-static bool in_group(const fu_cand *k, const gl_node *n)
-{
-    for (size_t i = 0; i < k->cut; i++)
-        if (k->nodes[i] == n)
-            return true;
-    return false;
-}
-
 /* "FusedConvAddRelu" (the rule's name for it, else from the members' ops), then the
  * first free counter: FusedConvAddRelu_3. */
 static void base_name(const fu_cand *k, char *base, size_t len)
@@ -919,24 +911,6 @@ static char *function_name(fu_ctx *c, const fu_cand *k)
     }
     c->counter++;
     return gl_xstrdup(name);
-}
-
-/* The group's inputs from outside it, each once, in the order its nodes read them. */
-static size_t external_inputs(const fu_cand *k, gl_value **ext, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < k->cut; i++) {
-        const gl_node *nd = k->nodes[i];
-        for (size_t j = 0; j < nd->n_inputs; j++) {
-            gl_value *v = nd->inputs[j];
-            bool seen = !v || (v->producer && in_group(k, v->producer));
-            for (size_t e = 0; e < n && !seen; e++)
-                seen = ext[e] == v;
-            if (!seen && n < cap)
-                ext[n++] = v;
-        }
-    }
-    return n;
 }
 
 /* How many leading outputs of the last node are present: the call returns those. */
@@ -966,69 +940,6 @@ static size_t group_outputs(const fu_cand *k, gl_node **owner, size_t *index, si
     return n;
 }
 
-static gl_status build_body(fu_ctx *c, const fu_cand *k, gl_function *f, gl_value *const *ext,
-                            size_t n_ext)
-{
-    gl_graph *b = f->body;
-    gl_value *map_from[GL_FU_MAX_CHAIN * (GL_FU_MAX_INPUTS + GL_FU_MAX_OUTPUTS)];
-    gl_value *map_to[GL_ARRAY_LEN(map_from)];
-    size_t n_map = 0;
-    bool uses_graphlab = false;
-    for (size_t e = 0; e < n_ext && n_map < GL_ARRAY_LEN(map_from); e++) {
-        gl_value *bv = gl_add_value(b, ext[e]->name);
-        gl_graph_add_input(b, bv);
-        map_from[n_map] = ext[e];
-        map_to[n_map++] = bv;
-    }
-    for (size_t i = 0; i < k->cut; i++) {
-        gl_node *nd = k->nodes[i];
-        gl_value *ins[GL_FU_MAX_INPUTS];
-        const char *outs[GL_FU_MAX_OUTPUTS];
-        if (nd->n_inputs > GL_ARRAY_LEN(ins) || nd->n_outputs > GL_ARRAY_LEN(outs))
-            return gl_fail(GL_ERR_INTERNAL, "fusion: node '%s' has too many inputs/outputs",
-                           nd->name);
-        for (size_t j = 0; j < nd->n_inputs; j++) {
-            ins[j] = NULL;
-            for (size_t e = 0; e < n_map && nd->inputs[j]; e++)
-                if (map_from[e] == nd->inputs[j])
-                    ins[j] = map_to[e];
-        }
-        for (size_t o = 0; o < nd->n_outputs; o++)
-            outs[o] = nd->outputs[o] ? nd->outputs[o]->name : NULL;
-        gl_node *bn = gl_add_node_named(b, nd->op_type, nd->domain, nd->name, ins,
-                                        nd->n_inputs, outs, nd->n_outputs);
-        if (!bn) {
-            gl_error_prefix("fusion: body of %s", f->name);
-            return GL_ERR_INTERNAL;
-        }
-        /* The member goes away: its attributes move into the body. */
-        for (size_t a = 0; a < nd->n_attrs; a++)
-            gl_node_take_attr(bn, &nd->attrs[a]);
-        nd->n_attrs = 0;
-        for (size_t o = 0; o < nd->n_outputs && n_map < GL_ARRAY_LEN(map_from); o++) {
-            map_from[n_map] = nd->outputs[o];
-            map_to[n_map++] = bn->outputs[o];
-        }
-        uses_graphlab |= !strcmp(nd->domain, "graphlab");
-    }
-    gl_node *owner[GL_FU_MAX_CHAIN * GL_FU_MAX_OUTPUTS];
-    size_t index[GL_ARRAY_LEN(owner)];
-    size_t n_out = group_outputs(k, owner, index, GL_ARRAY_LEN(owner));
-    for (size_t o = 0; o < n_out; o++)
-        for (size_t e = 0; e < n_map; e++)
-            if (map_from[e] == owner[o]->outputs[index[o]])
-                gl_graph_add_output(b, map_to[e]);
-    size_t n_imports = 1 + uses_graphlab;
-    f->opsets = gl_xcalloc(n_imports, sizeof(gl_opset));
-    f->opsets[0] = (gl_opset){gl_xstrdup(""), c->opset};
-    if (uses_graphlab) {
-        int64_t v = gl_model_opset(c->m, "graphlab");
-        f->opsets[1] = (gl_opset){gl_xstrdup("graphlab"), v ? v : 1};
-    }
-    f->n_opsets = n_imports;
-    return GL_OK;
-}
-
 /* Remove the members, readers first. */
 static gl_status remove_members(fu_ctx *c, const fu_cand *k)
 {
@@ -1040,37 +951,14 @@ static gl_status remove_members(fu_ctx *c, const fu_cand *k)
 
 static gl_status apply_function(fu_ctx *c, const fu_cand *k, int64_t decision, char *fname)
 {
-    gl_value *ext[GL_FU_MAX_CHAIN * GL_FU_MAX_INPUTS];
-    size_t n_ext = external_inputs(k, ext, GL_ARRAY_LEN(ext));
-    if (!gl_model_opset(c->m, GL_FUSED_DOMAIN))
-        gl_model_set_opset(c->m, GL_FUSED_DOMAIN, 1);
-    if (c->m->ir_version < 8)
-        c->m->ir_version = 8; /* ModelProto.functions */
-    gl_function *f = gl_model_add_function(c->m, GL_FUSED_DOMAIN, fname);
-    if (!f)
-        return gl_fail(GL_ERR_INTERNAL, "fusion: function %s exists", fname);
     char doc[256];
     snprintf(doc, sizeof(doc), "graphlab fusion rule %s (%s): %s", k->rule->name,
              k->rule->origin, k->rule->kernel);
-    f->doc_string = gl_xstrdup(doc);
     gl_node *owner[GL_FU_MAX_CHAIN * GL_FU_MAX_OUTPUTS];
     size_t index[GL_ARRAY_LEN(owner)];
     size_t n_out = group_outputs(k, owner, index, GL_ARRAY_LEN(owner));
-    char *name = gl_unique_node_name(c->g, fname);
-    gl_node *call = gl_add_node(c->g, fname, GL_FUSED_DOMAIN, name, ext, n_ext, n_out);
-    free(name);
-    if (!call) {
-        gl_error_prefix("fusion: adding the call of %s", fname);
-        return GL_ERR_INTERNAL;
-    }
-    gl_node_inherit_provenance(call, k->nodes, k->cut, decision);
-    gl_status st = GL_OK;
-    for (size_t o = 0; o < n_out && st == GL_OK; o++)
-        st = gl_move_output(c->g, owner[o], index[o], call, o);
-    /* The function is looked up again: adding one may move the array. */
-    if (st == GL_OK)
-        st = build_body(c, k, gl_model_function(c->m, GL_FUSED_DOMAIN, fname), ext, n_ext);
-    return st == GL_OK ? remove_members(c, k) : st;
+    gl_group_spec spec = {k->nodes, k->cut, owner, index, n_out, fname, doc, decision};
+    return gl_group_make(c->m, c->g, &spec, NULL);
 }
 
 /* ONNX Runtime's MatMulAddFusion: MatMul(A, B) + C of rank 2 is Gemm(A, B, C). */

@@ -11,12 +11,12 @@
 #ifndef GL_FUSION_H
 #define GL_FUSION_H
 
+#include "passes/group.h"
 #include "passes/passes.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define GL_FUSED_DOMAIN "graphlab.fused"
 #define GL_FU_MAX_STEPS 8
 /* The longest chain the pass walks: above every rule's maximum and the target's post-op
  * limit (oneDNN's 32), so a longer candidate is seen whole and refused, never cut. */

@@ -177,6 +177,12 @@ static bool check_candidate(gl_tp_run *run, gl_node *n, const layout_op *row, ch
                             !x ? "no value" : rank < 0 ? "an unknown rank" : "another rank");
     if (!n->n_outputs || !n->outputs[0])
         return gl_tp_refuse(why, len, "%s '%s' has no output Y", n->op_type, n->name);
+    /* A QDQ unit's Conv is the qdq pass's, later in the pipeline: its int8 kernel picks
+     * the layout itself, and a NhwcConv would be no unit any more. */
+    if (gl_node_is(n, "Conv") && x->producer && gl_node_is(x->producer, "DequantizeLinear"))
+        return gl_tp_refuse(why, len, "Conv '%s' reads DequantizeLinear '%s': a quantized "
+                            "unit, left to the qdq pass's int8 kernel (nhwc inside)", n->name,
+                            x->producer->name);
     for (size_t o = 1; o < n->n_outputs; o++)
         if (n->outputs[o] && (n->outputs[o]->n_uses || n->outputs[o]->n_output_refs))
             return gl_tp_refuse(why, len, "%s '%s': output %zu ('%s') is read, and only Y "

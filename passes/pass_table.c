@@ -51,6 +51,14 @@ static const gl_pass pass_table[] = {
      .needs = GL_PASS_NEEDS_TYPES,
      .summary = "fold Transposes that swap the last two dims of a MatMul/Gemm operand into "
                 "the product (Gemm transA/transB, graphlab FusedMatMul)"},
+    {.name = "qdq", .shown = "qdq", .run = gl_pass_qdq,
+     .needs = GL_PASS_NEEDS_SORTED | GL_PASS_NEEDS_TYPES,
+     .summary = "QDQ units (DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear) become "
+                "groups run as one int8 kernel; redundant Relu/Clip before a "
+                "QuantizeLinear go",
+     OPTIONS({"probe", 1, "1: refuse a unit oneDNN would run on reference kernels (each "
+              "built alone for its shapes); 0: group every unit that passes the checks",
+              false})},
     {.name = "fusion", .shown = "fusion", .run = gl_pass_fusion, .needs = GL_PASS_NEEDS_TYPES,
      .summary = "chains the target runs as one kernel become one node calling a "
                 "graphlab.fused function",
@@ -78,7 +86,7 @@ static const gl_pass pass_table[] = {
 static const char *const default_pipeline[] = {
     "toposort", "shape-inference", "constant-folding", "cse", "dce",
     "transpose-push", "constant-folding", "cse", "dce", "patterns", "layout",
-    "transpose-push", "fold-transpose", "fusion", "memory-plan"};
+    "transpose-push", "fold-transpose", "qdq", "fusion", "memory-plan"};
 
 const char *const *gl_pass_default_pipeline(size_t *count)
 {

@@ -74,6 +74,10 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx);
  * operand goes into the product: Gemm's transA/transB, or graphlab's FusedMatMul saved
  * with a model-local function (fold_transpose.c). */
 gl_status gl_pass_fold_transpose(gl_graph *g, gl_pass_ctx *ctx);
+/* qdq.c: a QDQ model's DequantizeLinear -> Conv/MatMul/Gemm (+ bias, activations) ->
+ * QuantizeLinear units become graphlab.fused groups the oneDNN backend runs as one int8
+ * kernel; Relu/Clip that a QuantizeLinear's range makes redundant go. */
+gl_status gl_pass_qdq(gl_graph *g, gl_pass_ctx *ctx);
 /* Fusion (fusion.c, rules in fusion_rules.c): chains the target runs as one kernel (a
  * convolution or matmul with post-ops, seed 004's FFN/attention units, ONNX Runtime's
  * fusions) become one node calling a model-local function of domain graphlab.fused whose

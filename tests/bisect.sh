@@ -35,16 +35,16 @@ while IFS='|' read -r name code text args; do
     eval "set -- $args"
     expect "$name" "$code" "$text" "$@"
 done <<TABLE
-nothing breaks|0|no rewrite changes the outputs (18 rewrites in 15 steps|bisect "$C"
+nothing breaks|0|no rewrite changes the outputs (18 rewrites in 16 steps|bisect "$C"
 nothing breaks, --data|0|inputs from --data|bisect "$C" --data "$CD"
-the last rewrite|1|first bad decision: #16 fusion conv-activation (step 14, rewrite 2 of 2) nodes: conv2, relu2|bisect "$C" --set fusion.fault=2
-the rewrite before it|1|first bad decision: #15 fusion conv-activation (step 14, rewrite 1 of 2) nodes: conv1, relu1|bisect "$C" --set fusion.fault=1
+the last rewrite|1|first bad decision: #16 fusion conv-activation (step 15, rewrite 2 of 2) nodes: conv2, relu2|bisect "$C" --set fusion.fault=2
+the rewrite before it|1|first bad decision: #15 fusion conv-activation (step 15, rewrite 1 of 2) nodes: conv1, relu1|bisect "$C" --set fusion.fault=1
 a push in the first transpose-push|1|first bad decision: #3 transpose-push push-through-Add (step 6, rewrite 2 of 4)|bisect "$C" --data "$CD" --set transpose-push.fault=2
 its record|1|#3    APPLIED  push-through-Add: Transpose 'channel_scale/Transpose'|bisect "$C" --set transpose-push.fault=2
 what differs|1|output 'features': max_abs|bisect "$C" --set layout.fault=1
 a pass without records|1|first bad rewrite: shape-inference (step 2, rewrite 5 of 25; the pass keeps no record|bisect "$T" --set shape-inference.fault=5
 a fault before a Softmax is none (units apart: q.k alone)|0|no rewrite changes the outputs|bisect "$T" --set fusion.units=0 --set fusion.fault=4
-the same fault in the attention unit|1|first bad decision: #30 fusion attention (step 14, rewrite 4 of 6)|bisect "$T" --set fusion.fault=4
+the same fault in the attention unit|1|first bad decision: #30 fusion attention (step 15, rewrite 4 of 6)|bisect "$T" --set fusion.fault=4
 --passes limits the search|0|no rewrite changes the outputs (4 rewrites in 6 steps|bisect "$C" --passes toposort,shape-inference,constant-folding,cse,dce,transpose-push --set fusion.fault=1
 no model|2|expected one MODEL|bisect
 a missing model|2|cannot open|bisect "$tmp/none.onnx"
@@ -54,12 +54,12 @@ a veto past the end|2|there is no decision #99|optimize "$C" -o "$tmp/o.onnx" --
 a veto in --explain|0|#3    refused  push-through-Add: vetoed (--set transpose-push.veto=3)|optimize "$C" -o "$tmp/o.onnx" --explain --set transpose-push.veto=3
 help: its own, with each option's line|0|  --data DIR |bisect --help
 help: --backend and --slower|0|  --slower PCT |bisect --help
-a fused group's fault, on fused|1|first bad decision: #15 fusion conv-activation (step 14, rewrite 1 of 2) nodes: conv1, relu1|bisect "$C" --backend fused --set dnnl.fault=FusedNhwcConvRelu_1
-the second group's fault, on fused|1|first bad decision: #16 fusion conv-activation (step 14, rewrite 2 of 2) nodes: conv2, relu2|bisect "$C" --backend fused --set dnnl.fault=FusedNhwcConvRelu_2
-the same fault, on the reference|0|no rewrite changes the outputs (18 rewrites in 15 steps|bisect "$C" --set dnnl.fault=FusedNhwcConvRelu_1
-the third group of six: named as in the full pipeline|1|first bad decision: #29 fusion matmul-add (step 14, rewrite 3 of 6)|bisect "$T" --backend fused --set dnnl.fault=FusedMatMulAdd_3
+a fused group's fault, on fused|1|first bad decision: #15 fusion conv-activation (step 15, rewrite 1 of 2) nodes: conv1, relu1|bisect "$C" --backend fused --set dnnl.fault=FusedNhwcConvRelu_1
+the second group's fault, on fused|1|first bad decision: #16 fusion conv-activation (step 15, rewrite 2 of 2) nodes: conv2, relu2|bisect "$C" --backend fused --set dnnl.fault=FusedNhwcConvRelu_2
+the same fault, on the reference|0|no rewrite changes the outputs (18 rewrites in 16 steps|bisect "$C" --set dnnl.fault=FusedNhwcConvRelu_1
+the third group of six: named as in the full pipeline|1|first bad decision: #29 fusion matmul-add (step 15, rewrite 3 of 6)|bisect "$T" --backend fused --set dnnl.fault=FusedMatMulAdd_3
 a node oneDNN runs from the start|1|the input model already differs on dnnl, before any rewrite|bisect "$C" --backend dnnl --set dnnl.fault=conv2
-unfused: the pipeline without fusion|0|no rewrite changes the outputs (18 rewrites in 14 steps|bisect "$C" --backend unfused --set dnnl.fault=FusedNhwcConvRelu_1
+unfused: the pipeline without fusion|0|no rewrite changes the outputs (18 rewrites in 15 steps|bisect "$C" --backend unfused --set dnnl.fault=FusedNhwcConvRelu_1
 the backend in the answer|1|(backend fused)|bisect "$C" --backend fused --data "$CD" --set dnnl.fault=FusedNhwcConvRelu_1
 fused without fusion in --passes|2|fused and unfused differ by the fusion pass|bisect "$C" --backend fused --passes toposort
 an unknown backend|2|--backend 'tpu' is not ref, dnnl, fused or unfused|bisect "$C" --backend tpu
@@ -136,7 +136,7 @@ if [ "$rc" -eq 2 ] && grep -q "timing noise" "$tmp/out"; then
     skip "--slower: the machine is too noisy now ($(cat "$tmp/out"))"
 else
     good=0
-    [ "$rc" -eq 1 ] && grep -q "first bad decision: #15 fusion conv-activation (step 14, rewrite 1 of 2)" "$tmp/out" &&
+    [ "$rc" -eq 1 ] && grep -q "first bad decision: #15 fusion conv-activation (step 15, rewrite 1 of 2)" "$tmp/out" &&
         grep -q "noise .*interleaved rounds" "$tmp/out" && good=1
     check "--slower lands on the delayed group's fusion, the noise printed" [ "$good" -eq 1 ]
     [ "$good" -eq 1 ] || sed 's/^/# /' "$tmp/out"
@@ -160,7 +160,7 @@ for N in "$TREE_MODELS/nhwc_convnet_mini" "$SHARED_MODELS/nhwc_convnet"; do
     name=$(basename "$N")
     expect "$name: nothing breaks" 0 "no rewrite changes the outputs" \
         bisect "$N/model.onnx" --data "$N/test_data_set_0"
-    expect "$name: a fused group" 1 "fusion conv-activation (step 14, rewrite 3 of 3)" \
+    expect "$name: a fused group" 1 "fusion conv-activation (step 15, rewrite 3 of 3)" \
         bisect "$N/model.onnx" --data "$N/test_data_set_0" --set fusion.fault=3
 done
 tap_done

@@ -36,8 +36,8 @@ check "--no-onnx: exit 0" [ "$rc" -eq 0 ]
 check "export -d creates missing parents (mkdir -p)" test -d "$work/a/b/c"
 check "--no-onnx: no .onnx file" [ "$(count "$work/a/b/c" '*.onnx')" -eq 0 ]
 check "--no-onnx: every step's .svg, .dot and .diff.txt" \
-    [ "$(count "$work/a/b/c" '*.svg')" -eq 16 -a "$(count "$work/a/b/c" '*.dot')" -eq 16 -a \
-    "$(count "$work/a/b/c" '*.diff.txt')" -eq 16 ]
+    [ "$(count "$work/a/b/c" '*.svg')" -eq 17 -a "$(count "$work/a/b/c" '*.dot')" -eq 17 -a \
+    "$(count "$work/a/b/c" '*.diff.txt')" -eq 17 ]
 check "--no-onnx: index.html and decisions.json" \
     test -s "$work/a/b/c/index.html" -a -s "$work/a/b/c/decisions.json"
 check "--no-onnx: index.html links no .onnx" sh -c "! grep -q '\.onnx\"' '$work/a/b/c/index.html'"
@@ -48,7 +48,7 @@ check "the folder gets mkdir's mode, not mkdtemp's 0700" \
 check "export --help names --no-onnx" sh -c "'$GL' export --help 2>&1 | grep -q -- --no-onnx"
 
 run export "$EX" -d "$work/full"
-check "without --no-onnx: one .onnx per step" [ "$(count "$work/full" '*.onnx')" -eq 16 ]
+check "without --no-onnx: one .onnx per step" [ "$(count "$work/full" '*.onnx')" -eq 17 ]
 
 # --- an export again into the folder: the set it owns replaced, nothing else touched ----------------
 MANIFEST=.graphlab-export.json
@@ -169,7 +169,7 @@ if mount -t tmpfs -o size=64m none "$mnt" 2>"$work/err"; then
     run export "$EX" -d "$mnt"
     check "a mount point as the folder: exit 0" [ "$rc" -eq 0 ]
     [ "$rc" -eq 0 ] || diag "$(cat "$work/err")"
-    check "a mount point: every step's .onnx there" [ "$(count "$mnt" '*.onnx')" -eq 16 ]
+    check "a mount point: every step's .onnx there" [ "$(count "$mnt" '*.onnx')" -eq 17 ]
     run export "$EX" -d "$mnt" --no-onnx --passes none
     check "a mount point again: the set replaced" \
         [ "$(listing "$mnt")" = "$MANIFEST $(input_files no-onnx) decisions.json index.html " ]
@@ -293,33 +293,33 @@ if command -v tmux >/dev/null 2>&1; then
     keys Tab
     check "Tab: .onnx files no" wait_for ".onnx files: no"
     keys Enter
-    check "Enter exports to the folder typed" wait_for "exported 16 steps to out/e1/"
+    check "Enter exports to the folder typed" wait_for "exported 17 steps to out/e1/"
     check "the status says no .onnx" wait_for "no .onnx files"
     check "E without .onnx: .svg but no .onnx" \
-        [ "$(count "$tui/out/e1" '*.svg')" -eq 16 -a "$(count "$tui/out/e1" '*.onnx')" -eq 0 ]
+        [ "$(count "$tui/out/e1" '*.svg')" -eq 17 -a "$(count "$tui/out/e1" '*.onnx')" -eq 0 ]
     keys e
     check "e then writes where E did" wait_for "exported 00-input to out/e1/"
-    check "e after E: E's files are all there still" [ "$(count "$tui/out/e1" '*.svg')" -eq 16 ]
+    check "e after E: E's files are all there still" [ "$(count "$tui/out/e1" '*.svg')" -eq 17 ]
     keys 6 -
     wait_for "3/4 rewrites" >/dev/null
     keys e
     check "e inside a pass, after E" wait_for "exported 06-transpose-push-K3 to out/e1/"
     check "e after E: E's files kept, the step's added" \
-        [ "$(count "$tui/out/e1" '*.svg')" -eq 17 -a -f "$tui/out/e1/06-transpose-push-K3.svg" ]
+        [ "$(count "$tui/out/e1" '*.svg')" -eq 18 -a -f "$tui/out/e1/06-transpose-push-K3.svg" ]
     check "e after E: its files join the manifest" \
         grep -q '"06-transpose-push-K3.onnx"' "$tui/out/e1/$MANIFEST"
     keys E Enter
-    check "E again, after e" wait_for "exported 16 steps to out/e1/"
+    check "E again, after e" wait_for "exported 17 steps to out/e1/"
     check "E after e: the step's files removed, the pipeline's there" \
         [ "$(count "$tui/out/e1" '06-transpose-push-K3*')" -eq 0 -a \
-        "$(count "$tui/out/e1" '*.onnx')" -eq 16 ]
+        "$(count "$tui/out/e1" '*.onnx')" -eq 17 ]
     keys q
     wait_rc >/dev/null
 
     start 140 30 GRAPHLAB_EXPORT_DIR=$tui/env -- "$EX"
     wait_for "steps: ] and [" >/dev/null
     keys E
-    check "\$GRAPHLAB_EXPORT_DIR: E exports there without asking" wait_for "exported 16 steps to $tui/env/"
+    check "\$GRAPHLAB_EXPORT_DIR: E exports there without asking" wait_for "exported 17 steps to $tui/env/"
     check "\$GRAPHLAB_EXPORT_DIR: the files are there" test -s "$tui/env/index.html"
     keys q
     wait_rc >/dev/null

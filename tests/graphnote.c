@@ -5,6 +5,7 @@
 
 #include "exec/compare.h"
 #include "exec/exec.h"
+#include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "testutil.h"
 
@@ -639,4 +640,19 @@ void gn_expect_onnx_checker(const char *dir)
              "sys.exit(1 if bad else 0)' '%s' >&2",
              py, dir);
     cr_expect_eq(system(cmd), 0, "onnx.checker refused a saved model in %s (see stderr)", dir);
+}
+
+void gn_expect_saved_same(const char *name, const gn_graph *b, const gl_model *m,
+                          const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s.onnx", dir, name);
+    gl_model *back = NULL;
+    gl_status st = gl_model_save(m, path, NULL);
+    if (st == GL_OK)
+        st = gl_model_load(path, NULL, &back);
+    cr_expect_eq(st, GL_OK, "%s: save and load: %s", name, gl_error_message());
+    if (back)
+        gn_expect_same_outputs(name, b, m, back, 0, 0, false);
+    gl_model_free(back);
 }

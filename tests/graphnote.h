@@ -80,6 +80,9 @@ struct gl_pipeline *gn_run_passes(const char *name, int opset, const char *text,
 struct gl_pipeline *gn_run_passes_set(const char *name, int opset, const char *text,
                                       void (*extra)(gl_model *m), const char *passes,
                                       const char *set, gn_graph *b);
+/* m saved as DIR/NAME.onnx and loaded again computes what m computes, bit for bit. */
+void gn_expect_saved_same(const char *name, const gn_graph *b, const gl_model *m,
+                          const char *dir);
 /* onnx.checker (full_check) accepts every .onnx file of `dir`: one Python process, run
  * only when GL_PYTHON names one that has onnx. */
 void gn_expect_onnx_checker(const char *dir);

@@ -40,7 +40,7 @@ done
 
 C="$EX/conv_nhwc/model.onnx"
 "$GL" optimize "$C" -o "$tmp/c.onnx" --explain >"$tmp/explain" 2>&1
-check "--explain: the memory-plan step's decisions" grep -q '^15-memory-plan: ' "$tmp/explain"
+check "--explain: the memory-plan step's decisions" grep -q '^16-memory-plan: ' "$tmp/explain"
 check "--explain: an in-place choice with its reason" \
     grep -q "APPLIED  in-place: Mul 'channel_scale' writes 'channel_scale_out0_1' over its input 'relu1_out0'" "$tmp/explain"
 check "--explain: a refusal with its reason" \

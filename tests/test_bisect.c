@@ -39,7 +39,7 @@ static const bisect_case bisect_cases[] = {
     {CONV, NULL, true, false, 0, 0, NULL, NULL},
     {TB, NULL, false, false, 0, 0, NULL, NULL},
     /* The last rewrite, the first of the pipeline's rewrites, and in between. */
-    {CONV, "fusion.fault=1", false, true, 14, 1, "conv-activation", NULL},
+    {CONV, "fusion.fault=1", false, true, 15, 1, "conv-activation", NULL},
     {CONV, "transpose-push.fault=1", true, true, 6, 1, "push-through-Mul", NULL},
     {CONV, "transpose-push.fault=2", true, true, 6, 2, "push-through-Add", NULL},
     /* Step 6 makes only 4 rewrites: the 6th is step 12's. */
@@ -47,9 +47,9 @@ static const bisect_case bisect_cases[] = {
     {CONV, "layout.fault=1", false, true, 11, 1, "nhwc-region", NULL},
     /* The 4th fusion is the attention unit; with units left apart it is q.k alone, and
      * adding 0.5 before a Softmax changes nothing: no fault. */
-    {TB, "fusion.fault=4", false, true, 14, 4, "attention", NULL},
+    {TB, "fusion.fault=4", false, true, 15, 4, "attention", NULL},
     {TB, "fusion.fault=4", false, false, 0, 0, NULL, "fusion.units=0"},
-    {TB, "fusion.fault=5", false, true, 14, 5, "matmul-post-ops", NULL},
+    {TB, "fusion.fault=5", false, true, 15, 5, "matmul-post-ops", NULL},
     {TB, "patterns.fault=2", true, true, 10, 2, "gelu-erf", NULL},
     {TB, "constant-folding.fault=3", false, true, 3, 3, "fold", NULL},
     /* shape-inference counts its rewrites without records. */
@@ -303,12 +303,12 @@ typedef struct backend_case {
 static const backend_case backend_cases[] = {
     /* The group exists only after the fusion that forms it: before, the fault hits
      * nothing; the reference never sees it. */
-    {CONV, "fused", "FusedNhwcConvRelu_1", true, 14, 1, "conv-activation"},
-    {CONV, "dnnl", "FusedNhwcConvRelu_1", true, 14, 1, "conv-activation"},
+    {CONV, "fused", "FusedNhwcConvRelu_1", true, 15, 1, "conv-activation"},
+    {CONV, "dnnl", "FusedNhwcConvRelu_1", true, 15, 1, "conv-activation"},
     {CONV, "ref", "FusedNhwcConvRelu_1", false, 0, 0, NULL},
     /* fusion:3 names its third group as the whole pipeline does. */
-    {TB, "fused", "FusedMatMulAdd_3", true, 14, 3, "matmul-add"},
-    {TB, "fused", "FusedFFN_6", true, 14, 6, "ffn"},
+    {TB, "fused", "FusedMatMulAdd_3", true, 15, 3, "matmul-add"},
+    {TB, "fused", "FusedFFN_6", true, 15, 6, "ffn"},
     {TB, "ref", "FusedFFN_6", false, 0, 0, NULL},
     /* A node of the input model that oneDNN runs: no rewrite to blame. */
     {CONV, "dnnl", "conv2", true, 0, 0, NULL},
@@ -363,7 +363,7 @@ Test(bisect, slower_finds_a_delay)
         cr_assert(strstr(gl_error_message(), "timing noise"), "%s", gl_error_message());
         cr_log_warn("skipped: %s", gl_error_message());
     } else {
-        cr_assert(r.found && r.step == 14 && r.k == 1, "found %d step %zu k %lld", r.found,
+        cr_assert(r.found && r.step == 15 && r.k == 1, "found %d step %zu k %lld", r.found,
                   r.step, (long long)r.k);
         cr_assert_str_eq(s.pipeline->log.items[r.decision].rule, "conv-activation");
         cr_assert(strstr(r.why, "slower") == NULL && strstr(r.why, "against"), "%s", r.why);

@@ -192,16 +192,7 @@ static void check_saved(const fcase *c, const gn_graph *b, const gl_model *befor
     cr_expect(gn_count_op(bodies->graph, "test.body.FusedMatMul") > 0, "%s", c->name);
     gn_expect_same_outputs(c->name, b, before, bodies, RTOL, ATOL, false);
     gl_model_free(bodies);
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s.onnx", dir, c->name);
-    gl_model *back = NULL;
-    gl_status st = gl_model_save(after, path, NULL);
-    if (st == GL_OK)
-        st = gl_model_load(path, NULL, &back);
-    cr_expect_eq(st, GL_OK, "%s: save and load: %s", c->name, gl_error_message());
-    if (back)
-        gn_expect_same_outputs(c->name, b, after, back, 0, 0, false);
-    gl_model_free(back);
+    gn_expect_saved_same(c->name, b, after, dir);
 }
 
 static void run_case(const fcase *c, const char *dir)

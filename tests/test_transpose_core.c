@@ -934,7 +934,7 @@ Test(pipeline, transpose_push_in_the_default_pipeline)
     static const char *const want[] = {"toposort", "shape-inference", "constant-folding",
                                        "cse", "dce", "transpose-push", "constant-folding",
                                        "cse", "dce", "patterns", "layout", "transpose-push",
-                                       "fold-transpose", "fusion", "memory-plan"};
+                                       "fold-transpose", "qdq", "fusion", "memory-plan"};
     cr_assert_geq(n, GL_ARRAY_LEN(want));
     for (size_t i = 0; i < GL_ARRAY_LEN(want); i++)
         cr_expect_str_eq(steps[i].pass->name, want[i], "step %zu", i);

@@ -758,7 +758,7 @@ Test(history, node_decisions_include_refusals_across_steps)
         snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s#%lld %s (step %d)",
                  i ? ", " : "", (long long)r->id, gl_verdict_name(r->verdict), (int)r->step);
     }
-    cr_expect_str_eq(got, "#16 applied (step 14), #20 refused (step 15)");
+    cr_expect_str_eq(got, "#16 applied (step 15), #20 refused (step 16)");
     free(idx);
 
     /* the detail lists them; Enter on the refusal goes to step 6, the record selected */

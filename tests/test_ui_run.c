@@ -178,7 +178,7 @@ Test(run_view, r_runs_the_step_on_ref_unfused_and_fused_only_when_it_has_groups)
         size_t step;
         size_t backends;
         const char *run; /* the oneDNN run on the step's model */
-    } cases[] = {{14, 3, "fused"}, {13, 2, "dnnl"}, {0, 2, "dnnl"}};
+    } cases[] = {{15, 3, "fused"}, {13, 2, "dnnl"}, {0, 2, "dnnl"}};
     for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
         gl_ui ui;
         open_conv(&ui);
@@ -206,7 +206,7 @@ Test(run_view, the_group_row_has_its_members_and_the_tensor_view_its_outputs)
 {
     gl_ui ui;
     open_conv(&ui);
-    gl_ui_goto_step(&ui, 14);
+    gl_ui_goto_step(&ui, 15);
     gl_ui_key(&ui, 'r');
     const gl_run *r = gl_ui_run_shown(&ui);
     cr_assert(r);
@@ -267,7 +267,7 @@ Test(run_view, p_names_where_the_runs_part_ways_or_the_tolerance)
 {
     gl_ui ui;
     open_conv(&ui);
-    gl_ui_goto_step(&ui, 14);
+    gl_ui_goto_step(&ui, 15);
     gl_ui_key(&ui, 'r');
     gl_ui_key(&ui, 'p');
     cr_expect(strstr(ui.status, "fused and ref do not part ways: every tensor within rtol 0.001, "
@@ -346,7 +346,7 @@ Test(run_view, r_compares_each_run_with_the_data_sets_outputs)
         gl_ui ui;
         open_conv(&ui);
         ui.data_dir = dir;
-        gl_ui_goto_step(&ui, 14);
+        gl_ui_goto_step(&ui, 15);
         gl_ui_key(&ui, 'r');
         const gl_run *r = gl_ui_run_shown(&ui);
         cr_assert(r, "case %zu: %s", c, ui.status);

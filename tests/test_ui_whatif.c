@@ -93,19 +93,19 @@ Test(whatif, b_ends_on_the_first_bad_decision)
 {
     static const bisect_key_case cases[] = {
         /* Rewrite 2 of 4 alone: #3 moved the Transpose made by rewrite 1 below the Add. */
-        {"transpose-push.fault=2", 14, 6, 2, 3, "#3 transpose-push push-through-Add (rewrite 2 "
+        {"transpose-push.fault=2", 15, 6, 2, 3, "#3 transpose-push push-through-Add (rewrite 2 "
          "of 4) changes the outputs: output 'features'", "+ Transpose 'channel_shift/Transpose'"},
         /* The last rewrite of its step: replayed to all of them, still that rewrite alone. */
-        {"transpose-push.fault=4", 14, 6, 4, 5, "#5 transpose-push cancel (rewrite 4 of 4)",
+        {"transpose-push.fault=4", 15, 6, 4, 5, "#5 transpose-push cancel (rewrite 4 of 4)",
          "- Transpose 'conv2_to_nchw'"},
         /* Fusion's two rewrites: conv1 + relu1 (#15), then conv2 + relu2 (#16). */
-        {"fusion.fault=1", 14, 14, 1, 15, "#15 fusion conv-activation (rewrite 1 of 2)",
+        {"fusion.fault=1", 15, 15, 1, 15, "#15 fusion conv-activation (rewrite 1 of 2)",
          "FusedNhwcConvRelu_1"},
-        {"fusion.fault=2", 14, 14, 2, 16, "#16 fusion conv-activation (rewrite 2 of 2)",
+        {"fusion.fault=2", 15, 15, 2, 16, "#16 fusion conv-activation (rewrite 2 of 2)",
          "FusedNhwcConvRelu_2"},
         /* Up to step 13 the fusion fault is not there yet. */
         {"fusion.fault=1", 13, 0, 0, -1, "no rewrite of steps 1-13 changes the outputs", NULL},
-        {NULL, 14, 0, 0, -1, "no rewrite of steps 1-14 changes the outputs", NULL},
+        {NULL, 15, 0, 0, -1, "no rewrite of steps 1-15 changes the outputs", NULL},
         {NULL, 0, 0, 0, -1, "step 0 is the model as loaded", NULL},
     };
     for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
@@ -173,7 +173,7 @@ Test(whatif, a_failed_rerun_keeps_the_pipeline)
     gl_ui ui;
     open_with(&ui, CONV, NULL);
     gl_pipeline *before = ui.pipeline;
-    gl_ui_goto_step(&ui, 14);
+    gl_ui_goto_step(&ui, 15);
     cr_assert(gl_ui_decisions_select(&ui, 16));
     /* The record says dce: the re-run's check finds #16 is fusion's. */
     static char dce[] = "dce";
@@ -274,9 +274,9 @@ Test(whatif, x_keeps_the_other_branch_and_X_swaps)
     cr_assert(ui.other.pipeline == as_run, "x keeps the pipeline it replaced");
     bar_branch(&ui, bar, sizeof(bar));
     cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 10 nodes] ");
-    gl_ui_goto_step(&ui, 14);
+    gl_ui_goto_step(&ui, 15);
     bar_branch(&ui, bar, sizeof(bar));
-    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 6 nodes] ", "the other's count at step 14");
+    cr_assert_str_eq(bar, "[#3 vetoed │ X: as run, 6 nodes] ", "the other's count at step 15");
 
     /* X at step 6, inside the pass after 2 rewrites, a node selected: all kept */
     gl_ui_goto_step(&ui, 6);

@@ -36,19 +36,19 @@ TRANSFORMER="$SRC/examples/transformer_block/model.onnx"
 
 # --- open, the bar, stepping -------------------------------------------------------------
 start 100 30 BROWSER="$work/fake-browser" -- "$CONV"
-check "opens on the loaded model" wait_for "nodes | step 0/15 | ? help"
+check "opens on the loaded model" wait_for "nodes | step 0/16 | ? help"
 check "the bar lists the steps with node counts" wait_for "load 14 → toposort 14 → shapes 14"
 check "the bar marks a step that changed the graph" wait_for "tpush 10*"
 check "the node list has the op counts" wait_for "14 nodes: Transpose 6, Relu 3, Conv 2"
 golden nodes-step0
 keys ]
-check "] steps forward" wait_for "step 1/15"
+check "] steps forward" wait_for "step 1/16"
 keys Right
-check "Right steps forward" wait_for "step 2/15"
+check "Right steps forward" wait_for "step 2/16"
 keys [
-check "[ steps back" wait_for "step 1/15"
+check "[ steps back" wait_for "step 1/16"
 keys Left
-check "Left steps back" wait_for "step 0/15"
+check "Left steps back" wait_for "step 0/16"
 keys 6
 check "a digit jumps to its step" wait_for "06-transpose-push: 4 rewrites, 10 nodes"
 check "the list marks what the step changed" wait_for "~ Mul        channel_scale"
@@ -64,7 +64,7 @@ check "the detail shows the initializer statistics" wait_for "min 0.553439  max 
 check "the detail shows the history with the decision" wait_for "(#2 push-through-Mul)"
 golden detail-channel-scale
 keys Escape
-check "Esc goes back to the diff" wait_for "diff | step 6/15"
+check "Esc goes back to the diff" wait_for "diff | step 6/16"
 keys c
 check "c shows the decisions" wait_for "decisions of 06-transpose-push: 5"
 check "a refused decision carries its numbers" wait_for "decided_by     layout-sensitive"
@@ -74,7 +74,7 @@ check "f keeps only the refused" wait_for "decisions of 06-transpose-push: 1 ref
 keys Enter
 check "Enter marks the decision's nodes" wait_for "#1 push-through-Conv: 2 nodes marked"
 keys v
-check "v shows the graph" wait_for "graph | step 6/15"
+check "v shows the graph" wait_for "graph | step 6/16"
 keys '?'
 check "? shows the keys from the table" wait_for "graphlab keys"
 check "the help starts with the first request" wait_for "next step of the pipeline"
@@ -82,9 +82,9 @@ golden help
 keys G
 check "the help scrolls to the last request" wait_for "  q           quit"
 keys Escape
-check "Esc backs out of the help" wait_for "graph | step 6/15"
+check "Esc backs out of the help" wait_for "graph | step 6/16"
 keys l
-check "l shows the node list" wait_for "nodes | step 6/15"
+check "l shows the node list" wait_for "nodes | step 6/16"
 
 # --- search ------------------------------------------------------------------------------------
 keys / c o n v 2
@@ -97,19 +97,19 @@ keys Escape
 
 # --- resize -------------------------------------------------------------------------------------
 $T resize-window -t t -x 60 -y 20
-check "at 60x20 the status line stays" wait_for "nodes | step 6/15"
+check "at 60x20 the status line stays" wait_for "nodes | step 6/16"
 check "at 60x20 the bar is elided around the step" wait_for "tpush 10* → fold 10"
 check "at 60x20 nothing runs past the edge" fits 60 20
 golden nodes-60x20
 keys d
-check "at 60x20 the diff still draws" wait_for "diff | step 6/15"
+check "at 60x20 the diff still draws" wait_for "diff | step 6/16"
 keys c
-# (the status line's right part, " decisions | step 6/15 | ? help", is over half of 60
+# (the status line's right part, " decisions | step 6/16 | ? help", is over half of 60
 # columns: the message keeps the line)
 check "at 60x20 the decisions still draw" wait_for "decisions of 06-transpose-push"
 $T resize-window -t t -x 100 -y 30
 keys l
-check "back at 100x30" wait_for "nodes | step 6/15"
+check "back at 100x30" wait_for "nodes | step 6/16"
 
 # --- export, open ----------------------------------------------------------------------------------
 keys e
@@ -122,7 +122,7 @@ check "the step's files are there" \
 keys E
 check "E asks where, the default shown" wait_for "export every step to: ./graphlab-export/conv_nhwc_"
 keys Enter
-check "E exports every step" wait_for "exported 16 steps to ./graphlab-export/conv_nhwc/"
+check "E exports every step" wait_for "exported 17 steps to ./graphlab-export/conv_nhwc/"
 check "E writes index.html" test -s "$work/graphlab-export/conv_nhwc/index.html"
 keys o
 check "o opens the SVG with \$BROWSER" \
@@ -136,11 +136,11 @@ check "C-c with nothing running does not quit" wait_for "nothing is running"
 keys q
 check "q exits 0" [ "$(wait_rc)" = 0 ]
 check "the terminal is restored (cursor, screen, mouse, keypad)" restored
-check "the workbench is gone from the screen" sh -c "! $T capture-pane -p -t t | grep -q 'step 6/15'"
+check "the workbench is gone from the screen" sh -c "! $T capture-pane -p -t t | grep -q 'step 6/16'"
 
 # --- + and - inside constant folding --------------------------------------------------------------
 start 100 30 -- "$TRANSFORMER"
-check "the transformer block opens" wait_for "nodes | step 0/15"
+check "the transformer block opens" wait_for "nodes | step 0/16"
 keys 3
 check "3 goes to constant folding" wait_for "fold 46*"
 keys -
@@ -159,7 +159,7 @@ check "q exits 0 again" [ "$(wait_rc)" = 0 ]
 
 # --- no browser ------------------------------------------------------------------------------------
 start 100 30 -u BROWSER PATH="$work/emptybin" -- "$CONV"
-check "opens without a PATH" wait_for "nodes | step 0/15"
+check "opens without a PATH" wait_for "nodes | step 0/16"
 keys o
 check "no browser: the status line says so" wait_for "no \$BROWSER and no xdg-open"
 keys q
@@ -167,20 +167,20 @@ check "q exits 0 without a browser" [ "$(wait_rc)" = 0 ]
 
 # --- colours off, the mouse -----------------------------------------------------------------------
 start 100 30 NO_COLOR=1 -- "$CONV"
-check "NO_COLOR: still opens" wait_for "nodes | step 0/15"
+check "NO_COLOR: still opens" wait_for "nodes | step 0/16"
 click 5 8 # the fifth node of the list: Mul 'channel_scale'
 keys Enter
 check "a click selects a row" wait_for "Mul 'channel_scale'"
 keys Escape
 click 67 1 # "tpush 10*" on the bar
-check "a click on the bar goes to that step" wait_for "step 6/15"
+check "a click on the bar goes to that step" wait_for "step 6/16"
 keys q
 check "NO_COLOR: q exits 0" [ "$(wait_rc)" = 0 ]
 
 # --- fatal signals restore the terminal ------------------------------------------------------------
 for sig in TERM SEGV; do
     start 100 30 -- "$CONV"
-    wait_for "nodes | step 0/15" >/dev/null
+    wait_for "nodes | step 0/16" >/dev/null
     kill -"$sig" "$(cat "$work/pid")"
     rc=$(wait_rc)
     check "SIG$sig: dies of the signal (status $rc)" [ "$rc" -gt 128 ]
@@ -229,12 +229,12 @@ check "its message names the node, escaped, on one line" \
 # before it is followed into its group (the group selected, the member marked in its
 # detail); a step back finds the member again.
 start 100 30 -- "$CONV"
-check "fusion: opens" wait_for "nodes | step 0/15"
+check "fusion: opens" wait_for "nodes | step 0/16"
 keys 9 ] ] ] ]
-check "fusion: the step before it" wait_for "step 13/15"
+check "fusion: the step before it" wait_for "step 13/16"
 keys / c o n v 2 Enter
 check "fusion: conv2 selected before fusion" wait_for "conv2"
-keys ] Enter
+keys ] ] Enter
 check "fusion: the selection followed conv2 into its group" \
     wait_for "graphlab.fused:FusedNhwcConvRelu_2 'FusedNhwcConvRelu_2'"
 check "fusion: the group's detail lists its members" \
@@ -246,13 +246,13 @@ golden detail-fused-group
 keys Escape [ Enter
 check "fusion: a step back, the selection is conv2 again" wait_for "NhwcConv 'conv2'"
 keys Escape ] l
-check "fusion: the node list at the fusion step" wait_for "nodes | step 14/15"
+check "fusion: the node list at the fusion step" wait_for "nodes | step 15/16"
 keys g / F u s e d Enter Enter
 check "fusion: the group chosen as itself (searched, not followed)" \
     wait_for "fused group: 2 members"
 check "fusion: ...marks no member" sh -c "! $T capture-pane -p -t t | grep -q 'followed into'"
 keys Escape ] m
-check "m: the memory plan at the memory-plan step" wait_for "memory | step 15/15"
+check "m: the memory plan at the memory-plan step" wait_for "memory | step 16/16"
 # the first group writes relu1_out0; channel_scale writes its output over it
 check "m: a tensor in place of its input" wait_for "<- relu1_out0"
 golden memory-plan
@@ -268,13 +268,13 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \
         >/dev/null 2>&1; then
     start 100 30 -- "$work/big/many_nodes.onnx"
-    check "a big model opens" wait_for "nodes | step 0/15"
+    check "a big model opens" wait_for "nodes | step 0/16"
     keys E Enter
     check "E on a big model shows progress" wait_for "exporting step"
     keys C-c
     check "C-c stops waiting without quitting" wait_for "stopped waiting for the export"
     keys ]
-    check "keys work while the export ends in the background" wait_for "step 1/15"
+    check "keys work while the export ends in the background" wait_for "step 1/16"
     keys q
     check "q exits 0 with work still running" [ "$(wait_rc)" = 0 ]
     check "q with the export running leaves no half folder" \

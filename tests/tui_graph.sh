@@ -25,7 +25,7 @@ on_screen() { [ "$(boxes)" -ge "$1" ]; }
 graph_view() {
     name=$1 model=$2 input=$3
     start 140 45 -- "$model"
-    check "$name opens" wait_for "nodes | step 0/15"
+    check "$name opens" wait_for "nodes | step 0/16"
     keys v
     check "$name: v: a neighbourhood whose radius fits the screen" wait_for "(fits the screen; < >)"
     check "$name: more than 3 node boxes on 140x45" on_screen 4

@@ -22,7 +22,7 @@ not_on_screen() { ! screen | grep -qF -- "$1"; }
 # input_to_nchw's history has no step that changed it before layout removes it; the
 # first transpose-push refused to push it through conv1.
 start 120 30 -- "$CONV"
-check "detail: opens" wait_for "nodes | step 0/15"
+check "detail: opens" wait_for "nodes | step 0/16"
 keys / i n p u t _ t o Enter Enter
 check "detail: the Transpose" wait_for "Transpose 'input_to_nchw'"
 check "detail: its decisions, the refusal included" wait_for "decisions (1; Enter goes to one)"
@@ -40,15 +40,15 @@ check "detail: Esc comes back to the node" wait_for "Transpose 'input_to_nchw'"
 keys Escape / c h a n n e l _ s c Enter Enter
 check "detail: channel_scale's decisions across steps" wait_for "decisions (3; Enter goes to one)"
 check "detail: ...the last from the memory plan" \
-    wait_for "15-memory-plan       #17   applied in-place: Mul 'channel_scale'"
+    wait_for "16-memory-plan       #17   applied in-place: Mul 'channel_scale'"
 golden detail-decisions
 # the group conv2 + relu2 became: formed by fusion, refused in place by the memory plan
 keys Escape 1 5 l / F u s e d N h w c C o n v R e l u _ 2 Enter Enter
 check "detail: the group's decisions across steps" wait_for "decisions (2; Enter goes to one)"
 check "detail: ...the fusion that formed it" \
-    wait_for "14-fusion            #16   applied conv-activation: 2 nodes from NhwcConv 'conv2'"
+    wait_for "15-fusion            #16   applied conv-activation: 2 nodes from NhwcConv 'conv2'"
 check "detail: the memory plan's refusal names it too" \
-    wait_for "15-memory-plan       #20   refused in-place: FusedNhwcConvRelu_2 'FusedNhwcConvRelu_2'"
+    wait_for "16-memory-plan       #20   refused in-place: FusedNhwcConvRelu_2 'FusedNhwcConvRelu_2'"
 keys Escape
 
 # --- the diff inside a pass --------------------------------------------------------------------
@@ -74,9 +74,9 @@ check "diff: q exits 0" [ "$(wait_rc)" = 0 ]
 
 # --- b ends on the bad rewrite itself -------------------------------------------------------------
 start 140 30 GRAPHLAB_SET=transpose-push.fault=2 -- "$CONV"
-check "bisect: opens with a corrupted rewrite" wait_for "nodes | step 0/15"
-keys 1 4
-check "bisect: at the last step" wait_for "step 14/15"
+check "bisect: opens with a corrupted rewrite" wait_for "nodes | step 0/16"
+keys 1 5
+check "bisect: at the last step" wait_for "step 15/16"
 keys b
 check "bisect: finds #3, rewrite 2 of 4" \
     wait_for "bisect on fused: #3 transpose-push push-through-Add (rewrite 2 of 4) changes the outputs"
@@ -95,14 +95,14 @@ check "bisect: q exits 0" [ "$(wait_rc)" = 0 ]
 printf '#!/bin/sh\nexit 3\n' >"$work/failing-browser"
 chmod +x "$work/failing-browser"
 start 140 30 BROWSER="$work/failing-browser" -- "$CONV"
-check "open: opens" wait_for "nodes | step 0/15"
+check "open: opens" wait_for "nodes | step 0/16"
 keys o
 check "open: the opener's exit status on the status line" \
     wait_for "failing-browser failed (exit status 3): the SVG is ./graphlab-export/conv_nhwc/00-input.svg"
 keys q
 check "open: q exits 0" [ "$(wait_rc)" = 0 ]
 start 140 30 BROWSER="$work/no-such-browser" -- "$CONV"
-check "open: opens again" wait_for "nodes | step 0/15"
+check "open: opens again" wait_for "nodes | step 0/16"
 keys o
 check "open: a \$BROWSER that is not there" wait_for "no-such-browser not found (set \$BROWSER)"
 keys q
@@ -113,7 +113,7 @@ check "open: q exits 0 again" [ "$(wait_rc)" = 0 ]
 # name_at ROW: the name in the node list's ROW-th row (0-based)
 name_at() { screen | sed -n "$((4 + $1))p" | awk '{ print $2 }'; }
 start 100 20 -- "$TRANSFORMER"
-check "pages: opens" wait_for "nodes | step 0/15"
+check "pages: opens" wait_for "nodes | step 0/16"
 settle
 first=$(name_at 0) ninth=$(name_at 8) fourth=$(name_at 3)
 keys C-d Enter
@@ -133,7 +133,7 @@ check "pages: q exits 0" [ "$(wait_rc)" = 0 ]
 
 # --- long rows: cut with '…', h/L scroll across --------------------------------------------------
 start 100 30 -- "$CONV"
-check "long rows: opens" wait_for "nodes | step 0/15"
+check "long rows: opens" wait_for "nodes | step 0/16"
 keys 6 c
 check "long rows: a reason cut with '…'" \
     wait_for "#1    refused push-through-Conv      layout-sensitive op: Conv 'conv1' computes in its own layout, …"
@@ -144,7 +144,7 @@ check "h: back to the start" wait_for "#1    refused push-through-Conv"
 keys q
 check "long rows: q exits 0" [ "$(wait_rc)" = 0 ]
 start 100 30 LC_ALL=C -- "$CONV"
-check "no UTF-8: opens" wait_for "nodes | step 0/15"
+check "no UTF-8: opens" wait_for "nodes | step 0/16"
 keys 6 c
 check "no UTF-8: cut with '...'" wait_for "computes in its own layout..."
 keys q
@@ -152,7 +152,7 @@ check "no UTF-8: q exits 0" [ "$(wait_rc)" = 0 ]
 
 # --- ? explains the marks -------------------------------------------------------------------------
 start 100 80 -- "$CONV"
-check "marks: opens" wait_for "nodes | step 0/15"
+check "marks: opens" wait_for "nodes | step 0/16"
 keys '?'
 check "marks: a section after the keys" wait_for "marks the views draw"
 check "marks: '~'" wait_for "nodes   ~             the step changed the node"

@@ -17,12 +17,12 @@ export LANG=C.UTF-8
 . "$GL_SRCDIR/tests/tmux.sh" # TIMEOUT, work, golden
 
 start 170 24 GRAPHLAB_STABLE_TIMES=1 -- "$CONV"
-check "opens" wait_for "nodes | step 0/15 | ? help"
-keys 1 4
-check "at the fusion step" wait_for "step 14/15"
+check "opens" wait_for "nodes | step 0/16 | ? help"
+keys 1 5
+check "at the fusion step" wait_for "step 15/16"
 keys r
 check "r runs the step on seeded random inputs" \
-    wait_for "ran 14-fusion on seeded random inputs: fused agrees with the reference"
+    wait_for "ran 15-fusion on seeded random inputs: fused agrees with the reference"
 check "the run view: whole-run medians of the three runs" \
     wait_for "whole run median: ref ~ ms, fused ~ ms, unfused ~ ms"
 check "the groups with their members under them" wait_for "FusedNhwcConvRelu… FusedNhwcConvRelu_1"
@@ -41,8 +41,8 @@ check "its output against the reference" wait_for "against the reference: within
 golden tensor-view
 keys w
 check "w writes the tensor into the export folder" \
-    wait_for "wrote ./graphlab-export/conv_nhwc/step14-"
-check "...a .pb file there" sh -c "ls '$work'/graphlab-export/conv_nhwc/step14-*.pb"
+    wait_for "wrote ./graphlab-export/conv_nhwc/step15-"
+check "...a .pb file there" sh -c "ls '$work'/graphlab-export/conv_nhwc/step15-*.pb"
 keys Escape p
 check "p: none part ways, with the tolerance" \
     wait_for "fused and ref do not part ways: every tensor within rtol 0.001, atol 0.0001"
@@ -54,7 +54,7 @@ keys q
 check "q exits 0" [ "$(wait_rc)" = 0 ]
 
 start 170 24 -- "$CONV" --data "$SRC/examples/conv_nhwc/test_data_set_0"
-check "--data: opens" wait_for "nodes | step 0/15 | ? help"
+check "--data: opens" wait_for "nodes | step 0/16 | ? help"
 keys r
 check "--data: the run says its inputs" wait_for "on the inputs of $SRC/examples/conv_nhwc/test_data_set_0"
 check "--data: the header compares each run with the data set's outputs" \
@@ -67,9 +67,9 @@ cp -r "$SRC/examples/conv_nhwc/test_data_set_0" "$work/wrong"
 size=$(wc -c <"$work/wrong/output_0.pb")
 printf '\000\000\200\117' | dd of="$work/wrong/output_0.pb" bs=1 seek=$((size - 8)) conv=notrunc 2>/dev/null
 start 170 24 -- "$CONV" --data "$work/wrong"
-check "--data wrong: opens" wait_for "nodes | step 0/15 | ? help"
-keys 1 4
-check "--data wrong: at the fusion step" wait_for "step 14/15"
+check "--data wrong: opens" wait_for "nodes | step 0/16 | ? help"
+keys 1 5
+check "--data wrong: at the fusion step" wait_for "step 15/16"
 keys r
 check "--data wrong: the header names each run's mismatch with max_abs" \
     wait_for "expected (wrong): ref MISMATCH max_abs 4.3e+09, fused MISMATCH max_abs 4.3e+09, unfused MISMATCH max_abs 4.3e+09"
@@ -86,13 +86,13 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     "$GL_PYTHON" "$SRC/bench/make_big_models.py" "$work/big" --weights-mb 1 --nodes 4000 \
         >/dev/null 2>&1; then
     start 120 24 -- "$work/big/many_nodes.onnx"
-    check "a big model opens" wait_for "nodes | step 0/15"
+    check "a big model opens" wait_for "nodes | step 0/16"
     keys r
     check "r shows progress" wait_for "run: "
     # Both keys at once, right after the progress shows: a quiet machine runs even this
     # model in about a second, and a C-c that comes after the end has nothing to stop.
     keys ] C-c
-    check "keys work while it runs" wait_for "step 1/15"
+    check "keys work while it runs" wait_for "step 1/16"
     # Which came first: C-c (it stops waiting) or the run's end (nothing left to stop)?
     outcome= i=0
     while [ -z "$outcome" ] && [ "$i" -lt $((TIMEOUT * 10)) ]; do
@@ -116,8 +116,8 @@ fi
 # A group that loses to its members is found in one key: dnnl.delay=NAME (test-only)
 # sleeps 20 ms after the group NAME runs on oneDNN, far beyond any noise.
 start 100 24 GRAPHLAB_SET=dnnl.delay=FusedNhwcConvRelu_2 -- "$CONV"
-check "lost fusion: opens" wait_for "nodes | step 0/15 | ? help"
-keys 1 5 r
+check "lost fusion: opens" wait_for "nodes | step 0/16 | ? help"
+keys 1 6 r
 # (the other group may lose too on a busy machine or a sanitizer build: not asserted)
 check "r says a group lost, where to look" wait_for "), rows marked <; ran "
 check "...about the 20 ms injected" wait_for "fusion lost 2"

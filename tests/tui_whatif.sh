@@ -18,7 +18,7 @@ export LANG=C.UTF-8
 . "$GL_SRCDIR/tests/tmux.sh" # TIMEOUT, work
 
 start 170 30 GRAPHLAB_STABLE_TIMES=1 -- "$GL_SRCDIR/examples/conv_nhwc/model.onnx"
-check "opens" wait_for "nodes | step 0/15 | ? help"
+check "opens" wait_for "nodes | step 0/16 | ? help"
 keys 6 c
 check "the decisions of the first transpose-push" wait_for "decisions of 06-transpose-push: 5"
 keys j j x
@@ -49,11 +49,11 @@ check "...in topological order" wait_for "by topological order (s)"
 golden run-branches
 keys X
 check "X again: back to the first branch" wait_for "[as run │ X: #3 vetoed, 12 nodes]"
-keys 1 4
-check "at the last step" wait_for "step 14/15"
+keys 1 5
+check "at the last step" wait_for "step 15/16"
 keys b
 check "b: nothing breaks, on the run view's backend" \
-    wait_for "bisect on fused: no rewrite of steps 1-14 changes the outputs"
+    wait_for "bisect on fused: no rewrite of steps 1-15 changes the outputs"
 keys q
 check "q quits with 0" [ "$(wait_rc)" = 0 ]
 
@@ -62,9 +62,9 @@ check "q quits with 0" [ "$(wait_rc)" = 0 ]
 # (FusedNhwcConvRelu_1, conv1 + relu1: fusion's first rewrite, #15).
 C="$GL_SRCDIR/examples/conv_nhwc"
 start 170 30 GRAPHLAB_SET=dnnl.fault=FusedNhwcConvRelu_1 -- "$C/model.onnx" --data "$C/test_data_set_0"
-check "opens with --data and a dnnl fault" wait_for "step 0/15"
-keys 1 4
-check "at the fusion step" wait_for "step 14/15"
+check "opens with --data and a dnnl fault" wait_for "step 0/16"
+keys 1 5
+check "at the fusion step" wait_for "step 15/16"
 keys b
 check "b on fused finds the fusion that formed the faulty group" \
     wait_for "bisect on fused: #15 fusion conv-activation (rewrite 1 of 2) changes the outputs"

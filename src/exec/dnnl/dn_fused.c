@@ -123,7 +123,7 @@ static fused_unit *unit_of(dn_node *s)
 bool dn_fused_state(const void *state)
 {
     return state && (((const dn_node *)state)->op == &fused_op || dn_catconv_state(state) ||
-                     dn_shuffle_state(state));
+                     dn_shuffle_state(state) || dn_qgroup_state(state));
 }
 
 /* ---- the body ------------------------------------------------------------------------- */
@@ -846,6 +846,8 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
         return dn_catconv_claims(c, m, call, fn, why, len);
     if (dn_shuffle_is(fn))
         return dn_shuffle_claims(c, m, call, fn, why, len);
+    if (dn_qgroup_is(fn))
+        return dn_qgroup_claims(c, m, call, fn, why, len);
     fused_unit *u = unit_new(m, call, fn, why, len);
     bool ok = u != NULL;
     for (fused_unit *seg = u; seg && ok; seg = seg->next)
@@ -1007,6 +1009,9 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
         /* moves values: its output is as free of NaN as its inputs */
         finite = st == GL_OK && dn_inputs_look(c, k, &((dn_node *)*state)->specials, false) ==
                                     DN_INPUTS_FINITE;
+    } else if (*state ? dn_qgroup_state(*state)
+                      : dn_qgroup_is(gl_called_function(k->model, k->node))) {
+        st = dn_qgroup_run(c, k, state); /* int8 out: nothing to vouch for */
     } else {
         st = unit_run(c, k, state, &finite);
     }
@@ -1020,6 +1025,8 @@ void dn_fused_release(void *state)
         dn_catconv_release(state);
     else if (dn_shuffle_state(state))
         dn_shuffle_release(state);
+    else if (dn_qgroup_state(state))
+        dn_qgroup_release(state);
     else
         unit_free(state);
 }

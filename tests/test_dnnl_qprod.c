@@ -74,8 +74,9 @@ typedef struct bld {
     gl_function *f;     /* NULL: into the graph */
     gl_value *actual[24];
     size_t n_act;
-    int n_names;
 } bld;
+
+static int n_names; /* names of constants and nodes: unique in the process */
 
 /* v, a value of the model's graph, as the nodes read it. */
 static gl_value *use(bld *b, gl_value *v)
@@ -94,7 +95,7 @@ static gl_value *use(bld *b, gl_value *v)
 static gl_value *konst(bld *b, gl_dtype dt, int rank, const int64_t *dims, const void *data)
 {
     char name[16];
-    snprintf(name, sizeof(name), "k%d", b->n_names++);
+    snprintf(name, sizeof(name), "k%d", n_names++);
     int64_t none = 0;
     return use(b, gl_add_initializer(b->m->graph, name,
                                      tu_tensor_of(dt, rank, rank ? dims : &none, data)));
@@ -115,7 +116,7 @@ static gl_value *scalar_q(bld *b, gl_dtype dt, int v)
 static gl_node *node(bld *b, const char *op, gl_value **ins, size_t n)
 {
     char name[16];
-    snprintf(name, sizeof(name), "n%d", b->n_names++);
+    snprintf(name, sizeof(name), "n%d", n_names++);
     return gl_add_node(b->g, op, "", name, ins, n, 1);
 }
 
@@ -187,10 +188,11 @@ static gl_value *add_product(bld *b, const qcase *c, const qparams *p, gl_value 
     if (c->bad == 'z')
         wz[1] = 1;
     int32_t bz[32] = {0};
+    xq = use(b, xq); /* the call's inputs in the order the body reads them: x_q first */
     gl_value *xs = c->bad == 's' ? tu_input(b->m->graph, "xs", GL_DT_FLOAT, 0, NULL) : NULL;
     xs = xs ? use(b, xs) : scalar_f(b, p->x_scale);
     gl_value *x = node(b, "DequantizeLinear",
-                       (gl_value *[]){use(b, xq), xs, scalar_q(b, c->xt, c->x_zero)}, 3)->outputs[0];
+                       (gl_value *[]){xq, xs, scalar_q(b, c->xt, c->x_zero)}, 3)->outputs[0];
     int64_t nsc = c->per_channel ? oc : 1;
     gl_node *dqw = node(b, "DequantizeLinear",
                         (gl_value *[]){konst(b, GL_DT_INT8, (int)p->w_rank, p->wd, p->w),
@@ -257,28 +259,46 @@ static gl_value *add_qlinear(bld *b, const qcase *c, const qparams *p, gl_value 
     return n->outputs[0];
 }
 
+/* A call named `name` of a group of row c on xq (a value of m's graph): its output. */
+static gl_value *add_group(gl_model *m, const qcase *c, const qparams *p, gl_value *xq,
+                           const char *name)
+{
+    static int functions;
+    char fname[32];
+    snprintf(fname, sizeof(fname), "%s_%d",
+             c->head == 'c' ? "QConv" : c->head == 'g' ? "QGemm" : "QMatMul", ++functions);
+    bld b = {.m = m};
+    b.f = gl_model_add_function(m, "graphlab.fused", fname);
+    b.f->opsets = gl_xcalloc(1, sizeof(*b.f->opsets));
+    b.f->opsets[0] = (gl_opset){gl_xstrdup(""), 17};
+    b.f->n_opsets = 1;
+    b.g = b.f->body;
+    gl_graph_add_output(b.g, add_product(&b, c, p, xq, true));
+    return gl_add_node(m->graph, fname, "graphlab.fused", name, b.actual, b.n_act, 1)
+        ->outputs[0];
+}
+
+static gl_model *new_model(void)
+{
+    gl_model *m = tu_model(17);
+    gl_model_set_opset(m, "graphlab.fused", 1);
+    return m;
+}
+
 /* The row's model: `quantized` the group (or QLinear node) with an int8 output, else the
  * float model (no QuantizeLinear at the end). */
 static gl_model *build_model(const qcase *c, const qparams *p, bool quantized)
 {
-    bld b = {.m = tu_model(17)};
-    gl_model_set_opset(b.m, "graphlab.fused", 1);
+    bld b = {.m = new_model()};
     b.g = b.m->graph;
     gl_value *xq = tu_input(b.g, "x", c->xt, c->rank, c->xd);
     gl_value *y;
-    if (!quantized || c->head == 'C' || c->head == 'M') {
-        y = quantized ? add_qlinear(&b, c, p, xq) : add_product(&b, c, p, xq, false);
-    } else {
-        const char *fname = c->head == 'c' ? "QConv_1" : c->head == 'g' ? "QGemm_1" : "QMatMul_1";
-        b.f = gl_model_add_function(b.m, "graphlab.fused", fname);
-        b.f->opsets = gl_xcalloc(1, sizeof(*b.f->opsets));
-        b.f->opsets[0] = (gl_opset){gl_xstrdup(""), 17};
-        b.f->n_opsets = 1;
-        b.g = b.f->body;
-        gl_graph_add_output(b.g, add_product(&b, c, p, xq, true));
-        b.g = b.m->graph;
-        y = gl_add_node(b.g, fname, "graphlab.fused", "g", b.actual, b.n_act, 1)->outputs[0];
-    }
+    if (!quantized)
+        y = add_product(&b, c, p, xq, false);
+    else if (c->head == 'C' || c->head == 'M')
+        y = add_qlinear(&b, c, p, xq);
+    else
+        y = add_group(b.m, c, p, xq, "g");
     tu_output(b.m->graph, y);
     return b.m;
 }
@@ -499,4 +519,39 @@ Test(dnnl_qprod, qlinearconv_and_qlinearmatmul_run_on_onednn)
 Test(dnnl_qprod, refused_products_run_the_reference_and_say_why)
 {
     run_cases(refused_cases, GL_ARRAY_LEN(refused_cases));
+}
+
+/* Two groups in a row: the second reads the first's int8 nhwc output as it is (no
+ * reorder), and the pair equals the reference exactly (power-of-two scales). */
+Test(dnnl_qprod, a_group_reads_the_previous_groups_int8_output_without_a_reorder)
+{
+    static const qcase first = {"3x3 Conv", CONV(1, 8, 7, 16, 3, 1, 1, 1), .xt = U8_, .yt = U8_,
+                                .x_zero = 128, .y_zero = 128, .per_channel = true,
+                                .bias = true, .acts = {"Relu"}, .pow2 = true};
+    static const qcase second = {"1x1 Conv", CONV(1, 16, 7, 16, 1, 1, 0, 1), .xt = U8_,
+                                 .yt = U8_, .x_zero = 128, .y_zero = 3, .per_channel = true,
+                                 .bias = true, .pow2 = true};
+    qparams p1 = draw_params(&first), p2 = draw_params(&second);
+    gl_model *m = new_model();
+    gl_value *x = tu_input(m->graph, "x", GL_DT_UINT8, 4, first.xd);
+    tu_output(m->graph, add_group(m, &second, &p2, add_group(m, &first, &p1, x, "g1"), "g2"));
+    gl_tensor *in = draw_input(&first), *got = NULL, *ref = NULL;
+    gl_exec *re = tu_exec_run(m, "ref", NULL, &in, 1, &ref, 1, "two groups");
+    gl_exec *de = tu_exec_run(m, "dnnl", "nhwc", &in, 1, &got, 1, "two groups");
+    cr_assert(got->count == ref->count && got->dtype == GL_DT_UINT8);
+    cr_expect(memcmp(got->buf->data, ref->buf->data, (size_t)got->count) == 0,
+              "two groups: dnnl differs from the reference");
+    const gl_plan_entry *g1 = tu_plan_entry(de, "g1", 0), *g2 = tu_plan_entry(de, "g2", 0);
+    cr_assert(g1 && g2);
+    cr_expect(strcmp(g1->info.out_layouts, "nhwc") == 0, "g1 writes %s", g1->info.out_layouts);
+    cr_expect(strncmp(g2->info.in_layouts, "nhwc,", 5) == 0 && g2->conversions == 0,
+              "g2 reads %s (%zu conversions)", g2->info.in_layouts, g2->conversions);
+    cr_expect(!strstr(g2->info.impl, "ref") && strstr(g2->info.note, "int8"), "g2: %s (%s)",
+              g2->info.impl, g2->info.note);
+    gl_tensor_free(in);
+    gl_tensor_free(got);
+    gl_tensor_free(ref);
+    gl_exec_free(re);
+    gl_exec_free(de);
+    gl_model_free(m);
 }

@@ -16,8 +16,18 @@
 /* The inputs, by index, as both ops number them. */
 enum { IN_X, IN_X_SCALE, IN_X_ZERO, IN_W, IN_W_SCALE, IN_W_ZERO, IN_Y_SCALE, IN_Y_ZERO, IN_B };
 
-static const char *const input_names[] = {"x", "x_scale", "x_zero_point", "w", "w_scale",
-                                          "w_zero_point", "y_scale", "y_zero_point", "B"};
+/* ONNX's names of the inputs: QLinearConv's, QLinearMatMul's. */
+static const char *const input_names[2][9] = {
+    {"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale",
+     "y_zero_point", "B"},
+    {"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale",
+     "y_zero_point", ""},
+};
+
+static const char *input_name(const gl_node *n, size_t i)
+{
+    return input_names[gl_node_is(n, "QLinearMatMul")][i];
+}
 
 static bool is_constant(const gl_value *v)
 {
@@ -33,7 +43,7 @@ static bool qlinear_claim(const gl_model *m, const gl_node *n, char *why, size_t
         const gl_value *v = fixed[i] < n->n_inputs ? n->inputs[fixed[i]] : NULL;
         if (v && !is_constant(v)) {
             snprintf(why, len, "%s '%s' is not a constant (the int8 primitive bakes it in)",
-                     input_names[fixed[i]], v->name);
+                     input_name(n, fixed[i]), v->name);
             return false;
         }
     }
@@ -71,19 +81,22 @@ static bool qlinear_product(const gl_kernel_ctx *k, dn_qkind kind, dn_qprod *q, 
     }
     /* the output channels: Conv W [M, C/g, k...] dim 0; MatMul B [K, N] dim 1 */
     int64_t channels = w->dims[kind == DN_QCONV ? 0 : w->rank - 1];
-    bool ok = dn_qscales(in[IN_X_SCALE], 1, &s, &n, "x_scale", why, len);
+    bool ok = dn_qscales(in[IN_X_SCALE], 1, &s, &n, input_name(k->node, IN_X_SCALE), why, len);
     q->x_scale = ok ? s[0] : 0.0f;
     free(s);
     s = NULL;
-    ok = ok && dn_qscales(in[IN_Y_SCALE], 1, &s, &n, "y_scale", why, len);
+    ok = ok && dn_qscales(in[IN_Y_SCALE], 1, &s, &n, input_name(k->node, IN_Y_SCALE), why, len);
     q->y_scale = ok ? s[0] : 0.0f;
     free(s);
-    ok = ok && dn_qscales(in[IN_W_SCALE], channels, &q->w_scale, &q->n_w_scale, "w_scale", why,
-                          len) &&
-         dn_qzero(in[IN_X_ZERO], &q->x_dtype, &q->x_zero, "x_zero_point", why, len) &&
+    ok = ok &&
+         dn_qscales(in[IN_W_SCALE], channels, &q->w_scale, &q->n_w_scale,
+                    input_name(k->node, IN_W_SCALE), why, len) &&
+         dn_qzero(in[IN_X_ZERO], &q->x_dtype, &q->x_zero, input_name(k->node, IN_X_ZERO), why,
+                  len) &&
          dn_qzero(in[IN_Y_ZERO], &q->y_dtype, &q->y_zero, "y_zero_point", why, len);
     if (ok && !dn_qzeros(in[IN_W_ZERO])) {
-        snprintf(why, len, "w_zero_point is not all 0 (oneDNN's int8 weights are symmetric)");
+        snprintf(why, len, "%s is not all 0 (oneDNN's int8 weights are symmetric)",
+                 input_name(k->node, IN_W_ZERO));
         ok = false;
     }
     return ok;

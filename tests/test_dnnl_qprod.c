@@ -15,6 +15,8 @@
  *   INT8     one entry on dnnl whose implementation is a oneDNN kernel (no "ref"), a group
  *            with its note "int8: ..." naming the members;
  *   BODY     a group refused at the claim: the executor runs the body, the note says `what`;
+ *   MEMBERS  a group refused at its first run (the claim did not know the source's dims):
+ *            "ref (members)", the note saying `what`;
  *   REF      a QLinear node on its reference kernel, the note saying `what`.
  * A second run builds nothing and reorders no constant (the weights packed once).
  */
@@ -29,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { INT8, BODY, REF } expect_t;
+typedef enum { INT8, BODY, MEMBERS, REF } expect_t;
 
 typedef struct qcase {
     const char *name;
@@ -47,7 +49,9 @@ typedef struct qcase {
     const char *acts[3]; /* Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid */
     bool pow2;          /* power-of-two scales: exact ties */
     double y_scale;     /* 0: the row's default */
-    char bad;           /* 'z' a weight zero point is not 0, 's' x_scale a graph input */
+    char bad;           /* 'z' a weight zero point is not 0, 's' x_scale a graph input,
+                         * 'a' Gemm's alpha 2 */
+    bool unknown;       /* the source's dims unknown to the IR: the first run builds */
     expect_t expect;
     const char *what;
 } qcase;
@@ -219,7 +223,8 @@ static gl_value *add_product(bld *b, const qcase *c, const qparams *p, gl_value 
         y = h->outputs[0];
     } else if (gemm) {
         gl_node *h = node(b, "Gemm", (gl_value *[]){x, dqw->outputs[0], bias}, bias ? 3 : 2);
-        tu_apply_attrs(h, (tu_attr[]){AI("transB", c->trans_b), {0}});
+        tu_apply_attrs(h, (tu_attr[]){AI("transB", c->trans_b),
+                                      AF("alpha", c->bad == 'a' ? 2.0f : 1.0f), {0}});
         y = h->outputs[0];
     } else {
         y = node(b, "MatMul", (gl_value *[]){x, dqw->outputs[0]}, 2)->outputs[0];
@@ -291,7 +296,8 @@ static gl_model *build_model(const qcase *c, const qparams *p, bool quantized)
 {
     bld b = {.m = new_model()};
     b.g = b.m->graph;
-    gl_value *xq = tu_input(b.g, "x", c->xt, c->rank, c->xd);
+    int64_t unknown[4] = {U, U, U, U};
+    gl_value *xq = tu_input(b.g, "x", c->xt, c->rank, c->unknown ? unknown : c->xd);
     gl_value *y;
     if (!quantized)
         y = add_product(&b, c, p, xq, false);
@@ -375,6 +381,12 @@ static void check_entry(const qcase *c, const gl_exec *e, const char *what)
                   "%s: expected the body, saying '%s'; got %s '%s' (%s)", what, c->what,
                   en->backend, impl, note);
         break;
+    case MEMBERS:
+        cr_expect(strcmp(en->backend, "dnnl") == 0 && strcmp(impl, "ref (members)") == 0 &&
+                      strstr(note, c->what),
+                  "%s: expected the members on the reference kernels, saying '%s'; got %s "
+                  "'%s' (%s)", what, c->what, en->backend, impl, note);
+        break;
     case REF:
         cr_expect(strstr(impl, "ref") || strcmp(en->backend, "ref") == 0,
                   "%s: expected the reference kernel, got %s '%s' (%s)", what, en->backend,
@@ -450,6 +462,9 @@ static const qcase conv_cases[] = {
     {"1x1 Conv, HardSigmoid (1/y_scale into its linear step)", CONV(1, 16, 5, 16, 1, 1, 0, 1),
      .xt = U8_, .yt = U8_, .x_zero = 128, .per_channel = true, .acts = {"HardSigmoid"},
      .y_scale = 1.0 / 256, .expect = INT8},
+    {"3x3 Conv, the source's dims unknown at the claim", CONV(1, 8, 6, 16, 3, 1, 1, 1),
+     .xt = U8_, .yt = U8_, .x_zero = 128, .y_zero = 3, .per_channel = true, .bias = true,
+     .acts = {"Relu"}, .unknown = true, .expect = INT8},
     {"3x3 Conv saturating both ways", CONV(1, 8, 6, 16, 3, 1, 1, 1), .xt = U8_, .yt = U8_,
      .x_zero = 128, .y_zero = 128, .per_channel = true, .bias = true, .y_scale = 0.004,
      .expect = INT8},
@@ -488,6 +503,11 @@ static const qcase refused_cases[] = {
      .what = "zero points are not all 0"},
     {"a group whose x_scale is a graph input", CONV(1, 8, 6, 16, 3, 1, 1, 1), .xt = U8_,
      .yt = U8_, .x_zero = 128, .bad = 's', .expect = BODY, .what = "is not a constant"},
+    {"a Gemm with alpha 2", 'g', 2, {6, 32}, 24, .trans_b = true, .xt = U8_, .yt = U8_,
+     .x_zero = 128, .bias = true, .bad = 'a', .expect = BODY, .what = "alpha or beta"},
+    {"a Gemm with alpha 2, found at the first run", 'g', 2, {6, 32}, 24, .trans_b = true,
+     .xt = U8_, .yt = U8_, .x_zero = 128, .bias = true, .bad = 'a', .unknown = true,
+     .expect = MEMBERS, .what = "alpha or beta"},
     {"a QLinearConv whose w_zero_point is not 0", 'C', 4, {1, 8, 6, 6}, 16, 3, 1, 1, 1,
      .xt = U8_, .yt = U8_, .x_zero = 128, .per_channel = true, .bad = 'z', .expect = REF,
      .what = "w_zero_point is not all 0"},

@@ -30,6 +30,10 @@
  * held. Small integer inputs are keyed by value, so a build may read a shape or slice
  * bounds that nodes compute each run.
  *
+ * Dtypes. Activations are float32, except the int8 products (dn_qprod.c: QDQ groups,
+ * QLinearConv, QLinearMatMul) that read and write u8/s8 tensors, nhwc for convolutions;
+ * descriptors, outputs and the conversions to plain follow a tensor's dtype.
+ *
  * When oneDNN cannot run a node as asked — a configuration it does not implement, a
  * dtype other than float32, a shape a primitive does not take, an implementation that
  * would be oneDNN's slow reference (ref:any) where ours is as good, a tensor too small

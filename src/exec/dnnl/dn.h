@@ -309,8 +309,14 @@ struct dn_post {
     float alpha, beta, scale;
     const dnnl_memory_desc_t *src1;
 };
+/* Do two eltwise post-ops share an algorithm with different parameters? oneDNN 2.6's
+ * jit and brgemm kernels run the second with the first's alpha and beta (measured:
+ * linear(0.5) then linear(1, 3) of 32 gave 8; clip(0, 100) then clip(0, 3) gave 32;
+ * relu(0.5), linear(-1), relu(0) of 32 gave -16; on brgconv, brg and gemm:jit matmul,
+ * f32 and int8 alike). */
+bool dn_posts_repeat_alg(const dn_post *ops, size_t n);
 /* Primitive attributes with these post-ops, in order (*attr NULL when n is 0; the caller
- * destroys it). */
+ * destroys it); dnnl_unimplemented for a chain dn_posts_repeat_alg refuses. */
 dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr_t *attr);
 /* The attributes of an op that may head a fused unit: its own post-ops, then the unit's
  * (b->tail) for a destination of ONNX dims (rank, dims). dnnl_unimplemented when the

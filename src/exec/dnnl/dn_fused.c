@@ -577,6 +577,11 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
             post[n] = (dn_post){st->bin, 0.0f, 0.0f, 1.0f, &st->src1};
         n++;
     }
+    if (dn_posts_repeat_alg(post, n)) {
+        snprintf(u->why, sizeof(u->why), "two members make post-ops of one algorithm with "
+                 "different parameters (oneDNN 2.6 would run the second with the first's)");
+        return -1;
+    }
     return (int)n;
 }
 

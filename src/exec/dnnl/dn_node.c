@@ -22,11 +22,23 @@ size_t gl_backend_dnnl_builds(void)
 
 /* ---- helpers for op files ------------------------------------------------------------- */
 
+bool dn_posts_repeat_alg(const dn_post *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (!ops[i].src1 && ops[i].alg && ops[j].alg == ops[i].alg && !ops[j].src1 &&
+                (ops[j].alpha != ops[i].alpha || ops[j].beta != ops[i].beta))
+                return true;
+    return false;
+}
+
 dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr_t *attr)
 {
     *attr = NULL;
     if (n == 0)
         return dnnl_success;
+    if (dn_posts_repeat_alg(ops, n))
+        return dnnl_unimplemented;
     dnnl_post_ops_t po = NULL;
     dnnl_status_t r = dnnl_primitive_attr_create(attr);
     if (r == dnnl_success)

@@ -15,12 +15,13 @@
  *    odd zero point a tie rounds to the other side (2.5 + 3 -> 6, ONNX says 2 + 3 = 5).
  *    An eltwise round post-op (half to even) before it makes the sum exact, so the
  *    conversion only saturates: ONNX's saturate(round(y / y_scale) + y_zero).
- *  - two eltwise_linear post-ops in one chain: the second runs with the first's alpha
- *    and beta (linear(0.5, 0) then linear(1, 3) of 7 gave 1.75, on the f32 brgconv
- *    too). So 1 / y_scale never makes a second one (post_chain): it goes into the output
- *    scales when the activations commute with a positive scale (none, Relu, LeakyRelu,
- *    Clip with its bounds scaled), else into the last linear step (HardSigmoid's), else
- *    it is the chain's one linear step; a chain that would still have two is refused.
+ *  - two eltwise post-ops of one algorithm in a chain: the second runs with the first's
+ *    alpha and beta (linear(0.5, 0) then linear(1, 3) of 7 gave 1.75, on the f32 brgconv
+ *    too; dn_posts_repeat_alg). So 1 / y_scale never makes a second linear step
+ *    (post_chain): it goes into the output scales when the activations commute with a
+ *    positive scale (none, Relu, LeakyRelu, Clip with its bounds scaled), else into the
+ *    last linear step (HardSigmoid's), else it is the chain's one linear step; a chain
+ *    that still repeats an algorithm is refused.
  * Rounding: the conversions round half to even (MXCSR's default) and saturate.
  *
  * Activations of a convolution stay in nhwc (nwc, ndhwc), oneDNN's int8 layout, whatever
@@ -131,7 +132,7 @@ static bool scales_through(const dn_post *p)
  * clip's bounds scaled, a relu's slope kept): into the output scales when it gets through
  * them all (*factor = 1 / y_scale), else into a linear step it meets (HardSigmoid's
  * first), else as a linear step of its own there. n: how many; false (why) when the chain
- * would have two linear steps (oneDNN 2.6 runs the second with the first's parameters). */
+ * repeats an algorithm (dn_posts_repeat_alg). */
 static bool post_chain(const dn_qprod *q, dn_post *post, size_t *n, float *factor,
                        const char **why)
 {
@@ -152,12 +153,9 @@ static bool post_chain(const dn_qprod *q, dn_post *post, size_t *n, float *facto
         post[at] = (dn_post){dnnl_eltwise_linear, inv, 0.0f, 1.0f, NULL};
         k++;
     }
-    size_t linear = 0;
-    for (size_t i = 0; i < k; i++)
-        linear += post[i].alg == dnnl_eltwise_linear;
-    if (linear > 1) {
-        *why = "activations that make two linear steps, the second of which oneDNN 2.6 "
-               "would run with the first's parameters";
+    if (dn_posts_repeat_alg(post, k)) {
+        *why = "two post-ops of one algorithm with different parameters (oneDNN 2.6 would "
+               "run the second with the first's)";
         return false;
     }
     post[k++] = (dn_post){dnnl_eltwise_round, 0.0f, 0.0f, 1.0f, NULL};

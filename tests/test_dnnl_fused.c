@@ -447,6 +447,10 @@ static const fcase refused_cases[] = {
     {"Sub with the chain second", 'c', "n", true,
      {{.op = "Sub", .kind = 'c', .rank = 0, .second = true}}, .expect = BODY,
      .what = "takes the chain as its second operand"},
+    /* oneDNN 2.6 runs a second clip post-op with the first's bounds (issue 21) */
+    {"two Clips of different bounds", 'c', "n", false,
+     {{.op = "Clip", .kind = 'c', .rank = 0}, {.op = "Clip", .kind = 'c', .rank = 0}},
+     .expect = BODY, .what = "post-ops of one algorithm"},
     {"an integer MatMul", 'M', "p", false, {ACT("Abs")}, .expect = BODY,
      .what = "not float32"},
     {"a binary member after graphlab.NhwcConv", 'n', "p", true, {OPD("Mul", 'c', 0)},

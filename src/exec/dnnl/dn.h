@@ -30,6 +30,10 @@
  * held. Small integer inputs are keyed by value, so a build may read a shape or slice
  * bounds that nodes compute each run.
  *
+ * Dtypes. Activations are float32, except the int8 products (dn_qprod.c: QDQ groups,
+ * QLinearConv, QLinearMatMul) that read and write u8/s8 tensors, nhwc for convolutions;
+ * descriptors, outputs and the conversions to plain follow a tensor's dtype.
+ *
  * When oneDNN cannot run a node as asked — a configuration it does not implement, a
  * dtype other than float32, a shape a primitive does not take, an implementation that
  * would be oneDNN's slow reference (ref:any) where ours is as good, a tensor too small
@@ -92,8 +96,14 @@ typedef struct dn_ctx {
 dnnl_format_tag_t dn_act_tag(const dn_ctx *c, int rank);
 /* The interned layout of md (NULL when md is plain row-major over its dims). */
 const gl_tensor_layout *dn_layout_of(dn_ctx *c, const dnnl_memory_desc_t *md);
-/* The descriptor of a tensor as it is stored: its layout's, or plain row-major. */
+/* The descriptor of a tensor as it is stored: its layout's, or plain row-major (of its
+ * dtype: f32, u8, s8 or s32; dnnl_unimplemented for a dtype oneDNN has not). */
 dnnl_status_t dn_md_of(const gl_tensor *t, dnnl_memory_desc_t *md);
+/* oneDNN's element type for a dtype (dnnl_data_type_undef: none), and back (f32 for any
+ * other). dn_md_retype gives md (f32 as dn_md_plain/dn_md_tag make it) another one. */
+dnnl_data_type_t dn_dtype(gl_dtype dt);
+gl_dtype dn_gl_dtype(dnnl_data_type_t dt);
+dnnl_status_t dn_md_retype(dnnl_memory_desc_t *md, gl_dtype dt);
 dnnl_status_t dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                           const int64_t *strides);
 dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
@@ -299,8 +309,14 @@ struct dn_post {
     float alpha, beta, scale;
     const dnnl_memory_desc_t *src1;
 };
+/* Do two eltwise post-ops share an algorithm with different parameters? oneDNN 2.6's
+ * jit and brgemm kernels run the second with the first's alpha and beta (measured:
+ * linear(0.5) then linear(1, 3) of 32 gave 8; clip(0, 100) then clip(0, 3) gave 32;
+ * relu(0.5), linear(-1), relu(0) of 32 gave -16; on brgconv, brg and gemm:jit matmul,
+ * f32 and int8 alike). */
+bool dn_posts_repeat_alg(const dn_post *ops, size_t n);
 /* Primitive attributes with these post-ops, in order (*attr NULL when n is 0; the caller
- * destroys it). */
+ * destroys it); dnnl_unimplemented for a chain dn_posts_repeat_alg refuses. */
 dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr_t *attr);
 /* The attributes of an op that may head a fused unit: its own post-ops, then the unit's
  * (b->tail) for a destination of ONNX dims (rank, dims). dnnl_unimplemented when the
@@ -399,6 +415,63 @@ gl_status dn_shuffle_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 bool dn_shuffle_state(const void *state);
 void dn_shuffle_release(void *state);
 
+/* ---- int8 products (dn_qprod.c; dn_qgroup.c, dn_qlinear.c make them) ------------------- */
+
+/* A quantized product as ONE oneDNN int8 primitive:
+ *   y_q = saturate(round(act(x_scale * w_scale[c] * (sum (x_q - x_zero) * w_q + bias_q))
+ *                        / y_scale) + y_zero)
+ * x_q u8 or s8 per tensor, w_q s8 constant with zero point 0, per tensor or per output
+ * channel, bias int32 in accumulator units (or dequantized with its own scale), act
+ * eltwise post-ops in real units, y u8 or s8. Made from a QDQ group's body
+ * (dn_qgroup.c) or a QLinearConv/QLinearMatMul node (dn_qlinear.c). */
+#define DN_QNONE SIZE_MAX
+#define DN_QMAX_ACTS 8
+
+typedef enum dn_qkind { DN_QCONV, DN_QMATMUL, DN_QGEMM } dn_qkind;
+
+typedef struct dn_qprod {
+    dn_qkind kind;
+    const gl_node *head;       /* its attributes: Conv's window and group, Gemm's trans* */
+    size_t x, w, bias;         /* kernel inputs: x_q, w_q, bias_q (DN_QNONE: none) */
+    float x_scale, y_scale;
+    int32_t x_zero, y_zero;
+    gl_dtype x_dtype, y_dtype; /* GL_DT_UINT8 or GL_DT_INT8, as the zero points say */
+    float *w_scale;            /* owned: 1 or one per output channel */
+    int64_t n_w_scale;
+    /* NULL: the bias is in accumulator units (its scale x_scale * w_scale[c], zero point
+     * 0) and read as it is; else its own scales (owned, 1 or per channel) and zero point. */
+    float *b_scale;
+    int64_t n_b_scale;
+    int32_t b_zero;
+    dn_post acts[DN_QMAX_ACTS]; /* activations, in real units */
+    size_t n_acts;
+    const gl_op_def *refused;  /* what runs when the build refuses (NULL: the node's own
+                                * reference kernel) */
+} dn_qprod;
+
+void dn_qprod_clear(dn_qprod *q);
+/* The primitive of q on the kernel's inputs (b->k), bound; or a refusal (the plan's note
+ * says why, q->refused or the node's reference kernel runs). */
+gl_status dn_qprod_build(dn_build *b, const dn_qprod *q, dnnl_primitive_desc_t *pd);
+/* A per-tensor scale or zero point, or one per `along` entries: scales finite and > 0
+ * (*vals owned), zero points of an 8-bit dtype. False with why. */
+bool dn_qscales(const gl_tensor *t, int64_t along, float **vals, int64_t *n, const char *what,
+                char *why, size_t len);
+bool dn_qzero(const gl_tensor *t, gl_dtype *dt, int32_t *zero, const char *what, char *why,
+              size_t len);
+/* Every element of t (NULL: none) is 0. */
+bool dn_qzeros(const gl_tensor *t);
+
+/* A QDQ group (dn_qgroup.c): a graphlab.fused call whose body is DequantizeLinear of the
+ * source, weights and bias, Conv/MatMul/Gemm (a MatMul's bias an Add), activations, then
+ * QuantizeLinear. dn_fused.c hands such calls over. */
+bool dn_qgroup_is(const gl_function *fn);
+bool dn_qgroup_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,
+                      char *why, size_t len);
+gl_status dn_qgroup_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
+bool dn_qgroup_state(const void *state);
+void dn_qgroup_release(void *state);
+
 /* How many eltwise steps (post-ops) n becomes at `opset`: 1 or 2 (HardSigmoid, Selu);
  * -1 when no row of the eltwise table maps it. */
 int dn_eltwise_steps(const gl_node *n, int64_t opset);
@@ -452,7 +525,7 @@ typedef struct dn_op_table {
 
 extern const dn_op_table dn_conv_ops, dn_matmul_ops, dn_eltwise_ops, dn_binary_ops,
     dn_pool_ops, dn_norm_ops, dn_reduce_ops, dn_nary_ops, dn_prelu_ops, dn_deconv_ops,
-    dn_movement_ops, dn_resize_ops;
+    dn_movement_ops, dn_resize_ops, dn_qlinear_ops;
 
 /* The row for a node at its opset, NULL when the backend has none. */
 const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset);

@@ -20,21 +20,13 @@
 
 #include <string.h>
 
-#define CONV_MAX_SP 3 /* oneDNN convolutions: 1-D, 2-D, 3-D */
-
-typedef struct conv_geom {
-    dnnl_dims_t strides, dilates, pad_l, pad_r;
-    int64_t out[CONV_MAX_SP];
-} conv_geom;
-
-/* The window as the reference kernel resolves it (ops/window.h), in oneDNN's terms;
- * false when the attributes are invalid (the reference kernel then says why). */
-static bool conv_window(const gl_kernel_ctx *k, int nsp, const int64_t *in,
-                        const int64_t *kernel, conv_geom *g)
+/* The window as the reference kernel resolves it (ops/window.h). */
+bool dn_conv_window(const gl_node *n, const char *where, int nsp, const int64_t *in,
+                    const int64_t *kernel, dn_conv_geom *g)
 {
     gl_window w;
-    if (gl_window_read(k->node, k->where, nsp, kernel, &w) != GL_OK ||
-        gl_window_resolve(&w, in, k->where, g->out) != GL_OK) {
+    if (gl_window_read(n, where, nsp, kernel, &w) != GL_OK ||
+        gl_window_resolve(&w, in, where, g->out) != GL_OK) {
         gl_error_clear();
         return false;
     }
@@ -49,7 +41,7 @@ static bool conv_window(const gl_kernel_ctx *k, int nsp, const int64_t *in,
 
 /* A convolution primitive descriptor for source/destination layouts src_tag/dst_tag
  * (dnnl_format_tag_any: oneDNN's choice; undef: plain). */
-static dnnl_status_t conv_pd(dn_build *b, const conv_geom *g, const dnnl_memory_desc_t *wei,
+static dnnl_status_t conv_pd(dn_build *b, const dn_conv_geom *g, const dnnl_memory_desc_t *wei,
                              const dnnl_memory_desc_t *bias, int rank, const int64_t *in_dims,
                              const int64_t *out_dims, dnnl_format_tag_t src_tag,
                              dnnl_format_tag_t dst_tag, dnnl_primitive_desc_t *pd)
@@ -86,11 +78,11 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
     if (!x || !w || (bias && bias->dtype != GL_DT_FLOAT))
         return dn_refuse(b, "not float32");
     int nsp = x->rank - 2;
-    if (nsp < 1 || nsp > CONV_MAX_SP || w->rank != x->rank || (nhwc && x->rank != 4))
+    if (nsp < 1 || nsp > DN_CONV_MAX_SP || w->rank != x->rank || (nhwc && x->rank != 4))
         return dn_refuse(b, "rank %d", x->rank);
     if (x->count == 0 || w->count == 0)
         return dn_refuse(b, "empty tensor");
-    int64_t xd[CONV_MAX_SP + 2]; /* X's logical NC... dims */
+    int64_t xd[DN_CONV_MAX_SP + 2]; /* X's logical NC... dims */
     if (nhwc)
         dn_nhwc_dims(x->dims, xd);
     else
@@ -102,14 +94,14 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
         return dn_refuse(b, "bias is not [%lld]", (long long)oc);
     if (w->layout || (bias && bias->layout))
         return dn_refuse(b, "weights in a oneDNN layout");
-    conv_geom g;
-    if (!conv_window(k, nsp, xd + 2, w->dims + 2, &g))
+    dn_conv_geom g;
+    if (!dn_conv_window(k->node, k->where, nsp, xd + 2, w->dims + 2, &g))
         return dn_refuse(b, "window attributes the oneDNN path does not handle");
-    int64_t out_dims[CONV_MAX_SP + 2] = {xd[0], oc};
+    int64_t out_dims[DN_CONV_MAX_SP + 2] = {xd[0], oc};
     memcpy(out_dims + 2, g.out, (size_t)nsp * sizeof(int64_t));
 
     /* Weights: the given bytes (grouped: with the group dim split off), oneDNN's layout. */
-    int64_t wdims[CONV_MAX_SP + 3] = {group, oc / group};
+    int64_t wdims[DN_CONV_MAX_SP + 3] = {group, oc / group};
     memcpy(wdims + 2, w->dims + 1, (size_t)(w->rank - 1) * sizeof(int64_t));
     int wrank = group == 1 ? w->rank : w->rank + 1;
     const int64_t *wd = group == 1 ? w->dims : wdims;
@@ -176,7 +168,8 @@ static gl_status nhwc_conv_build(dn_build *b, dnnl_primitive_desc_t *pd)
 static bool conv_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
 {
     (void)m;
-    if (!dn_input_fits(n, 0, 3, 2 + CONV_MAX_SP) || !dn_input_fits(n, 1, 3, 2 + CONV_MAX_SP)) {
+    if (!dn_input_fits(n, 0, 3, 2 + DN_CONV_MAX_SP) ||
+        !dn_input_fits(n, 1, 3, 2 + DN_CONV_MAX_SP)) {
         snprintf(why, len, "not a float32 1-D, 2-D or 3-D convolution");
         return false;
     }

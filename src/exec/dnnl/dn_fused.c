@@ -123,7 +123,7 @@ static fused_unit *unit_of(dn_node *s)
 bool dn_fused_state(const void *state)
 {
     return state && (((const dn_node *)state)->op == &fused_op || dn_catconv_state(state) ||
-                     dn_shuffle_state(state));
+                     dn_shuffle_state(state) || dn_qgroup_state(state));
 }
 
 /* ---- the body ------------------------------------------------------------------------- */
@@ -577,6 +577,11 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
             post[n] = (dn_post){st->bin, 0.0f, 0.0f, 1.0f, &st->src1};
         n++;
     }
+    if (dn_posts_repeat_alg(post, n)) {
+        snprintf(u->why, sizeof(u->why), "two members make post-ops of one algorithm with "
+                 "different parameters (oneDNN 2.6 would run the second with the first's)");
+        return -1;
+    }
     return (int)n;
 }
 
@@ -846,6 +851,8 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
         return dn_catconv_claims(c, m, call, fn, why, len);
     if (dn_shuffle_is(fn))
         return dn_shuffle_claims(c, m, call, fn, why, len);
+    if (dn_qgroup_is(fn))
+        return dn_qgroup_claims(c, m, call, fn, why, len);
     fused_unit *u = unit_new(m, call, fn, why, len);
     bool ok = u != NULL;
     for (fused_unit *seg = u; seg && ok; seg = seg->next)
@@ -1007,6 +1014,9 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
         /* moves values: its output is as free of NaN as its inputs */
         finite = st == GL_OK && dn_inputs_look(c, k, &((dn_node *)*state)->specials, false) ==
                                     DN_INPUTS_FINITE;
+    } else if (*state ? dn_qgroup_state(*state)
+                      : dn_qgroup_is(gl_called_function(k->model, k->node))) {
+        st = dn_qgroup_run(c, k, state); /* int8 out: nothing to vouch for */
     } else {
         st = unit_run(c, k, state, &finite);
     }
@@ -1020,6 +1030,8 @@ void dn_fused_release(void *state)
         dn_catconv_release(state);
     else if (dn_shuffle_state(state))
         dn_shuffle_release(state);
+    else if (dn_qgroup_state(state))
+        dn_qgroup_release(state);
     else
         unit_free(state);
 }

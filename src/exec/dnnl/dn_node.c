@@ -22,11 +22,23 @@ size_t gl_backend_dnnl_builds(void)
 
 /* ---- helpers for op files ------------------------------------------------------------- */
 
+bool dn_posts_repeat_alg(const dn_post *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (!ops[i].src1 && ops[i].alg && ops[j].alg == ops[i].alg && !ops[j].src1 &&
+                (ops[j].alpha != ops[i].alpha || ops[j].beta != ops[i].beta))
+                return true;
+    return false;
+}
+
 dnnl_status_t dn_attr_post_ops(const dn_post *ops, size_t n, dnnl_primitive_attr_t *attr)
 {
     *attr = NULL;
     if (n == 0)
         return dnnl_success;
+    if (dn_posts_repeat_alg(ops, n))
+        return dnnl_unimplemented;
     dnnl_post_ops_t po = NULL;
     dnnl_status_t r = dnnl_primitive_attr_create(attr);
     if (r == dnnl_success)
@@ -171,6 +183,7 @@ void dn_bind_input_view(dn_build *b, int arg, size_t input, const dnnl_memory_de
     } else {
         const gl_tensor *t = b->k->in[input];
         dn_md_plain(&in->want, t->rank, t->dims, NULL);
+        in->want.data_type = in->given.data_type;
     }
     in->view = *view;
     in->convert = !dnnl_memory_desc_equal(&in->want, &in->given);
@@ -466,7 +479,7 @@ static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_me
     dn_build b = {.c = c, .k = k, .s = s, .md = md, .held = held};
     for (size_t i = 0; i < k->n_inputs && fits; i++) {
         const gl_tensor *t = k->in[i];
-        if (!t || t->dtype != GL_DT_FLOAT)
+        if (!t || dn_dtype(t->dtype) == dnnl_data_type_undef)
             continue;
         fits = dn_md_of(t, &held[i]) == dnnl_success;
         md[i] = held[i];
@@ -596,8 +609,8 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
         return set_handle(k, o->mem, t->buf->data);
     }
     const gl_value *v = k->node->outputs[o->output];
-    if (gl_limits_check_output(k->where, v ? v->name : NULL, GL_DT_FLOAT, o->rank, o->dims) !=
-        GL_OK)
+    gl_dtype dt = dn_gl_dtype(o->md.data_type); /* float32, or an int8 product's */
+    if (gl_limits_check_output(k->where, v ? v->name : NULL, dt, o->rank, o->dims) != GL_OK)
         return GL_ERR_NOMEM;
     size_t bytes = dnnl_memory_desc_get_size(&o->md);
     gl_buffer *buf = gl_buffer_from_slot(&o->slot, bytes, false);
@@ -606,7 +619,7 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
     int64_t count = 1;
     for (int d = 0; d < o->rank; d++)
         count *= o->dims[d];
-    gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, o->rank, o->dims, count, buf);
+    gl_tensor *t = gl_tensor_wrap(dt, o->rank, o->dims, count, buf);
     t->layout = o->layout;
     gl_tensor_free(k->out[o->output]);
     k->out[o->output] = t;

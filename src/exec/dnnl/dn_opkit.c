@@ -173,3 +173,44 @@ bool dn_stand_in(const gl_value *v, const gl_tensor **in, gl_tensor **made)
     *in = *made = gl_tensor_wrap(t->dtype, t->shape.rank, dims, count, NULL);
     return true;
 }
+
+
+bool dn_claim_build(dn_ctx *c, const gl_model *m, const gl_node *n, dn_node *s,
+                    const dn_op *op, char *why, size_t len)
+{
+    size_t count = n->n_inputs ? n->n_inputs : 1;
+    const gl_tensor **in = gl_xcalloc(count, sizeof(*in));
+    gl_tensor **made = gl_xcalloc(count, sizeof(*made));
+    dnnl_memory_desc_t *md = gl_xcalloc(count, sizeof(*md));
+    bool known = true, ok = true;
+    for (size_t i = 0; i < n->n_inputs && known; i++)
+        known = !n->inputs[i] || dn_stand_in(n->inputs[i], &in[i], &made[i]);
+    for (size_t i = 0; i < n->n_inputs && known; i++)
+        if (in[i] && dn_dtype(in[i]->dtype) != dnnl_data_type_undef)
+            known = dn_md_of(in[i], &md[i]) == dnnl_success;
+    if (known) {
+        char where[512];
+        gl_node_where(m, n, where, sizeof(where));
+        gl_kernel_ctx k = {.node = n, .model = m, .opset = 1, .where = where,
+                           .n_inputs = n->n_inputs, .in = in, .n_outputs = n->n_outputs,
+                           .backend_ctx = c};
+        dn_build b = {.c = c, .k = &k, .s = s, .md = md};
+        dnnl_primitive_desc_t pd = NULL;
+        if (op->build(&b, &pd) != GL_OK) {
+            snprintf(why, len, "%s", gl_error_message());
+            gl_error_clear();
+            ok = false;
+        } else if (s->fallback) {
+            snprintf(why, len, "%s", s->note);
+            ok = false;
+        }
+        dnnl_primitive_desc_destroy(pd);
+        dn_node_clear(s);
+    }
+    for (size_t i = 0; i < n->n_inputs; i++)
+        gl_tensor_free(made[i]);
+    free(in);
+    free(made);
+    free(md);
+    return ok;
+}

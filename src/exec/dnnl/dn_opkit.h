@@ -63,6 +63,17 @@ dnnl_status_t dn_md_leading_ones(dnnl_memory_desc_t *md, int rank, const gl_tens
 void dn_bind_weighted(dn_build *b, const_dnnl_primitive_desc_t pd,
                       const dnnl_memory_desc_t *wgiven, bool bias, int rank, const int64_t *dims);
 
+/* A convolution's window (dn_conv.c) as the reference kernel resolves it (ops/window.h)
+ * from node n's attributes, in oneDNN's terms (dilation counts the gaps); false when the
+ * attributes are invalid (the reference kernel then says why). */
+#define DN_CONV_MAX_SP 3 /* oneDNN convolutions: 1-D, 2-D, 3-D */
+typedef struct dn_conv_geom {
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+    int64_t out[DN_CONV_MAX_SP];
+} dn_conv_geom;
+bool dn_conv_window(const gl_node *n, const char *where, int nsp, const int64_t *in,
+                    const int64_t *kernel, dn_conv_geom *g);
+
 /* graphlab's channels-last ops (NhwcConv, NhwcMaxPool, ...: src/ops/graphlab_layout.c)
  * hold X[N,H,W,C] as a plain tensor: oneDNN's nhwc over the logical dims [N,C,H,W], the
  * same bytes. `nchw` gets those logical dims of a 4-D NHWC shape; `md` the nhwc
@@ -94,6 +105,12 @@ gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
  * initializer when v is a constant, else a tensor of v's dtype and dims without bytes
  * (*made: the caller frees it). False when the IR does not know v's dims. */
 bool dn_stand_in(const gl_value *v, const gl_tensor **in, gl_tensor **made);
+
+/* A claim's build of node n ahead of any run, when the IR knows the dims of all its
+ * inputs: op's build on their stand-ins, into s (cleared after). False (why) when the
+ * build fails or refuses; true when it succeeds or cannot be tried yet. */
+bool dn_claim_build(dn_ctx *c, const gl_model *m, const gl_node *n, dn_node *s,
+                    const dn_op *op, char *why, size_t len);
 
 /* The row of `op` in `table` (NULL when the table has none). */
 const dn_op *dn_table_row(const dn_op_table *table, const char *op);

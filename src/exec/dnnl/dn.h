@@ -101,6 +101,10 @@ dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
 /* md lays out its dims densely in row-major order (strides of size-1 dims ignored):
  * the bytes are what a plain gl_tensor of those dims holds. */
 bool dn_md_is_plain(const dnnl_memory_desc_t *md);
+/* The oneDNN element type of a gl dtype (dnnl_data_type_undef when oneDNN has none we
+ * use), and back (float32 for any other). */
+dnnl_data_type_t dn_data_type_of(gl_dtype dt);
+gl_dtype dn_dtype_of(dnnl_data_type_t dt);
 /* "nChw16c", "nhwc", "plain", "any" */
 void dn_md_name(const dnnl_memory_desc_t *md, char *buf, size_t len);
 gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);
@@ -453,6 +457,9 @@ typedef struct dn_op_table {
 extern const dn_op_table dn_conv_ops, dn_matmul_ops, dn_eltwise_ops, dn_binary_ops,
     dn_pool_ops, dn_norm_ops, dn_reduce_ops, dn_nary_ops, dn_prelu_ops, dn_deconv_ops,
     dn_movement_ops, dn_resize_ops;
+
+/* QuantizeLinear, DequantizeLinear (dn_quant.c) */
+extern const dn_op_table dn_quant_ops;
 
 /* The row for a node at its opset, NULL when the backend has none. */
 const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset);

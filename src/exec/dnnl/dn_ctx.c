@@ -60,6 +60,31 @@ dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
     return dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag);
 }
 
+/* The element types a oneDNN tensor of ours may hold: float32 activations, and the
+ * quantized 8-bit and int32 tensors (dn_quant.c). */
+static const struct {
+    gl_dtype gl;
+    dnnl_data_type_t dn;
+} dtype_pairs[] = {
+    {GL_DT_FLOAT, dnnl_f32}, {GL_DT_UINT8, dnnl_u8}, {GL_DT_INT8, dnnl_s8}, {GL_DT_INT32, dnnl_s32},
+};
+
+dnnl_data_type_t dn_data_type_of(gl_dtype dt)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(dtype_pairs); i++)
+        if (dtype_pairs[i].gl == dt)
+            return dtype_pairs[i].dn;
+    return dnnl_data_type_undef;
+}
+
+gl_dtype dn_dtype_of(dnnl_data_type_t dt)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(dtype_pairs); i++)
+        if (dtype_pairs[i].dn == dt)
+            return dtype_pairs[i].gl;
+    return GL_DT_FLOAT; /* what every primitive but the quantized ones writes */
+}
+
 bool dn_md_is_plain(const dnnl_memory_desc_t *md)
 {
     if (md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0 ||
@@ -184,6 +209,7 @@ static dnnl_status_t plain_reorder(dn_ctx *c, dn_layout *l, const char **call)
     dnnl_primitive_desc_t pd = NULL;
     *call = "dnnl_memory_desc_init_by_strides";
     dnnl_status_t r = dn_md_plain(&plain, l->md.ndims, l->md.dims, NULL);
+    plain.data_type = l->md.data_type; /* float32, or a quantized tensor's 8 bits */
     if (r == dnnl_success && (*call = "dnnl_reorder_primitive_desc_create"))
         r = dnnl_reorder_primitive_desc_create(&pd, &l->md, c->engine, &plain, c->engine, NULL);
     if (r == dnnl_success && (*call = "dnnl_primitive_create"))
@@ -204,7 +230,7 @@ gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot)
         gl_fail(GL_ERR_INTERNAL, "a oneDNN tensor outside its plan");
         return NULL;
     }
-    size_t bytes = (size_t)t->count * sizeof(float);
+    size_t bytes = (size_t)t->count * gl_dtype_size(t->dtype);
     gl_buffer *buf = slot ? gl_buffer_from_slot(slot, bytes, false) : NULL;
     if (!slot) {
         void *data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);

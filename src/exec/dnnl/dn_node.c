@@ -596,8 +596,8 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
         return set_handle(k, o->mem, t->buf->data);
     }
     const gl_value *v = k->node->outputs[o->output];
-    if (gl_limits_check_output(k->where, v ? v->name : NULL, GL_DT_FLOAT, o->rank, o->dims) !=
-        GL_OK)
+    gl_dtype dt = dn_dtype_of(o->md.data_type);
+    if (gl_limits_check_output(k->where, v ? v->name : NULL, dt, o->rank, o->dims) != GL_OK)
         return GL_ERR_NOMEM;
     size_t bytes = dnnl_memory_desc_get_size(&o->md);
     gl_buffer *buf = gl_buffer_from_slot(&o->slot, bytes, false);
@@ -606,7 +606,7 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
     int64_t count = 1;
     for (int d = 0; d < o->rank; d++)
         count *= o->dims[d];
-    gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, o->rank, o->dims, count, buf);
+    gl_tensor *t = gl_tensor_wrap(dt, o->rank, o->dims, count, buf);
     t->layout = o->layout;
     gl_tensor_free(k->out[o->output]);
     k->out[o->output] = t;

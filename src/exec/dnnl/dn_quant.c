@@ -1,0 +1,334 @@
+/* dn_quant.c — stand-alone QuantizeLinear and DequantizeLinear on oneDNN (issue 21):
+ * multi-threaded primitives that give the reference kernels' results bit for bit
+ * (src/ops/linalg.c: quantize_value, dequantize_run).
+ *
+ * QuantizeLinear is y = saturate(round_half_even(x / scale) + zero). A oneDNN reorder
+ * with output scales multiplies by 1/scale, which is not x / scale: measured on
+ * [1,64,56,56] with values at and one ulp around the ties, x * (1/scale) rounds 5,287 of
+ * 200,704 elements to the other integer. And a zero point added before the rounding
+ * (the reorder's dst zero point) flips ties by its parity: round(2.5) + 1 = 3, round(3.5)
+ * = 4. So it is a binary primitive: x / scale (a true division), then the post-ops
+ * eltwise round (round half to even) and a binary add of the zero point, written as u8
+ * or s8 (oneDNN saturates the conversion; the value is already whole). Measured bitwise
+ * equal to the reference on that tensor for u8 and s8, per tensor and per channel, plain
+ * and nhwc. A NaN quantizes to the zero point in ONNX and to something else in oneDNN:
+ * an input holding a NaN or an infinity runs the reference kernel (dn_special.c).
+ * oneDNN 2.6's binary runs its jit kernel only on plain and nhwc sources broadcasting a
+ * scalar or per-channel [1,C,1,...] operand; anything else (blocked nChw16c, a per-axis
+ * scale on an axis other than the channels of a permuted layout) reads x as a plain
+ * [outer, C, inner] view, its channels in the middle, converted from its layout first.
+ *
+ * DequantizeLinear is y = float(x - zero) * scale: a reorder from the quantized tensor
+ * (u8, s8, or s32 with no zero point) to float32 in the same layout, with output scales
+ * (per tensor or per axis: mask 1 << axis over the ONNX dims, any layout) and a source
+ * zero point. Measured bitwise equal for u8/s8 with any zero point and for s32 with zero
+ * point 0; with an s32 zero point the subtraction is not exact in float beyond 2^24 (43K
+ * of 200K random int32 values differed), so those run the reference. The reorder takes
+ * one zero point for the whole tensor: per-axis zero points that differ run the
+ * reference.
+ *
+ * Both read scales and zero points when they build: they must be the same every run
+ * (initializers or Constant outputs; the pass-made QDQ models have them so). Blocked
+ * quantization (opset 21's block_size) and opset 21's output_dtype stay on the reference.
+ * ConvInteger, MatMulInteger and DynamicQuantizeLinear stay on the reference too (no row
+ * here): oneDNN's int8 convolution and matmul take only s8 weights and convert their
+ * int32 accumulators through float32 on the way to an s32 destination (inexact past
+ * 2^24, where ONNX wraps), and DynamicQuantizeLinear's min/max reduction drops NaN.
+ */
+#include "exec/dnnl/dn_opkit.h"
+#include "ops/opkit.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A node's quantization parameters as its build reads them. */
+typedef struct qparams {
+    const gl_tensor *x, *scale, *zero; /* zero may be NULL (0) */
+    int axis;                          /* per axis; -1 per tensor */
+    int64_t outer, channels, inner;    /* x as [outer, channels, inner] around the axis */
+    bool zero_all_0, zero_all_same;
+} qparams;
+
+static bool is_quant8(gl_dtype dt)
+{
+    return dt == GL_DT_UINT8 || dt == GL_DT_INT8;
+}
+
+/* Per tensor (a scalar or one value) or per axis (1-D, one per x's axis entry): NULL, or
+ * why oneDNN does not take it (the reference kernel gives the user its error). */
+static const char *qparams_read(const dn_build *b, qparams *q)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_node *n = k->node;
+    memset(q, 0, sizeof(*q));
+    q->x = k->in[0];
+    q->scale = k->n_inputs > 1 ? k->in[1] : NULL;
+    q->zero = k->n_inputs > 2 ? k->in[2] : NULL;
+    if (!q->x || !q->scale || q->scale->dtype != GL_DT_FLOAT || q->scale->layout ||
+        (q->zero && q->zero->layout))
+        return "not a float32 scale";
+    if (gl_node_attr_int(n, "block_size", 0) != 0)
+        return "blocked quantization (block_size)";
+    if (gl_node_attr_int(n, "output_dtype", 0) != 0)
+        return "output_dtype";
+    if (!dn_value_fixed(n->inputs[1]) || (n->n_inputs > 2 && !dn_value_fixed(n->inputs[2])))
+        return "a scale or zero point computed at run time";
+    if (q->x->count < 1 || q->x->rank > DNNL_MAX_NDIMS)
+        return "an empty tensor or more dims than oneDNN takes";
+    if (q->zero && q->zero->count != q->scale->count)
+        return "as many zero points as scales";
+    q->axis = -1;
+    q->outer = q->x->count;
+    q->channels = q->inner = 1;
+    if (!(q->scale->count == 1 && q->scale->rank <= 1)) {
+        int axis;
+        if (k->opset < 13 || q->scale->rank != 1 ||
+            !gl_axis_normalize(gl_node_attr_int(n, "axis", 1), q->x->rank, false, k->where,
+                               "axis", &axis) ||
+            q->scale->dims[0] != q->x->dims[axis]) {
+            gl_error_clear();
+            return "a scale that is neither per tensor nor per axis";
+        }
+        q->axis = axis;
+        q->channels = q->x->dims[axis];
+        q->outer = gl_dims_product(q->x->dims, 0, axis);
+        q->inner = gl_dims_product(q->x->dims, axis + 1, q->x->rank);
+    }
+    q->zero_all_0 = q->zero_all_same = true;
+    for (int64_t i = 0; q->zero && i < q->zero->count; i++) {
+        int64_t z = gl_elem_i64(q->zero, i);
+        q->zero_all_0 &= z == 0;
+        q->zero_all_same &= z == gl_elem_i64(q->zero, 0);
+    }
+    return NULL;
+}
+
+/* x's descriptor as it is stored, in its own element type. */
+static dnnl_status_t stored_md(const gl_tensor *t, dnnl_memory_desc_t *md)
+{
+    dnnl_status_t r = dn_md_of(t, md);
+    if (r == dnnl_success && !t->layout)
+        md->data_type = dn_data_type_of(t->dtype);
+    return md->data_type == dnnl_data_type_undef ? dnnl_unimplemented : r;
+}
+
+/* A plain descriptor of `rank` dims of type dt. */
+static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                              dnnl_data_type_t dt)
+{
+    dnnl_status_t r = dn_md_plain(md, rank, dims, NULL);
+    md->data_type = dt;
+    return r;
+}
+
+/* ---- QuantizeLinear -------------------------------------------------------------------- */
+
+/* The descriptors of one way to run a QuantizeLinear: x as the primitive reads it, the
+ * scale and zero point broadcast over it. */
+typedef struct qshape {
+    const qparams *q;
+    dnnl_data_type_t y_type;
+    bool as_held;              /* x read in its own layout (else the plain view) */
+    dnnl_memory_desc_t x, bcast_scale, bcast_zero;
+} qshape;
+
+/* Way 0: x as it is stored (only when it carries a layout: a plain x is the view),
+ * the parameters over its ONNX dims. Way 1: the plain [outer, C, inner] view (per
+ * tensor: [count]). */
+static dnnl_status_t quantize_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
+{
+    qshape *s = arg;
+    const qparams *q = s->q;
+    int64_t bdims[DNNL_MAX_NDIMS];
+    int rank;
+    dnnl_status_t r;
+    s->as_held = way == 0;
+    if (way == 0) {
+        if (!q->x->layout)
+            return dnnl_unimplemented;
+        s->x = b->held[0];
+        rank = q->x->rank;
+        for (int i = 0; i < rank; i++)
+            bdims[i] = i == q->axis ? q->channels : 1;
+        r = dnnl_success;
+    } else if (q->axis < 0) {
+        rank = 1;
+        bdims[0] = 1;
+        r = plain_md(&s->x, 1, &q->x->count, dnnl_f32);
+    } else {
+        rank = 3;
+        int64_t dims[3] = {q->outer, q->channels, q->inner};
+        bdims[0] = bdims[2] = 1;
+        bdims[1] = q->channels;
+        r = plain_md(&s->x, 3, dims, dnnl_f32);
+    }
+    dnnl_memory_desc_t y = s->x;
+    if (r == dnnl_success)
+        r = plain_md(&s->bcast_scale, rank, bdims, dnnl_f32);
+    if (r == dnnl_success && q->zero)
+        r = plain_md(&s->bcast_zero, rank, bdims, dn_data_type_of(q->zero->dtype));
+    y.data_type = s->y_type;
+    dn_post post[2] = {{dnnl_eltwise_round, 0, 0, 1, NULL},
+                       {dnnl_binary_add, 0, 0, 1, &s->bcast_zero}};
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_binary_desc_t bd;
+    if (r == dnnl_success)
+        r = dn_attr_post_ops(post, q->zero_all_0 ? 1 : 2, &attr);
+    if (r == dnnl_success)
+        r = dnnl_binary_desc_init(&bd, dnnl_binary_div, &s->x, &s->bcast_scale, &y);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &bd, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    return r;
+}
+
+static gl_status quantize_build(dn_build *b, const qparams *pq, dnnl_primitive_desc_t *pd)
+{
+    const qparams q = *pq;
+    gl_dtype y_type = q.zero ? q.zero->dtype : GL_DT_UINT8;
+    if (q.x->dtype != GL_DT_FLOAT || !is_quant8(y_type))
+        return dn_refuse(b, "not float32 to uint8 or int8");
+    if (!q.x->layout && q.x->count < DN_OPS_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)q.x->count, DN_OPS_SMALL);
+    const float *scale = gl_tensor_data(q.scale);
+    for (int64_t i = 0; i < q.scale->count; i++)
+        if (!isfinite(scale[i]) || scale[i] == 0.0f)
+            return dn_refuse(b, "a scale of %g", (double)scale[i]);
+    qshape s = {.q = &q, .y_type = dn_data_type_of(y_type)};
+    /* A way kept with a kernel of oneDNN's own is the last one tried: s holds its
+     * descriptors. */
+    if (dn_pd_pick(b, &s, 2, quantize_way, pd) < 0)
+        return dn_refuse(b, "oneDNN has no binary division for this");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "this layout");
+    /* ONNX quantizes a NaN to the zero point: those runs take the reference kernel */
+    gl_status st = dn_guard_specials(b, true);
+    if (st != GL_OK)
+        return st;
+    if (s.as_held)
+        dn_bind_input(b, DNNL_ARG_SRC_0, 0, NULL);
+    else
+        dn_bind_input_view(b, DNNL_ARG_SRC_0, 0, &s.x);
+    dn_bind_input_from(b, DNNL_ARG_SRC_1, 1, &s.bcast_scale, NULL);
+    if (!q.zero_all_0)
+        dn_bind_input_from(b, DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, 2,
+                           &s.bcast_zero, NULL);
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), q.x->rank,
+                   q.x->dims);
+    return GL_OK;
+}
+
+/* ---- DequantizeLinear ------------------------------------------------------------------ */
+
+/* The float32 destination: x's own layout; a plain 3-5-D x read by oneDNN nodes is
+ * written in the plan's activation layout (what a convolution reads next). */
+static dnnl_status_t dequantize_dst(dn_build *b, const gl_tensor *x, const dnnl_memory_desc_t *xmd,
+                                    dnnl_memory_desc_t *y)
+{
+    dnnl_format_tag_t tag = dn_act_tag(b->c, x->rank);
+    if (!x->layout && tag != dnnl_format_tag_undef && dn_read_by_backend(b->k))
+        return dn_md_tag(y, x->rank, x->dims, tag);
+    *y = *xmd;
+    y->data_type = dnnl_f32;
+    return dnnl_success;
+}
+
+static gl_status dequantize_build(dn_build *b, const qparams *pq, dnnl_primitive_desc_t *pd)
+{
+    const qparams q = *pq;
+    if ((!is_quant8(q.x->dtype) && q.x->dtype != GL_DT_INT32) ||
+        (q.zero && q.zero->dtype != q.x->dtype))
+        return dn_refuse(b, "not uint8, int8 or int32 with a zero point of that type");
+    if (q.x->dtype == GL_DT_INT32 && !q.zero_all_0)
+        return dn_refuse(b, "an int32 zero point (oneDNN subtracts it in float32)");
+    if (!q.zero_all_same)
+        return dn_refuse(b, "per-axis zero points that differ (oneDNN's reorder takes one)");
+    if (!q.x->layout && q.x->count < DN_OPS_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)q.x->count, DN_OPS_SMALL);
+    dnnl_memory_desc_t xmd, ymd;
+    dnnl_primitive_attr_t attr = NULL;
+    int32_t zero = q.zero ? (int32_t)gl_elem_i64(q.zero, 0) : 0;
+    dnnl_status_t r = stored_md(q.x, &xmd);
+    if (r == dnnl_success)
+        r = dequantize_dst(b, q.x, &xmd, &ymd);
+    if (r == dnnl_success)
+        r = dnnl_primitive_attr_create(&attr);
+    if (r == dnnl_success)
+        r = dnnl_primitive_attr_set_output_scales(attr, q.scale->count,
+                                                  q.axis < 0 ? 0 : 1 << q.axis,
+                                                  gl_tensor_data(q.scale));
+    if (r == dnnl_success && zero != 0)
+        r = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zero);
+    if (r == dnnl_success)
+        r = dnnl_reorder_primitive_desc_create(pd, &xmd, b->c->engine, &ymd, b->c->engine, attr);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no reorder for this (%s)", dnnl_status2str(r));
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "this layout");
+    /* an infinite or NaN scale: the reference's product, not oneDNN's */
+    gl_status st = dn_guard_specials(b, true);
+    if (st != GL_OK)
+        return st;
+    dn_bind_input_from(b, DNNL_ARG_FROM, 0, &xmd, NULL);
+    dn_bind_output(b, DNNL_ARG_TO, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), q.x->rank,
+                   q.x->dims);
+    return GL_OK;
+}
+
+/* Both rows: the parameters both ops read, then the op's own primitive. */
+static gl_status quant_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    qparams q;
+    const char *why = qparams_read(b, &q);
+    if (why)
+        return dn_refuse(b, "%s", why);
+    return gl_node_is(b->k->node, "QuantizeLinear") ? quantize_build(b, &q, pd)
+                                                    : dequantize_build(b, &q, pd);
+}
+
+/* ---- claims and the table ---------------------------------------------------------------- */
+
+/* Input 0 may be of one of the dtypes (unknown: yes). */
+static bool input_dtype_in(const gl_node *n, const gl_dtype *ok, size_t n_ok)
+{
+    const gl_value *v = n->n_inputs ? n->inputs[0] : NULL;
+    if (!v || v->type.kind == GL_TYPE_OPAQUE)
+        return false;
+    if (v->type.kind != GL_TYPE_TENSOR || v->type.dtype == GL_DT_UNDEFINED)
+        return true;
+    for (size_t i = 0; i < n_ok; i++)
+        if (v->type.dtype == ok[i])
+            return true;
+    return false;
+}
+
+static bool quantize_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    static const gl_dtype ok[] = {GL_DT_FLOAT};
+    if (n->n_inputs < 2 || !input_dtype_in(n, ok, GL_ARRAY_LEN(ok))) {
+        snprintf(why, len, "not a float32 input with a scale");
+        return false;
+    }
+    return true;
+}
+
+static bool dequantize_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    static const gl_dtype ok[] = {GL_DT_UINT8, GL_DT_INT8, GL_DT_INT32};
+    if (n->n_inputs < 2 || !input_dtype_in(n, ok, GL_ARRAY_LEN(ok))) {
+        snprintf(why, len, "not a uint8, int8 or int32 input with a scale");
+        return false;
+    }
+    return true;
+}
+
+static const dn_op quant_ops[] = {
+    {"", "QuantizeLinear", 10, quantize_claim, quant_build, NULL},
+    {"", "DequantizeLinear", 10, dequantize_claim, quant_build, NULL},
+};
+const dn_op_table dn_quant_ops = {quant_ops, GL_ARRAY_LEN(quant_ops)};

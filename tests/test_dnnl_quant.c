@@ -1,0 +1,343 @@
+/* test_dnnl_quant.c — QuantizeLinear and DequantizeLinear on oneDNN (dn_quant.c) against
+ * the reference kernels, bit for bit (issue 21).
+ *
+ * Each row is a chain: x -> [an identity 1x1 Conv] -> QuantizeLinear "q" -> DequantizeLinear
+ * "dq", both outputs the graph's. The identity Conv (weights the identity matrix, no bias)
+ * hands x over unchanged but in the plan's activation layout (nhwc, nChw16c/nChw8c), so
+ * that q reads a layout and dq reads q's 8-bit output in it. A row of kind DQ_ONLY has
+ * just dq on an integer graph input. The data sits on and one ulp around the rounding
+ * ties (k + 0.5) * scale and reaches past the 8-bit range on both sides, so rounding half
+ * to even and saturation are what is compared; 's' rows plant NaN and infinities. Every
+ * output must equal the reference run's exactly, and each node must run where the row
+ * says: on a oneDNN kernel (no "ref" in its implementation) or on the reference kernel
+ * with the plan's note naming why.
+ */
+#define TU_CASE_SHORTHANDS
+#include "exec/compare.h"
+#include "exec/exec.h"
+#include "ops/opkit.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PER_TENSOR 99 /* axis of a per-tensor row */
+
+typedef enum { DN, REF } where_run;
+typedef enum { ZP_OMIT, ZP_ZERO, ZP_SAME, ZP_VARY } zp_kind;
+typedef enum { CHAIN, DQ_ONLY } row_kind;
+
+typedef struct quant_case {
+    const char *name;
+    row_kind kind;
+    int opset;
+    gl_dtype qtype;     /* the quantized type: uint8, int8 (int32: DQ_ONLY) */
+    int rank;
+    int64_t dims[5];
+    int axis;           /* PER_TENSOR, or the axis attribute (may be negative) */
+    zp_kind zp;
+    char data;          /* 't' ties and saturation, 's' the same with NaN and infinities */
+    bool conv;          /* x through the identity Conv (arrives in the plan's layout) */
+    const char *layouts;
+    where_run q, dq;
+    const char *why;    /* a REF node's note says this */
+    int64_t block_size; /* set as an attribute when not 0 */
+    const char *dq_in;  /* under nhwc, dq's input layout (e.g. "nhwc": no plain copy) */
+} quant_case;
+
+/* ---- building the model --------------------------------------------------------------- */
+
+static int normal_axis(const quant_case *c)
+{
+    return c->axis == PER_TENSOR ? -1 : c->axis < 0 ? c->axis + c->rank : c->axis;
+}
+
+static int64_t channels(const quant_case *c)
+{
+    int a = normal_axis(c);
+    return a < 0 ? 1 : c->dims[a];
+}
+
+static float scale_of(int64_t ch)
+{
+    static const float s[] = {0.0173f, 0.1f, 0.25f, 0.0078125f, 0.0337f, 1.3f, 0.003f};
+    return s[ch % (int64_t)GL_ARRAY_LEN(s)];
+}
+
+static int64_t zero_of(const quant_case *c, int64_t ch)
+{
+    int64_t base = c->qtype == GL_DT_UINT8 ? 128 : c->qtype == GL_DT_INT8 ? -3 : 0;
+    switch (c->zp) {
+    case ZP_VARY:
+        return base + (ch % 5) - 2;
+    case ZP_SAME:
+        return base + 1; /* odd: a zero point added before the rounding flips ties */
+    default:
+        return 0;
+    }
+}
+
+/* Element i's channel along the row's axis. */
+static int64_t channel_at(const quant_case *c, int64_t i)
+{
+    int a = normal_axis(c);
+    if (a < 0)
+        return 0;
+    return (i / gl_dims_product(c->dims, a + 1, c->rank)) % c->dims[a];
+}
+
+/* x on and around the ties (k + 0.5) * scale for k in [-300, 300), some uniform. */
+static gl_tensor *float_input(const quant_case *c)
+{
+    gl_tensor *t = tu_tensor_f32(c->rank, c->dims, NULL);
+    float *x = gl_tensor_make_writable(t);
+    uint32_t seed = 7;
+    for (int64_t i = 0; i < t->count; i++) {
+        float s = scale_of(channel_at(c, i)), k = (float)((i * 7919) % 600 - 300);
+        float tie = (k + 0.5f) * s;
+        switch (i % 4) {
+        case 0:
+            x[i] = tie;
+            break;
+        case 1:
+            x[i] = nextafterf(tie, INFINITY);
+            break;
+        case 2:
+            x[i] = nextafterf(tie, -INFINITY);
+            break;
+        default:
+            x[i] = tu_uniform(&seed) * 300 * s;
+        }
+    }
+    static const float exact[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 3.5f, 254.5f, 255.5f};
+    for (size_t i = 0; i < GL_ARRAY_LEN(exact) && (int64_t)i * 3 < t->count; i++)
+        x[i * 3] = exact[i] * scale_of(channel_at(c, (int64_t)i * 3));
+    if (c->data == 's') {
+        x[5] = NAN;
+        x[t->count / 3] = INFINITY;
+        x[2 * t->count / 3] = -INFINITY;
+    }
+    return t;
+}
+
+/* Integers of the row's type: the whole 8-bit range, or int32 far beyond 2^24. */
+static gl_tensor *int_input(const quant_case *c)
+{
+    gl_tensor *t = tu_tensor_of(c->qtype, c->rank, c->dims, NULL);
+    void *p = gl_tensor_make_writable(t);
+    for (int64_t i = 0; i < t->count; i++) {
+        uint32_t h = (uint32_t)i * 2654435761u;
+        if (c->qtype == GL_DT_INT32)
+            ((int32_t *)p)[i] = (int32_t)h;
+        else
+            ((uint8_t *)p)[i] = (uint8_t)(h >> 24);
+    }
+    return t;
+}
+
+/* Scale and zero point constants of the row (the zero point NULL when omitted). */
+static void add_params(gl_graph *g, const quant_case *c, const char *prefix, gl_value **scale,
+                       gl_value **zero)
+{
+    int64_t n = channels(c);
+    int rank = c->axis == PER_TENSOR ? 0 : 1;
+    gl_tensor *s = tu_tensor_f32(rank, &n, NULL), *z = tu_tensor_of(c->qtype, rank, &n, NULL);
+    float *sp = gl_tensor_make_writable(s);
+    for (int64_t i = 0; i < n; i++) {
+        sp[i] = scale_of(i);
+        gl_elem_set_i64(z, i, zero_of(c, i));
+    }
+    char name[32];
+    snprintf(name, sizeof(name), "%s_scale", prefix);
+    *scale = tu_const_tensor(g, name, s);
+    snprintf(name, sizeof(name), "%s_zero", prefix);
+    *zero = c->zp == ZP_OMIT ? (gl_tensor_free(z), NULL) : tu_const_tensor(g, name, z);
+}
+
+static gl_node *add_quant_node(gl_graph *g, const quant_case *c, const char *op,
+                               const char *name, gl_value *x, const char *prefix)
+{
+    gl_value *in[3] = {x};
+    add_params(g, c, prefix, &in[1], &in[2]);
+    gl_node *n = gl_add_node(g, op, "", name, in, in[2] ? 3 : 2, 1);
+    tu_attr attrs[3] = {{0}};
+    size_t k = 0;
+    if (c->axis != PER_TENSOR)
+        attrs[k++] = (tu_attr)AI("axis", c->axis);
+    if (c->block_size)
+        attrs[k++] = (tu_attr)AI("block_size", c->block_size);
+    tu_apply_attrs(n, attrs);
+    return n;
+}
+
+/* The identity 1x1 Conv over x's channels: x exactly, in the plan's layout. */
+static gl_value *identity_conv(gl_graph *g, const quant_case *c, gl_value *x)
+{
+    int64_t ch = c->dims[1], wd[5] = {ch, ch, 1, 1, 1};
+    gl_tensor *w = tu_tensor_f32(c->rank, wd, NULL);
+    float *wp = gl_tensor_make_writable(w);
+    for (int64_t i = 0; i < ch; i++)
+        wp[i * ch + i] = 1.0f;
+    return tu_node(g, "Conv", "conv", 2, x, tu_const_tensor(g, "w", w))->outputs[0];
+}
+
+static gl_model *build_row(const quant_case *c, gl_tensor **input)
+{
+    gl_model *m = tu_model(c->opset);
+    gl_graph *g = m->graph;
+    if (c->kind == DQ_ONLY) {
+        gl_value *x = tu_input(g, "x", c->qtype, c->rank, c->dims);
+        *input = int_input(c);
+        tu_output(g, add_quant_node(g, c, "DequantizeLinear", "dq", x, "dq")->outputs[0]);
+        return m;
+    }
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, c->rank, c->dims);
+    *input = float_input(c);
+    if (c->conv)
+        x = identity_conv(g, c, x);
+    gl_node *q = add_quant_node(g, c, "QuantizeLinear", "q", x, "q");
+    gl_node *dq = add_quant_node(g, c, "DequantizeLinear", "dq", q->outputs[0], "dq");
+    tu_output(g, q->outputs[0]);
+    tu_output(g, dq->outputs[0]);
+    return m;
+}
+
+/* ---- checking --------------------------------------------------------------------------- */
+
+static void expect_same_bits(const gl_tensor *got, const gl_tensor *want, const char *what)
+{
+    cr_assert(got && want, "%s: an output is missing", what);
+    cr_assert(got->dtype == want->dtype && got->count == want->count, "%s: %s[%lld] vs %s[%lld]",
+              what, gl_dtype_name(got->dtype), (long long)got->count,
+              gl_dtype_name(want->dtype), (long long)want->count);
+    size_t es = gl_dtype_size(got->dtype);
+    const unsigned char *a = gl_tensor_data(got), *b = gl_tensor_data(want);
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < got->count; i++)
+        if (memcmp(a + i * es, b + i * es, es) != 0 && bad++ == 0)
+            first = i;
+    cr_expect(bad == 0, "%s: %lld of %lld elements differ from the reference, first at %lld "
+              "(%g against %g)", what, (long long)bad, (long long)got->count, (long long)first,
+              bad ? gl_elem_f64(got, first) : 0.0, bad ? gl_elem_f64(want, first) : 0.0);
+}
+
+static void check_node(const quant_case *c, const gl_exec *e, const char *node, where_run want,
+                       const char *what)
+{
+    const gl_plan_entry *en = tu_plan_entry(e, node, -1);
+    cr_assert_not_null(en, "%s: no plan entry for %s", what, node);
+    const char *impl = en->info.impl, *note = en->info.note;
+    bool on_dnnl = strcmp(en->backend, "dnnl") == 0 && !en->fell_back;
+    bool kernel = on_dnnl && strstr(impl, "ref") == NULL;
+    if (want == DN) {
+        cr_expect(kernel, "%s: %s expected on a oneDNN kernel, got %s %s (%s)", what, node,
+                  en->backend, impl, note);
+        return;
+    }
+    cr_expect(!kernel, "%s: %s expected on the reference kernel, got %s %s", what, node,
+              en->backend, impl);
+    if (c->why)
+        cr_expect(strstr(note, c->why) != NULL, "%s: %s's note '%s' does not say '%s'", what,
+                  node, note, c->why);
+}
+
+static void run_case(const quant_case *c)
+{
+    for (const char *p = c->layouts; *p; p++) {
+        char what[160];
+        snprintf(what, sizeof(what), "%s (%s)", c->name, tu_layout_name(*p));
+        gl_tensor *in;
+        gl_model *m = build_row(c, &in);
+        size_t n_out = m->graph->n_outputs;
+        gl_tensor *want[2] = {0}, *got[2] = {0};
+        gl_exec *ref = tu_exec_run(m, "ref", NULL, &in, 1, want, n_out, what);
+        gl_exec *dn = tu_exec_run(m, "dnnl", tu_layout_name(*p), &in, 1, got, n_out, what);
+        for (size_t i = 0; i < n_out; i++) {
+            char out_what[200];
+            snprintf(out_what, sizeof(out_what), "%s output %zu", what, i);
+            expect_same_bits(got[i], want[i], out_what);
+            gl_tensor_free(got[i]);
+        }
+        if (c->kind == CHAIN)
+            check_node(c, dn, "q", c->q, what);
+        check_node(c, dn, "dq", c->dq, what);
+        if (c->dq_in && *p == 'n') {
+            const gl_plan_entry *en = tu_plan_entry(dn, "dq", -1);
+            cr_expect(strncmp(en->info.in_layouts, c->dq_in, strlen(c->dq_in)) == 0,
+                      "%s: dq reads %s, expected %s", what, en->info.in_layouts, c->dq_in);
+        }
+        if (getenv("GL_TEST_PLAN")) {
+            fprintf(stderr, "== %s\n", what);
+            gl_exec_print_plan(dn, stderr);
+        }
+        /* again: nothing built, every output still the reference's */
+        tu_exec_rerun_cached(dn, (const gl_tensor *const *)&in, 1, got, n_out, what);
+        for (size_t i = 0; i < n_out; i++) {
+            expect_same_bits(got[i], want[i], what);
+            gl_tensor_free(got[i]);
+            gl_tensor_free(want[i]);
+        }
+        gl_exec_free(ref);
+        gl_exec_free(dn);
+        gl_tensor_free(in);
+        gl_model_free(m);
+    }
+}
+
+/* ---- the cases ---------------------------------------------------------------------------- */
+
+#define U8 GL_DT_UINT8
+#define S8 GL_DT_INT8
+#define S32 GL_DT_INT32
+#define DIMS4 4, D(1, 32, 12, 13)
+
+static const quant_case cases[] = {
+    /* per tensor, activations in every layout: dq reads q's output where it is */
+    {"u8 per tensor, zero 129", CHAIN, 13, U8, DIMS4, PER_TENSOR, ZP_SAME, 't', true, "pnb",
+     DN, DN, .dq_in = "nhwc"},
+    {"s8 per tensor, zero -2", CHAIN, 13, S8, DIMS4, PER_TENSOR, ZP_SAME, 't', true, "pnb", DN,
+     DN, .dq_in = "nhwc"},
+    {"u8 per tensor, zero omitted", CHAIN, 13, U8, DIMS4, PER_TENSOR, ZP_OMIT, 't', true, "pn",
+     DN, DN},
+    {"s8 per tensor, zero 0", CHAIN, 13, S8, DIMS4, PER_TENSOR, ZP_ZERO, 't', false, "p", DN,
+     DN},
+    {"opset 10 u8 per tensor", CHAIN, 10, U8, DIMS4, PER_TENSOR, ZP_SAME, 't', false, "p", DN,
+     DN},
+    /* per axis: the channels in any layout, the other axes through the plain view */
+    {"u8 axis 1, zero points alike", CHAIN, 13, U8, DIMS4, 1, ZP_SAME, 't', true, "pnb", DN, DN},
+    {"s8 axis 1, zero 0", CHAIN, 13, S8, DIMS4, 1, ZP_ZERO, 't', true, "pnb", DN, DN},
+    {"u8 axis 0", CHAIN, 13, U8, 4, D(6, 8, 10, 11), 0, ZP_SAME, 't', false, "p", DN, DN},
+    {"s8 axis -1 (last)", CHAIN, 13, S8, DIMS4, -1, ZP_SAME, 't', true, "pnb", DN, DN},
+    {"u8 axis 2 of 3-D", CHAIN, 13, U8, 3, D(16, 12, 29), 2, ZP_ZERO, 't', false, "p", DN, DN},
+    {"u8 axis -2", CHAIN, 13, U8, DIMS4, -2, ZP_SAME, 't', true, "pn", DN, DN},
+    {"s8 axis 1 of 2-D", CHAIN, 13, S8, 2, D(64, 80), 1, ZP_SAME, 't', false, "p", DN, DN},
+    /* zero points that differ per channel: q adds them; dq's reorder takes one */
+    {"u8 axis 1, zero points differ", CHAIN, 13, U8, DIMS4, 1, ZP_VARY, 't', true, "pn", DN,
+     REF, .why = "per-axis zero points that differ"},
+    /* NaN quantizes to the zero point: those runs take the reference kernel */
+    {"u8 NaN and infinities", CHAIN, 13, U8, DIMS4, PER_TENSOR, ZP_SAME, 's', false, "p", DN,
+     DN},
+    {"s8 axis 1, NaN and infinities", CHAIN, 13, S8, DIMS4, 1, ZP_SAME, 's', false, "p", DN, DN},
+    /* what stays on the reference */
+    {"small: below the threshold", CHAIN, 13, U8, 2, D(4, 5), PER_TENSOR, ZP_SAME, 't', false,
+     "p", REF, REF, .why = "below the oneDNN threshold"},
+    {"opset 21 block_size", CHAIN, 21, U8, DIMS4, PER_TENSOR, ZP_SAME, 't', false, "p", REF,
+     REF, .why = "block_size", .block_size = 2},
+    /* DequantizeLinear alone on integer inputs */
+    {"dq u8 per tensor", DQ_ONLY, 13, U8, DIMS4, PER_TENSOR, ZP_SAME, 't', false, "p", DN, DN},
+    {"dq s8 axis 0, zero omitted", DQ_ONLY, 13, S8, 4, D(32, 8, 4, 5), 0, ZP_OMIT, 't', false,
+     "p", DN, DN},
+    {"dq int32 axis 1, zero 0 (bias)", DQ_ONLY, 13, S32, 2, D(70, 64), 1, ZP_ZERO, 't', false,
+     "p", DN, DN},
+    {"dq int32 with a zero point", DQ_ONLY, 13, S32, 2, D(70, 64), PER_TENSOR, ZP_SAME, 't',
+     false, "p", REF, REF, .why = "int32 zero point"},
+};
+
+Test(dnnl_quant, against_the_reference_bit_for_bit)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
+        run_case(&cases[i]);
+}

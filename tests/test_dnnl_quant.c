@@ -11,6 +11,9 @@
  * output must equal the reference run's exactly, and each node must run where the row
  * says: on a oneDNN kernel (no "ref" in its implementation) or on the reference kernel
  * with the plan's note naming why.
+ *
+ * MatMulInteger rows (mmi_cases) run one node "mm" on an integer graph input A and a
+ * constant B whose values reach +-b_max; its int32 output must equal the reference's.
  */
 #define TU_CASE_SHORTHANDS
 #include "exec/compare.h"
@@ -340,4 +343,97 @@ Test(dnnl_quant, against_the_reference_bit_for_bit)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
         run_case(&cases[i]);
+}
+
+/* ---- MatMulInteger ------------------------------------------------------------------------ */
+
+typedef struct mmi_case {
+    const char *name;
+    gl_dtype a_type;
+    int a_rank;
+    int64_t a_dims[4];    /* the last is K */
+    gl_dtype b_type;
+    int64_t n;            /* B is [K, n] */
+    int b_max;            /* B's values in [-b_max, b_max] (uint8: [0, b_max]) */
+    int a_zero, b_zero;   /* zero points (NO_ZERO: omitted) */
+    where_run expect;
+    const char *why;
+    bool big;             /* A and B in the upper halves of their ranges: large sums */
+} mmi_case;
+
+#define NO_ZERO 999
+
+static gl_tensor *random_ints(gl_dtype dt, int rank, const int64_t *dims, int lo, int hi,
+                              uint32_t seed)
+{
+    gl_tensor *t = tu_tensor_of(dt, rank, dims, NULL);
+    for (int64_t i = 0; i < t->count; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        gl_elem_set_i64(t, i, lo + (int64_t)((seed >> 8) % (uint32_t)(hi - lo + 1)));
+    }
+    return t;
+}
+
+static gl_value *zero_const(gl_graph *g, const char *name, gl_dtype dt, int v)
+{
+    if (v == NO_ZERO)
+        return NULL;
+    gl_tensor *t = tu_tensor_of(dt, 0, NULL, NULL);
+    gl_elem_set_i64(t, 0, v);
+    return tu_const_tensor(g, name, t);
+}
+
+static void run_mmi_case(const mmi_case *c)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    int64_t kdim = c->a_dims[c->a_rank - 1], b_dims[2] = {kdim, c->n};
+    gl_value *in[4] = {tu_input(g, "a", c->a_type, c->a_rank, c->a_dims)};
+    int b_lo = c->big ? c->b_max / 2 : c->b_type == GL_DT_UINT8 ? 0 : -c->b_max;
+    in[1] = tu_const_tensor(g, "b", random_ints(c->b_type, 2, b_dims, b_lo, c->b_max, 11));
+    in[2] = zero_const(g, "a_zero", c->a_type, c->a_zero);
+    in[3] = zero_const(g, "b_zero", c->b_type, c->b_zero);
+    size_t n_in = in[3] ? 4 : in[2] ? 3 : 2;
+    if (n_in == 4 && !in[2])
+        in[2] = NULL; /* omitted */
+    tu_output(g, gl_add_node(g, "MatMulInteger", "", "mm", in, n_in, 1)->outputs[0]);
+    bool s8 = c->a_type == GL_DT_INT8;
+    int a_lo = s8 ? (c->big ? 64 : -128) : (c->big ? 128 : 0);
+    gl_tensor *a = random_ints(c->a_type, c->a_rank, c->a_dims, a_lo, s8 ? 127 : 255, 5);
+    gl_tensor *want = NULL, *got = NULL;
+    gl_exec *ref = tu_exec_run(m, "ref", NULL, &a, 1, &want, 1, c->name);
+    gl_exec *dn = tu_exec_run(m, "dnnl", "plain", &a, 1, &got, 1, c->name);
+    expect_same_bits(got, want, c->name);
+    quant_case as_row = {.why = c->why};
+    check_node(&as_row, dn, "mm", c->expect, c->name);
+    gl_tensor_free(got);
+    tu_exec_rerun_cached(dn, (const gl_tensor *const *)&a, 1, &got, 1, c->name);
+    expect_same_bits(got, want, c->name);
+    gl_tensor_free(got);
+    gl_tensor_free(want);
+    gl_tensor_free(a);
+    gl_exec_free(ref);
+    gl_exec_free(dn);
+    gl_model_free(m);
+}
+
+static const mmi_case mmi_cases[] = {
+    {"u8 A, zero 128, by s8 B", U8, 3, D(2, 40, 64), S8, 48, 127, 128, NO_ZERO, DN},
+    {"s8 A, no zero points", S8, 2, D(64, 96), S8, 32, 100, NO_ZERO, NO_ZERO, DN},
+    {"u8 A by u8 B of at most 127, zeros 0", U8, 2, D(80, 64), U8, 24, 127, 0, 0, DN},
+    {"near the 2^24 bound: K 128 of +-127, zero 255", U8, 2, D(64, 128), S8, 16, 127, 255,
+     NO_ZERO, DN},
+    {"u8 B above 127", U8, 2, D(80, 64), U8, 24, 200, 3, NO_ZERO, REF,
+     "uint8 B above 127"},
+    {"B's zero point 1", U8, 2, D(80, 64), S8, 24, 100, 3, 1, REF, "B's zero point is not 0"},
+    /* sums of ~4.4e7: oneDNN's would lose their low bits */
+    {"sums past 2^24: K 2048", U8, 2, D(8, 2048), S8, 16, 127, 7, NO_ZERO, REF,
+     "sums may pass 2^24", .big = true},
+    {"small", U8, 2, D(4, 8), S8, 4, 100, 3, NO_ZERO, REF, "below the oneDNN threshold"},
+};
+
+Test(dnnl_quant, matmulinteger_bit_for_bit)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(mmi_cases); i++)
+        run_mmi_case(&mmi_cases[i]);
 }

@@ -1,6 +1,6 @@
-/* dn_quant.c — stand-alone QuantizeLinear and DequantizeLinear on oneDNN (issue 21):
- * multi-threaded primitives that give the reference kernels' results bit for bit
- * (src/ops/linalg.c: quantize_value, dequantize_run).
+/* dn_quant.c — stand-alone QuantizeLinear, DequantizeLinear and MatMulInteger on oneDNN
+ * (issue 21): multi-threaded primitives that give the reference kernels' results bit for
+ * bit (src/ops/linalg.c: quantize_value, dequantize_run, matmulinteger_kernel).
  *
  * QuantizeLinear is y = saturate(round_half_even(x / scale) + zero). A oneDNN reorder
  * with output scales multiplies by 1/scale, which is not x / scale: measured on
@@ -30,15 +30,21 @@
  * Both read scales and zero points when they build: they must be the same every run
  * (initializers or Constant outputs; the pass-made QDQ models have them so). Blocked
  * quantization (opset 21's block_size) and opset 21's output_dtype stay on the reference.
- * ConvInteger, MatMulInteger and DynamicQuantizeLinear stay on the reference too (no row
- * here): oneDNN's int8 convolution and matmul take only s8 weights and convert their
- * int32 accumulators through float32 on the way to an s32 destination (inexact past
- * 2^24, where ONNX wraps), and DynamicQuantizeLinear's min/max reduction drops NaN.
+ *
+ * MatMulInteger is oneDNN's int8 matmul (A u8/s8 with one zero point, B int8 — or uint8
+ * of at most 127, the same bytes — with zero point 0, an s32 destination) when its sums
+ * cannot pass 2^24: oneDNN converts its int32 accumulators through float32 on the way to
+ * s32, so larger sums lose their low bits where ONNX keeps them (see sums_fit_float).
+ * ConvInteger stays on the reference (no row): the same 2^24 limit, plus oneDNN's
+ * treatment of the padding under a source zero point, which this file has not measured.
+ * DynamicQuantizeLinear stays on the reference: its scale comes from a min/max reduction
+ * (oneDNN's drops NaN) and is needed before the quantization can be built.
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ops/opkit.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A node's quantization parameters as its build reads them. */
@@ -289,18 +295,117 @@ static gl_status quant_build(dn_build *b, dnnl_primitive_desc_t *pd)
                                                     : dequantize_build(b, &q, pd);
 }
 
+/* ---- MatMulInteger ---------------------------------------------------------------------- */
+
+/* oneDNN's int8 matmul converts its int32 accumulators through float32 on the way to an
+ * s32 destination (measured: 3,555 of 4,096 sums above 2^24 came back rounded to float's
+ * precision), where ONNX keeps every bit. A product whose sums cannot pass 2^24 is exact:
+ * for each column of the constant B, sum |B[k,n]| times the largest |A| oneDNN may add up
+ * before it subtracts the zero point (256 for its internal shift of int8 sources) plus
+ * |zero|. */
+#define EXACT_IN_FLOAT 16777216.0 /* 2^24 */
+
+static bool sums_fit_float(const gl_tensor *w, int64_t a_zero)
+{
+    int64_t kdim = w->dims[0], n = w->dims[1];
+    for (int64_t j = 0; j < n; j++) {
+        double col = 0;
+        for (int64_t i = 0; i < kdim; i++)
+            col += fabs(gl_elem_f64(w, i * n + j));
+        if (col * (256.0 + (double)llabs(a_zero)) > EXACT_IN_FLOAT)
+            return false;
+    }
+    return true;
+}
+
+/* Why B (input 1) and its zero point (input 3) do not make oneDNN int8 weights, or NULL. */
+static const char *weights_refusal(const gl_kernel_ctx *k, const gl_tensor *w)
+{
+    const gl_tensor *w_zero = k->n_inputs > 3 ? k->in[3] : NULL;
+    for (int64_t i = 0; w_zero && i < w_zero->count; i++)
+        if (gl_elem_i64(w_zero, i) != 0)
+            return "B's zero point is not 0 (oneDNN's int8 weights have none)";
+    /* uint8 weights of at most 127 are the same bytes as int8 ones */
+    for (int64_t i = 0; w->dtype == GL_DT_UINT8 && i < w->count; i++)
+        if (gl_elem_i64(w, i) > 127)
+            return "uint8 B above 127 (oneDNN takes int8 weights)";
+    return NULL;
+}
+
+static gl_status matmulinteger_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_node *n = k->node;
+    const gl_tensor *a = k->in[0], *w = k->n_inputs > 1 ? k->in[1] : NULL;
+    const gl_tensor *a_zero = k->n_inputs > 2 ? k->in[2] : NULL;
+    if (!a || !w || !is_quant8(a->dtype) || !is_quant8(w->dtype) || a->layout || w->layout)
+        return dn_refuse(b, "not plain int8 or uint8 operands");
+    if (a->rank < 2 || w->rank != 2 || a->dims[a->rank - 1] != w->dims[0])
+        return dn_refuse(b, "not A of rank 2 or more times a matrix B");
+    for (size_t i = 1; i < n->n_inputs; i++)
+        if (!dn_value_fixed(n->inputs[i]))
+            return dn_refuse(b, "B or a zero point computed at run time");
+    if (a_zero && (a_zero->count != 1 || a_zero->dtype != a->dtype))
+        return dn_refuse(b, "a zero point of A per row");
+    const char *why = weights_refusal(k, w);
+    if (why)
+        return dn_refuse(b, "%s", why);
+    int64_t zero = a_zero ? gl_elem_i64(a_zero, 0) : 0;
+    if (!sums_fit_float(w, zero))
+        return dn_refuse(b, "sums may pass 2^24 (oneDNN rounds its int32 results through "
+                            "float32)");
+    int64_t kdim = w->dims[0], cols = w->dims[1], rows = a->count / (kdim ? kdim : 1);
+    if (a->count < DN_OPS_SMALL)
+        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
+                         (long long)a->count, DN_OPS_SMALL);
+    /* one tall product: A's leading dims are rows of one matrix */
+    int64_t a_dims[2] = {rows, kdim}, y_dims[2] = {rows, cols};
+    dnnl_memory_desc_t amd, wmd, wany, ymd;
+    dnnl_primitive_attr_t attr = NULL;
+    int32_t zero32 = (int32_t)zero;
+    dnnl_status_t r = plain_md(&amd, 2, a_dims, dn_data_type_of(a->dtype));
+    if (r == dnnl_success)
+        r = plain_md(&wmd, 2, w->dims, dnnl_s8);
+    if (r == dnnl_success)
+        r = plain_md(&ymd, 2, y_dims, dnnl_s32);
+    if (r == dnnl_success)
+        r = dnnl_memory_desc_init_by_tag(&wany, 2, w->dims, dnnl_s8, dnnl_format_tag_any);
+    if (r == dnnl_success)
+        r = dnnl_primitive_attr_create(&attr);
+    if (r == dnnl_success && zero32 != 0)
+        r = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zero32);
+    dnnl_matmul_desc_t md;
+    if (r == dnnl_success)
+        r = dnnl_matmul_desc_init(&md, &amd, &wany, NULL, &ymd);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no int8 matmul for this (%s)", dnnl_status2str(r));
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "this int8 product");
+    dn_bind_input_from(b, DNNL_ARG_SRC, 0, &amd, NULL);
+    /* B is fixed: packed once when it is an initializer (a Constant's, every run) */
+    dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, &wmd, dn_pd_md(*pd, dnnl_query_weights_md, 0));
+    int64_t out[DNNL_MAX_NDIMS];
+    memcpy(out, a->dims, (size_t)a->rank * sizeof(*out));
+    out[a->rank - 1] = cols;
+    dn_bind_output(b, DNNL_ARG_DST, 0, &ymd, a->rank, out);
+    return GL_OK;
+}
+
 /* ---- claims and the table ---------------------------------------------------------------- */
 
-/* Input 0 may be of one of the dtypes (unknown: yes). */
-static bool input_dtype_in(const gl_node *n, const gl_dtype *ok, size_t n_ok)
+/* Input i may be of one of the dtypes (unknown: yes). */
+static bool input_dtype_in(const gl_node *n, size_t i, const gl_dtype *ok, size_t n_ok)
 {
-    const gl_value *v = n->n_inputs ? n->inputs[0] : NULL;
+    const gl_value *v = i < n->n_inputs ? n->inputs[i] : NULL;
     if (!v || v->type.kind == GL_TYPE_OPAQUE)
         return false;
     if (v->type.kind != GL_TYPE_TENSOR || v->type.dtype == GL_DT_UNDEFINED)
         return true;
-    for (size_t i = 0; i < n_ok; i++)
-        if (v->type.dtype == ok[i])
+    for (size_t j = 0; j < n_ok; j++)
+        if (v->type.dtype == ok[j])
             return true;
     return false;
 }
@@ -309,7 +414,7 @@ static bool quantize_claim(const gl_model *m, const gl_node *n, char *why, size_
 {
     (void)m;
     static const gl_dtype ok[] = {GL_DT_FLOAT};
-    if (n->n_inputs < 2 || !input_dtype_in(n, ok, GL_ARRAY_LEN(ok))) {
+    if (n->n_inputs < 2 || !input_dtype_in(n, 0, ok, GL_ARRAY_LEN(ok))) {
         snprintf(why, len, "not a float32 input with a scale");
         return false;
     }
@@ -320,8 +425,20 @@ static bool dequantize_claim(const gl_model *m, const gl_node *n, char *why, siz
 {
     (void)m;
     static const gl_dtype ok[] = {GL_DT_UINT8, GL_DT_INT8, GL_DT_INT32};
-    if (n->n_inputs < 2 || !input_dtype_in(n, ok, GL_ARRAY_LEN(ok))) {
+    if (n->n_inputs < 2 || !input_dtype_in(n, 0, ok, GL_ARRAY_LEN(ok))) {
         snprintf(why, len, "not a uint8, int8 or int32 input with a scale");
+        return false;
+    }
+    return true;
+}
+
+static bool matmulinteger_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    static const gl_dtype ok[] = {GL_DT_UINT8, GL_DT_INT8};
+    if (n->n_inputs < 2 || !input_dtype_in(n, 0, ok, GL_ARRAY_LEN(ok)) ||
+        !input_dtype_in(n, 1, ok, GL_ARRAY_LEN(ok))) {
+        snprintf(why, len, "not two uint8 or int8 operands");
         return false;
     }
     return true;
@@ -330,5 +447,6 @@ static bool dequantize_claim(const gl_model *m, const gl_node *n, char *why, siz
 static const dn_op quant_ops[] = {
     {"", "QuantizeLinear", 10, quantize_claim, quant_build, NULL},
     {"", "DequantizeLinear", 10, dequantize_claim, quant_build, NULL},
+    {"", "MatMulInteger", 10, matmulinteger_claim, matmulinteger_build, NULL},
 };
 const dn_op_table dn_quant_ops = {quant_ops, GL_ARRAY_LEN(quant_ops)};

@@ -48,7 +48,10 @@ typedef struct quant_case {
     where_run q, dq;
     const char *why;    /* a REF node's note says this */
     int64_t block_size; /* set as an attribute when not 0 */
-    const char *dq_in;  /* under nhwc, dq's input layout (e.g. "nhwc": no plain copy) */
+    const char *dq_in;  /* under nhwc and blocked, dq's input layout ("nhwc", "nChw": the
+                         * plain-free path); under blocked, "nhwc" stands for "nChw" */
+    bool relu_after;    /* DQ_ONLY: dq's output read by a Relu (a oneDNN node) */
+    const char *dq_out; /* under nhwc, dq's output layout */
 } quant_case;
 
 /* ---- building the model --------------------------------------------------------------- */
@@ -194,7 +197,8 @@ static gl_model *build_row(const quant_case *c, gl_tensor **input)
     if (c->kind == DQ_ONLY) {
         gl_value *x = tu_input(g, "x", c->qtype, c->rank, c->dims);
         *input = int_input(c);
-        tu_output(g, add_quant_node(g, c, "DequantizeLinear", "dq", x, "dq")->outputs[0]);
+        gl_value *y = add_quant_node(g, c, "DequantizeLinear", "dq", x, "dq")->outputs[0];
+        tu_output(g, c->relu_after ? tu_node(g, "Relu", "relu", 1, y)->outputs[0] : y);
         return m;
     }
     gl_value *x = tu_input(g, "x", GL_DT_FLOAT, c->rank, c->dims);
@@ -267,11 +271,15 @@ static void run_case(const quant_case *c)
         if (c->kind == CHAIN)
             check_node(c, dn, "q", c->q, what);
         check_node(c, dn, "dq", c->dq, what);
-        if (c->dq_in && *p == 'n') {
-            const gl_plan_entry *en = tu_plan_entry(dn, "dq", -1);
-            cr_expect(strncmp(en->info.in_layouts, c->dq_in, strlen(c->dq_in)) == 0,
-                      "%s: dq reads %s, expected %s", what, en->info.in_layouts, c->dq_in);
+        const gl_plan_entry *dq = tu_plan_entry(dn, "dq", -1);
+        if (c->dq_in && *p != 'p') {
+            const char *want_in = *p == 'n' ? c->dq_in : "nChw";
+            cr_expect(strncmp(dq->info.in_layouts, want_in, strlen(want_in)) == 0,
+                      "%s: dq reads %s, expected %s", what, dq->info.in_layouts, want_in);
         }
+        if (c->dq_out && *p == 'n')
+            cr_expect(strcmp(dq->info.out_layouts, c->dq_out) == 0,
+                      "%s: dq writes %s, expected %s", what, dq->info.out_layouts, c->dq_out);
         if (getenv("GL_TEST_PLAN")) {
             fprintf(stderr, "== %s\n", what);
             gl_exec_print_plan(dn, stderr);
@@ -303,6 +311,13 @@ static const quant_case cases[] = {
      DN, DN, .dq_in = "nhwc"},
     {"s8 per tensor, zero -2", CHAIN, 13, S8, DIMS4, PER_TENSOR, ZP_SAME, 't', true, "pnb", DN,
      DN, .dq_in = "nhwc"},
+    /* 20 channels: nChw16c pads them, so q reads the plain view */
+    {"u8 per tensor, 20 padded channels", CHAIN, 13, U8, 4, D(1, 20, 16, 17), PER_TENSOR,
+     ZP_SAME, 't', true, "pnb", DN, DN},
+    /* a NaN or an infinity through the Conv: q runs the reference, its output put back
+     * into the layout q writes */
+    {"u8 per tensor, NaN in a layout", CHAIN, 13, U8, DIMS4, PER_TENSOR, ZP_SAME, 's', true,
+     "nb", DN, DN, .dq_in = "nhwc"},
     {"u8 per tensor, zero omitted", CHAIN, 13, U8, DIMS4, PER_TENSOR, ZP_OMIT, 't', true, "pn",
      DN, DN},
     {"s8 per tensor, zero 0", CHAIN, 13, S8, DIMS4, PER_TENSOR, ZP_ZERO, 't', false, "p", DN,
@@ -331,6 +346,9 @@ static const quant_case cases[] = {
      REF, .why = "block_size", .block_size = 2},
     /* DequantizeLinear alone on integer inputs */
     {"dq u8 per tensor", DQ_ONLY, 13, U8, DIMS4, PER_TENSOR, ZP_SAME, 't', false, "p", DN, DN},
+    /* read by a oneDNN node: written in the plan's activation layout */
+    {"dq u8 axis 1 into the layout", DQ_ONLY, 13, U8, DIMS4, 1, ZP_SAME, 't', false, "pnb", DN,
+     DN, .relu_after = true, .dq_out = "nhwc"},
     {"dq s8 axis 0, zero omitted", DQ_ONLY, 13, S8, 4, D(32, 8, 4, 5), 0, ZP_OMIT, 't', false,
      "p", DN, DN},
     {"dq int32 axis 1, zero 0 (bias)", DQ_ONLY, 13, S32, 2, D(70, 64), 1, ZP_ZERO, 't', false,

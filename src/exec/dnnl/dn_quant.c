@@ -14,9 +14,11 @@
  * and nhwc. A NaN quantizes to the zero point in ONNX and to something else in oneDNN:
  * an input holding a NaN or an infinity runs the reference kernel (dn_special.c).
  * oneDNN 2.6's binary runs its jit kernel only on plain and nhwc sources broadcasting a
- * scalar or per-channel [1,C,1,...] operand; anything else (blocked nChw16c, a per-axis
- * scale on an axis other than the channels of a permuted layout) reads x as a plain
- * [outer, C, inner] view, its channels in the middle, converted from its layout first.
+ * scalar or per-channel [1,C,1,...] operand. Per tensor, a blocked x (nChw16c) is read as
+ * the flat vector of its bytes and the output keeps its layout (when the blocks are not
+ * padded); anything else (a per-axis scale on an axis other than the channels of a
+ * permuted layout, any per-axis one on a blocked layout) reads x as a plain [outer, C,
+ * inner] view, its channels in the middle, converted from its layout first.
  *
  * DequantizeLinear is y = float(x - zero) * scale: a reorder from the quantized tensor
  * (u8, s8, or s32 with no zero point) to float32 in the same layout, with output scales
@@ -129,45 +131,77 @@ static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int rank, const int64_t *d
 
 /* ---- QuantizeLinear -------------------------------------------------------------------- */
 
-/* The descriptors of one way to run a QuantizeLinear: x as the primitive reads it, the
- * scale and zero point broadcast over it. */
+/* How a QuantizeLinear reads x: as it is stored (a layout with a jit kernel: nhwc);
+ * per tensor, its stored bytes as one flat vector (a blocked layout without padding: the
+ * output keeps the layout); or converted to the plain [outer, C, inner] view. */
+typedef enum qway { QW_HELD, QW_FLAT, QW_PLAIN, QW_COUNT } qway;
+
+/* The descriptors of one way: x as the primitive reads it, the scale and zero point
+ * broadcast over it. */
 typedef struct qshape {
     const qparams *q;
     dnnl_data_type_t y_type;
-    bool as_held;              /* x read in its own layout (else the plain view) */
+    qway way;
     dnnl_memory_desc_t x, bcast_scale, bcast_zero;
 } qshape;
 
-/* Way 0: x as it is stored (only when it carries a layout: a plain x is the view),
- * the parameters over its ONNX dims. Way 1: the plain [outer, C, inner] view (per
- * tensor: [count]). */
+/* x's stored layout read as a flat vector (*elems of them)? Per tensor only, and only a
+ * layout of its own (no view) whose blocks are not padded (padding must stay 0). */
+static bool flat_fits(const dn_build *b, const qparams *q, int64_t *elems)
+{
+    const dnnl_memory_desc_t *md = &b->held[0];
+    if (q->axis >= 0 || !q->x->layout || !dnnl_memory_desc_equal(md, &b->md[0]) ||
+        md->offset0 != 0)
+        return false;
+    for (int i = 0; i < md->ndims; i++)
+        if (md->padded_dims[i] != md->dims[i])
+            return false;
+    *elems = (int64_t)(dnnl_memory_desc_get_size(md) / sizeof(float));
+    return true;
+}
+
+/* x's descriptor for way s->way, and the broadcast dims of the parameters (*rank). */
+static dnnl_status_t quantize_x(const dn_build *b, qshape *s, int *rank, int64_t *bdims)
+{
+    const qparams *q = s->q;
+    int64_t elems;
+    switch (s->way) {
+    case QW_HELD:
+        if (!q->x->layout)
+            return dnnl_unimplemented; /* a plain x is the plain way */
+        s->x = b->held[0];
+        *rank = q->x->rank;
+        for (int i = 0; i < *rank; i++)
+            bdims[i] = i == q->axis ? q->channels : 1;
+        return dnnl_success;
+    case QW_FLAT:
+        if (!flat_fits(b, q, &elems))
+            return dnnl_unimplemented;
+        *rank = 1;
+        bdims[0] = 1;
+        return plain_md(&s->x, 1, &elems, dnnl_f32);
+    default:
+        if (q->axis < 0) {
+            *rank = 1;
+            bdims[0] = 1;
+            return plain_md(&s->x, 1, &q->x->count, dnnl_f32);
+        }
+        *rank = 3;
+        int64_t dims[3] = {q->outer, q->channels, q->inner};
+        bdims[0] = bdims[2] = 1;
+        bdims[1] = q->channels;
+        return plain_md(&s->x, 3, dims, dnnl_f32);
+    }
+}
+
 static dnnl_status_t quantize_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
 {
     qshape *s = arg;
     const qparams *q = s->q;
     int64_t bdims[DNNL_MAX_NDIMS];
     int rank;
-    dnnl_status_t r;
-    s->as_held = way == 0;
-    if (way == 0) {
-        if (!q->x->layout)
-            return dnnl_unimplemented;
-        s->x = b->held[0];
-        rank = q->x->rank;
-        for (int i = 0; i < rank; i++)
-            bdims[i] = i == q->axis ? q->channels : 1;
-        r = dnnl_success;
-    } else if (q->axis < 0) {
-        rank = 1;
-        bdims[0] = 1;
-        r = plain_md(&s->x, 1, &q->x->count, dnnl_f32);
-    } else {
-        rank = 3;
-        int64_t dims[3] = {q->outer, q->channels, q->inner};
-        bdims[0] = bdims[2] = 1;
-        bdims[1] = q->channels;
-        r = plain_md(&s->x, 3, dims, dnnl_f32);
-    }
+    s->way = (qway)way;
+    dnnl_status_t r = quantize_x(b, s, &rank, bdims);
     dnnl_memory_desc_t y = s->x;
     if (r == dnnl_success)
         r = plain_md(&s->bcast_scale, rank, bdims, dnnl_f32);
@@ -204,7 +238,7 @@ static gl_status quantize_build(dn_build *b, const qparams *pq, dnnl_primitive_d
     qshape s = {.q = &q, .y_type = dn_data_type_of(y_type)};
     /* A way kept with a kernel of oneDNN's own is the last one tried: s holds its
      * descriptors. */
-    if (dn_pd_pick(b, &s, 2, quantize_way, pd) < 0)
+    if (dn_pd_pick(b, &s, QW_COUNT, quantize_way, pd) < 0)
         return dn_refuse(b, "oneDNN has no binary division for this");
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "this layout");
@@ -212,8 +246,10 @@ static gl_status quantize_build(dn_build *b, const qparams *pq, dnnl_primitive_d
     gl_status st = dn_guard_specials(b, true);
     if (st != GL_OK)
         return st;
-    if (s.as_held)
+    if (s.way == QW_HELD)
         dn_bind_input(b, DNNL_ARG_SRC_0, 0, NULL);
+    else if (s.way == QW_FLAT)
+        dn_bind_input_from(b, DNNL_ARG_SRC_0, 0, &s.x, NULL);
     else
         dn_bind_input_view(b, DNNL_ARG_SRC_0, 0, &s.x);
     dn_bind_input_from(b, DNNL_ARG_SRC_1, 1, &s.bcast_scale, NULL);
@@ -222,6 +258,11 @@ static gl_status quantize_build(dn_build *b, const qparams *pq, dnnl_primitive_d
                            &s.bcast_zero, NULL);
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), q.x->rank,
                    q.x->dims);
+    if (s.way == QW_FLAT) { /* the flat bytes are x's layout, in 8 bits */
+        dnnl_memory_desc_t y = b->held[0];
+        y.data_type = s.y_type;
+        b->s->out[b->s->n_out - 1].layout = dn_layout_of(b->c, &y);
+    }
     return GL_OK;
 }
 

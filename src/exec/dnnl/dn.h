@@ -92,8 +92,14 @@ typedef struct dn_ctx {
 dnnl_format_tag_t dn_act_tag(const dn_ctx *c, int rank);
 /* The interned layout of md (NULL when md is plain row-major over its dims). */
 const gl_tensor_layout *dn_layout_of(dn_ctx *c, const dnnl_memory_desc_t *md);
-/* The descriptor of a tensor as it is stored: its layout's, or plain row-major. */
+/* The descriptor of a tensor as it is stored: its layout's, or plain row-major (of its
+ * dtype: f32, u8, s8 or s32; dnnl_unimplemented for a dtype oneDNN has not). */
 dnnl_status_t dn_md_of(const gl_tensor *t, dnnl_memory_desc_t *md);
+/* oneDNN's element type for a dtype (dnnl_data_type_undef: none), and back (f32 for any
+ * other). dn_md_retype gives md (f32 as dn_md_plain/dn_md_tag make it) another one. */
+dnnl_data_type_t dn_dtype(gl_dtype dt);
+gl_dtype dn_gl_dtype(dnnl_data_type_t dt);
+dnnl_status_t dn_md_retype(dnnl_memory_desc_t *md, gl_dtype dt);
 dnnl_status_t dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                           const int64_t *strides);
 dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
@@ -101,10 +107,6 @@ dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
 /* md lays out its dims densely in row-major order (strides of size-1 dims ignored):
  * the bytes are what a plain gl_tensor of those dims holds. */
 bool dn_md_is_plain(const dnnl_memory_desc_t *md);
-/* The oneDNN element type of a gl dtype (dnnl_data_type_undef when oneDNN has none we
- * use), and back (float32 for any other). */
-dnnl_data_type_t dn_data_type_of(gl_dtype dt);
-gl_dtype dn_dtype_of(dnnl_data_type_t dt);
 /* "nChw16c", "nhwc", "plain", "any" */
 void dn_md_name(const dnnl_memory_desc_t *md, char *buf, size_t len);
 gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);

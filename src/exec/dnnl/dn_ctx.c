@@ -60,31 +60,6 @@ dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
     return dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag);
 }
 
-/* The element types a oneDNN tensor of ours may hold: float32 activations, and the
- * quantized 8-bit and int32 tensors (dn_quant.c). */
-static const struct {
-    gl_dtype gl;
-    dnnl_data_type_t dn;
-} dtype_pairs[] = {
-    {GL_DT_FLOAT, dnnl_f32}, {GL_DT_UINT8, dnnl_u8}, {GL_DT_INT8, dnnl_s8}, {GL_DT_INT32, dnnl_s32},
-};
-
-dnnl_data_type_t dn_data_type_of(gl_dtype dt)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(dtype_pairs); i++)
-        if (dtype_pairs[i].gl == dt)
-            return dtype_pairs[i].dn;
-    return dnnl_data_type_undef;
-}
-
-gl_dtype dn_dtype_of(dnnl_data_type_t dt)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(dtype_pairs); i++)
-        if (dtype_pairs[i].dn == dt)
-            return dtype_pairs[i].gl;
-    return GL_DT_FLOAT; /* what every primitive but the quantized ones writes */
-}
-
 bool dn_md_is_plain(const dnnl_memory_desc_t *md)
 {
     if (md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0 ||
@@ -160,13 +135,45 @@ void dn_md_name(const dnnl_memory_desc_t *md, char *buf, size_t len)
     snprintf(buf, len, "%s", letters);
 }
 
+dnnl_data_type_t dn_dtype(gl_dtype dt)
+{
+    switch (dt) {
+    case GL_DT_FLOAT: return dnnl_f32;
+    case GL_DT_UINT8: return dnnl_u8;
+    case GL_DT_INT8: return dnnl_s8;
+    case GL_DT_INT32: return dnnl_s32;
+    default: return dnnl_data_type_undef;
+    }
+}
+
+gl_dtype dn_gl_dtype(dnnl_data_type_t dt)
+{
+    switch (dt) {
+    case dnnl_u8: return GL_DT_UINT8;
+    case dnnl_s8: return GL_DT_INT8;
+    case dnnl_s32: return GL_DT_INT32;
+    default: return GL_DT_FLOAT;
+    }
+}
+
+dnnl_status_t dn_md_retype(dnnl_memory_desc_t *md, gl_dtype dt)
+{
+    /* A 2.x descriptor counts strides in elements: only the element type changes. */
+    dnnl_data_type_t d = dn_dtype(dt);
+    if (d == dnnl_data_type_undef)
+        return dnnl_unimplemented;
+    md->data_type = d;
+    return dnnl_success;
+}
+
 dnnl_status_t dn_md_of(const gl_tensor *t, dnnl_memory_desc_t *md)
 {
     if (t->layout) {
         *md = ((const dn_layout *)t->layout)->md;
         return dnnl_success;
     }
-    return dn_md_plain(md, t->rank, t->dims, NULL);
+    dnnl_status_t r = dn_md_plain(md, t->rank, t->dims, NULL);
+    return r == dnnl_success && t->dtype != GL_DT_FLOAT ? dn_md_retype(md, t->dtype) : r;
 }
 
 const gl_tensor_layout *dn_layout_of(dn_ctx *c, const dnnl_memory_desc_t *md)
@@ -209,7 +216,7 @@ static dnnl_status_t plain_reorder(dn_ctx *c, dn_layout *l, const char **call)
     dnnl_primitive_desc_t pd = NULL;
     *call = "dnnl_memory_desc_init_by_strides";
     dnnl_status_t r = dn_md_plain(&plain, l->md.ndims, l->md.dims, NULL);
-    plain.data_type = l->md.data_type; /* float32, or a quantized tensor's 8 bits */
+    plain.data_type = l->md.data_type; /* an int8 activation stays int8 */
     if (r == dnnl_success && (*call = "dnnl_reorder_primitive_desc_create"))
         r = dnnl_reorder_primitive_desc_create(&pd, &l->md, c->engine, &plain, c->engine, NULL);
     if (r == dnnl_success && (*call = "dnnl_primitive_create"))

@@ -171,6 +171,7 @@ void dn_bind_input_view(dn_build *b, int arg, size_t input, const dnnl_memory_de
     } else {
         const gl_tensor *t = b->k->in[input];
         dn_md_plain(&in->want, t->rank, t->dims, NULL);
+        in->want.data_type = in->given.data_type;
     }
     in->view = *view;
     in->convert = !dnnl_memory_desc_equal(&in->want, &in->given);
@@ -466,7 +467,7 @@ static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_me
     dn_build b = {.c = c, .k = k, .s = s, .md = md, .held = held};
     for (size_t i = 0; i < k->n_inputs && fits; i++) {
         const gl_tensor *t = k->in[i];
-        if (!t || t->dtype != GL_DT_FLOAT)
+        if (!t || dn_dtype(t->dtype) == dnnl_data_type_undef)
             continue;
         fits = dn_md_of(t, &held[i]) == dnnl_success;
         md[i] = held[i];
@@ -596,7 +597,7 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
         return set_handle(k, o->mem, t->buf->data);
     }
     const gl_value *v = k->node->outputs[o->output];
-    gl_dtype dt = dn_dtype_of(o->md.data_type);
+    gl_dtype dt = dn_gl_dtype(o->md.data_type); /* float32, or an int8 product's */
     if (gl_limits_check_output(k->where, v ? v->name : NULL, dt, o->rank, o->dims) != GL_OK)
         return GL_ERR_NOMEM;
     size_t bytes = dnnl_memory_desc_get_size(&o->md);

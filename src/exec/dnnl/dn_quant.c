@@ -37,6 +37,7 @@
  * of at most 127, the same bytes — with zero point 0, an s32 destination) when its sums
  * cannot pass 2^24: oneDNN converts its int32 accumulators through float32 on the way to
  * s32, so larger sums lose their low bits where ONNX keeps them (see sums_fit_float).
+ * Only on CPUs with VNNI: without it oneDNN's int8 kernels saturate (cpu_has_vnni).
  * ConvInteger stays on the reference (no row): the same 2^24 limit, plus oneDNN's
  * treatment of the padding under a source zero point, which this file has not measured.
  * DynamicQuantizeLinear stays on the reference: its scale comes from a min/max reduction
@@ -111,15 +112,6 @@ static const char *qparams_read(const dn_build *b, qparams *q)
     return NULL;
 }
 
-/* x's descriptor as it is stored, in its own element type. */
-static dnnl_status_t stored_md(const gl_tensor *t, dnnl_memory_desc_t *md)
-{
-    dnnl_status_t r = dn_md_of(t, md);
-    if (r == dnnl_success && !t->layout)
-        md->data_type = dn_data_type_of(t->dtype);
-    return md->data_type == dnnl_data_type_undef ? dnnl_unimplemented : r;
-}
-
 /* A plain descriptor of `rank` dims of type dt. */
 static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                               dnnl_data_type_t dt)
@@ -169,7 +161,7 @@ static dnnl_status_t quantize_x(const dn_build *b, qshape *s, int *rank, int64_t
     case QW_HELD:
         if (!q->x->layout)
             return dnnl_unimplemented; /* a plain x is the plain way */
-        s->x = b->held[0];
+        s->x = b->md[0]; /* a view's dense form (dn_bind_input converts to it) */
         *rank = q->x->rank;
         for (int i = 0; i < *rank; i++)
             bdims[i] = i == q->axis ? q->channels : 1;
@@ -206,7 +198,7 @@ static dnnl_status_t quantize_way(dn_build *b, void *arg, int way, dnnl_primitiv
     if (r == dnnl_success)
         r = plain_md(&s->bcast_scale, rank, bdims, dnnl_f32);
     if (r == dnnl_success && q->zero)
-        r = plain_md(&s->bcast_zero, rank, bdims, dn_data_type_of(q->zero->dtype));
+        r = plain_md(&s->bcast_zero, rank, bdims, dn_dtype(q->zero->dtype));
     y.data_type = s->y_type;
     dn_post post[2] = {{dnnl_eltwise_round, 0, 0, 1, NULL},
                        {dnnl_binary_add, 0, 0, 1, &s->bcast_zero}};
@@ -235,7 +227,7 @@ static gl_status quantize_build(dn_build *b, const qparams *pq, dnnl_primitive_d
     for (int64_t i = 0; i < q.scale->count; i++)
         if (!isfinite(scale[i]) || scale[i] == 0.0f)
             return dn_refuse(b, "a scale of %g", (double)scale[i]);
-    qshape s = {.q = &q, .y_type = dn_data_type_of(y_type)};
+    qshape s = {.q = &q, .y_type = dn_dtype(y_type)};
     /* A way kept with a kernel of oneDNN's own is the last one tried: s holds its
      * descriptors. */
     if (dn_pd_pick(b, &s, QW_COUNT, quantize_way, pd) < 0)
@@ -297,7 +289,7 @@ static gl_status dequantize_build(dn_build *b, const qparams *pq, dnnl_primitive
     dnnl_memory_desc_t xmd, ymd;
     dnnl_primitive_attr_t attr = NULL;
     int32_t zero = q.zero ? (int32_t)gl_elem_i64(q.zero, 0) : 0;
-    dnnl_status_t r = stored_md(q.x, &xmd);
+    dnnl_status_t r = dn_md_of(q.x, &xmd);
     if (r == dnnl_success)
         r = dequantize_dst(b, q.x, &xmd, &ymd);
     if (r == dnnl_success)
@@ -373,6 +365,17 @@ static const char *weights_refusal(const gl_kernel_ctx *k, const gl_tensor *w)
     return NULL;
 }
 
+/* Does this CPU's oneDNN have int8 dot products (VNNI)? Without them oneDNN 2.6 adds
+ * pairs of u8*s8 products in int16 (vpmaddubsw), which saturates: measured under
+ * ONEDNN_MAX_CPU_ISA=AVX512_CORE and AVX2 (gemm:jit), every sum of a [64,64]x[64,64]
+ * product of 255s and ~110s came back wrong; and it halves the weights of an s8 source. */
+static bool cpu_has_vnni(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+}
+
 static gl_status matmulinteger_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
     const gl_kernel_ctx *k = b->k;
@@ -381,6 +384,8 @@ static gl_status matmulinteger_build(dn_build *b, dnnl_primitive_desc_t *pd)
     const gl_tensor *a_zero = k->n_inputs > 2 ? k->in[2] : NULL;
     if (!a || !w || !is_quant8(a->dtype) || !is_quant8(w->dtype) || a->layout || w->layout)
         return dn_refuse(b, "not plain int8 or uint8 operands");
+    if (!cpu_has_vnni())
+        return dn_refuse(b, "no VNNI on this CPU (oneDNN's int8 sums saturate in int16)");
     if (a->rank < 2 || w->rank != 2 || a->dims[a->rank - 1] != w->dims[0])
         return dn_refuse(b, "not A of rank 2 or more times a matrix B");
     for (size_t i = 1; i < n->n_inputs; i++)
@@ -404,7 +409,7 @@ static gl_status matmulinteger_build(dn_build *b, dnnl_primitive_desc_t *pd)
     dnnl_memory_desc_t amd, wmd, wany, ymd;
     dnnl_primitive_attr_t attr = NULL;
     int32_t zero32 = (int32_t)zero;
-    dnnl_status_t r = plain_md(&amd, 2, a_dims, dn_data_type_of(a->dtype));
+    dnnl_status_t r = plain_md(&amd, 2, a_dims, dn_dtype(a->dtype));
     if (r == dnnl_success)
         r = plain_md(&wmd, 2, w->dims, dnnl_s8);
     if (r == dnnl_success)

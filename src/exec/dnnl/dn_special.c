@@ -255,9 +255,8 @@ gl_status dn_from_plain(dn_ctx *c, const gl_tensor *plain, const dnnl_memory_des
     dnnl_primitive_desc_t rpd = NULL;
     dnnl_primitive_t r = NULL;
     dnnl_memory_t from = NULL, to = NULL;
-    const char *call = "dn_md_plain";
-    dnnl_status_t e = dn_md_plain(&pmd, plain->rank, plain->dims, NULL);
-    pmd.data_type = dn_data_type_of(plain->dtype); /* a quantized output is 8-bit */
+    const char *call = "dn_md_of";
+    dnnl_status_t e = dn_md_of(plain, &pmd);
     if (e == dnnl_success && (call = "dnnl_reorder_primitive_desc_create"))
         e = dnnl_reorder_primitive_desc_create(&rpd, &pmd, c->engine, md, c->engine, NULL);
     if (e == dnnl_success && (call = "dnnl_primitive_create"))

@@ -12,9 +12,10 @@
  * says: on a oneDNN kernel (no "ref" in its implementation) or on the reference kernel
  * with the plan's note naming why.
  *
- * MatMulInteger rows (mmi_cases) run one node "mm" on an integer graph input A and a
- * constant B whose values reach +-b_max; its int32 output must equal the reference's
- * (run under ONEDNN_MAX_CPU_ISA=AVX512_CORE to see the CPUs without VNNI refused).
+ * MatMulInteger and ConvInteger rows (mmi_cases) run one node "mm" on an integer graph
+ * input A and a constant B (W) whose values reach +-b_max; its int32 output must equal
+ * the reference's (run under ONEDNN_MAX_CPU_ISA=AVX512_CORE to see the CPUs without VNNI
+ * refused).
  */
 #define TU_CASE_SHORTHANDS
 #include "exec/compare.h"
@@ -379,6 +380,9 @@ typedef struct mmi_case {
     where_run expect;
     const char *why;
     bool big;             /* A and B in the upper halves of their ranges: large sums */
+    /* ConvInteger: W [n, C/group, k, k] over A [N, C, H, W]; attributes */
+    int64_t conv_k;       /* 0: a MatMulInteger row */
+    tu_attr attrs[4];
 } mmi_case;
 
 #define NO_ZERO 999
@@ -414,16 +418,31 @@ static void run_mmi_case(const mmi_case *c)
 {
     gl_model *m = tu_model(13);
     gl_graph *g = m->graph;
-    int64_t kdim = c->a_dims[c->a_rank - 1], b_dims[2] = {kdim, c->n};
+    int64_t kdim = c->a_dims[c->a_rank - 1], b_dims[4] = {kdim, c->n};
+    int b_rank = 2;
+    if (c->conv_k) { /* W [n, C/group, k, k] */
+        int64_t group = 1;
+        for (const tu_attr *at = c->attrs; at->name; at++)
+            if (!strcmp(at->name, "group"))
+                group = at->i;
+        b_rank = 4;
+        b_dims[0] = c->n;
+        b_dims[1] = c->a_dims[1] / group;
+        b_dims[2] = b_dims[3] = c->conv_k;
+    }
     gl_value *in[4] = {tu_input(g, "a", c->a_type, c->a_rank, c->a_dims)};
     int b_lo = c->big ? c->b_max / 2 : c->b_type == GL_DT_UINT8 ? 0 : -c->b_max;
-    in[1] = tu_const_tensor(g, "b", random_ints(c->b_type, 2, b_dims, b_lo, c->b_max, 11));
+    in[1] = tu_const_tensor(g, "b",
+                            random_ints(c->b_type, b_rank, b_dims, b_lo, c->b_max, 11));
     in[2] = zero_const(g, "a_zero", c->a_type, c->a_zero);
     in[3] = zero_const(g, "b_zero", c->b_type, c->b_zero);
     size_t n_in = in[3] ? 4 : in[2] ? 3 : 2;
     if (n_in == 4 && !in[2])
         in[2] = NULL; /* omitted */
-    tu_output(g, gl_add_node(g, "MatMulInteger", "", "mm", in, n_in, 1)->outputs[0]);
+    gl_node *mm = gl_add_node(g, c->conv_k ? "ConvInteger" : "MatMulInteger", "", "mm", in,
+                              n_in, 1);
+    tu_apply_attrs(mm, c->attrs);
+    tu_output(g, mm->outputs[0]);
     bool s8 = c->a_type == GL_DT_INT8;
     int a_lo = s8 ? (c->big ? 64 : -128) : (c->big ? 128 : 0);
     gl_tensor *a = random_ints(c->a_type, c->a_rank, c->a_dims, a_lo, s8 ? 127 : 255, 5);
@@ -435,6 +454,10 @@ static void run_mmi_case(const mmi_case *c)
     bool vnni = cpu_has_vnni();
     quant_case as_row = {.why = vnni ? c->why : "no VNNI"};
     check_node(&as_row, dn, "mm", vnni ? c->expect : REF, c->name);
+    if (getenv("GL_TEST_PLAN")) {
+        fprintf(stderr, "== %s\n", c->name);
+        gl_exec_print_plan(dn, stderr);
+    }
     gl_tensor_free(got);
     tu_exec_rerun_cached(dn, (const gl_tensor *const *)&a, 1, &got, 1, c->name);
     expect_same_bits(got, want, c->name);
@@ -453,12 +476,29 @@ static const mmi_case mmi_cases[] = {
     {"near the 2^24 bound: K 128 of +-127, zero 255", U8, 2, D(64, 128), S8, 16, 127, 255,
      NO_ZERO, DN},
     {"u8 B above 127", U8, 2, D(80, 64), U8, 24, 200, 3, NO_ZERO, REF,
-     "uint8 B above 127"},
-    {"B's zero point 1", U8, 2, D(80, 64), S8, 24, 100, 3, 1, REF, "B's zero point is not 0"},
+     "uint8 weights above 127"},
+    {"B's zero point 1", U8, 2, D(80, 64), S8, 24, 100, 3, 1, REF,
+     "the weights' zero point is not 0"},
     /* sums of ~4.4e7: oneDNN's would lose their low bits */
     {"sums past 2^24: K 2048", U8, 2, D(8, 2048), S8, 16, 127, 7, NO_ZERO, REF,
      "sums may pass 2^24", .big = true},
     {"small", U8, 2, D(4, 8), S8, 4, 100, 3, NO_ZERO, REF, "below the oneDNN threshold"},
+    /* ConvInteger: padded taps add nothing (oneDNN pads with the zero point) */
+    {"conv 3x3 pads 1, u8 zero 100", U8, 4, D(1, 32, 12, 13), S8, 16, 60, 100, NO_ZERO, DN,
+     .conv_k = 3, .attrs = {AINTS("pads", 4, 1, 1, 1, 1)}},
+    {"conv s8, stride 2, dilation 2, no zero", S8, 4, D(2, 16, 15, 14), S8, 24, 127, NO_ZERO,
+     NO_ZERO, DN, .conv_k = 3,
+     .attrs = {AINTS("strides", 2, 2, 2), AINTS("dilations", 2, 2, 2),
+               AINTS("pads", 4, 2, 1, 0, 2)}},
+    {"conv group 4, SAME_UPPER, zero 0", U8, 4, D(1, 32, 12, 13), S8, 32, 127, 0, 0, DN,
+     .conv_k = 3, .attrs = {AI("group", 4), AS("auto_pad", "SAME_UPPER")}},
+    {"conv 1x1, u8 W of at most 127", U8, 4, D(1, 64, 9, 9), U8, 32, 127, 7, 0, DN,
+     .conv_k = 1},
+    {"conv W zero point 2", U8, 4, D(1, 32, 12, 13), S8, 16, 60, 3, 2, REF,
+     "the weights' zero point is not 0", .conv_k = 3},
+    /* 128 channels x 3x3 of ~95 times ~180: ~2e7 per sum */
+    {"conv sums past 2^24", U8, 4, D(1, 128, 8, 8), S8, 8, 127, 9, NO_ZERO, REF,
+     "sums may pass 2^24", .big = true, .conv_k = 3, .attrs = {AINTS("pads", 4, 1, 1, 1, 1)}},
 };
 
 Test(dnnl_quant, matmulinteger_bit_for_bit)

@@ -1,6 +1,7 @@
-/* dn_quant.c — stand-alone QuantizeLinear, DequantizeLinear and MatMulInteger on oneDNN
- * (issue 21): multi-threaded primitives that give the reference kernels' results bit for
- * bit (src/ops/linalg.c: quantize_value, dequantize_run, matmulinteger_kernel).
+/* dn_quant.c — stand-alone QuantizeLinear, DequantizeLinear, MatMulInteger and ConvInteger
+ * on oneDNN (issue 21): multi-threaded primitives that give the reference kernels' results
+ * bit for bit (src/ops/linalg.c: quantize_value, dequantize_run, matmulinteger_kernel,
+ * convinteger_kernel).
  *
  * QuantizeLinear is y = saturate(round_half_even(x / scale) + zero). A oneDNN reorder
  * with output scales multiplies by 1/scale, which is not x / scale: measured on
@@ -33,18 +34,18 @@
  * (initializers or Constant outputs; the pass-made QDQ models have them so). Blocked
  * quantization (opset 21's block_size) and opset 21's output_dtype stay on the reference.
  *
- * MatMulInteger is oneDNN's int8 matmul (A u8/s8 with one zero point, B int8 — or uint8
- * of at most 127, the same bytes — with zero point 0, an s32 destination) when its sums
- * cannot pass 2^24: oneDNN converts its int32 accumulators through float32 on the way to
- * s32, so larger sums lose their low bits where ONNX keeps them (see sums_fit_float).
- * Only on CPUs with VNNI: without it oneDNN's int8 kernels saturate (cpu_has_vnni).
- * ConvInteger stays on the reference (no row): the same 2^24 limit, plus oneDNN's
- * treatment of the padding under a source zero point, which this file has not measured.
+ * MatMulInteger and ConvInteger are oneDNN's int8 matmul and convolution (the source
+ * u8/s8 with one zero point, the weights int8 — or uint8 of at most 127, the same bytes —
+ * with zero point 0, an s32 destination) when their sums cannot pass 2^24: oneDNN
+ * converts its int32 accumulators through float32 on the way to s32, so larger sums lose
+ * their low bits where ONNX keeps them (see sums_fit_float). Only on CPUs with VNNI:
+ * without it oneDNN's int8 kernels saturate (cpu_has_vnni).
  * DynamicQuantizeLinear stays on the reference: its scale comes from a min/max reduction
  * (oneDNN's drops NaN) and is needed before the quantization can be built.
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ops/opkit.h"
+#include "ops/window.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -328,41 +329,28 @@ static gl_status quant_build(dn_build *b, dnnl_primitive_desc_t *pd)
                                                     : dequantize_build(b, &q, pd);
 }
 
-/* ---- MatMulInteger ---------------------------------------------------------------------- */
+/* ---- MatMulInteger and ConvInteger ---------------------------------------------------- */
 
-/* oneDNN's int8 matmul converts its int32 accumulators through float32 on the way to an
- * s32 destination (measured: 3,555 of 4,096 sums above 2^24 came back rounded to float's
- * precision), where ONNX keeps every bit. A product whose sums cannot pass 2^24 is exact:
- * for each column of the constant B, sum |B[k,n]| times the largest |A| oneDNN may add up
- * before it subtracts the zero point (256 for its internal shift of int8 sources) plus
- * |zero|. */
+/* oneDNN's int8 matmul and convolution convert their int32 accumulators through float32
+ * on the way to an s32 destination (measured: 3,555 of 4,096 matmul sums above 2^24 came
+ * back rounded to float's precision), where ONNX keeps every bit. A product whose sums
+ * cannot pass 2^24 is exact: for each output (a column of MatMulInteger's B, an output
+ * channel of ConvInteger's W) sum |w| times the largest |x| oneDNN may add up before it
+ * subtracts the zero point (256 for its internal shift of int8 sources) plus |zero|. */
 #define EXACT_IN_FLOAT 16777216.0 /* 2^24 */
 
-static bool sums_fit_float(const gl_tensor *w, int64_t a_zero)
+/* Output o of `outputs` sums the weights i with (i / per) % outputs == o: a matrix
+ * [K, N]'s columns (per 1), a convolution's [OC, ...] rows (per = count / OC). */
+static bool sums_fit_float(const gl_tensor *w, int64_t outputs, int64_t per, int64_t zero)
 {
-    int64_t kdim = w->dims[0], n = w->dims[1];
-    for (int64_t j = 0; j < n; j++) {
-        double col = 0;
-        for (int64_t i = 0; i < kdim; i++)
-            col += fabs(gl_elem_f64(w, i * n + j));
-        if (col * (256.0 + (double)llabs(a_zero)) > EXACT_IN_FLOAT)
-            return false;
-    }
-    return true;
-}
-
-/* Why B (input 1) and its zero point (input 3) do not make oneDNN int8 weights, or NULL. */
-static const char *weights_refusal(const gl_kernel_ctx *k, const gl_tensor *w)
-{
-    const gl_tensor *w_zero = k->n_inputs > 3 ? k->in[3] : NULL;
-    for (int64_t i = 0; w_zero && i < w_zero->count; i++)
-        if (gl_elem_i64(w_zero, i) != 0)
-            return "B's zero point is not 0 (oneDNN's int8 weights have none)";
-    /* uint8 weights of at most 127 are the same bytes as int8 ones */
-    for (int64_t i = 0; w->dtype == GL_DT_UINT8 && i < w->count; i++)
-        if (gl_elem_i64(w, i) > 127)
-            return "uint8 B above 127 (oneDNN takes int8 weights)";
-    return NULL;
+    double worst = 0;
+    double *sum = gl_xcalloc((size_t)(outputs ? outputs : 1), sizeof(*sum));
+    for (int64_t i = 0; i < w->count; i++)
+        sum[(i / per) % outputs] += fabs(gl_elem_f64(w, i));
+    for (int64_t o = 0; o < outputs; o++)
+        worst = sum[o] > worst ? sum[o] : worst;
+    free(sum);
+    return worst * (256.0 + (double)llabs(zero)) <= EXACT_IN_FLOAT;
 }
 
 /* Does this CPU's oneDNN have int8 dot products (VNNI)? Without them oneDNN 2.6 adds
@@ -376,39 +364,73 @@ static bool cpu_has_vnni(void)
            (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
 }
 
-static gl_status matmulinteger_build(dn_build *b, dnnl_primitive_desc_t *pd)
+/* An integer product's operands as its build reads them: x (input 0) and the fixed
+ * weights (input 1), zero points (inputs 2 and 3). */
+typedef struct int_operands {
+    const gl_tensor *x, *w;
+    int32_t zero; /* x's */
+} int_operands;
+
+/* Why oneDNN does not take these operands exactly (NULL: it does). The sums are checked
+ * by the caller, which knows which weights make one output. */
+static const char *int_operands_read(const gl_kernel_ctx *k, int_operands *o)
 {
-    const gl_kernel_ctx *k = b->k;
     const gl_node *n = k->node;
-    const gl_tensor *a = k->in[0], *w = k->n_inputs > 1 ? k->in[1] : NULL;
-    const gl_tensor *a_zero = k->n_inputs > 2 ? k->in[2] : NULL;
-    if (!a || !w || !is_quant8(a->dtype) || !is_quant8(w->dtype) || a->layout || w->layout)
-        return dn_refuse(b, "not plain int8 or uint8 operands");
+    o->x = k->in[0];
+    o->w = k->n_inputs > 1 ? k->in[1] : NULL;
+    const gl_tensor *x_zero = k->n_inputs > 2 ? k->in[2] : NULL;
+    const gl_tensor *w_zero = k->n_inputs > 3 ? k->in[3] : NULL;
+    if (!o->x || !o->w || !is_quant8(o->x->dtype) || !is_quant8(o->w->dtype) || o->w->layout ||
+        o->x->count == 0 || o->w->count == 0)
+        return "not non-empty int8 or uint8 operands";
     if (!cpu_has_vnni())
-        return dn_refuse(b, "no VNNI on this CPU (oneDNN's int8 sums saturate in int16)");
-    if (a->rank < 2 || w->rank != 2 || a->dims[a->rank - 1] != w->dims[0])
-        return dn_refuse(b, "not A of rank 2 or more times a matrix B");
+        return "no VNNI on this CPU (oneDNN's int8 sums saturate in int16)";
     for (size_t i = 1; i < n->n_inputs; i++)
         if (!dn_value_fixed(n->inputs[i]))
-            return dn_refuse(b, "B or a zero point computed at run time");
-    if (a_zero && (a_zero->count != 1 || a_zero->dtype != a->dtype))
-        return dn_refuse(b, "a zero point of A per row");
-    const char *why = weights_refusal(k, w);
-    if (why)
-        return dn_refuse(b, "%s", why);
-    int64_t zero = a_zero ? gl_elem_i64(a_zero, 0) : 0;
-    if (!sums_fit_float(w, zero))
-        return dn_refuse(b, "sums may pass 2^24 (oneDNN rounds its int32 results through "
-                            "float32)");
+            return "weights or a zero point computed at run time";
+    if (x_zero && (x_zero->count != 1 || x_zero->dtype != o->x->dtype))
+        return "a zero point of the source per row";
+    o->zero = x_zero ? (int32_t)gl_elem_i64(x_zero, 0) : 0;
+    for (int64_t i = 0; w_zero && i < w_zero->count; i++)
+        if (gl_elem_i64(w_zero, i) != 0)
+            return "the weights' zero point is not 0 (oneDNN's int8 weights have none)";
+    /* uint8 weights of at most 127 are the same bytes as int8 ones */
+    for (int64_t i = 0; o->w->dtype == GL_DT_UINT8 && i < o->w->count; i++)
+        if (gl_elem_i64(o->w, i) > 127)
+            return "uint8 weights above 127 (oneDNN takes int8 weights)";
+    if (o->x->count < DN_OPS_SMALL && !o->x->layout)
+        return "below the oneDNN threshold";
+    return NULL;
+}
+
+#define SUMS_REFUSAL "sums may pass 2^24 (oneDNN rounds its int32 results through float32)"
+
+/* Primitive attributes with x's zero point (*attr NULL when it is 0). */
+static dnnl_status_t zero_point_attr(int32_t zero, dnnl_primitive_attr_t *attr)
+{
+    *attr = NULL;
+    if (zero == 0)
+        return dnnl_success;
+    dnnl_status_t r = dnnl_primitive_attr_create(attr);
+    if (r == dnnl_success)
+        r = dnnl_primitive_attr_set_zero_points(*attr, DNNL_ARG_SRC, 1, 0, &zero);
+    return r;
+}
+
+static gl_status matmulinteger_build(dn_build *b, const int_operands *po,
+                                     dnnl_primitive_desc_t *pd)
+{
+    const int_operands o = *po;
+    const gl_tensor *a = o.x, *w = o.w;
+    if (a->layout || a->rank < 2 || w->rank != 2 || a->dims[a->rank - 1] != w->dims[0])
+        return dn_refuse(b, "not a plain A of rank 2 or more times a matrix B");
+    if (!sums_fit_float(w, w->dims[1], 1, o.zero))
+        return dn_refuse(b, SUMS_REFUSAL);
     int64_t kdim = w->dims[0], cols = w->dims[1], rows = a->count / (kdim ? kdim : 1);
-    if (a->count < DN_OPS_SMALL)
-        return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
-                         (long long)a->count, DN_OPS_SMALL);
     /* one tall product: A's leading dims are rows of one matrix */
     int64_t a_dims[2] = {rows, kdim}, y_dims[2] = {rows, cols};
     dnnl_memory_desc_t amd, wmd, wany, ymd;
     dnnl_primitive_attr_t attr = NULL;
-    int32_t zero32 = (int32_t)zero;
     dnnl_status_t r = plain_md(&amd, 2, a_dims, dn_dtype(a->dtype));
     if (r == dnnl_success)
         r = plain_md(&wmd, 2, w->dims, dnnl_s8);
@@ -417,9 +439,7 @@ static gl_status matmulinteger_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r == dnnl_success)
         r = dnnl_memory_desc_init_by_tag(&wany, 2, w->dims, dnnl_s8, dnnl_format_tag_any);
     if (r == dnnl_success)
-        r = dnnl_primitive_attr_create(&attr);
-    if (r == dnnl_success && zero32 != 0)
-        r = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zero32);
+        r = zero_point_attr(o.zero, &attr);
     dnnl_matmul_desc_t md;
     if (r == dnnl_success)
         r = dnnl_matmul_desc_init(&md, &amd, &wany, NULL, &ymd);
@@ -438,6 +458,97 @@ static gl_status matmulinteger_build(dn_build *b, dnnl_primitive_desc_t *pd)
     out[a->rank - 1] = cols;
     dn_bind_output(b, DNNL_ARG_DST, 0, &ymd, a->rank, out);
     return GL_OK;
+}
+
+/* ConvInteger's window in oneDNN's terms (ops/window.h, as the Conv row reads it); false
+ * when the attributes are invalid (the reference kernel then says why). */
+static bool int_conv_window(const gl_kernel_ctx *k, const gl_tensor *x, const gl_tensor *w,
+                            dnnl_dims_t strides, dnnl_dims_t dilates, dnnl_dims_t pad_l,
+                            dnnl_dims_t pad_r, int64_t *out)
+{
+    int nsp = x->rank - 2;
+    gl_window win;
+    if (gl_window_read(k->node, k->where, nsp, w->dims + 2, &win) != GL_OK ||
+        gl_window_resolve(&win, x->dims + 2, k->where, out + 2) != GL_OK) {
+        gl_error_clear();
+        return false;
+    }
+    for (int d = 0; d < nsp; d++) {
+        strides[d] = win.stride[d];
+        dilates[d] = win.dil[d] - 1; /* oneDNN counts the gaps between taps */
+        pad_l[d] = win.pad_begin[d];
+        pad_r[d] = win.pad_end[d];
+    }
+    out[0] = x->dims[0];
+    out[1] = w->dims[0];
+    return true;
+}
+
+/* oneDNN pads a convolution's source with its zero point (measured: a padded tap adds
+ * nothing), as ONNX's ConvInteger subtracts the zero point and pads with 0. Source and
+ * destination in the layouts oneDNN picks for int8 (nhwc); grouped weights [OC, C/G, k...]
+ * are the same bytes as [G, OC/G, C/G, k...]. */
+static gl_status convinteger_build(dn_build *b, const int_operands *po,
+                                   dnnl_primitive_desc_t *pd)
+{
+    const int_operands o = *po;
+    const gl_tensor *x = o.x, *w = o.w;
+    int64_t group = gl_node_attr_int(b->k->node, "group", 1);
+    if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || group < 1 ||
+        x->dims[1] != w->dims[1] * group || w->dims[0] % group != 0)
+        return dn_refuse(b, "not a 1-D, 2-D or 3-D convolution of matching shapes");
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+    int64_t out[DNNL_MAX_NDIMS];
+    if (!int_conv_window(b->k, x, w, strides, dilates, pad_l, pad_r, out))
+        return dn_refuse(b, "a window the reference kernel judges");
+    if (!sums_fit_float(w, w->dims[0], w->count / w->dims[0], o.zero))
+        return dn_refuse(b, SUMS_REFUSAL);
+    int rank = x->rank;
+    int64_t gdims[DNNL_MAX_NDIMS] = {group, w->dims[0] / group};
+    memcpy(gdims + 2, w->dims + 1, (size_t)(rank - 1) * sizeof(int64_t));
+    dnnl_memory_desc_t xmd, src, wmd, wany, dst;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t r = dn_md_of(x, &xmd);
+    if (r == dnnl_success)
+        r = dnnl_memory_desc_init_by_tag(&src, rank, x->dims, xmd.data_type, dnnl_format_tag_any);
+    if (r == dnnl_success)
+        r = group > 1 ? plain_md(&wmd, rank + 1, gdims, dnnl_s8)
+                      : plain_md(&wmd, rank, w->dims, dnnl_s8);
+    if (r == dnnl_success)
+        r = dnnl_memory_desc_init_by_tag(&wany, wmd.ndims, wmd.dims, dnnl_s8, dnnl_format_tag_any);
+    if (r == dnnl_success)
+        r = dnnl_memory_desc_init_by_tag(&dst, rank, out, dnnl_s32, dnnl_format_tag_any);
+    if (r == dnnl_success)
+        r = zero_point_attr(o.zero, &attr);
+    dnnl_convolution_desc_t cd;
+    if (r == dnnl_success)
+        r = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                       dnnl_convolution_direct, &src, &wany,
+                                                       NULL, &dst, strides, dilates, pad_l,
+                                                       pad_r);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &cd, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return dn_refuse(b, "oneDNN has no int8 convolution for this (%s)",
+                         dnnl_status2str(r));
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "this int8 convolution");
+    dn_bind_input_from(b, DNNL_ARG_SRC, 0, &xmd, dn_pd_md(*pd, dnnl_query_src_md, 0));
+    dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, &wmd, dn_pd_md(*pd, dnnl_query_weights_md, 0));
+    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), rank, out);
+    return GL_OK;
+}
+
+/* Both rows: the operands both ops read, then the op's own primitive. */
+static gl_status int_product_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    int_operands o;
+    const char *why = int_operands_read(b->k, &o);
+    if (why)
+        return dn_refuse(b, "%s", why);
+    return gl_node_is(b->k->node, "ConvInteger") ? convinteger_build(b, &o, pd)
+                                                 : matmulinteger_build(b, &o, pd);
 }
 
 /* ---- claims and the table ---------------------------------------------------------------- */
@@ -478,7 +589,8 @@ static bool dequantize_claim(const gl_model *m, const gl_node *n, char *why, siz
     return true;
 }
 
-static bool matmulinteger_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+/* MatMulInteger, ConvInteger */
+static bool int_product_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
 {
     (void)m;
     static const gl_dtype ok[] = {GL_DT_UINT8, GL_DT_INT8};
@@ -493,6 +605,7 @@ static bool matmulinteger_claim(const gl_model *m, const gl_node *n, char *why, 
 static const dn_op quant_ops[] = {
     {"", "QuantizeLinear", 10, quantize_claim, quant_build, NULL},
     {"", "DequantizeLinear", 10, dequantize_claim, quant_build, NULL},
-    {"", "MatMulInteger", 10, matmulinteger_claim, matmulinteger_build, NULL},
+    {"", "MatMulInteger", 10, int_product_claim, int_product_build, NULL},
+    {"", "ConvInteger", 10, int_product_claim, int_product_build, NULL},
 };
 const dn_op_table dn_quant_ops = {quant_ops, GL_ARRAY_LEN(quant_ops)};

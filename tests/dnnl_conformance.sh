@@ -11,7 +11,7 @@
 . "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
 NODE=$CONFORMANCE
-OPS='qlinearconv|qlinearmatmul|batchnorm|instancenorm|layer_normalization|lrn|softmax|logsoftmax|concat|sum|mean|max|min|reduce|prelu|resize|upsample|convtranspose|transpose|reshape|flatten|squeeze|unsqueeze|slice|split|shape'
+OPS='qlinearconv|qlinearmatmul|batchnorm|instancenorm|layer_normalization|lrn|softmax|logsoftmax|concat|sum|mean|max|min|reduce|prelu|resize|upsample|convtranspose|transpose|reshape|flatten|squeeze|unsqueeze|slice|split|shape|quantizelinear|dequantizelinear|dynamicquantizelinear|convinteger|matmulinteger'
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gldnnlconf.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 

@@ -236,6 +236,13 @@ static gl_value *add_const(gl_graph *g, const char *name, gl_dtype dt, int rank,
     return v;
 }
 
+gl_value *tu_const_tensor(gl_graph *g, const char *name, gl_tensor *t)
+{
+    gl_value *v = gl_add_initializer(g, name, t);
+    set_tensor_type(v, t->dtype, t->rank, t->dims);
+    return v;
+}
+
 gl_value *tu_const_f32(gl_graph *g, const char *name, int rank, const int64_t *dims,
                        const float *data)
 {

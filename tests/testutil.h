@@ -93,6 +93,8 @@ gl_value *tu_const_f32(gl_graph *g, const char *name, int rank, const int64_t *d
                        const float *data);
 gl_value *tu_const_i64(gl_graph *g, const char *name, int rank, const int64_t *dims,
                        const int64_t *data);
+/* An initializer holding t (the graph takes it), typed as t is. */
+gl_value *tu_const_tensor(gl_graph *g, const char *name, gl_tensor *t);
 gl_node *tu_node(gl_graph *g, const char *op, const char *name, size_t n_inputs, ...);
 void tu_output(gl_graph *g, gl_value *v);
 

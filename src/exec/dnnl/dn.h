@@ -527,6 +527,9 @@ extern const dn_op_table dn_conv_ops, dn_matmul_ops, dn_eltwise_ops, dn_binary_o
     dn_pool_ops, dn_norm_ops, dn_reduce_ops, dn_nary_ops, dn_prelu_ops, dn_deconv_ops,
     dn_movement_ops, dn_resize_ops, dn_qlinear_ops;
 
+/* QuantizeLinear, DequantizeLinear, MatMulInteger, ConvInteger (dn_quant.c) */
+extern const dn_op_table dn_quant_ops;
+
 /* The row for a node at its opset, NULL when the backend has none. */
 const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset);
 

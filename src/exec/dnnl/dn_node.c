@@ -644,8 +644,11 @@ gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
             continue; /* plain: the reference wrote the primitive's bytes */
         k->out[o->output] = NULL;
         st = take_output(k, o);
+        /* the layout's descriptor: the primitive may write the same bytes as another
+         * (a quantization's flat vector, dn_quant.c) */
         if (st == GL_OK)
-            st = dn_from_plain(c, plain, &o->md, k->out[o->output]->buf->data, k->where);
+            st = dn_from_plain(c, plain, &((const dn_layout *)o->layout)->md,
+                               k->out[o->output]->buf->data, k->where);
         gl_tensor_free(plain);
     }
     return st;

@@ -11,6 +11,7 @@ static const dn_op_table *const op_tables[] = {
     &dn_conv_ops, &dn_matmul_ops, &dn_eltwise_ops, &dn_binary_ops, &dn_pool_ops, &dn_norm_ops,
     &dn_reduce_ops, &dn_nary_ops, &dn_prelu_ops, &dn_deconv_ops, &dn_movement_ops, &dn_resize_ops,
     &dn_qlinear_ops,
+    &dn_quant_ops,
 };
 
 /* The row for `op` of `domain` ("" and "ai.onnx" alike) with the largest since <= opset,

@@ -387,13 +387,6 @@ typedef struct mmi_case {
 
 #define NO_ZERO 999
 
-static bool cpu_has_vnni(void)
-{
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
-           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
-}
-
 static gl_tensor *random_ints(gl_dtype dt, int rank, const int64_t *dims, int lo, int hi,
                               uint32_t seed)
 {
@@ -451,7 +444,7 @@ static void run_mmi_case(const mmi_case *c)
     gl_exec *dn = tu_exec_run(m, "dnnl", "plain", &a, 1, &got, 1, c->name);
     expect_same_bits(got, want, c->name);
     /* without VNNI oneDNN's int8 sums saturate: every product stays on the reference */
-    bool vnni = cpu_has_vnni();
+    bool vnni = tu_cpu_has_vnni();
     quant_case as_row = {.why = vnni ? c->why : "no VNNI"};
     check_node(&as_row, dn, "mm", vnni ? c->expect : REF, c->name);
     if (getenv("GL_TEST_PLAN")) {

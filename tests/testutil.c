@@ -6,6 +6,7 @@
 #include "ops/ops.h"
 
 #include <criterion/criterion.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -893,4 +894,11 @@ void tu_parse_type(const char *text, gl_type *t)
         else if (strcmp(dims[d], "?") != 0)
             gl_dim_set_sym(&t->shape.dims[d], dims[d]);
     }
+}
+
+bool tu_cpu_has_vnni(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
 }

@@ -66,6 +66,9 @@ size_t tu_dir_entries(const char *dir);
 
 /* The python that runs the cross-checks with onnx: $GL_PYTHON, else /usr/bin/python3. */
 const char *tu_python(void);
+/* The CPU has int8 dot products (VNNI), as oneDNN sees it (ONEDNN_MAX_CPU_ISA lowers it):
+ * the int8 kernels are refused without them. */
+bool tu_cpu_has_vnni(void);
 /* Run the python script tests/`script` with what `write` prints on its stdin: the test
  * is skipped without python or without its onnx module (the script exits 77), and fails
  * naming `what` when the script exits non-zero (its lines on stderr say where). */

@@ -120,6 +120,8 @@ void dn_ctx_threads(dn_ctx *c, int n);
 void dn_ctx_free(void *ctx);
 void dn_ctx_summary(const void *ctx, char *buf, size_t len);
 gl_status dn_fail(const char *where, const char *call, dnnl_status_t s);
+/* The CPU has int8 dot products (VNNI): oneDNN 2.6's int8 kernels are exact only then. */
+bool dn_cpu_has_vnni(void);
 
 /* ---- one node ------------------------------------------------------------------------ */
 

@@ -444,3 +444,16 @@ void dn_ctx_summary(const void *ctx, char *buf, size_t len)
     else
         snprintf(buf, len, "oneDNN activations: %s (%s)", names[c->policy], c->policy_why);
 }
+
+/* Does this CPU's oneDNN have int8 dot products (VNNI)? Without them oneDNN 2.6 adds
+ * pairs of u8*s8 products in int16 (vpmaddubsw), which saturates: measured under
+ * ONEDNN_MAX_CPU_ISA=AVX512_CORE and AVX2 (gemm:jit), every sum of a [64,64]x[64,64]
+ * product of 255s and ~110s came back wrong; and it halves the weights of an s8 source
+ * (scale_adjust 0.5: odd weights lose their last bit). The ISA is the effective one:
+ * ONEDNN_MAX_CPU_ISA lowers it. */
+bool dn_cpu_has_vnni(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+}

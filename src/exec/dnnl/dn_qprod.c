@@ -241,6 +241,9 @@ static void bind_bias(dn_build *b, const dn_qprod *q, const dnnl_memory_desc_t *
  * its last bit (measured: a 3x3 convolution of s8 5s by weights 1 gave 0 everywhere). */
 static const char *kernel_refusal(const_dnnl_primitive_desc_t pd, const char *what)
 {
+    if (!dn_cpu_has_vnni())
+        return "no VNNI on this CPU: oneDNN 2.6's int8 kernels add u8*s8 pairs in int16, "
+               "which saturates (or halve the weights of an s8 source)";
     const dnnl_memory_desc_t *w = dn_pd_md(pd, dnnl_query_weights_md, 0);
     if (w && (w->extra.flags & dnnl_memory_extra_flag_scale_adjust) &&
         w->extra.scale_adjust != 1.0f)

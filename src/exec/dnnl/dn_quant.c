@@ -353,16 +353,6 @@ static bool sums_fit_float(const gl_tensor *w, int64_t outputs, int64_t per, int
     return worst * (256.0 + (double)llabs(zero)) <= EXACT_IN_FLOAT;
 }
 
-/* Does this CPU's oneDNN have int8 dot products (VNNI)? Without them oneDNN 2.6 adds
- * pairs of u8*s8 products in int16 (vpmaddubsw), which saturates: measured under
- * ONEDNN_MAX_CPU_ISA=AVX512_CORE and AVX2 (gemm:jit), every sum of a [64,64]x[64,64]
- * product of 255s and ~110s came back wrong; and it halves the weights of an s8 source. */
-static bool cpu_has_vnni(void)
-{
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
-           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
-}
 
 /* An integer product's operands as its build reads them: x (input 0) and the fixed
  * weights (input 1), zero points (inputs 2 and 3). */
@@ -383,7 +373,7 @@ static const char *int_operands_read(const gl_kernel_ctx *k, int_operands *o)
     if (!o->x || !o->w || !is_quant8(o->x->dtype) || !is_quant8(o->w->dtype) || o->w->layout ||
         o->x->count == 0 || o->w->count == 0)
         return "not non-empty int8 or uint8 operands";
-    if (!cpu_has_vnni())
+    if (!dn_cpu_has_vnni())
         return "no VNNI on this CPU (oneDNN's int8 sums saturate in int16)";
     for (size_t i = 1; i < n->n_inputs; i++)
         if (!dn_value_fixed(n->inputs[i]))

@@ -30,6 +30,7 @@
  * folded too, with captured outer constants counting as constants.
  */
 #include "passes/passes.h"
+#include "passes/patterns.h"
 
 #include "exec/exec.h"
 #include "ops/ops.h"
@@ -310,29 +311,19 @@ static bool check_through_dequantize(fold_run *r, gl_node *n, through_dq *t, cha
 static gl_status apply_through_dequantize(fold_run *r, through_dq *t, int64_t decision)
 {
     gl_node *dq = t->dq, *n = t->reorder;
-    gl_value *wq = dq->inputs[0];
-    gl_value *moved = gl_add_initializer(r->g, wq->name, t->moved);
+    gl_value *moved = gl_add_initializer(r->g, dq->inputs[0]->name, t->moved);
     t->moved = NULL;
-    gl_value *ins[3] = {moved, dq->inputs[1], dq->n_inputs > 2 ? dq->inputs[2] : NULL};
-    char *name = gl_unique_node_name(r->g, dq->name);
-    gl_node *nd = gl_add_node(r->g, "DequantizeLinear", "", name, ins, dq->n_inputs, 1);
-    free(name);
+    gl_node *srcs[2] = {dq, n};
+    gl_node *nd = gl_pt_dequantize_again(r->g, dq, moved, t->axis_after, srcs, 2, decision);
     if (!nd)
         return GL_ERR_INTERNAL;
-    gl_node_copy_attrs(nd, dq);
-    if (t->axis_after >= 0)
-        gl_node_set_attr_int(nd, "axis", t->axis_after);
-    gl_node *srcs[2] = {dq, n};
-    gl_node_inherit_provenance(nd, srcs, 2, decision);
     gl_status st = gl_move_output(r->g, n, 0, nd, 0);
     if (st == GL_OK)
         st = gl_remove_node(r->g, n);
     if (st != GL_OK || outputs_read(dq))
         return st;
-    if ((st = gl_remove_node(r->g, dq)) == GL_OK && gl_value_is_constant(wq) &&
-        !wq->n_uses && !wq->n_output_refs && !wq->is_input)
-        st = gl_remove_value(r->g, wq);
-    return st;
+    gl_pt_ctx pc = {r->g, r->m, 0};
+    return gl_pt_remove_nodes(&pc, &dq, 1); /* and the weight, when only it read it */
 }
 
 /* Check, record, apply — or refuse. */

@@ -36,8 +36,9 @@
  * rows of A' / columns of B' in any layout and stay; of rank 2 or more (per token
  * [..., M, 1], per channel [..., 1, N]) they must be swapped with the operand by a
  * Transpose or a Reshape-as-Transpose, which folds too (the graphlab op reads them in the
- * operand's stored layout), or have their last two dims 1; any other scale branch is a
- * refusal ("does not match"). Omitted zero points become constants of 0 (the function
+ * operand's stored layout), or be a constant with one of its last two dims 1 (stored
+ * again swapped: constant-folding runs first and has folded the branch's Transpose), or
+ * have their last two dims 1; any other scale branch is a refusal ("does not match"). Omitted zero points become constants of 0 (the function
  * bodies read every input). The bodies need opset 12 (Einsum, on int32).
  *
  * Why a step of its own, after the second transpose-push and before fusion: the
@@ -59,11 +60,13 @@
 /* The ai.onnx opset Gemm's C is optional from. */
 #define GEMM_NO_C_OPSET 11
 
-/* A quantized operand's scale or zero point swapped with it. */
+/* A quantized operand's scale or zero point swapped with it: by a Transpose or Reshape
+ * that folds too, or a constant the pass stores swapped (constant-folding has often
+ * folded the branch's Transpose already). */
 typedef struct param_swap {
     size_t slot;       /* the product's input */
-    gl_node *src;      /* its Transpose or Reshape */
-    gl_value *from;
+    gl_node *src;      /* its Transpose or Reshape; NULL: a constant */
+    gl_value *from;    /* the swap's input, or the constant */
 } param_swap;
 
 typedef struct operand {
@@ -262,6 +265,29 @@ static bool last_two_ones(const gl_value *v)
     return r >= 2 && v->type.shape.dims[r - 2].value == 1 && v->type.shape.dims[r - 1].value == 1;
 }
 
+/* A local constant of rank >= 2 with one of its last two dims 1: swapping them moves no
+ * byte. */
+static bool vector_constant(const gl_value *v)
+{
+    const gl_tensor *t = gl_value_is_constant(v) ? v->init : NULL;
+    return t && t->rank >= 2 && t->rank == value_rank(v) &&
+           (t->dims[t->rank - 2] == 1 || t->dims[t->rank - 1] == 1);
+}
+
+/* The same bytes with the last two dims swapped, as a new constant. */
+static gl_value *swapped_constant(gl_pt_ctx *c, const gl_value *v)
+{
+    gl_tensor *t = gl_tensor_share(v->init);
+    int64_t d = t->dims[t->rank - 2];
+    t->dims[t->rank - 2] = t->dims[t->rank - 1];
+    t->dims[t->rank - 1] = d;
+    free(t->name);
+    t->name = NULL;
+    char name[160];
+    snprintf(name, sizeof(name), "%s_swapped", v->name);
+    return gl_add_initializer(c->g, name, t);
+}
+
 /* Side s of quantized product n, whose operand swaps (o): its dtype, the other operand's
  * rank, and each scale and zero point — of rank 0 or 1, or with its last two dims 1, it
  * stays; else it must be swapped too (recorded in o->params). false with `why`. */
@@ -295,6 +321,10 @@ static bool check_quantized_side(const gl_node *n, const gl_trans_product *q, in
         int r = value_rank(p);
         if (r != GL_RANK_UNKNOWN && (r <= 1 || last_two_ones(p)))
             continue; /* the same in either layout */
+        if (vector_constant(p)) {
+            o->params[o->n_params++] = (param_swap){i, NULL, p};
+            continue;
+        }
         operand po;
         char pwhy[200], pperm[96];
         if (r == GL_RANK_UNKNOWN || !check_swap(p->producer, p, &po, pwhy, sizeof(pwhy), pperm,
@@ -442,7 +472,8 @@ static size_t folded_nodes(const fold *f, gl_node **srcs)
         if (o->dq)
             srcs[n++] = o->dq;
         for (size_t i = 0; i < o->n_params; i++)
-            srcs[n++] = o->params[i].src;
+            if (o->params[i].src)
+                srcs[n++] = o->params[i].src;
     }
     return n;
 }
@@ -553,14 +584,22 @@ static gl_status fold_operand(gl_pt_ctx *c, gl_node *p, const operand *o, int s,
     toggle(p, trans_attrs[s]);
     if ((st = gl_set_input(c->g, p, o->slot, in)) != GL_OK)
         return st;
-    for (size_t i = 0; i < o->n_params; i++)
-        if ((st = gl_set_input(c->g, p, o->params[i].slot, o->params[i].from)) != GL_OK)
+    for (size_t i = 0; i < o->n_params; i++) {
+        const param_swap *ps = &o->params[i];
+        gl_value *from = ps->src ? ps->from : swapped_constant(c, ps->from);
+        if (!from)
+            return GL_ERR_INTERNAL;
+        if ((st = gl_set_input(c->g, p, ps->slot, from)) != GL_OK)
             return st;
+    }
     if ((st = drop_if_unread(c, o->dq)) != GL_OK || (st = drop_if_unread(c, o->src)) != GL_OK)
         return st;
-    for (size_t i = 0; i < o->n_params; i++)
-        if ((st = drop_if_unread(c, o->params[i].src)) != GL_OK)
+    for (size_t i = 0; i < o->n_params; i++) {
+        const param_swap *ps = &o->params[i];
+        st = ps->src ? drop_if_unread(c, ps->src) : gl_pt_drop_if_unused(c, ps->from);
+        if (st != GL_OK)
             return st;
+    }
     return GL_OK;
 }
 
@@ -603,7 +642,8 @@ static void describe(gl_decision *d, const fold *f)
             gl_decision_add_number(d, s ? "dq_axis_b" : "dq_axis_a", o->dq_axis);
         }
         for (size_t i = 0; i < o->n_params; i++)
-            gl_decision_add_node_ref(d, o->params[i].src);
+            if (o->params[i].src)
+                gl_decision_add_node_ref(d, o->params[i].src);
         if (o->n_params)
             gl_decision_add_number(d, s ? "params_b" : "params_a", (double)o->n_params);
     }

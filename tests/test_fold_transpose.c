@@ -206,8 +206,12 @@ static const fcase cases[] = {
     {"mmi_batch_perm", 13, "in a u8[2,3,4]; in bt i8[2,3,4,5]; "
      "t = Transpose(bt) perm=[1,0,2,3]; y = MatMulInteger(a, t); out y",
      REFUSED("moves batch dim 0")},
-    {"mmi_zero_point_does_not_match", 13, "in at u8[4,2]; in b u8[4,3]; "
+    {"mmi_zero_point_constant", 13, "in at u8[4,2]; in b u8[4,3]; "
      "const az u8[2,1] = 120,130; t = Transpose(at) perm=[1,0]; "
+     "y = MatMulInteger(t, b, az); out y", FOLDED(1, 0, MMI_OK, 1),
+     .reason = "with its scale branch"},
+    {"mmi_zero_point_does_not_match", 13, "in at u8[4,2]; in b u8[4,3]; "
+     "in az u8[2,1] = 120,130; t = Transpose(at) perm=[1,0]; "
      "y = MatMulInteger(t, b, az); out y", REFUSED("scale branch does not match")},
     {"mmi_dynamic_reshape", 13, "in a u8[2,4]; in v i8?[1,4]; in s i64[2] = 4,1; "
      "r = Reshape(v, s); y = MatMulInteger(a, r); out y", REFUSED("is not known")},
@@ -235,8 +239,13 @@ static const fcase cases[] = {
      "const wz i8[] = 0; " QLMM_Y "t = Transpose(wt) perm=[1,0]; "
      "ts = Transpose(wst) perm=[1,0]; y = QLinearMatMul(a, as, az, t, ts, wz, ys, yz); out y",
      FOLDED(0, 1, QLMM_OK, 1), .reason = "with its scale branch"},
-    {"qlmm_scale_does_not_match", 13, "in a u8[2,4]; const as f32[] = 0.02; "
+    {"qlmm_per_channel_scale_constant", 13, "in a u8[2,4]; const as f32[] = 0.02; "
      "const az u8[] = 128; const wt i8[3,4] = rand; const ws f32[1,3] = 0.01,0.02,0.03; "
+     "const wz i8[] = 0; " QLMM_Y "t = Transpose(wt) perm=[1,0]; "
+     "y = QLinearMatMul(a, as, az, t, ws, wz, ys, yz); out y", FOLDED(0, 1, QLMM_OK, 1),
+     .reason = "with its scale branch"},
+    {"qlmm_scale_does_not_match", 13, "in a u8[2,4]; const as f32[] = 0.02; "
+     "const az u8[] = 128; const wt i8[3,4] = rand; in ws f32[1,3] = 0.01,0.02,0.03; "
      "const wz i8[] = 0; " QLMM_Y "t = Transpose(wt) perm=[1,0]; "
      "y = QLinearMatMul(a, as, az, t, ws, wz, ys, yz); out y",
      REFUSED("scale branch does not match")},

@@ -25,7 +25,7 @@
  * weight stays integer and a per-axis scale's axis follows its dim (rule
  * fold-through-dequantize). A Transpose of the integer constant before a DQ folds as
  * any other (the DQ then reads the transposed constant, its axis unchanged).
-
+ *
  * Each fold is one rewrite (PASS:K stops after K folds). Bodies of If/Loop/Scan are
  * folded too, with captured outer constants counting as constants.
  */

@@ -24,6 +24,23 @@
  * FusedMatMul is also saved as a model-local function (patterns_functions.c) so other
  * runtimes run the result; it needs ai.onnx opset 12 (Einsum), and float32 below 15.
  *
+ * Quantized products (issue 21, seed 002):
+ *   DQ -> Transpose -> MatMul/Gemm  folds as above (the product reads the DQ's output,
+ *                                   whose per-axis scale keeps its axis).
+ *   Transpose -> DQ -> MatMul/Gemm  the DQ is made again on the Transpose's input, its
+ *                                   per-axis scale's axis swapped with the dims, and the
+ *                                   swap folds into the product.
+ *   MatMulInteger(Transpose(A), B)  -> graphlab.MatMulIntegerT(A, B, ..., transA=1)
+ *   QLinearMatMul likewise          -> graphlab.QLinearMatMulT (ONNX has no such flags).
+ * A quantized operand's scale and zero point go with it: of rank 0 or 1 they count the
+ * rows of A' / columns of B' in any layout and stay; of rank 2 or more (per token
+ * [..., M, 1], per channel [..., 1, N]) they must be swapped with the operand by a
+ * Transpose or a Reshape-as-Transpose, which folds too (the graphlab op reads them in the
+ * operand's stored layout), or be a constant with one of its last two dims 1 (stored
+ * again swapped: constant-folding runs first and has folded the branch's Transpose), or
+ * have their last two dims 1; any other scale branch is a refusal ("does not match"). Omitted zero points become constants of 0 (the function
+ * bodies read every input). The bodies need opset 12 (Einsum, on int32).
+ *
  * Why a step of its own, after the second transpose-push and before fusion: the
  * Transposes worth folding are the ones transpose-push could not cancel (it has no
  * handler for MatMul, so a Transpose stops right above one), and fusion's MatMul rules
@@ -31,6 +48,8 @@
  * inside, as FusedMatMul or Gemm, not a Transpose in the middle of a pattern.
  */
 #include "passes/patterns.h"
+
+#include "ops/families.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +60,24 @@
 /* The ai.onnx opset Gemm's C is optional from. */
 #define GEMM_NO_C_OPSET 11
 
+/* A quantized operand's scale or zero point swapped with it: by a Transpose or Reshape
+ * that folds too, or a constant the pass stores swapped (constant-folding has often
+ * folded the branch's Transpose already). */
+typedef struct param_swap {
+    size_t slot;       /* the product's input */
+    gl_node *src;      /* its Transpose or Reshape; NULL: a constant */
+    gl_value *from;    /* the swap's input, or the constant */
+} param_swap;
+
 typedef struct operand {
     gl_node *src;      /* the Transpose or Reshape that folds; NULL: the operand stays */
     gl_value *from;    /* what the product reads instead */
     int rank;
+    size_t slot;       /* the product's input */
+    gl_node *dq;       /* Transpose -> DequantizeLinear -> product: the DQ, made again */
+    int dq_axis;       /* the new DQ's axis; -1: per tensor */
+    param_swap params[2];
+    size_t n_params;
 } operand;
 
 typedef struct fold {
@@ -52,6 +85,7 @@ typedef struct fold {
     operand op[2];
     bool fused;        /* FusedMatMul (new or existing), else Gemm */
     bool to_gemm;      /* a MatMul that becomes a Gemm */
+    const gl_trans_product *quant; /* MatMulInteger/QLinearMatMul or their graphlab ops */
 } fold;
 
 static bool is_fused(const gl_node *n)
@@ -131,7 +165,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
             snprintf(why, len, "Transpose '%s' (perm [%s]) swaps nothing", p->name, perm_text);
             return false;
         }
-        *o = (operand){p, x, r};
+        *o = (operand){.src = p, .from = x, .rank = r};
         return true;
     }
     if (!gl_node_is(p, "Reshape"))
@@ -161,7 +195,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
         return false;
     }
     snprintf(perm_text, perm_len, "reshape");
-    *o = (operand){p, x, ri};
+    *o = (operand){.src = p, .from = x, .rank = ri};
     return true;
 }
 
@@ -179,6 +213,171 @@ static const char *dtype_refusal(const gl_value *v, char *why, size_t len)
     else
         return NULL;
     return why;
+}
+
+/* Transpose -> DequantizeLinear -> the product: does the swap fold, the DQ made again on
+ * the swap's input? The per-axis scale's axis follows its dim. */
+static bool check_under_dequantize(gl_value *v, operand *o, char *why, size_t len,
+                                   char *perm, size_t perm_len)
+{
+    gl_node *dq = v->producer;
+    if (!gl_node_is(dq, "DequantizeLinear") || dq->n_inputs < 2 || !dq->inputs[0] ||
+        !dq->inputs[1] || dq->n_outputs != 1)
+        return false;
+    gl_value *x = dq->inputs[0];
+    if (!check_swap(x->producer, x, o, why, len, perm, perm_len))
+        return false;
+    o->dq = dq;
+    o->dq_axis = -1;
+    int scale_rank = value_rank(dq->inputs[1]), r = o->rank;
+    int64_t axis = gl_node_attr_int(dq, "axis", 1);
+    axis += axis < 0 ? r : 0;
+    if (gl_node_attr_int(dq, "block_size", 0))
+        snprintf(why, len, "DequantizeLinear '%s' is blocked (block_size): its scale would "
+                 "have to move with the data", dq->name);
+    else if (scale_rank == GL_RANK_UNKNOWN)
+        snprintf(why, len, "the rank of '%s', the scale of DequantizeLinear '%s', is not "
+                 "known", dq->inputs[1]->name, dq->name);
+    else if (scale_rank >= 1 && (axis < 0 || axis >= r))
+        snprintf(why, len, "DequantizeLinear '%s': axis %lld is outside rank %d", dq->name,
+                 (long long)gl_node_attr_int(dq, "axis", 1), r);
+    else {
+        if (scale_rank >= 1)
+            o->dq_axis = (int)(axis == r - 2 ? r - 1 : axis == r - 1 ? r - 2 : axis);
+        return true;
+    }
+    return false;
+}
+
+/* ---- quantized products: MatMulInteger, QLinearMatMul, their graphlab ops -------------- */
+
+static void refuse(gl_pass_ctx *ctx, const gl_node *product, const gl_node *src,
+                   const char *perm, const char *why);
+
+static size_t letter_slot(const gl_trans_product *q, char letter)
+{
+    return (size_t)(strchr(q->inputs, letter) - q->inputs);
+}
+
+static bool last_two_ones(const gl_value *v)
+{
+    int r = value_rank(v);
+    return r >= 2 && v->type.shape.dims[r - 2].value == 1 && v->type.shape.dims[r - 1].value == 1;
+}
+
+/* A local constant of rank >= 2 with one of its last two dims 1: swapping them moves no
+ * byte. */
+static bool vector_constant(const gl_value *v)
+{
+    const gl_tensor *t = gl_value_is_constant(v) ? v->init : NULL;
+    return t && t->rank >= 2 && t->rank == value_rank(v) &&
+           (t->dims[t->rank - 2] == 1 || t->dims[t->rank - 1] == 1);
+}
+
+/* The same bytes with the last two dims swapped, as a new constant. */
+static gl_value *swapped_constant(gl_pt_ctx *c, const gl_value *v)
+{
+    gl_tensor *t = gl_tensor_share(v->init);
+    int64_t d = t->dims[t->rank - 2];
+    t->dims[t->rank - 2] = t->dims[t->rank - 1];
+    t->dims[t->rank - 1] = d;
+    free(t->name);
+    t->name = NULL;
+    char name[160];
+    snprintf(name, sizeof(name), "%s_swapped", v->name);
+    return gl_add_initializer(c->g, name, t);
+}
+
+/* Side s of quantized product n, whose operand swaps (o): its dtype, the other operand's
+ * rank, and each scale and zero point — of rank 0 or 1, or with its last two dims 1, it
+ * stays; else it must be swapped too (recorded in o->params). false with `why`. */
+static bool check_quantized_side(const gl_node *n, const gl_trans_product *q, int s,
+                                 operand *o, char *why, size_t len)
+{
+    const gl_value *v = n->inputs[o->slot];
+    const gl_value *other = n->inputs[letter_slot(q, s ? 'A' : 'B')];
+    int ro = value_rank(other);
+    for (int k = 0; k < 2; k++) {
+        const gl_value *x = k ? other : v;
+        gl_dtype dt = value_dtype(x);
+        if (dt != GL_DT_UINT8 && dt != GL_DT_INT8) {
+            snprintf(why, len, "'%s' is %s: a quantized product's operands are uint8 or int8",
+                     x ? x->name : "", dt == GL_DT_UNDEFINED ? "of unknown dtype"
+                                                             : gl_dtype_name(dt));
+            return false;
+        }
+    }
+    if (ro == GL_RANK_UNKNOWN || ro < 2) {
+        snprintf(why, len, "the other operand '%s' has %s: the function body of graphlab.%s "
+                 "takes matrices", other ? other->name : "", ro < 0 ? "an unknown rank" :
+                 "rank 1", q->op);
+        return false;
+    }
+    o->n_params = 0;
+    for (size_t i = 0; q->inputs[i] && i < n->n_inputs; i++) {
+        gl_value *p = n->inputs[i];
+        if (q->inputs[i] != (s ? 'b' : 'a') || !p)
+            continue;
+        int r = value_rank(p);
+        if (r != GL_RANK_UNKNOWN && (r <= 1 || last_two_ones(p)))
+            continue; /* the same in either layout */
+        if (vector_constant(p)) {
+            o->params[o->n_params++] = (param_swap){i, NULL, p};
+            continue;
+        }
+        operand po;
+        char pwhy[200], pperm[96];
+        if (r == GL_RANK_UNKNOWN || !check_swap(p->producer, p, &po, pwhy, sizeof(pwhy), pperm,
+                                                sizeof(pperm))) {
+            snprintf(why, len, "the scale branch does not match: '%s' (input %zu) %s%s%s",
+                     p->name, i, r == GL_RANK_UNKNOWN ? "has an unknown rank" :
+                     "has rank 2 or more and is not swapped with the operand", pwhy[0] ? ": " : "",
+                     r == GL_RANK_UNKNOWN ? "" : pwhy);
+            return false;
+        }
+        o->params[o->n_params++] = (param_swap){i, po.src, po.from};
+    }
+    return true;
+}
+
+/* The check of a quantized product (refusals recorded); false when nothing folds. */
+static bool check_quantized(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
+{
+    const gl_trans_product *q = gl_trans_product_of(n);
+    *f = (fold){.product = n, .quant = q};
+    if (n->n_inputs <= letter_slot(q, 'B') || n->n_outputs != 1)
+        return false;
+    size_t found = 0;
+    char why[400], perm[96];
+    for (int s = 0; s < 2; s++) {
+        operand *o = &f->op[s];
+        size_t slot = letter_slot(q, s ? 'B' : 'A');
+        gl_value *v = n->inputs[slot];
+        if (!v)
+            continue;
+        if (!check_swap(v->producer, v, o, why, sizeof(why), perm, sizeof(perm))) {
+            if (why[0])
+                refuse(ctx, n, v->producer, perm, why);
+            continue;
+        }
+        o->slot = slot;
+        if (!check_quantized_side(n, q, s, o, why, sizeof(why))) {
+            refuse(ctx, n, o->src, perm, why);
+            *o = (operand){0};
+            continue;
+        }
+        found++;
+    }
+    if (found && !n->domain[0] && opset < gl_pt_function_min_opset(q->op)) {
+        snprintf(why, sizeof(why), "opset %lld: the function body of graphlab.%s needs "
+                 "opset %lld (Einsum)", (long long)opset, q->op,
+                 (long long)gl_pt_function_min_opset(q->op));
+        for (int s = 0; s < 2; s++)
+            if (f->op[s].src)
+                refuse(ctx, n, f->op[s].src, NULL, why);
+        return false;
+    }
+    return found > 0;
 }
 
 static void refuse(gl_pass_ctx *ctx, const gl_node *product, const gl_node *src,
@@ -199,6 +398,8 @@ static void refuse(gl_pass_ctx *ctx, const gl_node *product, const gl_node *src,
  * when nothing folds. */
 static bool check_product(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
 {
+    if (gl_trans_product_of(n))
+        return check_quantized(ctx, n, opset, f);
     bool gemm = gl_node_is(n, "Gemm"), fused = is_fused(n);
     if (!(gemm || fused || gl_node_is(n, "MatMul")) || n->n_inputs < 2)
         return false;
@@ -209,11 +410,15 @@ static bool check_product(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
         gl_value *v = n->inputs[s];
         if (!v)
             continue;
-        if (!check_swap(v->producer, v, &f->op[s], why, sizeof(why), perm, sizeof(perm))) {
+        if (!check_swap(v->producer, v, &f->op[s], why, sizeof(why), perm, sizeof(perm)) &&
+            (why[0] || !check_under_dequantize(v, &f->op[s], why, sizeof(why), perm,
+                                               sizeof(perm)))) {
             if (why[0])
-                refuse(ctx, n, v->producer, perm, why);
+                refuse(ctx, n, f->op[s].dq ? f->op[s].dq : v->producer, perm, why);
+            f->op[s] = (operand){0};
             continue;
         }
+        f->op[s].slot = (size_t)s;
         if (dtype_refusal(v, why, sizeof(why)) ||
             (gemm && f->op[s].rank != 2 &&
              snprintf(why, sizeof(why), "a Gemm operand of rank %d", f->op[s].rank) > 0)) {
@@ -254,60 +459,161 @@ static void toggle(gl_node *n, const char *attr)
 
 static const char *const trans_attrs[2] = {"transA", "transB"};
 
-/* The rewrite: the folded sources go (when nothing else reads them), the product reads
- * their inputs with its flags toggled. */
-static gl_status apply(gl_pt_ctx *c, const fold *f, int64_t decision)
+/* Every node the rewrite replaces or folds, for the provenance; returns the count. */
+static size_t folded_nodes(const fold *f, gl_node **srcs)
 {
-    gl_node *n = f->product, *p = n;
-    gl_status st;
-    if (!gl_node_is(n, "Gemm") && !is_fused(n)) {
-        /* MatMul -> Gemm or FusedMatMul, under the MatMul's name. */
-        gl_node *srcs[3] = {n, f->op[0].src, f->op[1].src};
-        size_t ns = 1;
-        for (int s = 0; s < 2; s++)
-            if (f->op[s].src)
-                srcs[ns++] = f->op[s].src;
-        p = gl_add_node(c->g, f->fused ? FUSED : "Gemm", f->fused ? GRAPHLAB : "",
-                        n->name_generated ? NULL : n->name, n->inputs, 2, 1);
-        if (!p)
-            return GL_ERR_INTERNAL;
-        gl_node_set_attr_int(p, "transA", 0);
-        gl_node_set_attr_int(p, "transB", 0);
-        if (f->fused) {
-            gl_node_set_attr_float(p, "alpha", 1.0f);
-            if ((st = gl_pt_ensure_function(c->m, FUSED)) != GL_OK)
-                return st;
-        }
-        gl_node_inherit_provenance(p, srcs, ns, decision);
-        if ((st = gl_move_output(c->g, n, 0, p, 0)) != GL_OK ||
-            (st = gl_remove_node(c->g, n)) != GL_OK)
-            return st;
-    } else {
-        gl_node *srcs[3] = {n, f->op[0].src, f->op[1].src};
-        size_t ns = 1;
-        for (int s = 0; s < 2; s++)
-            if (f->op[s].src)
-                srcs[ns++] = f->op[s].src;
-        gl_node_inherit_provenance(n, srcs, ns, decision);
-        if (is_fused(n) && !gl_node_attr(n, "alpha"))
-            gl_node_set_attr_float(n, "alpha", 1.0f);
-    }
+    size_t n = 0;
+    srcs[n++] = f->product;
     for (int s = 0; s < 2; s++) {
         const operand *o = &f->op[s];
         if (!o->src)
             continue;
-        gl_value *old = p->inputs[s];
-        toggle(p, trans_attrs[s]);
-        if ((st = gl_set_input(c->g, p, (size_t)s, o->from)) != GL_OK)
+        srcs[n++] = o->src;
+        if (o->dq)
+            srcs[n++] = o->dq;
+        for (size_t i = 0; i < o->n_params; i++)
+            if (o->params[i].src)
+                srcs[n++] = o->params[i].src;
+    }
+    return n;
+}
+
+#define MAX_FOLDED 9
+
+/* A float MatMul becomes Gemm or FusedMatMul under its name; *p the product after. */
+static gl_status float_product(gl_pt_ctx *c, const fold *f, int64_t decision, gl_node **p)
+{
+    gl_node *n = f->product, *srcs[MAX_FOLDED];
+    size_t ns = folded_nodes(f, srcs);
+    gl_status st;
+    *p = n;
+    if (gl_node_is(n, "Gemm") || is_fused(n)) {
+        gl_node_inherit_provenance(n, srcs, ns, decision);
+        if (is_fused(n) && !gl_node_attr(n, "alpha"))
+            gl_node_set_attr_float(n, "alpha", 1.0f);
+        return GL_OK;
+    }
+    *p = gl_add_node(c->g, f->fused ? FUSED : "Gemm", f->fused ? GRAPHLAB : "",
+                     n->name_generated ? NULL : n->name, n->inputs, 2, 1);
+    if (!*p)
+        return GL_ERR_INTERNAL;
+    gl_node_set_attr_int(*p, "transA", 0);
+    gl_node_set_attr_int(*p, "transB", 0);
+    if (f->fused) {
+        gl_node_set_attr_float(*p, "alpha", 1.0f);
+        if ((st = gl_pt_ensure_function(c->m, FUSED)) != GL_OK)
             return st;
-        if (old->n_uses || old->n_output_refs || old->producer != o->src)
-            continue;
-        gl_value *shape = o->src->n_inputs > 1 ? o->src->inputs[1] : NULL;
-        if ((st = gl_remove_node(c->g, o->src)) != GL_OK ||
-            (st = gl_pt_drop_if_unused(c, shape)) != GL_OK)
+    }
+    gl_node_inherit_provenance(*p, srcs, ns, decision);
+    if ((st = gl_move_output(c->g, n, 0, *p, 0)) != GL_OK)
+        return st;
+    return gl_remove_node(c->g, n);
+}
+
+/* A scalar 0 of the operand's dtype for an omitted zero point. */
+static gl_value *zero_point(gl_pt_ctx *c, const gl_node *n, const gl_trans_product *q, size_t i)
+{
+    const gl_value *x = n->inputs[letter_slot(q, q->inputs[i] == 'a' ? 'A' : 'B')];
+    char name[160];
+    snprintf(name, sizeof(name), "%s_zero_point", x->name);
+    return gl_add_initializer(c->g, name, gl_tensor_new(value_dtype(x), 0, NULL));
+}
+
+/* MatMulInteger / QLinearMatMul become their graphlab op (flags 0, omitted zero points
+ * filled); a graphlab one stays. *p the product after. */
+static gl_status quantized_product(gl_pt_ctx *c, const fold *f, int64_t decision, gl_node **p)
+{
+    gl_node *n = f->product, *srcs[MAX_FOLDED];
+    const gl_trans_product *q = f->quant;
+    size_t ns = folded_nodes(f, srcs), want = strlen(q->inputs);
+    gl_status st;
+    *p = n;
+    if (n->domain[0]) {
+        gl_node_inherit_provenance(n, srcs, ns, decision);
+        return GL_OK;
+    }
+    gl_value *ins[GL_MAX_SWAPPED] = {0};
+    for (size_t i = 0; i < want && i < GL_MAX_SWAPPED; i++) {
+        ins[i] = i < n->n_inputs ? n->inputs[i] : NULL;
+        if (!ins[i] && !(ins[i] = zero_point(c, n, q, i)))
+            return GL_ERR_INTERNAL;
+    }
+    *p = gl_add_node(c->g, q->op, GRAPHLAB, n->name_generated ? NULL : n->name, ins, want, 1);
+    if (!*p)
+        return GL_ERR_INTERNAL;
+    gl_node_set_attr_int(*p, "transA", 0);
+    gl_node_set_attr_int(*p, "transB", 0);
+    if ((st = gl_pt_ensure_function(c->m, q->op)) != GL_OK)
+        return st;
+    gl_node_inherit_provenance(*p, srcs, ns, decision);
+    if ((st = gl_move_output(c->g, n, 0, *p, 0)) != GL_OK)
+        return st;
+    return gl_remove_node(c->g, n);
+}
+
+/* n goes when nothing reads it any more, with the constants only it read. */
+static gl_status drop_if_unread(gl_pt_ctx *c, gl_node *n)
+{
+    for (size_t i = 0; n && i < n->n_outputs; i++)
+        if (n->outputs[i] && (n->outputs[i]->n_uses || n->outputs[i]->n_output_refs))
+            return GL_OK;
+    return n ? gl_pt_remove_nodes(c, &n, 1) : GL_OK;
+}
+
+/* The DequantizeLinear of o made again on the swap's input; *out its output. */
+static gl_status remake_dequantize(gl_pt_ctx *c, const operand *o, int64_t decision,
+                                   gl_value **out)
+{
+    gl_node *srcs[2] = {o->dq, o->src};
+    gl_node *nd = gl_pt_dequantize_again(c->g, o->dq, o->from, o->dq_axis, srcs, 2, decision);
+    if (!nd)
+        return GL_ERR_INTERNAL;
+    *out = nd->outputs[0];
+    return GL_OK;
+}
+
+/* Side s of product p reads the swap's input with its flag toggled (through a new DQ,
+ * and with its scale branch); what nothing reads any more goes. */
+static gl_status fold_operand(gl_pt_ctx *c, gl_node *p, const operand *o, int s,
+                              int64_t decision)
+{
+    gl_value *in = o->from;
+    gl_status st;
+    if (o->dq && (st = remake_dequantize(c, o, decision, &in)) != GL_OK)
+        return st;
+    toggle(p, trans_attrs[s]);
+    if ((st = gl_set_input(c->g, p, o->slot, in)) != GL_OK)
+        return st;
+    for (size_t i = 0; i < o->n_params; i++) {
+        const param_swap *ps = &o->params[i];
+        gl_value *from = ps->src ? ps->from : swapped_constant(c, ps->from);
+        if (!from)
+            return GL_ERR_INTERNAL;
+        if ((st = gl_set_input(c->g, p, ps->slot, from)) != GL_OK)
+            return st;
+    }
+    if ((st = drop_if_unread(c, o->dq)) != GL_OK || (st = drop_if_unread(c, o->src)) != GL_OK)
+        return st;
+    for (size_t i = 0; i < o->n_params; i++) {
+        const param_swap *ps = &o->params[i];
+        st = ps->src ? drop_if_unread(c, ps->src) : gl_pt_drop_if_unused(c, ps->from);
+        if (st != GL_OK)
             return st;
     }
     return GL_OK;
+}
+
+/* The rewrite: the product (made anew when its op changes) reads the folded sources'
+ * inputs with its flags toggled; the sources go when nothing else reads them. */
+static gl_status apply(gl_pt_ctx *c, const fold *f, int64_t decision)
+{
+    gl_node *p;
+    gl_status st = f->quant ? quantized_product(c, f, decision, &p)
+                            : float_product(c, f, decision, &p);
+    for (int s = 0; s < 2 && st == GL_OK; s++)
+        if (f->op[s].src)
+            st = fold_operand(c, p, &f->op[s], s, decision);
+    return st;
 }
 
 /* How many nodes read v (a graph output counts as one). */
@@ -331,6 +637,15 @@ static void describe(gl_decision *d, const fold *f)
         size_t r = readers(o->src->outputs[0]);
         if (r > 1)
             gl_decision_add_number(d, s ? "readers_b" : "readers_a", (double)r);
+        if (o->dq) {
+            gl_decision_add_node_ref(d, o->dq);
+            gl_decision_add_number(d, s ? "dq_axis_b" : "dq_axis_a", o->dq_axis);
+        }
+        for (size_t i = 0; i < o->n_params; i++)
+            if (o->params[i].src)
+                gl_decision_add_node_ref(d, o->params[i].src);
+        if (o->n_params)
+            gl_decision_add_number(d, s ? "params_b" : "params_a", (double)o->n_params);
     }
     if (f->product->graph->parent_node)
         gl_decision_add_text(d, "inside", f->product->graph->parent_node->name);
@@ -347,14 +662,20 @@ static gl_status fold_graph(gl_graph *g, gl_pass_ctx *ctx)
         fold f;
         if (!check_product(ctx, n, c.opset, &f))
             continue;
-        char what[160] = "";
+        char what[400] = "", into[64];
         size_t at = 0;
-        for (int s = 0; s < 2; s++)
-            if (f.op[s].src)
-                at += (size_t)snprintf(what + at, sizeof(what) - at, "%s%s '%s'",
-                                       at ? " and " : "", f.op[s].src->op_type,
-                                       f.op[s].src->name);
-        const char *into = f.to_gemm ? "Gemm" : f.fused ? "graphlab.FusedMatMul" : "Gemm";
+        for (int s = 0; s < 2; s++) {
+            const operand *o = &f.op[s];
+            if (o->src && at < sizeof(what))
+                at += (size_t)snprintf(what + at, sizeof(what) - at, "%s%s '%s'%s%s%s%s",
+                                       at ? " and " : "", o->src->op_type, o->src->name,
+                                       o->dq ? " under DequantizeLinear '" : "",
+                                       o->dq ? o->dq->name : "", o->dq ? "'" : "",
+                                       o->n_params ? " with its scale branch" : "");
+        }
+        snprintf(into, sizeof(into), "%s%s", f.quant ? "graphlab." : "",
+                 f.quant ? f.quant->op : f.to_gemm ? "Gemm" : f.fused ? "graphlab.FusedMatMul"
+                                                                     : "Gemm");
         gl_decision *d = gl_pass_decide(ctx, "fold-transpose", GL_APPLIED,
                                         "%s folded into %s '%s' as %s%s%s", what,
                                         n->op_type, n->name, into,

@@ -309,6 +309,23 @@ gl_status gl_pt_remove_nodes(gl_pt_ctx *c, gl_node *const *set, size_t n)
     return st;
 }
 
+gl_node *gl_pt_dequantize_again(gl_graph *g, const gl_node *dq, gl_value *x, int axis,
+                                 gl_node *const *srcs, size_t n_srcs, int64_t decision)
+{
+    gl_value *ins[3] = {x, dq->inputs[1], dq->n_inputs > 2 ? dq->inputs[2] : NULL};
+    char *name = gl_unique_node_name(g, dq->name);
+    gl_node *nd = gl_add_node(g, "DequantizeLinear", "", name, ins,
+                              dq->n_inputs > 3 ? 3 : dq->n_inputs, 1);
+    free(name);
+    if (!nd)
+        return NULL;
+    gl_node_copy_attrs(nd, dq);
+    if (axis >= 0)
+        gl_node_set_attr_int(nd, "axis", axis);
+    gl_node_inherit_provenance(nd, srcs, n_srcs, decision);
+    return nd;
+}
+
 gl_status gl_pt_replace(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
 {
     gl_status st = GL_OK;

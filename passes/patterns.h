@@ -136,6 +136,12 @@ gl_status gl_pt_remove_nodes(gl_pt_ctx *c, gl_node *const *nodes, size_t n);
 /* Drop v when nothing reads it any more and it is a constant of c->g (an initializer
  * that is not an input or output, or the output of a Constant node). */
 gl_status gl_pt_drop_if_unused(gl_pt_ctx *c, gl_value *v);
+/* A DequantizeLinear like dq (its scale, zero point and attributes) reading x instead;
+ * `axis` >= 0 replaces its axis (the scale's dim moved with the data). Provenance from
+ * srcs. NULL on failure. Used by the passes that move a Transpose through a DQ of a
+ * constant or past one (constant-folding, fold-transpose). */
+gl_node *gl_pt_dequantize_again(gl_graph *g, const gl_node *dq, gl_value *x, int axis,
+                                 gl_node *const *srcs, size_t n_srcs, int64_t decision);
 
 /* ---- the graphlab ops as functions (patterns_functions.c) ------------------------- */
 

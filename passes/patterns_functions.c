@@ -19,6 +19,13 @@
  * the caller's transA/transB chooses it or the operand itself. alpha multiplies through
  * CastLike from opset 15 (so any float type); below it the pass only makes float32
  * FusedMatMuls, which a float constant multiplies as it is.
+ *
+ * MatMulIntegerT and QLinearMatMulT (also made by fold-transpose) compute in int32:
+ * ONNX Runtime has no Einsum on 8-bit integers, so the operands are cast to int32 before
+ * the swap, their zero points subtracted (A's as a column [M, 1], B's as a row [N]:
+ * flattening a scale or zero point serves every layout the op takes, since it holds one
+ * vector), and MatMul multiplies. QLinearMatMulT then scales by a_scale * b_scale in
+ * float and ends in QuantizeLinear, the same rounding as the kernel.
  */
 #include "passes/patterns.h"
 
@@ -221,10 +228,80 @@ static gl_value *fused_matmul_body(gl_graph *b)
     return val(add(b, "Mul", "Y", 2, p, s));
 }
 
+/* A Cast of x to `to`. */
+static gl_value *cast(gl_graph *b, const char *out, gl_value *x, gl_dtype to)
+{
+    gl_node *n = add(b, "Cast", out, 1, x);
+    if (n)
+        gl_node_set_attr_int(n, "to", to);
+    return val(n);
+}
+
+/* x flattened to a column [count, 1] (rows) or a row [count] (columns), as int32 or as it
+ * is (to = GL_DT_UNDEFINED). */
+static gl_value *as_vector(gl_graph *b, const char *name, gl_value *x, bool column, gl_dtype to)
+{
+    char out[64];
+    snprintf(out, sizeof(out), "%s_shape", name);
+    gl_node *k = add(b, "Constant", out, 0);
+    int64_t dims[1] = {column ? 2 : 1};
+    gl_tensor *t = gl_tensor_new(GL_DT_INT64, 1, dims);
+    if (!k || !t) {
+        gl_tensor_free(t);
+        return NULL;
+    }
+    int64_t *d = gl_tensor_make_writable(t);
+    d[0] = -1;
+    if (column)
+        d[1] = 1;
+    take_attr(k, (gl_attr){.name = gl_xstrdup("value"), .type = GL_ATTR_TENSOR, .t = t});
+    snprintf(out, sizeof(out), "%s_vector", name);
+    gl_value *v = val(add(b, "Reshape", out, 2, x, val(k)));
+    snprintf(out, sizeof(out), "%s_i32", name);
+    return to == GL_DT_UNDEFINED ? v : cast(b, out, v, to);
+}
+
+/* (A' - a_zero) x (B' - b_zero) in int32, A' and B' swapped where transA/transB say. */
+static gl_value *int_product(gl_graph *b, gl_value *a, gl_value *a_zero, gl_value *bm,
+                             gl_value *b_zero)
+{
+    gl_value *a32 = maybe_swapped(b, cast(b, "A_i32", a, GL_DT_INT32), "transA");
+    gl_value *b32 = maybe_swapped(b, cast(b, "B_i32", bm, GL_DT_INT32), "transB");
+    gl_value *da = val(add(b, "Sub", "A_centered", 2, a32,
+                           as_vector(b, "a_zero", a_zero, true, GL_DT_INT32)));
+    gl_value *db = val(add(b, "Sub", "B_centered", 2, b32,
+                           as_vector(b, "b_zero", b_zero, false, GL_DT_INT32)));
+    return val(add(b, "MatMul", "acc", 2, da, db));
+}
+
+/* Y = MatMulInteger(A', B', a_zero_point, b_zero_point) */
+static gl_value *matmul_integer_t_body(gl_graph *b)
+{
+    gl_value *a = param(b, "A"), *bm = param(b, "B");
+    gl_value *az = param(b, "a_zero_point"), *bz = param(b, "b_zero_point");
+    gl_value *acc = int_product(b, a, az, bm, bz);
+    return val(add(b, "Identity", "Y", 1, acc));
+}
+
+/* Y = QuantizeLinear(float(acc) * (a_scale x b_scale), y_scale, y_zero_point) */
+static gl_value *qlinear_matmul_t_body(gl_graph *b)
+{
+    gl_value *a = param(b, "a"), *as = param(b, "a_scale"), *az = param(b, "a_zero_point");
+    gl_value *bm = param(b, "b"), *bs = param(b, "b_scale"), *bz = param(b, "b_zero_point");
+    gl_value *ys = param(b, "y_scale"), *yz = param(b, "y_zero_point");
+    gl_value *acc = int_product(b, a, az, bm, bz);
+    gl_value *scale = val(add(b, "Mul", "scale", 2,
+                              as_vector(b, "a_scale", as, true, GL_DT_UNDEFINED),
+                              as_vector(b, "b_scale", bs, false, GL_DT_UNDEFINED)));
+    gl_value *real = val(add(b, "Mul", "real", 2, cast(b, "acc_f32", acc, GL_DT_FLOAT), scale));
+    return val(add(b, "QuantizeLinear", "Y", 3, real, ys, yz));
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 static const char *const layernorm_attrs[] = {"axis", "epsilon"};
 static const char *const fused_matmul_attrs[] = {"transA", "transB", "alpha"};
+static const char *const trans_attrs[] = {"transA", "transB"};
 
 static const struct {
     const char *op;
@@ -244,6 +321,12 @@ static const struct {
     {"FusedMatMul", 12, fused_matmul_attrs, GL_ARRAY_LEN(fused_matmul_attrs),
      fused_matmul_body, "alpha * MatMul(A', B'): X' is X with its last two dims swapped "
      "where transX is 1"},
+    {"MatMulIntegerT", 12, trans_attrs, GL_ARRAY_LEN(trans_attrs), matmul_integer_t_body,
+     "MatMulInteger(A', B', a_zero_point, b_zero_point): X' is X with its last two dims "
+     "swapped where transX is 1, and so its zero point when of rank 2 or more"},
+    {"QLinearMatMulT", 12, trans_attrs, GL_ARRAY_LEN(trans_attrs), qlinear_matmul_t_body,
+     "QLinearMatMul with a' and b' for a and b: X' is X with its last two dims swapped "
+     "where transX is 1, and so its scale and zero point when of rank 2 or more"},
 };
 
 static int find(const char *op)

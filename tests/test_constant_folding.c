@@ -1,9 +1,11 @@
 /* test_constant_folding.c — gl_value_make_constant, and the constant-folding pass: what
  * folds (constants, Shape/Size of static shapes, chains, the Shape->Gather->Unsqueeze->
  * Concat->Reshape fixed point, Constant nodes), what does not (random ops, the size
- * limit, graph inputs with defaults unless frozen), the rewrite budget, and the shared
- * models' shape chains.
+ * limit, graph inputs with defaults unless frozen), the rewrite budget, the shared
+ * models' shape chains, and quantized weights (a table: DequantizeLinear is never
+ * folded, a Transpose or Reshape after it folds into the integer weight).
  */
+#include "graphnote.h"
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "ops/ops.h"
@@ -608,4 +610,123 @@ Test(models, shape_chains_fold_away, .timeout = 120)
     }
     globfree(&gb);
     EXPECT_NO_LEAKS();
+}
+
+/* ---- quantized weights stay quantized (issue 21) ------------------------------------------ */
+
+/* Each row: a graph in graphnote.h's notation run through toposort, shape-inference and
+ * constant-folding; the op counts after, how many fold-through-dequantize rewrites, the
+ * `axis` of the DequantizeLinear that produces `t` afterwards (-1: none set, -2: not
+ * checked) with its weight still an integer constant, the text of a refusal expected,
+ * and the same outputs as before (bit for bit: the same products in the same order). */
+typedef struct dqcase {
+    const char *name;
+    const char *graph;
+    const char *ops;
+    int through;        /* fold-through-dequantize applied */
+    int axis;           /* of t's producer, a DequantizeLinear */
+    const char *reason; /* part of a refusal expected, or NULL */
+} dqcase;
+
+#define W34 "in x f32s[2,4]; const w i8[3,4] = rand; const s f32[3] = 0.5,0.25,0.125; " \
+    "const z i8[3] = 0,0,0; "
+#define KEPT "DequantizeLinear=1 Transpose=0"
+
+static const dqcase dq_cases[] = {
+    {"dq_transpose_per_axis", W34 "d = DequantizeLinear(w, s, z) axis=0; "
+     "t = Transpose(d) perm=[1,0]; y = MatMul(x, t); out y", KEPT, 1, 1, NULL},
+    {"dq_transpose_default_perm", W34 "d = DequantizeLinear(w, s, z) axis=-2; "
+     "t = Transpose(d); y = MatMul(x, t); out y", KEPT, 1, 1, NULL},
+    {"dq_transpose_per_tensor", "in x f32s[2,4]; const w u8[3,4] = rand; "
+     "const s f32[] = 0.02; const z u8[] = 128; d = DequantizeLinear(w, s, z); "
+     "t = Transpose(d) perm=[1,0]; y = MatMul(x, t); out y", KEPT, 1, -1, NULL},
+    {"dq_transpose_rank3", "in x f32s[2,5]; const w i8[3,2,4] = rand; "
+     "const s f32[3] = 0.5,0.25,0.125; d = DequantizeLinear(w, s) axis=0; "
+     "t = Transpose(d) perm=[2,0,1]; y = MatMul(t, x); out y", KEPT, 1, 1, NULL},
+    {"dq_transpose_chain", W34 "d = DequantizeLinear(w, s, z) axis=0; "
+     "u = Transpose(d) perm=[1,0]; t = Transpose(u) perm=[1,0]; y = MatMul(x, u); "
+     "y2 = Mul(t, t); out y, y2", "DequantizeLinear=2 Transpose=0", 2, 0, NULL},
+    {"dq_read_by_others_too", W34 "d = DequantizeLinear(w, s, z) axis=0; "
+     "t = Transpose(d) perm=[1,0]; y = MatMul(x, t); r = Relu(d); out y, r",
+     "DequantizeLinear=2 Transpose=0", 1, 1, NULL},
+    {"dq_reshape_as_transpose", "in x f32s[2,4]; const w i8[4,1] = rand; "
+     "const s f32[4] = 0.5,0.25,0.125,1.0; const shp i64[2] = 1,4; "
+     "d = DequantizeLinear(w, s) axis=0; t = Reshape(d, shp); y = Mul(x, t); out y",
+     "DequantizeLinear=1 Reshape=0", 1, 1, NULL},
+    {"dq_reshape_per_tensor", "in x f32s[2,6]; const w i8[3,2,2] = rand; "
+     "const s f32[] = 0.05; const shp i64[2] = 6,2; d = DequantizeLinear(w, s); "
+     "t = Reshape(d, shp); y = MatMul(x, t); out y", "DequantizeLinear=1 Reshape=0", 1, -1,
+     NULL},
+    {"transpose_before_dq", "in x f32s[2,4]; const w i8[3,4] = rand; "
+     "const s f32[3] = 0.5,0.25,0.125; wt = Transpose(w) perm=[1,0]; "
+     "t = DequantizeLinear(wt, s) axis=1; y = MatMul(x, t); out y", KEPT, 0, 1, NULL},
+    /* refused: the DequantizeLinear stays, and so does what cannot fold through it */
+    {"dq_alone_kept", "in x f32s[2,3]; const w i8[3,4] = rand; const s f32[] = 0.1; "
+     "t = DequantizeLinear(w, s); y = MatMul(x, t); out y", "DequantizeLinear=1", 0, -1,
+     "folding it would drop the int8 path"},
+    {"dq_reshape_merges_the_axis", "in x f32s[6]; const w i8[2,3] = rand; "
+     "const s f32[3] = 0.5,0.25,0.125; const shp i64[1] = 6; "
+     "d = DequantizeLinear(w, s) axis=1; t = Reshape(d, shp); y = Mul(x, t); out y",
+     "DequantizeLinear=1 Reshape=1", 0, -2, "the per-axis scale cannot follow"},
+};
+
+static size_t count_decisions(const gl_pipeline *p, const gl_snapshot *s, const char *rule,
+                              gl_verdict v, const char *text)
+{
+    size_t n = 0;
+    for (size_t i = s->first_decision; i < s->first_decision + s->n_decisions; i++) {
+        const gl_decision *d = &p->log.items[i];
+        n += !strcmp(d->rule, rule) && d->verdict == v && (!text || strstr(d->reason, text));
+    }
+    return n;
+}
+
+static void check_weight(const dqcase *c, const gl_graph *g)
+{
+    const gl_value *t = gl_find_value(g, "t");
+    const gl_node *dq = t ? t->producer : NULL;
+    if (c->axis == -2)
+        return;
+    cr_assert(gl_node_is(dq, "DequantizeLinear"), "%s: t is not made by a DequantizeLinear",
+              c->name);
+    const gl_value *w = dq->inputs[0];
+    cr_expect(gl_value_is_constant(w) && gl_dtype_is_int(w->init->dtype),
+              "%s: the weight is no integer constant", c->name);
+    const gl_attr *a = gl_node_attr(dq, "axis");
+    if (c->axis < 0)
+        cr_expect_null(a, "%s: a per-tensor DequantizeLinear with an axis", c->name);
+    else
+        cr_expect(a && a->i == c->axis, "%s: axis %lld, expected %d", c->name,
+                  a ? (long long)a->i : -1LL, c->axis);
+}
+
+Test(quantized, weights_stay_quantized)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(dq_cases); i++) {
+        const dqcase *c = &dq_cases[i];
+        gn_graph b;
+        gl_pipeline *p = gn_run_passes(c->name, 13, c->graph, NULL,
+                                       "toposort,shape-inference,constant-folding", &b);
+        if (!p)
+            continue;
+        size_t k = p->n_steps - 1;
+        const gl_snapshot *s = &p->steps[k];
+        const gl_model *before = p->steps[k - 1].model, *after = s->model;
+        cr_expect_eq(gl_graph_verify(after->graph, false), GL_OK, "%s: %s", c->name,
+                     gl_error_message());
+        gn_expect_op_counts(c->name, c->ops, after->graph);
+        size_t through = count_decisions(p, s, "fold-through-dequantize", GL_APPLIED, NULL);
+        cr_expect_eq(through, (size_t)c->through, "%s: %zu fold-through-dequantize, "
+                     "expected %d", c->name, through, c->through);
+        cr_expect_gt(count_decisions(p, s, "keep-dequantize", GL_REFUSED, NULL), 0,
+                     "%s: no keep-dequantize decision", c->name);
+        if (c->reason)
+            cr_expect_gt(count_decisions(p, s, "keep-dequantize", GL_REFUSED, c->reason) +
+                         count_decisions(p, s, "fold-through-dequantize", GL_REFUSED,
+                                         c->reason), 0, "%s: no refusal saying '%s'",
+                         c->name, c->reason);
+        check_weight(c, after->graph);
+        gn_expect_same_outputs(c->name, &b, before, after, 0, 0, false);
+        gl_pipeline_free(p);
+    }
 }

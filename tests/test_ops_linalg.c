@@ -388,6 +388,21 @@ static const tu_kcase qmatmul_cases[] = {
     {"mmi_per_col", "MatMulInteger", 10, {{0}}, 4,
      {T(U8, 2, D(1, 2), 1, 1), T(U8, 2, D(2, 2), 1, 2, 3, 4), OMIT, T(U8, 1, D(2), 1, 2)},
      1, {T(I32, 2, D(1, 2), 2, 2)}, GL_OK},
+    /* the same zero points as N-D: A's rows [M, 1], B's columns [1, N] */
+    {"mmi_per_row_nd", "MatMulInteger", 10, {{0}}, 4,
+     {T(U8, 2, D(2, 2), 1, 2, 3, 4), T(U8, 2, D(2, 2), 1, 0, 0, 1), T(U8, 2, D(2, 1), 1, 3),
+      OMIT},
+     1, {T(I32, 2, D(2, 2), 0, 1, 0, 1)}, GL_OK},
+    {"mmi_per_col_nd", "MatMulInteger", 10, {{0}}, 4,
+     {T(U8, 2, D(1, 2), 1, 1), T(U8, 2, D(2, 2), 1, 2, 3, 4), OMIT, T(U8, 3, D(1, 1, 2), 1, 2)},
+     1, {T(I32, 2, D(1, 2), 2, 2)}, GL_OK},
+    {"mmi_zero_point_matrix", "MatMulInteger", 10, {{0}}, 3,
+     {T(U8, 2, D(2, 2), 1, 2, 3, 4), T(U8, 2, D(2, 2), 1, 0, 0, 1),
+      T(U8, 2, D(2, 2), 1, 2, 3, 4)}, 1, {{0}}, GL_ERR_INPUT},
+    /* A's rows stored as a column where B's are expected */
+    {"mmi_per_row_as_row", "MatMulInteger", 10, {{0}}, 3,
+     {T(U8, 2, D(2, 2), 1, 2, 3, 4), T(U8, 2, D(2, 2), 1, 0, 0, 1), T(U8, 2, D(1, 2), 1, 3)},
+     1, {{0}}, GL_ERR_INPUT},
     {"mmi_batched", "MatMulInteger", 10, {{0}}, 2,
      {T(U8, 3, D(2, 1, 2), 1, 2, 3, 4), T(U8, 2, D(2, 1), 10, 1)}, 1,
      {T(I32, 3, D(2, 1, 1), 12, 34)}, GL_OK},
@@ -429,6 +444,72 @@ static const tu_kcase qmatmul_cases[] = {
 Test(linalg, quantized_matmul_kernels)
 {
     tu_run_kernel_cases(qmatmul_cases, GL_ARRAY_LEN(qmatmul_cases));
+}
+
+/* ---- graphlab MatMulIntegerT, QLinearMatMulT: the ONNX ops on swapped operands -------- */
+
+#define MMIT "graphlab.MatMulIntegerT"
+#define QLMMT "graphlab.QLinearMatMulT"
+
+static const tu_kcase trans_qmatmul_cases[] = {
+    /* A' = [[1,2],[3,4]] stored transposed, its per-row zero point [1, 3] stored as a row
+     * [1, 2] (read swapped: [2, 1]); (A' - zero) = [[0,1],[0,1]] times I */
+    {"mmit_transA_zero_point_nd", MMIT, 13, {AI("transA", 1)}, 4,
+     {T(U8, 2, D(2, 2), 1, 3, 2, 4), T(U8, 2, D(2, 2), 1, 0, 0, 1), T(U8, 2, D(1, 2), 1, 3),
+      T(U8, 0, D(0), 0)},
+     1, {T(I32, 2, D(2, 2), 0, 1, 0, 1)}, GL_OK},
+    /* the same zero point as a vector: the same in either layout */
+    {"mmit_transA_zero_point_1d", MMIT, 13, {AI("transA", 1)}, 4,
+     {T(U8, 2, D(2, 2), 1, 3, 2, 4), T(U8, 2, D(2, 2), 1, 0, 0, 1), T(U8, 1, D(2), 1, 3),
+      T(U8, 0, D(0), 0)},
+     1, {T(I32, 2, D(2, 2), 0, 1, 0, 1)}, GL_OK},
+    /* B' = [[1,2],[3,4]] stored transposed, per-column zero point [1, 2] stored [2, 1]:
+     * B' - zero = [[0,0],[2,2]]; [1,1] times it */
+    {"mmit_transB_zero_point_nd", MMIT, 13, {AI("transB", 1)}, 4,
+     {T(U8, 2, D(1, 2), 1, 1), T(U8, 2, D(2, 2), 1, 3, 2, 4), T(U8, 0, D(0), 0),
+      T(U8, 2, D(2, 1), 1, 2)},
+     1, {T(I32, 2, D(1, 2), 2, 2)}, GL_OK},
+    {"mmit_no_trans", MMIT, 13, {{0}}, 4,
+     {T(I8, 2, D(1, 2), -1, 2), T(I8, 2, D(2, 1), 3, -4), T(I8, 0, D(0), 0), T(I8, 0, D(0), 0)},
+     1, {T(I32, 2, D(1, 1), -11)}, GL_OK},
+    {"mmit_trans_rank1", MMIT, 13, {AI("transA", 1)}, 4,
+     {T(U8, 1, D(2), 1, 2), T(U8, 2, D(2, 1), 3, 4), T(U8, 0, D(0), 0), T(U8, 0, D(0), 0)}, 1,
+     {{0}}, GL_ERR_INPUT},
+    /* b' = [[1],[1]] stored [1, 2], its scale [[0.5]]: acc 1 + 2 = 3, * 0.5 = 1.5, rounds
+     * half to even: 2 */
+    {"qlmmt_transB", QLMMT, 13, {AI("transB", 1)}, 8,
+     {T(U8, 2, D(1, 2), 1, 2), T(F, 0, D(0), 1), T(U8, 0, D(0), 0), T(U8, 2, D(1, 2), 1, 1),
+      T(F, 2, D(1, 1), 0.5), T(U8, 0, D(0), 0), T(F, 0, D(0), 1), T(U8, 0, D(0), 0)},
+     1, {T(U8, 2, D(1, 1), 2)}, GL_OK},
+    /* a' = [[1],[3]] stored [1, 2] with per-row scales [1, 0.5] stored [1, 2]: rows 1*2
+     * and 3*2*0.5 = 3, / y_scale 1, + 10 */
+    {"qlmmt_transA_per_row_scale", QLMMT, 13, {AI("transA", 1)}, 8,
+     {T(U8, 2, D(1, 2), 1, 3), T(F, 2, D(1, 2), 1, 0.5), T(U8, 0, D(0), 0),
+      T(U8, 2, D(1, 1), 2), T(F, 0, D(0), 1), T(U8, 0, D(0), 0), T(F, 0, D(0), 1),
+      T(U8, 0, D(0), 10)},
+     1, {T(U8, 2, D(2, 1), 12, 13)}, GL_OK},
+};
+
+Test(linalg, trans_quantized_matmul_kernels)
+{
+    tu_run_kernel_cases(trans_qmatmul_cases, GL_ARRAY_LEN(trans_qmatmul_cases));
+}
+
+static const tu_scase trans_qmatmul_shapes[] = {
+    {"mmit_shape_transA", MMIT, 13, {AI("transA", 1)}, 4,
+     {SY(U8, 3, D(U, 4, 3), "N"), S(I8, 2, D(4, 5)), S0(U8, 0), S0(I8, 0)}, 1,
+     {SY(I32, 3, D(U, 3, 5), "N")}, GL_OK},
+    {"qlmmt_shape_transB", QLMMT, 13, {AI("transB", 1)}, 8,
+     {S(U8, 2, D(2, 4)), S0(F, 0), S0(U8, 0), S(I8, 2, D(3, 4)), S(F, 2, D(3, 1)), S0(I8, 0),
+      S0(F, 0), S0(I8, 0)},
+     1, {S(I8, 2, D(2, 3))}, GL_OK},
+    {"mmit_shape_bad_inner", MMIT, 13, {AI("transB", 1)}, 4,
+     {S(U8, 2, D(2, 4)), S(I8, 2, D(4, 3)), S0(U8, 0), S0(I8, 0)}, 1, {{0}}, GL_ERR_INPUT},
+};
+
+Test(linalg, trans_quantized_matmul_shapes)
+{
+    tu_run_shape_cases(trans_qmatmul_shapes, GL_ARRAY_LEN(trans_qmatmul_shapes));
 }
 
 /* ---- QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear ------------------------ */

@@ -17,6 +17,14 @@
  * FusedMatMul(A, B) is alpha * MatMul(A', B') where X' swaps the last two dims of X when
  * transX is 1: what the `fold-transpose` pass makes of a Transpose feeding a MatMul
  * (ONNX's MatMul has no transA/transB). Its loops are MatMul's (linalg.c).
+ *
+ * MatMulIntegerT and QLinearMatMulT are ONNX's MatMulInteger and QLinearMatMul with the
+ * same inputs plus transA/transB, for the same reason (fold-transpose makes them of a
+ * quantized product whose operand is transposed). An operand whose flag is 1 is read
+ * with its last two dims swapped, and so are its scale and zero point when they have
+ * rank 2 or more (they are in the operand's stored layout: [..., 1, M] for a per-row A
+ * read transposed); of rank 0 or 1 they count the rows of A' / columns of B' as in ONNX.
+ * The kernel and shape function are ONNX's, handed the swapped inputs.
  */
 #include "ops/families.h"
 #include "ops/opkit.h"
@@ -144,6 +152,51 @@ static gl_status fused_matmul_kernel(gl_kernel_ctx *k)
                                   gl_node_attr_float(k->node, "alpha", 1.0f));
 }
 
+/* ---- MatMulIntegerT, QLinearMatMulT ------------------------------------------------------ */
+
+static const gl_trans_product trans_products[] = {
+    {"MatMulIntegerT", "MatMulInteger", 10, "ABab"},
+    {"QLinearMatMulT", "QLinearMatMul", 10, "AaaBbb.."},
+};
+
+const gl_trans_product *gl_trans_product_of(const gl_node *n)
+{
+    bool ours = strcmp(n->domain, "graphlab") == 0;
+    if (!ours && n->domain[0])
+        return NULL;
+    for (size_t i = 0; i < GL_ARRAY_LEN(trans_products); i++)
+        if (strcmp(n->op_type, ours ? trans_products[i].op : trans_products[i].onnx) == 0)
+            return &trans_products[i];
+    return NULL;
+}
+
+/* The swap of each input from the node's transA/transB; the ONNX op's entry. */
+static const gl_op_def *trans_plan(const gl_node *n, gl_swap *swap, size_t n_inputs)
+{
+    const gl_trans_product *p = gl_trans_product_of(n);
+    bool ta = trans_attr(n, "transA"), tb = trans_attr(n, "transB");
+    for (size_t i = 0; i < n_inputs && i < GL_MAX_SWAPPED; i++) {
+        char c = i < strlen(p->inputs) ? p->inputs[i] : '.';
+        bool on = (c == 'A' || c == 'a') ? ta : (c == 'B' || c == 'b') ? tb : false;
+        swap[i] = !on ? GL_SWAP_NO : (c == 'A' || c == 'B') ? GL_SWAP_OPERAND : GL_SWAP_PARAM;
+    }
+    return gl_op_lookup("", p->onnx, p->onnx_since);
+}
+
+static gl_status trans_product_infer(gl_infer_ctx *c)
+{
+    gl_swap swap[GL_MAX_SWAPPED];
+    const gl_op_def *d = trans_plan(c->node, swap, c->n_inputs);
+    return gl_infer_swapped(c, d->infer, swap);
+}
+
+static gl_status trans_product_kernel(gl_kernel_ctx *k)
+{
+    gl_swap swap[GL_MAX_SWAPPED];
+    const gl_op_def *d = trans_plan(k->node, swap, k->n_inputs);
+    return gl_kernel_swapped(k, d->kernel, swap);
+}
+
 static const gl_op_def ops[] = {
     /* One output element per input element: transpose-push moves Transposes through
      * them, the memory plan writes them in place, as the ai.onnx activations. */
@@ -155,6 +208,10 @@ static const gl_op_def ops[] = {
     {"graphlab", "HardSwish", GL_GRAPHLAB_SINCE, onnx_infer, onnx_kernel, GL_OP_ELEMENTWISE},
     {"graphlab", "LayerNormalization", GL_GRAPHLAB_SINCE, onnx_infer, onnx_kernel, 0},
     {"graphlab", "FusedMatMul", GL_GRAPHLAB_SINCE, fused_matmul_infer, fused_matmul_kernel, 0},
+    {"graphlab", "MatMulIntegerT", GL_GRAPHLAB_SINCE, trans_product_infer, trans_product_kernel,
+     0},
+    {"graphlab", "QLinearMatMulT", GL_GRAPHLAB_SINCE, trans_product_infer, trans_product_kernel,
+     0},
 };
 
 const gl_op_family gl_ops_graphlab = {"graphlab", ops, GL_ARRAY_LEN(ops)};

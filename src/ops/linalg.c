@@ -12,6 +12,7 @@
 #include "ops/opkit.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -406,6 +407,68 @@ gl_status gl_matmul_trans_infer(gl_infer_ctx *c, bool ta, bool tb)
     gl_infer_set(c, 0, a->dtype, &s);
     gl_shape_free(&s);
     return GL_OK;
+}
+
+/* ---- an ONNX product with some inputs seen swapped (graphlab's MatMulIntegerT, ...) ---- */
+
+gl_status gl_infer_swapped(gl_infer_ctx *c, gl_infer_fn plain, const gl_swap *swap)
+{
+    gl_dim dims[GL_MAX_SWAPPED][GL_MAX_RANK];
+    gl_type views[GL_MAX_SWAPPED];
+    const gl_type *types[GL_MAX_SWAPPED];
+    const gl_tensor *values[GL_MAX_SWAPPED];
+    if (c->n_inputs > GL_MAX_SWAPPED)
+        return gl_fail(GL_ERR_INPUT, "%s: %zu inputs, expected at most %d", c->where,
+                       c->n_inputs, GL_MAX_SWAPPED);
+    for (size_t i = 0; i < c->n_inputs; i++) {
+        const gl_type *t = gl_infer_input(c, i);
+        types[i] = t;
+        values[i] = c->in_values ? c->in_values[i] : NULL;
+        if (!t || swap[i] == GL_SWAP_NO || t->kind != GL_TYPE_TENSOR ||
+            (swap[i] == GL_SWAP_PARAM && t->shape.rank < 2))
+            continue;
+        if (t->shape.rank > GL_MAX_RANK)
+            return gl_fail(GL_ERR_INPUT, "%s: rank above %d", c->where, GL_MAX_RANK);
+        char what[32];
+        snprintf(what, sizeof(what), "input %zu", i);
+        gl_status st = mm_swapped_type(c, t, what, dims[i], &views[i]);
+        if (st)
+            return st;
+        types[i] = &views[i];
+        values[i] = NULL;
+    }
+    gl_infer_ctx sub = *c;
+    sub.in_types = types;
+    sub.in_values = values;
+    return plain(&sub);
+}
+
+gl_status gl_kernel_swapped(gl_kernel_ctx *k, gl_kernel_fn plain, const gl_swap *swap)
+{
+    if (k->n_inputs > GL_MAX_SWAPPED)
+        return gl_fail(GL_ERR_INPUT, "%s: %zu inputs, expected at most %d", k->where,
+                       k->n_inputs, GL_MAX_SWAPPED);
+    const gl_tensor *in[GL_MAX_SWAPPED];
+    gl_tensor *copies[GL_MAX_SWAPPED] = {0};
+    gl_status st = GL_OK;
+    for (size_t i = 0; i < k->n_inputs && st == GL_OK; i++) {
+        const gl_tensor *t = in[i] = k->in[i];
+        if (!t || swap[i] == GL_SWAP_NO || (swap[i] == GL_SWAP_PARAM && t->rank < 2))
+            continue;
+        char what[32];
+        snprintf(what, sizeof(what), "input %zu", i);
+        if ((st = mm_transposed(t, what, k->where, &copies[i])) == GL_OK)
+            in[i] = copies[i];
+    }
+    if (st == GL_OK) {
+        gl_kernel_ctx sub = *k;
+        sub.in = in;
+        st = plain(&sub);
+        k->reorder_ns += sub.reorder_ns;
+    }
+    for (size_t i = 0; i < k->n_inputs; i++)
+        gl_tensor_free(copies[i]);
+    return st;
 }
 
 /* ---- Gemm ----------------------------------------------------------------------------- */
@@ -1067,19 +1130,27 @@ typedef struct qvec {
     int64_t count;
 } qvec;
 
-static gl_status qvec_init(qvec *q, const gl_tensor *t, int64_t along, const char *what,
-                           const char *where)
+/* Which dim of an N-D parameter holds the vector: A's rows are [..., M, 1], B's columns
+ * [..., 1, N] (MatMulInteger's N-D zero points; accepted for the scales too, with every
+ * batch dim 1: one vector for all batches). */
+typedef enum qvec_side { QV_1D = 0, QV_ROWS = 2, QV_COLUMNS = 1 } qvec_side;
+
+static gl_status qvec_init(qvec *q, const gl_tensor *t, int64_t along, qvec_side side,
+                           const char *what, const char *where)
 {
     q->t = t;
     q->count = 1;
     if (!t || t->count == 1)
         return GL_OK;
-    if (t->rank == 1 && t->dims[0] == along) {
+    if ((t->rank == 1 && t->dims[0] == along) ||
+        (side && t->rank >= 2 && t->count == along && t->dims[t->rank - (int)side] == along)) {
         q->count = along;
         return GL_OK;
     }
-    return gl_fail(GL_ERR_INPUT, "%s: %s must be a scalar or a vector of %lld values, got %lld "
-                   "values", where, what, (long long)along, (long long)t->count);
+    return gl_fail(GL_ERR_INPUT, "%s: %s must be a scalar or a vector of %lld values%s, got "
+                   "%lld values", where, what, (long long)along,
+                   side == QV_ROWS ? " ([M] or [..., M, 1])" :
+                   side == QV_COLUMNS ? " ([N] or [..., 1, N])" : "", (long long)t->count);
 }
 
 static double qvec_at(const qvec *q, int64_t i, double dflt)
@@ -1103,8 +1174,8 @@ static gl_status int_matmul(gl_kernel_ctx *k, const gl_tensor *a, const gl_tenso
     if (st)
         return st;
     qvec za, zb;
-    if ((st = qvec_init(&za, a_zero, g->m, "A's zero point", k->where)) ||
-        (st = qvec_init(&zb, b_zero, g->n, "B's zero point", k->where)))
+    if ((st = qvec_init(&za, a_zero, g->m, QV_ROWS, "A's zero point", k->where)) ||
+        (st = qvec_init(&zb, b_zero, g->n, QV_COLUMNS, "B's zero point", k->where)))
         return st;
     int64_t *av = tensor_to_i64(a, k->where), *bv = tensor_to_i64(b, k->where);
     int64_t out_count = g->batch.count * g->m * g->n;
@@ -1169,9 +1240,9 @@ static gl_status qlinearmatmul_kernel(gl_kernel_ctx *k)
     if ((st = int_matmul(k, k->in[0], k->in[3], k->in[2], k->in[5], &g, &acc)))
         return st;
     qvec sa, sb, sy;
-    if ((st = qvec_init(&sa, k->in[1], g.m, "a_scale", k->where)) ||
-        (st = qvec_init(&sb, k->in[4], g.n, "b_scale", k->where)) ||
-        (st = qvec_init(&sy, k->in[6], 1, "y_scale", k->where)) ||
+    if ((st = qvec_init(&sa, k->in[1], g.m, QV_ROWS, "a_scale", k->where)) ||
+        (st = qvec_init(&sb, k->in[4], g.n, QV_COLUMNS, "b_scale", k->where)) ||
+        (st = qvec_init(&sy, k->in[6], 1, QV_1D, "y_scale", k->where)) ||
         (y_zero->count != 1 &&
          (st = gl_fail(GL_ERR_INPUT, "%s: y_zero_point must be a scalar", k->where)))) {
         free(acc);
@@ -1542,7 +1613,7 @@ static gl_status conv_int_run(gl_kernel_ctx *k, const gl_tensor *x, const gl_ten
     if (x_zero && x_zero->count != 1)
         return gl_fail(GL_ERR_INPUT, "%s: x's zero point must be a scalar", k->where);
     qvec wz;
-    if ((st = qvec_init(&wz, w_zero, g->m, "w's zero point", k->where)))
+    if ((st = qvec_init(&wz, w_zero, g->m, QV_1D, "w's zero point", k->where)))
         return st;
     int64_t out_count = g->n * g->m * g->out_size;
     int32_t *xv = malloc((size_t)(x->count ? x->count : 1) * sizeof(int32_t));
@@ -1610,8 +1681,8 @@ static gl_status qlinearconv_kernel(gl_kernel_ctx *k)
     if ((st = conv_int_run(k, k->in[0], k->in[3], k->in[2], k->in[5], &g, &acc)))
         return st;
     qvec ws, bv;
-    if ((st = qvec_init(&ws, k->in[4], g.m, "w_scale", k->where)) ||
-        (st = qvec_init(&bv, bias, g.m, "B", k->where))) {
+    if ((st = qvec_init(&ws, k->in[4], g.m, QV_1D, "w_scale", k->where)) ||
+        (st = qvec_init(&bv, bias, g.m, QV_1D, "B", k->where))) {
         free(acc);
         return st;
     }

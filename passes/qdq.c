@@ -51,9 +51,14 @@
 
 #define MAX_ACTS 4
 
+typedef enum qkind { Q_PRODUCT, Q_ADD } qkind;
+
 typedef struct qunit {
-    gl_node *dq_x, *dq_w, *dq_b; /* dq_b: NULL without a bias */
-    gl_node *head;               /* Conv, MatMul or Gemm */
+    qkind kind;
+    /* Q_PRODUCT: x, weights, bias (NULL without one). Q_ADD: dq_x and dq_w are the
+     * DequantizeLinears of the Add's two operands, dq_b NULL. */
+    gl_node *dq_x, *dq_w, *dq_b;
+    gl_node *head;               /* Conv, MatMul, Gemm; or the Add of a Q_ADD unit */
     gl_node *bias_add;           /* a MatMul's Add of dq_b's output, or NULL */
     gl_node *acts[MAX_ACTS];     /* in order */
     size_t n_acts;
@@ -244,6 +249,111 @@ static gl_status absorb_activations(qdq_run *r)
     return GL_OK;
 }
 
+/* ---- qdq-integer-op ------------------------------------------------------------------------ */
+
+/* Ops that give the same result on the integers as on their dequantized values, when the
+ * QuantizeLinear after them has the DequantizeLinear's scale and zero point: they move
+ * or pick elements (max pooling picks the largest, and dequantization keeps the order),
+ * and Q(DQ(x)) == x exactly for 8-bit x. ONNX Runtime drops these pairs the same way
+ * (its DropQDQNodesRules). The opset is the first where the op takes 8-bit integers. */
+static const struct integer_op {
+    const char *op;
+    int since;
+} integer_ops[] = {
+    {"MaxPool", 12}, {"Reshape", 5}, {"Flatten", 1}, {"Transpose", 1}, {"Squeeze", 1},
+    {"Unsqueeze", 1}, {"Identity", 1},
+};
+
+static const struct integer_op *integer_op(const gl_node *n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(integer_ops); i++)
+        if (is_op(n, integer_ops[i].op))
+            return &integer_ops[i];
+    return NULL;
+}
+
+/* The same per-tensor 8-bit quantization: scale bits, zero point and dtype. */
+static bool same_quantization(const gl_node *dq, const gl_node *q)
+{
+    const gl_tensor *s1 = const_of(dq->inputs[1]), *s2 = const_of(q->inputs[1]);
+    return s1 && s2 && s1->count == 1 && s2->count == 1 &&
+           (float)gl_tensor_get_f64(s1, 0) == (float)gl_tensor_get_f64(s2, 0) &&
+           zero_dtype(dq) == zero_dtype(q) && zero_value(dq) == zero_value(q) &&
+           (dq->n_inputs < 3 || !dq->inputs[2] || const_of(dq->inputs[2])) &&
+           (q->n_inputs < 3 || !q->inputs[2] || const_of(q->inputs[2]));
+}
+
+/* DequantizeLinear -> op -> QuantizeLinear, the op an integer_op whose other outputs are
+ * unread: the op's input 0 and its output 0, or false. */
+static bool match_integer_op(const qdq_run *r, gl_node *q, gl_node **op_out, gl_node **dq_out,
+                             char *why, size_t len)
+{
+    gl_node *op = sole_producer(q->inputs[0]);
+    const struct integer_op *row = integer_op(op);
+    if (!row || !op->inputs[0] || !is_op(op->inputs[0]->producer, "DequantizeLinear"))
+        return false;
+    gl_node *dq = op->inputs[0]->producer;
+    *op_out = op;
+    *dq_out = dq;
+    why[0] = '\0';
+    if (!same_quantization(dq, q) || !is_q8(zero_dtype(q)))
+        snprintf(why, len, "DequantizeLinear '%s' and QuantizeLinear '%s' quantize "
+                 "differently: %s would requantize", dq->name, q->name, op->op_type);
+    else if (r->opset < row->since)
+        snprintf(why, len, "%s takes 8-bit integers from opset %d, the model has %lld",
+                 op->op_type, row->since, (long long)r->opset);
+    else if (q->outputs[0]->n_output_refs)
+        snprintf(why, len, "'%s' is a graph output: its name would go", q->outputs[0]->name);
+    for (size_t o = 1; o < op->n_outputs && !why[0]; o++)
+        if (op->outputs[o] && readers(op->outputs[o]))
+            snprintf(why, len, "%s '%s': output %zu is read", op->op_type, op->name, o);
+    return true;
+}
+
+static gl_status integer_ops_pass(qdq_run *r)
+{
+    gl_node *q;
+    gl_foreach_node(r->g, i, q) {
+        if (!gl_pass_may_rewrite(r->ctx))
+            break;
+        gl_node *op, *dq;
+        char why[320];
+        if (!is_op(q, "QuantizeLinear") || q->n_inputs < 2 || !q->outputs[0] ||
+            !match_integer_op(r, q, &op, &dq, why, sizeof(why)))
+            continue;
+        if (why[0]) {
+            gl_decision *d = gl_pass_decide(r->ctx, "qdq-integer-op", GL_REFUSED, "%s", why);
+            gl_decision_add_node_ref(d, op);
+            continue;
+        }
+        gl_decision *d = gl_pass_decide(r->ctx, "qdq-integer-op", GL_APPLIED,
+                                        "%s '%s' runs on the 8-bit values: DequantizeLinear "
+                                        "'%s' and QuantizeLinear '%s' go (one scale %g and "
+                                        "zero point %lld)", op->op_type, op->name, dq->name,
+                                        q->name, scale_value(q), (long long)zero_value(q));
+        gl_decision_add_node_ref(d, dq);
+        gl_decision_add_node_ref(d, op);
+        gl_decision_add_node_ref(d, q);
+        if (gl_pass_vetoed(r->ctx, d))
+            continue;
+        gl_node *srcs[2] = {dq, q};
+        gl_node_inherit_provenance(op, srcs, 2, d->id);
+        gl_value *y = op->outputs[0];
+        gl_status st = gl_set_input(r->g, op, 0, dq->inputs[0]);
+        if (st == GL_OK) {
+            y->type.dtype = zero_dtype(q);
+            st = gl_replace_all_uses(r->g, q->outputs[0], y);
+        }
+        if (st == GL_OK)
+            st = gl_remove_node(r->g, q);
+        if (st == GL_OK && !readers(dq->outputs[0]))
+            st = gl_remove_node(r->g, dq);
+        if (st != GL_OK)
+            return st;
+    }
+    return GL_OK;
+}
+
 /* ---- qdq-group: the match ---------------------------------------------------------------- */
 
 /* The walk goes through values read by others too: check_links refuses them, so that a
@@ -270,6 +380,15 @@ static bool match_unit(const qdq_run *r, gl_node *q, qunit *u)
     for (size_t i = 0; i < n; i++)
         u->acts[i] = acts[n - 1 - i];
     u->n_acts = n;
+    if (is_op(at, "Add") && at->n_inputs == 2 && at->inputs[0] && at->inputs[1] &&
+        is_op(at->inputs[0]->producer, "DequantizeLinear") &&
+        is_op(at->inputs[1]->producer, "DequantizeLinear")) {
+        u->kind = Q_ADD;
+        u->head = at;
+        u->dq_x = at->inputs[0]->producer;
+        u->dq_w = at->inputs[1]->producer;
+        return true;
+    }
     if (is_op(at, "Add") && at->n_inputs == 2) {
         for (int s = 0; s < 2; s++) {
             gl_node *mm = producer_of(at->inputs[s]);
@@ -453,9 +572,31 @@ static bool check_acts(const qdq_run *r, const qunit *u, char *why, size_t len)
     return true;
 }
 
+/* An Add unit: two activations of one shape (a residual connection), each quantized per
+ * tensor; oneDNN's binary add takes both as they are, with a scale each. */
+static bool check_add(const qunit *u, char *why, size_t len)
+{
+    const gl_value *a = u->dq_x->inputs[0], *b = u->dq_w->inputs[0];
+    if (gl_value_is_constant(a) || gl_value_is_constant(b)) {
+        snprintf(why, len, "Add '%s' adds a constant: the unit is for two activations",
+                 u->head->name);
+        return false;
+    }
+    if (a->type.kind != GL_TYPE_TENSOR || b->type.kind != GL_TYPE_TENSOR ||
+        a->type.shape.rank < 0 || !gl_shape_equal(&a->type.shape, &b->type.shape)) {
+        snprintf(why, len, "Add '%s': '%s' and '%s' are not known to have one shape (no "
+                 "broadcast in the int8 add)", u->head->name, a->name, b->name);
+        return false;
+    }
+    return check_tensor_q(u->dq_w, why, len);
+}
+
 /* Everything the int8 kernel needs; false with why (the constraint's text). */
 static bool check_unit(const qdq_run *r, const qunit *u, char *why, size_t len)
 {
+    if (u->kind == Q_ADD)
+        return check_tensor_q(u->dq_x, why, len) && check_tensor_q(u->q, why, len) &&
+               check_add(u, why, len) && check_links(u, why, len) && check_acts(r, u, why, len);
     return check_tensor_q(u->dq_x, why, len) && check_tensor_q(u->q, why, len) &&
            check_weights(u, why, len) && check_bias(u, why, len) &&
            check_links(u, why, len) && check_acts(r, u, why, len);
@@ -467,7 +608,8 @@ static size_t members_of(const qunit *u, gl_node **out)
 {
     size_t n = 0;
     out[n++] = u->dq_x;
-    out[n++] = u->dq_w;
+    if (u->dq_w != u->dq_x) /* Add(x, x) */
+        out[n++] = u->dq_w;
     if (u->dq_b)
         out[n++] = u->dq_b;
     out[n++] = u->head;
@@ -481,6 +623,8 @@ static size_t members_of(const qunit *u, gl_node **out)
 
 static const char *base_name(const qunit *u)
 {
+    if (u->kind == Q_ADD)
+        return "QAdd";
     return is_op(u->head, "Conv") ? "QConv" : is_op(u->head, "Gemm") ? "QGemm" : "QMatMul";
 }
 
@@ -492,7 +636,7 @@ static char *function_name(qdq_run *r, const qunit *u)
         if (!gl_model_function(r->m, GL_FUSED_DOMAIN, name))
             break;
     }
-    r->counter++;
+    /* The counter moves on when the group is made: QConv_K is the K-th group. */
     return gl_xstrdup(name);
 }
 
@@ -565,7 +709,11 @@ static void describe(gl_decision *d, const qunit *u)
     gl_decision_add_number(d, "x_zero_point", (double)zero_value(u->dq_x));
     gl_decision_add_number(d, "y_scale", scale_value(u->q));
     gl_decision_add_number(d, "y_zero_point", (double)zero_value(u->q));
-    const gl_tensor *w = const_of(u->dq_w->inputs[0]);
+    const gl_tensor *w = u->kind == Q_PRODUCT ? const_of(u->dq_w->inputs[0]) : NULL;
+    if (u->kind == Q_ADD) {
+        gl_decision_add_number(d, "b_scale", scale_value(u->dq_w));
+        gl_decision_add_number(d, "b_zero_point", (double)zero_value(u->dq_w));
+    }
     if (w) {
         gl_decision_add_number(d, "weight_bytes_int8", (double)gl_tensor_nbytes(w));
         gl_decision_add_number(d, "weight_bytes_float", 4.0 * (double)gl_tensor_nbytes(w));
@@ -603,7 +751,8 @@ static gl_status group_units(qdq_run *r)
             go = d->verdict == GL_APPLIED; /* forced */
         } else {
             d = gl_pass_decide(r->ctx, "qdq-group", GL_APPLIED, "%s '%s' with its "
-                               "DequantizeLinear/QuantizeLinear becomes %s: one int8 kernel",
+                               "DequantizeLinears and QuantizeLinear becomes %s: one int8 "
+                               "kernel",
                                u.head->op_type, u.head->name, fname);
             describe(d, &u);
             if (impl[0])
@@ -611,6 +760,7 @@ static gl_status group_units(qdq_run *r)
             go = !gl_pass_vetoed(r->ctx, d);
         }
         gl_status st = go ? make_group(r->m, r->g, &u, fname, d->id) : GL_OK;
+        r->counter += go;
         free(fname);
         if (st != GL_OK)
             return st;
@@ -623,6 +773,8 @@ gl_status gl_pass_qdq(gl_graph *g, gl_pass_ctx *ctx)
     qdq_run r = {ctx->model, g, ctx, gl_model_opset(ctx->model, ""),
                  gl_pass_option_value(ctx, "probe") != 0, 0};
     gl_status st = absorb_activations(&r);
+    if (st == GL_OK)
+        st = integer_ops_pass(&r);
     if (st == GL_OK)
         st = group_units(&r);
     if (st == GL_OK)

@@ -15,6 +15,7 @@
  *   - the saved model loads again and computes the same.
  * GL_QDQTEST_SHOW=NAME prints that row's decisions and the graph after.
  */
+#define TU_CASE_SHORTHANDS
 #include "graphnote.h"
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
@@ -34,6 +35,8 @@ typedef struct qcase {
     int absorbed;       /* qdq-absorb-activation applied */
     const char *ops;    /* op counts after, or NULL */
     const char *reason; /* a refusal's text (any qdq rule), or NULL: no refusal expected */
+    int integer;        /* qdq-integer-op applied */
+    int opset;          /* 0: 13 */
 } qcase;
 
 /* The pieces of the rows: an input pair, weights and bias of a 3x3 Conv of 3 -> 4
@@ -47,6 +50,9 @@ typedef struct qcase {
 #define YQ(src, zero) "const ys f32[1] = 0.05; const yz u8[1] = " zero "; " \
     "yq = QuantizeLinear(" src ", ys, yz); y = DequantizeLinear(yq, ys, yz); out y"
 #define CONV "c = Conv(x, w, b) pads=[1,1,1,1]; "
+#define AQ "in aq u8[1,4,5,5]; in bq u8[1,4,5,5]; const as f32[1] = 0.03; " \
+    "const az u8[1] = 100; const bs f32[1] = 0.02; const bz u8[1] = 7; " \
+    "a = DequantizeLinear(aq, as, az); b = DequantizeLinear(bq, bs, bz); "
 
 #define GROUP1 "graphlab.fused.QConv_0=1 Conv=0 QuantizeLinear=0 DequantizeLinear=1"
 
@@ -89,6 +95,29 @@ static const qcase cases[] = {
     /* a DequantizeLinear also read outside the unit stays for its other reader */
     {"input_also_read", XQ WQ BQ CONV "z = Relu(x); " YQ("c", "128") ", z", 1, 0,
      "graphlab.fused.QConv_0=1 Conv=0 DequantizeLinear=2 Relu=1", NULL},
+    /* ---- residual Add: two quantized activations ---- */
+    {"add_relu", AQ "s = Add(a, b); r = Relu(s); " YQ("r", "0"), 1, 1,
+     "graphlab.fused.QAdd_0=1 Add=0 Relu=0 QuantizeLinear=0 DequantizeLinear=1", NULL},
+    {"add_sigmoid", AQ "s = Add(a, b); r = Sigmoid(s); " YQ("r", "0"), 1, 0,
+     "graphlab.fused.QAdd_0=1 Add=0 Sigmoid=0", NULL},
+    {"add_broadcast", "in aq u8[1,4,5,5]; in bq u8[1,4,1,1]; const as f32[1] = 0.03; "
+     "const az u8[1] = 100; a = DequantizeLinear(aq, as, az); b = DequantizeLinear(bq, as, az); "
+     "s = Add(a, b); " YQ("s", "128"), 0, 0, "Add=1", "no broadcast"},
+    {"add_constant", "in aq u8[1,4,5,5]; const bq u8[1,4,5,5] = rand; const as f32[1] = 0.03; "
+     "const az u8[1] = 100; a = DequantizeLinear(aq, as, az); b = DequantizeLinear(bq, as, az); "
+     "s = Add(a, b); " YQ("s", "128"), 0, 0, "Add=1", "adds a constant"},
+    /* ---- ops that run on the 8-bit values when the pair around them is one quantization ---- */
+    {"maxpool_integer", XQ "p = MaxPool(x) kernel_shape=[2,2] strides=[2,2]; "
+     "pq = QuantizeLinear(p, xs, xz); y = DequantizeLinear(pq, xs, xz); out y", 0, 0,
+     "MaxPool=1 QuantizeLinear=0 DequantizeLinear=1", NULL, 1},
+    {"reshape_integer", XQ "const shape i64[2] = 1,108; p = Reshape(x, shape); "
+     "pq = QuantizeLinear(p, xs, xz); y = DequantizeLinear(pq, xs, xz); out y", 0, 0,
+     "Reshape=1 QuantizeLinear=0 DequantizeLinear=1", NULL, 1},
+    {"maxpool_other_scale", XQ "p = MaxPool(x) kernel_shape=[2,2]; " YQ("p", "128"), 0, 0,
+     "MaxPool=1 QuantizeLinear=1", "quantize differently"},
+    {"maxpool_opset11", XQ "p = MaxPool(x) kernel_shape=[2,2]; "
+     "pq = QuantizeLinear(p, xs, xz); y = DequantizeLinear(pq, xs, xz); out y", 0, 0,
+     "MaxPool=1 QuantizeLinear=1", "takes 8-bit integers from opset 12", 0, 11},
     /* ---- refused ---- */
     {"weight_zero_point", XQ "const wq i8[4,3,3,3] = rand; const ws f32[4] = 0.01,0.02,0.015,"
      "0.005; const wz i8[4] = 0,1,0,0; w = DequantizeLinear(wq, ws, wz) axis=0; " BQ CONV
@@ -107,7 +136,9 @@ static const qcase cases[] = {
     {"conv_output_read_twice", XQ WQ BQ CONV YQ("c", "128") ", c", 0, 0, "Conv=1",
      "is read by 2 nodes"},
     /* ---- no unit: no decision ---- */
-    {"q_after_add", XQ "a = Add(x, x); " YQ("a", "128"), 0, 0, "Add=1", NULL},
+    {"add_twice", XQ "a = Add(x, x); " YQ("a", "128"), 1, 0,
+     "graphlab.fused.QAdd_0=1 Add=0 DequantizeLinear=1", NULL},
+    {"q_after_mul", XQ "a = Mul(x, x); " YQ("a", "128"), 0, 0, "Mul=1", NULL},
     {"float_conv", "in x f32[1,3,6,6]; " WQ BQ CONV YQ("c", "128"), 0, 0, "Conv=1", NULL},
 };
 
@@ -123,13 +154,14 @@ static void show(const qcase *c, const gl_pipeline *p, const gl_snapshot *s, con
 
 static void check_decisions(const qcase *c, const gl_pipeline *p, const gl_snapshot *s)
 {
-    int groups = 0, absorbed = 0;
+    int groups = 0, absorbed = 0, integer = 0;
     bool refusal = false;
     for (size_t i = s->first_decision; i < s->first_decision + s->n_decisions; i++) {
         const gl_decision *d = &p->log.items[i];
         bool applied = d->verdict == GL_APPLIED;
         groups += applied && !strcmp(d->rule, "qdq-group");
         absorbed += applied && !strcmp(d->rule, "qdq-absorb-activation");
+        integer += applied && !strcmp(d->rule, "qdq-integer-op");
         refusal |= d->verdict == GL_REFUSED && c->reason && strstr(d->reason, c->reason);
         if (d->verdict == GL_REFUSED && !c->reason)
             cr_expect_fail("%s: unexpected refusal: %s", c->name, d->reason);
@@ -137,6 +169,8 @@ static void check_decisions(const qcase *c, const gl_pipeline *p, const gl_snaps
     cr_expect_eq(groups, c->groups, "%s: %d groups, expected %d", c->name, groups, c->groups);
     cr_expect_eq(absorbed, c->absorbed, "%s: %d absorbed, expected %d", c->name, absorbed,
                  c->absorbed);
+    cr_expect_eq(integer, c->integer, "%s: %d integer ops, expected %d", c->name, integer,
+                 c->integer);
     if (c->reason)
         cr_expect(refusal, "%s: no refusal saying '%s'", c->name, c->reason);
 }
@@ -144,7 +178,7 @@ static void check_decisions(const qcase *c, const gl_pipeline *p, const gl_snaps
 static void run_case(const qcase *c, const char *dir)
 {
     gn_graph b;
-    gl_pipeline *p = gn_run_passes_set(c->name, 13, c->graph, NULL, PASSES, "qdq.probe=0", &b);
+    gl_pipeline *p = gn_run_passes_set(c->name, c->opset ? c->opset : 13, c->graph, NULL, PASSES, "qdq.probe=0", &b);
     if (!p)
         return;
     size_t k = p->n_steps - 1;

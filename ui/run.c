@@ -200,7 +200,7 @@ static gl_status run_there(const gl_model *here, const gl_model *there,
     if (st != GL_OK)
         return st;
     gl_profile_options po = {.reps = RUN_REPS, .warmup = RUN_WARMUP, .rtol = r->rtol,
-                             .atol = r->atol};
+                             .atol = r->atol, .steps = r->steps};
     po.backends[po.n_backends++] = "dnnl";
     gl_job_progress(job, "run: the other branch, %d rounds on dnnl", RUN_REPS);
     st = gl_profile_run(there, (const gl_tensor *const *)d->inputs, d->n_inputs, &po, &b->prof);
@@ -221,10 +221,12 @@ static gl_status run_there(const gl_model *here, const gl_model *there,
         b->here_ref = gl_xcalloc(n ? n : 1, sizeof(gl_compare));
         b->there_ref = gl_xcalloc(n ? n : 1, sizeof(gl_compare));
         b->outputs_ok = true;
+        gl_tolerance tol = {r->rtol, r->atol, r->steps};
         for (size_t i = 0; i < n; i++) {
-            gl_compare_tensors(h[i], t[i], r->rtol, r->atol, &b->between[i]);
-            gl_compare_tensors(h[i], ref[i], r->rtol, r->atol, &b->here_ref[i]);
-            gl_compare_tensors(t[i], ref[i], r->rtol, r->atol, &b->there_ref[i]);
+            const gl_value *v = here->graph->outputs[i];
+            gl_compare_value(v, h[i], t[i], &tol, &b->between[i]);
+            gl_compare_value(v, h[i], ref[i], &tol, &b->here_ref[i]);
+            gl_compare_value(v, t[i], ref[i], &tol, &b->there_ref[i]);
             b->outputs_ok = b->outputs_ok && b->between[i].ok;
         }
     }
@@ -281,13 +283,14 @@ static void run_run(void *arg, gl_job *job)
     o.data = j->data_dir;
     r->rtol = o.rtol;
     r->atol = o.atol;
+    r->steps = o.steps;
     gl_dataset d;
     gl_job_progress(job, "run: inputs");
     j->st = gl_session_inputs(j->model, &o, &d);
     if (j->st != GL_OK)
         goto out;
     gl_profile_options po = {.reps = RUN_REPS, .warmup = RUN_WARMUP, .rtol = o.rtol,
-                             .atol = o.atol};
+                             .atol = o.atol, .steps = o.steps};
     /* the data set's outputs, when it has them: every run is compared with them */
     po.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
     po.dnnl_fault = gl_settings_lookup_text(j->settings, "dnnl", "fault");

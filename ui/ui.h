@@ -172,7 +172,7 @@ typedef struct gl_run {
     gl_inter_rec *rec_ref, *rec_run; /* every tensor of the reference and the fused run */
     gl_inter_report report;    /* rec_run against rec_ref */
     char rec_error[256];       /* why a recording is incomplete ("": it is not) */
-    double rtol, atol;
+    double rtol, atol, steps;  /* the comparisons' tolerances (gl_compare_value) */
     gl_run_branch *branch;     /* the other branch's run beside it (NULL: no branch) */
     char inputs[1100];         /* "inputs of DIR", "seeded random inputs" */
     char expected_label[256];  /* --data: the data set's folder name (test_data_set_0), for

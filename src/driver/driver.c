@@ -400,6 +400,26 @@ void gl_session_close(gl_session *s)
     *s = (gl_session){0};
 }
 
+gl_status gl_session_open_float(const gl_model *quantized, gl_session *s, gl_qdq_pairs *pairs)
+{
+    *s = (gl_session){0};
+    gl_qdq_pairs_find(quantized->graph, pairs);
+    if (!pairs->n)
+        return gl_fail(GL_ERR_INPUT, "%s: no QuantizeLinear -> DequantizeLinear pair on an "
+                       "activation: the float comparison is for quantized (QDQ) models",
+                       quantized->path ? quantized->path : "<model>");
+    gl_model *m = gl_model_clone(quantized);
+    gl_status st = gl_qdq_strip(m->graph, NULL);
+    if (st != GL_OK) {
+        gl_model_free(m);
+        gl_qdq_pairs_free(pairs);
+        return st;
+    }
+    s->loaded = m;
+    s->model = m;
+    return GL_OK;
+}
+
 /* ---- a run -------------------------------------------------------------------------------- */
 
 gl_status gl_session_inputs(const gl_model *m, const gl_session_opts *o, gl_dataset *d)

@@ -13,6 +13,7 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "exec/inputs.h"
+#include "exec/quant.h"
 #include "passes/pipeline.h"
 #include "util/safe_write.h" /* gl_make_dir */
 
@@ -141,6 +142,12 @@ bool gl_session_fuses(const gl_session_opts *o);
  * (the body of a graphlab.fused function is the members, names kept), so a group's
  * members and its outputs are nodes and values of this model by the same names. */
 gl_status gl_session_open_unfused(const char *path, const gl_session_opts *o, gl_session *s);
+
+/* The float model of a quantized one (`run --compare float`, the workbench's float
+ * column): a copy of `quantized` with its Q -> DQ pairs on activations found (*pairs)
+ * and removed (exec/quant.h's gl_qdq_strip), into s; no passes run on it. A model with
+ * no such pair is GL_ERR_INPUT naming it: there is nothing to compare. */
+gl_status gl_session_open_float(const gl_model *quantized, gl_session *s, gl_qdq_pairs *pairs);
 
 /* ---- a run ---------------------------------------------------------------------------- */
 

@@ -88,6 +88,20 @@ double gl_quant_real_at(const gl_quant *q, const gl_tensor *t, int64_t i)
     return (v - zero) * gl_tensor_get_f64(q->scale, k);
 }
 
+gl_tensor *gl_quant_dequantize(const gl_quant *q, const gl_tensor *t)
+{
+    if (t->dtype == GL_DT_STRING || t->dtype == GL_DT_COMPLEX64 ||
+        t->dtype == GL_DT_COMPLEX128)
+        return NULL;
+    gl_tensor *out = gl_tensor_new(GL_DT_FLOAT, t->rank, t->dims);
+    if (!out)
+        return NULL;
+    float *p = out->count ? gl_tensor_make_writable(out) : NULL;
+    for (int64_t i = 0; i < t->count; i++)
+        p[i] = (float)gl_quant_real_at(q, t, i);
+    return out;
+}
+
 /* ---- the pairs ------------------------------------------------------------------------ */
 
 /* The first DequantizeLinear reading v, or NULL. */

@@ -37,6 +37,10 @@ bool gl_quant_of(const gl_value *v, gl_quant *q);
 double gl_quant_scale_at(const gl_quant *q, const gl_tensor *t, int64_t i);
 double gl_quant_real_at(const gl_quant *q, const gl_tensor *t, int64_t i);
 
+/* t's real values as a new float tensor: dequantized when q is integer, converted
+ * otherwise; NULL for strings and complex numbers. */
+gl_tensor *gl_quant_dequantize(const gl_quant *q, const gl_tensor *t);
+
 /* ---- the pairs on activations ------------------------------------------------------- */
 
 /* A QuantizeLinear whose output a DequantizeLinear reads, on a value that is not a

@@ -277,7 +277,7 @@ Test(run_view, p_names_where_the_runs_part_ways_or_the_tolerance)
     gl_run *r = ui.run;
     r->rtol = r->atol = 0;
     gl_inter_report_free(&r->report);
-    gl_inter_compare(r->rec_ref, r->rec_run, 0, 0, &r->report);
+    gl_inter_compare(r->rec_ref, r->rec_run, &(gl_tolerance){0, 0, 0}, &r->report);
     cr_assert_neq(r->report.first_bad, SIZE_MAX);
     gl_ui_key(&ui, 'p');
     cr_expect(strstr(ui.status, "fused and ref part ways at 'FusedNhwcConvRelu_1' "

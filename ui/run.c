@@ -329,7 +329,8 @@ static void run_run(void *arg, gl_job *job)
                 rs = gl_inter_rec_status(r->rec_run);
             if (rs != GL_OK)
                 snprintf(r->rec_error, sizeof(r->rec_error), "%s", gl_error_message());
-            gl_inter_compare(r->rec_ref, r->rec_run, r->rtol, r->atol, &r->report);
+            gl_tolerance tol = {r->rtol, r->atol, r->steps};
+            gl_inter_compare(r->rec_ref, r->rec_run, &tol, &r->report);
         }
         if (j->st == GL_OK && j->there && !gl_job_cancelled(job))
             j->st = run_there(j->model, j->there, &o, &d, r, r->branch, job);

@@ -301,7 +301,7 @@ static gl_status finish_intermediates(const run_args *a, gl_inter_rec *const rec
                                       const gl_qdq_pairs *pairs)
 {
     gl_inter_finish_options fo = {
-        .rtol = a->o.rtol, .atol = a->o.atol, .all = a->all_tensors, .save_dir = a->tensors_dir,
+        .tol = gl_session_tolerance(&a->o), .all = a->all_tensors, .save_dir = a->tensors_dir,
         .names = a->n_tensor_names ? a->tensor_names : NULL, .n_names = a->n_tensor_names};
     if (!is_float_run(a->compare) || !rec[1])
         return gl_inter_finish(rec[0], rec[1], &fo, stdout);

@@ -455,3 +455,41 @@ Test(quant, qerror_report)
         gl_model_free(m);
     }
 }
+
+/* ---- a fused QDQ group: a call whose body ends in its QuantizeLinear ------------------------ */
+
+/* x -> call QRelu(x, y_scale, y_zero) -> y_q, the body DQ(x) -> Relu -> Q(., F1, F2) with
+ * the scale and zero point its formal inputs F1, F2, and a second output made by the Relu
+ * (not quantized). */
+Test(quant, of_a_call_is_its_bodys)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_UINT8, 1, (int64_t[]){4});
+    gl_value *ys = scalar_f32(g, "y_scale", 0.25f), *yz = scalar_u8(g, "y_zero", 3);
+    gl_function *f = gl_model_add_function(m, "graphlab.fused", "QRelu_1");
+    gl_value *formal[3];
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "F%d", i);
+        formal[i] = gl_add_value(f->body, name);
+        gl_graph_add_input(f->body, formal[i]);
+    }
+    gl_value *xs = scalar_f32(f->body, "x_scale", 0.5f), *xz = scalar_u8(f->body, "x_zero", 0);
+    gl_value *xr = tu_node(f->body, "DequantizeLinear", "dq", 3, formal[0], xs, xz)->outputs[0];
+    gl_value *r = tu_node(f->body, "Relu", "relu", 1, xr)->outputs[0];
+    gl_node *q = tu_node(f->body, "QuantizeLinear", "q", 3, r, formal[1], formal[2]);
+    gl_graph_add_output(f->body, q->outputs[0]);
+    gl_graph_add_output(f->body, r);
+    gl_node *call = gl_add_node(g, "QRelu_1", "graphlab.fused", "group",
+                                (gl_value *[]){x, ys, yz}, 3, 2);
+    tu_output(g, call->outputs[0]);
+    tu_output(g, call->outputs[1]);
+    gl_quant info;
+    cr_assert(gl_quant_of(call->outputs[0], &info), "the group's Q output is quantized");
+    cr_expect(info.integer);
+    cr_expect_float_eq(gl_tensor_get_f64(info.scale, 0), 0.25, 1e-12, "the call site's scale");
+    cr_expect_float_eq(gl_tensor_get_f64(info.zero, 0), 3, 1e-12, "and zero point");
+    cr_expect_not(gl_quant_of(call->outputs[1], &info), "the Relu's output is not");
+    gl_model_free(m);
+}

@@ -27,14 +27,31 @@ static const gl_value *input_at(const gl_node *n, size_t i)
     return i < n->n_inputs ? n->inputs[i] : NULL;
 }
 
-/* The scale and zero point node n (a QuantizeLinear or DequantizeLinear) reads; false
- * when the scale is no constant, not a floating tensor, or more than 1-D. */
-static bool quant_of_node(const gl_node *n, gl_quant *q)
+static bool is_q_or_dq(const gl_node *n)
 {
-    const gl_tensor *scale = constant_of(input_at(n, 1));
+    return gl_node_is(n, "QuantizeLinear") || gl_node_is(n, "DequantizeLinear");
+}
+
+/* A value of a function body as the call site sees it: a formal input is the call's
+ * input in its place; anything else is itself. */
+static const gl_value *at_call(const gl_node *call, const gl_graph *body, const gl_value *v)
+{
+    for (size_t i = 0; call && v && i < body->n_inputs; i++)
+        if (body->inputs[i] == v)
+            return input_at(call, i);
+    return v;
+}
+
+/* The scale and zero point node n (a QuantizeLinear or DequantizeLinear) reads, seen
+ * from `call` when n is in the body of that call's function (call NULL: n is a node of
+ * the graph); false when the scale is no constant, not a floating tensor, or more than
+ * 1-D. */
+static bool quant_of_node(const gl_node *n, const gl_node *call, gl_quant *q)
+{
+    const gl_tensor *scale = constant_of(at_call(call, n->graph, input_at(n, 1)));
     if (!scale || !gl_dtype_is_float(scale->dtype) || scale->rank > 1 || scale->count < 1)
         return false;
-    const gl_tensor *zero = constant_of(input_at(n, 2));
+    const gl_tensor *zero = constant_of(at_call(call, n->graph, input_at(n, 2)));
     if (zero && zero->count != scale->count)
         return false;
     *q = (gl_quant){.scale = scale, .zero = zero,
@@ -43,14 +60,29 @@ static bool quant_of_node(const gl_node *n, gl_quant *q)
     return true;
 }
 
+/* The node of a model-local function's body that makes output `slot` of a call of it
+ * (a fused QDQ group ends in its QuantizeLinear), or NULL. */
+static const gl_node *body_producer(const gl_node *call, int slot)
+{
+    const gl_model *m = call->graph ? call->graph->model : NULL;
+    const gl_function *fn = m ? gl_model_function(m, call->domain, call->op_type) : NULL;
+    if (!fn || !fn->body || slot < 0 || (size_t)slot >= fn->body->n_outputs)
+        return NULL;
+    const gl_value *out = fn->body->outputs[slot];
+    return out && out->producer_slot == 0 ? out->producer : NULL;
+}
+
 bool gl_quant_of(const gl_value *v, gl_quant *q)
 {
     *q = (gl_quant){0};
-    const gl_node *p = v ? v->producer : NULL;
-    if (!p || v->producer_slot != 0 ||
-        !(gl_node_is(p, "QuantizeLinear") || gl_node_is(p, "DequantizeLinear")))
-        return false;
-    if (!quant_of_node(p, q)) {
+    const gl_node *p = v ? v->producer : NULL, *call = NULL;
+    if (p && !is_q_or_dq(p)) {
+        call = p;
+        p = body_producer(call, v->producer_slot);
+    } else if (p && v->producer_slot != 0) {
+        p = NULL;
+    }
+    if (!p || !is_q_or_dq(p) || !quant_of_node(p, call, q)) {
         *q = (gl_quant){0};
         return false;
     }
@@ -121,7 +153,7 @@ static const gl_node *pair_dq(const gl_node *n, gl_quant *q)
     if (!gl_node_is(n, "QuantizeLinear") || n->n_outputs < 1 || !n->outputs[0])
         return NULL;
     const gl_value *src = input_at(n, 0);
-    if (!src || constant_of(src) || !quant_of_node(n, q))
+    if (!src || constant_of(src) || !quant_of_node(n, NULL, q))
         return NULL;
     return dq_reader(n->outputs[0]);
 }

@@ -28,8 +28,11 @@ typedef struct gl_quant {
 
 /* Whether v is a QuantizeLinear's output or a DequantizeLinear's, with a constant
  * scale (an initializer or a Constant node) of one element or one per element of v's
- * axis; *q says how. False (q->scale NULL) for any other value. Only what v's producer
- * says counts: a value merely read by a QuantizeLinear is not quantized. */
+ * axis; *q says how. An output of a call of a model-local function (a fused QDQ group)
+ * is the body's: quantized when a Q or DQ makes it there, its scale and zero point
+ * constants of the body or the call's inputs in the function's formal inputs' places.
+ * False (q->scale NULL) for any other value. Only what v's producer says counts: a value
+ * merely read by a QuantizeLinear is not quantized. */
 bool gl_quant_of(const gl_value *v, gl_quant *q);
 
 /* Element `i` of tensor t's scale, and its real value: (t[i] - zero) * scale when q is

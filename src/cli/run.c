@@ -1,7 +1,8 @@
 /* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused]
- * [--compare BACKEND [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X]
- * [--atol Y] [--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N]
- * [--save-outputs DIR] [--set PASS.OPT=V] [--plan] [--unfused]`: execute a model once.
+ * [--compare BACKEND|float [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]]
+ * [--rtol X] [--atol Y] [--steps N] [--dim NAME=V] [--threads N] [--max-memory BYTES]
+ * [--max-iterations N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan] [--unfused]`: execute
+ * a model once.
  *
  * Inputs come from DIR/input_*.pb, or are drawn from a fixed-seed generator (so two
  * runs, and two backends, see the same numbers) in the declared shapes, a symbolic dim

@@ -126,7 +126,7 @@ static void pair_run(pair *p, const char *model, const char *backend, const gl_b
     p->b = record(&p->x, backend, impl, NULL);
     cr_assert_eq(gl_inter_rec_status(p->a), GL_OK, "%s", gl_error_message());
     cr_assert_eq(gl_inter_rec_status(p->b), GL_OK, "%s", gl_error_message());
-    gl_inter_compare(p->a, p->b, rtol, atol, &p->r);
+    gl_inter_compare(p->a, p->b, &(gl_tolerance){rtol, atol, 1}, &p->r);
 }
 
 static void pair_free(pair *p)
@@ -356,7 +356,7 @@ Test(intermediates, fused_against_unfused_at_group_boundaries)
         gl_inter_rec *f = record_model(fp.fused.model, &fp.d, "fused",
                                        fc->in_fused ? fc->perturb : NULL);
         gl_inter_report r;
-        gl_inter_compare(u, f, 1e-3, 1e-4, &r);
+        gl_inter_compare(u, f, &(gl_tolerance){1e-3, 1e-4, 1}, &r);
         cr_expect_eq(r.n_rows, gl_inter_rec_count(f), "case %zu: every tensor of the fused "
                      "run has its twin", c);
         cr_expect_eq(r.only_a, 2, "case %zu: conv1's and conv2's outputs, inside the groups, "
@@ -441,7 +441,7 @@ Test(intermediates, byte_bound_stops_keeping_and_names_the_node)
     cr_expect(strstr(msg, "model.onnx") && strstr(msg, "node 'conv1' (Conv)") &&
                   strstr(msg, "'conv1_out'") && strstr(msg, "ref run"),
               "message: %s", msg);
-    gl_inter_finish_options fo = {.rtol = 1e-3};
+    gl_inter_finish_options fo = {.tol = {.rtol = 1e-3}};
     cr_expect_eq(gl_inter_finish(r, NULL, &fo, stdout), GL_ERR_INPUT, "finish reports it");
     gl_inter_rec_free(r);
     example_free(&x);
@@ -575,7 +575,7 @@ Test(intermediates, save_keeps_every_name_inside_the_folder)
     free(index);
     /* and the report keeps each name on its line */
     gl_inter_report rep;
-    gl_inter_compare(r, r, 0, 0, &rep);
+    gl_inter_compare(r, r, &(gl_tolerance){0, 0, 0}, &rep);
     char *text = report_text(&rep, true);
     cr_expect(strstr(text, "'/abs\\x0aline' float[2,2]  Abs 'n2'"), "%s", text);
     free(text);

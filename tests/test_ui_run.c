@@ -71,7 +71,7 @@ Test(run_view, order_by_time_name_and_plan_keeps_members_under_their_group)
     cr_assert_lt(gl_run_row_ms(p, 6, 0), 0);
     for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
         size_t order[7];
-        size_t n = gl_run_order(p, 0, cases[c].key, order);
+        size_t n = gl_run_order(p, 0, cases[c].key, NULL, order);
         cr_assert_eq(n, GL_ARRAY_LEN(rows), "case %zu", c);
         for (size_t i = 0; i < n; i++)
             cr_expect_eq(order[i], cases[c].order[i], "case %zu, place %zu: row %zu", c, i,
@@ -148,11 +148,12 @@ Test(run_view, histogram_draw)
 
 /* ---- r, headless -------------------------------------------------------------------------------- */
 
-static void open_conv(gl_ui *ui)
+/* The workbench headless on a model of the tree, its pipeline `passes` kept step by step. */
+static void open_model(gl_ui *ui, const char *rel, const char *passes)
 {
-    const char *path = tu_src(CONV);
+    const char *path = tu_src(rel);
     gl_session_opts o;
-    gl_session_opts_init(&o, "all");
+    gl_session_opts_init(&o, passes);
     o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
     o.always_pipeline = true;
     gl_session s;
@@ -161,6 +162,11 @@ static void open_conv(gl_ui *ui)
     gl_ui_init(ui, path);
     ui->sync_jobs = true;
     gl_ui_set_pipeline(ui, s.pipeline, NULL);
+}
+
+static void open_conv(gl_ui *ui)
+{
+    open_model(ui, CONV, "all");
 }
 
 static size_t row_of(const gl_profile *p, const char *name)
@@ -234,7 +240,7 @@ Test(run_view, the_group_row_has_its_members_and_the_tensor_view_its_outputs)
     gl_ui_key(&ui, 's');
     cr_expect_eq(ui.run_sort, GL_RUN_BY_TOPO);
     size_t order[64];
-    size_t n = gl_run_order(r->prof, r->fused, ui.run_sort, order);
+    size_t n = gl_run_order(r->prof, r->fused, ui.run_sort, r->float_nmse, order);
     size_t at = 0;
     while (at < n && order[at] != g)
         at++;
@@ -277,14 +283,14 @@ Test(run_view, p_names_where_the_runs_part_ways_or_the_tolerance)
     gl_run *r = ui.run;
     r->rtol = r->atol = 0;
     gl_inter_report_free(&r->report);
-    gl_inter_compare(r->rec_ref, r->rec_run, 0, 0, &r->report);
+    gl_inter_compare(r->rec_ref, r->rec_run, &(gl_tolerance){0, 0, 0}, &r->report);
     cr_assert_neq(r->report.first_bad, SIZE_MAX);
     gl_ui_key(&ui, 'p');
     cr_expect(strstr(ui.status, "fused and ref part ways at 'FusedNhwcConvRelu_1' "
                                 "(FusedNhwcConvRelu_1), tensor 'relu1_out0'"), "%s", ui.status);
     cr_expect_eq(ui.current, (size_t)GL_VIEW_RUN);
     size_t order[64];
-    gl_run_order(r->prof, r->fused, ui.run_sort, order);
+    gl_run_order(r->prof, r->fused, ui.run_sort, r->float_nmse, order);
     cr_expect_str_eq(r->prof->rows[order[ui.views[GL_VIEW_RUN].selected]].name,
                      "FusedNhwcConvRelu_1");
     gl_ui_free(&ui);
@@ -367,4 +373,65 @@ Test(run_view, r_compares_each_run_with_the_data_sets_outputs)
         tu_rmtree(tmp);
         free(tmp);
     }
+}
+
+/* ---- a quantized model: the float column ------------------------------------------------ */
+
+#define QDQ_MLP "tests/data/qdq_mlp/model.onnx"
+
+/* r on tests/data/qdq_mlp (its pair on h2 calibrated 24x too coarse): the run has the
+ * float model's run beside it, the header names h2 as the pair that loses most and the
+ * first jump, every row has its error against the float run, and `s` reaches the float
+ * order, whose first row is the worst. A float model has none of it, and `s` skips it. */
+Test(run_view, a_qdq_model_gets_the_float_column)
+{
+    gl_ui ui;
+    open_model(&ui, QDQ_MLP, "none");
+    ui.data_dir = tu_src("tests/data/qdq_mlp/test_data_set_0");
+    gl_ui_key(&ui, 'r');
+    const gl_run *r = gl_ui_run_shown(&ui);
+    cr_assert(r, "%s", ui.status);
+    cr_assert(r->has_float, "a QDQ model has the float run");
+    cr_expect_eq(r->pairs.n, 4u);
+    char line[512];
+    gl_run_float_text(r, line, sizeof(line));
+    cr_expect(strstr(line, "'h2' loses most, adds nmse ") && strstr(line, "; first jump 'h2'"),
+              "%s", line);
+    size_t q = row_of(r->prof, "quant_h2");
+    cr_expect_float_eq(r->float_nmse[q], r->qerror.rows[2].cmp.nmse, 1e-12,
+                       "the Q's row: its pair's error");
+    cr_expect_gt(r->float_nmse[row_of(r->prof, "y")], 0, "the MatMul's output differs");
+    cr_expect(isnan(r->float_nmse[row_of(r->prof, "dequant_h1_w")]) ||
+                  r->float_nmse[row_of(r->prof, "dequant_h1_w")] == 0,
+              "the weight's DQ is the same in both");
+    /* s: time, name, topological order, float error */
+    for (int i = 0; i < 3; i++)
+        gl_ui_key(&ui, 's');
+    cr_assert_eq(ui.run_sort, GL_RUN_BY_FLOAT, "%s", ui.status);
+    cr_expect(strstr(ui.status, "sorted by float error"), "%s", ui.status);
+    size_t order[64];
+    size_t n = gl_run_order(r->prof, r->fused, ui.run_sort, r->float_nmse, order);
+    for (size_t i = 0; i < r->prof->n_rows; i++)
+        cr_expect(isnan(r->float_nmse[i]) || r->float_nmse[i] <= r->float_nmse[order[0]],
+                  "row %s worse than the first", r->prof->rows[i].name);
+    for (size_t i = 1; i < n; i++)
+        cr_expect(isnan(r->float_nmse[order[i]]) ||
+                      r->float_nmse[order[i]] <= r->float_nmse[order[i - 1]],
+                  "place %zu out of order", i);
+    gl_ui_key(&ui, 's');
+    cr_expect_eq(ui.run_sort, GL_RUN_BY_TIME, "and round again");
+    gl_ui_free(&ui);
+
+    /* a float model: no float run, and s goes from topological order back to time */
+    open_conv(&ui);
+    gl_ui_key(&ui, 'r');
+    r = gl_ui_run_shown(&ui);
+    cr_assert(r);
+    cr_expect_not(r->has_float);
+    gl_run_float_text(r, line, sizeof(line));
+    cr_expect_str_eq(line, "");
+    for (int i = 0; i < 3; i++)
+        gl_ui_key(&ui, 's');
+    cr_expect_eq(ui.run_sort, GL_RUN_BY_TIME, "no float order on a float model");
+    gl_ui_free(&ui);
 }

@@ -452,7 +452,7 @@ Test(whatif, r_runs_both_branches)
     /* the run view lists them after this branch's rows; Enter there says where they are */
     cr_assert_eq(ui.current, (size_t)GL_VIEW_RUN);
     size_t *order = gl_xcalloc(r->prof->n_rows, sizeof(size_t));
-    size_t n_here = gl_run_order(r->prof, r->fused, ui.run_sort, order);
+    size_t n_here = gl_run_order(r->prof, r->fused, ui.run_sort, r->float_nmse, order);
     free(order);
     gl_view *v = gl_ui_view(&ui);
     v->selected = (int)n_here;

@@ -39,6 +39,10 @@ void gl_run_free(gl_run *r)
     gl_inter_report_free(&r->report);
     gl_inter_rec_free(r->rec_ref);
     gl_inter_rec_free(r->rec_run);
+    gl_qerror_report_free(&r->qerror);
+    gl_inter_rec_free(r->rec_float);
+    gl_qdq_pairs_free(&r->pairs);
+    free(r->float_nmse);
     free(r);
 }
 
@@ -55,6 +59,7 @@ const gl_run *gl_ui_run_shown(const gl_ui *ui)
 
 typedef struct run_job {
     const gl_model *model;   /* the step's (the pipeline is kept alive while a job runs) */
+    const gl_model *loaded;  /* step 0's: the float model is made from it */
     const gl_model *unfused; /* the model before the fusion steps, or NULL */
     const gl_model *there;   /* the other branch's step (kept alive as well), or NULL */
     const char *data_dir;
@@ -200,7 +205,7 @@ static gl_status run_there(const gl_model *here, const gl_model *there,
     if (st != GL_OK)
         return st;
     gl_profile_options po = {.reps = RUN_REPS, .warmup = RUN_WARMUP, .rtol = r->rtol,
-                             .atol = r->atol};
+                             .atol = r->atol, .steps = r->steps};
     po.backends[po.n_backends++] = "dnnl";
     gl_job_progress(job, "run: the other branch, %d rounds on dnnl", RUN_REPS);
     st = gl_profile_run(there, (const gl_tensor *const *)d->inputs, d->n_inputs, &po, &b->prof);
@@ -221,10 +226,12 @@ static gl_status run_there(const gl_model *here, const gl_model *there,
         b->here_ref = gl_xcalloc(n ? n : 1, sizeof(gl_compare));
         b->there_ref = gl_xcalloc(n ? n : 1, sizeof(gl_compare));
         b->outputs_ok = true;
+        gl_tolerance tol = {r->rtol, r->atol, r->steps};
         for (size_t i = 0; i < n; i++) {
-            gl_compare_tensors(h[i], t[i], r->rtol, r->atol, &b->between[i]);
-            gl_compare_tensors(h[i], ref[i], r->rtol, r->atol, &b->here_ref[i]);
-            gl_compare_tensors(t[i], ref[i], r->rtol, r->atol, &b->there_ref[i]);
+            const gl_value *v = here->graph->outputs[i];
+            gl_compare_value(v, h[i], t[i], &tol, &b->between[i]);
+            gl_compare_value(v, h[i], ref[i], &tol, &b->here_ref[i]);
+            gl_compare_value(v, t[i], ref[i], &tol, &b->there_ref[i]);
             b->outputs_ok = b->outputs_ok && b->between[i].ok;
         }
     }
@@ -272,6 +279,67 @@ bool gl_run_lost_text(const gl_run *r, char *buf, size_t len)
     return n > 0;
 }
 
+/* ---- the float model beside a quantized one --------------------------------------------- */
+
+/* The first tensor rec kept of the model's node `name` (its first output), or NULL. */
+static const gl_inter_tensor *first_output_of(const gl_inter_rec *rec, const char *name)
+{
+    for (size_t i = 0; i < gl_inter_rec_count(rec); i++) {
+        const gl_inter_tensor *t = gl_inter_rec_at(rec, i);
+        if (!t->in_body && strcmp(t->node, name) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+/* Row `row`'s error against the float run: a pair's Q its pair's (dequantized), any
+ * other node its first output against the float run's tensor of that name. */
+static double row_float_nmse(const gl_run *r, size_t row)
+{
+    const char *name = r->prof->rows[row].name;
+    for (size_t k = 0; k < r->qerror.n_rows; k++) {
+        const gl_qerror_row *q = &r->qerror.rows[k];
+        if (strcmp(q->pair->node, name) == 0)
+            return q->compared ? q->cmp.nmse : NAN;
+    }
+    const gl_inter_tensor *t = first_output_of(r->rec_ref, name);
+    const gl_inter_tensor *f = t ? gl_inter_rec_find(r->rec_float, t->key) : NULL;
+    if (!f)
+        return NAN;
+    gl_compare c;
+    gl_compare_tensors(t->t, f->t, 0, 0, &c);
+    return c.same_shape ? c.nmse : NAN;
+}
+
+/* On a QDQ model: the float model's run, every tensor kept, and the step's reference run
+ * against it (r->rec_ref is that run). A model with no pair has no float run. */
+static gl_status run_float(const gl_model *loaded, const gl_session_opts *o, const gl_dataset *d,
+                           gl_run *r, gl_job *job)
+{
+    gl_qdq_pairs probe;
+    gl_qdq_pairs_find(loaded->graph, &probe);
+    size_t n_pairs = probe.n;
+    gl_qdq_pairs_free(&probe);
+    if (!n_pairs || gl_inter_rec_status(r->rec_ref) != GL_OK)
+        return GL_OK;
+    gl_session flt;
+    gl_status st = gl_session_open_float(loaded, &flt, &r->pairs);
+    if (st != GL_OK)
+        return st;
+    gl_job_progress(job, "run: every tensor, the float model");
+    r->rec_float = gl_inter_rec_new(&(gl_inter_rec_options){.label = "float"});
+    st = record(flt.model, o, "ref", d, r->rec_float);
+    gl_session_close(&flt);
+    if (st == GL_OK && (st = gl_inter_rec_status(r->rec_float)) == GL_OK) {
+        gl_qerror_compare(&r->pairs, r->rec_ref, r->rec_float, &r->qerror);
+        r->float_nmse = gl_xcalloc(r->prof->n_rows ? r->prof->n_rows : 1, sizeof(double));
+        for (size_t row = 0; row < r->prof->n_rows; row++)
+            r->float_nmse[row] = row_float_nmse(r, row);
+        r->has_float = true;
+    }
+    return st;
+}
+
 static void run_run(void *arg, gl_job *job)
 {
     run_job *j = arg;
@@ -281,13 +349,14 @@ static void run_run(void *arg, gl_job *job)
     o.data = j->data_dir;
     r->rtol = o.rtol;
     r->atol = o.atol;
+    r->steps = o.steps;
     gl_dataset d;
     gl_job_progress(job, "run: inputs");
     j->st = gl_session_inputs(j->model, &o, &d);
     if (j->st != GL_OK)
         goto out;
     gl_profile_options po = {.reps = RUN_REPS, .warmup = RUN_WARMUP, .rtol = o.rtol,
-                             .atol = o.atol};
+                             .atol = o.atol, .steps = o.steps};
     /* the data set's outputs, when it has them: every run is compared with them */
     po.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
     po.dnnl_fault = gl_settings_lookup_text(j->settings, "dnnl", "fault");
@@ -326,8 +395,11 @@ static void run_run(void *arg, gl_job *job)
                 rs = gl_inter_rec_status(r->rec_run);
             if (rs != GL_OK)
                 snprintf(r->rec_error, sizeof(r->rec_error), "%s", gl_error_message());
-            gl_inter_compare(r->rec_ref, r->rec_run, r->rtol, r->atol, &r->report);
+            gl_tolerance tol = {r->rtol, r->atol, r->steps};
+            gl_inter_compare(r->rec_ref, r->rec_run, &tol, &r->report);
         }
+        if (j->st == GL_OK && j->loaded && !gl_job_cancelled(job))
+            j->st = run_float(j->loaded, &o, &d, r, job);
         if (j->st == GL_OK && j->there && !gl_job_cancelled(job))
             j->st = run_there(j->model, j->there, &o, &d, r, r->branch, job);
     }
@@ -429,6 +501,7 @@ unsigned gl_ui_run(gl_ui *ui)
     unsigned flags = gl_ui_show(ui, GL_VIEW_RUN, ui->current != GL_VIEW_RUN);
     run_job *j = gl_xcalloc(1, sizeof(*j));
     j->model = m;
+    j->loaded = ui->pipeline->steps[0].model;
     j->unfused = has_groups(m) ? unfused_model(ui->pipeline, ui->step) : NULL;
     j->data_dir = ui->data_dir;
     j->settings = &ui->pipeline->settings;
@@ -473,10 +546,20 @@ double gl_run_row_ms(const gl_profile *p, size_t row, size_t b)
     return r->n_members && c->members_ms > 0 ? c->members_ms : -1;
 }
 
+/* Row x before row y by error, largest first, NAN (not compared) last. */
+static bool worse(const double *error, size_t x, size_t y)
+{
+    if (isnan(error[y]))
+        return !isnan(error[x]);
+    return error[x] > error[y];
+}
+
 /* Is row a before row b in `key`'s order (strictly)? */
-static bool before(const gl_profile *p, size_t b, gl_run_sort key, size_t x, size_t y)
+static bool before(const gl_profile *p, size_t b, gl_run_sort key, const double *error,
+                   size_t x, size_t y)
 {
     switch (key) {
+    case GL_RUN_BY_FLOAT: return error ? worse(error, x, y) : x < y;
     case GL_RUN_BY_TIME: {
         double tx = gl_run_row_ms(p, x, b), ty = gl_run_row_ms(p, y, b);
         return tx > ty;
@@ -496,7 +579,8 @@ static size_t append_under(const gl_profile *p, size_t parent, size_t *order, si
     return n;
 }
 
-size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *order)
+size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, const double *row_error,
+                    size_t *order)
 {
     size_t *top = gl_xcalloc(p->n_rows ? p->n_rows : 1, sizeof(size_t));
     size_t n_top = 0;
@@ -505,7 +589,7 @@ size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *orde
         if (p->rows[i].parent != SIZE_MAX)
             continue;
         size_t at = n_top++;
-        while (at > 0 && before(p, b, key, i, top[at - 1])) {
+        while (at > 0 && before(p, b, key, row_error, i, top[at - 1])) {
             top[at] = top[at - 1];
             at--;
         }
@@ -518,6 +602,43 @@ size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *orde
     }
     free(top);
     return n;
+}
+
+gl_run_sort gl_run_next_sort(const gl_run *r, gl_run_sort key)
+{
+    gl_run_sort next = (gl_run_sort)((key + 1) % GL_RUN_SORTS);
+    if (next == GL_RUN_BY_FLOAT && !(r && r->has_float))
+        next = (gl_run_sort)((next + 1) % GL_RUN_SORTS);
+    return next;
+}
+
+void gl_run_float_text(const gl_run *r, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (!r->has_float || !len)
+        return;
+    const gl_qerror_row *w = gl_qerror_worst(&r->qerror);
+    int n = snprintf(buf, len, "float (the model without its Q/DQ pairs, ref): ");
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (!w) {
+        snprintf(buf + n, len - (size_t)n, "no pair's tensor compared");
+        return;
+    }
+    char adds[32], snr[32];
+    snprintf(adds, sizeof(adds), r->stable ? "~" : "%.3g", w->added);
+    snprintf(snr, sizeof(snr), r->stable ? "~" : "%.1f", w->snr_db);
+    int m = snprintf(buf + n, len - (size_t)n, "'%s' loses most, adds nmse %s (SNR %s dB)",
+                     gl_esc(w->pair->tensor), adds, snr);
+    if (m < 0 || (size_t)(n + m) >= len)
+        return;
+    const gl_qerror_report *q = &r->qerror;
+    if (q->first_jump != SIZE_MAX)
+        snprintf(buf + n + m, len - (size_t)(n + m), "; first jump '%s'",
+                 gl_esc(q->rows[q->first_jump].pair->tensor));
+    else
+        snprintf(buf + n + m, len - (size_t)(n + m), "; no jump");
 }
 
 /* The model's own row named like node n, or SIZE_MAX. */
@@ -567,7 +688,7 @@ unsigned gl_ui_run_divergence(gl_ui *ui)
         gl_ui_show(ui, GL_VIEW_RUN, true);
     gl_view *v = &ui->views[GL_VIEW_RUN];
     size_t *order = gl_xcalloc(r->prof->n_rows ? r->prof->n_rows : 1, sizeof(size_t));
-    size_t n = gl_run_order(r->prof, r->fused, ui->run_sort, order);
+    size_t n = gl_run_order(r->prof, r->fused, ui->run_sort, r->float_nmse, order);
     for (size_t i = 0; i < n; i++)
         if (order[i] == row)
             v->selected = (int)i;

@@ -26,6 +26,7 @@
 #include "diff/diff.h"
 #include "exec/intermediates.h"
 #include "exec/profile.h"
+#include "exec/qerror.h"
 #include "passes/pipeline.h"
 #include "render/render.h"
 
@@ -172,17 +173,29 @@ typedef struct gl_run {
     gl_inter_rec *rec_ref, *rec_run; /* every tensor of the reference and the fused run */
     gl_inter_report report;    /* rec_run against rec_ref */
     char rec_error[256];       /* why a recording is incomplete ("": it is not) */
-    double rtol, atol;
+    double rtol, atol, steps;  /* the comparisons' tolerances (gl_compare_value) */
     gl_run_branch *branch;     /* the other branch's run beside it (NULL: no branch) */
     char inputs[1100];         /* "inputs of DIR", "seeded random inputs" */
     char expected_label[256];  /* --data: the data set's folder name (test_data_set_0), for
                                 * the header's line of expected outputs; "" without */
     bool stable;               /* $GRAPHLAB_STABLE_TIMES set: times, shares and numbers drawn
                                 * as '~' (the tmux goldens) */
+    /* A quantized (QDQ) model: the reference run of the step against the float model (the
+     * loaded model with its Q -> DQ pairs removed, on the reference), as `run --compare
+     * float --intermediates` compares them (exec/qerror.h). has_float false otherwise. */
+    bool has_float;
+    gl_qdq_pairs pairs;        /* the loaded model's pairs */
+    gl_inter_rec *rec_float;   /* every tensor of the float run */
+    gl_qerror_report qerror;   /* rec_ref's pairs against rec_float */
+    double *float_nmse;        /* per row of prof: its first output against the float run
+                                * (a pair's Q: the pair's error); NAN when not compared */
 } gl_run;
 
 /* The run view's orders (a key cycles them). */
-typedef enum gl_run_sort { GL_RUN_BY_TIME, GL_RUN_BY_NAME, GL_RUN_BY_TOPO, GL_RUN_SORTS } gl_run_sort;
+/* GL_RUN_BY_FLOAT (the error against the float run, worst first) only on a QDQ model. */
+typedef enum gl_run_sort {
+    GL_RUN_BY_TIME, GL_RUN_BY_NAME, GL_RUN_BY_TOPO, GL_RUN_BY_FLOAT, GL_RUN_SORTS
+} gl_run_sort;
 
 /* Colour roles; gl_ui_attr maps them to colour pairs, or to bold/reverse/underline
  * without colours (NO_COLOR, monochrome terminals). Pairs 1..GL_ROLE_COUNT are ours. */
@@ -510,10 +523,17 @@ double gl_run_row_ms(const gl_profile *p, size_t row, size_t b);
  * members beyond noise (marked < in the run view); false, buf empty, when none. */
 bool gl_run_lost_text(const gl_run *r, char *buf, size_t len);
 /* The rows of the run view in order: the model's own rows sorted by `key` (time on
- * backend b, longest first; name; plan order, which is topological), each followed by
+ * backend b, longest first; name; plan order, which is topological; row_error, largest
+ * first, NAN last: GL_RUN_BY_FLOAT, with row_error NULL plan order), each followed by
  * the rows under it (a group's members, bodies) in plan order. Ties keep plan order.
  * Returns the count written to order (p->n_rows entries at most). */
-size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, size_t *order);
+size_t gl_run_order(const gl_profile *p, size_t b, gl_run_sort key, const double *row_error,
+                    size_t *order);
+/* The order `s` goes to after `key`: GL_RUN_BY_FLOAT only when the run has a float run. */
+gl_run_sort gl_run_next_sort(const gl_run *r, gl_run_sort key);
+/* The run view's header line on a QDQ model: "float (the model without its Q/DQ pairs,
+ * ref): 'h2' loses most, adds nmse 0.0209 (SNR 16.8 dB); first jump 'h2'"; "" without. */
+void gl_run_float_text(const gl_run *r, char *buf, size_t len);
 /* Node n's backend and implementation in the shown step's run ("dnnl brgconv:avx512"),
  * into buf; false when there is no such run or the node is not in it. */
 bool gl_ui_run_backend(const gl_ui *ui, const gl_node *n, char *buf, size_t len);

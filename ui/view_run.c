@@ -5,9 +5,13 @@
  * selects where the fused and reference runs part ways. After a what-if the run has the
  * other branch beside it: both whole runs, each graph output compared across the
  * branches and with the reference, each row's time there (matched by name and op), and
- * the nodes only one branch has ("only here" in the row, "only there" rows at the end). */
+ * the nodes only one branch has ("only here" in the row, "only there" rows at the end).
+ * On a quantized (QDQ) model a float column: each row's error (NMSE) against the float
+ * model's run (the model without its Q/DQ pairs), `s` sorts by it worst first, and the
+ * header names the pair that loses most and the first whose error jumps (qerror.h). */
 #include "ui/ui.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +26,8 @@ typedef struct run_state {
     size_t n;          /* and after them the other branch's rows only it has */
 } run_state;
 
-static const char *const sort_names[GL_RUN_SORTS] = {"time", "name", "topological order"};
+static const char *const sort_names[GL_RUN_SORTS] = {"time", "name", "topological order",
+                                                     "float error"};
 
 static void rebuild(gl_ui *ui, gl_view *v)
 {
@@ -38,7 +43,7 @@ static void rebuild(gl_ui *ui, gl_view *v)
     if (!r)
         return;
     s->order = gl_xcalloc(r->prof->n_rows ? r->prof->n_rows : 1, sizeof(size_t));
-    s->n_here = gl_run_order(r->prof, r->fused, ui->run_sort, s->order);
+    s->n_here = gl_run_order(r->prof, r->fused, ui->run_sort, r->float_nmse, s->order);
     s->n = s->n_here + (r->branch ? r->branch->n_only_there : 0);
     gl_ui_clamp(v, (int)s->n, v->height);
 }
@@ -143,11 +148,12 @@ static bool has_expected_line(const gl_run *r)
 }
 
 /* Header lines above the column names: the whole runs, the nodes, the data set's
- * expected outputs (with --data when it has output_*.pb), and with a branch the two
- * branches, then its outputs (the last line "… N more" when there are more). */
+ * expected outputs (with --data when it has output_*.pb), the float run's (a QDQ model),
+ * and with a branch the two branches, then its outputs (the last line "… N more" when
+ * there are more). */
 static int header_count(const gl_run *r)
 {
-    int own = 2 + has_expected_line(r);
+    int own = 2 + has_expected_line(r) + r->has_float;
     if (!r->branch)
         return own;
     size_t n = r->branch->n_outputs;
@@ -206,8 +212,12 @@ static void header_line(const gl_ui *ui, const gl_run *r, int line, char *buf, s
         snprintf(buf, len, "expected (%s): %s", r->expected_label, runs);
         return;
     }
+    if (line == 2 + has_expected_line(r) && r->has_float) {
+        gl_run_float_text(r, buf, len);
+        return;
+    }
     if (line >= 2) {
-        branch_line(ui, r, line - 2 - has_expected_line(r), buf, len);
+        branch_line(ui, r, line - 2 - has_expected_line(r) - r->has_float, buf, len);
         return;
     }
     if (line == 0) {
@@ -255,7 +265,7 @@ typedef struct row_cells {
     char mark;
     char op[128], name[128], impl[160];
     char tf[24], spread[24], there[24], vthere[24], tu[24], tr[24], vref[24], vunf[24];
-    char pct[24], bar[64], reor[24], mabs[24], nmse[24];
+    char pct[24], bar[64], reor[24], mabs[24], nmse[24], vfloat[24];
     const char *note; /* "  over tolerance", "  only here", "" */
 } row_cells;
 
@@ -263,17 +273,19 @@ static void format_row(const gl_run *r, const row_cells *c, char *buf, size_t le
 {
     int op_pad = OP_W - gl_ui_text_width(c->op), name_pad = NAME_W - gl_ui_text_width(c->name);
     int impl_pad = IMPL_W - gl_ui_text_width(c->impl);
-    char there[64] = "", unf[32] = "", vunf[32] = "";
+    char there[64] = "", unf[32] = "", vunf[32] = "", vfloat[32] = "";
     if (r->branch)
         snprintf(there, sizeof(there), " %9s %10s", c->there, c->vthere);
     if (r->unfused != SIZE_MAX || !r->branch) { /* the branch columns need the room */
         snprintf(unf, sizeof(unf), " %10s", c->tu);
         snprintf(vunf, sizeof(vunf), " %6s", c->vunf);
     }
-    snprintf(buf, len, "%c %s%*s %s%*s %s%*s %9s %5s%s%s %8s %6s%s %5s %s %4s %8s %8s%s",
+    if (r->has_float)
+        snprintf(vfloat, sizeof(vfloat), " %8s", c->vfloat);
+    snprintf(buf, len, "%c %s%*s %s%*s %s%*s %9s %5s%s%s %8s %6s%s %5s %s %4s %8s %8s%s%s",
              c->mark, c->op, op_pad > 0 ? op_pad : 0, "", c->name, name_pad > 0 ? name_pad : 0,
              "", c->impl, impl_pad > 0 ? impl_pad : 0, "", c->tf, c->spread, there, unf, c->tr,
-             c->vref, vunf, c->pct, c->bar, c->reor, c->mabs, c->nmse, c->note);
+             c->vref, vunf, c->pct, c->bar, c->reor, c->mabs, c->nmse, vfloat, c->note);
 }
 
 static void columns_line(const gl_run *r, char *buf, size_t len)
@@ -281,7 +293,8 @@ static void columns_line(const gl_run *r, char *buf, size_t len)
     row_cells c = {.mark = ' ', .op = "op", .name = "name", .impl = "backend", .spread = "±",
                    .there = "there ms", .vthere = "vs there", .tu = "unfused ms",
                    .tr = "ref ms", .vref = "vs ref", .vunf = "vs unf", .pct = "%",
-                   .reor = "reor", .mabs = "max abs", .nmse = "nmse", .note = ""};
+                   .reor = "reor", .mabs = "max abs", .nmse = "nmse", .vfloat = "vs float",
+                   .note = ""};
     snprintf(c.tf, sizeof(c.tf), "%s ms", r->prof->backends[r->fused].name);
     snprintf(c.bar, sizeof(c.bar), "%*s", BAR_W, "");
     format_row(r, &c, buf, len);
@@ -353,6 +366,11 @@ static void row_text(const gl_ui *ui, const gl_run *r, size_t row, char *buf, si
         snprintf(rc.mabs, sizeof(rc.mabs), "%.1e", c->cmp.max_abs);
         snprintf(rc.nmse, sizeof(rc.nmse), "%.1e", c->cmp.nmse);
     }
+    double fe = r->float_nmse ? r->float_nmse[row] : NAN;
+    if (isnan(fe))
+        snprintf(rc.vfloat, sizeof(rc.vfloat), "-");
+    else
+        snprintf(rc.vfloat, sizeof(rc.vfloat), r->stable ? "~" : "%.1e", fe);
     rc.mark = *over ? '!' : ' ';
     if (*over)
         rc.note = "  over tolerance";
@@ -381,7 +399,7 @@ static void there_row_text(const gl_ui *ui, const gl_run *r, size_t k, char *buf
     const gl_profile_row *pr = &p->rows[k];
     row_cells rc = {.mark = ' ', .vthere = "only there", .note = ""};
     char *dash[] = {rc.tf, rc.spread, rc.tu, rc.tr, rc.vref, rc.vunf,
-                    rc.pct, rc.reor, rc.mabs, rc.nmse};
+                    rc.pct, rc.reor, rc.mabs, rc.nmse, rc.vfloat};
     for (size_t i = 0; i < GL_ARRAY_LEN(dash); i++)
         snprintf(dash[i], sizeof(rc.tf), "-");
     char op[96];
@@ -458,7 +476,7 @@ static unsigned run_request(gl_ui *ui, gl_view *v, gl_request r)
         return flags;
     switch (r) {
     case GL_REQ_SORT:
-        ui->run_sort = (gl_run_sort)((ui->run_sort + 1) % GL_RUN_SORTS);
+        ui->run_sort = gl_run_next_sort(s->run, ui->run_sort);
         rebuild(ui, v);
         v->selected = v->scroll = 0;
         gl_ui_set_status(ui, "run view sorted by %s", sort_names[ui->run_sort]);

@@ -81,6 +81,8 @@ static void repro_options(gl_strbuf *sb, const gl_session_opts *o, bool fuses, b
         put_number(sb, " --rtol ", o->rtol);
     if (o->atol != dflt.atol)
         put_number(sb, " --atol ", o->atol);
+    if (o->steps != dflt.steps)
+        put_number(sb, " --steps ", o->steps);
     /* Without --data nothing is compared with the input model's outputs: on oneDNN the
      * reference run of the same model is what the line can compare with. */
     if (!o->data && strcmp(backend, "ref") != 0 && !timing)

@@ -189,6 +189,7 @@ static int parse_args(int argc, char **argv, profile_args *a)
     a->o.max_memory = a->so.max_memory;
     a->o.rtol = a->so.rtol;
     a->o.atol = a->so.atol;
+    a->o.steps = a->so.steps;
     return GL_EXIT_OK;
 }
 

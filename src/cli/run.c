@@ -1,7 +1,8 @@
 /* run.c — `graphlab run MODEL [--data DIR] [--passes LIST] [--backend ref|dnnl|fused|unfused]
- * [--compare BACKEND [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]] [--rtol X]
- * [--atol Y] [--dim NAME=V] [--threads N] [--max-memory BYTES] [--max-iterations N]
- * [--save-outputs DIR] [--set PASS.OPT=V] [--plan] [--unfused]`: execute a model once.
+ * [--compare BACKEND|float [--intermediates [--all-tensors]]] [--save-tensors DIR [NAME...]]
+ * [--rtol X] [--atol Y] [--steps N] [--dim NAME=V] [--threads N] [--max-memory BYTES]
+ * [--max-iterations N] [--save-outputs DIR] [--set PASS.OPT=V] [--plan] [--unfused]`: execute
+ * a model once.
  *
  * Inputs come from DIR/input_*.pb, or are drawn from a fixed-seed generator (so two
  * runs, and two backends, see the same numbers) in the declared shapes, a symbolic dim
@@ -19,6 +20,12 @@
  * groups' boundaries and names the first group that parts ways. --unfused (DESIGN.md's
  * flag) runs every run on the model the passes make without their fusion steps.
  *
+ * --compare float (a QDQ model): the same inputs through the model with its Q -> DQ pairs
+ * on activations removed (driver.h's gl_session_open_float), on the reference; its
+ * outputs' lines say the quantization error and never fail the run; with
+ * --intermediates, each pair's error against the float run, worst first, and the first
+ * pair whose error jumps (exec/qerror.h).
+ *
  * stdout is the outputs' lines (scripts read them); after a run, one stderr line says
  * which passes made the model and where the inputs came from (the seed when random). */
 #include "cli/cli.h"
@@ -29,6 +36,7 @@
 #include "exec/exec.h"
 #include "exec/inputs.h"
 #include "exec/intermediates.h"
+#include "exec/qerror.h"
 #include "driver/inter_save.h"
 #include "onnx/save_set.h"
 #include "onnx/onnx_io.h"
@@ -55,8 +63,9 @@ typedef struct run_args {
 enum { OPT_COMPARE, OPT_SAVE, OPT_PLAN, OPT_INTERMEDIATES, OPT_ALL_TENSORS,
        OPT_SAVE_TENSORS, OPT_UNFUSED, N_OPTS };
 static const gl_cli_option own_options[N_OPTS] = {
-    [OPT_COMPARE] = {"compare", 0, true, "BACKEND",
-                     "run again on BACKEND and compare the outputs (exit 1 on a mismatch)"},
+    [OPT_COMPARE] = {"compare", 0, true, "BACKEND|float",
+                     "run again on BACKEND and compare the outputs (exit 1 on a mismatch); "
+                     "float: the model without its Q/DQ pairs, on ref (quantization error)"},
     [OPT_SAVE] = {"save-outputs", 0, true, "DIR",
                   "write the outputs as DIR/output_N.pb, in place of the last ones saved "
                   "there"},
@@ -64,7 +73,8 @@ static const gl_cli_option own_options[N_OPTS] = {
                   "print the plan: each node's backend and implementation"},
     [OPT_INTERMEDIATES] = {"intermediates", 0, false, NULL,
                            "with --compare: every tensor of the two runs compared in run "
-                           "order, and the first node where they part ways"},
+                           "order, and the first node where they part ways; with --compare "
+                           "float: each Q/DQ pair's error, worst first, and the first jump"},
     [OPT_ALL_TENSORS] = {"all-tensors", 0, false, NULL,
                          "with --intermediates: a line for every tensor, not only the "
                          "first that differs"},
@@ -142,6 +152,30 @@ static int parse_args(int argc, char **argv, run_args *a)
 
 /* ---- running and reporting ------------------------------------------------------------------ */
 
+/* The models a run may execute: as --passes made it, without the fusion steps
+ * (--backend/--compare unfused), and the float model (--compare float). */
+typedef struct run_sessions {
+    const gl_session *main, *unfused, *flt;
+} run_sessions;
+
+static bool is_float_run(const char *run)
+{
+    return run && strcmp(run, "float") == 0;
+}
+
+/* The session `run` (a backend, fused, unfused or float) executes, and on which backend. */
+static const gl_session *session_of(const run_sessions *ss, const char *run,
+                                    const char **backend)
+{
+    if (is_float_run(run)) {
+        *backend = "ref";
+        return ss->flt;
+    }
+    bool unfused;
+    *backend = gl_session_backend(run, &unfused);
+    return unfused ? ss->unfused : ss->main;
+}
+
 static void format_type(const gl_tensor *t, char *buf, size_t len)
 {
     gl_format_type(t->dtype, t->rank, t->dims, buf, len);
@@ -149,15 +183,15 @@ static void format_type(const gl_tensor *t, char *buf, size_t len)
 
 /* Run the model once as `run` (a backend, fused or unfused) says; *outs is malloc'd
  * (n_outputs tensors). `rec` (may be NULL) keeps the run's intermediate tensors. */
-static gl_status run_once(const gl_session *const s[2], const run_args *a, const char *run,
+static gl_status run_once(const run_sessions *ss, const run_args *a, const char *run,
                           const gl_dataset *d, bool print_plan, gl_inter_rec *rec,
                           gl_tensor ***outs)
 {
-    bool unfused;
-    const char *backend = gl_session_backend(run, &unfused);
-    const gl_model *m = s[unfused]->model;
+    const char *backend;
+    const gl_session *s = session_of(ss, run, &backend);
+    const gl_model *m = s->model;
     gl_exec *e = NULL;
-    gl_status st = gl_session_plan(s[unfused], &a->o, backend, &e);
+    gl_status st = gl_session_plan(s, &a->o, backend, &e);
     if (st != GL_OK)
         return st;
     if (rec)
@@ -183,16 +217,19 @@ static void free_outputs(gl_tensor **outs, size_t n)
     free(outs);
 }
 
-/* One line per output; false when any differs beyond the tolerance. */
+/* One line per output; false when any differs beyond the tolerance. `measure`: the
+ * lines measure an error that is expected (the quantized run against the float one),
+ * end in "quantization error" and never fail. */
 static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *const *got,
-                              gl_tensor *const *expected, const char *label)
+                              gl_tensor *const *expected, const char *label, bool measure)
 {
     bool all_ok = true;
     for (size_t i = 0; i < g->n_outputs; i++) {
         if (!expected[i])
             continue;
         gl_compare r;
-        gl_compare_tensors(got[i], expected[i], a->o.rtol, a->o.atol, &r);
+        gl_tolerance tol = gl_session_tolerance(&a->o);
+        gl_compare_value(g->outputs[i], got[i], expected[i], &tol, &r);
         char line[320];
         if (r.same_shape) {
             gl_compare_format(&r, line, sizeof(line));
@@ -203,8 +240,8 @@ static bool report_comparison(const run_args *a, const gl_graph *g, gl_tensor *c
             snprintf(line, sizeof(line), "got %s, expected %s", tg, te);
         }
         printf("%s%s: %s: %s\n", gl_esc(g->outputs[i]->name), label, gl_esc(line),
-               r.ok ? "ok" : "MISMATCH");
-        all_ok = all_ok && r.ok;
+               measure ? "quantization error" : r.ok ? "ok" : "MISMATCH");
+        all_ok = all_ok && (r.ok || measure);
     }
     return all_ok;
 }
@@ -259,9 +296,31 @@ static void say_what_ran(const gl_session *s, const run_args *a)
 }
 
 /* Everything after loading; returns the exit code. */
-static int run_model(const gl_session *const s2[2], const run_args *a)
+/* The end of two recorded runs: with --compare float each pair's error (the first
+ * run's tensors still saved when asked), else gl_inter_finish's report. */
+static gl_status finish_intermediates(const run_args *a, gl_inter_rec *const rec[2],
+                                      const gl_qdq_pairs *pairs)
 {
-    const gl_session *s = s2[0];
+    gl_inter_finish_options fo = {
+        .tol = gl_session_tolerance(&a->o), .all = a->all_tensors, .save_dir = a->tensors_dir,
+        .names = a->n_tensor_names ? a->tensor_names : NULL, .n_names = a->n_tensor_names};
+    if (!is_float_run(a->compare) || !rec[1])
+        return gl_inter_finish(rec[0], rec[1], &fo, stdout);
+    gl_status st = gl_inter_rec_status(rec[1]);
+    if (st == GL_OK)
+        st = gl_inter_rec_status(rec[0]);
+    if (st != GL_OK)
+        return st;
+    gl_qerror_report r;
+    gl_qerror_compare(pairs, rec[0], rec[1], &r);
+    gl_qerror_print(&r, a->all_tensors, stdout);
+    gl_qerror_report_free(&r);
+    return gl_inter_finish(rec[0], NULL, &fo, stdout);
+}
+
+static int run_model(const run_sessions *ss, const run_args *a, const gl_qdq_pairs *pairs)
+{
+    const gl_session *s = ss->main;
     const gl_graph *g = s->model->graph;
     gl_dataset d;
     gl_tensor **outs = NULL, **other = NULL;
@@ -278,9 +337,9 @@ static int run_model(const gl_session *const s2[2], const run_args *a)
         a->intermediates ? gl_inter_rec_new(&(gl_inter_rec_options){.label = a->compare})
                          : NULL,
     };
-    st = run_once(s2, a, a->o.backend, &d, a->plan, rec[0], &outs);
+    st = run_once(ss, a, a->o.backend, &d, a->plan, rec[0], &outs);
     if (st == GL_OK && a->compare)
-        st = run_once(s2, a, a->compare, &d, false, rec[1], &other);
+        st = run_once(ss, a, a->compare, &d, false, rec[1], &other);
     if (st == GL_OK && a->save_dir)
         st = save_outputs(a->save_dir, outs, g->n_outputs);
     int rc = GL_EXIT_OK;
@@ -294,17 +353,17 @@ static int run_model(const gl_session *const s2[2], const run_args *a)
         }
         bool ok = true;
         if (a->o.data && d.expected)
-            ok = report_comparison(a, g, outs, d.expected, "") && ok;
-        if (other) {
-            char label[160];
+            ok = report_comparison(a, g, outs, d.expected, "", false) && ok;
+        char label[160];
+        if (other && is_float_run(a->compare)) {
+            snprintf(label, sizeof(label), " [%s vs float]", a->o.backend);
+            report_comparison(a, g, outs, other, label, true);
+        } else if (other) {
             snprintf(label, sizeof(label), " [%s vs %s]", a->compare, a->o.backend);
-            ok = report_comparison(a, g, other, outs, label) && ok;
+            ok = report_comparison(a, g, other, outs, label, false) && ok;
         }
         rc = ok ? GL_EXIT_OK : GL_EXIT_MISMATCH;
-        gl_inter_finish_options fo = {
-            .rtol = a->o.rtol, .atol = a->o.atol, .all = a->all_tensors, .save_dir = a->tensors_dir,
-            .names = a->n_tensor_names ? a->tensor_names : NULL, .n_names = a->n_tensor_names};
-        if (rec[0] && (st = gl_inter_finish(rec[0], rec[1], &fo, stdout)) != GL_OK)
+        if (rec[0] && (st = finish_intermediates(a, rec, pairs)) != GL_OK)
             rc = gl_cli_fail(st);
         /* Last, and only after a run: a failure stays the one stderr line. */
         if (rc != GL_EXIT_BAD)
@@ -318,10 +377,23 @@ static int run_model(const gl_session *const s2[2], const run_args *a)
     return rc;
 }
 
+/* The float model of the model as loaded (not as --passes made it: the passes may have
+ * taken its pairs into groups), and its pairs. */
+static gl_status open_float(const run_args *a, gl_session *flt, gl_qdq_pairs *pairs)
+{
+    gl_model *loaded = NULL;
+    gl_status st = gl_session_load(a->model, &a->o.settings, &loaded);
+    if (st == GL_OK)
+        st = gl_session_open_float(loaded, flt, pairs);
+    gl_model_free(loaded);
+    return st;
+}
+
 int gl_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
-    gl_session s = {0}, unfused = {0};
+    gl_session s = {0}, unfused = {0}, flt = {0};
+    gl_qdq_pairs pairs = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc == GL_EXIT_OK) {
         gl_status st = a.unfused ? gl_session_open_unfused(a.model, &a.o, &s)
@@ -330,9 +402,13 @@ int gl_cmd_run(int argc, char **argv)
                             strcmp(a.o.backend, "unfused") == 0;
         if (st == GL_OK && want_unfused)
             st = gl_session_open_unfused(a.model, &a.o, &unfused);
-        const gl_session *both[2] = {&s, want_unfused ? &unfused : &s};
-        rc = st == GL_OK ? run_model(both, &a) : gl_cli_fail(st);
+        if (st == GL_OK && is_float_run(a.compare))
+            st = open_float(&a, &flt, &pairs);
+        run_sessions ss = {&s, want_unfused ? &unfused : &s, &flt};
+        rc = st == GL_OK ? run_model(&ss, &a, &pairs) : gl_cli_fail(st);
     }
+    gl_qdq_pairs_free(&pairs);
+    gl_session_close(&flt);
     gl_session_close(&unfused);
     gl_session_close(&s);
     gl_session_opts_free(&a.o);

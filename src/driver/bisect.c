@@ -99,7 +99,8 @@ static char *differs(probe_run *b, const gl_model *m)
     }
     for (size_t i = 0; i < g->n_outputs && !why; i++) {
         gl_compare c;
-        gl_compare_tensors(outs[i], b->base[i], b->o->rtol, b->o->atol, &c);
+        gl_tolerance tol = gl_session_tolerance(b->o);
+        gl_compare_value(g->outputs[i], outs[i], b->base[i], &tol, &c);
         if (c.ok)
             continue;
         char line[320];

@@ -89,6 +89,9 @@ static const gl_session_option option_table[] = {
      "random inputs)"},
     {"rtol", GL_SOPT_RTOL, true, "X", "relative tolerance of comparisons (default 1e-3)"},
     {"atol", GL_SOPT_ATOL, true, "Y", "absolute tolerance of comparisons (default 1e-4)"},
+    {"steps", GL_SOPT_STEPS, true, "N",
+     "tolerance of a quantized value (a QuantizeLinear's or DequantizeLinear's output), in "
+     "steps of its scale (default 1)"},
     {"dim", GL_SOPT_DIM, true, "NAME=V",
      "the size of a symbolic input dim for random inputs (repeatable; default 1; a NAME "
      "no input has is refused)"},
@@ -103,6 +106,11 @@ static const gl_session_option option_table[] = {
      "the backend of the run (default ref); fused and unfused: dnnl on the model as "
      "optimized and on the model the passes make without fusion"},
 };
+
+gl_tolerance gl_session_tolerance(const gl_session_opts *o)
+{
+    return (gl_tolerance){.rtol = o->rtol, .atol = o->atol, .steps = o->steps};
+}
 
 static const char *const run_names[] = {"ref", "dnnl", "fused", "unfused"};
 
@@ -135,7 +143,8 @@ const gl_session_option *gl_session_option_table(size_t *count)
 
 void gl_session_opts_init(gl_session_opts *o, const char *passes)
 {
-    *o = (gl_session_opts){.passes = passes, .rtol = 1e-3, .atol = 1e-4, .backend = "ref"};
+    *o = (gl_session_opts){.passes = passes, .rtol = 1e-3, .atol = 1e-4, .steps = 1,
+                           .backend = "ref"};
 }
 
 void gl_session_opts_free(gl_session_opts *o)
@@ -168,6 +177,10 @@ static gl_status set_value(gl_session_opts *o, unsigned bit, const char *v)
         if (!parse_tolerance(v, bit == GL_SOPT_RTOL ? &o->rtol : &o->atol))
             return gl_fail(GL_ERR_INPUT, "--%s '%s' is not a non-negative number",
                            bit == GL_SOPT_RTOL ? "rtol" : "atol", v);
+        return GL_OK;
+    case GL_SOPT_STEPS:
+        if (!parse_tolerance(v, &o->steps))
+            return gl_fail(GL_ERR_INPUT, "--steps '%s' is not a non-negative number", v);
         return GL_OK;
     case GL_SOPT_DIM:
         if (!parse_dim(v, o))
@@ -385,6 +398,26 @@ void gl_session_close(gl_session *s)
     gl_pipeline_free(s->pipeline);
     gl_model_free(s->loaded);
     *s = (gl_session){0};
+}
+
+gl_status gl_session_open_float(const gl_model *quantized, gl_session *s, gl_qdq_pairs *pairs)
+{
+    *s = (gl_session){0};
+    gl_qdq_pairs_find(quantized->graph, pairs);
+    if (!pairs->n)
+        return gl_fail(GL_ERR_INPUT, "%s: no QuantizeLinear -> DequantizeLinear pair on an "
+                       "activation: the float comparison is for quantized (QDQ) models",
+                       quantized->path ? quantized->path : "<model>");
+    gl_model *m = gl_model_clone(quantized);
+    gl_status st = gl_qdq_strip(m->graph, NULL);
+    if (st != GL_OK) {
+        gl_model_free(m);
+        gl_qdq_pairs_free(pairs);
+        return st;
+    }
+    s->loaded = m;
+    s->model = m;
+    return GL_OK;
 }
 
 /* ---- a run -------------------------------------------------------------------------------- */

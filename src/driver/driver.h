@@ -10,8 +10,10 @@
 #ifndef GL_DRIVER_H
 #define GL_DRIVER_H
 
+#include "exec/compare.h"
 #include "exec/exec.h"
 #include "exec/inputs.h"
+#include "exec/quant.h"
 #include "passes/pipeline.h"
 #include "util/safe_write.h" /* gl_make_dir */
 
@@ -37,12 +39,13 @@ enum {
     GL_SOPT_MAX_MEMORY = 1u << 7,     /* --max-memory BYTES (K, M, G) */
     GL_SOPT_MAX_ITERATIONS = 1u << 8, /* --max-iterations N */
     GL_SOPT_BACKEND = 1u << 9,        /* --backend ref|dnnl|unfused|fused */
+    GL_SOPT_STEPS = 1u << 10,         /* --steps N (quantized values' tolerance) */
 };
 /* What a command that only optimizes takes, and what one that also executes takes. */
 #define GL_SOPT_PIPELINE (GL_SOPT_PASSES | GL_SOPT_SET)
 #define GL_SOPT_EXECUTE                                                                    \
-    (GL_SOPT_PIPELINE | GL_SOPT_DATA | GL_SOPT_RTOL | GL_SOPT_ATOL | GL_SOPT_DIM |        \
-     GL_SOPT_THREADS | GL_SOPT_MAX_MEMORY)
+    (GL_SOPT_PIPELINE | GL_SOPT_DATA | GL_SOPT_RTOL | GL_SOPT_ATOL | GL_SOPT_STEPS |      \
+     GL_SOPT_DIM | GL_SOPT_THREADS | GL_SOPT_MAX_MEMORY)
 
 /* --threads takes at most this many, or the number of online CPUs when that is more:
  * OpenMP that cannot make the threads asked for exits the process itself. */
@@ -66,6 +69,8 @@ typedef struct gl_session_opts {
     const char *backend;     /* --backend: "ref" (default), "dnnl", "unfused" or "fused"
                                 (gl_session_backend) */
     double rtol, atol;
+    double steps;            /* --steps: a quantized value's tolerance in steps of its
+                                scale (exec/compare.h's gl_compare_value) */
     int threads;             /* 0: the backend's default */
     size_t max_memory;       /* 0: the executor's default */
     uint64_t max_iterations; /* 0: the executor's default */
@@ -85,7 +90,7 @@ typedef struct gl_session_opts {
 } gl_session_opts;
 
 /* Defaults: `passes` (run and profile: "none"; optimize, export: "all"), rtol 1e-3,
- * atol 1e-4, backend "ref", everything else 0. */
+ * atol 1e-4, steps 1, backend "ref", everything else 0. */
 void gl_session_opts_init(gl_session_opts *o, const char *passes);
 void gl_session_opts_free(gl_session_opts *o);
 
@@ -95,6 +100,8 @@ const gl_session_option *gl_session_option_table(size_t *count);
  * value ("--rtol 'x' is not a non-negative number"); --passes is checked here, so that
  * a bad list is a usage error before anything is loaded. */
 gl_status gl_session_option_set(gl_session_opts *o, const char *name, const char *value);
+/* The tolerances of o's comparisons: --rtol, --atol, --steps. */
+gl_tolerance gl_session_tolerance(const gl_session_opts *o);
 
 /* A whole decimal number in [lo, hi] (also for a command's own counts: --reps). */
 bool gl_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
@@ -135,6 +142,12 @@ bool gl_session_fuses(const gl_session_opts *o);
  * (the body of a graphlab.fused function is the members, names kept), so a group's
  * members and its outputs are nodes and values of this model by the same names. */
 gl_status gl_session_open_unfused(const char *path, const gl_session_opts *o, gl_session *s);
+
+/* The float model of a quantized one (`run --compare float`, the workbench's float
+ * column): a copy of `quantized` with its Q -> DQ pairs on activations found (*pairs)
+ * and removed (exec/quant.h's gl_qdq_strip), into s; no passes run on it. A model with
+ * no such pair is GL_ERR_INPUT naming it: there is nothing to compare. */
+gl_status gl_session_open_float(const gl_model *quantized, gl_session *s, gl_qdq_pairs *pairs);
 
 /* ---- a run ---------------------------------------------------------------------------- */
 

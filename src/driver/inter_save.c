@@ -114,7 +114,7 @@ gl_status gl_inter_finish(const gl_inter_rec *a, const gl_inter_rec *b,
         st = gl_inter_rec_status(b);
     if (st == GL_OK && b) {
         gl_inter_report r;
-        gl_inter_compare(a, b, o->rtol, o->atol, &r);
+        gl_inter_compare(a, b, &o->tol, &r);
         gl_inter_report_print(&r, o->all, f);
         gl_inter_report_free(&r);
     }

@@ -25,7 +25,7 @@ gl_status gl_inter_save(const gl_inter_rec *r, const char *dir, const char *cons
 /* ---- after two runs, as `graphlab run` does it ----------------------------------------- */
 
 typedef struct gl_inter_finish_options {
-    double rtol, atol;
+    gl_tolerance tol;
     bool all;                 /* every row of the table */
     const char *save_dir;     /* NULL: write nothing */
     const char *const *names; /* what gl_inter_save writes (NULL: every kept tensor) */

@@ -182,13 +182,62 @@ void gl_compare_tensors(const gl_tensor *got, const gl_tensor *expected, double 
     r->ok = r->over_tol == 0 && r->nan_mismatch == 0;
 }
 
+/* Both tensors the same shape, of a numeric type (strings and complex numbers have no
+ * scale). */
+static bool steps_apply(const gl_tensor *got, const gl_tensor *expected)
+{
+    gl_dtype dt = got->dtype;
+    return dt == expected->dtype && dt != GL_DT_STRING && dt != GL_DT_COMPLEX64 &&
+           dt != GL_DT_COMPLEX128;
+}
+
+void gl_compare_in_steps(const gl_tensor *got, const gl_tensor *expected, const gl_quant *q,
+                         double steps, gl_compare *r)
+{
+    *r = (gl_compare){.first_bad = -1, .worst = -1, .in_steps = true, .steps = steps};
+    r->same_shape = same_shape(got, expected) && steps_apply(got, expected);
+    if (!r->same_shape)
+        return;
+    r->count = got->count;
+    sums s = {0, 0, -INFINITY};
+    for (int64_t i = 0; i < got->count; i++) {
+        double a = gl_quant_real_at(q, got, i), b = gl_quant_real_at(q, expected, i);
+        double scale = fabs(gl_quant_scale_at(q, got, i));
+        compare_floats(r, &s, i, a, b, 0, (steps + GL_STEP_SLACK) * scale);
+        double apart = fabs(a - b) / fmax(scale, REL_TINY);
+        if (isfinite(a) && isfinite(b) && apart > r->max_steps)
+            r->max_steps = apart;
+    }
+    if (s.ref2 > 0)
+        r->nmse = s.err2 / s.ref2;
+    else
+        r->nmse = s.err2 > 0 ? INFINITY : 0;
+    r->ok = r->over_tol == 0 && r->nan_mismatch == 0;
+}
+
+void gl_compare_value(const gl_value *v, const gl_tensor *got, const gl_tensor *expected,
+                      const gl_tolerance *tol, gl_compare *r)
+{
+    gl_quant q;
+    if (gl_quant_of(v, &q))
+        gl_compare_in_steps(got, expected, &q, tol->steps, r);
+    else
+        gl_compare_tensors(got, expected, tol->rtol, tol->atol, r);
+}
+
 void gl_compare_format(const gl_compare *r, char *buf, size_t len)
 {
     if (!r->same_shape) {
         snprintf(buf, len, "dtype or shape differs");
         return;
     }
-    int n = snprintf(buf, len, "max_abs %.3g, max_rel %.3g, nmse %.3g, %lld over tolerance",
+    int n;
+    if (r->in_steps)
+        n = snprintf(buf, len, "max_abs %.3g, max_steps %.3g, nmse %.3g, %lld over %g step%s",
+                     r->max_abs, r->max_steps, r->nmse, (long long)r->over_tol, r->steps,
+                     r->steps == 1 ? "" : "s");
+    else
+        n = snprintf(buf, len, "max_abs %.3g, max_rel %.3g, nmse %.3g, %lld over tolerance",
                      r->max_abs, r->max_rel, r->nmse, (long long)r->over_tol);
     if (r->nan_mismatch && n >= 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, ", %lld NaN/Inf mismatch%s",

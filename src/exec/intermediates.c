@@ -46,6 +46,8 @@ static void rec_clear(gl_inter_rec *r)
         free(r->items[i].key);
         free(r->items[i].node);
         gl_tensor_free(r->items[i].t);
+        gl_tensor_free((gl_tensor *)r->items[i].quant.scale);
+        gl_tensor_free((gl_tensor *)r->items[i].quant.zero);
     }
     r->n = 0;
     r->bytes = 0;
@@ -165,11 +167,16 @@ static void keep(gl_inter_rec *r, const gl_exec_event *ev, const char *prefix, s
     p->name = gl_xstrdup(key);
     GL_GROW(r->items, r->cap, r->n + 1);
     bool top = !*prefix;
+    gl_quant q;
+    if (gl_quant_of(v, &q)) {
+        q.scale = gl_tensor_share(q.scale);
+        q.zero = q.zero ? gl_tensor_share(q.zero) : NULL;
+    }
     r->items[r->n++] = (gl_inter_tensor){
         .key = key, .node = join(prefix, node_name(n)), .op = n->op_type, .output = i,
         .graph_output = top && is_graph_output(gl_exec_model(r->e)->graph, v),
         .in_body = !top, .t = p,
-        .group = top && strcmp(n->domain, "graphlab.fused") == 0,
+        .group = top && strcmp(n->domain, "graphlab.fused") == 0, .quant = q,
     };
     r->bytes += bytes;
 }
@@ -255,10 +262,11 @@ static int by_key(const void *x, const void *y)
                   (*(const gl_inter_tensor *const *)y)->key);
 }
 
-void gl_inter_compare(const gl_inter_rec *a, const gl_inter_rec *b, double rtol, double atol,
+void gl_inter_compare(const gl_inter_rec *a, const gl_inter_rec *b, const gl_tolerance *tol,
                       gl_inter_report *r)
 {
-    *r = (gl_inter_report){.a = a, .b = b, .rtol = rtol, .atol = atol, .first_bad = SIZE_MAX};
+    *r = (gl_inter_report){.a = a, .b = b, .rtol = tol->rtol, .atol = tol->atol,
+                           .steps = tol->steps, .first_bad = SIZE_MAX};
     /* b's tensors sorted by key, looked up for each of a's in a's order. */
     const gl_inter_tensor **sorted = gl_xmalloc((b->n ? b->n : 1) * sizeof(*sorted));
     for (size_t i = 0; i < b->n; i++)
@@ -276,7 +284,12 @@ void gl_inter_compare(const gl_inter_rec *a, const gl_inter_rec *b, double rtol,
         }
         gl_inter_row *row = &r->rows[r->n_rows];
         *row = (gl_inter_row){.a = ta, .b = *hit};
-        gl_compare_tensors((*hit)->t, ta->t, rtol, atol, &row->cmp);
+        if (ta->quant.scale) {
+            gl_compare_in_steps((*hit)->t, ta->t, &ta->quant, tol->steps, &row->cmp);
+            r->in_steps++;
+        } else {
+            gl_compare_tensors((*hit)->t, ta->t, tol->rtol, tol->atol, &row->cmp);
+        }
         if (!row->cmp.ok) {
             if (r->first_bad == SIZE_MAX)
                 r->first_bad = r->n_rows;
@@ -501,9 +514,13 @@ static void put_worst(FILE *f, const gl_inter_report *r, size_t from)
 void gl_inter_report_print(const gl_inter_report *r, bool all, FILE *f)
 {
     const char *na = gl_inter_rec_backend(r->a), *nb = gl_inter_rec_backend(r->b);
-    fprintf(f, "intermediates: %s vs %s: %zu tensors compared (rtol %g, atol %g), %zu differ; "
+    char steps[96] = "";
+    if (r->in_steps)
+        snprintf(steps, sizeof(steps), "; %zu quantized, within %g step%s of their scale",
+                 r->in_steps, r->steps, r->steps == 1 ? "" : "s");
+    fprintf(f, "intermediates: %s vs %s: %zu tensors compared (rtol %g, atol %g%s), %zu differ; "
             "kept %.3g MiB (%s) and %.3g MiB (%s)\n",
-            nb, na, r->n_rows, r->rtol, r->atol, r->bad,
+            nb, na, r->n_rows, r->rtol, r->atol, steps, r->bad,
             (double)gl_inter_rec_bytes(r->a) / (1 << 20), na,
             (double)gl_inter_rec_bytes(r->b) / (1 << 20), nb);
     if (r->only_a || r->only_b)

@@ -47,6 +47,10 @@ typedef struct gl_inter_tensor {
     bool in_body;       /* made inside a function body */
     bool group;         /* made by a fused group (a call of a graphlab.fused function) of the
                          * model's graph: its outputs are the group's boundary */
+    /* How the value is quantized (quant.h's gl_quant_of on the graph it was made in):
+     * scale NULL when it is not; scale and zero are shares, owned. Comparisons take it
+     * in steps of that scale. */
+    gl_quant quant;
     gl_tensor *t;       /* plain; its name is `key` */
 } gl_inter_tensor;
 
@@ -96,7 +100,8 @@ typedef struct gl_inter_row {
 
 typedef struct gl_inter_report {
     const gl_inter_rec *a, *b;   /* not owned; must outlive the report */
-    double rtol, atol;
+    double rtol, atol, steps;
+    size_t in_steps;             /* rows compared in steps (quantized values) */
     gl_inter_row *rows;          /* in a's order: the order a ran them, topological */
     size_t n_rows;
     size_t first_bad;            /* the first row not ok: where the runs part ways;
@@ -105,8 +110,10 @@ typedef struct gl_inter_report {
     size_t only_a, only_b;       /* tensors of function bodies kept by one run only */
 } gl_inter_report;
 
-/* Compare every tensor a and b both kept (b against a, gl_compare_tensors' rule). */
-void gl_inter_compare(const gl_inter_rec *a, const gl_inter_rec *b, double rtol, double atol,
+/* Compare every tensor a and b both kept (b against a): a quantized or dequantized value
+ * (a's quant) in steps of its scale, the others with rtol and atol (gl_compare_value's
+ * rule). */
+void gl_inter_compare(const gl_inter_rec *a, const gl_inter_rec *b, const gl_tolerance *tol,
                       gl_inter_report *r);
 void gl_inter_report_free(gl_inter_report *r);
 

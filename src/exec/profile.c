@@ -608,6 +608,18 @@ static void capture(session *s, size_t row, const gl_exec_event *ev, size_t call
 
 /* Compare a node's outputs with the reference's; the first row over tolerance in
  * execution order is where the runs part ways. */
+static gl_tolerance tolerance_of(const gl_profile_options *o)
+{
+    return (gl_tolerance){.rtol = o->rtol, .atol = o->atol, .steps = o->steps};
+}
+
+/* Graph output i of the model session s runs (its quantization decides the rule). */
+static const gl_value *output_value(const session *s, size_t i)
+{
+    const gl_graph *g = gl_exec_model(s->e)->graph;
+    return i < g->n_outputs ? g->outputs[i] : NULL;
+}
+
 static void compare_node(session *s, size_t row, const gl_exec_event *ev, size_t calls)
 {
     gl_profile_cell *cell = &s->p->rows[row].cells[s->bi];
@@ -624,7 +636,8 @@ static void compare_node(session *s, size_t row, const gl_exec_event *ev, size_t
         if (!got)
             continue;
         gl_compare c;
-        gl_compare_tensors(got, ref[k], s->o->rtol, s->o->atol, &c);
+        gl_tolerance tol = tolerance_of(s->o);
+        gl_compare_value(ev->node->outputs[k], got, ref[k], &tol, &c);
         gl_tensor_free(got);
         compare_merge(&cell->cmp, &c, !any);
         any = true;
@@ -747,7 +760,7 @@ static gl_status timed_runs(session *ss, size_t n, const gl_tensor *const *in, s
 }
 
 /* The graph outputs of this run against the expected ones (a data set's), as `run
- * --data` compares them: gl_compare_tensors with the same tolerances. */
+ * --data` compares them: gl_compare_value with the same tolerances. */
 static void compare_expected(session *s, const gl_tensor *const *expected)
 {
     gl_profile *p = s->p;
@@ -756,10 +769,11 @@ static void compare_expected(session *s, const gl_tensor *const *expected)
     if (!expected)
         return;
     pb->expected = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*pb->expected));
+    gl_tolerance tol = tolerance_of(s->o);
     for (size_t i = 0; i < p->n_outputs; i++) {
         if (!expected[i] || !s->outs[i])
             continue;
-        gl_compare_tensors(s->outs[i], expected[i], p->rtol, p->atol, &pb->expected[i]);
+        gl_compare_value(output_value(s, i), s->outs[i], expected[i], &tol, &pb->expected[i]);
         pb->expected_ok = pb->expected_ok && pb->expected[i].ok;
     }
 }
@@ -789,8 +803,10 @@ static gl_status inspect_run(session *s, const gl_tensor *const *in, size_t n_in
         pb->compared = true;
         pb->outputs_ok = true;
         pb->outputs = gl_xcalloc(p->n_outputs ? p->n_outputs : 1, sizeof(*pb->outputs));
+        gl_tolerance tol = tolerance_of(s->o);
         for (size_t i = 0; i < p->n_outputs; i++) {
-            gl_compare_tensors(outs[i], b->ref_outputs[i], p->rtol, p->atol, &pb->outputs[i]);
+            gl_compare_value(output_value(s, i), outs[i], b->ref_outputs[i], &tol,
+                             &pb->outputs[i]);
             pb->outputs_ok = pb->outputs_ok && pb->outputs[i].ok;
         }
     }

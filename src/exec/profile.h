@@ -68,6 +68,8 @@ typedef struct gl_profile_options {
     const char *layout; /* gl_exec_options.layout (NULL: auto) */
     size_t max_memory;  /* gl_exec_options.max_memory (0: the default) */
     double rtol, atol;  /* for the comparisons */
+    double steps;       /* for those of quantized values, in steps of their scale
+                         * (compare.h's gl_compare_value; 0: exact) */
     /* The graph outputs every run should give (a data set's output_*.pb): one entry per
      * graph output, NULL where there is none; the array itself NULL when none at all. */
     const gl_tensor *const *expected;

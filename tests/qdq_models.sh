@@ -71,7 +71,7 @@ for dir in "$QDQ"/*_qdq/; do
             --calib "$float/test_data_set_0" >"$tmp/q.out" 2>&1; then
         for op in QuantizeLinear DequantizeLinear; do
             want=$(info_value "$dir" "$(echo "$op" | sed 's/\([a-z]\)\([A-Z]\)/\1_\2/' |
-                                        tr 'A-Z' 'a-z')")
+                                        tr '[:upper:]' '[:lower:]')")
             got=$(q_count "$tmp/q.onnx" "$op")
             check "$name: quantize.py writes $want $op nodes (got $got)" [ "$got" = "$want" ]
         done
@@ -84,6 +84,46 @@ for dir in "$QDQ"/*_qdq/; do
     fi
 done
 check "the QDQ models are there ($count)" [ "$count" -ge 4 ]
+
+# --- the quantizer's range rules are ORT's (quant_utils.py) --------------------------------
+# each line: what, then the computed values next to the expected ones, "ok" when equal
+rules() {
+    PYTHONPATH="$GL_SRCDIR/tests/data" "$GL_PYTHON" - <<'PY'
+import numpy as np
+from quantize import activation_params, quantize_weight
+f32 = lambda v: float(np.float32(v))
+cases = [  # (what, got, want)
+    ("u8 [-1,1]: scale 2/255, zero point round(127.5) = 128 (half to even)",
+     activation_params(-1.0, 1.0, False), (f32(2 / 255), 128)),
+    ("u8 [0.5,2]: the range takes 0 in: scale 2/255, zero point 0",
+     activation_params(0.5, 2.0, False), (f32(2 / 255), 0)),
+    ("u8 [-2,-1]: the range takes 0 in: zero point 255",
+     activation_params(-2.0, -1.0, False), (f32(2 / 255), 255)),
+    ("u8 [0,0]: scale 1, never 0", activation_params(0.0, 0.0, False), (1.0, 0)),
+    ("s8 [-1,1]: zero point round(-128 + 127.5) = 0",
+     activation_params(-1.0, 1.0, True), (f32(2 / 255), 0)),
+    ("s8 [0,1]: zero point -128", activation_params(0.0, 1.0, True), (f32(1 / 255), -128)),
+]
+q, s = quantize_weight(np.array([[1.0, -4.0], [0.0, 0.0]], np.float32), 0)
+cases.append(("int8 weight per row: scales max|w|/127 and 1 for a zero row, values",
+              (s.tolist(), q.tolist()), ([f32(4 / 127), 1.0], [[32, -127], [0, 0]])))
+q, s = quantize_weight(np.array([[1.0, -4.0], [0.5, 0.0]], np.float32), None)
+cases.append(("int8 weight per tensor", (float(s), q.tolist()),
+              (f32(4 / 127), [[32, -127], [16, 0]])))
+for what, got, want in cases:
+    got = tuple(float(g) if isinstance(g, np.floating) else g for g in got)
+    print("ok" if got == want else "differ", what, got, want)
+PY
+}
+if python_ok; then
+    rules >"$tmp/rules" 2>&1
+    while read -r verdict what; do
+        check "quantize.py: $what" [ "$verdict" = ok ]
+    done <"$tmp/rules"
+    check "quantize.py: the rules were checked" [ "$(wc -l <"$tmp/rules")" -eq 8 ]
+else
+    skip "quantize.py's range rules: no python with onnx and numpy"
+fi
 
 # --- the quantizer refuses bad input with one line, exit 2 ---------------------------------
 if python_ok; then

@@ -71,19 +71,23 @@ class BadInput(Exception):
 def activation_params(rmin, rmax, signed):
     """(scale, zero point) of an asymmetric 8-bit activation over [rmin, rmax]."""
     qmin, qmax = (-128, 127) if signed else (0, 255)
-    rmin, rmax = min(float(rmin), 0.0), max(float(rmax), 0.0)
-    scale = np.float32((rmax - rmin) / (qmax - qmin))
-    if scale == 0 or not np.isfinite(scale):
-        scale = np.float32(1.0)
-    zero = int(np.clip(np.round(qmin - rmin / float(scale)), qmin, qmax))
-    return scale, zero
+    rmin = min(float(np.float32(rmin)), 0.0)
+    rmax = max(float(np.float32(rmax)), 0.0)
+    # as ORT: the zero point from the float64 scale, the scale then stored as float32
+    scale = (rmax - rmin) / (qmax - qmin)
+    if scale < np.finfo(np.float32).tiny or not np.isfinite(scale):
+        return np.float32(1.0), 0
+    zero = int(np.clip(np.round(qmin - rmin / scale), qmin, qmax))
+    return np.float32(scale), zero
 
 
 def symmetric_scale(w):
     """The int8 symmetric scale of weight values w: max|w| / 127, never 0."""
     absmax = float(np.max(np.abs(w))) if w.size else 0.0
-    scale = np.float32(absmax / 127.0)
-    return scale if scale != 0 and np.isfinite(scale) else np.float32(1.0)
+    scale = absmax / 127.0
+    if scale < np.finfo(np.float32).tiny or not np.isfinite(scale):
+        return np.float32(1.0)
+    return np.float32(scale)
 
 
 def quantize_weight(w, axis):

@@ -61,14 +61,17 @@ for dir in "$QDQ"/*_qdq/; do
     [ "$rc" -le 1 ] || diag "$(cat "$tmp/fused.out" "$tmp/fused.err")"
     diag "$name: fused vs ORT max_abs $(max_abs "$tmp/fused.out")"
 
-    # the quantizer makes the same model from the float one
-    float="$FLOAT/${name%_qdq}"
+    # the quantizer makes the same model from the float one, with the same options
     if ! python_ok; then
         skip "$name: quantizer round trip: no python with onnx and numpy (${GL_PYTHON:-none})"
         continue
     fi
+    float="$FLOAT/$(sed -n 's/^ *"source": "\([^"]*\)".*/\1/p' "$dir/info.json")"
+    options=$("$GL_PYTHON" -c "import json, sys
+print(' '.join(json.load(open(sys.argv[1]))['quantize_options']))" "$dir/info.json")
+    # shellcheck disable=SC2086 # options is a list of words
     if "$GL_PYTHON" "$QUANTIZE" "$float/model.onnx" "$tmp/q.onnx" --graphlab "$GL" \
-            --calib "$float/test_data_set_0" >"$tmp/q.out" 2>&1; then
+            --calib "$float/test_data_set_0" $options >"$tmp/q.out" 2>&1; then
         for op in QuantizeLinear DequantizeLinear; do
             want=$(info_value "$dir" "$(echo "$op" | sed 's/\([a-z]\)\([A-Z]\)/\1_\2/' |
                                         tr '[:upper:]' '[:lower:]')")
@@ -83,7 +86,7 @@ for dir in "$QDQ"/*_qdq/; do
         not_ok "$name: quantize.py on $float failed: $(tail -n 1 "$tmp/q.out")"
     fi
 done
-check "the QDQ models are there ($count)" [ "$count" -ge 4 ]
+check "the QDQ models are there ($count)" [ "$count" -ge 6 ]
 
 # --- the quantizer's range rules are ORT's (quant_utils.py) --------------------------------
 # each line: what, then the computed values next to the expected ones, "ok" when equal

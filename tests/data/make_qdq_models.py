@@ -2,12 +2,12 @@
 """QDQ versions of float models in the ONNX test layout, expected outputs from ONNX Runtime.
 
     /usr/bin/python3 tests/data/make_qdq_models.py [--out DIR] [--graphlab PATH] [--ort DIR]
-                                                  [--per-tensor] [MODEL_DIR...]
+                     [--per-tensor] [--activations u8|s8] [--matmul-bias] [MODEL_DIR...]
 
-With no MODEL_DIR: the in-tree QDQ test models, tests/data/qdq_models/NAME_qdq/, from
-tests/data/models/{mobilenet_mini,squeezenet_mini,mlp_ffn_mini,encoder_op13_mini}.
+With no MODEL_DIR: the in-tree QDQ test models, tests/data/qdq_models/*_qdq/, from
+tests/data/models (the table IN_TREE below: model, folder, quantize.py's options).
 Each MODEL_DIR holds model.onnx and test_data_set_0/input_N.pb (the ONNX test layout);
-for each this writes OUT/NAME_qdq/:
+for each this writes OUT/NAME_qdq/ (the options go to quantize.py):
 
     model.onnx                  quantize.py's QDQ form of MODEL_DIR/model.onnx, calibrated
                                 (min/max) on MODEL_DIR/test_data_set_0 by graphlab's
@@ -17,8 +17,10 @@ for each this writes OUT/NAME_qdq/:
                                 default $ORT_DIR or ~/.cache/graphlab-ort; level all, one
                                 thread: its int8 kernels), not graphlab's: a test against
                                 them checks graphlab against a runtime nobody here wrote
-    info.json                   node count, op histogram, the Q/DQ node counts (what
-                                tests/qdq_models.sh holds quantize.py's output to) and per
+    info.json                   the float model's folder name ("source"), the options
+                                given to quantize.py, node count, op histogram, the Q/DQ
+                                node counts (what tests/qdq_models.sh holds quantize.py's
+                                output to) and per
                                 graph output its scale: the DequantizeLinear's that makes it,
                                 else (max - min) / 255 of ORT's output ("scale_from")
 
@@ -43,7 +45,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import quantize  # noqa: E402
 
-IN_TREE = ("mobilenet_mini", "squeezenet_mini", "mlp_ffn_mini", "encoder_op13_mini")
+# the in-tree QDQ models: (float model in models/, folder name, quantize.py's options)
+IN_TREE = (
+    ("mobilenet_mini", "mobilenet_mini_qdq", []),
+    ("squeezenet_mini", "squeezenet_mini_qdq", []),
+    ("mlp_ffn_mini", "mlp_ffn_mini_qdq", []),
+    ("encoder_op13_mini", "encoder_op13_mini_qdq", []),
+    # the other forms the int8 kernels take: MatMul + Add(int32 bias) as one unit;
+    # int8 activations with per-tensor weights
+    ("mlp_ffn_mini", "mlp_ffn_mini_bias_qdq", ["--matmul-bias"]),
+    ("squeezenet_mini", "squeezenet_mini_s8_qdq", ["--per-tensor", "--activations", "s8"]),
+)
 ORT_LEVEL = "all"
 ORT_THREADS = 1
 
@@ -92,8 +104,7 @@ def output_scale(model, name, array):
     return (hi - lo) / 255 if hi > lo else 1.0, "range"
 
 
-def make_one(src, out_root, graphlab, ort_dir, per_tensor):
-    name = os.path.basename(os.path.normpath(src)) + "_qdq"
+def make_one(src, out_root, name, options, graphlab, ort_dir):
     dst = os.path.join(out_root, name)
     dataset = os.path.join(src, "test_data_set_0")
     tmp = dst + ".tmp"
@@ -101,7 +112,7 @@ def make_one(src, out_root, graphlab, ort_dir, per_tensor):
     os.makedirs(os.path.join(tmp, "test_data_set_0"))
     model_path = os.path.join(tmp, "model.onnx")
     argv = [os.path.join(src, "model.onnx"), model_path, "--calib", dataset,
-            "--graphlab", graphlab] + (["--per-tensor"] if per_tensor else [])
+            "--graphlab", graphlab] + options
     with open(os.devnull, "w") as quiet:
         saved, sys.stdout = sys.stdout, quiet
         try:
@@ -125,9 +136,9 @@ def make_one(src, out_root, graphlab, ort_dir, per_tensor):
     histogram = collections.Counter(n.op_type for n in model.graph.node)
     info = {
         "name": name,
-        "description": f"{os.path.basename(os.path.normpath(src))} quantized by quantize.py "
-                       "(u8 activations per tensor, int8 weights "
-                       f"{'per tensor' if per_tensor else 'per channel'}, int32 bias)",
+        "description": f"{os.path.basename(os.path.normpath(src))} quantized by quantize.py",
+        "source": os.path.basename(os.path.normpath(src)),
+        "quantize_options": options,
         "opset": max(i.version for i in model.opset_import if i.domain in ("", "ai.onnx")),
         "made_by": "tests/data/make_qdq_models.py",
         "expected_outputs_by": f"onnxruntime-node 1.30, level {ORT_LEVEL}, "
@@ -154,16 +165,23 @@ def main(argv):
     ap.add_argument("--graphlab", default=os.environ.get("GRAPHLAB") or shutil.which("graphlab"))
     ap.add_argument("--ort", default=os.environ.get("ORT_DIR") or
                     os.path.join(os.path.expanduser("~"), ".cache", "graphlab-ort"))
-    ap.add_argument("--per-tensor", action="store_true")
+    ap.add_argument("--per-tensor", action="store_true", help="quantize.py's option")
+    ap.add_argument("--activations", choices=("u8", "s8"), help="quantize.py's option")
+    ap.add_argument("--matmul-bias", action="store_true", help="quantize.py's option")
     a = ap.parse_args(argv)
     if not a.graphlab:
         raise quantize.BadInput("no graphlab: give --graphlab PATH (or GRAPHLAB=PATH)")
     if not os.path.isdir(os.path.join(a.ort, "node_modules", "onnxruntime-node")):
         raise quantize.BadInput(f"no onnxruntime-node under {a.ort} (give --ort DIR)")
-    models = a.models or [os.path.join(HERE, "models", m) for m in IN_TREE]
+    options = ((["--per-tensor"] if a.per_tensor else []) +
+               (["--activations", a.activations] if a.activations else []) +
+               (["--matmul-bias"] if a.matmul_bias else []))
+    jobs = [(os.path.join(HERE, "models", src), name, opts) for src, name, opts in IN_TREE]
+    if a.models:
+        jobs = [(m, os.path.basename(os.path.normpath(m)) + "_qdq", options) for m in a.models]
     os.makedirs(a.out, exist_ok=True)
-    for src in models:
-        make_one(src, a.out, os.path.abspath(a.graphlab), a.ort, a.per_tensor)
+    for src, name, opts in jobs:
+        make_one(src, a.out, name, opts, os.path.abspath(a.graphlab), a.ort)
     return 0
 
 

@@ -2,7 +2,7 @@
 """graphlab's own static quantizer: a float ONNX model into the QDQ form (issue 21).
 
     /usr/bin/python3 tests/data/quantize.py FLOAT.onnx OUT.onnx --calib DATASET [--calib DATASET...]
-                     [--per-tensor] [--activations u8|s8] [--graphlab PATH]
+                     [--per-tensor] [--activations u8|s8] [--matmul-bias] [--graphlab PATH]
 
 The form is the one ONNX Runtime's `quantize_static` writes with QuantFormat.QDQ,
 QUInt8 activations and QInt8 per-channel weights, restricted to Conv, MatMul and Gemm
@@ -21,7 +21,11 @@ QUInt8 activations and QInt8 per-channel weights, restricted to Conv, MatMul and
 - a constant bias (Conv B; Gemm C when 1-D, alpha = beta = 1) becomes int32 with scale
   x_scale * w_scale[c], zero point 0, through a DequantizeLinear;
 - a MatMul of two activations (attention's Q.K^T) has both operands quantized as
-  activations, per tensor.
+  activations, per tensor;
+- not ORT's form, with --matmul-bias: a MatMul whose output only an Add of a constant
+  1-D bias of N reads (torch's Linear on 3-D inputs) gets that bias as int32 through a
+  DequantizeLinear (axis 0), and the output pair after the Add (or after a Relu/Clip
+  that alone reads it), so that MatMul + bias form one unit as Gemm does.
 
 Calibration is min/max per tensor over the data sets given with --calib (folders of
 input_N.pb, the ONNX test layout): graphlab itself runs the float model on each, on the
@@ -175,8 +179,9 @@ def weight_axis(node, w, per_tensor):
 # ---- the rewrite --------------------------------------------------------------------------
 
 class Quantizer:
-    def __init__(self, model, ranges, per_tensor, signed_activations):
+    def __init__(self, model, ranges, per_tensor, signed_activations, matmul_bias=False):
         self.g = Graph(model)
+        self.matmul_bias = matmul_bias
         self.ranges = ranges
         self.per_tensor = per_tensor
         self.signed = signed_activations
@@ -264,8 +269,28 @@ class Quantizer:
                           (attr(node, "alpha", 1.0) == 1.0 and attr(node, "beta", 1.0) == 1.0))
             if plain_gemm and b.ndim == 1 and (n_out == 1 or b.shape[0] == n_out):
                 node.input[2] = self.bias_dq(node, node.input[2], x_scale, w_scale)
-        self.plan_activation(output_tensor(g, node))
+        last = node
+        if self.matmul_bias and node.op_type == "MatMul" and w_scale is not None:
+            last = self.plan_matmul_bias(node, x_scale, w_scale, w.shape[-1])
+        self.plan_activation(output_tensor(g, last))
         return True
+
+    def plan_matmul_bias(self, node, x_scale, w_scale, n_cols):
+        """--matmul-bias: the Add of a constant 1-D bias of N that alone reads a MatMul's
+        output (torch's Linear on 3-D inputs) takes an int32 bias through a
+        DequantizeLinear, as Gemm's C, and the output pair goes after it. The node whose
+        output the pair quantizes (the Add, else the MatMul)."""
+        g = self.g
+        readers = g.readers.get(node.output[0], [])
+        if node.output[0] in g.graph_outputs or len(readers) != 1 or readers[0].op_type != "Add":
+            return node
+        add = readers[0]
+        k = 1 if add.input[0] == node.output[0] else 0
+        b = g.constants.get(add.input[k])
+        if b is None or b.ndim != 1 or b.shape[0] != n_cols:
+            return node
+        add.input[k] = self.bias_dq(node, add.input[k], x_scale, w_scale)
+        return add
 
     def emit_pair(self, tensor, nodes):
         """Append tensor's Q and DQ nodes; returns the name readers must now read."""
@@ -423,6 +448,9 @@ def main(argv):
                     help="a folder of input_N.pb (repeatable): min/max over all of them")
     ap.add_argument("--per-tensor", action="store_true", help="weights per tensor")
     ap.add_argument("--activations", choices=("u8", "s8"), default="u8")
+    ap.add_argument("--matmul-bias", action="store_true",
+                    help="a MatMul's Add of a constant bias takes an int32 bias, the output "
+                         "pair after the Add (not ORT's form)")
     ap.add_argument("--graphlab", help="the graphlab binary (default $GRAPHLAB, else PATH)")
     a = ap.parse_args(argv)
     if os.path.exists(a.out) and os.path.samefile(a.out, a.model):
@@ -435,7 +463,7 @@ def main(argv):
     graphlab = find_graphlab(a.graphlab)
     g = Graph(model)
     ranges = calibrate(graphlab, a.model, g.graph_inputs, a.calib)
-    q = Quantizer(model, ranges, a.per_tensor, a.activations == "s8")
+    q = Quantizer(model, ranges, a.per_tensor, a.activations == "s8", a.matmul_bias)
     count = q.run()
     onnx.checker.check_model(model)
     tmp = f"{a.out}.tmp.{os.getpid()}"

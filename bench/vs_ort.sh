@@ -152,6 +152,7 @@ qdq_table() {
     awk '$4 ~ /x$/ { s += log($4 + 0); n++ }
          END { if (n) printf "geometric mean of fus/all over %d models: %.2fx\n", n, exp(s / n) }' \
         "$tmp/table"
+    echo "load average at the end: $(loadavg)"
     echo "(fus/all: graphlab's time over ORT's, below 1 graphlab is faster; errors: max abs"
     echo " against the data set's outputs (ORT level all, 1 thread) in steps of the output's"
     echo " scale, info.json's: ref = graphlab's reference run, fused = graphlab fused, ORT ="

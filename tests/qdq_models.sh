@@ -146,6 +146,29 @@ if python_ok; then
     check "...one line, nothing written" sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] &&
         [ ! -e '$tmp/x.onnx' ]"
     [ "$rc" -eq 2 ] || diag "$(cat "$tmp/err")"
+
+    # opset 12: moved to 13 (per-axis DequantizeLinear) when no op changed meaning, else refused
+    at_opset_12() {
+        "$GL_PYTHON" -c "import onnx, sys
+m = onnx.load(sys.argv[1])
+m.opset_import[0].version = 12
+onnx.save(m, sys.argv[2])" "$1" "$2"
+    }
+    at_opset_12 "$mlp/model.onnx" "$tmp/mlp12.onnx"
+    "$GL_PYTHON" "$QUANTIZE" "$tmp/mlp12.onnx" "$tmp/mlp13.onnx" --calib "$mlp/test_data_set_0" \
+        --graphlab "$GL" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "quantize.py on an opset 12 model of unchanged ops: exit 0 ($rc)" [ "$rc" -eq 0 ]
+    check "...its output is at opset 13" [ "$("$GL_PYTHON" -c "import onnx, sys
+print(onnx.load(sys.argv[1]).opset_import[0].version)" "$tmp/mlp13.onnx")" = 13 ]
+    enc="$FLOAT/encoder_op13_mini"
+    at_opset_12 "$enc/model.onnx" "$tmp/enc12.onnx"
+    "$GL_PYTHON" "$QUANTIZE" "$tmp/enc12.onnx" "$tmp/enc13.onnx" --calib "$enc/test_data_set_0" \
+        --graphlab "$GL" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "quantize.py on an opset 12 model with a Softmax: exit 2 ($rc)" [ "$rc" -eq 2 ]
+    check "...one line naming Softmax" sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] &&
+        grep -q 'Softmax' '$tmp/err'"
 else
     skip "quantize.py's refusals: no python with onnx and numpy"
 fi

@@ -118,7 +118,7 @@ fi
 # qdq_mlp's pair on h2 is calibrated 24 times too coarse: the header names it.
 QDQ="$SRC/tests/data/qdq_mlp"
 start 200 24 GRAPHLAB_STABLE_TIMES=1 -- "$QDQ/model.onnx" --data "$QDQ/test_data_set_0"
-check "qdq: opens" wait_for "nodes | step 0/15 | ? help"
+check "qdq: opens" wait_for "nodes | step 0/16 | ? help"
 keys r
 check "qdq: the header names the pair that loses most and the first jump" \
     wait_for "float (the model without its Q/DQ pairs, ref): 'h2' loses most, adds nmse ~ (SNR ~ dB); first jump 'h2'"

@@ -61,6 +61,33 @@ static int64_t quantize_value(float x, float scale, int64_t zero, gl_dtype dt)
     return (int64_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
+/* The common cases of QuantizeLinear and DequantizeLinear, per tensor between float32 and
+ * 8 bits, as plain loops: quantize_value's arithmetic without a call and a dtype switch
+ * per element (a transformer's small activations run here, below oneDNN's threshold). */
+static void quantize_f32(const float *x, int64_t n, float scale, int64_t zero, gl_dtype dt,
+                         void *out)
+{
+    float lo = dt == GL_DT_INT8 ? -128.f : 0.f, hi = dt == GL_DT_INT8 ? 127.f : 255.f;
+    float z = (float)zero;
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / scale) + z;
+        v = isnan(v) ? z : v < lo ? lo : v > hi ? hi : v;
+        if (dt == GL_DT_INT8)
+            ((int8_t *)out)[i] = (int8_t)v;
+        else
+            ((uint8_t *)out)[i] = (uint8_t)v;
+    }
+}
+
+static void dequantize_8bit(const void *x, gl_dtype dt, int64_t n, float scale, int64_t zero,
+                            float *out)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = dt == GL_DT_INT8 ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i];
+        out[i] = (float)(v - zero) * scale;
+    }
+}
+
 /* ---- matrix product kernels ---------------------------------------------------------- */
 
 /* c[m,n] += a[m,k] * b[k,n], all dense row-major. The k and n loops are blocked so that a
@@ -1324,6 +1351,11 @@ static gl_status quantize_run(gl_kernel_ctx *k, bool per_axis)
     if (!y)
         return GL_ERR_NOMEM;
     const float *xf = x->dtype == GL_DT_FLOAT ? gl_tensor_data(x) : NULL;
+    if (xf && q.channels == 1 && scale->dtype == GL_DT_FLOAT) {
+        quantize_f32(xf, x->count, *(const float *)gl_tensor_data(scale),
+                     zero ? gl_elem_i64(zero, 0) : 0, dt, y->buf->data);
+        return GL_OK;
+    }
     for (int64_t i = 0; i < x->count; i++) {
         int64_t ch = (i / q.inner) % q.channels;
         float xv = xf ? xf[i] : (float)gl_elem_f64(x, i);
@@ -1351,6 +1383,12 @@ static gl_status dequantize_run(gl_kernel_ctx *k, bool per_axis)
     gl_tensor *y = gl_out_new(k, 0, scale->dtype, x->rank, x->dims);
     if (!y)
         return GL_ERR_NOMEM;
+    if (is_quant8(x->dtype) && q.channels == 1 && scale->dtype == GL_DT_FLOAT) {
+        dequantize_8bit(gl_tensor_data(x), x->dtype, x->count,
+                        *(const float *)gl_tensor_data(scale),
+                        zero ? gl_elem_i64(zero, 0) : 0, y->buf->data);
+        return GL_OK;
+    }
     for (int64_t i = 0; i < x->count; i++) {
         int64_t ch = (i / q.inner) % q.channels;
         int64_t zv = zero ? gl_elem_i64(zero, ch) : 0;

@@ -72,9 +72,53 @@ static const gl_node *body_producer(const gl_node *call, int slot)
     return out && out->producer_slot == 0 ? out->producer : NULL;
 }
 
+/* Ops whose output's elements are averages or picks of their input's: no element moves
+ * further from another run's than the inputs did (|f(a) - f(b)| <= max |a - b|), so a
+ * tolerance in steps of the input's scale holds for the output. A network's float
+ * logits after a GlobalAveragePool and a Flatten are compared in steps that way. */
+static const char *const step_keeping[] = {
+    "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "GlobalAveragePool",
+    "AveragePool", "MaxPool", "GlobalMaxPool",
+};
+
+/* The input whose steps n's output keeps: input 0 of a step_keeping op; the other
+ * operand of an Add or Sub of a constant (a shift moves both runs alike). NULL: none. */
+static const gl_value *steps_from(const gl_node *n)
+{
+    for (size_t i = 0; n && i < sizeof(step_keeping) / sizeof(step_keeping[0]); i++)
+        if (gl_node_is(n, step_keeping[i]))
+            return n->n_inputs > 0 ? n->inputs[0] : NULL;
+    if (n && (gl_node_is(n, "Add") || gl_node_is(n, "Sub")) && n->n_inputs == 2 &&
+        n->inputs[0] && n->inputs[1]) {
+        if (constant_of(n->inputs[1]))
+            return n->inputs[0];
+        if (constant_of(n->inputs[0]))
+            return n->inputs[1];
+    }
+    return NULL;
+}
+
+static bool keeps_steps(const gl_node *n) { return steps_from(n) != NULL; }
+
+/* v itself, or the value a chain of step-keeping ops (first outputs) reads v from, when
+ * that value is quantized per tensor. */
+static const gl_value *through_step_keeping(const gl_value *v)
+{
+    const gl_value *at = v;
+    for (int hops = 0; hops < 16 && at && at->producer_slot == 0 && keeps_steps(at->producer);
+         hops++)
+        at = steps_from(at->producer);
+    if (at == v)
+        return v;
+    gl_quant q;
+    return gl_quant_of(at, &q) && q.scale->count == 1 ? at : v;
+}
+
 bool gl_quant_of(const gl_value *v, gl_quant *q)
 {
     *q = (gl_quant){0};
+    if (v && v->producer && v->producer_slot == 0 && keeps_steps(v->producer))
+        v = through_step_keeping(v);
     const gl_node *p = v ? v->producer : NULL, *call = NULL;
     if (p && !is_q_or_dq(p)) {
         call = p;

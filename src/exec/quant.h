@@ -31,6 +31,11 @@ typedef struct gl_quant {
  * axis; *q says how. An output of a call of a model-local function (a fused QDQ group)
  * is the body's: quantized when a Q or DQ makes it there, its scale and zero point
  * constants of the body or the call's inputs in the function's formal inputs' places.
+ * The output of ops that only average or pick elements (Flatten, Reshape, Squeeze,
+ * Unsqueeze, Identity, Average/MaxPool and their global forms) or add a constant to it
+ * (Add, Sub: a float bias after the last DequantizeLinear), of a value quantized per
+ * tensor, is that value's quantization: a difference of k steps in their input is at
+ * most k steps in their output.
  * False (q->scale NULL) for any other value. Only what v's producer says counts: a value
  * merely read by a QuantizeLinear is not quantized. */
 bool gl_quant_of(const gl_value *v, gl_quant *q);

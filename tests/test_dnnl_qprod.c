@@ -739,3 +739,94 @@ Test(dnnl_qprod, a_qadd_group_reads_and_writes_nhwc_int8_without_a_reorder)
         free_chain_run(in, got, ref, re, de, m);
     }
 }
+
+/* ---- int8 tensors through max pooling and data movement ----------------------------------- */
+
+/* One node "op" on an int8 tensor: a graph input (plain), or a QConv group's nhwc output
+ * (`after_conv`, the convolution reading xd). Exact against the reference; on dnnl as the
+ * row expects: a oneDNN kernel (no "ref") or a view, reading its input with no conversion
+ * when it comes from the convolution. */
+typedef struct int8_case {
+    const char *name, *op;  /* "MaxPool", "graphlab.NhwcMaxPool", "Flatten", ... */
+    tu_attr attrs[4];
+    gl_dtype dt;
+    int64_t xd[4];
+    bool after_conv;
+    bool view;              /* expect a view (else a oneDNN kernel) */
+} int8_case;
+
+static const int8_case int8_cases[] = {
+    {"u8 3x3 stride 2 pads 1", "MaxPool",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2),
+      AINTS("pads", 4, 1, 1, 1, 1)}, U8_, {1, 16, 9, 9}, .after_conv = true},
+    {"u8 2x2 from a plain input", "MaxPool", {AINTS("kernel_shape", 2, 2, 2)}, U8_,
+     {2, 8, 6, 6}},
+    {"s8 3x3 ceil_mode", "MaxPool", {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2),
+                                     AI("ceil_mode", 1)}, S8_, {1, 8, 8, 8}},
+    {"u8 global", "GlobalMaxPool", {{0}}, U8_, {1, 16, 7, 7}, .after_conv = true},
+    {"u8 channels-last 3x3", "graphlab.NhwcMaxPool", {AINTS("kernel_shape", 2, 3, 3)}, U8_,
+     {1, 7, 7, 16}},
+};
+
+static gl_value *int8_node(gl_model *m, const int8_case *c, gl_value *x)
+{
+    const char *dot = strchr(c->op, '.'), *op = dot ? dot + 1 : c->op;
+    if (dot)
+        gl_model_set_opset(m, "graphlab", 1);
+    gl_node *n = gl_add_node(m->graph, op, dot ? "graphlab" : "", "op", &x, 1, 1);
+    tu_apply_attrs(n, c->attrs);
+    return n->outputs[0];
+}
+
+static void run_int8_case(const int8_case *c, const char *layout)
+{
+    static const qcase conv_row = {"3x3 Conv", CONV(1, 8, 7, 16, 3, 1, 1, 1), .xt = U8_,
+                                   .yt = U8_, .x_zero = 128, .y_zero = 100,
+                                   .per_channel = true, .bias = true, .pow2 = true};
+    char what[160];
+    snprintf(what, sizeof(what), "%s %s (%s)", c->op, c->name, layout ? layout : "auto");
+    qcase conv = conv_row;
+    if (c->after_conv)
+        memcpy(conv.xd, (int64_t[]){c->xd[0], 8, c->xd[2], c->xd[3]}, sizeof(conv.xd));
+    qparams pc = draw_params(&conv);
+    gl_model *m = new_model();
+    gl_value *x = tu_input(m->graph, "x", c->after_conv ? GL_DT_UINT8 : c->dt, 4,
+                           c->after_conv ? conv.xd : c->xd);
+    if (c->after_conv)
+        x = add_group(m, &conv, &pc, x, NULL, "conv");
+    tu_output(m->graph, int8_node(m, c, x));
+    gl_tensor *in = c->after_conv ? draw_input(&conv) : draw_tensor(c->dt, 4, c->xd);
+    gl_tensor *got = NULL, *ref = NULL;
+    gl_exec *re = tu_exec_run(m, "ref", NULL, &in, 1, &ref, 1, what);
+    gl_exec *de = tu_exec_run(m, "dnnl", layout, &in, 1, &got, 1, what);
+    if (getenv("GL_TEST_PLAN")) {
+        fprintf(stderr, "== %s\n", what);
+        gl_exec_print_plan(de, stderr);
+    }
+    cr_assert(got->count == ref->count && got->dtype == ref->dtype && got->rank == ref->rank,
+              "%s: dnnl gave %s of %lld elements", what, gl_dtype_name(got->dtype),
+              (long long)got->count);
+    cr_expect(memcmp(got->buf->data, ref->buf->data, (size_t)got->count) == 0,
+              "%s: dnnl differs from the reference", what);
+    const gl_plan_entry *en = tu_plan_entry(de, "op", 0);
+    cr_assert(en, "%s: no plan entry", what);
+    bool kernel = strcmp(en->backend, "dnnl") == 0 && !en->fell_back && en->info.impl[0] &&
+                  !strstr(en->info.impl, "ref");
+    cr_expect(kernel && (c->view ? strcmp(en->info.impl, "view") == 0
+                                 : strcmp(en->info.impl, "view") != 0),
+              "%s: expected %s on dnnl, got %s '%s' (%s)", what,
+              c->view ? "a view" : "a oneDNN kernel", en->backend, en->info.impl, en->info.note);
+    cr_expect(!c->after_conv || en->conversions == 0, "%s: %zu conversions of its input (%s)",
+              what, en->conversions, en->info.in_layouts);
+    cr_log_info("%s: %s (%s) %s -> %s", what, en->info.impl, en->info.note,
+                en->info.in_layouts, en->info.out_layouts);
+    free_chain_run(in, got, ref, re, de, m);
+}
+
+Test(dnnl_qprod, int8_max_pooling_and_views_run_on_onednn_exactly)
+{
+    const char *layouts[] = {NULL, "nhwc", "blocked", "plain"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(int8_cases); i++)
+        for (size_t li = 0; li < GL_ARRAY_LEN(layouts); li++)
+            run_int8_case(&int8_cases[i], layouts[li]);
+}

@@ -753,6 +753,9 @@ typedef struct int8_case {
     int64_t xd[4];
     bool after_conv;
     bool view;              /* expect a view (else a oneDNN kernel) */
+    const char *before;     /* an op between the input and "op" (GlobalMaxPool), or NULL */
+    int n_shape;            /* Reshape's shape (a constant), when given */
+    int64_t shape[4];
 } int8_case;
 
 static const int8_case int8_cases[] = {
@@ -766,6 +769,12 @@ static const int8_case int8_cases[] = {
     {"u8 global", "GlobalMaxPool", {{0}}, U8_, {1, 16, 7, 7}, .after_conv = true},
     {"u8 channels-last 3x3", "graphlab.NhwcMaxPool", {AINTS("kernel_shape", 2, 3, 3)}, U8_,
      {1, 7, 7, 16}},
+    {"u8 nhwc [1,16,7,7] to [1,784] (one reorder)", "Flatten", {AI("axis", 1)}, U8_,
+     {1, 16, 7, 7}, .after_conv = true},
+    {"u8 nhwc [1,16,7,7] to [1,16,49] (H and W merge)", "Reshape", {{0}}, U8_, {1, 16, 7, 7},
+     .after_conv = true, .view = true, .n_shape = 3, .shape = {1, 16, 49}},
+    {"u8 nhwc to NHWC (its own bytes)", "Transpose", {AINTS("perm", 4, 0, 2, 3, 1)}, U8_,
+     {1, 16, 7, 7}, .after_conv = true, .view = true},
 };
 
 static gl_value *int8_node(gl_model *m, const int8_case *c, gl_value *x)
@@ -773,7 +782,14 @@ static gl_value *int8_node(gl_model *m, const int8_case *c, gl_value *x)
     const char *dot = strchr(c->op, '.'), *op = dot ? dot + 1 : c->op;
     if (dot)
         gl_model_set_opset(m, "graphlab", 1);
-    gl_node *n = gl_add_node(m->graph, op, dot ? "graphlab" : "", "op", &x, 1, 1);
+    if (c->before)
+        x = tu_node(m->graph, c->before, "before", 1, x)->outputs[0];
+    gl_value *ins[2] = {x, NULL};
+    if (c->n_shape) {
+        int64_t n = c->n_shape;
+        ins[1] = gl_add_initializer(m->graph, "shape", tu_tensor_i64(1, &n, c->shape));
+    }
+    gl_node *n = gl_add_node(m->graph, op, dot ? "graphlab" : "", "op", ins, ins[1] ? 2 : 1, 1);
     tu_apply_attrs(n, c->attrs);
     return n->outputs[0];
 }

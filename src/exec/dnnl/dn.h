@@ -31,8 +31,10 @@
  * bounds that nodes compute each run.
  *
  * Dtypes. Activations are float32, except the int8 products (dn_qprod.c: QDQ groups,
- * QLinearConv, QLinearMatMul) that read and write u8/s8 tensors, nhwc for convolutions;
- * descriptors, outputs and the conversions to plain follow a tensor's dtype.
+ * QLinearConv, QLinearMatMul) and QAdd groups (dn_qadd.c) that read and write u8/s8
+ * tensors, nhwc for convolutions; max pooling and the movement ops pass u8/s8 tensors
+ * through in their layout. Descriptors, outputs and the conversions to plain follow a
+ * tensor's dtype.
  *
  * When oneDNN cannot run a node as asked — a configuration it does not implement, a
  * dtype other than float32, a shape a primitive does not take, an implementation that

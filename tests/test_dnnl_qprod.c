@@ -1,7 +1,9 @@
 /* test_dnnl_qprod.c — int8 products on the oneDNN backend (issue 21, point 3): QDQ groups
  * (graphlab.fused calls whose body is DequantizeLinear x/w[/b], Conv|MatMul|Gemm [+ Add],
  * activations, QuantizeLinear: what the qdq pass makes, built here by hand) and ONNX's
- * QLinearConv / QLinearMatMul nodes, against the reference run of the same model.
+ * QLinearConv / QLinearMatMul nodes, against the reference run of the same model; and QAdd
+ * groups (DequantizeLinear a, DequantizeLinear b, Add, activations, QuantizeLinear: the
+ * residual additions between the int8 convolutions) as one int8 binary primitive.
  *
  * Each row is one product. Its int8 output on dnnl must agree with the reference's within
  * one step of y_scale, and exactly wherever the exact value is not within 1e-3 of a step
@@ -36,7 +38,7 @@ typedef enum { INT8, BODY, MEMBERS, REF } expect_t;
 
 typedef struct qcase {
     const char *name;
-    char head;          /* 'c' Conv, 'm' MatMul, 'g' Gemm groups; 'C' QLinearConv,
+    char head;          /* 'c' Conv, 'm' MatMul, 'g' Gemm, 'a' Add groups; 'C' QLinearConv,
                          * 'M' QLinearMatMul nodes */
     int rank;
     int64_t xd[4];      /* the source's dims (Conv: N, C, H, W) */
@@ -53,6 +55,10 @@ typedef struct qcase {
     char bad;           /* 'z' a weight zero point is not 0, 's' x_scale a graph input,
                          * 'a' Gemm's alpha 2 */
     bool unknown;       /* the source's dims unknown to the IR: the first run builds */
+    /* Add groups: b's dtype, zero point and dims (b_rank 0: a's); a is x */
+    gl_dtype bt;
+    int b_zero, b_rank;
+    int64_t bd[4];
     expect_t expect;
     const char *what;
 } qcase;
@@ -60,6 +66,7 @@ typedef struct qcase {
 #define U8_ GL_DT_UINT8
 #define S8_ GL_DT_INT8
 #define CONV(n_, c_, hw_, m_, k_, s_, p_, g_) 'c', 4, {n_, c_, hw_, hw_}, m_, k_, s_, p_, g_
+#define QADD(n_, c_, h_, w_) 'a', 4, {n_, c_, h_, w_}
 
 /* ---- building one row ------------------------------------------------------------------- */
 
@@ -163,6 +170,8 @@ static qparams draw_params(const qcase *c)
         p.b_scale[i] = p.x_scale * p.w_scale[i];
     }
     p.y_scale = c->y_scale ? (float)c->y_scale : c->pow2 ? 0.25f : 0.0567f;
+    if (c->head == 'a')
+        p.w_scale[0] = c->pow2 ? 1.0f / 8 : 0.0219f; /* b's scale */
     return p;
 }
 
@@ -240,6 +249,27 @@ static gl_value *add_product(bld *b, const qcase *c, const qparams *p, gl_value 
         ->outputs[0];
 }
 
+/* A QAdd's body on aq, bq: DequantizeLinear each, Add, the activations; `quantize`: then
+ * the QuantizeLinear. */
+static gl_value *add_qadd(bld *b, const qcase *c, const qparams *p, gl_value *aq,
+                          gl_value *bq, bool quantize)
+{
+    aq = use(b, aq);
+    gl_value *xs = c->bad == 's' ? tu_input(b->m->graph, "xs", GL_DT_FLOAT, 0, NULL) : NULL;
+    xs = xs ? use(b, xs) : scalar_f(b, p->x_scale);
+    gl_value *a = node(b, "DequantizeLinear",
+                       (gl_value *[]){aq, xs, scalar_q(b, c->xt, c->x_zero)}, 3)->outputs[0];
+    gl_value *bv = node(b, "DequantizeLinear",
+                        (gl_value *[]){use(b, bq), scalar_f(b, p->w_scale[0]),
+                                       scalar_q(b, c->bt, c->b_zero)}, 3)->outputs[0];
+    gl_value *y = add_acts(b, c, p, node(b, "Add", (gl_value *[]){a, bv}, 2)->outputs[0]);
+    if (!quantize)
+        return y;
+    return node(b, "QuantizeLinear",
+                (gl_value *[]){y, scalar_f(b, p->y_scale), scalar_q(b, c->yt, c->y_zero)}, 3)
+        ->outputs[0];
+}
+
 /* A QLinearConv / QLinearMatMul node named "g". */
 static gl_value *add_qlinear(bld *b, const qcase *c, const qparams *p, gl_value *xq)
 {
@@ -265,21 +295,27 @@ static gl_value *add_qlinear(bld *b, const qcase *c, const qparams *p, gl_value 
     return n->outputs[0];
 }
 
-/* A call named `name` of a group of row c on xq (a value of m's graph): its output. */
+/* A call named `name` of a group of row c on xq (and bq, an Add's second operand; values
+ * of m's graph): its output. */
 static gl_value *add_group(gl_model *m, const qcase *c, const qparams *p, gl_value *xq,
-                           const char *name)
+                           gl_value *bq, const char *name)
 {
     static int functions;
     char fname[32];
     snprintf(fname, sizeof(fname), "%s_%d",
-             c->head == 'c' ? "QConv" : c->head == 'g' ? "QGemm" : "QMatMul", ++functions);
+             c->head == 'c'   ? "QConv"
+             : c->head == 'g' ? "QGemm"
+             : c->head == 'a' ? "QAdd"
+                              : "QMatMul",
+             ++functions);
     bld b = {.m = m};
     b.f = gl_model_add_function(m, "graphlab.fused", fname);
     b.f->opsets = gl_xcalloc(1, sizeof(*b.f->opsets));
     b.f->opsets[0] = (gl_opset){gl_xstrdup(""), 17};
     b.f->n_opsets = 1;
     b.g = b.f->body;
-    gl_graph_add_output(b.g, add_product(&b, c, p, xq, true));
+    gl_graph_add_output(b.g, c->head == 'a' ? add_qadd(&b, c, p, xq, bq, true)
+                                             : add_product(&b, c, p, xq, true));
     return gl_add_node(m->graph, fname, "graphlab.fused", name, b.actual, b.n_act, 1)
         ->outputs[0];
 }
@@ -291,6 +327,17 @@ static gl_model *new_model(void)
     return m;
 }
 
+/* An Add's second operand: its rank and dims. */
+static int b_rank(const qcase *c)
+{
+    return c->b_rank ? c->b_rank : c->rank;
+}
+
+static const int64_t *b_dims(const qcase *c)
+{
+    return c->b_rank ? c->bd : c->xd;
+}
+
 /* The row's model: `quantized` the group (or QLinear node) with an int8 output, else the
  * float model (no QuantizeLinear at the end). */
 static gl_model *build_model(const qcase *c, const qparams *p, bool quantized)
@@ -299,28 +346,36 @@ static gl_model *build_model(const qcase *c, const qparams *p, bool quantized)
     b.g = b.m->graph;
     int64_t unknown[4] = {U, U, U, U};
     gl_value *xq = tu_input(b.g, "x", c->xt, c->rank, c->unknown ? unknown : c->xd);
+    gl_value *bq = c->head == 'a' ? tu_input(b.g, "b", c->bt, b_rank(c),
+                                             c->unknown ? unknown : b_dims(c))
+                                  : NULL;
     gl_value *y;
     if (!quantized)
-        y = add_product(&b, c, p, xq, false);
+        y = c->head == 'a' ? add_qadd(&b, c, p, xq, bq, false) : add_product(&b, c, p, xq, false);
     else if (c->head == 'C' || c->head == 'M')
         y = add_qlinear(&b, c, p, xq);
     else
-        y = add_group(b.m, c, p, xq, "g");
+        y = add_group(b.m, c, p, xq, bq, "g");
     tu_output(b.m->graph, y);
     return b.m;
 }
 
-static gl_tensor *draw_input(const qcase *c)
+static gl_tensor *draw_tensor(gl_dtype dt, int rank, const int64_t *dims)
 {
     int64_t count = 1;
-    for (int i = 0; i < c->rank; i++)
-        count *= c->xd[i];
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
     uint8_t *v = gl_xmalloc((size_t)count);
     for (int64_t i = 0; i < count; i++)
-        v[i] = c->xt == GL_DT_UINT8 ? (uint8_t)rnd(0, 255) : (uint8_t)(int8_t)rnd(-128, 127);
-    gl_tensor *t = tu_tensor_of(c->xt, c->rank, c->xd, v);
+        v[i] = dt == GL_DT_UINT8 ? (uint8_t)rnd(0, 255) : (uint8_t)(int8_t)rnd(-128, 127);
+    gl_tensor *t = tu_tensor_of(dt, rank, dims, v);
     free(v);
     return t;
+}
+
+static gl_tensor *draw_input(const qcase *c)
+{
+    return draw_tensor(c->xt, c->rank, c->xd);
 }
 
 /* ---- checking ----------------------------------------------------------------------------- */
@@ -372,7 +427,7 @@ static void check_entry(const qcase *c, const gl_exec *e, const char *what)
         cr_log_info("%s: refused on this CPU: %s", what, note);
         return;
     }
-    bool group = c->head == 'c' || c->head == 'm' || c->head == 'g';
+    bool group = c->head == 'c' || c->head == 'm' || c->head == 'g' || c->head == 'a';
     switch (c->expect) {
     case INT8:
         cr_expect(strcmp(en->backend, "dnnl") == 0 && !strstr(impl, "ref") && impl[0] &&
@@ -406,14 +461,16 @@ static void check_entry(const qcase *c, const gl_exec *e, const char *what)
 static void run_case(const qcase *c)
 {
     const char *layouts[] = {NULL, "nhwc", "blocked"};
-    size_t n_layouts = c->head == 'c' || c->head == 'C' ? 3 : 1;
+    size_t n_layouts = c->head == 'c' || c->head == 'C' || c->head == 'a' ? 3 : 1;
     for (size_t li = 0; li < n_layouts; li++) {
         char what[160];
         snprintf(what, sizeof(what), "%s (%s)", c->name, layouts[li] ? layouts[li] : "auto");
         qparams p = draw_params(c);
         gl_model *qm = build_model(c, &p, true), *fm = build_model(c, &p, false);
-        gl_tensor *in[2] = {draw_input(c), tu_tensor_f32(0, NULL, &p.x_scale)};
-        size_t n_in = c->bad == 's' ? 2 : 1;
+        gl_tensor *in[2] = {draw_input(c),
+                            c->head == 'a' ? draw_tensor(c->bt, b_rank(c), b_dims(c))
+                                           : tu_tensor_f32(0, NULL, &p.x_scale)};
+        size_t n_in = c->bad == 's' || c->head == 'a' ? 2 : 1;
         gl_tensor *got = NULL, *ref = NULL, *y = NULL;
         gl_exec *re = tu_exec_run(qm, "ref", NULL, in, n_in, &ref, 1, what);
         gl_exec *fe = tu_exec_run(fm, "ref", NULL, in, n_in, &y, 1, what);
@@ -502,6 +559,41 @@ static const qcase qlinear_cases[] = {
      .x_zero = -2, .y_zero = 3, .per_channel = true, .pow2 = true, .expect = INT8},
 };
 
+/* QAdd groups: a + b (b of a's dims unless given), activations. */
+static const qcase add_cases[] = {
+    {"QAdd u8, odd zero points, exact ties", QADD(1, 16, 7, 7), .xt = U8_, .bt = U8_,
+     .yt = U8_, .x_zero = 131, .b_zero = 7, .y_zero = 5, .pow2 = true, .expect = INT8},
+    {"QAdd u8, Relu, exact ties", QADD(1, 16, 7, 7), .xt = U8_, .bt = U8_, .yt = U8_,
+     .x_zero = 128, .b_zero = 120, .y_zero = 0, .acts = {"Relu"}, .pow2 = true,
+     .expect = INT8},
+    {"QAdd u8, Relu, odd y_zero", QADD(2, 8, 5, 6), .xt = U8_, .bt = U8_, .yt = U8_,
+     .x_zero = 100, .b_zero = 140, .y_zero = 3, .acts = {"Relu"}, .expect = INT8},
+    {"QAdd s8 + s8 -> s8, Clip, exact ties", QADD(1, 8, 6, 6), .xt = S8_, .bt = S8_,
+     .yt = S8_, .x_zero = -3, .b_zero = 5, .y_zero = -1, .acts = {"Clip"}, .pow2 = true,
+     .expect = INT8},
+    {"QAdd u8 + s8 -> s8, zero points 0", QADD(1, 8, 6, 6), .xt = U8_, .bt = S8_, .yt = S8_,
+     .expect = INT8},
+    {"QAdd saturating both ways", QADD(1, 8, 6, 6), .xt = U8_, .bt = U8_, .yt = U8_,
+     .x_zero = 128, .b_zero = 128, .y_zero = 128, .y_scale = 0.004, .expect = INT8},
+    {"QAdd, b broadcast per channel [1, 16, 1, 1]", QADD(1, 16, 5, 5), .xt = U8_, .bt = U8_,
+     .yt = U8_, .x_zero = 128, .b_zero = 9, .y_zero = 7, .b_rank = 4, .bd = {1, 16, 1, 1},
+     .pow2 = true, .expect = INT8},
+    {"QAdd, a broadcasts (the operands swap)", 'a', 4, {1, 1, 5, 5}, .xt = U8_, .bt = U8_,
+     .yt = U8_, .x_zero = 11, .b_zero = 130, .y_zero = 9, .b_rank = 4, .bd = {1, 16, 5, 5},
+     .pow2 = true, .expect = INT8},
+    {"QAdd rank 2", 'a', 2, {6, 40}, .xt = U8_, .bt = U8_, .yt = U8_, .x_zero = 128,
+     .b_zero = 3, .y_zero = 1, .expect = INT8},
+    {"QAdd, Sigmoid (1/y_scale a linear step)", QADD(1, 8, 5, 5), .xt = U8_, .bt = U8_,
+     .yt = U8_, .x_zero = 128, .b_zero = 128, .acts = {"Sigmoid"}, .y_scale = 1.0 / 256,
+     .expect = INT8},
+    {"QAdd, the dims unknown at the claim", QADD(1, 16, 6, 6), .xt = U8_, .bt = U8_,
+     .yt = U8_, .x_zero = 128, .b_zero = 120, .y_zero = 3, .acts = {"Relu"}, .pow2 = true,
+     .unknown = true, .expect = INT8},
+    {"QAdd of LeakyRelu then Relu (one algorithm, two slopes)", QADD(1, 8, 6, 6), .xt = U8_,
+     .bt = U8_, .yt = U8_, .x_zero = 128, .b_zero = 128, .acts = {"LeakyRelu", "Relu"},
+     .expect = BODY, .what = "one algorithm"},
+};
+
 /* Products the int8 primitive must not take. */
 static const qcase refused_cases[] = {
     {"a group whose weight zero point is not 0", CONV(1, 8, 6, 16, 3, 1, 1, 1), .xt = U8_,
@@ -545,9 +637,26 @@ Test(dnnl_qprod, qlinearconv_and_qlinearmatmul_run_on_onednn)
     run_cases(qlinear_cases, GL_ARRAY_LEN(qlinear_cases));
 }
 
+Test(dnnl_qprod, qadd_groups_run_as_one_int8_binary)
+{
+    run_cases(add_cases, GL_ARRAY_LEN(add_cases));
+}
+
 Test(dnnl_qprod, refused_products_run_the_reference_and_say_why)
 {
     run_cases(refused_cases, GL_ARRAY_LEN(refused_cases));
+}
+
+/* What a test of a chain of groups made and ran. */
+static void free_chain_run(gl_tensor *in, gl_tensor *got, gl_tensor *ref, gl_exec *re,
+                           gl_exec *de, gl_model *m)
+{
+    gl_tensor_free(in);
+    gl_tensor_free(got);
+    gl_tensor_free(ref);
+    gl_exec_free(re);
+    gl_exec_free(de);
+    gl_model_free(m);
 }
 
 /* Two groups in a row: the second reads the first's int8 nhwc output as it is (no
@@ -563,7 +672,8 @@ Test(dnnl_qprod, a_group_reads_the_previous_groups_int8_output_without_a_reorder
     qparams p1 = draw_params(&first), p2 = draw_params(&second);
     gl_model *m = new_model();
     gl_value *x = tu_input(m->graph, "x", GL_DT_UINT8, 4, first.xd);
-    tu_output(m->graph, add_group(m, &second, &p2, add_group(m, &first, &p1, x, "g1"), "g2"));
+    tu_output(m->graph, add_group(m, &second, &p2, add_group(m, &first, &p1, x, NULL, "g1"),
+                                  NULL, "g2"));
     gl_tensor *in = draw_input(&first), *got = NULL, *ref = NULL;
     gl_exec *re = tu_exec_run(m, "ref", NULL, &in, 1, &ref, 1, "two groups");
     gl_exec *de = tu_exec_run(m, "dnnl", "nhwc", &in, 1, &got, 1, "two groups");
@@ -583,10 +693,157 @@ Test(dnnl_qprod, a_group_reads_the_previous_groups_int8_output_without_a_reorder
     cr_expect(!strstr(g2->info.impl, "ref") && strstr(g2->info.note, "int8"), "g2: %s (%s)",
               g2->info.impl, g2->info.note);
 done:
-    gl_tensor_free(in);
-    gl_tensor_free(got);
-    gl_tensor_free(ref);
-    gl_exec_free(re);
-    gl_exec_free(de);
-    gl_model_free(m);
+    free_chain_run(in, got, ref, re, de, m);
+}
+
+/* A residual block's tail: two int8 convolutions' nhwc outputs added by a QAdd group,
+ * which reads them as they are (no reorder) and writes nhwc for the next convolution;
+ * equal to the reference (power-of-two scales), under every layout policy. */
+Test(dnnl_qprod, a_qadd_group_reads_and_writes_nhwc_int8_without_a_reorder)
+{
+    static const qcase conv = {"3x3 Conv", CONV(1, 8, 7, 16, 3, 1, 1, 1), .xt = U8_,
+                               .yt = U8_, .x_zero = 128, .y_zero = 131, .per_channel = true,
+                               .bias = true, .pow2 = true};
+    static const qcase add = {"QAdd", QADD(1, 16, 7, 7), .xt = U8_, .bt = U8_, .yt = U8_,
+                              .x_zero = 131, .b_zero = 131, .y_zero = 3, .acts = {"Relu"},
+                              .pow2 = true};
+    if (!tu_cpu_has_vnni()) {
+        cr_log_info("skipped: no VNNI on this CPU, the int8 convolutions run their bodies");
+        return;
+    }
+    const char *layouts[] = {NULL, "nhwc", "blocked"};
+    for (size_t li = 0; li < GL_ARRAY_LEN(layouts); li++) {
+        const char *what = layouts[li] ? layouts[li] : "auto";
+        qparams pc = draw_params(&conv), pa = draw_params(&add);
+        gl_model *m = new_model();
+        gl_value *x = tu_input(m->graph, "x", GL_DT_UINT8, 4, conv.xd);
+        gl_value *c1 = add_group(m, &conv, &pc, x, NULL, "c1");
+        gl_value *c2 = add_group(m, &conv, &pc, x, NULL, "c2");
+        tu_output(m->graph, add_group(m, &add, &pa, c1, c2, "g"));
+        gl_tensor *in = draw_input(&conv), *got = NULL, *ref = NULL;
+        gl_exec *re = tu_exec_run(m, "ref", NULL, &in, 1, &ref, 1, what);
+        gl_exec *de = tu_exec_run(m, "dnnl", layouts[li], &in, 1, &got, 1, what);
+        cr_assert(got->count == ref->count && got->dtype == GL_DT_UINT8);
+        cr_expect(memcmp(got->buf->data, ref->buf->data, (size_t)got->count) == 0,
+                  "%s: dnnl differs from the reference", what);
+        const gl_plan_entry *g = tu_plan_entry(de, "g", 0);
+        cr_assert(g);
+        /* the call's inputs: a_q, a_scale, a_zero, b_q, ... */
+        cr_expect(strncmp(g->info.in_layouts, "nhwc,plain,plain,nhwc,", 22) == 0 &&
+                      g->conversions == 0,
+                  "%s: the QAdd reads %s (%zu conversions)", what, g->info.in_layouts,
+                  g->conversions);
+        cr_expect(strcmp(g->info.out_layouts, "nhwc") == 0, "%s: the QAdd writes %s", what,
+                  g->info.out_layouts);
+        cr_expect(!strstr(g->info.impl, "ref") && strstr(g->info.note, "int8"), "%s: %s (%s)",
+                  what, g->info.impl, g->info.note);
+        free_chain_run(in, got, ref, re, de, m);
+    }
+}
+
+/* ---- int8 tensors through max pooling and data movement ----------------------------------- */
+
+/* One node "op" on an int8 tensor: a graph input (plain), or a QConv group's nhwc output
+ * (`after_conv`, the convolution reading xd). Exact against the reference; on dnnl as the
+ * row expects: a oneDNN kernel (no "ref") or a view, reading its input with no conversion
+ * when it comes from the convolution. */
+typedef struct int8_case {
+    const char *name, *op;  /* "MaxPool", "graphlab.NhwcMaxPool", "Flatten", ... */
+    tu_attr attrs[4];
+    gl_dtype dt;
+    int64_t xd[4];
+    bool after_conv;
+    bool view;              /* expect a view (else a oneDNN kernel) */
+    const char *before;     /* an op between the input and "op" (GlobalMaxPool), or NULL */
+    int n_shape;            /* Reshape's shape (a constant), when given */
+    int64_t shape[4];
+} int8_case;
+
+static const int8_case int8_cases[] = {
+    {"u8 3x3 stride 2 pads 1", "MaxPool",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2),
+      AINTS("pads", 4, 1, 1, 1, 1)}, U8_, {1, 16, 9, 9}, .after_conv = true},
+    {"u8 2x2 from a plain input", "MaxPool", {AINTS("kernel_shape", 2, 2, 2)}, U8_,
+     {2, 8, 6, 6}},
+    {"s8 3x3 ceil_mode", "MaxPool", {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2),
+                                     AI("ceil_mode", 1)}, S8_, {1, 8, 8, 8}},
+    {"u8 global", "GlobalMaxPool", {{0}}, U8_, {1, 16, 7, 7}, .after_conv = true},
+    {"u8 channels-last 3x3", "graphlab.NhwcMaxPool", {AINTS("kernel_shape", 2, 3, 3)}, U8_,
+     {1, 7, 7, 16}},
+    {"u8 nhwc [1,16,7,7] to [1,784] (one reorder)", "Flatten", {AI("axis", 1)}, U8_,
+     {1, 16, 7, 7}, .after_conv = true},
+    {"u8 nhwc [1,16,7,7] to [1,16,49] (H and W merge)", "Reshape", {{0}}, U8_, {1, 16, 7, 7},
+     .after_conv = true, .view = true, .n_shape = 3, .shape = {1, 16, 49}},
+    {"u8 nhwc to NHWC (its own bytes)", "Transpose", {AINTS("perm", 4, 0, 2, 3, 1)}, U8_,
+     {1, 16, 7, 7}, .after_conv = true, .view = true},
+};
+
+static gl_value *int8_node(gl_model *m, const int8_case *c, gl_value *x)
+{
+    const char *dot = strchr(c->op, '.'), *op = dot ? dot + 1 : c->op;
+    if (dot)
+        gl_model_set_opset(m, "graphlab", 1);
+    if (c->before)
+        x = tu_node(m->graph, c->before, "before", 1, x)->outputs[0];
+    gl_value *ins[2] = {x, NULL};
+    if (c->n_shape) {
+        int64_t n = c->n_shape;
+        ins[1] = gl_add_initializer(m->graph, "shape", tu_tensor_i64(1, &n, c->shape));
+    }
+    gl_node *n = gl_add_node(m->graph, op, dot ? "graphlab" : "", "op", ins, ins[1] ? 2 : 1, 1);
+    tu_apply_attrs(n, c->attrs);
+    return n->outputs[0];
+}
+
+static void run_int8_case(const int8_case *c, const char *layout)
+{
+    static const qcase conv_row = {"3x3 Conv", CONV(1, 8, 7, 16, 3, 1, 1, 1), .xt = U8_,
+                                   .yt = U8_, .x_zero = 128, .y_zero = 100,
+                                   .per_channel = true, .bias = true, .pow2 = true};
+    char what[160];
+    snprintf(what, sizeof(what), "%s %s (%s)", c->op, c->name, layout ? layout : "auto");
+    qcase conv = conv_row;
+    if (c->after_conv)
+        memcpy(conv.xd, (int64_t[]){c->xd[0], 8, c->xd[2], c->xd[3]}, sizeof(conv.xd));
+    qparams pc = draw_params(&conv);
+    gl_model *m = new_model();
+    gl_value *x = tu_input(m->graph, "x", c->after_conv ? GL_DT_UINT8 : c->dt, 4,
+                           c->after_conv ? conv.xd : c->xd);
+    if (c->after_conv)
+        x = add_group(m, &conv, &pc, x, NULL, "conv");
+    tu_output(m->graph, int8_node(m, c, x));
+    gl_tensor *in = c->after_conv ? draw_input(&conv) : draw_tensor(c->dt, 4, c->xd);
+    gl_tensor *got = NULL, *ref = NULL;
+    gl_exec *re = tu_exec_run(m, "ref", NULL, &in, 1, &ref, 1, what);
+    gl_exec *de = tu_exec_run(m, "dnnl", layout, &in, 1, &got, 1, what);
+    if (getenv("GL_TEST_PLAN")) {
+        fprintf(stderr, "== %s\n", what);
+        gl_exec_print_plan(de, stderr);
+    }
+    cr_assert(got->count == ref->count && got->dtype == ref->dtype && got->rank == ref->rank,
+              "%s: dnnl gave %s of %lld elements", what, gl_dtype_name(got->dtype),
+              (long long)got->count);
+    cr_expect(memcmp(got->buf->data, ref->buf->data, (size_t)got->count) == 0,
+              "%s: dnnl differs from the reference", what);
+    const gl_plan_entry *en = tu_plan_entry(de, "op", 0);
+    cr_assert(en, "%s: no plan entry", what);
+    bool kernel = strcmp(en->backend, "dnnl") == 0 && !en->fell_back && en->info.impl[0] &&
+                  !strstr(en->info.impl, "ref");
+    cr_expect(kernel && (c->view ? strcmp(en->info.impl, "view") == 0
+                                 : strcmp(en->info.impl, "view") != 0),
+              "%s: expected %s on dnnl, got %s '%s' (%s)", what,
+              c->view ? "a view" : "a oneDNN kernel", en->backend, en->info.impl, en->info.note);
+    cr_expect(!c->after_conv || en->conversions == 0, "%s: %zu conversions of its input (%s)",
+              what, en->conversions, en->info.in_layouts);
+    cr_log_info("%s: %s (%s) %s -> %s", what, en->info.impl, en->info.note,
+                en->info.in_layouts, en->info.out_layouts);
+    free_chain_run(in, got, ref, re, de, m);
+}
+
+Test(dnnl_qprod, int8_max_pooling_and_views_run_on_onednn_exactly)
+{
+    const char *layouts[] = {NULL, "nhwc", "blocked", "plain"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(int8_cases); i++)
+        for (size_t li = 0; li < GL_ARRAY_LEN(layouts); li++)
+            run_int8_case(&int8_cases[i], layouts[li]);
 }

@@ -31,8 +31,10 @@
  * bounds that nodes compute each run.
  *
  * Dtypes. Activations are float32, except the int8 products (dn_qprod.c: QDQ groups,
- * QLinearConv, QLinearMatMul) that read and write u8/s8 tensors, nhwc for convolutions;
- * descriptors, outputs and the conversions to plain follow a tensor's dtype.
+ * QLinearConv, QLinearMatMul) and QAdd groups (dn_qadd.c) that read and write u8/s8
+ * tensors, nhwc for convolutions; max pooling and the movement ops pass u8/s8 tensors
+ * through in their layout. Descriptors, outputs and the conversions to plain follow a
+ * tensor's dtype.
  *
  * When oneDNN cannot run a node as asked — a configuration it does not implement, a
  * dtype other than float32, a shape a primitive does not take, an implementation that
@@ -451,6 +453,19 @@ typedef struct dn_qprod {
                                 * reference kernel) */
 } dn_qprod;
 
+/* The post-ops of an int8 primitive writing y_q: acts (in real units) with 1 / y_scale
+ * among them, then an eltwise round (half to even: the destination's zero point is added
+ * after it). 1 / y_scale goes into *factor (to multiply the primitive's scales by) when the
+ * activations commute with a positive scale, else into the chain; *n post-ops in post
+ * (DN_QMAX_POSTS room). False (why) for a chain oneDNN 2.6 would run wrong. */
+#define DN_QMAX_POSTS (DN_QMAX_ACTS + 2)
+bool dn_qpost_chain(const dn_post *acts, size_t n_acts, float y_scale, dn_post *post,
+                    size_t *n, float *factor, const char **why);
+/* Refuse an int8 build: the plan's note says `fmt`; `refused` runs (NULL: the node's
+ * reference kernel). Returns GL_OK. */
+gl_status dn_qrefuse(dn_build *b, const gl_op_def *refused, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 void dn_qprod_clear(dn_qprod *q);
 /* The primitive of q on the kernel's inputs (b->k), bound; or a refusal (the plan's note
  * says why, q->refused or the node's reference kernel runs). */
@@ -464,8 +479,26 @@ bool dn_qzero(const gl_tensor *t, gl_dtype *dt, int32_t *zero, const char *what,
 /* Every element of t (NULL: none) is 0. */
 bool dn_qzeros(const gl_tensor *t);
 
+/* A quantized Add (dn_qadd.c) as ONE oneDNN int8 binary primitive:
+ *   y_q = saturate(round(act(a_scale * (a_q - a_zero) + b_scale * (b_q - b_zero)) / y_scale)
+ *                  + y_zero)
+ * a_q, b_q u8 or s8 per tensor (b may broadcast to a's shape), act eltwise post-ops in
+ * real units, y u8 or s8. Made from a QAdd group's body (dn_qgroup.c). */
+typedef struct dn_qadd {
+    size_t a, b;               /* kernel inputs: a_q, b_q */
+    float a_scale, b_scale, y_scale;
+    int32_t a_zero, b_zero, y_zero;
+    gl_dtype a_dtype, b_dtype, y_dtype;
+    dn_post acts[DN_QMAX_ACTS];
+    size_t n_acts;
+    const gl_op_def *refused;  /* what runs when the build refuses */
+} dn_qadd;
+
+gl_status dn_qadd_build(dn_build *b, const dn_qadd *q, dnnl_primitive_desc_t *pd);
+
 /* A QDQ group (dn_qgroup.c): a graphlab.fused call whose body is DequantizeLinear of the
  * source, weights and bias, Conv/MatMul/Gemm (a MatMul's bias an Add), activations, then
+ * QuantizeLinear; or a QAdd group: DequantizeLinear of a and of b, Add, activations,
  * QuantizeLinear. dn_fused.c hands such calls over. */
 bool dn_qgroup_is(const gl_function *fn);
 bool dn_qgroup_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,

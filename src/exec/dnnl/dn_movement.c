@@ -18,7 +18,7 @@
  *       copy of its bytes.
  * Parameters (shape, axes, starts...) may be computed at run time when they are small:
  * the shape guard keys them by value (dn.h, DN_KEY_VALS). Small plain tensors stay on
- * the reference kernel.
+ * the reference kernel. uint8 and int8 tensors move alike (dn_view.c).
  */
 #include "exec/dnnl/dn_opkit.h"
 
@@ -38,11 +38,11 @@ static bool params_keyed(const gl_kernel_ctx *k)
 
 static gl_status data_input(dn_build *b, const gl_tensor **x)
 {
-    *x = dn_f32_input(b->k, 0);
+    *x = dn_f32_int8_input(b->k, 0);
     if (!b->held) /* a fused unit's claim, on shapes only */
         return dn_refuse(b, "no tensor to view");
     if (!*x || (*x)->rank < 1 || (*x)->count == 0)
-        return dn_refuse(b, "not a non-empty float32 tensor");
+        return dn_refuse(b, "not a non-empty float32, uint8 or int8 tensor");
     if (!(*x)->layout && (*x)->count < DN_OPS_SMALL)
         return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
                          (long long)(*x)->count, DN_OPS_SMALL);
@@ -163,7 +163,7 @@ static dnnl_status_t window(const dnnl_memory_desc_t *held, int rank, const int6
     }
     if (held->format_desc.blocking.inner_nblks != 0)
         return unit ? dnnl_memory_desc_init_submemory(view, held, d, off) : dnnl_unimplemented;
-    dnnl_status_t r = dnnl_memory_desc_init_by_strides(view, rank, d, dnnl_f32, s);
+    dnnl_status_t r = dnnl_memory_desc_init_by_strides(view, rank, d, held->data_type, s);
     view->offset0 = offset;
     return r;
 }
@@ -238,8 +238,9 @@ static gl_status shape_build(dn_build *b, dnnl_primitive_desc_t *pd)
 static bool data_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
 {
     (void)m;
-    if (!dn_input_fits(n, 0, 1, DNNL_MAX_NDIMS)) {
-        snprintf(why, len, "input is not float32 of rank 1 to %d", DNNL_MAX_NDIMS);
+    if (!dn_input_fits_int8(n, 0, 1, DNNL_MAX_NDIMS)) {
+        snprintf(why, len, "input is not float32, uint8 or int8 of rank 1 to %d",
+                 DNNL_MAX_NDIMS);
         return false;
     }
     return true;

@@ -705,7 +705,7 @@ static gl_status take_views(gl_kernel_ctx *k, dn_node *s)
         int64_t count = 1;
         for (int d = 0; d < o->rank; d++)
             count *= o->dims[d];
-        gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, o->rank, o->dims, count,
+        gl_tensor *t = gl_tensor_wrap(x->dtype, o->rank, o->dims, count, /* float32, int8 */
                                       x->buf ? gl_buffer_ref(x->buf) : NULL);
         t->layout = o->layout;
         gl_tensor_free(k->out[o->output]);

@@ -153,6 +153,26 @@ bool dn_inputs_fit(const gl_node *n, int lo, int hi, char *why, size_t len)
     return true;
 }
 
+static bool is_int8(gl_dtype dt)
+{
+    return dt == GL_DT_UINT8 || dt == GL_DT_INT8;
+}
+
+bool dn_input_fits_int8(const gl_node *n, size_t i, int lo, int hi)
+{
+    const gl_value *v = i < n->n_inputs ? n->inputs[i] : NULL;
+    if (!v || v->type.kind != GL_TYPE_TENSOR || !is_int8(v->type.dtype))
+        return dn_input_fits(n, i, lo, hi);
+    int r = v->type.shape.rank;
+    return r == GL_RANK_UNKNOWN || (r >= lo && r <= hi);
+}
+
+const gl_tensor *dn_f32_int8_input(const gl_kernel_ctx *k, size_t i)
+{
+    const gl_tensor *t = i < k->n_inputs ? k->in[i] : NULL;
+    return t && is_int8(t->dtype) ? t : dn_f32_input(k, i);
+}
+
 bool dn_stand_in(const gl_value *v, const gl_tensor **in, gl_tensor **made)
 {
     if (v->init && gl_value_is_constant(v)) {

@@ -118,4 +118,10 @@ const dn_op *dn_table_row(const dn_op_table *table, const char *op);
 /* Claim helper: every present input may be float32 of a rank in [lo, hi]. */
 bool dn_inputs_fit(const gl_node *n, int lo, int hi, char *why, size_t len);
 
+/* Ops that move or select elements without arithmetic (max pooling, views) take int8
+ * tensors as they take float32 ones: input i may be float32, uint8 or int8 of a rank in
+ * [lo, hi] (unknown: yes); input i when present and of one of those dtypes (else NULL). */
+bool dn_input_fits_int8(const gl_node *n, size_t i, int lo, int hi);
+const gl_tensor *dn_f32_int8_input(const gl_kernel_ctx *k, size_t i);
+
 #endif

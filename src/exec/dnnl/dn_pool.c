@@ -7,6 +7,13 @@
  * ceil_mode the extra right padding would be counted too, so that combination stays on
  * the reference kernel, as does MaxPool's Indices output. graphlab's NhwcMaxPool etc.
  * (the layout pass's channels-last pools) read and write nhwc over their plain bytes.
+ *
+ * Max pooling also takes uint8 and int8 tensors (ONNX's MaxPool does since opset 12; the
+ * qdq pass makes DequantizeLinear -> MaxPool -> QuantizeLinear of one scale and zero point
+ * a MaxPool of the int8 tensor): the maximum is exact in any type. An int8 tensor is read
+ * in its layout (nhwc, as the int8 convolutions write it; dn_qprod.c), a plain one
+ * converted to nwc/nhwc/ndhwc whatever the policy (oneDNN 2.6 pools int8 nchw only with
+ * its reference code), and written in that layout.
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ops/window.h"
@@ -58,12 +65,16 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
     const gl_kernel_ctx *k = b->k;
     const gl_node *n = k->node;
-    const gl_tensor *x = dn_f32_input(k, 0);
-    if (!x || x->count == 0)
-        return dn_refuse(b, "not a non-empty float32 tensor");
     /* graphlab's NhwcMaxPool etc.: X[N,H,W,C] held plain, read as oneDNN's nhwc */
     bool nhwc = strncmp(n->op_type, "Nhwc", 4) == 0;
     const char *op = n->op_type + (nhwc ? 4 : 0);
+    bool global = strncmp(op, "Global", 6) == 0;
+    bool is_max = strstr(op, "Max") != NULL;
+    const gl_tensor *x = is_max ? dn_f32_int8_input(k, 0) : dn_f32_input(k, 0);
+    if (!x || x->count == 0)
+        return dn_refuse(b, is_max ? "not a non-empty float32, uint8 or int8 tensor"
+                                   : "not a non-empty float32 tensor");
+    bool int8 = x->dtype != GL_DT_FLOAT;
     int nsp = x->rank - 2;
     if (nsp < 1 || nsp > POOL_MAX_SP || (nhwc && x->rank != 4))
         return dn_refuse(b, "rank %d", x->rank);
@@ -72,8 +83,6 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
         dn_nhwc_dims(x->dims, xd);
     else
         memcpy(xd, x->dims, (size_t)x->rank * sizeof(int64_t));
-    bool global = strncmp(op, "Global", 6) == 0;
-    bool is_max = strstr(op, "Max") != NULL;
     if (is_max && n->n_outputs > 1 && n->outputs[1])
         return dn_refuse(b, "MaxPool's Indices output");
     pool_geom g = {0};
@@ -94,7 +103,8 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                               : dnnl_pooling_avg_exclude_padding;
     int64_t out_dims[POOL_MAX_SP + 2] = {xd[0], xd[1]};
     memcpy(out_dims + 2, g.out, (size_t)nsp * sizeof(int64_t));
-    dnnl_format_tag_t act = dn_act_tag(b->c, x->rank);
+    static const dnnl_format_tag_t channels_last[] = {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc};
+    dnnl_format_tag_t act = int8 ? channels_last[nsp - 1] : dn_act_tag(b->c, x->rank);
     dnnl_memory_desc_t src, dst;
     dnnl_status_t r = nhwc ? dn_md_tag(&src, 4, xd, dnnl_nhwc)
                       : act == dnnl_format_tag_undef || x->layout
@@ -102,6 +112,10 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                           : dn_md_tag(&src, x->rank, x->dims, act);
     if (r == dnnl_success)
         r = dn_md_tag(&dst, x->rank, out_dims, nhwc ? dnnl_nhwc : dnnl_format_tag_any);
+    if (r == dnnl_success && int8) /* dn_md_tag makes f32; src may be b->md[0] already */
+        r = dn_md_retype(&src, x->dtype);
+    if (r == dnnl_success && int8)
+        r = dn_md_retype(&dst, x->dtype);
     dnnl_pooling_v2_desc_t pdsc;
     if (r == dnnl_success)
         r = dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, &src, &dst,
@@ -110,8 +124,10 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
         r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no pooling for this (%s)", dnnl_status2str(r));
-    /* max pooling skips a NaN (dn_special.c) */
-    gl_status st = dn_guard_specials(b, dn_alg_drops_specials(alg, 0.0f, 0.0f));
+    if (dn_pd_is_ref(*pd) && int8)
+        return dn_refuse_ref(b, pd, "int8 max pooling in this layout");
+    /* max pooling skips a NaN (dn_special.c); an int8 tensor holds none */
+    gl_status st = dn_guard_specials(b, !int8 && dn_alg_drops_specials(alg, 0.0f, 0.0f));
     if (st != GL_OK)
         return st;
     if (nhwc) {
@@ -145,14 +161,31 @@ static bool nhwc_pool_claim(const gl_model *m, const gl_node *n, char *why, size
     return true;
 }
 
+/* Max pooling: float32, uint8 or int8. */
+static bool max_pool_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
+{
+    (void)m;
+    bool nhwc = strncmp(n->op_type, "Nhwc", 4) == 0;
+    if (!dn_input_fits_int8(n, 0, nhwc ? 4 : 3, nhwc ? 4 : 2 + POOL_MAX_SP)) {
+        snprintf(why, len, "not a float32, uint8 or int8 %s pooling",
+                 nhwc ? "2-D" : "1-D, 2-D or 3-D");
+        return false;
+    }
+    return true;
+}
+
 #define POOL(op) {"", op, 1, pool_claim, pool_build, NULL}
+#define MAX_POOL(op) {"", op, 1, max_pool_claim, pool_build, NULL}
 #define NHWC_POOL(op) {"graphlab", "Nhwc" op, 1, nhwc_pool_claim, pool_build, NULL}
+#define NHWC_MAX_POOL(op) {"graphlab", "Nhwc" op, 1, max_pool_claim, pool_build, NULL}
 static const dn_op pool_ops[] = {
-    POOL("MaxPool"),           POOL("AveragePool"),
-    POOL("GlobalMaxPool"),     POOL("GlobalAveragePool"),
-    NHWC_POOL("MaxPool"),      NHWC_POOL("AveragePool"),
-    NHWC_POOL("GlobalMaxPool"), NHWC_POOL("GlobalAveragePool"),
+    MAX_POOL("MaxPool"),           POOL("AveragePool"),
+    MAX_POOL("GlobalMaxPool"),     POOL("GlobalAveragePool"),
+    NHWC_MAX_POOL("MaxPool"),      NHWC_POOL("AveragePool"),
+    NHWC_MAX_POOL("GlobalMaxPool"), NHWC_POOL("GlobalAveragePool"),
 };
 #undef POOL
+#undef MAX_POOL
 #undef NHWC_POOL
+#undef NHWC_MAX_POOL
 const dn_op_table dn_pool_ops = {pool_ops, GL_ARRAY_LEN(pool_ops)};

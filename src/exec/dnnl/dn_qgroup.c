@@ -1,5 +1,5 @@
 /* dn_qgroup.c — a QDQ group (a graphlab.fused call made by the qdq pass) as one oneDNN int8
- * primitive (dn_qprod.c). The body, read by its structure, never by its name:
+ * primitive (dn_qprod.c, dn_qadd.c). The body, read by its structure, never by its name:
  *   DequantizeLinear(x_q, x_scale, x_zero)          the source, u8 or s8 per tensor
  *   DequantizeLinear(w_q, w_scale, w_zero)          int8 constant weights, zero point 0,
  *                                                   per tensor or per output channel
@@ -7,6 +7,11 @@
  *   Conv(x, w[, b]) | MatMul(x, w) [+ Add(., b)] | Gemm(x, w[, b])
  *   activations (eltwise post-ops with constant parameters)
  *   QuantizeLinear(y, y_scale, y_zero)              the call's only output, per tensor
+ * or a QAdd group (dn_qadd.c):
+ *   DequantizeLinear(a_q, a_scale, a_zero)          u8 or s8 per tensor, a call input
+ *   DequantizeLinear(b_q, b_scale, b_zero)          the same (b may broadcast to a)
+ *   Add(a, b)                                       (or Add(b, a))
+ *   activations, QuantizeLinear(y, y_scale, y_zero) as above
  * the DequantizeLinears in any order before the head, each value read once inside. The
  * scales and zero points must be constants of the call (the pass makes them so; a call
  * that breaks the rule is refused with the reason, and its body runs). The reference runs
@@ -29,14 +34,17 @@
 
 typedef struct qgroup {
     dn_node node;             /* first: the backend reads the state as a dn_node */
+    bool is_add;              /* a QAdd group: qa, else q */
     dn_qprod q;
+    dn_qadd qa;
     const gl_node *call;
     char members[120];        /* "Conv 'c', Relu 'r'" for the plan */
 } qgroup;
 
 static gl_status qgroup_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
-    return dn_qprod_build(b, &((qgroup *)b->s)->q, pd);
+    const qgroup *u = (const qgroup *)b->s;
+    return u->is_add ? dn_qadd_build(b, &u->qa, pd) : dn_qprod_build(b, &u->q, pd);
 }
 
 static const dn_op qgroup_op = {"", "(int8 group)", 1, NULL, qgroup_build, NULL};
@@ -106,7 +114,50 @@ static bool one_output(const gl_node *n)
     return n->n_outputs >= 1 && n->outputs[0] && (n->n_outputs == 1 || !n->outputs[1]);
 }
 
-/* The roles of fn's body; false (why) when it is no QDQ group of a product. */
+/* The activations from body node i on, reading prev, then the QuantizeLinear that ends the
+ * body; false (why) when the body does not end so. */
+static bool chain_roles(const gl_graph *g, size_t i, const gl_value *prev, const gl_node *call,
+                        qbody *qb, char *why, size_t len)
+{
+    for (; i + 1 < g->n_nodes && qb->n_acts < DN_QMAX_ACTS; i++) {
+        const gl_node *n = g->nodes[i];
+        if (!n || !n->n_inputs || n->inputs[0] != prev || !read_once_by(prev, n) ||
+            !one_output(n)) {
+            snprintf(why, len, "member '%s' does not read the chain once as its first input",
+                     n ? n->name : "?");
+            return false;
+        }
+        qb->acts[qb->n_acts++] = n;
+        prev = n->outputs[0];
+    }
+    const gl_node *q = i + 1 == g->n_nodes ? g->nodes[i] : NULL;
+    if (!q || !gl_node_is(q, "QuantizeLinear") || !q->n_inputs || q->inputs[0] != prev ||
+        !read_once_by(prev, q) || !one_output(q) || g->n_outputs != 1 ||
+        g->outputs[0] != q->outputs[0] || call->n_outputs != 1) {
+        snprintf(why, len, "the group does not end in one QuantizeLinear of its chain (at "
+                 "most %d activations)", DN_QMAX_ACTS);
+        return false;
+    }
+    qb->quant = q;
+    return true;
+}
+
+/* A QAdd group's roles after its two DequantizeLinears: head the Add of their outputs
+ * (dq_x the first operand's, dq_w the second's). */
+static bool add_roles(const gl_graph *g, const gl_node *call, qbody *qb, char *why, size_t len)
+{
+    const gl_node *h = qb->head;
+    qb->dq_x = h->n_inputs == 2 ? dq_of(qb, h->inputs[0], h) : NULL;
+    qb->dq_w = h->n_inputs == 2 ? dq_of(qb, h->inputs[1], h) : NULL;
+    if (qb->n_dq != 2 || !qb->dq_x || !qb->dq_w || qb->dq_x == qb->dq_w || !one_output(h)) {
+        snprintf(why, len, "Add '%s' does not add the outputs of the group's two "
+                 "DequantizeLinears", h->name);
+        return false;
+    }
+    return chain_roles(g, qb->n_dq + 1, h->outputs[0], call, qb, why, len);
+}
+
+/* The roles of fn's body; false (why) when it is no QDQ group of a product or an Add. */
 static bool body_roles(const gl_function *fn, const gl_node *call, qbody *qb, char *why,
                        size_t len)
 {
@@ -117,9 +168,13 @@ static bool body_roles(const gl_function *fn, const gl_node *call, qbody *qb, ch
            qb->n_dq < 3; i++)
         qb->dq[qb->n_dq++] = g->nodes[i];
     const gl_node *h = i < g->n_nodes ? g->nodes[i] : NULL;
+    if (h && gl_node_is(h, "Add")) {
+        qb->head = h;
+        return add_roles(g, call, qb, why, len);
+    }
     if (!h || !(gl_node_is(h, "Conv") || gl_node_is(h, "MatMul") || gl_node_is(h, "Gemm")) ||
         !one_output(h)) {
-        snprintf(why, len, "no Conv, MatMul or Gemm after the DequantizeLinears");
+        snprintf(why, len, "no Conv, MatMul, Gemm or Add after the DequantizeLinears");
         return false;
     }
     qb->head = h;
@@ -153,27 +208,7 @@ static bool body_roles(const gl_function *fn, const gl_node *call, qbody *qb, ch
                  "%s '%s'", h->op_type, h->name);
         return false;
     }
-    for (; i + 1 < g->n_nodes && qb->n_acts < DN_QMAX_ACTS; i++) {
-        const gl_node *n = g->nodes[i];
-        if (!n || !n->n_inputs || n->inputs[0] != prev || !read_once_by(prev, n) ||
-            !one_output(n)) {
-            snprintf(why, len, "member '%s' does not read the chain once as its first input",
-                     n ? n->name : "?");
-            return false;
-        }
-        qb->acts[qb->n_acts++] = n;
-        prev = n->outputs[0];
-    }
-    const gl_node *q = i + 1 == g->n_nodes ? g->nodes[i] : NULL;
-    if (!q || !gl_node_is(q, "QuantizeLinear") || !q->n_inputs || q->inputs[0] != prev ||
-        !read_once_by(prev, q) || !one_output(q) || g->n_outputs != 1 ||
-        g->outputs[0] != q->outputs[0] || call->n_outputs != 1) {
-        snprintf(why, len, "the group does not end in one QuantizeLinear of its chain (at "
-                 "most %d activations)", DN_QMAX_ACTS);
-        return false;
-    }
-    qb->quant = q;
-    return true;
+    return chain_roles(g, i, prev, call, qb, why, len);
 }
 
 /* ---- the parameters --------------------------------------------------------------------- */
@@ -312,7 +347,7 @@ static bool tensor_params(const gl_function *fn, const gl_node *call, const gl_n
 }
 
 static bool act_params(const gl_model *m, const gl_function *fn, const gl_node *call,
-                       const qbody *qb, dn_qprod *q, char *why, size_t len)
+                       const qbody *qb, dn_post *acts, size_t *n_acts, char *why, size_t len)
 {
     for (size_t j = 0; j < qb->n_acts; j++) {
         const gl_node *n = qb->acts[j];
@@ -330,13 +365,13 @@ static bool act_params(const gl_model *m, const gl_function *fn, const gl_node *
         const char *w = NULL;
         if (!dn_eltwise_posts(n, gl_scope_opset(m, fn, n->domain), args, fixed,
                               n->n_inputs ? n->n_inputs : 1, post, &n_post, &w) ||
-            q->n_acts + n_post > DN_QMAX_ACTS) {
+            *n_acts + n_post > DN_QMAX_ACTS) {
             snprintf(why, len, "member '%s' (%s) is no eltwise post-op%s%s", n->name,
                      n->op_type, w ? ": " : "", w ? w : "");
             return false;
         }
-        memcpy(q->acts + q->n_acts, post, n_post * sizeof(*post));
-        q->n_acts += n_post;
+        memcpy(acts + *n_acts, post, n_post * sizeof(*post));
+        *n_acts += n_post;
     }
     return true;
 }
@@ -354,6 +389,57 @@ static void members_text(const qbody *qb, char *buf, size_t len)
         snprintf(buf + k, len - k, ", QuantizeLinear '%s'", qb->quant->name);
 }
 
+/* The call input dq reads as its quantized source, in *index; false (why) when it is no
+ * input of the call, or the IR types it otherwise than dq's zero point. */
+static bool source_params(const gl_function *fn, const gl_node *call, const gl_node *dq,
+                          size_t *index, float *scale, int32_t *zero, gl_dtype *dt, char *why,
+                          size_t len)
+{
+    *index = call_index(fn, call, dq->inputs[0]);
+    if (*index == NONE) {
+        snprintf(why, len, "the source of '%s' is not an input of the call", dq->name);
+        return false;
+    }
+    if (!tensor_params(fn, call, dq, scale, zero, dt, why, len))
+        return false;
+    const gl_value *x = call->inputs[*index];
+    if (x->type.kind == GL_TYPE_TENSOR && x->type.dtype != GL_DT_UNDEFINED &&
+        x->type.dtype != *dt) {
+        snprintf(why, len, "the source '%s' is %s, its zero point %s", x->name,
+                 gl_dtype_name(x->type.dtype), gl_dtype_name(*dt));
+        return false;
+    }
+    return true;
+}
+
+static bool product_params(const gl_model *m, const gl_function *fn, const gl_node *call,
+                           const qbody *qb, dn_qprod *q, char *why, size_t len)
+{
+    q->kind = gl_node_is(qb->head, "Conv") ? DN_QCONV
+              : gl_node_is(qb->head, "Gemm") ? DN_QGEMM
+                                             : DN_QMATMUL;
+    q->head = qb->head;
+    q->refused = &members_def;
+    return source_params(fn, call, qb->dq_x, &q->x, &q->x_scale, &q->x_zero, &q->x_dtype, why,
+                         len) &&
+           weights_params(fn, call, qb, q, why, len) && bias_params(fn, call, qb, q, why, len) &&
+           act_params(m, fn, call, qb, q->acts, &q->n_acts, why, len) &&
+           tensor_params(fn, call, qb->quant, &q->y_scale, &q->y_zero, &q->y_dtype, why, len);
+}
+
+/* A QAdd group: a the Add's first operand (dq_x), b its second (dq_w). */
+static bool add_params(const gl_model *m, const gl_function *fn, const gl_node *call,
+                       const qbody *qb, dn_qadd *q, char *why, size_t len)
+{
+    q->refused = &members_def;
+    return source_params(fn, call, qb->dq_x, &q->a, &q->a_scale, &q->a_zero, &q->a_dtype, why,
+                         len) &&
+           source_params(fn, call, qb->dq_w, &q->b, &q->b_scale, &q->b_zero, &q->b_dtype, why,
+                         len) &&
+           act_params(m, fn, call, qb, q->acts, &q->n_acts, why, len) &&
+           tensor_params(fn, call, qb->quant, &q->y_scale, &q->y_zero, &q->y_dtype, why, len);
+}
+
 /* The unit of a call; NULL (why) when its body is no QDQ group oneDNN can take. */
 static qgroup *qgroup_new(const gl_model *m, const gl_node *call, const gl_function *fn,
                           char *why, size_t len)
@@ -364,27 +450,9 @@ static qgroup *qgroup_new(const gl_model *m, const gl_node *call, const gl_funct
     qgroup *u = gl_xcalloc(1, sizeof(*u));
     u->node.op = &qgroup_op;
     u->call = call;
-    dn_qprod *q = &u->q;
-    q->kind = gl_node_is(qb.head, "Conv") ? DN_QCONV
-              : gl_node_is(qb.head, "Gemm") ? DN_QGEMM
-                                            : DN_QMATMUL;
-    q->head = qb.head;
-    q->refused = &members_def;
-    q->x = call_index(fn, call, qb.dq_x->inputs[0]);
-    bool ok = q->x != NONE;
-    if (!ok)
-        snprintf(why, len, "the source of '%s' is not an input of the call", qb.dq_x->name);
-    ok = ok && tensor_params(fn, call, qb.dq_x, &q->x_scale, &q->x_zero, &q->x_dtype, why, len) &&
-         weights_params(fn, call, &qb, q, why, len) && bias_params(fn, call, &qb, q, why, len) &&
-         act_params(m, fn, call, &qb, q, why, len) &&
-         tensor_params(fn, call, qb.quant, &q->y_scale, &q->y_zero, &q->y_dtype, why, len);
-    const gl_value *x = ok ? call->inputs[q->x] : NULL;
-    if (ok && x->type.kind == GL_TYPE_TENSOR && x->type.dtype != GL_DT_UNDEFINED &&
-        x->type.dtype != q->x_dtype) {
-        snprintf(why, len, "the source '%s' is %s, its zero point %s", x->name,
-                 gl_dtype_name(x->type.dtype), gl_dtype_name(q->x_dtype));
-        ok = false;
-    }
+    u->is_add = gl_node_is(qb.head, "Add");
+    bool ok = u->is_add ? add_params(m, fn, call, &qb, &u->qa, why, len)
+                        : product_params(m, fn, call, &qb, &u->q, why, len);
     if (!ok) {
         dn_qgroup_release(u);
         return NULL;

@@ -18,7 +18,7 @@
  *  - two eltwise post-ops of one algorithm in a chain: the second runs with the first's
  *    alpha and beta (linear(0.5, 0) then linear(1, 3) of 7 gave 1.75, on the f32 brgconv
  *    too; dn_posts_repeat_alg). So 1 / y_scale never makes a second linear step
- *    (post_chain): it goes into the output scales when the activations commute with a
+ *    (dn_qpost_chain): it goes into the output scales when the activations commute with a
  *    positive scale (none, Relu, LeakyRelu, Clip with its bounds scaled), else into the
  *    last linear step (HardSigmoid's), else it is the chain's one linear step; a chain
  *    that still repeats an algorithm is refused.
@@ -35,8 +35,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_POSTS (DN_QMAX_ACTS + 2) /* the activations, 1 / y_scale, round */
 
 void dn_qprod_clear(dn_qprod *q)
 {
@@ -102,21 +100,20 @@ bool dn_qzeros(const gl_tensor *t)
 
 /* ---- refusals ------------------------------------------------------------------------ */
 
-static gl_status refuse(dn_build *b, const dn_qprod *q, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static gl_status refuse(dn_build *b, const dn_qprod *q, const char *fmt, ...)
+gl_status dn_qrefuse(dn_build *b, const gl_op_def *refused, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(b->s->note, sizeof(b->s->note), fmt, ap);
     va_end(ap);
-    if (q->refused) {
-        b->s->fallback = q->refused;
+    if (refused) {
+        b->s->fallback = refused;
         return GL_OK;
     }
     return dn_reference_kernel(b, &b->s->fallback);
 }
+
+#define refuse(b, q, ...) dn_qrefuse(b, (q)->refused, __VA_ARGS__)
 
 /* ---- attributes ---------------------------------------------------------------------- */
 
@@ -127,18 +124,18 @@ static bool scales_through(const dn_post *p)
            p->alg == dnnl_eltwise_clip_v2;
 }
 
-/* The post-ops: the activations with 1 / y_scale among them, then round. 1 / y_scale is
+/* The post-ops (dn.h): the activations with 1 / y_scale among them, then round. 1 / y_scale is
  * pushed back from the end through activations that commute with a positive scale (a
  * clip's bounds scaled, a relu's slope kept): into the output scales when it gets through
  * them all (*factor = 1 / y_scale), else into a linear step it meets (HardSigmoid's
  * first), else as a linear step of its own there. n: how many; false (why) when the chain
  * repeats an algorithm (dn_posts_repeat_alg). */
-static bool post_chain(const dn_qprod *q, dn_post *post, size_t *n, float *factor,
-                       const char **why)
+bool dn_qpost_chain(const dn_post *acts, size_t n_acts, float y_scale, dn_post *post,
+                    size_t *n, float *factor, const char **why)
 {
-    float inv = 1.0f / q->y_scale;
-    size_t k = q->n_acts, at = k;
-    memcpy(post, q->acts, k * sizeof(*post));
+    float inv = 1.0f / y_scale;
+    size_t k = n_acts, at = k;
+    memcpy(post, acts, k * sizeof(*post));
     for (; at > 0 && scales_through(&post[at - 1]); at--)
         if (post[at - 1].alg != dnnl_eltwise_relu) {
             post[at - 1].alpha *= inv;
@@ -172,10 +169,10 @@ static dnnl_status_t product_attr(const dn_qprod *q, int64_t channels, dnnl_prim
         *why = "the weights' scales are not one per output channel";
         return dnnl_unimplemented;
     }
-    dn_post post[MAX_POSTS];
+    dn_post post[DN_QMAX_POSTS];
     size_t n_post = 0;
     float factor = 1.0f;
-    if (!post_chain(q, post, &n_post, &factor, why))
+    if (!dn_qpost_chain(q->acts, q->n_acts, q->y_scale, post, &n_post, &factor, why))
         return dnnl_unimplemented;
     float *scales = gl_xmalloc((size_t)q->n_w_scale * sizeof(float));
     for (int64_t c = 0; c < q->n_w_scale; c++)

@@ -23,6 +23,9 @@
  *    are views of that, and the Conv after one reorders its half to dense nhwc. (Fused
  *    by the channel-shuffle rule, the whole block is dn_shuffle.c's reorders instead,
  *    each reading its input as it is, views too, and writing dense outputs.)
+ *  - uint8 and int8 tensors (the int8 products' outputs, dn_qprod.c) are viewed alike,
+ *    their dtype kept; their activation layout is channels-last (nwc, nhwc, ndhwc)
+ *    whatever the float policy, as the int8 convolutions write them.
  */
 #include "exec/dnnl/dn_opkit.h"
 
@@ -33,16 +36,35 @@ static bool has_blocks(const dnnl_memory_desc_t *md)
     return md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0;
 }
 
+/* The activation layout of a rank for elements of type dt: the plan's for float32,
+ * channels-last for int8 (dn_qprod.c); undef: plain. */
+static dnnl_format_tag_t act_tag_of(const dn_ctx *c, int rank, dnnl_data_type_t dt)
+{
+    static const dnnl_format_tag_t channels_last[] = {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc};
+    if (dt != dnnl_u8 && dt != dnnl_s8)
+        return dn_act_tag(c, rank);
+    return rank >= 3 && rank <= 5 ? channels_last[rank - 3] : dnnl_format_tag_undef;
+}
+
+/* A dense descriptor of dims in layout tag (undef: plain) with elements of type dt. */
+static dnnl_status_t dense_md(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                              dnnl_format_tag_t tag, dnnl_data_type_t dt)
+{
+    dnnl_status_t r = tag == dnnl_format_tag_undef ? dn_md_plain(md, rank, dims, NULL)
+                                                   : dn_md_tag(md, rank, dims, tag);
+    return r == dnnl_success ? dn_md_retype(md, dn_gl_dtype(dt)) : r;
+}
+
 /* md is what a primitive of this plan reads without question: plain row-major, or the
  * activation layout for its rank, dense and at offset 0. */
 static bool ordinary(const dn_ctx *c, const dnnl_memory_desc_t *md)
 {
     if (dn_md_is_plain(md))
         return true;
-    dnnl_format_tag_t tag = dn_act_tag(c, md->ndims);
+    dnnl_format_tag_t tag = act_tag_of(c, md->ndims, md->data_type);
     dnnl_memory_desc_t act;
     return tag != dnnl_format_tag_undef && md->offset0 == 0 &&
-           dn_md_tag(&act, md->ndims, md->dims, tag) == dnnl_success &&
+           dense_md(&act, md->ndims, md->dims, tag, md->data_type) == dnnl_success &&
            dnnl_memory_desc_equal(&act, md);
 }
 
@@ -62,9 +84,8 @@ const gl_tensor_layout *dn_view_layout(dn_ctx *c, const dnnl_memory_desc_t *md)
 dnnl_status_t dn_view_dense(const dn_ctx *c, const dnnl_memory_desc_t *md,
                             dnnl_memory_desc_t *dense)
 {
-    dnnl_format_tag_t tag = dn_act_tag(c, md->ndims);
-    return tag == dnnl_format_tag_undef ? dn_md_plain(dense, md->ndims, md->dims, NULL)
-                                        : dn_md_tag(dense, md->ndims, md->dims, tag);
+    return dense_md(dense, md->ndims, md->dims, act_tag_of(c, md->ndims, md->data_type),
+                    md->data_type);
 }
 
 bool dn_view_reader(const gl_node *n)
@@ -193,19 +214,20 @@ gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
         return dn_refuse(b, "%lld elements: below the oneDNN threshold (%d)",
                          (long long)x->count, DN_OPS_SMALL);
     /* One reorder into the layout the output's readers want. */
-    dnnl_format_tag_t tag = dn_read_by_backend(k) ? dn_act_tag(b->c, rank) : dnnl_format_tag_undef;
+    dnnl_data_type_t dt = b->held[0].data_type;
+    dnnl_format_tag_t tag = dn_read_by_backend(k) ? act_tag_of(b->c, rank, dt)
+                                                  : dnnl_format_tag_undef;
     dnnl_memory_desc_t out, src, dst;
-    dnnl_status_t r = tag == dnnl_format_tag_undef ? dn_md_plain(&out, rank, dims, NULL)
-                                                   : dn_md_tag(&out, rank, dims, tag);
+    dnnl_status_t r = dense_md(&out, rank, dims, tag, dt);
     if (r == dnnl_success && view) {
         src = *view;
         dst = out;
     } else if (r == dnnl_success) { /* a Reshape: the same row-major order, in x's dims */
         src = b->held[0];
         if (dn_md_reshape(&out, x->rank, x->dims, &dst) != dnnl_success) {
-            r = dn_md_plain(&out, rank, dims, NULL);
+            r = dense_md(&out, rank, dims, dnnl_format_tag_undef, dt);
             if (r == dnnl_success)
-                r = dn_md_plain(&dst, x->rank, x->dims, NULL);
+                r = dense_md(&dst, x->rank, x->dims, dnnl_format_tag_undef, dt);
         }
     }
     if (r == dnnl_success)

@@ -293,6 +293,8 @@ static bool match_integer_op(const qdq_run *r, gl_node *q, gl_node **op_out, gl_
     if (!row || !op->inputs[0] || !is_op(op->inputs[0]->producer, "DequantizeLinear"))
         return false;
     gl_node *dq = op->inputs[0]->producer;
+    if (dq->n_inputs < 2 || !dq->inputs[1])
+        return false;
     *op_out = op;
     *dq_out = dq;
     why[0] = '\0';
@@ -356,6 +358,12 @@ static gl_status integer_ops_pass(qdq_run *r)
 
 /* ---- qdq-group: the match ---------------------------------------------------------------- */
 
+/* A DequantizeLinear with its x and scale (a hostile file may leave them out). */
+static bool is_dq(const gl_node *n)
+{
+    return is_op(n, "DequantizeLinear") && n->n_inputs >= 2 && n->inputs[0] && n->inputs[1];
+}
+
 /* The walk goes through values read by others too: check_links refuses them, so that a
  * unit that would be one but for a second reader gets a record saying so. */
 static gl_node *producer_of(const gl_value *v) { return v ? v->producer : NULL; }
@@ -381,8 +389,8 @@ static bool match_unit(const qdq_run *r, gl_node *q, qunit *u)
         u->acts[i] = acts[n - 1 - i];
     u->n_acts = n;
     if (is_op(at, "Add") && at->n_inputs == 2 && at->inputs[0] && at->inputs[1] &&
-        is_op(at->inputs[0]->producer, "DequantizeLinear") &&
-        is_op(at->inputs[1]->producer, "DequantizeLinear")) {
+        is_dq(at->inputs[0]->producer) &&
+        is_dq(at->inputs[1]->producer)) {
         u->kind = Q_ADD;
         u->head = at;
         u->dq_x = at->inputs[0]->producer;
@@ -393,7 +401,7 @@ static bool match_unit(const qdq_run *r, gl_node *q, qunit *u)
         for (int s = 0; s < 2; s++) {
             gl_node *mm = producer_of(at->inputs[s]);
             gl_node *b = at->inputs[1 - s] ? at->inputs[1 - s]->producer : NULL;
-            if (is_op(mm, "MatMul") && is_op(b, "DequantizeLinear")) {
+            if (is_op(mm, "MatMul") && is_dq(b)) {
                 u->bias_add = at;
                 u->dq_b = b;
                 at = mm;
@@ -407,13 +415,13 @@ static bool match_unit(const qdq_run *r, gl_node *q, qunit *u)
     if (at->n_inputs < 2 || !at->inputs[0] || !at->inputs[1])
         return false;
     gl_node *x = at->inputs[0]->producer, *w = at->inputs[1]->producer;
-    if (!is_op(x, "DequantizeLinear"))
+    if (!is_dq(x))
         return false; /* a float Conv before a Q: no unit */
     u->dq_x = x;
-    u->dq_w = is_op(w, "DequantizeLinear") ? w : NULL;
+    u->dq_w = is_dq(w) ? w : NULL;
     if (!u->bias_add && at->n_inputs > 2 && at->inputs[2]) {
         u->dq_b = at->inputs[2]->producer;
-        u->float_bias = !is_op(u->dq_b, "DequantizeLinear");
+        u->float_bias = !is_dq(u->dq_b);
     }
     return true;
 }
@@ -434,6 +442,10 @@ static const char *rank_problem(const qunit *u)
     int rank = w->init ? w->init->rank : -1;
     if (is_op(u->head, "MatMul") && rank != 2)
         return "MatMul weights of rank other than 2";
+    if (is_op(u->head, "Gemm") && rank != 2)
+        return "Gemm weights of rank other than 2";
+    if (is_op(u->head, "Conv") && rank < 3)
+        return "Conv weights of rank below 3";
     if (is_op(u->head, "Gemm") && (gl_node_attr_int(u->head, "transA", 0) ||
                                     gl_node_attr_float(u->head, "alpha", 1) != 1 ||
                                     gl_node_attr_float(u->head, "beta", 1) != 1))
@@ -468,7 +480,7 @@ static bool check_weights(const qunit *u, char *why, size_t len)
                  u->head->op_type, u->head->name, u->head->inputs[1]->name);
         return false;
     }
-    const gl_tensor *wq = const_of(w->inputs[0]);
+    const gl_tensor *wq = w->n_inputs ? const_of(w->inputs[0]) : NULL;
     if (!wq || wq->dtype != GL_DT_INT8) {
         snprintf(why, len, "DequantizeLinear '%s': weights '%s' are not an int8 constant",
                  w->name, w->inputs[0]->name);

@@ -157,13 +157,6 @@ static double scale_value(const gl_node *n)
 
 /* ---- qdq-absorb-activation ------------------------------------------------------------- */
 
-/* ONNX's quantization of one value (round half to even, saturate), as the kernels do it. */
-static int64_t quantize(float x, float scale, int64_t zero, gl_dtype dt)
-{
-    double r = (double)nearbyintf(x / scale) + (double)zero;
-    return r < (double)q_min(dt) ? q_min(dt) : r > (double)q_max(dt) ? q_max(dt) : (int64_t)r;
-}
-
 /* A Clip bound: the constant input i, or the default when absent; false when it is
  * given but not a constant scalar. */
 static bool clip_bound(const gl_node *n, size_t i, float dflt, float *out)
@@ -194,8 +187,8 @@ static bool absorbed_by(const gl_node *act, const gl_node *q, int64_t opset, cha
             return false;
         }
     }
-    bool low = isinf(lo) && lo < 0 ? true : quantize(lo, s, z, dt) == q_min(dt);
-    bool high = isinf(hi) && hi > 0 ? true : quantize(hi, s, z, dt) == q_max(dt);
+    bool low = isinf(lo) && lo < 0 ? true : gl_quantize_value(lo, s, z, dt) == q_min(dt);
+    bool high = isinf(hi) && hi > 0 ? true : gl_quantize_value(hi, s, z, dt) == q_max(dt);
     if (!low || !high) {
         snprintf(why, len, "%s '%s' [%g, %g] cuts inside the range QuantizeLinear '%s' "
                  "represents ([%g, %g]: scale %g, zero point %lld)", act->op_type, act->name,

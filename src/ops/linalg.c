@@ -50,19 +50,9 @@ static int64_t *tensor_to_i64(const gl_tensor *t, const char *where)
     return v;
 }
 
-/* Quantized value: round half to even (nearbyint in the default rounding mode), add the
- * zero point, saturate to the 8-bit range of dt. */
-static int64_t quantize_value(float x, float scale, int64_t zero, gl_dtype dt)
-{
-    double lo = dt == GL_DT_INT8 ? -128 : 0, hi = dt == GL_DT_INT8 ? 127 : 255;
-    double v = (double)nearbyintf(x / scale) + (double)zero;
-    if (isnan(v))
-        v = (double)zero;
-    return (int64_t)(v < lo ? lo : v > hi ? hi : v);
-}
 
 /* The common cases of QuantizeLinear and DequantizeLinear, per tensor between float32 and
- * 8 bits, as plain loops: quantize_value's arithmetic without a call and a dtype switch
+ * 8 bits, as plain loops: gl_quantize_value's arithmetic without a call and a dtype switch
  * per element (a transformer's small activations run here, below oneDNN's threshold). */
 static void quantize_f32(const float *x, int64_t n, float scale, int64_t zero, gl_dtype dt,
                          void *out)
@@ -1285,7 +1275,7 @@ static gl_status qlinearmatmul_kernel(gl_kernel_ctx *k)
     for (int64_t i = 0; i < y->count; i++) {
         int64_t col = i % g.n, row = (i / g.n) % g.m;
         float scale = (float)qvec_at(&sa, row, 1) * (float)qvec_at(&sb, col, 1);
-        gl_elem_set_i64(y, i, quantize_value((float)acc[i] * scale, ys, yz, y->dtype));
+        gl_elem_set_i64(y, i, gl_quantize_value((float)acc[i] * scale, ys, yz, y->dtype));
     }
     free(acc);
     return GL_OK;
@@ -1360,7 +1350,7 @@ static gl_status quantize_run(gl_kernel_ctx *k, bool per_axis)
         int64_t ch = (i / q.inner) % q.channels;
         float xv = xf ? xf[i] : (float)gl_elem_f64(x, i);
         int64_t zv = zero ? gl_elem_i64(zero, ch) : 0;
-        gl_elem_set_i64(y, i, quantize_value(xv, (float)gl_elem_f64(scale, ch), zv, dt));
+        gl_elem_set_i64(y, i, gl_quantize_value(xv, (float)gl_elem_f64(scale, ch), zv, dt));
     }
     return GL_OK;
 }
@@ -1447,7 +1437,7 @@ static gl_status dynamicquantizelinear_kernel(gl_kernel_ctx *k)
     if (!y)
         return GL_ERR_NOMEM;
     for (int64_t i = 0; scale > 0 && i < x->count; i++)
-        gl_elem_set_i64(y, i, quantize_value((float)gl_elem_f64(x, i), scale, zero,
+        gl_elem_set_i64(y, i, gl_quantize_value((float)gl_elem_f64(x, i), scale, zero,
                                              GL_DT_UINT8));
     if (gl_out_wanted(k, 1)) {
         gl_tensor *s = gl_out_new(k, 1, GL_DT_FLOAT, 0, NULL);
@@ -1737,7 +1727,7 @@ static gl_status qlinearconv_kernel(gl_kernel_ctx *k)
         int64_t m = (i / g.out_size) % g.m;
         int64_t v = acc[i] + (int64_t)qvec_at(&bv, m, 0);
         float scale = xs * (float)qvec_at(&ws, m, 1);
-        gl_elem_set_i64(y, i, quantize_value((float)v * scale, ys, yz, y->dtype));
+        gl_elem_set_i64(y, i, gl_quantize_value((float)v * scale, ys, yz, y->dtype));
     }
     free(acc);
     return GL_OK;

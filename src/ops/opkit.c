@@ -332,6 +332,15 @@ bool gl_tensor_ints(const gl_tensor *t, const char *where, const char *what, int
 
 double gl_elem_f64(const gl_tensor *t, int64_t i) { return gl_tensor_get_f64(t, i); }
 
+int64_t gl_quantize_value(float x, float scale, int64_t zero, gl_dtype dt)
+{
+    double lo = dt == GL_DT_INT8 ? -128 : 0, hi = dt == GL_DT_INT8 ? 127 : 255;
+    double v = (double)nearbyintf(x / scale) + (double)zero;
+    if (isnan(v))
+        v = (double)zero;
+    return (int64_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
 int64_t gl_elem_i64(const gl_tensor *t, int64_t i)
 {
     const void *p = gl_tensor_data(t);

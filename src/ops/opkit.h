@@ -106,6 +106,9 @@ int64_t gl_elem_i64(const gl_tensor *t, int64_t i);
  * tensors only: a string tensor is left unchanged. */
 void gl_elem_set_f64(gl_tensor *t, int64_t i, double v);
 void gl_elem_set_i64(gl_tensor *t, int64_t i, int64_t v);
+/* ONNX's QuantizeLinear of one value into 8-bit dt (uint8 or int8): x / scale rounded half
+ * to even, plus the zero point, saturated; NaN gives the zero point. */
+int64_t gl_quantize_value(float x, float scale, int64_t zero, gl_dtype dt);
 /* Three-way order of elements i and j of t (as numpy sorts): numbers by value, exact for
  * 64-bit integers, NaN after every number and equal to NaN; strings bytewise. */
 int gl_elem_cmp(const gl_tensor *t, int64_t i, int64_t j);

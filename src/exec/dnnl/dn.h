@@ -374,6 +374,9 @@ gl_status dn_node_exec_known(dn_ctx *c, gl_kernel_ctx *k, dn_node *s, dn_inputs 
  * again, and again when the next run goes back to the primitive). */
 gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 void dn_node_clear(dn_node *s);
+/* A unit refused at its first run (s->fallback) runs its members on the reference
+ * kernels: say so in impl and note, the refusal's note kept as the reason. */
+void dn_note_runs_members(dn_node *s);
 /* The shape guard for units that build without dn_node_ready (dn_shuffle.c): record the
  * inputs of this build (false when one has more dims than oneDNN takes); do they match? */
 bool dn_key_set(dn_node *s, const gl_kernel_ctx *k);

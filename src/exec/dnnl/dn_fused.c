@@ -756,11 +756,7 @@ static void describe_segment(fused_unit *u)
         k += (size_t)snprintf(members + k, sizeof(members) - k, ", %s '%s'",
                               u->steps[j].node->op_type, u->steps[j].node->name);
     if (s->fallback) {
-        char why[sizeof(s->note)];
-        snprintf(why, sizeof(why), "%s", s->note);
-        snprintf(s->impl, sizeof(s->impl), "ref (members)");
-        snprintf(s->note, sizeof(s->note), "runs its members on the reference kernels: %.110s",
-                 why);
+        dn_note_runs_members(s);
         snprintf(u->seg_impl, sizeof(u->seg_impl), "ref");
         return;
     }

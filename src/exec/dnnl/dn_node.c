@@ -289,6 +289,14 @@ bool dn_key_set(dn_node *s, const gl_kernel_ctx *k)
 
 /* ---- building ------------------------------------------------------------------------------ */
 
+void dn_note_runs_members(dn_node *s)
+{
+    char why[sizeof(s->note)];
+    snprintf(why, sizeof(why), "%s", s->note);
+    snprintf(s->impl, sizeof(s->impl), "ref (members)");
+    snprintf(s->note, sizeof(s->note), "runs its members on the reference kernels: %.110s", why);
+}
+
 void dn_node_clear(dn_node *s)
 {
     if (s->prim)

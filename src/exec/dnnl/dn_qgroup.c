@@ -467,11 +467,7 @@ static void describe(qgroup *u)
 {
     dn_node *s = &u->node;
     if (s->fallback) {
-        char why[sizeof(s->note)];
-        snprintf(why, sizeof(why), "%s", s->note);
-        snprintf(s->impl, sizeof(s->impl), "ref (members)");
-        snprintf(s->note, sizeof(s->note), "runs its members on the reference kernels: %.110s",
-                 why);
+        dn_note_runs_members(s);
         return;
     }
     size_t k = strlen(s->impl);

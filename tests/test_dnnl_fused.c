@@ -2,7 +2,8 @@
  * graphlab.fused) on the oneDNN backend, against the reference executor's expansion of
  * the body.
  *
- * Each row is one group: a head (Conv, depthwise Conv, ConvTranspose, MatMul, Gemm) and a
+ * Each row is one group: a head (Conv, depthwise Conv, ConvTranspose, MatMul, Gemm,
+ * BatchNormalization) and a
  * chain of members, each reading the previous member's output, some with another operand:
  *   'c' a random constant of the given dims   'x' a random graph input of the given dims
  *   'r' the head's own input (a residual of the output's shape)
@@ -49,7 +50,7 @@ typedef struct fcase {
                           * (a stack of one-row products, as an attention projection
                           * whose sequence comes first), 'g' Gemm [8,32]x[32,24]+C[24],
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
-                          * [1,8,8,16] */
+                          * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8] */
     const char *layouts;
     bool through;        /* the head's input comes through a 1x1 Conv / a Relu */
     step_spec steps[4];
@@ -112,6 +113,24 @@ static gl_value *formal(gl_function *f, gl_value **actual, size_t *n, gl_value *
     return fv;
 }
 
+/* BatchNormalization of fx [1,16,8,8] with random scale, B and mean in [-1, 1) and
+ * variances in [0.5, 1.5). */
+static gl_node *batchnorm_head(gl_graph *g, gl_function *f, gl_value **actual, size_t *n_act,
+                               gl_value *fx)
+{
+    static const char *const names[] = {"scale", "B", "mean", "var"};
+    int64_t ch = 16;
+    gl_value *ins[5] = {fx};
+    for (size_t i = 0; i < 4; i++) {
+        float d[16];
+        for (int64_t j = 0; j < ch; j++)
+            d[j] = i == 3 ? 1.0f + 0.5f * tu_uniform(&seed) : tu_uniform(&seed);
+        gl_value *v = tu_const_f32(g, names[i], 1, &ch, d);
+        ins[i + 1] = formal(f, actual, n_act, v);
+    }
+    return gl_add_node(f->body, "BatchNormalization", "", "head", ins, 5, 1);
+}
+
 static gl_node *add_op(gl_graph *g, const char *op, const char *name, gl_value **ins, size_t n)
 {
     const char *dot = strchr(op, '.');
@@ -128,7 +147,7 @@ static built build_row(const fcase *c)
     gl_model_set_opset(m, "graphlab.fused", 1);
     gl_model_set_opset(m, "graphlab", 1);
     gl_graph *g = m->graph;
-    bool conv = strchr("cdtn", c->head) != NULL;
+    bool conv = strchr("cdtnB", c->head) != NULL;
     int64_t xd[4] = {1, 16, 8, 8}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
     if (c->head == 'q')
         memcpy(md, (int64_t[]){16, 1, 32}, sizeof(md));
@@ -153,7 +172,9 @@ static built build_row(const fcase *c)
     size_t n_act = 0;
     gl_value *fx = formal(f, actual, &n_act, x);
     gl_node *head;
-    if (conv) {
+    if (c->head == 'B') {
+        head = batchnorm_head(g, f, actual, &n_act, fx);
+    } else if (conv) {
         bool dw = c->head == 'd', tr = c->head == 't';
         int64_t wd[4] = {16, dw ? 1 : tr ? 8 : 16, 3, 3}, oc = tr ? 8 : 16;
         gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 4, wd));
@@ -412,6 +433,29 @@ static const fcase matmul_cases[] = {
      .what = "eltwise_relu + binary_add"},
 };
 
+/* DenseNet's pre-activation BatchNormalization + Relu: one batch normalization with a
+ * relu post-op, on its jit kernel in nhwc and blocked layouts (plain: oneDNN 2.6's
+ * vectorized ncsp one). It takes that one post-op and no other. */
+static const fcase batchnorm_cases[] = {
+    {"BatchNormalization+Relu", 'B', "pnb", true, {ACT("Relu")}, .expect = FUSED,
+     .what = "eltwise_relu"},
+    {"BatchNormalization+Relu, shapes known at the claim", 'B', "pnb", false, {ACT("Relu")},
+     .expect = FUSED, .what = "eltwise_relu"},
+    {"BatchNormalization+Relu on the jit kernel", 'B', "nb", true, {ACT("Relu")},
+     .expect = FUSED, .what = "bnorm_jit"},
+    {"BatchNormalization+LeakyRelu", 'B', "pnb", true,
+     {{.op = "LeakyRelu", .attrs = {AF("alpha", 0.1f)}}}, .expect = FUSED,
+     .what = "eltwise_relu"},
+    {"BatchNormalization+Sigmoid", 'B', "nb", false, {ACT("Sigmoid")}, .expect = BODY,
+     .what = "takes one post-op, a relu"},
+    {"BatchNormalization+Sigmoid, found at the first run", 'B', "n", true, {ACT("Sigmoid")},
+     .expect = MEMBERS, .what = "takes one post-op, a relu"},
+    {"BatchNormalization+Relu+Relu", 'B', "n", false, {ACT("Relu"), ACT("Relu")},
+     .expect = BODY, .what = "takes one post-op, a relu"},
+    {"BatchNormalization+Mul(scalar)", 'B', "n", false, {OPD("Mul", 'c', 0)}, .expect = BODY,
+     .what = "no binary member"},
+};
+
 /* Groups of several primitives: a member that is no post-op starts the next one. */
 static const fcase unit_cases[] = {
     {"MatMul+Softmax", 'm', "p", false, {ACT("Softmax")}, .expect = UNIT,
@@ -478,6 +522,12 @@ Test(dnnl_fused, matmul_and_gemm_heads)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(matmul_cases); i++)
         run_case(&matmul_cases[i]);
+}
+
+Test(dnnl_fused, batchnorm_head_with_its_relu)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(batchnorm_cases); i++)
+        run_case(&batchnorm_cases[i]);
 }
 
 Test(dnnl_fused, units_of_several_primitives)

@@ -2,7 +2,7 @@
  * primitive with post-ops, or as a unit of a few.
  *
  * The group is read from its body, never from its name: a head (Conv, ConvTranspose,
- * MatMul, Gemm), then a chain in which each member reads the previous member's output once
+ * MatMul, Gemm; BatchNormalization, whose one member is a Relu), then a chain in which each member reads the previous member's output once
  * and nothing else does: activations (every op dn_eltwise.c maps, graphlab's Gelu,
  * GeluTanh, Silu, HardSwish among them) become eltwise post-ops; Add/Sub/Mul/Div/Max/Min
  * with another operand become binary post-ops (the operand broadcast to the output as oneDNN 2.6 takes
@@ -10,11 +10,11 @@
  * shape after a convolution: a sum post-op, its operand written into the destination
  * before each run (reordered when it arrives in another layout).
  *
- * The head runs through its own op's build (dn_conv.c, dn_matmul.c, dn_deconv.c) on a
- * stand-in node: the head reading the call's values (so initializers are seen as constants
- * and reordered once), its inputs followed by the chain's operands; the chain's post-ops
- * reach the head's primitive through dn_build.tail. The stand-in's inputs are the unit's
- * "slots"; the shape guard and the weight cache are dn_node.c's, unchanged.
+ * The head runs through its own op's build (dn_conv.c, dn_matmul.c, dn_deconv.c,
+ * dn_norm.c) on a stand-in node: the head reading the call's values (so initializers are
+ * seen as constants and reordered once), its inputs followed by the chain's operands; the
+ * chain's post-ops reach the head's primitive through dn_build.tail. The stand-in's inputs
+ * are the unit's "slots"; the shape guard and the weight cache are dn_node.c's, unchanged.
  *
  * A claim parses the body and, when the IR knows every shape, builds the primitive
  * descriptor once: a refusal, or oneDNN's reference implementation, leaves the call to the
@@ -50,15 +50,20 @@ static const struct head_row {
     const char *domain, *op;
     size_t slots;
     bool sums;  /* writes a layout-kept activation: a same-shape Add is a sum post-op */
-    /* Eltwise members only: graphlab's NhwcConv writes [N,H,W,C], and a binary operand's
-     * dims would be read against the primitive's logical [N,C,H,W]. */
-    bool eltwise_only;
+    /* Why the head takes eltwise members only (NULL: binary ones too); the fusion pass
+     * reads it through the target (dn_fused_head_refusal). */
+    const char *eltwise_only;
 } head_rows[] = {
-    {"", "Conv", 3, true, false},         {"", "ConvTranspose", 3, true, false},
-    {"", "MatMul", 2, false, false},      {"", "Gemm", 3, false, false},
+    {"", "Conv", 3, true, NULL},         {"", "ConvTranspose", 3, true, NULL},
+    {"", "MatMul", 2, false, NULL},      {"", "Gemm", 3, false, NULL},
     /* fold-transpose's MatMul of transposed operands: its build takes a tail too */
-    {"graphlab", "FusedMatMul", 2, false, false},
-    {"graphlab", "NhwcConv", 3, false, true},
+    {"graphlab", "FusedMatMul", 2, false, NULL},
+    {"graphlab", "NhwcConv", 3, false,
+     "eltwise members only: NhwcConv writes [N,H,W,C], oneDNN reads a binary operand "
+     "against [N,C,H,W]"},
+    /* X, scale, B, mean, var; dn_norm.c's build takes its Relu as a relu post-op */
+    {"", "BatchNormalization", 5, false,
+     "no binary member: oneDNN 2.6's batch normalization takes one relu post-op"},
 };
 
 typedef struct fused_step {
@@ -247,8 +252,8 @@ static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char
                               ? dn_binary_alg(n->op_type, &commutes)
                               : (dnnl_alg_kind_t)0;
     if (bin && u->head_row->eltwise_only) {
-        snprintf(why, len, "member '%s' (%s): a %s head takes eltwise members only", n->name,
-                 n->op_type, u->head->op_type);
+        snprintf(why, len, "member '%s' (%s): %s", n->name, n->op_type,
+                 u->head_row->eltwise_only);
         return false;
     }
     if (bin) {
@@ -308,10 +313,7 @@ static const struct head_row *head_row_of(const gl_node *n)
 const char *dn_fused_head_refusal(const gl_node *head, bool binary)
 {
     const struct head_row *hr = head_row_of(head);
-    if (hr && binary && hr->eltwise_only)
-        return "its output is channels-last [N,H,W,C] while oneDNN reads a binary "
-               "operand against the primitive's [N,C,H,W]: eltwise members only";
-    return NULL;
+    return hr && binary ? hr->eltwise_only : NULL;
 }
 
 /* Activation member st takes post-ops oneDNN has, its parameters fixed across runs (read

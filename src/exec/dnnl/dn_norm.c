@@ -7,6 +7,9 @@
  *       above 5) is read as a plain 4-D view [N, C, rest, 1]: for 3-D, oneDNN 2.6 has only
  *       its reference code, for the 4-D view the vectorized ncsp kernel. Training mode,
  *       the running-statistics outputs and opset-7 spatial=0 stay on the reference kernel.
+ *       As the head of a fused group (the fusion pass's batchnorm-relu: DenseNet's
+ *       pre-activation BatchNormalization -> Relu) its Relu or LeakyRelu is a relu
+ *       post-op of the same primitive (dn_fused.c passes it through dn_build.tail).
  *   InstanceNormalization  batch normalization computing its own statistics: over
  *       [N, C, spatial] with N = 1 that is instance normalization as it stands (X in its
  *       layout); otherwise X is viewed as [1, N*C, spatial, 1] with scale and B repeated
@@ -63,6 +66,7 @@ typedef struct norm_src {
     bool has_view;
     float eps;
     unsigned flags;
+    dnnl_primitive_attr_t attr; /* a fused unit's relu post-op (NULL: none); owned */
 } norm_src;
 
 static dnnl_status_t bnorm_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
@@ -75,7 +79,8 @@ static dnnl_status_t bnorm_way(dn_build *b, void *arg, int way, dnnl_primitive_d
     dnnl_batch_normalization_desc_t d;
     dnnl_status_t r = dnnl_batch_normalization_forward_desc_init(
         &d, dnnl_forward_inference, way == 0 ? &b->md[0] : &ns->view, ns->eps, ns->flags);
-    return r == dnnl_success ? dnnl_primitive_desc_create(pd, &d, NULL, b->c->engine, NULL) : r;
+    return r == dnnl_success ? dnnl_primitive_desc_create(pd, &d, ns->attr, b->c->engine, NULL)
+                             : r;
 }
 
 /* Bind X and Y for the way kept. */
@@ -104,7 +109,17 @@ static gl_status batchnorm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     norm_src ns = {.x = x, .eps = gl_node_attr_float(k->node, "epsilon", 1e-5f),
                    .flags = dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift};
     ns.has_view = nc_view(x, x->dims[0], c, &ns.view) == dnnl_success;
+    /* Heading a fused unit (BatchNormalization + Relu/LeakyRelu): its member is a post-op.
+     * oneDNN 2.6 takes exactly one, a relu (the inference form of fuse_norm_relu, with
+     * LeakyRelu's slope too; measured: a second post-op, or any other algorithm, is
+     * dnnl_unimplemented in every layout). */
+    if (dn_build_attr(b, NULL, 0, x->rank, x->dims, &ns.attr) != dnnl_success)
+        return dn_refuse(b, "the group's members make no post-ops for this output");
     int way = dn_pd_pick(b, &ns, 2, bnorm_way, pd);
+    dnnl_primitive_attr_destroy(ns.attr);
+    if (way < 0 && b->tail)
+        return dn_refuse(b, "oneDNN 2.6's batch normalization takes one post-op, a relu "
+                         "(Relu or LeakyRelu), and no other");
     if (way < 0)
         return dn_refuse(b, "oneDNN has no batch normalization for this shape");
     if (dn_pd_is_ref(*pd))

@@ -16,7 +16,8 @@
  *     operand or a scalar ("broadcast"; all three refused under fusion.exact-shapes=1,
  *     "exact-shapes"); shapes that must be known to be proven ("shapes"); what oneDNN
  *     2.6 can run ("target": binary post-op operand order, Clip bounds fixed, the 1x1
- *     and depthwise convolutions of its depthwise post-op, at most 32 post-ops).
+ *     and depthwise convolutions of its depthwise post-op, a BatchNormalization in
+ *     inference of rank 4 or 5, at most 32 post-ops).
  * The candidate is the longest prefix of the walk that passes them. It is refused whole
  * when it has more nodes than the rule's maximum ("max-ops") or more post-ops than
  * oneDNN takes ("target"): a longer chain is never cut to fit, and no shorter rule
@@ -567,6 +568,44 @@ static bool check_shuffle(fu_cand *k, const gl_node *n, const gl_value *v)
     return ok;
 }
 
+/* A BatchNormalization the target runs with its follower as a post-op: an inference one
+ * (the statistics are its mean and var inputs), making Y alone, of rank 4 or 5 (oneDNN
+ * 2.6's jit kernels take the relu post-op in nchw, nhwc and blocked layouts; 3-D runs as
+ * a plain view, others not at all). Training mode (opset 14's training_mode=1) needs
+ * the batch's statistics, opset 7's spatial=0 a parameter per position: neither is the
+ * target's inference primitive (nor what the executor runs unfused, ops/nn.c). */
+static bool check_batchnorm(const fu_ctx *c, fu_cand *k, const gl_node *n)
+{
+    const char *mode = c->opset >= 14 && gl_node_attr_int(n, "training_mode", 0) != 0
+                           ? "training_mode=1"
+                       : c->opset < 9 && gl_node_attr_int(n, "spatial", 1) == 0 ? "spatial=0"
+                                                                                : NULL;
+    if (mode) {
+        set_why(k, "target", "BatchNormalization '%s': %s; the fused kernel normalizes with "
+                "the given mean and var, one per channel (inference)", n->name, mode);
+        return false;
+    }
+    for (size_t o = 1; o < n->n_outputs; o++)
+        if (n->outputs[o]) {
+            set_why(k, "target", "BatchNormalization '%s' makes output %zu ('%s'); the fused "
+                    "kernel makes Y alone", n->name, o, n->outputs[o]->name);
+            return false;
+        }
+    const gl_value *x = n->n_inputs ? n->inputs[0] : NULL;
+    int rank = rank_of(x);
+    if (rank < 0) {
+        set_why(k, "shapes", "BatchNormalization '%s': the rank of its X '%s' is not known "
+                "(run shape-inference first)", n->name, x ? x->name : "");
+        return false;
+    }
+    if (rank != 4 && rank != 5) {
+        set_why(k, "target", "BatchNormalization '%s': its X '%s' has rank %d; the fused "
+                "kernel takes rank 4 or 5", n->name, x->name, rank);
+        return false;
+    }
+    return true;
+}
+
 /* An elementwise binary node's other operand against the chain's value x. */
 static bool check_operand(const fu_ctx *c, fu_cand *k, const gl_node *n, const gl_value *x,
                           const gl_value *o, unsigned flags, int channel)
@@ -765,6 +804,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
     if ((s->flags & (GL_FU_CAT_C | GL_FU_SPLIT_K)) && !check_split(k, n, s->flags))
         return false;
     if ((s->flags & GL_FU_SHUFFLE) && !check_shuffle(k, n, v))
+        return false;
+    if ((s->flags & GL_FU_INFER) && !check_batchnorm(c, k, n))
         return false;
     if (i > 0 && !binary && gl_fu_eltwise_post_ops(n) >= 0 && !check_eltwise_params(c, k, n))
         return false;

@@ -22,10 +22,10 @@
  * limit (oneDNN's 32), so a longer candidate is seen whole and refused, never cut. */
 #define GL_FU_MAX_CHAIN 40
 /* The most inputs and outputs a member may have (Conv, Clip, Gemm: 3 inputs;
- * LayerNormalization: 3 outputs); a node past them is refused (check_node in fusion.c).
- * That includes a Concat: concat-conv1x1 and channel-shuffle take Concats of at most 4
- * inputs. */
-#define GL_FU_MAX_INPUTS 4
+ * BatchNormalization: 5; LayerNormalization: 3 outputs); a node past them is refused
+ * (check_node in fusion.c). That includes a Concat: concat-conv1x1 and channel-shuffle
+ * take Concats of at most 5 inputs (their oneDNN units take 8). */
+#define GL_FU_MAX_INPUTS 5
 #define GL_FU_MAX_OUTPUTS 3
 
 typedef enum gl_fu_rep {
@@ -61,6 +61,9 @@ enum {
     /* The step takes every reader of the chain's value at once (each must be in the
      * step); its members end the chain and their outputs are the group's. */
     GL_FU_FANOUT = 1 << 9,
+    /* BatchNormalization as the target's inference primitive (the running statistics):
+     * not in training mode, Y its only output, X of rank 4 or 5. */
+    GL_FU_INFER = 1 << 10,
 };
 
 typedef struct gl_fu_step {

@@ -7,8 +7,9 @@
  *    ConvAddActivationFusion, MatMulAddFusion (MatMul + Add of rank 2 becomes a Gemm),
  *    GemmActivationFusion, BiasGeluFusion, SkipLayerNormFusion;
  *  - what oneDNN 2.6 runs as one primitive beyond those: a convolution or matmul with a
- *    chain of eltwise and binary post-ops, and a 1x1 convolution followed by a depthwise
- *    3x3 one (its depthwise post-op);
+ *    chain of eltwise and binary post-ops, a 1x1 convolution followed by a depthwise
+ *    3x3 one (its depthwise post-op), and a batch normalization with one relu post-op
+ *    (the only post-op its kernels take: Relu, or LeakyRelu's slope);
  *  - graphlab's own: a channel Concat read by a 1x1 convolution, which is the sum of 1x1
  *    convolutions of the Concat's inputs (the weights' input-channel columns of each):
  *    oneDNN runs one per input into one destination (sum post-op), and the Concat's copy
@@ -95,6 +96,12 @@ static const gl_fu_rule rules[] = {
       OPSF("Slice", GL_FU_OPT, GL_FU_SHUFFLE | GL_FU_FANOUT)}, 5, 8, GL_FU_UNIT,
      "oneDNN reorders, one per (Concat input, output) piece, each writing its channels "
      "at their shuffled places: no Concat copy, no dense copy of a view"},
+    /* DenseNet's pre-activation BatchNormalization -> Relu -> Conv: the BN cannot fold
+     * into the Conv across the Relu, but its Relu can join the BN's own primitive. */
+    {"batchnorm-relu", NULL, "oneDNN 2.6 batch normalization (fuse_norm_relu, inference)",
+     {OPSF("BatchNormalization", GL_FU_ONE, GL_FU_INFER), OPS("Relu LeakyRelu", GL_FU_ONE)},
+     2, 2, GL_FU_POST_OPS,
+     "oneDNN batch normalization (given statistics) with its one relu post-op"},
     {"conv-depthwise", NULL, "oneDNN 2.6 depthwise post-op (dw_k3s1p1 / dw_k3s2p1)",
      {OPSF("Conv", GL_FU_ONE, GL_FU_1X1), ACT(GL_FU_STAR), OPSF("Conv", GL_FU_ONE, GL_FU_DW),
       POST(GL_FU_STAR)}, 4, 4, GL_FU_UNIT,

@@ -506,6 +506,63 @@ static const fcase shuffle_cases[] = {
 
 Test(fusion, channel_shuffle) { RUN(shuffle_cases); }
 
+/* batchnorm-relu: DenseNet's pre-activation BatchNormalization -> Relu as one oneDNN
+ * batch normalization with a relu post-op (the BN cannot fold into the Conv after the
+ * Relu). BN_P: its four [4] parameters, the variances positive. */
+#define BN_P                                                                               \
+    "const s f32[4] = rand; const b f32[4] = rand; const mu f32[4] = rand; "               \
+    "const var f32[4] = 0.5,1,2,0.25; "
+#define BN BN_P "in x f32s[1,4,5,5]; y = BatchNormalization(x, s, b, mu, var); "
+static const fcase batchnorm_cases[] = {
+    {"bn_relu", 13, false, BN "r = Relu(y); out r",
+     APPLIED("batchnorm-relu", "BatchNormalization=0 Relu=0", 2, 1)},
+    {"bn_leaky_relu", 15, false, BN "r = LeakyRelu(y) alpha=0.1; out r",
+     APPLIED("batchnorm-relu", "BatchNormalization=0 LeakyRelu=0", 2, 1)},
+    {"bn_relu_5d", 13, false,
+     BN_P "in x f32s[2,4,3,3,3]; y = BatchNormalization(x, s, b, mu, var); r = Relu(y); out r",
+     APPLIED("batchnorm-relu", "BatchNormalization=0 Relu=0", 2, 1)},
+    /* The Conv after the Relu is a group of its own: the BN cannot fold into it. */
+    {"bn_relu_conv", 13, false,
+     BN "r = Relu(y); const w f32[3,4,1,1] = rand; c = Conv(r, w); out c",
+     APPLIED("batchnorm-relu", "BatchNormalization=0 Relu=0 Conv=1", 2, 1)},
+    {"bn_relu_branch", 13, false, BN "r = Relu(y); t = Sigmoid(y); out r, t",
+     REFUSED("batchnorm-relu", "branch: 'y' (output of BatchNormalization 'n_y') is read by "
+             "2 nodes")},
+    {"bn_relu_graph_output", 13, false, BN "r = Relu(y); out r, y",
+     REFUSED("batchnorm-relu", "graph-output: 'y' (output of BatchNormalization 'n_y') is a "
+             "graph output")},
+    {"bn_training_mode", 15, false,
+     BN_P "in x f32s[2,4,5,5]; y = BatchNormalization(x, s, b, mu, var) training_mode=1; "
+     "r = Relu(y); out r",
+     REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y': training_mode=1")},
+    {"bn_running_mean_asked", 15, false,
+     BN_P "in x f32s[1,4,5,5]; y, m = BatchNormalization(x, s, b, mu, var); r = Relu(y); "
+     "out r",
+     REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y' makes output 1 ('m')")},
+    {"bn_running_mean_read", 15, false,
+     BN_P "in x f32s[2,4,5,5]; y, m, v = BatchNormalization(x, s, b, mu, var) "
+     "training_mode=1; r = Relu(y); out r, m, v",
+     REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y': training_mode=1")},
+    {"bn_relu_rank2", 13, false,
+     BN_P "in x f32s[3,4]; y = BatchNormalization(x, s, b, mu, var); r = Relu(y); out r",
+     REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y': its X 'x' has rank 2")},
+    {"bn_relu_unknown_rank", 13, false,
+     BN_P "in x f32s?[1,4,5,5]; y = BatchNormalization(x, s, b, mu, var); r = Relu(y); "
+     "out r",
+     REFUSED("batchnorm-relu", "shapes: BatchNormalization 'n_y': the rank of its X 'x'")},
+    /* opset 7's spatial=0: a scale, B, mean and var per (channel, position) */
+    {"bn_spatial_0", 7, false,
+     "const s f32[4,1,1] = rand; const b f32[4,1,1] = rand; const mu f32[4,1,1] = rand; "
+     "const var f32[4,1,1] = 0.5,1,2,0.25; in x f32s[1,4,1,1]; "
+     "y = BatchNormalization(x, s, b, mu, var) spatial=0; r = Relu(y); out r",
+     REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y': spatial=0")},
+    /* oneDNN's batch normalization takes a relu post-op and no other */
+    {"bn_sigmoid", 13, false, BN "t = Sigmoid(y); out t", UNTOUCHED},
+    {"bn_alone", 13, false, BN "out y", UNTOUCHED},
+};
+
+Test(fusion, batchnorm_relu) { RUN(batchnorm_cases); }
+
 /* ==== the table ========================================================================== */
 
 Test(fusion, rule_table)

@@ -745,7 +745,9 @@ static bool check_head_takes(const fu_ctx *c, fu_cand *k, const gl_node *n, bool
 {
     const gl_node *head = k->nodes[0];
     bool slow = false;
-    const char *why = gl_target_default()->head_post_ops_refusal(head, binary, &slow);
+    int64_t opset = gl_model_opset(c->m, n->domain);
+    const char *why = gl_target_default()->head_post_ops_refusal(head, n, opset ? opset : 1,
+                                                                 binary, &slow);
     if (!why || (slow && !c->probe)) /* fusion.probe=0: the rule table alone */
         return true;
     set_why(k, "target", "%s '%s' takes no %s member ('%s', %s) here: %s", head->op_type,

@@ -97,9 +97,10 @@ static const gl_fu_rule rules[] = {
      "oneDNN reorders, one per (Concat input, output) piece, each writing its channels "
      "at their shuffled places: no Concat copy, no dense copy of a view"},
     /* DenseNet's pre-activation BatchNormalization -> Relu -> Conv: the BN cannot fold
-     * into the Conv across the Relu, but its Relu can join the BN's own primitive. */
+     * into the Conv across the Relu, but its Relu can join the BN's own primitive (the
+     * target takes a Relu or a LeakyRelu there, and no other activation). */
     {"batchnorm-relu", NULL, "oneDNN 2.6 batch normalization (fuse_norm_relu, inference)",
-     {OPSF("BatchNormalization", GL_FU_ONE, GL_FU_INFER), OPS("Relu LeakyRelu", GL_FU_ONE)},
+     {OPSF("BatchNormalization", GL_FU_ONE, GL_FU_INFER), ACT(GL_FU_ONE)},
      2, 2, GL_FU_POST_OPS,
      "oneDNN batch normalization (given statistics) with its one relu post-op"},
     {"conv-depthwise", NULL, "oneDNN 2.6 depthwise post-op (dw_k3s1p1 / dw_k3s2p1)",

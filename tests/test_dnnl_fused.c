@@ -446,14 +446,14 @@ static const fcase batchnorm_cases[] = {
     {"BatchNormalization+LeakyRelu", 'B', "pnb", true,
      {{.op = "LeakyRelu", .attrs = {AF("alpha", 0.1f)}}}, .expect = FUSED,
      .what = "eltwise_relu"},
-    {"BatchNormalization+Sigmoid", 'B', "nb", false, {ACT("Sigmoid")}, .expect = BODY,
-     .what = "takes one post-op, a relu"},
-    {"BatchNormalization+Sigmoid, found at the first run", 'B', "n", true, {ACT("Sigmoid")},
-     .expect = MEMBERS, .what = "takes one post-op, a relu"},
+    {"BatchNormalization+Sigmoid", 'B', "nb", true, {ACT("Sigmoid")}, .expect = BODY,
+     .what = "one relu post-op only"},
+    {"BatchNormalization+Mul(scalar)", 'B', "n", false, {OPD("Mul", 'c', 0)}, .expect = BODY,
+     .what = "one relu post-op only"},
     {"BatchNormalization+Relu+Relu", 'B', "n", false, {ACT("Relu"), ACT("Relu")},
      .expect = BODY, .what = "takes one post-op, a relu"},
-    {"BatchNormalization+Mul(scalar)", 'B', "n", false, {OPD("Mul", 'c', 0)}, .expect = BODY,
-     .what = "no binary member"},
+    {"BatchNormalization+Relu+Relu, found at the first run", 'B', "n", true,
+     {ACT("Relu"), ACT("Relu")}, .expect = MEMBERS, .what = "takes one post-op, a relu"},
 };
 
 /* Groups of several primitives: a member that is no post-op starts the next one. */

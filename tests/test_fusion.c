@@ -556,8 +556,13 @@ static const fcase batchnorm_cases[] = {
      "const var f32[4,1,1] = 0.5,1,2,0.25; in x f32s[1,4,1,1]; "
      "y = BatchNormalization(x, s, b, mu, var) spatial=0; r = Relu(y); out r",
      REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y': spatial=0")},
-    /* oneDNN's batch normalization takes a relu post-op and no other */
-    {"bn_sigmoid", 13, false, BN "t = Sigmoid(y); out t", UNTOUCHED},
+    /* oneDNN's batch normalization takes a relu post-op and no other (the target says) */
+    {"bn_sigmoid", 13, false, BN "t = Sigmoid(y); out t",
+     REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y' takes no eltwise member "
+             "('n_t', Sigmoid) here: one relu post-op only")},
+    {"bn_clip", 13, false, BN "const lo f32[] = 0; const hi f32[] = 6; t = Clip(y, lo, hi); "
+     "out t", REFUSED("batchnorm-relu", "target: BatchNormalization 'n_y' takes no eltwise "
+                      "member ('n_t', Clip) here")},
     {"bn_alone", 13, false, BN "out y", UNTOUCHED},
 };
 

@@ -47,11 +47,13 @@ typedef struct gl_target {
     struct {
         int kernel, pad, min_stride, max_stride;
     } dw_post;
-    /* NULL when `head` takes a member (binary: a binary post-op, else an eltwise one)
-     * at the speed of the head alone; else why not, written in the refusal: a limit of
-     * the backend, or (*slow set) a measured fact about the library's speed, which
+    /* NULL when `head` takes `member` (binary: a binary post-op, else an eltwise one,
+     * read at `opset`, its domain's) at the speed of the head alone; else why not,
+     * written in the refusal: a limit of the backend (a batch normalization takes one
+     * relu), or (*slow set) a measured fact about the library's speed, which
      * fusion.probe=0 overrides. */
-    const char *(*head_post_ops_refusal)(const gl_node *head, bool binary, bool *slow);
+    const char *(*head_post_ops_refusal)(const gl_node *head, const gl_node *member,
+                                         int64_t opset, bool binary, bool *slow);
 } gl_target;
 
 /* The target of the backend fused nodes run on (oneDNN). */

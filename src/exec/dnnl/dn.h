@@ -395,9 +395,11 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
 gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 /* state is a fused unit's (the backend's release and describe tell them apart). */
 bool dn_fused_state(const void *state);
-/* Why a fused group of this head takes no binary (binary) or eltwise member; NULL: it
- * takes them (the target's answer, from the unit's head table). */
-const char *dn_fused_head_refusal(const gl_node *head, bool binary);
+/* Why a fused group of this head does not take `member` (binary: as a binary post-op,
+ * else as an eltwise one, read at `opset`); NULL: it takes it (the target's answer, from
+ * the unit's head table). */
+const char *dn_fused_head_refusal(const gl_node *head, const gl_node *member, int64_t opset,
+                                  bool binary);
 void dn_fused_release(void *state);
 /* The call's body on the reference kernels, on plain copies of its inputs. */
 gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);

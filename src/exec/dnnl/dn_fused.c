@@ -50,20 +50,24 @@ static const struct head_row {
     const char *domain, *op;
     size_t slots;
     bool sums;  /* writes a layout-kept activation: a same-shape Add is a sum post-op */
-    /* Why the head takes eltwise members only (NULL: binary ones too); the fusion pass
-     * reads it through the target (dn_fused_head_refusal). */
-    const char *eltwise_only;
+    /* The members it takes, and why no others (the fusion pass reads it through the
+     * target: dn_fused_head_refusal). */
+    enum { TAKES_ANY, TAKES_ELTWISE, TAKES_RELU } takes;
+    const char *why_not;
 } head_rows[] = {
-    {"", "Conv", 3, true, NULL},         {"", "ConvTranspose", 3, true, NULL},
-    {"", "MatMul", 2, false, NULL},      {"", "Gemm", 3, false, NULL},
+    {"", "Conv", 3, true, TAKES_ANY, NULL},    {"", "ConvTranspose", 3, true, TAKES_ANY, NULL},
+    {"", "MatMul", 2, false, TAKES_ANY, NULL}, {"", "Gemm", 3, false, TAKES_ANY, NULL},
     /* fold-transpose's MatMul of transposed operands: its build takes a tail too */
-    {"graphlab", "FusedMatMul", 2, false, NULL},
-    {"graphlab", "NhwcConv", 3, false,
+    {"graphlab", "FusedMatMul", 2, false, TAKES_ANY, NULL},
+    {"graphlab", "NhwcConv", 3, false, TAKES_ELTWISE,
      "eltwise members only: NhwcConv writes [N,H,W,C], oneDNN reads a binary operand "
      "against [N,C,H,W]"},
-    /* X, scale, B, mean, var; dn_norm.c's build takes its Relu as a relu post-op */
-    {"", "BatchNormalization", 5, false,
-     "no binary member: oneDNN 2.6's batch normalization takes one relu post-op"},
+    /* X, scale, B, mean, var; dn_norm.c's build takes its Relu as a relu post-op.
+     * Measured on oneDNN 2.6: a second post-op, or another algorithm, is
+     * dnnl_unimplemented in nchw, nhwc and blocked layouts. */
+    {"", "BatchNormalization", 5, false, TAKES_RELU,
+     "one relu post-op only (Relu, LeakyRelu): oneDNN 2.6's batch normalization takes no "
+     "other"},
 };
 
 typedef struct fused_step {
@@ -251,9 +255,9 @@ static bool add_step(fused_unit *u, const gl_node *n, const gl_value *prev, char
     dnnl_alg_kind_t bin = !*n->domain && n->n_inputs == 2
                               ? dn_binary_alg(n->op_type, &commutes)
                               : (dnnl_alg_kind_t)0;
-    if (bin && u->head_row->eltwise_only) {
-        snprintf(why, len, "member '%s' (%s): %s", n->name, n->op_type,
-                 u->head_row->eltwise_only);
+    const char *refused = dn_fused_head_refusal(u->head, n, st->opset, bin != 0);
+    if (refused) {
+        snprintf(why, len, "member '%s' (%s): %s", n->name, n->op_type, refused);
         return false;
     }
     if (bin) {
@@ -310,10 +314,27 @@ static const struct head_row *head_row_of(const gl_node *n)
     return NULL;
 }
 
-const char *dn_fused_head_refusal(const gl_node *head, bool binary)
+/* Activation n becomes one relu post-op (Relu; LeakyRelu, its slope the alpha). */
+static bool one_relu(const gl_node *n, int64_t opset)
+{
+    const gl_tensor *args[3] = {NULL, NULL, NULL};
+    bool fixed[3] = {false, false, false};
+    dn_post post[2];
+    size_t n_post = 0;
+    const char *why = NULL;
+    return dn_eltwise_posts(n, opset, args, fixed, 1, post, &n_post, &why) && n_post == 1 &&
+           post[0].alg == dnnl_eltwise_relu;
+}
+
+const char *dn_fused_head_refusal(const gl_node *head, const gl_node *member, int64_t opset,
+                                  bool binary)
 {
     const struct head_row *hr = head_row_of(head);
-    return hr && binary ? hr->eltwise_only : NULL;
+    if (!hr || hr->takes == TAKES_ANY)
+        return NULL;
+    if (binary || (hr->takes == TAKES_RELU && !one_relu(member, opset)))
+        return hr->why_not;
+    return NULL;
 }
 
 /* Activation member st takes post-ops oneDNN has, its parameters fixed across runs (read

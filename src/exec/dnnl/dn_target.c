@@ -51,7 +51,8 @@ static bool binary_post(const gl_node *n, bool *commutes)
     return is;
 }
 
-static const char *head_post_ops_refusal(const gl_node *head, bool binary, bool *slow)
+static const char *head_post_ops_refusal(const gl_node *head, const gl_node *member,
+                                         int64_t opset, bool binary, bool *slow)
 {
     *slow = false;
     /* Measured on oneDNN 2.6.3 (AVX-512): its f32 deconvolution reports
@@ -63,7 +64,7 @@ static const char *head_post_ops_refusal(const gl_node *head, bool binary, bool 
         return "oneDNN 2.6's f32 deconvolution applies post-ops in a per-element "
                "reference loop under its jit name (36.7 ms fused against 0.49 ms unfused "
                "measured on an OCR head)";
-    return dn_fused_head_refusal(head, binary);
+    return dn_fused_head_refusal(head, member, opset, binary);
 }
 
 static const gl_target onednn = {

@@ -979,9 +979,9 @@ Test(dnnl_ops, resize_to_sizes_computed_each_run)
         for (size_t r = 0; r < GL_ARRAY_LEN(runs); r++) {
             char what[96];
             snprintf(what, sizeof(what), "%s, %s, run %zu", mode, layout, r + 1);
-            gl_tensor *in[2] = {tu_random_f32(4, (int64_t[]){runs[r][0], 16, 6, 5}, &seed),
-                                tu_random_f32(4, (int64_t[]){runs[r][0], 3, runs[r][1], runs[r][2]},
-                                              &seed)};
+            const int64_t *run = runs[r]; /* batch, skip H, skip W */
+            gl_tensor *in[2] = {tu_random_f32(4, (int64_t[]){run[0], 16, 6, 5}, &seed),
+                                tu_random_f32(4, (int64_t[]){run[0], 3, run[1], run[2]}, &seed)};
             gl_tensor *want = NULL, *got = NULL;
             gl_exec_free(tu_exec_run(m, "ref", NULL, in, 2, &want, 1, what));
             if (!dn)
@@ -1001,7 +1001,7 @@ Test(dnnl_ops, resize_to_sizes_computed_each_run)
             gl_compare_tensors(got, want, RTOL, ATOL, &cmp);
             char line[256];
             gl_compare_format(&cmp, line, sizeof(line));
-            cr_expect(cmp.ok && got->dims[2] == runs[r][1] && got->dims[3] == runs[r][2],
+            cr_expect(cmp.ok && got->dims[2] == run[1] && got->dims[3] == run[2],
                       "%s: dnnl vs ref: %s", what, line);
             gl_tensor_free(got);
             gl_tensor_free(want);

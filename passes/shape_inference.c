@@ -410,8 +410,42 @@ static void shape_range(const gl_node *n, int64_t rank, int64_t *start, int64_t 
     *end = e < *start ? *start : e > rank ? rank : e;
 }
 
+/* Gather(Shape(x), constant indices) along its only axis, when every dim it picks is
+ * known: Gather(Shape([N,16,128,128]), 2) is 128 whatever N is. Exports of a symbolic
+ * batch build Resize sizes and Reshape shapes from such picks. */
+static gl_tensor *gathered_dims_value(const gl_node *n)
+{
+    const gl_node *shape = n->n_inputs == 2 && n->inputs[0] ? n->inputs[0]->producer : NULL;
+    const gl_value *iv = n->n_inputs == 2 ? n->inputs[1] : NULL;
+    const gl_tensor *idx = iv && gl_value_is_constant(iv) ? iv->init : NULL;
+    int64_t axis = gl_node_attr_int(n, "axis", 0);
+    if (!gl_node_is(shape, "Shape") || shape->n_inputs < 1 || !shape->inputs[0] || !idx ||
+        !gl_dtype_is_int(idx->dtype) || idx->rank > 1 || (axis != 0 && axis != -1))
+        return NULL;
+    const gl_type *t = &shape->inputs[0]->type;
+    if (t->kind != GL_TYPE_TENSOR || t->shape.rank < 0)
+        return NULL;
+    int64_t start, end;
+    shape_range(shape, t->shape.rank, &start, &end);
+    for (int64_t i = 0; i < idx->count; i++) {
+        int64_t k = gl_elem_i64(idx, i);
+        k = k < 0 ? k + (end - start) : k;
+        if (k < 0 || k >= end - start || t->shape.dims[start + k].value < 0)
+            return NULL;
+    }
+    gl_tensor *out = gl_tensor_new(GL_DT_INT64, idx->rank, idx->dims);
+    int64_t *p = out && idx->count ? gl_tensor_make_writable(out) : NULL;
+    for (int64_t i = 0; p && i < idx->count; i++) {
+        int64_t k = gl_elem_i64(idx, i);
+        p[i] = t->shape.dims[start + (k < 0 ? k + (end - start) : k)].value;
+    }
+    return out;
+}
+
 gl_tensor *gl_shape_node_value(const gl_node *n)
 {
+    if (gl_node_is(n, "Gather"))
+        return gathered_dims_value(n);
     bool shape = gl_node_is(n, "Shape"), size = gl_node_is(n, "Size");
     if ((!shape && !size) || n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
         return NULL;

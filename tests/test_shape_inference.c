@@ -8,6 +8,7 @@
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "ops/ops.h"
+#include "graphnote.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -566,6 +567,54 @@ Test(symbolic, batch_symbol_through_cnn_ops)
     NEED_OPS("Conv", "MaxPool", "GlobalAveragePool", "Resize", "Concat", "Flatten", "Reshape",
              "Gemm", "MatMul", "Shape", "Slice", "Gather", "Unsqueeze", "Cast");
     run_sym_cases(cnn_cases, sizeof(cnn_cases) / sizeof(cnn_cases[0]), "float[N,3,32,32]");
+}
+
+/* A small U-Net as torch exports it with dynamic_axes={'x': {0: 'N'}} (the nodes, the
+ * Shape -> Gather -> Unsqueeze -> Concat chains and the Resize to a skip's size of
+ * F.interpolate(size=...)): after the default pipeline the chains that only pick static
+ * dims (H, W of e1) are constants, each Resize output is [N,C,16,16], and the last Add
+ * fuses into its Conv. 25 nodes in, 15 out (22 before issue 22: the chain, and the Add
+ * unfused). */
+#define SYM_UNET                                                                           \
+    "in x f32s[N=2,3,16,16]; "                                                             \
+    "const w1 f32[8,3,3,3] = rand; const b1 f32[8] = rand; "                               \
+    "const w2 f32[16,8,3,3] = rand; const b2 f32[16] = rand; "                             \
+    "const w3 f32[8,24,3,3] = rand; const b3 f32[8] = rand; "                              \
+    "const w4 f32[8,16,1,1] = rand; const b4 f32[8] = rand; "                              \
+    "const w5 f32[8,8,1,1] = rand; const b5 f32[8] = rand; "                               \
+    "const i0 i64[1] = 0; const i2 i64[1] = 2; const k2 i64[] = 2; const k3 i64[] = 3; "   \
+    "c1 = Conv(x, w1, b1) pads=[1,1,1,1]; e1 = Relu(c1); "                                 \
+    "p1 = MaxPool(e1) kernel_shape=[2,2] strides=[2,2]; "                                  \
+    "c2 = Conv(p1, w2, b2) pads=[1,1,1,1]; e2 = Relu(c2); "                                \
+    "s1 = Shape(e1); h = Gather(s1, k2); w = Gather(s1, k3); "                             \
+    "hu = Unsqueeze(h, i0); wu = Unsqueeze(w, i0); hw = Concat(hu, wu) axis=0; "           \
+    "s2 = Shape(e2); nc2 = Slice(s2, i0, i2); z2 = Concat(nc2, hw) axis=0; "               \
+    "u2 = Resize(e2, , , z2); cat = Concat(u2, e1) axis=1; "                               \
+    "c3 = Conv(cat, w3, b3) pads=[1,1,1,1]; d = Relu(c3); "                                \
+    "q = Conv(e2, w4, b4); sq = Shape(q); ncq = Slice(sq, i0, i2); "                       \
+    "zq = Concat(ncq, hw) axis=0; uq = Resize(q, , , zq) mode=\"linear\"; "               \
+    "o = Conv(d, w5, b5); y = Add(o, uq); out y"
+
+Test(models, symbolic_batch_unet_node_count)
+{
+    NEED_OPS("Conv", "MaxPool", "Resize", "Concat", "Shape", "Slice", "Gather", "Unsqueeze");
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes("symbolic_unet", 13, SYM_UNET, NULL, "all", &b);
+    cr_assert(p, "the pipeline ran");
+    const gl_model *before = p->steps[0].model, *after = p->steps[p->n_steps - 1].model;
+    cr_expect_eq(before->graph->live_nodes, 25u);
+    cr_expect_eq(after->graph->live_nodes, 15u, "%zu nodes after the pipeline",
+                 after->graph->live_nodes);
+    gn_expect_op_counts("symbolic_unet", "Gather=0 Unsqueeze=0 Shape=2 Resize=2 Add=0",
+                        after->graph);
+    const gl_value *y = after->graph->outputs[0];
+    cr_expect(type_is(&y->type, "float[N,8,16,16]"), "%s", fmt_type(&y->type));
+    /* Outputs against the typed graph (step 2: after shape-inference), as the pipeline
+     * types the graph output. */
+    gn_expect_same_outputs("symbolic_unet", &b, p->steps[2].model, after, 1e-5, 1e-6, false);
+    if (getenv("GL_SHOW_UNET"))
+        gn_print_graph(after->graph, stderr);
+    gl_pipeline_free(p);
 }
 
 /* ---- protocol --------------------------------------------------------------------------- */

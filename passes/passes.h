@@ -45,7 +45,9 @@ gl_status gl_infer_graph(gl_model *m, gl_graph *g, gl_pass_ctx *ctx, size_t *cha
  * (given constant inputs). Shared by shape inference and constant folding. */
 const char *gl_node_eval_blocker(const gl_model *m, const gl_node *n, char *buf, size_t len);
 /* A Shape or Size node's value from its input's type: a new int64 tensor when the dims
- * it reads are known (a Shape's start/end range, all of them for Size), else NULL. */
+ * it reads are known (a Shape's start/end range, all of them for Size), else NULL. The
+ * same for a Gather of constant indices from a Shape node when the dims it picks are
+ * known (the static H of an [N,C,H,W]). */
 gl_tensor *gl_shape_node_value(const gl_node *n);
 /* Constant folding: nodes whose inputs are all constants are evaluated and their outputs
  * become initializers; Shape/Size of static shapes too; Constant nodes become

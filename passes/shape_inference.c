@@ -7,7 +7,8 @@
  * what gives a Reshape fed by Shape->Gather->Concat a known output shape without changing
  * the graph (constant folding changes it later, with this pass's help). Where a shape
  * holds symbols ([1,seq,32]), its elements still travel through such chains one by one
- * and fill the dims of Reshape, Expand and ConstantOfShape outputs ([1,seq,4,8]).
+ * and fill the dims of Reshape, Expand, ConstantOfShape and Resize (by sizes) outputs
+ * ([1,seq,4,8]; [N,64,64,64] for a Resize to a skip's size).
  *
  * What a shape function says is merged into the value's declared type: a known dim beats
  * a symbol, a symbol beats an unknown dim, a known rank or dtype beats none. Two
@@ -409,8 +410,42 @@ static void shape_range(const gl_node *n, int64_t rank, int64_t *start, int64_t 
     *end = e < *start ? *start : e > rank ? rank : e;
 }
 
+/* Gather(Shape(x), constant indices) along its only axis, when every dim it picks is
+ * known: Gather(Shape([N,16,128,128]), 2) is 128 whatever N is. Exports of a symbolic
+ * batch build Resize sizes and Reshape shapes from such picks. */
+static gl_tensor *gathered_dims_value(const gl_node *n)
+{
+    const gl_node *shape = n->n_inputs == 2 && n->inputs[0] ? n->inputs[0]->producer : NULL;
+    const gl_value *iv = n->n_inputs == 2 ? n->inputs[1] : NULL;
+    const gl_tensor *idx = iv && gl_value_is_constant(iv) ? iv->init : NULL;
+    int64_t axis = gl_node_attr_int(n, "axis", 0);
+    if (!gl_node_is(shape, "Shape") || shape->n_inputs < 1 || !shape->inputs[0] || !idx ||
+        !gl_dtype_is_int(idx->dtype) || idx->rank > 1 || (axis != 0 && axis != -1))
+        return NULL;
+    const gl_type *t = &shape->inputs[0]->type;
+    if (t->kind != GL_TYPE_TENSOR || t->shape.rank < 0)
+        return NULL;
+    int64_t start, end;
+    shape_range(shape, t->shape.rank, &start, &end);
+    for (int64_t i = 0; i < idx->count; i++) {
+        int64_t k = gl_elem_i64(idx, i);
+        k = k < 0 ? k + (end - start) : k;
+        if (k < 0 || k >= end - start || t->shape.dims[start + k].value < 0)
+            return NULL;
+    }
+    gl_tensor *out = gl_tensor_new(GL_DT_INT64, idx->rank, idx->dims);
+    int64_t *p = out && idx->count ? gl_tensor_make_writable(out) : NULL;
+    for (int64_t i = 0; p && i < idx->count; i++) {
+        int64_t k = gl_elem_i64(idx, i);
+        p[i] = t->shape.dims[start + (k < 0 ? k + (end - start) : k)].value;
+    }
+    return out;
+}
+
 gl_tensor *gl_shape_node_value(const gl_node *n)
 {
+    if (gl_node_is(n, "Gather"))
+        return gathered_dims_value(n);
     bool shape = gl_node_is(n, "Shape"), size = gl_node_is(n, "Size");
     if ((!shape && !size) || n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
         return NULL;
@@ -504,8 +539,9 @@ static void evaluate(infer_run *r, graph_state *gs, const gl_node *n,
 /* Shape of [1,seq,32] is no tensor we can compute, but each element is known: a number or
  * a symbol. Such shape values go through the ops shape chains are made of (Gather, Slice,
  * Concat, Unsqueeze, Squeeze, Cast, Identity) and, where a shape input decides an output
- * shape (Reshape, Expand, ConstantOfShape), fill the dims the shape function could not:
- * what onnx calls data propagation. Unknown stays unknown; nothing is invented. */
+ * shape (Reshape, Expand, ConstantOfShape, Resize), fill the dims the shape function
+ * could not: what onnx calls data propagation. Unknown stays unknown; nothing is
+ * invented. */
 
 #define SYMVEC_MAX 64
 
@@ -886,14 +922,39 @@ static void refine_constant_of_shape(const symval *spec, gl_type *out)
         fill_dim(&out->shape.dims[i], &spec->e[i]);
 }
 
+/* Resize by sizes (every dim, stretched): the output's dims are the sizes, element by
+ * element. Exports that upsample to a skip's size compute them as
+ * Concat(Shape(x)[0:2], Shape(skip)[2:4]): [N,C,H,W] with N a symbol. */
+static void refine_resize(const gl_type *x, const symval *spec, gl_type *out)
+{
+    if (!x || spec->scalar || x->shape.rank < 0 || spec->n != (size_t)x->shape.rank ||
+        !shape_to_fill(out, x->dtype, x->shape.rank))
+        return;
+    for (size_t i = 0; i < spec->n; i++)
+        if (!spec->e[i].known || spec->e[i].value >= 0)
+            fill_dim(&out->shape.dims[i], &spec->e[i]);
+}
+
+/* Is n a Resize whose output dims are its sizes input (opset 11 on), one per dim: no
+ * scales given, no axes, the default stretch policy? */
+static bool resize_by_all_sizes(const graph_state *gs, const gl_node *n, int64_t opset)
+{
+    if (!gl_node_is(n, "Resize") || opset < 11 || n->n_inputs < 4 || !n->inputs[3] ||
+        gl_node_attr(n, "axes") ||
+        strcmp(gl_node_attr_string(n, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+        return false;
+    const gl_tensor *scales = n->inputs[2] ? known_value(gs, n->inputs[2]) : NULL;
+    return !n->inputs[2] || (scales && scales->count == 0);
+}
+
 /* Fill what the shape function left unknown from a shape value it could not read. */
 static void refine_with_sym(const graph_state *gs, const gl_node *n, int64_t opset,
                             gl_type *out)
 {
     bool reshape = gl_node_is(n, "Reshape") && opset >= 5, expand = gl_node_is(n, "Expand");
-    bool cos = gl_node_is(n, "ConstantOfShape");
-    size_t in = cos ? 0 : 1;
-    if ((!reshape && !expand && !cos) || n->n_outputs < 1 || in >= n->n_inputs ||
+    bool cos = gl_node_is(n, "ConstantOfShape"), resize = resize_by_all_sizes(gs, n, opset);
+    size_t in = cos ? 0 : resize ? 3 : 1;
+    if ((!reshape && !expand && !cos && !resize) || n->n_outputs < 1 || in >= n->n_inputs ||
         known_value(gs, n->inputs[in]))
         return;
     symval *spec = sym_of(gs, n->inputs[in]);
@@ -904,6 +965,8 @@ static void refine_with_sym(const graph_state *gs, const gl_node *n, int64_t ops
                            : NULL;
     if (reshape)
         refine_reshape(n, x, spec, opset, &out[0]);
+    else if (resize)
+        refine_resize(x, spec, &out[0]);
     else if (expand)
         refine_expand(x, spec, &out[0]);
     else

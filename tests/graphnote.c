@@ -40,6 +40,7 @@ typedef struct typespec {
     bool no_shape;
     int rank;
     int64_t declared[MAX_DIMS]; /* -1: unknown */
+    char sym[MAX_DIMS][16];     /* a declared symbol ("N"), else "" */
     int64_t run[MAX_DIMS];
     bool has_values, random;
     double values[MAX_VALUES];
@@ -105,7 +106,8 @@ static bool parse_values(gn_graph *b, char *s, typespec *t)
 static bool parse_type(gn_graph *b, char *s, typespec *t)
 {
     memset(t, 0, sizeof(*t));
-    char *eq = strchr(s, '=');
+    char *dims_end = strchr(s, ']'); /* a dim may hold '=' too (N=2) */
+    char *eq = strchr(dims_end ? dims_end : s, '=');
     if (eq) {
         *eq = '\0';
         if (!parse_values(b, eq + 1, t))
@@ -140,10 +142,15 @@ static bool parse_type(gn_graph *b, char *s, typespec *t)
         return fail(b, "too many dims in '%s'", s);
     for (int i = 0; i < n; i++) {
         const char *d = parts[i];
-        bool unknown = *d == '?';
+        size_t sym = strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_");
+        if (sym && (d[sym] != '=' || sym >= sizeof(t->sym[i])))
+            return fail(b, "bad dim '%s' (a symbol needs =N: declared N, fed N)", d);
+        snprintf(t->sym[i], sizeof(t->sym[i]), "%.*s", (int)sym, d);
+        bool unknown = *d == '?' || sym;
+        const char *num = sym ? d + sym + 1 : d + unknown;
         char *end;
-        long long v = strtoll(d + unknown, &end, 10);
-        if (end == d + unknown || *end || v < 0)
+        long long v = strtoll(num, &end, 10);
+        if (end == num || *end || v < 0)
             return fail(b, "bad dim '%s' (inputs need ?N: declared unknown, fed N)", d);
         t->declared[i] = unknown ? -1 : v;
         t->run[i] = v;
@@ -159,8 +166,11 @@ static void set_tensor_type(gl_value *v, const typespec *t)
     if (t->no_shape)
         return;
     gl_shape_set_rank(&v->type.shape, t->rank);
-    for (int i = 0; i < t->rank; i++)
+    for (int i = 0; i < t->rank; i++) {
         v->type.shape.dims[i].value = t->declared[i] >= 0 ? t->declared[i] : GL_DIM_UNKNOWN;
+        if (t->sym[i][0])
+            gl_dim_set_sym(&v->type.shape.dims[i], t->sym[i]);
+    }
 }
 
 /* ---- seeded values ------------------------------------------------------------------------ */

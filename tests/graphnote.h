@@ -3,7 +3,8 @@
  * reference backend and compare.
  *
  * The notation (statements separated by ';'):
- *   in NAME DT[d,...]        graph input; d is a number, or ?N: declared unknown, fed N
+ *   in NAME DT[d,...]        graph input; d is a number, or ?N: declared unknown, fed N,
+ *                            or S=N: declared as the symbol S, fed N
  *   in NAME DT?[d,...]       graph input declared without any shape, fed with dims d
  *   ... = v,v,...            (after an input) feed these values instead of random ones
  *   const NAME DT[d,...] = v,v,... | rand       an initializer

@@ -428,8 +428,9 @@ static const op_case reduce_cases[] = {
      {IN('y', 3, D(2, 3, 10))}, .expect = DN},
     {"LogSumExp: no algorithm", "ReduceLogSumExp", 13, "p", {{0}}, {IN('x', 2, D(3, 4))},
      .expect = REF, .why = "no oneDNN primitive"},
+    /* a few integers: the shape guard keys them by value (issue 22) */
     {"axes computed at run time", "ReduceSum", 13, "p", {{0}},
-     {IN('x', 2, D(3, 4)), VALS('I', 1, D(1), 1)}, .expect = REF, .why = "run time"},
+     {IN('x', 2, D(3, 4)), VALS('I', 1, D(1), 1)}, .expect = DN},
     {"noop_with_empty_axes", "ReduceSum", 13, "p", {AI("noop_with_empty_axes", 1)},
      {IN('x', 2, D(3, 4))}, .expect = REF, .why = "noop_with_empty_axes"},
     {"only dims of length 1", "ReduceMean", 13, "p", {AINTS("axes", 1, 1)},
@@ -920,14 +921,96 @@ static const op_case resize_cases[] = {
      {IN('x', 4, D(1, 5, 7, 9)), NO_ROI, SCALES(1, 2, 1, 1)}, .expect = REF, .why = "dim 1"},
     {"cubic", "Resize", 13, "p", {AS("mode", "cubic")},
      {IN('x', 4, D(1, 5, 7, 9)), NO_ROI, SCALES(1, 1, 2, 2)}, .expect = REF, .why = "cubic"},
-    {"sizes computed at run time", "Resize", 13, "p", {{0}},
-     {IN('x', 4, D(1, 5, 7, 9)), NO_ROI, EMPTY_F, VALS('I', 1, D(4), 1, 5, 14, 18)},
-     .expect = REF, .why = "run time"},
+    /* a few integers: the shape guard keys them by value (issue 22) */
+    {"sizes computed at run time", "Resize", 13, "pn", {{0}},
+     {IN('X', 4, D(1, 5, 7, 9)), NO_ROI, EMPTY_F, VALS('I', 1, D(4), 1, 5, 14, 18)},
+     .expect = DN, .keeps = true},
+    {"scales computed at run time", "Resize", 13, "p", {{0}},
+     {IN('x', 4, D(1, 5, 7, 9)), NO_ROI, IN('y', 1, D(4))}, .expect = REF,
+     .why = "scales computed at run time"},
 };
 
 Test(dnnl_ops, resize)
 {
     run_cases(resize_cases, GL_ARRAY_LEN(resize_cases), 16);
+}
+
+/* torch's F.interpolate(x, size=skip.shape[2:]) with a symbolic batch: sizes =
+ * Shape(x)[0:2] ++ Shape(skip)[2:4], computed each run. The Resize runs on oneDNN, built
+ * from the sizes of its first run; a run with another batch, then one with the same x but
+ * another skip size (only the sizes' values differ), build again, and each agrees with
+ * the reference; a run like the last builds nothing. */
+static gl_value *shape_part(gl_graph *g, gl_value *x, int64_t lo, int64_t hi)
+{
+    gl_value *in[3] = {tu_node(g, "Shape", NULL, 1, x)->outputs[0],
+                       tu_const_i64(g, "lo", 1, (int64_t[]){1}, &lo), tu_const_i64(g, "hi", 1, (int64_t[]){1}, &hi)};
+    return gl_add_node(g, "Slice", "", NULL, in, 3, 1)->outputs[0];
+}
+
+static gl_model *resize_to_skip_model(const char *mode)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){1, 16, 6, 5});
+    gl_value *skip = tu_input(g, "skip", GL_DT_FLOAT, 4, (int64_t[]){1, 3, 12, 10});
+    gl_dim_set_sym(&x->type.shape.dims[0], "N");
+    gl_dim_set_sym(&skip->type.shape.dims[0], "N"); /* skip [N,3,H,W] */
+    gl_dim_set_sym(&skip->type.shape.dims[2], "H");
+    gl_dim_set_sym(&skip->type.shape.dims[3], "W");
+    gl_node *cat = tu_node(g, "Concat", NULL, 2, shape_part(g, x, 0, 2),
+                           shape_part(g, skip, 2, 4));
+    gl_node_set_attr_int(cat, "axis", 0);
+    gl_value *in[4] = {x, NULL, NULL, cat->outputs[0]};
+    gl_node *rs = gl_add_node(g, "Resize", "", "resize", in, 4, 1);
+    gl_node_set_attr_string(rs, "mode", mode);
+    tu_output(g, rs->outputs[0]);
+    return m;
+}
+
+Test(dnnl_ops, resize_to_sizes_computed_each_run)
+{
+    static const int64_t runs[][3] = {{1, 12, 10}, {2, 12, 10}, {2, 18, 15}, {2, 18, 15}};
+    static const char *const modes[] = {"nearest", "linear"};
+    for (size_t k = 0; k < 2 * GL_ARRAY_LEN(modes); k++) {
+        const char *mode = modes[k % 2], *layout = tu_layout_name(k < 2 ? 'p' : 'n');
+        gl_model *m = resize_to_skip_model(mode);
+        gl_exec *dn = NULL;
+        uint32_t seed = 22;
+        for (size_t r = 0; r < GL_ARRAY_LEN(runs); r++) {
+            char what[96];
+            snprintf(what, sizeof(what), "%s, %s, run %zu", mode, layout, r + 1);
+            const int64_t *run = runs[r]; /* batch, skip H, skip W */
+            gl_tensor *in[2] = {tu_random_f32(4, (int64_t[]){run[0], 16, 6, 5}, &seed),
+                                tu_random_f32(4, (int64_t[]){run[0], 3, run[1], run[2]}, &seed)};
+            gl_tensor *want = NULL, *got = NULL;
+            gl_exec_free(tu_exec_run(m, "ref", NULL, in, 2, &want, 1, what));
+            if (!dn)
+                dn = tu_exec_run(m, "dnnl", layout, in, 2, &got, 1, what);
+            else if (r == 3)
+                tu_exec_rerun_cached(dn, (const gl_tensor *const *)in, 2, &got, 1, what);
+            else
+                cr_assert_eq(gl_exec_run(dn, (const gl_tensor *const *)in, 2, &got, 1), GL_OK,
+                             "%s: %s", what, gl_error_message());
+            gl_exec_stats st;
+            gl_exec_get_stats(dn, &st);
+            cr_expect(r == 3 || st.builds > 0, "%s: a new shape or sizes builds", what);
+            const gl_plan_entry *en = tu_plan_entry(dn, "resize", 0);
+            cr_expect(en && !strcmp(en->backend, "dnnl") && !en->fell_back,
+                      "%s: the Resize runs on oneDNN (%s)", what, en ? en->info.note : "none");
+            gl_compare cmp;
+            gl_compare_tensors(got, want, RTOL, ATOL, &cmp);
+            char line[256];
+            gl_compare_format(&cmp, line, sizeof(line));
+            cr_expect(cmp.ok && got->dims[2] == run[1] && got->dims[3] == run[2],
+                      "%s: dnnl vs ref: %s", what, line);
+            gl_tensor_free(got);
+            gl_tensor_free(want);
+            gl_tensor_free(in[0]);
+            gl_tensor_free(in[1]);
+        }
+        gl_exec_free(dn);
+        gl_model_free(m);
+    }
 }
 
 /* ---- graphlab FusedMatMul: transposed operands read through swapped strides ---------- */

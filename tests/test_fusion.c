@@ -220,6 +220,11 @@ static void run_table(const fcase *cases, size_t n)
     R(17, 18) R(18, 19) R(19, 20) R(20, 21) R(21, 22) R(22, 23) R(23, 24) R(24, 25)        \
     R(25, 26) R(26, 27) R(27, 28) R(28, 29) R(29, 30) R(30, 31) R(31, 32) R(32, 33)
 
+/* The same with a symbolic batch, as torch exports dynamic_axes={'x': {0: 'N'}}. */
+#define SYM_CONV                                                                           \
+    "in x f32s[N=2,2,5,5]; const w f32[3,2,3,3] = rand; const b f32[3] = rand; "           \
+    "c = Conv(x, w, b) pads=[1,1,1,1]; "
+
 static const fcase conv_cases[] = {
     {"conv_relu", 13, false, CONV "r = Relu(c); out r",
      APPLIED("conv-activation", "Conv=0 Relu=0", 2, 1)},
@@ -233,6 +238,23 @@ static const fcase conv_cases[] = {
     {"conv_add_relu_residual", 13, false,
      CONV "in y f32s[1,3,5,5]; a = Add(c, y); r = Relu(a); out r",
      APPLIED("conv-add-activation", "Conv=0 Add=0 Relu=0", 3, 1)},
+    /* A symbolic batch (torch's dynamic_axes) is one dim, N, on both sides: same shape. */
+    {"conv_add_relu_residual_symbolic_batch", 13, false,
+     SYM_CONV "in y f32s[N=2,3,5,5]; a = Add(c, y); r = Relu(a); out r",
+     APPLIED("conv-add-activation", "Conv=0 Add=0 Relu=0", 3, 1)},
+    {"conv_add_relu_residual_symbolic_batch_exact", 13, true,
+     SYM_CONV "d = Conv(x, w, b) pads=[1,1,1,1]; r0 = Relu(d); a = Add(c, r0); r = Relu(a); "
+     "out r",
+     APPLIED("conv-add-activation", "Conv=0 Add=0 Relu=0", 3, 2)},
+    /* The U-Net's last Add: a side branch resized to the conv input's size, sizes =
+     * Shape(s)[0:2] ++ Shape(x)[2:4] computed each run. The Resize's output is [N,3,5,5]
+     * element by element (issue 22); it was [?,?,?,?], and the Add was refused. */
+    {"conv_add_resized_to_shape_of_input", 13, true,
+     SYM_CONV "in s f32s[N=2,3,3,3]; const k0 i64[1] = 0; const k2 i64[1] = 2; "
+     "const k4 i64[1] = 4; sa = Shape(s); na = Slice(sa, k0, k2); sx = Shape(x); "
+     "hw = Slice(sx, k2, k4); z = Concat(na, hw) axis=0; "
+     "u = Resize(s, , , z) mode=\"linear\"; a = Add(c, u); out a",
+     APPLIED("conv-add-activation", "Conv=0 Add=0", 2, 1)},
     {"conv_add_residual_swapped", 13, false, CONV "in y f32s[1,3,5,5]; a = Add(y, c); out a",
      APPLIED("conv-add-activation", "Conv=0 Add=0", 2, 1)},
     /* The broadcasts the fused kernel implements, then the same under exact-shapes. */

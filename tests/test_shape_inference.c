@@ -8,6 +8,7 @@
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "ops/ops.h"
+#include "graphnote.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -423,15 +424,14 @@ static const struct sym_case {
     {"ConstantOfShape(Shape[-3:-1])", sym_constant_of_shape, "float[B,S]"},
 };
 
-Test(symbolic, shape_values_fill_data_dependent_shapes)
+/* Each case's graph on an input x of type x_type; its output must infer as expected. */
+static void run_sym_cases(const struct sym_case *cases, size_t n, const char *x_type)
 {
-    NEED_OPS("Shape", "Gather", "Unsqueeze", "Concat", "Reshape", "Slice", "Expand",
-             "ConstantOfShape");
-    for (size_t i = 0; i < sizeof(sym_cases) / sizeof(sym_cases[0]); i++) {
-        const struct sym_case *c = &sym_cases[i];
+    for (size_t i = 0; i < n; i++) {
+        const struct sym_case *c = &cases[i];
         gl_model *m = tu_model(13);
         gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 0, NULL);
-        set_type(x, "float[B,S,8]");
+        set_type(x, x_type);
         gl_value *out = c->build(m->graph, x);
         tu_output(m->graph, out);
         run r;
@@ -444,6 +444,177 @@ Test(symbolic, shape_values_fill_data_dependent_shapes)
         gl_model_free(m);
     }
     EXPECT_NO_LEAKS();
+}
+
+Test(symbolic, shape_values_fill_data_dependent_shapes)
+{
+    NEED_OPS("Shape", "Gather", "Unsqueeze", "Concat", "Reshape", "Slice", "Expand",
+             "ConstantOfShape");
+    run_sym_cases(sym_cases, sizeof(sym_cases) / sizeof(sym_cases[0]), "float[B,S,8]");
+}
+
+/* ---- a symbolic batch through a CNN: x is float[N,3,32,32] (issue 22) --------------------
+ * A torch export with dynamic_axes={'x': {0: 'N'}} keeps N by name from the input to the
+ * logits; every static dim stays a number, so residual Adds prove same-shape and fuse. */
+
+static gl_value *floats(gl_graph *g, int rank, const int64_t *dims)
+{
+    int64_t count = 1;
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    float *zero = calloc((size_t)count, sizeof(float));
+    gl_value *v = tu_const_f32(g, "w", rank, dims, zero);
+    free(zero);
+    return v;
+}
+
+static gl_value *cnn_conv(gl_graph *g, gl_value *x)
+{
+    gl_value *w = floats(g, 4, (int64_t[]){8, 3, 3, 3});
+    gl_node *n = tu_node(g, "Conv", NULL, 2, x, w);
+    gl_node_set_attr_ints(n, "strides", (int64_t[]){2, 2}, 2);
+    gl_node_set_attr_ints(n, "pads", (int64_t[]){1, 1, 1, 1}, 4);
+    return n->outputs[0];
+}
+
+static gl_value *cnn_maxpool(gl_graph *g, gl_value *x)
+{
+    gl_node *n = tu_node(g, "MaxPool", NULL, 1, x);
+    gl_node_set_attr_ints(n, "kernel_shape", (int64_t[]){2, 2}, 2);
+    gl_node_set_attr_ints(n, "strides", (int64_t[]){2, 2}, 2);
+    return n->outputs[0];
+}
+
+static gl_value *cnn_global_pool(gl_graph *g, gl_value *x)
+{
+    return op1(g, "GlobalAveragePool", x);
+}
+
+static gl_value *cnn_residual_add_relu(gl_graph *g, gl_value *x)
+{
+    return op1(g, "Relu", op2(g, "Add", op1(g, "Relu", x), x));
+}
+
+static gl_value *cnn_resize_scales(gl_graph *g, gl_value *x)
+{
+    gl_value *scales = tu_const_f32(g, "scales", 1, (int64_t[]){4}, (float[]){1, 1, 2, 2});
+    gl_value *in[3] = {x, NULL, scales};
+    return gl_add_node(g, "Resize", "", NULL, in, 3, 1)->outputs[0];
+}
+
+/* torch's F.interpolate(x, size=skip.shape[2:]): sizes = Shape(x)[0:2] ++ Shape(skip)[2:4],
+ * the skip's dims gathered one by one and cast, as the exporter writes them. */
+static gl_value *cnn_resize_to_skip(gl_graph *g, gl_value *x)
+{
+    gl_value *skip = tu_input(g, "skip", GL_DT_FLOAT, 0, NULL);
+    set_type(skip, "float[N,5,64,48]");
+    gl_value *hw = concat(g, dim_of(g, skip, 2), dim_of(g, skip, 3));
+    gl_node *cast = tu_node(g, "Cast", NULL, 1, hw);
+    gl_node_set_attr_int(cast, "to", GL_DT_INT64);
+    gl_value *sizes = concat(g, shape_slice(g, x, 0, 2), cast->outputs[0]);
+    gl_value *in[4] = {x, NULL, NULL, sizes};
+    return gl_add_node(g, "Resize", "", NULL, in, 4, 1)->outputs[0];
+}
+
+static gl_value *cnn_concat_skip(gl_graph *g, gl_value *x)
+{
+    gl_value *up = cnn_resize_to_skip(g, x); /* adds the skip input */
+    gl_node *n = tu_node(g, "Concat", NULL, 2, up, g->inputs[1]);
+    gl_node_set_attr_int(n, "axis", 1);
+    return n->outputs[0];
+}
+
+static gl_value *cnn_flatten(gl_graph *g, gl_value *x)
+{
+    return op1(g, "Flatten", cnn_global_pool(g, x));
+}
+
+static gl_value *cnn_reshape_keep_batch(gl_graph *g, gl_value *x)
+{
+    return op2(g, "Reshape", x, ints(g, 2, (int64_t[]){0, -1}));
+}
+
+static gl_value *cnn_gemm(gl_graph *g, gl_value *x)
+{
+    gl_value *w = floats(g, 2, (int64_t[]){10, 3});
+    gl_node *n = tu_node(g, "Gemm", NULL, 2, cnn_flatten(g, x), w);
+    gl_node_set_attr_int(n, "transB", 1);
+    return n->outputs[0];
+}
+
+static gl_value *cnn_matmul(gl_graph *g, gl_value *x)
+{
+    gl_value *rows = op2(g, "Reshape", x, ints(g, 3, (int64_t[]){0, 3, -1}));
+    return op2(g, "MatMul", rows, floats(g, 2, (int64_t[]){1024, 7}));
+}
+
+static const struct sym_case cnn_cases[] = {
+    {"Conv 3x3 stride 2 pad 1", cnn_conv, "float[N,8,16,16]"},
+    {"MaxPool 2x2 stride 2", cnn_maxpool, "float[N,3,16,16]"},
+    {"GlobalAveragePool", cnn_global_pool, "float[N,3,1,1]"},
+    {"residual Relu(Add(Relu(x), x))", cnn_residual_add_relu, "float[N,3,32,32]"},
+    {"Resize by constant scales", cnn_resize_scales, "float[N,3,64,64]"},
+    {"Resize to the skip's size (Shape chain)", cnn_resize_to_skip, "float[N,3,64,48]"},
+    {"Concat with the skip after the Resize", cnn_concat_skip, "float[N,8,64,48]"},
+    {"Flatten(GlobalAveragePool)", cnn_flatten, "float[N,3]"},
+    {"Reshape [0,-1]", cnn_reshape_keep_batch, "float[N,3072]"},
+    {"Gemm after Flatten", cnn_gemm, "float[N,10]"},
+    {"MatMul after Reshape [0,3,-1]", cnn_matmul, "float[N,3,7]"},
+};
+
+Test(symbolic, batch_symbol_through_cnn_ops)
+{
+    NEED_OPS("Conv", "MaxPool", "GlobalAveragePool", "Resize", "Concat", "Flatten", "Reshape",
+             "Gemm", "MatMul", "Shape", "Slice", "Gather", "Unsqueeze", "Cast");
+    run_sym_cases(cnn_cases, sizeof(cnn_cases) / sizeof(cnn_cases[0]), "float[N,3,32,32]");
+}
+
+/* A small U-Net as torch exports it with dynamic_axes={'x': {0: 'N'}} (the nodes, the
+ * Shape -> Gather -> Unsqueeze -> Concat chains and the Resize to a skip's size of
+ * F.interpolate(size=...)): after the default pipeline the chains that only pick static
+ * dims (H, W of e1) are constants, each Resize output is [N,C,16,16], and the last Add
+ * fuses into its Conv. 25 nodes in, 15 out (22 before issue 22: the chain, and the Add
+ * unfused). */
+#define SYM_UNET                                                                           \
+    "in x f32s[N=2,3,16,16]; "                                                             \
+    "const w1 f32[8,3,3,3] = rand; const b1 f32[8] = rand; "                               \
+    "const w2 f32[16,8,3,3] = rand; const b2 f32[16] = rand; "                             \
+    "const w3 f32[8,24,3,3] = rand; const b3 f32[8] = rand; "                              \
+    "const w4 f32[8,16,1,1] = rand; const b4 f32[8] = rand; "                              \
+    "const w5 f32[8,8,1,1] = rand; const b5 f32[8] = rand; "                               \
+    "const i0 i64[1] = 0; const i2 i64[1] = 2; const k2 i64[] = 2; const k3 i64[] = 3; "   \
+    "c1 = Conv(x, w1, b1) pads=[1,1,1,1]; e1 = Relu(c1); "                                 \
+    "p1 = MaxPool(e1) kernel_shape=[2,2] strides=[2,2]; "                                  \
+    "c2 = Conv(p1, w2, b2) pads=[1,1,1,1]; e2 = Relu(c2); "                                \
+    "s1 = Shape(e1); h = Gather(s1, k2); w = Gather(s1, k3); "                             \
+    "hu = Unsqueeze(h, i0); wu = Unsqueeze(w, i0); hw = Concat(hu, wu) axis=0; "           \
+    "s2 = Shape(e2); nc2 = Slice(s2, i0, i2); z2 = Concat(nc2, hw) axis=0; "               \
+    "u2 = Resize(e2, , , z2); cat = Concat(u2, e1) axis=1; "                               \
+    "c3 = Conv(cat, w3, b3) pads=[1,1,1,1]; d = Relu(c3); "                                \
+    "q = Conv(e2, w4, b4); sq = Shape(q); ncq = Slice(sq, i0, i2); "                       \
+    "zq = Concat(ncq, hw) axis=0; uq = Resize(q, , , zq) mode=\"linear\"; "               \
+    "o = Conv(d, w5, b5); y = Add(o, uq); out y"
+
+Test(models, symbolic_batch_unet_node_count)
+{
+    NEED_OPS("Conv", "MaxPool", "Resize", "Concat", "Shape", "Slice", "Gather", "Unsqueeze");
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes("symbolic_unet", 13, SYM_UNET, NULL, "all", &b);
+    cr_assert(p, "the pipeline ran");
+    const gl_model *before = p->steps[0].model, *after = p->steps[p->n_steps - 1].model;
+    cr_expect_eq(before->graph->live_nodes, 25u);
+    cr_expect_eq(after->graph->live_nodes, 15u, "%zu nodes after the pipeline",
+                 after->graph->live_nodes);
+    gn_expect_op_counts("symbolic_unet", "Gather=0 Unsqueeze=0 Shape=2 Resize=2 Add=0",
+                        after->graph);
+    const gl_value *y = after->graph->outputs[0];
+    cr_expect(type_is(&y->type, "float[N,8,16,16]"), "%s", fmt_type(&y->type));
+    /* Outputs against the typed graph (step 2: after shape-inference), as the pipeline
+     * types the graph output. */
+    gn_expect_same_outputs("symbolic_unet", &b, p->steps[2].model, after, 1e-5, 1e-6, false);
+    if (getenv("GL_SHOW_UNET"))
+        gn_print_graph(after->graph, stderr);
+    gl_pipeline_free(p);
 }
 
 /* ---- protocol --------------------------------------------------------------------------- */

@@ -27,12 +27,9 @@
 /* Inputs past the data are parameters a build reads: fixed, or small enough to key. */
 static bool params_keyed(const gl_kernel_ctx *k)
 {
-    for (size_t i = 1; i < k->n_inputs; i++) {
-        const gl_tensor *t = k->in[i];
-        const gl_value *v = i < k->node->n_inputs ? k->node->inputs[i] : NULL;
-        if (t && t->count > DN_KEY_VALS && !dn_value_fixed(v))
+    for (size_t i = 1; i < k->n_inputs; i++)
+        if (!dn_input_keyed(k, i))
             return false;
-    }
     return true;
 }
 

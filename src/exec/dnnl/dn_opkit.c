@@ -62,6 +62,15 @@ bool dn_value_fixed(const gl_value *v)
     return gl_node_is(p, "Constant");
 }
 
+bool dn_input_keyed(const gl_kernel_ctx *k, size_t i)
+{
+    const gl_tensor *t = i < k->n_inputs ? k->in[i] : NULL;
+    const gl_value *v = i < k->node->n_inputs ? k->node->inputs[i] : NULL;
+    if (!t || dn_value_fixed(v))
+        return true;
+    return gl_dtype_is_int(t->dtype) && t->count <= DN_KEY_VALS && !t->layout;
+}
+
 bool dn_input_ints(const gl_kernel_ctx *k, size_t i, int64_t **vals, size_t *count)
 {
     *vals = NULL;

@@ -47,6 +47,12 @@ void dn_note_ref(dn_build *b, const_dnnl_primitive_desc_t pd, const char *why);
  * or a Constant node's output. NULL (an omitted input) counts as fixed. */
 bool dn_value_fixed(const gl_value *v);
 
+/* A build may read kernel input i: fixed, or an integer tensor the shape guard keys by
+ * value (at most DN_KEY_VALS elements, plain), so that other values build again. Claims
+ * accept integer parameters computed at run time (Resize sizes, Reduce axes) because
+ * this holds at build for any valid node; the build checks it and refuses otherwise. */
+bool dn_input_keyed(const gl_kernel_ctx *k, size_t i);
+
 /* The values of integer input i of the kernel (malloc'd, *count of them; NULL input:
  * NULL, 0). False when the input is not an integer tensor. */
 bool dn_input_ints(const gl_kernel_ctx *k, size_t i, int64_t **vals, size_t *count);

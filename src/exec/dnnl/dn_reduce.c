@@ -5,9 +5,9 @@
  *       norm_lp_power_p_sum with p 2 (eps 0: the plain norms), ReduceLogSum a sum with a
  *       log post-op. ReduceLogSumExp has no algorithm (the reference shifts by the max).
  *       Axes come from the attribute, or from input 1 from opset 13 (ReduceSum) and 18
- *       (the others): the build reads them, so that input must hold the same values on
- *       every run — an initializer or a Constant node (constant-folding makes computed
- *       ones so). noop_with_empty_axes with no axes is a copy: the reference kernel.
+ *       (the others): the build reads them; computed at run time, they are a few
+ *       integers the shape guard keys by value (dn.h), so other axes build again.
+ *       noop_with_empty_axes with no axes is a copy: the reference kernel.
  *       The destination is plain with the reduced dims kept as 1: keepdims=0 only gives
  *       the output those bytes under the squeezed dims. oneDNN 2.6 vectorizes a
  *       reduction of the innermost dims of a plain source (and not the norms); a source
@@ -149,6 +149,9 @@ static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
     const gl_tensor *x = a.x;
     if (!a.row || !x || x->rank < 1 || x->count == 0)
         return dn_refuse(b, "not a non-empty float32 tensor");
+    if (!dn_input_keyed(k, 1))
+        return dn_refuse(b, "axes computed at run time that are not %d integers or fewer",
+                         DN_KEY_VALS);
     bool reduced[GL_MAX_RANK];
     const char *why = "";
     if (!reduced_dims(k, a.row, x->rank, reduced, &why))
@@ -202,14 +205,10 @@ static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
 
 static bool reduce_claim(const gl_model *m, const gl_node *n, char *why, size_t len)
 {
+    (void)m; /* axes computed at run time are keyed by value (reduce_build checks) */
     const red_row *row = red_row_of(n);
     if (!row || !dn_input_fits(n, 0, 1, DNNL_MAX_NDIMS)) {
         snprintf(why, len, "data is not float32 of rank 1 to %d", DNNL_MAX_NDIMS);
-        return false;
-    }
-    if (gl_model_opset(m, "") >= row->axes_input_since && n->n_inputs > 1 &&
-        !dn_value_fixed(n->inputs[1])) {
-        snprintf(why, len, "axes computed at run time (constant-folding makes them constants)");
         return false;
     }
     return true;

@@ -15,8 +15,13 @@
  * source a tie) and align_corners do not, and stay on the reference kernel. Cubic,
  * tf_crop_and_resize, antialias and the aspect-ratio policies never reach oneDNN.
  *
- * The scales and sizes are read at build, so they must hold the same values on every run:
- * initializers or Constant nodes (constant-folding makes computed ones so).
+ * The scales and sizes are read at build. Sizes computed at run time — torch's
+ * F.interpolate(x, size=skip.shape[2:]) with a symbolic batch exports them as
+ * Concat(Shape(x)[0:2], Shape(skip)[2:4]), which no constant folding can make a
+ * constant — are a few integers the shape guard keys by value (dn.h, DN_KEY_VALS): the
+ * first run builds from them and other values build again. Scales are floats, which the
+ * guard does not key: they must hold the same values on every run (initializers or
+ * Constant nodes; constant-folding makes computed ones so).
  */
 #include "exec/dnnl/dn_opkit.h"
 
@@ -139,6 +144,9 @@ static gl_status resize_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (!x || x->rank < 3 || x->rank > 5 || x->count == 0)
         return dn_refuse(b, "X is not a non-empty float32 tensor of rank 3 to 5");
     rs_form f = form_of(k->node, k->opset);
+    if (!dn_input_keyed(k, f.sizes))
+        return dn_refuse(b, "sizes computed at run time that are not %d integers or fewer",
+                         DN_KEY_VALS);
     bool nearest = is_nearest(k->node);
     int64_t out[5];
     for (int d = 0; d < x->rank; d++) {
@@ -190,10 +198,9 @@ static bool resize_claim(const gl_model *m, const gl_node *n, char *why, size_t 
     } else if (strcmp(gl_node_attr_string(n, "keep_aspect_ratio_policy", "stretch"),
                       "stretch") != 0) {
         snprintf(why, len, "keep_aspect_ratio_policy other than stretch");
-    } else if ((f.scales < n->n_inputs && !dn_value_fixed(n->inputs[f.scales])) ||
-               (f.sizes < n->n_inputs && !dn_value_fixed(n->inputs[f.sizes]))) {
-        snprintf(why, len, "scales or sizes computed at run time (constant-folding makes "
-                           "them constants)");
+    } else if (f.scales < n->n_inputs && !dn_value_fixed(n->inputs[f.scales])) {
+        snprintf(why, len, "scales computed at run time (constant-folding makes them "
+                           "constants; sizes may be computed)");
     } else {
         return true;
     }

@@ -70,21 +70,6 @@ static const ccase catconv_cases[] = {
      "pnb", NULL, NULL, NULL, 1},
 };
 
-/* The pipeline's steps on b's model: the last is the fused one, the one before it the
- * graph before fusion. */
-static gl_pipeline *fuse(const ccase *c, gn_graph *b)
-{
-    gl_pass_step *plan = NULL;
-    size_t n_plan = 0;
-    cr_assert_eq(gl_pass_list_parse("toposort,shape-inference,fusion", &plan, &n_plan), GL_OK);
-    gl_settings s = {0};
-    gl_pipeline *p = NULL;
-    gl_status st = gl_pipeline_run(b->m, plan, n_plan, &s, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
-    free(plan);
-    cr_assert_eq(st, GL_OK, "%s: %s", c->name, gl_error_message());
-    return p;
-}
-
 /* ShuffleNet's block: two inputs of 8 channels, groups of 2, halves sliced. */
 #define SHUF_MOVE(n, g, k, c, h, w)                                                        \
     "const s5 i64[5] = " #n "," #g "," #k "," #h "," #w "; const s4 i64[4] = " #n "," #c  \
@@ -138,7 +123,7 @@ static void run_case(const ccase *c)
 {
     gn_graph b;
     cr_assert(gn_build(c->name, 13, c->graph, &b), "%s: %s", c->name, b.err);
-    gl_pipeline *p = fuse(c, &b);
+    gl_pipeline *p = tu_passes(b.m, "toposort,shape-inference,fusion", c->name);
     const gl_model *m = p->steps[p->n_steps - 1].model;
     const gl_model *before = p->steps[p->n_steps - 2].model;
     /* a refused unit (node NULL) may be no group at all: the fusion pass asks the target */

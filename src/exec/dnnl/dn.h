@@ -78,6 +78,8 @@ typedef struct dn_vouched {
     size_t cap, n;
 } dn_vouched;
 
+typedef struct dn_places dn_places;
+
 typedef struct dn_ctx {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
@@ -91,6 +93,7 @@ typedef struct dn_ctx {
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
+    dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or
@@ -421,6 +424,23 @@ bool dn_shuffle_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
 gl_status dn_shuffle_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 bool dn_shuffle_state(const void *state);
 void dn_shuffle_release(void *state);
+
+/* ---- channel Concats in place (dn_concat.c) ------------------------------------------- */
+
+/* Plan which Concats of m's graph their producers write in place, as if the activations
+ * were blocked (c->block): owned by c. Returns how many. */
+size_t dn_places_plan(dn_ctx *c, const gl_model *m);
+/* None after all (the plan's activations are not blocked): every Concat says `why`. */
+void dn_places_disable(dn_ctx *c, const char *why);
+void dn_places_free(dn_ctx *c);
+/* The slice of this run's family buffer where value v goes, when the plan placed it and
+ * its producer writes it as `md` (`bytes`); NULL: a buffer of its own. */
+gl_buffer *dn_place_lend(dn_ctx *c, const gl_value *v, const dnnl_memory_desc_t *md,
+                         size_t bytes);
+/* Concat node s: its output made as its range of the family buffer when every input is
+ * at its place this run (true; the plan says "in place"), else false (it copies, and the
+ * plan's note says why). */
+bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 
 /* ---- int8 products (dn_qprod.c; dn_qgroup.c, dn_qlinear.c make them) ------------------- */
 

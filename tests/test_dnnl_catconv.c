@@ -52,6 +52,12 @@ static const ccase catconv_cases[] = {
      "const k f32[12] = rand; const lo f32[] = 0; const hi f32[] = 0.5; "
      "c = Concat(a, b) axis=-3; y = Conv(c, w, k); r = Clip(y, lo, hi); out r",
      "nb", "FusedConcatConvClip_1", "x2 + sum + eltwise_clip", CATCONV},
+    /* Issue 22: more than the fusion pass's old 4 inputs (DenseNet's Concats). */
+    {"five inputs of 8 channels, Relu",
+     "in a f32s[1,8,6,6]; in b f32s[1,8,6,6]; in d f32s[1,8,6,6]; in e f32s[1,8,6,6]; "
+     "in f f32s[1,8,6,6]; const w f32[8,40,1,1] = rand; c = Concat(a, b, d, e, f) axis=1; "
+     "y = Conv(c, w); r = Relu(y); out r",
+     "pnb", "FusedConcatConvRelu_1", "x5 + sum + eltwise_relu", CATCONV},
     {"one input twice",
      "in a f32s[1,16,4,4]; const w f32[16,32,1,1] = rand; c = Concat(a, a) axis=1; "
      "y = Conv(c, w); r = Relu(y); out r",

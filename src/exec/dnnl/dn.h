@@ -405,6 +405,10 @@ void dn_fused_release(void *state);
 /* The call's body on the reference kernels, on plain copies of its inputs. */
 gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
 
+/* The Concat inputs the split units take (dn_catconv.c, dn_shuffle.c): their per-part
+ * state is in arrays of this size; the fusion pass asks it (gl_target.max_concat_parts). */
+#define DN_CAT_MAX_PARTS 8
+
 /* A group [Concat along the channels, 1x1 Conv, activations] (dn_catconv.c): one 1x1
  * convolution per Concat input into one destination. dn_fused.c hands such calls over. */
 bool dn_catconv_is(const gl_function *fn);

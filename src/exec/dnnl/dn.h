@@ -28,7 +28,9 @@
  * layout: builds see its dense form (dn_build.md; dn_build.held has it as it is) and the
  * node reorders it once; ops that read views as they are (the movement ops, Concat) use
  * held. Small integer inputs are keyed by value, so a build may read a shape or slice
- * bounds that nodes compute each run.
+ * bounds that nodes compute each run. The other way round, a channel Concat may be
+ * written in place: its inputs' producers write into their slices of one buffer and it
+ * outputs its range, `in place` in the plan (dn_concat.c).
  *
  * Dtypes. Activations are float32, except the int8 products (dn_qprod.c: QDQ groups,
  * QLinearConv, QLinearMatMul) and QAdd groups (dn_qadd.c) that read and write u8/s8

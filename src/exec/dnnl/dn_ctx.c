@@ -6,9 +6,10 @@
  * oneDNN's direct kernels (jit/brgemm) when activations are not plain NCHW, and fusion
  * only pays once tensors stay in oneDNN's layout between primitives. nhwc suits nets
  * that concatenate activations (Concat on the blocked layouts runs oneDNN's slow
- * simple:any); the blocked nChw16c (nChw8c on AVX2) is a little faster on nets made of
- * depthwise convolutions. `--layout` overrides the rule; the plan's header says which
- * it is and why.
+ * simple:any), unless every such Concat is written in place by its producers, which
+ * only blocked allows (dn_concat.c: DenseNet); the blocked nChw16c (nChw8c on AVX2) is
+ * a little faster on nets made of depthwise convolutions. `--layout` overrides the rule;
+ * the plan's header says which it is and why.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 

@@ -39,6 +39,7 @@ typedef struct dn_place {
     int family;
     int64_t channel, channels; /* the value's range of the family's channels */
     dnnl_memory_desc_t md;     /* as its producer must write it */
+    const gl_tensor_layout *layout; /* md's interned layout (found at the first check) */
 } dn_place;
 
 typedef struct dn_family {
@@ -52,6 +53,7 @@ typedef struct dn_family {
 typedef struct dn_cat {
     int family;                /* -1: copies (why) */
     int64_t channel, channels; /* its output's range */
+    const gl_tensor_layout *layout; /* its output's (found at the first run in place) */
     char why[WHY_LEN];
 } dn_cat;
 
@@ -279,12 +281,12 @@ void dn_places_free(dn_ctx *c)
 
 /* ---- the apply ------------------------------------------------------------------------- */
 
-static const dn_place *place_of(const dn_places *p, const gl_value *v)
+static dn_place *place_of(const dn_places *p, const gl_value *v)
 {
     if (!p || !v || v->graph != p->graph || v->index >= p->graph->n_values ||
         p->graph->values[v->index] != v)
         return NULL;
-    const dn_place *q = &p->place[v->index];
+    dn_place *q = &p->place[v->index];
     return q->family >= 0 ? q : NULL;
 }
 
@@ -317,11 +319,13 @@ gl_buffer *dn_place_lend(dn_ctx *c, const gl_value *v, const dnnl_memory_desc_t 
 }
 
 /* Is input t of a Concat at its place in the family's buffer of this run? */
-static bool at_place(dn_ctx *c, const dn_family *f, const dn_place *q, const gl_tensor *t)
+static bool at_place(dn_ctx *c, const dn_family *f, dn_place *q, const gl_tensor *t)
 {
+    if (!q->layout) /* interned once: a search of the plan's layouts per input costs */
+        q->layout = dn_layout_of(c, &q->md);
     return t && t->buf && f->cur &&
            t->buf->data == (char *)f->cur->data + q->channel * channel_bytes(f) &&
-           t->layout == dn_layout_of(c, &q->md);
+           t->layout == q->layout;
 }
 
 static void set_note(dn_node *s, const char *impl, const char *fmt, ...)
@@ -343,12 +347,12 @@ static void set_note(dn_node *s, const char *impl, const char *fmt, ...)
 
 bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
-    const dn_places *p = c->places;
+    dn_places *p = c->places;
     const gl_node *n = k->node;
     if (!p || n->graph != p->graph || n->index >= p->graph->n_nodes ||
         p->graph->nodes[n->index] != n)
         return false;
-    const dn_cat *cat = &p->cat[n->index];
+    dn_cat *cat = &p->cat[n->index];
     if (cat->family < 0) {
         if (cat->why[0] && !strstr(s->note, "not in place")) /* after the build's note */
             set_note(s, NULL, "%.80s%snot in place: %.100s", s->note, s->note[0] ? "; " : "",
@@ -357,7 +361,7 @@ bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     }
     const dn_family *f = &p->fam[cat->family];
     for (size_t i = 0; i < k->n_inputs; i++) {
-        const dn_place *q = place_of(p, n->inputs[i]);
+        dn_place *q = place_of(p, n->inputs[i]);
         if (!q || !at_place(c, f, q, k->in[i])) {
             set_note(s, NULL, "not in place: input %zu was not written at its place (its "
                      "producer runs another way)", i);
@@ -366,13 +370,15 @@ bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     }
     int64_t dims[4] = {1, cat->channels, f->h, f->w};
     dnnl_memory_desc_t md;
-    if (dn_md_tag(&md, 4, dims, dn_act_tag(c, 4)) != dnnl_success)
+    if (!cat->layout && dn_md_tag(&md, 4, dims, dn_act_tag(c, 4)) == dnnl_success)
+        cat->layout = dn_layout_of(c, &md);
+    if (!cat->layout)
         return false;
     size_t bytes = (size_t)cat->channels * channel_bytes(f);
     gl_buffer *view = gl_buffer_new_view(
         f->cur, (char *)f->cur->data + cat->channel * channel_bytes(f), bytes);
     gl_tensor *t = gl_tensor_wrap(GL_DT_FLOAT, 4, dims, cat->channels * f->h * f->w, view);
-    t->layout = dn_layout_of(c, &md);
+    t->layout = cat->layout;
     gl_tensor_free(k->out[0]);
     k->out[0] = t;
     set_note(s, "in place", "no copy: its inputs' producers wrote channels %lld..%lld of "

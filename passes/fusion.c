@@ -755,6 +755,28 @@ static bool check_head_takes(const fu_ctx *c, fu_cand *k, const gl_node *n, bool
     return false;
 }
 
+/* A member's inputs and outputs fit the kernels: a Concat's inputs the target's split
+ * kernels (one convolution or set of moves per input), any other's the rules' ops. */
+static bool check_arity(fu_cand *k, const gl_node *n)
+{
+    const gl_target *t = gl_target_default();
+    size_t parts = t->max_concat_parts < GL_FU_MAX_INPUTS ? (size_t)t->max_concat_parts
+                                                           : GL_FU_MAX_INPUTS;
+    if (gl_node_is(n, "Concat") && n->n_inputs > parts) {
+        set_why(k, "target", "Concat '%s' has %zu inputs; the split kernels of %s take at "
+                "most %zu (one convolution or set of moves per input)", n->name, n->n_inputs,
+                t->name, parts);
+        return false;
+    }
+    if (n->n_inputs > GL_FU_MAX_INPUTS || n->n_outputs > GL_FU_MAX_OUTPUTS) {
+        set_why(k, "target", "%s '%s' has %zu inputs and %zu outputs; no op a rule takes has "
+                "more than %d and %d", n->op_type, n->name, n->n_inputs, n->n_outputs,
+                GL_FU_MAX_INPUTS, GL_FU_MAX_OUTPUTS);
+        return false;
+    }
+    return true;
+}
+
 /* Node i of the walk; false with k->why on the first constraint it breaks. */
 static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
 {
@@ -763,12 +785,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
     size_t prev = k->fan_from && i >= k->fan_from ? k->fan_from - 1 : i - 1;
     const gl_value *v = i ? k->nodes[prev]->outputs[0] : NULL;
     gl_dtype want = head->outputs[0]->type.dtype;
-    if (n->n_inputs > GL_FU_MAX_INPUTS || n->n_outputs > GL_FU_MAX_OUTPUTS) {
-        set_why(k, "target", "%s '%s' has %zu inputs and %zu outputs; no op a rule takes has "
-                "more than %d and %d", n->op_type, n->name, n->n_inputs, n->n_outputs,
-                GL_FU_MAX_INPUTS, GL_FU_MAX_OUTPUTS);
+    if (!check_arity(k, n))
         return false;
-    }
     for (size_t o = 1; o < n->n_outputs; o++)
         if (!n->outputs[o - 1] && n->outputs[o]) {
             set_why(k, "target", "%s '%s': output %zu follows an omitted one; a call returns "

@@ -23,9 +23,10 @@
 #define GL_FU_MAX_CHAIN 40
 /* The most inputs and outputs a member may have (Conv, Clip, Gemm: 3 inputs;
  * BatchNormalization: 5; LayerNormalization: 3 outputs); a node past them is refused
- * (check_node in fusion.c). That includes a Concat: concat-conv1x1 and channel-shuffle
- * take Concats of at most 5 inputs (their oneDNN units take 8). */
-#define GL_FU_MAX_INPUTS 5
+ * (check_node in fusion.c). A Concat's inputs are the target's to limit
+ * (gl_target.max_concat_parts: the parts its split kernels take, oneDNN's 8), up to this
+ * room. */
+#define GL_FU_MAX_INPUTS 16
 #define GL_FU_MAX_OUTPUTS 3
 
 typedef enum gl_fu_rep {

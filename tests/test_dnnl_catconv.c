@@ -52,6 +52,12 @@ static const ccase catconv_cases[] = {
      "const k f32[12] = rand; const lo f32[] = 0; const hi f32[] = 0.5; "
      "c = Concat(a, b) axis=-3; y = Conv(c, w, k); r = Clip(y, lo, hi); out r",
      "nb", "FusedConcatConvClip_1", "x2 + sum + eltwise_clip", CATCONV},
+    /* Issue 22: more than the fusion pass's old 4 inputs (DenseNet's Concats). */
+    {"five inputs of 8 channels, Relu",
+     "in a f32s[1,8,6,6]; in b f32s[1,8,6,6]; in d f32s[1,8,6,6]; in e f32s[1,8,6,6]; "
+     "in f f32s[1,8,6,6]; const w f32[8,40,1,1] = rand; c = Concat(a, b, d, e, f) axis=1; "
+     "y = Conv(c, w); r = Relu(y); out r",
+     "pnb", "FusedConcatConvRelu_1", "x5 + sum + eltwise_relu", CATCONV},
     {"one input twice",
      "in a f32s[1,16,4,4]; const w f32[16,32,1,1] = rand; c = Concat(a, a) axis=1; "
      "y = Conv(c, w); r = Relu(y); out r",
@@ -69,21 +75,6 @@ static const ccase catconv_cases[] = {
      "c = Concat(b, a) axis=1; y = Conv(c, w); r = Relu(y); out r",
      "pnb", NULL, NULL, NULL, 1},
 };
-
-/* The pipeline's steps on b's model: the last is the fused one, the one before it the
- * graph before fusion. */
-static gl_pipeline *fuse(const ccase *c, gn_graph *b)
-{
-    gl_pass_step *plan = NULL;
-    size_t n_plan = 0;
-    cr_assert_eq(gl_pass_list_parse("toposort,shape-inference,fusion", &plan, &n_plan), GL_OK);
-    gl_settings s = {0};
-    gl_pipeline *p = NULL;
-    gl_status st = gl_pipeline_run(b->m, plan, n_plan, &s, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
-    free(plan);
-    cr_assert_eq(st, GL_OK, "%s: %s", c->name, gl_error_message());
-    return p;
-}
 
 /* ShuffleNet's block: two inputs of 8 channels, groups of 2, halves sliced. */
 #define SHUF_MOVE(n, g, k, c, h, w)                                                        \
@@ -138,7 +129,7 @@ static void run_case(const ccase *c)
 {
     gn_graph b;
     cr_assert(gn_build(c->name, 13, c->graph, &b), "%s: %s", c->name, b.err);
-    gl_pipeline *p = fuse(c, &b);
+    gl_pipeline *p = tu_passes(b.m, "toposort,shape-inference,fusion", c->name);
     const gl_model *m = p->steps[p->n_steps - 1].model;
     const gl_model *before = p->steps[p->n_steps - 2].model;
     /* a refused unit (node NULL) may be no group at all: the fusion pass asks the target */

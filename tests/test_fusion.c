@@ -430,6 +430,11 @@ Test(fusion, matmul) { RUN(matmul_cases); }
 
 /* concat-conv1x1: a channel Concat read by a 1x1 Conv (squeezenet's Fire modules). */
 #define CAT2 "in a f32s[1,8,4,4]; in b f32s[1,8,4,4]; c = Concat(a, b) axis=1; "
+#define IN8(x) "in " #x " f32s[1,8,4,4]; "
+#define CAT5 IN8(a) IN8(b) IN8(d) IN8(e) IN8(f) "c = Concat(a, b, d, e, f) axis=1; "
+#define CAT9                                                                               \
+    IN8(a) IN8(b) IN8(d) IN8(e) IN8(f) IN8(g) IN8(h) IN8(i) IN8(j)                         \
+    "c = Concat(a, b, d, e, f, g, h, i, j) axis=1; "
 static const fcase concat_cases[] = {
     {"concat_conv1x1_relu", 13, false,
      CAT2 "const w f32[4,16,1,1] = rand; const k f32[4] = rand; y = Conv(c, w, k); "
@@ -458,6 +463,15 @@ static const fcase concat_cases[] = {
      CAT2 "const w f32[4,16,1,1] = rand; y = Conv(c, w); out y, c",
      REFUSED("concat-conv1x1", "graph-output: 'c' (output of Concat 'n_c') is a graph "
              "output")},
+    /* Issue 22: DenseNet's Concats have up to 49 inputs. The split kernel takes the
+     * target's parts (oneDNN: 8, one convolution each): 5 fuse, 9 are refused for that. */
+    {"concat_five_inputs", 13, false,
+     CAT5 "const w f32[4,40,1,1] = rand; y = Conv(c, w); r = Relu(y); out r",
+     APPLIED("concat-conv1x1", "Concat=0 Conv=0 Relu=0", 3, 1)},
+    {"concat_nine_inputs", 13, false,
+     CAT9 "const w f32[4,72,1,1] = rand; y = Conv(c, w); r = Relu(y); out r",
+     REFUSED_BUT("concat-conv1x1", "target: Concat 'n_c' has 9 inputs; the split kernels of "
+                 "oneDNN", 1)},
     /* A 3x3 Conv is not the pattern: the Concat stays, the Conv's own rules speak. */
     {"concat_conv3x3", 13, false,
      CAT2 "const w f32[4,16,3,3] = rand; y = Conv(c, w); out y", UNTOUCHED},
@@ -519,6 +533,11 @@ static const fcase shuffle_cases[] = {
      "const s5 i64[5] = 1,2,8,3,3; const s4 i64[4] = 1,8,6,3; r = Reshape(c, s5); "
      "t = Transpose(r) perm=[0,2,1,3,4]; y = Reshape(t, s4); out y",
      REFUSED("channel-shuffle", "target: Concat 'n_c': 2 inputs of rank 4 along axis 2")},
+    /* Issue 22: five inputs of 4 channels (the target's parts: 8). */
+    {"shuffle_five_inputs", 13, false,
+     "in a f32s[1,4,3,3]; in b f32s[1,4,3,3]; in d f32s[1,4,3,3]; in e f32s[1,2,3,3]; "
+     "in f f32s[1,2,3,3]; c = Concat(a, b, d, e, f) axis=1; " SHUF_MOVE(2, 8) "out y",
+     APPLIED("channel-shuffle", "Concat=0 Reshape=0 Transpose=0", 4, 1)},
     {"shuffle_unknown_dims", 13, false,
      "in a f32s[?1,8,?3,?3]; in b f32s[?1,8,?3,?3]; c = Concat(a, b) axis=1; "
      "const s5 i64[5] = 1,2,8,3,3; const s4 i64[4] = 1,16,3,3; r = Reshape(c, s5); "

@@ -902,3 +902,16 @@ bool tu_cpu_has_vnni(void)
     return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
            (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
 }
+
+gl_pipeline *tu_passes(gl_model *m, const char *list, const char *what)
+{
+    gl_pass_step *plan = NULL;
+    size_t n_plan = 0;
+    cr_assert_eq(gl_pass_list_parse(list, &plan, &n_plan), GL_OK, "%s: %s", what, list);
+    gl_settings s = {0};
+    gl_pipeline *p = NULL;
+    gl_status st = gl_pipeline_run(m, plan, n_plan, &s, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+    free(plan);
+    cr_assert_eq(st, GL_OK, "%s: %s", what, gl_error_message());
+    return p;
+}

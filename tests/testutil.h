@@ -301,6 +301,11 @@ const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth
 #define I64 GL_DT_INT64
 #endif
 
+/* The passes `list` ("toposort,shape-inference,fusion") run on m, every step kept (the
+ * last is the result, the one before it the graph before the last pass); asserts success,
+ * naming `what`. Free with gl_pipeline_free. */
+gl_pipeline *tu_passes(gl_model *m, const char *list, const char *what);
+
 /* An example opened as `profile` and `run` open it for fused and unfused runs: the
  * default pipeline, the same passes without fusion, and seeded random inputs. */
 typedef struct tu_fusion_pair {

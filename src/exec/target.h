@@ -26,6 +26,9 @@
 typedef struct gl_target {
     const char *name;  /* "oneDNN 2.6 (cpu)" */
     int max_post_ops;  /* post-ops one primitive takes */
+    /* The inputs of a Concat that the split kernels take (concat-conv1x1: one
+     * convolution per input; channel-shuffle: the moves of each input). */
+    int max_concat_parts;
     /* How many post-ops n becomes as an activation member at `opset` (its domain's):
      * >= 1, or -1 when it is no post-op. Parameters are not read: see eltwise_params. */
     int (*eltwise_posts)(const gl_node *n, int64_t opset);

@@ -28,7 +28,9 @@
  * layout: builds see its dense form (dn_build.md; dn_build.held has it as it is) and the
  * node reorders it once; ops that read views as they are (the movement ops, Concat) use
  * held. Small integer inputs are keyed by value, so a build may read a shape or slice
- * bounds that nodes compute each run.
+ * bounds that nodes compute each run. The other way round, a channel Concat may be
+ * written in place: its inputs' producers write into their slices of one buffer and it
+ * outputs its range, `in place` in the plan (dn_concat.c).
  *
  * Dtypes. Activations are float32, except the int8 products (dn_qprod.c: QDQ groups,
  * QLinearConv, QLinearMatMul) and QAdd groups (dn_qadd.c) that read and write u8/s8
@@ -78,6 +80,8 @@ typedef struct dn_vouched {
     size_t cap, n;
 } dn_vouched;
 
+typedef struct dn_places dn_places;
+
 typedef struct dn_ctx {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
@@ -91,6 +95,7 @@ typedef struct dn_ctx {
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
+    dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or
@@ -404,6 +409,10 @@ void dn_fused_release(void *state);
 /* The call's body on the reference kernels, on plain copies of its inputs. */
 gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
 
+/* The Concat inputs the split units take (dn_catconv.c, dn_shuffle.c): their per-part
+ * state is in arrays of this size; the fusion pass asks it (gl_target.max_concat_parts). */
+#define DN_CAT_MAX_PARTS 8
+
 /* A group [Concat along the channels, 1x1 Conv, activations] (dn_catconv.c): one 1x1
  * convolution per Concat input into one destination. dn_fused.c hands such calls over. */
 bool dn_catconv_is(const gl_function *fn);
@@ -423,6 +432,23 @@ bool dn_shuffle_claims(dn_ctx *c, const gl_model *m, const gl_node *call,
 gl_status dn_shuffle_run(dn_ctx *c, gl_kernel_ctx *k, void **state);
 bool dn_shuffle_state(const void *state);
 void dn_shuffle_release(void *state);
+
+/* ---- channel Concats in place (dn_concat.c) ------------------------------------------- */
+
+/* Plan which Concats of m's graph their producers write in place, as if the activations
+ * were blocked (c->block): owned by c. Returns how many. */
+size_t dn_places_plan(dn_ctx *c, const gl_model *m);
+/* None after all (the plan's activations are not blocked): every Concat says `why`. */
+void dn_places_disable(dn_ctx *c, const char *why);
+void dn_places_free(dn_ctx *c);
+/* The slice of this run's family buffer where value v goes, when the plan placed it and
+ * its producer writes it as `md` (`bytes`); NULL: a buffer of its own. */
+gl_buffer *dn_place_lend(dn_ctx *c, const gl_value *v, const dnnl_memory_desc_t *md,
+                         size_t bytes);
+/* Concat node s: its output made as its range of the family buffer when every input is
+ * at its place this run (true; the plan says "in place"), else false (it copies, and the
+ * plan's note says why). */
+bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 
 /* ---- int8 products (dn_qprod.c; dn_qgroup.c, dn_qlinear.c make them) ------------------- */
 

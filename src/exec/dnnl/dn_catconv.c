@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define NONE SIZE_MAX
-#define CAT_MAX_PARTS 8
+#define CAT_MAX_PARTS DN_CAT_MAX_PARTS
 #define CAT_MAX_ACTS 4
 #define CAT_MAX_POSTS (2 * CAT_MAX_ACTS)
 /* The call's inputs: the parts, weights, bias, activation parameters. */

@@ -6,9 +6,10 @@
  * oneDNN's direct kernels (jit/brgemm) when activations are not plain NCHW, and fusion
  * only pays once tensors stay in oneDNN's layout between primitives. nhwc suits nets
  * that concatenate activations (Concat on the blocked layouts runs oneDNN's slow
- * simple:any); the blocked nChw16c (nChw8c on AVX2) is a little faster on nets made of
- * depthwise convolutions. `--layout` overrides the rule; the plan's header says which
- * it is and why.
+ * simple:any), unless every such Concat is written in place by its producers, which
+ * only blocked allows (dn_concat.c: DenseNet); the blocked nChw16c (nChw8c on AVX2) is
+ * a little faster on nets made of depthwise convolutions. `--layout` overrides the rule;
+ * the plan's header says which it is and why.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 
@@ -336,8 +337,21 @@ static void count_op(op_counts *k, const gl_node *n, const gl_node *call, const 
     }
 }
 
+/* Plan the Concats written in place (dn_concat.c) as if the activations were blocked:
+ * only there is a channel slice a dense tensor of its own. How many. */
+static size_t places_if_blocked(dn_ctx *c, const gl_model *m)
+{
+    dn_policy was = c->policy;
+    c->policy = DN_LAYOUT_BLOCKED;
+    dn_places_free(c);
+    size_t n = dn_places_plan(c, m);
+    c->policy = was;
+    return n;
+}
+
 /* The rule for --layout auto. The nodes of fused groups (calls of model-local functions)
- * count as they would unfused. */
+ * count as they would unfused. Blocked when every Concat of activations is written in
+ * place: their copies were what made blocked slow (oneDNN 2.6's simple concat). */
 static void choose_policy(dn_ctx *c, const gl_model *m)
 {
     op_counts k = {0, 0, 0};
@@ -351,9 +365,15 @@ static void choose_policy(dn_ctx *c, const gl_model *m)
             count_op(&k, fn->body->nodes[j], n, fn);
     }
     size_t convs = k.convs, depthwise = k.depthwise, concats = k.concats;
+    size_t in_place = concats > 0 ? places_if_blocked(c, m) : 0;
     if (convs == 0) {
         c->policy = DN_LAYOUT_PLAIN;
         snprintf(c->policy_why, sizeof(c->policy_why), "no convolution: activations stay plain");
+    } else if (concats > 0 && in_place == concats) {
+        c->policy = DN_LAYOUT_BLOCKED;
+        snprintf(c->policy_why, sizeof(c->policy_why),
+                 "%zu Concat written in place by their producers (channels on %d-boundaries, "
+                 "batch 1)", concats, c->block);
     } else if (concats > 0) {
         c->policy = DN_LAYOUT_NHWC;
         snprintf(c->policy_why, sizeof(c->policy_why),
@@ -373,6 +393,7 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     *out = NULL;
     const char *layout = o && o->layout ? o->layout : "auto";
     dn_ctx *c = gl_xcalloc(1, sizeof(*c));
+    c->block = probe_block(); /* before the policy: in-place Concats need it */
     if (strcmp(layout, "auto") == 0) {
         choose_policy(c, m);
     } else if (strcmp(layout, "plain") == 0 || strcmp(layout, "nchw") == 0) {
@@ -397,16 +418,21 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     c->max_threads = get_max ? get_max() : 1;
     dnnl_status_t r = dnnl_engine_create(&c->engine, dnnl_cpu, 0);
     if (r != dnnl_success) {
+        dn_places_free(c);
         free(c);
         return dn_fail("oneDNN backend", "dnnl_engine_create", r);
     }
     r = dnnl_stream_create(&c->stream, c->engine, dnnl_stream_default_flags);
     if (r != dnnl_success) {
         dnnl_engine_destroy(c->engine);
+        dn_places_free(c);
         free(c);
         return dn_fail("oneDNN backend", "dnnl_stream_create", r);
     }
-    c->block = probe_block();
+    if (!c->places)
+        places_if_blocked(c, m);
+    if (c->policy != DN_LAYOUT_BLOCKED) /* nhwc: oneDNN 2.6's reference convolutions */
+        dn_places_disable(c, "activations not blocked: a channel slice would be strided rows");
     if (o && o->dnnl_fault)
         c->fault = gl_xstrdup(o->dnnl_fault);
     if (o && o->dnnl_delay)
@@ -430,6 +456,7 @@ void dn_ctx_free(void *ctx)
     dnnl_stream_destroy(c->stream);
     dnnl_engine_destroy(c->engine);
     dn_vouched_free(&c->vouched);
+    dn_places_free(c);
     free(c->fault);
     free(c->delay);
     free(c);

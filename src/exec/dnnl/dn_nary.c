@@ -16,6 +16,9 @@
  *       floats per image and input (fewer, longer copies). On nChw16c it needs every C_i
  *       to be a multiple of 16; otherwise oneDNN runs its ref concat — one reorder per
  *       input into the output — accepted, and the plan says so.
+ *       A channel Concat that dn_concat.c planned in place copies nothing when its
+ *       inputs are at their places (dn_node_run asks first); this build is what runs
+ *       when they are not.
  *   Sum, Mean  with inputs of one shape: oneDNN sum (scales 1, or 1/n for Mean), the
  *       inputs read in the layout of the first that has one. With broadcasting: as Max/Min.
  *   Max, Min  (and Sum/Mean that broadcast) a binary primitive over two inputs, one of

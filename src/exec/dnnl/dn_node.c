@@ -621,7 +621,9 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
     if (gl_limits_check_output(k->where, v ? v->name : NULL, dt, o->rank, o->dims) != GL_OK)
         return GL_ERR_NOMEM;
     size_t bytes = dnnl_memory_desc_get_size(&o->md);
-    gl_buffer *buf = gl_buffer_from_slot(&o->slot, bytes, false);
+    gl_buffer *buf = dn_place_lend(k->backend_ctx, v, &o->md, bytes); /* a Concat's slice */
+    if (!buf)
+        buf = gl_buffer_from_slot(&o->slot, bytes, false);
     if (!buf)
         return gl_error_prefix("%s: output %zu", k->where, o->output), GL_ERR_NOMEM;
     int64_t count = 1;
@@ -795,6 +797,11 @@ gl_status dn_node_run(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
     bool rebuilt, finite = false;
     gl_status st = dn_node_ready(c, k, s, &rebuilt);
+    if (st == GL_OK && strcmp(s->op->op, "Concat") == 0 && !*s->op->domain &&
+        dn_concat_in_place(c, k, s)) {
+        dn_vouch(c, k, false);
+        return GL_OK;
+    }
     if (st == GL_OK)
         st = dn_node_exec_known(c, k, s, DN_INPUTS_UNKNOWN, &finite);
     dn_vouch(c, k, st == GL_OK && finite);

@@ -39,7 +39,7 @@
 #endif
 
 #define NONE SIZE_MAX
-#define SH_MAX_PARTS 8
+#define SH_MAX_PARTS DN_CAT_MAX_PARTS
 #define SH_MAX_OUTS DN_MAX_OUTPUTS
 #define SH_MAX_MOVES 32
 /* Slice(data, starts, ends, axes, steps): the call inputs of inputs 1..4 */

@@ -70,6 +70,7 @@ static const char *head_post_ops_refusal(const gl_node *head, const gl_node *mem
 static const gl_target onednn = {
     .name = "oneDNN " TEXT(DNNL_VERSION_MAJOR) "." TEXT(DNNL_VERSION_MINOR),
     .max_post_ops = 32, /* dnnl_post_ops_append_* fails past this many */
+    .max_concat_parts = DN_CAT_MAX_PARTS,
     .dw_post = {.kernel = 3, .pad = 1, .min_stride = 1, .max_stride = 2},
     .eltwise_posts = eltwise_posts,
     .eltwise_params = eltwise_params,

@@ -3,7 +3,7 @@
 # never in TESTS) so that a change that breaks one fails the build. bench/run.sh drives them.
 BENCH_PROGS = bench/bench_load bench/bench_toposort bench/bench_pipeline bench/bench_run \
 	bench/bench_transpose bench/bench_ui_graph bench/bench_render bench/bench_ui_keys \
-	bench/bench_dnnl_threads bench/bench_quant
+	bench/bench_dnnl_threads bench/bench_dnnl_layout bench/bench_quant
 
 bench_bench_load_SOURCES = bench/bench_load.c bench/benchutil.h
 bench_bench_load_CFLAGS = $(AM_CFLAGS)
@@ -36,9 +36,13 @@ bench_bench_ui_keys_SOURCES = bench/bench_ui_keys.c bench/benchutil.h
 bench_bench_ui_keys_CFLAGS = $(AM_CFLAGS)
 bench_bench_ui_keys_LDADD = $(GL_LIBS)
 
-bench_bench_dnnl_threads_SOURCES = bench/bench_dnnl_threads.c bench/benchutil.h
+bench_bench_dnnl_threads_SOURCES = bench/bench_dnnl_threads.c bench/bench_dnnl.h bench/benchutil.h
 bench_bench_dnnl_threads_CFLAGS = $(AM_CFLAGS)
 bench_bench_dnnl_threads_LDADD = $(DNNL_LIBS)
+
+bench_bench_dnnl_layout_SOURCES = bench/bench_dnnl_layout.c bench/bench_dnnl.h bench/benchutil.h
+bench_bench_dnnl_layout_CFLAGS = $(AM_CFLAGS)
+bench_bench_dnnl_layout_LDADD = $(DNNL_LIBS)
 
 bench_bench_quant_SOURCES = bench/bench_quant.c bench/benchutil.h
 bench_bench_quant_CFLAGS = $(AM_CFLAGS)

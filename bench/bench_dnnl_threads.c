@@ -13,7 +13,7 @@
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 
-#include "benchutil.h"
+#include "bench_dnnl.h"
 
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -22,14 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                             \
-    do {                                                                                        \
-        dnnl_status_t r_ = (call);                                                              \
-        if (r_ != dnnl_success) {                                                               \
-            fprintf(stderr, "bench_dnnl_threads: %s failed (%d)\n", #call, (int)r_);            \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
+#define CHECK(call) BENCH_DNNL_CHECK("bench_dnnl_threads", call)
 
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
@@ -95,16 +88,7 @@ static void run_case(const bcase *c, int threads, int runs, double *ns)
     if (mb)
         args[nargs++] = (dnnl_exec_arg_t){mm ? DNNL_ARG_WEIGHTS : DNNL_ARG_SRC_1, mb};
     args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, md};
-    for (int w = 0; w < 5; w++) {
-        CHECK(dnnl_primitive_execute(prim, stream, nargs, args));
-        CHECK(dnnl_stream_wait(stream));
-    }
-    for (int r = 0; r < runs; r++) {
-        double t0 = bench_now_seconds();
-        CHECK(dnnl_primitive_execute(prim, stream, nargs, args));
-        CHECK(dnnl_stream_wait(stream));
-        ns[r] = (bench_now_seconds() - t0) * 1e9;
-    }
+    bench_dnnl_time("bench_dnnl_threads", prim, stream, nargs, args, 5, runs, ns);
     dnnl_memory_destroy(ma);
     dnnl_memory_destroy(md);
     if (mb)

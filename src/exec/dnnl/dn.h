@@ -16,7 +16,7 @@
  *
  * Layouts. Activations of rank 4 and 5 stay in the plan's activation layout (nhwc, or
  * oneDNN's blocked nChw16c/nChw8c) from one primitive to the next; the policy is chosen
- * per plan (dn_ctx.c: by rule, or --layout). A tensor in a non-plain layout carries an
+ * per plan (dn_cost.c: by estimated cost, or --layout). A tensor in a non-plain layout carries an
  * interned dn_layout (gl_tensor.layout) with its memory descriptor; the executor hands
  * it back only to this backend, and converts it (dn_to_plain) for anyone else.
  *
@@ -86,7 +86,8 @@ typedef struct dn_ctx {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     dn_policy policy;
-    char policy_why[160];
+    bool by_cost;            /* --layout auto chose the policy by estimated cost (dn_cost.c) */
+    char policy_why[224];
     int block;               /* channel block of the blocked layout (8 or 16) */
     int threads;             /* as asked (0: OpenMP's default) */
     int max_threads;         /* what primitives run with unless they are small (dn_node.c) */
@@ -101,6 +102,18 @@ typedef struct dn_ctx {
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or
  * dnnl_format_tag_undef when activations of that rank stay plain. */
 dnnl_format_tag_t dn_act_tag(const dn_ctx *c, int rank);
+/* A convolution as the layout cost model sees it (dn_cost.c): batch, channels, group,
+ * kernel elements, input and output spatial elements. */
+typedef struct dn_conv_dims {
+    int64_t n, ic, oc, group, ksize, in_spatial, out_spatial;
+} dn_conv_dims;
+/* Its estimated time in microseconds with activations in policy p's layout. */
+double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p);
+/* The row of the cost table it falls in ("1x1, < 128 input channels"). */
+const char *dn_conv_cost_kind(const dn_conv_dims *d);
+/* --layout auto: set c->policy, c->policy_why and c->by_cost from the model's
+ * convolutions and Concats. */
+void dn_choose_layout(dn_ctx *c, const gl_model *m);
 /* The interned layout of md (NULL when md is plain row-major over its dims). */
 const gl_tensor_layout *dn_layout_of(dn_ctx *c, const dnnl_memory_desc_t *md);
 /* The descriptor of a tensor as it is stored: its layout's, or plain row-major (of its
@@ -438,6 +451,8 @@ void dn_shuffle_release(void *state);
 /* Plan which Concats of m's graph their producers write in place, as if the activations
  * were blocked (c->block): owned by c. Returns how many. */
 size_t dn_places_plan(dn_ctx *c, const gl_model *m);
+/* The same whatever c's policy is now (the layout choice asks it before choosing). */
+size_t dn_places_if_blocked(dn_ctx *c, const gl_model *m);
 /* None after all (the plan's activations are not blocked): every Concat says `why`. */
 void dn_places_disable(dn_ctx *c, const char *why);
 void dn_places_free(dn_ctx *c);

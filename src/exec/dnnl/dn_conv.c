@@ -1,6 +1,7 @@
 /* dn_conv.c — Conv as a oneDNN convolution.
  *
- * Activations in the plan's layout (dn_act_tag): the source left to oneDNN (it picks the
+ * Activations in the plan's layout (dn_act_tag; under --layout auto the note says what
+ * this convolution weighed in the choice, dn_cost.c): the source left to oneDNN (it picks the
  * plain NCHW source of a first convolution with 3 input channels, the activation layout
  * otherwise), the destination fixed to the activation layout so the next primitive reads
  * it as it is. Weights in the layout oneDNN picks, reordered once when they are
@@ -65,6 +66,24 @@ static dnnl_status_t conv_pd(dn_build *b, const dn_conv_geom *g, const dnnl_memo
         r = dnnl_primitive_desc_create(pd, &cd, attr, b->c->engine, NULL);
     dnnl_primitive_attr_destroy(attr);
     return r;
+}
+
+/* The plan chose its layout by cost (dn_cost.c): this convolution's share of the
+ * decision, in the plan's note. */
+static void note_layout_cost(dn_build *b, const int64_t *xd, int rank, const int64_t *out_dims,
+                             const gl_tensor *w)
+{
+    dn_conv_dims d = {.n = xd[0], .ic = xd[1], .oc = w->dims[0],
+                      .group = gl_node_attr_int(b->k->node, "group", 1), .ksize = 1,
+                      .in_spatial = 1, .out_spatial = 1};
+    for (int i = 2; i < rank; i++) {
+        d.ksize *= w->dims[i];
+        d.in_spatial *= xd[i];
+        d.out_spatial *= out_dims[i];
+    }
+    snprintf(b->s->note, sizeof(b->s->note), "layout cost: nhwc %.1f us vs blocked %.1f us (%s)",
+             dn_conv_cost_us(&d, DN_LAYOUT_NHWC), dn_conv_cost_us(&d, DN_LAYOUT_BLOCKED),
+             dn_conv_cost_kind(&d));
 }
 
 /* Conv, or graphlab's NhwcConv when `nhwc`: the same convolution over X[N,H,W,C] held
@@ -142,6 +161,8 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
         *pd = NULL;
         return dn_refuse(b, "oneDNN would run its reference convolution (ref:any)");
     }
+    if (b->c->by_cost && !b->s->note[0])
+        note_layout_cost(b, xd, x->rank, out_dims, w);
     if (!nhwc) {
         dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);
         return GL_OK;

@@ -4,17 +4,15 @@
  *
  * The layout policy (measured on oneDNN 2.6, see STACK.md): convolutions only reach
  * oneDNN's direct kernels (jit/brgemm) when activations are not plain NCHW, and fusion
- * only pays once tensors stay in oneDNN's layout between primitives. nhwc suits nets
- * that concatenate activations (Concat on the blocked layouts runs oneDNN's slow
- * simple:any), unless every such Concat is written in place by its producers, which
- * only blocked allows (dn_concat.c: DenseNet); the blocked nChw16c (nChw8c on AVX2) is
- * a little faster on nets made of depthwise convolutions. `--layout` overrides the rule;
- * the plan's header says which it is and why.
+ * only pays once tensors stay in oneDNN's layout between primitives. Between nhwc and
+ * the blocked nChw16c (nChw8c on AVX2), `--layout auto` takes the one of smaller
+ * estimated cost (dn_cost.c), a Concat written in place by its producers (dn_concat.c:
+ * DenseNet; only blocked allows it) costing nothing; `--layout` forces one; the plan's
+ * header says which it is and why.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 
 #include "exec/dnnl/dn.h"
-#include "ir/calls.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -294,52 +292,9 @@ static int probe_block(void)
     return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core ? 16 : 8;
 }
 
-/* Is node n a depthwise convolution (group == input channels == output channels)? Its
- * weights are `w` (the caller's value when n is in a fused group's body). */
-static bool is_depthwise(const gl_node *n, const gl_value *w)
-{
-    int64_t group = gl_node_attr_int(n, "group", 1);
-    if (group <= 1 || !w || !w->init)
-        return false;
-    const gl_tensor *t = w->init;
-    return t->rank >= 3 && t->dims[1] == 1 && t->dims[0] == group;
-}
-
-typedef struct op_counts {
-    size_t convs, depthwise, concats;
-} op_counts;
-
-/* Count n; `call` is the fused group whose body holds n (NULL: the model's graph). */
-static void count_op(op_counts *k, const gl_node *n, const gl_node *call, const gl_function *fn)
-{
-    /* graphlab's NhwcConv (the layout pass's; its weights stay OIHW) is a convolution
-     * too: inside a fused group it is not the call of its own function that the graph's
-     * NhwcConv is, and was not counted (a model whose convolutions were all fused kept
-     * its activations plain). */
-    bool nhwc_conv = n && strcmp(n->domain, "graphlab") == 0 &&
-                     strcmp(n->op_type, "NhwcConv") == 0;
-    if (!n || (!nhwc_conv && *n->domain))
-        return;
-    if (nhwc_conv || strcmp(n->op_type, "Conv") == 0 ||
-        strcmp(n->op_type, "ConvTranspose") == 0) {
-        const gl_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
-        for (size_t i = 0; call && w && i < fn->body->n_inputs; i++)
-            if (fn->body->inputs[i] == w) {
-                w = i < call->n_inputs ? call->inputs[i] : NULL;
-                break;
-            }
-        k->convs++;
-        k->depthwise += is_depthwise(n, w);
-    } else if (strcmp(n->op_type, "Concat") == 0) {
-        const gl_value *v = n->n_outputs ? n->outputs[0] : NULL;
-        int rank = v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
-        k->concats += rank == 4 || rank == 5 || rank == GL_RANK_UNKNOWN;
-    }
-}
-
 /* Plan the Concats written in place (dn_concat.c) as if the activations were blocked:
  * only there is a channel slice a dense tensor of its own. How many. */
-static size_t places_if_blocked(dn_ctx *c, const gl_model *m)
+size_t dn_places_if_blocked(dn_ctx *c, const gl_model *m)
 {
     dn_policy was = c->policy;
     c->policy = DN_LAYOUT_BLOCKED;
@@ -349,45 +304,6 @@ static size_t places_if_blocked(dn_ctx *c, const gl_model *m)
     return n;
 }
 
-/* The rule for --layout auto. The nodes of fused groups (calls of model-local functions)
- * count as they would unfused. Blocked when every Concat of activations is written in
- * place: their copies were what made blocked slow (oneDNN 2.6's simple concat). */
-static void choose_policy(dn_ctx *c, const gl_model *m)
-{
-    op_counts k = {0, 0, 0};
-    const gl_graph *g = m->graph;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const gl_node *n = g->nodes[i];
-        const gl_function *fn = n ? gl_called_function(m, n) : NULL;
-        if (!fn)
-            count_op(&k, n, NULL, NULL);
-        for (size_t j = 0; fn && j < fn->body->n_nodes; j++)
-            count_op(&k, fn->body->nodes[j], n, fn);
-    }
-    size_t convs = k.convs, depthwise = k.depthwise, concats = k.concats;
-    size_t in_place = concats > 0 ? places_if_blocked(c, m) : 0;
-    if (convs == 0) {
-        c->policy = DN_LAYOUT_PLAIN;
-        snprintf(c->policy_why, sizeof(c->policy_why), "no convolution: activations stay plain");
-    } else if (concats > 0 && in_place == concats) {
-        c->policy = DN_LAYOUT_BLOCKED;
-        snprintf(c->policy_why, sizeof(c->policy_why),
-                 "%zu Concat written in place by their producers (channels on %d-boundaries, "
-                 "batch 1)", concats, c->block);
-    } else if (concats > 0) {
-        c->policy = DN_LAYOUT_NHWC;
-        snprintf(c->policy_why, sizeof(c->policy_why),
-                 "%zu Concat of activations (slow on blocked layouts in oneDNN 2.6)", concats);
-    } else if (depthwise * 4 >= convs) {
-        c->policy = DN_LAYOUT_BLOCKED;
-        snprintf(c->policy_why, sizeof(c->policy_why), "%zu of %zu convolutions depthwise",
-                 depthwise, convs);
-    } else {
-        c->policy = DN_LAYOUT_NHWC;
-        snprintf(c->policy_why, sizeof(c->policy_why), "%zu convolutions, no Concat", convs);
-    }
-}
-
 gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
 {
     *out = NULL;
@@ -395,7 +311,7 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     dn_ctx *c = gl_xcalloc(1, sizeof(*c));
     c->block = probe_block(); /* before the policy: in-place Concats need it */
     if (strcmp(layout, "auto") == 0) {
-        choose_policy(c, m);
+        dn_choose_layout(c, m);
     } else if (strcmp(layout, "plain") == 0 || strcmp(layout, "nchw") == 0) {
         c->policy = DN_LAYOUT_PLAIN;
     } else if (strcmp(layout, "nhwc") == 0) {
@@ -430,7 +346,7 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
         return dn_fail("oneDNN backend", "dnnl_stream_create", r);
     }
     if (!c->places)
-        places_if_blocked(c, m);
+        dn_places_if_blocked(c, m);
     if (c->policy != DN_LAYOUT_BLOCKED) /* nhwc: oneDNN 2.6's reference convolutions */
         dn_places_disable(c, "activations not blocked: a channel slice would be strided rows");
     if (o && o->dnnl_fault)

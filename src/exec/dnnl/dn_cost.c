@@ -1,0 +1,415 @@
+/* dn_cost.c — `--layout auto`: the plan's activation layout by estimated cost.
+ *
+ * Each convolution of the model (the members of fused groups counted as they would run
+ * unfused, graphlab's NhwcConv among them) gets an estimated time in nhwc and in the
+ * blocked layout: a roofline base (its FLOPs at the rate oneDNN's kernels reach here, or
+ * its bytes at the memory bandwidth, whichever is longer) times a factor per kind of
+ * convolution and layout, measured (bench/bench_dnnl_layout, oneDNN 2.6, AVX-512, 2
+ * threads; the table below says which row came from where). A Concat of activations
+ * adds the time of moving its output: at the reorder bandwidth in nhwc, at oneDNN's
+ * simple:any rate in the blocked layouts. The plan takes the layout of the smaller sum
+ * and says both sums (dn_ctx_summary); each convolution's note says its own pair
+ * (dn_conv.c).
+ *
+ * Not counted: the ops between convolutions (they follow the convolutions' layout in
+ * either policy), and the conversions at the plan's edges (the same in both). One layout
+ * per plan, not per region: measured per convolution, the two layouts differ by less
+ * than the reorder a region boundary would cost for most convolutions of the corpus
+ * (a 1 MB activation reorders in ~25 us; a 1x1 convolution of it takes ~40-70 us).
+ * A model with no convolution keeps plain activations; one whose convolutions have no
+ * known shapes is chosen by the former rule (Concat: nhwc; a quarter or more depthwise:
+ * blocked; else nhwc).
+ */
+#include "exec/dnnl/dn.h"
+#include "ir/calls.h"
+#include "ops/window.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Roofline constants measured with bench/bench_dnnl_layout (2 threads, AVX-512): a 3x3
+ * 64->64 convolution at 56x56 (231 MFLOP) in ~520 us, a 1x1 16->96 at 112x112 moving
+ * 5.6 MB in ~106 us; reorders between nhwc and nChw16c at 30-60 bytes/ns. */
+#define FLOPS_PER_US 4.0e5
+#define BYTES_PER_US 4.0e4
+/* oneDNN 2.6's concat on blocked activations falls to simple:any, a copy element by
+ * element (the reason the former rule kept nhwc for nets with Concat). */
+#define BLOCKED_CONCAT_BYTES_PER_US 4.0e3
+
+/* One kind of convolution: its time in nhwc relative to the blocked layout. */
+typedef struct layout_row {
+    const char *kind;
+    bool (*matches)(const dn_conv_dims *d);
+    double nhwc_over_blocked;
+} layout_row;
+
+static bool is_depthwise(const dn_conv_dims *d)
+{
+    return d->group > 1 && d->group == d->ic && d->group == d->oc;
+}
+
+static bool depthwise_large(const dn_conv_dims *d)
+{
+    return is_depthwise(d) && d->in_spatial >= 56 * 56;
+}
+
+static bool depthwise_small(const dn_conv_dims *d)
+{
+    return is_depthwise(d) && d->in_spatial < 56 * 56;
+}
+
+static bool first_layer(const dn_conv_dims *d)
+{
+    return d->ic <= 4;
+}
+
+static bool pointwise_few_channels(const dn_conv_dims *d)
+{
+    return d->ksize == 1 && d->group == 1 && d->ic < 128 && d->in_spatial > 1;
+}
+
+static bool pointwise(const dn_conv_dims *d)
+{
+    return d->ksize == 1 && d->group == 1;
+}
+
+static bool dense(const dn_conv_dims *d)
+{
+    return d->group == 1;
+}
+
+static bool any_conv(const dn_conv_dims *d)
+{
+    (void)d;
+    return true;
+}
+
+/* First match wins. Ratios from bench/bench_dnnl_layout at 2 threads (the fastest run
+ * of each round, median of 3 rounds, two sweeps on a loaded machine) unless said
+ * otherwise; at 1 thread the depthwise rows lean further to blocked (1.05-1.53). */
+static const layout_row layout_rows[] = {
+    /* 3 input channels: both layouts read the image plain (oneDNN picks the source). */
+    {"first layer (<= 4 input channels)", first_layer, 1.00},
+    /* brdgmm_dw (nhwc) against jit_dw (blocked): 0.83/0.87 at 112x112, 0.73/0.76 and
+     * 0.83/0.96 at 56x56 (strided 3x3 and 5x5) */
+    {"depthwise, input >= 56x56", depthwise_large, 0.85},
+    /* 1.21/1.25 at 28x28 stride 2, 1.17/1.41 and 1.01/1.16 at 14x14, 1.28/1.02 at 7x7 */
+    {"depthwise, input < 56x56", depthwise_small, 1.25},
+    /* brgconv_1x1 (nhwc) against jit_1x1 (blocked): alone, within 15% either way (and
+     * nhwc ahead with a SiLU post-op), but in efficientnet_b0, between its depthwise
+     * convolutions and SE blocks, the 1x1 convolutions of few input channels took
+     * 417 us nhwc against 243 us blocked (issue 22's profile, 2 threads): the row
+     * takes part of that. */
+    {"1x1, < 128 input channels", pointwise_few_channels, 1.40},
+    {"1x1", pointwise, 1.00},
+    /* brgconv (nhwc) against jit (blocked), 3x3: 0.93, 0.88, 0.96, 0.76 from 56x56 to
+     * 7x7 (1 thread: 0.92 to 0.63) */
+    {"dense kxk", dense, 0.88},
+    {"grouped", any_conv, 1.00},
+};
+
+/* The roofline time of d in microseconds, whatever the layout. */
+static double roofline_us(const dn_conv_dims *d)
+{
+    double n = (double)d->n, cin = (double)d->ic, cout = (double)d->oc;
+    double flops = 2.0 * n * cout * (double)d->out_spatial * (cin / (double)d->group) *
+                   (double)d->ksize;
+    double bytes = 4.0 * (n * cin * (double)d->in_spatial + n * cout * (double)d->out_spatial +
+                          cout * (cin / (double)d->group) * (double)d->ksize);
+    double compute = flops / FLOPS_PER_US, memory = bytes / BYTES_PER_US;
+    return compute > memory ? compute : memory;
+}
+
+static const layout_row *row_of(const dn_conv_dims *d)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(layout_rows); i++)
+        if (layout_rows[i].matches(d))
+            return &layout_rows[i];
+    return &layout_rows[GL_ARRAY_LEN(layout_rows) - 1];
+}
+
+double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
+{
+    double base = roofline_us(d);
+    /* Plain NCHW reaches oneDNN's gemm or reference kernels: never cheaper. */
+    if (p == DN_LAYOUT_PLAIN)
+        return base * 4.0;
+    return p == DN_LAYOUT_NHWC ? base * row_of(d)->nhwc_over_blocked : base;
+}
+
+const char *dn_conv_cost_kind(const dn_conv_dims *d)
+{
+    return row_of(d)->kind;
+}
+
+/* ---- the model's convolutions ----------------------------------------------------------- */
+
+/* Shapes as the tally knows them: a value's own type when every dim is known (a
+ * symbolic batch counts as 1), else what the walk worked out for the values a fused
+ * group's body makes (their types are often empty): a convolution's output from its
+ * window, any other member's output as its first input's (the members of a fused
+ * group after a convolution are elementwise). */
+#define MEMO_MAX_RANK 5
+
+typedef struct known_shape {
+    const gl_value *v;
+    int rank;
+    int64_t dims[MEMO_MAX_RANK];
+} known_shape;
+
+typedef struct shape_memo {
+    known_shape *items;
+    size_t n, cap;
+} shape_memo;
+
+static bool shape_of(const shape_memo *memo, const gl_value *v, known_shape *out)
+{
+    for (size_t i = 0; v && i < memo->n; i++)
+        if (memo->items[i].v == v) {
+            *out = memo->items[i];
+            return true;
+        }
+    if (!v || v->type.kind != GL_TYPE_TENSOR || v->type.shape.rank < 1 ||
+        v->type.shape.rank > MEMO_MAX_RANK)
+        return false;
+    out->v = v;
+    out->rank = v->type.shape.rank;
+    for (int i = 0; i < out->rank; i++) {
+        int64_t x = v->type.shape.dims[i].value;
+        if (x < 0 && i > 0)
+            return false;
+        out->dims[i] = x > 0 ? x : 1;
+    }
+    return true;
+}
+
+static void memo_add(shape_memo *memo, const known_shape *k)
+{
+    if (memo->n == memo->cap) {
+        memo->cap = memo->cap ? memo->cap * 2 : 16;
+        memo->items = gl_xrealloc(memo->items, memo->cap * sizeof(*memo->items));
+    }
+    memo->items[memo->n++] = *k;
+}
+
+static int64_t product(const int64_t *d, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++)
+        p *= d[i];
+    return p;
+}
+
+/* The dims of convolution n with input x (weights w: the caller's value when n is in a
+ * fused group's body), and its output's shape in *y; false when they are not known. */
+static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value *w,
+                         bool channels_last, dn_conv_dims *d, known_shape *y)
+{
+    const gl_tensor *t = w ? w->init : NULL;
+    /* ConvTranspose's weights are [IC, OC/G, k...]: counted, not costed. */
+    if (!t || t->rank < 3 || t->rank != x->rank || strcmp(n->op_type, "ConvTranspose") == 0)
+        return false;
+    int rank = x->rank, nsp = rank - 2, sp = channels_last ? 1 : 2;
+    int64_t in_sp[MEMO_MAX_RANK], out_sp[MEMO_MAX_RANK];
+    memcpy(in_sp, x->dims + sp, (size_t)nsp * sizeof(int64_t));
+    gl_window win;
+    if (gl_window_read(n, n->name, nsp, t->dims + 2, &win) != GL_OK ||
+        gl_window_resolve(&win, in_sp, n->name, out_sp) != GL_OK) {
+        gl_error_clear();
+        return false;
+    }
+    *d = (dn_conv_dims){.n = x->dims[0], .ic = x->dims[channels_last ? rank - 1 : 1],
+                        .oc = t->dims[0], .group = gl_node_attr_int(n, "group", 1),
+                        .ksize = product(t->dims, 2, t->rank),
+                        .in_spatial = product(in_sp, 0, nsp),
+                        .out_spatial = product(out_sp, 0, nsp)};
+    y->rank = rank;
+    y->dims[0] = d->n;
+    y->dims[channels_last ? rank - 1 : 1] = d->oc;
+    memcpy(y->dims + sp, out_sp, (size_t)nsp * sizeof(int64_t));
+    return d->ic > 0 && d->group > 0;
+}
+
+typedef struct layout_tally {
+    size_t convs, depthwise, concats, costed;
+    double us[3];              /* per dn_policy */
+    double concat_us[3];
+} layout_tally;
+
+static bool is_graphlab_op(const gl_node *n, const char *op)
+{
+    return strcmp(n->domain, "graphlab") == 0 && strcmp(n->op_type, op) == 0;
+}
+
+/* The value w stands for outside the fused group `call` of body fn (a body input or
+ * output: the call's), else w. */
+static const gl_value *caller_value(const gl_value *w, const gl_node *call, const gl_function *fn)
+{
+    for (size_t i = 0; call && w && i < fn->body->n_inputs; i++)
+        if (fn->body->inputs[i] == w)
+            return i < call->n_inputs ? call->inputs[i] : NULL;
+    for (size_t i = 0; call && w && i < fn->body->n_outputs; i++)
+        if (fn->body->outputs[i] == w && i < call->n_outputs)
+            return call->outputs[i];
+    return w;
+}
+
+/* Depthwise by its weights alone (group == output channels, one input channel each):
+ * known even when the activations' shapes are not. */
+static bool weights_depthwise(const gl_node *n, const gl_value *w)
+{
+    int64_t group = gl_node_attr_int(n, "group", 1);
+    const gl_tensor *t = w ? w->init : NULL;
+    return group > 1 && t && t->rank >= 3 && t->dims[1] == 1 && t->dims[0] == group;
+}
+
+static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, const gl_value *x,
+                       const gl_value *w, bool channels_last)
+{
+    dn_conv_dims d;
+    known_shape xs, ys;
+    k->convs++;
+    k->depthwise += weights_depthwise(n, w);
+    if (!shape_of(memo, x, &xs) || !conv_dims_of(n, &xs, w, channels_last, &d, &ys))
+        return;
+    ys.v = n->outputs[0];
+    memo_add(memo, &ys);
+    k->costed++;
+    for (int p = 0; p < 3; p++)
+        k->us[p] += dn_conv_cost_us(&d, (dn_policy)p);
+}
+
+/* The shape of Concat n's output from its inputs' (inside a fused group's body, where
+ * its own type is often empty): false when one of them is not known. */
+static bool concat_shape(const shape_memo *memo, const gl_node *n, const gl_node *call,
+                         const gl_function *fn, known_shape *out)
+{
+    int64_t axis = gl_node_attr_int(n, "axis", 1);
+    for (size_t i = 0; i < n->n_inputs; i++) {
+        known_shape in;
+        if (!shape_of(memo, caller_value(n->inputs[i], call, fn), &in))
+            return false;
+        if (axis < 0)
+            axis += in.rank;
+        if (axis < 0 || axis >= in.rank || (i > 0 && in.rank != out->rank))
+            return false;
+        if (i == 0)
+            *out = in;
+        else
+            out->dims[axis] += in.dims[axis];
+    }
+    out->v = n->outputs[0];
+    return n->n_inputs > 0;
+}
+
+static void tally_concat(layout_tally *k, shape_memo *memo, const gl_node *n,
+                         const gl_node *call, const gl_function *fn)
+{
+    const gl_value *v = caller_value(n->outputs[0], call, fn);
+    int rank = v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+    if (rank != 4 && rank != 5 && rank != GL_RANK_UNKNOWN)
+        return;
+    k->concats++;
+    known_shape out;
+    if (!shape_of(memo, v, &out) && !concat_shape(memo, n, call, fn, &out))
+        return;
+    out.v = n->outputs[0];
+    memo_add(memo, &out);
+    double bytes = 4.0 * (double)product(out.dims, 0, out.rank);
+    k->concat_us[DN_LAYOUT_PLAIN] += bytes / BYTES_PER_US;
+    k->concat_us[DN_LAYOUT_NHWC] += bytes / BYTES_PER_US;
+    k->concat_us[DN_LAYOUT_BLOCKED] += bytes / BLOCKED_CONCAT_BYTES_PER_US;
+}
+
+/* Count n; `call` is the fused group whose body fn holds n (NULL: the model's graph). */
+static void tally_op(layout_tally *k, shape_memo *memo, const gl_node *n, const gl_node *call,
+                     const gl_function *fn)
+{
+    /* graphlab's NhwcConv (the layout pass's; its weights stay OIHW) is a convolution
+     * too, inside fused groups as well. */
+    bool nhwc_conv = n && is_graphlab_op(n, "NhwcConv");
+    if (!n || (!nhwc_conv && *n->domain) || n->n_outputs == 0)
+        return;
+    const gl_value *x = n->n_inputs ? caller_value(n->inputs[0], call, fn) : NULL;
+    if (nhwc_conv || strcmp(n->op_type, "Conv") == 0 ||
+        strcmp(n->op_type, "ConvTranspose") == 0) {
+        const gl_value *w = n->n_inputs > 1 ? caller_value(n->inputs[1], call, fn) : NULL;
+        tally_conv(k, memo, n, x, w, nhwc_conv);
+        return;
+    }
+    if (strcmp(n->op_type, "Concat") == 0) {
+        tally_concat(k, memo, n, call, fn);
+        return;
+    }
+    known_shape s;
+    if (call && shape_of(memo, x, &s)) { /* a member after the group's convolution */
+        s.v = n->outputs[0];
+        memo_add(memo, &s);
+    }
+}
+
+/* The former rule, for convolutions of unknown shapes. */
+static void choose_by_rule(dn_ctx *c, const layout_tally *k)
+{
+    if (k->concats > 0) {
+        c->policy = DN_LAYOUT_NHWC;
+        snprintf(c->policy_why, sizeof(c->policy_why),
+                 "%zu Concat of activations (slow on blocked layouts in oneDNN 2.6)",
+                 k->concats);
+    } else if (k->depthwise * 4 >= k->convs) {
+        c->policy = DN_LAYOUT_BLOCKED;
+        snprintf(c->policy_why, sizeof(c->policy_why), "%zu of %zu convolutions depthwise",
+                 k->depthwise, k->convs);
+    } else {
+        c->policy = DN_LAYOUT_NHWC;
+        snprintf(c->policy_why, sizeof(c->policy_why), "%zu convolutions, no Concat", k->convs);
+    }
+}
+
+void dn_choose_layout(dn_ctx *c, const gl_model *m)
+{
+    layout_tally k;
+    memset(&k, 0, sizeof(k));
+    shape_memo memo = {NULL, 0, 0};
+    const gl_graph *g = m->graph;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gl_node *n = g->nodes[i];
+        const gl_function *fn = n ? gl_called_function(m, n) : NULL;
+        if (!fn)
+            tally_op(&k, &memo, n, NULL, NULL);
+        for (size_t j = 0; fn && j < fn->body->n_nodes; j++)
+            tally_op(&k, &memo, fn->body->nodes[j], n, fn);
+    }
+    free(memo.items);
+    c->by_cost = false;
+    if (k.convs == 0) {
+        c->policy = DN_LAYOUT_PLAIN;
+        snprintf(c->policy_why, sizeof(c->policy_why), "no convolution: activations stay plain");
+        return;
+    }
+    if (k.costed == 0) {
+        choose_by_rule(c, &k);
+        return;
+    }
+    /* Concats their producers write in place (dn_concat.c, blocked only) cost nothing:
+     * the planned share of them comes off blocked's sum. */
+    size_t in_place = k.concats ? dn_places_if_blocked(c, m) : 0;
+    if (in_place > k.concats)
+        in_place = k.concats;
+    if (in_place)
+        k.concat_us[DN_LAYOUT_BLOCKED] *= (double)(k.concats - in_place) / (double)k.concats;
+    double nhwc = k.us[DN_LAYOUT_NHWC] + k.concat_us[DN_LAYOUT_NHWC];
+    double blocked = k.us[DN_LAYOUT_BLOCKED] + k.concat_us[DN_LAYOUT_BLOCKED];
+    c->by_cost = true;
+    c->policy = blocked < nhwc ? DN_LAYOUT_BLOCKED : DN_LAYOUT_NHWC;
+    char concats[96] = "";
+    if (k.concats)
+        snprintf(concats, sizeof(concats), " + %zu Concat (%zu in place if blocked) %.1f us / "
+                 "%.1f us", k.concats, in_place, k.concat_us[DN_LAYOUT_NHWC],
+                 k.concat_us[DN_LAYOUT_BLOCKED]);
+    snprintf(c->policy_why, sizeof(c->policy_why),
+             "estimated nhwc %.1f us vs blocked %.1f us: %zu of %zu convolutions costed "
+             "(%zu depthwise)%s",
+             nhwc, blocked, k.costed, k.convs, k.depthwise, concats);
+}

@@ -52,7 +52,7 @@ case "$batch" in
 1) ;;
 *[!0-9]* | 0*) echo "bench/vs_ort.sh: BATCH must be a positive number, not '$batch'" >&2
                exit 2 ;;
-*) corpora=$(for c in $corpora; do echo "${c%/}_b$batch"; done) ;;
+*) corpora=$(for c in $corpora; do printf '%s ' "${c%/}_b$batch"; done) ;;
 esac
 for c in $corpora; do
     if [ ! -d "$c" ]; then
@@ -76,6 +76,7 @@ median() {
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs_ort.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 
 # the models' folders: MODELS found in the corpora (the first that has it; a name none
 # has is kept, to be reported failed), else every model of every corpus with a data set

@@ -20,7 +20,7 @@ statistics are drawn away from (0, 1) so that folding them shows in the numbers.
 Debian's python3-torchvision (apt-get install python3-torchvision python3-onnx); not part
 of the build or the test suite.
 """
-import math, os, sys
+import math, os, shutil, sys
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 import torchvision.models as tvm
 from onnx import numpy_helper
@@ -289,10 +289,13 @@ def export(outdir, name, make, opset, names, dynamic_batch=False):
     """make() -> (model, inputs), called with the seed reset: a model's weights do not
     depend on which others were asked for (nor on the batch). dynamic_batch: the first
     dimension of every input and of the output is the symbol N."""
-    out = f'{outdir}/{name}'
-    if os.path.exists(f'{out}/model.onnx'):
+    if os.path.exists(f'{outdir}/{name}/model.onnx'):
         return
-    os.makedirs(out, exist_ok=True)
+    # written whole into a temporary folder, then renamed: an interrupted export leaves
+    # no half model that a later call would keep
+    out = f'{outdir}/.{name}.tmp'
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
     torch.manual_seed(0)
     m, inputs = make()
     m.eval()
@@ -302,6 +305,8 @@ def export(outdir, name, make, opset, names, dynamic_batch=False):
         torch.onnx.export(m, tuple(inputs), f'{out}/model.onnx', opset_version=opset,
                           input_names=names, output_names=['output'], dynamic_axes=axes)
     save(out, names, inputs, y)
+    shutil.rmtree(f'{outdir}/{name}', ignore_errors=True)
+    os.rename(out, f'{outdir}/{name}')
     print(name, 'ok', flush=True)
 
 
@@ -341,8 +346,12 @@ def blocks(batch):
     }
 
 
+def known(name):
+    return any(name in t for t in (specs, convs, dynbatch, recurrent, blocks(1)))
+
+
 def export_named(outdir, name, batch):
-    """Exports one model of the tables; False for an unknown name."""
+    """Exports one model of the tables (a known name)."""
     tf = blocks(batch)
     if name in specs or name in convs or name in dynbatch:
         if name in dynbatch:
@@ -358,12 +367,9 @@ def export_named(outdir, name, batch):
         # drawn batch first, so that sample 0 stays the batch-1 input
         x = standard_normal((batch, RECURRENT_STEPS, 64)).transpose(0, 1).contiguous()
         export(outdir, name, lambda: (make(), [x]), opset, ['input'])
-    elif name in tf:
+    else:
         cls, inputs, opset, in_names = tf[name]
         export(outdir, name, lambda: (cls(), inputs), opset, in_names)
-    else:
-        return False
-    return True
 
 
 def main():
@@ -380,10 +386,12 @@ def main():
     outdir = args[0] if batch == 1 else f'{args[0].rstrip("/")}_b{batch}'
     names = args[1:] or (list(specs) + list(convs) + list(dynbatch) + list(recurrent) +
                          list(blocks(batch)))
+    unknown = [n for n in names if not known(n)]
+    if unknown:  # said before anything is exported
+        print(f'unknown model {" ".join(unknown)}', file=sys.stderr)
+        return 2
     for name in names:
-        if not export_named(outdir, name, batch):
-            print(f'unknown model {name}', file=sys.stderr)
-            return 2
+        export_named(outdir, name, batch)
     return 0
 
 

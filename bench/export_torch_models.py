@@ -1,21 +1,26 @@
 #!/usr/bin/python3
 """bench/export_torch_models.py — models nobody here wrote, for bench/sweep_models.sh.
 
-    /usr/bin/python3 bench/export_torch_models.py OUTDIR [NAME...]
+    /usr/bin/python3 bench/export_torch_models.py [--batch B] OUTDIR [NAME...]
 
 Exports torchvision architectures, three transformer blocks (GPT-2 style with a causal
 mask and tanh Gelu, BERT style with a padding mask, a ViT block through
 nn.MultiheadAttention), channels-last variants of two of the architectures (an NHWC input
 permuted to NCHW first, as a TensorFlow export starts with a Transpose), a DBNet-style text
-detector head (ConvTranspose upsampling, skip Adds, a ConvTranspose + Sigmoid map) and a small
-U-Net (nearest and bilinear Resize, Concat skips) with random weights, in the ONNX test
-layout: OUTDIR/NAME/model.onnx
-and test_data_set_0/{input_*,output_0}.pb, the output computed by torch. BatchNorm running
+detector head (ConvTranspose upsampling, skip Adds, a ConvTranspose + Sigmoid map), a small
+U-Net (nearest and bilinear Resize, Concat skips), a ConvTranspose decoder with skip Adds,
+DenseNet-121 at growth rate 16, resnet18 and a U-Net with a symbolic batch (the U-Net's
+Resize sizes computed at run time) and recurrent taggers (LSTM, GRU, RNN; issue 22) with
+random weights, in the ONNX test layout: OUTDIR/NAME/model.onnx
+and test_data_set_0/{input_*,output_0}.pb, the output computed by torch. With --batch B
+(B > 1) the same models, same weights, at batch B go to OUTDIR_bB (OUTDIR without the
+suffix: `--batch 8 /work/tv` writes /work/tv_b8, the folder `BATCH=8 vs_ort.sh` reads);
+the first sample of each input is the batch-1 input. BatchNorm running
 statistics are drawn away from (0, 1) so that folding them shows in the numbers. Needs
 Debian's python3-torchvision (apt-get install python3-torchvision python3-onnx); not part
 of the build or the test suite.
 """
-import math, os, sys
+import math, os, shutil, sys
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 import torchvision.models as tvm
 from onnx import numpy_helper
@@ -112,6 +117,56 @@ class UNet(nn.Module):
         return self.out(d1) + self.side(e3)
 
 
+class UNetToSkipSizes(UNet):
+    """UNet's weights, each upsampling to the size of the map it joins (as U-Nets that take
+    any image size do): exported with a symbolic batch, every Resize's output sizes are
+    computed at run time from Shape, where UNet's export has constant scales."""
+
+    def forward(self, x):
+        e1 = self.e1(x)
+        e2 = self.e2(F.max_pool2d(e1, 2))
+        e3 = self.e3(F.max_pool2d(e2, 2))
+        d2 = self.d2(torch.cat([F.interpolate(e3, size=e2.shape[2:], mode='nearest'), e2], 1))
+        d1 = self.d1(torch.cat([F.interpolate(d2, size=e1.shape[2:], mode='bilinear',
+                                              align_corners=False), e1], 1))
+        side = F.interpolate(self.side[0](e3), size=d1.shape[2:], mode='bilinear',
+                             align_corners=False)
+        return self.out(d1) + side
+
+
+class ConvTransposeDecoder(nn.Module):
+    """A segmentation or OCR detector's decoder: two stride-2 convs down from a 64-channel
+    32x32 feature map, then ConvTranspose (stride 2) + BatchNorm + Relu layers back up, each
+    added to the encoder's map of its size, and two more ConvTransposes (k4 pad 1; k3 pad 1
+    output_padding 1) to 128x128 before a 1x1 head."""
+
+    def __init__(self):
+        super().__init__()
+        self.down1, self.down2 = conv_bn(64, 96, 2), conv_bn(96, 128, 2)
+        self.up2 = nn.Sequential(nn.ConvTranspose2d(128, 96, 2, 2, bias=False),
+                                 nn.BatchNorm2d(96), nn.ReLU(inplace=True))
+        self.up1 = nn.Sequential(nn.ConvTranspose2d(96, 64, 2, 2, bias=False),
+                                 nn.BatchNorm2d(64), nn.ReLU(inplace=True))
+        self.up0 = nn.Sequential(nn.ConvTranspose2d(64, 32, 4, 2, 1), nn.BatchNorm2d(32),
+                                 nn.ReLU(inplace=True),
+                                 nn.ConvTranspose2d(32, 16, 3, 2, 1, output_padding=1),
+                                 nn.BatchNorm2d(16), nn.ReLU(inplace=True))
+        self.head = nn.Conv2d(16, 2, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(d1)
+        u1 = self.up2(d2) + d1
+        u0 = self.up1(u1) + x
+        return self.head(self.up0(u0))
+
+
+def densenet121_g16():
+    """DenseNet-121's block layout (6, 12, 24, 16) at half its growth rate (16, not 32) and
+    32 stem features, not 64: as many Concats as densenet121, on narrower tensors."""
+    return tvm.DenseNet(growth_rate=16, block_config=(6, 12, 24, 16), num_init_features=32)
+
+
 # name: (constructor, input shape, opset): the kinds of convolutional graph the
 # torchvision table lacks. The NHWC variants take 128x128 so that runs stay short.
 convs = {
@@ -119,7 +174,14 @@ convs = {
     'resnet18_nhwc': (lambda: Nhwc(tvm.resnet18()), (1, 128, 128, 3), 13),
     'dbnet_head': (DBNetHead, (1, 3, 128, 128), 13),
     'unet_small': (UNet, (1, 3, 128, 128), 13),
+    'convtranspose_decoder': (ConvTransposeDecoder, (1, 64, 32, 32), 13),
+    'densenet121_g16': (densenet121_g16, 224, 13),
 }
+
+# name: constructor of a model exported with a symbolic batch (dynamic_axes {0: 'N'} on its
+# input and output), its input shape that of the table above without the suffix: shapes
+# that hang on the batch are computed at run time (the U-Net's Resize output sizes).
+dynbatch = {'resnet18_dynbatch': tvm.resnet18, 'unet_dynbatch': UNetToSkipSizes}
 
 
 def split_heads(t, heads):
@@ -189,6 +251,31 @@ class ViTBlock(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+class Tagger(nn.Module):
+    """A sequence tagger: recurrent layers (each an nn.LSTM, nn.GRU or nn.RNN, sequence
+    first) and a Linear to 16 tags on every step."""
+
+    def __init__(self, *layers):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.tags = nn.Linear(layers[-1].hidden_size * (2 if layers[-1].bidirectional else 1), 16)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x, _ = layer(x)
+        return self.tags(x)
+
+
+# name: (constructor, opset): recurrent taggers on a [sequence 32, batch, 64] input. torch
+# exports nn.GRU with linear_before_reset=1, so gru_lbr (and lstm_tagger's GRU) have it.
+recurrent = {
+    'lstm_tagger': (lambda: Tagger(nn.LSTM(64, 128, bidirectional=True), nn.GRU(256, 128)), 14),
+    'gru_lbr': (lambda: Tagger(nn.GRU(64, 128)), 14),
+    'rnn_tanh': (lambda: Tagger(nn.RNN(64, 64, nonlinearity='tanh')), 14),
+}
+RECURRENT_STEPS = 32
+
+
 def save(out, names, inputs, y):
     os.makedirs(f'{out}/test_data_set_0', exist_ok=True)
     for i, (n, t) in enumerate(zip(names, inputs)):
@@ -198,26 +285,40 @@ def save(out, names, inputs, y):
         f.write(numpy_helper.from_array(y.numpy(), 'output').SerializeToString())
 
 
-def export(outdir, name, make, opset, names):
+def export(outdir, name, make, opset, names, dynamic_batch=False):
     """make() -> (model, inputs), called with the seed reset: a model's weights do not
-    depend on which others were asked for."""
-    out = f'{outdir}/{name}'
-    if os.path.exists(f'{out}/model.onnx'):
+    depend on which others were asked for (nor on the batch). dynamic_batch: the first
+    dimension of every input and of the output is the symbol N."""
+    if os.path.exists(f'{outdir}/{name}/model.onnx'):
         return
-    os.makedirs(out, exist_ok=True)
+    # written whole into a temporary folder, then renamed: an interrupted export leaves
+    # no half model that a later call would keep
+    out = f'{outdir}/.{name}.tmp'
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
     torch.manual_seed(0)
     m, inputs = make()
     m.eval()
+    axes = {n: {0: 'N'} for n in names + ['output']} if dynamic_batch else None
     with torch.no_grad():
         y = m(*inputs)
         torch.onnx.export(m, tuple(inputs), f'{out}/model.onnx', opset_version=opset,
-                          input_names=names, output_names=['output'])
+                          input_names=names, output_names=['output'], dynamic_axes=axes)
     save(out, names, inputs, y)
+    shutil.rmtree(f'{outdir}/{name}', ignore_errors=True)
+    os.rename(out, f'{outdir}/{name}')
     print(name, 'ok', flush=True)
 
 
-def vision(make, shape):
-    """make()'s BatchNorm statistics drawn; the input of shape (an int: 1x3xNxN)."""
+def standard_normal(shape):
+    """The data set's input: N(0, 1) from seed 0. Its first sample does not depend on the
+    batch: at batch 8, sample 0 is the batch-1 input."""
+    return torch.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+
+
+def vision(make, shape, batch):
+    """make()'s BatchNorm statistics drawn; the input of shape (an int: Bx3xNxN), its
+    first dimension the batch."""
     m = make()
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
@@ -227,16 +328,15 @@ def vision(make, shape):
             mod.bias.data.uniform_(-0.2, 0.2)
     if isinstance(shape, int):
         shape = (1, 3, shape, shape)
-    x = torch.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
-    return m, [x]
+    return m, [standard_normal((batch,) + tuple(shape[1:]))]
 
 
-def blocks():
+def blocks(batch):
     rng = np.random.default_rng(0)
-    x = torch.from_numpy(rng.standard_normal((1, 16, 128)).astype(np.float32))
-    mask = torch.ones(1, 16)
-    mask[0, 12:] = 0
-    xv = torch.from_numpy(rng.standard_normal((1, 50, 96)).astype(np.float32))
+    x = torch.from_numpy(rng.standard_normal((batch, 16, 128)).astype(np.float32))
+    mask = torch.ones(batch, 16)
+    mask[:, 12:] = 0
+    xv = torch.from_numpy(rng.standard_normal((batch, 50, 96)).astype(np.float32))
     return {
         'gpt2_block_op13': (GPT2Block, [x], 13, ['x']),
         'gpt2_block_op17': (GPT2Block, [x], 17, ['x']),
@@ -246,23 +346,52 @@ def blocks():
     }
 
 
+def known(name):
+    return any(name in t for t in (specs, convs, dynbatch, recurrent, blocks(1)))
+
+
+def export_named(outdir, name, batch):
+    """Exports one model of the tables (a known name)."""
+    tf = blocks(batch)
+    if name in specs or name in convs or name in dynbatch:
+        if name in dynbatch:
+            base = name.replace('_dynbatch', '_small' if name.startswith('unet') else '')
+            _, shape, opset = specs.get(base) or convs[base]
+            make = dynbatch[name]
+        else:
+            make, shape, opset = specs.get(name) or convs[name]
+        export(outdir, name, lambda: vision(make, shape, batch), opset, ['input'],
+               dynamic_batch=name in dynbatch)
+    elif name in recurrent:
+        make, opset = recurrent[name]
+        # drawn batch first, so that sample 0 stays the batch-1 input
+        x = standard_normal((batch, RECURRENT_STEPS, 64)).transpose(0, 1).contiguous()
+        export(outdir, name, lambda: (make(), [x]), opset, ['input'])
+    else:
+        cls, inputs, opset, in_names = tf[name]
+        export(outdir, name, lambda: (cls(), inputs), opset, in_names)
+
+
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    batch = 1
+    if args[:1] == ['--batch']:
+        if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+            print('--batch takes a positive number', file=sys.stderr)
+            return 2
+        batch, args = int(args[1]), args[2:]
+    if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    outdir = sys.argv[1]
-    tf = blocks()
-    names = sys.argv[2:] or list(specs) + list(convs) + list(tf)
+    outdir = args[0] if batch == 1 else f'{args[0].rstrip("/")}_b{batch}'
+    names = args[1:] or (list(specs) + list(convs) + list(dynbatch) + list(recurrent) +
+                         list(blocks(batch)))
+    unknown = [n for n in names if not known(n)]
+    if unknown:  # said before anything is exported
+        print(f'unknown model {" ".join(unknown)}', file=sys.stderr)
+        return 2
     for name in names:
-        if name in specs or name in convs:
-            make, shape, opset = specs.get(name) or convs[name]
-            export(outdir, name, lambda: vision(make, shape), opset, ['input'])
-        elif name in tf:
-            cls, inputs, opset, in_names = tf[name]
-            export(outdir, name, lambda: (cls(), inputs), opset, in_names)
-        else:
-            print(f'unknown model {name}', file=sys.stderr)
-            return 2
+        export_named(outdir, name, batch)
     return 0
 
 

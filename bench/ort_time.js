@@ -3,7 +3,7 @@
 //
 //   node bench/ort_time.js --ort DIR --model M [--data DIR] [--threads N] [--warmup N]
 //                          [--runs N] [--level disabled|basic|extended|all]
-//                          [--profile PREFIX]
+//                          [--profile PREFIX] [--save-outputs DIR]
 //
 // DIR is the folder holding node_modules/onnxruntime-node. Inputs are the data set's
 // input_*.pb (serialized onnx.TensorProto, bound by name, else by position), one for
@@ -14,11 +14,15 @@
 // --profile: ONNX Runtime writes its own profile of every run (PREFIX_<date>.json, the
 // format graphlab profile --trace writes; bench/trace_nodes.js sums either per node);
 // its name is the JSON's "profile".
+// --save-outputs: the first run's outputs are written to DIR/output_N.pb (serialized
+// onnx.TensorProto, named after the graph output, N its position): the expected outputs
+// bench/rebatch.py gives a data set.
 const fs = require('fs');
 const path = require('path');
 
 function args() {
-    const a = { threads: 2, warmup: 5, runs: 20, level: 'all', data: '', profile: '' };
+    const a = { threads: 2, warmup: 5, runs: 20, level: 'all', data: '', profile: '',
+                'save-outputs': '' };
     const argv = process.argv.slice(2);
     for (let i = 0; i < argv.length; i += 2) {
         const key = argv[i].replace(/^--/, '');
@@ -69,6 +73,31 @@ const TYPES = { // TensorProto.DataType -> [ort type, typed array, element bytes
     5: ['int16', Int16Array, 2], 6: ['int32', Int32Array, 4], 7: ['int64', BigInt64Array, 8],
     9: ['bool', Uint8Array, 1], 10: ['float16', Uint16Array, 2], 11: ['float64', Float64Array, 8],
 };
+
+function varintBytes(v) { // an unsigned (or two's complement int64) varint
+    const out = [];
+    let x = BigInt.asUintN(64, BigInt(v));
+    do {
+        out.push(Number(x & 0x7fn) | (x > 0x7fn ? 0x80 : 0));
+        x >>= 7n;
+    } while (x > 0n);
+    return Buffer.from(out);
+}
+
+// an onnx.TensorProto of an ORT tensor: dims (1), data_type (2), name (8), raw_data (9)
+function writeTensor(file, name, tensor) {
+    const type = Object.keys(TYPES).find((k) => TYPES[k][0] === tensor.type);
+    if (!type) throw new Error(`${name}: output type ${tensor.type} is not supported here`);
+    const d = tensor.data;
+    const raw = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+    const field = (key, bytes) => [varintBytes(key), varintBytes(bytes.length), bytes];
+    fs.writeFileSync(file, Buffer.concat([
+        ...tensor.dims.flatMap((n) => [varintBytes(1 << 3), varintBytes(n)]),
+        varintBytes(2 << 3), varintBytes(Number(type)),
+        ...field(8 << 3 | 2, Buffer.from(name, 'utf8')),
+        ...field(9 << 3 | 2, raw),
+    ]));
+}
 
 function copyOut(bytes, Arr) { // aligned copy of little-endian bytes
     const copy = new Uint8Array(bytes.length);
@@ -149,6 +178,10 @@ async function main() {
             for (let k = 0; k < want.length && typeof want[k] === 'number'; k++)
                 maxAbs = Math.max(maxAbs, Math.abs(got[k] - want[k]));
         });
+    session.outputNames.forEach((name, i) => {
+        if (a['save-outputs'])
+            writeTensor(path.join(a['save-outputs'], `output_${i}.pb`), name, first[name]);
+    });
     for (let i = 1; i < a.warmup; i++) await session.run(feeds);
     const ms = [];
     for (let i = 0; i < a.runs; i++) {

@@ -17,27 +17,12 @@ builddir=${2:-.}
 [ $# -ge 2 ] && shift 2 || shift 1
 gl="$builddir/graphlab"
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
-ort_dir=${ORT_DIR:-${HOME:-/tmp}/.cache/graphlab-ort}
 rtol=${RTOL:-1e-3} atol=${ATOL:-1e-3}
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
 [ -x "$gl" ] || { echo "bench/sweep_models.sh: no $gl; build first" >&2; exit 2; }
 names=${*:-$(cd "$corpus" && for d in */; do [ -d "$d/test_data_set_0" ] && echo "${d%/}"; done)}
-
-# nodes FILE: the node count `graphlab info` reports
-nodes() { "$gl" info "$1" 2>/dev/null | sed -n 's/^graph .*: \([0-9]*\) nodes.*/\1/p'; }
-
-# ort_nodes MODEL: the node count of ONNX Runtime's model at level extended, or "-"
-ort_nodes() {
-    command -v node >/dev/null 2>&1 && [ -d "$ort_dir/node_modules/onnxruntime-node" ] ||
-        { echo -; return; }
-    node -e "
-      const ort = require('$ort_dir/node_modules/onnxruntime-node');
-      ort.InferenceSession.create('$1', {graphOptimizationLevel: 'extended',
-        optimizedModelFilePath: '$tmp/ort.onnx', intraOpNumThreads: 1})
-        .catch((e) => { console.error(String(e)); process.exit(1); });" 2>/dev/null &&
-        nodes "$tmp/ort.onnx" || echo -
-}
+. "$srcdir/bench/ort_common.sh"
 
 bad=0
 for name in $names; do

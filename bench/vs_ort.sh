@@ -5,20 +5,27 @@
 #   bench/vs_ort.sh [BUILDDIR]     BUILDDIR: a configured and built folder (default: the
 #                                  current one); it runs BUILDDIR/graphlab
 # Environment:
-#   THREADS   threads for both runtimes (default 2)
+#   THREADS   threads for both runtimes, or a list ("1 2"): one table per count (default 2)
 #   RUNS      timed runs per measurement (default 20), WARMUP untimed ones before (5)
 #   ROUNDS    measurements per runtime and model, interleaved; the table shows the median
 #             of their medians (default 3)
 #   UNFUSED_PASSES  the pass list of the "unfused" run (default: the default pipeline's
 #             steps as `graphlab optimize` lists them, without its fusion step)
-#   MODELS    names to run (default: every model in the corpus with a test_data_set_0)
+#   FUSED_ONLY=1  time only graphlab fused against ORT all (the other columns "-"): the
+#             measurement of issue 22, in 2/5 of the time
+#   MODELS    names to run (default: every model in the corpora with a test_data_set_0)
+#   CORPORA   folders of models (NAME/model.onnx, NAME/test_data_set_0), space separated
+#             (default: GL_SHARED_MODELS, itself by default ../shared/models beside the tree)
+#   BATCH     8: each corpus folder DIR is replaced by DIR_b8, the same models at batch 8
+#             (bench/export_torch_models.py --batch 8, bench/rebatch.py make them)
 #   ORT_DIR   where onnxruntime-node is installed (default ~/.cache/graphlab-ort; never
 #             inside the source tree)
-#   GL_SHARED_MODELS  the corpus (default: ../shared/models beside the tree)
 #   QDQ_MODELS  a folder of quantized models (bench/quantize_corpus.sh makes one, NAME_qdq/
 #             with test_data_set_0 and info.json): time those instead, graphlab
 #             `--passes all --backends fused` against ORT `all` only, and give each one's
 #             error against ONNX Runtime's outputs in steps of its output scale (issue 21)
+# Each table ends with the geometric mean of fus/all; the main tables also give each
+# model's node count after graphlab's default pipeline next to ORT's at level extended.
 # ONNX Runtime is installed on first use with `npm install --ignore-scripts` (its install
 # script would fetch CUDA files); without npm or a registry the script says so and exits 0.
 set -eu
@@ -26,13 +33,13 @@ set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 builddir=${1:-.}
 gl="$builddir/graphlab"
-threads=${THREADS:-2}
+thread_counts=${THREADS:-2}
 runs=${RUNS:-20}
 warmup=${WARMUP:-5}
 rounds=${ROUNDS:-3}
-corpus=${QDQ_MODELS:-${GL_SHARED_MODELS:-$srcdir/../shared/models}}
-ort_dir=${ORT_DIR:-${HOME:-/tmp}/.cache/graphlab-ort}
-ort_version=1.30.0
+batch=${BATCH:-1}
+corpora=${QDQ_MODELS:-${CORPORA:-${GL_SHARED_MODELS:-$srcdir/../shared/models}}}
+. "$srcdir/bench/ort_common.sh"
 
 if [ ! -x "$gl" ]; then
     echo "bench/vs_ort.sh: no $gl; build first (make -C BUILDDIR graphlab)" >&2
@@ -41,48 +48,63 @@ fi
 case "$(cd "$(dirname "$ort_dir")" 2>/dev/null && pwd)/" in
 "$srcdir"/*) echo "bench/vs_ort.sh: ORT_DIR must be outside the source tree" >&2; exit 2 ;;
 esac
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    echo "bench/vs_ort.sh: skipped: node and npm are needed to run ONNX Runtime"
-    exit 0
-fi
-if [ ! -d "$corpus" ]; then
-    echo "bench/vs_ort.sh: skipped: no model corpus at $corpus"
-    exit 0
-fi
-
-installed() {
-    node -e "process.exit(require('$ort_dir/node_modules/onnxruntime-node/package.json')
-             .version === '$ort_version' ? 0 : 1)" 2>/dev/null
-}
-if ! installed; then
-    echo "installing onnxruntime-node@$ort_version into $ort_dir ..." >&2
-    mkdir -p "$ort_dir"
-    if ! (cd "$ort_dir" && npm install --ignore-scripts --no-audit --no-fund --silent \
-            "onnxruntime-node@$ort_version" >&2) || ! installed; then
-        echo "bench/vs_ort.sh: skipped: cannot install onnxruntime-node@$ort_version" \
-             "(no network or registry?)"
+case "$batch" in
+1) ;;
+*[!0-9]* | 0*) echo "bench/vs_ort.sh: BATCH must be a positive number, not '$batch'" >&2
+               exit 2 ;;
+*) corpora=$(for c in $corpora; do printf '%s ' "${c%/}_b$batch"; done) ;;
+esac
+for c in $corpora; do
+    if [ ! -d "$c" ]; then
+        echo "bench/vs_ort.sh: skipped: no model corpus at $c" \
+             "(batch $batch: bench/README.md says how to make one)"
         exit 0
     fi
-fi
+done
+why=$(ort_install) || { echo "bench/vs_ort.sh: skipped: $why"; exit 0; }
 
 # json_ms FILE RUN: runs.RUN.median_ms of a graphlab profile --json, or of ort_time.js
 json_ms() {
     node -e "const d = JSON.parse(require('fs').readFileSync('$1', 'utf8'));
              const r = '$2' ? d.runs['$2'] : d; console.log(r.median_ms)"
 }
-# median of the numbers on stdin
+# median of the numbers on stdin (nothing for none)
 median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2];
-                                        else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+                                        else if (NR) print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs_ort.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 
-names=${MODELS:-$(for d in "$corpus"/*/; do
-    [ -f "$d/model.onnx" ] && [ -d "$d/test_data_set_0" ] && basename "$d"; done)}
+# the models' folders: MODELS found in the corpora (the first that has it; a name none
+# has is kept, to be reported failed), else every model of every corpus with a data set
+model_dirs=$(if [ -n "${MODELS:-}" ]; then
+    for name in $MODELS; do
+        found="${corpora%% *}/$name"
+        for c in $corpora; do
+            [ -f "$c/$name/model.onnx" ] && { found="$c/$name"; break; }
+        done
+        echo "$found"
+    done
+else
+    for c in $corpora; do
+        for d in "$c"/*/; do
+            [ -f "$d/model.onnx" ] && [ -d "$d/test_data_set_0" ] && echo "${d%/}"
+        done
+    done
+fi)
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'; }
+# geomean COLUMN: of a table on stdin, the geometric mean of the ratios ("0.93x") in
+# COLUMN, the largest, and how many are above 1
+geomean() {
+    awk -v c="$1" '$c ~ /^[0-9.]+x$/ { r = $c + 0; s += log(r); n++; if (r > 1) over++
+                                       if (r > worst) { worst = r; name = $1 } }
+        END { if (n) printf "geometric mean of fus/all over %d models: %.2fx; the largest" \
+                            " %.2fx (%s); %d above 1.00x\n", n, exp(s / n), worst, name, over }'
+}
 # ort_measure M DATA LEVEL: one ort_time.js measurement (its JSON in $tmp/ort.json), the
 # median appended to $tmp/LEVEL; on failure its message is in $tmp/err
 ort_measure() {
@@ -109,13 +131,13 @@ profile_fused() {
     [ $? -le 1 ] && json_ms "$tmp/out.json" fused >/dev/null 2>&1
 }
 qdq_table() {
-    echo "QDQ models of $corpus: graphlab profile --passes all --backends fused vs" \
+    echo "QDQ models of $corpora: graphlab profile --passes all --backends fused vs" \
          "onnxruntime-node $ort_version level all: $threads threads, $warmup warm-up + $runs" \
          "timed runs, median of $rounds rounds (ms); load average $(loadavg)"
     printf '%-32s %9s %9s %8s %9s %9s %9s\n' model "gl fused" "ORT all" "fus/all" \
         "ref err" "fused err" "ORT err"
-    for name in $names; do
-        dir="$corpus/$name"
+    for dir in $model_dirs; do
+        name=$(basename "$dir")
         data="$dir/test_data_set_0"
         if [ ! -f "$dir/info.json" ] || [ ! -d "$data" ]; then
             printf '%-32s %s\n' "$name" "failed: no $dir/info.json or $data"
@@ -149,9 +171,7 @@ qdq_table() {
             -v fe="$(steps "$fused_abs" "$scale")" -v oe="$(steps "$ort_abs" "$scale")" \
             'BEGIN { printf "%-32s %9.3f %9.3f %7.2fx %9s %9s %9s\n", n, f, a, f / a, re, fe, oe }'
     done | tee "$tmp/table"
-    awk '$4 ~ /x$/ { s += log($4 + 0); n++ }
-         END { if (n) printf "geometric mean of fus/all over %d models: %.2fx\n", n, exp(s / n) }' \
-        "$tmp/table"
+    geomean 4 <"$tmp/table"
     echo "load average at the end: $(loadavg)"
     echo "(fus/all: graphlab's time over ORT's, below 1 graphlab is faster; errors: max abs"
     echo " against the data set's outputs (ORT level all, 1 thread) in steps of the output's"
@@ -159,16 +179,13 @@ qdq_table() {
     echo " ORT all at $threads threads)"
 }
 if [ -n "${QDQ_MODELS:-}" ]; then
-    qdq_table
+    for threads in $thread_counts; do qdq_table; done
     exit 0
 fi
 
-echo "graphlab profile --backends dnnl vs onnxruntime-node $ort_version: $threads threads," \
-     "$warmup warm-up + $runs timed runs, median of $rounds rounds (ms); load average" \
-     "$(loadavg)"
 # three graphlab runs per round: the model as it is (one primitive per original op, next to
 # ORT with no graph optimization), the default pipeline without its last step (unfused) and
-# with it (fused, next to ORT at level all)
+# with it (fused, next to ORT at level all); FUSED_ONLY=1: the last only
 # the default pipeline's steps, as optimize prints them ("07-constant-folding ..."), less fusion
 default_steps() {
     "$gl" optimize "$srcdir/examples/conv_nhwc/model.onnx" -o "$tmp/steps.onnx" 2>/dev/null |
@@ -179,47 +196,90 @@ if [ -z "$unfused_passes" ]; then
     echo "bench/vs_ort.sh: cannot read the default pipeline from graphlab optimize" >&2
     exit 2
 fi
-printf '%-32s %9s %9s %9s %9s %9s %8s %8s %8s\n' model "gl none" "gl unfus" "gl fused" \
-    "ORT dis" "ORT all" "none/dis" "fus/all" "unf/fus"
-for name in $names; do
-    m="$corpus/$name/model.onnx"
-    data="$corpus/$name/test_data_set_0"
-    : >"$tmp/gl" && : >"$tmp/unfused" && : >"$tmp/fused" && : >"$tmp/disabled" && : >"$tmp/all"
-    failed=""
+if [ "${FUSED_ONLY:-0}" = 1 ]; then
+    gl_runs=fused:all ort_levels=all
+else
+    gl_runs="none:none unfused:$unfused_passes fused:all" ort_levels="disabled all"
+fi
+
+# gl_measure RUN:PASSES M DATA: one graphlab profile measurement, its median appended to
+# $tmp/RUN; on failure the message is in $tmp/err
+gl_measure() {
+    "$gl" profile "$2" --data "$3" --backends dnnl --threads "$threads" --passes "${1#*:}" \
+        --reps "$runs" --warmup "$warmup" --json >"$tmp/out.json" 2>"$tmp/err" &&
+        json_ms "$tmp/out.json" dnnl >>"$tmp/${1%%:*}"
+}
+
+# measure_rounds M DATA: ROUNDS interleaved rounds of every run and level into $tmp/RUN
+# and $tmp/LEVEL; prints why it failed, if it did
+measure_rounds() {
+    for f in none unfused fused disabled all; do : >"$tmp/$f"; done
     r=0
-    while [ "$r" -lt "$rounds" ] && [ -z "$failed" ]; do
-        for run in gl:none unfused:$unfused_passes fused:all; do
-            if "$gl" profile "$m" --data "$data" --backends dnnl --threads "$threads" \
-                    --passes "${run#*:}" --reps "$runs" --warmup "$warmup" --json \
-                    >"$tmp/out.json" 2>"$tmp/err"; then
-                json_ms "$tmp/out.json" dnnl >>"$tmp/${run%%:*}"
-            else
-                failed="graphlab --passes ${run#*:}: $(head -1 "$tmp/err")"
-            fi
+    while [ "$r" -lt "$rounds" ]; do
+        for run in $gl_runs; do
+            gl_measure "$run" "$1" "$2" ||
+                { echo "graphlab --passes ${run#*:}: $(head -1 "$tmp/err")"; return; }
         done
-        for level in disabled all; do
-            if ort_measure "$m" "$data" "$level"; then
-                # the data set's outputs vouch for the inputs both runtimes were given
-                node -e "process.exit(require('$tmp/ort.json').max_abs_vs_data <= 1e-3 ? 0 : 1)" ||
-                    failed="ORT $level: outputs differ from $data/output_*.pb"
-            else
-                failed="ORT $level: $(head -1 "$tmp/err")"
-            fi
+        for level in $ort_levels; do
+            ort_measure "$1" "$2" "$level" || { echo "ORT $level: $(head -1 "$tmp/err")"; return; }
+            # the data set's outputs vouch for the inputs both runtimes were given
+            node -e "process.exit(require('$tmp/ort.json').max_abs_vs_data <= 1e-3 ? 0 : 1)" ||
+                { echo "ORT $level: outputs differ from $2/output_*.pb"; return; }
         done
         r=$((r + 1))
     done
-    if [ -n "$failed" ]; then
-        printf '%-32s %s\n' "$name" "failed: $failed"
-        continue
-    fi
-    g=$(median <"$tmp/gl")
-    u=$(median <"$tmp/unfused")
-    f=$(median <"$tmp/fused")
-    d=$(median <"$tmp/disabled")
-    a=$(median <"$tmp/all")
-    awk -v n="$name" -v g="$g" -v u="$u" -v f="$f" -v d="$d" -v a="$a" \
-        'BEGIN { printf "%-32s %9.3f %9.3f %9.3f %9.3f %9.3f %7.2fx %7.2fx %7.2fx\n",
-                 n, g, u, f, d, a, g / d, f / a, u / f }'
+}
+
+# node_counts DIR: "GL ORT", the node counts after graphlab's default pipeline and ORT
+# extended's, computed once per model (they do not depend on the thread count)
+node_counts() {
+    key=$(echo "$1" | tr / _)
+    [ -f "$tmp/nodes$key" ] ||
+        echo "$(gl_pipeline_nodes "$1/model.onnx") $(ort_nodes "$1/model.onnx")" >"$tmp/nodes$key"
+    cat "$tmp/nodes$key"
+}
+
+main_table() {
+    echo "graphlab profile --backends dnnl vs onnxruntime-node $ort_version: $threads threads," \
+         "batch $batch, $warmup warm-up + $runs timed runs, median of $rounds rounds (ms);" \
+         "load average $(loadavg)"
+    printf '%-32s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s\n' model "gl none" "gl unfus" \
+        "gl fused" "ORT dis" "ORT all" "none/dis" "fus/all" "unf/fus" "gl nodes" "ORT ext"
+    for dir in $model_dirs; do
+        name=$(basename "$dir")
+        if [ -f "$dir/model.onnx" ]; then
+            failed=$(measure_rounds "$dir/model.onnx" "$dir/test_data_set_0")
+        else
+            failed="no $name/model.onnx in $corpora"
+        fi
+        if [ -n "$failed" ]; then
+            printf '%-32s %s\n' "$name" "failed: $failed"
+            continue
+        fi
+        # a run left out (FUSED_ONLY) has no numbers: its columns print "-"
+        for f in none unfused fused disabled all; do
+            eval "ms_$f=\$(median <\"\$tmp/$f\")"
+        done
+        awk -v n="$name" -v g="$ms_none" -v u="$ms_unfused" -v f="$ms_fused" \
+            -v d="$ms_disabled" -v a="$ms_all" -v nodes="$(node_counts "$dir")" '
+            function ms(x) { return x == "" ? "-" : sprintf("%.3f", x) }
+            function ratio(x, y) { return x == "" || y == "" ? "-" : sprintf("%.2fx", x / y) }
+            BEGIN { split(nodes, c, " ")
+                    printf "%-32s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s\n", n, ms(g), ms(u),
+                           ms(f), ms(d), ms(a), ratio(g, d), ratio(f, a), ratio(u, f), c[1], c[2] }'
+    done | tee "$tmp/table"
+    geomean 8 <"$tmp/table"
+    awk '$10 ~ /^[0-9]+$/ && $11 ~ /^[0-9]+$/ && $10 + 0 > $11 + 0 { n++; l = l " " $1 }
+         END { printf "node counts above ORT extended: %d%s\n", n, n ? " (" substr(l, 2) ")" : "" }' \
+        "$tmp/table"
+    echo "load average at the end: $(loadavg)"
+}
+
+for threads in $thread_counts; do
+    main_table
+    echo
 done
 echo "(none/dis, fus/all: graphlab's time over ORT's, below 1 graphlab is faster; unf/fus:"
-echo " what fusion buys, the default pipeline without and with its fusion step)"
+echo " what fusion buys, the default pipeline without and with its fusion step; gl nodes:"
+echo " after graphlab's default pipeline (graphlab optimize), ORT ext: ONNX Runtime's"
+echo " graph at level extended)"

@@ -128,7 +128,7 @@ bool dn_cpu_has_vnni(void);
 /* ---- one node ------------------------------------------------------------------------ */
 
 #define DN_MAX_OUTPUTS 4
-#define DN_MAX_OWN 4
+#define DN_MAX_OWN 8 /* dn_rnn.c: W, R, B, P, zero states, scratch outputs */
 
 /* A primitive argument fed by a node input. */
 typedef struct dn_in {
@@ -567,6 +567,9 @@ extern const dn_op_table dn_conv_ops, dn_matmul_ops, dn_eltwise_ops, dn_binary_o
 
 /* QuantizeLinear, DequantizeLinear, MatMulInteger, ConvInteger (dn_quant.c) */
 extern const dn_op_table dn_quant_ops;
+
+/* LSTM, GRU, RNN (dn_rnn.c) */
+extern const dn_op_table dn_rnn_ops;
 
 /* The row for a node at its opset, NULL when the backend has none. */
 const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset);

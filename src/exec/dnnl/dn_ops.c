@@ -12,6 +12,7 @@ static const dn_op_table *const op_tables[] = {
     &dn_reduce_ops, &dn_nary_ops, &dn_prelu_ops, &dn_deconv_ops, &dn_movement_ops, &dn_resize_ops,
     &dn_qlinear_ops,
     &dn_quant_ops,
+    &dn_rnn_ops,
 };
 
 /* The row for `op` of `domain` ("" and "ai.onnx" alike) with the largest since <= opset,

@@ -18,7 +18,7 @@
  * The op tables are gathered in dnnl/dn_ops.c (dn_op_find), below this file: the dn_*
  * files look ops up there and never call back up into the backend.
  */
-#include "exec/dnnl/dn.h"
+#include "exec/dnnl/dn_opkit.h"
 #include "ir/calls.h"
 
 #include <stdlib.h>
@@ -31,7 +31,7 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
 {
     if (fn)
         return dn_fused_claims(ctx, m, n, fn, why, why_len);
-    if (n->n_outputs < 1 || !n->outputs[0])
+    if (n->n_outputs < 1)
         return false;
     const gl_op_def *def = gl_op_for_node(m, n);
     if (!def || !def->kernel) /* the fallback must exist */
@@ -42,6 +42,10 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
         snprintf(why, why_len, "no oneDNN primitive for %s", n->op_type);
         return false;
     }
+    /* Without output 0 a node has nothing to compute, except the recurrent ops, whose
+     * outputs are all optional (Y_h alone is common): dn_rnn.c binds what is asked. */
+    if (!n->outputs[0] && row != dn_table_row(&dn_rnn_ops, n->op_type))
+        return false;
     return row->claim(m, n, why, why_len);
 }
 

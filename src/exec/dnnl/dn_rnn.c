@@ -213,7 +213,8 @@ static const char *lens_fit(const gl_kernel_ctx *k, const rnn_dims *d)
     if (!t)
         return NULL;
     if (!dn_value_fixed(k->node->inputs[IN_LENS]) && t->count > DN_KEY_VALS)
-        return "sequence_lens computed at run time (oneDNN has no per-row lengths)";
+        return "sequence_lens given each run, of more rows than the shape guard keeps "
+               "(oneDNN has no per-row lengths)";
     int64_t *lens;
     size_t n;
     if (!dn_input_ints(k, IN_LENS, &lens, &n))
@@ -223,7 +224,7 @@ static const char *lens_fit(const gl_kernel_ctx *k, const rnn_dims *d)
         all_t = lens[i] == d->T;
     free(lens);
     return all_t ? NULL
-                 : "sequence_lens shorter than the sequence (oneDNN has no per-row lengths)";
+                 : "sequence_lens not all the sequence length (oneDNN has no per-row lengths)";
 }
 
 /* ---- packing W, R, B, P into oneDNN's order ------------------------------------------- */

@@ -18,7 +18,7 @@
  * The op tables are gathered in dnnl/dn_ops.c (dn_op_find), below this file: the dn_*
  * files look ops up there and never call back up into the backend.
  */
-#include "exec/dnnl/dn_opkit.h"
+#include "exec/dnnl/dn.h"
 #include "ir/calls.h"
 
 #include <stdlib.h>
@@ -42,9 +42,7 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
         snprintf(why, why_len, "no oneDNN primitive for %s", n->op_type);
         return false;
     }
-    /* Without output 0 a node has nothing to compute, except the recurrent ops, whose
-     * outputs are all optional (Y_h alone is common): dn_rnn.c binds what is asked. */
-    if (!n->outputs[0] && row != dn_table_row(&dn_rnn_ops, n->op_type))
+    if (!n->outputs[0] && !dn_op_all_outputs_optional(row))
         return false;
     return row->claim(m, n, why, why_len);
 }

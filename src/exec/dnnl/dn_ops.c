@@ -31,3 +31,11 @@ const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset)
         }
     return best;
 }
+
+bool dn_op_all_outputs_optional(const dn_op *row)
+{
+    for (size_t i = 0; i < dn_rnn_ops.n; i++)
+        if (row == &dn_rnn_ops.ops[i])
+            return true;
+    return false;
+}

@@ -617,7 +617,8 @@ static gl_status rnn_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r == dnnl_success && e->has_peep)
         r = bind_packed(b, DNNL_ARG_WEIGHTS_PEEPHOLE, &m.w_peep, &m.w_peep, &e->peep);
     if (r != dnnl_success)
-        return dn_fail(k->where, "binding the packed weights", r);
+        return dn_refuse(b, "oneDNN cannot reorder the packed weights (%s)",
+                         dnnl_status2str(r));
     /* constants: packed once, here */
     return e->per_run ? GL_OK : pack_all(k, b->s);
 }

@@ -31,7 +31,7 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
 {
     if (fn)
         return dn_fused_claims(ctx, m, n, fn, why, why_len);
-    if (n->n_outputs < 1 || !n->outputs[0])
+    if (n->n_outputs < 1)
         return false;
     const gl_op_def *def = gl_op_for_node(m, n);
     if (!def || !def->kernel) /* the fallback must exist */
@@ -42,6 +42,8 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
         snprintf(why, why_len, "no oneDNN primitive for %s", n->op_type);
         return false;
     }
+    if (!n->outputs[0] && !dn_op_all_outputs_optional(row))
+        return false;
     return row->claim(m, n, why, why_len);
 }
 

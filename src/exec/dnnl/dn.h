@@ -146,7 +146,7 @@ bool dn_cpu_has_vnni(void);
 /* ---- one node ------------------------------------------------------------------------ */
 
 #define DN_MAX_OUTPUTS 4
-#define DN_MAX_OWN 4
+#define DN_MAX_OWN 8 /* dn_rnn.c: W, R, B, P, zero states, scratch outputs */
 
 /* A primitive argument fed by a node input. */
 typedef struct dn_in {
@@ -606,12 +606,16 @@ typedef struct dn_op_table {
 
 extern const dn_op_table dn_conv_ops, dn_matmul_ops, dn_eltwise_ops, dn_binary_ops,
     dn_pool_ops, dn_norm_ops, dn_reduce_ops, dn_nary_ops, dn_prelu_ops, dn_deconv_ops,
-    dn_movement_ops, dn_resize_ops, dn_qlinear_ops;
+    dn_movement_ops, dn_resize_ops, dn_qlinear_ops, dn_rnn_ops;
 
 /* QuantizeLinear, DequantizeLinear, MatMulInteger, ConvInteger (dn_quant.c) */
 extern const dn_op_table dn_quant_ops;
 
 /* The row for a node at its opset, NULL when the backend has none. */
 const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset);
+/* Does the row build nodes whose output 0 is omitted? Without it a node has nothing to
+ * compute, except the recurrent ops, whose outputs are all optional (Y_h alone is
+ * common): dn_rnn.c binds what is asked. */
+bool dn_op_all_outputs_optional(const dn_op *row);
 
 #endif

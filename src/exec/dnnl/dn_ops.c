@@ -12,6 +12,7 @@ static const dn_op_table *const op_tables[] = {
     &dn_reduce_ops, &dn_nary_ops, &dn_prelu_ops, &dn_deconv_ops, &dn_movement_ops, &dn_resize_ops,
     &dn_qlinear_ops,
     &dn_quant_ops,
+    &dn_rnn_ops,
 };
 
 /* The row for `op` of `domain` ("" and "ai.onnx" alike) with the largest since <= opset,
@@ -29,4 +30,12 @@ const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset)
                 best = row;
         }
     return best;
+}
+
+bool dn_op_all_outputs_optional(const dn_op *row)
+{
+    for (size_t i = 0; i < dn_rnn_ops.n; i++)
+        if (row == &dn_rnn_ops.ops[i])
+            return true;
+    return false;
 }

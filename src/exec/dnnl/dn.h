@@ -224,7 +224,10 @@ typedef struct dn_node {
     dnnl_primitive_t prim;
     dnnl_primitive_t then;    /* run after prim, in place on output 0 (NULL: none): an
                                * eltwise step that oneDNN 2.6 takes as a post-op only on
-                               * its reference kernel (dn_eltwise.c) */
+                               * its reference kernel (dn_eltwise.c), or a binary one with
+                               * then_src1 as its second operand (dn_deconv.c's bias) */
+    dnnl_memory_t then_src1;  /* owned, with its bytes then_buf (NULL: an eltwise then) */
+    void *then_buf;
     dn_in *in;                /* owned */
     size_t n_in, cap_in;
     dn_out out[DN_MAX_OUTPUTS];

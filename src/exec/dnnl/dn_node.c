@@ -303,6 +303,9 @@ void dn_node_clear(dn_node *s)
         dnnl_primitive_destroy(s->prim);
     if (s->then)
         dnnl_primitive_destroy(s->then);
+    if (s->then_src1)
+        dnnl_memory_destroy(s->then_src1);
+    free(s->then_buf);
     for (size_t i = 0; i < s->n_in; i++) {
         dn_in *in = &s->in[i];
         if (in->reorder)
@@ -748,9 +751,10 @@ static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
                        GL_ARRAY_LEN(args));
     dnnl_status_t r = dnnl_primitive_execute(s->prim, c->stream, (int)n, args);
     if (r == dnnl_success && s->then) {
-        dnnl_exec_arg_t in_place[2] = {{DNNL_ARG_SRC, s->out[0].mem},
-                                       {DNNL_ARG_DST, s->out[0].mem}};
-        r = dnnl_primitive_execute(s->then, c->stream, 2, in_place);
+        dnnl_exec_arg_t in_place[3] = {{DNNL_ARG_SRC, s->out[0].mem},
+                                       {DNNL_ARG_DST, s->out[0].mem},
+                                       {DNNL_ARG_SRC_1, s->then_src1}};
+        r = dnnl_primitive_execute(s->then, c->stream, s->then_src1 ? 3 : 2, in_place);
     }
     if (r == dnnl_success)
         r = dnnl_stream_wait(c->stream);

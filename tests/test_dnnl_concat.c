@@ -54,7 +54,7 @@ static const icase cases[] = {
      "x0 = Conv(x, w0)" PADS "f1 = Conv(x0, w1)" PADS "c1 = Concat(x0, f1) axis=1; "
      "f2 = Conv(c1, w2)" PADS "c2 = Concat(x0, f1, f2) axis=1; r1 = Relu(c1); "
      "r2 = Relu(c2); out r1, r2",
-     'a', "Concat written in place",
+     'a', "2 Concat (2 in place if blocked)",
      {{"n_c1", true, "channels 0..32 of one buffer of 48"},
       {"n_c2", true, "channels 0..48 of one buffer of 48"}}, 2},
     {"the same, blocked as asked; a concat output is a graph output",
@@ -70,11 +70,11 @@ static const icase cases[] = {
      'n', "as asked",
      {{"n_c1", false, "activations not blocked"}, {"n_c2", false, "activations not blocked"}},
      2},
-    {"12 channels a layer: off the block, copies, nhwc by the rule",
+    {"12 channels a layer: off the block, copies, nhwc by the cost",
      "in x f32s[1,16,16,16]; " W3("w0", 16, 16) W3("w1", 12, 16) W3("w2", 16, 28)
      "x0 = Conv(x, w0)" PADS "f1 = Conv(x0, w1)" PADS "c1 = Concat(x0, f1) axis=1; "
      "f2 = Conv(c1, w2)" PADS "r2 = Relu(f2); out r2, c1",
-     'a', "Concat of activations",
+     'a', "1 Concat (0 in place if blocked)",
      {{"n_c1", false, "not a multiple of the block"}}, 2},
     {"batch 2: a slice is strided, copies",
      "in x f32s[2,16,16,16]; " W3("w0", 16, 16) W3("w1", 16, 16) W3("w2", 16, 32)

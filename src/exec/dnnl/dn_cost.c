@@ -97,11 +97,12 @@ static const layout_row layout_rows[] = {
     /* 1.21/1.25 at 28x28 stride 2, 1.17/1.41 and 1.01/1.16 at 14x14, 1.28/1.02 at 7x7 */
     {"depthwise, input < 56x56", depthwise_small, 1.25},
     /* brgconv_1x1 (nhwc) against jit_1x1 (blocked): alone, within 15% either way (and
-     * nhwc ahead with a SiLU post-op), but in efficientnet_b0, between its depthwise
-     * convolutions and SE blocks, the 1x1 convolutions of few input channels took
-     * 417 us nhwc against 243 us blocked (issue 22's profile, 2 threads): the row
-     * takes part of that. */
-    {"1x1, < 128 input channels", pointwise_few_channels, 1.40},
+     * nhwc ahead with a SiLU post-op). Issue 22's profile had efficientnet_b0's 1x1
+     * convolutions of few input channels at 417 us nhwc against 243 us blocked, and this
+     * row once took 1.40 from it; whole runs disagreed (2 threads, quiet machine, fused,
+     * whole-run medians of 20: efficientnet_b0 5.74 ms nhwc against 7.29 blocked,
+     * regnet_y_400mf 4.37 against 5.31), so the row says neither wins. */
+    {"1x1, < 128 input channels", pointwise_few_channels, 1.00},
     {"1x1", pointwise, 1.00},
     /* brgconv (nhwc) against jit (blocked), 3x3: 0.93, 0.88, 0.96, 0.76 from 56x56 to
      * 7x7 (1 thread: 0.92 to 0.63) */

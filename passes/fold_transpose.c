@@ -12,9 +12,11 @@
  *
  * Refused, each with a decision that says why: perms that move a batch dim (an
  * attention's [0,2,1,3] heads, [1,2,0] for K^T), a rank below 2 or unknown, Reshapes
- * whose shapes are not all known, integer operands (the oneDNN matmul takes f32/bf16 and
- * s8/u8, and ONNX's MatMul no 8-bit integers: the fold would buy nothing), and a dtype
- * that is not known at all.
+ * whose shapes are not all known, 8- and 16-bit integer operands (ONNX's MatMul takes
+ * none), integer Gemms, and a dtype that is not known at all. MatMul's integer types
+ * (int32, int64, uint32, uint64) fold into FusedMatMul, never Gemm (issue 22): its
+ * reference kernel multiplies them exactly as MatMul's does; oneDNN takes only float32
+ * products and leaves them to that kernel with a note.
  *
  * A Transpose read by others too: the product still reads its input with the flag, and
  * the Transpose stays for the others (its "readers" number says how many). Every product
@@ -199,16 +201,27 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
     return true;
 }
 
-/* The dtype refusal for a product reading `v`, or NULL. */
-static const char *dtype_refusal(const gl_value *v, char *why, size_t len)
+/* The integer types of ONNX's MatMul: graphlab's FusedMatMul kernel multiplies them as
+ * MatMul's does (the same loops after a dense transposed copy), so the fold is exact
+ * where ONNX Runtime has none (issue 22). Not into Gemm, whose reference kernel works
+ * in double. */
+static bool matmul_int(gl_dtype dt)
+{
+    return dt == GL_DT_INT32 || dt == GL_DT_INT64 || dt == GL_DT_UINT32 || dt == GL_DT_UINT64;
+}
+
+/* The dtype refusal for a product reading `v` (a Gemm: `gemm`), or NULL. */
+static const char *dtype_refusal(const gl_value *v, bool gemm, char *why, size_t len)
 {
     gl_dtype dt = value_dtype(v);
     if (dt == GL_DT_UNDEFINED)
         snprintf(why, len, "the dtype of '%s' is not known (run shape-inference first)",
                  v->name);
-    else if (!gl_dtype_is_float(dt))
-        snprintf(why, len, "'%s' is %s: the matmul kernels fold transposes of f32, bf16, "
-                 "s8 and u8 only, and MatMul takes no 8-bit integers", v->name,
+    else if (gemm && !gl_dtype_is_float(dt))
+        snprintf(why, len, "'%s' is %s: Gemm's reference kernel computes integers in "
+                 "double, so only float Gemms fold", v->name, gl_dtype_name(dt));
+    else if (!gl_dtype_is_float(dt) && !matmul_int(dt))
+        snprintf(why, len, "'%s' is %s: MatMul takes no 8- or 16-bit integers", v->name,
                  gl_dtype_name(dt));
     else
         return NULL;
@@ -419,7 +432,7 @@ static bool check_product(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
             continue;
         }
         f->op[s].slot = (size_t)s;
-        if (dtype_refusal(v, why, sizeof(why)) ||
+        if (dtype_refusal(v, gemm, why, sizeof(why)) ||
             (gemm && f->op[s].rank != 2 &&
              snprintf(why, sizeof(why), "a Gemm operand of rank %d", f->op[s].rank) > 0)) {
             refuse(ctx, n, v->producer, perm, why);
@@ -432,9 +445,9 @@ static bool check_product(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
         return found > 0;
     /* A MatMul: Gemm when both operands are matrices and Gemm can go without C. */
     int r0 = value_rank(n->inputs[0]), r1 = value_rank(n->inputs[1]);
-    f->to_gemm = r0 == 2 && r1 == 2 && opset >= GEMM_NO_C_OPSET;
-    f->fused = !f->to_gemm;
     gl_dtype dt = value_dtype(n->inputs[0]);
+    f->to_gemm = r0 == 2 && r1 == 2 && opset >= GEMM_NO_C_OPSET && !matmul_int(dt);
+    f->fused = !f->to_gemm;
     const char *no = NULL;
     if (f->fused && opset < gl_pt_function_min_opset(FUSED))
         no = "the function body of graphlab.FusedMatMul needs opset 12 (Einsum)";

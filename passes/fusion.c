@@ -213,8 +213,14 @@ static bool reads_chain(const gl_fu_step *s, const gl_node *n, const gl_value *v
  * rank-2 operands of ONNX Runtime's MatMul-to-Gemm, a 1x1 convolution, a depthwise one. */
 static bool shaped(const gl_fu_step *s, const gl_node *n)
 {
+    /* Rank 2 is the pattern where the other MatMul rules take other ranks (the fused
+     * kernels' float types); for float64 only this rule could take the head, so the ranks
+     * are a constraint whose refusal says why (check_gemm_head). */
     if ((s->flags & GL_FU_RANK2) && !gl_fu_is_binary(n))
-        return n->n_inputs == 2 && rank_of(n->inputs[0]) == 2 && rank_of(n->inputs[1]) == 2;
+        return n->n_inputs == 2 &&
+               ((rank_of(n->inputs[0]) == 2 && rank_of(n->inputs[1]) == 2) ||
+                (n->outputs[0]->type.kind == GL_TYPE_TENSOR &&
+                 n->outputs[0]->type.dtype == GL_DT_DOUBLE));
     if (!(s->flags & (GL_FU_1X1 | GL_FU_DW | GL_FU_SPLIT_K)))
         return true;
     const gl_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
@@ -739,6 +745,38 @@ static bool check_eltwise_params(const fu_ctx *c, fu_cand *k, const gl_node *n)
     return false;
 }
 
+/* The head dtype a rule takes: a fused kernel's float types; ONNX Runtime's MatMul +
+ * Add becomes graphlab's Gemm reference kernel, which takes float32 and float64 and
+ * computes them as MatMul then Add do, so exactly (issue 22). Not the half types: Gemm
+ * rounds once where MatMul then Add round twice. */
+static const char *head_dtype_refusal(const gl_fu_rule *r, gl_dtype dt)
+{
+    if (r->target == GL_FU_GEMM)
+        return dt == GL_DT_FLOAT || dt == GL_DT_DOUBLE
+                   ? NULL
+                   : "the Gemm it becomes computes float and double as MatMul then Add do";
+    return float_dtype(dt) ? NULL : "fused kernels take float, float16 or bfloat16";
+}
+
+/* ONNX Runtime's MatMul-to-Gemm head: two matrices, and Gemm broadcasts C from opset 7. */
+static bool check_gemm_head(const fu_ctx *c, fu_cand *k, const gl_node *n)
+{
+    int ra = rank_of(n->inputs[0]), rb = rank_of(n->inputs[1]);
+    if (ra != 2 || rb != 2) {
+        char ta[96], tb[96];
+        set_why(k, "shapes", "%s '%s': '%s' %s and '%s' %s: Gemm takes two matrices (rank "
+                "2)", n->op_type, n->name, n->inputs[0]->name,
+                type_text(n->inputs[0], ta, sizeof(ta)), n->inputs[1]->name,
+                type_text(n->inputs[1], tb, sizeof(tb)));
+        return false;
+    }
+    if (c->opset < 7) {
+        set_why(k, "target", "opset %lld: Gemm broadcasts C from opset 7", (long long)c->opset);
+        return false;
+    }
+    return true;
+}
+
 /* The head takes member n as a post-op at its own speed on the target (not oneDNN
  * 2.6's deconvolution, whose post-ops run in a reference loop). */
 static bool check_head_takes(const fu_ctx *c, fu_cand *k, const gl_node *n, bool binary)
@@ -793,9 +831,12 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
                     "leading outputs only", n->op_type, n->name, o);
             return false;
         }
-    if (i == 0 && dtype_known(head->outputs[0]) && !float_dtype(want)) {
-        set_why(k, "precision", "%s '%s' computes %s; fused kernels take float, float16 or "
-                "bfloat16", n->op_type, n->name, gl_dtype_name(want));
+    const char *dtype_no = i == 0 && dtype_known(head->outputs[0])
+                               ? head_dtype_refusal(k->rule, want)
+                               : NULL;
+    if (dtype_no) {
+        set_why(k, "precision", "%s '%s' computes %s; %s", n->op_type, n->name,
+                gl_dtype_name(want), dtype_no);
         return false;
     }
     for (size_t o = 0; o < n->n_outputs; o++)
@@ -812,13 +853,8 @@ static bool check_node(const fu_ctx *c, fu_cand *k, size_t i)
             return check_binary_head(c, k, n, s->flags);
         return check_binary(c, k, n, v, s->flags, channel_axis(head));
     }
-    if (i == 0 && (s->flags & GL_FU_RANK2)) {
-        if (c->opset < 7) {
-            set_why(k, "target", "opset %lld: Gemm broadcasts C from opset 7",
-                    (long long)c->opset);
-            return false;
-        }
-    }
+    if (i == 0 && (s->flags & GL_FU_RANK2) && !check_gemm_head(c, k, n))
+        return false;
     if ((s->flags & (GL_FU_1X1 | GL_FU_DW)) && !check_conv_shape(k, n, s->flags))
         return false;
     if ((s->flags & (GL_FU_CAT_C | GL_FU_SPLIT_K)) && !check_split(k, n, s->flags))

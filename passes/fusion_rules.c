@@ -40,7 +40,8 @@
 
 static const gl_fu_rule rules[] = {
     /* ONNX Runtime MatMulAddFusion: ahead of seed 004's FusedMatMulAdd, which takes
-     * the same two nodes when they are not both rank 2. */
+     * the same two nodes when they are not both rank 2. Float32 as ORT, and float64
+     * beyond it (issue 22: graphlab's Gemm kernel computes it as MatMul then Add do). */
     {"matmul-add-gemm", "Gemm", "ONNX Runtime MatMulAddFusion",
      {OPSF("MatMul", GL_FU_ONE, GL_FU_RANK2), BIN("Add", GL_FU_ONE, GL_FU_RANK2)}, 2, 2,
      GL_FU_GEMM, "ai.onnx Gemm (oneDNN inner product or matmul with bias)"},

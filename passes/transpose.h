@@ -201,12 +201,16 @@ gl_status gl_transpose_push_with(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_regi
  * two gains does the same. Such a run ends with more Transposes than it found. The guard
  * sweeps a clone first (a trial) and follows every push: the Transposes a push consumes,
  * creates, cancels, merges with or reuses join one region (a union-find by node id). A
- * region that ends with more Transposes than its own at the start is a region whose
- * pushes added Transposes: those pushes are refused in the next trial, until a trial
- * leaves no such region (at most GL_TP_GUARD_ROUNDS trials; after that every push that
- * is not a Transpose meeting a Transpose is refused). The real sweep then runs with
- * the same refusals, each recorded with its region's numbers: a clone is exact (ids,
- * order, uses), so the real sweep makes the last trial's decisions. */
+ * region that ends with more Transposes than it would hold without its pushes (its own
+ * at the start, less those that two of them meeting remove anyway: a Transpose read
+ * only by a Transpose meets it whatever is pushed) is a region whose pushes did not
+ * pay: those pushes are refused in the next trial, until a trial leaves no such region
+ * (at most GL_TP_GUARD_ROUNDS trials; after that every push that is not a Transpose
+ * meeting a Transpose is refused). Should the last trial still end with more
+ * Transposes than the first (ORT's pushes), the refusals are dropped (issue 22). The
+ * real sweep then runs with the same refusals, each recorded with its region's
+ * numbers: a clone is exact (ids, order, uses), so the real sweep makes the last
+ * trial's decisions. */
 
 #define GL_TP_GUARD_ROUNDS 8
 
@@ -225,6 +229,10 @@ void gl_tp_guard_end(gl_tp_run *run);
 /* Around one push through a->node (`meeting`: a->node is a Transpose). */
 void gl_tp_guard_before_push(gl_tp_run *run, const gl_tp_args *a);
 void gl_tp_guard_after_push(gl_tp_run *run, bool meeting);
+/* The last trial ends with `guarded` Transposes, more than the first (ONNX Runtime's
+ * pushes, no refusals) with `unguarded`: the refusals are dropped, so the real sweep
+ * makes ORT's pushes, and the report says why. Not when the rounds are spent. */
+void gl_tp_guard_keep_ort(gl_tp_guard *gd, size_t guarded, size_t unguarded);
 /* Whether the guard refuses the push of t through n; then *start and *end receive the
  * Transposes its region started and ended with in the trial that refused it, and
  * *region (may be NULL) the names of the region's first Transposes ("'t1', 't2', ..."),

@@ -35,7 +35,13 @@ struct gl_tp_guard {
     int trials;
     bool trial;
     bool refuse_all;  /* the rounds are spent */
+    bool kept_ort;    /* refusals dropped: the trials ended above ORT's pushes */
+    size_t guarded, unguarded; /* their Transposes then */
 };
+
+/* regions.original[id]: node id was a Transpose when the sweep began; one read by a
+ * single node, which then meets it whatever else is pushed. */
+enum { ORIGINAL = 1, ORIGINAL_SOLE_READER = 2 };
 
 /* One push of a trial: a Transpose (by id) through a node (by id). */
 typedef struct push_rec {
@@ -44,11 +50,13 @@ typedef struct push_rec {
 
 struct gl_tp_regions {
     size_t *parent;       /* by node id: the union-find of Transposes */
-    uint8_t *original;    /* by node id: a Transpose when the sweep began */
+    uint8_t *original;    /* by node id: a Transpose when the sweep began (ORIGINAL...) */
+    int *merged;          /* by node id: Transposes gone when two original ones met */
     size_t cap;
     uint32_t *adjacent;   /* the Transposes the push under way touches */
     size_t n_adjacent, cap_adjacent;
     uint32_t pending_t, pending_n;
+    bool pending_originals; /* the push under way meets two original Transposes */
     size_t nodes_before;  /* g->n_nodes when it started: new nodes come after */
     push_rec *pushes;
     size_t n_pushes, cap_pushes;
@@ -110,9 +118,11 @@ static void regions_fit(gl_tp_regions *rg, size_t need)
     size_t cap = need + need / 2 + 16;
     rg->parent = gl_xrealloc(rg->parent, cap * sizeof(*rg->parent));
     rg->original = gl_xrealloc(rg->original, cap);
+    rg->merged = gl_xrealloc(rg->merged, cap * sizeof(*rg->merged));
     for (size_t i = rg->cap; i < cap; i++) {
         rg->parent[i] = i;
         rg->original[i] = 0;
+        rg->merged[i] = 0;
     }
     rg->cap = cap;
 }
@@ -125,7 +135,9 @@ void gl_tp_guard_begin(gl_tp_run *run)
     regions_fit(rg, run->g->next_node_id);
     gl_node *n;
     gl_foreach_node(run->g, i, n)
-        rg->original[n->id] = is_transpose(n);
+        rg->original[n->id] = !is_transpose(n)                   ? 0
+                              : gl_tp_sole_use(n->outputs[0]) ? ORIGINAL_SOLE_READER
+                                                              : ORIGINAL;
     graph_key(run->g, rg->graph, sizeof(rg->graph));
     run->regions = rg;
 }
@@ -145,6 +157,8 @@ void gl_tp_guard_before_push(gl_tp_run *run, const gl_tp_args *a)
         return;
     rg->pending_t = a->transpose->id;
     rg->pending_n = a->node->id;
+    rg->pending_originals = a->transpose->id < rg->cap && a->node->id < rg->cap &&
+                            rg->original[a->transpose->id] && rg->original[a->node->id];
     rg->nodes_before = run->g->n_nodes;
     rg->n_adjacent = 0;
     add_adjacent(rg, a->node);
@@ -168,11 +182,20 @@ void gl_tp_guard_after_push(gl_tp_run *run, bool meeting)
         return;
     regions_fit(rg, run->g->next_node_id);
     size_t t = rg->pending_t;
+    int made = 0;
     for (size_t i = rg->nodes_before; i < run->g->n_nodes; i++)
-        if (is_transpose(run->g->nodes[i]))
+        if (is_transpose(run->g->nodes[i])) {
             gl_uf_union(rg->parent, t, run->g->nodes[i]->id);
+            made++;
+        }
     for (size_t k = 0; k < rg->n_adjacent; k++)
         gl_uf_union(rg->parent, t, rg->adjacent[k]);
+    /* Two original Transposes that meet merge or cancel whatever the pushes: the
+     * Transposes that saves are not the pushes' gain. */
+    if (meeting && rg->pending_originals)
+        rg->merged[t] += !gl_find_node_by_id(run->g, rg->pending_n) - made +
+                         (rg->original[rg->pending_t] == ORIGINAL_SOLE_READER &&
+                          !gl_find_node_by_id(run->g, rg->pending_t));
     /* Two Transposes meeting only ever merge or cancel: nothing to refuse there. */
     if (!meeting) {
         GL_GROW(rg->pushes, rg->cap_pushes, rg->n_pushes + 1);
@@ -217,9 +240,10 @@ void gl_tp_guard_end(gl_tp_run *run)
     gl_tp_guard *gd = run->guard;
     regions_fit(rg, run->g->next_node_id);
     int *start = gl_xcalloc(rg->cap, sizeof(int)), *end = gl_xcalloc(rg->cap, sizeof(int));
-    for (size_t id = 0; id < rg->cap; id++)
-        if (rg->original[id])
-            start[gl_uf_find(rg->parent, id)]++;
+    for (size_t id = 0; id < rg->cap; id++) {
+        size_t root = gl_uf_find(rg->parent, id);
+        start[root] += (rg->original[id] != 0) - rg->merged[id];
+    }
     gl_node *n;
     gl_foreach_node(run->g, i, n)
         if (is_transpose(n))
@@ -247,10 +271,21 @@ void gl_tp_guard_end(gl_tp_run *run)
     free(end);
     free(rg->parent);
     free(rg->original);
+    free(rg->merged);
     free(rg->adjacent);
     free(rg->pushes);
     free(rg);
     run->regions = NULL;
+}
+
+void gl_tp_guard_keep_ort(gl_tp_guard *gd, size_t guarded, size_t unguarded)
+{
+    if (gd->refuse_all)
+        return;
+    gd->n = 0;
+    gd->kept_ort = true;
+    gd->guarded = guarded;
+    gd->unguarded = unguarded;
 }
 
 /* ---- the sweeps after: looking the refusals up ------------------------------------------ */
@@ -283,6 +318,15 @@ bool gl_tp_guard_refuses(const gl_tp_run *run, const gl_node *t, const gl_node *
 
 void gl_tp_guard_report(const gl_tp_guard *gd, gl_pass_ctx *ctx)
 {
+    if (gd && gd->kept_ort) {
+        gl_decision *k = gl_pass_decide(ctx, "net-transposes", GL_NOTE, "the guard's "
+                                        "refusals would leave %zu Transposes, ONNX Runtime's "
+                                        "pushes %zu: its pushes are kept", gd->guarded,
+                                        gd->unguarded);
+        gl_decision_add_number(k, "guarded", (double)gd->guarded);
+        gl_decision_add_number(k, "unguarded", (double)gd->unguarded);
+        gl_decision_add_number(k, "trials", gd->trials);
+    }
     if (!gd || !gd->refused)
         return;
     gl_decision *d;

@@ -465,7 +465,7 @@ static gl_decision *record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl
         d = gl_pass_refuse(run->ctx, rule, forceable, "Transpose '%s' (perm %s) stays "
                            "above %s '%s': the cost model pushes (input cost %d, total %d), "
                            "but in a trial sweep the pushes of its region ended with %d "
-                           "Transposes where it had %d (%s)", t->name, perm_text, n->op_type,
+                           "Transposes where it had %d without them (%s)", t->name, perm_text, n->op_type,
                            n->name, c->in_cost, c->total, gf->end, gf->start, gf->region);
     else
         d = gl_pass_refuse(run->ctx, rule, forceable, "Transpose '%s' (perm %s) stays "
@@ -1037,41 +1037,52 @@ static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry 
     return st;
 }
 
-/* A Transpose anywhere in g or its bodies: without one, a sweep changes nothing. */
-static bool holds_transposes(const gl_graph *g)
+/* The Transposes in g and its bodies: without one, a sweep changes nothing. */
+static size_t count_transposes(const gl_graph *g)
 {
+    size_t count = 0;
     gl_node *n;
     gl_foreach_node(g, i, n) {
-        if (gl_tp_is_transpose(n))
-            return true;
+        count += gl_tp_is_transpose(n);
         for (size_t a = 0; a < n->n_attrs; a++) {
             const gl_attr *at = &n->attrs[a];
-            if (at->type == GL_ATTR_GRAPH && at->g && holds_transposes(at->g))
-                return true;
+            if (at->type == GL_ATTR_GRAPH && at->g)
+                count += count_transposes(at->g);
             for (size_t k = 0; at->type == GL_ATTR_GRAPHS && k < at->n; k++)
-                if (at->graphs[k] && holds_transposes(at->graphs[k]))
-                    return true;
+                if (at->graphs[k])
+                    count += count_transposes(at->graphs[k]);
         }
     }
-    return false;
+    return count;
 }
 
 /* The guard's trial sweeps, on clones of m with no budget and no records, until one
- * leaves no region with more Transposes than it found (transpose.h). */
+ * leaves no region with more Transposes than it found (transpose.h). The first trial
+ * makes ONNX Runtime's pushes (no refusals yet); when the last one, which the real
+ * sweep repeats, ends with more Transposes than that, the refusals are dropped: the
+ * guard never leaves more than ORT's cost model does (issue 22). */
 static gl_status plan_refusals(gl_pass_ctx *ctx, const gl_tp_registry *r, gl_model *m,
                                int64_t opset, gl_tp_guard *guard)
 {
     gl_status st = GL_OK;
+    size_t unguarded = 0, guarded = 0;
+    bool first = true;
     gl_tp_guard_set_trial(guard, true);
     do {
         gl_model *trial = gl_model_clone(m);
         gl_pass_ctx tctx = {.model = trial, .pass = ctx->pass, .step = ctx->step,
                             .budget = GL_BUDGET_UNLIMITED, .settings = ctx->settings};
         st = push_graph(trial->graph, &tctx, r, trial, opset, guard);
+        guarded = count_transposes(trial->graph);
+        if (first)
+            unguarded = guarded;
+        first = false;
         gl_decision_clear(&tctx.scratch);
         gl_model_free(trial);
     } while (st == GL_OK && gl_tp_guard_next_round(guard));
     gl_tp_guard_set_trial(guard, false);
+    if (st == GL_OK && guarded > unguarded)
+        gl_tp_guard_keep_ort(guard, guarded, unguarded);
     return st;
 }
 
@@ -1091,7 +1102,7 @@ gl_status gl_transpose_push_with(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_regi
     }
     gl_tp_guard *guard = NULL;
     gl_status st = GL_OK;
-    if (!gl_pass_option_value(ctx, "ort-only") && g == m->graph && holds_transposes(g)) {
+    if (!gl_pass_option_value(ctx, "ort-only") && g == m->graph && count_transposes(g) > 0) {
         guard = gl_tp_guard_new();
         st = plan_refusals(ctx, r, m, opset, guard);
     }

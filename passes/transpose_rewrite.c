@@ -651,6 +651,13 @@ gl_status gl_tp_transpose_outputs(gl_tp_run *run, gl_node *n, const int64_t *per
     for (size_t j = 0; j < n->n_outputs; j++) {
         if (!n->outputs[j])
             continue;
+        /* An output nothing reads (a Split's unused part) needs no Transpose: one there
+         * would be dead, yet the guard's trial counts it as growth and refuses a push
+         * that dce makes a gain (issue 22). ONNX Runtime adds it; ort-only does too. */
+        if (!run->ort_only && !n->outputs[j]->n_uses && !n->outputs[j]->n_output_refs) {
+            gl_tp_shape_permute(&n->outputs[j]->type.shape, inv, rank);
+            continue;
+        }
         gl_node *t = add_transpose(run, NULL, perm, rank);
         if (!t)
             return gl_tp_internal(run, "adding a Transpose");

@@ -96,6 +96,12 @@ static const fcase cases[] = {
      "perm=[1,0]; y = MatMul(t, b); out y", FOLDED(1, 0, FUSED_OK, 1)},
     {"mm3_f64_op17", 17, "in x f64[2,3,4]; in w f64[2,5,4]; t = Transpose(w) perm=[0,2,1]; "
      "y = MatMul(x, t); out y", FOLDED(0, 1, FUSED_OK, 1)},
+    {"mm2_int32_fused", 17, "in a i32[3,2]; in b i32[3,4]; t = Transpose(a) perm=[1,0]; "
+     "y = MatMul(t, b); out y", FOLDED(1, 0, FUSED_OK " Gemm=0", 1)},
+    {"mm3_int64_transB", 17, "in x i64[2,3,4]; in w i64[2,5,4]; t = Transpose(w) "
+     "perm=[0,2,1]; y = MatMul(x, t); out y", FOLDED(0, 1, FUSED_OK, 1)},
+    {"mm2_uint32_both", 17, "in a u32[3,2]; in b u32[4,3]; ta = Transpose(a) perm=[1,0]; "
+     "tb = Transpose(b) perm=[1,0]; y = MatMul(ta, tb); out y", FOLDED(1, 1, FUSED_OK, 1)},
     {"mm3_unknown_batch", 13, "in x f32s[?2,3,4]; in w f32s[?2,5,4]; "
      "t = Transpose(w) perm=[0,2,1]; y = MatMul(x, t); out y", FOLDED(0, 1, FUSED_OK, 1)},
     /* ---- Reshapes that are Transposes ---- */
@@ -124,10 +130,12 @@ static const fcase cases[] = {
      "y = MatMul(t, b); out y", REFUSED("swaps nothing")},
     {"rank1", 13, "in a f32s[3]; in b f32s[3,4]; t = Transpose(a) perm=[0]; "
      "y = MatMul(t, b); out y", REFUSED("rank 1")},
-    {"int32", 13, "in a i32[3,2]; in b i32[3,4]; t = Transpose(a) perm=[1,0]; "
-     "y = MatMul(t, b); out y", REFUSED("is int32")},
+    /* MatMul's integer types fold into FusedMatMul where ONNX Runtime folds none (issue
+     * 22): never into Gemm (its kernel works in double); the body needs opset 15. */
+    {"int32_opset13", 13, "in a i32[3,2]; in b i32[3,4]; t = Transpose(a) perm=[1,0]; "
+     "y = MatMul(t, b); out y", REFUSED("opset 13, int32: below opset 15")},
     {"int64_gemm", 13, "in a i64[3,2]; in b i64[3,4]; t = Transpose(a) perm=[1,0]; "
-     "y = Gemm(t, b); out y", REFUSED("is int64")},
+     "y = Gemm(t, b); out y", REFUSED("is int64: Gemm's reference kernel computes integers")},
     {"reshape_dynamic", 13, "in x f32s[2,3]; in v f32s?[1,3]; in s i64[2] = 3,1; "
      "r = Reshape(v, s); y = MatMul(x, r); out y", REFUSED("is not known")},
     {"reshape_not_size1", 13, "in x f32s[2,3]; in v f32s[2,3]; const s i64[2] = 3,2; "

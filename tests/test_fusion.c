@@ -406,6 +406,25 @@ static const fcase matmul_cases[] = {
      "21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40; const b i32[5] = 1,2,3,4,5; "
      "m = MatMul(a, w); y = Add(m, b); out y",
      REFUSED("matmul-add-gemm", "precision: MatMul 'n_m' computes int32")},
+    /* float64 (issue 22): ONNX Runtime's MatMulAddFusion takes float only; graphlab's
+     * Gemm reference kernel computes float64 as MatMul then Add do (bit for bit). */
+    {"matmul_add_f64_gemm", 13, false,
+     "in a f64[4,8]; const w f64[8,5] = rand; const b f64[5] = rand; m = MatMul(a, w); "
+     "y = Add(m, b); out y",
+     APPLIED("matmul-add-gemm", "Gemm=1 MatMul=0 Add=0", 2, 0)},
+    {"matmul_add_f64_gemm_full_c", 13, false,
+     "in a f64[4,8]; in w f64[8,5]; in c f64[4,5]; m = MatMul(a, w); y = Add(c, m); out y",
+     APPLIED("matmul-add-gemm", "Gemm=1 MatMul=0 Add=0", 2, 0)},
+    {"matmul_add_f64_rank3", 13, false,
+     "in a f64[2,4,8]; const w f64[8,5] = rand; const b f64[5] = rand; m = MatMul(a, w); "
+     "y = Add(m, b); out y",
+     REFUSED("matmul-add-gemm", "shapes: MatMul 'n_m': 'a' double[2,4,8] and 'w' "
+             "double[8,5]: Gemm takes two matrices")},
+    {"matmul_add_f64_c_broadcasts_the_product", 13, false,
+     "in a f64[4,8]; const w f64[8,5] = rand; in z f64[3,4,5]; m = MatMul(a, w); "
+     "y = Add(m, z); out y",
+     REFUSED("matmul-add-gemm", "broadcast: Add 'n_y': 'z' double[3,4,5] against 'm' "
+             "double[4,5]")},
     {"matmul_add_branch", 13, false,
      "in a f32s[2,4,8]; const w f32[8,5] = rand; const b f32[5] = rand; m = MatMul(a, w); "
      "y = Add(m, b); z = Relu(m); out y, z",

@@ -98,7 +98,8 @@ static const layout_row layout_rows[] = {
      * alone; whole runs (2 threads, quiet machine, fused, medians of 20) put nhwc ahead
      * on the nets made of them: mobilenet_v3_large 2.64 ms nhwc against 3.02 blocked,
      * mobilenet_v3_small 0.89 against 1.04, efficientnet_b0 5.86 against 6.99, mnasnet0_5
-     * 1.19 against 1.20, mobilenet_v2 2.75 against 2.65 the one the other way. */
+     * 1.19 against 1.20; mobilenet_v2 2.75 against 2.65 in one pair, 2.75-3.25 against
+     * 3.05-3.42 in three later ones. */
     {"depthwise, input < 56x56", depthwise_small, 1.05},
     /* brgconv_1x1 (nhwc) against jit_1x1 (blocked): alone, within 15% either way (and
      * nhwc ahead with a SiLU post-op). Issue 22's profile had efficientnet_b0's 1x1

@@ -192,6 +192,9 @@ typedef struct dn_own {
 /* Integer inputs of up to this many elements are part of the key by value: a build may
  * read them (Reshape's shape, Slice's starts) even when a node computes them each run. */
 #define DN_KEY_VALS 8
+/* Does the shape guard key tensor t by its values (an integer tensor of at most
+ * DN_KEY_VALS elements, plain)? */
+bool dn_key_by_value(const gl_tensor *t);
 
 /* One input's shape and layout as a build saw it (the shape guard compares them). */
 typedef struct dn_key {

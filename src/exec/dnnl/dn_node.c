@@ -272,7 +272,7 @@ bool dn_key_set(dn_node *s, const gl_kernel_ctx *k)
         key->rank = t->rank;
         key->layout = t->layout;
         key->n_vals = -1;
-        if (gl_dtype_is_int(t->dtype) && t->count <= DN_KEY_VALS && !t->layout) {
+        if (dn_key_by_value(t)) {
             key->n_vals = (int)t->count;
             for (int j = 0; j < key->n_vals; j++)
                 key->vals[j] = gl_elem_i64(t, j);
@@ -288,6 +288,11 @@ bool dn_key_set(dn_node *s, const gl_kernel_ctx *k)
 }
 
 /* ---- building ------------------------------------------------------------------------------ */
+
+bool dn_key_by_value(const gl_tensor *t)
+{
+    return gl_dtype_is_int(t->dtype) && t->count <= DN_KEY_VALS && !t->layout;
+}
 
 void dn_note_runs_members(dn_node *s)
 {

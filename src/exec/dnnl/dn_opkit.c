@@ -68,7 +68,7 @@ bool dn_input_keyed(const gl_kernel_ctx *k, size_t i)
     const gl_value *v = i < k->node->n_inputs ? k->node->inputs[i] : NULL;
     if (!t || dn_value_fixed(v))
         return true;
-    return gl_dtype_is_int(t->dtype) && t->count <= DN_KEY_VALS && !t->layout;
+    return dn_key_by_value(t);
 }
 
 bool dn_input_ints(const gl_kernel_ctx *k, size_t i, int64_t **vals, size_t *count)

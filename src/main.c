@@ -1,6 +1,8 @@
 /* main.c — graphlab's entry point: a subcommand from the table in cli/args.c, or the
  * workbench on a model (the model summary when not on a terminal). */
 #include "cli/cli.h"
+#include "driver/driver.h"
+#include "exec/omp_wait.h"
 #include "ui/ui.h"
 #include "util/escape.h"
 
@@ -80,8 +82,22 @@ static const char *take_data_option(int *argc, char **argv)
     return data;
 }
 
+/* Does this command line run graphs on oneDNN's threads? The commands that take --threads,
+ * and the workbench (its run view); not help, version or the man page. */
+static bool runs_graphs(int argc, char **argv)
+{
+    if (argc < 2)
+        return true;
+    const gl_command *cmd = gl_command_find(argv[1]);
+    if (cmd)
+        return cmd->shared & GL_SOPT_THREADS;
+    return argv[1][0] != '-' && strcmp(argv[1], "help") && strcmp(argv[1], "version");
+}
+
 int main(int argc, char **argv)
 {
+    if (runs_graphs(argc, argv))
+        gl_omp_wait_choose(argv); /* first: it may start the program again */
     const char *data = take_data_option(&argc, argv);
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
                       !strcmp(argv[1], "help"))) {

@@ -32,6 +32,19 @@ colvals() {
 backends=ref
 "$GL" run "$EX/conv_nhwc/model.onnx" --backend dnnl >/dev/null 2>&1 && backends=ref,dnnl
 
+# --- the OpenMP wait policy chosen by the load (src/exec/omp_wait.c) ---------------------
+# A busy machine starts the program again with OMP_WAIT_POLICY=passive and
+# GRAPHLAB_OMP_WAIT="LOAD CPUS"; the header says so. Set here by hand: the load is not ours.
+m="$EX/conv_nhwc/model.onnx"
+GRAPHLAB_OMP_WAIT="18.3 2" OMP_WAIT_POLICY=passive run profile "$m" --reps 1 --warmup 0
+check "passive by load: exit 0" [ "$rc" -eq 0 ]
+check "passive by load: the header says why" \
+    grep -q "^# OpenMP threads wait passively: the load average was 18.3 on 2 processors" "$tmp/out"
+GRAPHLAB_OMP_WAIT="18.3 2" OMP_WAIT_POLICY=active run profile "$m" --reps 1 --warmup 0
+check "the user's own OMP_WAIT_POLICY: no such line" sh -c "! grep -q '^# OpenMP' '$tmp/out'"
+OMP_WAIT_POLICY=passive run profile "$m" --reps 1 --warmup 0
+check "passive set by the user: no such line" sh -c "! grep -q '^# OpenMP' '$tmp/out'"
+
 # --- the table, on every example ----------------------------------------------------------
 for m in "$EX"/*/model.onnx "$GL_SRCDIR/tests/data/good_relu.onnx"; do
     [ -e "$m" ] || continue

@@ -19,6 +19,7 @@
 
 #include "exec/inputs.h"
 #include "exec/profile.h"
+#include "exec/omp_wait.h"
 #include "exec/trace.h"
 #include "passes/pipeline.h"
 #include "util/json.h"
@@ -403,6 +404,9 @@ static void print_header(const table *t, bool random_inputs)
     printf("# %s: threads %s, %d timed rounds (backends interleaved) after %d warm-up, %s "
            "inputs\n", shown(p->model, name, sizeof(name)), threads, p->reps, p->warmup,
            random_inputs ? "seeded random" : "data set");
+    char omp[160];
+    if (gl_omp_wait_note(omp, sizeof(omp)))
+        printf("# %s\n", omp);
     for (size_t bi = 0; bi < p->n_backends; bi++)
         if (p->backends[bi].summary[0])
             printf("# %s: %s\n", p->backends[bi].name, p->backends[bi].summary);

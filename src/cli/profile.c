@@ -52,8 +52,8 @@ static const gl_cli_option own_options[N_OPTS] = {
                     "the dnnl backend's activation layout (default auto)"},
     [OPT_TRACE] = {"trace", 0, true, "FILE.json",
                    "write the runs in ONNX Runtime's profile format (Perfetto, "
-                   "chrome://tracing), as they go: FILE appears when the profile is over, "
-                   "whole"},
+                   "chrome://tracing; a named track per run), as they go: FILE appears when "
+                   "the profile is over, whole"},
     [OPT_JSON] = {"json", 0, false, NULL, "print the table as JSON"},
 };
 

@@ -7,6 +7,7 @@
 #include "exec/exec.h"
 #include "exec/profile.h"
 #include "onnx/onnx_io.h"
+#include "util/json.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -729,4 +730,31 @@ Test(profile, expected_outputs_compared_on_every_run)
         gl_tensor_free(ref[k]);
     gl_tensor_free(in);
     gl_model_free(m);
+}
+
+/* The trace's times: nanoseconds written as microseconds with exact decimals (issue 24:
+ * whole microseconds made short nodes last 0 and children end after their parents). */
+Test(profile, trace_times_are_exact_microseconds)
+{
+    static const struct {
+        int64_t ns;
+        const char *text;
+    } cases[] = {
+        {0, "0"},          {7, "0.007"},      {40, "0.04"},
+        {500, "0.5"},      {1000, "1"},       {1500, "1.5"},
+        {82834802, "82834.802"}, {300000000000, "300000000"},
+        {-1250, "-1.25"},  {INT64_MIN + 1, "-9223372036854775.807"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        cr_assert_not_null(f);
+        gl_json j;
+        gl_json_init(&j, f, false);
+        gl_json_thousandths(&j, NULL, cases[i].ns);
+        fclose(f);
+        cr_expect_str_eq(text, cases[i].text, "%lld ns", (long long)cases[i].ns);
+        free(text);
+    }
 }

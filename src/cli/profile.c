@@ -53,8 +53,8 @@ static const gl_cli_option own_options[N_OPTS] = {
                     "the dnnl backend's activation layout (default auto)"},
     [OPT_TRACE] = {"trace", 0, true, "FILE.json",
                    "write the runs in ONNX Runtime's profile format (Perfetto, "
-                   "chrome://tracing), as they go: FILE appears when the profile is over, "
-                   "whole"},
+                   "chrome://tracing; a named track per run), as they go: FILE appears when "
+                   "the profile is over, whole"},
     [OPT_JSON] = {"json", 0, false, NULL, "print the table as JSON"},
 };
 
@@ -267,32 +267,19 @@ static void format_compare(const gl_profile_cell *c, char *buf, size_t len)
                  c->cmp.nmse);
 }
 
-/* What the table shows and in which order: the runs' columns with unfused just before
- * fused, and the two of them when both ran. */
+/* What the table shows and in which order: the runs' columns (gl_profile_run_order), and
+ * fused and unfused when both ran. */
 typedef struct table {
     const gl_profile *p;
     size_t cols[GL_PROFILE_MAX_BACKENDS], n_cols;
     size_t fused, unfused; /* SIZE_MAX: not run */
 } table;
 
-static size_t run_named(const gl_profile *p, const char *name)
-{
-    for (size_t bi = 0; bi < p->n_backends; bi++)
-        if (strcmp(p->backends[bi].name, name) == 0)
-            return bi;
-    return SIZE_MAX;
-}
-
 static table table_make(const gl_profile *p)
 {
-    table t = {.p = p, .fused = run_named(p, "fused"), .unfused = run_named(p, "unfused")};
-    for (size_t bi = 0; bi < p->n_backends; bi++) {
-        if (bi == t.unfused && t.fused != SIZE_MAX)
-            continue;
-        if (bi == t.fused && t.unfused != SIZE_MAX)
-            t.cols[t.n_cols++] = t.unfused;
-        t.cols[t.n_cols++] = bi;
-    }
+    table t = {.p = p, .fused = gl_profile_run_named(p, "fused"),
+               .unfused = gl_profile_run_named(p, "unfused")};
+    t.n_cols = gl_profile_run_order(p, t.cols);
     if (t.fused == SIZE_MAX)
         t.unfused = SIZE_MAX;
     else if (t.unfused == SIZE_MAX)

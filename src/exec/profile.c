@@ -394,6 +394,7 @@ typedef struct session {
     gl_profile_type *call_types; /* trace: room for one node's input and output types */
     size_t n_call_types;
     uint64_t exec_begin, exec_end;
+    uint64_t clock_last;       /* the last time trace_now gave */
     type_map types;
     const gl_profile_options *o;
     /* Samples of the rounds: by entry x round (node, convert), by round (wall, and the
@@ -403,6 +404,18 @@ typedef struct session {
 } session;
 
 /* ---- the trace, written as the runs go --------------------------------------------------- */
+
+/* The time for a slice's start or end on this session's track: the monotonic clock, one
+ * nanosecond past the last time given when the clock has not moved since (a coarse
+ * clock). So a node's slice starts after and ends before the slice that holds it, and
+ * lasts more than 0, whatever the clock's resolution. */
+static uint64_t trace_now(session *s)
+{
+    uint64_t t = gl_now_ns();
+    if (t <= s->clock_last)
+        t = s->clock_last + 1;
+    return s->clock_last = t;
+}
 
 /* Whether one more event fits under GL_PROFILE_MAX_EVENTS, `pending` events of this run
  * being held for its end; when not, it is counted as dropped. */
@@ -414,12 +427,35 @@ static bool trace_room(gl_profile *p, size_t pending)
     return false;
 }
 
-static void trace_session(builder *b, gl_profile_event ev)
+/* A Session event, `pending` node calls being held for after it. */
+static void trace_session(builder *b, gl_profile_event ev, size_t pending)
 {
-    if (!b->tracing || !trace_room(b->p, 0))
+    if (!b->tracing || !trace_room(b->p, pending))
         return;
     gl_trace_event(&b->trace, &ev, NULL);
     b->p->n_events++;
+}
+
+/* The trace's start: the process named for the model, a track per run named for it
+ * ("fused (dnnl)": the label, then the backend when they differ), and the load's track
+ * before them. */
+static void trace_open(builder *b, FILE *f)
+{
+    const gl_profile *p = b->p;
+    char name[512];
+    snprintf(name, sizeof(name), "graphlab profile %s", p->model);
+    gl_trace_begin(&b->trace, f, name);
+    gl_trace_track(&b->trace, GL_TRACE_LOAD_TID, "load (and passes)", 0);
+    size_t order[GL_PROFILE_MAX_BACKENDS];
+    size_t n = gl_profile_run_order(p, order);
+    for (size_t i = 0; i < n; i++) {
+        const gl_profile_backend *pb = &p->backends[order[i]];
+        if (strcmp(pb->name, pb->backend) == 0)
+            snprintf(name, sizeof(name), "%s", pb->name);
+        else
+            snprintf(name, sizeof(name), "%s (%s)", pb->name, pb->backend);
+        gl_trace_track(&b->trace, (unsigned)order[i] + 1, name, (int)i + 1);
+    }
 }
 
 /* GL_ERR_IO when a write to the trace failed (a full disk): the profile stops. */
@@ -435,7 +471,7 @@ static void on_run_begin(void *ctx, const gl_exec *e)
 {
     (void)e;
     session *s = ctx;
-    s->exec_begin = gl_now_ns();
+    s->exec_begin = trace_now(s);
 }
 
 static void on_run_end(void *ctx, const gl_exec *e, gl_status st)
@@ -443,7 +479,7 @@ static void on_run_end(void *ctx, const gl_exec *e, gl_status st)
     (void)e;
     (void)st;
     session *s = ctx;
-    s->exec_end = gl_now_ns();
+    s->exec_end = trace_now(s);
 }
 
 static void on_node_begin(void *ctx, const gl_exec *e, const gl_exec_event *ev)
@@ -451,7 +487,7 @@ static void on_node_begin(void *ctx, const gl_exec *e, const gl_exec_event *ev)
     (void)e;
     session *s = ctx;
     if (ev->entry < s->n_entries)
-        s->begin[ev->entry] = gl_now_ns();
+        s->begin[ev->entry] = trace_now(s);
 }
 
 /* The types of a node's outputs in this run, into the session's map. */
@@ -483,6 +519,9 @@ static void on_timed_end(void *ctx, const gl_exec *e, const gl_exec_event *ev)
     session *s = ctx;
     if (ev->entry >= s->n_entries)
         return;
+    /* the slice: from node_begin to here, on the track's clock (ev->ns, the table's time,
+     * is the node's own part of it, without the observer's calls) */
+    uint64_t end = s->b->tracing ? trace_now(s) : 0;
     s->acc_ns[ev->entry] += ev->ns;
     s->acc_convert[ev->entry] += ev->convert_ns;
     if (!s->b->tracing)
@@ -493,7 +532,8 @@ static void on_timed_end(void *ctx, const gl_exec *e, const gl_exec_event *ev)
     GL_GROW(s->run_calls, s->cap_run_calls, s->n_run_calls + 1);
     s->run_calls[s->n_run_calls++] = (gl_profile_event){
         .kind = GL_PROFILE_EV_NODE, .backend = s->bi, .row = s->entry_rows[ev->entry],
-        .entry = ev->entry, .ts_ns = s->begin[ev->entry] - s->t_start, .dur_ns = ev->ns};
+        .entry = ev->entry, .ts_ns = s->begin[ev->entry] - s->t_start,
+        .dur_ns = end - s->begin[ev->entry]};
 }
 
 /* Position of v among the inputs of its graph; SIZE_MAX when it is none. */
@@ -536,24 +576,35 @@ static void trace_node(session *s, const gl_profile_event *ev)
         entry_value_type(s, ev->entry, n->inputs[k], &in[k]);
     for (size_t k = 0; k < n->n_outputs; k++)
         value_type(&s->types, n->outputs[k], &out[k]);
-    gl_trace_node call = {.name = r->name, .op = r->op, .backend = en->backend, .in = in,
+    gl_trace_node call = {.name = r->name, .op = r->op, .backend = en->backend,
+                          .run_backend = s->p->backends[s->bi].backend, .in = in,
                           .n_in = n->n_inputs, .out = out, .n_out = n->n_outputs};
     gl_trace_event(&s->b->trace, ev, &call);
     s->p->n_events++;
 }
 
-/* The observed run that took t0..t1 to the trace, after it: its node calls, then the run
- * and its step loop. */
+static int by_start(const void *a, const void *b)
+{
+    uint64_t x = ((const gl_profile_event *)a)->ts_ns, y = ((const gl_profile_event *)b)->ts_ns;
+    return (x > y) - (x < y);
+}
+
+/* The observed run that took t0..t1 to the trace, after it: the run and its step loop,
+ * then its node calls by start (they were noted as they ended: a group's members before
+ * it), so that a parent is written before its children. */
 static void trace_run(session *s, uint64_t t0, uint64_t t1)
 {
+    trace_session(s->b, (gl_profile_event){.kind = GL_PROFILE_EV_RUN, .backend = s->bi,
+                                           .ts_ns = t0 - s->t_start, .dur_ns = t1 - t0},
+                  s->n_run_calls);
+    trace_session(s->b, (gl_profile_event){.kind = GL_PROFILE_EV_EXECUTE, .backend = s->bi,
+                                           .ts_ns = s->exec_begin - s->t_start,
+                                           .dur_ns = s->exec_end - s->exec_begin},
+                  s->n_run_calls);
+    qsort(s->run_calls, s->n_run_calls, sizeof(*s->run_calls), by_start);
     for (size_t i = 0; i < s->n_run_calls; i++)
         trace_node(s, &s->run_calls[i]);
     s->n_run_calls = 0;
-    trace_session(s->b, (gl_profile_event){.kind = GL_PROFILE_EV_RUN, .backend = s->bi,
-                                           .ts_ns = t0 - s->t_start, .dur_ns = t1 - t0});
-    trace_session(s->b, (gl_profile_event){.kind = GL_PROFILE_EV_EXECUTE, .backend = s->bi,
-                                           .ts_ns = s->exec_begin - s->t_start,
-                                           .dur_ns = s->exec_end - s->exec_begin});
 }
 
 /* The worst of two comparisons (of two outputs of one node). */
@@ -721,9 +772,9 @@ static gl_status one_round(session *s, const gl_tensor *const *in, size_t n_in, 
     memset(s->acc_ns, 0, s->n_entries * sizeof(*s->acc_ns));
     memset(s->acc_convert, 0, s->n_entries * sizeof(*s->acc_convert));
     observe(s, on_timed_end);
-    uint64_t t0 = gl_now_ns();
+    uint64_t t0 = trace_now(s);
     gl_status st = run_once(s, in, n_in, s->outs, false);
-    uint64_t t1 = gl_now_ns();
+    uint64_t t1 = trace_now(s);
     observe(s, NULL);
     if (st != GL_OK)
         return st;
@@ -893,7 +944,8 @@ static gl_status session_open(session *s, builder *b, unsigned bi, const gl_mode
         return st;
     pb->create_ms = (double)(t1 - t0) / 1e6;
     trace_session(b, (gl_profile_event){.kind = GL_PROFILE_EV_CREATE, .backend = bi,
-                                        .ts_ns = t0 - t_start, .dur_ns = t1 - t0});
+                                        .ts_ns = t0 - t_start, .dur_ns = t1 - t0},
+                  0);
     size_t n = s->n_entries = gl_exec_plan_count(s->e);
     size_t reps = (size_t)o->reps;
     if (n > GL_PROFILE_MAX_SAMPLES / reps)
@@ -1077,9 +1129,9 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
     for (size_t i = 0; i < g->n_nodes; i++)
         b.top_rows[i] = SIZE_MAX;
     if (b.tracing)
-        gl_trace_begin(&b.trace, o->trace);
+        trace_open(&b, o->trace);
     if (st == GL_OK && o->load_ns)
-        trace_session(&b, (gl_profile_event){.kind = GL_PROFILE_EV_LOAD, .dur_ns = o->load_ns});
+        trace_session(&b, (gl_profile_event){.kind = GL_PROFILE_EV_LOAD, .dur_ns = o->load_ns}, 0);
     if (st == GL_OK)
         st = profile_backends(&b, models, inputs, n_inputs, o, t_start);
     if (st == GL_OK && b.tracing) {
@@ -1094,6 +1146,28 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
     totals(p);
     *out = p;
     return GL_OK;
+}
+
+size_t gl_profile_run_named(const gl_profile *p, const char *label)
+{
+    for (size_t bi = 0; bi < p->n_backends; bi++)
+        if (strcmp(p->backends[bi].name, label) == 0)
+            return bi;
+    return SIZE_MAX;
+}
+
+size_t gl_profile_run_order(const gl_profile *p, size_t order[GL_PROFILE_MAX_BACKENDS])
+{
+    size_t fused = gl_profile_run_named(p, "fused"), unfused = gl_profile_run_named(p, "unfused");
+    size_t n = 0;
+    for (size_t bi = 0; bi < p->n_backends; bi++) {
+        if (bi == unfused && fused != SIZE_MAX)
+            continue;
+        if (bi == fused && unfused != SIZE_MAX)
+            order[n++] = unfused;
+        order[n++] = bi;
+    }
+    return n;
 }
 
 void gl_profile_free(gl_profile *p)

@@ -200,6 +200,13 @@ gl_status gl_profile_run(const gl_model *m, const gl_tensor *const *inputs, size
                          const gl_profile_options *o, gl_profile **out);
 void gl_profile_free(gl_profile *p);
 
+/* The run labelled `label` ("fused", "unfused"); SIZE_MAX: none. */
+size_t gl_profile_run_named(const gl_profile *p, const char *label);
+/* The runs in the order they are shown (the table's columns, the trace's tracks): as they
+ * ran, but unfused just before fused when both ran (fused, on the profiled model, runs
+ * before). Returns their count. */
+size_t gl_profile_run_order(const gl_profile *p, size_t order[GL_PROFILE_MAX_BACKENDS]);
+
 /* Row r on run bi: its cell's statistics, or a group's on a run that ran its members
  * apart (the unfused run): their medians, mins and maxes summed. ran false: neither. */
 gl_profile_stat gl_profile_row_stat(const gl_profile *p, const gl_profile_row *r, size_t bi,

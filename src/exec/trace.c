@@ -13,15 +13,13 @@ static const char *const session_names[] = {
     [GL_PROFILE_EV_EXECUTE] = "SequentialExecutor::Execute",
 };
 
-static const char *provider(const char *backend)
+/* ORT's name for what ran a node; a call run as its body ran on the run's backend. */
+static const char *provider(const gl_trace_node *n)
 {
+    const char *backend = n->backend && strcmp(n->backend, "body") == 0 ? n->run_backend
+                                                                         : n->backend;
     return backend && strcmp(backend, "dnnl") == 0 ? "DnnlExecutionProvider"
                                                    : "CPUExecutionProvider";
-}
-
-static int64_t us(uint64_t ns)
-{
-    return (int64_t)((ns + 500) / 1000);
 }
 
 static void type_shapes(gl_json *j, const char *key, const gl_profile_type *t, size_t n)
@@ -65,7 +63,7 @@ static void node_args(gl_json *j, const gl_profile_event *ev, const gl_trace_nod
     snprintf(index, sizeof(index), "%zu", ev->entry);
     gl_json_object_begin(j, "args");
     gl_json_string(j, "op_name", n->op);
-    gl_json_string(j, "provider", provider(n->backend));
+    gl_json_string(j, "provider", provider(n));
     gl_json_string(j, "node_index", index);
     type_shapes(j, "input_type_shape", n->in, n->n_in);
     type_shapes(j, "output_type_shape", n->out, n->n_out);
@@ -75,24 +73,60 @@ static void node_args(gl_json *j, const gl_profile_event *ev, const gl_trace_nod
     gl_json_object_end(j);
 }
 
-void gl_trace_begin(gl_trace *t, FILE *f)
+/* The separator before the next event, one a line. */
+static void next_event(gl_trace *t)
+{
+    if (t->written++)
+        fputs(",\n", t->f);
+}
+
+/* A metadata event naming (`value`) or ordering (`order`) track `tid` or the process. */
+static void metadata(gl_trace *t, unsigned tid, const char *name, const char *value, int order)
+{
+    next_event(t);
+    gl_json j;
+    gl_json_init(&j, t->f, false);
+    gl_json_object_begin(&j, NULL);
+    gl_json_string(&j, "cat", "__metadata");
+    gl_json_int(&j, "pid", t->pid);
+    gl_json_int(&j, "tid", tid);
+    gl_json_int(&j, "ts", 0);
+    gl_json_string(&j, "ph", "M");
+    gl_json_string(&j, "name", name);
+    gl_json_object_begin(&j, "args");
+    if (value)
+        gl_json_string(&j, "name", value);
+    else
+        gl_json_int(&j, "sort_index", order);
+    gl_json_object_end(&j);
+    gl_json_object_end(&j);
+}
+
+void gl_trace_begin(gl_trace *t, FILE *f, const char *process)
 {
     *t = (gl_trace){.f = f, .pid = (long)getpid()};
     fputs("[\n", f);
+    metadata(t, 0, "process_name", process, 0);
+}
+
+void gl_trace_track(gl_trace *t, unsigned tid, const char *name, int order)
+{
+    metadata(t, tid, "thread_name", name, 0);
+    metadata(t, tid, "thread_sort_index", NULL, order);
 }
 
 void gl_trace_event(gl_trace *t, const gl_profile_event *ev, const gl_trace_node *node)
 {
-    if (t->written++)
-        fputs(",\n", t->f);
+    next_event(t);
     gl_json j;
     gl_json_init(&j, t->f, false);
     gl_json_object_begin(&j, NULL);
     gl_json_string(&j, "cat", node ? "Node" : "Session");
     gl_json_int(&j, "pid", t->pid);
-    gl_json_int(&j, "tid", (int64_t)ev->backend + 1);
-    gl_json_int(&j, "dur", us(ev->dur_ns));
-    gl_json_int(&j, "ts", us(ev->ts_ns));
+    gl_json_int(&j, "tid", ev->kind == GL_PROFILE_EV_LOAD ? GL_TRACE_LOAD_TID
+                                                          : (int64_t)ev->backend + 1);
+    gl_json_thousandths(&j, "dur", (int64_t)ev->dur_ns);
+    gl_json_thousandths(&j, "ts", (int64_t)ev->ts_ns);
     gl_json_string(&j, "ph", "X");
     if (node) {
         char name[1024];

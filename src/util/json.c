@@ -3,6 +3,7 @@
 #include "util/escape.h"
 
 #include <math.h>
+#include <string.h>
 
 void gl_json_init(gl_json *j, FILE *f, bool pretty)
 {
@@ -108,6 +109,19 @@ void gl_json_double(gl_json *j, const char *key, double v)
         fprintf(j->f, "%.17g", v);
     else
         fputs("null", j->f);
+}
+
+void gl_json_thousandths(gl_json *j, const char *key, int64_t v)
+{
+    member(j, key);
+    /* printed from integers: a double's %g would round or show 0.30000000000000004 */
+    uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char frac[8];
+    snprintf(frac, sizeof(frac), ".%03u", (unsigned)(m % 1000));
+    for (size_t n = strlen(frac); n > 1 && frac[n - 1] == '0'; n--)
+        frac[n - 1] = '\0';
+    fprintf(j->f, "%s%llu%s", v < 0 ? "-" : "", (unsigned long long)(m / 1000),
+            frac[1] ? frac : "");
 }
 
 void gl_json_bool(gl_json *j, const char *key, bool v)

@@ -24,6 +24,8 @@ void gl_json_array_end(gl_json *j);
 void gl_json_string(gl_json *j, const char *key, const char *v); /* NULL -> null */
 void gl_json_int(gl_json *j, const char *key, int64_t v);
 void gl_json_double(gl_json *j, const char *key, double v);   /* nan/inf -> null */
+/* v / 1000, exactly: digits, then up to 3 decimals (1500 -> 1.5, 7 -> 0.007, 2000 -> 2). */
+void gl_json_thousandths(gl_json *j, const char *key, int64_t v);
 void gl_json_bool(gl_json *j, const char *key, bool v);
 void gl_json_null(gl_json *j, const char *key);
 /* Ends the document with a newline. */

@@ -330,12 +330,15 @@ for args in "profile" "profile $conv --reps 0" "profile $conv --reps x" \
 done
 
 # A group slower fused than its members is flagged with its decision: dnnl.delay=NAME
-# (test-only) sleeps 20 ms after the group runs on oneDNN, far beyond any noise.
+# (test-only) sleeps 20 ms after the group runs on oneDNN, far beyond any noise. A busy
+# machine only lengthens a sleep: what is checked is a loss of 15 ms or more (LOST), not
+# an upper bound (it was "2x.x ms", and failed at load average 18).
 "$GL" profile "$GL_SRCDIR/examples/conv_nhwc/model.onnx" --passes all --backends unfused,fused \
     --reps 3 --warmup 1 --set dnnl.delay=FusedNhwcConvRelu_2 >"$tmp/lost" 2>"$tmp/err"
+LOST='(1[5-9]|[2-9][0-9]|[1-9][0-9][0-9]+)\.[0-9] ms'
 check "dnnl.delay: the group's row says it lost, with its decision" \
-    grep -qE '^FusedNhwcConvR +FusedNhwcConvRelu_2 .*fusion lost 2[0-9]\.[0-9] ms \(decision #16\)$' "$tmp/lost"
+    grep -qE '^FusedNhwcConvR +FusedNhwcConvRelu_2 .*fusion lost '"$LOST"' \(decision #16\)$' "$tmp/lost"
 check "...and the line under the table" \
-    grep -qE '^fusion lost: [12] groups? slower fused than (its|their) members beyond noise: .*FusedNhwcConvRelu_2 2[0-9]\.[0-9] ms \(decision #16\)' "$tmp/lost"
+    grep -qE '^fusion lost: [12] groups? slower fused than (its|their) members beyond noise: .*FusedNhwcConvRelu_2 '"$LOST"' \(decision #16\)' "$tmp/lost"
 
 tap_done

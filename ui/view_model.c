@@ -6,8 +6,8 @@
  * counts come from driver/model_summary.h, as info's do. Enter on an op lists its nodes. */
 #include "ui/ui.h"
 
-#include "cli/cli.h"
 #include "driver/model_summary.h"
+#include "util/escape.h"
 #include "util/strbuf.h"
 
 #include <stdarg.h>
@@ -79,6 +79,12 @@ static void add_opsets(model_state *s, const gl_model *m)
     gl_sb_free(&b);
 }
 
+/* The columns a name takes on the screen: escaped (gl_ui_put escapes what it draws). */
+static int shown_width(const char *name)
+{
+    return gl_ui_text_width(gl_esc(name));
+}
+
 /* The widest name of the graph's inputs and outputs, so their types line up. */
 static int value_name_width(const gl_graph *g)
 {
@@ -87,7 +93,7 @@ static int value_name_width(const gl_graph *g)
         gl_value *const *vals = side ? g->outputs : g->inputs;
         size_t n = side ? g->n_outputs : g->n_inputs;
         for (size_t i = 0; i < n; i++) {
-            int len = gl_ui_text_width(vals[i]->name);
+            int len = shown_width(vals[i]->name);
             w = len > w ? (len < NAME_W_MAX ? len : NAME_W_MAX) : w;
         }
     }
@@ -101,7 +107,8 @@ static void add_values(model_state *s, const char *what, gl_value *const *vals, 
     for (size_t i = 0; i < n; i++) {
         char type[256];
         gl_type_format(&vals[i]->type, type, sizeof(type));
-        add(s, GL_ROLE_NORMAL, "  %-*s %s%s", name_w, vals[i]->name, type,
+        int pad = name_w - shown_width(vals[i]->name);
+        add(s, GL_ROLE_NORMAL, "  %s%*s %s%s", vals[i]->name, pad > 0 ? pad : 0, "", type,
             vals[i]->init ? "  (has a default)" : "");
     }
 }
@@ -143,14 +150,15 @@ static void add_functions(model_state *s, const gl_model *m)
 static void add_ops(model_state *s, const gl_model_summary *sum, int name_w)
 {
     for (size_t i = 0; i < sum->n_ops; i++) { /* the counts line up past the longest op */
-        int len = gl_ui_text_width(sum->ops[i].op);
+        int len = shown_width(sum->ops[i].op);
         name_w = len > name_w ? (len < NAME_W_MAX ? len : NAME_W_MAX) : name_w;
     }
     add(s, GL_ROLE_HEADER, "ops (%zu kinds, %zu nodes%s)", sum->n_ops, sum->node_count,
         sum->node_count_total != sum->node_count ? ", more in subgraphs" : "");
     for (size_t i = 0; i < sum->n_ops; i++) {
-        model_line *l = add(s, GL_ROLE_NORMAL, "  %-*s %zu", name_w, sum->ops[i].op,
-                            sum->ops[i].count);
+        int pad = name_w - shown_width(sum->ops[i].op);
+        model_line *l = add(s, GL_ROLE_NORMAL, "  %s%*s %zu", sum->ops[i].op, pad > 0 ? pad : 0,
+                            "", sum->ops[i].count);
         const char *colon = strrchr(sum->ops[i].op, ':');
         l->op = gl_xstrdup(colon ? colon + 1 : sum->ops[i].op);
     }

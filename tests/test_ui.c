@@ -491,6 +491,38 @@ Test(workbench, search_prompt_is_incremental)
     gl_ui_free(&ui);
 }
 
+/* The status line says which match of how many after '/', n and N (issue 24), with the
+ * query syntax of search.c: conv_nhwc has three Transposes to NCHW. */
+static void type_search(gl_ui *ui, const char *query)
+{
+    gl_ui_key(ui, '/');
+    for (const char *p = query; *p; p++)
+        gl_ui_key(ui, *p);
+    gl_ui_key(ui, '\n');
+}
+
+Test(workbench, search_says_which_match_of_how_many)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    type_search(&ui, "perm=0,3,1,2");
+    cr_expect_str_eq(selected(&ui)->name, "input_to_nchw");
+    cr_expect_str_eq(ui.status, "/perm=0,3,1,2: 1 of 3 (n/N: next/previous)");
+    gl_ui_key(&ui, 'n');
+    cr_expect_str_eq(ui.status, "/perm=0,3,1,2: 2 of 3 (n/N: next/previous)");
+    gl_ui_key(&ui, 'N');
+    gl_ui_key(&ui, 'N'); /* wraps to the last */
+    cr_expect_str_eq(selected(&ui)->name, "conv2_to_nchw");
+    cr_expect_str_eq(ui.status, "/perm=0,3,1,2: 3 of 3 (n/N: next/previous)");
+    type_search(&ui, "Conv strides=2,2");
+    cr_expect_str_eq(selected(&ui)->name, "conv2");
+    cr_expect_str_eq(ui.status, "/Conv strides=2,2: 1 of 1 (n/N: next/previous)");
+    type_search(&ui, "perm=9");
+    cr_expect(ui.status_error);
+    cr_expect_str_eq(ui.status, "no match for 'perm=9'");
+    gl_ui_free(&ui);
+}
+
 Test(workbench, views_switch_and_back_out)
 {
     gl_ui ui;

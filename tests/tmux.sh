@@ -4,6 +4,11 @@
 # made here unless set.
 # start's ENV may set GL_VMEM_KB: graphlab then runs under `ulimit -v` that many KB.
 # Golden screens (golden NAME) read SRC (the source folder) and GOLDEN (their folder).
+# Without tmux the whole script is skipped (as TAP says it).
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not found"
+    exit 0
+fi
 if [ -z "${TIMEOUT:-}" ]; then
     TIMEOUT=$([ -n "${GL_SANITIZED:-}" ] && echo 60 || echo 15) # ASan: several times slower
 fi
@@ -109,6 +114,11 @@ golden() {
         sed 's/^/#   /' "$work/$1.diff"
     fi
 }
+# not_on_screen TEXT: TEXT is nowhere on the screen
+not_on_screen() { ! screen | grep -qF -- "$1"; }
+# reverse_on TEXT: the line holding TEXT is drawn in reverse video (how the selection shows
+# without colours); capture-pane -e keeps the attributes as SGR sequences
+reverse_on() { $T capture-pane -e -p -t t | grep -F -- "$1" | grep -q "$(printf '\033')\[[0-9;]*7m"; }
 # each line of the screen fits in COLS columns and there are ROWS of them
 fits() {
     # one x per character (sed counts characters in a UTF-8 locale, awk may count bytes)

@@ -15,8 +15,6 @@ export LANG=C.UTF-8
 . "$GL_SRCDIR/tests/tmux.sh"
 CONV="$SRC/examples/conv_nhwc/model.onnx"
 TRANSFORMER="$SRC/examples/transformer_block/model.onnx"
-# not_on_screen TEXT: TEXT is nowhere on the screen
-not_on_screen() { ! screen | grep -qF -- "$1"; }
 
 # --- the node detail: every decision about the node -------------------------------------------
 # input_to_nchw's history has no step that changed it before layout removes it; the

@@ -662,8 +662,12 @@ static void draw_status(gl_ui *ui, int y, int width)
         rw = 0; /* too narrow: the message matters more */
     int role = ui->status_error ? GL_ROLE_ERROR : GL_ROLE_STATUS;
     if (ui->prompt) {
-        snprintf(left, sizeof(left), "/%s_%s", ui->prompt_text,
-                 ui->status_error && ui->prompt_text[0] ? "  (no match)" : "");
+        char count[64] = "";
+        if (ui->status_error && ui->prompt_text[0])
+            snprintf(count, sizeof(count), "  (no match)");
+        else if (ui->prompt_text[0] && v->match_count > 0)
+            snprintf(count, sizeof(count), "  (%d of %d)", v->match_at, v->match_count);
+        snprintf(left, sizeof(left), "/%s_%s", ui->prompt_text, count);
         role = GL_ROLE_NORMAL;
     } else if (ui->export_prompt) {
         gl_ui_export_prompt_line(ui, left, sizeof(left));

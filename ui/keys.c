@@ -219,6 +219,8 @@ void gl_free_lines(char **lines, size_t n)
 
 static const char *const help_footer[] = {
     "",
+    "  / in nodes and graph: all words hold (Conv group=32); perm= finds any perm;",
+    "  [N,?,768]: ? any dim, N a symbolic one; other views match text; n/N: 3 of 17.",
     "  In the '/' prompt: type to search as you go, Enter keeps it, Esc goes back,",
     "  Backspace and C-u edit. A mouse click selects a row; a click on the bar a step;",
     "  the wheel moves three rows (where the terminal reports it).",

@@ -76,9 +76,24 @@ bool gl_ui_list_find(gl_view *v, int n_rows, int dir, bool inclusive,
                      bool (*match)(int row, void *ctx), void *ctx)
 {
     int row = gl_ui_find_row(n_rows, v->selected, dir, inclusive, match, ctx);
-    if (row >= 0)
+    if (row >= 0) {
         v->selected = row;
+        gl_ui_note_match(v, n_rows, row, match, ctx);
+    }
     return row >= 0;
+}
+
+void gl_ui_note_match(gl_view *v, int n_rows, int row, bool (*match)(int row, void *ctx),
+                      void *ctx)
+{
+    v->match_at = v->match_count = 0;
+    for (int r = 0; r < n_rows; r++) {
+        if (match(r, ctx)) {
+            v->match_count++;
+            if (r == row)
+                v->match_at = v->match_count;
+        }
+    }
 }
 
 typedef struct text_match {

@@ -116,13 +116,6 @@ bool gl_ui_match(const char *text, const char *pattern)
     return false;
 }
 
-bool gl_ui_node_matches(const gl_node *n, const char *pattern)
-{
-    if (gl_ui_match(n->op_type, pattern) || gl_ui_match(n->name, pattern))
-        return true;
-    return *n->domain && gl_ui_match(n->domain, pattern);
-}
-
 const char *gl_ui_pass_short(const char *pass)
 {
     const gl_pass *p = gl_pass_find(pass);
@@ -810,7 +803,23 @@ static bool find_in_view(gl_ui *ui, int dir, bool inclusive)
         gl_ui_show(ui, GL_VIEW_NODES, true);
         v = current_view(ui);
     }
+    v->match_at = v->match_count = 0;
     return v->ops->find(ui, v, dir, inclusive);
+}
+
+/* The status line after a find: "/Conv: 3 of 17 (n/N: next/previous)", or for the nodes
+ * a decision marked "marked node 2 of 5"; the count when the view's find told it. */
+static void say_match(gl_ui *ui)
+{
+    const gl_view *v = current_view(ui);
+    char count[64] = "";
+    if (v->match_count > 0)
+        snprintf(count, sizeof(count), "%s%d of %d", ui->search[0] ? ": " : " ", v->match_at,
+                 v->match_count);
+    if (ui->search[0])
+        gl_ui_set_status(ui, "/%s%s (n/N: next/previous)", ui->search, count);
+    else
+        gl_ui_set_status(ui, "marked node%s (n/N: next/previous)", count);
 }
 
 static unsigned search_next(gl_ui *ui, int dir)
@@ -823,9 +832,26 @@ static unsigned search_next(gl_ui *ui, int dir)
         gl_ui_set_error(ui, "no match for '%s'", ui->search);
         return GL_REDRAW_STATUS;
     }
-    if (ui->search[0])
-        gl_ui_set_status(ui, "/%s", ui->search);
+    say_match(ui);
     return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
+}
+
+unsigned gl_ui_search_nodes(gl_ui *ui, const char *query)
+{
+    unsigned flags = gl_ui_show(ui, GL_VIEW_NODES, true);
+    snprintf(ui->search, sizeof(ui->search), "%s", query);
+    free(ui->marks);
+    ui->marks = NULL;
+    ui->n_marks = 0;
+    if (ui->index.n_rows) /* from the first node: the first match is "1 of N" */
+        gl_ui_select_node(ui, ui->index.rows[0]->id);
+    current_view(ui)->selected = 0;
+    if (!find_in_view(ui, 1, true)) {
+        gl_ui_set_error(ui, "no match for '%s'", ui->search);
+        return flags | GL_REDRAW_STATUS;
+    }
+    say_match(ui);
+    return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
 }
 
 static unsigned open_prompt(gl_ui *ui)
@@ -867,7 +893,7 @@ static unsigned prompt_key(gl_ui *ui, int key)
         if (ui->status_error)
             gl_ui_set_error(ui, "no match for '%s'", ui->search);
         else
-            gl_ui_set_status(ui, "/%s (n/N: next/previous)", ui->search);
+            say_match(ui);
         return GL_REDRAW_VIEW | GL_REDRAW_STATUS;
     }
     if (key == KEY_BACKSPACE || key == 127 || key == 8) {
@@ -888,6 +914,7 @@ static unsigned prompt_key(gl_ui *ui, int key)
     char saved[sizeof(ui->search)];
     memcpy(saved, ui->search, sizeof(saved));
     snprintf(ui->search, sizeof(ui->search), "%s", ui->prompt_text);
+    v->match_at = v->match_count = 0;
     bool found = v->ops->find(ui, v, 1, true);
     memcpy(ui->search, saved, sizeof(saved));
     select_view_row(ui, v->selected);

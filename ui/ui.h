@@ -80,6 +80,8 @@ struct gl_view {
     int scroll;         /* first visible row */
     int height;         /* rows of the list at the last draw (for paging) */
     int hscroll;        /* columns of each row scrolled out on the left (h/L) */
+    int match_at, match_count; /* the last find: the selected match is match_at of
+                                * match_count (1-based; 0 of 0 when it set none) */
     unsigned generation; /* ui->generation it was opened for */
 };
 
@@ -341,10 +343,15 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d);
 void gl_ui_set_status(gl_ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gl_ui_set_error(gl_ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Show the node list with the first node matching `query` selected, as if typed after
+ * `/` there: n/N go on, the status line counts ("/Conv: 1 of 17"). */
+unsigned gl_ui_search_nodes(gl_ui *ui, const char *query);
 /* Case-insensitive substring test (an empty pattern matches nothing). */
 bool gl_ui_match(const char *text, const char *pattern);
-/* A node matches a search by op type (with domain) or name. */
-bool gl_ui_node_matches(const gl_node *n, const char *pattern);
+/* A node matches search `query` (search.c: words that each name an op, domain or name
+ * part, an attribute value "perm=0,2,3,1", an output shape "[1,64,56,56]" or a run of its
+ * dims "64x56"; all must hold). */
+bool gl_ui_node_matches(const gl_node *n, const char *query);
 
 /* ---- list views (list_view.c): the rows, selection, find and click every list shares */
 
@@ -361,6 +368,10 @@ unsigned gl_ui_list_move(gl_view *v, gl_request r, int n_rows);
  * false (selection unchanged) when none does. */
 bool gl_ui_list_find(gl_view *v, int n_rows, int dir, bool inclusive,
                      bool (*match)(int row, void *ctx), void *ctx);
+/* After a find selected `row`: which match it is of how many (v->match_at, match_count),
+ * counting the rows match(row, ctx) accepts. */
+void gl_ui_note_match(gl_view *v, int n_rows, int row, bool (*match)(int row, void *ctx),
+                      void *ctx);
 /* gl_ui_list_find for rows that are text: a row matches when text(row, ctx) contains
  * `pattern` (gl_ui_match). */
 bool gl_ui_list_find_text(gl_view *v, int n_rows, const char *pattern, int dir, bool inclusive,

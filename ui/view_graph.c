@@ -886,6 +886,7 @@ static bool graph_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
     int row = gl_ui_find_row((int)ui->index.n_rows, from, dir, inclusive, node_matches, ui);
     if (row < 0)
         return false;
+    gl_ui_note_match(v, (int)ui->index.n_rows, row, node_matches, ui);
     uint32_t id = ui->index.rows[row]->id;
     long box = st->shown >= 0 ? box_of_node(st->cache[st->shown].layout, id) : -1;
     if (box >= 0)

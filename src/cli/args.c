@@ -143,17 +143,3 @@ int gl_cli_parse(const gl_cli_spec *spec, int argc, char **argv, gl_session_opts
         *spec->model = argv[optind];
     return GL_EXIT_OK;
 }
-
-void gl_format_bytes(double bytes, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KB", "MB", "GB", "TB"};
-    size_t u = 0;
-    while (bytes >= 1024 && u + 1 < GL_ARRAY_LEN(units)) {
-        bytes /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%.0f B", bytes);
-    else
-        snprintf(buf, len, "%.1f %s", bytes, units[u]);
-}

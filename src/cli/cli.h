@@ -7,6 +7,7 @@
 #define GL_CLI_H
 
 #include "driver/driver.h"
+#include "driver/model_summary.h" /* gl_format_bytes */
 #include "ir/graph.h"
 
 #include <stdbool.h>
@@ -91,7 +92,5 @@ typedef struct gl_cli_spec {
 int gl_cli_parse(const gl_cli_spec *spec, int argc, char **argv, gl_session_opts *o,
                  int *first);
 
-/* "12.3 KB", "4.0 MB" */
-void gl_format_bytes(double bytes, char *buf, size_t len);
 
 #endif

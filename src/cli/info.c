@@ -1,93 +1,12 @@
 /* info.c — `graphlab info [--json] MODEL`: what is in a model file, at a glance. */
 #include "cli/cli.h"
-#include "passes/fusion.h"
+#include "driver/model_summary.h"
 #include "util/escape.h"
 #include "util/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-typedef struct op_count {
-    char *op; /* "Conv", or "domain:Op" outside ai.onnx */
-    size_t count;
-} op_count;
-
-typedef struct model_summary {
-    op_count *ops;
-    size_t n_ops, cap_ops;
-    size_t node_count;       /* top-level graph */
-    size_t node_count_total; /* including subgraphs */
-    size_t initializers;
-    uint64_t initializer_bytes;
-    long long file_bytes;
-} model_summary;
-
-/* A fused group calls its own function (FusedConvClip_17): counted by its kind, the name
- * without the counter, so a model with 35 such groups has one row of 35. */
-static int fused_kind_len(const gl_node *n)
-{
-    size_t len = strlen(n->op_type), d = len;
-    if (strcmp(n->domain, GL_FUSED_DOMAIN) != 0)
-        return (int)len;
-    while (d > 0 && n->op_type[d - 1] >= '0' && n->op_type[d - 1] <= '9')
-        d--;
-    return d > 1 && d < len && n->op_type[d - 1] == '_' ? (int)(d - 1) : (int)len;
-}
-
-static void count_op(model_summary *s, const gl_node *n)
-{
-    char key[512];
-    if (*n->domain)
-        snprintf(key, sizeof(key), "%s:%.*s", n->domain, fused_kind_len(n), n->op_type);
-    else
-        snprintf(key, sizeof(key), "%s", n->op_type);
-    for (size_t i = 0; i < s->n_ops; i++) {
-        if (strcmp(s->ops[i].op, key) == 0) {
-            s->ops[i].count++;
-            return;
-        }
-    }
-    GL_GROW(s->ops, s->cap_ops, s->n_ops + 1);
-    s->ops[s->n_ops++] = (op_count){gl_xstrdup(key), 1};
-}
-
-/* Most frequent first, then by name: the order of info.json's op_histogram. */
-static int by_count_then_name(const void *a, const void *b)
-{
-    const op_count *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count < y->count ? 1 : -1;
-    return strcmp(x->op, y->op);
-}
-
-static void summarize(const gl_model *m, model_summary *s)
-{
-    const gl_graph *g = m->graph;
-    gl_node *n;
-    gl_foreach_node(g, i, n)
-        count_op(s, n);
-    if (s->n_ops) /* a graph without nodes has no array: qsort must not see NULL */
-        qsort(s->ops, s->n_ops, sizeof(op_count), by_count_then_name);
-    s->node_count = g->live_nodes;
-    s->node_count_total = gl_graph_count_nodes(g, true);
-    for (size_t i = 0; i < g->n_inits; i++) {
-        if (g->inits[i] && g->inits[i]->init) {
-            s->initializers++;
-            s->initializer_bytes += gl_tensor_nbytes(g->inits[i]->init);
-        }
-    }
-    struct stat st;
-    s->file_bytes = m->path && stat(m->path, &st) == 0 ? (long long)st.st_size : -1;
-}
-
-static void summary_free(model_summary *s)
-{
-    for (size_t i = 0; i < s->n_ops; i++)
-        free(s->ops[i].op);
-    free(s->ops);
-}
 
 static void json_value(gl_json *j, const gl_value *v)
 {
@@ -120,7 +39,7 @@ static void json_value(gl_json *j, const gl_value *v)
     gl_json_object_end(j);
 }
 
-static void print_json(const gl_model *m, const model_summary *s)
+static void print_json(const gl_model *m, const gl_model_summary *s)
 {
     gl_json j;
     gl_json_init(&j, stdout, true);
@@ -134,9 +53,7 @@ static void print_json(const gl_model *m, const model_summary *s)
         gl_json_int(&j, gl_domain_display(m->opsets[i].domain), m->opsets[i].version);
     gl_json_object_end(&j);
     char producer[512];
-    snprintf(producer, sizeof(producer), "%s%s%s", m->producer_name ? m->producer_name : "",
-             m->producer_version && *m->producer_version ? " " : "",
-             m->producer_version ? m->producer_version : "");
+    gl_model_producer(m, producer, sizeof(producer));
     gl_json_string(&j, "producer", producer);
     gl_json_string(&j, "producer_name", m->producer_name);
     gl_json_string(&j, "producer_version", m->producer_version);
@@ -185,7 +102,7 @@ static int name_width(gl_value *const *vals, size_t n)
     return w;
 }
 
-static void print_text(const gl_model *m, const model_summary *s)
+static void print_text(const gl_model *m, const gl_model_summary *s)
 {
     const gl_graph *g = m->graph;
     char size[32], wsize[32];
@@ -199,8 +116,9 @@ static void print_text(const gl_model *m, const model_summary *s)
         printf(" %s %lld%s", gl_esc(gl_domain_display(m->opsets[i].domain)),
                (long long)m->opsets[i].version,
                i + 1 < m->n_opsets ? "," : "");
-    printf("\nproducer   %s %s\n", m->producer_name ? gl_esc(m->producer_name) : "-",
-           gl_esc(m->producer_version));
+    char producer[512];
+    gl_model_producer(m, producer, sizeof(producer));
+    printf("\nproducer   %s\n", *producer ? gl_esc(producer) : "-");
     printf("graph      %s: %zu nodes", gl_esc(g->name), s->node_count);
     if (s->node_count_total != s->node_count)
         printf(" (%zu with subgraphs)", s->node_count_total);
@@ -257,13 +175,13 @@ int gl_cmd_info(int argc, char **argv)
     gl_status st = gl_session_load(path, NULL, &m);
     if (st != GL_OK)
         return gl_cli_fail(st);
-    model_summary s = {0};
-    summarize(m, &s);
+    gl_model_summary s;
+    gl_model_summarize(m, &s);
     if (json)
         print_json(m, &s);
     else
         print_text(m, &s);
-    summary_free(&s);
+    gl_model_summary_free(&s);
     gl_model_free(m);
     return GL_EXIT_OK;
 }

@@ -146,6 +146,109 @@ Test(run_view, histogram_draw)
     cr_expect_str_eq(small, "██");
 }
 
+/* ---- columns, units and slices (issue 24) ----------------------------------------------------- */
+
+Test(run_view, columns_widen_to_the_longest_text_where_there_is_room)
+{
+    static const struct {
+        int longest, base, spare, want;
+    } cases[] = {
+        {10, 22, 50, 22},  /* short names keep the base width (80 columns unchanged) */
+        {40, 22, 50, 40},  /* room for the whole name */
+        {40, 22, 10, 32},  /* as much as there is */
+        {40, 22, 0, 22},   /* none: cut at the base with "…" */
+        {40, 22, -30, 22}, /* a narrow terminal never narrows the base */
+        {22, 22, 5, 22},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++)
+        cr_expect_eq(gl_ui_column_width(cases[c].longest, cases[c].base, cases[c].spare),
+                     cases[c].want, "case %zu", c);
+}
+
+Test(run_view, h_and_l_step_from_column_to_column_until_the_rows_end_shows)
+{
+    static const int stops[] = {1, 26, 36, 42, 53};
+    static const struct {
+        int at, dir, most, want;
+    } cases[] = {
+        {0, 1, 60, 1},    {1, 1, 60, 26},  {26, 1, 60, 36}, {53, 1, 60, 60},
+        {60, 1, 60, 60},  /* the end shows already: L stays */
+        {36, 1, 40, 40},  /* the next column would pass the end: stop where it shows */
+        {0, 1, 0, 0},     /* the rows fit: L does nothing */
+        {60, -1, 60, 53}, {36, -1, 60, 26}, {1, -1, 60, 0}, {0, -1, 60, 0},
+        {30, -1, 60, 26}, /* from between two columns, the one before */
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++)
+        cr_expect_eq(gl_ui_pan_stop(stops, (int)GL_ARRAY_LEN(stops), cases[c].at, cases[c].dir,
+                                    cases[c].most),
+                     cases[c].want, "case %zu", c);
+}
+
+Test(memory_view, bytes_with_units)
+{
+    static const struct {
+        size_t bytes;
+        const char *want;
+    } cases[] = {
+        {0, "0 B"},           {512, "512 B"},         {1023, "1023 B"},
+        {1024, "1 KiB"},      {32768, "32 KiB"},      {1536, "1.5 KiB"},
+        {49152, "48 KiB"},    {1048576, "1 MiB"},     {3355443, "3.2 MiB"},
+        {(size_t)5 << 30, "5 GiB"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        char buf[32];
+        gl_ui_bytes_text(cases[c].bytes, buf, sizeof(buf));
+        cr_expect_str_eq(buf, cases[c].want, "case %zu", c);
+    }
+}
+
+Test(tensor_view, slices_of_a_tensor_of_rank_above_two)
+{
+    static const struct {
+        int rank;
+        int64_t dims[4];
+        int64_t lead[2];
+        int64_t count, first;
+        const char *text;
+    } cases[] = {
+        {4, {2, 3, 4, 5}, {0, 0}, 6, 0, "[0, 0, :, :]"},
+        {4, {2, 3, 4, 5}, {0, 2}, 6, 40, "[0, 2, :, :]"},
+        {4, {2, 3, 4, 5}, {1, 1}, 6, 80, "[1, 1, :, :]"},
+        {3, {7, 4, 5}, {6}, 7, 120, "[6, :, :]"},
+        {2, {4, 5}, {0}, 1, 0, "[:, :]"},
+        {1, {9}, {0}, 1, 0, "[:]"},
+        {0, {0}, {0}, 1, 0, "[]"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        char buf[64];
+        cr_expect_eq(gl_slice_count(cases[c].dims, cases[c].rank), cases[c].count, "case %zu", c);
+        cr_expect_eq(gl_slice_first(cases[c].dims, cases[c].rank, cases[c].lead), cases[c].first,
+                     "case %zu", c);
+        gl_slice_text(cases[c].dims, cases[c].rank, cases[c].lead, buf, sizeof(buf));
+        cr_expect_str_eq(buf, cases[c].text, "case %zu", c);
+    }
+}
+
+Test(tensor_view, slice_steps_turn_the_last_index_fastest_and_stop_at_the_ends)
+{
+    static const int64_t dims[] = {2, 3, 4, 5};
+    int64_t lead[2] = {0, 0};
+    static const int64_t forward[][2] = {{0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}};
+    for (size_t i = 0; i < GL_ARRAY_LEN(forward); i++) {
+        cr_expect(gl_slice_step(dims, 4, lead, 1), "step %zu", i);
+        cr_expect(lead[0] == forward[i][0] && lead[1] == forward[i][1],
+                  "step %zu: [%lld, %lld]", i, (long long)lead[0], (long long)lead[1]);
+    }
+    cr_expect_not(gl_slice_step(dims, 4, lead, 1), "past the last slice");
+    cr_expect(lead[0] == 1 && lead[1] == 2, "the last slice stays");
+    cr_expect(gl_slice_step(dims, 4, lead, -1));
+    cr_expect(lead[0] == 1 && lead[1] == 1);
+    lead[0] = lead[1] = 0;
+    cr_expect_not(gl_slice_step(dims, 4, lead, -1), "before the first slice");
+    cr_expect(lead[0] == 0 && lead[1] == 0);
+    cr_expect_not(gl_slice_step(dims, 2, lead, 1), "rank 2: one slice");
+}
+
 /* ---- r, headless -------------------------------------------------------------------------------- */
 
 /* The workbench headless on a model of the tree, its pipeline `passes` kept step by step. */
@@ -250,6 +353,12 @@ Test(run_view, the_group_row_has_its_members_and_the_tensor_view_its_outputs)
     gl_ui_key(&ui, '\n');
     cr_assert_eq(ui.current, (size_t)GL_VIEW_TENSOR);
     cr_expect_eq(ui.tensor_row, g);
+
+    /* J: the output float[1,16,16,16] has 16 slices [0, c, :, :]; the 16th J stays */
+    for (int c = 1; c < 16; c++)
+        cr_expect_eq(gl_ui_key(&ui, 'J'), (unsigned)GL_REDRAW_VIEW, "J to slice %d", c);
+    cr_expect_eq(gl_ui_key(&ui, 'J'), (unsigned)GL_REDRAW_NONE, "past the last slice");
+    cr_expect_eq(gl_ui_key(&ui, 'K'), (unsigned)GL_REDRAW_VIEW);
 
     /* w: the group's output as a TensorProto in the export folder */
     char *dir = tu_tmpdir();

@@ -26,8 +26,8 @@ check "r runs the step on seeded random inputs" \
     wait_for "ran 15-fusion on seeded random inputs: fused agrees with the reference"
 check "the run view: whole-run medians of the three runs" \
     wait_for "whole run median: ref ~ ms, fused ~ ms, unfused ~ ms"
-check "the groups with their members under them" wait_for "FusedNhwcConvRelu… FusedNhwcConvRelu_1"
-check "...the second group (conv2 + relu2)" wait_for "FusedNhwcConvRelu… FusedNhwcConvRelu_2"
+check "the groups with their members under them" wait_for "FusedNhwcConvRelu_1 (2) FusedNhwcConvRelu_1"
+check "...the second group (conv2 + relu2)" wait_for "FusedNhwcConvRelu_2 (2) FusedNhwcConvRelu_2"
 keys s
 check "s: by name" wait_for "by name (s)"
 keys s

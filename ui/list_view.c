@@ -115,6 +115,31 @@ bool gl_ui_list_find_text(gl_view *v, int n_rows, const char *pattern, int dir, 
     return gl_ui_list_find(v, n_rows, dir, inclusive, text_matches, &m);
 }
 
+int gl_ui_column_width(int longest, int base, int spare)
+{
+    int most = base + (spare > 0 ? spare : 0);
+    return longest <= base ? base : longest < most ? longest : most;
+}
+
+int gl_ui_pan_stop(const int *stops, int n_stops, int at, int dir, int most)
+{
+    int to = at;
+    if (dir > 0) {
+        to = most; /* past the last column start: on to where the rows end */
+        for (int i = n_stops - 1; i >= 0; i--)
+            if (stops[i] > at)
+                to = stops[i] < most ? stops[i] : most;
+        if (to < at) /* the end of the rows is in sight already */
+            to = at;
+    } else {
+        to = 0;
+        for (int i = 0; i < n_stops; i++)
+            if (stops[i] < at && stops[i] > to)
+                to = stops[i];
+    }
+    return to;
+}
+
 unsigned gl_ui_list_click(gl_view *v, int n_rows, int header_rows, int row)
 {
     int r = v->scroll + row - header_rows;

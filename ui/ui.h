@@ -376,6 +376,15 @@ void gl_ui_note_match(gl_view *v, int n_rows, int row, bool (*match)(int row, vo
  * `pattern` (gl_ui_match). */
 bool gl_ui_list_find_text(gl_view *v, int n_rows, const char *pattern, int dir, bool inclusive,
                           const char *(*text)(int row, void *ctx), void *ctx);
+/* The width of a column that widens to its longest text (`longest` columns) as far as
+ * `spare` columns allow, and never narrows below `base` (its width at 80 columns, which
+ * cuts long texts with "…"). */
+int gl_ui_column_width(int longest, int base, int spare);
+/* h/L across a table's columns: from skip `at`, the next column start of `stops`
+ * (ascending, the columns each column of the scrolled part starts at) in direction dir,
+ * never past `most` (the skip that brings the end of the rows into sight; 0 when they
+ * fit); to the left the previous start, or 0. The skip to draw with. */
+int gl_ui_pan_stop(const int *stops, int n_stops, int at, int dir, int most);
 /* A click on screen row `row` of a list whose first header_rows rows are headings:
  * select the row under it (GL_REDRAW_VIEW), or GL_REDRAW_NONE off the rows. */
 unsigned gl_ui_list_click(gl_view *v, int n_rows, int header_rows, int row);
@@ -568,6 +577,20 @@ void gl_value_stats_of(const gl_tensor *t, gl_value_stats *s);
  * (ASCII "_.-=+*#@" without UTF-8), a blank for an empty bin. Writes a terminated
  * string into buf; returns the characters drawn. */
 size_t gl_histogram_draw(const size_t *bins, size_t n, bool utf8, char *buf, size_t len);
+
+/* The tensor view's slices: a tensor of rank > 2 shows one 2-D slice at a time, its
+ * leading indices lead[0..rank-3] fixed ("[n, c, :, :]"). How many slices there are (1 for
+ * rank <= 2); the flat index of a slice's first value; step lead to the next (dir > 0) or
+ * previous slice, the last index fastest (false, lead unchanged, past either end); the
+ * slice as text, "[0, 3, :, :]". */
+int64_t gl_slice_count(const int64_t *dims, int rank);
+int64_t gl_slice_first(const int64_t *dims, int rank, const int64_t *lead);
+bool gl_slice_step(const int64_t *dims, int rank, int64_t *lead, int dir);
+void gl_slice_text(const int64_t *dims, int rank, const int64_t *lead, char *buf, size_t len);
+
+/* Bytes with their unit, as the memory view shows them: "512 B", "32 KiB" (whole units
+ * without decimals), "1.5 KiB", "3.2 MiB" (powers of 1024). */
+void gl_ui_bytes_text(size_t bytes, char *buf, size_t len);
 
 /* Export the shown step / every step into ui->export_dir, open the step's SVG. */
 unsigned gl_ui_export(gl_ui *ui, bool all);

@@ -10,7 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NAME_W = 24, NUM_W = 9, LINK_W = 24, BAR_MIN = 10 };
+enum { NAME_W = 24, NUM_W = 10, LINK_W = 24, BAR_MIN = 10 };
+
+void gl_ui_bytes_text(size_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t u = 0, scale = 1;
+    while (bytes / scale >= 1024 && u + 1 < GL_ARRAY_LEN(units)) {
+        scale *= 1024;
+        u++;
+    }
+    if (bytes % scale == 0) /* whole units, as planned sizes often are: no decimals */
+        snprintf(buf, len, "%zu %s", bytes / scale, units[u]);
+    else
+        snprintf(buf, len, "%.1f %s", (double)bytes / (double)scale, units[u]);
+}
 
 static const gl_memory_plan *shown_plan(const gl_ui *ui)
 {
@@ -56,10 +70,72 @@ static void draw_bar(const gl_ui *ui, const gl_memory_plan *p, const gl_mem_tens
     }
 }
 
+/* The longest tensor name of the plan (the name column widens to it). */
+static int longest_name(const gl_memory_plan *p)
+{
+    int most = 0;
+    for (size_t i = 0; i < p->n_tensors; i++) {
+        int w = gl_ui_text_width(p->tensors[i].name);
+        most = w > most ? w : most;
+    }
+    return most;
+}
+
+static void header_text(const gl_memory_plan *p, char *buf, size_t len)
+{
+    char arena[32], naive[32], live[32];
+    gl_ui_bytes_text(p->peak_bytes, arena, sizeof(arena));
+    gl_ui_bytes_text(p->naive_bytes, naive, sizeof(naive));
+    gl_ui_bytes_text(p->live_max_bytes, live, sizeof(live));
+    snprintf(buf, len, "memory plan: %zu tensors, arena %s, naive %s, live max %s at step %zu "
+             "(marked)", p->n_tensors, arena, naive, live, p->live_max_step);
+}
+
+/* "<- relu1_out0" (in place of), "== x" (a view of), "" (its own bytes). */
+static void link_text(const gl_memory_plan *p, const gl_mem_tensor *t, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (t->share != GL_MEM_OWN)
+        snprintf(buf, len, "%s %s", t->share == GL_MEM_IN_PLACE ? "<-" : "==",
+                 p->tensors[t->source].name);
+}
+
+static void row_text(const gl_ui *ui, const gl_memory_plan *p, const gl_mem_tensor *t,
+                     int name_w, int bar_w, char *buf, size_t len)
+{
+    char bar[1024], link[1100], bytes[32], offset[32], end[32];
+    draw_bar(ui, p, t, bar_w, bar, sizeof(bar));
+    link_text(p, t, link, sizeof(link));
+    gl_ui_bytes_text(t->bytes, bytes, sizeof(bytes));
+    gl_ui_bytes_text(t->offset, offset, sizeof(offset));
+    gl_ui_bytes_text(t->offset + t->bytes, end, sizeof(end));
+    /* the name cut by characters (a byte cut can split one), then padded by columns */
+    char name[2048];
+    int w = gl_ui_clip(t->name, 0, name_w, ui->utf8, name, sizeof(name));
+    snprintf(buf, len, "%s%*s %*s %*s %*s  %s  %s", name, name_w - w, "", NUM_W, bytes, NUM_W,
+             offset, NUM_W, end, bar, link);
+}
+
+/* The last line: the selected tensor in full, with its exact bytes. */
+static void footer_text(const gl_memory_plan *p, const gl_view *v, char *buf, size_t len)
+{
+    if (v->selected < 0 || (size_t)v->selected >= p->n_tensors) {
+        snprintf(buf, len, "(no tensors)");
+        return;
+    }
+    const gl_mem_tensor *t = &p->tensors[v->selected];
+    char bytes[32], link[1100];
+    gl_ui_bytes_text(t->bytes, bytes, sizeof(bytes));
+    link_text(p, t, link, sizeof(link));
+    snprintf(buf, len, "%d/%zu %s%s%s%s: %s (%zu B) at [%zu, %zu), steps %zu..%zu",
+             v->selected + 1, p->n_tensors, t->name, *link ? " (" : "", link, *link ? ")" : "",
+             bytes, t->bytes, t->offset, t->offset + t->bytes, t->first, t->last);
+}
+
 static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
 {
     const gl_memory_plan *p = shown_plan(ui);
-    char buf[2048], bar[1024];
+    char buf[4096];
     if (height < 1)
         return;
     if (!p) {
@@ -68,45 +144,38 @@ static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
                   "(no memory plan at this step: the memory-plan pass has not run yet)");
         return;
     }
-    snprintf(buf, sizeof(buf), "memory plan: %zu tensors, arena %zu bytes, naive %zu, live max "
-             "%zu at step %zu (marked)", p->n_tensors, p->peak_bytes, p->naive_bytes,
-             p->live_max_bytes, p->live_max_step);
-    gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
-    int bar_w = width - NAME_W - 3 * (NUM_W + 1) - 2 - LINK_W;
-    if (bar_w < BAR_MIN)
-        bar_w = BAR_MIN;
-    if (bar_w > (int)sizeof(bar) / 4)
-        bar_w = (int)sizeof(bar) / 4;
-    if (height < 2)
+    header_text(p, buf, sizeof(buf));
+    gl_ui_put_at(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf, v->hscroll);
+    if (height < 3)
         return;
+    /* the name as wide as the longest where a bar of BAR_MIN and the link's LINK_W still
+     * fit, the bar the rest */
+    int numbers = 3 * (NUM_W + 1) + 4;
+    int name_w = gl_ui_column_width(longest_name(p), NAME_W,
+                                    width - NAME_W - numbers - BAR_MIN - LINK_W);
+    int bar_w = width - name_w - numbers - LINK_W;
+    bar_w = bar_w < BAR_MIN ? BAR_MIN : bar_w > 256 ? 256 : bar_w;
     snprintf(buf, sizeof(buf), "%-*s %*s %*s %*s  steps 0..%zu (<- in place of, == view of)",
-             NAME_W, "tensor", NUM_W, "bytes", NUM_W, "offset", NUM_W, "end",
+             name_w, "tensor", NUM_W, "bytes", NUM_W, "offset", NUM_W, "end",
              p->n_steps ? p->n_steps - 1 : 0);
-    gl_ui_put(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
-    v->height = height - 2;
+    gl_ui_put_at(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf, v->hscroll);
+    v->height = height - 3; /* the header, the columns and the footer */
     gl_ui_clamp(v, (int)p->n_tensors, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)p->n_tensors; row++) {
         const gl_mem_tensor *t = &p->tensors[v->scroll + row];
         bool sel = v->scroll + row == v->selected;
-        draw_bar(ui, p, t, bar_w, bar, sizeof(bar));
-        char link[96] = "";
-        if (t->share != GL_MEM_OWN)
-            snprintf(link, sizeof(link), "%s %s", t->share == GL_MEM_IN_PLACE ? "<-" : "==",
-                     p->tensors[t->source].name);
-        /* the name cut by characters (a byte cut can split one), then padded by columns */
-        char name[4 * NAME_W + 8];
-        int name_w = gl_ui_clip(t->name, 0, NAME_W, ui->utf8, name, sizeof(name));
-        snprintf(buf, sizeof(buf), "%s%*s %*zu %*zu %*zu  %s  %s", name, NAME_W - name_w, "",
-                 NUM_W, t->bytes, NUM_W, t->offset, NUM_W, t->offset + t->bytes, bar, link);
+        row_text(ui, p, t, name_w, bar_w, buf, sizeof(buf));
         int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED
                                       : t->share != GL_MEM_OWN ? GL_ROLE_LINK : GL_ROLE_NORMAL);
-        int w = gl_ui_put(top + 2 + row, left, width, attr, buf);
+        int w = gl_ui_put_at(top + 2 + row, left, width, attr, buf, v->hscroll);
         if (sel)
             gl_ui_fill(top + 2 + row, left + w, width - w, attr);
     }
     if (p->n_tensors == 0)
         gl_ui_put(top + 2, left, width, gl_ui_attr(ui, GL_ROLE_DIM),
                   "(no intermediate tensor with a static shape)");
+    footer_text(p, v, buf, sizeof(buf));
+    gl_ui_put(top + height - 1, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
 }
 
 static unsigned memory_request(gl_ui *ui, gl_view *v, gl_request r)

@@ -24,10 +24,34 @@ typedef struct run_state {
     size_t *order;
     size_t n_here;     /* rows of the run's profile, in `order` */
     size_t n;          /* and after them the other branch's rows only it has */
+    int longest_op, longest_name; /* columns of the longest op text and name of a row */
+    int most_skip;     /* at the last draw: the h/L skip that shows the rows' ends */
 } run_state;
 
 static const char *const sort_names[GL_RUN_SORTS] = {"time", "name", "topological order",
                                                      "float error"};
+
+static void op_text(const gl_profile_row *pr, int depth, char *buf, size_t len);
+
+/* The longest op text and name of the rows, which the op and name columns widen to. */
+static void measure_profile(run_state *s, const gl_profile *p, bool indent)
+{
+    char op[256];
+    for (size_t i = 0; i < p->n_rows; i++) {
+        op_text(&p->rows[i], indent ? p->rows[i].depth : 0, op, sizeof(op));
+        int ow = gl_ui_text_width(op), nw = gl_ui_text_width(p->rows[i].name);
+        s->longest_op = ow > s->longest_op ? ow : s->longest_op;
+        s->longest_name = nw > s->longest_name ? nw : s->longest_name;
+    }
+}
+
+static void measure(run_state *s, const gl_run *r)
+{
+    s->longest_op = s->longest_name = 0;
+    measure_profile(s, r->prof, true);
+    if (r->branch) /* its rows only there: a little wider than need be, never narrower */
+        measure_profile(s, r->branch->prof, false);
+}
 
 static void rebuild(gl_ui *ui, gl_view *v)
 {
@@ -45,6 +69,7 @@ static void rebuild(gl_ui *ui, gl_view *v)
     s->order = gl_xcalloc(r->prof->n_rows ? r->prof->n_rows : 1, sizeof(size_t));
     s->n_here = gl_run_order(r->prof, r->fused, ui->run_sort, r->float_nmse, s->order);
     s->n = s->n_here + (r->branch ? r->branch->n_only_there : 0);
+    measure(s, r);
     gl_ui_clamp(v, (int)s->n, v->height);
 }
 
@@ -259,162 +284,297 @@ static void header_line(const gl_ui *ui, const gl_run *r, int line, char *buf, s
         snprintf(buf + used, len - used, "outputs over tolerance");
 }
 
-/* A row of the table as text, cell by cell; with a branch two more cells after the
- * spread: the time there and how much faster here is. */
+/* The table's columns right of the name, in order: the part h/L scrolls (the mark, op
+ * and name stay put on the left, so a row keeps saying what it is). Each is drawn after
+ * one blank, `width` columns wide (numbers right-aligned), when the run has it. */
+typedef enum run_col {
+    COL_IMPL, COL_FUSED, COL_SPREAD, COL_THERE, COL_VTHERE, COL_UNF, COL_REF, COL_VREF,
+    COL_VUNF, COL_PCT, COL_BAR, COL_REOR, COL_MABS, COL_NMSE, COL_VFLOAT, COL_COUNT
+} run_col;
+
+static const struct {
+    int width;
+    bool left; /* left-aligned text, not a number */
+} col_spec[COL_COUNT] = {
+    [COL_IMPL] = {IMPL_W, true}, [COL_FUSED] = {9, false},  [COL_SPREAD] = {5, false},
+    [COL_THERE] = {9, false},    [COL_VTHERE] = {10, false}, [COL_UNF] = {10, false},
+    [COL_REF] = {8, false},      [COL_VREF] = {6, false},   [COL_VUNF] = {6, false},
+    [COL_PCT] = {5, false},      [COL_BAR] = {BAR_W, true}, [COL_REOR] = {4, false},
+    [COL_MABS] = {8, false},     [COL_NMSE] = {8, false},   [COL_VFLOAT] = {8, false},
+};
+
+/* Does run r show column c? The branch's columns with a branch; the unfused ones unless
+ * a branch needs their room and there was no unfused run; the float one on a QDQ model. */
+static bool has_col(const gl_run *r, run_col c)
+{
+    switch (c) {
+    case COL_THERE:
+    case COL_VTHERE: return r->branch != NULL;
+    case COL_UNF:
+    case COL_VUNF: return r->unfused != SIZE_MAX || !r->branch;
+    case COL_VFLOAT: return r->has_float;
+    default: return true;
+    }
+}
+
+/* A row of the table as text, cell by cell, and the note after the last column. */
 typedef struct row_cells {
     char mark;
-    char op[128], name[128], impl[160];
-    char tf[24], spread[24], there[24], vthere[24], tu[24], tr[24], vref[24], vunf[24];
-    char pct[24], bar[64], reor[24], mabs[24], nmse[24], vfloat[24];
-    const char *note; /* "  over tolerance", "  only here", "" */
+    char op[128], name[1024];
+    char cell[COL_COUNT][160];
+    const char *note; /* "  over tolerance", "  fusion lost ...", "" */
+    char note_buf[96]; /* the note when made for the row */
 } row_cells;
 
-static void format_row(const gl_run *r, const row_cells *c, char *buf, size_t len)
+/* The widths of the fixed part: op and name (gl_ui_column_width). */
+typedef struct run_layout {
+    int op_w, name_w;
+} run_layout;
+
+/* Append `text` padded to `width` columns (by columns: "≈" and "…" take one). */
+static size_t append_cell(char *buf, size_t len, size_t used, const char *text, int width,
+                          bool left)
 {
-    int op_pad = OP_W - gl_ui_text_width(c->op), name_pad = NAME_W - gl_ui_text_width(c->name);
-    int impl_pad = IMPL_W - gl_ui_text_width(c->impl);
-    char there[64] = "", unf[32] = "", vunf[32] = "", vfloat[32] = "";
-    if (r->branch)
-        snprintf(there, sizeof(there), " %9s %10s", c->there, c->vthere);
-    if (r->unfused != SIZE_MAX || !r->branch) { /* the branch columns need the room */
-        snprintf(unf, sizeof(unf), " %10s", c->tu);
-        snprintf(vunf, sizeof(vunf), " %6s", c->vunf);
+    int pad = width - gl_ui_text_width(text);
+    size_t blanks = pad > 0 ? (size_t)pad : 0, n = strlen(text);
+    size_t before = left ? 0 : blanks, after = left ? blanks : 0;
+    if (used + before + n + after + 1 > len) /* cut: the row is past any screen anyway */
+        return used;
+    memset(buf + used, ' ', before);
+    memcpy(buf + used + before, text, n);
+    memset(buf + used + before + n, ' ', after);
+    used += before + n + after;
+    buf[used] = '\0';
+    return used;
+}
+
+/* The part that stays: "! op   name  ", op and name cut to their columns with "…". */
+static void fixed_text(const row_cells *c, const run_layout *l, bool utf8, char *buf,
+                       size_t len)
+{
+    char op[4 * sizeof(c->op)], name[4 * sizeof(c->name)];
+    gl_ui_clip(c->op, 0, l->op_w, utf8, op, sizeof(op));
+    gl_ui_clip(c->name, 0, l->name_w, utf8, name, sizeof(name));
+    size_t used = (size_t)snprintf(buf, len, "%c ", c->mark);
+    used = append_cell(buf, len, used, op, l->op_w, true);
+    used = append_cell(buf, len, used, " ", 1, true);
+    append_cell(buf, len, used, name, l->name_w, true);
+}
+
+/* The part h/L scrolls: every column the run has, then the note. stops (may be NULL)
+ * receives where each column starts, *n_stops their count. Returns the columns of the
+ * text without the note. */
+static int scrolled_text(const gl_run *r, const row_cells *c, char *buf, size_t len,
+                         int *stops, int *n_stops)
+{
+    size_t used = 0;
+    int cols = 0, n = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < COL_COUNT; k++) {
+        if (!has_col(r, (run_col)k))
+            continue;
+        used = append_cell(buf, len, used, " ", 1, true);
+        if (stops)
+            stops[n] = cols + 1;
+        n++;
+        used = append_cell(buf, len, used, c->cell[k], col_spec[k].width, col_spec[k].left);
+        cols += 1 + col_spec[k].width;
     }
-    if (r->has_float)
-        snprintf(vfloat, sizeof(vfloat), " %8s", c->vfloat);
-    snprintf(buf, len, "%c %s%*s %s%*s %s%*s %9s %5s%s%s %8s %6s%s %5s %s %4s %8s %8s%s%s",
-             c->mark, c->op, op_pad > 0 ? op_pad : 0, "", c->name, name_pad > 0 ? name_pad : 0,
-             "", c->impl, impl_pad > 0 ? impl_pad : 0, "", c->tf, c->spread, there, unf, c->tr,
-             c->vref, vunf, c->pct, c->bar, c->reor, c->mabs, c->nmse, vfloat, c->note);
+    if (n_stops)
+        *n_stops = n;
+    snprintf(buf + used, len - used, "%s", c->note);
+    return cols;
 }
 
-static void columns_line(const gl_run *r, char *buf, size_t len)
+static void columns_cells(const gl_run *r, row_cells *c)
 {
-    row_cells c = {.mark = ' ', .op = "op", .name = "name", .impl = "backend", .spread = "±",
-                   .there = "there ms", .vthere = "vs there", .tu = "unfused ms",
-                   .tr = "ref ms", .vref = "vs ref", .vunf = "vs unf", .pct = "%",
-                   .reor = "reor", .mabs = "max abs", .nmse = "nmse", .vfloat = "vs float",
-                   .note = ""};
-    snprintf(c.tf, sizeof(c.tf), "%s ms", r->prof->backends[r->fused].name);
-    snprintf(c.bar, sizeof(c.bar), "%*s", BAR_W, "");
-    format_row(r, &c, buf, len);
+    static const char *const titles[COL_COUNT] = {
+        [COL_IMPL] = "backend", [COL_SPREAD] = "±",        [COL_THERE] = "there ms",
+        [COL_VTHERE] = "vs there", [COL_UNF] = "unfused ms", [COL_REF] = "ref ms",
+        [COL_VREF] = "vs ref",  [COL_VUNF] = "vs unf",     [COL_PCT] = "%",
+        [COL_BAR] = "",         [COL_REOR] = "reor",       [COL_MABS] = "max abs",
+        [COL_NMSE] = "nmse",    [COL_VFLOAT] = "vs float",
+    };
+    *c = (row_cells){.mark = ' ', .op = "op", .name = "name", .note = ""};
+    for (int k = 0; k < COL_COUNT; k++)
+        snprintf(c->cell[k], sizeof(c->cell[k]), "%s", titles[k] ? titles[k] : "");
+    snprintf(c->cell[COL_FUSED], sizeof(c->cell[COL_FUSED]), "%s ms",
+             r->prof->backends[r->fused].name);
 }
 
-/* One row of the table; *over: its outputs are over tolerance. */
-static void row_text(const gl_ui *ui, const gl_run *r, size_t row, char *buf, size_t len,
-                     bool *over)
+/* A row's op as the op column shows it: indented by its depth, a group with its number
+ * of members ("  FusedConvRelu (2)"). */
+static void op_text(const gl_profile_row *pr, int depth, char *buf, size_t len)
+{
+    snprintf(buf, len, "%*s%s", depth * 2, "", pr->op);
+    size_t n = strlen(buf);
+    if (pr->n_members && n < len)
+        snprintf(buf + n, len - n, " (%zu)", pr->n_members);
+}
+
+/* The cells of one row of the table; *over: its outputs are over tolerance. */
+static void row_cells_of(const gl_ui *ui, const gl_run *r, size_t row, row_cells *rc,
+                         bool *over)
 {
     const gl_profile *p = r->prof;
     const gl_profile_row *pr = &p->rows[row];
     const gl_profile_cell *c = &pr->cells[r->fused];
-    row_cells rc = {.note = ""};
-    char op[96], impl[128];
-    snprintf(op, sizeof(op), "%*s%s", pr->depth * 2, "", pr->op);
-    if (pr->n_members) {
-        size_t n = strlen(op);
-        snprintf(op + n, sizeof(op) - n, " (%zu)", pr->n_members);
-    }
-    fit(op, OP_W, ui->utf8, rc.op, sizeof(rc.op));
-    fit(pr->name, NAME_W, ui->utf8, rc.name, sizeof(rc.name));
+    *rc = (row_cells){.note = ""};
+    char impl[128];
+    op_text(pr, pr->depth, rc->op, sizeof(rc->op));
+    snprintf(rc->name, sizeof(rc->name), "%s", pr->name);
     if (!c->ran)
         snprintf(impl, sizeof(impl), "-");
     else if (r->stable) /* implementations depend on the CPU */
         snprintf(impl, sizeof(impl), "%s%s", c->backend, c->fell_back ? "*" : "");
     else
         snprintf(impl, sizeof(impl), "%s %s%s", c->backend, c->info.impl, c->fell_back ? "*" : "");
-    fit(impl, IMPL_W, ui->utf8, rc.impl, sizeof(rc.impl));
+    fit(impl, IMPL_W, ui->utf8, rc->cell[COL_IMPL], sizeof(rc->cell[COL_IMPL]));
     double f = gl_run_row_ms(p, row, r->fused), ref = gl_run_row_ms(p, row, r->ref);
     double u = r->unfused != SIZE_MAX ? gl_run_row_ms(p, row, r->unfused) : -1;
     double there = gl_run_there_ms(r, row);
-    ms_text(r, f, rc.tf, sizeof(rc.tf));
-    ms_text(r, there, rc.there, sizeof(rc.there));
-    ratio_text(r, there, f, rc.vthere, sizeof(rc.vthere));
-    ms_text(r, u, rc.tu, sizeof(rc.tu));
-    ms_text(r, ref, rc.tr, sizeof(rc.tr));
+    ms_text(r, f, rc->cell[COL_FUSED], sizeof(rc->cell[COL_FUSED]));
+    ms_text(r, there, rc->cell[COL_THERE], sizeof(rc->cell[COL_THERE]));
+    ratio_text(r, there, f, rc->cell[COL_VTHERE], sizeof(rc->cell[COL_VTHERE]));
+    ms_text(r, u, rc->cell[COL_UNF], sizeof(rc->cell[COL_UNF]));
+    ms_text(r, ref, rc->cell[COL_REF], sizeof(rc->cell[COL_REF]));
     if (!c->ran || c->ms.median <= 0)
-        snprintf(rc.spread, sizeof(rc.spread), "-");
+        snprintf(rc->cell[COL_SPREAD], sizeof(rc->cell[COL_SPREAD]), "-");
     else if (r->stable)
-        snprintf(rc.spread, sizeof(rc.spread), "~");
+        snprintf(rc->cell[COL_SPREAD], sizeof(rc->cell[COL_SPREAD]), "~");
     else if ((c->ms.max - c->ms.min) / c->ms.median > 9.99) /* one slow round: a busy CPU */
-        snprintf(rc.spread, sizeof(rc.spread), ">999%%");
+        snprintf(rc->cell[COL_SPREAD], sizeof(rc->cell[COL_SPREAD]), ">999%%");
     else
-        snprintf(rc.spread, sizeof(rc.spread), "%.0f%%",
+        snprintf(rc->cell[COL_SPREAD], sizeof(rc->cell[COL_SPREAD]), "%.0f%%",
                  (c->ms.max - c->ms.min) / c->ms.median * 100);
-    row_ratio_text(ui, r, row, r->ref, r->fused, 6, rc.vref, sizeof(rc.vref));
-    row_ratio_text(ui, r, row, r->unfused, r->fused, 6, rc.vunf, sizeof(rc.vunf));
+    row_ratio_text(ui, r, row, r->ref, r->fused, 6, rc->cell[COL_VREF], sizeof(rc->cell[COL_VREF]));
+    row_ratio_text(ui, r, row, r->unfused, r->fused, 6, rc->cell[COL_VUNF], sizeof(rc->cell[COL_VUNF]));
     if (!c->ran || pr->depth > 0)
-        snprintf(rc.pct, sizeof(rc.pct), "-");
+        snprintf(rc->cell[COL_PCT], sizeof(rc->cell[COL_PCT]), "-");
     else if (r->stable)
-        snprintf(rc.pct, sizeof(rc.pct), "~");
+        snprintf(rc->cell[COL_PCT], sizeof(rc->cell[COL_PCT]), "~");
     else
-        snprintf(rc.pct, sizeof(rc.pct), "%.1f", c->pct);
-    bar_text(r, c->ran && pr->depth == 0 ? c->pct : 0, ui->utf8, rc.bar, sizeof(rc.bar));
+        snprintf(rc->cell[COL_PCT], sizeof(rc->cell[COL_PCT]), "%.1f", c->pct);
+    bar_text(r, c->ran && pr->depth == 0 ? c->pct : 0, ui->utf8, rc->cell[COL_BAR], sizeof(rc->cell[COL_BAR]));
     if (c->ran && r->stable) /* which weights get reordered depends on the CPU too */
-        snprintf(rc.reor, sizeof(rc.reor), "~");
+        snprintf(rc->cell[COL_REOR], sizeof(rc->cell[COL_REOR]), "~");
     else if (c->ran)
-        snprintf(rc.reor, sizeof(rc.reor), "%zu", c->conversions + c->info.const_reorders);
+        snprintf(rc->cell[COL_REOR], sizeof(rc->cell[COL_REOR]), "%zu", c->conversions + c->info.const_reorders);
     else
-        snprintf(rc.reor, sizeof(rc.reor), "-");
+        snprintf(rc->cell[COL_REOR], sizeof(rc->cell[COL_REOR]), "-");
     *over = c->compared && !c->cmp.ok;
     if (!c->compared) {
-        snprintf(rc.mabs, sizeof(rc.mabs), "-");
-        snprintf(rc.nmse, sizeof(rc.nmse), "-");
+        snprintf(rc->cell[COL_MABS], sizeof(rc->cell[COL_MABS]), "-");
+        snprintf(rc->cell[COL_NMSE], sizeof(rc->cell[COL_NMSE]), "-");
     } else if (r->stable) {
-        snprintf(rc.mabs, sizeof(rc.mabs), "~");
-        snprintf(rc.nmse, sizeof(rc.nmse), "~");
+        snprintf(rc->cell[COL_MABS], sizeof(rc->cell[COL_MABS]), "~");
+        snprintf(rc->cell[COL_NMSE], sizeof(rc->cell[COL_NMSE]), "~");
     } else {
-        snprintf(rc.mabs, sizeof(rc.mabs), "%.1e", c->cmp.max_abs);
-        snprintf(rc.nmse, sizeof(rc.nmse), "%.1e", c->cmp.nmse);
+        snprintf(rc->cell[COL_MABS], sizeof(rc->cell[COL_MABS]), "%.1e", c->cmp.max_abs);
+        snprintf(rc->cell[COL_NMSE], sizeof(rc->cell[COL_NMSE]), "%.1e", c->cmp.nmse);
     }
     double fe = r->float_nmse ? r->float_nmse[row] : NAN;
     if (isnan(fe))
-        snprintf(rc.vfloat, sizeof(rc.vfloat), "-");
+        snprintf(rc->cell[COL_VFLOAT], sizeof(rc->cell[COL_VFLOAT]), "-");
     else
-        snprintf(rc.vfloat, sizeof(rc.vfloat), r->stable ? "~" : "%.1e", fe);
-    rc.mark = *over ? '!' : ' ';
+        snprintf(rc->cell[COL_VFLOAT], sizeof(rc->cell[COL_VFLOAT]), r->stable ? "~" : "%.1e", fe);
+    rc->mark = *over ? '!' : ' ';
     if (*over)
-        rc.note = "  over tolerance";
+        rc->note = "  over tolerance";
     /* A group slower fused than its members beyond noise (profile.h's rule), as the
      * profile table flags it; not on a stable (golden) screen, where times are '~'. */
-    char lost[96];
+    char *lost = rc->note_buf;
     double lost_ms = r->stable ? 0 : gl_profile_row_lost(p, pr, r->fused, r->unfused);
     if (!*over && lost_ms > 0) {
         if (pr->decision >= 0)
-            snprintf(lost, sizeof(lost), "  fusion lost %.2f ms (decision #%lld)", lost_ms,
+            snprintf(lost, sizeof(rc->note_buf), "  fusion lost %.2f ms (decision #%lld)", lost_ms,
                      (long long)pr->decision);
         else /* a group the loaded model had already */
-            snprintf(lost, sizeof(lost), "  fusion lost %.2f ms", lost_ms);
-        rc.note = lost;
-        rc.mark = '<';
+            snprintf(lost, sizeof(rc->note_buf), "  fusion lost %.2f ms", lost_ms);
+        rc->note = lost;
+        rc->mark = '<';
     }
     if (r->branch && pr->depth == 0 && c->ran && there < 0)
-        snprintf(rc.vthere, sizeof(rc.vthere), "only here");
-    format_row(r, &rc, buf, len);
+        snprintf(rc->cell[COL_VTHERE], sizeof(rc->cell[COL_VTHERE]), "only here");
 }
 
 /* Row k of the other branch's own rows no row here matches: its time there alone. */
-static void there_row_text(const gl_ui *ui, const gl_run *r, size_t k, char *buf, size_t len)
+static void there_row_cells(const gl_ui *ui, const gl_run *r, size_t k, row_cells *rc)
 {
     const gl_profile *p = r->branch->prof;
     const gl_profile_row *pr = &p->rows[k];
-    row_cells rc = {.mark = ' ', .vthere = "only there", .note = ""};
-    char *dash[] = {rc.tf, rc.spread, rc.tu, rc.tr, rc.vref, rc.vunf,
-                    rc.pct, rc.reor, rc.mabs, rc.nmse, rc.vfloat};
-    for (size_t i = 0; i < GL_ARRAY_LEN(dash); i++)
-        snprintf(dash[i], sizeof(rc.tf), "-");
-    char op[96];
-    snprintf(op, sizeof(op), "%s", pr->op);
-    if (pr->n_members) {
-        size_t n = strlen(op);
-        snprintf(op + n, sizeof(op) - n, " (%zu)", pr->n_members);
+    *rc = (row_cells){.mark = ' ', .note = ""};
+    for (int i = 0; i < COL_COUNT; i++)
+        snprintf(rc->cell[i], sizeof(rc->cell[i]), "-");
+    snprintf(rc->cell[COL_VTHERE], sizeof(rc->cell[COL_VTHERE]), "only there");
+    op_text(pr, 0, rc->op, sizeof(rc->op));
+    snprintf(rc->name, sizeof(rc->name), "%s", pr->name);
+    fit(pr->cells[0].ran ? pr->cells[0].backend : "-", IMPL_W, ui->utf8, rc->cell[COL_IMPL],
+        sizeof(rc->cell[COL_IMPL]));
+    ms_text(r, gl_run_row_ms(p, k, 0), rc->cell[COL_THERE], sizeof(rc->cell[COL_THERE]));
+    bar_text(r, 0, ui->utf8, rc->cell[COL_BAR], sizeof(rc->cell[COL_BAR]));
+}
+
+/* The cells of the view's row i (a row of the run, or one only the other branch has),
+ * and the role it is drawn in. */
+static gl_ui_role cells_at(const gl_ui *ui, const run_state *s, int i, row_cells *rc)
+{
+    const gl_run *r = s->run;
+    if ((size_t)i >= s->n_here) {
+        there_row_cells(ui, r, r->branch->only_there[(size_t)i - s->n_here], rc);
+        return GL_ROLE_DIM;
     }
-    fit(op, OP_W, ui->utf8, rc.op, sizeof(rc.op));
-    fit(pr->name, NAME_W, ui->utf8, rc.name, sizeof(rc.name));
-    fit(pr->cells[0].ran ? pr->cells[0].backend : "-", IMPL_W, ui->utf8, rc.impl,
-        sizeof(rc.impl));
-    ms_text(r, gl_run_row_ms(p, k, 0), rc.there, sizeof(rc.there));
-    bar_text(r, 0, ui->utf8, rc.bar, sizeof(rc.bar));
-    format_row(r, &rc, buf, len);
+    bool over = false;
+    row_cells_of(ui, r, s->order[i], rc, &over);
+    return over ? GL_ROLE_ERROR : r->prof->rows[s->order[i]].depth ? GL_ROLE_DIM : GL_ROLE_NORMAL;
+}
+
+/* The op and name columns for `width` columns: as wide as the longest op and name where
+ * the rest of the row leaves room (name first), OP_W and NAME_W at least, and a part to
+ * scroll of MIN_SCROLLED columns kept on a narrow terminal. */
+enum { MIN_SCROLLED = 24, MIN_NAME_W = 8 };
+static run_layout layout_for(const run_state *s, int scrolled_w, int width)
+{
+    run_layout l;
+    int spare = width - (2 + OP_W + 1 + NAME_W + scrolled_w);
+    l.name_w = gl_ui_column_width(s->longest_name, NAME_W, spare);
+    spare -= l.name_w - NAME_W;
+    l.op_w = gl_ui_column_width(s->longest_op, OP_W, spare);
+    int room = width - MIN_SCROLLED - (2 + l.op_w + 1);
+    if (l.name_w > room)
+        l.name_w = room > MIN_NAME_W ? room : MIN_NAME_W;
+    return l;
+}
+
+/* The last line: the selected row in full (its op, name and what ran it), where h/L
+ * stand, so that a name cut in its column, or scrolled away, is still read. */
+static void footer_text(const gl_ui *ui, const run_state *s, const gl_view *v, char *buf,
+                        size_t len)
+{
+    row_cells rc;
+    if (v->selected < 0 || (size_t)v->selected >= s->n) {
+        snprintf(buf, len, "(no rows)");
+        return;
+    }
+    cells_at(ui, s, v->selected, &rc);
+    const char *op = rc.op + strspn(rc.op, " ");
+    int n = snprintf(buf, len, "%d/%zu %s '%s' on %s%s", v->selected + 1, s->n, op, rc.name,
+             rc.cell[COL_IMPL], v->hscroll ? "   (h/L: columns)"
+                                : s->most_skip ? "   (L: more columns)" : "");
+    (void)n; /* a name longer than the line is cut on the screen all the same */
+}
+
+/* One row: the fixed part, then the scrolled part skipped by h/L. Returns its columns. */
+static int draw_row(const gl_ui *ui, const gl_run *r, int skip, const run_layout *l,
+                    const row_cells *rc, int y, int left, int width, int attr)
+{
+    char fixed[4096], rest[4096];
+    fixed_text(rc, l, ui->utf8, fixed, sizeof(fixed));
+    scrolled_text(r, rc, rest, sizeof(rest), NULL, NULL);
+    int w = gl_ui_put(y, left, width, attr, fixed);
+    if (w < width)
+        w += gl_ui_put_at(y, left + w, width - w, attr, rest, skip);
+    return w;
 }
 
 static void run_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
@@ -424,7 +584,7 @@ static void run_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int w
         return;
     rebuild(ui, v);
     const gl_run *r = s->run;
-    char buf[1024];
+    char buf[4096]; /* a footer holds a name of up to 1 KB and more */
     if (!r) {
         const gl_job_spec *job = gl_ui_job_spec(ui);
         snprintf(buf, sizeof(buf), job && strcmp(job->what, "the run") == 0
@@ -438,31 +598,45 @@ static void run_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int w
     int hdr = header_rows(r);
     for (int line = 0; line < hdr - 1 && line < height; line++) {
         header_line(ui, r, line, buf, sizeof(buf));
-        gl_ui_put(top + line, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+        gl_ui_put_at(top + line, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf, v->hscroll);
     }
-    if (height < hdr)
+    if (height < hdr + 2)
         return;
-    columns_line(r, buf, sizeof(buf));
-    gl_ui_put(top + hdr - 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
-    v->height = height - hdr;
+    row_cells rc;
+    columns_cells(r, &rc);
+    char rest[4096];
+    int scrolled_w = scrolled_text(r, &rc, rest, sizeof(rest), NULL, NULL);
+    run_layout l = layout_for(s, scrolled_w, width);
+    int fixed_w = 2 + l.op_w + 1 + l.name_w;
+    s->most_skip = scrolled_w > width - fixed_w ? scrolled_w - (width - fixed_w) : 0;
+    draw_row(ui, r, v->hscroll, &l, &rc, top + hdr - 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM));
+    v->height = height - hdr - 1; /* the last line is the footer */
     gl_ui_clamp(v, (int)s->n, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)s->n; row++) {
         int i = v->scroll + row;
-        bool over = false;
-        gl_ui_role role = GL_ROLE_DIM;
-        if ((size_t)i < s->n_here) {
-            row_text(ui, r, s->order[i], buf, sizeof(buf), &over);
-            role = over ? GL_ROLE_ERROR
-                        : r->prof->rows[s->order[i]].depth ? GL_ROLE_DIM : GL_ROLE_NORMAL;
-        } else {
-            there_row_text(ui, r, r->branch->only_there[(size_t)i - s->n_here], buf,
-                           sizeof(buf));
-        }
+        gl_ui_role role = cells_at(ui, s, i, &rc);
         int attr = i == v->selected ? gl_ui_attr(ui, GL_ROLE_SELECTED) : gl_ui_attr(ui, role);
-        int w = gl_ui_put(top + hdr + row, left, width, attr, buf);
+        int w = draw_row(ui, r, v->hscroll, &l, &rc, top + hdr + row, left, width, attr);
         if (i == v->selected)
             gl_ui_fill(top + hdr + row, left + w, width - w, attr);
     }
+    footer_text(ui, s, v, buf, sizeof(buf));
+    gl_ui_put(top + height - 1, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+}
+
+/* h/L: to the previous or next column of the scrolled part, until the rows' ends show. */
+static unsigned pan(run_state *s, gl_view *v, int dir)
+{
+    row_cells rc;
+    columns_cells(s->run, &rc);
+    char rest[4096];
+    int stops[COL_COUNT], n_stops = 0;
+    scrolled_text(s->run, &rc, rest, sizeof(rest), stops, &n_stops);
+    int to = gl_ui_pan_stop(stops, n_stops, v->hscroll, dir, s->most_skip);
+    if (to == v->hscroll)
+        return GL_REDRAW_NONE;
+    v->hscroll = to;
+    return GL_REDRAW_VIEW;
 }
 
 static unsigned run_request(gl_ui *ui, gl_view *v, gl_request r)
@@ -471,6 +645,8 @@ static unsigned run_request(gl_ui *ui, gl_view *v, gl_request r)
     if (!s)
         return GL_REDRAW_NONE;
     rebuild(ui, v);
+    if (s->run && (r == GL_REQ_PAN_LEFT || r == GL_REQ_PAN_RIGHT))
+        return pan(s, v, r == GL_REQ_PAN_LEFT ? -1 : 1);
     unsigned flags = gl_ui_list_move(v, r, (int)s->n);
     if (flags)
         return flags;

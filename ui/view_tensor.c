@@ -1,8 +1,12 @@
 /* view_tensor.c — the tensors of one row of the run view (Enter there): per output, its
- * type and layout, min/max/mean/std and NaN/Inf counts, a histogram, the first values,
- * and the tensor against the reference's with its worst element. The tensors are those
- * the run kept (run.c: intermediates.h); `w` writes them as TensorProto .pb files into
- * the export folder, through the one guarded write path (gl_tensor_write_pb). */
+ * type and layout, min/max/mean/std and NaN/Inf counts, a histogram, and the tensor
+ * against the reference's with its worst element; then every value of one output, a
+ * row of the tensor per line (wrapped to the width), paged with j/k/PgDn/PgUp. A tensor
+ * of rank > 2 shows one 2-D slice at a time, [n, c, :, :]: J/K step its leading indices,
+ * Enter goes to the next output; the last line says which slice, how many values and the
+ * index of the first one on screen. The tensors are those the run kept (run.c:
+ * intermediates.h); `w` writes them as TensorProto .pb files into the export folder,
+ * through the one guarded write path (gl_tensor_write_pb). */
 #include "ui/ui.h"
 
 #include "driver/driver.h"
@@ -12,12 +16,81 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FIRST_VALUES = 8, MAX_OUTPUTS = 16 };
+enum { MAX_OUTPUTS = 16, DEFAULT_PER_LINE = 8 };
 
 typedef struct tensor_state {
-    char **lines;
+    char **lines;        /* the summary of every output, above the values */
     size_t n, cap;
+    size_t out;          /* the output whose values are shown */
+    int64_t lead[GL_MAX_RANK]; /* its slice's leading indices (rank > 2) */
+    int per_line;        /* values per line at the last draw */
 } tensor_state;
+
+/* ---- slices: pure, tested in tests/test_ui_run.c ---------------------------------------- */
+
+int64_t gl_slice_count(const int64_t *dims, int rank)
+{
+    int64_t n = 1;
+    for (int d = 0; d + 2 < rank; d++)
+        n *= dims[d];
+    return n;
+}
+
+int64_t gl_slice_first(const int64_t *dims, int rank, const int64_t *lead)
+{
+    int64_t at = 0;
+    for (int d = 0; d + 2 < rank; d++)
+        at = at * dims[d] + lead[d];
+    for (int d = rank - 2; d < rank; d++)
+        at *= d >= 0 ? dims[d] : 1;
+    return at;
+}
+
+bool gl_slice_step(const int64_t *dims, int rank, int64_t *lead, int dir)
+{
+    int64_t was[GL_MAX_RANK];
+    int n = rank > 2 ? rank - 2 : 0;
+    memcpy(was, lead, (size_t)n * sizeof(*lead));
+    for (int d = n - 1; d >= 0; d--) { /* an odometer, the last index turning fastest */
+        lead[d] += dir > 0 ? 1 : -1;
+        if (lead[d] >= 0 && lead[d] < dims[d])
+            return true;
+        lead[d] = dir > 0 ? 0 : dims[d] - 1;
+    }
+    memcpy(lead, was, (size_t)n * sizeof(*lead)); /* past either end: stays */
+    return false;
+}
+
+void gl_slice_text(const int64_t *dims, int rank, const int64_t *lead, char *buf, size_t len)
+{
+    (void)dims;
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int d = 0; d < rank && used < len; d++) {
+        int n = d + 2 < rank ? snprintf(buf + used, len - used, "%s%lld", d ? ", " : "",
+                                        (long long)lead[d])
+                             : snprintf(buf + used, len - used, "%s:", d ? ", " : "");
+        used += n > 0 ? (size_t)n : 0;
+    }
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+}
+
+/* The shown slice as a matrix: its rows, and its columns (values per tensor row). */
+static void slice_shape(const gl_tensor *t, int64_t *rows, int64_t *cols)
+{
+    *rows = t->rank >= 2 ? t->dims[t->rank - 2] : 1;
+    *cols = t->rank >= 1 ? t->dims[t->rank - 1] : 1;
+}
+
+/* Lines a slice takes at `per_line` values a line: each of its rows wrapped. */
+static int64_t slice_lines(const gl_tensor *t, int per_line)
+{
+    int64_t rows, cols;
+    slice_shape(t, &rows, &cols);
+    int64_t wraps = cols > 0 ? (cols + per_line - 1) / per_line : 0;
+    int64_t n = rows * wraps;
+    return n < INT32_MAX / 2 ? n : INT32_MAX / 2; /* rows are ints: a bound, never reached */
+}
 
 /* The kept tensors of `node` (the fused run's; the reference's where the fused run ran it
  * inside a whole group), at most `max`. */
@@ -41,6 +114,18 @@ static void node_key(const gl_profile *p, size_t row, char *buf, size_t len)
         snprintf(buf, len, "%s", r->name);
     else
         snprintf(buf, len, "%s::%s", p->rows[r->parent].name, r->name);
+}
+
+/* The kept tensors of profile row `row`: the fused run's, or where it ran the row inside a
+ * whole group the reference run's (*from_ref). */
+static size_t row_outputs(const gl_run *r, size_t row, const gl_inter_tensor **out, size_t max,
+                          bool *from_ref)
+{
+    char node[512];
+    node_key(r->prof, row, node, sizeof(node));
+    size_t n = outputs_of(r->rec_run, node, out, max);
+    *from_ref = n == 0;
+    return n ? n : outputs_of(r->rec_ref, node, out, max);
 }
 
 static void add_line(tensor_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -88,13 +173,6 @@ static void describe(gl_ui *ui, tensor_state *s, const gl_run *r, const gl_inter
              (long long)st.inf, (long long)st.count);
     gl_histogram_draw(st.hist, GL_HIST_BINS, ui->utf8, hist, sizeof(hist));
     add_line(s, "  histogram over [%.4g, %.4g]: |%s|", st.min, st.max, hist);
-    char first[512];
-    size_t used = 0;
-    first[0] = '\0';
-    for (int64_t i = 0; i < t->t->count && i < FIRST_VALUES && used < sizeof(first); i++)
-        used += (size_t)snprintf(first + used, sizeof(first) - used, " %.*g", digits,
-                                 gl_tensor_get_f64(t->t, i));
-    add_line(s, "  first values:%s%s", first, t->t->count > FIRST_VALUES ? " ..." : "");
     if (!ref || ref == t) {
         add_line(s, "  %s", ref ? "(the reference run's own tensor)"
                                 : "no reference tensor of that name to compare with");
@@ -127,7 +205,11 @@ static void tensor_open(gl_ui *ui, gl_view *v)
     if (!s)
         s = v->state = gl_xcalloc(1, sizeof(*s));
     clear_lines(s);
-    v->selected = v->scroll = 0;
+    v->selected = v->scroll = v->hscroll = 0;
+    s->out = 0;
+    memset(s->lead, 0, sizeof(s->lead));
+    if (!s->per_line)
+        s->per_line = DEFAULT_PER_LINE;
     const gl_run *r = gl_ui_run_shown(ui);
     if (!r || ui->tensor_row >= r->prof->n_rows) {
         add_line(s, "no run of this step: r runs it, Enter on a row shows its tensors");
@@ -135,19 +217,14 @@ static void tensor_open(gl_ui *ui, gl_view *v)
     }
     const gl_profile_row *pr = &r->prof->rows[ui->tensor_row];
     const gl_profile_cell *c = &pr->cells[r->fused];
-    char node[512];
-    node_key(r->prof, ui->tensor_row, node, sizeof(node));
     add_line(s, "%s '%s': %s run (%s %s) against the reference (Esc goes back, w writes them)",
              pr->op, pr->name, r->prof->backends[r->fused].name, c->ran ? c->backend : "-",
              !c->ran ? "did not run it" : r->stable ? "~" : c->info.impl);
     const gl_inter_tensor *outs[MAX_OUTPUTS];
-    size_t n = outputs_of(r->rec_run, node, outs, MAX_OUTPUTS);
-    bool from_ref = n == 0;
-    if (from_ref) {
-        n = outputs_of(r->rec_ref, node, outs, MAX_OUTPUTS);
-        if (n)
-            add_line(s, "inside a group the fused run ran whole: the reference run's tensors");
-    }
+    bool from_ref;
+    size_t n = row_outputs(r, ui->tensor_row, outs, MAX_OUTPUTS, &from_ref);
+    if (from_ref && n)
+        add_line(s, "inside a group the fused run ran whole: the reference run's tensors");
     if (r->rec_error[0])
         add_line(s, "the recording is incomplete: %s", r->rec_error);
     if (n == 0)
@@ -159,21 +236,144 @@ static void tensor_open(gl_ui *ui, gl_view *v)
     }
 }
 
+/* The kept tensors of the row the view shows, as the run keeps them now (a run `r` made
+ * since replaced the one the view opened on): 0 without a run. */
+static size_t shown_outputs(const gl_ui *ui, const gl_inter_tensor **outs)
+{
+    const gl_run *r = gl_ui_run_shown(ui);
+    bool from_ref;
+    if (!r || ui->tensor_row >= r->prof->n_rows)
+        return 0;
+    return row_outputs(r, ui->tensor_row, outs, MAX_OUTPUTS, &from_ref);
+}
+
+/* The output whose values are shown (NULL: none). */
+static const gl_tensor *shown_tensor(const gl_ui *ui, const tensor_state *s, char *key,
+                                     size_t key_len)
+{
+    const gl_inter_tensor *outs[MAX_OUTPUTS];
+    size_t n = shown_outputs(ui, outs);
+    if (s->out >= n || outs[s->out]->t->dtype == GL_DT_STRING || !outs[s->out]->t->count)
+        return NULL;
+    snprintf(key, key_len, "%zu '%s'", outs[s->out]->output, outs[s->out]->key);
+    return outs[s->out]->t;
+}
+
+/* Values a line for `fit` at most: a tensor row wrapped into lines of even length (32
+ * values at 17 a line: two lines of 16, not 17 and 15). */
+static int per_line(const gl_tensor *t, int fit)
+{
+    int64_t rows, cols;
+    slice_shape(t, &rows, &cols);
+    fit = fit < 1 ? 1 : fit;
+    int64_t lines = cols > fit ? (cols + fit - 1) / fit : 1;
+    int64_t even = (cols + lines - 1) / lines;
+    return even < 1 ? 1 : (int)even;
+}
+
+/* Rows of the view: the summary, a heading, the lines of values. */
+static int total_rows(const tensor_state *s, const gl_tensor *t)
+{
+    return (int)s->n + (t ? 1 + (int)slice_lines(t, s->per_line) : 0);
+}
+
+/* The flat index of the first value on values line k of the shown slice. */
+static int64_t line_first(const tensor_state *s, const gl_tensor *t, int64_t k)
+{
+    int64_t rows, cols;
+    slice_shape(t, &rows, &cols);
+    int64_t wraps = (cols + s->per_line - 1) / s->per_line;
+    return gl_slice_first(t->dims, t->rank, s->lead) + (k / wraps) * cols +
+           (k % wraps) * s->per_line;
+}
+
+/* Values line k: "[0,3,5,8]  0.1 0.2 ...", the index of its first value, then the values
+ * of that tensor row from there, `per_line` at most. */
+static void values_line(const gl_run *r, const tensor_state *s, const gl_tensor *t, int64_t k,
+                        int index_w, char *buf, size_t len)
+{
+    int64_t rows, cols, first = line_first(s, t, k);
+    slice_shape(t, &rows, &cols);
+    int64_t in_row = first % (cols ? cols : 1), n = cols - in_row;
+    n = n < s->per_line ? n : s->per_line;
+    char idx[GL_MAX_RANK * 21 + 3];
+    index_text(t, first, idx, sizeof(idx));
+    int digits = r->stable ? 3 : 6;
+    size_t used = (size_t)snprintf(buf, len, "%-*s", index_w, idx);
+    for (int64_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, " %*.*g", digits + 7, digits,
+                                 gl_tensor_get_f64(t, first + i));
+}
+
+/* The last line: which output and slice, how many values, the first one on screen. */
+static void footer_text(const tensor_state *s, const gl_tensor *t, const char *key,
+                        int64_t first, char *buf, size_t len)
+{
+    char slice[GL_MAX_RANK * 22 + 3], idx[GL_MAX_RANK * 21 + 3];
+    int64_t rows, cols;
+    slice_shape(t, &rows, &cols);
+    gl_slice_text(t->dims, t->rank, s->lead, slice, sizeof(slice));
+    index_text(t, first, idx, sizeof(idx));
+    int64_t n_slices = gl_slice_count(t->dims, t->rank);
+    char which[64] = "";
+    if (n_slices > 1)
+        snprintf(which, sizeof(which), " %lld/%lld (J/K)",
+                 (long long)(gl_slice_first(t->dims, t->rank, s->lead) / (rows * cols) + 1),
+                 (long long)n_slices);
+    /* what matters most first: a narrow terminal cuts the end */
+    snprintf(buf, len, "from #%lld %s of %lld values; slice %s%s, %lld values; output %s",
+             (long long)first, idx, (long long)t->count, slice, which, (long long)(rows * cols),
+             key);
+}
+
 static void tensor_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
 {
     tensor_state *s = v->state;
-    if (!s)
+    if (!s || height < 1)
         return;
-    v->height = height;
-    gl_ui_clamp(v, (int)s->n, height);
-    for (int row = 0; row < height && v->scroll + row < (int)s->n; row++) {
+    char key[600], buf[4096];
+    const gl_tensor *t = shown_tensor(ui, s, key, sizeof(key));
+    char last[GL_MAX_RANK * 21 + 3] = "";
+    if (t) /* the last element's index is about the widest: the values line up after it */
+        index_text(t, t->count - 1, last, sizeof(last));
+    int index_w = (int)strlen(last);
+    int digits = gl_ui_run_shown(ui) && gl_ui_run_shown(ui)->stable ? 3 : 6;
+    s->per_line = t ? per_line(t, (width - index_w) / (digits + 8)) : DEFAULT_PER_LINE;
+    int body = t ? height - 1 : height; /* the footer */
+    int n_rows = total_rows(s, t);
+    v->height = body;
+    gl_ui_clamp(v, n_rows, body);
+    int64_t first_shown = -1;
+    for (int row = 0; row < body && v->scroll + row < n_rows; row++) {
         int i = v->scroll + row;
-        const char *line = s->lines[i];
-        gl_ui_role role = i == 0 ? GL_ROLE_HEADER
-                          : strstr(line, "OVER TOLERANCE") ? GL_ROLE_ERROR
-                                                           : GL_ROLE_NORMAL;
-        gl_ui_put(top + row, left, width, gl_ui_attr(ui, role), line);
+        gl_ui_role role = GL_ROLE_NORMAL;
+        const char *line = buf;
+        if (i < (int)s->n) {
+            line = s->lines[i];
+            role = i == 0 ? GL_ROLE_HEADER
+                   : strstr(line, "OVER TOLERANCE") ? GL_ROLE_ERROR : GL_ROLE_NORMAL;
+        } else if (i == (int)s->n) {
+            char slice[GL_MAX_RANK * 22 + 3];
+            gl_slice_text(t->dims, t->rank, s->lead, slice, sizeof(slice));
+            snprintf(buf, sizeof(buf), "values of output %s, slice %s (j/k/PgDn/PgUp page%s)",
+                     key, slice,
+                     gl_slice_count(t->dims, t->rank) > 1 ? "; J/K: next/previous slice"
+                                                          : "");
+            role = GL_ROLE_HEADER;
+        } else {
+            int64_t k = i - (int)s->n - 1;
+            if (first_shown < 0)
+                first_shown = line_first(s, t, k);
+            values_line(gl_ui_run_shown(ui), s, t, k, index_w, buf, sizeof(buf));
+        }
+        gl_ui_put_at(top + row, left, width, gl_ui_attr(ui, role), line, v->hscroll);
     }
+    if (!t)
+        return;
+    if (first_shown < 0)
+        first_shown = gl_slice_first(t->dims, t->rank, s->lead);
+    footer_text(s, t, key, first_shown, buf, sizeof(buf));
+    gl_ui_put(top + height - 1, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
 }
 
 /* A file name from a tensor's key: bytes outside [A-Za-z0-9._-] become '_', and the step
@@ -194,14 +394,10 @@ static void pb_name(size_t step, const char *key, char *buf, size_t len)
 static unsigned write_tensors(gl_ui *ui)
 {
     const gl_run *r = gl_ui_run_shown(ui);
-    if (!r || ui->tensor_row >= r->prof->n_rows)
-        return GL_REDRAW_NONE;
-    char node[512];
-    node_key(r->prof, ui->tensor_row, node, sizeof(node));
     const gl_inter_tensor *outs[MAX_OUTPUTS];
-    size_t n = outputs_of(r->rec_run, node, outs, MAX_OUTPUTS);
-    if (!n)
-        n = outputs_of(r->rec_ref, node, outs, MAX_OUTPUTS);
+    size_t n = shown_outputs(ui, outs);
+    if (!r)
+        return GL_REDRAW_NONE;
     if (!n) {
         gl_ui_set_error(ui, "no tensor of this node to write");
         return GL_REDRAW_STATUS;
@@ -229,7 +425,29 @@ static unsigned tensor_request(gl_ui *ui, gl_view *v, gl_request r)
         return GL_REDRAW_NONE;
     if (r == GL_REQ_WRITE_TENSOR)
         return write_tensors(ui);
-    return gl_ui_list_move(v, r, (int)s->n);
+    char key[600];
+    const gl_tensor *t = shown_tensor(ui, s, key, sizeof(key));
+    switch (r) {
+    case GL_REQ_BOX_NEXT:
+    case GL_REQ_BOX_PREV: /* J/K: the next or previous slice */
+        if (!t || !gl_slice_step(t->dims, t->rank, s->lead, r == GL_REQ_BOX_NEXT ? 1 : -1))
+            return GL_REDRAW_NONE;
+        return GL_REDRAW_VIEW;
+    case GL_REQ_ENTER: { /* the next output's values, from its first slice */
+        const gl_inter_tensor *outs[MAX_OUTPUTS];
+        size_t n = shown_outputs(ui, outs);
+        if (n < 2)
+            return GL_REDRAW_NONE;
+        s->out = (s->out + 1) % n;
+        memset(s->lead, 0, sizeof(s->lead));
+        return GL_REDRAW_VIEW;
+    }
+    case GL_REQ_MOVE_DOWN: /* j/k scroll the text a line, as a pager does */
+        v->selected = v->scroll + v->height - 1;
+        break;
+    default: v->selected = v->scroll; break;
+    }
+    return gl_ui_list_move(v, r, total_rows(s, t));
 }
 
 static void tensor_close(gl_ui *ui, gl_view *v)

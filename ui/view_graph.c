@@ -35,10 +35,12 @@
 #define AUTO_RADIUS 0    /* st->radius: the largest that fits the screen */
 #define FIRST_RADIUS 2   /* where the search for it starts */
 #define MAX_RADIUS 9
+#define MAX_RADIUS_COMPACT 24 /* compact boxes: a screen holds many more hops */
 #define MAX_WIDEN 64     /* Enter on "... N more" boxes remembered per graph */
 #define CACHE_SLOTS 8
 #define PAN_ROWS 3
 #define PAN_COLS 8
+#define ONE_LINE_COLS 48 /* a compact box's text: "Conv k=3x3 s=2 p=1 · conv1/Conv" */
 
 typedef struct layout_key {
     const gl_graph *graph; /* with step and budget: which graph (snapshots live as long
@@ -48,6 +50,7 @@ typedef struct layout_key {
     int radius;            /* AUTO_RADIUS: chosen by the job */
     uint32_t focus;        /* node id the neighbourhood is centred on; UINT32_MAX: none */
     unsigned extra;        /* generation of the widen list and the decision's nodes */
+    bool one_line;         /* compact boxes (z): one line per node */
 } layout_key;
 
 typedef struct cached {
@@ -67,6 +70,8 @@ typedef struct graph_state {
     unsigned clock;
     int shown;             /* slot on screen; -1: none yet */
     int radius;            /* AUTO_RADIUS or what < > set */
+    bool one_line;         /* z: compact boxes, one line per node (op, key attributes,
+                            * the end of the name), so a screen shows many more */
     gl_render_widen widen[MAX_WIDEN]; /* names owned */
     size_t n_widen;
     uint32_t *also;        /* the decision's nodes the neighbourhood centres on (owned) */
@@ -102,13 +107,15 @@ static layout_key wanted(const gl_ui *ui, const graph_state *st)
     if (st->anchor != UINT32_MAX && st->shown >= 0 &&
         box_of_node(st->cache[st->shown].layout, focus) >= 0)
         focus = st->anchor;
-    return (layout_key){gl_ui_graph(ui), ui->step, ui->budget, st->radius, focus, st->extra};
+    return (layout_key){gl_ui_graph(ui), ui->step, ui->budget, st->radius, focus, st->extra,
+                        st->one_line};
 }
 
 static bool same_key(layout_key a, layout_key b)
 {
     return a.graph == b.graph && a.step == b.step && a.budget == b.budget &&
-           a.radius == b.radius && a.focus == b.focus && a.extra == b.extra;
+           a.radius == b.radius && a.focus == b.focus && a.extra == b.extra &&
+           a.one_line == b.one_line;
 }
 
 static void widen_clear(graph_state *st)
@@ -161,7 +168,7 @@ static long box_of_node(const gl_layout *l, uint32_t id)
 static bool serves(const cached *c, layout_key want)
 {
     if (!c->used || c->key.graph != want.graph || c->key.step != want.step ||
-        c->key.budget != want.budget)
+        c->key.budget != want.budget || c->key.one_line != want.one_line)
         return false;
     if (!c->reduced)
         return true;
@@ -353,10 +360,16 @@ static gl_status lay_out(layout_job *j, gl_job *job, int radius, attempt *a)
                         .focus = j->focus, .radius = radius, .fold_constants = true,
                         .also = (const char *const *)j->also, .n_also = j->n_also,
                         .widen = j->widen, .n_widen = j->n_widen, .shared_once = true,
-                        .xlabels = true};
+                        .xlabels = true, .one_line = j->key.one_line};
     gl_status st = gl_render_layout(j->graph, &o, &a->layout, &a->info);
+    /* compact boxes: one line each, wide enough for an op, its attributes and a short
+     * name; edge labels (shapes) would take the room the boxes saved */
+    gl_draw_opts d = {.compact = true};
+    if (j->key.one_line)
+        d = (gl_draw_opts){.compact = true, .flat = true, .label_cols = ONE_LINE_COLS,
+                           .no_edge_labels = true};
     if (st == GL_OK)
-        st = gl_drawing_build(a->layout, &(gl_draw_opts){.compact = true}, &a->drawing);
+        st = gl_drawing_build(a->layout, &d, &a->drawing);
     return st;
 }
 
@@ -380,6 +393,8 @@ static size_t node_boxes(const gl_layout *l)
     return n;
 }
 
+static int max_radius(bool one_line) { return one_line ? MAX_RADIUS_COMPACT : MAX_RADIUS; }
+
 /* The largest radius whose drawing fits the viewport: FIRST_RADIUS, then up while the
  * drawing fits and grows, or down to 1 when it does not fit. A whole-graph drawing ends
  * the search (the radius does not matter there). */
@@ -390,8 +405,10 @@ static gl_status lay_out_auto(layout_job *j, gl_job *job, attempt *best)
     j->radius = r;
     if (st != GL_OK || !best->info.reduced)
         return st;
-    int dir = fits(j, best) ? 1 : -1;
-    for (r += dir; r >= 1 && r <= MAX_RADIUS && !gl_job_cancelled(job); r += dir) {
+    /* compact boxes grow two hops at a time: as many layouts for over twice the hops */
+    int dir = fits(j, best) ? (j->key.one_line ? 2 : 1) : -1;
+    int most = max_radius(j->key.one_line);
+    for (r += dir; r >= 1 && r <= most && !gl_job_cancelled(job); r += dir) {
         attempt next = {0};
         if (lay_out(j, job, r, &next) != GL_OK) {
             attempt_free(&next);
@@ -589,7 +606,8 @@ static void header_text(const gl_ui *ui, const graph_state *st, char *buf, size_
     const cached *c = st->shown >= 0 ? &st->cache[st->shown] : NULL;
     int n = snprintf(buf, len, "graph %s", label);
     if (c && n >= 0 && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, ": %zu boxes", c->layout->n_nodes);
+        n += snprintf(buf + n, len - (size_t)n, ": %zu %sboxes", c->layout->n_nodes,
+                      c->key.one_line ? "compact " : "");
     /* the radius before the note: a long node name in the note is what gets cut */
     if (c && c->reduced && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, ", radius %d (%s< >)%s", c->radius,
@@ -696,8 +714,9 @@ static int shown_radius(const graph_state *st)
 
 static unsigned set_radius(gl_ui *ui, graph_state *st, int radius)
 {
-    if (radius < 1 || radius > MAX_RADIUS) {
-        gl_ui_set_status(ui, "the neighbourhood radius stays within 1-%d", MAX_RADIUS);
+    if (radius < 1 || radius > max_radius(st->one_line)) {
+        gl_ui_set_status(ui, "the neighbourhood radius stays within 1-%d",
+                         max_radius(st->one_line));
         return GL_REDRAW_STATUS;
     }
     st->radius = radius;
@@ -837,6 +856,16 @@ static unsigned hop(gl_ui *ui, graph_state *st, bool down)
     return relayout(ui, st);
 }
 
+/* z: compact boxes (one line per node) or full ones; the other kind is laid out once and
+ * cached like any layout, so switching back is immediate. */
+static unsigned toggle_one_line(gl_ui *ui, graph_state *st)
+{
+    st->one_line = !st->one_line;
+    gl_ui_set_status(ui, "%s", st->one_line ? "compact boxes: one line per node (z: full boxes)"
+                                            : "full boxes: op, name, shapes (z: compact)");
+    return relayout(ui, st);
+}
+
 static unsigned graph_request(gl_ui *ui, gl_view *v, gl_request r)
 {
     graph_state *st = state_of(v);
@@ -862,6 +891,7 @@ static unsigned graph_request(gl_ui *ui, gl_view *v, gl_request r)
     case GL_REQ_RADIUS_LESS: return set_radius(ui, st, shown_radius(st) - 1);
     case GL_REQ_PRODUCER: return hop(ui, st, false);
     case GL_REQ_CONSUMER: return hop(ui, st, true);
+    case GL_REQ_COMPACT_BOXES: return toggle_one_line(ui, st);
     default: return GL_REDRAW_NONE;
     }
 }

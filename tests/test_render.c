@@ -1464,11 +1464,14 @@ Test(render, one_line_boxes_hold_op_attributes_and_the_end_of_the_name)
     gl_node *t = tu_node(m->graph, "Transpose", "/encoder/layers.0/attn/Transpose_1", 1, x);
     tu_apply_attrs(t, (tu_attr[]){{"perm", 'I', .n = 4, .ints = {0, 2, 3, 1}}, {0}});
     gl_node *r = tu_node(m->graph, "Relu", "relu", 1, t->outputs[0]);
-    tu_output(m->graph, r->outputs[0]);
+    gl_node *bn = tu_node(m->graph, "Sigmoid", "/features/layer2/norm1/Sigmoid", 1, r->outputs[0]);
+    tu_output(m->graph, bn->outputs[0]);
     gl_render_opts o = {.one_line = true, .fold_constants = true};
     gl_layout *l = layout_of(m->graph, &o, NULL);
     cr_expect_str_eq(box_with_id(l, t->id)->label, "Transpose perm=[0,2,3,1] \xC2\xB7 attn/Transpose_1");
     cr_expect_str_eq(box_with_id(l, r->id)->label, "Relu \xC2\xB7 relu");
+    cr_expect_str_eq(box_with_id(l, bn->id)->label, "Sigmoid \xC2\xB7 layer2/norm1",
+                     "a last part that repeats the op gives way to the one before");
     for (size_t i = 0; i < l->n_nodes; i++)
         cr_expect_null(strchr(l->nodes[i].label, '\n'), "one line: '%s'", l->nodes[i].label);
     gl_layout_free(l);

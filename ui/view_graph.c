@@ -395,6 +395,54 @@ static size_t node_boxes(const gl_layout *l)
 
 static int max_radius(bool one_line) { return one_line ? MAX_RADIUS_COMPACT : MAX_RADIUS; }
 
+/* Node boxes wholly on a screen of the job's viewport centred on the focus's box, as
+ * the view will show it (clamped to the drawing). */
+static size_t visible_node_boxes(const layout_job *j, const attempt *a)
+{
+    const gl_drawing *d = a->drawing;
+    long focus = box_of_node(a->layout, j->key.focus);
+    const gl_cell_rect *f = focus >= 0 ? &d->boxes[focus] : NULL;
+    int vx = f ? f->x + f->w / 2 - j->cols / 2 : 0, vy = f ? f->y + f->h / 2 - j->rows / 2 : 0;
+    vx = vx > d->canvas->width - j->cols ? d->canvas->width - j->cols : vx;
+    vy = vy > d->canvas->height - j->rows ? d->canvas->height - j->rows : vy;
+    vx = vx < 0 ? 0 : vx;
+    vy = vy < 0 ? 0 : vy;
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_boxes; i++) {
+        const gl_cell_rect *r = &d->boxes[i];
+        n += a->layout->nodes[i].kind == GL_BOX_NODE && r->x >= vx && r->y >= vy &&
+             r->x + r->w <= vx + j->cols && r->y + r->h <= vy + j->rows;
+    }
+    return n;
+}
+
+/* Compact boxes: the radius that puts the most node boxes on the screen, the drawing
+ * may be wider or taller than it (h L and j k scroll): one-line boxes are small, and a
+ * wide fan-out (a DenseNet's concatenations) should not keep the neighbourhood at two
+ * hops. Grows while that number grows. */
+static gl_status lay_out_most_visible(layout_job *j, gl_job *job, attempt *best)
+{
+    int r = FIRST_RADIUS;
+    gl_status st = lay_out(j, job, r, best);
+    j->radius = r;
+    if (st != GL_OK || !best->info.reduced)
+        return st;
+    size_t shown = visible_node_boxes(j, best);
+    for (r++; r <= MAX_RADIUS_COMPACT && !gl_job_cancelled(job); r++) {
+        attempt next = {0};
+        size_t more = lay_out(j, job, r, &next) == GL_OK ? visible_node_boxes(j, &next) : 0;
+        if (more <= shown) {
+            attempt_free(&next);
+            break;
+        }
+        attempt_free(best);
+        *best = next;
+        shown = more;
+        j->radius = r;
+    }
+    return GL_OK;
+}
+
 /* The largest radius whose drawing fits the viewport: FIRST_RADIUS, then up while the
  * drawing fits and grows, or down to 1 when it does not fit. A whole-graph drawing ends
  * the search (the radius does not matter there). */
@@ -405,8 +453,7 @@ static gl_status lay_out_auto(layout_job *j, gl_job *job, attempt *best)
     j->radius = r;
     if (st != GL_OK || !best->info.reduced)
         return st;
-    /* compact boxes grow two hops at a time: as many layouts for over twice the hops */
-    int dir = fits(j, best) ? (j->key.one_line ? 2 : 1) : -1;
+    int dir = fits(j, best) ? 1 : -1;
     int most = max_radius(j->key.one_line);
     for (r += dir; r >= 1 && r <= most && !gl_job_cancelled(job); r += dir) {
         attempt next = {0};
@@ -434,7 +481,7 @@ static void layout_run(void *arg, gl_job *job)
     double start = gl_now_ms();
     attempt a = {0};
     if (j->key.radius == AUTO_RADIUS)
-        j->st = lay_out_auto(j, job, &a);
+        j->st = j->key.one_line ? lay_out_most_visible(j, job, &a) : lay_out_auto(j, job, &a);
     else {
         j->radius = j->key.radius;
         j->st = lay_out(j, job, j->radius, &a);
@@ -611,7 +658,9 @@ static void header_text(const gl_ui *ui, const graph_state *st, char *buf, size_
     /* the radius before the note: a long node name in the note is what gets cut */
     if (c && c->reduced && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, ", radius %d (%s< >)%s", c->radius,
-                      c->key.radius == AUTO_RADIUS ? "fits the screen; " : "",
+                      c->key.radius != AUTO_RADIUS ? ""
+                      : c->key.one_line           ? "the most boxes on the screen; "
+                                                  : "fits the screen; ",
                       st->n_widen ? " widened" : "");
     if (c && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "%s%s%s, laid out in %.0f ms",

@@ -395,6 +395,24 @@ static size_t node_boxes(const gl_layout *l)
 
 static int max_radius(bool one_line) { return one_line ? MAX_RADIUS_COMPACT : MAX_RADIUS; }
 
+/* The first layout of an automatic radius, at FIRST_RADIUS; true when a search should
+ * follow (it worked and drew a neighbourhood: on a whole graph the radius does not
+ * matter). */
+static bool lay_out_first(layout_job *j, gl_job *job, attempt *best, gl_status *st)
+{
+    *st = lay_out(j, job, FIRST_RADIUS, best);
+    j->radius = FIRST_RADIUS;
+    return *st == GL_OK && best->info.reduced;
+}
+
+/* A better attempt (laid out at radius r) replaces the best so far. */
+static void keep(layout_job *j, attempt *best, attempt *better, int r)
+{
+    attempt_free(best);
+    *best = *better;
+    j->radius = r;
+}
+
 /* Node boxes wholly on a screen of the job's viewport centred on the focus's box, as
  * the view will show it (clamped to the drawing). */
 static size_t visible_node_boxes(const layout_job *j, const attempt *a)
@@ -422,23 +440,19 @@ static size_t visible_node_boxes(const layout_job *j, const attempt *a)
  * hops. Grows while that number grows. */
 static gl_status lay_out_most_visible(layout_job *j, gl_job *job, attempt *best)
 {
-    int r = FIRST_RADIUS;
-    gl_status st = lay_out(j, job, r, best);
-    j->radius = r;
-    if (st != GL_OK || !best->info.reduced)
+    gl_status st;
+    if (!lay_out_first(j, job, best, &st))
         return st;
     size_t shown = visible_node_boxes(j, best);
-    for (r++; r <= MAX_RADIUS_COMPACT && !gl_job_cancelled(job); r++) {
+    for (int r = FIRST_RADIUS + 1; r <= MAX_RADIUS_COMPACT && !gl_job_cancelled(job); r++) {
         attempt next = {0};
         size_t more = lay_out(j, job, r, &next) == GL_OK ? visible_node_boxes(j, &next) : 0;
         if (more <= shown) {
             attempt_free(&next);
             break;
         }
-        attempt_free(best);
-        *best = next;
+        keep(j, best, &next, r);
         shown = more;
-        j->radius = r;
     }
     return GL_OK;
 }
@@ -448,11 +462,10 @@ static gl_status lay_out_most_visible(layout_job *j, gl_job *job, attempt *best)
  * the search (the radius does not matter there). */
 static gl_status lay_out_auto(layout_job *j, gl_job *job, attempt *best)
 {
-    int r = FIRST_RADIUS;
-    gl_status st = lay_out(j, job, r, best);
-    j->radius = r;
-    if (st != GL_OK || !best->info.reduced)
+    gl_status st;
+    if (!lay_out_first(j, job, best, &st))
         return st;
+    int r = FIRST_RADIUS;
     int dir = fits(j, best) ? 1 : -1;
     int most = max_radius(j->key.one_line);
     for (r += dir; r >= 1 && r <= most && !gl_job_cancelled(job); r += dir) {
@@ -463,11 +476,9 @@ static gl_status lay_out_auto(layout_job *j, gl_job *job, attempt *best)
         }
         bool better = dir < 0 || (fits(j, &next) && node_boxes(next.layout) >
                                                         node_boxes(best->layout));
-        if (better) {
-            attempt_free(best);
-            *best = next;
-            j->radius = r;
-        } else
+        if (better)
+            keep(j, best, &next, r);
+        else
             attempt_free(&next);
         if (!better || (dir < 0 && fits(j, best)))
             break;

@@ -62,12 +62,15 @@ static gl_layout *layout_of(const gl_graph *g, const gl_render_opts *o, gl_rende
     return l;
 }
 
-/* Graphviz itself must accept the DOT; returns the number of nodes it saw. */
+/* Graphviz itself must accept the DOT; returns the number of boxes of the drawing it saw
+ * (nodes "b<N>": not the legend's samples nor the ghosts of removed nodes). */
 static int graphviz_node_count(const char *dot)
 {
     Agraph_t *g = agmemread(dot);
     cr_assert_not_null(g, "Graphviz rejected:\n%s", dot);
-    int n = agnnodes(g);
+    int n = 0;
+    for (Agnode_t *v = agfstnode(g); v; v = agnxtnode(g, v))
+        n += agnameof(v)[0] == 'b';
     agclose(g);
     return n;
 }
@@ -366,10 +369,10 @@ Test(render, diff_marks_are_textual)
     cr_expect_not_null(strstr(dot, "03-fusion"));
     cr_expect_not_null(strstr(dot, "removed: 'gone0', 'gone1'"), "%s", dot);
     cr_expect_not_null(strstr(dot, "'gone9' +2 more"), "%s", dot);
-    cr_expect_null(strstr(dot, "gone10"), "only the first 10 removed names");
+    cr_expect_null(strstr(dot, "'gone10'"), "only the first 10 removed names");
     cr_expect_not_null(strstr(dot, "+ added"), "a legend explains the marks");
-    /* the colour differs from unmarked nodes too */
-    cr_expect_eq(count_of(dot, "fillcolor=\"#c8efc4\""), 1);
+    /* the colour differs from unmarked nodes too (the other one: the legend's sample) */
+    cr_expect_eq(count_of(dot, "fillcolor=\"#c8efc4\""), 2);
     graphviz_node_count(dot);
     free(dot);
     gl_model_free(s.m);
@@ -1348,3 +1351,201 @@ Test(render, no_leaks_across_renders)
     cr_expect_eq(__lsan_do_recoverable_leak_check(), 0, "leaks: see stderr");
 }
 #endif
+
+/* ---- key attributes in boxes (issue 24) ------------------------------------------------ */
+
+/* A node with attributes and, optionally, a constant second input (its text as
+ * tu_parse_tensor reads it); the first line of its box must read `first_line`. */
+typedef struct attr_case {
+    const char *op;
+    tu_attr attrs[6];
+    const char *const_input; /* NULL: a single (graph) input */
+    const char *first_line;  /* the box's first line, exactly */
+} attr_case;
+
+static const attr_case ATTR_CASES[] = {
+    {"Transpose", {{"perm", 'I', .n = 4, .ints = {0, 2, 3, 1}}}, NULL, "Transpose perm=[0,2,3,1]"},
+    {"Conv",
+     {{"kernel_shape", 'I', .n = 2, .ints = {3, 3}},
+      {"strides", 'I', .n = 2, .ints = {2, 2}},
+      {"pads", 'I', .n = 4, .ints = {1, 1, 1, 1}},
+      {"group", 'i', .i = 32},
+      {"dilations", 'I', .n = 2, .ints = {1, 1}}},
+     NULL, "Conv k=3x3 s=2 p=1 g=32"},
+    /* defaults left out; lists that differ stay lists */
+    {"Conv",
+     {{"kernel_shape", 'I', .n = 2, .ints = {1, 7}},
+      {"strides", 'I', .n = 2, .ints = {1, 1}},
+      {"pads", 'I', .n = 4, .ints = {0, 3, 0, 3}},
+      {"group", 'i', .i = 1}},
+     NULL, "Conv k=1x7 p=[0,3,0,3]"},
+    {"MaxPool", {{"kernel_shape", 'I', .n = 2, .ints = {2, 2}}, {"strides", 'I', .n = 2, .ints = {2, 2}}},
+     NULL, "MaxPool k=2x2 s=2"},
+    {"Gemm", {{"transB", 'i', .i = 1}, {"transA", 'i', .i = 0}, {"alpha", 'f', .f = 1.0f}},
+     NULL, "Gemm transB=1"},
+    {"Cast", {{"to", 'i', .i = GL_DT_FLOAT16}}, NULL, "Cast to=float16"},
+    {"Softmax", {{"axis", 'i', .i = -1}}, NULL, "Softmax axis=-1"},
+    {"Reshape", {{0}}, "int64[3]:1,16,256", "Reshape shape=[1,16,256]"},
+    {"Unsqueeze", {{0}}, "int64[1]:0", "Unsqueeze axes=[0]"},
+    {"Gelu", {{"approximate", 's', .s = "tanh"}}, NULL, "Gelu approx=tanh"},
+    {"Gelu", {{"approximate", 's', .s = "none"}}, NULL, "Gelu"},
+    {"Relu", {{0}}, NULL, "Relu"},
+    /* model text is sanitized like names: a control byte is spelled, not passed */
+    {"Resize", {{"mode", 's', .s = "li\x1bnear\n"}}, NULL, "Resize mode=li\\x1Bnear\\n"},
+};
+
+static char *first_line(const char *label)
+{
+    const char *nl = strchr(label, '\n');
+    return nl ? gl_xstrndup(label, (size_t)(nl - label)) : gl_xstrdup(label);
+}
+
+static gl_model *attr_case_model(const attr_case *c, gl_node **node)
+{
+    gl_model *m = tu_model(18);
+    const int64_t d[] = {1, 16, 256};
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 3, d);
+    gl_value *k = NULL;
+    if (c->const_input)
+        k = tu_const_tensor(m->graph, "k", tu_parse_tensor(c->const_input));
+    *node = k ? tu_node(m->graph, c->op, "n", 2, x, k) : tu_node(m->graph, c->op, "n", 1, x);
+    tu_apply_attrs(*node, c->attrs);
+    tu_output(m->graph, (*node)->outputs[0]);
+    return m;
+}
+
+Test(render, boxes_show_key_attributes_without_defaults)
+{
+    for (size_t i = 0; i < sizeof(ATTR_CASES) / sizeof(ATTR_CASES[0]); i++) {
+        const attr_case *c = &ATTR_CASES[i];
+        gl_node *n;
+        gl_model *m = attr_case_model(c, &n);
+        gl_layout *l = layout_of(m->graph, &(gl_render_opts){.fold_constants = true}, NULL);
+        const gl_layout_node *b = box_with_id(l, n->id);
+        cr_assert_not_null(b, "case %zu", i);
+        char *line = first_line(b->label);
+        cr_expect_str_eq(line, c->first_line, "case %zu (%s): the box reads '%s'", i, c->op,
+                         b->label);
+        free(line);
+        gl_layout_free(l);
+        /* the DOT (and so the SVG) carries the same line, and Graphviz reads it */
+        char *dot = dot_of(m->graph, NULL, NULL);
+        gl_strbuf quoted = {0};
+        gl_rv_put_dot_string(&quoted, c->first_line);
+        quoted.s[quoted.len - 1] = '\0'; /* the line starts the label: no closing quote */
+        cr_expect_not_null(strstr(dot, quoted.s), "case %zu: DOT:\n%s", i, dot);
+        free(quoted.s);
+        graphviz_node_count(dot);
+        free(dot);
+        gl_model_free(m);
+    }
+}
+
+Test(render, attributes_reach_the_svg_escaped)
+{
+    const attr_case *c = &ATTR_CASES[sizeof(ATTR_CASES) / sizeof(ATTR_CASES[0]) - 1];
+    gl_node *n;
+    gl_model *m = attr_case_model(c, &n);
+    gl_node_set_attr_string(n, "mode", "<b>&x;\"\x1b");
+    char *svg = svg_of(m->graph, NULL, NULL);
+    cr_expect_not_null(strstr(svg, "Resize mode=&lt;b&gt;\\x26x;&quot;\\x1B"), "%s", svg);
+    cr_expect_null(strstr(svg, "<b>"), "no raw markup from the model");
+    free(svg);
+    gl_model_free(m);
+}
+
+/* ---- one-line boxes -------------------------------------------------------------------- */
+
+Test(render, one_line_boxes_hold_op_attributes_and_the_end_of_the_name)
+{
+    gl_model *m = tu_model(18);
+    const int64_t d[] = {1, 3, 8, 8};
+    gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 4, d);
+    gl_node *t = tu_node(m->graph, "Transpose", "/encoder/layers.0/attn/Transpose_1", 1, x);
+    tu_apply_attrs(t, (tu_attr[]){{"perm", 'I', .n = 4, .ints = {0, 2, 3, 1}}, {0}});
+    gl_node *r = tu_node(m->graph, "Relu", "relu", 1, t->outputs[0]);
+    gl_node *bn = tu_node(m->graph, "Sigmoid", "/features/layer2/norm1/Sigmoid", 1, r->outputs[0]);
+    tu_output(m->graph, bn->outputs[0]);
+    gl_render_opts o = {.one_line = true, .fold_constants = true};
+    gl_layout *l = layout_of(m->graph, &o, NULL);
+    cr_expect_str_eq(box_with_id(l, t->id)->label, "Transpose perm=[0,2,3,1] \xC2\xB7 attn/Transpose_1");
+    cr_expect_str_eq(box_with_id(l, r->id)->label, "Relu \xC2\xB7 relu");
+    cr_expect_str_eq(box_with_id(l, bn->id)->label, "Sigmoid \xC2\xB7 layer2/norm1",
+                     "a last part that repeats the op gives way to the one before");
+    for (size_t i = 0; i < l->n_nodes; i++)
+        cr_expect_null(strchr(l->nodes[i].label, '\n'), "one line: '%s'", l->nodes[i].label);
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
+/* ---- the legend and the ghosts of removed nodes ---------------------------------------- */
+
+Test(render, svg_has_a_legend_of_the_colours_drawn)
+{
+    small s = small_graph();
+    char *svg = svg_of(s.m->graph, NULL, NULL);
+    cr_expect_not_null(strstr(svg, "cluster_legend"), "a legend cluster");
+    cr_expect_not_null(strstr(svg, ">graph input<"), "%s", svg);
+    cr_expect_not_null(strstr(svg, ">graph output<"), "%s", svg);
+    cr_expect_not_null(strstr(svg, ">node<"), "%s", svg);
+    cr_expect_null(strstr(svg, "+ added"), "no diff, no diff colours in the legend");
+    free(svg);
+    hand_diff h;
+    make_diff(&h, &s);
+    svg = svg_of(s.m->graph, &(gl_render_opts){.diff = &h.d}, NULL);
+    const char *legend = strstr(svg, "cluster_legend");
+    cr_assert_not_null(legend);
+    const char *want[] = {"+ added", "~ modified", "&gt; replaces removed nodes",
+                          "&#45; removed (ghost)"}; /* Graphviz spells '-' &#45; */
+    for (size_t i = 0; i < 4; i++)
+        cr_expect_not_null(strstr(legend, want[i]), "legend has '%s':\n%s", want[i], legend);
+    free(svg);
+    /* the terminal's layout has neither */
+    gl_layout *l = layout_of(s.m->graph, &(gl_render_opts){.diff = &h.d}, NULL);
+    for (size_t i = 0; i < l->n_nodes; i++)
+        cr_expect_null(strstr(l->nodes[i].label, "legend"), "%s", l->nodes[i].label);
+    gl_layout_free(l);
+    gl_model_free(s.m);
+}
+
+Test(render, removed_nodes_are_drawn_as_ghosts_in_the_diff_render)
+{
+    small s = small_graph();
+    hand_diff h;
+    make_diff(&h, &s);
+    char *ops[12];
+    for (int i = 0; i < 12; i++)
+        ops[i] = i == 3 ? "<Tr&ns>" : "Transpose";
+    h.ch[3].old_ops = ops;
+    gl_render_opts o = {.diff = &h.d, .title = "03-fusion"};
+    char *dot = dot_of(s.m->graph, &o, NULL);
+    const char *cluster = strstr(dot, "subgraph cluster_removed");
+    cr_assert_not_null(cluster, "%s", dot);
+    cr_expect_eq(count_of(cluster, "style=\"rounded,dashed,filled\""), 12 + 1,
+                 "12 ghosts and the legend's sample:\n%s", dot);
+    cr_expect_not_null(strstr(cluster, "\"- Transpose\\ngone0\""), "%s", cluster);
+    cr_expect_not_null(strstr(cluster, "\"- Transpose\\ngone11\""), "every one, not 10");
+    cr_expect_eq(count_of(dot, "color=\"#9e9e9e\""), 12 + 1 + 1, "grey: ghosts, sample, cluster");
+    graphviz_node_count(dot);
+    free(dot);
+    char *svg = svg_of(s.m->graph, &o, NULL);
+    cr_expect_not_null(strstr(svg, "removed by this step"), "%s", svg);
+    cr_expect_not_null(strstr(svg, "&#45; &lt;Tr&amp;ns&gt;"), "an op from the diff is escaped");
+    cr_expect_not_null(strstr(svg, "stroke-dasharray"), "dashed");
+    free(svg);
+    /* past 40 ghosts, one box counts the rest */
+    char *names[100];
+    char buf[100][16];
+    for (int i = 0; i < 100; i++) {
+        snprintf(buf[i], sizeof(buf[i]), "r%d", i);
+        names[i] = buf[i];
+    }
+    h.ch[3] = (gl_node_change){.kind = GL_CHANGE_REMOVED, .old_names = names, .n_old = 100};
+    dot = dot_of(s.m->graph, &o, NULL);
+    cr_expect_not_null(strstr(dot, "\"+60 more removed\""), "%s", dot);
+    cr_expect_not_null(strstr(dot, "\"- r39\""), "no op known: the name alone");
+    cr_expect_null(strstr(dot, "\\nr40\""), "the first 40 only");
+    graphviz_node_count(dot);
+    free(dot);
+    gl_model_free(s.m);
+}

@@ -635,6 +635,68 @@ static void check_boxes_apart(const gl_drawing *d)
     }
 }
 
+/* Compact boxes (issue 24): flat boxes one row high, "[ text ]", consecutive ranks three
+ * rows apart (a row for bends, one for arrowheads); the edge's first cell reaches up to
+ * its source (lines never enter a flat box), the rest as check_edges asks. */
+static void check_flat_edges(const gl_layout *l, const gl_drawing *d)
+{
+    for (size_t i = 0; i < l->n_edges; i++) {
+        const gl_drawn_edge *e = &d->edges[i];
+        const gl_cell_rect *src = &d->boxes[l->edges[i].from], *dst = &d->boxes[l->edges[i].to];
+        cr_assert(e->drawn && e->n_path >= 3, "edge %zu not drawn", i);
+        const int *p = e->path;
+        cr_expect(in_rect(src, p[0], p[1]) && !in_rect(src, p[2], p[3]),
+                  "edge %zu leaves its source's row", i);
+        const gl_cell *start = gl_canvas_cell_const(d->canvas, p[2], p[3]);
+        cr_expect(start->lines & direction(p[0] - p[2], p[1] - p[3]),
+                  "edge %zu: its first cell does not reach up to the box", i);
+        size_t last = e->n_path - 1;
+        int ax = p[2 * last], ay = p[2 * last + 1];
+        cr_expect(in_rect(dst, ax, ay + 1) && e->arrow == GL_LINE_DOWN,
+                  "edge %zu: the arrowhead at (%d, %d) is not right above its target", i, ax,
+                  ay);
+        cr_expect_eq(glyph(d->canvas, ax, ay), arrow_char(e->arrow), "edge %zu: arrowhead", i);
+        for (size_t k = 1; k + 1 < last; k++) {
+            const gl_cell *a = gl_canvas_cell_const(d->canvas, p[2 * k], p[2 * k + 1]);
+            unsigned dir = direction(p[2 * k + 2] - p[2 * k], p[2 * k + 3] - p[2 * k + 1]);
+            cr_expect((a->lines & dir) && a->box < 0, "edge %zu: broken at cell %zu", i, k);
+        }
+    }
+}
+
+Test(real, compact_boxes_are_one_row_each_and_every_edge_connected)
+{
+    gl_model *m = NULL;
+    cr_assert_eq(gl_model_load(tu_src("examples/conv_nhwc/model.onnx"), NULL, &m), GL_OK,
+                 "%s", gl_error_message());
+    gl_render_opts o = {.fold_constants = true, .one_line = true, .xlabels = true};
+    gl_layout *l = NULL;
+    cr_assert_eq(gl_render_layout(m->graph, &o, &l, NULL), GL_OK, "%s", gl_error_message());
+    gl_drawing *d = draw(l, &(gl_draw_opts){.compact = true, .flat = true, .label_cols = 48,
+                                            .no_edge_labels = true});
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        const gl_cell_rect *r = &d->boxes[i];
+        cr_expect_eq(r->h, 1, "box %zu: one row", i);
+        char *row = row_text(d->canvas, r->y, r->x, r->w, -1);
+        char *cursor = row_text(d->canvas, r->y, r->x, r->w, (int32_t)i);
+        cr_expect(row[0] == '[' && row[strlen(row) - 1] == ']', "box %zu reads '%s'", i, row);
+        cr_expect(strncmp(cursor, "\xE2\x96\xBA ", 4) == 0, "the cursor's box: '%s'", cursor);
+        if (l->nodes[i].kind == GL_BOX_NODE)
+            cr_expect(strstr(row, " \xC2\xB7 "), "op, then the name: '%s'", row);
+        free(row);
+        free(cursor);
+    }
+    /* ranks three rows apart: every box's row is one of them */
+    int first = d->boxes[0].y;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        cr_expect_eq((d->boxes[i].y - first) % 3, 0, "box %zu on row %d", i, d->boxes[i].y);
+    check_flat_edges(l, d);
+    check_boxes_apart(d);
+    gl_drawing_free(d);
+    gl_layout_free(l);
+    gl_model_free(m);
+}
+
 /* The text of line k of box i. */
 static char *box_line(const gl_drawing *d, size_t i, int k)
 {

@@ -4,6 +4,8 @@
 # { and } move to the producer / consumer, J reaches the "... N more" box and Enter on it
 # draws what it stood for, the input box is a stop that Enter describes. On the in-tree
 # shufflenet_mini (374 nodes, torch's names), and the shared shufflenet when there.
+# Compact boxes (z, issue 24): golden screens at 80x24 and 200x60, each with and without
+# NO_COLOR (the same text; colours only without it).
 . "$GL_SRCDIR/tests/tap.sh"
 . "$GL_SRCDIR/tests/corpus.sh"
 GL="$GL_BUILDDIR/graphlab"
@@ -57,6 +59,53 @@ graph_view() {
 }
 
 graph_view shufflenet_mini "$TREE_MODELS/shufflenet_mini/model.onnx" "input float[1,3,64,64]"
+
+# --- compact boxes (issue 24): z draws one line per node -----------------------------------
+# colours: SGR parameters that set a foreground or background colour (30-38, 40-48,
+# 90-107; 39 and 49 only reset to the terminal's own)
+esc=$(printf '\033')
+coloured() {
+    $T capture-pane -p -e -t t |
+        grep -Eq "$esc\\[([0-9;]*;)?(3[0-8]|4[0-8]|9[0-7]|10[0-7])(;[0-9]+)*m"
+}
+uncoloured() { ! coloured; }
+# compact boxes on the screen: "[ text ]", the cursor's "► text ◄"
+flat_boxes() { screen | grep -o '[[►] [^]◄]* []◄]' | wc -l | tr -d ' '; }
+
+# compact COLS ROWS MIN NOCOLOR: the compact graph view of shufflenet_mini at COLS x ROWS
+# shows at least MIN node boxes and reads as golden graph-compact-COLSxROWS, with
+# colours unless NOCOLOR (NO_COLOR=1 draws the same text without them)
+compact() {
+    cols=$1 rows=$2 min=$3 nocolor=$4
+    what="${cols}x$rows${nocolor:+ NO_COLOR}"
+    start "$cols" "$rows" ${nocolor:+NO_COLOR=1} -- "$TREE_MODELS/shufflenet_mini/model.onnx"
+    check "compact $what: opens" wait_for "step 0/16"
+    keys v
+    check "compact $what: the graph view" wait_for "(fits the screen; < >)"
+    full=$(boxes)
+    keys z
+    check "compact $what: z says what it does" wait_for "compact boxes: one line per node"
+    check "compact $what: the header says compact" wait_for "compact boxes"
+    check "compact $what: one line per node with its attributes" wait_for "Conv k=3x3 s=2 p=1"
+    settle
+    n=$(flat_boxes)
+    check "compact $what: at least $min boxes: $n (full boxes: $full)" [ "$n" -ge "$min" ]
+    check "compact $what: nothing runs past the edge" fits "$cols" "$rows"
+    golden "graph-compact-${cols}x$rows"
+    if [ -n "$nocolor" ]; then
+        check "compact $what: no colours" uncoloured
+    else
+        check "compact $what: colours" coloured
+    fi
+    keys z
+    check "compact $what: z again: full boxes" wait_for "full boxes: op, name, shapes"
+    keys q
+    check "compact $what: q exits 0" [ "$(wait_rc)" = 0 ]
+}
+compact 80 24 8 ""
+compact 80 24 8 1
+compact 200 60 20 ""
+compact 200 60 20 1
 if [ -f "$SHARED_MODELS/shufflenet_v2_x0_5/model.onnx" ]; then
     graph_view shufflenet "$SHARED_MODELS/shufflenet_v2_x0_5/model.onnx" \
         "input float[1,3,224,224]"

@@ -180,6 +180,20 @@ void gl_canvas_box(gl_canvas *c, int x, int y, int w, int h, int32_t box, gl_sty
         }
 }
 
+void gl_canvas_flat_box(gl_canvas *c, int x, int y, int w, int32_t box, gl_style style)
+{
+    for (int col = x; w >= 2 && col < x + w; col++) {
+        gl_cell *cell = gl_canvas_cell(c, col, y);
+        if (!cell)
+            continue;
+        *cell = (gl_cell){.box = box, .style = (uint8_t)style, .flags = GL_CELL_INSIDE};
+        if (col == x || col == x + w - 1) {
+            cell->flags |= GL_CELL_FLAT_END;
+            cell->lines = col == x ? GL_LINE_RIGHT : GL_LINE_LEFT; /* which end */
+        }
+    }
+}
+
 /* ---- lines ---- */
 
 static unsigned direction_of(int dx, int dy)
@@ -203,6 +217,13 @@ static void mark_line(gl_cell *cell, unsigned direction, bool dashed)
     cell->flags |= dashed ? GL_CELL_DASHED : GL_CELL_SOLID;
     if (cell->style == GL_STYLE_NONE)
         cell->style = GL_STYLE_EDGE;
+}
+
+void gl_canvas_half_link(gl_canvas *c, int x, int y, unsigned direction, bool dashed)
+{
+    gl_cell *cell = gl_canvas_cell(c, x, y);
+    if (cell && !(cell->flags & GL_CELL_INSIDE))
+        mark_line(cell, direction, dashed);
 }
 
 bool gl_canvas_link(gl_canvas *c, int x0, int y0, int x1, int y1, bool dashed)
@@ -329,6 +350,10 @@ uint32_t gl_canvas_glyph(const gl_canvas *c, int x, int y, int32_t heavy_box)
         return ' ';
     if (cell->ch)
         return cell->ch;
+    if (cell->flags & GL_CELL_FLAT_END) {
+        bool left = cell->lines & GL_LINE_RIGHT, cursor = heavy_box >= 0 && cell->box == heavy_box;
+        return cursor ? (left ? 0x25BA : 0x25C4) /* ► ◄ */ : left ? '[' : ']';
+    }
     unsigned lines = cell->lines & LINE_MASK;
     bool border = cell->flags & (GL_CELL_BORDER_H | GL_CELL_BORDER_V);
     if (border && heavy_box >= 0 && cell->box == heavy_box)

@@ -53,6 +53,7 @@ enum {
     GL_CELL_SOLID = 1u << 3,    /* a solid line passes */
     GL_CELL_DASHED = 1u << 4,   /* a dashed line passes (drawn ┄ ┆ unless a solid one does) */
     GL_CELL_INSIDE = 1u << 5,   /* inside a box: lines never enter */
+    GL_CELL_FLAT_END = 1u << 6, /* an end of a flat box: '[' (lines: GL_LINE_RIGHT) or ']' */
 };
 
 typedef struct gl_cell {
@@ -101,6 +102,11 @@ int gl_canvas_text_cols(const char *text);
 void gl_canvas_box(gl_canvas *c, int x, int y, int w, int h, int32_t box, gl_style style,
                    bool rounded);
 
+/* A flat box: one row "[ text ]" from (x, y), `w` >= 2 columns, no border; every cell
+ * gets box index `box`, `style` and GL_CELL_INSIDE (lines never enter), the two ends
+ * GL_CELL_FLAT_END. As the cursor (gl_canvas_glyph's heavy_box) its ends read ► ◄. */
+void gl_canvas_flat_box(gl_canvas *c, int x, int y, int w, int32_t box, gl_style style);
+
 /* Join two 4-adjacent cells with a line end in each. False (nothing drawn) when they are
  * not adjacent, either is outside the canvas, or either is inside a box. */
 bool gl_canvas_link(gl_canvas *c, int x0, int y0, int x1, int y1, bool dashed);
@@ -111,6 +117,9 @@ bool gl_canvas_run(gl_canvas *c, int x0, int y0, int x1, int y1, bool dashed);
  * other way round. The bend cell reads as a corner. */
 bool gl_canvas_elbow(gl_canvas *c, int x0, int y0, int x1, int y1, bool vertical_first,
                      bool dashed);
+/* Half a line in (x, y), toward `direction` (one GL_LINE_* bit): where an edge leaves a
+ * flat box, whose cells lines never enter. */
+void gl_canvas_half_link(gl_canvas *c, int x, int y, unsigned direction, bool dashed);
 /* An arrowhead pointing in `direction` (one GL_LINE_* bit): ▲ ▼ ◄ ►. */
 void gl_canvas_arrow(gl_canvas *c, int x, int y, unsigned direction);
 

@@ -28,6 +28,7 @@ static chtype ascii_fallback(uint32_t cp)
     case 0x25C4: return '<';
     case 0x25BA: return '>';
     case 0x2026: return '~';
+    case 0x00B7: return '.';
     default: return '?';
     }
 }

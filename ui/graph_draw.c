@@ -25,17 +25,18 @@
 #define EDGE_LABEL_COLS 24
 #define SIMPLIFY_TOLERANCE 2.5 /* cells a spline may stray from its simplified route */
 #define COMPACT_FLOOR 0.3 /* compact: the least of the aspect's rows per point kept */
+#define FLAT_GAP_ROWS 2   /* compact and flat: a row for bends, one for arrowheads */
 
 typedef struct settings {
     double sx0, aspect;
     int label_cols, label_lines, margin;
-    bool edge_labels, compact;
+    bool edge_labels, compact, flat;
 } settings;
 
 static settings settings_of(const gl_draw_opts *o)
 {
     settings s = {DEFAULT_COLS_PER_POINT, DEFAULT_ASPECT, DEFAULT_LABEL_COLS,
-                  DEFAULT_LABEL_LINES, DEFAULT_MARGIN, true, false};
+                  DEFAULT_LABEL_LINES, DEFAULT_MARGIN, true, false, false};
     if (!o)
         return s;
     if (o->cols_per_point > 0 && o->cols_per_point <= MAX_SCALE)
@@ -50,6 +51,9 @@ static settings settings_of(const gl_draw_opts *o)
         s.margin = o->margin;
     s.edge_labels = !o->no_edge_labels;
     s.compact = o->compact;
+    s.flat = o->flat;
+    if (s.flat)
+        s.label_lines = 1;
     return s;
 }
 
@@ -133,7 +137,7 @@ static void size_boxes(const gl_layout *l, const settings *s, gl_cell_rect *r)
         int widest;
         int lines = label_size(l->nodes[i].label, s->label_lines, &widest);
         r[i].w = (widest < s->label_cols ? widest : s->label_cols) + 4; /* border, space */
-        r[i].h = lines + 2;
+        r[i].h = s->flat ? 1 : lines + 2;
     }
 }
 
@@ -219,8 +223,8 @@ static int compare_desc(const void *a, const void *b)
 }
 
 /* Compact: the ranks (node centres within half a point share one), top first, each
- * placed the boxes' half heights plus GAP_ROWS and the rounding slack below the last. */
-static void compact_ranks(const gl_layout *l, gl_drawing *d)
+ * placed the boxes' half heights plus `gap` rows below the last. */
+static void compact_ranks(const gl_layout *l, gl_drawing *d, int gap)
 {
     double *ys = gl_xmalloc((l->n_nodes + 1) * sizeof(*ys));
     for (size_t i = 0; i < l->n_nodes; i++)
@@ -242,7 +246,7 @@ static void compact_ranks(const gl_layout *l, gl_drawing *d)
     if (n)
         d->rank_row[0] = (d->top - d->rank_y[0]) * d->sy;
     for (size_t k = 1; k < n; k++)
-        d->rank_row[k] = d->rank_row[k - 1] + half[k - 1] + half[k] + GAP_ROWS + ROUNDING_SLACK;
+        d->rank_row[k] = d->rank_row[k - 1] + half[k - 1] + half[k] + gap;
     d->n_ranks = n;
     free(half);
     free(ys);
@@ -513,6 +517,8 @@ static void route_edge(gl_drawing *d, const gl_layout_edge *e, const ptvec *samp
     route_push(&route, attach);
     route_push(&route, start);
     pt from = start;
+    if (src->h == 1 && start.y == end.y)
+        way.n = 0; /* flat boxes in consecutive ranks: straight along the row between */
     for (size_t i = 0; i < way.n; i++) {
         pt w = way.v[i];
         bool near_ends = abs(w.x - from.x) + abs(w.y - from.y) <= 1 ||
@@ -527,6 +533,8 @@ static void route_edge(gl_drawing *d, const gl_layout_edge *e, const ptvec *samp
     free(way.v);
 
     draw_route(d->canvas, &route, e->dashed);
+    if (src->h == 1) /* lines do not enter a flat box: the start reaches up to it alone */
+        gl_canvas_half_link(d->canvas, start.x, start.y, direction_into(out_side), e->dashed);
     gl_canvas_arrow(d->canvas, arrow.x, arrow.y, direction_into(in_side));
     out->drawn = true;
     out->arrow = direction_into(in_side);
@@ -573,8 +581,14 @@ static void draw_box(gl_drawing *d, const gl_layout_node *n, size_t i)
     const gl_cell_rect *r = &d->boxes[i];
     gl_style style = box_style(n);
     bool rounded = n->kind == GL_BOX_INPUT || n->kind == GL_BOX_OUTPUT || n->kind == GL_BOX_STUB;
-    gl_canvas_box(d->canvas, r->x, r->y, r->w, r->h, (int32_t)i, style, rounded);
     const char *line = n->label ? n->label : "";
+    if (r->h == 1) { /* flat */
+        gl_canvas_flat_box(d->canvas, r->x, r->y, r->w, (int32_t)i, style);
+        /* the op starts the line and the name ends it: a long one loses its middle */
+        gl_canvas_text_cut(d->canvas, r->x + 2, r->y, line, r->w - 4, (r->w - 5) / 2, style);
+        return;
+    }
+    gl_canvas_box(d->canvas, r->x, r->y, r->w, r->h, (int32_t)i, style, rounded);
     for (int k = 0; k < r->h - 2 && line; k++) {
         const char *end = strchr(line, '\n');
         int cols = r->w - 4;
@@ -711,8 +725,8 @@ gl_status gl_drawing_build(const gl_layout *l, const gl_draw_opts *o, gl_drawing
     d->sx = choose_sx(l, d->boxes, s.sx0);
     d->sy = choose_sy(l, d->boxes, d->sx, s.aspect, s.compact);
     d->top = layout_top(l);
-    if (s.compact && l->n_nodes)
-        compact_ranks(l, d);
+    if (s.compact && l->n_nodes) /* flat boxes: whole rows, no rounding to allow for */
+        compact_ranks(l, d, s.flat ? FLAT_GAP_ROWS : GAP_ROWS + ROUNDING_SLACK);
 
     ptvec *samples = gl_xcalloc(l->n_edges + 1, sizeof(*samples));
     gl_status st = make_canvas(d, place(l, d, samples), s.margin);

@@ -46,6 +46,10 @@ typedef struct gl_draw_opts {
                             * far apart Graphviz put them (its boxes hold every label line,
                             * ours at most label_lines), so more ranks fit a screen (the
                             * graph view); rows in between are interpolated */
+    bool flat;             /* boxes one row high without a border, "[ first line ]" (the
+                            * cursor's ends read ► ◄), and with compact 2 rows between ranks
+                            * (one for bends, one for arrowheads): the graph view's compact
+                            * boxes */
 } gl_draw_opts;
 
 typedef struct gl_cell_rect {

@@ -35,10 +35,12 @@
 #define AUTO_RADIUS 0    /* st->radius: the largest that fits the screen */
 #define FIRST_RADIUS 2   /* where the search for it starts */
 #define MAX_RADIUS 9
+#define MAX_RADIUS_COMPACT 24 /* compact boxes: a screen holds many more hops */
 #define MAX_WIDEN 64     /* Enter on "... N more" boxes remembered per graph */
 #define CACHE_SLOTS 8
 #define PAN_ROWS 3
 #define PAN_COLS 8
+#define ONE_LINE_COLS 48 /* a compact box's text: "Conv k=3x3 s=2 p=1 · conv1/Conv" */
 
 typedef struct layout_key {
     const gl_graph *graph; /* with step and budget: which graph (snapshots live as long
@@ -48,6 +50,7 @@ typedef struct layout_key {
     int radius;            /* AUTO_RADIUS: chosen by the job */
     uint32_t focus;        /* node id the neighbourhood is centred on; UINT32_MAX: none */
     unsigned extra;        /* generation of the widen list and the decision's nodes */
+    bool one_line;         /* compact boxes (z): one line per node */
 } layout_key;
 
 typedef struct cached {
@@ -67,6 +70,8 @@ typedef struct graph_state {
     unsigned clock;
     int shown;             /* slot on screen; -1: none yet */
     int radius;            /* AUTO_RADIUS or what < > set */
+    bool one_line;         /* z: compact boxes, one line per node (op, key attributes,
+                            * the end of the name), so a screen shows many more */
     gl_render_widen widen[MAX_WIDEN]; /* names owned */
     size_t n_widen;
     uint32_t *also;        /* the decision's nodes the neighbourhood centres on (owned) */
@@ -102,13 +107,15 @@ static layout_key wanted(const gl_ui *ui, const graph_state *st)
     if (st->anchor != UINT32_MAX && st->shown >= 0 &&
         box_of_node(st->cache[st->shown].layout, focus) >= 0)
         focus = st->anchor;
-    return (layout_key){gl_ui_graph(ui), ui->step, ui->budget, st->radius, focus, st->extra};
+    return (layout_key){gl_ui_graph(ui), ui->step, ui->budget, st->radius, focus, st->extra,
+                        st->one_line};
 }
 
 static bool same_key(layout_key a, layout_key b)
 {
     return a.graph == b.graph && a.step == b.step && a.budget == b.budget &&
-           a.radius == b.radius && a.focus == b.focus && a.extra == b.extra;
+           a.radius == b.radius && a.focus == b.focus && a.extra == b.extra &&
+           a.one_line == b.one_line;
 }
 
 static void widen_clear(graph_state *st)
@@ -161,7 +168,7 @@ static long box_of_node(const gl_layout *l, uint32_t id)
 static bool serves(const cached *c, layout_key want)
 {
     if (!c->used || c->key.graph != want.graph || c->key.step != want.step ||
-        c->key.budget != want.budget)
+        c->key.budget != want.budget || c->key.one_line != want.one_line)
         return false;
     if (!c->reduced)
         return true;
@@ -353,10 +360,16 @@ static gl_status lay_out(layout_job *j, gl_job *job, int radius, attempt *a)
                         .focus = j->focus, .radius = radius, .fold_constants = true,
                         .also = (const char *const *)j->also, .n_also = j->n_also,
                         .widen = j->widen, .n_widen = j->n_widen, .shared_once = true,
-                        .xlabels = true};
+                        .xlabels = true, .one_line = j->key.one_line};
     gl_status st = gl_render_layout(j->graph, &o, &a->layout, &a->info);
+    /* compact boxes: one line each, wide enough for an op, its attributes and a short
+     * name; edge labels (shapes) would take the room the boxes saved */
+    gl_draw_opts d = {.compact = true};
+    if (j->key.one_line)
+        d = (gl_draw_opts){.compact = true, .flat = true, .label_cols = ONE_LINE_COLS,
+                           .no_edge_labels = true};
     if (st == GL_OK)
-        st = gl_drawing_build(a->layout, &(gl_draw_opts){.compact = true}, &a->drawing);
+        st = gl_drawing_build(a->layout, &d, &a->drawing);
     return st;
 }
 
@@ -380,18 +393,82 @@ static size_t node_boxes(const gl_layout *l)
     return n;
 }
 
+static int max_radius(bool one_line) { return one_line ? MAX_RADIUS_COMPACT : MAX_RADIUS; }
+
+/* The first layout of an automatic radius, at FIRST_RADIUS; true when a search should
+ * follow (it worked and drew a neighbourhood: on a whole graph the radius does not
+ * matter). */
+static bool lay_out_first(layout_job *j, gl_job *job, attempt *best, gl_status *st)
+{
+    *st = lay_out(j, job, FIRST_RADIUS, best);
+    j->radius = FIRST_RADIUS;
+    return *st == GL_OK && best->info.reduced;
+}
+
+/* A better attempt (laid out at radius r) replaces the best so far. */
+static void keep(layout_job *j, attempt *best, attempt *better, int r)
+{
+    attempt_free(best);
+    *best = *better;
+    j->radius = r;
+}
+
+/* Node boxes wholly on a screen of the job's viewport centred on the focus's box, as
+ * the view will show it (clamped to the drawing). */
+static size_t visible_node_boxes(const layout_job *j, const attempt *a)
+{
+    const gl_drawing *d = a->drawing;
+    long focus = box_of_node(a->layout, j->key.focus);
+    const gl_cell_rect *f = focus >= 0 ? &d->boxes[focus] : NULL;
+    int vx = f ? f->x + f->w / 2 - j->cols / 2 : 0, vy = f ? f->y + f->h / 2 - j->rows / 2 : 0;
+    vx = vx > d->canvas->width - j->cols ? d->canvas->width - j->cols : vx;
+    vy = vy > d->canvas->height - j->rows ? d->canvas->height - j->rows : vy;
+    vx = vx < 0 ? 0 : vx;
+    vy = vy < 0 ? 0 : vy;
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_boxes; i++) {
+        const gl_cell_rect *r = &d->boxes[i];
+        n += a->layout->nodes[i].kind == GL_BOX_NODE && r->x >= vx && r->y >= vy &&
+             r->x + r->w <= vx + j->cols && r->y + r->h <= vy + j->rows;
+    }
+    return n;
+}
+
+/* Compact boxes: the radius that puts the most node boxes on the screen, the drawing
+ * may be wider or taller than it (h L and j k scroll): one-line boxes are small, and a
+ * wide fan-out (a DenseNet's concatenations) should not keep the neighbourhood at two
+ * hops. Grows while that number grows. */
+static gl_status lay_out_most_visible(layout_job *j, gl_job *job, attempt *best)
+{
+    gl_status st;
+    if (!lay_out_first(j, job, best, &st))
+        return st;
+    size_t shown = visible_node_boxes(j, best);
+    for (int r = FIRST_RADIUS + 1; r <= MAX_RADIUS_COMPACT && !gl_job_cancelled(job); r++) {
+        attempt next = {0};
+        size_t more = lay_out(j, job, r, &next) == GL_OK ? visible_node_boxes(j, &next) : 0;
+        if (more <= shown) {
+            attempt_free(&next);
+            break;
+        }
+        keep(j, best, &next, r);
+        shown = more;
+    }
+    return GL_OK;
+}
+
 /* The largest radius whose drawing fits the viewport: FIRST_RADIUS, then up while the
  * drawing fits and grows, or down to 1 when it does not fit. A whole-graph drawing ends
  * the search (the radius does not matter there). */
 static gl_status lay_out_auto(layout_job *j, gl_job *job, attempt *best)
 {
-    int r = FIRST_RADIUS;
-    gl_status st = lay_out(j, job, r, best);
-    j->radius = r;
-    if (st != GL_OK || !best->info.reduced)
+    gl_status st;
+    if (!lay_out_first(j, job, best, &st))
         return st;
+    int r = FIRST_RADIUS;
     int dir = fits(j, best) ? 1 : -1;
-    for (r += dir; r >= 1 && r <= MAX_RADIUS && !gl_job_cancelled(job); r += dir) {
+    int most = max_radius(j->key.one_line);
+    for (r += dir; r >= 1 && r <= most && !gl_job_cancelled(job); r += dir) {
         attempt next = {0};
         if (lay_out(j, job, r, &next) != GL_OK) {
             attempt_free(&next);
@@ -399,11 +476,9 @@ static gl_status lay_out_auto(layout_job *j, gl_job *job, attempt *best)
         }
         bool better = dir < 0 || (fits(j, &next) && node_boxes(next.layout) >
                                                         node_boxes(best->layout));
-        if (better) {
-            attempt_free(best);
-            *best = next;
-            j->radius = r;
-        } else
+        if (better)
+            keep(j, best, &next, r);
+        else
             attempt_free(&next);
         if (!better || (dir < 0 && fits(j, best)))
             break;
@@ -417,7 +492,7 @@ static void layout_run(void *arg, gl_job *job)
     double start = gl_now_ms();
     attempt a = {0};
     if (j->key.radius == AUTO_RADIUS)
-        j->st = lay_out_auto(j, job, &a);
+        j->st = j->key.one_line ? lay_out_most_visible(j, job, &a) : lay_out_auto(j, job, &a);
     else {
         j->radius = j->key.radius;
         j->st = lay_out(j, job, j->radius, &a);
@@ -589,11 +664,14 @@ static void header_text(const gl_ui *ui, const graph_state *st, char *buf, size_
     const cached *c = st->shown >= 0 ? &st->cache[st->shown] : NULL;
     int n = snprintf(buf, len, "graph %s", label);
     if (c && n >= 0 && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, ": %zu boxes", c->layout->n_nodes);
+        n += snprintf(buf + n, len - (size_t)n, ": %zu %sboxes", c->layout->n_nodes,
+                      c->key.one_line ? "compact " : "");
     /* the radius before the note: a long node name in the note is what gets cut */
     if (c && c->reduced && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, ", radius %d (%s< >)%s", c->radius,
-                      c->key.radius == AUTO_RADIUS ? "fits the screen; " : "",
+                      c->key.radius != AUTO_RADIUS ? ""
+                      : c->key.one_line           ? "the most boxes on the screen; "
+                                                  : "fits the screen; ",
                       st->n_widen ? " widened" : "");
     if (c && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "%s%s%s, laid out in %.0f ms",
@@ -696,8 +774,9 @@ static int shown_radius(const graph_state *st)
 
 static unsigned set_radius(gl_ui *ui, graph_state *st, int radius)
 {
-    if (radius < 1 || radius > MAX_RADIUS) {
-        gl_ui_set_status(ui, "the neighbourhood radius stays within 1-%d", MAX_RADIUS);
+    if (radius < 1 || radius > max_radius(st->one_line)) {
+        gl_ui_set_status(ui, "the neighbourhood radius stays within 1-%d",
+                         max_radius(st->one_line));
         return GL_REDRAW_STATUS;
     }
     st->radius = radius;
@@ -837,6 +916,16 @@ static unsigned hop(gl_ui *ui, graph_state *st, bool down)
     return relayout(ui, st);
 }
 
+/* z: compact boxes (one line per node) or full ones; the other kind is laid out once and
+ * cached like any layout, so switching back is immediate. */
+static unsigned toggle_one_line(gl_ui *ui, graph_state *st)
+{
+    st->one_line = !st->one_line;
+    gl_ui_set_status(ui, "%s", st->one_line ? "compact boxes: one line per node (z: full boxes)"
+                                            : "full boxes: op, name, shapes (z: compact)");
+    return relayout(ui, st);
+}
+
 static unsigned graph_request(gl_ui *ui, gl_view *v, gl_request r)
 {
     graph_state *st = state_of(v);
@@ -862,6 +951,7 @@ static unsigned graph_request(gl_ui *ui, gl_view *v, gl_request r)
     case GL_REQ_RADIUS_LESS: return set_radius(ui, st, shown_radius(st) - 1);
     case GL_REQ_PRODUCER: return hop(ui, st, false);
     case GL_REQ_CONSUMER: return hop(ui, st, true);
+    case GL_REQ_COMPACT_BOXES: return toggle_one_line(ui, st);
     default: return GL_REDRAW_NONE;
     }
 }

@@ -31,9 +31,11 @@
 
 settings gl_rv_resolve_opts(const gl_render_opts *o)
 {
-    settings s = {.max_boxes = DEFAULT_MAX_NODES, .radius = DEFAULT_RADIUS};
+    settings s = {.max_boxes = DEFAULT_MAX_NODES, .radius = DEFAULT_RADIUS, .legend = true};
     if (!o)
         return s;
+    s.one_line = o->one_line;
+    s.legend = !o->no_legend;
     if (o->max_nodes)
         s.max_boxes = o->max_nodes < MIN_MAX_NODES ? MIN_MAX_NODES : o->max_nodes;
     if (o->radius > 0)

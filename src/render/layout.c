@@ -287,7 +287,9 @@ gl_status gl_render_layout(const gl_graph *g, const gl_render_opts *o, gl_layout
     view v;
     char *dot = NULL, *bytes = NULL;
     size_t len = 0;
-    gl_status st = gl_rv_lay_out(g, o, layout_job, &v, &dot, &bytes, &len, info);
+    gl_render_opts terminal = o ? *o : (gl_render_opts){0};
+    terminal.no_legend = true; /* the terminal view draws its own marks */
+    gl_status st = gl_rv_lay_out(g, &terminal, layout_job, &v, &dot, &bytes, &len, info);
     if (st == GL_OK)
         st = decode_layout(bytes, len, out);
     free(bytes);

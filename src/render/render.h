@@ -17,7 +17,15 @@
  * drops its edges as it does for folded constants. Against a diff, added nodes are green and labelled "+ ", modified amber
  * "~ " (with "changed: attr pads, ..."), replacements blue "> " with a line
  * "replaces: 'c1', 'r1'" — the marks are textual too, never colour alone; removed nodes
- * are listed in the graph label (first 10, then "+N more").
+ * are listed in the graph label (first 10, then "+N more") and drawn as ghosts: dashed
+ * grey boxes "- Op / name" in a cluster "removed by this step" (the first 40, then one
+ * box "+N more"), so a reader of the SVG sees what went away. A legend cluster says what
+ * each fill colour of the drawing means (only the colours used). Neither is in
+ * gl_render_layout's layout (the terminal view), nor with no_legend.
+ *
+ * A node box's first line is its op and its key attributes (attrs.c: one table of ops
+ * and attributes, defaults left out): "Transpose perm=[0,2,3,1]", "Conv k=3x3 s=2 g=32",
+ * "Reshape shape=[1,16,256]" (a constant input), "Cast to=float16".
  *
  * Labels are plain quoted strings, not HTML-like or record labels: Graphviz 2.42 leaks
  * every HTML text span and every record field at layout time, plain labels do not.
@@ -100,6 +108,13 @@ typedef struct gl_render_opts {
                             * layout, they take no rank of their own, so ranks sit evenly
                             * (the terminal view) */
     bool fold_constants;   /* constants read by one node become lines in its box */
+    bool one_line;         /* each box is one line: a node's op, key attributes and the
+                            * end of its name ("Conv k=3x3 s=2 · conv1/Conv"), an input's
+                            * or a group's first line; so a screen holds many more of them
+                            * (the terminal view's compact boxes) */
+    bool no_legend;        /* neither the colour legend nor the ghosts of removed nodes
+                            * (gl_render_layout never draws them: the terminal view has
+                            * its own marks) */
     const char *title;     /* graph label, e.g. "03-constant-folding" */
     unsigned timeout_ms;   /* most time for the Graphviz layout of gl_render_svg,
                             * gl_render_svg_file and gl_render_layout, fork and transfer

@@ -38,6 +38,13 @@ void gl_rv_put_type(gl_strbuf *t, const gl_type *type);
 void gl_rv_put_dot_string(gl_strbuf *b, const char *text);
 void gl_rv_put_number(gl_strbuf *b, double v); /* %.4g whatever the locale */
 
+/* ---- a node's key attributes (attrs.c) ---- */
+
+/* " perm=[0,2,3,1]", " k=3x3 s=2 g=32", " shape=[1,16,256]": what a box shows after the
+ * op, from one table of ops and attributes (or constant inputs); defaults left out,
+ * nothing for ops without a row. */
+void gl_rv_put_key_attrs(gl_strbuf *b, const gl_node *n);
+
 /* ---- what the caller asked for (choose.c) ---- */
 
 typedef struct settings {
@@ -51,6 +58,8 @@ typedef struct settings {
     size_t n_widen;
     bool shared_once;
     bool xlabels;
+    bool one_line;
+    bool legend;           /* the colour legend and the ghosts of removed nodes */
     const char *title;
     const gl_diff *diff;
     const char *emergency; /* why the drawing must be small: a layout ran out of time;
@@ -94,6 +103,8 @@ typedef struct view {
 } view;
 
 void gl_rv_view_free(view *v);
+/* settings.one_line: every box keeps only its first line. */
+void gl_rv_view_one_line(view *v);
 /* The label of an edge: the value's type, "x2" for repeated reads, "N values" between
  * groups; nothing for unlabelled edges. */
 void gl_rv_edge_label(const vedge *e, gl_strbuf *b);

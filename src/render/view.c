@@ -23,6 +23,7 @@
 #define MAX_DETAILS 3         /* details on a "changed:" line */
 #define MAX_SMALL_VALUES 4    /* constants this small show their values */
 #define HISTOGRAM_OPS 3       /* op counts shown in a group box */
+#define SHORT_NAME_MAX 28     /* characters of a one-line box's name */
 
 static const gl_render_mark CHANGE_MARKS[] = {
     [GL_CHANGE_ADDED] = GL_MARK_ADDED,
@@ -40,6 +41,16 @@ static const char *const DETAIL_WORDS[] = {
 };
 
 /* ==== the view: boxes and edges, before any Graphviz ================================== */
+
+/* One-line boxes: every box keeps its first line (node boxes are made one line). */
+void gl_rv_view_one_line(view *v)
+{
+    for (size_t i = 0; i < v->n_boxes; i++) {
+        char *nl = strchr(v->boxes[i].text, '\n');
+        if (nl)
+            *nl = '\0';
+    }
+}
 
 void gl_rv_view_free(view *v)
 {
@@ -493,6 +504,36 @@ static void put_op(gl_strbuf *t, const gl_node *n)
     gl_rv_put_display(t, n->op_type ? n->op_type : "?", 40);
 }
 
+/* The end of a node's name: its last two '/' parts ("/layer1/conv/Conv" -> "conv/Conv"),
+ * which tell nodes of one block apart; a last part that only repeats the op (torch's
+ * "/denselayer2/norm1/BatchNormalization") gives way to the part before it
+ * ("denselayer2/norm1"). Cut in the middle past SHORT_NAME_MAX characters. */
+static void put_short_name(gl_strbuf *t, const char *name, const char *op)
+{
+    const char *end = name + strlen(name);
+    while (end > name && end[-1] == '/')
+        end--;
+    const char *last = end;
+    while (last > name && last[-1] != '/')
+        last--;
+    size_t op_len = op ? strlen(op) : 0;
+    if (last > name + 1 && op_len && (size_t)(end - last) == op_len &&
+        memcmp(last, op, op_len) == 0)
+        end = last - 1; /* "…/norm1/BatchNormalization": the op is on the line already */
+    const char *start = name;
+    int parts = 0;
+    for (const char *p = end; p > name; p--)
+        if (p[-1] == '/' && p < end && ++parts == 2) {
+            start = p;
+            break;
+        }
+    while (start < end && *start == '/')
+        start++;
+    char *tail = gl_xstrndup(start, (size_t)(end - start));
+    gl_rv_put_display(t, tail, SHORT_NAME_MAX);
+    free(tail);
+}
+
 /* `sharers` > 1: one of the copies of a shared Constant node, and its label says so. */
 static uint32_t add_node_box(builder *b, const gl_node *n, uint32_t sharers)
 {
@@ -500,6 +541,12 @@ static uint32_t add_node_box(builder *b, const gl_node *n, uint32_t sharers)
     gl_render_mark mark = mark_of(b, n);
     gl_sb_puts(&t, gl_rv_mark_prefix(mark));
     put_op(&t, n);
+    gl_rv_put_key_attrs(&t, n);
+    if (b->set->one_line) {
+        gl_sb_puts(&t, " \xC2\xB7 "); /* · */
+        put_short_name(&t, n->name, n->op_type);
+        return view_add_box(b->v, GL_BOX_NODE, mark, n->id, &t);
+    }
     gl_sb_putc(&t, '\n');
     gl_rv_put_name(&t, n->name);
     put_output_lines(&t, n);

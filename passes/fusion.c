@@ -1454,7 +1454,8 @@ static bool is_view(const gl_node *n)
  * output. Such an op gives the same values before a view as after it. */
 static bool elementwise_unary(const gl_node *n)
 {
-    if (gl_fu_is_binary(n) || gl_fu_eltwise_post_ops(n) < 0 || n->n_outputs != 1)
+    if (gl_fu_is_binary(n) || gl_fu_eltwise_post_ops(n) < 0 || n->n_outputs != 1 ||
+        n->n_inputs > GL_FU_MAX_INPUTS)
         return false;
     for (size_t j = 1; j < n->n_inputs; j++)
         if (n->inputs[j] && !(gl_value_is_constant(n->inputs[j]) &&

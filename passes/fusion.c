@@ -1559,9 +1559,12 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
      * made and the head offered again (each move takes a view one node further down the
      * chain, so this ends). */
     bool moved = false;
-    for (size_t r = 0; r < n_rules && !moved && st == GL_OK; r++)
-        if (near_miss_speaks(&cands[r], best) && movable(&cands[r]))
+    for (size_t r = 0; r < n_rules; r++)
+        if (near_miss_speaks(&cands[r], best) && movable(&cands[r])) {
+            /* one decision per move: vetoed, it is not offered again for another rule */
             st = decide_move(c, head, &cands[r], &moved);
+            break;
+        }
     if (moved || st != GL_OK) {
         free(cands);
         *changed |= moved;

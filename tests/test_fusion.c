@@ -707,6 +707,34 @@ static const fcase near_miss_cases[] = {
 
 Test(fusion, near_misses) { RUN(near_miss_cases); }
 
+/* The id of the first decision of `rule` in the pipeline's log, or -1. */
+static int64_t decision_of(const gl_pipeline *p, const char *rule, gl_verdict v)
+{
+    for (size_t i = 0; i < p->log.n; i++)
+        if (!strcmp(p->log.items[i].rule, rule) && p->log.items[i].verdict == v)
+            return p->log.items[i].id;
+    return -1;
+}
+
+/* Vetoed, the move is not made for another rule either: the near misses speak. */
+Test(fusion, vetoed_move_leaves_the_near_misses)
+{
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes("gpt2_veto", 20, GPT2_MLP, NULL, PASSES, &b);
+    cr_assert_not_null(p);
+    int64_t move = decision_of(p, "move-before-view", GL_APPLIED);
+    cr_assert_geq(move, 0, "the move was made");
+    gl_pipeline_free(p);
+    char veto[64];
+    snprintf(veto, sizeof(veto), "fusion.veto=%lld", (long long)move);
+    p = gn_run_passes_set("gpt2_veto", 20, GPT2_MLP, NULL, PASSES, veto, &b);
+    cr_assert_not_null(p);
+    cr_expect_eq(decision_of(p, "move-before-view", GL_APPLIED), -1, "moved for another rule");
+    cr_expect_geq(decision_of(p, "gemm-activation", GL_REFUSED), 0, "no near miss said");
+    cr_expect_eq(gn_count_domain(p->steps[p->n_steps - 1].model->graph, GL_FUSED_DOMAIN), 0);
+    gl_pipeline_free(p);
+}
+
 /* ==== the table ========================================================================== */
 
 Test(fusion, rule_table)

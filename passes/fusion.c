@@ -29,6 +29,19 @@
  * matched the pattern but every one was refused gets one refusal (of the rule that
  * walked furthest) naming the constraint and the value, shape or dtype that broke it.
  *
+ * Near misses (issue 24: "why was this not fused" always has an answer). A walk that
+ * stops at a node no rule takes as a head, whose one reader would have completed the
+ * rule as its next member, records one refusal of that rule at that head (constraint
+ * "near-miss") naming the node between: "Gemm -> Reshape -> Gelu: Reshape 'r' between
+ * Gemm 'g' and Gelu 'a' is not a member of rule gemm-activation". Nothing is said where
+ * the node between heads a rule itself (Conv -> Conv -> Relu: the Relu is the second
+ * Conv's), where the head is an optional step (attention's scale), or where a value
+ * branches. Where the node between is a view (Reshape, Flatten, Squeeze, Unsqueeze) and
+ * the next member elementwise with scalar parameters (GPT-2's Hugging Face Conv1D form,
+ * Gemm -> Reshape -> Gelu), the member is moved before the view instead (decision
+ * "move-before-view": the same values, exactly) and the head offered again, so the rule
+ * takes it.
+ *
  * The function of a group takes the group's inputs from outside it (initializers too:
  * ONNX functions have none of their own) and returns the last node's outputs; the model
  * imports graphlab.fused and gets IR 8. The fused node is named after its function
@@ -79,6 +92,9 @@ typedef struct fu_cand {
     const char *constraint;
     char why[480];
     int post_ops;
+    /* A near miss: the walk stopped at `between`, which no rule takes, and its one
+     * reader `beyond` would have been the rule's next member (Gemm -> Reshape -> Gelu). */
+    gl_node *between, *beyond;
     bool too_long; /* refused for its length: no shorter rule takes the head either */
     enum { FU_NONE, FU_REFUSE, FU_MATCH } verdict;
 } fu_cand;
@@ -275,6 +291,54 @@ static bool fan_out(const gl_fu_rule *r, size_t pending, const gl_value *v, fu_c
     return true;
 }
 
+/* Some rule takes n as its head (it may be fused on its own). */
+static bool heads_a_rule(const gl_node *n)
+{
+    size_t n_rules;
+    const gl_fu_rule *rules = gl_fu_rules(&n_rules);
+    int none[GL_FU_MAX_STEPS] = {0};
+    for (size_t r = 0; r < n_rules; r++)
+        if (next_step(&rules[r], 0, none, n, NULL) >= 0)
+            return true;
+    return false;
+}
+
+/* The step that takes the head is one the rule requires (the head of attention is its
+ * MatMul, not the optional scale before it): a near miss is of the rule's own head. */
+static bool head_required(const gl_fu_rule *r, int head_step)
+{
+    gl_fu_rep rep = r->steps[head_step].rep;
+    return rep == GL_FU_ONE || rep == GL_FU_PLUS;
+}
+
+static bool complete(const fu_cand *k, size_t len, int extra_step);
+
+/* The walk stopped at `between`, the single reader of the chain's value: a near miss
+ * when `between` is no head of any rule (else its reader may be its own group's: Conv
+ * -> Conv -> Relu is no near miss of the first Conv), reads the chain as its data, has
+ * one reader, and that reader would complete the rule as its next member. */
+static void look_past(const gl_fu_rule *r, size_t pending, const int *cnt, gl_node *between,
+                      fu_cand *k)
+{
+    const gl_value *chain = k->nodes[k->n - 1]->outputs[0];
+    if (!head_required(r, k->step_of[0]) || !between->n_inputs ||
+        between->inputs[0] != chain || !between->n_outputs || heads_a_rule(between))
+        return;
+    for (size_t o = 1; o < between->n_outputs; o++)
+        if (between->outputs[o] &&
+            (between->outputs[o]->n_uses || between->outputs[o]->n_output_refs))
+            return;
+    gl_value *v = between->outputs[0];
+    gl_node *beyond = v ? gl_value_single_reader(v) : NULL;
+    if (!beyond || v->n_output_refs)
+        return;
+    int q = next_step(r, pending, cnt, beyond, v);
+    if (q >= 0 && complete(k, k->n, q)) {
+        k->between = between;
+        k->beyond = beyond;
+    }
+}
+
 static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
 {
     int cnt[GL_FU_MAX_STEPS] = {0};
@@ -293,8 +357,10 @@ static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
             return;
         gl_node *next = gl_value_single_reader(v);
         if (next && !v->n_output_refs) {
-            if ((q = next_step(r, pending, cnt, next, v)) < 0)
+            if ((q = next_step(r, pending, cnt, next, v)) < 0) {
+                look_past(r, pending, cnt, next, k);
                 return;
+            }
             k->nodes[k->n] = next;
             k->step_of[k->n++] = q;
             cnt[q]++;
@@ -1322,6 +1388,146 @@ static gl_status make_group(fu_ctx *c, gl_node *head, const fu_cand *best, bool 
     return st;
 }
 
+/* n's op in any step of any rule. */
+static bool in_any_rule(const gl_node *n)
+{
+    size_t n_rules;
+    const gl_fu_rule *rules = gl_fu_rules(&n_rules);
+    for (size_t r = 0; r < n_rules; r++)
+        for (size_t q = 0; q < rules[r].n_steps; q++)
+            if (gl_fu_step_has(&rules[r].steps[q], n))
+                return true;
+    return false;
+}
+
+/* The walk's members, the node between and the next member: "Gemm -> Reshape -> Gelu"
+ * (sep " -> ", as written) or "gemm-reshape-gelu" (sep "-", lowercase: the name a rule
+ * taking them would have). */
+static void near_miss_chain(const fu_cand *k, const char *sep, bool lower, char *buf,
+                            size_t len)
+{
+    size_t w = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < k->n + 2 && w + 1 < len; i++) {
+        const gl_node *n = i < k->n ? k->nodes[i] : i == k->n ? k->between : k->beyond;
+        w += (size_t)snprintf(buf + w, len - w, "%s", i ? sep : "");
+        for (const char *p = n->op_type; *p && w + 1 < len; p++)
+            buf[w++] = (char)(lower && *p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        buf[w < len ? w : len - 1] = '\0';
+    }
+}
+
+/* The refusal that says why a pattern that almost matched was not fused: the node
+ * between two members, which the rule does not take. One per (rule, head). */
+static void record_near_miss(fu_ctx *c, gl_node *head, const fu_cand *k)
+{
+    const gl_node *prev = k->nodes[k->n - 1];
+    char chain[160], would[160];
+    near_miss_chain(k, " -> ", false, chain, sizeof(chain));
+    near_miss_chain(k, "-", true, would, sizeof(would));
+    bool anywhere = in_any_rule(k->between);
+    gl_decision *d = gl_pass_decide(
+        c->pass, k->rule->name, GL_REFUSED, "%s %s '%s' not fused: near miss: %s: %s '%s' "
+        "between %s '%s' and %s '%s' is not a member of %s%s (would need %s)",
+        k->rule->name, head->op_type, head->name, chain, k->between->op_type,
+        k->between->name, prev->op_type, prev->name, k->beyond->op_type, k->beyond->name,
+        anywhere ? "rule " : "any rule", anywhere ? k->rule->name : "", would);
+    describe(d, k, k->n);
+    gl_decision_add_node_ref(d, k->between);
+    gl_decision_add_node_ref(d, k->beyond);
+    gl_decision_add_text(d, "constraint", "near-miss");
+    gl_decision_add_text(d, "between", k->between->name);
+    gl_decision_add_text(d, "next_member", k->beyond->name);
+}
+
+/* ---- a near miss made a match: an elementwise op moved before a view ------------------- */
+
+/* Ops that only re-view their input: the same elements in the same order, new dims. */
+static bool is_view(const gl_node *n)
+{
+    return gl_node_is(n, "Reshape") || gl_node_is(n, "Flatten") || gl_node_is(n, "Squeeze") ||
+           gl_node_is(n, "Unsqueeze");
+}
+
+/* n computes each output element from the input element at the same position alone:
+ * an eltwise post-op whose other inputs are constant scalars (Clip's bounds), one
+ * output. Such an op gives the same values before a view as after it. */
+static bool elementwise_unary(const gl_node *n)
+{
+    if (gl_fu_is_binary(n) || gl_fu_eltwise_post_ops(n) < 0 || n->n_outputs != 1 ||
+        n->n_inputs > GL_FU_MAX_INPUTS)
+        return false;
+    for (size_t j = 1; j < n->n_inputs; j++)
+        if (n->inputs[j] && !(gl_value_is_constant(n->inputs[j]) &&
+                              n->inputs[j]->init->count == 1))
+            return false;
+    return true;
+}
+
+/* A near miss whose node between is a view and whose next member is elementwise: moving
+ * the member before the view is exact, and the rule then takes it. */
+static bool movable(const fu_cand *k)
+{
+    return k->between && is_view(k->between) && elementwise_unary(k->beyond);
+}
+
+/* `beyond` (E) reading `between` (B) reading the chain's value v becomes E' reading v,
+ * B reading E' and making E's output (its name and readers kept: it may be a graph
+ * output). E' is a copy of E, with E's name, attributes and provenance. */
+static gl_status move_before_view(fu_ctx *c, const fu_cand *k, int64_t decision)
+{
+    gl_node *b = k->between, *e = k->beyond;
+    gl_value *v = b->inputs[0];
+    gl_value *ins[GL_FU_MAX_INPUTS] = {v};
+    for (size_t j = 1; j < e->n_inputs && j < GL_FU_MAX_INPUTS; j++)
+        ins[j] = e->inputs[j];
+    gl_node *moved = gl_add_node(c->g, e->op_type, e->domain, e->name, ins, e->n_inputs, 1);
+    if (!moved) {
+        gl_error_prefix("fusion: moving %s '%s' before %s '%s'", e->op_type, e->name,
+                        b->op_type, b->name);
+        return GL_ERR_INTERNAL;
+    }
+    gl_node_copy_attrs(moved, e);
+    gl_node_inherit_provenance(moved, &e, 1, decision);
+    gl_value *out = moved->outputs[0];
+    gl_type_copy(&out->type, &v->type);
+    out->type.dtype = e->outputs[0]->type.dtype;
+    gl_status st = gl_set_input(c->g, b, 0, out);
+    if (st == GL_OK)
+        st = gl_set_input(c->g, e, 0, NULL);
+    if (st == GL_OK)
+        st = gl_move_output(c->g, e, 0, b, 0);
+    return st == GL_OK ? gl_remove_node(c->g, e) : st;
+}
+
+/* The move as a decision of its own (vetoable, within the budget); *moved when made. */
+static gl_status decide_move(fu_ctx *c, gl_node *head, const fu_cand *k, bool *moved)
+{
+    *moved = false;
+    if (!gl_pass_may_rewrite(c->pass))
+        return GL_OK;
+    gl_decision *d = gl_pass_decide(
+        c->pass, "move-before-view", GL_APPLIED, "%s '%s' moved before %s '%s' (an "
+        "elementwise op gives the same values on either side of a view), so that rule %s "
+        "takes it after %s '%s'", k->beyond->op_type, k->beyond->name, k->between->op_type,
+        k->between->name, k->rule->name, k->nodes[k->n - 1]->op_type,
+        k->nodes[k->n - 1]->name);
+    gl_decision_add_node_ref(d, k->beyond);
+    gl_decision_add_node_ref(d, k->between);
+    gl_decision_add_node_ref(d, head);
+    gl_decision_add_text(d, "for_rule", k->rule->name);
+    if (gl_pass_vetoed(c->pass, d))
+        return GL_OK;
+    *moved = true;
+    return move_before_view(c, k, d->id);
+}
+
+/* A near miss speaks where its rule would have taken more than the group made. */
+static bool near_miss_speaks(const fu_cand *k, const fu_cand *best)
+{
+    return k->between && k->verdict != FU_REFUSE && (!best || k->n + 1 > best->cut);
+}
+
 static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
 {
     size_t n_rules;
@@ -1349,6 +1555,21 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
     gl_status st = GL_OK;
     if (whole)
         best = NULL, refused = whole;
+    /* A near miss that moving its next member before a view makes a match: the move is
+     * made and the head offered again (each move takes a view one node further down the
+     * chain, so this ends). */
+    bool moved = false;
+    for (size_t r = 0; r < n_rules; r++)
+        if (near_miss_speaks(&cands[r], best) && movable(&cands[r])) {
+            /* one decision per move: vetoed, it is not offered again for another rule */
+            st = decide_move(c, head, &cands[r], &moved);
+            break;
+        }
+    if (moved || st != GL_OK) {
+        free(cands);
+        *changed |= moved;
+        return st == GL_OK ? offer(c, head, changed) : st;
+    }
     /* A refusal speaks where no group is made, and where the refused rule would have
      * taken more than the group made (why the FFN is a matmul with a gelu post-op). */
     if (refused && (!best || walked(refused) > best->cut)) {
@@ -1365,6 +1586,9 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
         gl_decision_add_text(d, "constraint", refused->constraint);
         gl_decision_add_text(d, "rules_refusing", refusing);
     }
+    for (size_t r = 0; r < n_rules; r++)
+        if (near_miss_speaks(&cands[r], best))
+            record_near_miss(c, head, &cands[r]);
     /* The longest candidate the target takes: one it refuses (a reference kernel, or
      * slower than its members) leaves the head to the next longest. */
     while (best && st == GL_OK && gl_pass_may_rewrite(c->pass)) {

@@ -359,8 +359,9 @@ static diff_case cases[] = {
      "0 added, 0 removed, 1 replaced, 0 modified, 0 value changes\n"
      "> Transpose 'tr'  =>  Transpose 'tr_a' + Transpose 'tr_b' + Transpose 'tr_c'   "
      "[decision #3]\n"},
-    {"initializer added", add_bias, ONE_VALUE "+ init 'bias': float[8] 32 B\n"},
-    {"initializer removed", remove_unused, ONE_VALUE "- init 'unused': float[2] 8 B\n"},
+    {"initializer added", add_bias,
+     ONE_VALUE "+ init 'bias': float[8] 32 B = [0, 0, 0, 0, 0, 0, 0, 0]\n"},
+    {"initializer removed", remove_unused, ONE_VALUE "- init 'unused': float[2] 8 B = [0, 0]\n"},
     {"initializer bytes", change_w_bytes,
      ONE_VALUE "= init 'w': float[2,3,1,1] {1, 2, 3, 4, 5, 6} -> "
                "float[2,3,1,1] {1, 2, 3, 4, 5, 7}\n"},
@@ -615,8 +616,8 @@ Test(diff, golden_text)
                 "+ Identity 'extra'\n"
                 "- Identity 'dead'\n"
                 "= graph outputs: y -> y, e\n"
-                "+ init 'bias': float[8] 32 B\n"
-                "- init 'unused': float[2] 8 B\n"
+                "+ init 'bias': float[8] 32 B = [0, 0, 0, 0, 0, 0, 0, 0]\n"
+                "- init 'unused': float[2] 8 B = [0, 0]\n"
                 "= value 'x': float[1,3,8,8] -> float[N,3,8,8]\n",
                 "golden");
     gl_model_free(after);
@@ -746,6 +747,110 @@ Test(diff, twenty_thousand_nodes_hundred_edits, .timeout = 60)
     cr_expect(strncmp(text, summary, strlen(summary)) == 0, "%.80s", text);
     free(text);
     gl_diff_free(d);
+    gl_model_free(after);
+    gl_model_free(before);
+}
+
+/* ==== a constant's values (issue 24: a folded constant says what it is) ============== */
+
+/* A tensor of `dtype` and `dims` whose elements are `values` (numbers) or `strings`. */
+typedef struct values_case {
+    const char *name;
+    gl_dtype dtype;
+    int rank;
+    int64_t dims[2];
+    const double *values; /* count of them; NULL: i * step, from `first` */
+    double first, step;
+    const char *const *strings;
+    const char *expected;
+} values_case;
+
+static gl_tensor *values_tensor(const values_case *c)
+{
+    int64_t count = 1;
+    for (int i = 0; i < c->rank; i++)
+        count *= c->dims[i];
+    if (c->dtype == GL_DT_STRING) {
+        gl_bytes *items = calloc((size_t)count, sizeof(*items));
+        for (int64_t i = 0; i < count; i++) {
+            items[i].len = strlen(c->strings[i]);
+            items[i].data = (uint8_t *)strdup(c->strings[i]);
+        }
+        return gl_tensor_wrap(c->dtype, c->rank, c->dims, count,
+                              gl_buffer_new_strings(items, (size_t)count));
+    }
+    gl_tensor *t = gl_tensor_new(c->dtype, c->rank, c->dims);
+    void *p = gl_tensor_make_writable(t);
+    for (int64_t i = 0; i < count; i++) {
+        double v = c->values ? c->values[i] : c->first + (double)i * c->step;
+        switch (c->dtype) {
+        case GL_DT_FLOAT: ((float *)p)[i] = (float)v; break;
+        case GL_DT_DOUBLE: ((double *)p)[i] = v; break;
+        case GL_DT_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+        case GL_DT_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+        case GL_DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+        default: cr_assert_fail("%s: no such dtype in the table", c->name);
+        }
+    }
+    return t;
+}
+
+#define VALUES(...) (const double[]){__VA_ARGS__}
+
+static const values_case values_cases[] = {
+    /* the issue's own line: a Shape -> Gather -> Concat folded into its target shape */
+    {"int64 whole", GL_DT_INT64, 1, {3}, VALUES(1, 16, 256), 0, 0, NULL, "[1, 16, 256]"},
+    {"int64 exact past 2^53", GL_DT_INT64, 1, {2}, VALUES(-1, 9007199254740993.0), 0, 0,
+     NULL, "[-1, 9007199254740992]"},
+    {"int32", GL_DT_INT32, 1, {2}, VALUES(-7, 2147483647), 0, 0, NULL, "[-7, 2147483647]"},
+    {"float %g", GL_DT_FLOAT, 1, {3}, VALUES(0.5, 1e-7, -3), 0, 0, NULL, "[0.5, 1e-07, -3]"},
+    {"double", GL_DT_DOUBLE, 2, {1, 2}, VALUES(0.125, 1e300), 0, 0, NULL, "[0.125, 1e+300]"},
+    {"scalar bare", GL_DT_FLOAT, 0, {0}, VALUES(0.7071067811865476), 0, 0, NULL, "0.707107"},
+    {"bool", GL_DT_BOOL, 1, {2}, VALUES(1, 0), 0, 0, NULL, "[true, false]"},
+    {"empty", GL_DT_INT64, 1, {0}, NULL, 0, 0, NULL, "[]"},
+    {"16 whole", GL_DT_INT64, 1, {16}, NULL, 0, 1, NULL,
+     "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]"},
+    {"large ints: first 8", GL_DT_INT64, 1, {17}, NULL, 0, 1, NULL,
+     "[0, 1, 2, 3, 4, 5, 6, 7, \u2026]"},
+    {"large floats: first 8, min, max", GL_DT_FLOAT, 2, {10, 10}, NULL, 50, -1, NULL,
+     "[50, 49, 48, 47, 46, 45, 44, 43, \u2026] min -49 max 50"},
+    {"NaN counted apart", GL_DT_FLOAT, 1, {17},
+     VALUES(NAN, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, -1), 0, 0, NULL,
+     "[nan, 2, 3, 4, 5, 6, 7, 8, \u2026] min -1 max 16 (1 NaN)"},
+    {"strings escaped", GL_DT_STRING, 1, {3}, NULL, 0, 0,
+     (const char *const[]){"a\"b", "line\nbreak", "\x1b[31m"},
+     "[\"a\\\"b\", \"line\\nbreak\", \"\\x1b[31m\"]"},
+    {"long string cut", GL_DT_STRING, 1, {1}, NULL, 0, 0,
+     (const char *const[]){"0123456789abcdefXYZ"}, "[\"0123456789abcdef...\"]"},
+};
+
+Test(diff, constant_values)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(values_cases); i++) {
+        const values_case *c = &values_cases[i];
+        gl_tensor *t = values_tensor(c);
+        cr_assert_not_null(t, "%s: %s", c->name, gl_error_message());
+        char *text = gl_diff_tensor_values(t);
+        cr_expect_str_eq(text ? text : "(null)", c->expected, "%s", c->name);
+        free(text);
+        gl_tensor_free(t);
+    }
+}
+
+/* The diff shows an added or removed initializer's values on its line: a constant
+ * folded by constant-folding is read where it appears, as in the graph view. */
+Test(diff, folded_constant_line)
+{
+    gl_model *before = base();
+    gl_model *after = gl_model_clone(before);
+    int64_t dims[1] = {3};
+    gl_tensor *t = gl_tensor_new(GL_DT_INT64, 1, dims);
+    int64_t *p = gl_tensor_make_writable(t);
+    p[0] = 1, p[1] = 16, p[2] = 256;
+    gl_add_initializer(after->graph, "/Mul_output_0", t);
+    expect_text(before, after, GL_DIFF_MATCH_IDS,
+                ONE_VALUE "+ init '/Mul_output_0': int64[3] 24 B = [1, 16, 256]\n",
+                "folded constant");
     gl_model_free(after);
     gl_model_free(before);
 }

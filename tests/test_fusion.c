@@ -43,6 +43,7 @@ typedef struct fcase {
     int members;        /* APPLY: nodes in the group of the row's rule */
     int groups;         /* APPLY: graphlab.fused nodes after the pass */
     int applied;        /* REFUSE: groups made all the same (a shorter rule's) */
+    bool quiet;         /* APPLY: and no refusal at all (no near miss said where none is) */
 } fcase;
 
 #define APPLIED(rule_, ops_, members_, groups_)                                             \
@@ -115,6 +116,7 @@ static void check_decisions(const fcase *c, const gl_pipeline *p, const gl_snaps
     switch (c->want) {
     case APPLY:
         cr_expect(matching > 0, "%s: no applied decision of rule %s", c->name, c->rule);
+        cr_expect(!c->quiet || !refused, "%s: %zu refusals, expected none", c->name, refused);
         break;
     case REFUSE:
         cr_expect(matching > 0, "%s: no refusal of rule %s with a reason containing '%s'",
@@ -317,7 +319,9 @@ static const fcase conv_cases[] = {
      REFUSED("conv-add-activation", "against 'c' float[1,3,5,5] is other")},
     /* Cast is no post-op of the target (the oneDNN unit has no Cast member: the group
      * ran its body on the reference kernels): the chain ends at the Conv. */
-    {"conv_cast_f16", 13, false, CONV "h = Cast(c) to=10; r = Relu(h); out r", UNTOUCHED},
+    {"conv_cast_f16", 13, false, CONV "h = Cast(c) to=10; r = Relu(h); out r",
+     REFUSED("conv-activation", "near miss: Conv -> Cast -> Relu: Cast 'n_h' between Conv "
+             "'n_c' and Relu 'n_r' is not a member of")},
     {"conv_sub_reversed", 13, false, CONV "const k f32[] = 1; s = Sub(k, c); out s",
      REFUSED("conv-post-ops", "target: Sub 'n_s' computes Sub('k', 'c')")},
     {"conv_clip_dynamic", 13, false,
@@ -627,6 +631,109 @@ static const fcase batchnorm_cases[] = {
 };
 
 Test(fusion, batchnorm_relu) { RUN(batchnorm_cases); }
+
+/* ==== near misses (issue 24: "why was this not fused" always has an answer) ============ */
+
+/* A rule whose head matched, stopped by one node that no rule takes, with the rule's next
+ * member just past it: one refusal per (rule, head) naming the node between. Nothing is
+ * said where the node between heads a rule of its own, where the head is only an
+ * optional step, or where the value branches. */
+/* GPT-2's MLP in the Hugging Face Conv1D form: addmm on [B*T, C], viewed back as
+ * [B, T, 4C], then the tanh Gelu. */
+#define GPT2_MLP                                                                           \
+    "in x f32s[8,4]; const w f32[4,16] = rand; const b f32[16] = rand; "                   \
+    "const s i64[3] = 2,4,16; g = Gemm(x, w, b); r = Reshape(g, s); "                      \
+    "a = Gelu(r) approximate=\"tanh\"; out a"
+
+static const fcase near_miss_cases[] = {
+    /* The Gelu is elementwise: moved before the Reshape it computes the same values, and
+     * the Gemm takes it as its post-op (the move is a decision of its own). */
+    {"gpt2_gemm_reshape_gelu", 20, false, GPT2_MLP,
+     APPLIED("gemm-activation", "Gemm=0 Gelu=0 Reshape=1", 2, 1)},
+    {"gpt2_move_recorded", 20, false, GPT2_MLP,
+     APPLIED("move-before-view", "Gemm=0 Gelu=0 Reshape=1", 3, 1)},
+    /* Not moved: a Transpose is no view (the order of the elements changes, and the
+     * Gelu would not care, but an Add's operand would); said as a near miss. */
+    {"gemm_transpose_gelu", 20, false,
+     "in x f32s[8,4]; const w f32[4,16] = rand; const b f32[16] = rand; "
+     "g = Gemm(x, w, b); t = Transpose(g) perm=[1,0]; a = Gelu(t) approximate=\"tanh\"; "
+     "out a",
+     REFUSED("gemm-activation", "near miss: Gemm -> Transpose -> Gelu: Transpose 'n_t' "
+             "between Gemm 'n_g' and Gelu 'n_a' is not a member of rule gemm-activation "
+             "(would need gemm-transpose-gelu)")},
+    /* Not moved: the member past the Reshape is binary (its operand has the viewed
+     * shape). */
+    {"matmul_reshape_add", 13, false,
+     "in x f32s[8,4]; const w f32[4,16] = rand; const bias f32[16] = rand; "
+     "const s i64[3] = 2,4,16; m = MatMul(x, w); r = Reshape(m, s); y = Add(r, bias); "
+     "out y",
+     REFUSED("matmul-add", "Reshape 'n_r' between MatMul 'n_m' and Add 'n_y' is not a "
+             "member of rule matmul-add")},
+    {"conv_pool_relu", 13, false, CONV "p = MaxPool(c) kernel_shape=[1,1]; r = Relu(p); out r",
+     REFUSED("conv-activation", "MaxPool 'n_p' between Conv 'n_c' and Relu 'n_r' is not a "
+             "member of any rule (would need conv-maxpool-relu)")},
+    {"bias_transpose_gelu", 20, false,
+     "in x f32s[2,4,8]; const b f32[8] = rand; a = Add(x, b); "
+     "t = Transpose(a) perm=[0,2,1]; g = Gelu(t); out g",
+     REFUSED("bias-gelu", "Transpose 'n_t' between Add 'n_a' and Gelu 'n_g' is not a "
+             "member of rule bias-gelu")},
+    {"skip_transpose_layernorm", 17, false,
+     "in x f32s[2,4,8]; in y f32s[2,4,8]; const sc f32[8] = rand; a = Add(x, y); "
+     "t = Transpose(a) perm=[0,1,2]; n = LayerNormalization(t, sc) axis=-1; out n",
+     REFUSED("skip-layernorm", "Transpose 'n_t' between Add 'n_a' and LayerNormalization 'n_n'")},
+    /* The group is made (Conv + Add); the Relu past the Cast is said why it is not in it. */
+    {"conv_add_pool_relu", 13, false,
+     CONV "in z f32s[1,3,5,5]; a = Add(c, z); p = MaxPool(a) kernel_shape=[1,1]; "
+     "r = Relu(p); out r",
+     REFUSED_BUT("conv-add-activation", "MaxPool 'n_p' between Add 'n_a' and Relu 'n_r'", 1)},
+    /* No near miss: the second Conv heads its own group with the Relu. */
+    {"conv_conv_relu", 13, false,
+     CONV "const w2 f32[3,3,1,1] = rand; d = Conv(c, w2); r = Relu(d); out r",
+     APPLIED("conv-activation", "Conv=1 Relu=0", 2, 1), .quiet = true},
+    /* No near miss: attention's head is its MatMul, the scale before it is optional. */
+    {"mul_transpose_matmul", 13, false,
+     "in q f32s[2,4]; in k f32s[2,4]; const sc f32[] = 0.5; m = Mul(q, sc); "
+     "t = Transpose(m) perm=[1,0]; y = MatMul(t, k); out y", UNTOUCHED},
+    /* No near miss: the value between branches. */
+    {"gemm_reshape_branch", 20, false,
+     "in x f32s[8,4]; const w f32[4,16] = rand; const b f32[16] = rand; "
+     "const s i64[3] = 2,4,16; g = Gemm(x, w, b); r = Reshape(g, s); a = Relu(r); "
+     "e = Exp(r); out a, e", UNTOUCHED},
+    /* No near miss: the node past the one between would not complete the rule. */
+    {"matmul_reshape_softmax", 13, false,
+     "in x f32s[8,4]; const w f32[4,16] = rand; const s i64[3] = 2,4,16; "
+     "m = MatMul(x, w); r = Reshape(m, s); y = Softmax(r) axis=-1; out y", UNTOUCHED},
+};
+
+Test(fusion, near_misses) { RUN(near_miss_cases); }
+
+/* The id of the first decision of `rule` in the pipeline's log, or -1. */
+static int64_t decision_of(const gl_pipeline *p, const char *rule, gl_verdict v)
+{
+    for (size_t i = 0; i < p->log.n; i++)
+        if (!strcmp(p->log.items[i].rule, rule) && p->log.items[i].verdict == v)
+            return p->log.items[i].id;
+    return -1;
+}
+
+/* Vetoed, the move is not made for another rule either: the near misses speak. */
+Test(fusion, vetoed_move_leaves_the_near_misses)
+{
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes("gpt2_veto", 20, GPT2_MLP, NULL, PASSES, &b);
+    cr_assert_not_null(p);
+    int64_t move = decision_of(p, "move-before-view", GL_APPLIED);
+    cr_assert_geq(move, 0, "the move was made");
+    gl_pipeline_free(p);
+    char veto[64];
+    snprintf(veto, sizeof(veto), "fusion.veto=%lld", (long long)move);
+    p = gn_run_passes_set("gpt2_veto", 20, GPT2_MLP, NULL, PASSES, veto, &b);
+    cr_assert_not_null(p);
+    cr_expect_eq(decision_of(p, "move-before-view", GL_APPLIED), -1, "moved for another rule");
+    cr_expect_geq(decision_of(p, "gemm-activation", GL_REFUSED), 0, "no near miss said");
+    cr_expect_eq(gn_count_domain(p->steps[p->n_steps - 1].model->graph, GL_FUSED_DOMAIN), 0);
+    gl_pipeline_free(p);
+}
 
 /* ==== the table ========================================================================== */
 

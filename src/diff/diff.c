@@ -15,6 +15,7 @@
 #include "util/unionfind.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,6 +366,86 @@ static void render_init(gl_strbuf *b, const void *obj, int level)
     } else {
         sb_tensor(b, t, level - 1);
     }
+}
+
+/* ==== a constant's values ============================================================== */
+
+#define VALUES_WHOLE 16   /* tensors up to this many elements show every value... */
+#define VALUES_FIRST 8    /* ...larger ones their first values, then "…" */
+#define VALUES_SCANNED (1 << 20) /* min/max read at most this many values: a 100 MB
+                                  * weight leaves the diff instant */
+
+static bool is_float_dtype(gl_dtype dt)
+{
+    return dt == GL_DT_FLOAT || dt == GL_DT_FLOAT16 || dt == GL_DT_BFLOAT16 ||
+           dt == GL_DT_DOUBLE;
+}
+
+/* " min -1 max 2" over the first VALUES_SCANNED values, NaNs counted apart. */
+static void sb_float_range(gl_strbuf *b, const gl_tensor *t)
+{
+    int64_t n = t->count < VALUES_SCANNED ? t->count : VALUES_SCANNED, nan = 0;
+    double lo = 0, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = gl_tensor_get_f64(t, i);
+        if (isnan(v)) {
+            nan++;
+        } else if (i == nan) { /* the first number */
+            lo = hi = v;
+        } else {
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    if (n > nan)
+        gl_sb_printf(b, " min %g max %g", lo, hi);
+    if (nan)
+        gl_sb_printf(b, " (%" PRId64 " NaN)", nan);
+    if (n < t->count)
+        gl_sb_printf(b, " (of the first %" PRId64 ")", n);
+}
+
+static void sb_values(gl_strbuf *b, const gl_tensor *t)
+{
+    if (t->rank == 0 && t->count == 1) {
+        sb_element(b, t, 0, DETAIL_SHORT);
+        return;
+    }
+    int64_t shown = t->count <= VALUES_WHOLE ? t->count : VALUES_FIRST;
+    gl_sb_putc(b, '[');
+    for (int64_t i = 0; i < shown; i++) {
+        if (i)
+            gl_sb_printf(b, ", ");
+        sb_element(b, t, i, DETAIL_SHORT);
+    }
+    if (shown < t->count) {
+        gl_sb_printf(b, ", \u2026]");
+        if (is_float_dtype(t->dtype))
+            sb_float_range(b, t);
+        return;
+    }
+    gl_sb_putc(b, ']');
+}
+
+char *gl_diff_tensor_values(const gl_tensor *t)
+{
+    if (!t || (t->count && !gl_tensor_data(t)))
+        return NULL;
+    gl_strbuf b = {0};
+    sb_values(&b, t);
+    return gl_sb_take(&b);
+}
+
+/* An initializer added or removed: "int64[3] 24 B = [1, 16, 256]" (what a folded
+ * constant is, said where it appears). */
+static void render_init_values(gl_strbuf *b, const void *obj, int level)
+{
+    const gl_tensor *t = obj;
+    render_init(b, t, level);
+    if (t->count && !gl_tensor_data(t))
+        return; /* the bytes are not loaded (external data): the size says enough */
+    gl_sb_printf(b, " = ");
+    sb_values(b, t);
 }
 
 typedef void (*render_fn)(gl_strbuf *b, const void *obj, int level);
@@ -927,7 +1008,7 @@ static void diff_inits(builder *bd)
         const gl_tensor *old = init_named(b, v->name);
         if (!old) {
             append_value_change(bd, GL_INIT_ADDED, v->name, NULL,
-                                render_one(render_init, v->init, 0));
+                                render_one(render_init_values, v->init, 0));
         } else if (!gl_tensor_equal(old, v->init)) {
             char *ot, *nt;
             render_pair(render_init, 1 + DETAIL_EXACT, old, v->init, &ot, &nt);
@@ -939,7 +1020,7 @@ static void diff_inits(builder *bd)
         const gl_value *v = b->inits[i];
         if (v && v->init && !init_named(a, v->name))
             append_value_change(bd, GL_INIT_REMOVED, v->name,
-                                render_one(render_init, v->init, 0), NULL);
+                                render_one(render_init_values, v->init, 0), NULL);
     }
 }
 

@@ -125,12 +125,19 @@ bool gl_diff_empty(const gl_diff *d);
  *   > Conv 'c1' + Relu 'r1'  =>  FusedConv 'c1_relu'   [decision #7]
  *   - Transpose 't1'
  *   = value 'x': float[1,3,224,224] -> float[1,224,224,3]
- *   + init 'w': float[8] 32 B          ("- init", "= init 'w': a -> b" likewise)
+ *   + init 'w': float[3] 12 B = [1, 2, 3]   (its values; "- init" likewise;
+ *                                       "= init 'w': a -> b" for a changed one)
  *   = graph inputs: x, y -> x          ("= graph outputs: ...")
  * First line: the summary "N added, N removed, N replaced, N modified, N value changes",
  * or "no changes". Node changes in diff order, then value changes. Names are quoted
  * with control characters and quotes escaped, so each change stays on its lines. */
 void gl_diff_write_text(const gl_diff *d, FILE *f);
+
+/* A tensor's values as the diff shows a constant added or removed ("+ init 'k': int64[3]
+ * 24 B = [1, 16, 256]"): up to 16 values whole, larger tensors their first 8 then "…"
+ * (and min/max for floats); integers exact, floats %g, strings quoted and escaped, a
+ * scalar bare. NULL when the bytes are not loaded. Malloc'd. */
+char *gl_diff_tensor_values(const gl_tensor *t);
 
 /* For the TUI and renders: how node `id` of `after` changed (NULL if unchanged). */
 const gl_node_change *gl_diff_find_new(const gl_diff *d, uint32_t id);

@@ -3,7 +3,9 @@
  * search prompt, requests. Everything here runs in tests without curses; app.c adds
  * the terminal, the worker thread and the drawing. */
 #include "ui/ui.h"
+#include "passes/group.h"
 #include "util/clock.h"
+#include "util/plural.h"
 
 #include <ctype.h>
 #include <curses.h>
@@ -402,8 +404,9 @@ unsigned gl_ui_swap_branch(gl_ui *ui)
     gl_ui_branch_label(ui->pipeline, here, sizeof(here));
     gl_ui_branch_label(ui->other.pipeline, there, sizeof(there));
     const gl_pipeline *o = ui->other.pipeline;
-    gl_ui_set_status(ui, "branch %s shown (X: back to %s); step %zu: %zu nodes here, %zu there",
-                     here, there, k, ui->pipeline->steps[k].nodes,
+    size_t nodes_here = ui->pipeline->steps[k].nodes;
+    gl_ui_set_status(ui, "branch %s shown (X: back to %s); step %zu: %zu %s here, %zu there",
+                     here, there, k, nodes_here, gl_noun((long long)nodes_here, "node", "nodes"),
                      k < o->n_steps ? o->steps[k].nodes : 0);
     if (budget >= 0 && budget < ui->pipeline->steps[k].rewrites)
         flags |= gl_ui_set_budget(ui, budget);
@@ -618,14 +621,14 @@ static gl_status diff_last_rewrite(replay_job *r)
 static void replay_run(void *arg, gl_job *job)
 {
     replay_job *r = arg;
-    gl_job_progress(job, "replaying %s to %lld rewrites", r->p->steps[r->step].pass->name,
+    gl_job_progress(job, "replaying %s to rewrite %lld", r->p->steps[r->step].pass->name,
                     (long long)r->budget);
     r->st = gl_pipeline_replay(r->p, r->step, r->budget, &r->model, &r->log);
     if (r->st == GL_OK) {
         gl_job_progress(job, "diffing the replay");
         r->diff = gl_diff_graphs(r->p->steps[r->step - 1].model->graph, r->model->graph,
                                  GL_DIFF_MATCH_IDS);
-        gl_job_progress(job, "replaying %s to %lld rewrites, for rewrite %lld alone",
+        gl_job_progress(job, "replaying %s to rewrite %lld, for rewrite %lld alone",
                         r->p->steps[r->step].pass->name, (long long)r->budget - 1,
                         (long long)r->budget);
         r->st = diff_last_rewrite(r);
@@ -741,7 +744,7 @@ unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
         bool was = ui->budget >= 0;
         ui->want_budget = -1;
         if (!was) {
-            gl_ui_set_status(ui, "%s: all %lld rewrites shown", s->pass->name,
+            gl_ui_set_status(ui, "%s: every rewrite shown (%lld)", s->pass->name,
                              (long long)s->rewrites);
             return GL_REDRAW_STATUS;
         }
@@ -933,8 +936,11 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
     }
     if (n == 0) {
         free(ids);
-        gl_ui_set_error(ui, "#%lld: none of its %zu nodes is in this step", (long long)d->id,
-                        d->n_nodes);
+        if (d->n_nodes == 1)
+            gl_ui_set_error(ui, "#%lld: its node is not in this step", (long long)d->id);
+        else
+            gl_ui_set_error(ui, "#%lld: none of its %zu nodes is in this step",
+                            (long long)d->id, d->n_nodes);
         return GL_REDRAW_STATUS;
     }
     unsigned flags = gl_ui_show(ui, GL_VIEW_NODES, true);
@@ -943,8 +949,9 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
     ui->n_marks = n;
     ui->search[0] = '\0';
     gl_ui_select_node(ui, ids[0]);
-    gl_ui_set_status(ui, "#%lld %s: %zu node%s marked (n/N)%s", (long long)d->id, d->rule, n,
-                     n == 1 ? "" : "s", gone ? ", others gone or not found" : "");
+    gl_ui_set_status(ui, "#%lld %s: %zu %s marked (n/N)%s", (long long)d->id, d->rule, n,
+                     gl_noun((long long)n, "node", "nodes"),
+                     gone ? ", others gone or not found" : "");
     return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
 }
 

@@ -1,8 +1,10 @@
 /* info.c — `graphlab info [--json] MODEL`: what is in a model file, at a glance. */
 #include "cli/cli.h"
 #include "passes/fusion.h"
+#include "passes/group.h"
 #include "util/escape.h"
 #include "util/json.h"
+#include "util/plural.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,12 +203,15 @@ static void print_text(const gl_model *m, const model_summary *s)
                i + 1 < m->n_opsets ? "," : "");
     printf("\nproducer   %s %s\n", m->producer_name ? gl_esc(m->producer_name) : "-",
            gl_esc(m->producer_version));
-    printf("graph      %s: %zu nodes", gl_esc(g->name), s->node_count);
+    printf("graph      %s: %zu %s", gl_esc(g->name), s->node_count,
+           gl_noun((long long)s->node_count, "node", "nodes"));
     if (s->node_count_total != s->node_count)
         printf(" (%zu with subgraphs)", s->node_count_total);
-    printf(", %zu initializers (%s)", s->initializers, wsize);
+    printf(", %zu %s (%s)", s->initializers,
+           gl_noun((long long)s->initializers, "initializer", "initializers"), wsize);
     if (m->n_functions)
-        printf(", %zu functions", m->n_functions);
+        printf(", %zu %s", m->n_functions,
+               gl_noun((long long)m->n_functions, "function", "functions"));
     printf("\ninputs\n");
     int w = name_width(g->inputs, g->n_inputs);
     int wo = name_width(g->outputs, g->n_outputs);

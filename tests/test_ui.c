@@ -320,6 +320,27 @@ Test(workbench, steps_and_the_bar)
     gl_ui_free(&ui);
 }
 
+/* The node list's op counts take a fused group's kind, not its function's name
+ * (FusedNhwcConvRelu_1 and _2 are one row of 2: issue 24). */
+Test(workbench, op_counts_group_fused_functions_by_kind)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_goto_step(&ui, step_of(&ui, "fusion", 0));
+    size_t groups = 0;
+    for (size_t i = 0; i < ui.index.n_ops; i++) {
+        const ui_op_tally *t = &ui.index.ops[i];
+        if (strncmp(t->op, "FusedNhwcConvRelu", 17) == 0) {
+            cr_expect_eq(t->op_len, 17, "'%s'", t->op);
+            cr_expect_eq(t->count, 2u, "'%.*s'", t->op_len, t->op);
+            groups++;
+        }
+    }
+    cr_expect_eq(groups, 1u, "one row for the kind");
+    cr_expect_eq(ui.index.ops[0].count, 2u, "the most frequent first");
+    gl_ui_free(&ui);
+}
+
 Test(workbench, digits_jump_to_steps)
 {
     gl_ui ui;

@@ -23,27 +23,35 @@ static int cmp_op_tally(const void *a, const void *b)
     return strcmp(x->op, y->op);
 }
 
-static int cmp_op_name(const void *a, const void *b)
+/* By kind (gl_group_kind_len): FusedConvRelu_1 and FusedConvRelu_2 are one kind. */
+static int cmp_kind(const gl_node *x, const gl_node *y)
 {
-    const gl_node *x = *(gl_node *const *)a, *y = *(gl_node *const *)b;
-    return strcmp(x->op_type, y->op_type);
+    int lx = gl_group_kind_len(x), ly = gl_group_kind_len(y);
+    int c = strncmp(x->op_type, y->op_type, (size_t)(lx < ly ? lx : ly));
+    return c ? c : lx - ly;
 }
 
-/* Counting by sorting a copy of the rows by op keeps this O(n log n) with no hash. */
+static int cmp_op_kind(const void *a, const void *b)
+{
+    return cmp_kind(*(gl_node *const *)a, *(gl_node *const *)b);
+}
+
+/* Counting by sorting a copy of the rows by kind keeps this O(n log n) with no hash. */
 static void count_ops(gl_graph_index *ix)
 {
     if (!ix->n_rows)
         return;
     gl_node **sorted = gl_xmalloc(ix->n_rows * sizeof(*sorted));
     memcpy(sorted, ix->rows, ix->n_rows * sizeof(*sorted));
-    qsort(sorted, ix->n_rows, sizeof(*sorted), cmp_op_name);
+    qsort(sorted, ix->n_rows, sizeof(*sorted), cmp_op_kind);
     size_t cap = 0;
     for (size_t i = 0; i < ix->n_rows;) {
         size_t j = i;
-        while (j < ix->n_rows && strcmp(sorted[j]->op_type, sorted[i]->op_type) == 0)
+        while (j < ix->n_rows && cmp_kind(sorted[j], sorted[i]) == 0)
             j++;
         GL_GROW(ix->ops, cap, ix->n_ops + 1);
-        ix->ops[ix->n_ops++] = (ui_op_tally){sorted[i]->op_type, j - i};
+        ix->ops[ix->n_ops++] =
+            (ui_op_tally){sorted[i]->op_type, gl_group_kind_len(sorted[i]), j - i};
         i = j;
     }
     qsort(ix->ops, ix->n_ops, sizeof(*ix->ops), cmp_op_tally);

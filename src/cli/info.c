@@ -26,23 +26,11 @@ typedef struct model_summary {
     long long file_bytes;
 } model_summary;
 
-/* A fused group calls its own function (FusedConvClip_17): counted by its kind, the name
- * without the counter, so a model with 35 such groups has one row of 35. */
-static int fused_kind_len(const gl_node *n)
-{
-    size_t len = strlen(n->op_type), d = len;
-    if (strcmp(n->domain, GL_FUSED_DOMAIN) != 0)
-        return (int)len;
-    while (d > 0 && n->op_type[d - 1] >= '0' && n->op_type[d - 1] <= '9')
-        d--;
-    return d > 1 && d < len && n->op_type[d - 1] == '_' ? (int)(d - 1) : (int)len;
-}
-
 static void count_op(model_summary *s, const gl_node *n)
 {
     char key[512];
     if (*n->domain)
-        snprintf(key, sizeof(key), "%s:%.*s", n->domain, fused_kind_len(n), n->op_type);
+        snprintf(key, sizeof(key), "%s:%.*s", n->domain, gl_group_kind_len(n), n->op_type);
     else
         snprintf(key, sizeof(key), "%s", n->op_type);
     for (size_t i = 0; i < s->n_ops; i++) {
@@ -187,6 +175,19 @@ static int name_width(gl_value *const *vals, size_t n)
     return w;
 }
 
+/* The op column as wide as its longest name, so every count lines up ("graphlab.fused:
+ * FusedConvBatchNormalizationRelu" is 46 columns; the value names' width is another
+ * column's). */
+static int op_width(const model_summary *s)
+{
+    int w = 8;
+    for (size_t i = 0; i < s->n_ops; i++) {
+        int len = (int)strlen(gl_esc(s->ops[i].op));
+        w = len > w ? len : w;
+    }
+    return w;
+}
+
 static void print_text(const gl_model *m, const model_summary *s)
 {
     const gl_graph *g = m->graph;
@@ -222,8 +223,9 @@ static void print_text(const gl_model *m, const model_summary *s)
     for (size_t i = 0; i < g->n_outputs; i++)
         print_value_line(g->outputs[i], w);
     printf("ops\n");
+    int ow = op_width(s);
     for (size_t i = 0; i < s->n_ops; i++)
-        printf("  %-*s %zu\n", w, gl_esc(s->ops[i].op), s->ops[i].count);
+        printf("  %-*s %zu\n", ow, gl_esc(s->ops[i].op), s->ops[i].count);
 }
 
 static const gl_cli_option own_options[] = {

@@ -106,6 +106,11 @@ struct gl_pass {
     unsigned needs;      /* gl_pass_needs */
     const gl_pass_option *options; /* may be NULL */
     size_t n_options;
+    /* A pass that plans over the graph and edits none of it (the memory plan): what one
+     * applied decision of it plans, and several ("output in place", "outputs in place"),
+     * so that a step reads "graph unchanged; 13 outputs in place", not "unchanged, 13
+     * rewrites". NULL: its applied decisions are rewrites of the graph. */
+    const char *plans_one, *plans_many;
 };
 
 /* Run ctx->pass on g after checking what it needs (gl_pass_needs): the one way to run a

@@ -562,15 +562,22 @@ static void step_status(gl_ui *ui)
     const gl_snapshot *s = &ui->pipeline->steps[ui->step];
     size_t n_dec;
     gl_ui_decisions(ui, &n_dec);
+    const char *decisions = gl_noun((long long)n_dec, "decision", "decisions");
     if (ui->step == 0)
-        gl_ui_set_status(ui, "%s: the model as loaded, %zu nodes", label, s->nodes);
+        gl_ui_set_status(ui, "%s: the model as loaded, %zu %s", label, s->nodes,
+                         gl_noun((long long)s->nodes, "node", "nodes"));
     else if (ui->budget >= 0)
-        gl_ui_set_status(ui, "%s: %lld of %lld rewrites, %zu nodes, %zu decisions", label,
-                         (long long)ui->budget, (long long)s->rewrites, ui->index.n_rows, n_dec);
-    else
-        gl_ui_set_status(ui, "%s: %s%lld rewrites, %zu nodes, %zu decisions, %.2f ms", label,
-                         s->changed ? "" : "unchanged, ", (long long)s->rewrites, s->nodes,
-                         n_dec, s->ms);
+        gl_ui_set_status(ui, "%s: %lld of %lld rewrites, %zu %s, %zu %s", label,
+                         (long long)ui->budget, (long long)s->rewrites, ui->index.n_rows,
+                         gl_noun((long long)ui->index.n_rows, "node", "nodes"), n_dec,
+                         decisions);
+    else {
+        char change[160];
+        gl_snapshot_change_text(ui->pipeline, ui->step, change, sizeof(change));
+        gl_ui_set_status(ui, "%s: %s, %zu %s, %zu %s, %.2f ms", label, change, s->nodes,
+                         gl_noun((long long)s->nodes, "node", "nodes"), n_dec, decisions,
+                         s->ms);
+    }
 }
 
 unsigned gl_ui_goto_step(gl_ui *ui, size_t k)

@@ -66,6 +66,12 @@ bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d);
  *     ... the rewrite, provenance d->id ... */
 gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A forced refusal's record (d->forced) says what the rewrite did, where the refusal's
+ * text says what stays as it is ("Transpose 't' stays above Concat 'c': ..."), so
+ * nothing reads as refused over an edit: the reason becomes
+ * "forced (--set PASS.force=ID): <fmt>". Nothing when d is not forced. */
+void gl_pass_forced_reason(gl_pass_ctx *ctx, gl_decision *d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Count one applied rewrite without a record (a pass whose rewrite is not a decision,
  * such as a reordering). */
 void gl_pass_count_rewrite(gl_pass_ctx *ctx);

@@ -154,7 +154,7 @@ static void decide_in_place(planner *p, gl_mem_tensor *o, const gl_node *n, cons
                                     n->op_type, n->name, o->name, x->name, o->bytes);
     gl_decision_add_node_ref(d, n);
     gl_decision_add_number(d, "bytes", (double)o->bytes);
-    gl_decision_add_number(d, "step", (double)k);
+    gl_decision_add_number(d, "order", (double)k); /* in the executor's order: not a step */
     if (!gl_pass_vetoed(ctx, d))
         join(p, o, x, GL_MEM_IN_PLACE);
 }

@@ -69,7 +69,7 @@ static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
         return;
     }
     snprintf(buf, sizeof(buf), "memory plan: %zu tensors, arena %zu bytes, naive %zu, live max "
-             "%zu at step %zu (marked)", p->n_tensors, p->peak_bytes, p->naive_bytes,
+             "%zu at node %zu (marked)", p->n_tensors, p->peak_bytes, p->naive_bytes,
              p->live_max_bytes, p->live_max_step);
     gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
     int bar_w = width - NAME_W - 3 * (NUM_W + 1) - 2 - LINK_W;
@@ -79,7 +79,7 @@ static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
         bar_w = (int)sizeof(bar) / 4;
     if (height < 2)
         return;
-    snprintf(buf, sizeof(buf), "%-*s %*s %*s %*s  steps 0..%zu (<- in place of, == view of)",
+    snprintf(buf, sizeof(buf), "%-*s %*s %*s %*s  run order 0..%zu (<- in place of, == view of)",
              NAME_W, "tensor", NUM_W, "bytes", NUM_W, "offset", NUM_W, "end",
              p->n_steps ? p->n_steps - 1 : 0);
     gl_ui_put(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);

@@ -28,6 +28,7 @@
 #include "passes/transpose.h"
 
 #include "ops/opkit.h"
+#include "util/plural.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -450,8 +451,8 @@ static void say_forced(gl_tp_run *run, gl_decision *d, const gl_tp_args *a,
                  "Transposes than they found");
     else if (by == BY_GUARD)
         snprintf(overrode, sizeof(overrode), "the guard: in a trial sweep the pushes of its "
-                 "region ended with %d Transposes where it had %d without them (%s)", gf->end,
-                 gf->start, gf->region);
+                 "region ended with %d %s where it had %d without them (%s)", gf->end,
+                 gl_noun(gf->end, "Transpose", "Transposes"), gf->start, gf->region);
     else
         snprintf(overrode, sizeof(overrode), "the cost model: input cost %d, total %d (both "
                  "must fall below 0)", c->in_cost, c->total);

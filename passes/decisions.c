@@ -105,6 +105,12 @@ void gl_decision_add_text(gl_decision *d, const char *key, const char *text)
     add_number(d, key)->text = gl_xstrdup(text ? text : "");
 }
 
+void gl_decision_set_reason(gl_decision *d, const char *reason)
+{
+    free(d->reason);
+    d->reason = gl_xstrdup(reason ? reason : "");
+}
+
 static const gl_decision_number *find_number(const gl_decision *d, const char *key)
 {
     for (size_t i = 0; i < d->n_numbers; i++)

@@ -78,6 +78,8 @@ void gl_decision_add_node(gl_decision *d, const char *name);
 void gl_decision_add_node_ref(gl_decision *d, const gl_node *n);
 void gl_decision_add_number(gl_decision *d, const char *key, double value);
 void gl_decision_add_text(gl_decision *d, const char *key, const char *text);
+/* Replace the reason (a forced refusal says what was done: gl_pass_forced_reason). */
+void gl_decision_set_reason(gl_decision *d, const char *reason);
 /* "  #12 cse duplicate-node APPLIED: Relu 'b' computes the same as 'a' [nodes: a, b]" */
 void gl_decision_print(const gl_decision *d, FILE *f);
 void gl_decision_json(const gl_decision *d, gl_json *j);

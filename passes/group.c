@@ -164,3 +164,13 @@ out:
         *call_out = st == GL_OK ? call : NULL;
     return st;
 }
+
+int gl_group_kind_len(const gl_node *n)
+{
+    size_t len = strlen(n->op_type), d = len;
+    if (strcmp(n->domain, GL_FUSED_DOMAIN) != 0)
+        return (int)len;
+    while (d > 0 && n->op_type[d - 1] >= '0' && n->op_type[d - 1] <= '9')
+        d--;
+    return d > 1 && d < len && n->op_type[d - 1] == '_' ? (int)(d - 1) : (int)len;
+}

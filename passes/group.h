@@ -34,4 +34,10 @@ typedef struct gl_group_spec {
  * graphlab.fused and gets IR 8 (model-local functions). *call may be NULL. */
 gl_status gl_group_make(gl_model *m, gl_graph *g, const gl_group_spec *s, gl_node **call);
 
+/* The length of n's kind: for a group's call, its op type without the counter that keeps
+ * each function's name free ("FusedConvRelu_17" -> 13, "FusedConvRelu"); for any other
+ * node its whole op type. Op counts group by it (info, the workbench's node list), so a
+ * model with 35 such groups has one row of 35, not 35 rows of 1. */
+int gl_group_kind_len(const gl_node *n);
+
 #endif

@@ -33,6 +33,7 @@
 #include "passes/transpose.h"
 #include "passes/pass_table.h"
 
+#include "util/plural.h"
 #include "util/unionfind.h"
 
 #include <stdio.h>
@@ -470,22 +471,30 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
         size_t now = count_transposes(run->g);
         char what[200];
         describe(r, what, sizeof(what));
+        const char *nodes = gl_noun((long long)r->n, "node", "nodes");
         gl_decision *d;
         if (!force && with >= base) {
             /* Only the cost says no: --set layout.force=ID converts the region anyway. */
-            d = gl_pass_refuse(ctx, "nhwc-region", true, "%zu node(s) (%s) stay "
-                               "channels-first: with them in NHWC, transpose-push would "
-                               "leave %zu Transpose(s), without %zu", r->n, what, with, base);
+            d = gl_pass_refuse(ctx, "nhwc-region", true, "%zu %s (%s) %s channels-first: "
+                               "in NHWC, transpose-push would leave %zu %s, "
+                               "without %zu", r->n, nodes, what, r->n == 1 ? "stays" : "stay",
+                               with, gl_noun((long long)with, "Transpose", "Transposes"), base);
+            gl_pass_forced_reason(ctx, d, "%zu %s (%s) to channels-last, overriding the cost: "
+                                  "transpose-push then leaves %zu %s, %zu without the "
+                                  "conversion", r->n, nodes, what, with,
+                                  gl_noun((long long)with, "Transpose", "Transposes"), base);
             region_decision(d, r, now, true, base, with);
             if (d->verdict != GL_APPLIED)
                 continue;
         } else {
-            d = force ? gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
-                                       "channels-last (layout.ignore-cost=1: no cost check)", r->n,
-                                       what)
-                      : gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu node(s) (%s) to "
-                                       "channels-last: transpose-push then leaves %zu "
-                                       "Transpose(s) instead of %zu", r->n, what, with, base);
+            d = force ? gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu %s (%s) to "
+                                       "channels-last (layout.ignore-cost=1: no cost check)",
+                                       r->n, nodes, what)
+                      : gl_pass_decide(ctx, "nhwc-region", GL_APPLIED, "%zu %s (%s) to "
+                                       "channels-last: transpose-push then leaves %zu %s "
+                                       "instead of %zu", r->n, nodes, what, with,
+                                       gl_noun((long long)with, "Transpose", "Transposes"),
+                                       base);
             region_decision(d, r, now, !force, base, with);
             if (gl_pass_vetoed(ctx, d))
                 continue;

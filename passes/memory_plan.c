@@ -10,6 +10,7 @@
 #include "ir/memplan.h"
 #include "passes/fusion.h"
 #include "passes/passes.h"
+#include "util/plural.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +155,7 @@ static void decide_in_place(planner *p, gl_mem_tensor *o, const gl_node *n, cons
                                     n->op_type, n->name, o->name, x->name, o->bytes);
     gl_decision_add_node_ref(d, n);
     gl_decision_add_number(d, "bytes", (double)o->bytes);
-    gl_decision_add_number(d, "step", (double)k);
+    gl_decision_add_number(d, "order", (double)k); /* in the executor's order: not a step */
     if (!gl_pass_vetoed(ctx, d))
         join(p, o, x, GL_MEM_IN_PLACE);
 }
@@ -455,11 +456,14 @@ gl_status gl_pass_memory_plan(gl_graph *g, gl_pass_ctx *ctx)
     mp->tensors = p.tensors;
     mp->n_tensors = p.n;
     mp->fingerprint = gl_graph_fingerprint(g);
-    gl_decision *d = gl_pass_decide(ctx, "arena", GL_NOTE, "%zu intermediates in an arena of %zu "
+    gl_decision *d = gl_pass_decide(ctx, "arena", GL_NOTE, "%zu %s in an arena of %zu "
                                     "bytes (%zu alive at most, %zu as separate buffers); %zu "
                                     "left to the executor (shape not static); graph inputs, "
                                     "outputs and initializers are not in the arena",
-                                    mp->n_tensors, mp->peak_bytes, mp->live_max_bytes,
+                                    mp->n_tensors,
+                                    gl_noun((long long)mp->n_tensors, "intermediate",
+                                            "intermediates"),
+                                    mp->peak_bytes, mp->live_max_bytes,
                                     mp->naive_bytes, mp->n_unplanned);
     gl_decision_add_number(d, "peak_bytes", (double)mp->peak_bytes);
     gl_decision_add_number(d, "live_max_bytes", (double)mp->live_max_bytes);

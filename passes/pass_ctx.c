@@ -113,6 +113,23 @@ bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d)
     return true;
 }
 
+/* How every forced record's reason starts (pass name, id). */
+#define FORCED_PREFIX "forced (--set %s.force=%lld): "
+
+void gl_pass_forced_reason(gl_pass_ctx *ctx, gl_decision *d, const char *fmt, ...)
+{
+    if (!d->forced)
+        return;
+    char done[512], reason[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(done, sizeof(done), fmt, ap);
+    va_end(ap);
+    snprintf(reason, sizeof(reason), FORCED_PREFIX "%s", ctx->pass ? ctx->pass->name : "",
+             (long long)d->id, done);
+    gl_decision_set_reason(d, reason);
+}
+
 gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
                            const char *fmt, ...)
 {
@@ -127,8 +144,8 @@ gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
     int64_t id = ctx->log ? ctx->log->id_base + (int64_t)ctx->log->n : -1;
     gl_decision *d;
     if (ctx->log && id_listed(ctx, "force", id) && gl_pass_may_rewrite(ctx)) {
-        d = gl_pass_decide(ctx, rule, GL_APPLIED, "forced (--set %s.force=%lld): %s", pass,
-                           (long long)id, reason);
+        d = gl_pass_decide(ctx, rule, GL_APPLIED, FORCED_PREFIX "%s", pass, (long long)id,
+                           reason);
         d->forced = d->verdict == GL_APPLIED;
         /* Forced and vetoed too: the veto wins, and is heeded here, where callers of a
          * refusal do not look for one. */

@@ -66,6 +66,12 @@ bool gl_pass_vetoed(gl_pass_ctx *ctx, const gl_decision *d);
  *     ... the rewrite, provenance d->id ... */
 gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A forced refusal's record (d->forced) says what the rewrite did, where the refusal's
+ * text says what stays as it is ("Transpose 't' stays above Concat 'c': ..."), so
+ * nothing reads as refused over an edit: the reason becomes
+ * "forced (--set PASS.force=ID): <fmt>". Nothing when d is not forced. */
+void gl_pass_forced_reason(gl_pass_ctx *ctx, gl_decision *d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Count one applied rewrite without a record (a pass whose rewrite is not a decision,
  * such as a reordering). */
 void gl_pass_count_rewrite(gl_pass_ctx *ctx);
@@ -106,6 +112,11 @@ struct gl_pass {
     unsigned needs;      /* gl_pass_needs */
     const gl_pass_option *options; /* may be NULL */
     size_t n_options;
+    /* A pass that plans over the graph and edits none of it (the memory plan): what one
+     * applied decision of it plans, and several ("output in place", "outputs in place"),
+     * so that a step reads "graph unchanged; 13 outputs in place", not "unchanged, 13
+     * rewrites". NULL: its applied decisions are rewrites of the graph. */
+    const char *plans_one, *plans_many;
 };
 
 /* Run ctx->pass on g after checking what it needs (gl_pass_needs): the one way to run a

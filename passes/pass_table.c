@@ -74,7 +74,9 @@ static const gl_pass pass_table[] = {
               "noise; the decision carries measured_ms", false})},
     {.name = "memory-plan", .shown = "mem", .run = gl_pass_memory_plan,
      .summary = "every intermediate's lifetime and offset in one arena, outputs in place of "
-                "dying inputs (the reference executor allocates from it)"},
+                "dying inputs (the reference executor allocates from it)",
+     .plans_one = "output in place",
+     .plans_many = "outputs in place"},
 };
 #undef OPTIONS
 

@@ -367,6 +367,25 @@ static void describe(gl_decision *d, const gl_pt_match *m)
 }
 
 /* Offer node n to the rules anchored at its op. *gone: n was rewritten away. */
+/* What applying match m at node n does, in words: the applied record's reason, and a
+ * forced refusal's (gl_pass_forced_reason). */
+static void applied_reason(const gl_pt_match *m, const gl_node *n, char *buf, size_t len)
+{
+    if (m->done[0])
+        snprintf(buf, len, "%s", m->done);
+    else if (m->hoist && m->last)
+        snprintf(buf, len, "%s '%s' moved above %s '%s': one %s per Concat input (%zu), the "
+                 "Concat joins their outputs", m->last->op_type, m->last->name, n->op_type,
+                 n->name, m->last->op_type, n->n_inputs);
+    else if (m->conv)
+        snprintf(buf, len, "%s '%s' folded into Conv '%s' (%s)", n->op_type, n->name,
+                 m->conv->name, m->variant);
+    else
+        snprintf(buf, len, "%zu nodes around %s '%s' compute %s (%s): one %s%s%s node",
+                 m->n_nodes, n->op_type, n->name, m->op, m->variant, m->domain,
+                 *m->domain ? "." : "", m->op);
+}
+
 static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed)
 {
     for (size_t r = 0; r < GL_ARRAY_LEN(rules); r++) {
@@ -383,8 +402,13 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
             v = gl_pt_refuse(&m, "opset %lld: the function body of %s.%s needs opset %lld",
                              (long long)c->opset, m.domain, m.op, (long long)min_opset);
         }
+        char done[600];
         if (v == GL_PT_REFUSE) {
             gl_decision *d = gl_pass_refuse(ctx, rule->name, m.forceable, "%s", m.why);
+            if (d->forced) { /* say what was done, and what it overrode */
+                applied_reason(&m, n, done, sizeof(done));
+                gl_pass_forced_reason(ctx, d, "%s; overriding %s", done, m.why);
+            }
             describe(d, &m);
             add_context(d, c->g);
             if (d->verdict != GL_APPLIED) /* forced when the cost alone refused */
@@ -392,21 +416,8 @@ static gl_status offer(gl_pt_ctx *c, gl_pass_ctx *ctx, gl_node *n, bool *changed
             *changed = true;
             return rule->apply(c, &m, d->id);
         }
-        gl_decision *d;
-        if (m.done[0])
-            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s", m.done);
-        else if (m.hoist)
-            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s '%s' moved above %s '%s': "
-                               "one %s per Concat input (%zu), the Concat joins their "
-                               "outputs", m.last->op_type, m.last->name, n->op_type, n->name,
-                               m.last->op_type, n->n_inputs);
-        else if (m.conv)
-            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s '%s' folded into Conv '%s' "
-                               "(%s)", n->op_type, n->name, m.conv->name, m.variant);
-        else
-            d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%zu nodes around %s '%s' "
-                               "compute %s (%s): one %s%s%s node", m.n_nodes, n->op_type,
-                               n->name, m.op, m.variant, m.domain, *m.domain ? "." : "", m.op);
+        applied_reason(&m, n, done, sizeof(done));
+        gl_decision *d = gl_pass_decide(ctx, rule->name, GL_APPLIED, "%s", done);
         describe(d, &m);
         gl_decision_add_number(d, "nodes", (double)m.n_nodes);
         if (!m.conv && !m.hoist && !m.done[0]) {

@@ -2,6 +2,7 @@
  * running one pass (the pass table is pass_table.c, the pass context pass_ctx.c). */
 #include "passes/pipeline.h"
 #include "util/clock.h"
+#include "util/plural.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -588,6 +589,23 @@ void gl_snapshot_label(const gl_pipeline *p, size_t k, char *buf, size_t len)
         snprintf(buf, len, "%02zu-%s-K%lld", k, s->pass->name, (long long)s->budget);
     else
         snprintf(buf, len, "%02zu-%s", k, s->pass->name);
+}
+
+void gl_snapshot_change_text(const gl_pipeline *p, size_t k, char *buf, size_t len)
+{
+    const gl_snapshot *s = &p->steps[k];
+    long long n = (long long)s->rewrites;
+    if (k == 0 || !s->pass)
+        snprintf(buf, len, "the model as loaded");
+    else if (s->changed)
+        snprintf(buf, len, "%lld %s", n, gl_noun(n, "rewrite", "rewrites"));
+    else if (n == 0)
+        snprintf(buf, len, "unchanged");
+    else if (s->pass->plans_many) /* it annotates: its decisions are plans, not edits */
+        snprintf(buf, len, "graph unchanged; %lld %s", n,
+                 gl_noun(n, s->pass->plans_one, s->pass->plans_many));
+    else /* rewrites that undo one another */
+        snprintf(buf, len, "graph unchanged after %lld %s", n, gl_noun(n, "rewrite", "rewrites"));
 }
 
 size_t gl_pipeline_trace(const gl_pipeline *p, size_t k, uint32_t origin, uint32_t **ids)

@@ -106,6 +106,9 @@ void gl_pipeline_free(gl_pipeline *p);
 gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
                              gl_model **out, gl_decision_log *log);
 
+/* What step k did, in words: "4 rewrites", "unchanged", "graph unchanged; 13 outputs in
+ * place" (a pass that plans, gl_pass.plans_many), "the model as loaded" (step 0). */
+void gl_snapshot_change_text(const gl_pipeline *p, size_t k, char *buf, size_t len);
 /* "00-input", "03-constant-folding" (budget shown as "-K3" when limited). */
 void gl_snapshot_label(const gl_pipeline *p, size_t k, char *buf, size_t len);
 

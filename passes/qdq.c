@@ -43,6 +43,7 @@
 #include "passes/passes.h"
 #include "exec/target.h"
 #include "ops/opkit.h"
+#include "util/plural.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -546,8 +547,9 @@ static bool check_links(const qunit *u, char *why, size_t len)
     for (size_t i = 0; i < n; i++) {
         const gl_value *v = chain[i]->outputs[0];
         if (readers(v) != 1) {
-            snprintf(why, len, "'%s' (%s '%s') is read by %zu nodes or is a graph output",
-                     v->name, chain[i]->op_type, chain[i]->name, readers(v));
+            snprintf(why, len, "'%s' (%s '%s') is read by %zu %s or is a graph output",
+                     v->name, chain[i]->op_type, chain[i]->name, readers(v),
+                     gl_noun((long long)readers(v), "node", "nodes"));
             return false;
         }
     }

@@ -28,6 +28,7 @@
 #include "exec/exec.h"
 #include "ir/calls.h"
 #include "ops/opkit.h"
+#include "util/plural.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -1280,7 +1281,8 @@ gl_status gl_pass_shape_inference(gl_graph *g, gl_pass_ctx *ctx)
     gl_decision *d = logged(ctx, summary);
     if (!d)
         d = summary_record(ctx);
-    set_reason(d, "typed %zu values (%zu fully known)%s", c.typed, c.fully_known,
+    set_reason(d, "typed %zu %s (%zu fully known)%s", c.typed,
+               gl_noun((long long)c.typed, "value", "values"), c.fully_known,
                r.stopped ? "; stopped by the rewrite budget" : "");
     gl_decision_add_number(d, "values", (double)c.values);
     gl_decision_add_number(d, "typed", (double)c.typed);

@@ -9,6 +9,7 @@
  */
 #include "passes/transpose.h"
 
+#include "util/plural.h"
 #include "util/unionfind.h"
 
 #include <stdio.h>
@@ -320,9 +321,10 @@ void gl_tp_guard_report(const gl_tp_guard *gd, gl_pass_ctx *ctx)
 {
     if (gd && gd->kept_ort) {
         gl_decision *k = gl_pass_decide(ctx, "net-transposes", GL_NOTE, "the guard's "
-                                        "refusals would leave %zu Transposes, ONNX Runtime's "
+                                        "refusals would leave %zu %s, ONNX Runtime's "
                                         "pushes %zu: its pushes are kept", gd->guarded,
-                                        gd->unguarded);
+                                        gl_noun((long long)gd->guarded, "Transpose",
+                                                "Transposes"), gd->unguarded);
         gl_decision_add_number(k, "guarded", (double)gd->guarded);
         gl_decision_add_number(k, "unguarded", (double)gd->unguarded);
         gl_decision_add_number(k, "trials", gd->trials);

@@ -28,6 +28,7 @@
 #include "passes/transpose.h"
 
 #include "ops/opkit.h"
+#include "util/plural.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -435,6 +436,31 @@ static gl_status apply_push(gl_tp_run *run, gl_tp_args *a, const gl_tp_handler *
     return st;
 }
 
+/* A forced push's record says the push was made and what it overrode (the refusal's
+ * text says the Transpose stays). Only a cost, the custom check or the guard refuse in a
+ * way that can be forced: a handler's refusal is one of correctness. */
+static void say_forced(gl_tp_run *run, gl_decision *d, const gl_tp_args *a,
+                       const char *perm_text, verdict_source by, const cost_report *c,
+                       const guard_finding *gf)
+{
+    char overrode[300];
+    if (by == BY_CUSTOM)
+        snprintf(overrode, sizeof(overrode), "the custom cost check");
+    else if (by == BY_GUARD && gf->start < 0)
+        snprintf(overrode, sizeof(overrode), "the guard: trial sweeps kept ending with more "
+                 "Transposes than they found");
+    else if (by == BY_GUARD)
+        snprintf(overrode, sizeof(overrode), "the guard: in a trial sweep the pushes of its "
+                 "region ended with %d %s where it had %d without them (%s)", gf->end,
+                 gl_noun(gf->end, "Transpose", "Transposes"), gf->start, gf->region);
+    else
+        snprintf(overrode, sizeof(overrode), "the cost model: input cost %d, total %d (both "
+                 "must fall below 0)", c->in_cost, c->total);
+    gl_pass_forced_reason(run->ctx, d, "Transpose '%s' (perm %s) pushed below %s '%s', "
+                          "overriding %s", a->transpose->name, perm_text, a->node->op_type,
+                          a->node->name, overrode);
+}
+
 /* A push the cost (or the handler) turned down, with everything that was weighed. A
  * refusal by the cost model or the guard may be forced (--set transpose-push.force=ID):
  * the handler found the push correct, only not worth it. The record is returned: applied
@@ -472,6 +498,7 @@ static gl_decision *record_refusal(gl_tp_run *run, const gl_tp_args *a, const gl
                            "above %s '%s': input cost %d, total %d (both must fall below "
                            "0)", t->name, perm_text, n->op_type, n->name, c->in_cost,
                            c->total);
+    say_forced(run, d, a, perm_text, by, c, gf);
     add_common(d, a);
     gl_decision_add_text(d, "handler", h->family);
     add_cost_numbers(d, c, plan, outputs_moved);

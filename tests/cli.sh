@@ -20,6 +20,15 @@ check "info exits 0" [ "$rc" -eq 0 ]
 check "info lists the op" grep -q "Relu" "$tmp/out"
 check "info shows the input type" grep -q "float\[2\]" "$tmp/out"
 
+# The op column is as wide as its longest op (a fused group's kind is long), so every
+# count starts in one column (issue 24).
+run optimize "$GL_SRCDIR/examples/conv_nhwc/model.onnx" -o "$tmp/fused.onnx"
+run info "$tmp/fused.onnx"
+check "info lists the fused groups by kind" grep -q "^  graphlab.fused:FusedNhwcConvRelu  *2$" "$tmp/out"
+check "info's op counts line up under long op names" \
+    sh -c "awk '/^ops\$/ { o = 1; next } o { print length(\$0) - length(\$NF) }' '$tmp/out' |
+           sort -u | wc -l | grep -qx 1"
+
 run info --json "$DATA/good_relu.onnx"
 check "info --json exits 0" [ "$rc" -eq 0 ]
 if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ]; then

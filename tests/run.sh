@@ -83,8 +83,10 @@ tb="$EX/transformer_block/model.onnx"
 run run "$tb"
 check "symbolic dim without --dim: exit 0" [ "$rc" -eq 0 ]
 check "...the dim taken as 1" grep -q "^hidden: float\[1,1,32\]" "$tmp/out"
+check "...and stderr says so" grep -q "; seq=1 (symbolic dims; --dim NAME=V sizes them)" "$tmp/err"
 run run "$tb" --dim seq=3
 check "--dim seq=3: exit 0" [ "$rc" -eq 0 ]
+check "--dim seq=3: stderr names no default" sh -c "! grep -q 'symbolic dims' '$tmp/err'"
 check "--dim seq=3: the output has it" grep -q "^hidden: float\[1,3,32\]" "$tmp/out"
 # A NAME no input has is refused (it was ignored), on every command that takes --dim,
 # with one line naming it and the dims the inputs do have.

@@ -120,7 +120,7 @@ static const lcase refuse_cases[] = {
     /* The cost check: NCHW in and out, NHWC would only add Transposes. */
     {"nchw_model_stays_op13", 13,
      "in x f32s[1,4,5,6]; " W34 "; c = Conv(x, w, b); r = Relu(c); out r", 0, 0, 0,
-     "stay channels-first", .ops = "Conv=1", .rtol = 1e-5},
+     "stays channels-first", .ops = "Conv=1", .rtol = 1e-5},
     {"conv1d_rank3_op13", 13,
      "in x f32s[1,5,4]; const w f32s[3,4,3] = rand; t = Transpose(x) perm=[0,2,1]; "
      "c = Conv(t, w); y = Transpose(c) perm=[0,2,1]; out y",
@@ -141,7 +141,7 @@ static const lcase refuse_cases[] = {
     {"one_region_of_two_op13", 13,
      "in x f32s[1,5,6,4]; in z f32s[1,4,5,6]; " W34 "; t = Transpose(x) perm=[0,3,1,2]; "
      "c = Conv(t, w, b); y = Transpose(c) perm=[0,2,3,1]; d = Conv(z, w, b); out y, d",
-     1, 1, 0, "stay channels-first", .ops = "Conv=1", .rtol = 1e-5},
+     1, 1, 0, "stays channels-first", .ops = "Conv=1", .rtol = 1e-5},
 };
 
 /* ---- running a case ------------------------------------------------------------------ */
@@ -260,10 +260,16 @@ static const struct {
     int64_t forced;        /* the record now applied, "forced (--set ...)" */
     const char *relu_reads; /* op of the Relu input's producer afterwards */
     const char *error;     /* the run fails saying this */
+    const char *says;      /* the forced record says what was done (issue 24: it said
+                            * what the refusal would have left, "... stay(s) ...") */
 } force_cases[] = {
-    {"the region", {"layout.force=1"}, 1, "Transpose", NULL},
+    {"the region", {"layout.force=1"}, 1, "Transpose", NULL,
+     "forced (--set layout.force=1): 1 node (Conv 'n_c') to channels-last, overriding the "
+     "cost: transpose-push then leaves 2 Transposes, 0 without the conversion"},
     {"the region, then the push", {"layout.force=1", "transpose-push.force=3"}, 3, "NhwcConv",
-     NULL},
+     NULL, "forced (--set transpose-push.force=3): Transpose 'n_c/Transpose' (perm 0,3,1,2) "
+     "pushed below Relu 'n_r', overriding the cost model: input cost -3, total 0 (both must "
+     "fall below 0)"},
     {"a correctness check", {"layout.force=1", "transpose-push.force=2"}, -1, NULL,
      "decision #2 is transpose-push 'push-through-NhwcConv' (refused), not a refusal of "
      "transpose-push that its rule lets be forced"},
@@ -307,8 +313,9 @@ Test(layout, forced_refusals)
         cr_assert_eq(st, GL_OK, "%s: %s", force_cases[c].what, gl_error_message());
         const gl_decision *d = &p->log.items[force_cases[c].forced];
         cr_expect_eq(d->verdict, GL_APPLIED, "%s", force_cases[c].what);
-        cr_expect(strstr(d->reason, "forced (--set ") == d->reason, "%s: %s",
+        cr_expect(strstr(d->reason, force_cases[c].says) == d->reason, "%s: %s",
                   force_cases[c].what, d->reason);
+        cr_expect(!strstr(d->reason, " stay"), "%s: %s", force_cases[c].what, d->reason);
         cr_expect_eq(gl_decision_number_value(d, "forceable"), 1);
         cr_expect(d->forced && !d->vetoed, "%s: the record's flags", force_cases[c].what);
         for (size_t i = 0; i < p->log.n; i++) /* each one the sets force, nothing vetoed */

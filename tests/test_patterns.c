@@ -633,6 +633,10 @@ Test(patterns, hoist_nhwc_pool_forced)
     const gl_decision *d = hoist_record(p);
     cr_expect_eq(d->verdict, GL_APPLIED);
     cr_expect(strstr(d->reason, "forced (--set patterns.force=") == d->reason, "%s", d->reason);
+    /* what was done first, then what it overrode (issue 24: it said only the refusal) */
+    cr_expect(strstr(d->reason, "): NhwcMaxPool 'n_p' moved above Concat '"), "%s", d->reason);
+    cr_expect(strstr(d->reason, "; overriding cost: NhwcMaxPool 'n_p' copied 2 times"), "%s",
+              d->reason);
     cr_expect_eq(gl_graph_verify(after->graph, false), GL_OK, "%s", gl_error_message());
     gn_expect_op_counts("hoist_nhwc", "graphlab.NhwcMaxPool=2 Concat=1", after->graph);
     gn_expect_same_outputs("hoist_nhwc", &b, before, after, RTOL, ATOL, false);

@@ -598,6 +598,24 @@ Test(render, neighbourhood_respects_a_small_budget, .timeout = 60)
     gl_model_free(m);
 }
 
+/* One hop is singular in the note (issue 24: "within 1 hops"). */
+Test(render, neighbourhood_note_counts_hops_in_words, .timeout = 60)
+{
+    static const struct {
+        int radius;
+        const char *says;
+    } cases[] = {{1, "within 1 hop of 'op_1000'"}, {2, "within 2 hops of 'op_1000'"}};
+    gl_model *m = big_graph(2000, false);
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_render_opts o = {.focus = "op_1000", .radius = cases[c].radius, .max_nodes = 40};
+        gl_render_info info;
+        char *dot = dot_of(m->graph, &o, &info);
+        cr_expect_not_null(strstr(info.note, cases[c].says), "%s", info.note);
+        free(dot);
+    }
+    gl_model_free(m);
+}
+
 /* ---- shared constant sources ------------------------------------------------------- */
 
 /* The shape of a cse'd torch export (shufflenet: one Constant feeding 65 Reshapes): the

@@ -738,7 +738,7 @@ Test(protocol, summary_numbers)
     cr_expect_eq(gl_decision_number_value(d, "values"), 2.0);
     cr_expect_eq(gl_decision_number_value(d, "unknown"), 1.0);
     cr_expect_eq(gl_decision_number_value(d, "fully_known"), 1.0);
-    cr_expect(strstr(d->reason, "typed 1 values (1 fully known)"), "%s", d->reason);
+    cr_expect(strstr(d->reason, "typed 1 value (1 fully known)"), "%s", d->reason);
     cr_expect_eq(r.ctx.applied, 1, "the summary is not a rewrite");
     run_free(&r);
     gl_model_free(m);

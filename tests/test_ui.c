@@ -320,6 +320,53 @@ Test(workbench, steps_and_the_bar)
     gl_ui_free(&ui);
 }
 
+/* The status line of each step says what the step did in words that agree with
+ * themselves (issue 24): the memory plan annotates, it does not rewrite ("unchanged, 3
+ * rewrites"); a count of one takes the singular ("1 decisions"). */
+Test(workbench, step_status_says_what_the_step_did)
+{
+    static const struct {
+        size_t step;
+        const char *status; /* its start; the time follows */
+    } cases[] = {
+        {0, "00-input: the model as loaded, 14 nodes"},
+        {1, "01-toposort: unchanged, 14 nodes, 0 decisions, "},
+        {2, "02-shape-inference: unchanged, 14 nodes, 1 decision, "},
+        {6, "06-transpose-push: 4 rewrites, 10 nodes, 5 decisions, "},
+        {11, "11-layout: 1 rewrite, 14 nodes, 1 decision, "},
+        {16, "16-memory-plan: graph unchanged; 3 outputs in place, 6 nodes, 5 decisions, "},
+    };
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_ui_goto_step(&ui, cases[c].step);
+        cr_expect(strncmp(ui.status, cases[c].status, strlen(cases[c].status)) == 0,
+                  "step %zu: '%s'", cases[c].step, ui.status);
+    }
+    gl_ui_free(&ui);
+}
+
+/* The node list's op counts take a fused group's kind, not its function's name
+ * (FusedNhwcConvRelu_1 and _2 are one row of 2: issue 24). */
+Test(workbench, op_counts_group_fused_functions_by_kind)
+{
+    gl_ui ui;
+    open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+    gl_ui_goto_step(&ui, step_of(&ui, "fusion", 0));
+    size_t groups = 0;
+    for (size_t i = 0; i < ui.index.n_ops; i++) {
+        const ui_op_tally *t = &ui.index.ops[i];
+        if (strncmp(t->op, "FusedNhwcConvRelu", 17) == 0) {
+            cr_expect_eq(t->op_len, 17, "'%s'", t->op);
+            cr_expect_eq(t->count, 2u, "'%.*s'", t->op_len, t->op);
+            groups++;
+        }
+    }
+    cr_expect_eq(groups, 1u, "one row for the kind");
+    cr_expect_eq(ui.index.ops[0].count, 2u, "the most frequent first");
+    gl_ui_free(&ui);
+}
+
 Test(workbench, digits_jump_to_steps)
 {
     gl_ui ui;

@@ -1020,7 +1020,7 @@ Test(view, big_graphs_show_the_neighbourhood_of_the_selection)
     cr_assert(gl_ui_view(&ui)->ops->find(&ui, gl_ui_view(&ui), 1, false));
     draw_graph(&ui);
     text = screen_text();
-    cr_expect(strstr(text, "within 1 hops of 'relu_550'"), "search jumps there:\n%s", text);
+    cr_expect(strstr(text, "within 1 hop of 'relu_550'"), "search jumps there:\n%s", text);
     free(text);
     screen_close(&scr);
     gl_ui_free(&ui);
@@ -1145,7 +1145,7 @@ Test(view, a_decisions_nodes_are_drawn_and_centred_together)
     draw_graph(&ui);
     text = screen_text();
     cr_expect(strstr(text, "relu_400") && strstr(text, "relu_402"), "still both:\n%s", text);
-    cr_expect(strstr(text, "hops of 'relu_400'"), "no new layout for a move:\n%s", text);
+    cr_expect(strstr(text, "hop of 'relu_400'"), "no new layout for a move:\n%s", text);
     free(text);
     screen_close(&scr);
     gl_ui_free(&ui);

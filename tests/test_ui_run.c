@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "driver/driver.h"
+#include "exec/inputs.h"
 #include "onnx/onnx_io.h"
 #include "ui/ui.h"
 
@@ -309,6 +310,80 @@ Test(run_view, r_runs_the_step_on_ref_unfused_and_fused_only_when_it_has_groups)
         cr_expect_null(gl_ui_run_shown(&ui), "case %zu", c);
         gl_ui_free(&ui);
     }
+}
+
+/* ---- symbolic dims: random inputs say what they take (issue 24) -------------------------- */
+
+/* A model of Relu nodes, one per input, typed as `types` says ("float[N,3]"); inputs x0,
+ * x1, ... */
+static gl_model *relu_model(const char *const *types, size_t n)
+{
+    gl_model *m = tu_model(13);
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "x%zu", i);
+        gl_value *x = tu_input(m->graph, name, GL_DT_FLOAT, 1, (int64_t[]){1});
+        tu_parse_type(types[i], &x->type);
+        tu_output(m->graph, tu_node(m->graph, "Relu", name, 1, x)->outputs[0]);
+    }
+    return m;
+}
+
+Test(run_view, random_inputs_name_the_symbolic_dims_they_take_as_1)
+{
+    static const struct {
+        const char *types[3];
+        const char *dim; /* --dim NAME=V given, or NULL */
+        size_t count;
+        const char *text;
+    } cases[] = {
+        {{"float[2,3]"}, NULL, 0, ""},
+        {{"float[N,3]"}, NULL, 1, "N=1"},
+        {{"float[N,seq]", "float[N,seq,4]"}, NULL, 2, "N=1, seq=1"},
+        {{"float[N,seq]"}, "seq", 1, "N=1"},
+        {{"float[?,3]", "float[N]"}, NULL, 2, "'x0'[0]=1, N=1"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        size_t n = 0;
+        while (n < 3 && cases[c].types[n])
+            n++;
+        gl_model *m = relu_model(cases[c].types, n);
+        gl_dim_value given = {(char *)cases[c].dim, 4};
+        char buf[128];
+        size_t count = gl_dataset_random_defaults(m, cases[c].dim ? &given : NULL,
+                                                  cases[c].dim ? 1 : 0, buf, sizeof(buf));
+        cr_expect_eq(count, cases[c].count, "case %zu", c);
+        cr_expect_str_eq(buf, cases[c].text, "case %zu", c);
+        gl_model_free(m);
+    }
+}
+
+/* r on a model with a batch dim N: the status line and the run's header say N=1. */
+Test(run_view, r_says_what_the_symbolic_dims_took)
+{
+    gl_model *m = relu_model((const char *const[]){"float[N,3]"}, 1);
+    char *dir = tu_tmpdir(), path[4200];
+    snprintf(path, sizeof(path), "%s/batch.onnx", dir);
+    cr_assert_eq(gl_model_save(m, path, NULL), GL_OK, "%s", gl_error_message());
+    gl_model_free(m);
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
+    o.always_pipeline = true;
+    gl_session s;
+    cr_assert_eq(gl_session_open(path, &o, &s), GL_OK, "%s", gl_error_message());
+    gl_session_opts_free(&o);
+    gl_ui ui;
+    gl_ui_init(&ui, path);
+    ui.sync_jobs = true;
+    gl_ui_set_pipeline(&ui, s.pipeline, NULL);
+    gl_ui_key(&ui, 'r');
+    const gl_run *r = gl_ui_run_shown(&ui);
+    cr_assert(r, "%s", ui.status);
+    cr_expect_str_eq(r->inputs, "seeded random inputs; N=1 (symbolic dims: random inputs take 1)");
+    gl_ui_free(&ui);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 Test(run_view, the_group_row_has_its_members_and_the_tensor_view_its_outputs)

@@ -311,6 +311,36 @@ Test(whatif, x_keeps_the_other_branch_and_X_swaps)
     gl_ui_free(&ui);
 }
 
+/* X keeps the decisions view on the record selected before it (issue 24: `X j x` vetoed
+ * the record below the first row, not below the one selected). Each case: keys in the
+ * decisions view of the vetoed branch at step 6 before X, the record selected after X. */
+Test(whatif, X_keeps_the_selected_decision)
+{
+    static const struct {
+        const char *keys;
+        int64_t id;
+    } cases[] = {
+        {"", 3},   /* x left #3 selected */
+        {"j", 4},
+        {"k", 2},
+        {"kk", 1},
+        {"jX", 4}, /* and back again */
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_ui ui;
+        open_with(&ui, CONV, NULL);
+        gl_ui_goto_step(&ui, 6);
+        cr_assert(gl_ui_decisions_select(&ui, 3));
+        gl_ui_key(&ui, 'x');
+        for (const char *k = cases[c].keys; *k; k++)
+            gl_ui_key(&ui, *k);
+        gl_ui_key(&ui, 'X');
+        cr_expect_eq(selected_decision(&ui)->id, cases[c].id, "case %zu (%s): #%lld", c,
+                     cases[c].keys, (long long)selected_decision(&ui)->id);
+        gl_ui_free(&ui);
+    }
+}
+
 Test(whatif, branch_labels_name_every_veto_and_force)
 {
     static const struct {

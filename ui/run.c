@@ -5,6 +5,7 @@
 #include "ui/ui.h"
 
 #include "driver/driver.h"
+#include "exec/inputs.h"
 #include "passes/fusion.h"
 #include "util/escape.h"
 
@@ -485,6 +486,20 @@ static void expected_label(const char *dir, char *buf, size_t len)
     gl_escape(buf, len, last);
 }
 
+/* "seeded random inputs", and the sizes they give the symbolic dims, as `run` has no
+ * --dim here to take ("seeded random inputs; N=1, seq=1 (symbolic dims: random inputs
+ * take 1)"): a model run at batch 1 says so in the header and the status line. */
+static void random_inputs_text(const gl_model *m, char *buf, size_t len)
+{
+    char dims[512], shown[600];
+    if (!gl_dataset_random_defaults(m, NULL, 0, dims, sizeof(dims))) {
+        snprintf(buf, len, "seeded random inputs");
+        return;
+    }
+    gl_escape(shown, sizeof(shown), dims); /* the names are the model's */
+    snprintf(buf, len, "seeded random inputs; %s (symbolic dims: random inputs take 1)", shown);
+}
+
 unsigned gl_ui_run(gl_ui *ui)
 {
     if (!ui->pipeline)
@@ -524,7 +539,7 @@ unsigned gl_ui_run(gl_ui *ui)
         expected_label(ui->data_dir, j->run->expected_label, sizeof(j->run->expected_label));
     }
     else
-        snprintf(j->run->inputs, sizeof(j->run->inputs), "seeded random inputs");
+        random_inputs_text(m, j->run->inputs, sizeof(j->run->inputs));
     if (!gl_ui_start_job(ui, &run_spec, j))
         run_discard(j);
     else if (ui->job)

@@ -3,7 +3,9 @@
  * search prompt, requests. Everything here runs in tests without curses; app.c adds
  * the terminal, the worker thread and the drawing. */
 #include "ui/ui.h"
+#include "passes/group.h"
 #include "util/clock.h"
+#include "util/plural.h"
 
 #include <ctype.h>
 #include <curses.h>
@@ -21,27 +23,35 @@ static int cmp_op_tally(const void *a, const void *b)
     return strcmp(x->op, y->op);
 }
 
-static int cmp_op_name(const void *a, const void *b)
+/* By kind (gl_group_kind_len): FusedConvRelu_1 and FusedConvRelu_2 are one kind. */
+static int cmp_kind(const gl_node *x, const gl_node *y)
 {
-    const gl_node *x = *(gl_node *const *)a, *y = *(gl_node *const *)b;
-    return strcmp(x->op_type, y->op_type);
+    int lx = gl_group_kind_len(x), ly = gl_group_kind_len(y);
+    int c = strncmp(x->op_type, y->op_type, (size_t)(lx < ly ? lx : ly));
+    return c ? c : lx - ly;
 }
 
-/* Counting by sorting a copy of the rows by op keeps this O(n log n) with no hash. */
+static int cmp_op_kind(const void *a, const void *b)
+{
+    return cmp_kind(*(gl_node *const *)a, *(gl_node *const *)b);
+}
+
+/* Counting by sorting a copy of the rows by kind keeps this O(n log n) with no hash. */
 static void count_ops(gl_graph_index *ix)
 {
     if (!ix->n_rows)
         return;
     gl_node **sorted = gl_xmalloc(ix->n_rows * sizeof(*sorted));
     memcpy(sorted, ix->rows, ix->n_rows * sizeof(*sorted));
-    qsort(sorted, ix->n_rows, sizeof(*sorted), cmp_op_name);
+    qsort(sorted, ix->n_rows, sizeof(*sorted), cmp_op_kind);
     size_t cap = 0;
     for (size_t i = 0; i < ix->n_rows;) {
         size_t j = i;
-        while (j < ix->n_rows && strcmp(sorted[j]->op_type, sorted[i]->op_type) == 0)
+        while (j < ix->n_rows && cmp_kind(sorted[j], sorted[i]) == 0)
             j++;
         GL_GROW(ix->ops, cap, ix->n_ops + 1);
-        ix->ops[ix->n_ops++] = (ui_op_tally){sorted[i]->op_type, j - i};
+        ix->ops[ix->n_ops++] =
+            (ui_op_tally){sorted[i]->op_type, gl_group_kind_len(sorted[i]), j - i};
         i = j;
     }
     qsort(ix->ops, ix->n_ops, sizeof(*ix->ops), cmp_op_tally);
@@ -395,8 +405,9 @@ unsigned gl_ui_swap_branch(gl_ui *ui)
     gl_ui_branch_label(ui->pipeline, here, sizeof(here));
     gl_ui_branch_label(ui->other.pipeline, there, sizeof(there));
     const gl_pipeline *o = ui->other.pipeline;
-    gl_ui_set_status(ui, "branch %s shown (X: back to %s); step %zu: %zu nodes here, %zu there",
-                     here, there, k, ui->pipeline->steps[k].nodes,
+    size_t nodes_here = ui->pipeline->steps[k].nodes;
+    gl_ui_set_status(ui, "branch %s shown (X: back to %s); step %zu: %zu %s here, %zu there",
+                     here, there, k, nodes_here, gl_noun((long long)nodes_here, "node", "nodes"),
                      k < o->n_steps ? o->steps[k].nodes : 0);
     if (budget >= 0 && budget < ui->pipeline->steps[k].rewrites)
         flags |= gl_ui_set_budget(ui, budget);
@@ -544,15 +555,22 @@ static void step_status(gl_ui *ui)
     const gl_snapshot *s = &ui->pipeline->steps[ui->step];
     size_t n_dec;
     gl_ui_decisions(ui, &n_dec);
+    const char *decisions = gl_noun((long long)n_dec, "decision", "decisions");
     if (ui->step == 0)
-        gl_ui_set_status(ui, "%s: the model as loaded, %zu nodes", label, s->nodes);
+        gl_ui_set_status(ui, "%s: the model as loaded, %zu %s", label, s->nodes,
+                         gl_noun((long long)s->nodes, "node", "nodes"));
     else if (ui->budget >= 0)
-        gl_ui_set_status(ui, "%s: %lld of %lld rewrites, %zu nodes, %zu decisions", label,
-                         (long long)ui->budget, (long long)s->rewrites, ui->index.n_rows, n_dec);
-    else
-        gl_ui_set_status(ui, "%s: %s%lld rewrites, %zu nodes, %zu decisions, %.2f ms", label,
-                         s->changed ? "" : "unchanged, ", (long long)s->rewrites, s->nodes,
-                         n_dec, s->ms);
+        gl_ui_set_status(ui, "%s: %lld of %lld rewrites, %zu %s, %zu %s", label,
+                         (long long)ui->budget, (long long)s->rewrites, ui->index.n_rows,
+                         gl_noun((long long)ui->index.n_rows, "node", "nodes"), n_dec,
+                         decisions);
+    else {
+        char change[160];
+        gl_snapshot_change_text(ui->pipeline, ui->step, change, sizeof(change));
+        gl_ui_set_status(ui, "%s: %s, %zu %s, %zu %s, %.2f ms", label, change, s->nodes,
+                         gl_noun((long long)s->nodes, "node", "nodes"), n_dec, decisions,
+                         s->ms);
+    }
 }
 
 unsigned gl_ui_goto_step(gl_ui *ui, size_t k)
@@ -611,14 +629,14 @@ static gl_status diff_last_rewrite(replay_job *r)
 static void replay_run(void *arg, gl_job *job)
 {
     replay_job *r = arg;
-    gl_job_progress(job, "replaying %s to %lld rewrites", r->p->steps[r->step].pass->name,
+    gl_job_progress(job, "replaying %s to rewrite %lld", r->p->steps[r->step].pass->name,
                     (long long)r->budget);
     r->st = gl_pipeline_replay(r->p, r->step, r->budget, &r->model, &r->log);
     if (r->st == GL_OK) {
         gl_job_progress(job, "diffing the replay");
         r->diff = gl_diff_graphs(r->p->steps[r->step - 1].model->graph, r->model->graph,
                                  GL_DIFF_MATCH_IDS);
-        gl_job_progress(job, "replaying %s to %lld rewrites, for rewrite %lld alone",
+        gl_job_progress(job, "replaying %s to rewrite %lld, for rewrite %lld alone",
                         r->p->steps[r->step].pass->name, (long long)r->budget - 1,
                         (long long)r->budget);
         r->st = diff_last_rewrite(r);
@@ -734,7 +752,7 @@ unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
         bool was = ui->budget >= 0;
         ui->want_budget = -1;
         if (!was) {
-            gl_ui_set_status(ui, "%s: all %lld rewrites shown", s->pass->name,
+            gl_ui_set_status(ui, "%s: every rewrite shown (%lld)", s->pass->name,
                              (long long)s->rewrites);
             return GL_REDRAW_STATUS;
         }
@@ -960,8 +978,11 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
     }
     if (n == 0) {
         free(ids);
-        gl_ui_set_error(ui, "#%lld: none of its %zu nodes is in this step", (long long)d->id,
-                        d->n_nodes);
+        if (d->n_nodes == 1)
+            gl_ui_set_error(ui, "#%lld: its node is not in this step", (long long)d->id);
+        else
+            gl_ui_set_error(ui, "#%lld: none of its %zu nodes is in this step",
+                            (long long)d->id, d->n_nodes);
         return GL_REDRAW_STATUS;
     }
     unsigned flags = gl_ui_show(ui, GL_VIEW_NODES, true);
@@ -970,8 +991,9 @@ unsigned gl_ui_goto_decision_nodes(gl_ui *ui, const gl_decision *d)
     ui->n_marks = n;
     ui->search[0] = '\0';
     gl_ui_select_node(ui, ids[0]);
-    gl_ui_set_status(ui, "#%lld %s: %zu node%s marked (n/N)%s", (long long)d->id, d->rule, n,
-                     n == 1 ? "" : "s", gone ? ", others gone or not found" : "");
+    gl_ui_set_status(ui, "#%lld %s: %zu %s marked (n/N)%s", (long long)d->id, d->rule, n,
+                     gl_noun((long long)n, "node", "nodes"),
+                     gone ? ", others gone or not found" : "");
     return flags | GL_REDRAW_VIEW | GL_REDRAW_STATUS;
 }
 

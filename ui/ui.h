@@ -113,6 +113,7 @@ typedef struct gl_selection {
 /* A graph as the views read it: live nodes in order, id -> row, op histogram. */
 typedef struct ui_op_tally {
     const char *op; /* op_type of some node of the graph (not owned) */
+    int op_len;     /* the kind's part of it (gl_group_kind_len): groups count together */
     size_t count;
 } ui_op_tally;
 

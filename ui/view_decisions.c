@@ -15,24 +15,52 @@ enum { PANE_MIN_HEIGHT = 12 };
 
 typedef struct decisions_state {
     size_t *rows;      /* indices into gl_ui_decisions(), filtered */
+    int64_t *row_ids;  /* the records' ids, kept: the list they index may be gone (X) */
     size_t n_rows;
     bool only_refused; /* kept across steps */
+    size_t step;       /* the step the rows are of */
 } decisions_state;
+
+/* The row to select in rows just rebuilt for the same step: the record that was
+ * selected (its id), else the one of the nearest id. A what-if's branches number their
+ * records alike up to the decision they differ on (X shows the other at the same step),
+ * and a replay numbers them as the full run: so `X j x` acts on the record below the
+ * one selected before X. */
+static int row_nearest(const decisions_state *s, int64_t id)
+{
+    int best = 0;
+    for (size_t i = 0; i < s->n_rows; i++) {
+        int64_t gap = llabs(s->row_ids[i] - id), best_gap = llabs(s->row_ids[best] - id);
+        if (gap < best_gap)
+            best = (int)i;
+    }
+    return best;
+}
 
 static void decisions_open(gl_ui *ui, gl_view *v)
 {
     decisions_state *s = v->state;
+    bool fresh = !s;
     if (!s)
         s = v->state = gl_xcalloc(1, sizeof(*s));
+    bool keep = !fresh && s->step == ui->step && v->selected >= 0 &&
+                (size_t)v->selected < s->n_rows;
+    int64_t was = keep ? s->row_ids[v->selected] : -1;
     size_t n;
     const gl_decision *d = gl_ui_decisions(ui, &n);
     free(s->rows);
+    free(s->row_ids);
     s->rows = gl_xmalloc((n + 1) * sizeof(*s->rows));
+    s->row_ids = gl_xmalloc((n + 1) * sizeof(*s->row_ids));
     s->n_rows = 0;
+    s->step = ui->step;
     for (size_t i = 0; i < n; i++)
-        if (!s->only_refused || d[i].verdict == GL_REFUSED)
+        if (!s->only_refused || d[i].verdict == GL_REFUSED) {
+            s->row_ids[s->n_rows] = d[i].id;
             s->rows[s->n_rows++] = i;
-    v->selected = v->scroll = 0;
+        }
+    v->selected = keep ? row_nearest(s, was) : 0;
+    v->scroll = v->selected > 2 ? v->selected - 2 : 0;
 }
 
 static const gl_decision *selected_record(gl_ui *ui, gl_view *v)
@@ -204,8 +232,10 @@ static unsigned decisions_click(gl_ui *ui, gl_view *v, int row, int col)
 static void decisions_close(gl_ui *ui, gl_view *v)
 {
     decisions_state *s = v->state;
-    if (s)
+    if (s) {
         free(s->rows);
+        free(s->row_ids);
+    }
     free(s);
     v->state = NULL;
 }

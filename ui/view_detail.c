@@ -7,6 +7,7 @@
 #include "ui/ui.h"
 
 #include "ir/calls.h"
+#include "util/plural.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -96,17 +97,24 @@ static void attr_text(textbuf *t, const gl_attr *a)
         }
         tb_add(t, a->n > MAX_LIST ? ", ... %zu in all]" : "]", a->n);
         break;
-    case GL_ATTR_STRINGS: tb_add(t, "%zu strings", a->n); break;
+    case GL_ATTR_STRINGS:
+        tb_add(t, "%zu %s", a->n, gl_noun((long long)a->n, "string", "strings"));
+        break;
     case GL_ATTR_TENSOR:
         if (a->t)
             tensor_header(t, a->t);
         break;
     case GL_ATTR_GRAPH:
-        tb_add(t, "subgraph '%s' (%zu nodes)", a->g && a->g->name ? a->g->name : "",
-               a->g ? a->g->live_nodes : 0);
+        tb_add(t, "subgraph '%s' (%zu %s)", a->g && a->g->name ? a->g->name : "",
+               a->g ? a->g->live_nodes : 0,
+               gl_noun(a->g ? (long long)a->g->live_nodes : 0, "node", "nodes"));
         break;
-    case GL_ATTR_GRAPHS: tb_add(t, "%zu subgraphs", a->n); break;
-    case GL_ATTR_TENSORS: tb_add(t, "%zu tensors", a->n); break;
+    case GL_ATTR_GRAPHS:
+        tb_add(t, "%zu %s", a->n, gl_noun((long long)a->n, "subgraph", "subgraphs"));
+        break;
+    case GL_ATTR_TENSORS:
+        tb_add(t, "%zu %s", a->n, gl_noun((long long)a->n, "tensor", "tensors"));
+        break;
     default: tb_add(t, "(attribute type %d)", (int)a->type); break;
     }
 }

@@ -44,7 +44,7 @@ static int n_rows(const gl_ui *ui)
     return p ? (int)p->n_tensors : 0;
 }
 
-/* The column of step s in a bar of `w` columns over n steps. */
+/* The column of position s (in the run order) in a bar of `w` columns over n. */
 static int bar_col(size_t s, size_t n, int w)
 {
     return n ? (int)((double)s * w / (double)n) : 0; /* s == n: the bar's end */
@@ -87,7 +87,7 @@ static void header_text(const gl_memory_plan *p, char *buf, size_t len)
     gl_ui_bytes_text(p->peak_bytes, arena, sizeof(arena));
     gl_ui_bytes_text(p->naive_bytes, naive, sizeof(naive));
     gl_ui_bytes_text(p->live_max_bytes, live, sizeof(live));
-    snprintf(buf, len, "memory plan: %zu tensors, arena %s, naive %s, live max %s at step %zu "
+    snprintf(buf, len, "memory plan: %zu tensors, arena %s, naive %s, live max %s at node %zu "
              "(marked)", p->n_tensors, arena, naive, live, p->live_max_step);
 }
 
@@ -127,7 +127,7 @@ static void footer_text(const gl_memory_plan *p, const gl_view *v, char *buf, si
     char bytes[32], link[1100];
     gl_ui_bytes_text(t->bytes, bytes, sizeof(bytes));
     link_text(p, t, link, sizeof(link));
-    snprintf(buf, len, "%d/%zu %s%s%s%s: %s (%zu B) at [%zu, %zu), steps %zu..%zu",
+    snprintf(buf, len, "%d/%zu %s%s%s%s: %s (%zu B) at [%zu, %zu), run order %zu..%zu",
              v->selected + 1, p->n_tensors, t->name, *link ? " (" : "", link, *link ? ")" : "",
              bytes, t->bytes, t->offset, t->offset + t->bytes, t->first, t->last);
 }
@@ -155,7 +155,7 @@ static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
                                     width - NAME_W - numbers - BAR_MIN - LINK_W);
     int bar_w = width - name_w - numbers - LINK_W;
     bar_w = bar_w < BAR_MIN ? BAR_MIN : bar_w > 256 ? 256 : bar_w;
-    snprintf(buf, sizeof(buf), "%-*s %*s %*s %*s  steps 0..%zu (<- in place of, == view of)",
+    snprintf(buf, sizeof(buf), "%-*s %*s %*s %*s  run order 0..%zu (<- in place of, == view of)",
              name_w, "tensor", NUM_W, "bytes", NUM_W, "offset", NUM_W, "end",
              p->n_steps ? p->n_steps - 1 : 0);
     gl_ui_put_at(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf, v->hscroll);

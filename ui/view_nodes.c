@@ -64,8 +64,8 @@ static void header_text(const gl_ui *ui, char *buf, size_t len)
 {
     size_t used = (size_t)snprintf(buf, len, "%zu nodes", ui->index.n_rows);
     for (size_t i = 0; i < ui->index.n_ops && used < len; i++) {
-        int w = snprintf(buf + used, len - used, "%s%s %zu", i ? ", " : ": ",
-                         ui->index.ops[i].op, ui->index.ops[i].count);
+        int w = snprintf(buf + used, len - used, "%s%.*s %zu", i ? ", " : ": ",
+                         ui->index.ops[i].op_len, ui->index.ops[i].op, ui->index.ops[i].count);
         used += w > 0 ? (size_t)w : 0;
     }
 }

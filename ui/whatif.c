@@ -4,6 +4,7 @@
 #include "ui/ui.h"
 
 #include "driver/bisect.h"
+#include "util/plural.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,10 @@ static unsigned bisect_finish(gl_ui *ui, void *arg)
         gl_ui_set_status(ui, "bisect: the pipeline changed meanwhile (b again)");
     } else if (!b->r.found) {
         gl_ui_set_status(ui, "bisect on %s: no rewrite of steps 1-%zu changes the outputs "
-                         "(%lld rewrites, %zu runs, %s, rtol 1e-3, atol 1e-4)", b->backend,
-                         b->last_step, (long long)b->r.rewrites, b->r.runs,
+                         "(%lld %s, %zu %s, %s, rtol 1e-3, atol 1e-4)", b->backend,
+                         b->last_step, (long long)b->r.rewrites,
+                         gl_noun((long long)b->r.rewrites, "rewrite", "rewrites"), b->r.runs,
+                         gl_noun((long long)b->r.runs, "run", "runs"),
                          b->data_dir ? "inputs from --data" : "random inputs");
     } else if (b->r.step == 0) {
         gl_ui_set_status(ui, "bisect on %s: the input model already differs, before any "
@@ -139,7 +142,8 @@ static const char *what_now(const veto_job *v)
 static void veto_run(void *arg, gl_job *job)
 {
     veto_job *v = arg;
-    gl_job_progress(job, "running %zu passes with #%lld %s", v->n_plan, (long long)v->id,
+    gl_job_progress(job, "running %zu %s with #%lld %s", v->n_plan,
+                    gl_noun((long long)v->n_plan, "pass", "passes"), (long long)v->id,
                     what_now(v));
     v->st = gl_pipeline_run(gl_model_clone(v->old->steps[0].model), v->plan, v->n_plan,
                             &v->settings, GL_PIPELINE_KEEP_SNAPSHOTS, &v->p);
@@ -181,9 +185,11 @@ static unsigned veto_finish(gl_ui *ui, void *arg)
     v->diffs = NULL;
     gl_ui_replace_pipeline(ui, p, diffs, v->step);
     gl_ui_decisions_select(ui, v->id);
-    gl_ui_set_status(ui, "what-if: #%lld %s; after step %zu %zu nodes (were %zu), after the "
+    size_t now_step = p->steps[v->step].nodes;
+    gl_ui_set_status(ui, "what-if: #%lld %s; after step %zu %zu %s (were %zu), after the "
                      "last %zu (were %zu)%s%s", (long long)v->id, what_now(v), v->step,
-                     p->steps[v->step].nodes, was_step, last_nodes(p), was_last,
+                     now_step, gl_noun((long long)now_step, "node", "nodes"), was_step,
+                     last_nodes(p), was_last,
                      v->lift ? "" : "; x on it again lifts the ", v->lift ? "" : v->option);
     veto_discard(v);
     return GL_REDRAW_ALL;

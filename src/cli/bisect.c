@@ -12,6 +12,7 @@
 
 #include "driver/bisect.h"
 #include "util/escape.h"
+#include "util/plural.h"
 #include "util/strbuf.h"
 
 #include <errno.h>
@@ -116,9 +117,11 @@ static int report(const char *model, const gl_session *s, const gl_session_opts 
     if (slower)
         snprintf(noise, sizeof(noise), "; noise %.1f%%", r->noise_pct);
     if (!r->found) {
-        printf("no rewrite %s (%lld rewrites in %zu steps, %zu runs; rtol %g, atol %g; %s; "
+        printf("no rewrite %s (%lld %s in %zu %s, %zu %s; rtol %g, atol %g; %s; "
                "backend %s%s)\n", slower ? "makes the run slower" : "changes the outputs",
-               (long long)r->rewrites, p->n_steps - 1, r->runs, o->rtol, o->atol,
+               (long long)r->rewrites, gl_noun((long long)r->rewrites, "rewrite", "rewrites"),
+               p->n_steps - 1, gl_noun((long long)p->n_steps - 1, "step", "steps"), r->runs,
+               gl_noun((long long)r->runs, "run", "runs"), o->rtol, o->atol,
                o->data ? "inputs from --data" : "random inputs", o->backend, noise);
         return GL_EXIT_OK;
     }

@@ -3,6 +3,7 @@
 #include "driver/model_summary.h"
 #include "util/escape.h"
 #include "util/json.h"
+#include "util/plural.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,19 @@ static int name_width(gl_value *const *vals, size_t n)
     return w;
 }
 
+/* The op column as wide as its longest name, so every count lines up ("graphlab.fused:
+ * FusedConvBatchNormalizationRelu" is 46 columns; the value names' width is another
+ * column's). */
+static int op_width(const gl_model_summary *s)
+{
+    int w = 8;
+    for (size_t i = 0; i < s->n_ops; i++) {
+        int len = (int)strlen(gl_esc(s->ops[i].op));
+        w = len > w ? len : w;
+    }
+    return w;
+}
+
 static void print_text(const gl_model *m, const gl_model_summary *s)
 {
     const gl_graph *g = m->graph;
@@ -119,12 +133,15 @@ static void print_text(const gl_model *m, const gl_model_summary *s)
     char producer[512];
     gl_model_producer(m, producer, sizeof(producer));
     printf("\nproducer   %s\n", *producer ? gl_esc(producer) : "-");
-    printf("graph      %s: %zu nodes", gl_esc(g->name), s->node_count);
+    printf("graph      %s: %zu %s", gl_esc(g->name), s->node_count,
+           gl_noun((long long)s->node_count, "node", "nodes"));
     if (s->node_count_total != s->node_count)
         printf(" (%zu with subgraphs)", s->node_count_total);
-    printf(", %zu initializers (%s)", s->initializers, wsize);
+    printf(", %zu %s (%s)", s->initializers,
+           gl_noun((long long)s->initializers, "initializer", "initializers"), wsize);
     if (m->n_functions)
-        printf(", %zu functions", m->n_functions);
+        printf(", %zu %s", m->n_functions,
+               gl_noun((long long)m->n_functions, "function", "functions"));
     printf("\ninputs\n");
     int w = name_width(g->inputs, g->n_inputs);
     int wo = name_width(g->outputs, g->n_outputs);
@@ -136,7 +153,7 @@ static void print_text(const gl_model *m, const gl_model_summary *s)
         print_value_line(g->outputs[i], w);
     printf("ops\n");
     for (size_t i = 0; i < s->n_ops; i++)
-        printf("  %-*s %zu\n", w, gl_esc(s->ops[i].op), s->ops[i].count);
+        printf("  %-*s %zu\n", op_width(s), gl_esc(s->ops[i].op), s->ops[i].count);
 }
 
 static const gl_cli_option own_options[] = {

@@ -33,7 +33,8 @@ static const gl_cli_option own_options[N_OPTS] = {
 const gl_command gl_command_optimize = {
     "optimize", "MODEL", "run passes and save the result (the input is never written)",
     "Prints one line per step: its nodes, rewrites and time, \"(unchanged)\" when the pass "
-    "changed nothing. --passes defaults to all.",
+    "changed nothing (\"(graph unchanged; 3 outputs in place)\" for the "
+    "memory plan, which plans and edits no node). --passes defaults to all.",
     GL_SOPT_PIPELINE, own_options, N_OPTS, gl_cmd_optimize};
 
 static int own_option(void *ctx, size_t which, const char *value)
@@ -70,8 +71,11 @@ static void print_table(const optimize_args *a, const gl_pipeline *p)
             printf("%-24s %8zu\n", label, s->nodes);
             continue;
         }
-        printf("%-24s %8zu %9lld %7.2f ms%s\n", label, s->nodes, (long long)s->rewrites,
-               s->ms, s->changed ? "" : "  (unchanged)");
+        char change[160] = "";
+        if (!s->changed) /* "(unchanged)", or what a pass that plans did */
+            gl_snapshot_change_text(p, k, change, sizeof(change));
+        printf("%-24s %8zu %9lld %7.2f ms%s%s%s\n", label, s->nodes, (long long)s->rewrites,
+               s->ms, *change ? "  (" : "", change, *change ? ")" : "");
     }
     if (a->explain) {
         for (size_t k = 1; k < p->n_steps; k++) {

@@ -23,6 +23,7 @@
 #include "exec/trace.h"
 #include "passes/pipeline.h"
 #include "util/json.h"
+#include "util/plural.h"
 #include "util/safe_write.h"
 #include "util/stale_temps.h"
 
@@ -464,8 +465,9 @@ static void print_totals(const table *t, const char *data)
     const gl_profile_stat *f = &p->backends[t->fused].wall, *u = &p->backends[t->unfused].wall;
     char ratio[32];
     gl_profile_ratio_text(gl_profile_ratio_of(*u, *f, false), true, ratio, sizeof(ratio));
-    printf("fusion: %zu groups of %zu nodes; whole run unfused %.3f ms (%.3f..%.3f), fused "
-           "%.3f ms (%.3f..%.3f) (%s)\n", groups, members, u->median, u->min, u->max,
+    printf("fusion: %zu %s of %zu nodes; whole run unfused %.3f ms (%.3f..%.3f), fused "
+           "%.3f ms (%.3f..%.3f) (%s)\n", groups, gl_noun((long long)groups, "group", "groups"),
+           members, u->median, u->min, u->max,
            f->median, f->min, f->max, ratio);
     print_lost(t);
 }

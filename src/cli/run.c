@@ -286,6 +286,11 @@ static void say_what_ran(const gl_session *s, const run_args *a)
     else
         gl_sb_printf(&sb, "; inputs random (seed 0x%llx; no --data)",
                      (unsigned long long)GL_RANDOM_INPUTS_SEED);
+    char dims[512];
+    const gl_model *m = p ? gl_pipeline_result(p) : s->loaded;
+    if (!a->o.data && m && gl_dataset_random_defaults(m, a->o.dims, a->o.n_dims, dims,
+                                                      sizeof(dims)))
+        gl_sb_printf(&sb, "; %s (symbolic dims; --dim NAME=V sizes them)", dims);
     char *line = gl_sb_take(&sb);
     size_t cap = 4 * strlen(line) + 1; /* the longest escape of a byte is 4 */
     char *shown = gl_xmalloc(cap);

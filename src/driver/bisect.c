@@ -5,6 +5,7 @@
 #include "exec/compare.h"
 #include "exec/profile.h"
 #include "util/escape.h"
+#include "util/plural.h"
 #include "util/strbuf.h"
 
 #include <math.h>
@@ -333,8 +334,9 @@ static gl_status bisect(probe_run *b, size_t last_step)
     const gl_model *input = p->steps[0].model;
     if ((st = gl_session_inputs(input, o, &b->data)) != GL_OK)
         return st;
-    say(b, "%lld rewrites in %zu steps; running the input model (%s, %s)",
-        (long long)r->rewrites, n_steps - 1, o->data ? "inputs from --data" : "random inputs",
+    say(b, "%lld %s in %zu %s; running the input model (%s, %s)", (long long)r->rewrites,
+        gl_noun((long long)r->rewrites, "rewrite", "rewrites"), n_steps - 1,
+        gl_noun((long long)n_steps - 1, "step", "steps"), o->data ? "inputs from --data" : "random inputs",
         b->slower ? o->backend : "ref");
     if (b->slower) {
         gl_exec_options eo = gl_session_exec_options(o, b->backend);

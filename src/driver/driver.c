@@ -3,6 +3,7 @@
 
 #include "onnx/onnx_io.h"
 #include "util/escape.h"
+#include "util/plural.h"
 #include "util/strbuf.h"
 
 #include <errno.h>
@@ -325,7 +326,8 @@ static gl_status open_steps(const char *path, const gl_session_opts *o, const gl
     if (st == GL_OK)
         st = check_dims(s->loaded, o);
     if (st == GL_OK && (n_steps || o->always_pipeline)) {
-        snprintf(what, sizeof(what), "running %zu passes", n_steps);
+        snprintf(what, sizeof(what), "running %zu %s", n_steps,
+                 gl_noun((long long)n_steps, "pass", "passes"));
         say(o, what);
         st = gl_pipeline_run_each(s->loaded, steps, n_steps, &o->settings, o->pipeline_flags,
                                   o->on_step, o->step_ctx, &s->pipeline);

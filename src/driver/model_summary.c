@@ -10,23 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* A fused group calls its own function (FusedConvClip_17): counted by its kind, the name
- * without the counter, so a model with 35 such groups has one row of 35. */
-static int fused_kind_len(const gl_node *n)
-{
-    size_t len = strlen(n->op_type), d = len;
-    if (strcmp(n->domain, GL_FUSED_DOMAIN) != 0)
-        return (int)len;
-    while (d > 0 && n->op_type[d - 1] >= '0' && n->op_type[d - 1] <= '9')
-        d--;
-    return d > 1 && d < len && n->op_type[d - 1] == '_' ? (int)(d - 1) : (int)len;
-}
-
 static void count_op(gl_model_summary *s, const gl_node *n)
 {
     char key[512];
     if (*n->domain)
-        snprintf(key, sizeof(key), "%s:%.*s", n->domain, fused_kind_len(n), n->op_type);
+        snprintf(key, sizeof(key), "%s:%.*s", n->domain, gl_group_kind_len(n), n->op_type);
     else
         snprintf(key, sizeof(key), "%s", n->op_type);
     for (size_t i = 0; i < s->n_ops; i++) {

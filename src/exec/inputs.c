@@ -82,6 +82,48 @@ static gl_status random_input(const gl_model *m, const gl_dim_value *dim_values,
     return GL_OK;
 }
 
+/* Whether dim `d` of input `i` repeats a symbolic name an earlier dim already named. */
+static bool named_before(const gl_graph *g, size_t i, int d)
+{
+    const char *sym = g->inputs[i]->type.shape.dims[d].sym;
+    for (size_t j = 0; j <= i; j++) {
+        const gl_shape *s = &g->inputs[j]->type.shape;
+        for (int e = 0; e < (j < i ? s->rank : d) && e < GL_MAX_RANK; e++)
+            if (s->dims[e].value < 0 && s->dims[e].sym && strcmp(s->dims[e].sym, sym) == 0)
+                return true;
+    }
+    return false;
+}
+
+size_t gl_dataset_random_defaults(const gl_model *m, const gl_dim_value *dims, size_t n_dims,
+                                  char *buf, size_t len)
+{
+    const gl_graph *g = m->graph;
+    size_t n = 0, used = 0;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const gl_type *ty = &g->inputs[i]->type;
+        if (g->inputs[i]->init || ty->kind != GL_TYPE_TENSOR || ty->shape.rank == GL_RANK_UNKNOWN)
+            continue;
+        for (int d = 0; d < ty->shape.rank && d < GL_MAX_RANK; d++) {
+            const gl_dim *dim = &ty->shape.dims[d];
+            if (dim->value >= 0 || (dim->sym && (find_dim(dims, n_dims, dim->sym) ||
+                                                 named_before(g, i, d))))
+                continue;
+            int w = dim->sym ? snprintf(buf + used, len - used, "%s%s=1", n ? ", " : "", dim->sym)
+                             : snprintf(buf + used, len - used, "%s'%s'[%d]=1", n ? ", " : "",
+                                        g->inputs[i]->name, d);
+            n++;
+            if (w > 0 && used + (size_t)w < len)
+                used += (size_t)w;
+            else if (len)
+                used = len - 1; /* full: the rest only counted */
+        }
+    }
+    return n;
+}
+
 gl_status gl_dataset_random(const gl_model *m, const gl_dim_value *dims, size_t n_dims,
                             size_t max_memory, gl_dataset *d)
 {

@@ -28,5 +28,11 @@ typedef struct gl_dim_value {
  * failure *d is empty. */
 gl_status gl_dataset_random(const gl_model *m, const gl_dim_value *dims, size_t n_dims,
                             size_t max_memory, gl_dataset *d);
+/* The sizes gl_dataset_random gives the inputs' dims that are not numbers and that `dims`
+ * does not size, so that no run takes 1 silently: "N=1, seq=1" (each name once, in
+ * input order), an unnamed one by its input and axis ("'x'[0]=1"); "" when none.
+ * Returns how many it names (all of them, even when buf is too short for the text). */
+size_t gl_dataset_random_defaults(const gl_model *m, const gl_dim_value *dims, size_t n_dims,
+                                  char *buf, size_t len);
 
 #endif

@@ -89,7 +89,7 @@ bool gl_memory_plan_check(const gl_memory_plan *p, char *why, size_t why_len)
 
 void gl_memory_plan_print(const gl_memory_plan *p, FILE *f)
 {
-    fprintf(f, "memory plan: %zu intermediates over %zu steps of the executor's order "
+    fprintf(f, "memory plan: %zu intermediates over %zu nodes of the executor's order "
             "(graph inputs, outputs and initializers are not in the arena; %zu left to the "
             "executor: shape not static)\n", p->n_tensors, p->n_steps, p->n_unplanned);
     fprintf(f, "  %-32s %10s %6s %6s %10s  %s\n", "tensor", "bytes", "first", "last", "offset",
@@ -104,7 +104,7 @@ void gl_memory_plan_print(const gl_memory_plan *p, FILE *f)
         fputc('\n', f);
     }
     fprintf(f, "peak bytes: planned %zu, naive %zu (every tensor its own buffer), live max %zu "
-            "(at step %zu): planned/live max %.3f\n", p->peak_bytes, p->naive_bytes,
+            "(at node %zu of that order): planned/live max %.3f\n", p->peak_bytes, p->naive_bytes,
             p->live_max_bytes, p->live_max_step,
             p->live_max_bytes ? (double)p->peak_bytes / (double)p->live_max_bytes : 1.0);
 }

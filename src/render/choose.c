@@ -7,6 +7,7 @@
 #include "render/stages.h"
 
 #include "util/hash.h"
+#include "util/plural.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -437,8 +438,8 @@ static bool try_focus(const gl_graph *g, const settings *set, const gl_node_chan
     free(keep);
     gl_rv_plan_layout(v);
     char a[32], b[32];
-    note_set(v, "showing %s of %s nodes within %d hops of '", gl_rv_count(a, kept),
-             gl_rv_count(b, g->live_nodes), set->radius);
+    note_set(v, "showing %s of %s nodes within %d %s of '", gl_rv_count(a, kept),
+             gl_rv_count(b, g->live_nodes), set->radius, gl_noun(set->radius, "hop", "hops"));
     gl_strbuf name = {0};
     gl_rv_put_display(&name, focus->name, 40);
     note_set(v, "%s'%s", name.s ? name.s : "", cut_short ? " (cut at the box limit)" : "");

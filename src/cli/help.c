@@ -1,9 +1,12 @@
 /* help.c — graphlab --help, COMMAND --help and the manual page, all written from the
  * tables the parser reads: the commands (each in its own file), the shared options
- * (driver.c), the passes and their --set options (pipeline.c). */
+ * (driver.c), the passes and their --set options (pipeline.c), the workbench's keys
+ * (ui/keys.def and ui/views.def, through keys.c); the environment the program reads is
+ * the table below (tests/manual.sh fails on a getenv it does not list). */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
+#include "ui/ui.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -269,6 +272,84 @@ static void man_pass_options(FILE *f, const char *pass, const gl_pass_option *o,
     }
 }
 
+/* Every variable the program reads, and what graphlab does with it; the OpenMP and
+ * oneDNN ones are read by those libraries, listed because users set them. */
+typedef struct env_row {
+    const char *name, *text;
+} env_row;
+
+static const env_row environment[] = {
+    {"GRAPHLAB_SET", "--set options for the workbench's pipeline, space-separated "
+                     "(\"fusion.measure=1 fusion.veto=3\"), read whole: for scripts and "
+                     "tests. A bad one is refused when the workbench starts (exit 2)."},
+    {"GRAPHLAB_EXPORT_DIR", "the folder the workbench's exports go to: E (every step) writes "
+                            "there without asking, e (this step) and w (a run's tensors) "
+                            "there too. At most 1023 bytes: a longer one is refused when the "
+                            "workbench starts (exit 2)."},
+    {"GRAPHLAB_PROGRESS", "1: bisect reports each model run on stderr even when stderr is not "
+                          "a terminal; 0: never. Unset: only on a terminal."},
+    {"GRAPHLAB_STABLE_TIMES", "set: the workbench draws times and other numbers that depend "
+                              "on the CPU as ~ (for the golden-screen tests)."},
+    {"GRAPHLAB_TEST_SAVE_SIGNAL", "test-only: SIG:PHASE:N (KILL or STOP, write or move) makes a "
+                                  "save of several files signal itself after its Nth file "
+                                  "(tests/saves.sh). Leave it unset."},
+    {"NO_COLOR", "set and not empty: the workbench draws without colours (bold, dim, "
+                 "underline and reverse video only)."},
+    {"BROWSER", "what o opens the SVG with: the first entry of a colon-separated list, split "
+                "into words at spaces, %s replaced by the file (else the file appended). "
+                "Unset or empty: xdg-open."},
+    {"PATH", "where the BROWSER program and xdg-open are looked for."},
+    {"TERM", "the terminal the workbench draws on (curses); one it cannot use ends graphlab "
+             "with a message naming it (exit 2)."},
+    {"LC_ALL, LC_CTYPE, LANG", "a UTF-8 locale draws arrows, box-drawing characters and "
+                               "an ellipsis where text is cut; otherwise ASCII (...)."},
+    {"OMP_NUM_THREADS", "read by OpenMP, which runs oneDNN's threads here: the thread count "
+                        "of the oneDNN runs when --threads is not given."},
+    {"OMP_WAIT_POLICY", "read by OpenMP: passive makes idle threads sleep instead of spin; on "
+                        "a machine busy with other work, oneDNN runs can be many times faster "
+                        "with it (bench/README.md)."},
+    {"GOMP_SPINCOUNT", "read by libgomp (GNU OpenMP): how long an idle thread spins before "
+                       "it sleeps; a shorter spin helps on a busy machine as "
+                       "OMP_WAIT_POLICY=passive does."},
+    {"DNNL_VERBOSE", "read by oneDNN: 1 prints every primitive run (2: its creation too) on "
+                     "stdout, mixed with graphlab's output."},
+    {"DNNL_MAX_CPU_ISA", "read by oneDNN: the newest instruction set it may use (AVX2, "
+                         "AVX512_CORE, ...); the layout choices follow the one it reports."},
+};
+
+/* KEYS: every request of ui/keys.def (views.def's included), keys as `?` writes them. */
+static void man_keys(FILE *f)
+{
+    fputs(".SH KEYS\n", f);
+    roff_line(f, "", "The workbench's keys, as its ? screen lists them (both come from "
+              "ui/keys.def):");
+    for (size_t r = 0; r < GL_REQ_COUNT; r++) {
+        char keys[128];
+        gl_request_key_column((gl_request)r, false, keys, sizeof(keys));
+        fputs(".TP\n", f);
+        roff_line(f, ".B ", keys);
+        roff_line(f, "", gl_request_help((gl_request)r));
+    }
+    size_t n;
+    const char *const *notes = gl_keys_help_notes(&n);
+    fputs(".PP\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const char *text = notes[i] + strspn(notes[i], " "); /* filled by roff */
+        if (*text)
+            roff_line(f, "", text);
+    }
+}
+
+static void man_environment(FILE *f)
+{
+    fputs(".SH ENVIRONMENT\n", f);
+    for (size_t i = 0; i < GL_ARRAY_LEN(environment); i++) {
+        fputs(".TP\n", f);
+        roff_line(f, ".B ", environment[i].name);
+        roff_line(f, "", environment[i].text);
+    }
+}
+
 void gl_cli_print_man(FILE *f, const char *example)
 {
     fprintf(f, ".\\\" graphlab.1, written by `graphlab --man` from the tables that --help "
@@ -333,6 +414,8 @@ void gl_cli_print_man(FILE *f, const char *example)
     const gl_settings_group *g = gl_settings_groups(&n);
     for (size_t i = 0; i < n; i++)
         man_pass_options(f, g[i].name, g[i].options, g[i].n_options);
+    man_keys(f);
+    man_environment(f);
     fputs(".SH \"EXIT STATUS\"\n.TP\n0\nsuccess\n.TP\n1\na comparison or a test case "
           "failed\n.TP\n2\nbad usage or bad input, with one line on stderr naming the file, "
           "node and value\n", f);

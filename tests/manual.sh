@@ -2,7 +2,8 @@
 # manual.sh — the documents a newcomer reads first stay complete and true (issue 24):
 #  - the manual page (graphlab --man) has a KEYS section with every key of ui/keys.def and
 #    ui/views.def, and an ENVIRONMENT section naming every variable the source getenv()s,
-#    so a key or a variable added without its line fails here;
+#    so a key or a variable added without its line fails here; man renders it at 80 and
+#    200 columns without a warning, and --help names the variables;
 #  - README.md's top (its first 40 lines, the first screen) keeps lines of at most 100
 #    columns, holds the quickstart, and its two commands are the ones CI runs: the test
 #    command is a line of .ci/run and the install command installs .ci/run's packages.
@@ -71,6 +72,21 @@ check "ENVIRONMENT names every getenv of src/, ui/, passes/ (missing:${missing:-
 for var in OMP_NUM_THREADS OMP_WAIT_POLICY LC_ALL; do
     check "ENVIRONMENT names $var (read by a library)" grep -qxF "$var" "$tmp/env_tags"
 done
+
+# The page as man shows it, narrow and wide: no warning, both sections there.
+if command -v man >/dev/null 2>&1; then
+    for width in 80 200; do
+        MANWIDTH=$width man --warnings -l "$tmp/page" >"$tmp/shown" 2>"$tmp/warn"
+        check "man renders KEYS and ENVIRONMENT at $width columns without warnings" \
+            sh -c "[ ! -s '$tmp/warn' ] && grep -q '^KEYS' '$tmp/shown' &&
+                   grep -q '^ENVIRONMENT' '$tmp/shown'"
+    done
+else
+    skip "man not installed: the page is not rendered"
+fi
+"$G" --help >"$tmp/help"
+check "--help names the variables and points to the page" \
+    sh -c "grep -q '^environment: GRAPHLAB_SET' '$tmp/help' && grep -q 'KEYS' '$tmp/help'"
 
 # ---- README's top ----
 head -n 40 "$readme" >"$tmp/top"

@@ -13,6 +13,51 @@
 
 enum { WIDTH = 90, OPT_COL = 28 };
 
+/* Every variable the program reads, and what graphlab does with it; the OpenMP and
+ * oneDNN ones are read by those libraries, listed because users set them. */
+typedef struct env_row {
+    const char *name, *text;
+} env_row;
+
+static const env_row environment[] = {
+    {"GRAPHLAB_SET", "--set options for the workbench's pipeline, space-separated "
+                     "(\"fusion.measure=1 fusion.veto=3\"), read whole: for scripts and "
+                     "tests. A bad one is refused when the workbench starts (exit 2)."},
+    {"GRAPHLAB_EXPORT_DIR", "the folder the workbench's exports go to: E (every step) writes "
+                            "there without asking, e (this step) and w (a run's tensors) "
+                            "there too. At most 1023 bytes: a longer one is refused when the "
+                            "workbench starts (exit 2)."},
+    {"GRAPHLAB_PROGRESS", "1: bisect reports each model run on stderr even when stderr is not "
+                          "a terminal; 0: never. Unset: only on a terminal."},
+    {"GRAPHLAB_STABLE_TIMES", "set: the workbench draws times and other numbers that depend "
+                              "on the CPU as ~ (for the golden-screen tests)."},
+    {"GRAPHLAB_TEST_SAVE_SIGNAL", "test-only: SIG:PHASE:N (KILL or STOP, write or move) makes a "
+                                  "save of several files signal itself after its Nth file "
+                                  "(tests/saves.sh). Leave it unset."},
+    {"NO_COLOR", "set and not empty: the workbench draws without colours (bold, dim, "
+                 "underline and reverse video only)."},
+    {"BROWSER", "what o opens the SVG with: the first entry of a colon-separated list, split "
+                "into words at spaces, %s replaced by the file (else the file appended). "
+                "Unset or empty: xdg-open."},
+    {"PATH", "where the BROWSER program and xdg-open are looked for."},
+    {"TERM", "the terminal the workbench draws on (curses); one it cannot use ends graphlab "
+             "with a message naming it (exit 2)."},
+    {"LC_ALL, LC_CTYPE, LANG", "a UTF-8 locale draws arrows, box-drawing characters and "
+                               "an ellipsis where text is cut; otherwise ASCII (...)."},
+    {"OMP_NUM_THREADS", "read by OpenMP, which runs oneDNN's threads here: the thread count "
+                        "of the oneDNN runs when --threads is not given."},
+    {"OMP_WAIT_POLICY", "read by OpenMP: passive makes idle threads sleep instead of spin; on "
+                        "a machine busy with other work, oneDNN runs can be many times faster "
+                        "with it (bench/README.md)."},
+    {"GOMP_SPINCOUNT", "read by libgomp (GNU OpenMP): how long an idle thread spins before "
+                       "it sleeps; a shorter spin helps on a busy machine as "
+                       "OMP_WAIT_POLICY=passive does."},
+    {"DNNL_VERBOSE", "read by oneDNN: 1 prints every primitive run (2: its creation too) on "
+                     "stdout, mixed with graphlab's output."},
+    {"DNNL_MAX_CPU_ISA", "read by oneDNN: the newest instruction set it may use (AVX2, "
+                         "AVX512_CORE, ...); the layout choices follow the one it reports."},
+};
+
 /* ---- plain text ------------------------------------------------------------------------ */
 
 /* A space that does not break a line: an option and its value stay together. */
@@ -164,6 +209,19 @@ static void print_pass_options(FILE *f, const char *pass, const gl_pass_option *
     }
 }
 
+/* The variables by name; what each does is the man page's (ENVIRONMENT). */
+static void print_environment_names(FILE *f)
+{
+    char list[1024];
+    size_t len = 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(environment) && len < sizeof(list); i++)
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+                                environment[i].name);
+    fputs("environment: ", f);
+    wrap(f, 13, 13, list);
+    fputs("man graphlab: what each does (ENVIRONMENT), the workbench's keys (KEYS)\n", f);
+}
+
 void gl_cli_print_help(FILE *f, const char *example)
 {
     fputs("usage: graphlab [MODEL] [--data DIR]\n"
@@ -208,6 +266,7 @@ void gl_cli_print_help(FILE *f, const char *example)
     fputc('\n', f);
     wrap(f, 0, 0, passes_text);
     fputs("\nexit status: 0 ok, 1 a comparison failed, 2 bad usage or bad input\n", f);
+    print_environment_names(f);
 }
 
 void gl_cli_print_version(FILE *f) { fprintf(f, "graphlab %s\n", PACKAGE_VERSION); }
@@ -271,51 +330,6 @@ static void man_pass_options(FILE *f, const char *pass, const gl_pass_option *o,
         fputc('\n', f);
     }
 }
-
-/* Every variable the program reads, and what graphlab does with it; the OpenMP and
- * oneDNN ones are read by those libraries, listed because users set them. */
-typedef struct env_row {
-    const char *name, *text;
-} env_row;
-
-static const env_row environment[] = {
-    {"GRAPHLAB_SET", "--set options for the workbench's pipeline, space-separated "
-                     "(\"fusion.measure=1 fusion.veto=3\"), read whole: for scripts and "
-                     "tests. A bad one is refused when the workbench starts (exit 2)."},
-    {"GRAPHLAB_EXPORT_DIR", "the folder the workbench's exports go to: E (every step) writes "
-                            "there without asking, e (this step) and w (a run's tensors) "
-                            "there too. At most 1023 bytes: a longer one is refused when the "
-                            "workbench starts (exit 2)."},
-    {"GRAPHLAB_PROGRESS", "1: bisect reports each model run on stderr even when stderr is not "
-                          "a terminal; 0: never. Unset: only on a terminal."},
-    {"GRAPHLAB_STABLE_TIMES", "set: the workbench draws times and other numbers that depend "
-                              "on the CPU as ~ (for the golden-screen tests)."},
-    {"GRAPHLAB_TEST_SAVE_SIGNAL", "test-only: SIG:PHASE:N (KILL or STOP, write or move) makes a "
-                                  "save of several files signal itself after its Nth file "
-                                  "(tests/saves.sh). Leave it unset."},
-    {"NO_COLOR", "set and not empty: the workbench draws without colours (bold, dim, "
-                 "underline and reverse video only)."},
-    {"BROWSER", "what o opens the SVG with: the first entry of a colon-separated list, split "
-                "into words at spaces, %s replaced by the file (else the file appended). "
-                "Unset or empty: xdg-open."},
-    {"PATH", "where the BROWSER program and xdg-open are looked for."},
-    {"TERM", "the terminal the workbench draws on (curses); one it cannot use ends graphlab "
-             "with a message naming it (exit 2)."},
-    {"LC_ALL, LC_CTYPE, LANG", "a UTF-8 locale draws arrows, box-drawing characters and "
-                               "an ellipsis where text is cut; otherwise ASCII (...)."},
-    {"OMP_NUM_THREADS", "read by OpenMP, which runs oneDNN's threads here: the thread count "
-                        "of the oneDNN runs when --threads is not given."},
-    {"OMP_WAIT_POLICY", "read by OpenMP: passive makes idle threads sleep instead of spin; on "
-                        "a machine busy with other work, oneDNN runs can be many times faster "
-                        "with it (bench/README.md)."},
-    {"GOMP_SPINCOUNT", "read by libgomp (GNU OpenMP): how long an idle thread spins before "
-                       "it sleeps; a shorter spin helps on a busy machine as "
-                       "OMP_WAIT_POLICY=passive does."},
-    {"DNNL_VERBOSE", "read by oneDNN: 1 prints every primitive run (2: its creation too) on "
-                     "stdout, mixed with graphlab's output."},
-    {"DNNL_MAX_CPU_ISA", "read by oneDNN: the newest instruction set it may use (AVX2, "
-                         "AVX512_CORE, ...); the layout choices follow the one it reports."},
-};
 
 /* KEYS: every request of ui/keys.def (views.def's included), keys as `?` writes them. */
 static void man_keys(FILE *f)

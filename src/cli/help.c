@@ -1,12 +1,11 @@
 /* help.c — graphlab --help, COMMAND --help and the manual page, all written from the
  * tables the parser reads: the commands (each in its own file), the shared options
  * (driver.c), the passes and their --set options (pipeline.c), the workbench's keys
- * (ui/keys.def and ui/views.def, through keys.c); the environment the program reads is
- * the table below (tests/manual.sh fails on a getenv it does not list). */
+ * (ui/keys.def and ui/views.def, handed over by main.c); the environment the program
+ * reads is the table below (tests/manual.sh fails on a getenv it does not list). */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
-#include "ui/ui.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -331,23 +330,20 @@ static void man_pass_options(FILE *f, const char *pass, const gl_pass_option *o,
     }
 }
 
-/* KEYS: every request of ui/keys.def (views.def's included), keys as `?` writes them. */
-static void man_keys(FILE *f)
+/* KEYS: the workbench's keys, as its `?` screen writes them, and the lines under them. */
+static void man_keys(FILE *f, const gl_man_entry *keys, size_t n_keys,
+                     const char *const *notes, size_t n_notes)
 {
     fputs(".SH KEYS\n", f);
     roff_line(f, "", "The workbench's keys, as its ? screen lists them (both come from "
               "ui/keys.def):");
-    for (size_t r = 0; r < GL_REQ_COUNT; r++) {
-        char keys[128];
-        gl_request_key_column((gl_request)r, false, keys, sizeof(keys));
+    for (size_t i = 0; i < n_keys; i++) {
         fputs(".TP\n", f);
-        roff_line(f, ".B ", keys);
-        roff_line(f, "", gl_request_help((gl_request)r));
+        roff_line(f, ".B ", keys[i].tag);
+        roff_line(f, "", keys[i].text);
     }
-    size_t n;
-    const char *const *notes = gl_keys_help_notes(&n);
     fputs(".PP\n", f);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n_notes; i++) {
         const char *text = notes[i] + strspn(notes[i], " "); /* filled by roff */
         if (*text)
             roff_line(f, "", text);
@@ -364,7 +360,8 @@ static void man_environment(FILE *f)
     }
 }
 
-void gl_cli_print_man(FILE *f, const char *example)
+void gl_cli_print_man(FILE *f, const char *example, const gl_man_entry *keys, size_t n_keys,
+                      const char *const *notes, size_t n_notes)
 {
     fprintf(f, ".\\\" graphlab.1, written by `graphlab --man` from the tables that --help "
                "reads.\n.TH GRAPHLAB 1 \"\" \"graphlab %s\" \"User Commands\"\n", PACKAGE_VERSION);
@@ -428,7 +425,7 @@ void gl_cli_print_man(FILE *f, const char *example)
     const gl_settings_group *g = gl_settings_groups(&n);
     for (size_t i = 0; i < n; i++)
         man_pass_options(f, g[i].name, g[i].options, g[i].n_options);
-    man_keys(f);
+    man_keys(f, keys, n_keys, notes, n_notes);
     man_environment(f);
     fputs(".SH \"EXIT STATUS\"\n.TP\n0\nsuccess\n.TP\n1\na comparison or a test case "
           "failed\n.TP\n2\nbad usage or bad input, with one line on stderr naming the file, "

@@ -60,7 +60,19 @@ check "KEYS carries views.def's help text" grep -qF 'decisions of this step' "$t
 section ENVIRONMENT | tags >"$tmp/env_tags"
 check "the page has an ENVIRONMENT section" [ -s "$tmp/env_tags" ]
 grep -rhoE 'getenv\("[A-Za-z0-9_]+"\)' "$GL_SRCDIR/src" "$GL_SRCDIR/ui" "$GL_SRCDIR/passes" |
-    sed 's/getenv("\(.*\)")/\1/' | sort -u >"$tmp/env_read"
+    sed 's/getenv("\(.*\)")/\1/' >"$tmp/env_read"
+# getenv(NAME) of a macro: the name is its file's `#define NAME "VARIABLE"`.
+grep -rnoE 'getenv\([A-Za-z_][A-Za-z0-9_]*\)' "$GL_SRCDIR/src" "$GL_SRCDIR/ui" "$GL_SRCDIR/passes" |
+    sed 's/^\([^:]*\):[0-9]*:getenv(\(.*\))$/\1 \2/' | sort -u >"$tmp/env_macros"
+unresolved=
+while read -r file macro; do
+    var=$(sed -n "s/^#define $macro \"\([A-Za-z0-9_]*\)\".*/\1/p" "$file")
+    if [ -n "$var" ]; then echo "$var" >>"$tmp/env_read"
+    else unresolved="$unresolved ${file#"$GL_SRCDIR"/}:$macro"; fi
+done <"$tmp/env_macros"
+check "every getenv names its variable, or a macro defined as one in its file (not:${unresolved:- none})" \
+    [ -z "$unresolved" ]
+sort -u -o "$tmp/env_read" "$tmp/env_read"
 n=$(wc -l <"$tmp/env_read" | tr -d ' ')
 check "the source reads variables ($n found)" [ "$n" -ge 8 ]
 missing=

@@ -45,12 +45,16 @@ static const env_row environment[] = {
                                "an ellipsis where text is cut; otherwise ASCII (...)."},
     {"OMP_NUM_THREADS", "read by OpenMP, which runs oneDNN's threads here: the thread count "
                         "of the oneDNN runs when --threads is not given."},
-    {"OMP_WAIT_POLICY", "read by OpenMP: passive makes idle threads sleep instead of spin; on "
-                        "a machine busy with other work, oneDNN runs can be many times faster "
-                        "with it (bench/README.md)."},
+    {"OMP_WAIT_POLICY", "read by OpenMP: passive makes idle threads sleep instead of spin. "
+                        "Unset, and GOMP_SPINCOUNT unset, a command that runs graphs on a "
+                        "machine whose load average is at or above its processors starts "
+                        "again with passive (spinning threads make runs there many times "
+                        "slower) and profile says so; set, graphlab leaves it alone."},
     {"GOMP_SPINCOUNT", "read by libgomp (GNU OpenMP): how long an idle thread spins before "
-                       "it sleeps; a shorter spin helps on a busy machine as "
-                       "OMP_WAIT_POLICY=passive does."},
+                       "it sleeps; set, graphlab leaves the wait policy alone too."},
+    {"GRAPHLAB_OMP_WAIT", "set by graphlab for itself when it starts again with "
+                          "OMP_WAIT_POLICY=passive (the load and the processors, for the "
+                          "profile's note); not for users."},
     {"DNNL_VERBOSE", "read by oneDNN: 1 prints every primitive run (2: its creation too) on "
                      "stdout, mixed with graphlab's output."},
     {"DNNL_MAX_CPU_ISA", "read by oneDNN: the newest instruction set it may use (AVX2, "

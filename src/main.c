@@ -94,6 +94,22 @@ static bool runs_graphs(int argc, char **argv)
     return argv[1][0] != '-' && strcmp(argv[1], "help") && strcmp(argv[1], "version");
 }
 
+/* graphlab --man: the page from cli's tables, with the workbench's keys from ui's (the
+ * two layers do not include each other: here is where they meet). */
+static void print_man(void)
+{
+    static char tags[GL_REQ_COUNT][64];
+    gl_man_entry keys[GL_REQ_COUNT];
+    for (size_t r = 0; r < GL_REQ_COUNT; r++) {
+        gl_request_key_column((gl_request)r, false, tags[r], sizeof(tags[r]));
+        keys[r] = (gl_man_entry){tags[r], gl_request_help((gl_request)r)};
+    }
+    size_t n_notes;
+    const char *const *notes = gl_keys_help_notes(&n_notes);
+    gl_cli_print_man(stdout, GL_PKGDATADIR "/" GL_DEFAULT_EXAMPLE, keys, GL_REQ_COUNT, notes,
+                     n_notes);
+}
+
 int main(int argc, char **argv)
 {
     if (runs_graphs(argc, argv))
@@ -114,7 +130,7 @@ int main(int argc, char **argv)
     }
     /* Not in --help: how the build writes graphlab.1. */
     if (argc == 2 && !strcmp(argv[1], "--man")) {
-        gl_cli_print_man(stdout, GL_PKGDATADIR "/" GL_DEFAULT_EXAMPLE);
+        print_man();
         return GL_EXIT_OK;
     }
     if (argc >= 2) {

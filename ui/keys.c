@@ -154,6 +154,14 @@ static void key_column(const char *keys, bool utf8, char *out, size_t len)
     }
 }
 
+void gl_request_key_column(gl_request r, bool utf8, char *out, size_t len)
+{
+    if (r < GL_REQ_COUNT)
+        key_column(requests[r].keys, utf8, out, len);
+    else if (len)
+        out[0] = '\0';
+}
+
 size_t gl_keys_help_lines(char ***lines, bool utf8)
 {
     char cols[GL_REQ_COUNT][64];
@@ -228,6 +236,12 @@ static const char *const help_footer[] = {
     "  Long work runs in the background: C-c stops waiting for it (its result is",
     "  dropped); q quits at once.",
 };
+
+const char *const *gl_keys_help_notes(size_t *n)
+{
+    *n = GL_ARRAY_LEN(help_footer);
+    return help_footer;
+}
 
 typedef struct help_state {
     char **lines;

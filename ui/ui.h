@@ -457,9 +457,15 @@ gl_request gl_key_request(int key);
 /* The key names of a request as written in keys.def. */
 const char *gl_request_keys(gl_request r);
 const char *gl_request_help(gl_request r);
+/* The key names of a request as the help screen and the manual page write them: arrows
+ * drawn as such when `utf8`, a run of digits as "0-9". */
+void gl_request_key_column(gl_request r, bool utf8, char *out, size_t len);
 /* The help screen, one line per request, generated from the table: *lines malloc'd
  * (each line malloc'd); gl_free_lines frees them. */
 size_t gl_keys_help_lines(char ***lines, bool utf8);
+/* The lines under the keys on the help screen (the prompt, the mouse, background work),
+ * as written there: indented, wrapped, the first one empty. */
+const char *const *gl_keys_help_notes(size_t *n);
 /* The marks the views draw and what they mean, one line each, from marks.def. */
 size_t gl_marks_help_lines(char ***lines, bool utf8);
 void gl_free_lines(char **lines, size_t n);

@@ -64,9 +64,16 @@ int gl_cli_usage_error(const char *cmd, const char *fmt, ...)
 void gl_cli_print_help(FILE *f, const char *example);
 /* One command's help: synopsis, what it does, every option with its line. */
 void gl_cli_print_command_help(const gl_command *c, FILE *f);
+/* A tagged paragraph of the manual page: the workbench's keys and their help, which the
+ * ui layer owns and main.c hands over (cli and ui do not include each other). */
+typedef struct gl_man_entry {
+    const char *tag, *text;
+} gl_man_entry;
 /* The manual page graphlab.1, in roff (man(7)), from the same tables; `example` as for
- * gl_cli_print_help, where it is installed. */
-void gl_cli_print_man(FILE *f, const char *example);
+ * gl_cli_print_help, where it is installed; KEYS lists `keys`, then `notes` (lines of
+ * text, filled as one paragraph). */
+void gl_cli_print_man(FILE *f, const char *example, const gl_man_entry *keys, size_t n_keys,
+                      const char *const *notes, size_t n_notes);
 /* "graphlab 0.1.0" and a newline. */
 void gl_cli_print_version(FILE *f);
 

@@ -1,6 +1,8 @@
 /* help.c — graphlab --help, COMMAND --help and the manual page, all written from the
  * tables the parser reads: the commands (each in its own file), the shared options
- * (driver.c), the passes and their --set options (pipeline.c). */
+ * (driver.c), the passes and their --set options (pipeline.c), the workbench's keys
+ * (ui/keys.def and ui/views.def, handed over by main.c); the environment the program
+ * reads is the table below (tests/manual.sh fails on a getenv it does not list). */
 #include "cli/cli.h"
 
 #include "passes/pipeline.h"
@@ -9,6 +11,55 @@
 #include <string.h>
 
 enum { WIDTH = 90, OPT_COL = 28 };
+
+/* Every variable the program reads, and what graphlab does with it; the OpenMP and
+ * oneDNN ones are read by those libraries, listed because users set them. */
+typedef struct env_row {
+    const char *name, *text;
+} env_row;
+
+static const env_row environment[] = {
+    {"GRAPHLAB_SET", "--set options for the workbench's pipeline, space-separated "
+                     "(\"fusion.measure=1 fusion.veto=3\"), read whole: for scripts and "
+                     "tests. A bad one is refused when the workbench starts (exit 2)."},
+    {"GRAPHLAB_EXPORT_DIR", "the folder the workbench's exports go to: E (every step) writes "
+                            "there without asking, e (this step) and w (a run's tensors) "
+                            "there too. At most 1023 bytes: a longer one is refused when the "
+                            "workbench starts (exit 2)."},
+    {"GRAPHLAB_PROGRESS", "1: bisect reports each model run on stderr even when stderr is not "
+                          "a terminal; 0: never. Unset: only on a terminal."},
+    {"GRAPHLAB_STABLE_TIMES", "set: the workbench draws times and other numbers that depend "
+                              "on the CPU as ~ (for the golden-screen tests)."},
+    {"GRAPHLAB_TEST_SAVE_SIGNAL", "test-only: SIG:PHASE:N (KILL or STOP, write or move) makes a "
+                                  "save of several files signal itself after its Nth file "
+                                  "(tests/saves.sh). Leave it unset."},
+    {"NO_COLOR", "set and not empty: the workbench draws without colours (bold, dim, "
+                 "underline and reverse video only)."},
+    {"BROWSER", "what o opens the SVG with: the first entry of a colon-separated list, split "
+                "into words at spaces, %s replaced by the file (else the file appended). "
+                "Unset or empty: xdg-open."},
+    {"PATH", "where the BROWSER program and xdg-open are looked for."},
+    {"TERM", "the terminal the workbench draws on (curses); one it cannot use ends graphlab "
+             "with a message naming it (exit 2)."},
+    {"LC_ALL, LC_CTYPE, LANG", "a UTF-8 locale draws arrows, box-drawing characters and "
+                               "an ellipsis where text is cut; otherwise ASCII (...)."},
+    {"OMP_NUM_THREADS", "read by OpenMP, which runs oneDNN's threads here: the thread count "
+                        "of the oneDNN runs when --threads is not given."},
+    {"OMP_WAIT_POLICY", "read by OpenMP: passive makes idle threads sleep instead of spin. "
+                        "Unset, and GOMP_SPINCOUNT unset, a command that runs graphs on a "
+                        "machine whose load average is at or above its processors starts "
+                        "again with passive (spinning threads make runs there many times "
+                        "slower) and profile says so; set, graphlab leaves it alone."},
+    {"GOMP_SPINCOUNT", "read by libgomp (GNU OpenMP): how long an idle thread spins before "
+                       "it sleeps; set, graphlab leaves the wait policy alone too."},
+    {"GRAPHLAB_OMP_WAIT", "set by graphlab for itself when it starts again with "
+                          "OMP_WAIT_POLICY=passive (the load and the processors, for the "
+                          "profile's note); not for users."},
+    {"DNNL_VERBOSE", "read by oneDNN: 1 prints every primitive run (2: its creation too) on "
+                     "stdout, mixed with graphlab's output."},
+    {"DNNL_MAX_CPU_ISA", "read by oneDNN: the newest instruction set it may use (AVX2, "
+                         "AVX512_CORE, ...); the layout choices follow the one it reports."},
+};
 
 /* ---- plain text ------------------------------------------------------------------------ */
 
@@ -161,6 +212,19 @@ static void print_pass_options(FILE *f, const char *pass, const gl_pass_option *
     }
 }
 
+/* The variables by name; what each does is the man page's (ENVIRONMENT). */
+static void print_environment_names(FILE *f)
+{
+    char list[1024];
+    size_t len = 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(environment) && len < sizeof(list); i++)
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+                                environment[i].name);
+    fputs("environment: ", f);
+    wrap(f, 13, 13, list);
+    fputs("man graphlab: what each does (ENVIRONMENT), the workbench's keys (KEYS)\n", f);
+}
+
 void gl_cli_print_help(FILE *f, const char *example)
 {
     fputs("usage: graphlab [MODEL] [--data DIR]\n"
@@ -205,6 +269,7 @@ void gl_cli_print_help(FILE *f, const char *example)
     fputc('\n', f);
     wrap(f, 0, 0, passes_text);
     fputs("\nexit status: 0 ok, 1 a comparison failed, 2 bad usage or bad input\n", f);
+    print_environment_names(f);
 }
 
 void gl_cli_print_version(FILE *f) { fprintf(f, "graphlab %s\n", PACKAGE_VERSION); }
@@ -269,7 +334,38 @@ static void man_pass_options(FILE *f, const char *pass, const gl_pass_option *o,
     }
 }
 
-void gl_cli_print_man(FILE *f, const char *example)
+/* KEYS: the workbench's keys, as its `?` screen writes them, and the lines under them. */
+static void man_keys(FILE *f, const gl_man_entry *keys, size_t n_keys,
+                     const char *const *notes, size_t n_notes)
+{
+    fputs(".SH KEYS\n", f);
+    roff_line(f, "", "The workbench's keys, as its ? screen lists them (both come from "
+              "ui/keys.def):");
+    for (size_t i = 0; i < n_keys; i++) {
+        fputs(".TP\n", f);
+        roff_line(f, ".B ", keys[i].tag);
+        roff_line(f, "", keys[i].text);
+    }
+    fputs(".PP\n", f);
+    for (size_t i = 0; i < n_notes; i++) {
+        const char *text = notes[i] + strspn(notes[i], " "); /* filled by roff */
+        if (*text)
+            roff_line(f, "", text);
+    }
+}
+
+static void man_environment(FILE *f)
+{
+    fputs(".SH ENVIRONMENT\n", f);
+    for (size_t i = 0; i < GL_ARRAY_LEN(environment); i++) {
+        fputs(".TP\n", f);
+        roff_line(f, ".B ", environment[i].name);
+        roff_line(f, "", environment[i].text);
+    }
+}
+
+void gl_cli_print_man(FILE *f, const char *example, const gl_man_entry *keys, size_t n_keys,
+                      const char *const *notes, size_t n_notes)
 {
     fprintf(f, ".\\\" graphlab.1, written by `graphlab --man` from the tables that --help "
                "reads.\n.TH GRAPHLAB 1 \"\" \"graphlab %s\" \"User Commands\"\n", PACKAGE_VERSION);
@@ -333,6 +429,8 @@ void gl_cli_print_man(FILE *f, const char *example)
     const gl_settings_group *g = gl_settings_groups(&n);
     for (size_t i = 0; i < n; i++)
         man_pass_options(f, g[i].name, g[i].options, g[i].n_options);
+    man_keys(f, keys, n_keys, notes, n_notes);
+    man_environment(f);
     fputs(".SH \"EXIT STATUS\"\n.TP\n0\nsuccess\n.TP\n1\na comparison or a test case "
           "failed\n.TP\n2\nbad usage or bad input, with one line on stderr naming the file, "
           "node and value\n", f);

@@ -80,7 +80,7 @@ check "--json with the wrong data set: exit 1, expected_ok false" \
     sh -c "[ $rc -eq 1 ] && grep -q '\"expected_ok\": false' '$tmp/out'"
 
 if [ "$backends" = ref,dnnl ]; then
-    run profile "$conv" --reps 3 --warmup 1 --threads 1
+    run profile "$conv" --passes none --reps 3 --warmup 1 --threads 1
     check "ref and dnnl: a speedup column" grep -q "speedup" "$tmp/out"
     check "ref and dnnl: Conv rows on dnnl, compared ok" \
         sh -c "grep '^Conv ' '$tmp/out' | grep -q ' dnnl .* ok '"
@@ -289,7 +289,7 @@ fi
 if [ "$backends" = ref,dnnl ]; then
     # oneDNN does not add in the reference kernel's order: with no tolerance at all the
     # outputs differ, and the first Conv is where the runs part ways.
-    run profile "$conv" --reps 1 --warmup 0 --rtol 0 --atol 0
+    run profile "$conv" --passes none --reps 1 --warmup 0 --rtol 0 --atol 0
     check "zero tolerance: exit 1" [ "$rc" -eq 1 ]
     check "...the output named, MISMATCH" grep -q "output '.*' \[dnnl vs ref\]: .*MISMATCH" "$tmp/err"
     check "...the first node where the runs part ways" \

@@ -604,14 +604,25 @@ void gl_ui_fill(int y, int x, int width, int attr);
 /* Columns of a UTF-8 string (one per code point). */
 int gl_ui_text_width(const char *s);
 
-/* $GRAPHLAB_SET read whole and every setting in it valid, $GRAPHLAB_EXPORT_DIR no longer
- * than the workbench keeps: 0, or 2 with one line on stderr naming the variable. Checked
- * when the workbench starts, with or without a terminal. */
-int gl_ui_check_env(void);
+/* What the command line gives the workbench: graphlab [MODEL] [--data DIR]
+ * [--set PASS.OPT=V]... (the strings point into argv). */
+enum { GL_UI_MAX_SETTINGS = 64 };
+typedef struct gl_ui_args {
+    const char *model;
+    const char *data_dir; /* --data: the run view's inputs (NULL: seeded random inputs) */
+    /* --set, in order; applied after $GRAPHLAB_SET's (which stays for scripts), so that
+     * for the same option the flag wins, as the last --set does on a command's line */
+    const char *settings[GL_UI_MAX_SETTINGS];
+    size_t n_settings;
+} gl_ui_args;
 
-/* Run the workbench on a model, with `--data DIR` for its runs (NULL: seeded random
- * inputs); returns the process exit code (0, or 2 with the error printed after the
- * terminal is restored). */
-int gl_ui_main(const char *model_path, const char *data_dir);
+/* $GRAPHLAB_SET read whole, it and every --set valid, $GRAPHLAB_EXPORT_DIR no longer
+ * than the workbench keeps: 0, or 2 with one line on stderr naming the variable or the
+ * flag. Checked when the workbench starts, with or without a terminal. */
+int gl_ui_check_args(const gl_ui_args *a);
+
+/* Run the workbench; returns the process exit code (0, or 2 with the error printed
+ * after the terminal is restored). */
+int gl_ui_main(const gl_ui_args *a);
 
 #endif

@@ -50,6 +50,65 @@ check "export --help names --no-onnx" sh -c "'$GL' export --help 2>&1 | grep -q 
 run export "$EX" -d "$work/full"
 check "without --no-onnx: one .onnx per step" [ "$(count "$work/full" '*.onnx')" -eq 17 ]
 
+# --- the steps' .onnx share one weights file (issue 24) ----------------------------------------------
+# A whole copy of the weights per step was 361 MB for efficientnet_b0 (17 steps of 20 MB);
+# now one file, weights.data, holds each distinct tensor of 1 KB or more once, and every
+# step's .onnx points into it (ONNX external data, location "weights.data"). Each step
+# still runs alone to the data set's outputs, in graphlab and in ONNX Runtime.
+MLP="$GL_SRCDIR/examples/mlp_external"
+ORT_NODE="${GL_ORT_NODE:-$HOME/.cache/graphlab-ort}"
+# model_bytes DIR: the bytes of its models and their weights (the drawings apart)
+model_bytes() { cat "$1"/*.onnx "$1"/*.onnx.data "$1"/weights.data 2>/dev/null | wc -c; }
+# model | flags | stdout says | weights.data? | .onnx files | .onnx.data files
+while IFS='|' read -r model flags says weights n_onnx n_data; do
+    [ -n "$model" ] || continue
+    dest="$work/w-$(basename "$(dirname "$model")")$(echo "$flags" | tr -d ' -')"
+    # shellcheck disable=SC2086 # flags is a list
+    run export "$model" -d "$dest" $flags
+    what="export $(basename "$(dirname "$model")") $flags"
+    check "$what: exit 0" [ "$rc" -eq 0 ]
+    check "$what: stdout says '$says'" grep -qF -- "$says" "$work/out"
+    has=no
+    [ -s "$dest/weights.data" ] && has=yes
+    check "$what: weights.data $weights" [ "$has" = "$weights" ]
+    check "$what: $n_onnx .onnx, $n_data .onnx.data" \
+        [ "$(count "$dest" '*.onnx')" -eq "$n_onnx" -a "$(count "$dest" '*.onnx.data')" -eq "$n_data" ]
+done <<CASES
+$MLP/model.onnx||the steps' .onnx share weights.data (|yes|17|0
+$MLP/model.onnx|--self-contained|each step's .onnx holds its own weights|no|17|17
+$MLP/model.onnx|--no-onnx|no .onnx files|no|0|0
+$EX||the steps' .onnx share weights.data (4.5 KB, 1 tensor; 16 more found there)|yes|17|0
+$GL_SRCDIR/tests/data/good_relu.onnx||the steps' .onnx hold their weights (none of 1024 bytes or more)|no|17|0
+CASES
+shared="$work/w-mlp_external" whole="$work/w-mlp_externalselfcontained"
+check "shared: the steps' models hold about one copy of the weights, not one per step" \
+    [ "$(model_bytes "$shared")" -lt $(( $(wc -c <"$MLP/weights.bin") * 2 )) ]
+check "shared: a tenth of the self-contained steps' bytes or less" \
+    [ "$(( $(model_bytes "$shared") * 10 ))" -le "$(model_bytes "$whole")" ]
+check "shared: the manifest lists weights.data" grep -q '"weights.data"' "$shared/.graphlab-export.json"
+bad=""
+for step in "$shared"/*.onnx; do
+    "$GL" run "$step" --data "$MLP/test_data_set_0" >"$work/step" 2>&1 || bad="$bad $(basename "$step")"
+done
+check "shared: every step runs alone to the data set's outputs${bad:+ (not:$bad)}" [ -z "$bad" ]
+run export "$MLP/model.onnx" -d "$work/bad" --no-onnx --self-contained
+check "--no-onnx with --self-contained: exit 2, one line" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'self-contained' '$work/err'"
+if command -v node >/dev/null 2>&1 && [ -d "$ORT_NODE/node_modules/onnxruntime-node" ]; then
+    bad=""
+    for step in 00-input 05-dce 09-dce; do
+        node "$GL_SRCDIR/bench/ort_time.js" --ort "$ORT_NODE" --model "$shared/$step.onnx" \
+            --data "$MLP/test_data_set_0" --warmup 1 --runs 1 >"$work/ort" 2>&1 &&
+            grep -qE '"max_abs_vs_data":[0-9.e-]+' "$work/ort" &&
+            awk -F'"max_abs_vs_data":' '{ split($2, v, /[,}]/); exit !(v[1] + 0 < 1e-4) }' "$work/ort" ||
+            { bad="$bad $step"; sed 's/^/# /' "$work/ort"; }
+    done
+    check "shared: ONNX Runtime loads the steps and computes the data set's outputs${bad:+ (not:$bad)}" \
+        [ -z "$bad" ]
+else
+    skip "shared weights in ONNX Runtime: no onnxruntime-node in $ORT_NODE"
+fi
+
 # --- an export again into the folder: the set it owns replaced, nothing else touched ----------------
 MANIFEST=.graphlab-export.json
 LOCK=.graphlab.lock
@@ -74,10 +133,10 @@ check "again: no temporary folder left" no_temp "$work"
 run export "$EX" -d "$work/full" --passes none
 check "--passes none after all: exit 0" [ "$rc" -eq 0 ]
 check "--passes none after all: the 15 later steps' files removed, notes.txt kept" \
-    [ "$(listing "$work/full")" = "$MANIFEST $(input_files) decisions.json index.html notes.txt " ]
+    [ "$(listing "$work/full")" = "$MANIFEST $(input_files) decisions.json index.html notes.txt weights.data " ]
 
 # Another model's export (external data: NN-PASS.onnx.data) replaced by this one's.
-run export "$GL_SRCDIR/examples/mlp_external/model.onnx" -d "$work/other"
+run export "$GL_SRCDIR/examples/mlp_external/model.onnx" -d "$work/other" --self-contained
 check "mlp_external's export has .onnx.data files" [ "$(count "$work/other" '*.onnx.data')" -gt 0 ]
 run export "$EX" -d "$work/other" --no-onnx --passes none
 check "another model's export replaced: exit 0" [ "$rc" -eq 0 ]

@@ -328,7 +328,7 @@ check "SIGTERM during export into a folder: every file there is in the manifest"
     all_listed "$work/sig"
 report_landed
 
-# --- the workbench's E: the prompt ------------------------------------------------------------------
+# --- the workbench's e, E and w: the prompt ---------------------------------------------------------
 if command -v tmux >/dev/null 2>&1; then
     if [ -n "$GL_SANITIZED" ]; then TIMEOUT=60; else TIMEOUT=15; fi
     export LANG=C.UTF-8
@@ -338,6 +338,7 @@ if command -v tmux >/dev/null 2>&1; then
     work=$tui
     . "$GL_SRCDIR/tests/tmux.sh"
     trap '$T kill-server >/dev/null 2>&1; unmount; rm -rf "$work_outer"' EXIT
+    not_on_screen() { ! screen | grep -qF -- "$1"; }
     start 140 30 -- "$EX"
     wait_for "steps: ] and [" >/dev/null
     keys E
@@ -354,14 +355,20 @@ if command -v tmux >/dev/null 2>&1; then
     keys Enter
     check "Enter exports to the folder typed" wait_for "exported 17 steps to out/e1/"
     check "the status says no .onnx" wait_for "no .onnx files"
+    keys e
+    check "e asks where, the last folder shown" wait_for "export this step to: out/e1_"
+    check "e's prompt: no Tab (that is E's)" not_on_screen ".onnx files:"
+    keys Escape
+    check "e: Esc cancels" wait_for "export cancelled"
+    check "e: Esc wrote nothing" [ "$(count "$tui/out/e1" '*.svg')" -eq 17 ]
     check "E without .onnx: .svg but no .onnx" \
         [ "$(count "$tui/out/e1" '*.svg')" -eq 17 -a "$(count "$tui/out/e1" '*.onnx')" -eq 0 ]
-    keys e
+    keys e Enter
     check "e then writes where E did" wait_for "exported 00-input to out/e1/"
     check "e after E: E's files are all there still" [ "$(count "$tui/out/e1" '*.svg')" -eq 17 ]
     keys 6 -
     wait_for "3/4 rewrites" >/dev/null
-    keys e
+    keys e Enter
     check "e inside a pass, after E" wait_for "exported 06-transpose-push-K3 to out/e1/"
     check "e after E: E's files kept, the step's added" \
         [ "$(count "$tui/out/e1" '*.svg')" -eq 18 -a -f "$tui/out/e1/06-transpose-push-K3.svg" ]
@@ -379,7 +386,59 @@ if command -v tmux >/dev/null 2>&1; then
     wait_for "steps: ] and [" >/dev/null
     keys E
     check "\$GRAPHLAB_EXPORT_DIR: E exports there without asking" wait_for "exported 17 steps to $tui/env/"
+    check "\$GRAPHLAB_EXPORT_DIR: E's status says where the weights went" \
+        wait_for "(index.html, decisions.json; the steps' .onnx share"
     check "\$GRAPHLAB_EXPORT_DIR: the files are there" test -s "$tui/env/index.html"
+    keys 3 e
+    check "\$GRAPHLAB_EXPORT_DIR: e exports there without asking" \
+        wait_for "exported 03-constant-folding to $tui/env/"
+    keys 1 5 r
+    wait_for "ran 15-fusion on seeded random inputs" >/dev/null
+    keys Enter
+    wait_for "against the reference" >/dev/null
+    keys w
+    check "\$GRAPHLAB_EXPORT_DIR: w writes there without asking" wait_for "wrote $tui/env/step15-"
+    keys q
+    wait_rc >/dev/null
+
+    # e and w ask where at every size, with and without colour: golden prompts.
+    # size | environment | keys, then the text they lead to | the keys to the prompt | golden
+    while IFS='|' read -r size env to shown ask name; do
+        # shellcheck disable=SC2086 # size and env are lists
+        start $size $env -- "$EX"
+        wait_for "steps: ] and [" >/dev/null
+        # shellcheck disable=SC2086 # the keys are lists
+        keys $to
+        wait_for "$shown" >/dev/null
+        # shellcheck disable=SC2086
+        keys $ask
+        check "$name: the prompt" wait_for "to: ./graphlab-export/conv_nhwc_"
+        golden "$name"
+        check "$name: fits the terminal" fits ${size% *} ${size#* }
+        keys Escape
+        check "$name: Esc cancels" wait_for "cancelled"
+        keys q
+        wait_rc >/dev/null
+    done <<CASES
+80 24|NO_COLOR=1|6|step 6/16|e|prompt-e-80x24
+200 60||6|step 6/16|e|prompt-e-200x60
+80 24|GRAPHLAB_STABLE_TIMES=1|1 5 r|ran 15-fusion on seeded|s Enter w|prompt-w-80x24
+200 60|NO_COLOR=1 GRAPHLAB_STABLE_TIMES=1|1 5 r|ran 15-fusion on seeded|s Enter w|prompt-w-200x60
+CASES
+    check "the prompts wrote nothing" [ ! -e "$tui/graphlab-export" ]
+    start 120 30 -- "$EX"
+    wait_for "steps: ] and [" >/dev/null
+    keys 1 5 r
+    wait_for "ran 15-fusion on seeded random inputs" >/dev/null
+    keys Enter
+    wait_for "against the reference" >/dev/null
+    keys w C-u
+    keys -l "out/tensors"
+    keys Enter
+    check "w: Enter writes into the folder typed" wait_for "wrote out/tensors/step15-"
+    check "w: the .pb is there" sh -c "ls '$tui'/out/tensors/step15-*.pb"
+    keys e
+    check "e after w: the folder w wrote to shown" wait_for "export this step to: out/tensors_"
     keys q
     wait_rc >/dev/null
     check "no temporary folder left by the workbench" no_temp "$tui"

@@ -373,6 +373,7 @@ typedef struct export_job {
     const char *model_path;
     char dir[1024], label[128], path[1280];
     gl_export_opts eo;
+    gl_export_report report; /* EXPORT_ALL: where the weights went (eo.report) */
     gl_status st;
     char error[512];
     /* EXPORT_SVG: how the opener did (see open_file) */
@@ -584,9 +585,12 @@ static unsigned export_finish(gl_ui *ui, void *arg)
         gl_ui_set_error(ui, "export failed: %s", e->error);
     else if (e->kind == EXPORT_STEP)
         gl_ui_set_status(ui, "exported %s to %s/ (.dot .svg .onnx .diff.txt)", e->label, e->dir);
-    else if (e->kind == EXPORT_ALL)
-        gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json%s)",
-                         e->p->n_steps, e->dir, e->eo.no_onnx ? "; no .onnx files" : "");
+    else if (e->kind == EXPORT_ALL) {
+        char weights[256];
+        gl_export_report_line(&e->eo, weights, sizeof(weights));
+        gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json; %s)",
+                         e->p->n_steps, e->dir, weights);
+    }
     else
         flags = report_open(ui, e);
     free(e);
@@ -630,16 +634,10 @@ unsigned gl_ui_export_into(gl_ui *ui, bool all, const char *dir, const gl_export
         snprintf(ui->export_dir, sizeof(ui->export_dir), "%s", dir);
     export_job *e = new_export(ui, all ? EXPORT_ALL : EXPORT_STEP);
     e->eo = *eo;
+    e->eo.report = &e->report;
     if (!gl_ui_start_job(ui, &export_spec, e))
         free(e);
     return GL_REDRAW_STATUS;
-}
-
-unsigned gl_ui_export(gl_ui *ui, bool all)
-{
-    const char *env = getenv("GRAPHLAB_EXPORT_DIR");
-    gl_export_opts eo = {0};
-    return gl_ui_export_into(ui, all, env && *env ? env : ui->export_dir, &eo);
 }
 
 unsigned gl_ui_open_svg(gl_ui *ui)

@@ -288,7 +288,8 @@ struct gl_ui {
     void *runtime;            /* app.c's private part (threads, graveyard); NULL headless */
     char export_dir[1024];    /* ./graphlab-export/<model-name>, or $GRAPHLAB_EXPORT_DIR,
                                * or where the last E exported */
-    bool export_prompt;       /* E's "where to?" prompt is open (export_prompt.c) */
+    bool export_prompt;       /* e, E or w's "where to?" prompt is open (export_prompt.c) */
+    int export_what;          /* in it: what Enter writes (gl_export_target) */
     bool export_onnx;         /* in it: write the per-step .onnx files too */
     char export_text[1024];
     char fatal[512];          /* the initial load failed: its message */
@@ -558,19 +559,26 @@ void gl_value_stats_of(const gl_tensor *t, gl_value_stats *s);
  * string into buf; returns the characters drawn. */
 size_t gl_histogram_draw(const size_t *bins, size_t n, bool utf8, char *buf, size_t len);
 
-/* Export the shown step / every step into ui->export_dir, open the step's SVG. */
-unsigned gl_ui_export(gl_ui *ui, bool all);
 /* The same into `dir` (remembered as ui->export_dir), `eo` as export.h. */
 struct gl_export_opts;
 unsigned gl_ui_export_into(gl_ui *ui, bool all, const char *dir,
                            const struct gl_export_opts *eo);
 
-/* ---- E's prompt (export_prompt.c) -------------------------------------------------- */
+/* ---- the "where to?" prompt of e, E and w (export_prompt.c) ------------------------ */
 
-/* E: every step into $GRAPHLAB_EXPORT_DIR when set, else a prompt for the folder (the
- * default shown and editable; Tab: with or without the .onnx files; Enter exports, Esc
- * cancels). */
-unsigned gl_ui_export_ask(gl_ui *ui);
+/* What the prompt writes. */
+typedef enum gl_export_target {
+    GL_EXPORT_TO_STEP,    /* e: the shown step's files */
+    GL_EXPORT_TO_ALL,     /* E: every step, index.html, decisions.json */
+    GL_EXPORT_TO_TENSORS, /* w: the tensor view's tensors as .pb */
+} gl_export_target;
+
+/* Into $GRAPHLAB_EXPORT_DIR when set, else a prompt for the folder (the last one used,
+ * or the default, shown and editable; for E, Tab: with or without the .onnx files; Enter
+ * writes, Esc cancels). */
+unsigned gl_ui_export_ask(gl_ui *ui, gl_export_target what);
+/* w's writing, into ui->export_dir (view_tensor.c). */
+unsigned gl_ui_write_tensors(gl_ui *ui);
 /* A key while the prompt is open. */
 unsigned gl_ui_export_prompt_key(gl_ui *ui, int key);
 /* The prompt as the status line shows it. */

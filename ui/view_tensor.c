@@ -191,7 +191,7 @@ static void pb_name(size_t step, const char *key, char *buf, size_t len)
     snprintf(buf + at, len - at, ".pb");
 }
 
-static unsigned write_tensors(gl_ui *ui)
+unsigned gl_ui_write_tensors(gl_ui *ui)
 {
     const gl_run *r = gl_ui_run_shown(ui);
     if (!r || ui->tensor_row >= r->prof->n_rows)
@@ -227,8 +227,8 @@ static unsigned tensor_request(gl_ui *ui, gl_view *v, gl_request r)
     tensor_state *s = v->state;
     if (!s)
         return GL_REDRAW_NONE;
-    if (r == GL_REQ_WRITE_TENSOR)
-        return write_tensors(ui);
+    if (r == GL_REQ_WRITE_TENSOR) /* asks where first (export_prompt.c) */
+        return gl_ui_export_ask(ui, GL_EXPORT_TO_TENSORS);
     return gl_ui_list_move(v, r, (int)s->n);
 }
 

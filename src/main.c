@@ -61,29 +61,53 @@ static int unknown_command(const char *arg)
     return GL_EXIT_BAD;
 }
 
-/* The workbench's one option, `[MODEL] --data DIR` (the inputs of its run view): taken
- * out of argv, which then reads as without it. NULL when not given; exits 2 when
- * --data has no folder. */
-static const char *take_data_option(int *argc, char **argv)
+/* The workbench's options, `[MODEL] [--data DIR] [--set PASS.OPT=V]...` (--data: the
+ * inputs of its run view; --set: as every command takes it, applied after $GRAPHLAB_SET
+ * so that the flag wins), in any order, as --NAME VALUE or --NAME=VALUE: taken out of
+ * argv, which then reads as without them. Nothing is taken when argv[1] names a command
+ * (its own parser reads them). Exits 2 when an option has no value. */
+static const char *take_value(const char *name, int *argc, char **argv, int at)
 {
-    int at = *argc >= 2 && !strcmp(argv[1], "--data") ? 1
-             : *argc >= 3 && !strcmp(argv[2], "--data") && !gl_command_find(argv[1]) ? 2
-                                                                                      : 0;
-    if (!at)
+    size_t len = strlen(name);
+    const char *arg = argv[at];
+    if (strncmp(arg, name, len) != 0 || (arg[len] != '\0' && arg[len] != '='))
         return NULL;
-    if (*argc < at + 2) {
-        fprintf(stderr, "graphlab: --data needs a folder (see graphlab --help)\n");
+    int used = arg[len] == '=' ? 1 : 2;
+    if (used == 2 && at + 1 >= *argc) {
+        fprintf(stderr, "graphlab: %s needs %s (see graphlab --help)\n", name,
+                strcmp(name, "--data") == 0 ? "a folder" : "a setting PASS.OPT=V");
         exit(GL_EXIT_BAD);
     }
-    const char *data = argv[at + 1];
-    for (int i = at; i + 2 <= *argc; i++) /* what follows, if anything: refused below */
-        argv[i] = argv[i + 2];
-    *argc -= 2;
-    return data;
+    const char *value = used == 1 ? arg + len + 1 : argv[at + 1];
+    for (int i = at; i + used <= *argc; i++) /* argv[argc] (NULL) moves too */
+        argv[i] = argv[i + used];
+    *argc -= used;
+    return value;
+}
+
+static void take_workbench_options(int *argc, char **argv, gl_ui_args *ua)
+{
+    if (*argc < 2 || gl_command_find(argv[1]))
+        return;
+    for (int i = 1; i < *argc;) {
+        const char *v;
+        if ((v = take_value("--data", argc, argv, i)))
+            ua->data_dir = v;
+        else if ((v = take_value("--set", argc, argv, i))) {
+            if (ua->n_settings == GL_UI_MAX_SETTINGS) {
+                fprintf(stderr, "graphlab: --set: at most %d (see graphlab --help)\n",
+                        GL_UI_MAX_SETTINGS);
+                exit(GL_EXIT_BAD);
+            }
+            ua->settings[ua->n_settings++] = v;
+        } else
+            i++;
+    }
 }
 
 /* Does this command line run graphs on oneDNN's threads? The commands that take --threads,
- * and the workbench (its run view); not help, version or the man page. */
+ * and the workbench (its run view; its options may come first); not help, version or the
+ * man page. */
 static bool runs_graphs(int argc, char **argv)
 {
     if (argc < 2)
@@ -91,7 +115,12 @@ static bool runs_graphs(int argc, char **argv)
     const gl_command *cmd = gl_command_find(argv[1]);
     if (cmd)
         return cmd->shared & GL_SOPT_THREADS;
-    return argv[1][0] != '-' && strcmp(argv[1], "help") && strcmp(argv[1], "version");
+    static const char *const not_runs[] = {"-h", "--help", "help", "--version", "version",
+                                           "--man"};
+    for (size_t i = 0; i < sizeof(not_runs) / sizeof(not_runs[0]); i++)
+        if (!strcmp(argv[1], not_runs[i]))
+            return false;
+    return true;
 }
 
 /* graphlab --man: the page from cli's tables, with the workbench's keys from ui's (the
@@ -114,7 +143,8 @@ int main(int argc, char **argv)
 {
     if (runs_graphs(argc, argv))
         gl_omp_wait_choose(argv); /* first: it may start the program again */
-    const char *data = take_data_option(&argc, argv);
+    gl_ui_args ua = {0};
+    take_workbench_options(&argc, argv, &ua);
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
                       !strcmp(argv[1], "help"))) {
         const gl_command *cmd = argc == 3 ? gl_command_find(argv[2]) : NULL;
@@ -150,14 +180,14 @@ int main(int argc, char **argv)
                 gl_esc(argv[2]));
         return GL_EXIT_BAD;
     }
-    const char *model = argc >= 2 ? argv[1] : default_model();
-    int env_rc = gl_ui_check_env();
+    ua.model = argc >= 2 ? argv[1] : default_model();
+    int env_rc = gl_ui_check_args(&ua);
     if (env_rc != GL_EXIT_OK)
         return env_rc;
     /* The workbench needs a terminal on both ends; from scripts and pipes `graphlab
      * MODEL` prints the model summary instead (as `graphlab info MODEL`). */
     if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-        return gl_ui_main(model, data);
-    char *info_argv[] = {"info", (char *)model, NULL};
+        return gl_ui_main(&ua);
+    char *info_argv[] = {"info", (char *)ua.model, NULL};
     return gl_cmd_info(2, info_argv);
 }

@@ -348,4 +348,36 @@ assert flagged == [(2, True, None)], flagged
 ' "$tmp/out"
 fi
 
+# --- defaults a newcomer expects (issue 24) -------------------------------------------------
+# Which passes a command ran, from its own words: run says it on stderr ("passes: none" or
+# "passes (rewrites): ..."), profile's fused/unfused runs exist only with a fusion step.
+# command args | what stderr or stdout must hold (grep -E) | what it must not
+CONV="$GL_SRCDIR/examples/conv_nhwc/model.onnx"
+if "$GL" run "$CONV" --backend dnnl >/dev/null 2>&1; then
+    while IFS='|' read -r args want refuse; do
+        [ -n "$args" ] || continue
+        # shellcheck disable=SC2086 # args is a list
+        run $args
+        check "defaults: $args: exit 0" [ "$rc" -eq 0 ]
+        [ "$rc" -eq 0 ] || diag "$(cat "$tmp/err")"
+        check "defaults: $args: $want" grep -qE -- "$want" "$tmp/out" "$tmp/err"
+        [ -z "$refuse" ] ||
+            check "defaults: $args: not $refuse" sh -c "! grep -qE -- '$refuse' '$tmp/out' '$tmp/err'"
+    done <<CASES
+run $CONV|passes: none \(the model as loaded\)|fusion [0-9]
+run $CONV --backend fused|passes \(rewrites\): .*fusion 2|passes: none
+run $CONV --backend unfused|passes \(rewrites\): .*fusion 2|passes: none
+run $CONV --compare fused|passes \(rewrites\): .*fusion 2|passes: none
+run $CONV --backend fused --passes all:5|passes \(rewrites\): toposort|fusion 2
+profile $CONV --reps 1 --warmup 0|^total fused .*whole run median|^total dnnl
+profile $CONV --reps 1 --warmup 0|^total unfused .*whole run median|
+profile $CONV --reps 1 --warmup 0 --passes none|^total dnnl .*whole run median|^total fused
+CASES
+    run run "$CONV" --backend fused --passes none
+    check "defaults: --backend fused --passes none: exit 2, the passes named" \
+        sh -c "[ $rc -eq 2 ] && grep -qF \"which --passes 'none' does not run\" '$tmp/err'"
+else
+    skip "defaults of run and profile: built without oneDNN"
+fi
+
 tap_done

@@ -50,6 +50,65 @@ check "export --help names --no-onnx" sh -c "'$GL' export --help 2>&1 | grep -q 
 run export "$EX" -d "$work/full"
 check "without --no-onnx: one .onnx per step" [ "$(count "$work/full" '*.onnx')" -eq 17 ]
 
+# --- the steps' .onnx share one weights file (issue 24) ----------------------------------------------
+# A whole copy of the weights per step was 361 MB for efficientnet_b0 (17 steps of 20 MB);
+# now one file, weights.data, holds each distinct tensor of 1 KB or more once, and every
+# step's .onnx points into it (ONNX external data, location "weights.data"). Each step
+# still runs alone to the data set's outputs, in graphlab and in ONNX Runtime.
+MLP="$GL_SRCDIR/examples/mlp_external"
+ORT_NODE="${GL_ORT_NODE:-$HOME/.cache/graphlab-ort}"
+# model_bytes DIR: the bytes of its models and their weights (the drawings apart)
+model_bytes() { cat "$1"/*.onnx "$1"/*.onnx.data "$1"/weights.data 2>/dev/null | wc -c; }
+# model | flags | stdout says | weights.data? | .onnx files | .onnx.data files
+while IFS='|' read -r model flags says weights n_onnx n_data; do
+    [ -n "$model" ] || continue
+    dest="$work/w-$(basename "$(dirname "$model")")$(echo "$flags" | tr -d ' -')"
+    # shellcheck disable=SC2086 # flags is a list
+    run export "$model" -d "$dest" $flags
+    what="export $(basename "$(dirname "$model")") $flags"
+    check "$what: exit 0" [ "$rc" -eq 0 ]
+    check "$what: stdout says '$says'" grep -qF -- "$says" "$work/out"
+    has=no
+    [ -s "$dest/weights.data" ] && has=yes
+    check "$what: weights.data $weights" [ "$has" = "$weights" ]
+    check "$what: $n_onnx .onnx, $n_data .onnx.data" \
+        [ "$(count "$dest" '*.onnx')" -eq "$n_onnx" -a "$(count "$dest" '*.onnx.data')" -eq "$n_data" ]
+done <<CASES
+$MLP/model.onnx||the steps' .onnx share weights.data (|yes|17|0
+$MLP/model.onnx|--self-contained|each step's .onnx holds its own weights|no|17|17
+$MLP/model.onnx|--no-onnx|no .onnx files|no|0|0
+$EX||the steps' .onnx share weights.data (4.5 KB, 1 tensor; 16 more found there)|yes|17|0
+$GL_SRCDIR/tests/data/good_relu.onnx||the steps' .onnx hold their weights (none of 1024 bytes or more)|no|17|0
+CASES
+shared="$work/w-mlp_external" whole="$work/w-mlp_externalselfcontained"
+check "shared: the steps' models hold about one copy of the weights, not one per step" \
+    [ "$(model_bytes "$shared")" -lt $(( $(wc -c <"$MLP/weights.bin") * 2 )) ]
+check "shared: a tenth of the self-contained steps' bytes or less" \
+    [ "$(( $(model_bytes "$shared") * 10 ))" -le "$(model_bytes "$whole")" ]
+check "shared: the manifest lists weights.data" grep -q '"weights.data"' "$shared/.graphlab-export.json"
+bad=""
+for step in "$shared"/*.onnx; do
+    "$GL" run "$step" --data "$MLP/test_data_set_0" >"$work/step" 2>&1 || bad="$bad $(basename "$step")"
+done
+check "shared: every step runs alone to the data set's outputs${bad:+ (not:$bad)}" [ -z "$bad" ]
+run export "$MLP/model.onnx" -d "$work/bad" --no-onnx --self-contained
+check "--no-onnx with --self-contained: exit 2, one line" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'self-contained' '$work/err'"
+if command -v node >/dev/null 2>&1 && [ -d "$ORT_NODE/node_modules/onnxruntime-node" ]; then
+    bad=""
+    for step in 00-input 05-dce 09-dce; do
+        node "$GL_SRCDIR/bench/ort_time.js" --ort "$ORT_NODE" --model "$shared/$step.onnx" \
+            --data "$MLP/test_data_set_0" --warmup 1 --runs 1 >"$work/ort" 2>&1 &&
+            grep -qE '"max_abs_vs_data":[0-9.e-]+' "$work/ort" &&
+            awk -F'"max_abs_vs_data":' '{ split($2, v, /[,}]/); exit !(v[1] + 0 < 1e-4) }' "$work/ort" ||
+            { bad="$bad $step"; sed 's/^/# /' "$work/ort"; }
+    done
+    check "shared: ONNX Runtime loads the steps and computes the data set's outputs${bad:+ (not:$bad)}" \
+        [ -z "$bad" ]
+else
+    skip "shared weights in ONNX Runtime: no onnxruntime-node in $ORT_NODE"
+fi
+
 # --- an export again into the folder: the set it owns replaced, nothing else touched ----------------
 MANIFEST=.graphlab-export.json
 LOCK=.graphlab.lock
@@ -74,10 +133,10 @@ check "again: no temporary folder left" no_temp "$work"
 run export "$EX" -d "$work/full" --passes none
 check "--passes none after all: exit 0" [ "$rc" -eq 0 ]
 check "--passes none after all: the 15 later steps' files removed, notes.txt kept" \
-    [ "$(listing "$work/full")" = "$MANIFEST $(input_files) decisions.json index.html notes.txt " ]
+    [ "$(listing "$work/full")" = "$MANIFEST $(input_files) decisions.json index.html notes.txt weights.data " ]
 
 # Another model's export (external data: NN-PASS.onnx.data) replaced by this one's.
-run export "$GL_SRCDIR/examples/mlp_external/model.onnx" -d "$work/other"
+run export "$GL_SRCDIR/examples/mlp_external/model.onnx" -d "$work/other" --self-contained
 check "mlp_external's export has .onnx.data files" [ "$(count "$work/other" '*.onnx.data')" -gt 0 ]
 run export "$EX" -d "$work/other" --no-onnx --passes none
 check "another model's export replaced: exit 0" [ "$rc" -eq 0 ]
@@ -269,7 +328,7 @@ check "SIGTERM during export into a folder: every file there is in the manifest"
     all_listed "$work/sig"
 report_landed
 
-# --- the workbench's E: the prompt ------------------------------------------------------------------
+# --- the workbench's e, E and w: the prompt ---------------------------------------------------------
 if command -v tmux >/dev/null 2>&1; then
     if [ -n "$GL_SANITIZED" ]; then TIMEOUT=60; else TIMEOUT=15; fi
     export LANG=C.UTF-8
@@ -279,6 +338,7 @@ if command -v tmux >/dev/null 2>&1; then
     work=$tui
     . "$GL_SRCDIR/tests/tmux.sh"
     trap '$T kill-server >/dev/null 2>&1; unmount; rm -rf "$work_outer"' EXIT
+    not_on_screen() { ! screen | grep -qF -- "$1"; }
     start 140 30 -- "$EX"
     wait_for "steps: ] and [" >/dev/null
     keys E
@@ -295,14 +355,20 @@ if command -v tmux >/dev/null 2>&1; then
     keys Enter
     check "Enter exports to the folder typed" wait_for "exported 17 steps to out/e1/"
     check "the status says no .onnx" wait_for "no .onnx files"
+    keys e
+    check "e asks where, the last folder shown" wait_for "export this step to: out/e1_"
+    check "e's prompt: no Tab (that is E's)" not_on_screen ".onnx files:"
+    keys Escape
+    check "e: Esc cancels" wait_for "export cancelled"
+    check "e: Esc wrote nothing" [ "$(count "$tui/out/e1" '*.svg')" -eq 17 ]
     check "E without .onnx: .svg but no .onnx" \
         [ "$(count "$tui/out/e1" '*.svg')" -eq 17 -a "$(count "$tui/out/e1" '*.onnx')" -eq 0 ]
-    keys e
+    keys e Enter
     check "e then writes where E did" wait_for "exported 00-input to out/e1/"
     check "e after E: E's files are all there still" [ "$(count "$tui/out/e1" '*.svg')" -eq 17 ]
     keys 6 -
     wait_for "3/4 rewrites" >/dev/null
-    keys e
+    keys e Enter
     check "e inside a pass, after E" wait_for "exported 06-transpose-push-K3 to out/e1/"
     check "e after E: E's files kept, the step's added" \
         [ "$(count "$tui/out/e1" '*.svg')" -eq 18 -a -f "$tui/out/e1/06-transpose-push-K3.svg" ]
@@ -320,7 +386,59 @@ if command -v tmux >/dev/null 2>&1; then
     wait_for "steps: ] and [" >/dev/null
     keys E
     check "\$GRAPHLAB_EXPORT_DIR: E exports there without asking" wait_for "exported 17 steps to $tui/env/"
+    check "\$GRAPHLAB_EXPORT_DIR: E's status says where the weights went" \
+        wait_for "(index.html, decisions.json; the steps' .onnx share"
     check "\$GRAPHLAB_EXPORT_DIR: the files are there" test -s "$tui/env/index.html"
+    keys 3 e
+    check "\$GRAPHLAB_EXPORT_DIR: e exports there without asking" \
+        wait_for "exported 03-constant-folding to $tui/env/"
+    keys 1 5 r
+    wait_for "ran 15-fusion on seeded random inputs" >/dev/null
+    keys Enter
+    wait_for "against the reference" >/dev/null
+    keys w
+    check "\$GRAPHLAB_EXPORT_DIR: w writes there without asking" wait_for "wrote $tui/env/step15-"
+    keys q
+    wait_rc >/dev/null
+
+    # e and w ask where at every size, with and without colour: golden prompts.
+    # size | environment | keys, then the text they lead to | the keys to the prompt | golden
+    while IFS='|' read -r size env to shown ask name; do
+        # shellcheck disable=SC2086 # size and env are lists
+        start $size $env -- "$EX"
+        wait_for "steps: ] and [" >/dev/null
+        # shellcheck disable=SC2086 # the keys are lists
+        keys $to
+        wait_for "$shown" >/dev/null
+        # shellcheck disable=SC2086
+        keys $ask
+        check "$name: the prompt" wait_for "to: ./graphlab-export/conv_nhwc_"
+        golden "$name"
+        check "$name: fits the terminal" fits ${size% *} ${size#* }
+        keys Escape
+        check "$name: Esc cancels" wait_for "cancelled"
+        keys q
+        wait_rc >/dev/null
+    done <<CASES
+80 24|NO_COLOR=1|6|step 6/16|e|prompt-e-80x24
+200 60||6|step 6/16|e|prompt-e-200x60
+80 24|GRAPHLAB_STABLE_TIMES=1|1 5 r|ran 15-fusion on seeded|s Enter w|prompt-w-80x24
+200 60|NO_COLOR=1 GRAPHLAB_STABLE_TIMES=1|1 5 r|ran 15-fusion on seeded|s Enter w|prompt-w-200x60
+CASES
+    check "the prompts wrote nothing" [ ! -e "$tui/graphlab-export" ]
+    start 120 30 -- "$EX"
+    wait_for "steps: ] and [" >/dev/null
+    keys 1 5 r
+    wait_for "ran 15-fusion on seeded random inputs" >/dev/null
+    keys Enter
+    wait_for "against the reference" >/dev/null
+    keys w C-u
+    keys -l "out/tensors"
+    keys Enter
+    check "w: Enter writes into the folder typed" wait_for "wrote out/tensors/step15-"
+    check "w: the .pb is there" sh -c "ls '$tui'/out/tensors/step15-*.pb"
+    keys e
+    check "e after w: the folder w wrote to shown" wait_for "export this step to: out/tensors_"
     keys q
     wait_rc >/dev/null
     check "no temporary folder left by the workbench" no_temp "$tui"

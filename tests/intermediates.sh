@@ -174,7 +174,7 @@ fi
 
 # --- misuse: exit 2 -------------------------------------------------------------------------
 for args in "run $conv --intermediates" "run $conv --compare ref --all-tensors" \
-            "run $conv extra_name" "run $conv --save-tensors" "run $conv --compare unfused" \
+            "run $conv extra_name" "run $conv --save-tensors" "run $conv --passes none --compare unfused" \
             "run $conv --passes all --backend fused --compare fused"; do
     # shellcheck disable=SC2086
     run $args

@@ -63,7 +63,7 @@ for m in "$EX"/*/model.onnx "$GL_SRCDIR/tests/data/good_relu.onnx"; do
 done
 
 conv="$EX/conv_nhwc/model.onnx"
-run profile "$conv" --data "$EX/conv_nhwc/test_data_set_0" --backends ref --reps 2
+run profile "$conv" --passes none --data "$EX/conv_nhwc/test_data_set_0" --backends ref --reps 2
 check "--data: exit 0" [ "$rc" -eq 0 ]
 check "--data: no word of random inputs" sh -c "! grep -q random '$tmp/err'"
 colvals GFLOP/s "$tmp/out" '^Conv ' >"$tmp/gflops"
@@ -93,7 +93,7 @@ check "--json with the wrong data set: exit 1, expected_ok false" \
     sh -c "[ $rc -eq 1 ] && grep -q '\"expected_ok\": false' '$tmp/out'"
 
 if [ "$backends" = ref,dnnl ]; then
-    run profile "$conv" --reps 3 --warmup 1 --threads 1
+    run profile "$conv" --passes none --reps 3 --warmup 1 --threads 1
     check "ref and dnnl: a speedup column" grep -q "speedup" "$tmp/out"
     check "ref and dnnl: Conv rows on dnnl, compared ok" \
         sh -c "grep '^Conv ' '$tmp/out' | grep -q ' dnnl .* ok '"
@@ -108,7 +108,7 @@ if [ "$backends" = ref,dnnl ]; then
 fi
 
 # --- --json --------------------------------------------------------------------------------
-run profile "$conv" --backends "$backends" --reps 2 --json
+run profile "$conv" --passes none --backends "$backends" --reps 2 --json
 check "--json: exit 0" [ "$rc" -eq 0 ]
 cp "$tmp/out" "$tmp/profile.json"
 if py; then
@@ -120,7 +120,7 @@ else
                grep -q '\"median_ms\"' '$tmp/profile.json' && grep -q '\"flops\": [0-9]' '$tmp/profile.json'"
 fi
 tb="$EX/transformer_block/model.onnx"
-run profile "$tb" --dim seq=3 --backends "$backends" --reps 1 --warmup 0 --json
+run profile "$tb" --passes none --dim seq=3 --backends "$backends" --reps 1 --warmup 0 --json
 check "--json transformer_block: exit 0" [ "$rc" -eq 0 ]
 if py; then
     check "--json transformer_block: the contract's shape" \
@@ -198,7 +198,7 @@ if [ "$backends" = ref,dnnl ]; then
     check "--backends ref,dnnl with fusion: as before, dnnl on the fused model" \
         sh -c "[ $rc -eq 0 ] && grep -q '^op .* ref ms  *dnnl ms  *speedup ' '$tmp/out' &&
                grep -q ' FusedNhwcConvRelu_1 ' '$tmp/out' && ! grep -q unfused '$tmp/out'"
-    for args in "--backends fused" "--backends ref,unfused" "--passes all --backends dnnl,fused" \
+    for args in "--passes none --backends fused" "--passes none --backends ref,unfused" "--passes all --backends dnnl,fused" \
                 "--passes all --backends fused,fused"; do
         # shellcheck disable=SC2086
         run profile "$conv" $args
@@ -302,7 +302,7 @@ fi
 if [ "$backends" = ref,dnnl ]; then
     # oneDNN does not add in the reference kernel's order: with no tolerance at all the
     # outputs differ, and the first Conv is where the runs part ways.
-    run profile "$conv" --reps 1 --warmup 0 --rtol 0 --atol 0
+    run profile "$conv" --passes none --reps 1 --warmup 0 --rtol 0 --atol 0
     check "zero tolerance: exit 1" [ "$rc" -eq 1 ]
     check "...the output named, MISMATCH" grep -q "output '.*' \[dnnl vs ref\]: .*MISMATCH" "$tmp/err"
     check "...the first node where the runs part ways" \

@@ -647,6 +647,8 @@ Test(workbench, export_writes_the_step_files)
     gl_ui_goto_step(&ui, step_of(&ui, "transpose-push", 0));
     gl_ui_key(&ui, '-');
     gl_ui_key(&ui, 'e');
+    cr_expect(ui.export_prompt, "e asks where first");
+    gl_ui_key(&ui, '\n'); /* the folder shown: the last one */
     cr_expect(strstr(ui.status, "exported 06-transpose-push-K3"), "'%s'", ui.status);
     static const char *const exts[] = {"dot", "svg", "onnx", "diff.txt"};
     for (size_t i = 0; i < GL_ARRAY_LEN(exts); i++) {

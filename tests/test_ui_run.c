@@ -439,6 +439,8 @@ Test(run_view, the_group_row_has_its_members_and_the_tensor_view_its_outputs)
     char *dir = tu_tmpdir();
     snprintf(ui.export_dir, sizeof(ui.export_dir), "%s/export", dir);
     gl_ui_key(&ui, 'w');
+    cr_expect(ui.export_prompt, "w asks where first");
+    gl_ui_key(&ui, '\n'); /* the folder shown: the export folder */
     cr_expect(strstr(ui.status, "wrote "), "%s", ui.status);
     cr_assert_eq(tu_dir_entries(ui.export_dir), 1u);
     char path[1400];

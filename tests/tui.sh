@@ -113,6 +113,8 @@ check "back at 100x30" wait_for "nodes | step 6/16"
 
 # --- export, open ----------------------------------------------------------------------------------
 keys e
+check "e asks where, the default shown" wait_for "export this step to: ./graphlab-export/conv_nhwc_"
+keys Enter
 check "e exports the step and says where" \
     wait_for "exported 06-transpose-push to ./graphlab-export/conv_nhwc/"
 check "the step's files are there" \

@@ -41,6 +41,8 @@ check "Enter: the tensor view of the group" \
 check "its output against the reference" wait_for "against the reference: within tolerance"
 golden tensor-view
 keys w
+check "w asks where, the export folder shown" wait_for "write the tensors to: ./graphlab-export/conv_nhwc_"
+keys Enter
 check "w writes the tensor into the export folder" \
     wait_for "wrote ./graphlab-export/conv_nhwc/step15-"
 check "...a .pb file there" sh -c "ls '$work'/graphlab-export/conv_nhwc/step15-*.pb"

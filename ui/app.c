@@ -237,6 +237,7 @@ static void bury_if_idle(app_runtime *rt)
 
 typedef struct load_job {
     const char *path;
+    const gl_ui_args *args; /* its --set (static in gl_ui_main: outlives a cancelled job) */
     gl_pipeline *p;
     gl_diff **diffs;
     gl_status st;
@@ -245,10 +246,10 @@ typedef struct load_job {
 
 static void load_progress(void *ctx, const char *what) { gl_job_progress(ctx, "%s", what); }
 
-/* $GRAPHLAB_SET: --set options for the workbench's pipeline, space-separated ("PASS.OPT=V
- * ..."), the workbench having no command line of its own; how the tmux tests give `b` a
- * corrupted rewrite (PASS.fault=K) to find. */
-static gl_status apply_env_settings(gl_session_opts *o)
+/* The workbench's --set options: $GRAPHLAB_SET first (space-separated "PASS.OPT=V ...",
+ * read whole: how scripts and the tmux tests give `b` a corrupted rewrite to find), then
+ * the command line's --set, so that the flag wins. */
+static gl_status apply_settings(gl_session_opts *o, const gl_ui_args *a)
 {
     const char *env = getenv("GRAPHLAB_SET");
     char *buf = gl_xstrdup(env ? env : ""); /* whole, whatever its length */
@@ -257,10 +258,17 @@ static gl_status apply_env_settings(gl_session_opts *o)
     for (char *w = strtok_r(buf, " ", &save); w && st == GL_OK; w = strtok_r(NULL, " ", &save))
         st = gl_session_option_set(o, "set", w);
     free(buf);
+    if (st != GL_OK) { /* say which: the variable or the flag */
+        char why[1024];
+        snprintf(why, sizeof(why), "%s", gl_error_message());
+        return gl_fail(st, "GRAPHLAB_SET: %s", why);
+    }
+    for (size_t i = 0; i < a->n_settings && st == GL_OK; i++)
+        st = gl_session_option_set(o, "set", a->settings[i]);
     return st;
 }
 
-int gl_ui_check_env(void)
+int gl_ui_check_args(const gl_ui_args *a)
 {
     /* The export folder is kept in a buffer of its own size: a longer one would be cut
      * and the export written somewhere else, so it is refused before anything starts. */
@@ -273,10 +281,10 @@ int gl_ui_check_env(void)
     }
     gl_session_opts o;
     gl_session_opts_init(&o, "all");
-    gl_status st = apply_env_settings(&o);
+    gl_status st = apply_settings(&o, a);
     gl_session_opts_free(&o);
     if (st != GL_OK) {
-        fprintf(stderr, "graphlab: GRAPHLAB_SET: %s\n", gl_error_message());
+        fprintf(stderr, "graphlab: %s\n", gl_esc(gl_error_message()));
         return GL_EXIT_BAD;
     }
     return GL_EXIT_OK;
@@ -294,7 +302,7 @@ static void load_run(void *arg, gl_job *job)
     o.progress = load_progress;
     o.progress_ctx = job;
     gl_session s = {0};
-    l->st = apply_env_settings(&o);
+    l->st = apply_settings(&o, l->args);
     if (l->st == GL_OK)
         l->st = gl_session_open(l->path, &o, &s);
     gl_session_opts_free(&o);
@@ -365,6 +373,7 @@ typedef struct export_job {
     const char *model_path;
     char dir[1024], label[128], path[1280];
     gl_export_opts eo;
+    gl_export_report report; /* EXPORT_ALL: where the weights went (eo.report) */
     gl_status st;
     char error[512];
     /* EXPORT_SVG: how the opener did (see open_file) */
@@ -576,9 +585,12 @@ static unsigned export_finish(gl_ui *ui, void *arg)
         gl_ui_set_error(ui, "export failed: %s", e->error);
     else if (e->kind == EXPORT_STEP)
         gl_ui_set_status(ui, "exported %s to %s/ (.dot .svg .onnx .diff.txt)", e->label, e->dir);
-    else if (e->kind == EXPORT_ALL)
-        gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json%s)",
-                         e->p->n_steps, e->dir, e->eo.no_onnx ? "; no .onnx files" : "");
+    else if (e->kind == EXPORT_ALL) {
+        char weights[256];
+        gl_export_report_line(&e->eo, weights, sizeof(weights));
+        gl_ui_set_status(ui, "exported %zu steps to %s/ (index.html, decisions.json; %s)",
+                         e->p->n_steps, e->dir, weights);
+    }
     else
         flags = report_open(ui, e);
     free(e);
@@ -622,16 +634,10 @@ unsigned gl_ui_export_into(gl_ui *ui, bool all, const char *dir, const gl_export
         snprintf(ui->export_dir, sizeof(ui->export_dir), "%s", dir);
     export_job *e = new_export(ui, all ? EXPORT_ALL : EXPORT_STEP);
     e->eo = *eo;
+    e->eo.report = &e->report;
     if (!gl_ui_start_job(ui, &export_spec, e))
         free(e);
     return GL_REDRAW_STATUS;
-}
-
-unsigned gl_ui_export(gl_ui *ui, bool all)
-{
-    const char *env = getenv("GRAPHLAB_EXPORT_DIR");
-    gl_export_opts eo = {0};
-    return gl_ui_export_into(ui, all, env && *env ? env : ui->export_dir, &eo);
 }
 
 unsigned gl_ui_open_svg(gl_ui *ui)
@@ -887,8 +893,12 @@ static void run_loop(gl_ui *ui)
     }
 }
 
-int gl_ui_main(const char *model_path, const char *data_dir)
+int gl_ui_main(const gl_ui_args *a)
 {
+    /* static: the load job reads the settings, and a cancelled job may outlive us */
+    static gl_ui_args args;
+    args = *a;
+    const char *model_path = args.model, *data_dir = args.data_dir;
     setlocale(LC_ALL, "");
     if (access(model_path, R_OK) != 0) { /* the common failure, before touching the tty */
         fprintf(stderr, "graphlab: %s: cannot open: %s\n", gl_esc(model_path), strerror(errno));
@@ -925,6 +935,7 @@ int gl_ui_main(const char *model_path, const char *data_dir)
     }
     load_job *l = gl_xcalloc(1, sizeof(*l));
     l->path = model_path;
+    l->args = &args;
     gl_ui_start_job(&ui, &load_spec, l);
     run_loop(&ui);
     restore_terminal();

@@ -1105,8 +1105,8 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_BACK: return go_back(ui);
     case GL_REQ_NEXT_VIEW: return next_view(ui);
     case GL_REQ_DIFF_SCOPE: return diff_scope(ui);
-    case GL_REQ_EXPORT_STEP: return gl_ui_export(ui, false);
-    case GL_REQ_EXPORT_ALL: return gl_ui_export_ask(ui);
+    case GL_REQ_EXPORT_STEP: return gl_ui_export_ask(ui, GL_EXPORT_TO_STEP);
+    case GL_REQ_EXPORT_ALL: return gl_ui_export_ask(ui, GL_EXPORT_TO_ALL);
     case GL_REQ_OPEN_SVG: return gl_ui_open_svg(ui);
     case GL_REQ_BISECT: return gl_ui_bisect(ui);
     case GL_REQ_SWAP_BRANCH: return gl_ui_swap_branch(ui);

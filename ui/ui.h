@@ -291,7 +291,8 @@ struct gl_ui {
     void *runtime;            /* app.c's private part (threads, graveyard); NULL headless */
     char export_dir[1024];    /* ./graphlab-export/<model-name>, or $GRAPHLAB_EXPORT_DIR,
                                * or where the last E exported */
-    bool export_prompt;       /* E's "where to?" prompt is open (export_prompt.c) */
+    bool export_prompt;       /* e, E or w's "where to?" prompt is open (export_prompt.c) */
+    int export_what;          /* in it: what Enter writes (gl_export_target) */
     bool export_onnx;         /* in it: write the per-step .onnx files too */
     char export_text[1024];
     char fatal[512];          /* the initial load failed: its message */
@@ -599,19 +600,26 @@ void gl_slice_text(const int64_t *dims, int rank, const int64_t *lead, char *buf
  * without decimals), "1.5 KiB", "3.2 MiB" (powers of 1024). */
 void gl_ui_bytes_text(size_t bytes, char *buf, size_t len);
 
-/* Export the shown step / every step into ui->export_dir, open the step's SVG. */
-unsigned gl_ui_export(gl_ui *ui, bool all);
 /* The same into `dir` (remembered as ui->export_dir), `eo` as export.h. */
 struct gl_export_opts;
 unsigned gl_ui_export_into(gl_ui *ui, bool all, const char *dir,
                            const struct gl_export_opts *eo);
 
-/* ---- E's prompt (export_prompt.c) -------------------------------------------------- */
+/* ---- the "where to?" prompt of e, E and w (export_prompt.c) ------------------------ */
 
-/* E: every step into $GRAPHLAB_EXPORT_DIR when set, else a prompt for the folder (the
- * default shown and editable; Tab: with or without the .onnx files; Enter exports, Esc
- * cancels). */
-unsigned gl_ui_export_ask(gl_ui *ui);
+/* What the prompt writes. */
+typedef enum gl_export_target {
+    GL_EXPORT_TO_STEP,    /* e: the shown step's files */
+    GL_EXPORT_TO_ALL,     /* E: every step, index.html, decisions.json */
+    GL_EXPORT_TO_TENSORS, /* w: the tensor view's tensors as .pb */
+} gl_export_target;
+
+/* Into $GRAPHLAB_EXPORT_DIR when set, else a prompt for the folder (the last one used,
+ * or the default, shown and editable; for E, Tab: with or without the .onnx files; Enter
+ * writes, Esc cancels). */
+unsigned gl_ui_export_ask(gl_ui *ui, gl_export_target what);
+/* w's writing, into ui->export_dir (view_tensor.c). */
+unsigned gl_ui_write_tensors(gl_ui *ui);
 /* A key while the prompt is open. */
 unsigned gl_ui_export_prompt_key(gl_ui *ui, int key);
 /* The prompt as the status line shows it. */
@@ -645,14 +653,25 @@ void gl_ui_fill(int y, int x, int width, int attr);
 /* Columns of a UTF-8 string (one per code point). */
 int gl_ui_text_width(const char *s);
 
-/* $GRAPHLAB_SET read whole and every setting in it valid, $GRAPHLAB_EXPORT_DIR no longer
- * than the workbench keeps: 0, or 2 with one line on stderr naming the variable. Checked
- * when the workbench starts, with or without a terminal. */
-int gl_ui_check_env(void);
+/* What the command line gives the workbench: graphlab [MODEL] [--data DIR]
+ * [--set PASS.OPT=V]... (the strings point into argv). */
+enum { GL_UI_MAX_SETTINGS = 64 };
+typedef struct gl_ui_args {
+    const char *model;
+    const char *data_dir; /* --data: the run view's inputs (NULL: seeded random inputs) */
+    /* --set, in order; applied after $GRAPHLAB_SET's (which stays for scripts), so that
+     * for the same option the flag wins, as the last --set does on a command's line */
+    const char *settings[GL_UI_MAX_SETTINGS];
+    size_t n_settings;
+} gl_ui_args;
 
-/* Run the workbench on a model, with `--data DIR` for its runs (NULL: seeded random
- * inputs); returns the process exit code (0, or 2 with the error printed after the
- * terminal is restored). */
-int gl_ui_main(const char *model_path, const char *data_dir);
+/* $GRAPHLAB_SET read whole, it and every --set valid, $GRAPHLAB_EXPORT_DIR no longer
+ * than the workbench keeps: 0, or 2 with one line on stderr naming the variable or the
+ * flag. Checked when the workbench starts, with or without a terminal. */
+int gl_ui_check_args(const gl_ui_args *a);
+
+/* Run the workbench; returns the process exit code (0, or 2 with the error printed
+ * after the terminal is restored). */
+int gl_ui_main(const gl_ui_args *a);
 
 #endif

@@ -391,7 +391,7 @@ static void pb_name(size_t step, const char *key, char *buf, size_t len)
     snprintf(buf + at, len - at, ".pb");
 }
 
-static unsigned write_tensors(gl_ui *ui)
+unsigned gl_ui_write_tensors(gl_ui *ui)
 {
     const gl_run *r = gl_ui_run_shown(ui);
     const gl_inter_tensor *outs[MAX_OUTPUTS];
@@ -423,8 +423,8 @@ static unsigned tensor_request(gl_ui *ui, gl_view *v, gl_request r)
     tensor_state *s = v->state;
     if (!s)
         return GL_REDRAW_NONE;
-    if (r == GL_REQ_WRITE_TENSOR)
-        return write_tensors(ui);
+    if (r == GL_REQ_WRITE_TENSOR) /* asks where first (export_prompt.c) */
+        return gl_ui_export_ask(ui, GL_EXPORT_TO_TENSORS);
     char key[600];
     const gl_tensor *t = shown_tensor(ui, s, key, sizeof(key));
     switch (r) {

@@ -227,10 +227,12 @@ static void print_environment_names(FILE *f)
 
 void gl_cli_print_help(FILE *f, const char *example)
 {
-    fputs("usage: graphlab [MODEL] [--data DIR]\n"
+    fputs("usage: graphlab [MODEL] [--data DIR] [--set PASS.OPT=V]\n"
           "                                    the workbench; --data: the inputs of its run\n"
-          "                                    view (r); when stdin or stdout is not a\n"
-          "                                    terminal, the model summary (as info) instead\n",
+          "                                    view (r); --set: as for every command, after\n"
+          "                                    $GRAPHLAB_SET's (the flag wins); when stdin or\n"
+          "                                    stdout is not a terminal, the model summary\n"
+          "                                    (as info) instead\n",
           f);
     fprintf(f, "                                    no MODEL: %s\n", example);
     fputs("       graphlab COMMAND [OPTIONS]   a command (graphlab COMMAND --help: its options)\n"

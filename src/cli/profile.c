@@ -75,7 +75,9 @@ const gl_command gl_command_profile = {
     "fastest round is slower than its members' medians summed is flagged 'fusion "
     "lost N ms (decision #ID)'). Ratios: '≈' when both runs ran the same kernel (same node, "
     "implementation and layouts), '≈ 1.01x' when their min..max ranges overlap, a bare "
-    "ratio only when they do not. --passes defaults to none.",
+    "ratio only when they do not. --passes defaults to all (the default pipeline), so "
+    "`graphlab profile MODEL` shows ref, unfused and fused side by side; --passes none "
+    "profiles the model as loaded.",
     GL_SOPT_EXECUTE, own_options, N_OPTS, gl_cmd_profile};
 
 /* The runs --backends may name: a backend on the model as optimized, or dnnl on it
@@ -175,7 +177,9 @@ static bool layout_known(const char *s)
 static int parse_args(int argc, char **argv, profile_args *a)
 {
     const gl_cli_spec spec = {&gl_command_profile, own_option, a, &a->model};
-    gl_session_opts_init(&a->so, "none");
+    /* The default pipeline: what a newcomer profiles is the model as graphlab would run
+     * it, fused against unfused (issue 24), not the model as loaded. */
+    gl_session_opts_init(&a->so, "all");
     /* A few seconds on the shared models, reference kernels included. */
     a->o.reps = 10;
     a->o.warmup = 3;

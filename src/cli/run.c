@@ -99,7 +99,8 @@ const gl_command gl_command_run = {
     "last one in its DIR as a whole: the files are written into a temporary folder in DIR "
     "first, and a failed or killed save leaves the last one as it was (index.json always "
     "names one whole save; ID, the save's own, keeps the two apart); the next save removes "
-    "what a killed one left. --passes defaults to none.",
+    "what a killed one left. --passes defaults to none, and to all (the default pipeline) "
+    "when --backend or --compare is fused or unfused.",
     GL_SOPT_EXECUTE | GL_SOPT_MAX_ITERATIONS | GL_SOPT_BACKEND, own_options, N_OPTS,
     gl_cmd_run};
 
@@ -118,14 +119,29 @@ static int own_option(void *ctx, size_t which, const char *value)
     return GL_EXIT_OK;
 }
 
+/* --passes when not given: the model as loaded... */
+static const char passes_not_given[] = "none";
+
+/* ...except for a fused or unfused run (--backend or --compare), which only a pipeline
+ * with a fusion step makes: then the default pipeline, as a newcomer expects of `run
+ * --backend fused` (issue 24). A --passes given is kept, and refused below if it does
+ * not fuse. */
+static void default_passes(run_args *a)
+{
+    if (a->o.passes == passes_not_given &&
+        (gl_session_is_fusion_run(a->o.backend) || gl_session_is_fusion_run(a->compare)))
+        a->o.passes = "all";
+}
+
 /* GL_EXIT_OK to go on, -1 for --help (done), else the exit code. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
     const gl_cli_spec spec = {&gl_command_run, own_option, a, NULL};
-    gl_session_opts_init(&a->o, "none");
+    gl_session_opts_init(&a->o, passes_not_given);
     int first, rc = gl_cli_parse(&spec, argc, argv, &a->o, &first);
     if (rc != GL_EXIT_OK)
         return rc;
+    default_passes(a);
     if (argc - first != 1 && !(a->tensors_dir && argc - first > 1))
         return gl_cli_usage_error("run", "expected one MODEL (tensor NAMEs after it go with "
                                   "--save-tensors DIR)");

@@ -1,11 +1,12 @@
 /* export.c — everything the workbench shows, as files (export.h): for each step
- * NN-PASS.{dot,svg,onnx,diff.txt} (00-input first, with an empty diff), decisions.json,
- * and index.html — one page with no network references: the pipeline table, then each
+ * NN-PASS.{dot,svg,onnx,diff.txt} (00-input first, with an empty diff), the weights the
+ * steps' .onnx share (weights.data), decisions.json, and index.html — one page with no network references: the pipeline table, then each
  * step's SVG (inline), diff and decisions. */
 #include "driver/export.h"
 
 #include "diff/diff.h"
 #include "onnx/onnx_io.h"
+#include "onnx/shared_weights.h"
 #include "render/render.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -51,9 +52,11 @@ static char *diff_text(const gl_model *m, const gl_model *before, size_t *n_chan
     return text ? text : gl_xstrdup("");
 }
 
-/* DIR/LABEL.{diff.txt,dot,svg,onnx} of one snapshot; sf keeps what the index needs. */
+/* DIR/LABEL.{diff.txt,dot,svg,onnx} of one snapshot; sf keeps what the index needs. The
+ * .onnx keeps its large weights in `weights` (NULL: in itself). */
 static gl_status export_files(const gl_model *m, const gl_model *before, const char *dir,
-                              const gl_export_opts *eo, step_files *sf)
+                              const gl_export_opts *eo, gl_shared_weights *weights,
+                              step_files *sf)
 {
     char path[4096];
     gl_diff *d = NULL;
@@ -77,7 +80,8 @@ static gl_status export_files(const gl_model *m, const gl_model *before, const c
     }
     if (st == GL_OK && !eo->no_onnx) {
         snprintf(path, sizeof(path), "%s/%s.onnx", dir, sf->label);
-        st = gl_model_save(m, path, NULL);
+        const gl_save_options so = {.shared_weights = weights};
+        st = gl_model_save(m, path, &so);
     }
     free(dot);
     gl_diff_free(d);
@@ -85,10 +89,12 @@ static gl_status export_files(const gl_model *m, const gl_model *before, const c
 }
 
 static gl_status export_step(const char *dir, const gl_pipeline *p, size_t k,
-                             const gl_export_opts *eo, step_files *sf)
+                             const gl_export_opts *eo, gl_shared_weights *weights,
+                             step_files *sf)
 {
     gl_snapshot_label(p, k, sf->label, sizeof(sf->label));
-    return export_files(p->steps[k].model, k ? p->steps[k - 1].model : NULL, dir, eo, sf);
+    return export_files(p->steps[k].model, k ? p->steps[k - 1].model : NULL, dir, eo,
+                        weights, sf);
 }
 
 static const gl_export_opts default_opts;
@@ -125,7 +131,7 @@ gl_status gl_export_snapshot(const gl_model *m, const gl_model *before, const ch
         return st;
     step_files sf = {0};
     snprintf(sf.label, sizeof(sf.label), "%s", label);
-    st = finish_folder(&tmp, export_files(m, before, tmp.path, opts_or_default(eo), &sf));
+    st = finish_folder(&tmp, export_files(m, before, tmp.path, opts_or_default(eo), NULL, &sf));
     free(sf.svg);
     free(sf.diff_text);
     return st;
@@ -332,20 +338,86 @@ typedef struct exporter {
     const char *model, *dir;
     gl_temp_dir tmp;   /* written into, renamed to the destination at the end */
     const gl_export_opts *eo;
+    gl_shared_weights *weights; /* the steps' .onnx share it; NULL: none, or not yet */
+    char weights_name[32];      /* its name in the folder */
     step_files *files; /* by step: n of them */
     size_t n, cap;
 } exporter;
+
+static bool shares_weights(const gl_export_opts *eo)
+{
+    return !eo->no_onnx && !eo->self_contained;
+}
+
+/* GL_EXPORT_WEIGHTS, unless the model exported was loaded from the folder with its
+ * weights there (exporting an export's step into it): that file is an input, never
+ * replaced, so the steps get weights-2.data (or the next name free of inputs). */
+static const char *weights_name(exporter *x)
+{
+    char path[4096];
+    snprintf(x->weights_name, sizeof(x->weights_name), "%s", GL_EXPORT_WEIGHTS);
+    for (int n = 2; n < 100; n++) {
+        snprintf(path, sizeof(path), "%s/%s", x->dir, x->weights_name);
+        if (!gl_is_protected_input(path))
+            break;
+        snprintf(x->weights_name, sizeof(x->weights_name), "weights-%d.data", n);
+    }
+    return x->weights_name;
+}
 
 static gl_status export_next(exporter *x, const gl_pipeline *p, size_t k)
 {
     GL_GROW(x->files, x->cap, k + 1);
     x->files[k] = (step_files){0};
     x->n = k + 1;
-    return export_step(x->tmp.path, p, k, x->eo, &x->files[k]);
+    if (!x->weights && shares_weights(x->eo))
+        x->weights = gl_shared_weights_new(x->tmp.path, weights_name(x),
+                                           GL_EXPORT_WEIGHTS_MIN);
+    return export_step(x->tmp.path, p, k, x->eo, x->weights, &x->files[k]);
+}
+
+/* The shared weights put beside the steps (they are in the temporary folder with them,
+ * so they appear together), and what they hold reported. */
+static gl_status finish_weights(exporter *x, gl_status st)
+{
+    if (!x->weights)
+        return st;
+    if (x->eo->report) {
+        gl_shared_weights_stats ws = gl_shared_weights_get_stats(x->weights);
+        *x->eo->report = (gl_export_report){ws.bytes, ws.stored, ws.reused, ""};
+        snprintf(x->eo->report->weights_name, sizeof(x->eo->report->weights_name), "%s",
+                 x->weights_name);
+    }
+    if (st == GL_OK)
+        st = gl_shared_weights_commit(x->weights);
+    else
+        gl_shared_weights_abort(x->weights);
+    x->weights = NULL;
+    return st;
+}
+
+void gl_export_report_line(const gl_export_opts *eo, char *buf, size_t len)
+{
+    const gl_export_report *r = eo ? eo->report : NULL;
+    if (eo && eo->no_onnx)
+        snprintf(buf, len, "no .onnx files");
+    else if (eo && eo->self_contained)
+        snprintf(buf, len, "each step's .onnx holds its own weights");
+    else if (!r || r->weights_bytes == 0)
+        snprintf(buf, len, "the steps' .onnx hold their weights (none of %d bytes or more)",
+                 GL_EXPORT_WEIGHTS_MIN);
+    else {
+        bool mb = r->weights_bytes >= (1 << 20);
+        snprintf(buf, len, "the steps' .onnx share %s (%.1f %s, %zu tensor%s; %zu more found "
+                 "there)", r->weights_name,
+                 (double)r->weights_bytes / (mb ? 1 << 20 : 1 << 10), mb ? "MB" : "KB",
+                 r->weights_stored, r->weights_stored == 1 ? "" : "s", r->weights_reused);
+    }
 }
 
 static gl_status export_finish(exporter *x, const gl_pipeline *p, gl_status st)
 {
+    st = finish_weights(x, st);
     if (st == GL_OK)
         st = write_decisions_json(x->model, x->tmp.path, p, x->files);
     if (st == GL_OK)
@@ -365,7 +437,7 @@ gl_status gl_export_pipeline(const gl_pipeline *p, const char *model, const char
                              bool (*progress)(void *ctx, size_t step, size_t n_steps),
                              void *ctx)
 {
-    exporter x = {.model = model, .eo = opts_or_default(eo)};
+    exporter x = {.model = model, .dir = dir, .eo = opts_or_default(eo)};
     gl_status st = open_folder(&x.tmp, dir, model, false);
     if (st != GL_OK)
         return st;

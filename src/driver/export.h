@@ -2,7 +2,9 @@
  * workbench's e / E keys write, through the same calls.
  *
  * For each step DIR/NN-PASS.{dot,svg,onnx,diff.txt} (00-input first, with an empty diff),
- * then DIR/decisions.json and DIR/index.html (one page, no network references). Every
+ * then DIR/decisions.json and DIR/index.html (one page, no network references). The
+ * steps' .onnx keep their large weights in one shared DIR/weights.data (a tensor that
+ * several steps hold is there once) unless self_contained; each still loads alone. Every
  * file goes through the guarded atomic write (util/safe_write.h), into a temporary folder
  * (gl_temp_dir) that becomes DIR at the end, or whose files are moved into DIR when it
  * exists: a failed, cancelled or interrupted export leaves no half folder. DIR's missing
@@ -22,13 +24,37 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The manifest of an export's folder. */
 #define GL_EXPORT_MANIFEST ".graphlab-export.json"
 
+/* The weights file the steps' .onnx share (onnx/shared_weights.h): ONNX external data
+ * named by its base name, beside them. Initializers of GL_EXPORT_WEIGHTS_MIN bytes and
+ * more go there; smaller ones stay in each step's .onnx, where a reader sees them. */
+#define GL_EXPORT_WEIGHTS "weights.data"
+#define GL_EXPORT_WEIGHTS_MIN 1024 /* 1 KB: export --help says so */
+
+/* What an export wrote, as gl_export_report_line says it. */
+typedef struct gl_export_report {
+    uint64_t weights_bytes; /* GL_EXPORT_WEIGHTS's size (0: not written) */
+    size_t weights_stored;  /* distinct tensors in it */
+    size_t weights_reused;  /* step tensors that found their bytes already in it */
+    char weights_name[32];  /* GL_EXPORT_WEIGHTS, or another name when that is an input */
+} gl_export_report;
+
 typedef struct gl_export_opts {
     bool no_onnx; /* no NN-PASS.onnx files (they are most of an export's bytes) */
+    /* Each step's .onnx with its own weights (the pipeline's export shares one file by
+     * default: a whole copy per step was 206-340 MB for a ViT or an EfficientNet). A
+     * single step (gl_export_snapshot) is always written whole. */
+    bool self_contained;
+    gl_export_report *report; /* filled when not NULL */
 } gl_export_opts;
+
+/* One line for the user: where the steps' weights are ("the steps' .onnx share
+ * weights.data (20.3 MB, 262 tensors; 4196 shared)", "no .onnx files", ...). */
+void gl_export_report_line(const gl_export_opts *eo, char *buf, size_t len);
 
 /* DIR/LABEL.{diff.txt,dot,svg,onnx} for model `m`, diffed against and marked against
  * `before` (NULL: no step before, an empty diff). `eo` may be NULL (everything). */

@@ -38,6 +38,10 @@ typedef struct gl_save_options {
     size_t external_threshold;
     /* Emit value_info for every value with a known type (default on: DESIGN.md). */
     bool no_value_info;
+    /* Not NULL: initializers of its threshold and more (and those loaded from external
+     * data) go to this file, which other models share (shared_weights.h), in place of
+     * "<OUT>.data"; external_threshold is then not used. */
+    struct gl_shared_weights *shared_weights;
 } gl_save_options;
 
 /* Save through the guarded atomic write of util/safe_write.h (the external data file

@@ -19,6 +19,7 @@
 #include "onnx/onnx_io.h"
 
 #include "onnx.pb-c.h"
+#include "onnx/shared_weights.h"
 #include "util/safe_write.h"
 
 #include <errno.h>
@@ -102,6 +103,7 @@ typedef struct save_ctx {
     Onnx__TensorProto **tensors; /* encoded tensors: gl_tensor_proto_release */
     size_t n_tensors, cap_tensors;
     ext_writer ext;
+    gl_shared_weights *shared; /* not NULL: external data goes there, not to ext */
 } save_ctx;
 
 #define NEW_MSG(c, var, init_fn) ((var) = arena_alloc(&(c)->arena, sizeof(*(var))), init_fn(var))
@@ -269,9 +271,10 @@ static gl_status tensor_proto(save_ctx *c, const gl_tensor *t, Onnx__TensorProto
 static bool wants_external(const save_ctx *c, const gl_tensor *t)
 {
     /* ONNX has no external form for strings; an empty tensor has nothing to move. */
-    if (!c->ext.path || t->dtype == GL_DT_STRING || t->count == 0)
+    if (!(c->ext.path || c->shared) || t->dtype == GL_DT_STRING || t->count == 0)
         return false;
-    return t->external || (c->ext_threshold && gl_tensor_nbytes(t) >= c->ext_threshold);
+    size_t threshold = c->shared ? gl_shared_weights_threshold(c->shared) : c->ext_threshold;
+    return t->external || (threshold && gl_tensor_nbytes(t) >= threshold);
 }
 
 static gl_status ext_open(save_ctx *c)
@@ -311,7 +314,8 @@ static gl_status externalize(save_ctx *c, Onnx__TensorProto *tp)
 {
     uint64_t offset;
     size_t len = tp->raw_data.len;
-    gl_status st = ext_append(c, tp->raw_data.data, len, &offset);
+    gl_status st = c->shared ? gl_shared_weights_put(c->shared, tp->raw_data.data, len, &offset)
+                             : ext_append(c, tp->raw_data.data, len, &offset);
     if (st != GL_OK)
         return st;
     tp->has_raw_data = false;
@@ -321,7 +325,8 @@ static gl_status externalize(save_ctx *c, Onnx__TensorProto *tp)
     tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     tp->n_external_data = 3;
     tp->external_data = new_array(c, 3, sizeof(*tp->external_data));
-    tp->external_data[0] = new_entry(c, "location", borrow(c->ext.location));
+    const char *location = c->shared ? gl_shared_weights_location(c->shared) : c->ext.location;
+    tp->external_data[0] = new_entry(c, "location", borrow(location));
     tp->external_data[1] = new_entry(c, "offset", arena_printf(c, "%" PRIu64, offset));
     tp->external_data[2] = new_entry(c, "length", arena_printf(c, "%zu", len));
     return GL_OK;
@@ -757,6 +762,7 @@ static void ctx_init(save_ctx *c, const gl_model *m, const char *where,
     c->ext_threshold = opts ? opts->external_threshold : 0;
     c->value_info = !(opts && opts->no_value_info);
     c->ext.file.fd = -1;
+    c->shared = opts ? opts->shared_weights : NULL;
 }
 
 static void ctx_free(save_ctx *c)

@@ -271,6 +271,17 @@ static gl_status check_destination(const char *path, mode_t *mode)
     return GL_OK;
 }
 
+bool gl_is_protected_input(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    char *input = protected_name(&st);
+    bool is_input = input != NULL;
+    free(input);
+    return is_input;
+}
+
 gl_status gl_atomic_open(gl_atomic_file *f, const char *path)
 {
     *f = (gl_atomic_file){.fd = -1};

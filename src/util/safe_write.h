@@ -130,6 +130,8 @@ void gl_temp_dir_abort(gl_temp_dir *d);
 /* The file open on `fd` (read from `path`, for messages) is an input: no write may
  * replace it for the rest of the process. Files that are not regular are ignored. */
 void gl_protect_input(int fd, const char *path);
+/* Whether the file at `path` is one of those inputs (a write there would be refused). */
+bool gl_is_protected_input(const char *path);
 
 /* Unlinks every live temporary file and folder (with its files). Async-signal-safe:
  * for signal handlers. */

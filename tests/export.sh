@@ -77,7 +77,7 @@ done <<CASES
 $MLP/model.onnx||the steps' .onnx share weights.data (|yes|17|0
 $MLP/model.onnx|--self-contained|each step's .onnx holds its own weights|no|17|17
 $MLP/model.onnx|--no-onnx|no .onnx files|no|0|0
-$EX||the steps' .onnx share weights.data (4.5 KB, 1 tensor; 16 more found there)|yes|17|0
+$EX||the steps' .onnx share weights.data (4.5 KiB, 1 tensor; 16 more found there)|yes|17|0
 $GL_SRCDIR/tests/data/good_relu.onnx||the steps' .onnx hold their weights (none of 1024 bytes or more)|no|17|0
 CASES
 shared="$work/w-mlp_external" whole="$work/w-mlp_externalselfcontained"

@@ -538,8 +538,8 @@ Test(diff, large_tensor_attribute_shows_size_and_hash)
     cr_assert_neq(h0, h1, "pick another byte: the short hashes collide");
     char expected[256];
     snprintf(expected, sizeof(expected),
-             ONE_MODIFIED "~ Conv 'conv'\n    attr big: float[64,3,3,3] (6.8 KB, hash %04x) -> "
-                          "float[64,3,3,3] (6.8 KB, hash %04x)\n",
+             ONE_MODIFIED "~ Conv 'conv'\n    attr big: float[64,3,3,3] (6.8 KiB, hash %04x) -> "
+                          "float[64,3,3,3] (6.8 KiB, hash %04x)\n",
              h0, h1);
     expect_text(before, after, GL_DIFF_MATCH_IDS, expected, "big tensor");
     gl_model_free(after);

@@ -1,6 +1,7 @@
 /* test_ui_run.c — the run view's pure parts (the table's order, a tensor's statistics,
  * the histogram) and `r` driven headless (jobs run inline): the step run on the
  * reference, unfused and fused, the tensor view, `p`, `w`, the nodes view's backend. */
+#include "util/bytes.h"
 #include "testutil.h"
 
 #include "driver/driver.h"
@@ -198,7 +199,7 @@ Test(memory_view, bytes_with_units)
     };
     for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
         char buf[32];
-        gl_ui_bytes_text(cases[c].bytes, buf, sizeof(buf));
+        gl_bytes_text(cases[c].bytes, buf, sizeof(buf));
         cr_expect_str_eq(buf, cases[c].want, "case %zu", c);
     }
 }

@@ -596,9 +596,6 @@ int64_t gl_slice_first(const int64_t *dims, int rank, const int64_t *lead);
 bool gl_slice_step(const int64_t *dims, int rank, int64_t *lead, int dir);
 void gl_slice_text(const int64_t *dims, int rank, const int64_t *lead, char *buf, size_t len);
 
-/* Bytes with their unit, as the memory view shows them: "512 B", "32 KiB" (whole units
- * without decimals), "1.5 KiB", "3.2 MiB" (powers of 1024). */
-void gl_ui_bytes_text(size_t bytes, char *buf, size_t len);
 
 /* The same into `dir` (remembered as ui->export_dir), `eo` as export.h. */
 struct gl_export_opts;

@@ -3,6 +3,7 @@
  * the moment of the most bytes alive marked, and whom it shares bytes with (in place of
  * its input, or a view of it). Enter opens the node that writes the tensor. */
 #include "ui/ui.h"
+#include "util/bytes.h"
 
 #include "ir/memplan.h"
 
@@ -11,20 +12,6 @@
 #include <string.h>
 
 enum { NAME_W = 24, NUM_W = 10, LINK_W = 24, BAR_MIN = 10 };
-
-void gl_ui_bytes_text(size_t bytes, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    size_t u = 0, scale = 1;
-    while (bytes / scale >= 1024 && u + 1 < GL_ARRAY_LEN(units)) {
-        scale *= 1024;
-        u++;
-    }
-    if (bytes % scale == 0) /* whole units, as planned sizes often are: no decimals */
-        snprintf(buf, len, "%zu %s", bytes / scale, units[u]);
-    else
-        snprintf(buf, len, "%.1f %s", (double)bytes / (double)scale, units[u]);
-}
 
 static const gl_memory_plan *shown_plan(const gl_ui *ui)
 {
@@ -84,9 +71,9 @@ static int longest_name(const gl_memory_plan *p)
 static void header_text(const gl_memory_plan *p, char *buf, size_t len)
 {
     char arena[32], naive[32], live[32];
-    gl_ui_bytes_text(p->peak_bytes, arena, sizeof(arena));
-    gl_ui_bytes_text(p->naive_bytes, naive, sizeof(naive));
-    gl_ui_bytes_text(p->live_max_bytes, live, sizeof(live));
+    gl_bytes_text(p->peak_bytes, arena, sizeof(arena));
+    gl_bytes_text(p->naive_bytes, naive, sizeof(naive));
+    gl_bytes_text(p->live_max_bytes, live, sizeof(live));
     snprintf(buf, len, "memory plan: %zu tensors, arena %s, naive %s, live max %s at node %zu "
              "(marked)", p->n_tensors, arena, naive, live, p->live_max_step);
 }
@@ -106,9 +93,9 @@ static void row_text(const gl_ui *ui, const gl_memory_plan *p, const gl_mem_tens
     char bar[1024], link[1100], bytes[32], offset[32], end[32];
     draw_bar(ui, p, t, bar_w, bar, sizeof(bar));
     link_text(p, t, link, sizeof(link));
-    gl_ui_bytes_text(t->bytes, bytes, sizeof(bytes));
-    gl_ui_bytes_text(t->offset, offset, sizeof(offset));
-    gl_ui_bytes_text(t->offset + t->bytes, end, sizeof(end));
+    gl_bytes_text(t->bytes, bytes, sizeof(bytes));
+    gl_bytes_text(t->offset, offset, sizeof(offset));
+    gl_bytes_text(t->offset + t->bytes, end, sizeof(end));
     /* the name cut by characters (a byte cut can split one), then padded by columns */
     char name[2048];
     int w = gl_ui_clip(t->name, 0, name_w, ui->utf8, name, sizeof(name));
@@ -125,7 +112,7 @@ static void footer_text(const gl_memory_plan *p, const gl_view *v, char *buf, si
     }
     const gl_mem_tensor *t = &p->tensors[v->selected];
     char bytes[32], link[1100];
-    gl_ui_bytes_text(t->bytes, bytes, sizeof(bytes));
+    gl_bytes_text(t->bytes, bytes, sizeof(bytes));
     link_text(p, t, link, sizeof(link));
     snprintf(buf, len, "%d/%zu %s%s%s%s: %s (%zu B) at [%zu, %zu), run order %zu..%zu",
              v->selected + 1, p->n_tensors, t->name, *link ? " (" : "", link, *link ? ")" : "",

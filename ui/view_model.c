@@ -7,6 +7,7 @@
 #include "ui/ui.h"
 
 #include "driver/model_summary.h"
+#include "util/bytes.h"
 #include "util/escape.h"
 #include "util/strbuf.h"
 
@@ -167,7 +168,7 @@ static void add_ops(model_state *s, const gl_model_summary *sum, int name_w)
 static void add_graph(model_state *s, const gl_graph *g, const gl_model_summary *sum)
 {
     char weights[32];
-    gl_format_bytes((double)sum->initializer_bytes, weights, sizeof(weights));
+    gl_bytes_text((uint64_t)sum->initializer_bytes, weights, sizeof(weights));
     add(s, GL_ROLE_NORMAL, "%-*s %s: %zu nodes, %zu initializer%s (%s)", LABEL_W, "graph",
         g->name && *g->name ? g->name : "(unnamed)", sum->node_count, sum->initializers,
         sum->initializers == 1 ? "" : "s", weights);
@@ -186,7 +187,7 @@ static void model_open(gl_ui *ui, gl_view *v)
     gl_model_summary sum;
     gl_model_summarize(m, &sum);
     if (sum.file_bytes >= 0)
-        gl_format_bytes((double)sum.file_bytes, s->file_size, sizeof(s->file_size));
+        gl_bytes_text((uint64_t)sum.file_bytes, s->file_size, sizeof(s->file_size));
     char text[512];
     snprintf(text, sizeof(text), "%lld", (long long)m->ir_version);
     add_field(s, "ir version", text);

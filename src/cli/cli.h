@@ -7,7 +7,8 @@
 #define GL_CLI_H
 
 #include "driver/driver.h"
-#include "driver/model_summary.h" /* gl_format_bytes */
+#include "driver/model_summary.h"
+#include "util/bytes.h" /* gl_bytes_text */
 #include "ir/graph.h"
 
 #include <stdbool.h>

@@ -120,8 +120,8 @@ static void print_text(const gl_model *m, const gl_model_summary *s)
 {
     const gl_graph *g = m->graph;
     char size[32], wsize[32];
-    gl_format_bytes((double)s->file_bytes, size, sizeof(size));
-    gl_format_bytes((double)s->initializer_bytes, wsize, sizeof(wsize));
+    gl_bytes_text((uint64_t)s->file_bytes, size, sizeof(size));
+    gl_bytes_text((uint64_t)s->initializer_bytes, wsize, sizeof(wsize));
     printf("model      %s", gl_esc(m->path));
     if (s->file_bytes >= 0)
         printf(" (%s)", size);

@@ -8,6 +8,7 @@
  */
 #include "diff/diff.h"
 
+#include "util/bytes.h"
 #include "util/escape.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
@@ -103,18 +104,9 @@ static void sb_float(gl_strbuf *b, double v, bool is_double, int level)
 
 static void sb_size(gl_strbuf *b, size_t bytes)
 {
-    static const char *const units[] = {"KB", "MB", "GB", "TB"};
-    if (bytes < 1024) {
-        gl_sb_printf(b, "%zu B", bytes);
-        return;
-    }
-    double v = (double)bytes / 1024;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < GL_ARRAY_LEN(units)) {
-        v /= 1024;
-        u++;
-    }
-    gl_sb_printf(b, "%.1f %s", v, units[u]);
+    char text[32];
+    gl_bytes_text(bytes, text, sizeof(text));
+    gl_sb_printf(b, "%s", text);
 }
 
 static void sb_tensor_dims(gl_strbuf *b, const gl_tensor *t)

@@ -8,6 +8,7 @@
 #include "onnx/onnx_io.h"
 #include "onnx/shared_weights.h"
 #include "render/render.h"
+#include "util/bytes.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/safe_write.h"
@@ -407,11 +408,10 @@ void gl_export_report_line(const gl_export_opts *eo, char *buf, size_t len)
         snprintf(buf, len, "the steps' .onnx hold their weights (none of %d bytes or more)",
                  GL_EXPORT_WEIGHTS_MIN);
     else {
-        bool mb = r->weights_bytes >= (1 << 20);
-        snprintf(buf, len, "the steps' .onnx share %s (%.1f %s, %zu tensor%s; %zu more found "
-                 "there)", r->weights_name,
-                 (double)r->weights_bytes / (mb ? 1 << 20 : 1 << 10), mb ? "MB" : "KB",
-                 r->weights_stored, r->weights_stored == 1 ? "" : "s", r->weights_reused);
+        char size[32];
+        gl_bytes_text(r->weights_bytes, size, sizeof(size));
+        snprintf(buf, len, "the steps' .onnx share %s (%s, %zu tensor%s; %zu more found "
+                 "there)", r->weights_name, size, r->weights_stored, r->weights_stored == 1 ? "" : "s", r->weights_reused);
     }
 }
 

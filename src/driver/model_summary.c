@@ -65,20 +65,6 @@ void gl_model_summary_free(gl_model_summary *s)
     *s = (gl_model_summary){0};
 }
 
-void gl_format_bytes(double bytes, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KB", "MB", "GB", "TB"};
-    size_t u = 0;
-    while (bytes >= 1024 && u + 1 < GL_ARRAY_LEN(units)) {
-        bytes /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%.0f B", bytes);
-    else
-        snprintf(buf, len, "%.1f %s", bytes, units[u]);
-}
-
 void gl_model_producer(const gl_model *m, char *buf, size_t len)
 {
     const char *name = m->producer_name ? m->producer_name : "";

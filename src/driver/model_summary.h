@@ -30,9 +30,6 @@ typedef struct gl_model_summary {
 void gl_model_summarize(const gl_model *m, gl_model_summary *s);
 void gl_model_summary_free(gl_model_summary *s);
 
-/* "512 B", "7.2 KB", "33.1 MB" (powers of 1024): how info and the model view write sizes. */
-void gl_format_bytes(double bytes, char *buf, size_t len);
-
 /* "pytorch 2.1.0", "pytorch" or "" (never NULL; the producer fields may be absent). */
 void gl_model_producer(const gl_model *m, char *buf, size_t len);
 

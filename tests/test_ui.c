@@ -733,6 +733,64 @@ Test(lists, half_pages_and_horizontal_scroll)
     cr_expect_eq(gl_key_request('D'), GL_REQ_DIFF_SCOPE);
 }
 
+/* ---- list footers: the selected row in full, wrapped; clicks only on the rows ---------------- */
+
+typedef struct footer_case {
+    int selected, n_rows;
+    int text_cols;    /* row_text: that many 'x' (0: NULL) */
+    int height, width;
+    bool utf8;        /* a wrapped line ends in '…' (1 column) or "..." (3) */
+    const char *starts; /* the footer's text starts so */
+    int lines;
+} footer_case;
+
+Test(lists, footer_names_the_row_and_wraps_a_long_one)
+{
+    static const footer_case cases[] = {
+        {2, 10, 7, 22, 80, true, "3/10 xxxxxxx", 1},
+        {-1, 0, 7, 22, 80, true, "(no rows)", 1},
+        {0, 5, 0, 22, 80, true, "(no rows)", 1},
+        {0, 1, 100, 22, 80, true, "1/1 xxx", 2},   /* 104 columns: 79 + 25 */
+        {0, 1, 100, 10, 80, true, "1/1 xxx", 1},   /* a small view: one line, cut */
+        {0, 1, 300, 22, 80, true, "1/1 xxx", 3},   /* never more than 3 */
+        {0, 1, 154, 22, 80, true, "1/1 xxx", 2},   /* 158 columns: 79 + 79 */
+        {0, 1, 154, 22, 80, false, "1/1 xxx", 3},  /* 77 + 77 + 4 */
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        const footer_case *c = &cases[i];
+        char text[512];
+        memset(text, 'x', (size_t)c->text_cols);
+        text[c->text_cols] = '\0';
+        gl_ui ui = {.utf8 = c->utf8};
+        gl_view v = {.selected = c->selected};
+        gl_ui_footer f;
+        gl_ui_footer_make(&f, &ui, &v, c->n_rows, c->text_cols ? text : NULL, c->height,
+                          c->width);
+        cr_expect_eq(strncmp(f.text, c->starts, strlen(c->starts)), 0, "case %zu: '%s'", i,
+                     f.text);
+        cr_expect_eq(f.lines, c->lines, "case %zu: %d lines", i, f.lines);
+    }
+}
+
+typedef struct click_case {
+    int row;      /* the screen row of the view clicked: 2 heading rows, 19 rows, the footer */
+    int selected; /* after it (from 5, scrolled by 10); unchanged: the click selects nothing */
+} click_case;
+
+Test(lists, a_click_selects_only_a_shown_row)
+{
+    static const click_case cases[] = {
+        {2, 10}, {20, 28}, {1, 5}, {21, 5} /* the footer */, {22, 5},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_view v = {.selected = 5, .scroll = 10, .height = 19};
+        unsigned redraw = gl_ui_list_click(&v, 57, 2, cases[i].row);
+        cr_expect_eq(v.selected, cases[i].selected, "case %zu: row %d selected %d", i,
+                     cases[i].row, v.selected);
+        cr_expect_eq(redraw != GL_REDRAW_NONE, cases[i].selected != 5, "case %zu", i);
+    }
+}
+
 /* ---- the marks on the help screen ---------------------------------------------------------- */
 
 Test(keys, help_explains_the_marks_from_their_table)

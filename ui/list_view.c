@@ -4,6 +4,8 @@
  * matches; the graph view, a canvas rather than rows, has its own. */
 #include "ui/ui.h"
 
+#include <stdio.h>
+
 int gl_ui_find_row(int n_rows, int from, int dir, bool inclusive,
                    bool (*match)(int row, void *ctx), void *ctx)
 {
@@ -143,8 +145,46 @@ int gl_ui_pan_stop(const int *stops, int n_stops, int at, int dir, int most)
 unsigned gl_ui_list_click(gl_view *v, int n_rows, int header_rows, int row)
 {
     int r = v->scroll + row - header_rows;
-    if (row < header_rows || r >= n_rows)
+    /* below the rows (a footer, a pane) is not a row */
+    if (row < header_rows || row - header_rows >= v->height || r >= n_rows)
         return GL_REDRAW_NONE;
     v->selected = r;
     return GL_REDRAW_VIEW;
+}
+
+/* A footer wraps onto at most this many lines, and onto more than one only in a view
+ * of FOOTER_WRAP_HEIGHT lines or more: the rows stay the most of the view. */
+enum { FOOTER_MAX_LINES = 3, FOOTER_WRAP_HEIGHT = 12 };
+
+/* Columns of the text a wrapped line shows: the rest of the width is its '…'. */
+static int footer_step(const gl_ui *ui, int width)
+{
+    int step = width - (ui->utf8 ? 1 : 3);
+    return step > 0 ? step : 1;
+}
+
+void gl_ui_footer_make(gl_ui_footer *f, const gl_ui *ui, const gl_view *v, int n_rows,
+                       const char *row_text, int height, int width)
+{
+    if (!row_text || v->selected < 0 || v->selected >= n_rows)
+        snprintf(f->text, sizeof(f->text), "(no rows)");
+    else
+        snprintf(f->text, sizeof(f->text), "%d/%d %s", v->selected + 1, n_rows, row_text);
+    int most = height >= FOOTER_WRAP_HEIGHT ? FOOTER_MAX_LINES : 1;
+    int rest = gl_ui_text_width(f->text) - width, step = footer_step(ui, width);
+    f->lines = 1;
+    if (rest > 0 && width > 0)
+        f->lines += (rest + step - 1) / step;
+    if (f->lines > most)
+        f->lines = most;
+}
+
+void gl_ui_footer_draw(const gl_ui_footer *f, gl_ui *ui, int top, int left, int height,
+                       int width)
+{
+    int attr = gl_ui_attr(ui, GL_ROLE_HEADER), step = footer_step(ui, width);
+    /* each line goes on where the one above ends in '…' (gl_ui_put escapes the names;
+     * the last line cuts what is left) */
+    for (int line = 0; line < f->lines && line < height; line++)
+        gl_ui_put_at(top + height - f->lines + line, left, width, attr, f->text, line * step);
 }

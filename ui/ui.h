@@ -390,6 +390,19 @@ int gl_ui_pan_stop(const int *stops, int n_stops, int at, int dir, int most);
 /* A click on screen row `row` of a list whose first header_rows rows are headings:
  * select the row under it (GL_REDRAW_VIEW), or GL_REDRAW_NONE off the rows. */
 unsigned gl_ui_list_click(gl_view *v, int n_rows, int header_rows, int row);
+/* A list view's footer, its last lines: "7/52 " and the selected row in full (as the
+ * run, memory and tensor views end), so that a name cut in its column or scrolled away
+ * by h/L is still read; wrapped onto up to 3 lines in a view of 12 lines or more, and
+ * "(no rows)" when none is selected or row_text is NULL. Made first (the rows get the
+ * height - lines left), drawn last at the bottom of the view. */
+typedef struct gl_ui_footer {
+    char text[4096]; /* a row's full text holds names of up to 1 KB and more */
+    int lines;
+} gl_ui_footer;
+void gl_ui_footer_make(gl_ui_footer *f, const gl_ui *ui, const gl_view *v, int n_rows,
+                       const char *row_text, int height, int width);
+void gl_ui_footer_draw(const gl_ui_footer *f, gl_ui *ui, int top, int left, int height,
+                       int width);
 
 /* The short name of a pass in the bar ("constant-folding" -> "fold"). */
 const char *gl_ui_pass_short(const char *pass);

@@ -135,6 +135,19 @@ static int draw_pane(gl_ui *ui, const gl_decision *d, int top, int left, int hei
     return row;
 }
 
+/* The footer's text: the record's id, pass, rule and verdict, and every node it names
+ * in full (the row cuts the rule at 22 columns, the pane's nodes line at the width). */
+static void record_text(const gl_decision *d, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "#%lld %s %s %s", (long long)d->id,
+                                   d->pass ? d->pass : "", d->rule ? d->rule : "",
+                                   gl_verdict_name(d->verdict));
+    for (size_t i = 0; i < d->n_nodes && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s'%s'", i ? ", " : ": ", d->nodes[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
 static void decisions_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
 {
     decisions_state *s = v->state;
@@ -149,14 +162,24 @@ static void decisions_draw(gl_ui *ui, gl_view *v, int top, int left, int height,
              s->only_refused ? " refused (f: all)" : " (f: only refused)",
              ui->budget >= 0 ? " in the replay" : "");
     gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
-    int pane = height >= PANE_MIN_HEIGHT ? height / 3 + 1 : 0;
-    v->height = height - 1 - pane;
+    if (height < 3)
+        return;
+    gl_ui_clamp(v, (int)s->n_rows, v->height); /* the selection in range, for the footer */
+    const gl_decision *rec = selected_record(ui, v);
+    char text[2048];
+    if (rec)
+        record_text(rec, text, sizeof(text));
+    gl_ui_footer footer;
+    gl_ui_footer_make(&footer, ui, v, (int)s->n_rows, rec ? text : NULL, height, width);
+    int body = height - footer.lines;
+    int pane = body >= PANE_MIN_HEIGHT ? body / 3 + 1 : 0;
+    v->height = body - 1 - pane;
     gl_ui_clamp(v, (int)s->n_rows, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)s->n_rows; row++) {
-        const gl_decision *rec = &d[s->rows[v->scroll + row]];
+        const gl_decision *shown = &d[s->rows[v->scroll + row]];
         bool sel = v->scroll + row == v->selected;
-        row_text(rec, buf, sizeof(buf));
-        int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : verdict_role(rec->verdict));
+        row_text(shown, buf, sizeof(buf));
+        int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : verdict_role(shown->verdict));
         int w = gl_ui_put_at(top + 1 + row, left, width, attr, buf, v->hscroll);
         if (sel)
             gl_ui_fill(top + 1 + row, left + w, width - w, attr);
@@ -164,14 +187,14 @@ static void decisions_draw(gl_ui *ui, gl_view *v, int top, int left, int height,
     if (s->n_rows == 0)
         gl_ui_put(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM),
                   n ? "(no refused decisions in this step)" : "(this step recorded no decisions)");
-    const gl_decision *rec = selected_record(ui, v);
     if (pane && rec) {
-        int y = top + height - pane;
+        int y = top + body - pane;
         attrset(gl_ui_attr(ui, GL_ROLE_DIM));
         mvhline(y, left, ACS_HLINE, width);
         attrset(A_NORMAL);
         draw_pane(ui, rec, y + 1, left, pane - 1, width);
     }
+    gl_ui_footer_draw(&footer, ui, top, left, height, width);
 }
 
 static unsigned decisions_request(gl_ui *ui, gl_view *v, gl_request r)

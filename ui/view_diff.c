@@ -141,7 +141,15 @@ static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int 
         return;
     title(ui, buf, sizeof(buf));
     gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
-    v->height = height - 1;
+    if (height < 3)
+        return;
+    gl_ui_clamp(v, (int)s->n, v->height); /* the selection in range, for the footer */
+    /* the selected line in full: a long one is cut on its row, or scrolled away by h/L */
+    bool any = v->selected >= 0 && (size_t)v->selected < s->n;
+    gl_ui_footer footer;
+    gl_ui_footer_make(&footer, ui, v, (int)s->n, any ? s->lines[v->selected].text : NULL,
+                      height, width);
+    v->height = height - 1 - footer.lines;
     gl_ui_clamp(v, (int)s->n, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)s->n; row++) {
         const diff_line *l = &s->lines[v->scroll + row];
@@ -151,6 +159,7 @@ static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int 
         if (sel)
             gl_ui_fill(top + 1 + row, left + w, width - w, attr);
     }
+    gl_ui_footer_draw(&footer, ui, top, left, height, width);
 }
 
 static unsigned open_change(gl_ui *ui, const gl_node_change *c)

@@ -112,6 +112,22 @@ static void row_text(const nodes_state *s, int name_w, const gl_node *n, char ma
              name, name_pad > 0 ? name_pad : 0, "", types);
 }
 
+/* The footer: the selected node's op, full name and domain (ai.onnx when the node
+ * names none). */
+static void make_footer(const gl_ui *ui, const gl_view *v, int height, int width,
+                        gl_ui_footer *f)
+{
+    char text[2048];
+    int n_rows = (int)ui->index.n_rows;
+    bool any = v->selected >= 0 && v->selected < n_rows;
+    if (any) {
+        const gl_node *n = ui->index.rows[v->selected];
+        snprintf(text, sizeof(text), "%s '%s' (domain %s)", n->op_type, n->name,
+                 *n->domain ? n->domain : "ai.onnx");
+    }
+    gl_ui_footer_make(f, ui, v, n_rows, any ? text : NULL, height, width);
+}
+
 static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
 {
     nodes_state *s = v->state;
@@ -121,13 +137,16 @@ static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int
     adopt_selection(ui, v);
     header_text(ui, buf, sizeof(buf));
     gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
-    if (height < 2)
+    if (height < HEADER_ROWS + 2)
         return;
     int name_w = name_width(s, v);
     snprintf(buf, sizeof(buf), "  %-*s  %-*s  outputs", s->op_w, "op", name_w, "name");
     gl_ui_put_at(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf, v->hscroll);
-    v->height = height - HEADER_ROWS;
     int n_rows = (int)ui->index.n_rows;
+    gl_ui_clamp(v, n_rows, v->height); /* the selection in range, for the footer */
+    gl_ui_footer footer;
+    make_footer(ui, v, height, width, &footer);
+    v->height = height - HEADER_ROWS - footer.lines;
     gl_ui_clamp(v, n_rows, v->height);
     for (int row = 0; row < v->height && v->scroll + row < n_rows; row++) {
         int r = v->scroll + row;
@@ -148,6 +167,7 @@ static void nodes_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int
     if (n_rows == 0)
         gl_ui_put(top + HEADER_ROWS, left, width, gl_ui_attr(ui, GL_ROLE_DIM),
                   "(this graph has no nodes)");
+    gl_ui_footer_draw(&footer, ui, top, left, height, width);
 }
 
 static void sync_selection(gl_ui *ui, gl_view *v)

@@ -117,7 +117,7 @@ static bool runs_graphs(int argc, char **argv)
         return cmd->shared & GL_SOPT_THREADS;
     static const char *const not_runs[] = {"-h", "--help", "help", "--version", "version",
                                            "--man"};
-    for (size_t i = 0; i < sizeof(not_runs) / sizeof(not_runs[0]); i++)
+    for (size_t i = 0; i < GL_ARRAY_LEN(not_runs); i++)
         if (!strcmp(argv[1], not_runs[i]))
             return false;
     return true;

@@ -338,7 +338,6 @@ if command -v tmux >/dev/null 2>&1; then
     work=$tui
     . "$GL_SRCDIR/tests/tmux.sh"
     trap '$T kill-server >/dev/null 2>&1; unmount; rm -rf "$work_outer"' EXIT
-    not_on_screen() { ! screen | grep -qF -- "$1"; }
     start 140 30 -- "$EX"
     wait_for "steps: ] and [" >/dev/null
     keys E

@@ -5,16 +5,11 @@
 # the terminal is touched. The effect is seen through a real terminal (tmux, as tui.sh):
 # transpose-push.fault=2 adds a node 'fault' in step 6's diff.
 . "$GL_SRCDIR/tests/tap.sh"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not found"
-    exit 0
-fi
 GL="$GL_BUILDDIR/graphlab"
 export LANG=C.UTF-8
 . "$GL_SRCDIR/tests/tmux.sh"
 CONV="$SRC/examples/conv_nhwc/model.onnx"
 FAULT="+ Add 'fault'"
-not_on_screen() { ! screen | grep -qF -- "$1"; }
 
 # size | environment | the command line after graphlab | whether step 6's diff has the fault
 while IFS='|' read -r size env args fault; do

@@ -6,10 +6,6 @@
 # selected; o says when the opener fails; C-d/C-u, the mouse wheel, h/L across long
 # rows, text cut with '…' (or "..." without UTF-8); ? explains the marks.
 . "$GL_SRCDIR/tests/tap.sh"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not found"
-    exit 0
-fi
 GL="$GL_BUILDDIR/graphlab"
 export LANG=C.UTF-8
 . "$GL_SRCDIR/tests/tmux.sh"

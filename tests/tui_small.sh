@@ -7,10 +7,6 @@
 . "$GL_SRCDIR/tests/tap.sh"
 GL="$GL_BUILDDIR/graphlab"
 
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not found"
-    exit 0
-fi
 export LANG=C.UTF-8
 . "$GL_SRCDIR/tests/tmux.sh" # TIMEOUT, work, golden
 

@@ -12,9 +12,9 @@
  *                         has 64x56, 1x64 and 56x56)
  * Words are parsed here each time: queries are short, graphs a few thousand nodes. */
 #include "ui/ui.h"
+#include "driver/driver.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -49,13 +49,10 @@ static int split_items(const char *text, char sep, char *buf, size_t len, char *
     }
 }
 
+/* A whole decimal number, any int64 (driver.h's parser). */
 static bool parse_int(const char *s, int64_t *v)
 {
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    *v = x;
-    return end != s && !*end && errno == 0;
+    return gl_parse_int(s, INT64_MIN, INT64_MAX, v);
 }
 
 /* A float attribute holds a float: the query's number rounded to float must be it. */

@@ -103,20 +103,21 @@ static void row_text(const gl_ui *ui, const gl_memory_plan *p, const gl_mem_tens
              offset, NUM_W, end, bar, link);
 }
 
-/* The last line: the selected tensor in full, with its exact bytes. */
-static void footer_text(const gl_memory_plan *p, const gl_view *v, char *buf, size_t len)
+/* The footer's row text (gl_ui_footer_make puts "i/n " before it): the selected tensor
+ * in full, with its exact bytes. NULL: none selected. */
+static const char *footer_text(const gl_memory_plan *p, const gl_view *v, char *buf,
+                               size_t len)
 {
-    if (v->selected < 0 || (size_t)v->selected >= p->n_tensors) {
-        snprintf(buf, len, "(no tensors)");
-        return;
-    }
+    if (v->selected < 0 || (size_t)v->selected >= p->n_tensors)
+        return NULL;
     const gl_mem_tensor *t = &p->tensors[v->selected];
     char bytes[32], link[1100];
     gl_bytes_text(t->bytes, bytes, sizeof(bytes));
     link_text(p, t, link, sizeof(link));
-    snprintf(buf, len, "%d/%zu %s%s%s%s: %s (%zu B) at [%zu, %zu), run order %zu..%zu",
-             v->selected + 1, p->n_tensors, t->name, *link ? " (" : "", link, *link ? ")" : "",
-             bytes, t->bytes, t->offset, t->offset + t->bytes, t->first, t->last);
+    snprintf(buf, len, "%s%s%s%s: %s (%zu B) at [%zu, %zu), run order %zu..%zu", t->name,
+             *link ? " (" : "", link, *link ? ")" : "", bytes, t->bytes, t->offset,
+             t->offset + t->bytes, t->first, t->last);
+    return buf;
 }
 
 static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
@@ -146,7 +147,11 @@ static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
              name_w, "tensor", NUM_W, "bytes", NUM_W, "offset", NUM_W, "end",
              p->n_steps ? p->n_steps - 1 : 0);
     gl_ui_put_at(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf, v->hscroll);
-    v->height = height - 3; /* the header, the columns and the footer */
+    gl_ui_clamp(v, (int)p->n_tensors, height - 3); /* the selection in range, for the footer */
+    gl_ui_footer footer;
+    gl_ui_footer_make(&footer, ui, v, (int)p->n_tensors, footer_text(p, v, buf, sizeof(buf)),
+                      height, width);
+    v->height = height - 2 - footer.lines; /* the header, the columns and the footer */
     gl_ui_clamp(v, (int)p->n_tensors, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)p->n_tensors; row++) {
         const gl_mem_tensor *t = &p->tensors[v->scroll + row];
@@ -161,8 +166,7 @@ static void memory_draw(gl_ui *ui, gl_view *v, int top, int left, int height, in
     if (p->n_tensors == 0)
         gl_ui_put(top + 2, left, width, gl_ui_attr(ui, GL_ROLE_DIM),
                   "(no intermediate tensor with a static shape)");
-    footer_text(p, v, buf, sizeof(buf));
-    gl_ui_put(top + height - 1, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+    gl_ui_footer_draw(&footer, ui, top, left, height, width);
 }
 
 static unsigned memory_request(gl_ui *ui, gl_view *v, gl_request r)

@@ -7,6 +7,7 @@
 #include "ui/ui.h"
 
 #include "driver/model_summary.h"
+#include "util/plural.h"
 #include "util/bytes.h"
 #include "util/escape.h"
 #include "util/strbuf.h"
@@ -140,7 +141,8 @@ static void add_functions(model_state *s, const gl_model *m)
         put_names(&b, f->body->inputs, f->body->n_inputs);
         gl_sb_puts(&b, " -> ");
         put_names(&b, f->body->outputs, f->body->n_outputs);
-        gl_sb_printf(&b, ", %zu node%s", f->body->live_nodes, f->body->live_nodes == 1 ? "" : "s");
+        gl_sb_printf(&b, ", %zu %s", f->body->live_nodes,
+                     gl_noun((long long)f->body->live_nodes, "node", "nodes"));
         for (size_t a = 0; a < f->n_attributes; a++)
             gl_sb_printf(&b, "%s%s", a ? ", " : "; attributes ", f->attributes[a]);
         add(s, GL_ROLE_NORMAL, "%s", b.s);
@@ -169,9 +171,10 @@ static void add_graph(model_state *s, const gl_graph *g, const gl_model_summary 
 {
     char weights[32];
     gl_bytes_text((uint64_t)sum->initializer_bytes, weights, sizeof(weights));
-    add(s, GL_ROLE_NORMAL, "%-*s %s: %zu nodes, %zu initializer%s (%s)", LABEL_W, "graph",
-        g->name && *g->name ? g->name : "(unnamed)", sum->node_count, sum->initializers,
-        sum->initializers == 1 ? "" : "s", weights);
+    add(s, GL_ROLE_NORMAL, "%-*s %s: %zu %s, %zu %s (%s)", LABEL_W, "graph",
+        g->name && *g->name ? g->name : "(unnamed)", sum->node_count,
+        gl_noun((long long)sum->node_count, "node", "nodes"), sum->initializers,
+        gl_noun((long long)sum->initializers, "initializer", "initializers"), weights);
 }
 
 static void model_open(gl_ui *ui, gl_view *v)

@@ -546,22 +546,20 @@ static run_layout layout_for(const run_state *s, int scrolled_w, int width)
     return l;
 }
 
-/* The last line: the selected row in full (its op, name and what ran it), where h/L
- * stand, so that a name cut in its column, or scrolled away, is still read. */
-static void footer_text(const gl_ui *ui, const run_state *s, const gl_view *v, char *buf,
-                        size_t len)
+/* The footer's row text (gl_ui_footer_make puts "i/n " before it): the selected row in
+ * full (its op, name and what ran it), and where h/L stand, so that a name cut in its
+ * column, or scrolled away, is still read. NULL: no row selected. */
+static const char *footer_text(const gl_ui *ui, const run_state *s, const gl_view *v,
+                               char *buf, size_t len)
 {
     row_cells rc;
-    if (v->selected < 0 || (size_t)v->selected >= s->n) {
-        snprintf(buf, len, "(no rows)");
-        return;
-    }
+    if (v->selected < 0 || (size_t)v->selected >= s->n)
+        return NULL;
     cells_at(ui, s, v->selected, &rc);
     const char *op = rc.op + strspn(rc.op, " ");
-    int n = snprintf(buf, len, "%d/%zu %s '%s' on %s%s", v->selected + 1, s->n, op, rc.name,
-             rc.cell[COL_IMPL], v->hscroll ? "   (h/L: columns)"
-                                : s->most_skip ? "   (L: more columns)" : "");
-    (void)n; /* a name longer than the line is cut on the screen all the same */
+    snprintf(buf, len, "%s '%s' on %s%s", op, rc.name, rc.cell[COL_IMPL],
+             v->hscroll ? "   (h/L: columns)" : s->most_skip ? "   (L: more columns)" : "");
+    return buf;
 }
 
 /* One row: the fixed part, then the scrolled part skipped by h/L. Returns its columns. */
@@ -610,7 +608,11 @@ static void run_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int w
     int fixed_w = 2 + l.op_w + 1 + l.name_w;
     s->most_skip = scrolled_w > width - fixed_w ? scrolled_w - (width - fixed_w) : 0;
     draw_row(ui, r, v->hscroll, &l, &rc, top + hdr - 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM));
-    v->height = height - hdr - 1; /* the last line is the footer */
+    gl_ui_clamp(v, (int)s->n, height - hdr - 1); /* the selection in range, for the footer */
+    gl_ui_footer footer;
+    gl_ui_footer_make(&footer, ui, v, (int)s->n, footer_text(ui, s, v, buf, sizeof(buf)),
+                      height, width);
+    v->height = height - hdr - footer.lines;
     gl_ui_clamp(v, (int)s->n, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)s->n; row++) {
         int i = v->scroll + row;
@@ -620,8 +622,7 @@ static void run_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int w
         if (i == v->selected)
             gl_ui_fill(top + hdr + row, left + w, width - w, attr);
     }
-    footer_text(ui, s, v, buf, sizeof(buf));
-    gl_ui_put(top + height - 1, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+    gl_ui_footer_draw(&footer, ui, top, left, height, width);
 }
 
 /* h/L: to the previous or next column of the scrolled part, until the rows' ends show. */

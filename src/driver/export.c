@@ -8,6 +8,7 @@
 #include "onnx/onnx_io.h"
 #include "onnx/shared_weights.h"
 #include "render/render.h"
+#include "util/plural.h"
 #include "util/bytes.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -410,8 +411,9 @@ void gl_export_report_line(const gl_export_opts *eo, char *buf, size_t len)
     else {
         char size[32];
         gl_bytes_text(r->weights_bytes, size, sizeof(size));
-        snprintf(buf, len, "the steps' .onnx share %s (%s, %zu tensor%s; %zu more found "
-                 "there)", r->weights_name, size, r->weights_stored, r->weights_stored == 1 ? "" : "s", r->weights_reused);
+        snprintf(buf, len, "the steps' .onnx share %s (%s, %zu %s; %zu more found there)",
+                 r->weights_name, size, r->weights_stored,
+                 gl_noun((long long)r->weights_stored, "tensor", "tensors"), r->weights_reused);
     }
 }
 

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "exec/omp_wait.h"
+#include "util/plural.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -67,8 +68,8 @@ bool gl_omp_wait_note(char *out, size_t len)
     if (!why || !policy || strcmp(policy, "passive") != 0 || len == 0 ||
         sscanf(why, "%lf %d", &load, &cpus) != 2)
         return false;
-    snprintf(out, len, "OpenMP threads wait passively: the load average was %.1f on %d "
-             "processor%s (set OMP_WAIT_POLICY or GOMP_SPINCOUNT to choose)",
-             load, cpus, cpus == 1 ? "" : "s");
+    snprintf(out, len, "OpenMP threads wait passively: the load average was %.1f on %d %s "
+             "(set OMP_WAIT_POLICY or GOMP_SPINCOUNT to choose)",
+             load, cpus, gl_noun(cpus, "processor", "processors"));
     return true;
 }

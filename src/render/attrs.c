@@ -6,6 +6,7 @@
  * without opening it, and the line stays short because defaults are left out. Values are
  * model text, so they go through the display sanitizer (text.c) like names do.
  */
+#include "passes/patterns.h" /* gl_pt_const: an initializer or a Constant node's value */
 #include "render/stages.h"
 
 #include <stdio.h>
@@ -148,24 +149,10 @@ static bool put_attr_value(gl_strbuf *b, const gl_attr *a, attr_form form)
     }
 }
 
-/* The tensor of a constant value: an initializer, or a Constant node's `value`. */
-static const gl_tensor *constant_tensor(const gl_value *v)
-{
-    if (!v)
-        return NULL;
-    if (!v->producer)
-        return v->init && gl_value_is_constant(v) ? v->init : NULL;
-    const gl_node *p = v->producer;
-    if (!p->op_type || *p->domain || strcmp(p->op_type, "Constant") != 0)
-        return NULL;
-    const gl_attr *a = gl_node_attr_typed(p, "value", GL_ATTR_TENSOR);
-    return a ? a->t : NULL;
-}
-
 /* A small numeric constant input as a list (a scalar as its value); false otherwise. */
 static bool put_input_value(gl_strbuf *b, const gl_node *n, int input, attr_form form)
 {
-    const gl_tensor *t = (size_t)input < n->n_inputs ? constant_tensor(n->inputs[input]) : NULL;
+    const gl_tensor *t = (size_t)input < n->n_inputs ? gl_pt_const(n->inputs[input]) : NULL;
     if (!t || t->count < 1 || t->count > MAX_INPUT_VALUES || t->dtype == GL_DT_STRING ||
         gl_dtype_size(t->dtype) == 0 || !gl_tensor_data(t))
         return false;

@@ -41,9 +41,10 @@ static double run_prim(dnnl_primitive_t prim, int nargs, dnnl_exec_arg_t *args, 
     return m;
 }
 
-/* The convolution of c with activations in `tag`: its median time, its implementation. */
-static double time_conv(const ccase *c, dnnl_format_tag_t tag, bool swish, int runs,
-                        double *ns, char *impl, size_t len)
+/* The convolution of c with activations in `tag` (Winograd's algorithm when `winograd`):
+ * its median time, its implementation. */
+static double time_conv(const ccase *c, dnnl_format_tag_t tag, bool swish, bool winograd,
+                        int runs, double *ns, char *impl, size_t len)
 {
     int64_t pad = c->k / 2, out = (c->hw + 2 * pad - c->k) / c->stride + 1;
     dnnl_dims_t sd = {1, c->ic, c->hw, c->hw}, dd = {1, c->oc, out, out};
@@ -56,7 +57,9 @@ static double time_conv(const ccase *c, dnnl_format_tag_t tag, bool swish, int r
     CHECK(dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a));
     dnnl_convolution_desc_t cd;
     CHECK(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                             dnnl_convolution_direct, &src, &wei, &bias, &dst,
+                                             winograd ? dnnl_convolution_winograd
+                                                      : dnnl_convolution_direct,
+                                             &src, &wei, &bias, &dst,
                                              st, pl, pl));
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t post = NULL;
@@ -117,6 +120,35 @@ static double time_reorder(int64_t ch, int64_t hw, dnnl_format_tag_t from, dnnl_
     return t;
 }
 
+/* 3x3 stride-1 convolutions on blocked activations, direct against Winograd (which oneDNN
+ * 2.6 has on AVX-512 only, and on blocked activations only): the row of dn_cost.c's
+ * WINOGRAD_OVER_DIRECT and the channel floor of dn_winograd_fits. */
+static void print_winograd(dnnl_format_tag_t blocked, int rounds, int runs, double *ns)
+{
+    static const ccase cases[] = {
+        {16, 16, 56, 3, 1, 1},    {32, 32, 112, 3, 1, 1},   {48, 48, 28, 3, 1, 1},
+        {64, 64, 56, 3, 1, 1},    {96, 96, 14, 3, 1, 1},    {128, 128, 28, 3, 1, 1},
+        {256, 256, 14, 3, 1, 1},  {512, 512, 7, 3, 1, 1},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    int nr = rounds < 8 ? rounds : 8;
+    printf("\n3x3 stride 1, blocked: direct against Winograd (median of rounds)\n");
+    printf("%5s %5s %4s  %-22s %9s  %-22s %9s %6s\n", "ic", "oc", "hw", "direct impl",
+           "us", "winograd impl", "us", "w/d");
+    for (int i = 0; i < N; i++) {
+        double d[8], w[8];
+        char di[48], wi[48];
+        for (int r = 0; r < nr; r++) {
+            d[r] = time_conv(&cases[i], blocked, false, false, runs, ns, di, sizeof(di));
+            w[r] = time_conv(&cases[i], blocked, false, true, runs, ns, wi, sizeof(wi));
+        }
+        double dm = bench_median(d, nr) / 1e3, wm = bench_median(w, nr) / 1e3;
+        printf("%5lld %5lld %4lld  %-22.22s %9.1f  %-22.22s %9.1f %6.2f\n",
+               (long long)cases[i].ic, (long long)cases[i].oc, (long long)cases[i].hw, di, dm,
+               wi, wm, wm / dm);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rounds = 3, runs = 30, threads = 2, opt;
@@ -162,8 +194,8 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds && r < 8; r++)
         for (int i = 0; i < N; i++)
             for (int t = 0; t < 4; t++)
-                med[i][t][r] = time_conv(&cases[i], tags[t % 2], t >= 2, runs, ns, impl[i][t],
-                                         48);
+                med[i][t][r] = time_conv(&cases[i], tags[t % 2], t >= 2, false, runs, ns,
+                                         impl[i][t], 48);
     printf("threads %d, blocked = %s\n", threads, b16 ? "nChw16c" : "nChw8c");
     printf("%5s %5s %4s %2s %2s %5s  %-22s %9s  %-22s %9s %6s %9s %9s %6s\n", "ic", "oc", "hw",
            "k", "s", "group", "nhwc impl", "nhwc us", "blocked impl", "blk us", "n/b",
@@ -190,6 +222,10 @@ int main(int argc, char **argv)
                (long long)sizes[i][0], (long long)sizes[i][1], bytes, to_b / 1e3, bytes / to_b,
                to_n / 1e3, bytes / to_n);
     }
+    if (b16)
+        print_winograd(dnnl_nChw16c, rounds, runs, ns);
+    else
+        printf("\nno Winograd table: oneDNN 2.6 has its f32 Winograd on AVX-512 only\n");
     free(ns);
     dnnl_stream_destroy(stream);
     dnnl_engine_destroy(engine);

@@ -253,7 +253,8 @@ Test(bisect, text_settings)
         {{"dnnl.fault=a", "dnnl.fault=b=c d", NULL}, "b=c d", NULL},
         {{"dnnl.delay=x", NULL}, NULL, NULL},
         {{"dnnl.fault=", NULL}, NULL, "dnnl.fault: expected a NAME"},
-        {{"dnnl.nosuch=1", NULL}, NULL, "is not an option of 'dnnl' (its options: fault, delay)"},
+        {{"dnnl.nosuch=1", NULL}, NULL,
+         "is not an option of 'dnnl' (its options: winograd, fault, delay)"},
         {{"fusion.fault=x", NULL}, NULL, "'x' is not a whole number"},
     };
     for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {

@@ -16,6 +16,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,18 @@ static const lcase cases[] = {
      "in x f32s[1,24,28,28]; const w f32s[144,24,1,1] = rand; y = Conv(x, w); r = Relu(y); "
      "out r",
      SHAPES, 'n', BY_COST, "n_y"},
-    {"3x3 dense 32 -> 32 at 14x14",
+    /* Winograd, which oneDNN has on blocked activations only, halves it there */
+    {"3x3 dense 32 -> 32 at 14x14, stride 1",
      "in x f32s[1,32,14,14]; const w f32s[32,32,3,3] = rand; const k f32s[32] = rand; "
      "y = Conv(x, w, k) pads=[1,1,1,1]; out y",
+     SHAPES, 'b', BY_COST, "n_y"},
+    {"3x3 dense 32 -> 32 at 14x14, stride 2: no Winograd, nhwc's brgconv is ahead",
+     "in x f32s[1,32,14,14]; const w f32s[32,32,3,3] = rand; const k f32s[32] = rand; "
+     "y = Conv(x, w, k) pads=[1,1,1,1] strides=[2,2]; out y",
+     SHAPES, 'n', BY_COST, "n_y"},
+    {"3x3 dense 8 -> 8 at 28x28: too few channels for Winograd",
+     "in x f32s[1,8,28,28]; const w f32s[8,8,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1]; out y",
      SHAPES, 'n', BY_COST, "n_y"},
     {"depthwise 3x3 of 32 channels at 56x56",
      "in x f32s[1,32,56,56]; const w f32s[32,1,3,3] = rand; "
@@ -146,4 +156,89 @@ Test(dnnl_layout, auto_chooses_by_cost_and_forced_layouts_override)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
         run_case(&cases[i]);
+}
+
+/* A 3x3 stride-1 convolution on blocked activations runs on oneDNN's Winograd kernel
+ * (where the CPU has it: AVX-512), with its numbers within the usual tolerance of the
+ * reference; --set dnnl.winograd=0 (gl_exec_options.dnnl_no_winograd) keeps the direct one,
+ * and so does a strided or grouped convolution. */
+typedef struct wcase {
+    const char *name, *graph;
+    bool no_winograd, want_winograd;
+} wcase;
+
+static const wcase winograd_cases[] = {
+    {"3x3 64 -> 64 at 28x28, Relu",
+     "in x f32s[1,64,28,28]; const w f32s[64,64,3,3] = rand; const k f32s[64] = rand; "
+     "y = Conv(x, w, k) pads=[1,1,1,1]; r = Relu(y); out r",
+     false, true},
+    {"the same with dnnl.winograd=0",
+     "in x f32s[1,64,28,28]; const w f32s[64,64,3,3] = rand; const k f32s[64] = rand; "
+     "y = Conv(x, w, k) pads=[1,1,1,1]; r = Relu(y); out r",
+     true, false},
+    {"stride 2",
+     "in x f32s[1,64,28,28]; const w f32s[64,64,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; out y",
+     false, false},
+    {"dilation 2",
+     "in x f32s[1,64,28,28]; const w f32s[64,64,3,3] = rand; "
+     "y = Conv(x, w) pads=[2,2,2,2] dilations=[2,2]; out y",
+     false, false},
+    {"grouped",
+     "in x f32s[1,64,28,28]; const w f32s[64,32,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] group=2; out y",
+     false, false},
+};
+
+Test(dnnl_layout, winograd_where_it_fits_and_as_asked)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(winograd_cases); i++) {
+        const wcase *c = &winograd_cases[i];
+        gn_graph b;
+        gl_pipeline *p = gn_run_passes(c->name, 13, c->graph, NULL, SHAPES, &b);
+        cr_assert_not_null(p);
+        const gl_model *m = p->steps[p->n_steps - 1].model;
+        gl_tensor **in = gn_feeds(&b, m->graph, c->name);
+        size_t n_in = m->graph->n_inputs;
+        gl_tensor *want = NULL, *got = NULL;
+        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, c->name));
+        gl_exec_options o = {.backend = "dnnl", .layout = "blocked",
+                             .dnnl_no_winograd = c->no_winograd};
+        gl_exec *e = NULL;
+        cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s: %s", c->name, gl_error_message());
+        cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)in, n_in, &got, 1), GL_OK,
+                     "%s: %s", c->name, gl_error_message());
+        gl_compare r;
+        char line[256];
+        gl_compare_tensors(got, want, RTOL, ATOL, &r);
+        gl_compare_format(&r, line, sizeof(line));
+        cr_expect(r.ok, "%s: dnnl vs ref: %s", c->name, line);
+        const gl_plan_entry *en = tu_plan_entry(e, "n_y", 0);
+        cr_assert_not_null(en, "%s: no plan entry", c->name);
+        bool wino = strstr(en->info.impl, "wino") != NULL;
+        /* oneDNN 2.6's f32 Winograd kernels need AVX-512 */
+        bool can = __builtin_cpu_supports("avx512f");
+        cr_expect(wino == (c->want_winograd && can), "%s: implementation %s", c->name,
+                  en->info.impl);
+        /* A NaN and an infinity in the input: Winograd's transforms would smear them over
+         * their tiles (Inf - Inf); the run takes the reference kernel instead. */
+        float *xs = gl_tensor_make_writable(in[0]);
+        xs[5] = NAN;
+        xs[100] = INFINITY;
+        xs[2000] = -INFINITY;
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        got = want = NULL;
+        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, c->name));
+        cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)in, n_in, &got, 1), GL_OK,
+                     "%s: %s", c->name, gl_error_message());
+        gl_compare_tensors(got, want, RTOL, ATOL, &r);
+        gl_compare_format(&r, line, sizeof(line));
+        cr_expect(r.ok, "%s, NaN and infinities in the input: dnnl vs ref: %s", c->name, line);
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        gl_exec_free(e);
+        gn_free_tensors(in, n_in);
+        gl_pipeline_free(p);
+    }
 }

@@ -786,6 +786,7 @@ static int profile_model(const gl_model *m, profile_args *a)
     a->o.expected = d.expected ? (const gl_tensor *const *)d.expected : NULL;
     a->o.dnnl_fault = gl_settings_lookup_text(&a->so.settings, "dnnl", "fault");
     a->o.dnnl_delay = gl_settings_lookup_text(&a->so.settings, "dnnl", "delay");
+    a->o.dnnl_no_winograd = gl_settings_lookup(&a->so.settings, "dnnl", "winograd", 1) == 0;
     st = profile_traced(m, &d, a, &p);
     a->o.expected = NULL;
     gl_dataset_free(&d);

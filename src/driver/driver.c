@@ -437,7 +437,8 @@ gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *ba
         .backend = backend, .threads = o->threads, .max_memory = o->max_memory,
         .max_iterations = o->max_iterations,
         .dnnl_fault = gl_settings_lookup_text(&o->settings, "dnnl", "fault"),
-        .dnnl_delay = gl_settings_lookup_text(&o->settings, "dnnl", "delay")};
+        .dnnl_delay = gl_settings_lookup_text(&o->settings, "dnnl", "delay"),
+        .dnnl_no_winograd = gl_settings_lookup(&o->settings, "dnnl", "winograd", 1) == 0};
 }
 
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,

@@ -157,6 +157,8 @@ struct gl_exec_options {
      * GL_DNNL_DELAY_MS (delay). NULL: none. The reference backend ignores them; a node
      * oneDNN does not run is not touched. Copied by the backend. */
     const char *dnnl_fault, *dnnl_delay;
+    /* --set dnnl.winograd=0: oneDNN's direct convolutions only (dn_conv.c). */
+    bool dnnl_no_winograd;
 };
 
 /* What --set dnnl.delay=NAME adds to a run: far above the noise of a small model's run. */

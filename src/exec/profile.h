@@ -81,6 +81,7 @@ typedef struct gl_profile_options {
     /* gl_exec_options' test-only injections (--set dnnl.fault=NAME, dnnl.delay=NAME) for
      * every oneDNN run; NULL: none */
     const char *dnnl_fault, *dnnl_delay;
+    bool dnnl_no_winograd; /* gl_exec_options.dnnl_no_winograd */
     uint64_t load_ns;   /* how long loading the model took, for the trace (0: unknown) */
 } gl_profile_options;
 

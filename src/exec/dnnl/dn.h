@@ -95,6 +95,7 @@ typedef struct dn_ctx {
     dn_layout *layouts;      /* interned */
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
+    bool no_winograd;        /* gl_exec_options.dnnl_no_winograd */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
 } dn_ctx;
@@ -106,7 +107,15 @@ dnnl_format_tag_t dn_act_tag(const dn_ctx *c, int rank);
  * kernel elements, input and output spatial elements. */
 typedef struct dn_conv_dims {
     int64_t n, ic, oc, group, ksize, in_spatial, out_spatial;
+    /* Blocked activations run it with Winograd (dn_winograd_fits, unless --set
+     * dnnl.winograd=0). */
+    bool winograd;
 } dn_conv_dims;
+/* A convolution oneDNN 2.6 runs faster with Winograd than direct on blocked activations
+ * (bench/bench_dnnl_layout: 1.1-2.6x): 2-D 3x3, stride 1, no dilation, no groups, 32 or
+ * more channels in and out (with 16, the direct kernel is as fast). */
+bool dn_winograd_fits(int nsp, const int64_t *kernel, const int64_t *stride,
+                      bool dilated, int64_t group, int64_t ic, int64_t oc);
 /* Its estimated time in microseconds with activations in policy p's layout. */
 double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p);
 /* The row of the cost table it falls in ("1x1, < 128 input channels"). */

@@ -36,6 +36,15 @@
 /* oneDNN 2.6's concat on blocked activations falls to simple:any, a copy element by
  * element (the reason the former rule kept nhwc for nets with Concat). */
 #define BLOCKED_CONCAT_BYTES_PER_US 4.0e3
+/* Winograd's time over the direct blocked kernel's (dn_winograd_fits), 3x3 stride 1, 2
+ * threads, bench/bench_dnnl_layout's last table: 64 channels at 56x56 0.29 against 0.58 ms
+ * (jit_fp32_wino_2x3), 128 at 28x28 0.22/0.57 (jit_wino_4x3), 256 at 14x14 0.27/0.57, 512
+ * at 7x7 0.38/0.60, 32 at 112x112 0.37/0.59, 48 at 28x28 0.051/0.084, 16 at 56x56
+ * 0.035/0.038 to 1.08 (hence the floor of 32 channels); batch 8 at 56x56 and 14x14 0.42
+ * and 0.49. Inside a whole model the gain is smaller on deep layers, whose Winograd
+ * weights (16/9 or 36/9 of the direct ones) no longer stay in cache: resnet18's 512-channel
+ * 3x3 convolutions 0.80 against 0.90-0.97 ms (nhwc brgconv). */
+#define WINOGRAD_OVER_DIRECT 0.55
 
 /* One kind of convolution: its time in nhwc relative to the blocked layout. */
 typedef struct layout_row {
@@ -72,6 +81,13 @@ static bool pointwise_few_channels(const dn_conv_dims *d)
 static bool pointwise(const dn_conv_dims *d)
 {
     return d->ksize == 1 && d->group == 1;
+}
+
+bool dn_winograd_fits(int nsp, const int64_t *kernel, const int64_t *stride, bool dilated,
+                      int64_t group, int64_t ic, int64_t oc)
+{
+    return nsp == 2 && kernel[0] == 3 && kernel[1] == 3 && stride[0] == 1 && stride[1] == 1 &&
+           !dilated && group == 1 && ic >= 32 && oc >= 32;
 }
 
 static bool dense(const dn_conv_dims *d)
@@ -141,7 +157,9 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
     /* Plain NCHW reaches oneDNN's gemm or reference kernels: never cheaper. */
     if (p == DN_LAYOUT_PLAIN)
         return base * 4.0;
-    return p == DN_LAYOUT_NHWC ? base * row_of(d)->nhwc_over_blocked : base;
+    if (p == DN_LAYOUT_NHWC)
+        return base * row_of(d)->nhwc_over_blocked;
+    return d->winograd ? base * WINOGRAD_OVER_DIRECT : base;
 }
 
 const char *dn_conv_cost_kind(const dn_conv_dims *d)
@@ -210,7 +228,8 @@ static int64_t product(const int64_t *d, int from, int to)
 /* The dims of convolution n with input x (weights w: the caller's value when n is in a
  * fused group's body), and its output's shape in *y; false when they are not known. */
 static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value *w,
-                         bool channels_last, dn_conv_dims *d, known_shape *y)
+                         bool channels_last, bool no_winograd, dn_conv_dims *d,
+                         known_shape *y)
 {
     const gl_tensor *t = w ? w->init : NULL;
     /* ConvTranspose's weights are [IC, OC/G, k...]: counted, not costed. */
@@ -230,6 +249,13 @@ static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value 
                         .ksize = product(t->dims, 2, t->rank),
                         .in_spatial = product(in_sp, 0, nsp),
                         .out_spatial = product(out_sp, 0, nsp)};
+    bool dilated = false;
+    for (int i = 0; i < nsp; i++)
+        dilated |= win.dil[i] != 1;
+    /* graphlab's NhwcConv (channels_last) keeps nhwc bytes: never Winograd. */
+    d->winograd = !no_winograd && !channels_last &&
+                  dn_winograd_fits(nsp, t->dims + 2, win.stride, dilated, d->group, d->ic,
+                                   d->oc);
     y->rank = rank;
     y->dims[0] = d->n;
     y->dims[channels_last ? rank - 1 : 1] = d->oc;
@@ -239,6 +265,7 @@ static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value 
 
 typedef struct layout_tally {
     size_t convs, depthwise, concats, costed;
+    bool no_winograd;          /* dn_ctx.no_winograd */
     double us[3];              /* per dn_policy */
     double concat_us[3];
 } layout_tally;
@@ -277,7 +304,8 @@ static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, cons
     known_shape xs, ys;
     k->convs++;
     k->depthwise += weights_depthwise(n, w);
-    if (!shape_of(memo, x, &xs) || !conv_dims_of(n, &xs, w, channels_last, &d, &ys))
+    if (!shape_of(memo, x, &xs) ||
+        !conv_dims_of(n, &xs, w, channels_last, k->no_winograd, &d, &ys))
         return;
     ys.v = n->outputs[0];
     memo_add(memo, &ys);
@@ -377,6 +405,7 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
 {
     layout_tally k;
     memset(&k, 0, sizeof(k));
+    k.no_winograd = c->no_winograd;
     shape_memo memo = {NULL, 0, 0};
     const gl_graph *g = m->graph;
     for (size_t i = 0; i < g->n_nodes; i++) {

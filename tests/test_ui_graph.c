@@ -664,7 +664,9 @@ static void check_flat_edges(const gl_layout *l, const gl_drawing *d)
     }
 }
 
-Test(real, compact_boxes_are_one_row_each_and_every_edge_connected)
+/* Flat boxes in a Graphviz drawing (gl_draw_opts.flat; the view draws its compact boxes
+ * on rails instead). */
+Test(real, flat_boxes_are_one_row_each_and_every_edge_connected)
 {
     gl_model *m = NULL;
     cr_assert_eq(gl_model_load(tu_src("examples/conv_nhwc/model.onnx"), NULL, &m), GL_OK,
@@ -695,6 +697,83 @@ Test(real, compact_boxes_are_one_row_each_and_every_edge_connected)
     gl_drawing_free(d);
     gl_layout_free(l);
     gl_model_free(m);
+}
+
+/* A rail's marker: ● a node, ○ any other box. */
+static bool is_marker(uint32_t ch) { return ch == 0x25CF || ch == 0x25CB; }
+
+/* Every edge of a rails drawing runs from its tail's marker down its rail to its head's
+ * row, then along that row to the head's marker, every cell between joined to the next. */
+static void check_rail_edges(const gl_layout *l, const gl_drawing *d)
+{
+    for (size_t i = 0; i < l->n_edges; i++) {
+        const gl_drawn_edge *e = &d->edges[i];
+        const gl_cell_rect *src = &d->boxes[l->edges[i].from], *dst = &d->boxes[l->edges[i].to];
+        cr_assert(e->drawn && e->n_path == 3, "edge %zu not drawn", i);
+        const int *p = e->path;
+        int x0 = p[0], y0 = p[1], y1 = p[3], x1 = p[4];
+        cr_expect(y0 == src->y && y1 == dst->y && y0 < y1, "edge %zu: rows %d -> %d", i, y0, y1);
+        cr_expect(is_marker(glyph(d->canvas, x0, y0)) && is_marker(glyph(d->canvas, x1, y1)),
+                  "edge %zu: no marker at its ends", i);
+        cr_expect(x0 < src->x && x1 < dst->x, "edge %zu: the rails are left of the text", i);
+        for (int y = y0; y < y1; y++) {
+            const gl_cell *a = gl_canvas_cell_const(d->canvas, x0, y);
+            const gl_cell *b = gl_canvas_cell_const(d->canvas, x0, y + 1);
+            cr_expect((a->lines & GL_LINE_DOWN) && (b->lines & GL_LINE_UP),
+                      "edge %zu: its rail breaks at row %d", i, y);
+        }
+        int step = x1 > x0 ? 1 : -1;
+        for (int x = x0; x != x1; x += step) {
+            const gl_cell *a = gl_canvas_cell_const(d->canvas, x, y1);
+            cr_expect(a->lines & (step > 0 ? GL_LINE_RIGHT : GL_LINE_LEFT),
+                      "edge %zu: its join breaks at column %d", i, x);
+        }
+    }
+}
+
+Test(real, compact_boxes_are_one_row_each_and_every_edge_on_a_rail)
+{
+    static const char *const models[] = {"examples/conv_nhwc/model.onnx",
+                                         "examples/transformer_block/model.onnx"};
+    for (size_t k = 0; k < GL_ARRAY_LEN(models); k++) {
+        gl_model *m = NULL;
+        cr_assert_eq(gl_model_load(tu_src(models[k]), NULL, &m), GL_OK, "%s",
+                     gl_error_message());
+        gl_render_opts o = {.fold_constants = true, .one_line = true, .xlabels = true};
+        gl_layout *l = NULL;
+        cr_assert_eq(gl_render_layout(m->graph, &o, &l, NULL), GL_OK, "%s",
+                     gl_error_message());
+        gl_drawing *d = NULL;
+        cr_assert_eq(gl_drawing_build_rails(l, &(gl_draw_opts){.label_cols = 48}, &d), GL_OK,
+                     "%s", gl_error_message());
+        bool *row_used = gl_xcalloc((size_t)d->canvas->height, sizeof(bool));
+        for (size_t i = 0; i < l->n_nodes; i++) {
+            const gl_cell_rect *r = &d->boxes[i];
+            cr_expect_eq(r->h, 1, "%s: box %zu: one row", models[k], i);
+            cr_assert(r->y >= 0 && r->y < d->canvas->height);
+            cr_expect(!row_used[r->y], "%s: box %zu shares row %d", models[k], i, r->y);
+            row_used[r->y] = true;
+            char *row = row_text(d->canvas, r->y, r->x, r->w, -1);
+            char *cursor = row_text(d->canvas, r->y, r->x, r->w, (int32_t)i);
+            cr_expect(row[0] == '[' && row[strlen(row) - 1] == ']', "box %zu reads '%s'", i,
+                      row);
+            cr_expect(strncmp(cursor, "\xE2\x96\xBA ", 4) == 0, "the cursor's box: '%s'",
+                      cursor);
+            if (l->nodes[i].kind == GL_BOX_NODE)
+                cr_expect(strstr(row, " \xC2\xB7 "), "op, then the name: '%s'", row);
+            free(row);
+            free(cursor);
+        }
+        /* one box per row, no row left blank between the first and the last */
+        for (size_t i = 0; i < d->n_order; i++)
+            cr_expect_eq(d->boxes[d->order[i]].y, d->boxes[d->order[0]].y + (int)i,
+                         "%s: box %zu of the reading order", models[k], i);
+        check_rail_edges(l, d);
+        free(row_used);
+        gl_drawing_free(d);
+        gl_layout_free(l);
+        gl_model_free(m);
+    }
 }
 
 /* The text of line k of box i. */

@@ -4,7 +4,8 @@
 # { and } move to the producer / consumer, J reaches the "... N more" box and Enter on it
 # draws what it stood for, the input box is a stop that Enter describes. On the in-tree
 # shufflenet_mini (374 nodes, torch's names), and the shared shufflenet when there.
-# Compact boxes (z, issue 24): golden screens at 80x24 and 200x60, each with and without
+# Compact boxes (z, issue 24): one row per node on rails, golden screens at 80x24 and
+# 200x60 (at least 16 and 40 nodes), each with and without
 # NO_COLOR (the same text; colours only without it).
 . "$GL_SRCDIR/tests/tap.sh"
 . "$GL_SRCDIR/tests/corpus.sh"
@@ -102,13 +103,30 @@ compact() {
     keys q
     check "compact $what: q exits 0" [ "$(wait_rc)" = 0 ]
 }
-compact 80 24 8 ""
-compact 80 24 8 1
-compact 200 60 20 ""
-compact 200 60 20 1
+compact 80 24 16 ""
+compact 80 24 16 1
+compact 200 60 40 ""
+compact 200 60 40 1
 if [ -f "$SHARED_MODELS/shufflenet_v2_x0_5/model.onnx" ]; then
     graph_view shufflenet "$SHARED_MODELS/shufflenet_v2_x0_5/model.onnx" \
         "input float[1,3,224,224]"
+fi
+
+# A transformer layer at 160x48: compact boxes put 30 or more of its nodes (● on the
+# rails) on one screen (issue 24 asked for 30+ where Graphviz's ranks gave 14).
+markers() { screen | grep -o '●' | wc -l | tr -d ' '; }
+if [ -f "$SHARED_MODELS/transformer_encoder_layer/model.onnx" ]; then
+    start 160 48 -- "$SHARED_MODELS/transformer_encoder_layer/model.onnx"
+    check "transformer compact: opens" wait_for "step 0/"
+    keys v
+    check "transformer compact: the graph view" wait_for "graph 00-input"
+    keys z
+    check "transformer compact: compact boxes" wait_for "compact boxes: one line per node"
+    settle
+    n=$(markers)
+    check "transformer compact at 160x48: 30 or more nodes on the screen: $n" [ "$n" -ge 30 ]
+    keys q
+    check "transformer compact: q exits 0" [ "$(wait_rc)" = 0 ]
 fi
 
 tap_done

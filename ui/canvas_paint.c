@@ -29,6 +29,8 @@ static chtype ascii_fallback(uint32_t cp)
     case 0x25BA: return '>';
     case 0x2026: return '~';
     case 0x00B7: return '.';
+    case 0x25CF: return '*'; /* ● a node on the compact view's rails */
+    case 0x25CB: return 'o'; /* ○ an input, output or constant there */
     default: return '?';
     }
 }

@@ -549,7 +549,7 @@ static void route_edge(gl_drawing *d, const gl_layout_edge *e, const ptvec *samp
 
 /* ---- boxes and labels on the canvas ---- */
 
-static gl_style box_style(const gl_layout_node *n)
+gl_style gl_drawing_box_style(const gl_layout_node *n)
 {
     static const gl_style by_mark[] = {
         [GL_MARK_ADDED] = GL_STYLE_ADDED,
@@ -579,7 +579,7 @@ static int head_to_keep(const char *line, const char *end, int cols)
 static void draw_box(gl_drawing *d, const gl_layout_node *n, size_t i)
 {
     const gl_cell_rect *r = &d->boxes[i];
-    gl_style style = box_style(n);
+    gl_style style = gl_drawing_box_style(n);
     bool rounded = n->kind == GL_BOX_INPUT || n->kind == GL_BOX_OUTPUT || n->kind == GL_BOX_STUB;
     const char *line = n->label ? n->label : "";
     if (r->h == 1) { /* flat */

@@ -86,6 +86,13 @@ typedef struct gl_drawing {
 gl_status gl_drawing_build(const gl_layout *l, const gl_draw_opts *o, gl_drawing **out);
 void gl_drawing_free(gl_drawing *d);
 
+/* The same boxes one row each, in a topological order, with the edges on rails to the
+ * left of the text (graph_rails.c): the graph view's compact boxes. Reads only the
+ * layout's boxes, edges and Graphviz's order of them; `o`'s label_cols (0: 48). */
+gl_status gl_drawing_build_rails(const gl_layout *l, const gl_draw_opts *o, gl_drawing **out);
+/* A box's colour: its diff mark's, else its kind's. */
+gl_style gl_drawing_box_style(const gl_layout_node *n);
+
 /* The cell of layout point (x, y). */
 void gl_drawing_map(const gl_drawing *d, double x, double y, int *col, int *row);
 /* Index of the box covering cell (col, row), or -1. */

@@ -40,6 +40,11 @@
 #define CACHE_SLOTS 8
 #define PAN_ROWS 3
 #define PAN_COLS 8
+/* Compact boxes are drawn on rails (graph_rails.c), where a box costs one row whatever
+ * the edges: a neighbourhood may hold more of them before it is cut, so that a DenseNet's
+ * wide Concats do not leave a screen half made of "... 1 more" boxes. Graphviz still
+ * orders them: at this size it lays out in about half a second. */
+#define MAX_BOXES_COMPACT (4 * GL_GRAPH_VIEW_MAX_BOXES)
 #define ONE_LINE_COLS 48 /* a compact box's text: "Conv k=3x3 s=2 p=1 · conv1/Conv" */
 
 typedef struct layout_key {
@@ -356,7 +361,8 @@ static void attempt_free(attempt *a)
 static gl_status lay_out(layout_job *j, gl_job *job, int radius, attempt *a)
 {
     gl_job_progress(job, "laying out the graph (radius %d)", radius);
-    gl_render_opts o = {.diff = j->diff, .max_nodes = GL_GRAPH_VIEW_MAX_BOXES,
+    gl_render_opts o = {.diff = j->diff,
+                        .max_nodes = j->key.one_line ? MAX_BOXES_COMPACT : GL_GRAPH_VIEW_MAX_BOXES,
                         .focus = j->focus, .radius = radius, .fold_constants = true,
                         .also = (const char *const *)j->also, .n_also = j->n_also,
                         .widen = j->widen, .n_widen = j->n_widen, .shared_once = true,
@@ -369,7 +375,8 @@ static gl_status lay_out(layout_job *j, gl_job *job, int radius, attempt *a)
         d = (gl_draw_opts){.compact = true, .flat = true, .label_cols = ONE_LINE_COLS,
                            .no_edge_labels = true};
     if (st == GL_OK)
-        st = gl_drawing_build(a->layout, &d, &a->drawing);
+        st = j->key.one_line ? gl_drawing_build_rails(a->layout, &d, &a->drawing)
+                             : gl_drawing_build(a->layout, &d, &a->drawing);
     return st;
 }
 

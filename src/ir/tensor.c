@@ -110,6 +110,15 @@ gl_buffer *gl_buffer_ref(gl_buffer *b)
     return b;
 }
 
+static void drop_origin(gl_buffer *b)
+{
+    if (b->origin) {
+        free(b->origin->path);
+        free(b->origin);
+        b->origin = NULL;
+    }
+}
+
 void gl_buffer_unref(gl_buffer *b)
 {
     if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0)
@@ -146,6 +155,7 @@ void gl_buffer_unref(gl_buffer *b)
         gl_buffer_unref(b->parent);
         break;
     }
+    drop_origin(b);
     free(b);
 }
 
@@ -291,6 +301,7 @@ void *gl_tensor_make_writable(gl_tensor *t)
         return NULL;
     if (__atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) == 1 && !b->readonly) {
         b->hash_valid = false; /* the caller is about to write */
+        drop_origin(b);        /* and the file no longer holds these bytes */
         return b->data;
     }
     /* The copy counts under the run limits but is not refused by them: its size is that

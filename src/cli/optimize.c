@@ -217,7 +217,7 @@ int gl_cmd_optimize(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &o);
     if (rc == GL_EXIT_OK) {
         gl_status st = gl_session_open(a.model, &o, &s);
-        gl_save_options so = {.self_contained = a.self_contained, .report = &a.saved};
+        gl_save_options so = {.keep_unchanged = !a.self_contained, .report = &a.saved};
         if (st == GL_OK)
             st = gl_model_save(s.model, a.out, &so);
         if (st == GL_OK && a.json)

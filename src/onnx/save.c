@@ -114,7 +114,7 @@ typedef struct save_ctx {
     size_t n_tensors, cap_tensors;
     ext_writer ext;
     gl_shared_weights *shared; /* not NULL: external data goes there, not to ext */
-    bool self_contained;
+    bool keep_unchanged;
     kept_file *kept;
     size_t n_kept, cap_kept;
     gl_save_report *report; /* never NULL: the caller's, or own_report */
@@ -446,7 +446,7 @@ static gl_status keep_in_place(save_ctx *c, const gl_tensor *t, Onnx__TensorProt
 {
     *done = false;
     const gl_file_extent *o = t->buf ? t->buf->origin : NULL;
-    if (!o || c->self_contained || c->shared || !c->ext.path || t->dtype == GL_DT_STRING ||
+    if (!o || !c->keep_unchanged || c->shared || !c->ext.path || t->dtype == GL_DT_STRING ||
         !tp->has_raw_data || tp->raw_data.len != t->buf->size)
         return GL_OK;
     const kept_file *k;
@@ -893,7 +893,7 @@ static void ctx_init(save_ctx *c, const gl_model *m, const char *where,
     c->value_info = !(opts && opts->no_value_info);
     c->ext.file.fd = -1;
     c->shared = opts ? opts->shared_weights : NULL;
-    c->self_contained = opts && opts->self_contained;
+    c->keep_unchanged = opts && opts->keep_unchanged;
     c->report = opts && opts->report ? opts->report : &c->own_report;
     *c->report = (gl_save_report){0};
 }

@@ -61,8 +61,12 @@ while IFS='|' read -r model data; do
     orig="$src/$data" out="$work/out-$name" link="$work/out-$name/model.onnx.$data"
     before=$(sum "$orig")
     mkdir "$out" "$work/alone-$name"
+    # first a whole copy there, as every optimize wrote before: the next one drops it
+    run optimize "$model" --self-contained -o "$out/model.onnx"
     run optimize "$model" -o "$out/model.onnx"
     check "$name: optimize -o: exit 0" [ "$rc" -eq 0 ]
+    check "$name: the earlier save's whole copy in OUT.data is gone" \
+        [ ! -e "$out/model.onnx.data" ]
     check "$name: OUT.$data is a hard link to the input's $data (same inode)" \
         [ "$(inode "$link")" = "$(inode "$orig")" ]
     check "$name: OUT.data holds only changed tensors: smaller than $data" \

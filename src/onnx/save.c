@@ -1003,9 +1003,9 @@ static gl_status write_model_file(Onnx__ModelProto *mp, gl_atomic_file *file)
     return s.status;
 }
 
-/* "<OUT>.data" belongs to OUT: when the new OUT has nothing there, an older one's (up to
- * the whole weights, before unchanged tensors were kept in place) would stay behind
- * unused. Only a regular file that is no input goes. */
+/* "<OUT>.data" belongs to OUT: when the new OUT keeps its weights in place and has
+ * nothing there, an older one's (up to the whole weights, written before they were kept
+ * in place) would stay behind unused. Only a regular file that is no input goes. */
 static void remove_stale_data_file(const char *data_path)
 {
     struct stat st;
@@ -1047,7 +1047,7 @@ gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_optio
         st = gl_atomic_commit(&file);
     else
         gl_atomic_abort(&file);
-    if (st == GL_OK && !c.ext.open)
+    if (st == GL_OK && !c.ext.open && c.report->kept)
         remove_stale_data_file(c.ext.path);
     ctx_free(&c);
     return st;

@@ -129,4 +129,19 @@ while IFS='|' read -r model data; do
 done <<MODELS
 $models
 MODELS
+# Another file system (tmpfs at /dev/shm): no hard link can be made; the weights are
+# copied into OUT.data and stdout says why.
+shm=$(mktemp -d /dev/shm/glkeep.XXXXXX 2>/dev/null) || shm=""
+if [ -n "$shm" ] && [ "$(stat -c %d "$shm")" != "$(stat -c %d "$work/mlp")" ]; then
+    run optimize "$work/mlp/model.onnx" -o "$shm/model.onnx"
+    check "another file system: exit 0, the weights copied into OUT.data, stdout says why" \
+        sh -c "[ $rc -eq 0 ] && [ -s '$shm/model.onnx.data' ] && [ ! -e '$shm/model.onnx.weights.bin' ] &&
+               grep -q '^copied instead of kept: .*cannot link' '$work/out'"
+    run run "$shm/model.onnx" --data "$work/mlp/test_data_set_0"
+    check "another file system: the copy runs to the data set's outputs" [ "$rc" -eq 0 ]
+    rm -rf "$shm"
+else
+    [ -n "$shm" ] && rm -rf "$shm"
+    skip "another file system: /dev/shm is not one here"
+fi
 tap_done

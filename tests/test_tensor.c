@@ -9,7 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- dtype table ---- */
 
@@ -426,6 +428,90 @@ Test(tensor, get_f64_reads_every_numeric_dtype)
                      gl_dtype_onnx_name(rows[i].dt), gl_tensor_get_f64(t, 0));
         cr_expect_eq(gl_tensor_get_f64(t, 1), 0, "%s: out of range", gl_dtype_onnx_name(rows[i].dt));
         cr_expect_eq(gl_tensor_get_f64(t, -1), 0, "%s: negative index", gl_dtype_onnx_name(rows[i].dt));
+        gl_tensor_free(t);
+    }
+}
+
+/* ---- large mapped weights: hashed without staying resident (issue 23) ---- */
+
+/* Kilobytes of `addr`'s mapping resident in this process (/proc/self/smaps), -1 when not
+ * found. */
+static long resident_kb(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    long kb = -1;
+    bool inside = false;
+    uintptr_t a = (uintptr_t)addr;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            inside = a >= lo && a < hi;
+        else if (inside && sscanf(line, "Rss: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb;
+}
+
+/* A read-only private mapping of a new file of `size` bytes (pattern by `seed`), each
+ * page read once so that all of it is resident. */
+static gl_tensor *mapped_tensor(size_t size, unsigned seed)
+{
+    char path[] = "/tmp/gltensor.XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    unlink(path);
+    uint32_t *data = malloc(size);
+    for (size_t i = 0; i < size / 4; i++)
+        data[i] = (uint32_t)(i * 2654435761u) ^ seed;
+    cr_assert_eq(write(fd, data, size), (ssize_t)size);
+    free(data);
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    cr_assert(map != MAP_FAILED);
+    volatile uint32_t sum = 0;
+    for (size_t i = 0; i < size / 4; i += 1024)
+        sum += ((const uint32_t *)map)[i];
+    int64_t n = (int64_t)(size / 4);
+    gl_tensor *t = gl_tensor_wrap(GL_DT_UINT32, 1, &n, n, gl_buffer_new_mmap(map, size, map, size));
+    t->buf->readonly = true;
+    return t;
+}
+
+/* The pipeline hashes every weight once to tell whether a pass changed anything: that
+ * kept a 1.2 GB model's weights resident (optimize at 1.19 GB RSS) until the hash gave a
+ * mapped file's pages back as it went. The hash itself stays a content hash: equal to a
+ * heap copy's, different for other bytes, and the bytes read the same afterwards. */
+Test(tensor, hashing_mapped_weights_leaves_them_unresident)
+{
+    static const struct {
+        size_t bytes;
+        long most_kb; /* resident after the hash */
+    } rows[] = {
+        {(size_t)9 << 20, 1024},  /* two chunks and a part */
+        {(size_t)32 << 20, 1024}, /* eight chunks */
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_tensor *t = mapped_tensor(rows[i].bytes, 7), *other = mapped_tensor(rows[i].bytes, 8);
+        long before = resident_kb(gl_tensor_data(t));
+        cr_expect_geq(before, (long)(rows[i].bytes >> 10) / 2, "%zu bytes: mapped in first",
+                      rows[i].bytes);
+        uint64_t h = gl_tensor_hash(t);
+        long after = resident_kb(gl_tensor_data(t));
+        cr_expect_leq(after, rows[i].most_kb, "%zu bytes: %ld kB still resident after the hash",
+                      rows[i].bytes, after);
+        gl_tensor *copy = gl_tensor_share(t);
+        gl_tensor_make_writable(copy); /* a heap copy of the same bytes */
+        cr_expect_eq(gl_tensor_hash(copy), h, "%zu bytes: a heap copy hashes the same",
+                     rows[i].bytes);
+        cr_expect(gl_tensor_equal(copy, t), "%zu bytes: read again, the same bytes", rows[i].bytes);
+        cr_expect_neq(gl_tensor_hash(other), h, "%zu bytes: other bytes, another hash",
+                      rows[i].bytes);
+        gl_tensor_free(copy);
+        gl_tensor_free(other);
         gl_tensor_free(t);
     }
 }

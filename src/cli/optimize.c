@@ -18,23 +18,31 @@
 
 typedef struct optimize_args {
     const char *model, *out;
-    bool explain, json;
+    bool explain, json, self_contained;
+    gl_save_report saved;
 } optimize_args;
 
-enum { OPT_OUTPUT, OPT_EXPLAIN, OPT_JSON, N_OPTS };
+enum { OPT_OUTPUT, OPT_EXPLAIN, OPT_JSON, OPT_SELF_CONTAINED, N_OPTS };
 static const gl_cli_option own_options[N_OPTS] = {
     [OPT_OUTPUT] = {"output", 'o', true, "OUT.onnx",
                     "where the result goes (written atomically, never over MODEL); required"},
     [OPT_EXPLAIN] = {"explain", 0, false, NULL, "also print every decision, pass by pass"},
     [OPT_JSON] = {"json", 0, false, NULL,
                   "print {input, output, loaded_nodes, passes:[...], decisions:[...]} instead"},
+    [OPT_SELF_CONTAINED] = {"self-contained", 0, false, NULL,
+                            "write every weight into OUT.onnx.data, none pointed at in "
+                            "MODEL's data file: a folder that works alone"},
 };
 
 const gl_command gl_command_optimize = {
     "optimize", "MODEL", "run passes and save the result (the input is never written)",
     "Prints one line per step: its nodes, rewrites and time, \"(unchanged)\" when the pass "
     "changed nothing (\"(graph unchanged; 3 outputs in place)\" for the "
-    "memory plan, which plans and edits no node). --passes defaults to all.",
+    "memory plan, which plans and edits no node). --passes defaults to all. Weights no "
+    "pass changed are not written again: OUT points at them in MODEL's external-data "
+    "file, a hard link beside OUT (OUT.onnx.NAME) unless OUT is in MODEL's folder; only "
+    "the changed ones go to OUT.onnx.data. Across file systems they are copied (and the "
+    "output says why).",
     GL_SOPT_PIPELINE, own_options, N_OPTS, gl_cmd_optimize};
 
 static int own_option(void *ctx, size_t which, const char *value)
@@ -43,6 +51,7 @@ static int own_option(void *ctx, size_t which, const char *value)
     switch (which) {
     case OPT_OUTPUT: a->out = value; break;
     case OPT_EXPLAIN: a->explain = true; break;
+    case OPT_SELF_CONTAINED: a->self_contained = true; break;
     default: a->json = true; break;
     }
     return GL_EXIT_OK;
@@ -58,6 +67,18 @@ static int parse_args(int argc, char **argv, optimize_args *a, gl_session_opts *
     if (!a->out)
         return gl_cli_usage_error("optimize", "missing -o OUT.onnx");
     return GL_EXIT_OK;
+}
+
+/* Where the external weights went: kept in place, written, copied (and why). */
+static void print_weights(const gl_save_report *r)
+{
+    if (!r->kept && !r->written)
+        return;
+    printf("weights: %zu tensor%s (%.1f MB) kept in place, %zu (%.1f MB) written\n", r->kept,
+           r->kept == 1 ? "" : "s", (double)r->kept_bytes / 1e6, r->written,
+           (double)r->written_bytes / 1e6);
+    if (*r->copied)
+        printf("copied instead of kept: %s\n", gl_esc(r->copied));
 }
 
 static void print_table(const optimize_args *a, const gl_pipeline *p)
@@ -89,6 +110,7 @@ static void print_table(const optimize_args *a, const gl_pipeline *p)
         }
     }
     printf("wrote %s\n", gl_esc(a->out));
+    print_weights(&a->saved);
 }
 
 /* One run of m on the reference backend on inputs d, with or without its memory plan:
@@ -170,6 +192,17 @@ static void print_json(const optimize_args *a, const gl_pipeline *p)
         gl_json_object_end(&j);
     }
     gl_json_array_end(&j);
+    gl_json_object_begin(&j, "weights");
+    gl_json_int(&j, "kept", (int64_t)a->saved.kept);
+    gl_json_int(&j, "kept_bytes", (int64_t)a->saved.kept_bytes);
+    gl_json_int(&j, "written", (int64_t)a->saved.written);
+    gl_json_int(&j, "written_bytes", (int64_t)a->saved.written_bytes);
+    gl_json_int(&j, "links", (int64_t)a->saved.links);
+    if (*a->saved.copied)
+        gl_json_string(&j, "copied", a->saved.copied);
+    else
+        gl_json_null(&j, "copied");
+    gl_json_object_end(&j);
     gl_memory_plan_json(gl_pipeline_result(p)->memory_plan, &j);
     gl_export_decisions_json(p, &j);
 }
@@ -184,8 +217,9 @@ int gl_cmd_optimize(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &o);
     if (rc == GL_EXIT_OK) {
         gl_status st = gl_session_open(a.model, &o, &s);
+        gl_save_options so = {.keep_unchanged = !a.self_contained, .report = &a.saved};
         if (st == GL_OK)
-            st = gl_model_save(s.model, a.out, NULL);
+            st = gl_model_save(s.model, a.out, &so);
         if (st == GL_OK && a.json)
             print_json(&a, s.pipeline);
         else if (st == GL_OK)

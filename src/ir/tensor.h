@@ -35,6 +35,15 @@ typedef enum gl_buffer_kind {
     GL_BUF_VIEW     /* bytes inside `parent` (an executor's arena): holds one reference */
 } gl_buffer_kind;
 
+/* Where a buffer's bytes lie, unchanged, in a file: the external data they were loaded
+ * from. A save points at them there instead of writing them again (onnx_io.h); any
+ * write drops it (gl_tensor_make_writable). */
+typedef struct gl_file_extent {
+    char *path;        /* the file as opened (symbolic links resolved); owned */
+    uint64_t offset;   /* of the first byte */
+    uint64_t dev, ino; /* the file's identity then: a file put at `path` since is not it */
+} gl_file_extent;
+
 typedef struct gl_buffer {
     int refs;
     gl_buffer_kind kind;
@@ -55,6 +64,7 @@ typedef struct gl_buffer {
     unsigned charged_to;
     size_t charged;
     struct gl_buffer *parent; /* GL_BUF_VIEW: the buffer whose bytes these are */
+    gl_file_extent *origin;   /* owned; NULL: the bytes are in no file we know */
 } gl_buffer;
 
 /* A place an executor keeps one output buffer between runs, so that a plan run again

@@ -30,12 +30,33 @@ gl_status gl_model_load_buffer(const void *data, size_t len, const char *name,
                                const char *dir, const gl_load_options *opts,
                                gl_model **out);
 
+/* What a save did with external data (gl_save_options.report). */
+typedef struct gl_save_report {
+    size_t kept;          /* tensors pointed at where they lie, not written */
+    uint64_t kept_bytes;
+    size_t written;       /* tensors written into "<OUT>.data" */
+    uint64_t written_bytes;
+    size_t links;         /* input data files linked into the output folder */
+    char copied[512];     /* not "": why a file's tensors were copied, not pointed at */
+} gl_save_report;
+
 typedef struct gl_save_options {
     /* Write initializers of at least this many bytes as external data in
      * "<OUT>.data" beside the model. Initializers that were loaded from external data
      * (gl_tensor.external) go there too whatever the threshold, so a model too big for
      * one protobuf stays loadable; 0 with no such tensor: everything inline. */
     size_t external_threshold;
+    /* An initializer whose bytes are still those loaded from an external-data file
+     * (gl_buffer.origin) is not written again: the model points at it in that file.
+     * ONNX Runtime refuses locations outside the model's folder, so the file must be in
+     * OUT's folder: under its own name when it is there already (the input's folder),
+     * else as a hard link "<OUT>.<its name>" made now (no bytes on one file system; the
+     * link is the input, which no write replaces or enters: util/safe_write.h). Where no
+     * link can be made (another file system) the bytes are copied into "<OUT>.data" and
+     * the report says why. false: every weight is written, a folder that works alone
+     * (--self-contained). Not with shared_weights. */
+    bool keep_unchanged;
+    gl_save_report *report; /* not NULL: filled in */
     /* Emit value_info for every value with a known type (default on: DESIGN.md). */
     bool no_value_info;
     /* Not NULL: initializers of its threshold and more (and those loaded from external

@@ -11,6 +11,10 @@
  * Files are written through util/safe_write.h: never in place, never through a link,
  * never onto an input; every failure unlinks the temporary file.
  *
+ * Unchanged weights are not written again: an initializer whose bytes are still those
+ * loaded from an external-data file points into that file, reached from the output's
+ * folder under its own name or a hard link (onnx_io.h, gl_save_options).
+ *
  * External data ("<OUT>.data"): each tensor starts at a multiple of GL_EXT_ALIGN (4096)
  * bytes, zero padding between, so a reader can mmap a tensor from a page boundary and its
  * first element suits any vector load. onnx's own writer does not align and readers
@@ -92,6 +96,12 @@ typedef struct ext_writer {
     uint64_t size;        /* bytes written so far */
 } ext_writer;
 
+/* An input's external-data file that this save's unchanged tensors point into. */
+typedef struct kept_file {
+    uint64_t dev, ino;
+    char *location; /* its name in the output folder (owned); NULL: copy its tensors */
+} kept_file;
+
 typedef struct save_ctx {
     const gl_model *model;
     const char *where;      /* output path (or the model's) for messages */
@@ -104,6 +114,11 @@ typedef struct save_ctx {
     size_t n_tensors, cap_tensors;
     ext_writer ext;
     gl_shared_weights *shared; /* not NULL: external data goes there, not to ext */
+    bool keep_unchanged;
+    kept_file *kept;
+    size_t n_kept, cap_kept;
+    gl_save_report *report; /* never NULL: the caller's, or own_report */
+    gl_save_report own_report;
 } save_ctx;
 
 #define NEW_MSG(c, var, init_fn) ((var) = arena_alloc(&(c)->arena, sizeof(*(var))), init_fn(var))
@@ -309,6 +324,24 @@ static Onnx__StringStringEntryProto *new_entry(save_ctx *c, char *key, char *val
     return e;
 }
 
+/* The encoded tensor's bytes are at `offset` in the file `location` (beside the model),
+ * not in raw_data. */
+static void point_external(save_ctx *c, Onnx__TensorProto *tp, const char *location,
+                           uint64_t offset)
+{
+    size_t len = tp->raw_data.len;
+    tp->has_raw_data = false;
+    tp->raw_data.len = 0;
+    tp->raw_data.data = NULL;
+    tp->has_data_location = true;
+    tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    tp->n_external_data = 3;
+    tp->external_data = new_array(c, 3, sizeof(*tp->external_data));
+    tp->external_data[0] = new_entry(c, "location", borrow(location));
+    tp->external_data[1] = new_entry(c, "offset", arena_printf(c, "%" PRIu64, offset));
+    tp->external_data[2] = new_entry(c, "length", arena_printf(c, "%zu", len));
+}
+
 /* Move an encoded tensor's raw_data to the external file. */
 static gl_status externalize(save_ctx *c, Onnx__TensorProto *tp)
 {
@@ -318,17 +351,112 @@ static gl_status externalize(save_ctx *c, Onnx__TensorProto *tp)
                              : ext_append(c, tp->raw_data.data, len, &offset);
     if (st != GL_OK)
         return st;
-    tp->has_raw_data = false;
-    tp->raw_data.len = 0;
-    tp->raw_data.data = NULL;
-    tp->has_data_location = true;
-    tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    tp->n_external_data = 3;
-    tp->external_data = new_array(c, 3, sizeof(*tp->external_data));
+    c->report->written++;
+    c->report->written_bytes += len;
     const char *location = c->shared ? gl_shared_weights_location(c->shared) : c->ext.location;
-    tp->external_data[0] = new_entry(c, "location", borrow(location));
-    tp->external_data[1] = new_entry(c, "offset", arena_printf(c, "%" PRIu64, offset));
-    tp->external_data[2] = new_entry(c, "length", arena_printf(c, "%zu", len));
+    point_external(c, tp, location, offset);
+    return GL_OK;
+}
+
+/* ---- unchanged tensors: pointed at in the file they were loaded from ----------------- */
+
+/* Whether `path` is the file `o` was read from (same device and inode; never a link). */
+static bool is_origin_file(const char *path, const gl_file_extent *o)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_dev == o->dev &&
+           (uint64_t)st.st_ino == o->ino;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* "<OUT>" with its last component replaced by `name`. */
+static char *beside_output(const save_ctx *c, const char *name)
+{
+    const char *out = c->where;
+    size_t dir_len = (size_t)(base_name(out) - out);
+    char *p = gl_xmalloc(dir_len + strlen(name) + 1);
+    memcpy(p, out, dir_len);
+    strcpy(p + dir_len, name);
+    return p;
+}
+
+/* The name under which the output folder reaches the file `o` lies in: its own name when
+ * it is there already (the input's own folder, or a link an earlier save made under that
+ * name), else a hard link "<OUT>.<its name>" made now. NULL in k->location (the tensors
+ * are then copied) when the file is no longer the one loaded or cannot be linked. */
+static gl_status place_origin_file(save_ctx *c, const gl_file_extent *o, kept_file *k)
+{
+    const char *own = base_name(o->path);
+    char *there = beside_output(c, own);
+    bool in_folder = is_origin_file(there, o);
+    free(there);
+    if (in_folder) {
+        k->location = gl_xstrdup(own);
+        return GL_OK;
+    }
+    if (!is_origin_file(o->path, o)) {
+        snprintf(c->report->copied, sizeof(c->report->copied),
+                 "%s was replaced since it was loaded", o->path);
+        return GL_OK;
+    }
+    size_t len = strlen(base_name(c->where)) + strlen(own) + 2;
+    char *name = gl_xmalloc(len);
+    snprintf(name, len, "%s.%s", base_name(c->where), own);
+    char *link_path = beside_output(c, name);
+    gl_status st = gl_link_file(o->path, link_path);
+    free(link_path);
+    if (st == GL_OK) {
+        k->location = name;
+        c->report->links++;
+        return GL_OK;
+    }
+    free(name);
+    if (st != GL_ERR_UNSUPPORTED)
+        return st;
+    snprintf(c->report->copied, sizeof(c->report->copied), "%s", gl_error_message());
+    return GL_OK;
+}
+
+static gl_status kept_file_for(save_ctx *c, const gl_file_extent *o, const kept_file **out)
+{
+    for (size_t i = 0; i < c->n_kept; i++)
+        if (c->kept[i].dev == o->dev && c->kept[i].ino == o->ino) {
+            *out = &c->kept[i];
+            return GL_OK;
+        }
+    kept_file k = {o->dev, o->ino, NULL};
+    gl_status st = place_origin_file(c, o, &k);
+    if (st != GL_OK)
+        return st;
+    GL_GROW(c->kept, c->cap_kept, c->n_kept + 1);
+    c->kept[c->n_kept] = k;
+    *out = &c->kept[c->n_kept++];
+    return GL_OK;
+}
+
+/* An initializer whose bytes no pass changed since they were loaded from external data
+ * points at them where they lie (*done); the others are written. */
+static gl_status keep_in_place(save_ctx *c, const gl_tensor *t, Onnx__TensorProto *tp,
+                               bool *done)
+{
+    *done = false;
+    const gl_file_extent *o = t->buf ? t->buf->origin : NULL;
+    if (!o || !c->keep_unchanged || c->shared || !c->ext.path || t->dtype == GL_DT_STRING ||
+        !tp->has_raw_data || tp->raw_data.len != t->buf->size)
+        return GL_OK;
+    const kept_file *k;
+    gl_status st = kept_file_for(c, o, &k);
+    if (st != GL_OK || !k->location)
+        return st;
+    c->report->kept++;
+    c->report->kept_bytes += tp->raw_data.len;
+    point_external(c, tp, k->location, o->offset);
+    *done = true;
     return GL_OK;
 }
 
@@ -594,7 +722,9 @@ static gl_status encode_initializers(save_ctx *c, const gl_graph *g, Onnx__Graph
         if (st == GL_OK) {
             /* The value's name is the truth; the tensor's is what the file once said. */
             tp->name = wire_name(v);
-            if (wants_external(c, v->init))
+            bool kept;
+            st = keep_in_place(c, v->init, tp, &kept);
+            if (st == GL_OK && !kept && wants_external(c, v->init))
                 st = externalize(c, tp);
         }
         if (st != GL_OK) {
@@ -763,6 +893,9 @@ static void ctx_init(save_ctx *c, const gl_model *m, const char *where,
     c->value_info = !(opts && opts->no_value_info);
     c->ext.file.fd = -1;
     c->shared = opts ? opts->shared_weights : NULL;
+    c->keep_unchanged = opts && opts->keep_unchanged;
+    c->report = opts && opts->report ? opts->report : &c->own_report;
+    *c->report = (gl_save_report){0};
 }
 
 static void ctx_free(save_ctx *c)
@@ -776,6 +909,9 @@ static void ctx_free(save_ctx *c)
     if (c->ext.open)
         gl_atomic_abort(&c->ext.file); /* a no-op once committed */
     free(c->ext.path);
+    for (size_t i = 0; i < c->n_kept; i++)
+        free(c->kept[i].location);
+    free(c->kept);
     arena_free(c->arena);
 }
 
@@ -867,6 +1003,17 @@ static gl_status write_model_file(Onnx__ModelProto *mp, gl_atomic_file *file)
     return s.status;
 }
 
+/* "<OUT>.data" belongs to OUT: when the new OUT keeps its weights in place and has
+ * nothing there, an older one's (up to the whole weights, written before they were kept
+ * in place) would stay behind unused. Only a regular file that is no input goes. */
+static void remove_stale_data_file(const char *data_path)
+{
+    struct stat st;
+    if (lstat(data_path, &st) == 0 && S_ISREG(st.st_mode) &&
+        !gl_is_protected_input(data_path))
+        unlink(data_path);
+}
+
 gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_options *opts)
 {
     if (!path || !*path)
@@ -900,6 +1047,8 @@ gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_optio
         st = gl_atomic_commit(&file);
     else
         gl_atomic_abort(&file);
+    if (st == GL_OK && !c.ext.open && c.report->kept)
+        remove_stale_data_file(c.ext.path);
     ctx_free(&c);
     return st;
 }

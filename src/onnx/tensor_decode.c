@@ -318,12 +318,14 @@ static gl_status check_location_syntax(const decode_job *job, const char *loc)
     return GL_OK;
 }
 
-static gl_status open_external(const decode_job *job, const char *loc, int *fd_out)
+/* Opens the file; real_file (PATH_MAX bytes) receives its resolved path. */
+static gl_status open_external(const decode_job *job, const char *loc, int *fd_out,
+                               char *real_file)
 {
     gl_status st = check_location_syntax(job, loc);
     if (st != GL_OK)
         return st;
-    char joined[PATH_MAX], real_dir[PATH_MAX], real_file[PATH_MAX];
+    char joined[PATH_MAX], real_dir[PATH_MAX];
     if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", job->dir, loc) >= sizeof(joined))
         return gl_fail(GL_ERR_INPUT, "%s: external data location '%s' is too long", job->ctx,
                        loc);
@@ -418,6 +420,18 @@ static gl_status read_external(const decode_job *job, const external_ref *ref, i
     return GL_OK;
 }
 
+/* The bytes as they lie in the file, for a save to point at instead of writing them
+ * again (gl_file_extent). */
+static void note_origin(gl_buffer *b, const char *real_file, uint64_t offset, int fd)
+{
+    struct stat st;
+    if (!b || fstat(fd, &st) != 0)
+        return;
+    b->origin = gl_xmalloc(sizeof(*b->origin));
+    *b->origin = (gl_file_extent){gl_xstrdup(real_file), offset, (uint64_t)st.st_dev,
+                                  (uint64_t)st.st_ino};
+}
+
 static gl_status decode_external(decode_job *job, gl_buffer **out)
 {
     if (job->dtype == GL_DT_STRING)
@@ -428,14 +442,17 @@ static gl_status decode_external(decode_job *job, gl_buffer **out)
     external_ref ref;
     gl_status st = parse_external_keys(job, &ref);
     int fd = -1;
+    char real_file[PATH_MAX];
     if (st == GL_OK)
-        st = open_external(job, ref.location, &fd);
+        st = open_external(job, ref.location, &fd, real_file);
     if (st == GL_OK)
         st = check_extent(job, &ref, fd);
     if (st == GL_OK && job->count > 0) {
         *out = job->no_mmap ? NULL : map_external(job, &ref, fd);
         if (!*out)
             st = read_external(job, &ref, fd, out);
+        if (st == GL_OK)
+            note_origin(*out, real_file, ref.offset, fd);
     }
     if (fd >= 0)
         close(fd);

@@ -4,6 +4,7 @@
 #include "util/status.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 uint64_t gl_fnv1a(uint64_t h, const void *p, size_t n)
 {
@@ -23,6 +24,27 @@ uint64_t gl_mix64(uint64_t x)
 }
 
 uint64_t gl_hash_bytes(const void *p, size_t n) { return gl_mix64(gl_fnv1a(GL_FNV_OFFSET, p, n)); }
+
+static uint64_t rotl64(uint64_t x, unsigned r) { return (x << r) | (x >> (64 - r)); }
+
+uint64_t gl_hash_bulk(uint64_t h, const void *p, size_t n)
+{
+    /* Odd multipliers (murmur3's, gl_mix64's): each step is a bijection of its lane. */
+    static const uint64_t M1 = 0xff51afd7ed558ccdull, M2 = 0xc4ceb9fe1a85ec53ull;
+    const unsigned char *s = p;
+    uint64_t lane[4] = {h, h ^ M1, h ^ M2, h ^ (M1 + M2)};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, s + i + 8 * (size_t)k, sizeof(w)); /* any alignment */
+            lane[k] = rotl64(lane[k] ^ (w * M1), 29) * M2;
+        }
+    uint64_t out = gl_mix64(h ^ (uint64_t)n);
+    for (int k = 0; k < 4; k++)
+        out = gl_mix64(out ^ lane[k]) * M1;
+    return gl_fnv1a(out, s + i, n - i); /* the last bytes, fewer than 32 */
+}
 
 static void map_insert_slot(gl_index_map *m, uint64_t h, uint32_t slot)
 {

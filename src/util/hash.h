@@ -22,6 +22,10 @@
 uint64_t gl_fnv1a(uint64_t h, const void *p, size_t n);
 uint64_t gl_mix64(uint64_t x);
 uint64_t gl_hash_bytes(const void *p, size_t n); /* gl_mix64(gl_fnv1a(GL_FNV_OFFSET, ...)) */
+/* For long runs of bytes (weights): chained from h like gl_fnv1a, at memory speed. FNV-1a
+ * does one multiply per byte (about 0.5 GB/s: 2.4 s for a 1.2 GB model's weights); this
+ * mixes 8 bytes per multiply in four independent lanes. Not equal to gl_fnv1a's value. */
+uint64_t gl_hash_bulk(uint64_t h, const void *p, size_t n);
 
 typedef struct gl_index_map {
     uint64_t *hashes;

@@ -379,6 +379,62 @@ gl_status gl_atomic_commit(gl_atomic_file *f)
 
 void gl_atomic_abort(gl_atomic_file *f) { atomic_release(f); }
 
+/* ==== hard links ======================================================================== */
+
+static bool same_inode(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return lstat(a, &sa) == 0 && lstat(b, &sb) == 0 && S_ISREG(sa.st_mode) &&
+           S_ISREG(sb.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Errors of link(2) that mean "not here": the caller copies instead. */
+static bool link_unsupported(int err)
+{
+    return err == EXDEV || err == EPERM || err == EMLINK || err == ENOTSUP ||
+           err == EOPNOTSUPP;
+}
+
+gl_status gl_link_file(const char *src, const char *dest)
+{
+    pthread_once(&once, init_once);
+    if (same_inode(src, dest))
+        return GL_OK; /* made by an earlier save: already the file */
+    mode_t mode;
+    gl_status st = check_destination(dest, &mode);
+    if (st != GL_OK)
+        return st;
+    size_t len = strlen(dest) + 64;
+    char *tmp = gl_xmalloc(len);
+    sigset_t old;
+    block_cleanup_signals(&old);
+    int err = 0, slot = 0;
+    /* link(2) has no mkstemp: try a few random names, as mkstemp does. */
+    for (int attempt = 0; attempt < 16; attempt++) {
+        /* "<dest>.tmp.<pid>.XXXXXX", as gl_atomic_open names its files (stale_temps.h) */
+        snprintf(tmp, len, "%s.tmp.%ld.%06lx", dest, (long)getpid(),
+                 (unsigned long)random() & 0xfffffful);
+        err = link(src, tmp) == 0 ? 0 : errno;
+        if (err != EEXIST)
+            break;
+    }
+    if (!err)
+        slot = temp_register(tmp, false);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err) {
+        st = gl_fail(link_unsupported(err) ? GL_ERR_UNSUPPORTED : GL_ERR_IO,
+                     "%s: cannot link %s there: %s", dest, src, strerror(err));
+    } else if (rename(tmp, dest) != 0) {
+        st = gl_fail(GL_ERR_IO, "%s: cannot rename %s to it: %s", dest, tmp, strerror(errno));
+        unlink(tmp);
+    } else {
+        fsync_folder_of(dest);
+    }
+    temp_unregister(slot);
+    free(tmp);
+    return st;
+}
+
 gl_status gl_atomic_open_stream(gl_atomic_file *f, const char *path, FILE **stream)
 {
     gl_status st = gl_atomic_open(f, path);

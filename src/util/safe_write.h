@@ -78,6 +78,16 @@ void gl_atomic_abort(gl_atomic_file *f);
 /* gl_atomic_open, then gl_atomic_stream into *stream (on failure nothing is left). */
 gl_status gl_atomic_open_stream(gl_atomic_file *f, const char *path, FILE **stream);
 
+/* A hard link named `dest` to the file `src` (an input's external data, say, that a
+ * saved model points into instead of copying it: onnx_io.h), as the guard allows any
+ * write: never through a link, never over an input or what is not a regular file. The
+ * link is made at a temporary name beside `dest` (registered: a signal removes it) and
+ * renamed over it, so `dest` is never written into. When `dest` already is `src` (same
+ * device and inode, as a protected input's link is) nothing changes. GL_ERR_UNSUPPORTED,
+ * with the reason, when no link can be made there (another file system, one without hard
+ * links): the caller copies the bytes instead. */
+gl_status gl_link_file(const char *src, const char *dest);
+
 /* The whole file at once: open, write, commit. */
 gl_status gl_write_file(const char *path, const void *data, size_t len);
 

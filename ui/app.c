@@ -161,15 +161,22 @@ static bool hold_key(gl_ui *ui, int key)
     return true;
 }
 
+/* After a job: the held keys that can act now do, in order, until one must still wait
+ * (step 0 shown: a move typed while loading; the passes done: all of them). */
 static unsigned replay_held_keys(gl_ui *ui)
 {
     app_runtime *rt = ui->runtime;
     unsigned flags = GL_REDRAW_NONE;
-    if (!rt || ui->passes_pending || !ui->pipeline)
-        return flags;
-    for (size_t i = 0; i < rt->n_held && !ui->quit; i++)
-        flags |= gl_ui_key(ui, rt->held[i]);
-    rt->n_held = 0;
+    size_t kept = 0;
+    for (size_t i = 0; rt && i < rt->n_held && !ui->quit; i++) {
+        int key = rt->held[i];
+        if (gl_ui_key_waits(ui, key, kept))
+            rt->held[kept++] = key;
+        else
+            flags |= gl_ui_key(ui, key);
+    }
+    if (rt)
+        rt->n_held = kept;
     return flags;
 }
 

@@ -953,3 +953,138 @@ Test(workbench, diff_inside_a_pass_shows_the_rewrite_alone)
     cr_expect_null(gl_ui_shown_diff(&ui), "no rewrite yet: nothing alone");
     gl_ui_free(&ui);
 }
+
+/* ---- step 0 first, the passes behind it (issue 23) ------------------------------------ */
+
+/* The first screen as app.c's first job makes it: the model as loaded, alone, while the
+ * passes run. */
+static void open_step0(gl_ui *ui, const char *path)
+{
+    gl_ui_init(ui, path);
+    ui->sync_jobs = true;
+    gl_ui_set_pipeline(ui, run_pipeline(path, "none"), NULL);
+    ui->passes_pending = true;
+}
+
+/* What the passes job hands over when it ends (its diffs and step indexes). */
+static void passes_end(gl_ui *ui, const char *path)
+{
+    gl_pipeline *p = run_pipeline(path, "all");
+    gl_ui_adopt_steps(ui, p, gl_ui_job_step_diffs(p, NULL), gl_ui_job_step_indexes(p, NULL));
+}
+
+static void expect_same_place(const gl_ui *a, const gl_ui *b, const char *keys)
+{
+    cr_expect_eq(a->step, b->step, "'%s': step %zu, %zu with every step from the start", keys,
+                 a->step, b->step);
+    cr_expect_eq(a->current, b->current, "'%s': the same view", keys);
+    cr_expect_eq(a->sel.node_id, b->sel.node_id, "'%s': the same node selected", keys);
+    cr_expect_eq(a->views[a->current].selected, b->views[b->current].selected,
+                 "'%s': the same row", keys);
+    cr_expect_eq(a->views[a->current].scroll, b->views[b->current].scroll,
+                 "'%s': the same scroll", keys);
+    cr_expect_eq(a->index.n_rows, b->index.n_rows, "'%s': the same rows", keys);
+    cr_expect_eq(a->n_back, b->n_back, "'%s': the same way back", keys);
+}
+
+/* Keys typed while the passes run (some wait for them) end where the same keys typed
+ * with every step there from the start end: nothing is lost or reordered, and the moves
+ * step 0 answers at once carry over to the full pipeline. */
+Test(workbench, keys_typed_while_the_passes_run_end_where_they_would_have)
+{
+    static const struct {
+        const char *keys; /* one key per character; '\n' is Enter */
+        size_t waiting;   /* how many of them wait for the passes */
+    } cases[] = {
+        {"jj", 0},          {"jG", 0},         {"Gkk", 0},        {"/Relu\nn", 0},
+        {"jj]]d", 3},       {"]j[j", 4},       {"j3dG", 3},       {"jjc", 1},
+        {"G\n", 1},         {"/conv\nNl]", 2}, {"?", 0},          {"?\x1b" "j]", 1},
+    };
+    const char *path = tu_src("examples/conv_nhwc/model.onnx");
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        const char *keys = cases[c].keys;
+        gl_ui every, early;
+        open_headless(&every, "examples/conv_nhwc/model.onnx", "all");
+        open_step0(&early, path);
+        int waiting[16];
+        size_t n_waiting = 0;
+        for (const char *k = keys; *k; k++) {
+            gl_ui_key(&every, *k);
+            if (gl_ui_key_waits(&early, *k, n_waiting))
+                waiting[n_waiting++] = *k;
+            else
+                gl_ui_key(&early, *k);
+        }
+        cr_expect_eq(n_waiting, cases[c].waiting, "'%s': %zu keys waited, not %zu", keys,
+                     n_waiting, cases[c].waiting);
+        passes_end(&early, path);
+        cr_expect_not(early.passes_pending);
+        for (size_t i = 0; i < n_waiting; i++)
+            gl_ui_key(&early, waiting[i]);
+        expect_same_place(&early, &every, keys);
+        gl_ui_free(&every);
+        gl_ui_free(&early);
+    }
+}
+
+/* Before the first screen every key waits but q (C-c never does); once the passes
+ * ended nothing waits. */
+Test(workbench, which_keys_wait)
+{
+    static const struct {
+        const char *when;
+        int key;
+        size_t n_waiting;
+        bool waits;
+    } cases[] = {
+        {"loading", 'j', 0, true},   {"loading", ']', 0, true},  {"loading", 'q', 0, false},
+        {"loading", 3, 0, false},    {"step 0", 'j', 0, false},  {"step 0", ']', 0, true},
+        {"step 0", 'j', 1, true},    {"step 0", 3, 2, false},    {"step 0", 'r', 0, true},
+        {"step 0", '/', 0, false},   {"step 0", 'e', 0, true},   {"every step", ']', 0, false},
+        {"every step", 'r', 3, false},
+    };
+    const char *path = tu_src("examples/conv_nhwc/model.onnx");
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        gl_ui ui;
+        if (strcmp(cases[c].when, "loading") == 0) {
+            gl_ui_init(&ui, path);
+            ui.sync_jobs = true;
+        } else if (strcmp(cases[c].when, "step 0") == 0) {
+            open_step0(&ui, path);
+        } else {
+            open_headless(&ui, "examples/conv_nhwc/model.onnx", "all");
+        }
+        cr_expect_eq(gl_ui_key_waits(&ui, cases[c].key, cases[c].n_waiting), cases[c].waits,
+                     "%s, key %d after %zu waiting: %s", cases[c].when, cases[c].key,
+                     cases[c].n_waiting, cases[c].waits ? "waits" : "acts");
+        gl_ui_free(&ui);
+    }
+}
+
+/* A step is shown with the index built behind the first screen, or kept from an earlier
+ * visit: it must be the one a fresh build makes, every step, forth and back. */
+Test(workbench, kept_step_indexes_equal_fresh_ones)
+{
+    const char *path = tu_src("examples/transformer_block/model.onnx");
+    gl_ui ui;
+    open_step0(&ui, path);
+    passes_end(&ui, path);
+    size_t n = ui.pipeline->n_steps;
+    for (size_t visit = 0; visit < 2 * n; visit++) {
+        size_t k = visit < n ? visit : 2 * n - 1 - visit; /* 0..n-1, then back */
+        gl_ui_goto_step(&ui, k);
+        gl_graph_index fresh = {0};
+        gl_graph_index_build(&fresh, ui.pipeline->steps[k].model->graph);
+        cr_assert_eq(ui.index.graph, fresh.graph, "step %zu: its own graph", k);
+        cr_expect_eq(ui.index.n_rows, fresh.n_rows, "step %zu", k);
+        for (size_t r = 0; r < fresh.n_rows && r < ui.index.n_rows; r++)
+            cr_expect_eq(ui.index.rows[r], fresh.rows[r], "step %zu row %zu", k, r);
+        cr_expect_eq(ui.index.n_ops, fresh.n_ops, "step %zu", k);
+        for (size_t o = 0; o < fresh.n_ops && o < ui.index.n_ops; o++)
+            cr_expect_eq(ui.index.ops[o].count, fresh.ops[o].count, "step %zu op %zu", k, o);
+        cr_expect_eq(ui.index.op_cols, fresh.op_cols, "step %zu", k);
+        cr_expect_eq(ui.index.name_cols, fresh.name_cols, "step %zu", k);
+        gl_graph_index_free(&fresh);
+    }
+    gl_ui_free(&ui);
+}

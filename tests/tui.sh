@@ -281,6 +281,14 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
     check "q exits 0 with work still running" [ "$(wait_rc)" = 0 ]
     check "q with the export running leaves no half folder" \
         sh -c "! ls -a '$work/graphlab-export' 2>/dev/null | grep -q 'tmp\\.'"
+    # Keys typed before the first screen and while the passes run (issue 23): the ones
+    # that need the passes wait for them and act in order, none is lost (before, keys
+    # typed while the model loaded did nothing).
+    start 100 30 -- "$work/big/many_nodes.onnx"
+    keys ] ] d
+    check "keys typed at once wait for the passes: ] ] d" wait_for "diff | step 2/16"
+    keys q
+    check "q exits 0 after the early keys" [ "$(wait_rc)" = 0 ]
 else
     skip "C-c during an export: no python with onnx to make a big model"
 fi

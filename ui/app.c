@@ -13,6 +13,7 @@
 #include "driver/export.h"
 #include "passes/passes.h"
 #include "util/escape.h"
+#include "util/plural.h"
 #include "util/safe_write.h"
 #include "util/signals.h"
 #include "util/clock.h"
@@ -46,6 +47,8 @@ typedef struct app_runtime {
     size_t n_dead_diffs, cap_dead_diffs;
     gl_pipeline **dead_pipelines;
     size_t n_dead_pipelines, cap_dead_pipelines;
+    int held[64];           /* keys typed while the passes run that need them (hold_key) */
+    size_t n_held;
 } app_runtime;
 
 struct gl_job {
@@ -60,6 +63,8 @@ struct gl_job {
 
 void gl_job_progress(gl_job *job, const char *fmt, ...)
 {
+    if (!job) /* work done outside a job (bench_ui_keys) */
+        return;
     char buf[sizeof(job->progress)];
     va_list ap;
     va_start(ap, fmt);
@@ -72,7 +77,7 @@ void gl_job_progress(gl_job *job, const char *fmt, ...)
         pthread_mutex_unlock(&job->rt->mu);
 }
 
-bool gl_job_cancelled(const gl_job *job) { return atomic_load(&job->cancelled); }
+bool gl_job_cancelled(const gl_job *job) { return job && atomic_load(&job->cancelled); }
 
 const gl_job_spec *gl_ui_job_spec(const gl_ui *ui) { return ui->job ? ui->job->spec : NULL; }
 
@@ -140,6 +145,41 @@ bool gl_ui_start_job(gl_ui *ui, const gl_job_spec *spec, void *arg)
     return true;
 }
 
+/* ---- keys typed while the passes run ---------------------------------------------------- */
+
+/* A key typed before the first screen, or one that needs the passes while they run
+ * (gl_ui_key_waits), is kept and handled when they end. */
+static bool hold_key(gl_ui *ui, int key)
+{
+    app_runtime *rt = ui->runtime;
+    if (!rt || !gl_ui_key_waits(ui, key, rt->n_held))
+        return false;
+    if (rt->n_held < GL_ARRAY_LEN(rt->held))
+        rt->held[rt->n_held++] = key;
+    else
+        beep(); /* typed far ahead of the passes: this one is lost, as the bell says */
+    return true;
+}
+
+/* After a job: the held keys that can act now do, in order, until one must still wait
+ * (step 0 shown: a move typed while loading; the passes done: all of them). */
+static unsigned replay_held_keys(gl_ui *ui)
+{
+    app_runtime *rt = ui->runtime;
+    unsigned flags = GL_REDRAW_NONE;
+    size_t kept = 0;
+    for (size_t i = 0; rt && i < rt->n_held && !ui->quit; i++) {
+        int key = rt->held[i];
+        if (gl_ui_key_waits(ui, key, kept))
+            rt->held[kept++] = key;
+        else
+            flags |= gl_ui_key(ui, key);
+    }
+    if (rt)
+        rt->n_held = kept;
+    return flags;
+}
+
 /* The job the ui waits for has ended: hand its result over. */
 static unsigned collect_job(gl_ui *ui)
 {
@@ -159,7 +199,8 @@ static unsigned collect_job(gl_ui *ui)
     ui->status[0] = '\0';
     unsigned flags = job->spec->finish(ui, job->arg);
     free(job);
-    return flags | gl_ui_resume(ui) | GL_REDRAW_STATUS;
+    flags |= gl_ui_resume(ui) | GL_REDRAW_STATUS;
+    return flags | replay_held_keys(ui);
 }
 
 unsigned gl_ui_cancel_job(gl_ui *ui)
@@ -177,7 +218,10 @@ unsigned gl_ui_cancel_job(gl_ui *ui)
     pthread_mutex_unlock(&rt->mu);
     ui->job = NULL;
     gl_ui_set_status(ui, "stopped waiting for %s: it ends in the background, its result is "
-                         "dropped", job->spec->what);
+                         "dropped%s", job->spec->what,
+                     rt->n_held ? ", and so are the keys that waited for it" : "");
+    ui->passes_pending = false; /* step 0 stays, alone */
+    rt->n_held = 0;
     if (done) { /* ended just now: its result is ours to drop */
         job->spec->discard(job->arg);
         free(job);
@@ -233,16 +277,34 @@ static void bury_if_idle(app_runtime *rt)
     rt->n_dead_models = rt->n_dead_diffs = 0;
 }
 
-/* ---- the first job: load, run the pipeline, diff every step ----------------------------- */
+/* ---- the first jobs: step 0 on screen, then the passes behind it ------------------------
+ *
+ * The first screen needs only the model as loaded: the first job loads it and the ui
+ * shows it as a pipeline of one step. The second job then runs the passes and diffs
+ * every step, as `graphlab optimize` and `export` do (driver/driver.h), while the node
+ * list of step 0 already answers its keys. On a 100k-node model the passes take seconds;
+ * before, nothing was on the screen until they ended. */
 
-typedef struct load_job {
+typedef struct step0_job {
     const char *path;
     const gl_ui_args *args; /* its --set (static in gl_ui_main: outlives a cancelled job) */
-    gl_pipeline *p;
-    gl_diff **diffs;
+    gl_pipeline *p;         /* step 0 alone */
     gl_status st;
     char error[512];
-} load_job;
+} step0_job;
+
+typedef struct passes_job {
+    const char *path;
+    const gl_ui_args *args;
+    gl_job *job;            /* for the progress line */
+    gl_pass_step *plan;     /* the passes "all" names, to say which one runs */
+    size_t n_plan;
+    gl_pipeline *p;
+    gl_diff **diffs;
+    gl_graph_index *indexes; /* of steps 1.., built here so that ] finds them ready */
+    gl_status st;
+    char error[512];
+} passes_job;
 
 static void load_progress(void *ctx, const char *what) { gl_job_progress(ctx, "%s", what); }
 
@@ -290,17 +352,80 @@ int gl_ui_check_args(const gl_ui_args *a)
     return GL_EXIT_OK;
 }
 
+/* The model as loaded (the load's own --set options: load.freeze-inputs), as a pipeline
+ * of no pass. Its settings are left out: a veto names a decision only the passes make. */
+static void step0_run(void *arg, gl_job *job)
+{
+    step0_job *l = arg;
+    gl_job_progress(job, "loading %s", l->path);
+    gl_session_opts o;
+    gl_session_opts_init(&o, "all");
+    gl_model *m = NULL;
+    l->st = apply_settings(&o, l->args);
+    if (l->st == GL_OK)
+        l->st = gl_session_load(l->path, &o.settings, &m);
+    gl_session_opts_free(&o);
+    if (l->st != GL_OK) {
+        snprintf(l->error, sizeof(l->error), "%s", gl_error_message());
+        return;
+    }
+    gl_pipeline_run(m, NULL, 0, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &l->p);
+}
+
+static void step0_discard(void *arg)
+{
+    step0_job *l = arg;
+    gl_pipeline_free(l->p);
+    free(l);
+}
+
+static void start_passes(gl_ui *ui, const char *path, const gl_ui_args *args);
+
+static unsigned step0_finish(gl_ui *ui, void *arg)
+{
+    step0_job *l = arg;
+    if (l->st != GL_OK) {
+        snprintf(ui->fatal, sizeof(ui->fatal), "%s", l->error);
+        ui->quit = true;
+        step0_discard(l);
+        return GL_REDRAW_QUIT;
+    }
+    gl_ui_set_pipeline(ui, l->p, NULL);
+    start_passes(ui, l->path, l->args);
+    free(l);
+    return GL_REDRAW_ALL;
+}
+
+static const gl_job_spec step0_spec = {
+    .what = "the model", .run = step0_run, .finish = step0_finish, .discard = step0_discard};
+
+/* Called after step k: the status line names the pass running next. */
+static gl_status passes_step(void *ctx, gl_pipeline *p, size_t k)
+{
+    passes_job *l = ctx;
+    (void)p;
+    if (k < l->n_plan)
+        gl_job_progress(l->job, "running pass %zu of %zu (%s)", k + 1, l->n_plan,
+                        l->plan[k].pass->name);
+    return GL_OK;
+}
+
 /* The same load and pipeline as `graphlab optimize` and `export` (driver/driver.h); a
  * pass that fails keeps the steps before it, and the bar shows the failure. */
-static void load_run(void *arg, gl_job *job)
+static void passes_run(void *arg, gl_job *job)
 {
-    load_job *l = arg;
+    passes_job *l = arg;
     gl_session_opts o;
     gl_session_opts_init(&o, "all");
     o.pipeline_flags = GL_PIPELINE_KEEP_SNAPSHOTS;
     o.always_pipeline = true;
     o.progress = load_progress;
     o.progress_ctx = job;
+    o.on_step = passes_step;
+    o.step_ctx = l;
+    l->job = job;
+    if (gl_pass_list_parse(o.passes, &l->plan, &l->n_plan) != GL_OK)
+        l->n_plan = 0; /* only the progress line misses it: the session says what is wrong */
     gl_session s = {0};
     l->st = apply_settings(&o, l->args);
     if (l->st == GL_OK)
@@ -313,6 +438,7 @@ static void load_run(void *arg, gl_job *job)
     l->st = GL_OK;
     l->p = s.pipeline; /* the job owns it now */
     l->diffs = gl_ui_job_step_diffs(l->p, job);
+    l->indexes = gl_ui_job_step_indexes(l->p, job);
 }
 
 gl_diff **gl_ui_job_step_diffs(const gl_pipeline *p, gl_job *job)
@@ -326,6 +452,23 @@ gl_diff **gl_ui_job_step_diffs(const gl_pipeline *p, gl_job *job)
     return diffs;
 }
 
+gl_graph_index *gl_ui_job_step_indexes(const gl_pipeline *p, gl_job *job)
+{
+    gl_graph_index *indexes = gl_xcalloc(p->n_steps, sizeof(*indexes));
+    for (size_t k = 1; k < p->n_steps && !gl_job_cancelled(job); k++) {
+        gl_job_progress(job, "indexing step %zu of %zu", k, p->n_steps - 1);
+        gl_graph_index_build(&indexes[k], p->steps[k].model->graph);
+    }
+    return indexes;
+}
+
+void gl_ui_free_step_indexes(gl_graph_index *indexes, size_t n)
+{
+    for (size_t k = 0; indexes && k < n; k++)
+        gl_graph_index_free(&indexes[k]);
+    free(indexes);
+}
+
 void gl_ui_free_step_diffs(gl_pipeline *p, gl_diff **diffs)
 {
     for (size_t k = 0; diffs && p && k < p->n_steps; k++)
@@ -334,32 +477,47 @@ void gl_ui_free_step_diffs(gl_pipeline *p, gl_diff **diffs)
     gl_pipeline_free(p);
 }
 
-static void load_discard(void *arg)
+static void passes_discard(void *arg)
 {
-    load_job *l = arg;
+    passes_job *l = arg;
+    gl_ui_free_step_indexes(l->indexes, l->p ? l->p->n_steps : 0);
     gl_ui_free_step_diffs(l->p, l->diffs);
+    free(l->plan);
     free(l);
 }
 
-static unsigned load_finish(gl_ui *ui, void *arg)
+static unsigned passes_finish(gl_ui *ui, void *arg)
 {
-    load_job *l = arg;
-    if (l->st != GL_OK) {
-        snprintf(ui->fatal, sizeof(ui->fatal), "%s", l->error);
-        ui->quit = true;
-        load_discard(l);
-        return GL_REDRAW_QUIT;
+    passes_job *l = arg;
+    ui->passes_pending = false;
+    if (l->st != GL_OK) { /* step 0 stays: the model loaded once, it is worth reading */
+        gl_ui_set_error(ui, "the passes did not run: %s", l->error);
+        passes_discard(l);
+        return GL_REDRAW_ALL;
     }
-    gl_ui_set_pipeline(ui, l->p, l->diffs);
+    gl_ui_adopt_steps(ui, l->p, l->diffs, l->indexes);
     if (!ui->pipeline->failure)
         gl_ui_set_status(ui, "%zu steps: ] and [ step, + and - one rewrite, ? lists the keys",
                          ui->pipeline->n_steps);
+    free(l->plan);
     free(l);
     return GL_REDRAW_ALL;
 }
 
-static const gl_job_spec load_spec = {
-    .what = "the model", .run = load_run, .finish = load_finish, .discard = load_discard};
+static const gl_job_spec passes_spec = {
+    .what = "the passes", .run = passes_run, .finish = passes_finish, .discard = passes_discard};
+
+static void start_passes(gl_ui *ui, const char *path, const gl_ui_args *args)
+{
+    passes_job *l = gl_xcalloc(1, sizeof(*l));
+    l->path = path;
+    l->args = args;
+    ui->passes_pending = true;
+    if (!gl_ui_start_job(ui, &passes_spec, l)) {
+        ui->passes_pending = false;
+        free(l);
+    }
+}
 
 /* ---- exports and the browser ------------------------------------------------------------ */
 
@@ -658,7 +816,9 @@ static void draw_status(gl_ui *ui, int y, int width)
     static const char *const spin_ascii[] = {"|", "/", "-", "\\"};
     char right[128], left[512];
     gl_view *v = &ui->views[ui->current];
-    if (ui->pipeline)
+    if (ui->pipeline && ui->passes_pending)
+        snprintf(right, sizeof(right), " %s | step 0, passes running | ? help", v->ops->name);
+    else if (ui->pipeline)
         snprintf(right, sizeof(right), " %s | step %zu/%zu | ? help", v->ops->name, ui->step,
                  ui->pipeline->n_steps - 1);
     else
@@ -688,7 +848,12 @@ static void draw_status(gl_ui *ui, int y, int width)
         size_t frame = (size_t)(s * 10);
         const char *spin = ui->utf8 ? spin_utf8[frame % GL_ARRAY_LEN(spin_utf8)]
                                     : spin_ascii[frame % GL_ARRAY_LEN(spin_ascii)];
-        snprintf(left, sizeof(left), "%s %s... %.1f s (C-c stops waiting)", spin, progress, s);
+        char held[64] = "";
+        if (rt->n_held)
+            snprintf(held, sizeof(held), "; %zu %s for it", rt->n_held,
+                     gl_noun((long long)rt->n_held, "key waits", "keys wait"));
+        snprintf(left, sizeof(left), "%s %s... %.1f s (C-c stops waiting%s)", spin, progress, s,
+                 held);
         role = GL_ROLE_STATUS;
     } else {
         snprintf(left, sizeof(left), "%s", ui->status);
@@ -785,6 +950,8 @@ static unsigned read_keys(gl_ui *ui)
             flags |= GL_REDRAW_ALL;
         } else if (ch == KEY_MOUSE) {
             flags |= mouse_click(ui);
+        } else if (hold_key(ui, ch)) {
+            flags |= GL_REDRAW_STATUS; /* the status line counts the waiting keys */
         } else {
             flags |= gl_ui_key(ui, ch);
         }
@@ -933,10 +1100,10 @@ int gl_ui_main(const gl_ui_args *a)
         gl_ui_free(&ui);
         return GL_EXIT_BAD;
     }
-    load_job *l = gl_xcalloc(1, sizeof(*l));
+    step0_job *l = gl_xcalloc(1, sizeof(*l));
     l->path = model_path;
     l->args = &args;
-    gl_ui_start_job(&ui, &load_spec, l);
+    gl_ui_start_job(&ui, &step0_spec, l);
     run_loop(&ui);
     restore_terminal();
     gl_set_fatal_hook(NULL);

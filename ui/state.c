@@ -58,6 +58,28 @@ static void count_ops(gl_graph_index *ix)
     free(sorted);
 }
 
+void gl_ui_op_text(const gl_node *n, char *buf, size_t len)
+{
+    if (*n->domain)
+        snprintf(buf, len, "%s:%s", n->domain, n->op_type);
+    else
+        snprintf(buf, len, "%s", n->op_type);
+}
+
+/* The node list's column widths, measured here once per graph instead of on every
+ * visit of the step. */
+static void measure_columns(gl_graph_index *ix)
+{
+    char op[128];
+    for (size_t r = 0; r < ix->n_rows; r++) {
+        const gl_node *n = ix->rows[r];
+        gl_ui_op_text(n, op, sizeof(op));
+        int ow = gl_ui_text_width(op), nw = gl_ui_text_width(n->name);
+        ix->op_cols = ow > ix->op_cols ? ow : ix->op_cols;
+        ix->name_cols = nw > ix->name_cols ? nw : ix->name_cols;
+    }
+}
+
 void gl_graph_index_build(gl_graph_index *ix, const gl_graph *g)
 {
     gl_graph_index_free(ix);
@@ -77,6 +99,7 @@ void gl_graph_index_build(gl_graph_index *ix, const gl_graph *g)
         ix->rows[ix->n_rows++] = n;
     }
     count_ops(ix);
+    measure_columns(ix);
 }
 
 void gl_graph_index_free(gl_graph_index *ix)
@@ -233,6 +256,45 @@ static void drop_replay(gl_ui *ui)
     ui->budget = -1;
 }
 
+/* ---- the indexes of the steps ---------------------------------------------------------- */
+
+/* Which step of the shown pipeline g is the graph of (n_steps: none, a replay). */
+static size_t step_of_graph(const gl_ui *ui, const gl_graph *g)
+{
+    size_t n = ui->pipeline ? ui->pipeline->n_steps : 0;
+    for (size_t k = 0; g && k < n; k++)
+        if (ui->pipeline->steps[k].model && ui->pipeline->steps[k].model->graph == g)
+            return k;
+    return n;
+}
+
+static void forget_step_indexes(gl_ui *ui)
+{
+    gl_ui_free_step_indexes(ui->step_index, ui->n_step_index);
+    ui->step_index = NULL;
+    ui->n_step_index = 0;
+}
+
+/* ui->index becomes the index of g. A step's index is built once: leaving the step keeps
+ * it in step_index, coming back takes it from there (100k rows take tens of ms to index,
+ * too long for a key). Only the shown pipeline's steps are kept. */
+static void index_graph(gl_ui *ui, const gl_graph *g)
+{
+    size_t was = step_of_graph(ui, ui->index.graph);
+    if (was < ui->n_step_index && !ui->step_index[was].graph) {
+        ui->step_index[was] = ui->index;
+        ui->index = (gl_graph_index){0};
+    }
+    gl_graph_index_free(&ui->index);
+    size_t k = step_of_graph(ui, g);
+    if (k < ui->n_step_index && ui->step_index[k].graph == g) {
+        ui->index = ui->step_index[k];
+        ui->step_index[k] = (gl_graph_index){0};
+    } else {
+        gl_graph_index_build(&ui->index, g);
+    }
+}
+
 void gl_ui_free(gl_ui *ui)
 {
     for (size_t i = 0; ui->views && i < ui->n_views; i++)
@@ -241,6 +303,7 @@ void gl_ui_free(gl_ui *ui)
     free(ui->views);
     drop_replay(ui);
     gl_graph_index_free(&ui->index);
+    forget_step_indexes(ui);
     gl_ui_free_step_diffs(ui->pipeline, ui->step_diffs);
     gl_ui_free_step_diffs(ui->other.pipeline, ui->other.step_diffs);
     gl_diff_free(ui->branch_diff);
@@ -300,7 +363,7 @@ static void refresh_branch_diff(gl_ui *ui)
  * every view rebuild itself when next shown. */
 static void shown_changed(gl_ui *ui)
 {
-    gl_graph_index_build(&ui->index, gl_ui_graph(ui));
+    index_graph(ui, gl_ui_graph(ui));
     uint32_t id = gl_ui_follow(&ui->index, ui->sel);
     if (id != ui->sel.node_id)
         ui->sel.followed = id != UINT32_MAX;
@@ -325,7 +388,12 @@ static void shown_changed(gl_ui *ui)
  * id: gl_ui_set_pipeline names a new pipeline, a swap brings one back. */
 static void install(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
 {
+    /* the indexes kept are of the pipeline shown before, which may be gone */
+    gl_graph_index_free(&ui->index);
+    forget_step_indexes(ui);
     ui->pipeline = p;
+    ui->step_index = gl_xcalloc(p->n_steps, sizeof(*ui->step_index));
+    ui->n_step_index = p->n_steps;
     ui->step_diffs = step_diffs;
     if (!ui->step_diffs) {
         ui->step_diffs = gl_xcalloc(p->n_steps, sizeof(gl_diff *));
@@ -335,8 +403,7 @@ static void install(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs)
     }
     ui->step = 0;
     ui->diff = NULL;
-    const gl_graph *g = gl_ui_step_graph(ui, 0);
-    gl_graph_index_build(&ui->index, g);
+    index_graph(ui, gl_ui_step_graph(ui, 0));
     if (ui->index.n_rows)
         ui->sel = (gl_selection){.origin = first_origin(ui->index.rows[0]),
                                  .node_id = ui->index.rows[0]->id};
@@ -357,6 +424,8 @@ static gl_branch take_shown(gl_ui *ui)
     drop_replay(ui);
     ui->want_budget = -1;
     gl_branch b = {ui->pipeline, ui->step_diffs, ui->branch_id};
+    gl_graph_index_free(&ui->index); /* of its graphs: none is shown any more */
+    forget_step_indexes(ui);
     ui->pipeline = NULL;
     ui->step_diffs = NULL;
     return b;
@@ -380,6 +449,27 @@ void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, siz
     ui->other = take_shown(ui);
     gl_ui_set_pipeline(ui, p, step_diffs);
     gl_ui_goto_step(ui, k < p->n_steps ? k : p->n_steps - 1);
+}
+
+void gl_ui_adopt_steps(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs,
+                       gl_graph_index *step_index)
+{
+    forget_step_indexes(ui); /* of step 0 alone: ui->index is its index, and stays */
+    ui->passes_pending = false;
+    gl_pipeline *first = ui->pipeline;
+    /* Both step 0s are the same file loaded the same way (same ids, same fingerprint):
+     * the shown one moves into p, p's own goes with the step-0-only pipeline. */
+    gl_model *shown = first->steps[0].model;
+    first->steps[0].model = p->steps[0].model;
+    p->steps[0].model = shown;
+    gl_branch old = {first, ui->step_diffs, ui->branch_id};
+    defer_free_branch(ui, &old);
+    ui->pipeline = p;
+    ui->step_diffs = step_diffs;
+    ui->step_index = step_index ? step_index : gl_xcalloc(p->n_steps, sizeof(*step_index));
+    ui->n_step_index = p->n_steps;
+    if (p->failure)
+        gl_ui_set_error(ui, "the pipeline stopped: %s", p->failure);
 }
 
 unsigned gl_ui_swap_branch(gl_ui *ui)
@@ -1119,6 +1209,34 @@ unsigned gl_ui_request(gl_ui *ui, gl_request r)
     case GL_REQ_QUIT: ui->quit = true; return GL_REDRAW_QUIT;
     default: return v->ops->request ? v->ops->request(ui, v, r) : GL_REDRAW_NONE;
     }
+}
+
+/* Keys that read step 0 alone: moving through its node list, searching it, help, quit. */
+static bool works_on_step0(const gl_ui *ui, gl_request r)
+{
+    if (ui->prompt) /* the search prompt's text and its Enter */
+        return true;
+    switch (r) {
+    case GL_REQ_MOVE_DOWN: case GL_REQ_MOVE_UP: case GL_REQ_PAGE_DOWN: case GL_REQ_PAGE_UP:
+    case GL_REQ_HALF_DOWN: case GL_REQ_HALF_UP: case GL_REQ_TOP: case GL_REQ_BOTTOM:
+    case GL_REQ_PAN_LEFT: case GL_REQ_PAN_RIGHT: case GL_REQ_SEARCH: case GL_REQ_SEARCH_NEXT:
+    case GL_REQ_SEARCH_PREV: case GL_REQ_HELP: case GL_REQ_BACK: case GL_REQ_QUIT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool gl_ui_key_waits(const gl_ui *ui, int key, size_t n_waiting)
+{
+    gl_request r = gl_key_request(key);
+    if (r == GL_REQ_CANCEL || (ui->pipeline && !ui->passes_pending))
+        return false;
+    if (n_waiting) /* behind a waiting key: typed keys keep their order */
+        return true;
+    if (!ui->pipeline) /* nothing on the screen yet: only q acts */
+        return r != GL_REQ_QUIT;
+    return !works_on_step0(ui, r);
 }
 
 unsigned gl_ui_key(gl_ui *ui, int key)

@@ -125,10 +125,15 @@ typedef struct gl_graph_index {
     size_t n_ids;
     ui_op_tally *ops;      /* most frequent first, ties by name */
     size_t n_ops;
+    int op_cols;           /* the widest op (gl_ui_op_text) in columns, for the node list */
+    int name_cols;         /* the longest node name in columns */
 } gl_graph_index;
 
+/* Safe on a worker thread: it only reads g (the passes job indexes every step). */
 void gl_graph_index_build(gl_graph_index *ix, const gl_graph *g);
 void gl_graph_index_free(gl_graph_index *ix);
+/* A node's op as the node list shows it: "Conv", "com.microsoft:Gelu". */
+void gl_ui_op_text(const gl_node *n, char *buf, size_t len);
 /* The node with that id, or NULL. */
 gl_node *gl_graph_index_node(const gl_graph_index *ix, uint32_t id);
 /* Where `sel` went in the indexed graph: the node with the same id if it is still
@@ -233,6 +238,10 @@ struct gl_ui {
     const char *model_path;
     gl_pipeline *pipeline;    /* every step kept; NULL while loading */
     gl_diff **step_diffs;     /* step_diffs[k]: step k against k-1 ([0] NULL); owned */
+    gl_graph_index *step_index; /* [k]: step k's index while another graph is shown (built
+                                 * by the passes job, or kept from a visit); .graph NULL:
+                                 * none. As many as the shown pipeline's steps; owned */
+    size_t n_step_index;
     size_t step;              /* current step */
     int64_t budget;           /* rewrites shown inside the current step (+/-); -1: all */
     gl_model *replayed;       /* the step replayed with `budget` (NULL: the step itself) */
@@ -288,6 +297,7 @@ struct gl_ui {
 
     gl_job *job;              /* the job the status line waits for (NULL: idle) */
     bool sync_jobs;           /* run jobs inline (tests) */
+    bool passes_pending;      /* step 0 is shown alone while the passes run (app.c) */
     void *runtime;            /* app.c's private part (threads, graveyard); NULL headless */
     char export_dir[1024];    /* ./graphlab-export/<model-name>, or $GRAPHLAB_EXPORT_DIR,
                                * or where the last E exported */
@@ -499,9 +509,10 @@ typedef struct gl_job_spec {
  * job reads that the ui might replace meanwhile (the replayed model, its diff) are
  * kept alive until no job runs. */
 bool gl_ui_start_job(gl_ui *ui, const gl_job_spec *spec, void *arg);
-/* From run(): a progress text for the status line ("diff 3/12"). */
+/* From run(): a progress text for the status line ("diff 3/12"); nothing when job is NULL
+ * (the same work done outside a job). */
 void gl_job_progress(gl_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* From run(): true once the user cancelled (a loop may stop early). */
+/* From run(): true once the user cancelled (a loop may stop early); false for NULL. */
 bool gl_job_cancelled(const gl_job *job);
 /* The spec of the job the ui waits for (NULL: none). */
 const gl_job_spec *gl_ui_job_spec(const gl_ui *ui);
@@ -517,6 +528,10 @@ void gl_ui_defer_free_diff(gl_ui *ui, gl_diff *d);
 gl_diff **gl_ui_job_step_diffs(const gl_pipeline *p, gl_job *job);
 /* Free a job's pipeline and its step diffs (either may be NULL). */
 void gl_ui_free_step_diffs(gl_pipeline *p, gl_diff **diffs);
+/* The index of every step after 0 (gl_graph_index_build), [0] left empty, for
+ * gl_ui_adopt_steps; job may be NULL (not in a job). */
+gl_graph_index *gl_ui_job_step_indexes(const gl_pipeline *p, gl_job *job);
+void gl_ui_free_step_indexes(gl_graph_index *indexes, size_t n);
 /* Free a pipeline now, or when no job runs any more (what-if replaces the ui's). */
 void gl_ui_defer_free_pipeline(gl_ui *ui, gl_pipeline *p);
 
@@ -534,6 +549,17 @@ unsigned gl_ui_veto(gl_ui *ui, const gl_decision *d);
 /* Show pipeline p (and its step diffs, NULL: computed) instead of the current one at
  * step k; the old one is freed when no job reads it. */
 void gl_ui_replace_pipeline(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs, size_t k);
+/* Whether a key typed now must wait (app.c holds it, then hands it to gl_ui_key): before
+ * the first screen, every key but q and C-c; while the passes run behind step 0, a key
+ * that needs them (], the decisions, a run, an export: anything but moving through and
+ * searching the node list, help and q), and every key typed after one that waits
+ * (n_waiting of them), so that keys keep their order. C-c never waits: it stops waiting. */
+bool gl_ui_key_waits(const gl_ui *ui, int key, size_t n_waiting);
+/* The passes ended behind the first screen: pipeline p (with its step diffs and the
+ * indexes of its steps after 0, both owned from now, step_index may be NULL) takes the place of the step-0-only one shown, which must be a load of the same
+ * file. The shown model stays step 0, so the rows, the selection and the views stay. */
+void gl_ui_adopt_steps(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs,
+                       gl_graph_index *step_index);
 /* X: show the other branch instead (the shown one becomes the other), at the same step
  * and, inside a pass, the same number of rewrites; the selection follows its node. */
 unsigned gl_ui_swap_branch(gl_ui *ui);

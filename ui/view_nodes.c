@@ -23,14 +23,6 @@ static int name_width(const nodes_state *s, const gl_view *v)
     return s->longest < cap ? s->longest : cap;
 }
 
-static void op_text(const gl_node *n, char *buf, size_t len)
-{
-    if (*n->domain)
-        snprintf(buf, len, "%s:%s", n->domain, n->op_type);
-    else
-        snprintf(buf, len, "%s", n->op_type);
-}
-
 /* ui->sel is the one truth (other views move it too): the row follows it. */
 static void adopt_selection(gl_ui *ui, gl_view *v)
 {
@@ -44,17 +36,11 @@ static void nodes_open(gl_ui *ui, gl_view *v)
     nodes_state *s = v->state;
     if (!s)
         s = v->state = gl_xcalloc(1, sizeof(*s));
-    s->op_w = 2;
-    s->longest = 4;
+    /* the index measured the columns once for its graph (a big one takes a while) */
+    int op_cols = ui->index.op_cols, name_cols = ui->index.name_cols;
+    s->op_w = op_cols < 2 ? 2 : op_cols < MAX_OP_W ? op_cols : MAX_OP_W;
+    s->longest = name_cols < 4 ? 4 : name_cols;
     s->utf8 = ui->utf8;
-    char op[128];
-    for (size_t r = 0; r < ui->index.n_rows; r++) {
-        const gl_node *n = ui->index.rows[r];
-        op_text(n, op, sizeof(op));
-        int ow = gl_ui_text_width(op), nw = gl_ui_text_width(n->name);
-        s->op_w = ow > s->op_w ? (ow < MAX_OP_W ? ow : MAX_OP_W) : s->op_w;
-        s->longest = nw > s->longest ? nw : s->longest;
-    }
     adopt_selection(ui, v);
     gl_ui_clamp(v, (int)ui->index.n_rows, v->height);
 }
@@ -94,7 +80,7 @@ static void row_text(const nodes_state *s, int name_w, const gl_node *n, char ma
                      size_t len)
 {
     char op[128], types[256] = "", t[96];
-    op_text(n, op, sizeof(op));
+    gl_ui_op_text(n, op, sizeof(op));
     size_t used = 0;
     for (size_t o = 0; o < n->n_outputs && used < sizeof(types); o++) {
         const gl_value *out = n->outputs[o];

@@ -632,6 +632,10 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     gl_expansion_init(&calls, m);
     plan_scope s = {.m = m, .e = e, .backend = b, .backend_ctx = e->backend_ctx,
                     .parent_entry = SIZE_MAX, .calls = &calls};
+    /* A row per node of the graph at least: grown by doubling, a 100k-node table would
+     * carry 30% of its 470-byte rows unused (subgraphs and bodies still grow it). */
+    e->cap_entries = m->graph->n_nodes;
+    e->entries = gl_xcalloc(e->cap_entries ? e->cap_entries : 1, sizeof(*e->entries));
     if (st == GL_OK)
         st = gl_plan_build(&s, m->graph, &e->root);
     if (st != GL_OK) {

@@ -8,7 +8,7 @@
  * A tensor a backend made in its own layout stays so in the frame; a node of another
  * backend that reads it gets a plain copy, made once per value and run and kept beside
  * the value (frame->plain) until the value is released. Reference kernels write their
- * outputs into buffers the plan lends again on every run (plan_node.out_slots).
+ * outputs into buffers the plan lends again on every run (plan_node.out_shelves).
  */
 #include "exec/arena.h"
 #include "exec/plan.h"
@@ -300,8 +300,35 @@ static gl_buffer *arena_alloc(const frame *f, const gl_node *n, size_t i, size_t
     return NULL;
 }
 
-/* gl_out_new's buffers: the memory plan's range, else lent by the node's output slot,
- * back for the next run. */
+/* A buffer from a shelf (plan.h): from the slot whose idle buffer has this size, else an
+ * empty slot, else one not lent (its idle buffer of another size is replaced), else the
+ * first (it lends a new buffer; the one out is freed when its tensor goes). */
+static gl_buffer *shelf_lend(plan_shelf *sh, size_t bytes, bool zero)
+{
+    gl_buffer_slot *pick = NULL;
+    for (size_t i = 0; i < PLAN_SHELF_SLOTS && !pick; i++)
+        if (sh->slot[i].idle && sh->slot[i].idle->size == bytes)
+            pick = &sh->slot[i];
+    for (size_t i = 0; i < PLAN_SHELF_SLOTS && !pick; i++)
+        if (!sh->slot[i].idle && !sh->slot[i].lent)
+            pick = &sh->slot[i];
+    for (size_t i = 0; i < PLAN_SHELF_SLOTS && !pick; i++)
+        if (!sh->slot[i].lent)
+            pick = &sh->slot[i];
+    return gl_buffer_from_slot(pick ? pick : &sh->slot[0], bytes, zero);
+}
+
+/* The node's own slot for output i (a node outside a plan), made on first need. */
+static gl_buffer_slot *own_slot(plan_node *pn, size_t i)
+{
+    if (!pn->out_slots)
+        pn->out_slots = gl_xcalloc(pn->node->n_outputs ? pn->node->n_outputs : 1,
+                                  sizeof(*pn->out_slots));
+    return &pn->out_slots[i];
+}
+
+/* gl_out_new's buffers: the memory plan's range, else lent by the output's shelf (or
+ * the node's own slot), back for the next run. */
 static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
 {
     node_run *nr = k->exec;
@@ -313,7 +340,10 @@ static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
     const gl_op_def *def = nr->pn->def;
     bool zero = !def || !(def->flags & (GL_OP_ELEMENTWISE | GL_OP_BROADCAST));
     gl_buffer *b = arena_alloc(nr->f, nr->pn->node, i, bytes, zero);
-    return b ? b : gl_buffer_from_slot(&nr->pn->out_slots[i], bytes, zero);
+    if (b)
+        return b;
+    plan_shelf *sh = nr->pn->out_shelves ? nr->pn->out_shelves[i] : NULL;
+    return sh ? shelf_lend(sh, bytes, zero) : gl_buffer_from_slot(own_slot(nr->pn, i), bytes, zero);
 }
 
 /* A call of a model-local function run as its body: formal inputs bound to the actual
@@ -632,6 +662,10 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     gl_expansion_init(&calls, m);
     plan_scope s = {.m = m, .e = e, .backend = b, .backend_ctx = e->backend_ctx,
                     .parent_entry = SIZE_MAX, .calls = &calls};
+    /* A row per node of the graph at least: grown by doubling, a 100k-node table would
+     * carry 30% of its 470-byte rows unused (subgraphs and bodies still grow it). */
+    e->cap_entries = m->graph->n_nodes;
+    e->entries = gl_xcalloc(e->cap_entries ? e->cap_entries : 1, sizeof(*e->entries));
     if (st == GL_OK)
         st = gl_plan_build(&s, m->graph, &e->root);
     if (st != GL_OK) {

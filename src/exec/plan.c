@@ -249,7 +249,6 @@ gl_status gl_plan_node_init(const plan_scope *s, const gl_node *src, plan_node *
     const gl_node *n = pn->node;
     pn->where = node_where(s, n);
     pn->opset = scope_opset(s, n->domain);
-    pn->out_slots = gl_xcalloc(n->n_outputs ? n->n_outputs : 1, sizeof(*pn->out_slots));
     gl_plan_entry *en = add_entry(s, pn);
     pn->def = gl_op_lookup(n->domain, n->op_type, pn->opset);
     if (!pn->def || !pn->def->kernel) {
@@ -378,6 +377,53 @@ static void plan_lifetimes(plan *p)
     free(last);
 }
 
+static plan_shelf *new_shelf(plan *p)
+{
+    p->shelves = gl_xrealloc(p->shelves, (p->n_shelves + 1) * sizeof(*p->shelves));
+    return p->shelves[p->n_shelves++] = gl_xcalloc(1, sizeof(plan_shelf));
+}
+
+/* Put every output of the plan's nodes on a shelf, greedily in execution order: a shelf
+ * is free again after the node that reads its last value has run (its frees), and the
+ * next output takes a free one. A graph output leaves with the caller: it gets a shelf
+ * of its own, so that the intermediates keep their buffers from run to run. */
+static void plan_shelves(plan *p)
+{
+    const gl_graph *g = p->graph;
+    size_t nv = g->n_values;
+    plan_shelf **of_value = gl_xcalloc(nv ? nv : 1, sizeof(*of_value));
+    bool *leaves = gl_xcalloc(nv ? nv : 1, sizeof(*leaves));
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] && g->outputs[i]->graph == g && g->outputs[i]->index < nv)
+            leaves[g->outputs[i]->index] = true;
+    plan_shelf **free_shelves = NULL;
+    size_t n_free = 0, cap_free = 0;
+    for (size_t k = 0; k < p->n_nodes; k++) {
+        plan_node *pn = &p->nodes[k];
+        const gl_node *n = pn->node;
+        pn->out_shelves = gl_xcalloc(n->n_outputs ? n->n_outputs : 1, sizeof(*pn->out_shelves));
+        for (size_t i = 0; i < n->n_outputs; i++) {
+            const gl_value *v = n->outputs[i];
+            if (!v || v->graph != g || v->index >= nv)
+                continue;
+            bool shared = !leaves[v->index];
+            plan_shelf *sh = shared && n_free ? free_shelves[--n_free] : new_shelf(p);
+            pn->out_shelves[i] = sh;
+            if (shared)
+                of_value[v->index] = sh;
+        }
+        for (size_t j = 0; j < pn->n_frees; j++)
+            if (of_value[pn->frees[j]]) {
+                GL_GROW(free_shelves, cap_free, n_free + 1);
+                free_shelves[n_free++] = of_value[pn->frees[j]];
+                of_value[pn->frees[j]] = NULL;
+            }
+    }
+    free(free_shelves);
+    free(leaves);
+    free(of_value);
+}
+
 gl_status gl_plan_build(const plan_scope *s, const gl_graph *g, plan **out)
 {
     *out = NULL;
@@ -398,6 +444,7 @@ gl_status gl_plan_build(const plan_scope *s, const gl_graph *g, plan **out)
         return st;
     }
     plan_lifetimes(p);
+    plan_shelves(p);
     *out = p;
     return GL_OK;
 }
@@ -415,6 +462,7 @@ void gl_plan_node_release(plan_node *pn)
     for (size_t i = 0; pn->out_slots && i < pn->node->n_outputs; i++)
         gl_buffer_slot_clear(&pn->out_slots[i]);
     free(pn->out_slots);
+    free(pn->out_shelves); /* the shelves are the plan's */
     release_inst(pn->inst);
 }
 
@@ -427,6 +475,12 @@ void gl_plan_free(plan *p)
     for (size_t i = 0; p->plain_slots && i < p->graph->n_values; i++)
         gl_buffer_slot_clear(&p->plain_slots[i]);
     free(p->plain_slots);
+    for (size_t i = 0; i < p->n_shelves; i++) {
+        for (size_t j = 0; j < PLAN_SHELF_SLOTS; j++)
+            gl_buffer_slot_clear(&p->shelves[i]->slot[j]);
+        free(p->shelves[i]);
+    }
+    free(p->shelves);
     free(p->nodes);
     free(p);
 }

@@ -14,6 +14,15 @@
 
 typedef struct plan plan;
 
+/* Where outputs of a plan's nodes get their buffers run after run: a shelf is shared by
+ * outputs whose lifetimes do not overlap (plan.c's plan_shelves), so a chain of 100k
+ * nodes lends 2 buffers, not 100k (issue 23). A few slots, so that outputs of
+ * different sizes on one shelf each keep a buffer of their size from run to run. */
+#define PLAN_SHELF_SLOTS 4
+typedef struct plan_shelf {
+    gl_buffer_slot slot[PLAN_SHELF_SLOTS];
+} plan_shelf;
+
 typedef struct plan_body {
     const gl_graph *graph;
     plan *plan;
@@ -36,7 +45,9 @@ typedef struct plan_node {
     size_t n_bodies;
     size_t *frees;              /* value indexes whose last use is this node */
     size_t n_frees;
-    gl_buffer_slot *out_slots;  /* one per output: buffers lent to the kernel run after run */
+    gl_buffer_slot *out_slots;  /* one per output: buffers lent to the kernel run after run,
+                                 * for a node outside a plan (gl_eval_node) */
+    plan_shelf **out_shelves;   /* one per output (NULL: none), the plan's: in a plan */
     size_t entry;               /* index in the gl_exec's plan table; SIZE_MAX outside one */
 } plan_node;
 
@@ -47,6 +58,8 @@ struct plan {
     /* One per value of the graph: where a value held in a backend's layout is converted
      * to plain for the nodes that need it, run after run. */
     gl_buffer_slot *plain_slots;
+    plan_shelf **shelves;       /* owned; the nodes' out_shelves point here */
+    size_t n_shelves;
 };
 
 struct gl_exec {

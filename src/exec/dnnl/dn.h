@@ -242,9 +242,12 @@ typedef struct dn_node {
     void *then_buf;
     dn_in *in;                /* owned */
     size_t n_in, cap_in;
-    dn_out out[DN_MAX_OUTPUTS];
+    /* DN_MAX_OUTPUTS and DN_MAX_OWN entries, allocated by the first bind (NULL before):
+     * inline they made every node ~9.5 KB, and a node that runs the reference kernel binds
+     * none (a 100k-node chain held 1 GB of them, issue 23). Freed by dn_node_clear. */
+    dn_out *out;
     size_t n_out;
-    dn_own own[DN_MAX_OWN];
+    dn_own *own;
     size_t n_own;
     /* Run on the reference kernel instead (with the reason in note). */
     const gl_op_def *fallback;
@@ -316,6 +319,8 @@ struct dn_op {
 gl_status dn_reference_kernel(const dn_build *b, const gl_op_def **def);
 /* Refuse: the node runs the reference kernel, the plan shows `fmt`. Returns GL_OK. */
 gl_status dn_refuse(dn_build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The node's DN_MAX_OUTPUTS output records, allocated on first need (dn_node.out). */
+dn_out *dn_node_outputs(dn_node *s);
 /* Node input `input` as primitive argument `arg`, read in layout `want` (same dims as
  * b->md[input]; the given layout when want is NULL). */
 void dn_bind_input(dn_build *b, int arg, size_t input, const dnnl_memory_desc_t *want);

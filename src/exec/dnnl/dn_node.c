@@ -199,11 +199,18 @@ void dn_bind_input_from(dn_build *b, int arg, size_t input, const dnnl_memory_de
     in->convert = !dnnl_memory_desc_equal(&in->want, &in->given);
 }
 
+dn_out *dn_node_outputs(dn_node *s)
+{
+    if (!s->out)
+        s->out = gl_xcalloc(DN_MAX_OUTPUTS, sizeof(*s->out));
+    return s->out;
+}
+
 void dn_bind_output(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md, int rank,
                     const int64_t *dims)
 {
     dn_node *s = b->s;
-    dn_out *o = &s->out[s->n_out++];
+    dn_out *o = &dn_node_outputs(s)[s->n_out++];
     memset(o, 0, sizeof(*o));
     o->arg = arg;
     o->output = output;
@@ -226,6 +233,8 @@ void dn_bind_view(dn_build *b, size_t output, size_t input, const dnnl_memory_de
 void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md)
 {
     dn_node *s = b->s;
+    if (!s->own)
+        s->own = gl_xcalloc(DN_MAX_OWN, sizeof(*s->own));
     dn_own *o = &s->own[s->n_own++];
     memset(o, 0, sizeof(*o));
     o->arg = arg;
@@ -337,6 +346,8 @@ void dn_node_clear(dn_node *s)
         s->extra_free(s->extra);
     free(s->in);
     free(s->key);
+    free(s->out);
+    free(s->own);
     const dn_op *op = s->op;
     unsigned builds = s->builds, const_reorders = s->const_reorders, gen = s->generation;
     memset(s, 0, sizeof(*s));

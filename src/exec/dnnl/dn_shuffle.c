@@ -457,7 +457,7 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
         tag = dnnl_nhwc;
     int64_t elems = 0;
     for (size_t o = 0; o < u->n_outs; o++) {
-        dn_out *out = &u->node.out[o];
+        dn_out *out = &dn_node_outputs(&u->node)[o];
         out->output = o;
         out->rank = 4;
         memcpy(out->dims, x, sizeof(x));

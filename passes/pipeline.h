@@ -99,8 +99,8 @@ typedef gl_status (*gl_step_fn)(void *ctx, gl_pipeline *p, size_t k);
 gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t n_plan,
                                const gl_settings *settings, unsigned flags, gl_step_fn on_step,
                                void *ctx, gl_pipeline **out);
-/* Frees the model of step k (never the last step's): for callers done with it. Replaying
- * step k + 1 is then impossible. */
+/* Frees the model of step k (never the last step's): for callers done with it. A later
+ * step sharing it keeps it (shares_model). Replaying step k + 1 is then impossible. */
 void gl_pipeline_drop(gl_pipeline *p, size_t k);
 /* The model of the last step (always kept). */
 gl_model *gl_pipeline_result(const gl_pipeline *p);

@@ -461,7 +461,9 @@ static gl_status decide_regions(gl_tp_run *run, region *regions, size_t n_region
     gl_pass_ctx *ctx = run->ctx;
     bool force = gl_pass_option_value(ctx, "ignore-cost") != 0;
     size_t base = 0, with = 0;
-    gl_status st = force ? GL_OK : transposes_after_push(run, NULL, &base);
+    /* The trial without a conversion clones and pushes the whole model: only worth it
+     * when some region asks (a 100k-node graph with none paid a second for it). */
+    gl_status st = force || n_regions == 0 ? GL_OK : transposes_after_push(run, NULL, &base);
     for (size_t k = 0; k < n_regions && st == GL_OK; k++) {
         if (!gl_pass_may_rewrite(ctx))
             break;

@@ -366,10 +366,13 @@ static void note_untyped(gl_pass_ctx *ctx, const gl_graph *g)
     gl_decision_add_number(d, "untyped", (double)untyped);
 }
 
-/* Run one pass on m, recording into `log`; the graph is verified afterwards (a pass
- * that breaks an invariant is a bug, named as such). */
-static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
-                          bool inferred_before, gl_decision_log *log,
+/* Run one pass on m (whose graph had fingerprint `before`), recording into `log`. A
+ * graph the pass touched is verified afterwards (a pass that breaks an invariant is a
+ * bug, named as such); one it left as it was, with no rewrite counted (or only plans,
+ * gl_pass.plans_many), is not: it was verified when it was made, and on a 100k-node
+ * graph the check costs as much as a pass (issue 23). */
+static gl_status run_pass(gl_model *m, uint64_t before, const gl_pass_step *step,
+                          int step_no, bool inferred_before, gl_decision_log *log,
                           const gl_settings *settings, gl_snapshot *snap)
 {
     gl_pass_ctx ctx = {.model = m, .pass = step->pass, .step = step_no,
@@ -389,7 +392,10 @@ static gl_status run_pass(gl_model *m, const gl_pass_step *step, int step_no,
     int64_t fault = gl_settings_lookup(settings, step->pass->name, "fault", 0);
     if (st == GL_OK && fault > 0 && ctx.applied >= fault)
         st = inject_fault(m, log, first, fault);
-    if (st == GL_OK && gl_graph_verify(m->graph, false) != GL_OK) {
+    snap->fingerprint = gl_graph_fingerprint(m->graph);
+    snap->changed = snap->fingerprint != before;
+    bool touched = snap->changed || (ctx.applied > 0 && !step->pass->plans_many);
+    if (st == GL_OK && touched && gl_graph_verify(m->graph, false) != GL_OK) {
         gl_error_prefix("pass '%s' left the graph broken (a bug)", step->pass->name);
         st = GL_ERR_INTERNAL;
     }
@@ -469,6 +475,19 @@ static gl_status check_vetoes(const gl_pipeline *p)
     return GL_OK;
 }
 
+/* A kept step whose pass changed nothing drops its copy and shares the previous step's
+ * model: the workbench keeps every step, and most steps of a big graph change nothing
+ * (issue 23). A planning pass (memory-plan) is never shared: its plan lives in the model
+ * and the fingerprint does not see it. */
+static void share_if_unchanged(gl_snapshot *prev, gl_snapshot *snap)
+{
+    if (snap->changed || snap->rewrites > 0 || snap->pass->plans_many || !prev->model)
+        return;
+    gl_model_free(snap->model);
+    snap->model = prev->model;
+    snap->shares_model = true;
+}
+
 gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t n_plan,
                                const gl_settings *settings, unsigned flags, gl_step_fn on_step,
                                void *ctx, gl_pipeline **out)
@@ -499,8 +518,8 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
         gl_model *m = keep ? gl_model_clone(prev->model) : prev->model;
         if (!keep)
             prev->model = NULL;
-        st = run_pass(m, &step, (int)i + 1, inferred_before(plan, i), &p->log, &p->settings,
-                      snap);
+        st = run_pass(m, prev->fingerprint, &step, (int)i + 1, inferred_before(plan, i),
+                      &p->log, &p->settings, snap);
         if (step.shared) {
             left -= snap->rewrites;
             /* A step the shared budget did not stop ran whole: replayed so, and labelled
@@ -518,8 +537,8 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
             return st;
         }
         snap->model = m;
-        snap->fingerprint = gl_graph_fingerprint(m->graph);
-        snap->changed = snap->fingerprint != prev->fingerprint;
+        if (keep)
+            share_if_unchanged(prev, snap);
         p->n_steps++;
         if (on_step)
             st = on_step(ctx, p, i + 1);
@@ -529,12 +548,29 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
     return st;
 }
 
+/* Step k lets go of its model. An owner hands it to the first later step holding it
+ * (steps between may have been dropped already), else frees it. While the owner's
+ * model is alive no other live model has its address, so equal pointers are sharers. */
+static void release_model(gl_pipeline *p, size_t k)
+{
+    gl_snapshot *s = &p->steps[k];
+    if (!s->shares_model && s->model) {
+        size_t j = k + 1;
+        while (j < p->n_steps && p->steps[j].model != s->model)
+            j++;
+        if (j < p->n_steps)
+            p->steps[j].shares_model = false;
+        else
+            gl_model_free(s->model);
+    }
+    s->model = NULL;
+    s->shares_model = false;
+}
+
 void gl_pipeline_drop(gl_pipeline *p, size_t k)
 {
-    if (k + 1 < p->n_steps) {
-        gl_model_free(p->steps[k].model);
-        p->steps[k].model = NULL;
-    }
+    if (k + 1 < p->n_steps)
+        release_model(p, k);
 }
 
 gl_model *gl_pipeline_result(const gl_pipeline *p)
@@ -550,7 +586,8 @@ void gl_pipeline_free(gl_pipeline *p)
     if (!p)
         return;
     for (size_t k = 0; k < p->n_steps; k++)
-        gl_model_free(p->steps[k].model);
+        if (!p->steps[k].shares_model)
+            gl_model_free(p->steps[k].model);
     free(p->steps);
     gl_decision_log_free(&p->log);
     gl_settings_free(&p->settings);
@@ -574,7 +611,8 @@ gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
     bool inferred = false;
     for (size_t j = 1; j < k; j++)
         inferred |= strcmp(p->steps[j].pass->name, "shape-inference") == 0;
-    gl_status st = run_pass(m, &step, (int)k, inferred, log, &p->settings, &scratch);
+    gl_status st = run_pass(m, p->steps[k - 1].fingerprint, &step, (int)k, inferred, log,
+                            &p->settings, &scratch);
     if (st != GL_OK) {
         gl_model_free(m);
         return st;

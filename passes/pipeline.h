@@ -1,7 +1,8 @@
 /* pipeline.h — running a list of passes and keeping every step.
  *
  * After each pass the pipeline keeps a snapshot: a clone of the model (tensor bytes
- * shared copy-on-write), its fingerprint (so a pass that changed nothing is marked),
+ * shared copy-on-write; a step that changed nothing shares its predecessor's model
+ * instead), its fingerprint (so a pass that changed nothing is marked),
  * node count, time, and the range of decisions the pass recorded in the pipeline's log.
  * Step 0 is the loaded model. Any step can be replayed with a smaller rewrite budget to
  * see the graph after its first K rewrites (`+`/`-` in the TUI, bisecting a bad
@@ -56,7 +57,12 @@ const gl_pass_option *gl_settings_common_options(size_t *count);
 typedef struct gl_snapshot {
     const gl_pass *pass;    /* NULL for step 0, the loaded model */
     int64_t budget;         /* GL_BUDGET_UNLIMITED unless PASS:K */
-    gl_model *model;        /* owned: the model after this step */
+    gl_model *model;        /* the model after this step: owned, unless shares_model */
+    /* With GL_PIPELINE_KEEP_SNAPSHOTS, a step whose pass changed nothing (same
+     * fingerprint, no rewrite, no plan) keeps its predecessor's model instead of a copy:
+     * model points at the same object, owned by the first step holding it. Read-only
+     * to everyone, as every snapshot is. */
+    bool shares_model;
     uint64_t fingerprint;   /* gl_graph_fingerprint of model->graph */
     bool changed;           /* fingerprint differs from the step before */
     size_t nodes;           /* live top-level nodes */
@@ -93,8 +99,8 @@ typedef gl_status (*gl_step_fn)(void *ctx, gl_pipeline *p, size_t k);
 gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t n_plan,
                                const gl_settings *settings, unsigned flags, gl_step_fn on_step,
                                void *ctx, gl_pipeline **out);
-/* Frees the model of step k (never the last step's): for callers done with it. Replaying
- * step k + 1 is then impossible. */
+/* Frees the model of step k (never the last step's): for callers done with it. A later
+ * step sharing it keeps it (shares_model). Replaying step k + 1 is then impossible. */
 void gl_pipeline_drop(gl_pipeline *p, size_t k);
 /* The model of the last step (always kept). */
 gl_model *gl_pipeline_result(const gl_pipeline *p);

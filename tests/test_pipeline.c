@@ -90,10 +90,12 @@ Test(pipeline, snapshots_unaffected_by_later_edits)
     gl_value *w = tu_const_f32(g, "w", 1, (int64_t[]){2}, (float[]){1.5f, 2.5f});
     gl_node *add = tu_node(g, "Add", "add", 2, x, w);
     tu_output(g, add->outputs[0]);
-    gl_pipeline *p = run_plan(m, "toposort,toposort", GL_PIPELINE_KEEP_SNAPSHOTS);
+    tu_node(g, "Neg", "dead", 1, x);
+    /* toposort changes nothing (step 1 shares step 0's model); dce makes a copy. */
+    gl_pipeline *p = run_plan(m, "toposort,dce", GL_PIPELINE_KEEP_SNAPSHOTS);
     uint64_t fp0 = gl_graph_fingerprint(p->steps[0].model->graph);
 
-    /* Edit the last snapshot in place: bytes, an attribute, a name. */
+    /* Edit the last snapshot, a copy of its own, in place: bytes, an attribute, a name. */
     gl_graph *last = p->steps[2].model->graph;
     gl_value *lw = gl_find_value(last, "w");
     float *bytes = gl_tensor_make_writable(lw->init);
@@ -108,6 +110,78 @@ Test(pipeline, snapshots_unaffected_by_later_edits)
     cr_assert_eq(gl_graph_fingerprint(p->steps[0].model->graph), fp0);
     cr_assert_neq(gl_graph_fingerprint(last), fp0);
     gl_pipeline_free(p);
+}
+
+/* Which kept steps share their predecessor's model: 'S' shares, '-' owns its own (step
+ * 0 first). A step shares exactly when its pass changed nothing (issue 23: the workbench
+ * keeps every step of a 100k-node graph). */
+static const struct share_case {
+    const char *plan;
+    const char *shares;
+} share_cases[] = {
+    {"toposort,dce,dce,cse", "-S-S-"},
+    {"dce,toposort,cse,cse", "--S-S"},
+    {"cse,dce", "---"},
+    {"toposort,toposort,toposort", "-SSS"},
+};
+
+static gl_pipeline *run_share_case(const struct share_case *c)
+{
+    gl_pipeline *p = run_plan(graph_with_work(2), c->plan, GL_PIPELINE_KEEP_SNAPSHOTS);
+    cr_assert_eq(p->n_steps, strlen(c->shares), "%s", c->plan);
+    return p;
+}
+
+/* The steps still holding a model are whole: verified, with their own fingerprint. */
+static void expect_models_intact(const gl_pipeline *p, const char *what)
+{
+    for (size_t k = 0; k < p->n_steps; k++) {
+        if (!p->steps[k].model)
+            continue;
+        cr_assert_eq(gl_graph_verify(p->steps[k].model->graph, false), GL_OK, "%s step %zu",
+                     what, k);
+        cr_assert_eq(gl_graph_fingerprint(p->steps[k].model->graph), p->steps[k].fingerprint,
+                     "%s step %zu", what, k);
+    }
+}
+
+Test(pipeline, unchanged_steps_share_the_previous_model)
+{
+    for (size_t c = 0; c < GL_ARRAY_LEN(share_cases); c++) {
+        gl_pipeline *p = run_share_case(&share_cases[c]);
+        for (size_t k = 1; k < p->n_steps; k++) {
+            bool shares = share_cases[c].shares[k] == 'S';
+            cr_assert_eq(p->steps[k].shares_model, shares, "%s step %zu", share_cases[c].plan,
+                         k);
+            cr_assert_eq(p->steps[k].model == p->steps[k - 1].model, shares, "%s step %zu",
+                         share_cases[c].plan, k);
+            cr_assert_eq(!p->steps[k].changed && p->steps[k].rewrites == 0, shares);
+        }
+        expect_models_intact(p, share_cases[c].plan);
+        gl_pipeline_free(p);
+    }
+}
+
+/* Dropping steps front to back (export) and back to front leaves the others whole: a
+ * shared model passes to the next step holding it, and is freed once (the sanitizer
+ * build sees a double free or a leak). */
+Test(pipeline, dropping_a_step_keeps_the_steps_sharing_its_model)
+{
+    for (size_t c = 0; c < GL_ARRAY_LEN(share_cases); c++) {
+        for (int backwards = 0; backwards < 2; backwards++) {
+            gl_pipeline *p = run_share_case(&share_cases[c]);
+            size_t last = p->n_steps - 1;
+            for (size_t i = 0; i < last; i++) {
+                size_t k = backwards ? last - 1 - i : i;
+                gl_pipeline_drop(p, k);
+                cr_assert_null(p->steps[k].model);
+                expect_models_intact(p, share_cases[c].plan);
+            }
+            cr_assert_not_null(gl_pipeline_result(p));
+            cr_assert_eq(gl_pipeline_result(p), p->steps[last].model);
+            gl_pipeline_free(p);
+        }
+    }
 }
 
 /* The fingerprint sees what the saved file would show, and nothing else. */

@@ -14,9 +14,30 @@ typedef struct hasher {
     uint64_t h;
 } hasher;
 
-static void mix(hasher *s, const void *p, size_t n) { s->h = gl_fnv1a(s->h, p, n); }
+/* A word at a time: the pipeline fingerprints every step, and FNV's multiply per byte
+ * made that a fifth of `optimize` on a 100k-node graph (issue 23). gl_mix64 is a
+ * bijection, so two sequences that differ in one word end in different states; the
+ * constant keeps a zero word from leaving a zero state as it is. */
+static void mix_u64(hasher *s, uint64_t v)
+{
+    s->h = gl_mix64(s->h ^ (v + 0x9e3779b97f4a7c15ull));
+}
 
-static void mix_u64(hasher *s, uint64_t v) { mix(s, &v, sizeof(v)); }
+/* Bytes in 8-byte words, the last one zero-padded (callers mix the length). */
+static void mix(hasher *s, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (; n >= 8; b += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        mix_u64(s, w);
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, b, n);
+        mix_u64(s, w);
+    }
+}
 
 /* Strings carry their length so "ab","c" and "a","bc" differ; NULL differs from "". */
 static void mix_str(hasher *s, const char *str)

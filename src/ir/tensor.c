@@ -89,6 +89,15 @@ gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t
     return b;
 }
 
+/* The pages of a read-only file mapping are clean copies of the file: dropping them loses
+ * nothing, a later read faults them in again from the file (from the page cache, which
+ * is not the process's memory). */
+void gl_buffer_release_pages(gl_buffer *b)
+{
+    if (b && b->kind == GL_BUF_MMAP && b->readonly)
+        madvise(b->map_base, b->map_len, MADV_DONTNEED);
+}
+
 gl_buffer *gl_buffer_new_view(gl_buffer *parent, void *data, size_t size)
 {
     gl_buffer *b = buffer_new(GL_BUF_VIEW, data, size);

@@ -105,6 +105,10 @@ gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t
 gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count); /* takes ownership */
 /* `size` bytes at `data` inside `parent` (takes a reference to parent); writable. */
 gl_buffer *gl_buffer_new_view(gl_buffer *parent, void *data, size_t size);
+/* A read-only mapping (external data) gives its resident pages back to the system: for
+ * a backend that has copied the bytes into a layout of its own, so that they are not held
+ * twice. The bytes stay readable (paged in again from the file); other buffers: nothing. */
+void gl_buffer_release_pages(gl_buffer *b);
 gl_buffer *gl_buffer_ref(gl_buffer *b);
 void gl_buffer_unref(gl_buffer *b);
 

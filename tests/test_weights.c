@@ -6,6 +6,7 @@
  * run builds and reorders nothing) and compared with the reference. */
 #include "exec/exec.h"
 #include "exec/compare.h"
+#include "onnx/onnx_io.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -167,6 +168,41 @@ Test(weights, released_pages_read_again_from_the_file)
     cr_expect(gl_tensor_equal(w, heap_w));
     gl_tensor_free(w);
     gl_tensor_free(heap_w);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Two loads of one model with external data (profile's fused and unfused sessions) share
+ * one mapping of each tensor: every mapping's pages count in the resident set. A load
+ * after the others are freed maps the file again. */
+Test(weights, two_loads_of_one_model_share_its_mappings)
+{
+    uint32_t seed = 5;
+    char *dir = tu_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/m.onnx", dir);
+    gl_model *m = product_model(&cases[0], tu_random_f32(2, (int64_t[]){256, 512}, &seed));
+    gl_save_options so = {.external_threshold = 1024};
+    cr_assert_eq(gl_model_save(m, path, &so), GL_OK, "%s", gl_error_message());
+    gl_model_free(m);
+
+    gl_model *first = NULL, *second = NULL;
+    cr_assert_eq(gl_model_load(path, NULL, &first), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_model_load(path, NULL, &second), GL_OK, "%s", gl_error_message());
+    const gl_tensor *w1 = gl_find_value(first->graph, "w")->init;
+    const gl_tensor *w2 = gl_find_value(second->graph, "w")->init;
+    cr_assert(w1->external && w1->buf->kind == GL_BUF_MMAP, "the weights are mapped");
+    cr_expect_eq(w1->buf, w2->buf, "one mapping for both loads");
+    cr_expect_eq(w1->buf->refs, 2);
+    gl_model_free(first);
+    gl_model_free(second);
+
+    gl_model *third = NULL;
+    cr_assert_eq(gl_model_load(path, NULL, &third), GL_OK, "%s", gl_error_message());
+    const gl_tensor *w3 = gl_find_value(third->graph, "w")->init;
+    cr_expect_eq(w3->buf->kind, GL_BUF_MMAP);
+    cr_expect_eq(w3->buf->refs, 1, "a new mapping, held once");
+    gl_model_free(third);
     tu_rmtree(dir);
     free(dir);
 }

@@ -53,8 +53,9 @@ static void matmul_view(const gl_tensor *t, bool is_a, bool trans, int nd, int64
  * at build; it pays back when many rows of A stream past the same weights. Weights mapped
  * from a file (external data) are read where they lie when the product has fewer than
  * DN_PACK_MIN_ROWS rows: a GPT-like decoder run on 16 tokens then holds its 1.2 GB of
- * weights once on every backend at the same time (profile's ref, unfused and fused: 1.3 GB
- * peak RSS, not 3.7), and its first result comes without 1.2 GB of reorders. The price is
+ * weights once on every backend at the same time (profile's ref, unfused and fused: 1.4 GB
+ * peak RSS with the loader sharing mappings, not 3.7), and its first result comes without
+ * 1.2 GB of reorders. The price is
  * the run: oneDNN copies plain weights block by block on every run ([16,1024] x
  * [1024,4096]: 14.4 ms against 7.8 packed). Weights held in memory (inline in the model:
  * small models) are packed as before. Measured in bench/README ("weights held once"). */

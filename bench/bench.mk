@@ -56,5 +56,5 @@ bench: $(BUILT_SOURCES)
 
 # Distributed without touching EXTRA_DIST (Makefile.am sets it after this include).
 dist_noinst_SCRIPTS = bench/make_big_models.py bench/make_densenet.py bench/run.sh bench/run_big_graph.sh bench/vs_ort.sh \
-	bench/erf_fit.py \
+	bench/erf_fit.py bench/weights_held_once.sh \
 	bench/ort_time.js bench/trace_nodes.js

@@ -5,6 +5,7 @@
 #include "util/hash.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,15 @@ gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t
     return b;
 }
 
+/* The pages of a read-only file mapping are clean copies of the file: dropping them loses
+ * nothing, a later read faults them in again from the file (from the page cache, which
+ * is not the process's memory). */
+void gl_buffer_release_pages(gl_buffer *b)
+{
+    if (b && b->kind == GL_BUF_MMAP && b->readonly)
+        madvise(b->map_base, b->map_len, MADV_DONTNEED);
+}
+
 gl_buffer *gl_buffer_new_view(gl_buffer *parent, void *data, size_t size)
 {
     gl_buffer *b = buffer_new(GL_BUF_VIEW, data, size);
@@ -100,6 +110,69 @@ gl_buffer *gl_buffer_new_view(gl_buffer *parent, void *data, size_t size)
 gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count)
 {
     return buffer_new(GL_BUF_STRINGS, items, count * sizeof(gl_bytes));
+}
+
+/* ---- the registry of file mappings ----------------------------------------------------- */
+
+/* Buckets of registered mappings, chained through next_mapping; a lock, since sessions
+ * load and free models on several threads (the workbench's workers). A buffer stays in
+ * it until its last reference goes. */
+#define MAPPING_BUCKETS 4096
+static gl_buffer *mapping_buckets[MAPPING_BUCKETS];
+static pthread_mutex_t mapping_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t mapping_bucket(uint64_t dev, uint64_t ino, uint64_t offset)
+{
+    uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ (ino * 0xc2b2ae3d27d4eb4full) ^ offset;
+    return (size_t)((h ^ (h >> 29)) % MAPPING_BUCKETS);
+}
+
+/* A reference to b unless its count already reached 0 (it is being freed). */
+static bool ref_if_alive(gl_buffer *b)
+{
+    int refs = __atomic_load_n(&b->refs, __ATOMIC_ACQUIRE);
+    while (refs > 0)
+        if (__atomic_compare_exchange_n(&b->refs, &refs, refs + 1, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return true;
+    return false;
+}
+
+gl_buffer *gl_buffer_find_mapping(uint64_t dev, uint64_t ino, uint64_t offset, size_t size)
+{
+    gl_buffer *found = NULL;
+    pthread_mutex_lock(&mapping_lock);
+    for (gl_buffer *b = mapping_buckets[mapping_bucket(dev, ino, offset)]; b && !found;
+         b = b->next_mapping)
+        if (b->file_dev == dev && b->file_ino == ino && b->file_offset == offset &&
+            b->size == size && ref_if_alive(b))
+            found = b;
+    pthread_mutex_unlock(&mapping_lock);
+    return found;
+}
+
+void gl_buffer_share_mapping(gl_buffer *b, uint64_t dev, uint64_t ino, uint64_t offset)
+{
+    b->file_dev = dev;
+    b->file_ino = ino;
+    b->file_offset = offset;
+    b->registered = true;
+    size_t i = mapping_bucket(dev, ino, offset);
+    pthread_mutex_lock(&mapping_lock);
+    b->next_mapping = mapping_buckets[i];
+    mapping_buckets[i] = b;
+    pthread_mutex_unlock(&mapping_lock);
+}
+
+static void unregister_mapping(gl_buffer *b)
+{
+    pthread_mutex_lock(&mapping_lock);
+    gl_buffer **at = &mapping_buckets[mapping_bucket(b->file_dev, b->file_ino, b->file_offset)];
+    while (*at && *at != b)
+        at = &(*at)->next_mapping;
+    if (*at)
+        *at = b->next_mapping;
+    pthread_mutex_unlock(&mapping_lock);
 }
 
 /* Reference counts are atomic: the workbench clones and frees snapshots sharing these
@@ -143,6 +216,8 @@ void gl_buffer_unref(gl_buffer *b)
         free(b->data);
         break;
     case GL_BUF_MMAP:
+        if (b->registered)
+            unregister_mapping(b);
         munmap(b->map_base, b->map_len);
         break;
     case GL_BUF_STRINGS: {

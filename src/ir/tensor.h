@@ -65,6 +65,11 @@ typedef struct gl_buffer {
     size_t charged;
     struct gl_buffer *parent; /* GL_BUF_VIEW: the buffer whose bytes these are */
     gl_file_extent *origin;   /* owned; NULL: the bytes are in no file we know */
+    /* GL_BUF_MMAP of a file extent, registered (gl_buffer_share_mapping): where it is,
+     * and the next of its bucket in the registry (tensor.c). */
+    bool registered;
+    uint64_t file_dev, file_ino, file_offset;
+    struct gl_buffer *next_mapping;
 } gl_buffer;
 
 /* A place an executor keeps one output buffer between runs, so that a plan run again
@@ -115,6 +120,18 @@ gl_buffer *gl_buffer_new_mmap(void *map_base, size_t map_len, void *data, size_t
 gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count); /* takes ownership */
 /* `size` bytes at `data` inside `parent` (takes a reference to parent); writable. */
 gl_buffer *gl_buffer_new_view(gl_buffer *parent, void *data, size_t size);
+/* A read-only mapping (external data) gives its resident pages back to the system: for
+ * a backend that has copied the bytes into a layout of its own, so that they are not held
+ * twice. The bytes stay readable (paged in again from the file); other buffers: nothing. */
+void gl_buffer_release_pages(gl_buffer *b);
+/* The one mapping of a file extent in this process: two loads of one model (profile's
+ * fused and unfused sessions) would otherwise map its external data twice, and every
+ * mapping's pages count in the resident set. The buffer already mapping `size` bytes at
+ * `offset` of the file (dev, ino), with a new reference, or NULL. */
+gl_buffer *gl_buffer_find_mapping(uint64_t dev, uint64_t ino, uint64_t offset, size_t size);
+/* Record b (a new GL_BUF_MMAP of that extent) for gl_buffer_find_mapping until it is
+ * freed. */
+void gl_buffer_share_mapping(gl_buffer *b, uint64_t dev, uint64_t ino, uint64_t offset);
 gl_buffer *gl_buffer_ref(gl_buffer *b);
 void gl_buffer_unref(gl_buffer *b);
 

@@ -375,10 +375,10 @@ static gl_status check_extent(const decode_job *job, const external_ref *ref, in
     return GL_OK;
 }
 
-/* A read-only mapping starting at the page boundary below the offset. Returns NULL
+/* A new read-only mapping starting at the page boundary below the offset. Returns NULL
  * (and the caller falls back to reading) when the data would be misaligned for its
  * element type or the mapping fails. */
-static gl_buffer *map_external(const decode_job *job, const external_ref *ref, int fd)
+static gl_buffer *map_extent(const decode_job *job, const external_ref *ref, int fd)
 {
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0)
@@ -395,6 +395,23 @@ static gl_buffer *map_external(const decode_job *job, const external_ref *ref, i
     if (base == MAP_FAILED)
         return NULL;
     return gl_buffer_new_mmap(base, map_len, (char *)base + delta, job->nbytes);
+}
+
+/* The extent mapped read-only: the mapping another load of the same file made when one is
+ * alive (gl_buffer_find_mapping), else a new one, registered for the next. */
+static gl_buffer *map_external(const decode_job *job, const external_ref *ref, int fd)
+{
+    struct stat st;
+    bool known = fstat(fd, &st) == 0;
+    gl_buffer *shared = known ? gl_buffer_find_mapping((uint64_t)st.st_dev, (uint64_t)st.st_ino,
+                                                       ref->offset, job->nbytes)
+                              : NULL;
+    if (shared)
+        return shared;
+    gl_buffer *b = map_extent(job, ref, fd);
+    if (b && known)
+        gl_buffer_share_mapping(b, (uint64_t)st.st_dev, (uint64_t)st.st_ino, ref->offset);
+    return b;
 }
 
 static gl_status read_external(const decode_job *job, const external_ref *ref, int fd,

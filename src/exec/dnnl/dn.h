@@ -262,6 +262,8 @@ typedef struct dn_node {
     char note[160];
     int threads;              /* made and run with this many (0: the plan's count) */
     unsigned builds, const_reorders;
+    bool release_constants;   /* constants converted at the last build: their mapped
+                               * pages go after the next run (dn_node.c) */
     unsigned generation;      /* every build or refusal: describe's cue */
     /* Op-specific data, freed with the build (may be NULL). */
     void *extra;

@@ -3,7 +3,8 @@
  *   MatMul  numpy batch broadcasting (oneDNN broadcasts dims of 1 when both operands have
  *           the same rank: leading 1s are added); a 1-D operand becomes a 1-row / 1-column
  *           matrix and the output takes the ONNX shape. A constant B (weights) is packed
- *           once into the layout oneDNN picks.
+ *           once into the layout oneDNN picks (mapped weights of a product of few rows
+ *           are read in place: packs_weights).
  *   FusedMatMul (graphlab) as MatMul, an operand whose transX is 1 read through a view
  *           that swaps the strides of its last two dims (no reorder; a constant B is
  *           packed once, as MatMul's); alpha an eltwise_linear post-op.
@@ -48,23 +49,46 @@ static void matmul_view(const gl_tensor *t, bool is_a, bool trans, int nd, int64
     strides[nd - 1] = s;
 }
 
-/* Bind B: packed once into oneDNN's layout when it is a constant, else read as it is. */
-static void bind_weights(dn_build *b, size_t input, const dnnl_memory_desc_t *view,
+/* Packing constant weights into oneDNN's layout makes a copy of them and costs a reorder
+ * at build; it pays back when many rows of A stream past the same weights. Weights mapped
+ * from a file (external data) are read where they lie when the product has fewer than
+ * DN_PACK_MIN_ROWS rows: a GPT-like decoder run on 16 tokens then holds its 1.2 GB of
+ * weights once on every backend at the same time (profile's ref, unfused and fused: 1.4 GB
+ * peak RSS with the loader sharing mappings, not 3.7), and its first result comes without
+ * 1.2 GB of reorders. The price is
+ * the run: oneDNN copies plain weights block by block on every run ([16,1024] x
+ * [1024,4096]: 14.4 ms against 7.8 packed). Weights held in memory (inline in the model:
+ * small models) are packed as before. Measured in bench/README ("weights held once"). */
+#define DN_PACK_MIN_ROWS 64
+
+/* Whether the constant B of a product with `rows` rows of A (all of A's matrices stacked)
+ * is packed once at build; false for an operand computed at run time. */
+static bool packs_weights(const dn_build *b, size_t input, int64_t rows)
+{
+    const gl_tensor *w = b->k->in[input];
+    if (!dn_input_constant(b->k, input) || w->layout)
+        return false;
+    bool mapped = w->buf && w->buf->kind == GL_BUF_MMAP;
+    return !mapped || rows >= DN_PACK_MIN_ROWS;
+}
+
+/* Bind B: packed into the layout the primitive chose when `pack`, else read as it is. */
+static void bind_weights(dn_build *b, size_t input, bool pack, const dnnl_memory_desc_t *view,
                          const_dnnl_primitive_desc_t pd)
 {
-    if (dn_input_constant(b->k, input) && !b->k->in[input]->layout)
+    if (pack)
         dn_bind_input_from(b, DNNL_ARG_WEIGHTS, input, view,
                            dn_pd_md(pd, dnnl_query_weights_md, 0));
     else
         dn_bind_input_view(b, DNNL_ARG_WEIGHTS, input, view);
 }
 
-/* The weights descriptor to build with: `any` for a constant (oneDNN packs it), else the
- * view itself. */
-static dnnl_status_t weights_md(const dn_build *b, size_t input, int nd, const int64_t *dims,
+/* The weights descriptor to build with: `any` when B is packed (oneDNN picks the
+ * layout), else the view itself. */
+static dnnl_status_t weights_md(bool pack, int nd, const int64_t *dims,
                                 const dnnl_memory_desc_t *view, dnnl_memory_desc_t *md)
 {
-    if (dn_input_constant(b->k, input) && !b->k->in[input]->layout)
+    if (pack)
         return dn_md_tag(md, nd, dims, dnnl_format_tag_any);
     *md = *view;
     return dnnl_success;
@@ -81,6 +105,7 @@ typedef struct product_shape {
     int64_t yd[DNNL_MAX_NDIMS];
     bool ta, tb;
     float alpha;
+    bool pack_b; /* packs_weights */
 } product_shape;
 
 /* The descriptors a built product binds: A and B's views as built, and Y. */
@@ -110,7 +135,7 @@ static dnnl_status_t product_pd(dn_build *b, dnnl_primitive_desc_t *pd, bool tal
     dnnl_memory_desc_t bmd;
     if (dn_md_plain(&out->a, n, v.ad, s->ta ? v.as : NULL) != dnnl_success ||
         dn_md_plain(&out->b_view, n, v.bd, s->tb ? v.bs : NULL) != dnnl_success ||
-        weights_md(b, 1, n, v.bd, &out->b_view, &bmd) != dnnl_success ||
+        weights_md(s->pack_b, n, v.bd, &out->b_view, &bmd) != dnnl_success ||
         dn_md_plain(&out->y, n, v.yd, NULL) != dnnl_success)
         return dnnl_unimplemented;
     /* FusedMatMul's alpha first, then what a fused unit adds after the product (for the
@@ -157,6 +182,7 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
     }
     yd[nd - 2] = ad[nd - 2];
     yd[nd - 1] = bd[nd - 1];
+    ps.pack_b = packs_weights(b, 1, a->count / ad[nd - 1]);
     /* The ONNX output drops the dim a 1-D operand did not have. */
     int out_rank = 0;
     int64_t out_dims[DNNL_MAX_NDIMS];
@@ -176,7 +202,7 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for these shapes");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &mds.a);
-    bind_weights(b, 1, &mds.b_view, *pd);
+    bind_weights(b, 1, ps.pack_b, &mds.b_view, *pd);
     dn_bind_output(b, DNNL_ARG_DST, 0, &mds.y, out_rank, out_dims);
     return GL_OK;
 }
@@ -255,9 +281,10 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return dn_refuse(b, "C does not broadcast to [%lld, %lld]", (long long)m, (long long)n);
     bool as_bias = use_c && cdims[0] == 1 && cdims[1] == n;
     dnnl_memory_desc_t amd, bview, bmd, ymd, cmd;
+    bool pack_b = packs_weights(b, 1, m);
     if (dn_md_plain(&amd, 2, adims, astr) != dnnl_success ||
         dn_md_plain(&bview, 2, bdims, bstr) != dnnl_success ||
-        weights_md(b, 1, 2, bdims, &bview, &bmd) != dnnl_success ||
+        weights_md(pack_b, 2, bdims, &bview, &bmd) != dnnl_success ||
         dn_md_plain(&ymd, 2, ydims, NULL) != dnnl_success ||
         (as_bias && dn_md_plain(&cmd, 2, cdims, NULL) != dnnl_success))
         return dn_refuse(b, "shapes oneDNN does not describe");
@@ -285,7 +312,7 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for this Gemm");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
-    bind_weights(b, 1, &bview, *pd);
+    bind_weights(b, 1, pack_b, &bview, *pd);
     if (as_bias && beta == alpha) {
         dn_bind_input_view(b, DNNL_ARG_BIAS, 2, &cmd);
     } else if (as_bias) {

@@ -65,11 +65,12 @@ typedef struct wcase {
     int64_t batch, rows; /* A: [batch, rows, K] for MatMul, [rows, K] for Gemm */
     int64_t k, n;        /* B: [K, N] (Gemm with transB: [N, K]) */
     bool in_memory;      /* the weights in memory, not mapped from a file */
-    bool packed;         /* oneDNN packs them: one constant reorder */
+    bool packed;         /* with dnnl_weights_in_place (a profile's plans) oneDNN packs
+                          * them: one constant reorder; a single run always packs */
 } wcase;
 
 static const wcase cases[] = {
-    /* few rows: the mapped weights read in place, no copy */
+    /* few rows: in a profile's plans the mapped weights are read in place, no copy */
     {"MatMul, 16 rows (a decoder's projection)", "MatMul", 1, 16, 256, 512, false, false},
     {"MatMul, 2 x 8 rows", "MatMul", 2, 8, 256, 512, false, false},
     {"Gemm, 1 row", "Gemm", 1, 1, 512, 256, false, false},
@@ -100,7 +101,7 @@ static gl_model *product_model(const wcase *c, gl_tensor *w)
     return m;
 }
 
-static void run_case(const wcase *c)
+static void run_case(const wcase *c, bool in_place)
 {
     uint32_t seed = 7;
     bool gemm = strcmp(c->op, "Gemm") == 0;
@@ -114,12 +115,17 @@ static void run_case(const wcase *c)
     gl_tensor *a = gemm ? tu_random_f32(2, a_dims + 1, &seed) : tu_random_f32(3, a_dims, &seed);
 
     gl_tensor *got = NULL, *want = NULL;
-    gl_exec *dn = tu_exec_run(m, "dnnl", NULL, &a, 1, &got, 1, c->what);
+    gl_exec_options o = {.backend = "dnnl", .dnnl_weights_in_place = in_place};
+    gl_exec *dn = NULL;
+    cr_assert_eq(gl_exec_create(m, &o, &dn), GL_OK, "%s: %s", c->what, gl_error_message());
+    cr_assert_eq(gl_exec_run(dn, (const gl_tensor *const *)&a, 1, &got, 1), GL_OK, "%s: %s",
+                 c->what, gl_error_message());
+    bool packed = c->packed || !in_place;
     gl_exec_stats st;
     gl_exec_get_stats(dn, &st);
-    cr_expect_eq(st.const_reorders, c->packed ? 1u : 0u, "%s: %zu constant reorders", c->what,
-                 st.const_reorders);
-    if (c->packed && !c->in_memory)
+    cr_expect_eq(st.const_reorders, packed ? 1u : 0u, "%s (in place %d): %zu constant reorders",
+                 c->what, in_place, st.const_reorders);
+    if (packed && !c->in_memory)
         cr_expect_eq(resident_kb(base), 0, "%s: %ld kB of the mapped weights still resident "
                      "next to the packed copy", c->what, resident_kb(base));
     /* the plan runs again, on the packed copy or on the weights in place */
@@ -147,8 +153,10 @@ static void run_case(const wcase *c)
 
 Test(weights, mapped_weights_read_in_place_or_released_once_packed)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
-        run_case(&cases[i]);
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        run_case(&cases[i], false); /* a run: packed, the mapping given back */
+        run_case(&cases[i], true);  /* a profile's plan: few rows read in place */
+    }
 }
 
 /* gl_buffer_release_pages: a mapping's pages go, its bytes stay readable; other buffers

@@ -159,6 +159,10 @@ struct gl_exec_options {
     const char *dnnl_fault, *dnnl_delay;
     /* --set dnnl.winograd=0: oneDNN's direct convolutions only (dn_conv.c). */
     bool dnnl_no_winograd;
+    /* Weights mapped from a file (external data) of products of few rows are read where
+     * they lie instead of packed (dn_matmul.c): set by profile, whose backends all hold
+     * the model's weights at once; a single run packs them and gives the mapping back. */
+    bool dnnl_weights_in_place;
 };
 
 /* What --set dnnl.delay=NAME adds to a run: far above the noise of a small model's run. */

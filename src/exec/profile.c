@@ -937,7 +937,9 @@ static gl_status session_open(session *s, builder *b, unsigned bi, const gl_mode
     gl_exec_options eo = {.backend = pb->backend, .threads = o->threads, .layout = o->layout,
                           .max_memory = o->max_memory, .dnnl_fault = o->dnnl_fault,
                           .dnnl_delay = o->dnnl_delay,
-                          .dnnl_no_winograd = o->dnnl_no_winograd};
+                          .dnnl_no_winograd = o->dnnl_no_winograd,
+                          /* the backends hold the weights together: one copy, mapped */
+                          .dnnl_weights_in_place = p->n_backends > 1};
     uint64_t t0 = gl_now_ns();
     gl_status st = gl_exec_create(m, &eo, &s->e);
     uint64_t t1 = gl_now_ns();

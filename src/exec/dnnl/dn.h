@@ -96,6 +96,7 @@ typedef struct dn_ctx {
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
     bool no_winograd;        /* gl_exec_options.dnnl_no_winograd */
+    bool weights_in_place;   /* gl_exec_options.dnnl_weights_in_place */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
 } dn_ctx;

@@ -311,6 +311,7 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     dn_ctx *c = gl_xcalloc(1, sizeof(*c));
     c->block = probe_block(); /* before the policy: in-place Concats need it */
     c->no_winograd = o && o->dnnl_no_winograd; /* before the policy: the cost counts it */
+    c->weights_in_place = o && o->dnnl_weights_in_place;
     if (strcmp(layout, "auto") == 0) {
         dn_choose_layout(c, m);
     } else if (strcmp(layout, "plain") == 0 || strcmp(layout, "nchw") == 0) {

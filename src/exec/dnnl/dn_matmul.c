@@ -50,15 +50,17 @@ static void matmul_view(const gl_tensor *t, bool is_a, bool trans, int nd, int64
 }
 
 /* Packing constant weights into oneDNN's layout makes a copy of them and costs a reorder
- * at build; it pays back when many rows of A stream past the same weights. Weights mapped
- * from a file (external data) are read where they lie when the product has fewer than
- * DN_PACK_MIN_ROWS rows: a GPT-like decoder run on 16 tokens then holds its 1.2 GB of
- * weights once on every backend at the same time (profile's ref, unfused and fused: 1.4 GB
- * peak RSS with the loader sharing mappings, not 3.7), and its first result comes without
- * 1.2 GB of reorders. The price is
- * the run: oneDNN copies plain weights block by block on every run ([16,1024] x
- * [1024,4096]: 14.4 ms against 7.8 packed). Weights held in memory (inline in the model:
- * small models) are packed as before. Measured in bench/README ("weights held once"). */
+ * at build; it pays back when many rows of A stream past the same weights. A single run
+ * packs and gives the mapping's pages back after the node's first run (dn_node.c), so
+ * the weights are held once, packed. A profile (gl_exec_options.dnnl_weights_in_place)
+ * runs the reference and two oneDNN plans over the same weights at once: there, weights
+ * mapped from a file (external data) are read where they lie when the product has fewer
+ * than DN_PACK_MIN_ROWS rows: a GPT-like decoder run on 16 tokens then holds its 1.2 GB of
+ * weights once on every backend (1.4 GB peak RSS with the loader sharing mappings, not
+ * 3.7). The price is the run: oneDNN copies plain weights block by block on every run
+ * ([16,1024] x [1024,4096]: 14.4 ms against 7.8 packed). Weights held in memory (inline in
+ * the model: small models) are packed as before. Measured in bench/README ("weights held
+ * once"). */
 #define DN_PACK_MIN_ROWS 64
 
 /* Whether the constant B of a product with `rows` rows of A (all of A's matrices stacked)
@@ -69,7 +71,7 @@ static bool packs_weights(const dn_build *b, size_t input, int64_t rows)
     if (!dn_input_constant(b->k, input) || w->layout)
         return false;
     bool mapped = w->buf && w->buf->kind == GL_BUF_MMAP;
-    return !mapped || rows >= DN_PACK_MIN_ROWS;
+    return !b->c->weights_in_place || !mapped || rows >= DN_PACK_MIN_ROWS;
 }
 
 /* Bind B: packed into the layout the primitive chose when `pack`, else read as it is. */

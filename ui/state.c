@@ -459,9 +459,20 @@ void gl_ui_adopt_steps(gl_ui *ui, gl_pipeline *p, gl_diff **step_diffs,
     gl_pipeline *first = ui->pipeline;
     /* Both step 0s are the same file loaded the same way (same ids, same fingerprint):
      * the shown one moves into p, p's own goes with the step-0-only pipeline. */
-    gl_model *shown = first->steps[0].model;
-    first->steps[0].model = p->steps[0].model;
-    p->steps[0].model = shown;
+    gl_model *shown = first->steps[0].model, *own = p->steps[0].model;
+    first->steps[0].model = own;
+    /* Steps whose pass changed nothing share step 0's model (gl_snapshot.shares_model):
+     * they move to the shown one with it, and an index built on the one that goes is
+     * dropped (built again when the step is shown). */
+    for (size_t k = 0; k < p->n_steps; k++) {
+        if (p->steps[k].model != own)
+            continue;
+        p->steps[k].model = shown;
+        if (k > 0 && step_index && step_index[k].graph) {
+            gl_graph_index_free(&step_index[k]);
+            step_index[k] = (gl_graph_index){0};
+        }
+    }
     gl_branch old = {first, ui->step_diffs, ui->branch_id};
     defer_free_branch(ui, &old);
     ui->pipeline = p;

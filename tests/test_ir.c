@@ -1134,50 +1134,6 @@ Test(ir, clone_is_deep_and_independent)
     gl_model_free(m);
 }
 
-/* A clone's name index is a copy of the source's (issue 23: no rehashing per name), so
- * it must name the clone's own nodes and values, keep how many nodes share a name, and
- * outlive the source. */
-Test(ir, clone_name_index_is_the_clones)
-{
-    gl_model *m = rich_model();
-    gl_graph *g = m->graph;
-    gl_value *x = gl_find_value(g, "x");
-    gl_node *twin1 = tu_node(g, "Abs", "twin", 1, x);
-    tu_node(g, "Neg", "twin", 1, out0(twin1)); /* files may repeat node names */
-    gl_model *c = gl_model_clone(m);
-    gl_graph *cg = c->graph;
-    gl_model_free(m); /* the clone's keys and objects must not be the source's */
-    static const char *const nodes[] = {"mul", "if", "twin"};
-    for (size_t i = 0; i < GL_ARRAY_LEN(nodes); i++) {
-        gl_node *n = gl_find_node(cg, nodes[i]);
-        cr_assert_not_null(n, "node '%s'", nodes[i]);
-        cr_assert_eq(n->graph, cg, "node '%s'", nodes[i]);
-        cr_assert_str_eq(n->name, nodes[i]);
-    }
-    static const char *const values[] = {"x", "w", "relu_out0"};
-    for (size_t i = 0; i < GL_ARRAY_LEN(values); i++) {
-        gl_value *v = gl_find_value(cg, values[i]);
-        cr_assert_not_null(v, "value '%s'", values[i]);
-        cr_assert_eq(v->graph, cg, "value '%s'", values[i]);
-    }
-    /* The first 'twin' goes: the name now finds the second; then neither. */
-    gl_node *first = gl_find_node(cg, "twin");
-    cr_assert_str_eq(first->op_type, "Abs");
-    gl_value *after = out0(gl_find_node(cg, "twin"));
-    gl_node *second = after->uses[0].node;
-    cr_assert_eq(gl_set_input(cg, second, 0, gl_find_value(cg, "x")), GL_OK);
-    cr_assert_eq(gl_remove_node(cg, first), GL_OK, "%s", gl_error_message());
-    cr_assert_eq(gl_find_node(cg, "twin"), second);
-    cr_assert_eq(gl_remove_node(cg, second), GL_OK, "%s", gl_error_message());
-    cr_assert_null(gl_find_node(cg, "twin"));
-    /* Fresh names still see the taken ones. */
-    char *fresh = gl_unique_value_name(cg, "x");
-    cr_assert_str_neq(fresh, "x");
-    free(fresh);
-    VERIFY_OK(cg);
-    gl_model_free(c);
-}
-
 Test(ir, build_clone_free_leaks_nothing)
 {
 #ifndef HAVE_LSAN

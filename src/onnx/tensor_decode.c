@@ -442,7 +442,8 @@ static gl_status read_external(const decode_job *job, const external_ref *ref, i
 static void note_origin(gl_buffer *b, const char *real_file, uint64_t offset, int fd)
 {
     struct stat st;
-    if (!b || fstat(fd, &st) != 0)
+    /* a mapping shared with an earlier load of the same extent knows it already */
+    if (!b || b->origin || fstat(fd, &st) != 0)
         return;
     b->origin = gl_xmalloc(sizeof(*b->origin));
     *b->origin = (gl_file_extent){gl_xstrdup(real_file), offset, (uint64_t)st.st_dev,

@@ -121,10 +121,16 @@ gl_buffer *gl_buffer_new_strings(gl_bytes *items, size_t count)
 static gl_buffer *mapping_buckets[MAPPING_BUCKETS];
 static pthread_mutex_t mapping_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static size_t mapping_bucket(uint64_t dev, uint64_t ino, uint64_t offset)
+static size_t mapping_bucket(const gl_file_extent *at)
 {
-    uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ (ino * 0xc2b2ae3d27d4eb4full) ^ offset;
+    uint64_t h = (at->dev * 0x9e3779b97f4a7c15ull) ^ (at->ino * 0xc2b2ae3d27d4eb4full) ^
+                 at->offset;
     return (size_t)((h ^ (h >> 29)) % MAPPING_BUCKETS);
+}
+
+static bool same_extent(const gl_file_extent *a, const gl_file_extent *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->offset == b->offset;
 }
 
 /* A reference to b unless its count already reached 0 (it is being freed). */
@@ -138,26 +144,21 @@ static bool ref_if_alive(gl_buffer *b)
     return false;
 }
 
-gl_buffer *gl_buffer_find_mapping(uint64_t dev, uint64_t ino, uint64_t offset, size_t size)
+gl_buffer *gl_buffer_find_mapping(const gl_file_extent *at, size_t size)
 {
     gl_buffer *found = NULL;
     pthread_mutex_lock(&mapping_lock);
-    for (gl_buffer *b = mapping_buckets[mapping_bucket(dev, ino, offset)]; b && !found;
-         b = b->next_mapping)
-        if (b->file_dev == dev && b->file_ino == ino && b->file_offset == offset &&
-            b->size == size && ref_if_alive(b))
+    for (gl_buffer *b = mapping_buckets[mapping_bucket(at)]; b && !found; b = b->next_mapping)
+        if (same_extent(b->origin, at) && b->size == size && ref_if_alive(b))
             found = b;
     pthread_mutex_unlock(&mapping_lock);
     return found;
 }
 
-void gl_buffer_share_mapping(gl_buffer *b, uint64_t dev, uint64_t ino, uint64_t offset)
+void gl_buffer_share_mapping(gl_buffer *b)
 {
-    b->file_dev = dev;
-    b->file_ino = ino;
-    b->file_offset = offset;
     b->registered = true;
-    size_t i = mapping_bucket(dev, ino, offset);
+    size_t i = mapping_bucket(b->origin);
     pthread_mutex_lock(&mapping_lock);
     b->next_mapping = mapping_buckets[i];
     mapping_buckets[i] = b;
@@ -167,7 +168,7 @@ void gl_buffer_share_mapping(gl_buffer *b, uint64_t dev, uint64_t ino, uint64_t 
 static void unregister_mapping(gl_buffer *b)
 {
     pthread_mutex_lock(&mapping_lock);
-    gl_buffer **at = &mapping_buckets[mapping_bucket(b->file_dev, b->file_ino, b->file_offset)];
+    gl_buffer **at = &mapping_buckets[mapping_bucket(b->origin)];
     while (*at && *at != b)
         at = &(*at)->next_mapping;
     if (*at)

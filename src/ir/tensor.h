@@ -65,10 +65,9 @@ typedef struct gl_buffer {
     size_t charged;
     struct gl_buffer *parent; /* GL_BUF_VIEW: the buffer whose bytes these are */
     gl_file_extent *origin;   /* owned; NULL: the bytes are in no file we know */
-    /* GL_BUF_MMAP of a file extent, registered (gl_buffer_share_mapping): where it is,
-     * and the next of its bucket in the registry (tensor.c). */
+    /* A GL_BUF_MMAP of `origin`, registered (gl_buffer_share_mapping), and the next of
+     * its bucket in the registry (tensor.c). */
     bool registered;
-    uint64_t file_dev, file_ino, file_offset;
     struct gl_buffer *next_mapping;
 } gl_buffer;
 
@@ -127,11 +126,11 @@ void gl_buffer_release_pages(gl_buffer *b);
 /* The one mapping of a file extent in this process: two loads of one model (profile's
  * fused and unfused sessions) would otherwise map its external data twice, and every
  * mapping's pages count in the resident set. The buffer already mapping `size` bytes at
- * `offset` of the file (dev, ino), with a new reference, or NULL. */
-gl_buffer *gl_buffer_find_mapping(uint64_t dev, uint64_t ino, uint64_t offset, size_t size);
-/* Record b (a new GL_BUF_MMAP of that extent) for gl_buffer_find_mapping until it is
- * freed. */
-void gl_buffer_share_mapping(gl_buffer *b, uint64_t dev, uint64_t ino, uint64_t offset);
+ * `at` (its file's dev, ino and offset), with a new reference, or NULL. */
+gl_buffer *gl_buffer_find_mapping(const gl_file_extent *at, size_t size);
+/* Record b (a new GL_BUF_MMAP, its origin set to the extent it maps) for
+ * gl_buffer_find_mapping until it is freed. */
+void gl_buffer_share_mapping(gl_buffer *b);
 gl_buffer *gl_buffer_ref(gl_buffer *b);
 void gl_buffer_unref(gl_buffer *b);
 

@@ -350,7 +350,9 @@ static gl_status open_external(const decode_job *job, const char *loc, int *fd_o
 }
 
 /* Offset/length against the file and against what the dims need. */
-static gl_status check_extent(const decode_job *job, const external_ref *ref, int fd)
+/* The extent fits the file; *at receives where it lies (its path: real_file). */
+static gl_status check_extent(const decode_job *job, const external_ref *ref, int fd,
+                              const char *real_file, gl_file_extent *at)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -372,6 +374,8 @@ static gl_status check_extent(const decode_job *job, const external_ref *ref, in
                        "of the file (%llu bytes)",
                        job->ctx, ref->location, (unsigned long long)ref->offset, job->nbytes,
                        (unsigned long long)size);
+    *at = (gl_file_extent){(char *)real_file, ref->offset, (uint64_t)st.st_dev,
+                           (uint64_t)st.st_ino};
     return GL_OK;
 }
 
@@ -397,20 +401,29 @@ static gl_buffer *map_extent(const decode_job *job, const external_ref *ref, int
     return gl_buffer_new_mmap(base, map_len, (char *)base + delta, job->nbytes);
 }
 
-/* The extent mapped read-only: the mapping another load of the same file made when one is
- * alive (gl_buffer_find_mapping), else a new one, registered for the next. */
-static gl_buffer *map_external(const decode_job *job, const external_ref *ref, int fd)
+/* The bytes as they lie in the file (`at`, its path borrowed), for a save to point at
+ * instead of writing them again, and for the registry of mappings: a copy in b. */
+static void note_origin(gl_buffer *b, const gl_file_extent *at)
 {
-    struct stat st;
-    bool known = fstat(fd, &st) == 0;
-    gl_buffer *shared = known ? gl_buffer_find_mapping((uint64_t)st.st_dev, (uint64_t)st.st_ino,
-                                                       ref->offset, job->nbytes)
-                              : NULL;
+    b->origin = gl_xmalloc(sizeof(*b->origin));
+    *b->origin = *at;
+    b->origin->path = gl_xstrdup(at->path);
+}
+
+/* The extent `at` mapped read-only: the mapping another load of the same file made when
+ * one is alive (gl_buffer_find_mapping, its origin noted then), else a new one,
+ * registered for the next. */
+static gl_buffer *map_external(const decode_job *job, const external_ref *ref, int fd,
+                               const gl_file_extent *at)
+{
+    gl_buffer *shared = gl_buffer_find_mapping(at, job->nbytes);
     if (shared)
         return shared;
     gl_buffer *b = map_extent(job, ref, fd);
-    if (b && known)
-        gl_buffer_share_mapping(b, (uint64_t)st.st_dev, (uint64_t)st.st_ino, ref->offset);
+    if (b) {
+        note_origin(b, at);
+        gl_buffer_share_mapping(b);
+    }
     return b;
 }
 
@@ -437,19 +450,6 @@ static gl_status read_external(const decode_job *job, const external_ref *ref, i
     return GL_OK;
 }
 
-/* The bytes as they lie in the file, for a save to point at instead of writing them
- * again (gl_file_extent). */
-static void note_origin(gl_buffer *b, const char *real_file, uint64_t offset, int fd)
-{
-    struct stat st;
-    /* a mapping shared with an earlier load of the same extent knows it already */
-    if (!b || b->origin || fstat(fd, &st) != 0)
-        return;
-    b->origin = gl_xmalloc(sizeof(*b->origin));
-    *b->origin = (gl_file_extent){gl_xstrdup(real_file), offset, (uint64_t)st.st_dev,
-                                  (uint64_t)st.st_ino};
-}
-
 static gl_status decode_external(decode_job *job, gl_buffer **out)
 {
     if (job->dtype == GL_DT_STRING)
@@ -461,16 +461,18 @@ static gl_status decode_external(decode_job *job, gl_buffer **out)
     gl_status st = parse_external_keys(job, &ref);
     int fd = -1;
     char real_file[PATH_MAX];
+    gl_file_extent at;
     if (st == GL_OK)
         st = open_external(job, ref.location, &fd, real_file);
     if (st == GL_OK)
-        st = check_extent(job, &ref, fd);
+        st = check_extent(job, &ref, fd, real_file, &at);
     if (st == GL_OK && job->count > 0) {
-        *out = job->no_mmap ? NULL : map_external(job, &ref, fd);
-        if (!*out)
+        *out = job->no_mmap ? NULL : map_external(job, &ref, fd, &at);
+        if (!*out) {
             st = read_external(job, &ref, fd, out);
-        if (st == GL_OK)
-            note_origin(*out, real_file, ref.offset, fd);
+            if (st == GL_OK)
+                note_origin(*out, &at);
+        }
     }
     if (fd >= 0)
         close(fd);

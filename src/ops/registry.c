@@ -1,5 +1,6 @@
 /* registry.c — all op families in one index: lookup by (domain, op, opset). */
 #include "ops/families.h"
+#include "util/sorted.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +29,18 @@ static int compare_key(const char *da, const char *oa, int sa, const gl_op_def *
     return c;
 }
 
+/* A lookup's key against an entry, for gl_sorted_count_at_most. */
+typedef struct lookup_key {
+    const char *domain, *op;
+    int since;
+} lookup_key;
+
+static int compare_lookup(const void *key, const void *row)
+{
+    const lookup_key *k = key;
+    return compare_key(k->domain, k->op, k->since, row);
+}
+
 static int compare_defs(const void *x, const void *y)
 {
     const gl_op_def *a = *(const gl_op_def *const *)x;
@@ -52,16 +65,10 @@ const gl_op_def *gl_op_lookup(const char *domain, const char *op, int64_t opset)
     pthread_once(&index_once, build_index);
     if (!op)
         return NULL;
-    int version = opset > 100000 ? 100000 : (int)opset;
+    lookup_key key = {domain, op, opset > 100000 ? 100000 : (int)opset};
     /* The last entry <= (domain, op, version). */
-    size_t lo = 0, hi = n_entries;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (compare_key(domain, op, version, sorted[mid]) >= 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = gl_sorted_count_at_most(&key, (const void *const *)sorted, n_entries,
+                                        compare_lookup);
     if (lo == 0)
         return NULL;
     const gl_op_def *d = sorted[lo - 1];

@@ -4,6 +4,7 @@
  * here, below both, so that nothing in dnnl/ calls back up into the backend. A new family
  * is one line in op_tables. */
 #include "exec/dnnl/dn.h"
+#include "util/sorted.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,6 +36,18 @@ static int compare_key(const char *op, const char *domain, int64_t since, const 
     return c;
 }
 
+/* A lookup's key against a row, for gl_sorted_count_at_most. */
+typedef struct row_key {
+    const char *op, *domain;
+    int64_t since;
+} row_key;
+
+static int compare_lookup(const void *key, const void *row)
+{
+    const row_key *k = key;
+    return compare_key(k->op, k->domain, k->since, row);
+}
+
 static int compare_rows(const void *a, const void *b)
 {
     const dn_op *x = *(const dn_op *const *)a, *y = *(const dn_op *const *)b;
@@ -61,14 +74,9 @@ const dn_op *dn_op_find(const char *domain, const char *op, int64_t opset)
     domain = gl_domain_canonical(domain);
     /* The first row above (op, domain, opset); the one before it is the answer if it is
      * of the same op and domain. */
-    size_t lo = 0, hi = n_sorted_rows;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (compare_key(op, domain, opset, sorted_rows[mid]) >= 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    row_key key = {op, domain, opset};
+    size_t lo = gl_sorted_count_at_most(&key, (const void *const *)sorted_rows, n_sorted_rows,
+                                        compare_lookup);
     if (lo == 0)
         return NULL;
     const dn_op *row = sorted_rows[lo - 1];

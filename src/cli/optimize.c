@@ -9,8 +9,10 @@
 #include "ir/memplan.h"
 #include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
+#include "util/bytes.h"
 #include "util/escape.h"
 #include "util/json.h"
+#include "util/plural.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +76,11 @@ static void print_weights(const gl_save_report *r)
 {
     if (!r->kept && !r->written)
         return;
-    printf("weights: %zu tensor%s (%.1f MB) kept in place, %zu (%.1f MB) written\n", r->kept,
-           r->kept == 1 ? "" : "s", (double)r->kept_bytes / 1e6, r->written,
-           (double)r->written_bytes / 1e6);
+    char kept[32], written[32];
+    gl_bytes_text(r->kept_bytes, kept, sizeof(kept));
+    gl_bytes_text(r->written_bytes, written, sizeof(written));
+    printf("weights: %zu %s (%s) kept in place, %zu (%s) written\n", r->kept,
+           gl_noun((long long)r->kept, "tensor", "tensors"), kept, r->written, written);
     if (*r->copied)
         printf("copied instead of kept: %s\n", gl_esc(r->copied));
 }

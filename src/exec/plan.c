@@ -379,7 +379,7 @@ static void plan_lifetimes(plan *p)
 
 static plan_shelf *new_shelf(plan *p)
 {
-    p->shelves = gl_xrealloc(p->shelves, (p->n_shelves + 1) * sizeof(*p->shelves));
+    GL_GROW(p->shelves, p->cap_shelves, p->n_shelves + 1);
     return p->shelves[p->n_shelves++] = gl_xcalloc(1, sizeof(plan_shelf));
 }
 

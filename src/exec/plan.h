@@ -59,7 +59,7 @@ struct plan {
      * to plain for the nodes that need it, run after run. */
     gl_buffer_slot *plain_slots;
     plan_shelf **shelves;       /* owned; the nodes' out_shelves point here */
-    size_t n_shelves;
+    size_t n_shelves, cap_shelves;
 };
 
 struct gl_exec {

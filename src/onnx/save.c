@@ -1024,8 +1024,7 @@ gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_optio
     c.ext.path = gl_xmalloc(plen + sizeof(".data"));
     memcpy(c.ext.path, path, plen);
     memcpy(c.ext.path + plen, ".data", sizeof(".data"));
-    const char *slash = strrchr(c.ext.path, '/');
-    c.ext.location = slash ? slash + 1 : c.ext.path;
+    c.ext.location = base_name(c.ext.path);
 
     Onnx__ModelProto mp;
     gl_atomic_file file = {.fd = -1};

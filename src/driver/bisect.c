@@ -235,8 +235,10 @@ static gl_status probe(probe_run *b, int64_t i, char **why)
     gl_model_free(replayed);
     say(b, "rewrite %lld of %lld (%s %lld/%lld, step %zu): %s", (long long)i,
         (long long)b->r->rewrites, snap->pass->name, (long long)k, (long long)snap->rewrites,
-        s, b->r->too_noisy ? "too noisy" : !*why ? "same outputs" : b->slower ? "slower"
-                                                                             : "differs");
+        s, b->r->too_noisy ? "too noisy"
+        : b->slower      ? (*why ? "slower" : "not slower")
+        : *why           ? "differs"
+                         : "same outputs");
     if (b->r->too_noisy)
         return gl_fail(GL_ERR_INPUT, "bisect --slower %g: the timing noise (%.1f%%, the median "
                        "absolute deviation of %d runs on %s) is above %g%%: no answer; try a "
@@ -253,6 +255,32 @@ static int64_t kth_applied(const gl_pipeline *p, size_t s, int64_t k)
         if (p->log.items[i].verdict == GL_APPLIED && --k == 0)
             return (int64_t)i;
     return -1;
+}
+
+/* A timing verdict can be a burst of load on one probe's rounds: one false "slower" sends
+ * the search below the real culprit, and it lands on a rewrite that costs nothing. So
+ * the pair the search ends on is timed again, and the answer stands only if rewrite lo is
+ * again not slower and hi again slower; otherwise the machine was too noisy to say
+ * (the same error as a noisy probe). */
+static gl_status confirm_slower(probe_run *b, int64_t lo, int64_t hi)
+{
+    char *w = NULL;
+    gl_status st = probe(b, hi, &w);
+    bool hi_again = w != NULL;
+    free(w);
+    w = NULL;
+    if (st == GL_OK && hi_again && lo > 0) {
+        st = probe(b, lo, &w);
+        hi_again = w == NULL;
+        free(w);
+    }
+    if (st != GL_OK || hi_again)
+        return st;
+    b->r->too_noisy = true;
+    return gl_fail(GL_ERR_INPUT, "bisect --slower %g: the timing noise changed a verdict "
+                   "(rewrites %lld and %lld timed again did not repeat their first timing; "
+                   "noise up to %.1f%%): no answer; try a larger PCT or a quieter machine",
+                   b->slower, (long long)lo, (long long)hi, b->r->noise_pct);
 }
 
 static gl_status search(probe_run *b)
@@ -278,6 +306,10 @@ static gl_status search(probe_run *b)
         } else {
             lo = mid;
         }
+    }
+    if (b->slower && (st = confirm_slower(b, lo, hi)) != GL_OK) {
+        free(why);
+        return st;
     }
     r->found = true;
     r->step = locate(b->p, hi, &r->k);

@@ -69,13 +69,26 @@ static gl_status inject_fault(dn_ctx *c, gl_kernel_ctx *k)
     return GL_OK;
 }
 
+/* Whether plan c sleeps after NAME: always, or with dnnl.delay=NAME@N only in the first N
+ * plans of the process that reach NAME, a slowdown that does not repeat when timed again,
+ * the way a burst of load looks to `bisect --slower` (tests/bisect.sh). */
+static bool delays(dn_ctx *c)
+{
+    static long plans_delayed; /* test-only, and plans run one at a time */
+    if (!c->delay_plans)
+        return true;
+    if (c->delay_state == 0)
+        c->delay_state = ++plans_delayed <= c->delay_plans ? 1 : -1;
+    return c->delay_state > 0;
+}
+
 /* The test-only injections of gl_exec_options (dnnl.fault, dnnl.delay) after a run. */
 static gl_status inject(dn_ctx *c, gl_kernel_ctx *k, gl_status st)
 {
     const char *name = k->node->name;
     if (st != GL_OK || !name)
         return st;
-    if (c->delay && strcmp(c->delay, name) == 0)
+    if (c->delay && strcmp(c->delay, name) == 0 && delays(c))
         nanosleep(&(struct timespec){0, GL_DNNL_DELAY_MS * 1000000L}, NULL);
     if (c->fault && strcmp(c->fault, name) == 0 && k->n_outputs > 0)
         return inject_fault(c, k);

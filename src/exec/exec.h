@@ -154,7 +154,8 @@ struct gl_exec_options {
     /* Test-only injections of the oneDNN backend, for tests of `bisect` (--set
      * dnnl.fault=NAME, dnnl.delay=NAME): after the node or fused group NAME runs on oneDNN,
      * 1.0 is added to every element of its first output (fault), or the run sleeps
-     * GL_DNNL_DELAY_MS (delay). NULL: none. The reference backend ignores them; a node
+     * GL_DNNL_DELAY_MS (delay; NAME@N: only in the first N plans of the process that reach
+     * NAME). NULL: none. The reference backend ignores them; a node
      * oneDNN does not run is not touched. Copied by the backend. */
     const char *dnnl_fault, *dnnl_delay;
     /* --set dnnl.winograd=0: oneDNN's direct convolutions only (dn_conv.c). */

@@ -95,6 +95,8 @@ typedef struct dn_ctx {
     dn_layout *layouts;      /* interned */
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
+    long delay_plans;        /* dnnl.delay=NAME@N: only the first N plans delay (0: all) */
+    int delay_state;         /* 0: not yet reached NAME, 1: delays, -1: past N, never */
     bool no_winograd;        /* gl_exec_options.dnnl_no_winograd */
     bool weights_in_place;   /* gl_exec_options.dnnl_weights_in_place */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */

@@ -353,8 +353,15 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
         dn_places_disable(c, "activations not blocked: a channel slice would be strided rows");
     if (o && o->dnnl_fault)
         c->fault = gl_xstrdup(o->dnnl_fault);
-    if (o && o->dnnl_delay)
+    if (o && o->dnnl_delay) {
         c->delay = gl_xstrdup(o->dnnl_delay);
+        char *at = strrchr(c->delay, '@'), *end = NULL;
+        long n = at ? strtol(at + 1, &end, 10) : 0;
+        if (at && end != at + 1 && !*end && n > 0) {
+            *at = '\0';
+            c->delay_plans = n;
+        }
+    }
     *out = c;
     return GL_OK;
 }

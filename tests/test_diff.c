@@ -125,6 +125,31 @@ static char *diff_text(const gl_diff *d)
     return text;
 }
 
+/* The workbench's diff view formats the text entry by entry, trusting each entry's line
+ * count to place its rows: the entries put together are the text, and each has the lines
+ * it says. */
+static void expect_entries_make_the_text(const gl_diff *d, const char *text, const char *what)
+{
+    gl_strbuf all = {0}, one = {0};
+    size_t n = gl_diff_text_entries(d);
+    cr_expect_eq(n, gl_diff_empty(d) ? 1 : 1 + d->n_nodes + d->n_values, "%s", what);
+    for (size_t e = 0; e < n; e++) {
+        one.len = 0;
+        gl_diff_text_entry(d, e, &one);
+        size_t lines = 0;
+        for (size_t i = 0; i < one.len; i++)
+            lines += one.s[i] == '\n';
+        cr_expect_eq(lines, gl_diff_text_entry_lines(d, e), "%s: entry %zu has %zu lines, "
+                     "says %zu", what, e, lines, gl_diff_text_entry_lines(d, e));
+        cr_expect(one.len > 0 && one.s[one.len - 1] == '\n', "%s: entry %zu", what, e);
+        gl_sb_putn(&all, one.s, one.len);
+    }
+    gl_sb_putc(&all, '\0');
+    cr_expect_str_eq(all.s, text, "%s: the entries differ from the text", what);
+    free(all.s);
+    free(one.s);
+}
+
 /* Diff, compare the text, free. */
 static void expect_text(const gl_model *before, const gl_model *after, gl_diff_mode mode,
                         const char *expected, const char *what)
@@ -132,6 +157,7 @@ static void expect_text(const gl_model *before, const gl_model *after, gl_diff_m
     gl_diff *d = gl_diff_graphs(before->graph, after->graph, mode);
     cr_assert_not_null(d);
     char *text = diff_text(d);
+    expect_entries_make_the_text(d, text, what);
     cr_expect_str_eq(text, expected, "%s:\n--- got ---\n%s--- expected ---\n%s", what, text,
                      expected);
     cr_expect_eq(gl_diff_empty(d), strcmp(expected, "no changes\n") == 0, "%s", what);

@@ -10,53 +10,77 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct diff_line {
-    char *text;      /* points into diff_state.text */
-    int change;      /* index into diff->nodes, -1: a value change or the summary */
-    gl_ui_role role;
-} diff_line;
-
+/* The text is formatted an entry (a change with its detail lines) at a time, when a row
+ * of it is first drawn or searched: a step that touched 100k nodes opens at once, and
+ * only the rows seen cost their formatting. */
 typedef struct diff_state {
-    char *text;      /* the whole diff text, split in place into lines */
-    diff_line *lines;
-    size_t n;
+    const gl_diff *diff; /* what the rows show; another shown diff reopens the view */
+    size_t entries;      /* gl_diff_text_entries */
+    size_t *first_row;   /* per entry, its first row; [entries]: the row count */
+    char **text;         /* per entry, its lines NUL-separated, NULL until formatted */
+    size_t n;            /* rows */
 } diff_state;
 
 static void free_state(diff_state *s)
 {
+    for (size_t e = 0; s->text && e < s->entries; e++)
+        free(s->text[e]);
     free(s->text);
-    free(s->lines);
+    free(s->first_row);
     memset(s, 0, sizeof(*s));
 }
 
-static gl_ui_role role_of(const char *line)
+/* The entry holding row: the last whose first row is at or below it. */
+static size_t entry_of(const diff_state *s, size_t row)
 {
+    size_t lo = 0, hi = s->entries; /* first_row[lo] <= row < first_row[hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->first_row[mid] <= row)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Row `row`'s text (in range), formatting its entry on first use. */
+static const char *row_text(diff_state *s, size_t row)
+{
+    size_t e = entry_of(s, row);
+    if (!s->text[e]) {
+        gl_strbuf b = {0};
+        gl_diff_text_entry(s->diff, e, &b);
+        gl_sb_putc(&b, '\0'); /* an empty line after the last: the end (none is empty) */
+        for (size_t i = 0; i < b.len; i++)
+            if (b.s[i] == '\n')
+                b.s[i] = '\0';
+        s->text[e] = b.s;
+    }
+    const char *p = s->text[e];
+    for (size_t k = row - s->first_row[e]; k > 0 && *p; k--)
+        p += strlen(p) + 1;
+    return p;
+}
+
+/* The node change row belongs to (an index into diff->nodes), -1 for the summary and
+ * value changes. */
+static int row_change(const diff_state *s, size_t row)
+{
+    size_t e = entry_of(s, row);
+    return e >= 1 && e <= s->diff->n_nodes && !gl_diff_empty(s->diff) ? (int)(e - 1) : -1;
+}
+
+static gl_ui_role role_of(const char *line, size_t row)
+{
+    if (row == 0)
+        return GL_ROLE_HEADER;
     switch (line[0]) {
     case '+': return GL_ROLE_ADDED;
     case '-': return GL_ROLE_REMOVED;
-    case '~':
     case '>':
-    case '=': return GL_ROLE_CHANGED;
+    case '~': return GL_ROLE_CHANGED;
     default: return line[0] == ' ' ? GL_ROLE_DIM : GL_ROLE_HEADER;
-    }
-}
-
-/* Line 0 is the summary; then each unindented line starts the next change: node
- * changes in diff order, then the value changes (diff.h). */
-static void split_lines(diff_state *s, const gl_diff *d)
-{
-    size_t cap = 0;
-    int change = -1;
-    for (char *p = s->text; p && *p;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        if (s->n > 0 && p[0] != ' ')
-            change++;
-        GL_GROW(s->lines, cap, s->n + 1);
-        s->lines[s->n++] = (diff_line){p, change >= 0 && (size_t)change < d->n_nodes ? change : -1,
-                                       s->n == 0 ? GL_ROLE_HEADER : role_of(p)};
-        p = nl ? nl + 1 : NULL;
     }
 }
 
@@ -70,15 +94,25 @@ static void diff_open(gl_ui *ui, gl_view *v)
     const gl_diff *d = gl_ui_shown_diff(ui);
     if (!d)
         return;
-    size_t len = 0;
-    FILE *f = open_memstream(&s->text, &len);
-    if (!f)
-        return;
-    gl_diff_write_text(d, f);
-    fclose(f);
-    split_lines(s, d);
+    s->diff = d;
+    s->entries = gl_diff_text_entries(d);
+    s->first_row = gl_xcalloc(s->entries + 1, sizeof(*s->first_row));
+    s->text = gl_xcalloc(s->entries, sizeof(*s->text));
+    for (size_t e = 0; e < s->entries; e++)
+        s->first_row[e + 1] = s->first_row[e] + gl_diff_text_entry_lines(d, e);
+    s->n = s->first_row[s->entries];
     if (s->n > 1)
         v->selected = 1; /* the first change, not the summary */
+}
+
+/* The rows belong to the diff shown when the view opened: one shown since (a step, D)
+ * reopens it before any row is read. */
+static diff_state *current_state(gl_ui *ui, gl_view *v)
+{
+    diff_state *s = v->state;
+    if (s && s->diff != gl_ui_shown_diff(ui))
+        diff_open(ui, v);
+    return s && s->diff ? s : NULL;
 }
 
 /* D's branch scope: which two graphs, and how many nodes each has. */
@@ -135,27 +169,28 @@ static void title(const gl_ui *ui, char *buf, size_t len)
 
 static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int width)
 {
-    diff_state *s = v->state;
+    diff_state *s = current_state(ui, v);
     char buf[640];
-    if (!s || height < 1)
+    if (height < 1)
         return;
     title(ui, buf, sizeof(buf));
     gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
-    if (height < 3)
+    if (height < 3 || !s)
         return;
     gl_ui_clamp(v, (int)s->n, v->height); /* the selection in range, for the footer */
     /* the selected line in full: a long one is cut on its row, or scrolled away by h/L */
     bool any = v->selected >= 0 && (size_t)v->selected < s->n;
     gl_ui_footer footer;
-    gl_ui_footer_make(&footer, ui, v, (int)s->n, any ? s->lines[v->selected].text : NULL,
+    gl_ui_footer_make(&footer, ui, v, (int)s->n, any ? row_text(s, (size_t)v->selected) : NULL,
                       height, width);
     v->height = height - 1 - footer.lines;
     gl_ui_clamp(v, (int)s->n, v->height);
     for (int row = 0; row < v->height && v->scroll + row < (int)s->n; row++) {
-        const diff_line *l = &s->lines[v->scroll + row];
+        size_t r = (size_t)(v->scroll + row);
+        const char *text = row_text(s, r);
         bool sel = v->scroll + row == v->selected;
-        int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : l->role);
-        int w = gl_ui_put_at(top + 1 + row, left, width, attr, l->text, v->hscroll);
+        int attr = gl_ui_attr(ui, sel ? GL_ROLE_SELECTED : role_of(text, r));
+        int w = gl_ui_put_at(top + 1 + row, left, width, attr, text, v->hscroll);
         if (sel)
             gl_ui_fill(top + 1 + row, left + w, width - w, attr);
     }
@@ -188,13 +223,13 @@ static unsigned open_change(gl_ui *ui, const gl_node_change *c)
 
 static unsigned diff_request(gl_ui *ui, gl_view *v, gl_request r)
 {
-    diff_state *s = v->state;
+    diff_state *s = current_state(ui, v);
     if (!s)
         return GL_REDRAW_NONE;
     if (r == GL_REQ_ENTER) {
-        int change = v->selected >= 0 && (size_t)v->selected < s->n ? s->lines[v->selected].change : -1;
-        const gl_diff *d = gl_ui_shown_diff(ui);
-        if (change < 0 || !d) {
+        int change = v->selected >= 0 && (size_t)v->selected < s->n ? row_change(s, (size_t)v->selected) : -1;
+        const gl_diff *d = s->diff;
+        if (change < 0) {
             gl_ui_set_status(ui, "Enter on a node change opens the node");
             return GL_REDRAW_STATUS;
         }
@@ -205,19 +240,18 @@ static unsigned diff_request(gl_ui *ui, gl_view *v, gl_request r)
 
 static const char *line_text(int row, void *ctx)
 {
-    const diff_state *s = ctx;
-    return s->lines[row].text;
+    return row_text(ctx, (size_t)row);
 }
 
 static bool diff_find(gl_ui *ui, gl_view *v, int dir, bool inclusive)
 {
-    diff_state *s = v->state;
+    diff_state *s = current_state(ui, v);
     return s && gl_ui_list_find_text(v, (int)s->n, ui->search, dir, inclusive, line_text, s);
 }
 
 static unsigned diff_click(gl_ui *ui, gl_view *v, int row, int col)
 {
-    diff_state *s = v->state;
+    diff_state *s = current_state(ui, v);
     return s ? gl_ui_list_click(v, (int)s->n, 1, row) : GL_REDRAW_NONE;
 }
 

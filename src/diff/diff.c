@@ -1308,24 +1308,38 @@ static void sb_value_change(gl_strbuf *b, const gl_value_change *v)
     gl_sb_putc(b, '\n');
 }
 
+size_t gl_diff_text_entries(const gl_diff *d)
+{
+    return gl_diff_empty(d) ? 1 : 1 + d->n_nodes + d->n_values;
+}
+
+size_t gl_diff_text_entry_lines(const gl_diff *d, size_t e)
+{
+    if (e == 0 || gl_diff_empty(d))
+        return 1;
+    return e <= d->n_nodes ? 1 + d->nodes[e - 1].n_details : 1;
+}
+
+void gl_diff_text_entry(const gl_diff *d, size_t e, gl_strbuf *b)
+{
+    if (gl_diff_empty(d))
+        gl_sb_puts(b, "no changes\n");
+    else if (e == 0)
+        gl_sb_printf(b, "%zu added, %zu removed, %zu replaced, %zu modified, %zu value changes\n",
+                     d->n_added, d->n_removed, d->n_replaced, d->n_modified, d->n_values);
+    else if (e <= d->n_nodes)
+        sb_node_change(b, &d->nodes[e - 1]);
+    else if (e - d->n_nodes <= d->n_values)
+        sb_value_change(b, &d->values[e - 1 - d->n_nodes]);
+}
+
 void gl_diff_write_text(const gl_diff *d, FILE *f)
 {
+    /* One buffer per entry keeps stdio calls few on 20k-line diffs. */
     gl_strbuf b = {0};
-    if (gl_diff_empty(d)) {
-        fputs("no changes\n", f);
-        return;
-    }
-    fprintf(f, "%zu added, %zu removed, %zu replaced, %zu modified, %zu value changes\n",
-            d->n_added, d->n_removed, d->n_replaced, d->n_modified, d->n_values);
-    /* One buffer per change keeps stdio calls few on 20k-line diffs. */
-    for (size_t c = 0; c < d->n_nodes; c++) {
+    for (size_t e = 0, n = gl_diff_text_entries(d); e < n; e++) {
         b.len = 0;
-        sb_node_change(&b, &d->nodes[c]);
-        fwrite(b.s, 1, b.len, f);
-    }
-    for (size_t v = 0; v < d->n_values; v++) {
-        b.len = 0;
-        sb_value_change(&b, &d->values[v]);
+        gl_diff_text_entry(d, e, &b);
         fwrite(b.s, 1, b.len, f);
     }
     free(b.s);

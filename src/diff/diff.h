@@ -27,6 +27,7 @@
 #define GL_DIFF_H
 
 #include "ir/graph.h"
+#include "util/strbuf.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -132,6 +133,15 @@ bool gl_diff_empty(const gl_diff *d);
  * or "no changes". Node changes in diff order, then value changes. Names are quoted
  * with control characters and quotes escaped, so each change stays on its lines. */
 void gl_diff_write_text(const gl_diff *d, FILE *f);
+
+/* The same text entry by entry, for a view that formats only the rows it shows: entry 0
+ * is the summary line (or "no changes"), then each node change (its line and one per
+ * detail), then each value change (one line). gl_diff_text_entry_lines says how many
+ * lines entry e has without formatting it; gl_diff_text_entry appends its text, every
+ * line ending in '\n', to b. */
+size_t gl_diff_text_entries(const gl_diff *d);
+size_t gl_diff_text_entry_lines(const gl_diff *d, size_t e);
+void gl_diff_text_entry(const gl_diff *d, size_t e, gl_strbuf *b);
 
 /* A tensor's values as the diff shows a constant added or removed ("+ init 'k': int64[3]
  * 24 B = [1, 16, 256]"): up to 16 values whole, larger tensors their first 8 then "…"

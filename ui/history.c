@@ -164,6 +164,22 @@ size_t gl_decisions_involving(const gl_decision *d, size_t n, const char *const 
     return count;
 }
 
+/* Node `id` in step k's graph: through the index kept for that step (or the shown one)
+ * when there is one, else by a walk of the graph. On a 100k-node pipeline a walk per step
+ * was most of the cost of opening a node. */
+static const gl_node *step_node(const gl_ui *ui, size_t k, uint32_t id)
+{
+    const gl_graph *g = gl_ui_step_graph(ui, k);
+    if (!g)
+        return NULL;
+    if (ui->index.graph == g)
+        return gl_graph_index_node(&ui->index, id);
+    for (size_t j = 0; j < ui->n_step_index; j++) /* steps that changed nothing share g */
+        if (ui->step_index[j].graph == g)
+            return gl_graph_index_node(&ui->step_index[j], id);
+    return gl_find_node_by_id(g, id);
+}
+
 size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out)
 {
     *out = NULL;
@@ -173,9 +189,9 @@ size_t gl_ui_node_decisions(const gl_ui *ui, uint32_t id, size_t **out)
     gl_history_entry *h;
     size_t n_h = gl_ui_node_history(ui, id, &h);
     size_t n = 0, cap = 0;
-    const gl_node *before = gl_find_node_by_id(gl_ui_step_graph(ui, 0), id);
+    const gl_node *before = step_node(ui, 0, id);
     for (size_t k = 1; k < p->n_steps; k++) {
-        const gl_node *after = gl_find_node_by_id(gl_ui_step_graph(ui, k), id);
+        const gl_node *after = step_node(ui, k, id);
         const gl_snapshot *s = &p->steps[k];
         const char *names[2] = {before ? before->name : NULL, after ? after->name : NULL};
         int64_t ids[4] = {-1, -1, -1, -1};

@@ -280,6 +280,62 @@ static gl_status merge_constant(gl_graph *g, gl_pass_ctx *ctx, table *t, size_t 
     return st;
 }
 
+/* A constant's dtype and dims. */
+static uint64_t constant_type_key(const gl_tensor *t)
+{
+    uint64_t h = mix_u64(GL_FNV_OFFSET, (uint64_t)t->dtype);
+    return mix_bytes(h, t->dims, (size_t)t->rank * sizeof(t->dims[0]));
+}
+
+/* Above this many bytes a constant is keyed by samples of its bytes, not all of them:
+ * with max-bytes raised, hashing a decoder's every weight read 1.2 GB from its file,
+ * where the weights of one shape almost always differ in their first bytes already
+ * (issue 23). Equal constants still get equal keys; constants equal in the samples only
+ * are told apart by constants_equal, which compares every byte. */
+#define SAMPLED_ABOVE ((size_t)64 << 10)
+#define SAMPLE_BYTES ((size_t)64)
+
+static uint64_t constant_key(const gl_tensor *t)
+{
+    size_t n = gl_tensor_nbytes(t);
+    if (t->dtype == GL_DT_STRING || n <= SAMPLED_ABOVE)
+        return gl_tensor_hash(t);
+    const unsigned char *p = gl_tensor_data(t);
+    size_t at[3] = {0, (n - SAMPLE_BYTES) / 2, n - SAMPLE_BYTES}; /* first, middle, last */
+    uint64_t h = constant_type_key(t);
+    for (size_t i = 0; i < 3; i++)
+        h = mix_bytes(h, p + at[i], SAMPLE_BYTES);
+    return h;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Does `key` occur twice or more in sorted[0..n)? */
+static bool key_repeats(const uint64_t *sorted, size_t n, uint64_t key)
+{
+    const uint64_t *p = bsearch(&key, sorted, n, sizeof(key), cmp_u64);
+    return p && ((p > sorted && p[-1] == key) || (p + 1 < sorted + n && p[1] == key));
+}
+
+/* The type keys of the mergeable constants of inits[0..n), sorted; *count of them. */
+static uint64_t *sorted_type_keys(gl_value *const *inits, size_t n, int64_t max_bytes,
+                                  size_t *count)
+{
+    uint64_t *keys = gl_xmalloc((n ? n : 1) * sizeof(*keys));
+    *count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (constant_mergeable(inits[i], max_bytes))
+            keys[(*count)++] = constant_type_key(inits[i]->init);
+    qsort(keys, *count, sizeof(*keys), cmp_u64);
+    return keys;
+}
+
+/* A constant whose dtype and dims no other one has has no duplicate: its bytes are not
+ * read at all (a decoder's weights stay in their file). */
 static gl_status merge_constants(gl_graph *g, gl_pass_ctx *ctx)
 {
     int64_t max_bytes = gl_pass_option_value(ctx, "max-bytes");
@@ -288,14 +344,17 @@ static gl_status merge_constants(gl_graph *g, gl_pass_ctx *ctx)
     gl_value **inits = gl_xmalloc((n ? n : 1) * sizeof(*inits));
     if (n)
         memcpy(inits, g->inits, n * sizeof(*inits));
+    size_t n_keys;
+    uint64_t *type_keys = sorted_type_keys(inits, n, max_bytes, &n_keys);
     table t;
     table_init(&t, n);
     gl_status st = GL_OK;
     for (size_t i = 0; i < n && st == GL_OK; i++) {
         gl_value *v = inits[i];
-        if (!constant_mergeable(v, max_bytes))
+        if (!constant_mergeable(v, max_bytes) ||
+            !key_repeats(type_keys, n_keys, constant_type_key(v->init)))
             continue;
-        uint64_t h = gl_tensor_hash(v->init);
+        uint64_t h = constant_key(v->init);
         size_t slot = table_probe(&t, h, v, constants_equal);
         if (!t.items[slot]) {
             table_put(&t, slot, h, v);
@@ -306,6 +365,7 @@ static gl_status merge_constants(gl_graph *g, gl_pass_ctx *ctx)
         st = merge_constant(g, ctx, &t, slot, v);
     }
     table_free(&t);
+    free(type_keys);
     free(inits);
     return st;
 }

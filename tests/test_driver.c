@@ -6,6 +6,7 @@
 #include "driver/driver.h"
 #include "driver/export.h"
 #include "exec/compare.h"
+#include "onnx/onnx_io.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -373,4 +374,67 @@ Test(driver, export_pipeline_cancelled_leaves_nothing)
     gl_session_opts_free(&o);
     tu_rmtree(tmp);
     free(tmp);
+}
+
+/* ---- a run's plan and mapped weights --------------------------------------------------------- */
+
+/* `run` makes a plan for one run (gl_session_plan): weights mapped from a file are read
+ * where they lie when oneDNN would pack them only to pay back over many runs (a product
+ * of few rows); packing read and wrote a 1.2 GB decoder's every weight before its one
+ * run (issue 23). Weights in memory, and products of many rows, are packed as before. */
+typedef struct plan_case {
+    const char *what;
+    int64_t rows;     /* of A in A[rows, 256] x W[256, 512] */
+    bool external;    /* W saved as external data, mapped when loaded */
+    unsigned reorders; /* constant reorders of the plan's one run */
+} plan_case;
+
+static const plan_case plan_cases[] = {
+    {"16 rows, mapped weights: read in place", 16, true, 0},
+    {"256 rows, mapped weights: packed", 256, true, 1},
+    {"16 rows, weights in memory: packed", 16, false, 1},
+};
+
+static void save_product(const plan_case *c, const char *path)
+{
+    uint32_t seed = 11;
+    gl_model *m = tu_model(13);
+    gl_value *a = tu_input(m->graph, "a", GL_DT_FLOAT, 2, (int64_t[]){c->rows, 256});
+    gl_value *w = tu_const_tensor(m->graph, "w", tu_random_f32(2, (int64_t[]){256, 512}, &seed));
+    tu_output(m->graph, tu_node(m->graph, "MatMul", "p", 2, a, w)->outputs[0]);
+    gl_save_options so = {.external_threshold = c->external ? 1024 : 0};
+    cr_assert_eq(gl_model_save(m, path, &so), GL_OK, "%s", gl_error_message());
+    gl_model_free(m);
+}
+
+Test(driver, a_run_plan_reads_mapped_weights_in_place)
+{
+    for (size_t i = 0; i < sizeof(plan_cases) / sizeof(plan_cases[0]); i++) {
+        const plan_case *c = &plan_cases[i];
+        char *dir = tu_tmpdir(), path[4096];
+        snprintf(path, sizeof(path), "%s/m.onnx", dir);
+        save_product(c, path);
+        gl_session_opts o;
+        gl_session_opts_init(&o, "none");
+        gl_session s = {0};
+        cr_assert_eq(gl_session_open(path, &o, &s), GL_OK, "%s", gl_error_message());
+        gl_dataset d;
+        cr_assert_eq(gl_session_inputs(s.model, &o, &d), GL_OK, "%s", gl_error_message());
+        gl_exec *e = NULL;
+        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", &e), GL_OK, "%s", gl_error_message());
+        gl_tensor *out = NULL;
+        cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d.inputs, d.n_inputs, &out, 1),
+                     GL_OK, "%s: %s", c->what, gl_error_message());
+        gl_exec_stats st;
+        gl_exec_get_stats(e, &st);
+        cr_expect_eq(st.const_reorders, c->reorders, "%s: %zu constant reorders", c->what,
+                     st.const_reorders);
+        gl_tensor_free(out);
+        gl_exec_free(e);
+        gl_dataset_free(&d);
+        gl_session_close(&s);
+        gl_session_opts_free(&o);
+        tu_rmtree(dir);
+        free(dir);
+    }
 }

@@ -441,9 +441,14 @@ gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *ba
         .dnnl_no_winograd = gl_settings_lookup(&o->settings, "dnnl", "winograd", 1) == 0};
 }
 
+/* The plan runs once (`run`): packing weights mapped from a file into oneDNN's layout
+ * (dn_matmul.c) would read and write them all before the one run that reads them, only
+ * for later runs that never come. Read in place, the decoder's first result came
+ * without 1.2 GB of reorders and freshly zeroed pages (issue 23). */
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
                           gl_exec **out)
 {
     gl_exec_options eo = gl_session_exec_options(o, backend);
+    eo.dnnl_weights_in_place = true;
     return gl_exec_create(s->model, &eo, out);
 }

@@ -156,7 +156,8 @@ gl_status gl_session_open_float(const gl_model *quantized, gl_session *s, gl_qdq
 gl_status gl_session_inputs(const gl_model *m, const gl_session_opts *o, gl_dataset *d);
 /* The executor's options the shared ones give, on `backend`. */
 gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *backend);
-/* A plan for the session's model on `backend` (gl_exec_create). */
+/* A plan for the session's model on `backend` (gl_exec_create), to run once: weights
+ * mapped from a file are read in place where oneDNN would pack them for many runs. */
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
                           gl_exec **out);
 

@@ -162,7 +162,8 @@ struct gl_exec_options {
     bool dnnl_no_winograd;
     /* Weights mapped from a file (external data) of products of few rows are read where
      * they lie instead of packed (dn_matmul.c): set by profile, whose backends all hold
-     * the model's weights at once; a single run packs them and gives the mapping back. */
+     * the model's weights at once, and by `run`'s plan of one run (gl_session_plan), for
+     * which packing does not pay; other plans pack them and give the mapping back. */
     bool dnnl_weights_in_place;
 };
 

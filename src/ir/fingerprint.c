@@ -3,7 +3,14 @@
  * Everything that would show in the saved file counts (nodes in order with op, domain,
  * name, inputs, outputs, attributes and subgraphs; value names and types; initializer
  * bytes; graph inputs/outputs); ids and provenance do not, since they never reach the
- * file and a pass that only re-derives them changed nothing. */
+ * file and a pass that only re-derives them changed nothing.
+ *
+ * Weights still lying unchanged where they were loaded from (external data: the buffer's
+ * origin) count by that place, not by their bytes: any write drops the origin
+ * (gl_tensor_make_writable), so one place means the same bytes. Equal fingerprints still
+ * mean equal graphs; the price is that the same bytes loaded from elsewhere count as
+ * different. Hashing them instead read a 1.2 GB decoder's every weight from its file for
+ * each `optimize` and `run` (issue 23). */
 #include "ir/graph.h"
 
 #include "util/hash.h"
@@ -70,8 +77,28 @@ static void mix_type(hasher *s, const gl_type *t)
         mix_bytes(s, &t->opaque);
 }
 
+/* The bytes' place in their file: which file (device and inode: not the path, which
+ * another file may take) and where in it. The tag keeps it apart from a content hash. */
+static void mix_file_extent(hasher *s, const gl_file_extent *at, size_t size)
+{
+    mix_u64(s, 0x6578746e74ull); /* "extent" */
+    mix_u64(s, at->dev);
+    mix_u64(s, at->ino);
+    mix_u64(s, at->offset);
+    mix_u64(s, size);
+}
+
 static void mix_tensor(hasher *s, const gl_tensor *t)
 {
+    const gl_buffer *b = t ? t->buf : NULL;
+    if (b && b->origin && t->dtype != GL_DT_STRING) {
+        mix_u64(s, (uint64_t)t->dtype);
+        mix_u64(s, (uint64_t)(int64_t)t->rank);
+        for (int d = 0; d < t->rank; d++)
+            mix_u64(s, (uint64_t)t->dims[d]);
+        mix_file_extent(s, b->origin, b->size);
+        return;
+    }
     mix_u64(s, t ? gl_tensor_hash(t) : 0);
 }
 

@@ -203,10 +203,9 @@ Test(pipeline, fingerprint_sensitivity)
         gl_node *n = gl_find_node(g, "abs1");
         if (!strcmp(edits[e], "attr"))
             gl_node_set_attr_int(n, "alpha", 1);
-        else if (!strcmp(edits[e], "rename-node")) {
-            free(n->name);
-            n->name = strdup("abs_renamed");
-        } else if (!strcmp(edits[e], "rename-value"))
+        else if (!strcmp(edits[e], "rename-node"))
+            gl_rename_node(g, n, "abs_renamed");
+        else if (!strcmp(edits[e], "rename-value"))
             gl_rename_value(g, n->outputs[0], "renamed_out");
         else if (!strcmp(edits[e], "rewire"))
             gl_set_input(g, n, 0, gl_find_value(g, "x"));

@@ -6,8 +6,9 @@
 #   bench/optimize_big.sh [-n RUNS] [-m MODEL] GRAPHLAB...
 #
 # Per binary: wall seconds, user+sys CPU seconds (less sensitive to a loaded machine than
-# wall), peak RSS, then per step the median of the time optimize prints (wall ms) and that
-# time per node of the step's input. MODEL defaults to
+# wall), peak RSS, the same for loading and saving alone (--passes none), then per step
+# the median of the time optimize prints (wall ms) and that time per node of the step's
+# input. MODEL defaults to
 # /tmp/graphlab-bench/many_nodes_100k.onnx (bench/make_big_models.py --huge writes it).
 # The optimized models go to a temporary folder, removed at the end.
 set -eu
@@ -37,6 +38,8 @@ while [ "$r" -le "$runs" ]; do
     for gl in "$@"; do
         /usr/bin/time -f "%e %U %S %M" -o "$tmp/$b.$r.time" \
             "$gl" optimize "$model" --passes all -o "$tmp/out.onnx" >"$tmp/$b.$r.steps"
+        /usr/bin/time -f "%e %U %S %M" -o "$tmp/$b.$r.none" \
+            "$gl" optimize "$model" --passes none -o "$tmp/out.onnx" >/dev/null
         b=$((b + 1))
     done
     r=$((r + 1))
@@ -51,6 +54,11 @@ for gl in "$@"; do
     cpu=$(cat "$tmp"/$b.*.time | awk '{print $2 + $3}' | median)
     kb=$(cat "$tmp"/$b.*.time | awk '{print $4}' | median)
     printf 'wall %.2f s   user+sys %.2f s   peak RSS %.0f MB\n' "$wall" "$cpu" "$((kb / 1024))"
+    wall=$(cat "$tmp"/$b.*.none | awk '{print $1}' | median)
+    cpu=$(cat "$tmp"/$b.*.none | awk '{print $2 + $3}' | median)
+    kb=$(cat "$tmp"/$b.*.none | awk '{print $4}' | median)
+    printf 'load + save alone (--passes none): wall %.2f s   user+sys %.2f s   peak RSS %.0f MB\n' \
+        "$wall" "$cpu" "$((kb / 1024))"
     printf '%-22s %8s %10s %9s\n' step nodes ms us/node
     # The step lines: "NN-name  nodes  rewrites  T ms ..."; the input's node count is the
     # line before's.

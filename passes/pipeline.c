@@ -595,6 +595,15 @@ void gl_pipeline_free(gl_pipeline *p)
     free(p);
 }
 
+void gl_pipeline_drop_decisions(gl_pipeline *p)
+{
+    if (!p)
+        return;
+    int64_t next_id = p->log.id_base + (int64_t)p->log.n;
+    gl_decision_log_free(&p->log);
+    p->log.id_base = next_id;
+}
+
 gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
                              gl_model **out, gl_decision_log *log)
 {

@@ -105,6 +105,11 @@ void gl_pipeline_drop(gl_pipeline *p, size_t k);
 /* The model of the last step (always kept). */
 gl_model *gl_pipeline_result(const gl_pipeline *p);
 void gl_pipeline_free(gl_pipeline *p);
+/* Free the decision records, keeping each step's count of them (n_decisions): for a
+ * caller that prints only the counts (optimize without --explain or --json), so that
+ * the records (one per output the memory plan places, 97k on a 100k-node graph) are not
+ * held while the result is saved (issue 23). Ids and first_decision mean nothing after. */
+void gl_pipeline_drop_decisions(gl_pipeline *p);
 
 /* The model after the first `budget` rewrites of step k (k >= 1), computed from step
  * k-1 (which must have kept its model). Its decisions go to *log (ids as in the full

@@ -538,10 +538,8 @@ Test(fused_diff, equal_groups_share_one_probe)
 static void same_names(gl_model *m)
 {
     gl_node *n;
-    gl_foreach_node(m->graph, i, n) {
-        free(n->name);
-        n->name = gl_xstrdup("dup");
-    }
+    gl_foreach_node(m->graph, i, n)
+        gl_rename_node(m->graph, n, "dup");
 }
 
 Test(fused_diff, members_that_share_a_name_are_probed)

@@ -1134,6 +1134,106 @@ Test(ir, clone_is_deep_and_independent)
     gl_model_free(m);
 }
 
+/* A clone's name index is a copy of the source's (issue 23: no rehashing per name), so
+ * it must name the clone's own nodes and values, keep how many nodes share a name, and
+ * outlive the source. */
+Test(ir, clone_name_index_is_the_clones)
+{
+    gl_model *m = rich_model();
+    gl_graph *g = m->graph;
+    gl_value *x = gl_find_value(g, "x");
+    gl_node *twin1 = tu_node(g, "Abs", "twin", 1, x);
+    tu_node(g, "Neg", "twin", 1, out0(twin1)); /* files may repeat node names */
+    gl_model *c = gl_model_clone(m);
+    gl_graph *cg = c->graph;
+    gl_model_free(m); /* the clone's keys and objects must not be the source's */
+    static const char *const nodes[] = {"mul", "if", "twin"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(nodes); i++) {
+        gl_node *n = gl_find_node(cg, nodes[i]);
+        cr_assert_not_null(n, "node '%s'", nodes[i]);
+        cr_assert_eq(n->graph, cg, "node '%s'", nodes[i]);
+        cr_assert_str_eq(n->name, nodes[i]);
+    }
+    static const char *const values[] = {"x", "w", "relu_out0"};
+    for (size_t i = 0; i < GL_ARRAY_LEN(values); i++) {
+        gl_value *v = gl_find_value(cg, values[i]);
+        cr_assert_not_null(v, "value '%s'", values[i]);
+        cr_assert_eq(v->graph, cg, "value '%s'", values[i]);
+    }
+    /* The first 'twin' goes: the name now finds the second; then neither. */
+    gl_node *first = gl_find_node(cg, "twin");
+    cr_assert_str_eq(first->op_type, "Abs");
+    gl_value *after = out0(gl_find_node(cg, "twin"));
+    gl_node *second = after->uses[0].node;
+    cr_assert_eq(gl_set_input(cg, second, 0, gl_find_value(cg, "x")), GL_OK);
+    cr_assert_eq(gl_remove_node(cg, first), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_find_node(cg, "twin"), second);
+    cr_assert_eq(gl_remove_node(cg, second), GL_OK, "%s", gl_error_message());
+    cr_assert_null(gl_find_node(cg, "twin"));
+    /* Fresh names still see the taken ones. */
+    char *fresh = gl_unique_value_name(cg, "x");
+    cr_assert_str_neq(fresh, "x");
+    free(fresh);
+    VERIFY_OK(cg);
+    gl_model_free(c);
+}
+
+/* Renames, each followed by a clone (which copies the name index slot for slot): the
+ * source and the clone find a node under every name some node has, and under no other,
+ * with names shared, unshared and shared again. The test of fused_diff that gave every
+ * node one name wrote n->name itself and left the index naming freed strings; the clone
+ * copied that index and lost a node (issue 23). */
+typedef struct rename_case {
+    const char *node;  /* the node renamed: the first so named */
+    const char *to;
+    const char *found; /* names some node now has, space-separated */
+    const char *gone;  /* names no node has now */
+} rename_case;
+
+static void expect_names(const gl_graph *g, const rename_case *c, const char *which)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%s", c->found);
+    for (char *name = strtok(buf, " "); name; name = strtok(NULL, " ")) {
+        const gl_node *n = gl_find_node(g, name);
+        cr_expect(n && n->graph == g && !strcmp(n->name, name), "%s: '%s' -> '%s': '%s' "
+                  "not found", which, c->node, c->to, name);
+    }
+    if (*c->gone)
+        cr_expect_null(gl_find_node(g, c->gone), "%s: '%s' -> '%s': '%s' still found", which,
+                       c->node, c->to, c->gone);
+    VERIFY_OK(g);
+}
+
+Test(ir, renamed_nodes_stay_in_the_index_of_the_graph_and_its_clone)
+{
+    static const rename_case cases[] = {
+        {"a", "b", "b c", "a"},         /* onto a taken name: a and b share 'b' */
+        {"b", "c", "b c", ""},          /* the first 'b' joins 'c' */
+        {"b", "c", "c", "b"},           /* every node is 'c' */
+        {"c", "fresh", "c fresh", ""},  /* one leaves the shared name */
+        {"c", "c", "c fresh", ""},      /* onto its own name */
+    };
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, (int64_t[]){4});
+    gl_node *a = tu_node(g, "Abs", "a", 1, x);
+    gl_node *b = tu_node(g, "Neg", "b", 1, out0(a));
+    gl_node *c = tu_node(g, "Relu", "c", 1, out0(b));
+    tu_output(g, out0(c));
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_node *n = gl_find_node(g, cases[i].node);
+        cr_assert_not_null(n, "case %zu: no node '%s'", i, cases[i].node);
+        gl_rename_node(g, n, cases[i].to);
+        cr_expect_str_eq(n->name, cases[i].to);
+        expect_names(g, &cases[i], "source");
+        gl_model *copy = gl_model_clone(m);
+        expect_names(copy->graph, &cases[i], "clone");
+        gl_model_free(copy);
+    }
+    gl_model_free(m);
+}
+
 Test(ir, build_clone_free_leaks_nothing)
 {
 #ifndef HAVE_LSAN

@@ -222,6 +222,8 @@ int gl_cmd_optimize(int argc, char **argv)
     if (rc == GL_EXIT_OK) {
         gl_status st = gl_session_open(a.model, &o, &s);
         gl_save_options so = {.keep_unchanged = !a.self_contained, .report = &a.saved};
+        if (st == GL_OK && !a.explain && !a.json)
+            gl_pipeline_drop_decisions(s.pipeline); /* the table prints only their counts */
         if (st == GL_OK)
             st = gl_model_save(s.model, a.out, &so);
         if (st == GL_OK && a.json)

@@ -1224,6 +1224,16 @@ gl_status gl_rename_value(gl_graph *g, gl_value *v, const char *name)
 
 /* ==== the edit API ==================================================================== */
 
+void gl_rename_node(gl_graph *g, gl_node *n, const char *name)
+{
+    char *old = n->name;
+    index_drop_node(g, n); /* reads the old name: free it only after */
+    n->name = gl_xstrdup(name);
+    n->name_generated = false;
+    free(old);
+    index_add_node(g, n);
+}
+
 static char *generated_node_name(const gl_graph *g, const char *op_type)
 {
     char hint[160];
@@ -1949,15 +1959,60 @@ static gl_node *node_clone(const gl_node *src, gl_graph *g)
     return n;
 }
 
+/* The name of a clone's node or value standing for the source's `obj` (positions are
+ * kept by the clone), written to *obj. */
+static const char *clone_node_name(const gl_graph *d, const void **obj)
+{
+    *obj = d->nodes[((const gl_node *)*obj)->index];
+    return ((const gl_node *)*obj)->name;
+}
+
+static const char *clone_value_name(const gl_graph *d, const void **obj)
+{
+    *obj = d->values[((const gl_value *)*obj)->index];
+    return ((const gl_value *)*obj)->name;
+}
+
+/* A clone's name table (empty, borrowing keys) as a copy of the source's, slot for slot,
+ * each object and key its clone's: no hashing, probing or string compares, which were
+ * a third of cloning a 100k-node graph (issue 23). False, with dst left empty, when a
+ * slot has no object to borrow its key from (the caller then adds the names one by
+ * one). */
+static bool table_copy_cloned(name_table *dst, const name_table *src, const gl_graph *d,
+                              const char *(*clone_name)(const gl_graph *, const void **))
+{
+    if (!src->cap)
+        return true;
+    dst->slots = gl_xcalloc(src->cap, sizeof(name_slot));
+    dst->cap = src->cap;
+    dst->count = src->count;
+    for (size_t i = 0; i < src->cap; i++) {
+        const name_slot *from = &src->slots[i];
+        if (!from->key)
+            continue;
+        const void *obj = from->obj;
+        if (!obj) {
+            table_free(dst);
+            return false;
+        }
+        dst->slots[i] = (name_slot){.key = clone_name(d, &obj), .hash = from->hash,
+                                    .obj = (void *)obj, .aux = from->aux};
+    }
+    return true;
+}
+
 static void graph_clone_values(gl_graph *d, const gl_graph *src)
 {
     d->values = gl_xcalloc(src->n_values ? src->n_values : 1, sizeof(gl_value *));
     d->n_values = d->cap_values = src->n_values;
     for (size_t i = 0; i < src->n_values; i++)
-        if (src->values[i]) {
+        if (src->values[i])
             d->values[i] = value_clone(src->values[i], d);
-            index_add_value(d, d->values[i]);
-        }
+    if (!table_copy_cloned(&d->index->values.names, &src->index->values.names, d,
+                           clone_value_name))
+        for (size_t i = 0; i < d->n_values; i++)
+            if (d->values[i])
+                index_add_value(d, d->values[i]);
     d->inputs = value_list_map(d, src->inputs, src->n_inputs, &d->cap_inputs);
     d->n_inputs = src->n_inputs;
     d->outputs = value_list_map(d, src->outputs, src->n_outputs, &d->cap_outputs);
@@ -1977,10 +2032,11 @@ static void graph_clone_nodes(gl_graph *d, const gl_graph *src)
     d->nodes = gl_xcalloc(src->n_nodes ? src->n_nodes : 1, sizeof(gl_node *));
     d->n_nodes = d->cap_nodes = src->n_nodes;
     for (size_t i = 0; i < src->n_nodes; i++)
-        if (src->nodes[i]) {
+        if (src->nodes[i])
             d->nodes[i] = node_clone(src->nodes[i], d);
-            index_add_node(d, d->nodes[i]);
-        }
+    if (!table_copy_cloned(&d->index->nodes.names, &src->index->nodes.names, d,
+                           clone_node_name))
+        index_rebuild_nodes(d);
     /* Uses last: they point at nodes, which now all exist. */
     for (size_t i = 0; i < src->n_values; i++) {
         const gl_value *sv = src->values[i];

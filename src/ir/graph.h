@@ -360,6 +360,10 @@ gl_value *gl_resolve_value(gl_graph *g, const char *name);
 gl_value *gl_add_value(gl_graph *g, const char *name);
 /* Rename (keeps uniqueness: returns GL_ERR_INPUT if taken). */
 gl_status gl_rename_value(gl_graph *g, gl_value *v, const char *name);
+/* Rename a node, keeping the name index right. Node names may repeat (files repeat
+ * them), so any name is accepted; a node's name is never written any other way, since
+ * the index borrows it (and a clone copies the index as it stands). */
+void gl_rename_node(gl_graph *g, gl_node *n, const char *name);
 /* A free name derived from `hint` ("hint", "hint_1", ...), returned malloc'd. */
 char *gl_unique_value_name(const gl_graph *g, const char *hint);
 char *gl_unique_node_name(const gl_graph *g, const char *hint);

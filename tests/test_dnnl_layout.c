@@ -270,11 +270,12 @@ Test(dnnl_layout, winograd_where_it_fits_and_as_asked)
     }
 }
 
-/* A 1x1 convolution widening few channels over a large image, on nhwc activations, runs
- * on oneDNN's jit_1x1 kernel where oneDNN 2.6 lists brgconv_1x1 first (measured faster
- * inside MobileNetV2 and EfficientNet, dn_conv.c's kernel rows); one that narrows, or
- * runs on a small image, or widens many channels keeps oneDNN's first choice. Numbers
- * within the usual tolerance of the reference either way. */
+/* On nhwc activations, a 1x1 convolution widening few channels over a large image runs
+ * on oneDNN's jit_1x1 kernel and a first layer (a window over 3 channels) on jit, where
+ * oneDNN 2.6 lists brgconv_1x1 and brgconv first (measured faster inside models,
+ * dn_conv.c's kernel rows); one that narrows, or runs on a small image, or widens many
+ * channels, and a window over many channels keep oneDNN's first choice. Numbers within
+ * the usual tolerance of the reference either way. */
 typedef struct kcase {
     const char *name, *graph;
     const char *want; /* the implementation's name starts so (on AVX-512) */
@@ -294,6 +295,14 @@ static const kcase kernel_cases[] = {
     {"32 -> 192 at 14x14: a small image",
      "in x f32s[1,32,14,14]; const w f32s[192,32,1,1] = rand; y = Conv(x, w); out y",
      "brgconv_1x1"},
+    {"3 -> 32, 3x3 stride 2 at 224x224: a first layer",
+     "in x f32s[1,3,224,224]; const w f32s[32,3,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; out y",
+     "jit:"},
+    {"32 -> 32, 3x3 at 28x28: not a first layer",
+     "in x f32s[1,32,28,28]; const w f32s[32,32,3,3] = rand; y = Conv(x, w) pads=[1,1,1,1]; "
+     "out y",
+     "brgconv:"},
     {"96 -> 576 at 28x28: many channels",
      "in x f32s[1,96,28,28]; const w f32s[576,96,1,1] = rand; y = Conv(x, w); out y",
      "brgconv_1x1"},

@@ -69,6 +69,15 @@ static const lcase cases[] = {
      "in x f32s[1,16,28,28]; const a f32s[24,16,1,1] = rand; const b f32s[24,16,1,1] = rand; "
      "p = Conv(x, a); q = Conv(x, b); c = Concat(p, q) axis=1; out c",
      SHAPES, 'n', "+ 1 Concat", "n_p"},
+    /* fusion rule concat-conv1x1: dn_catconv.c convolves each Concat input into the 1x1's
+     * destination, so no Concat is copied in either layout and Winograd decides (values
+     * in [0, 1): no sum cancels to near zero) */
+    {"Concat of a 3x3 and a 1x1 read by a 1x1, fused: nothing to copy",
+     "in x f32[1,32,28,28]; const a f32[32,32,3,3] = rand; const b f32[32,32,1,1] = rand; "
+     "const w f32[16,64,1,1] = rand; "
+     "p = Conv(x, a) pads=[1,1,1,1]; q = Conv(x, b); c = Concat(p, q) axis=1; y = Conv(c, w); "
+     "out y",
+     FUSED, 'b', "3 of 3 convolutions costed (0 depthwise)", NULL},
     {"1x1 of 256 input channels: a tie keeps nhwc",
      "in x f32s[1,256,7,7]; const w f32s[64,256,1,1] = rand; y = Conv(x, w); out y",
      SHAPES, 'n', BY_COST, "n_y"},

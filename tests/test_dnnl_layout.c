@@ -69,6 +69,15 @@ static const lcase cases[] = {
      "in x f32s[1,16,28,28]; const a f32s[24,16,1,1] = rand; const b f32s[24,16,1,1] = rand; "
      "p = Conv(x, a); q = Conv(x, b); c = Concat(p, q) axis=1; out c",
      SHAPES, 'n', "+ 1 Concat", "n_p"},
+    /* fusion rule concat-conv1x1: dn_catconv.c convolves each Concat input into the 1x1's
+     * destination, so no Concat is copied in either layout and Winograd decides (values
+     * in [0, 1): no sum cancels to near zero) */
+    {"Concat of a 3x3 and a 1x1 read by a 1x1, fused: nothing to copy",
+     "in x f32[1,32,28,28]; const a f32[32,32,3,3] = rand; const b f32[32,32,1,1] = rand; "
+     "const w f32[16,64,1,1] = rand; "
+     "p = Conv(x, a) pads=[1,1,1,1]; q = Conv(x, b); c = Concat(p, q) axis=1; y = Conv(c, w); "
+     "out y",
+     FUSED, 'b', "3 of 3 convolutions costed (0 depthwise)", NULL},
     {"1x1 of 256 input channels: a tie keeps nhwc",
      "in x f32s[1,256,7,7]; const w f32s[64,256,1,1] = rand; y = Conv(x, w); out y",
      SHAPES, 'n', BY_COST, "n_y"},
@@ -190,55 +199,136 @@ static const wcase winograd_cases[] = {
      false, false},
 };
 
+/* One graph of a table on the oneDNN backend with options o, checked against the
+ * reference kernels on the same feeds; the exec stays for the case's own checks. */
+typedef struct dnnl_case {
+    const char *name;
+    gl_pipeline *p;
+    const gl_model *m;
+    gl_tensor **in;
+    size_t n_in;
+    gl_exec *e;
+} dnnl_case;
+
+/* Run the case's graph on oneDNN and expect the reference's numbers (`what`: the run's
+ * particulars for the message). */
+static void dnnl_case_check(dnnl_case *c, const char *what)
+{
+    gl_tensor *want = NULL, *got = NULL;
+    gl_exec_free(tu_exec_run(c->m, "ref", NULL, c->in, c->n_in, &want, 1, c->name));
+    cr_assert_eq(gl_exec_run(c->e, (const gl_tensor *const *)c->in, c->n_in, &got, 1), GL_OK,
+                 "%s%s: %s", c->name, what, gl_error_message());
+    gl_compare r;
+    char line[256];
+    gl_compare_tensors(got, want, RTOL, ATOL, &r);
+    gl_compare_format(&r, line, sizeof(line));
+    cr_expect(r.ok, "%s%s: dnnl vs ref: %s", c->name, what, line);
+    gl_tensor_free(got);
+    gl_tensor_free(want);
+}
+
+static dnnl_case dnnl_case_start(const char *name, const char *graph, const gl_exec_options *o)
+{
+    dnnl_case c = {.name = name};
+    gn_graph b;
+    c.p = gn_run_passes(name, 13, graph, NULL, SHAPES, &b);
+    cr_assert_not_null(c.p);
+    c.m = c.p->steps[c.p->n_steps - 1].model;
+    c.in = gn_feeds(&b, c.m->graph, name);
+    c.n_in = c.m->graph->n_inputs;
+    cr_assert_eq(gl_exec_create(c.m, o, &c.e), GL_OK, "%s: %s", name, gl_error_message());
+    dnnl_case_check(&c, "");
+    return c;
+}
+
+/* The implementation the plan gives node n_y. */
+static const char *dnnl_case_impl(const dnnl_case *c)
+{
+    const gl_plan_entry *en = tu_plan_entry(c->e, "n_y", 0);
+    cr_assert_not_null(en, "%s: no plan entry", c->name);
+    return en->info.impl;
+}
+
+static void dnnl_case_end(dnnl_case *c)
+{
+    gl_exec_free(c->e);
+    gn_free_tensors(c->in, c->n_in);
+    gl_pipeline_free(c->p);
+}
+
 Test(dnnl_layout, winograd_where_it_fits_and_as_asked)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(winograd_cases); i++) {
-        const wcase *c = &winograd_cases[i];
-        gn_graph b;
-        gl_pipeline *p = gn_run_passes(c->name, 13, c->graph, NULL, SHAPES, &b);
-        cr_assert_not_null(p);
-        const gl_model *m = p->steps[p->n_steps - 1].model;
-        gl_tensor **in = gn_feeds(&b, m->graph, c->name);
-        size_t n_in = m->graph->n_inputs;
-        gl_tensor *want = NULL, *got = NULL;
-        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, c->name));
+        const wcase *w = &winograd_cases[i];
         gl_exec_options o = {.backend = "dnnl", .layout = "blocked",
-                             .dnnl_no_winograd = c->no_winograd};
-        gl_exec *e = NULL;
-        cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s: %s", c->name, gl_error_message());
-        cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)in, n_in, &got, 1), GL_OK,
-                     "%s: %s", c->name, gl_error_message());
-        gl_compare r;
-        char line[256];
-        gl_compare_tensors(got, want, RTOL, ATOL, &r);
-        gl_compare_format(&r, line, sizeof(line));
-        cr_expect(r.ok, "%s: dnnl vs ref: %s", c->name, line);
-        const gl_plan_entry *en = tu_plan_entry(e, "n_y", 0);
-        cr_assert_not_null(en, "%s: no plan entry", c->name);
-        bool wino = strstr(en->info.impl, "wino") != NULL;
+                             .dnnl_no_winograd = w->no_winograd};
+        dnnl_case c = dnnl_case_start(w->name, w->graph, &o);
+        const char *impl = dnnl_case_impl(&c);
+        bool wino = strstr(impl, "wino") != NULL;
         /* oneDNN 2.6's f32 Winograd kernels need AVX-512 */
         bool can = __builtin_cpu_supports("avx512f");
-        cr_expect(wino == (c->want_winograd && can), "%s: implementation %s", c->name,
-                  en->info.impl);
+        cr_expect(wino == (w->want_winograd && can), "%s: implementation %s", w->name, impl);
         /* A NaN and an infinity in the input: Winograd's transforms would smear them over
          * their tiles (Inf - Inf); the run takes the reference kernel instead. */
-        float *xs = gl_tensor_make_writable(in[0]);
+        float *xs = gl_tensor_make_writable(c.in[0]);
         xs[5] = NAN;
         xs[100] = INFINITY;
         xs[2000] = -INFINITY;
-        gl_tensor_free(got);
-        gl_tensor_free(want);
-        got = want = NULL;
-        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, c->name));
-        cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)in, n_in, &got, 1), GL_OK,
-                     "%s: %s", c->name, gl_error_message());
-        gl_compare_tensors(got, want, RTOL, ATOL, &r);
-        gl_compare_format(&r, line, sizeof(line));
-        cr_expect(r.ok, "%s, NaN and infinities in the input: dnnl vs ref: %s", c->name, line);
-        gl_tensor_free(got);
-        gl_tensor_free(want);
-        gl_exec_free(e);
-        gn_free_tensors(in, n_in);
-        gl_pipeline_free(p);
+        dnnl_case_check(&c, ", NaN and infinities in the input");
+        dnnl_case_end(&c);
+    }
+}
+
+/* On nhwc activations, a 1x1 convolution widening few channels over a large image runs
+ * on oneDNN's jit_1x1 kernel and a first layer (a window over 3 channels) on jit, where
+ * oneDNN 2.6 lists brgconv_1x1 and brgconv first (measured faster inside models,
+ * dn_conv.c's kernel rows); one that narrows, or runs on a small image, or widens many
+ * channels, and a window over many channels keep oneDNN's first choice. Numbers within
+ * the usual tolerance of the reference either way. */
+typedef struct kcase {
+    const char *name, *graph;
+    const char *want; /* the implementation's name starts so (on AVX-512) */
+} kcase;
+
+static const kcase kernel_cases[] = {
+    {"16 -> 96 at 112x112, with a bias",
+     "in x f32s[1,16,112,112]; const w f32s[96,16,1,1] = rand; const k f32s[96] = rand; "
+     "y = Conv(x, w, k); out y",
+     "jit_1x1"},
+    {"24 -> 144 at 56x56",
+     "in x f32s[1,24,56,56]; const w f32s[144,24,1,1] = rand; y = Conv(x, w); out y",
+     "jit_1x1"},
+    {"32 -> 16 at 112x112: narrows",
+     "in x f32s[1,32,112,112]; const w f32s[16,32,1,1] = rand; y = Conv(x, w); out y",
+     "brgconv_1x1"},
+    {"32 -> 192 at 14x14: a small image",
+     "in x f32s[1,32,14,14]; const w f32s[192,32,1,1] = rand; y = Conv(x, w); out y",
+     "brgconv_1x1"},
+    {"3 -> 32, 3x3 stride 2 at 224x224: a first layer",
+     "in x f32s[1,3,224,224]; const w f32s[32,3,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; out y",
+     "jit:"},
+    {"32 -> 32, 3x3 at 28x28: not a first layer",
+     "in x f32s[1,32,28,28]; const w f32s[32,32,3,3] = rand; y = Conv(x, w) pads=[1,1,1,1]; "
+     "out y",
+     "brgconv:"},
+    {"96 -> 576 at 28x28: many channels",
+     "in x f32s[1,96,28,28]; const w f32s[576,96,1,1] = rand; y = Conv(x, w); out y",
+     "brgconv_1x1"},
+};
+
+Test(dnnl_layout, nhwc_1x1_kernel_by_shape)
+{
+    /* both kernels as named here are oneDNN 2.6's AVX-512 ones */
+    if (!__builtin_cpu_supports("avx512f"))
+        cr_skip_test("no AVX-512");
+    for (size_t i = 0; i < GL_ARRAY_LEN(kernel_cases); i++) {
+        const kcase *k = &kernel_cases[i];
+        gl_exec_options o = {.backend = "dnnl", .layout = "nhwc"};
+        dnnl_case c = dnnl_case_start(k->name, k->graph, &o);
+        const char *impl = dnnl_case_impl(&c);
+        cr_expect(strncmp(impl, k->want, strlen(k->want)) == 0,
+                  "%s: implementation %s, want %s", k->name, impl, k->want);
+        dnnl_case_end(&c);
     }
 }

@@ -15,6 +15,10 @@
  * gets NaN and infinities wrong, so inputs that may hold them are looked at (dn_special.c).
  * `--set dnnl.winograd=0` keeps the direct kernels.
  *
+ * oneDNN runs the first implementation it lists; where a later one was measured faster
+ * (kernel_rows: jit_1x1 for nhwc 1x1 convolutions that widen few channels), the build
+ * asks for it by name and the plan's note says so.
+ *
  * Grouped weights [OC, IC/G, k...] are the same bytes as [G, OC/G, IC/G, k...]; dilation
  * is ONNX's minus one (oneDNN counts the gaps); pads and auto_pad are resolved by
  * ops/window.h, as for the reference kernel.
@@ -46,13 +50,38 @@ bool dn_conv_window(const gl_node *n, const char *where, int nsp, const int64_t 
     return true;
 }
 
+/* The first implementation oneDNN lists for cd under attr whose name starts with
+ * `impl`; dnnl_unimplemented when it lists none. */
+static dnnl_status_t pd_named(const dnnl_convolution_desc_t *cd,
+                              const_dnnl_primitive_attr_t attr, dnnl_engine_t engine,
+                              const char *impl, dnnl_primitive_desc_t *pd)
+{
+    dnnl_primitive_desc_iterator_t it = NULL;
+    dnnl_status_t r = dnnl_primitive_desc_iterator_create(&it, cd, attr, engine, NULL);
+    *pd = NULL;
+    for (dnnl_status_t more = r; more == dnnl_success && !*pd;
+         more = dnnl_primitive_desc_iterator_next(it)) {
+        dnnl_primitive_desc_t cand = dnnl_primitive_desc_iterator_fetch(it);
+        const char *name = NULL;
+        if (cand && dnnl_primitive_desc_query(cand, dnnl_query_impl_info_str, 0, &name) ==
+                        dnnl_success && name && strncmp(name, impl, strlen(impl)) == 0)
+            *pd = cand;
+        else
+            dnnl_primitive_desc_destroy(cand);
+    }
+    dnnl_primitive_desc_iterator_destroy(it);
+    return r != dnnl_success ? r : *pd ? dnnl_success : dnnl_unimplemented;
+}
+
 /* A convolution primitive descriptor of algorithm alg for source/destination layouts
- * src_tag/dst_tag (dnnl_format_tag_any: oneDNN's choice; undef: plain). */
+ * src_tag/dst_tag (dnnl_format_tag_any: oneDNN's choice; undef: plain), on the
+ * implementation oneDNN lists first or, given `impl`, on the first one so named. */
 static dnnl_status_t conv_pd(dn_build *b, dnnl_alg_kind_t alg, const dn_conv_geom *g,
                              const dnnl_memory_desc_t *wei,
                              const dnnl_memory_desc_t *bias, int rank, const int64_t *in_dims,
                              const int64_t *out_dims, dnnl_format_tag_t src_tag,
-                             dnnl_format_tag_t dst_tag, dnnl_primitive_desc_t *pd)
+                             dnnl_format_tag_t dst_tag, const char *impl,
+                             dnnl_primitive_desc_t *pd)
 {
     dnnl_memory_desc_t src, dst;
     dnnl_status_t r = src_tag == dnnl_format_tag_undef ? dn_md_plain(&src, rank, in_dims, NULL)
@@ -70,15 +99,15 @@ static dnnl_status_t conv_pd(dn_build *b, dnnl_alg_kind_t alg, const dn_conv_geo
     if (r == dnnl_success)
         r = dn_build_attr(b, NULL, 0, rank, out_dims, &attr);
     if (r == dnnl_success)
-        r = dnnl_primitive_desc_create(pd, &cd, attr, b->c->engine, NULL);
+        r = impl ? pd_named(&cd, attr, b->c->engine, impl, pd)
+                 : dnnl_primitive_desc_create(pd, &cd, attr, b->c->engine, NULL);
     dnnl_primitive_attr_destroy(attr);
     return r;
 }
 
-/* The plan chose its layout by cost (dn_cost.c): this convolution's share of the
- * decision, in the plan's note. */
-static void note_layout_cost(dn_build *b, const int64_t *xd, int rank, const int64_t *out_dims,
-                             const gl_tensor *w)
+/* The convolution as the cost model and the kernel rows see it. */
+static dn_conv_dims conv_dims(const dn_build *b, const int64_t *xd, int rank,
+                              const int64_t *out_dims, const gl_tensor *w)
 {
     dn_conv_dims d = {.n = xd[0], .ic = xd[1], .oc = w->dims[0],
                       .group = gl_node_attr_int(b->k->node, "group", 1), .ksize = 1,
@@ -88,9 +117,81 @@ static void note_layout_cost(dn_build *b, const int64_t *xd, int rank, const int
         d.in_spatial *= xd[i];
         d.out_spatial *= out_dims[i];
     }
+    return d;
+}
+
+/* The plan chose its layout by cost (dn_cost.c): this convolution's share of the
+ * decision, in the plan's note. */
+static void note_layout_cost(dn_build *b, const dn_conv_dims *d)
+{
     snprintf(b->s->note, sizeof(b->s->note), "layout cost: nhwc %.1f us vs blocked %.1f us (%s)",
-             dn_conv_cost_us(&d, DN_LAYOUT_NHWC), dn_conv_cost_us(&d, DN_LAYOUT_BLOCKED),
-             dn_conv_cost_kind(&d));
+             dn_conv_cost_us(d, DN_LAYOUT_NHWC), dn_conv_cost_us(d, DN_LAYOUT_BLOCKED),
+             dn_conv_cost_kind(d));
+}
+
+/* ---- kernels oneDNN lists first but runs slower ------------------------------------------ */
+
+/* oneDNN 2.6 takes the first implementation it lists that accepts a convolution; a row
+ * here names a later one measured faster for some shapes, taken when oneDNN lists it. */
+typedef struct kernel_row {
+    dnnl_format_tag_t act;        /* for activations in this layout */
+    const char *listed_first;     /* instead of this implementation (a name prefix) */
+    const char *take;             /* this one */
+    bool (*fits)(const dn_conv_dims *d);
+    const char *why;              /* the plan's note */
+} kernel_row;
+
+/* A 1x1 convolution that widens few channels at least four times over a large image:
+ * MobileNetV2's and EfficientNet's expansions (16 -> 96 at 112x112, 24 -> 144 at 56x56,
+ * 32 -> 192 at 28x28). */
+static bool expands_few_channels(const dn_conv_dims *d)
+{
+    return d->ksize == 1 && d->group == 1 && d->ic <= 64 && d->oc >= 4 * d->ic &&
+           d->out_spatial >= 28 * 28;
+}
+
+/* A network's first convolution: a kxk window over the image's few channels. */
+static bool first_layer_window(const dn_conv_dims *d)
+{
+    return d->ic <= 4 && d->group == 1 && d->ksize > 1;
+}
+
+static const kernel_row kernel_rows[] = {
+    /* Inside mobilenet_v2 (graphlab profile, per-node minimums over 30 runs, 1 thread, nhwc,
+     * with their Clip post-op): 16 -> 96 at 112x112 531 us on brgconv_1x1, 388 on
+     * jit_1x1; 24 -> 144 at 56x56 204/159 and 208/148; 32 -> 192 at 28x28 77/64, 79/60,
+     * 78/60; at 2 threads the units holding them 749/581, 413/337, 298/236 us; batch 8,
+     * 1 thread, 24 -> 144 1572/1181 and 32 -> 192 559/434 (16 -> 96 at 112x112 varies
+     * 4.2-8.5 ms on either). Alone, on buffers it has just used, brgconv_1x1 is as fast
+     * or faster (16 -> 96: 220 against 258 us): the gap is inside models. A 1x1 that
+     * narrows (32 -> 16 at 112x112) stays on brgconv_1x1 (133 against 142 us). The
+     * expansions of squeezenet1_1 (16 -> 64 at 55x55, 78/62 us), efficientnet_b0 and
+     * mobilenet_v3_large gain too or hold. */
+    {dnnl_nhwc, "brgconv_1x1", "jit_1x1", expands_few_channels,
+     "jit_1x1 over brgconv_1x1 (a 1x1 widening few channels)"},
+    /* 3 -> 32 3x3 stride 2 at 224x224 with Clip (mobilenet_v2, per-node minimums over 30
+     * runs, the input's plain>nhwc reorder included): 296 us on brgconv, 225 on jit, 327
+     * against 279 at 2 threads, 2696 against 1769 at batch 8; squeezenet1_1's 3 -> 64
+     * 433/358, shufflenet_v2_x0_5's 3 -> 24 210/195 (1 thread). */
+    {dnnl_nhwc, "brgconv:", "jit:", first_layer_window,
+     "jit over brgconv (a first layer's window over few channels)"},
+};
+
+/* The row of a convolution built on pd with activations act, or NULL. */
+static const kernel_row *kernel_row_of(const_dnnl_primitive_desc_t pd, dnnl_format_tag_t act,
+                                       const dn_conv_dims *d)
+{
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+        !impl)
+        return NULL;
+    for (size_t i = 0; i < GL_ARRAY_LEN(kernel_rows); i++) {
+        const kernel_row *r = &kernel_rows[i];
+        if (r->act == act && strncmp(impl, r->listed_first, strlen(r->listed_first)) == 0 &&
+            r->fits(d))
+            return r;
+    }
+    return NULL;
 }
 
 /* Conv, or graphlab's NhwcConv when `nhwc`: the same convolution over X[N,H,W,C] held
@@ -158,7 +259,7 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
     if (!nhwc && b->c->policy == DN_LAYOUT_BLOCKED && !b->c->no_winograd &&
         dn_winograd_fits(nsp, w->dims + 2, g.strides, dilated, group, xd[1], oc)) {
         r = conv_pd(b, dnnl_convolution_winograd, &g, &wany, bias ? &bmd : NULL, x->rank, xd,
-                    out_dims, act, act, pd);
+                    out_dims, act, act, NULL, pd);
         if (r == dnnl_success && !dn_pd_is_ref(*pd)) {
             n_tries = 0;
             /* Its transforms mix a tile's inputs: an infinity becomes NaN (Inf - Inf) and a
@@ -176,7 +277,7 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
         dnnl_primitive_desc_destroy(*pd);
         *pd = NULL;
         r = conv_pd(b, dnnl_convolution_direct, &g, &wany, bias ? &bmd : NULL, x->rank, xd,
-                    out_dims, tries[i].src, tries[i].dst, pd);
+                    out_dims, tries[i].src, tries[i].dst, NULL, pd);
         if (r == dnnl_success && !dn_pd_is_ref(*pd))
             break;
     }
@@ -190,8 +291,20 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
         *pd = NULL;
         return dn_refuse(b, "oneDNN would run its reference convolution (ref:any)");
     }
+    dn_conv_dims d = conv_dims(b, xd, x->rank, out_dims, w);
     if (b->c->by_cost && !b->s->note[0])
-        note_layout_cost(b, xd, x->rank, out_dims, w);
+        note_layout_cost(b, &d);
+    const kernel_row *row = kernel_row_of(*pd, act, &d);
+    dnnl_primitive_desc_t taken = NULL;
+    /* the row's kernel wants its source fixed: with "any", oneDNN 2.6 does not list it */
+    if (row && conv_pd(b, dnnl_convolution_direct, &g, &wany, bias ? &bmd : NULL, x->rank, xd,
+                       out_dims, act, act, row->take, &taken) == dnnl_success) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = taken;
+        size_t used = strlen(b->s->note);
+        snprintf(b->s->note + used, sizeof(b->s->note) - used, "%s%s", used ? "; " : "",
+                 row->why);
+    }
     if (!nhwc) {
         dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);
         return GL_OK;

@@ -6,7 +6,8 @@
  * its bytes at the memory bandwidth, whichever is longer) times a factor per kind of
  * convolution and layout, measured (bench/bench_dnnl_layout, oneDNN 2.6, AVX-512, 2
  * threads; the table below says which row came from where). A Concat of activations
- * adds the time of moving its output: at the reorder bandwidth in nhwc, at oneDNN's
+ * (unless a fused 1x1 convolution reads it: dn_catconv.c never makes it) adds the time
+ * of moving its output: at the reorder bandwidth in nhwc, at oneDNN's
  * simple:any rate in the blocked layouts. The plan takes the layout of the smaller sum
  * and says both sums (dn_ctx_summary); each convolution's note says its own pair
  * (dn_conv.c).
@@ -337,6 +338,20 @@ static bool concat_shape(const shape_memo *memo, const gl_node *n, const gl_node
     return n->n_inputs > 0;
 }
 
+/* Is Concat n, in the body of fn, read by a Conv of that body? Then it is fusion rule
+ * concat-conv1x1's: dn_catconv.c convolves each of its inputs into one destination and
+ * the Concat is never made, in either layout (squeezenet's Fire modules). */
+static bool concat_split_by_conv(const gl_node *n, const gl_function *fn)
+{
+    for (size_t i = 0; fn && i < fn->body->n_nodes; i++) {
+        const gl_node *r = fn->body->nodes[i];
+        if (r && !*r->domain && strcmp(r->op_type, "Conv") == 0 && r->n_inputs > 0 &&
+            r->inputs[0] == n->outputs[0])
+            return true;
+    }
+    return false;
+}
+
 static void tally_concat(layout_tally *k, shape_memo *memo, const gl_node *n,
                          const gl_node *call, const gl_function *fn)
 {
@@ -344,12 +359,15 @@ static void tally_concat(layout_tally *k, shape_memo *memo, const gl_node *n,
     int rank = v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
     if (rank != 4 && rank != 5 && rank != GL_RANK_UNKNOWN)
         return;
-    k->concats++;
+    bool made = !concat_split_by_conv(n, fn);
+    k->concats += made;
     known_shape out;
     if (!shape_of(memo, v, &out) && !concat_shape(memo, n, call, fn, &out))
         return;
     out.v = n->outputs[0];
-    memo_add(memo, &out);
+    memo_add(memo, &out); /* for the convolution reading it */
+    if (!made)
+        return;
     double bytes = 4.0 * (double)product(out.dims, 0, out.rank);
     k->concat_us[DN_LAYOUT_PLAIN] += bytes / BYTES_PER_US;
     k->concat_us[DN_LAYOUT_NHWC] += bytes / BYTES_PER_US;

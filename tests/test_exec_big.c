@@ -4,9 +4,11 @@
  * the graph itself. Each case builds a chain of N elementwise nodes on a small tensor,
  * plans and runs it once, and measures the heap the plan holds afterwards (glibc's
  * mallinfo2: bytes in use, so no timing and no dependence on the machine's load). The
- * bound per node is far above what a plan needs (under 1.5 KB: its table row, the node's
- * records) and far below what a per-node fixed array of oneDNN descriptors costs (9.7 KB
- * a node before issue 23: 1 GB for a 100k chain), or a buffer kept per node.
+ * bound per node is above what a plan needs (its table row, the node's records) and
+ * below what fixed char arrays in the plan's rows cost (472 bytes a row: 744 bytes a
+ * node on the reference kernels, second round of issue 23), let alone a per-node fixed
+ * array of oneDNN descriptors (9.7 KB a node before issue 23: 1 GB for a 100k chain), or
+ * a buffer kept per node.
  *
  * Under AddressSanitizer mallinfo2 says nothing, and the cases are skipped.
  */
@@ -39,13 +41,13 @@ typedef struct big_case {
 static const big_case cases[] = {
     /* 16 floats: below oneDNN's threshold, every node runs the reference kernel under
      * the dnnl backend (the 100k Relu chain of bench/make_big_models.py). */
-    {"ref", "Relu", 20000, 16, 2048},
+    {"ref", "Relu", 20000, 16, 512},
     {"dnnl", "Relu", 20000, 16, 2048},
     {"dnnl", "Neg", 20000, 16, 2048},
     /* 8192 floats (32 KB): outputs whose lifetimes do not overlap share their buffers
      * (plan.h's shelves), the chain lends 3, not one a node (33 KB a node before). On
      * oneDNN each primitive still keeps its own output buffer (dn_out.slot). */
-    {"ref", "Relu", 2000, 8192, 2048},
+    {"ref", "Relu", 2000, 8192, 512},
 };
 
 /* Bytes the heap holds now. */

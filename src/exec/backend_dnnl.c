@@ -147,27 +147,37 @@ static void layouts_list(char *buf, size_t len, size_t n, const dn_key *key, con
     }
 }
 
-static void dn_describe(const void *ctx, const void *state, gl_backend_info *info)
+static void out_layouts_list(char *buf, size_t len, const dn_out *out, size_t n)
 {
-    (void)ctx;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && k + 1 < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "",
+                              out[i].layout ? out[i].layout->name : "plain");
+}
+
+/* The texts are interned in the plan's context: a chain of 100k nodes that all say
+ * "ref" holds the word once. */
+static void dn_describe(void *ctx, const void *state, gl_plan_info *info)
+{
+    dn_ctx *c = ctx;
     const dn_node *s = state;
     if (!s || !s->built || info->generation == s->generation)
         return;
     info->generation = s->generation;
-    snprintf(info->impl, sizeof(info->impl), "%s", s->impl);
-    snprintf(info->note, sizeof(info->note), "%s", s->note);
+    info->impl = gl_text_intern(&c->texts, s->impl);
+    info->note = gl_text_intern(&c->texts, s->note);
     info->builds = s->builds;
     info->const_reorders = s->const_reorders;
     if (s->fallback) {
-        info->in_layouts[0] = info->out_layouts[0] = '\0';
+        info->in_layouts = info->out_layouts = "";
         return;
     }
-    layouts_list(info->in_layouts, sizeof(info->in_layouts), s->n_key, s->key, s->in, s->n_in);
-    size_t k = 0;
-    info->out_layouts[0] = '\0';
-    for (size_t i = 0; i < s->n_out && k + 1 < sizeof(info->out_layouts); i++)
-        k += (size_t)snprintf(info->out_layouts + k, sizeof(info->out_layouts) - k, "%s%s",
-                              i ? "," : "", s->out[i].layout ? s->out[i].layout->name : "plain");
+    char layouts[sizeof((gl_backend_info){0}.in_layouts)];
+    layouts_list(layouts, sizeof(layouts), s->n_key, s->key, s->in, s->n_in);
+    info->in_layouts = gl_text_intern(&c->texts, layouts);
+    out_layouts_list(layouts, sizeof((gl_backend_info){0}.out_layouts), s->out, s->n_out);
+    info->out_layouts = gl_text_intern(&c->texts, layouts);
 }
 
 static const gl_backend dnnl_backend = {

@@ -185,7 +185,8 @@ static gl_plan_entry *add_entry(const plan_scope *s, plan_node *pn)
     GL_GROW(e->entries, e->cap_entries, e->n_entries + 1);
     pn->entry = e->n_entries++;
     gl_plan_entry *en = &e->entries[pn->entry];
-    *en = (gl_plan_entry){.node = pn->node, .depth = s->depth, .parent = s->parent_entry};
+    *en = (gl_plan_entry){.node = pn->node, .depth = s->depth, .parent = s->parent_entry,
+                          .info = {.impl = "", .note = "", .in_layouts = "", .out_layouts = ""}};
     return en;
 }
 
@@ -204,13 +205,12 @@ static void choose_backend(const plan_scope *s, plan_node *pn, gl_plan_entry *en
         pn->backend_ctx = NULL;
         if (en && s->backend != ref) {
             en->fell_back = true;
-            snprintf(en->info.note, sizeof(en->info.note), "%s", why);
+            en->info.note = gl_text_intern(&s->e->texts, why);
         }
     }
     if (en) {
         en->backend = pn->backend->name;
-        snprintf(en->info.impl, sizeof(en->info.impl), "%s",
-                 pn->backend == ref ? "ref" : "(built on first run)");
+        en->info.impl = pn->backend == ref ? "ref" : "(built on first run)";
     }
 }
 
@@ -226,16 +226,16 @@ static gl_status plan_function_call(const plan_scope *s, plan_node *pn, gl_plan_
         pn->backend_ctx = s->backend_ctx;
         if (en) {
             en->backend = pn->backend->name;
-            snprintf(en->info.impl, sizeof(en->info.impl), "(built on first run)");
+            en->info.impl = "(built on first run)";
         }
         return GL_OK;
     }
     if (en) {
         en->backend = "body";
-        snprintf(en->info.impl, sizeof(en->info.impl), "function %s.%s",
-                 gl_domain_display(pn->fn->domain), pn->fn->name);
-        if (s->backend != ref && why[0])
-            snprintf(en->info.note, sizeof(en->info.note), "%s", why);
+        en->info.impl = gl_text_internf(&s->e->texts, "function %s.%s",
+                                        gl_domain_display(pn->fn->domain), pn->fn->name);
+        if (s->backend != ref)
+            en->info.note = gl_text_intern(&s->e->texts, why);
     }
     return plan_call(s, pn);
 }

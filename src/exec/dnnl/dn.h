@@ -49,6 +49,7 @@
 
 #include "exec/exec.h"
 #include "ops/opkit.h"
+#include "util/text_pool.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -101,6 +102,7 @@ typedef struct dn_ctx {
     bool weights_in_place;   /* gl_exec_options.dnnl_weights_in_place */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
+    gl_text_pool texts;      /* what the plan shows of the nodes (dn_describe) */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or

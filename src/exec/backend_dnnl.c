@@ -108,7 +108,7 @@ static gl_status dn_run_node(gl_kernel_ctx *k, void **state)
             return gl_fail(GL_ERR_INTERNAL, "%s: the oneDNN backend does not run %s", k->where,
                            k->node->op_type);
         s = gl_xcalloc(1, sizeof(*s));
-        s->op = op;
+        dn_node_init(s, op);
         *state = s;
     }
     return dn_node_run(k->backend_ctx, k, s);
@@ -157,7 +157,7 @@ static void out_layouts_list(char *buf, size_t len, const dn_out *out, size_t n)
 }
 
 /* The texts are interned in the plan's context: a chain of 100k nodes that all say
- * "ref" holds the word once. */
+ * "ref" and give the same reason holds each text once. */
 static void dn_describe(void *ctx, const void *state, gl_plan_info *info)
 {
     dn_ctx *c = ctx;
@@ -165,8 +165,8 @@ static void dn_describe(void *ctx, const void *state, gl_plan_info *info)
     if (!s || !s->built || info->generation == s->generation)
         return;
     info->generation = s->generation;
-    info->impl = gl_text_intern(&c->texts, s->impl);
-    info->note = gl_text_intern(&c->texts, s->note);
+    info->impl = s->impl ? s->impl : ""; /* interned already (dn_set_impl) */
+    info->note = s->note ? s->note : "";
     info->builds = s->builds;
     info->const_reorders = s->const_reorders;
     if (s->fallback) {

@@ -88,9 +88,9 @@ static void note_layout_cost(dn_build *b, const int64_t *xd, int rank, const int
         d.in_spatial *= xd[i];
         d.out_spatial *= out_dims[i];
     }
-    snprintf(b->s->note, sizeof(b->s->note), "layout cost: nhwc %.1f us vs blocked %.1f us (%s)",
-             dn_conv_cost_us(&d, DN_LAYOUT_NHWC), dn_conv_cost_us(&d, DN_LAYOUT_BLOCKED),
-             dn_conv_cost_kind(&d));
+    dn_set_note(b->c, b->s, "layout cost: nhwc %.1f us vs blocked %.1f us (%s)",
+                dn_conv_cost_us(&d, DN_LAYOUT_NHWC), dn_conv_cost_us(&d, DN_LAYOUT_BLOCKED),
+                dn_conv_cost_kind(&d));
 }
 
 /* Conv, or graphlab's NhwcConv when `nhwc`: the same convolution over X[N,H,W,C] held

@@ -99,7 +99,8 @@ struct gl_backend {
     gl_status (*ctx_create)(const gl_model *m, const gl_exec_options *o, void **ctx);
     void (*ctx_free)(void *ctx);
     /* Whether this backend runs the node. For a call of a model-local function `fn` is
-     * the function (its body is the group the node stands for), else NULL. Types and
+     * the function (its body is the group the node stands for), else NULL, and the node
+     * has a reference kernel (the plan offers no other: the fallback exists). Types and
      * shapes come from the IR and may be unknown; the final word comes with the shapes
      * of the first run, when a backend may still send a node to the reference kernel
      * (and say why in describe). On refusal `why` may say why (may stay empty). */

@@ -104,6 +104,7 @@ typedef struct dn_ctx {
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
     gl_text_pool texts;      /* what the plan shows of the nodes (dn_describe) */
+    gl_op_memo ref_memo;     /* the last reference kernel looked up (dn_reference_kernel) */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or

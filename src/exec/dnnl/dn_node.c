@@ -139,7 +139,7 @@ bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len
 gl_status dn_reference_kernel(const dn_build *b, const gl_op_def **def)
 {
     const gl_node *n = b->k->node;
-    *def = gl_op_lookup(n->domain, n->op_type, b->k->opset);
+    *def = gl_op_lookup_memo(&b->c->ref_memo, n->domain, n->op_type, b->k->opset);
     if (!*def || !(*def)->kernel)
         return gl_fail(GL_ERR_UNSUPPORTED, "%s: no reference kernel at opset %lld",
                        b->k->where, (long long)b->k->opset);

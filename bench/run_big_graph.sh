@@ -83,7 +83,9 @@ while [ "$round" -lt "$runs" ]; do
     n=0
     while IFS='|' read -r label args; do
         n=$((n + 1))
+        # shellcheck disable=SC2086 # the arguments are words
         [ -z "$before" ] || sample "$before" "$tmp/b$n" $args
+        # shellcheck disable=SC2086
         sample "$gl" "$tmp/$n" $args
     done <"$tmp/commands"
 done

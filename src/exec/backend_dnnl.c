@@ -33,9 +33,8 @@ static bool dn_claims(void *ctx, const gl_model *m, const gl_node *n, const gl_f
         return dn_fused_claims(ctx, m, n, fn, why, why_len);
     if (n->n_outputs < 1)
         return false;
-    const gl_op_def *def = gl_op_for_node(m, n);
-    if (!def || !def->kernel) /* the fallback must exist */
-        return false;
+    /* The fallback exists: the plan offers only nodes with a reference kernel (looking
+     * it up again here was a fifth of the instructions of planning a 100k-node chain). */
     int64_t opset = gl_model_opset(m, n->domain);
     const dn_op *row = dn_op_find(n->domain, n->op_type, opset ? opset : 1);
     if (!row) {
@@ -97,18 +96,16 @@ static gl_status inject(dn_ctx *c, gl_kernel_ctx *k, gl_status st)
 
 static gl_status dn_run_node(gl_kernel_ctx *k, void **state)
 {
-    if (*state ? dn_fused_state(*state)
-               : !dn_op_find(k->node->domain, k->node->op_type, k->opset) &&
-                     gl_called_function(k->model, k->node))
+    const dn_op *op = *state ? NULL : dn_op_find(k->node->domain, k->node->op_type, k->opset);
+    if (*state ? dn_fused_state(*state) : !op && gl_called_function(k->model, k->node))
         return dn_fused_run(k->backend_ctx, k, state);
     dn_node *s = *state;
     if (!s) {
-        const dn_op *op = dn_op_find(k->node->domain, k->node->op_type, k->opset);
         if (!op)
             return gl_fail(GL_ERR_INTERNAL, "%s: the oneDNN backend does not run %s", k->where,
                            k->node->op_type);
         s = gl_xcalloc(1, sizeof(*s));
-        s->op = op;
+        dn_node_init(s, op);
         *state = s;
     }
     return dn_node_run(k->backend_ctx, k, s);
@@ -147,27 +144,37 @@ static void layouts_list(char *buf, size_t len, size_t n, const dn_key *key, con
     }
 }
 
-static void dn_describe(const void *ctx, const void *state, gl_backend_info *info)
+static void out_layouts_list(char *buf, size_t len, const dn_out *out, size_t n)
 {
-    (void)ctx;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && k + 1 < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "",
+                              out[i].layout ? out[i].layout->name : "plain");
+}
+
+/* The texts are interned in the plan's context: a chain of 100k nodes that all say
+ * "ref" and give the same reason holds each text once. */
+static void dn_describe(void *ctx, const void *state, gl_plan_info *info)
+{
+    dn_ctx *c = ctx;
     const dn_node *s = state;
     if (!s || !s->built || info->generation == s->generation)
         return;
     info->generation = s->generation;
-    snprintf(info->impl, sizeof(info->impl), "%s", s->impl);
-    snprintf(info->note, sizeof(info->note), "%s", s->note);
+    info->impl = s->impl ? s->impl : ""; /* interned already (dn_set_impl) */
+    info->note = s->note ? s->note : "";
     info->builds = s->builds;
     info->const_reorders = s->const_reorders;
     if (s->fallback) {
-        info->in_layouts[0] = info->out_layouts[0] = '\0';
+        info->in_layouts = info->out_layouts = "";
         return;
     }
-    layouts_list(info->in_layouts, sizeof(info->in_layouts), s->n_key, s->key, s->in, s->n_in);
-    size_t k = 0;
-    info->out_layouts[0] = '\0';
-    for (size_t i = 0; i < s->n_out && k + 1 < sizeof(info->out_layouts); i++)
-        k += (size_t)snprintf(info->out_layouts + k, sizeof(info->out_layouts) - k, "%s%s",
-                              i ? "," : "", s->out[i].layout ? s->out[i].layout->name : "plain");
+    char layouts[sizeof((gl_backend_info){0}.in_layouts)];
+    layouts_list(layouts, sizeof(layouts), s->n_key, s->key, s->in, s->n_in);
+    info->in_layouts = gl_text_intern(&c->texts, layouts);
+    out_layouts_list(layouts, sizeof((gl_backend_info){0}.out_layouts), s->out, s->n_out);
+    info->out_layouts = gl_text_intern(&c->texts, layouts);
 }
 
 static const gl_backend dnnl_backend = {

@@ -662,8 +662,7 @@ gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **
     gl_expansion_init(&calls, m);
     plan_scope s = {.m = m, .e = e, .backend = b, .backend_ctx = e->backend_ctx,
                     .parent_entry = SIZE_MAX, .calls = &calls};
-    /* A row per node of the graph at least: grown by doubling, a 100k-node table would
-     * carry 30% of its 470-byte rows unused (subgraphs and bodies still grow it). */
+    /* A row per node of the graph at least (subgraphs and bodies grow it). */
     e->cap_entries = m->graph->n_nodes;
     e->entries = gl_xcalloc(e->cap_entries ? e->cap_entries : 1, sizeof(*e->entries));
     if (st == GL_OK)
@@ -688,6 +687,7 @@ void gl_exec_free(gl_exec *e)
     if (e->backend_ctx && e->backend->ctx_free)
         e->backend->ctx_free(e->backend_ctx);
     free(e->entries);
+    gl_text_pool_free(&e->texts);
     free(e);
 }
 
@@ -806,6 +806,17 @@ void gl_exec_print_plan(const gl_exec *e, FILE *f)
             fprintf(f, "  (%s)", gl_esc(en->info.note));
         fputc('\n', f);
     }
+}
+
+void gl_plan_info_copy(const gl_plan_info *from, gl_backend_info *to)
+{
+    snprintf(to->impl, sizeof(to->impl), "%s", from->impl);
+    snprintf(to->note, sizeof(to->note), "%s", from->note);
+    snprintf(to->in_layouts, sizeof(to->in_layouts), "%s", from->in_layouts);
+    snprintf(to->out_layouts, sizeof(to->out_layouts), "%s", from->out_layouts);
+    to->const_reorders = from->const_reorders;
+    to->builds = from->builds;
+    to->generation = from->generation;
 }
 
 gl_status gl_eval_node(const gl_model *m, const gl_node *n, const gl_tensor *const *inputs,

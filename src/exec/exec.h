@@ -61,20 +61,36 @@ typedef struct gl_tensor_layout {
     const char *name;        /* "nChw16c", "nhwc": for plans and profiles */
 } gl_tensor_layout;
 
-/* What the plan shows of one node a backend runs (filled by gl_backend.describe). */
-typedef struct gl_backend_info {
-    char impl[96];      /* "brg:avx512_core", "jit:uni", "ref" */
-    char note[160];     /* why the node runs as it does when it is not the obvious way:
-                         * "ref: ReLU on 96 elements (below the oneDNN threshold)",
-                         * "reference kernel: auto_pad SAME_LOWER with dilations" */
-    char in_layouts[96];  /* per input, comma separated: "nChw16c,plain,-" */
-    char out_layouts[64];
+/* What the plan shows of one node a backend runs (filled by gl_backend.describe). The
+ * texts are never NULL ("" when there is nothing to say) and live as long as the plan:
+ * static, or interned (util/text_pool.h) in the plan's pool or in the backend context's.
+ * A row holds pointers: char arrays made every row of a 100k-node plan 472 bytes (issue
+ * 23), and the texts repeat from node to node. */
+typedef struct gl_plan_info {
+    const char *impl;        /* "brg:avx512_core", "jit:uni", "ref" */
+    const char *note;        /* why the node runs as it does when it is not the obvious way:
+                              * "ref: ReLU on 96 elements (below the oneDNN threshold)",
+                              * "reference kernel: auto_pad SAME_LOWER with dilations" */
+    const char *in_layouts;  /* per input, comma separated: "nChw16c,plain,-" */
+    const char *out_layouts;
     unsigned const_reorders; /* constants reordered (once, when built) */
     unsigned builds;         /* primitives built so far for this node */
     /* The backend's count of (re)builds of the node this info describes: describe may
      * return at once when it has not changed (it is called after every run). */
     unsigned generation;
+} gl_plan_info;
+
+/* The same as text of its own, for what outlives the plan it was read from (a profile's
+ * cells): gl_plan_info_copy fills it. */
+typedef struct gl_backend_info {
+    char impl[96];
+    char note[160];
+    char in_layouts[96];
+    char out_layouts[64];
+    unsigned const_reorders, builds, generation;
 } gl_backend_info;
+
+void gl_plan_info_copy(const gl_plan_info *from, gl_backend_info *to);
 
 struct gl_backend {
     const char *name; /* "ref", "dnnl" */
@@ -83,7 +99,8 @@ struct gl_backend {
     gl_status (*ctx_create)(const gl_model *m, const gl_exec_options *o, void **ctx);
     void (*ctx_free)(void *ctx);
     /* Whether this backend runs the node. For a call of a model-local function `fn` is
-     * the function (its body is the group the node stands for), else NULL. Types and
+     * the function (its body is the group the node stands for), else NULL, and the node
+     * has a reference kernel (the plan offers no other: the fallback exists). Types and
      * shapes come from the IR and may be unknown; the final word comes with the shapes
      * of the first run, when a backend may still send a node to the reference kernel
      * (and say why in describe). On refusal `why` may say why (may stay empty). */
@@ -97,8 +114,9 @@ struct gl_backend {
     gl_status (*run)(gl_kernel_ctx *k, void **state);
     void (*release)(void *state); /* may be NULL: nothing to release */
     /* What the plan shows; `state` is NULL before the first run. Called after every run
-     * of the node: keep it cheap when nothing changed (info->generation). May be NULL. */
-    void (*describe)(const void *ctx, const void *state, gl_backend_info *info);
+     * of the node: keep it cheap when nothing changed (info->generation). The texts it
+     * sets must live as long as ctx (intern them there). May be NULL. */
+    void (*describe)(void *ctx, const void *state, gl_plan_info *info);
     /* A new plain (row-major) tensor with the values of t, which carries one of this
      * backend's layouts, its bytes from `slot` (NULL: a new buffer). NULL (with a
      * message) on failure. */
@@ -121,6 +139,17 @@ const gl_backend *gl_backend_find(const char *name);
  * order, the file's when it is one. *order (malloc'd, *count entries) borrows g's nodes.
  * GL_ERR_INPUT naming a node on a cycle. The memory plan's steps are positions in it. */
 gl_status gl_exec_order(const gl_graph *g, const gl_node ***order, size_t *count);
+
+/* The registry's entry for (domain, op, opset), remembering the last one found: the
+ * nodes of a long graph repeat a few ops, and a registry lookup costs ~2000 instructions
+ * (a 100k-node chain looked Relu up 100k times per use, issue 23). A zeroed memo is
+ * empty. */
+typedef struct gl_op_memo {
+    const gl_op_def *def; /* the last entry found, or NULL */
+    int64_t opset;        /* ... at this opset */
+} gl_op_memo;
+const gl_op_def *gl_op_lookup_memo(gl_op_memo *memo, const char *domain, const char *op,
+                                   int64_t opset);
 
 /* ---- plans and runs ---------------------------------------------------------------------- */
 
@@ -222,7 +251,7 @@ typedef struct gl_plan_entry {
     const char *backend;     /* "ref", "dnnl", or "body" for a function call that runs as
                               * its body (its nodes follow, one deeper) */
     bool fell_back;          /* the chosen backend did not take it (see info.note) */
-    gl_backend_info info;    /* implementation, layouts, note: as of the last run (before
+    gl_plan_info info;       /* implementation, layouts, note: as of the last run (before
                               * the first run, what the claim knew) */
     size_t conversions;      /* inputs the executor converted to plain in the last run */
 } gl_plan_entry;

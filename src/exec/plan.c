@@ -14,6 +14,19 @@
 
 /* ---- building plans ------------------------------------------------------------------ */
 
+const gl_op_def *gl_op_lookup_memo(gl_op_memo *memo, const char *domain, const char *op,
+                                   int64_t opset)
+{
+    const gl_op_def *d = memo->def;
+    if (d && op && memo->opset == opset && strcmp(d->op, op) == 0 &&
+        strcmp(gl_domain_canonical(d->domain), gl_domain_canonical(domain)) == 0)
+        return d; /* the same question as last time */
+    d = gl_op_lookup(domain, op, opset);
+    if (d)
+        *memo = (gl_op_memo){d, opset};
+    return d;
+}
+
 
 static bool same_domain(const char *a, const char *b)
 {
@@ -185,7 +198,8 @@ static gl_plan_entry *add_entry(const plan_scope *s, plan_node *pn)
     GL_GROW(e->entries, e->cap_entries, e->n_entries + 1);
     pn->entry = e->n_entries++;
     gl_plan_entry *en = &e->entries[pn->entry];
-    *en = (gl_plan_entry){.node = pn->node, .depth = s->depth, .parent = s->parent_entry};
+    *en = (gl_plan_entry){.node = pn->node, .depth = s->depth, .parent = s->parent_entry,
+                          .info = {.impl = "", .note = "", .in_layouts = "", .out_layouts = ""}};
     return en;
 }
 
@@ -204,13 +218,12 @@ static void choose_backend(const plan_scope *s, plan_node *pn, gl_plan_entry *en
         pn->backend_ctx = NULL;
         if (en && s->backend != ref) {
             en->fell_back = true;
-            snprintf(en->info.note, sizeof(en->info.note), "%s", why);
+            en->info.note = gl_text_intern(&s->e->texts, why);
         }
     }
     if (en) {
         en->backend = pn->backend->name;
-        snprintf(en->info.impl, sizeof(en->info.impl), "%s",
-                 pn->backend == ref ? "ref" : "(built on first run)");
+        en->info.impl = pn->backend == ref ? "ref" : "(built on first run)";
     }
 }
 
@@ -226,16 +239,16 @@ static gl_status plan_function_call(const plan_scope *s, plan_node *pn, gl_plan_
         pn->backend_ctx = s->backend_ctx;
         if (en) {
             en->backend = pn->backend->name;
-            snprintf(en->info.impl, sizeof(en->info.impl), "(built on first run)");
+            en->info.impl = "(built on first run)";
         }
         return GL_OK;
     }
     if (en) {
         en->backend = "body";
-        snprintf(en->info.impl, sizeof(en->info.impl), "function %s.%s",
-                 gl_domain_display(pn->fn->domain), pn->fn->name);
-        if (s->backend != ref && why[0])
-            snprintf(en->info.note, sizeof(en->info.note), "%s", why);
+        en->info.impl = gl_text_internf(&s->e->texts, "function %s.%s",
+                                        gl_domain_display(pn->fn->domain), pn->fn->name);
+        if (s->backend != ref)
+            en->info.note = gl_text_intern(&s->e->texts, why);
     }
     return plan_call(s, pn);
 }
@@ -250,7 +263,8 @@ gl_status gl_plan_node_init(const plan_scope *s, const gl_node *src, plan_node *
     pn->where = node_where(s, n);
     pn->opset = scope_opset(s, n->domain);
     gl_plan_entry *en = add_entry(s, pn);
-    pn->def = gl_op_lookup(n->domain, n->op_type, pn->opset);
+    pn->def = s->e ? gl_op_lookup_memo(&s->e->op_memo, n->domain, n->op_type, pn->opset)
+                   : gl_op_lookup(n->domain, n->op_type, pn->opset);
     if (!pn->def || !pn->def->kernel) {
         pn->fn = gl_called_function(s->m, n);
         if (pn->fn)

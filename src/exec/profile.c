@@ -876,7 +876,7 @@ static void fill_cells(session *s)
         c->entry = i;
         c->backend = en->backend;
         c->fell_back = en->fell_back;
-        c->info = en->info;
+        gl_plan_info_copy(&en->info, &c->info);
         c->conversions = en->conversions;
         c->calls = s->calls[i];
         c->ms = gl_profile_stats(s->node_ns + i * reps, reps);

@@ -49,9 +49,11 @@
 
 #include "exec/exec.h"
 #include "ops/opkit.h"
+#include "util/text_pool.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -101,6 +103,8 @@ typedef struct dn_ctx {
     bool weights_in_place;   /* gl_exec_options.dnnl_weights_in_place */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
+    gl_text_pool texts;      /* what the plan shows of the nodes (dn_describe) */
+    gl_op_memo ref_memo;     /* the last reference kernel looked up (dn_reference_kernel) */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or
@@ -261,8 +265,11 @@ typedef struct dn_node {
     bool makes_specials;      /* its op may make one out of finite inputs */
     bool dims_only;           /* ... which reads only its inputs' dims (Shape): given their
                                * headers, not plain copies */
-    char impl[96];
-    char note[160];
+    /* What the plan shows (dn_describe): texts interned in the plan's context (dn_set_impl,
+     * dn_set_note), "" when none. Char arrays here made every node 256 bytes longer (25 MB
+     * for a 100k-node chain whose nodes all say the same, issue 23). */
+    const char *impl;
+    const char *note;
     int threads;              /* made and run with this many (0: the plan's count) */
     unsigned builds, const_reorders;
     bool release_constants;   /* constants converted at the last build: their mapped
@@ -416,10 +423,19 @@ gl_status dn_node_exec_known(dn_ctx *c, gl_kernel_ctx *k, dn_node *s, dn_inputs 
  * built for, so that what reads them keeps its build (a plain tensor would make it build
  * again, and again when the next run goes back to the primitive). */
 gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
+/* A new node record of op (zeroed memory): its texts "". */
+void dn_node_init(dn_node *s, const dn_op *op);
 void dn_node_clear(dn_node *s);
 /* A unit refused at its first run (s->fallback) runs its members on the reference
  * kernels: say so in impl and note, the refusal's note kept as the reason. */
-void dn_note_runs_members(dn_node *s);
+void dn_note_runs_members(dn_ctx *c, dn_node *s);
+/* Set s->impl or s->note to the formatted text, interned in c (cut at DN_IMPL_LEN - 1 and
+ * DN_NOTE_LEN - 1 bytes: the plan's columns). */
+#define DN_IMPL_LEN 96
+#define DN_NOTE_LEN 160
+void dn_set_impl(dn_ctx *c, dn_node *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void dn_set_note(dn_ctx *c, dn_node *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void dn_set_notev(dn_ctx *c, dn_node *s, const char *fmt, va_list ap);
 /* The shape guard for units that build without dn_node_ready (dn_shuffle.c): record the
  * inputs of this build (false when one has more dims than oneDNN takes); do they match? */
 bool dn_key_set(dn_node *s, const gl_kernel_ctx *k);

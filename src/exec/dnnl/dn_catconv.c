@@ -155,7 +155,7 @@ static cat_unit *unit_new(const gl_model *m, const gl_node *call, const gl_funct
         cat_part *p = &u->part[j];
         p->unit = u;
         p->index = j;
-        p->node.op = j ? &part_op : &unit_op;
+        dn_node_init(&p->node, j ? &part_op : &unit_op);
         p->input = call_input(fn, call, cat->inputs[j]);
         if (p->input == NONE) {
             snprintf(why, len, "Concat '%s' reads a value the group makes itself", cat->name);
@@ -347,18 +347,18 @@ static bool parts_agree(const cat_unit *u, char *why, size_t len)
     return true;
 }
 
-static void describe_unit(cat_unit *u)
+static void describe_unit(dn_ctx *c, cat_unit *u)
 {
     dn_node *s = &u->part[0].node;
-    size_t k = strlen(s->impl);
-    snprintf(s->impl + k, sizeof(s->impl) - k, " x%zu + sum", u->n_parts);
-    for (size_t i = 0; i < u->n_posts; i++) {
-        k = strlen(s->impl);
-        snprintf(s->impl + k, sizeof(s->impl) - k, " + %s", dnnl_alg_kind2str(u->posts[i].alg));
-    }
-    snprintf(s->note, sizeof(s->note), "fused: Concat '%.32s' (%zu inputs), Conv '%.32s'%s: "
-             "a 1x1 convolution per input, one destination", u->concat->name, u->n_parts,
-             u->conv->name, u->n_acts ? ", activations" : "");
+    char impl[DN_IMPL_LEN];
+    size_t k = (size_t)snprintf(impl, sizeof(impl), "%s x%zu + sum", s->impl, u->n_parts);
+    for (size_t i = 0; i < u->n_posts && k < sizeof(impl); i++)
+        k += (size_t)snprintf(impl + k, sizeof(impl) - k, " + %s",
+                              dnnl_alg_kind2str(u->posts[i].alg));
+    dn_set_impl(c, s, "%s", impl);
+    dn_set_note(c, s, "fused: Concat '%.32s' (%zu inputs), Conv '%.32s'%s: "
+                "a 1x1 convolution per input, one destination", u->concat->name, u->n_parts,
+                u->conv->name, u->n_acts ? ", activations" : "");
 }
 
 /* ---- the backend's entry points --------------------------------------------------------- */
@@ -449,14 +449,13 @@ gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite
     if (fits && rebuilt) {
         fits = parts_agree(u, why, sizeof(why));
         if (fits && head_rebuilt)
-            describe_unit(u);
+            describe_unit(c, u);
     }
     dn_node *s0 = &u->part[0].node;
     if (!fits) {
         if (strncmp(s0->note, "runs its members", 16) != 0) {
-            snprintf(s0->impl, sizeof(s0->impl), "ref (members)");
-            snprintf(s0->note, sizeof(s0->note), "runs its members on the reference kernels: "
-                     "%.110s", why);
+            dn_set_impl(c, s0, "ref (members)");
+            dn_set_note(c, s0, "runs its members on the reference kernels: %.110s", why);
             s0->generation++;
         }
         return dn_fused_run_members(c, k);

@@ -340,20 +340,19 @@ static bool at_place(dn_ctx *c, const dn_family *f, dn_place *q, const gl_tensor
            t->layout == q->layout;
 }
 
-static void set_note(dn_node *s, const char *impl, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_note(dn_node *s, const char *impl, const char *fmt, ...)
+static void set_note(dn_ctx *c, dn_node *s, const char *impl, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_note(dn_ctx *c, dn_node *s, const char *impl, const char *fmt, ...)
 {
-    char note[sizeof(s->note)];
+    const char *note = s->note;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(note, sizeof(note), fmt, ap);
+    dn_set_notev(c, s, fmt, ap);
     va_end(ap);
-    if (strcmp(note, s->note) == 0 && (!impl || strcmp(impl, s->impl) == 0))
+    if (strcmp(s->note, note) == 0 && (!impl || strcmp(impl, s->impl) == 0))
         return;
-    snprintf(s->note, sizeof(s->note), "%s", note);
     if (impl)
-        snprintf(s->impl, sizeof(s->impl), "%s", impl);
+        dn_set_impl(c, s, "%s", impl);
     s->generation++; /* describe's cue */
 }
 
@@ -367,7 +366,7 @@ bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     dn_cat *cat = &p->cat[n->index];
     if (cat->family < 0) {
         if (cat->why[0] && !strstr(s->note, "not in place")) /* after the build's note */
-            set_note(s, NULL, "%.80s%snot in place: %.100s", s->note, s->note[0] ? "; " : "",
+            set_note(c, s, NULL, "%.80s%snot in place: %.100s", s->note, s->note[0] ? "; " : "",
                      cat->why);
         return false;
     }
@@ -375,7 +374,7 @@ bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     for (size_t i = 0; i < k->n_inputs; i++) {
         dn_place *q = place_of(p, n->inputs[i]);
         if (!q || !at_place(c, f, q, k->in[i])) {
-            set_note(s, NULL, "not in place: input %zu was not written at its place (its "
+            set_note(c, s, NULL, "not in place: input %zu was not written at its place (its "
                      "producer runs another way)", i);
             return false;
         }
@@ -393,7 +392,7 @@ bool dn_concat_in_place(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     t->layout = cat->layout;
     gl_tensor_free(k->out[0]);
     k->out[0] = t;
-    set_note(s, "in place", "no copy: its inputs' producers wrote channels %lld..%lld of "
+    set_note(c, s, "in place", "no copy: its inputs' producers wrote channels %lld..%lld of "
              "one buffer of %lld (batch 1, %s)", (long long)cat->channel,
              (long long)(cat->channel + cat->channels), (long long)f->channels,
              ((const dn_layout *)t->layout)->name);

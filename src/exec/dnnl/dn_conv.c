@@ -124,9 +124,9 @@ static dn_conv_dims conv_dims(const dn_build *b, const int64_t *xd, int rank,
  * decision, in the plan's note. */
 static void note_layout_cost(dn_build *b, const dn_conv_dims *d)
 {
-    snprintf(b->s->note, sizeof(b->s->note), "layout cost: nhwc %.1f us vs blocked %.1f us (%s)",
-             dn_conv_cost_us(d, DN_LAYOUT_NHWC), dn_conv_cost_us(d, DN_LAYOUT_BLOCKED),
-             dn_conv_cost_kind(d));
+    dn_set_note(b->c, b->s, "layout cost: nhwc %.1f us vs blocked %.1f us (%s)",
+                dn_conv_cost_us(d, DN_LAYOUT_NHWC), dn_conv_cost_us(d, DN_LAYOUT_BLOCKED),
+                dn_conv_cost_kind(d));
 }
 
 /* ---- kernels oneDNN lists first but runs slower ------------------------------------------ */
@@ -301,9 +301,8 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
                        out_dims, act, act, row->take, &taken) == dnnl_success) {
         dnnl_primitive_desc_destroy(*pd);
         *pd = taken;
-        size_t used = strlen(b->s->note);
-        snprintf(b->s->note + used, sizeof(b->s->note) - used, "%s%s", used ? "; " : "",
-                 row->why);
+        const char *before = b->s->note; /* interned: read before the new one is made */
+        dn_set_note(b->c, b->s, "%s%s%s", before, before[0] ? "; " : "", row->why);
     }
     if (!nhwc) {
         dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);

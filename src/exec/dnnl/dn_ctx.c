@@ -382,6 +382,7 @@ void dn_ctx_free(void *ctx)
     dnnl_engine_destroy(c->engine);
     dn_vouched_free(&c->vouched);
     dn_places_free(c);
+    gl_text_pool_free(&c->texts);
     free(c->fault);
     free(c->delay);
     free(c);

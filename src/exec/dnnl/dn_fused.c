@@ -408,7 +408,7 @@ static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_
         return NULL;
     }
     fused_unit *u = gl_xcalloc(1, sizeof(*u));
-    u->node.op = &fused_op;
+    dn_node_init(&u->node, &fused_op);
     u->tail.posts = tail_posts;
     u->model = m;
     u->fn = fn;
@@ -686,7 +686,7 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return st;
     if (b->s->fallback) {
         if (u->why[0])
-            snprintf(b->s->note, sizeof(b->s->note), "%s", u->why);
+            dn_set_note(b->c, b->s, "%s", u->why);
         return GL_OK;
     }
     if (u->n_steps && !u->tail.taken) {
@@ -769,7 +769,7 @@ static gl_status fused_prepare(const gl_kernel_ctx *k, dn_node *s)
 
 /* What the plan shows of a segment: the head's implementation and the post-ops, the
  * members. */
-static void describe_segment(fused_unit *u)
+static void describe_segment(dn_ctx *c, fused_unit *u)
 {
     dn_node *s = &u->node;
     char members[160];
@@ -779,38 +779,41 @@ static void describe_segment(fused_unit *u)
         k += (size_t)snprintf(members + k, sizeof(members) - k, ", %s '%s'",
                               u->steps[j].node->op_type, u->steps[j].node->name);
     if (s->fallback) {
-        dn_note_runs_members(s);
+        dn_note_runs_members(c, s);
         snprintf(u->seg_impl, sizeof(u->seg_impl), "ref");
         return;
     }
-    k = strlen(s->impl);
-    for (size_t j = 0; j < u->n_steps && k < sizeof(s->impl); j++) {
+    char impl[DN_IMPL_LEN];
+    k = (size_t)snprintf(impl, sizeof(impl), "%s", s->impl);
+    for (size_t j = 0; j < u->n_steps && k < sizeof(impl); j++) {
         const fused_step *st = &u->steps[j];
-        for (size_t i = 0; i < (st->bin ? 1 : st->n_post) && k < sizeof(s->impl); i++)
-            k += (size_t)snprintf(s->impl + k, sizeof(s->impl) - k, " + %s",
+        for (size_t i = 0; i < (st->bin ? 1 : st->n_post) && k < sizeof(impl); i++)
+            k += (size_t)snprintf(impl + k, sizeof(impl) - k, " + %s",
                                   st->sum ? "sum"
                                   : st->bin ? dnnl_alg_kind2str(st->bin)
                                             : dnnl_alg_kind2str(st->post[i].alg));
     }
+    dn_set_impl(c, s, "%s", impl);
     snprintf(u->seg_impl, sizeof(u->seg_impl), "%s", s->impl);
-    snprintf(s->note, sizeof(s->note), "fused: %.150s", members);
+    dn_set_note(c, s, "fused: %.150s", members);
 }
 
 /* A unit of several primitives: the plan shows them all on the call's row. */
-static void describe_unit(fused_unit *u)
+static void describe_unit(dn_ctx *c, fused_unit *u)
 {
     if (u->n_segs < 2)
         return;
     dn_node *s = &u->node;
+    char impl[DN_IMPL_LEN] = "";
     size_t k = 0, members = 0;
-    s->impl[0] = '\0';
-    for (const fused_unit *p = u; p && k < sizeof(s->impl); p = p->next) {
-        k += (size_t)snprintf(s->impl + k, sizeof(s->impl) - k, "%s%s", p == u ? "" : " | ",
+    for (const fused_unit *p = u; p && k < sizeof(impl); p = p->next) {
+        k += (size_t)snprintf(impl + k, sizeof(impl) - k, "%s%s", p == u ? "" : " | ",
                               p->seg_impl);
         members += 1 + p->n_steps;
     }
-    snprintf(s->note, sizeof(s->note), "unit of %zu oneDNN primitives for %zu members, "
-             "run one after the other", u->n_segs, members);
+    dn_set_impl(c, s, "%s", impl);
+    dn_set_note(c, s, "unit of %zu oneDNN primitives for %zu members, "
+                "run one after the other", u->n_segs, members);
 }
 
 /* ---- the backend's entry points ---------------------------------------------------------- */
@@ -935,7 +938,7 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     *rebuilt = false;
     gl_status st = dn_node_ready(c, &hk, &seg->node, rebuilt);
     if (st == GL_OK && *rebuilt)
-        describe_segment(seg);
+        describe_segment(c, seg);
     dn_inputs known = finite_in ? DN_INPUTS_FINITE : DN_INPUTS_UNKNOWN;
     if (st == GL_OK && !finite_in && seg->drops_specials && !seg->node.fallback)
         known = dn_inputs_look(c, &hk, &seg->node.specials, true);
@@ -1003,7 +1006,7 @@ static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finit
     u->node.builds += builds;
     u->node.const_reorders += const_reorders;
     if (any_rebuilt) {
-        describe_unit(u);
+        describe_unit(c, u);
         u->node.generation++;
     }
     if (st == GL_OK && members) {

@@ -139,18 +139,43 @@ bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len
 gl_status dn_reference_kernel(const dn_build *b, const gl_op_def **def)
 {
     const gl_node *n = b->k->node;
-    *def = gl_op_lookup(n->domain, n->op_type, b->k->opset);
+    *def = gl_op_lookup_memo(&b->c->ref_memo, n->domain, n->op_type, b->k->opset);
     if (!*def || !(*def)->kernel)
         return gl_fail(GL_ERR_UNSUPPORTED, "%s: no reference kernel at opset %lld",
                        b->k->where, (long long)b->k->opset);
     return GL_OK;
 }
 
+void dn_set_notev(dn_ctx *c, dn_node *s, const char *fmt, va_list ap)
+{
+    char note[DN_NOTE_LEN];
+    vsnprintf(note, sizeof(note), fmt, ap);
+    s->note = gl_text_intern(&c->texts, note);
+}
+
+void dn_set_note(dn_ctx *c, dn_node *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dn_set_notev(c, s, fmt, ap);
+    va_end(ap);
+}
+
+void dn_set_impl(dn_ctx *c, dn_node *s, const char *fmt, ...)
+{
+    char impl[DN_IMPL_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(impl, sizeof(impl), fmt, ap);
+    va_end(ap);
+    s->impl = gl_text_intern(&c->texts, impl);
+}
+
 gl_status dn_refuse(dn_build *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(b->s->note, sizeof(b->s->note), fmt, ap);
+    dn_set_notev(b->c, b->s, fmt, ap);
     va_end(ap);
     return dn_reference_kernel(b, &b->s->fallback);
 }
@@ -304,12 +329,16 @@ bool dn_key_by_value(const gl_tensor *t)
     return gl_dtype_is_int(t->dtype) && t->count <= DN_KEY_VALS && !t->layout;
 }
 
-void dn_note_runs_members(dn_node *s)
+void dn_note_runs_members(dn_ctx *c, dn_node *s)
 {
-    char why[sizeof(s->note)];
-    snprintf(why, sizeof(why), "%s", s->note);
-    snprintf(s->impl, sizeof(s->impl), "ref (members)");
-    snprintf(s->note, sizeof(s->note), "runs its members on the reference kernels: %.110s", why);
+    dn_set_impl(c, s, "ref (members)");
+    dn_set_note(c, s, "runs its members on the reference kernels: %.110s", s->note);
+}
+
+void dn_node_init(dn_node *s, const dn_op *op)
+{
+    s->op = op;
+    s->impl = s->note = "";
 }
 
 void dn_node_clear(dn_node *s)
@@ -352,7 +381,7 @@ void dn_node_clear(dn_node *s)
     const dn_op *op = s->op;
     unsigned builds = s->builds, const_reorders = s->const_reorders, gen = s->generation;
     memset(s, 0, sizeof(*s));
-    s->op = op;
+    dn_node_init(s, op);
     s->builds = builds;
     s->const_reorders = const_reorders;
     s->generation = gen;
@@ -426,15 +455,14 @@ static gl_status finish(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_prim
     const char *impl = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
         impl = NULL;
-    snprintf(s->impl, sizeof(s->impl), "%s", impl ? impl : "?");
     const_dnnl_primitive_desc_t then_pd = NULL;
     const char *then_impl = NULL;
     if (s->then && dnnl_primitive_get_primitive_desc(s->then, &then_pd) == dnnl_success &&
         dnnl_primitive_desc_query(then_pd, dnnl_query_impl_info_str, 0, &then_impl) ==
-            dnnl_success && then_impl) {
-        size_t len = strlen(s->impl);
-        snprintf(s->impl + len, sizeof(s->impl) - len, " + %s", then_impl);
-    }
+            dnnl_success && then_impl)
+        dn_set_impl(c, s, "%s + %s", impl ? impl : "?", then_impl);
+    else
+        dn_set_impl(c, s, "%s", impl ? impl : "?");
     dnnl_status_t r = dnnl_primitive_create(&s->prim, pd);
     if (r != dnnl_success)
         return dn_fail(k->where, "dnnl_primitive_create", r);
@@ -544,10 +572,21 @@ static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_me
     return st;
 }
 
+/* Inputs up to this many get their descriptors for a build on the stack (696 bytes
+ * each, twice). calloc bypasses glibc's per-thread cache of freed chunks: a pair of
+ * callocs per build, freed at once, searched the heap's bins every time (6% of `run` on
+ * a 100k-node chain, issue 23). */
+#define BUILD_SMALL_ARGS 8
+
 static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
 {
     size_t n_md = k->n_inputs ? k->n_inputs : 1;
-    dnnl_memory_desc_t *md = gl_xcalloc(n_md, sizeof(*md)), *held = gl_xcalloc(n_md, sizeof(*md));
+    dnnl_memory_desc_t md_small[BUILD_SMALL_ARGS], held_small[BUILD_SMALL_ARGS];
+    bool small = n_md <= BUILD_SMALL_ARGS;
+    dnnl_memory_desc_t *md = small ? md_small : gl_xmalloc(n_md * sizeof(*md));
+    dnnl_memory_desc_t *held = small ? held_small : gl_xmalloc(n_md * sizeof(*held));
+    memset(md, 0, n_md * sizeof(*md));
+    memset(held, 0, n_md * sizeof(*held));
     dnnl_primitive_desc_t pd = NULL;
     gl_status st = build_pd(c, k, s, md, held, &pd);
     bool views = st == GL_OK && !s->fallback && s->n_out > 0 && s->out[0].view;
@@ -562,21 +601,23 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
         st = build_pd(c, k, s, md, held, &pd);
     }
     if (st == GL_OK && !s->fallback && views)
-        snprintf(s->impl, sizeof(s->impl), "view");
+        s->impl = "view";
     else if (st == GL_OK && !s->fallback)
         st = finish(c, k, s, pd);
     dn_ctx_threads(c, 0);
     dnnl_primitive_desc_destroy(pd);
-    free(md);
-    free(held);
+    if (!small) {
+        free(md);
+        free(held);
+    }
     if (st != GL_OK) {
         dn_node_clear(s);
         return st;
     }
     if (s->fallback)
-        snprintf(s->impl, sizeof(s->impl), "ref");
+        s->impl = "ref";
     else if ((s->threads = threads) && !s->note[0])
-        snprintf(s->note, sizeof(s->note), "1 thread: ~%.1f us of work", ns / 1000);
+        dn_set_note(c, s, "1 thread: ~%.1f us of work", ns / 1000);
     s->built = true;
     s->generation++;
     return GL_OK;

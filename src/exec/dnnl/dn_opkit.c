@@ -49,7 +49,7 @@ gl_status dn_refuse_ref(dn_build *b, dnnl_primitive_desc_t *pd, const char *what
 void dn_note_ref(dn_build *b, const_dnnl_primitive_desc_t pd, const char *why)
 {
     if (dn_pd_is_ref(pd))
-        snprintf(b->s->note, sizeof(b->s->note), "oneDNN's reference implementation: %s", why);
+        dn_set_note(b->c, b->s, "oneDNN's reference implementation: %s", why);
 }
 
 bool dn_value_fixed(const gl_value *v)

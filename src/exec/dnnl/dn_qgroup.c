@@ -448,7 +448,7 @@ static qgroup *qgroup_new(const gl_model *m, const gl_node *call, const gl_funct
     if (!fn || !body_roles(fn, call, &qb, why, len))
         return NULL;
     qgroup *u = gl_xcalloc(1, sizeof(*u));
-    u->node.op = &qgroup_op;
+    dn_node_init(&u->node, &qgroup_op);
     u->call = call;
     u->is_add = gl_node_is(qb.head, "Add");
     bool ok = u->is_add ? add_params(m, fn, call, &qb, &u->qa, why, len)
@@ -463,16 +463,15 @@ static qgroup *qgroup_new(const gl_model *m, const gl_node *call, const gl_funct
 
 /* ---- the backend's entry points ---------------------------------------------------------- */
 
-static void describe(qgroup *u)
+static void describe(dn_ctx *c, qgroup *u)
 {
     dn_node *s = &u->node;
     if (s->fallback) {
-        dn_note_runs_members(s);
+        dn_note_runs_members(c, s);
         return;
     }
-    size_t k = strlen(s->impl);
-    snprintf(s->impl + k, sizeof(s->impl) - k, " int8");
-    snprintf(s->note, sizeof(s->note), "int8: %.150s", u->members);
+    dn_set_impl(c, s, "%s int8", s->impl);
+    dn_set_note(c, s, "int8: %.150s", u->members);
 }
 
 bool dn_qgroup_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl_function *fn,
@@ -498,6 +497,6 @@ gl_status dn_qgroup_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
     bool rebuilt = false;
     gl_status st = dn_node_ready(c, k, &u->node, &rebuilt);
     if (st == GL_OK && rebuilt)
-        describe(u);
+        describe(c, u);
     return st == GL_OK ? dn_node_exec(c, k, &u->node) : st;
 }

@@ -111,7 +111,7 @@ static gl_status qlinear_build(dn_build *b, dnnl_primitive_desc_t *pd, dn_qkind 
                        ? dn_qprod_build(b, &q, pd)
                        : dn_refuse(b, "%s", why);
     if (st == GL_OK && !b->s->fallback)
-        snprintf(b->s->note, sizeof(b->s->note), "int8");
+        dn_set_note(b->c, b->s, "int8");
     dn_qprod_clear(&q);
     return st;
 }

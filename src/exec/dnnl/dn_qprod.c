@@ -104,7 +104,7 @@ gl_status dn_qrefuse(dn_build *b, const gl_op_def *refused, const char *fmt, ...
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(b->s->note, sizeof(b->s->note), fmt, ap);
+    dn_set_notev(b->c, b->s, fmt, ap);
     va_end(ap);
     if (refused) {
         b->s->fallback = refused;

@@ -192,8 +192,7 @@ static gl_status reduce_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "a reduction of these dims or with this algorithm");
     if (way == 1)
-        snprintf(b->s->note, sizeof(b->s->note), "a pooling of the whole window (channels "
-                 "innermost)");
+        dn_set_note(b->c, b->s, "a pooling of the whole window (channels innermost)");
     /* max and min keep a NaN only when it is the last one read (dn_special.c) */
     gl_status st = dn_guard_specials(b, dn_alg_drops_specials(a.row->alg, 0.0f, 0.0f));
     if (st != GL_OK)

@@ -165,7 +165,7 @@ static sh_unit *unit_new(const gl_node *call, const gl_function *fn, char *why, 
               gl_node_attr_int(r2, "allowzero", 0) == 0;
     sh_unit *u = ok ? gl_xcalloc(1, sizeof(*u)) : NULL;
     if (u) {
-        u->node.op = &shuffle_op;
+        dn_node_init(&u->node, &shuffle_op);
         u->concat = cat, u->reshape = r1, u->transpose = t, u->merge = r2;
         u->n_parts = cat->n_inputs;
         for (size_t j = 0; j < u->n_parts && ok; j++)
@@ -275,19 +275,19 @@ static bool slice_range(const gl_kernel_ctx *k, const sh_unit *u, size_t o, int6
     return *hi > *lo;
 }
 
-static gl_status refuse(sh_unit *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static gl_status refuse(dn_ctx *c, sh_unit *u, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static gl_status refuse(sh_unit *u, const char *fmt, ...)
+static gl_status refuse(dn_ctx *c, sh_unit *u, const char *fmt, ...)
 {
-    static const char lead[] = "runs its members on the reference kernels: ";
+    char why[DN_NOTE_LEN];
     va_list ap;
     va_start(ap, fmt);
-    snprintf(u->node.note, sizeof(u->node.note), "%s", lead);
-    vsnprintf(u->node.note + sizeof(lead) - 1, sizeof(u->node.note) - sizeof(lead) + 1, fmt,
-              ap);
+    vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
+    dn_set_note(c, &u->node, "runs its members on the reference kernels: %s", why);
     u->refused = true;
-    snprintf(u->node.impl, sizeof(u->node.impl), "ref (members)");
+    dn_set_impl(c, &u->node, "ref (members)");
     return GL_OK;
 }
 
@@ -419,7 +419,7 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
 {
     build_clear(u);
     if (!dn_key_set(&u->node, k))
-        return refuse(u, "more than %d dims", DNNL_MAX_NDIMS);
+        return refuse(c, u, "more than %d dims", DNNL_MAX_NDIMS);
     /* The Concat's inputs: rank-4 float32 of one [N,.,H,W]. */
     dnnl_memory_desc_t src[SH_MAX_PARTS];
     int64_t start[SH_MAX_PARTS + 1] = {0}, x[4] = {0};
@@ -427,18 +427,18 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
         const gl_tensor *t = k->in[u->part_in[j]];
         if (!t || t->dtype != GL_DT_FLOAT || t->rank != 4 ||
             (j && (t->dims[0] != x[0] || t->dims[2] != x[2] || t->dims[3] != x[3])))
-            return refuse(u, "Concat input %zu is not float32 [N,C,H,W] alike the others", j);
+            return refuse(c, u, "Concat input %zu is not float32 [N,C,H,W] alike the others", j);
         memcpy(x, t->dims, sizeof(x));
         start[j + 1] = start[j] + t->dims[1];
         if (dn_md_of(t, &src[j]) != dnnl_success)
-            return refuse(u, "Concat input %zu: no descriptor", j);
+            return refuse(c, u, "Concat input %zu: no descriptor", j);
     }
     x[1] = start[u->n_parts];
     int64_t y[8], z[8];
     if (reshaped(k, u->shape_in[0], x, 4, y) != 5 || y[0] != x[0] || y[3] != x[2] ||
         y[4] != x[3] || y[1] < 1 || reshaped(k, u->shape_in[1], y, 5, z) != 4 ||
         memcmp(z, x, sizeof(x)) != 0)
-        return refuse(u, "the Reshapes are no [N,g,C/g,H,W] and back of the Concat's "
+        return refuse(c, u, "the Reshapes are no [N,g,C/g,H,W] and back of the Concat's "
                       "[%lld,%lld,%lld,%lld]", (long long)x[0], (long long)x[1],
                       (long long)x[2], (long long)x[3]);
     int64_t g = y[1], kk = y[2], C = x[1];
@@ -447,7 +447,7 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
         if (u->whole)
             lo[o] = 0, hi[o] = C;
         else if (!slice_range(k, u, o, C, &lo[o], &hi[o]))
-            return refuse(u, "Slice %zu: no non-empty range of the channels with step 1", o);
+            return refuse(c, u, "Slice %zu: no non-empty range of the channels with step 1", o);
     /* Outputs in the activation layout when it has strides to scale. */
     dnnl_format_tag_t tag = dn_act_tag(c, 4);
     dnnl_memory_desc_t probe;
@@ -466,7 +466,7 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
         if (dn_md_tag(&out->md, 4, out->dims, tag) != dnnl_success ||
             dnnl_memory_create(&out->mem, &out->md, c->engine, DNNL_MEMORY_NONE) !=
                 dnnl_success)
-            return refuse(u, "output %zu: no descriptor", o);
+            return refuse(c, u, "output %zu: no descriptor", o);
         out->layout = dn_layout_of(c, &out->md);
         u->node.n_out++;
     }
@@ -506,7 +506,7 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
                     continue;
                 if (u->n_moves == SH_MAX_MOVES) {
                     dn_ctx_threads(c, 0);
-                    return refuse(u, "more than %d pieces to move", SH_MAX_MOVES);
+                    return refuse(c, u, "more than %d pieces to move", SH_MAX_MOVES);
                 }
                 sh_move *mv = &u->moves[u->n_moves++];
                 mv->part = j;
@@ -529,16 +529,16 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, sh_unit *u)
     }
     dn_ctx_threads(c, 0);
     if (r != dnnl_success)
-        return refuse(u, "oneDNN makes no reorder of these pieces: %s", dnnl_status2str(r));
+        return refuse(c, u, "oneDNN makes no reorder of these pieces: %s", dnnl_status2str(r));
     int64_t blocked = 0;
     for (size_t j = 0; j < u->n_parts; j++)
         blocked += u->stage[j].ro.prim != NULL;
-    snprintf(u->node.impl, sizeof(u->node.impl), "%s%s%s x%zu", impl,
-             impl[0] && pairs ? "+" : "", pairs ? "interleave" : "", u->n_moves);
-    snprintf(u->node.note, sizeof(u->node.note), "fused: channel shuffle of %zu inputs, g=%lld,"
-             " %zu outputs: one reorder per piece (%zu pairs interleaved)%s%s", u->n_parts,
-             (long long)g, u->n_outs, pairs, blocked ? ", blocked inputs to nhwc first" : "",
-             u->threads ? " (1 thread)" : "");
+    dn_set_impl(c, &u->node, "%s%s%s x%zu", impl, impl[0] && pairs ? "+" : "",
+                pairs ? "interleave" : "", u->n_moves);
+    dn_set_note(c, &u->node, "fused: channel shuffle of %zu inputs, g=%lld, %zu outputs: one "
+                "reorder per piece (%zu pairs interleaved)%s%s", u->n_parts, (long long)g,
+                u->n_outs, pairs, blocked ? ", blocked inputs to nhwc first" : "",
+                u->threads ? " (1 thread)" : "");
     return GL_OK;
 }
 

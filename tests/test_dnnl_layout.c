@@ -81,6 +81,26 @@ static const lcase cases[] = {
     {"1x1 of 256 input channels: a tie keeps nhwc",
      "in x f32s[1,256,7,7]; const w f32s[64,256,1,1] = rand; y = Conv(x, w); out y",
      SHAPES, 'n', BY_COST, "n_y"},
+    /* 32 channels each, on whole blocks: a copy of rows in either layout. y, a graph
+     * input, keeps the Concat from being written in place (dn_concat.c). At batch 1 the
+     * former rate stays (the first Concat row). */
+    {"Concat on whole channel blocks at batch 2: no dearer blocked",
+     "in x f32s[2,32,14,14]; in y f32s[2,32,14,14]; const w f32s[32,1,3,3] = rand; "
+     "d = Conv(x, w) group=32 pads=[1,1,1,1]; c = Concat(d, y) axis=1; out c",
+     SHAPES, 'b', "+ 1 Concat (0 in place if blocked)", "n_d"},
+    /* batch 8: oneDNN's nhwc kernels gain less from the batch than the blocked ones */
+    {"1x1 of few input channels at batch 8: blocked",
+     "in x f32s[8,24,28,28]; const w f32s[144,24,1,1] = rand; y = Conv(x, w); r = Relu(y); "
+     "out r",
+     SHAPES, 'b', BY_COST, "n_y"},
+    {"first layer at batch 8: blocked's jit reads the image plain",
+     "in x f32s[8,3,32,32]; const w f32s[16,3,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; out y",
+     SHAPES, 'b', BY_COST, "n_y"},
+    {"first layer at batch 1: a tie keeps nhwc",
+     "in x f32s[1,3,32,32]; const w f32s[16,3,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; out y",
+     SHAPES, 'n', BY_COST, "n_y"},
     {"no convolution",
      "in x f32s[1,8,4,4]; y = Relu(x); out y",
      SHAPES, 'p', "no convolution", NULL},

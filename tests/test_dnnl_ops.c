@@ -566,6 +566,29 @@ Test(dnnl_ops, prelu)
     run_cases(prelu_cases, GL_ARRAY_LEN(prelu_cases), 14);
 }
 
+/* ---- binary ops with a broadcast operand (dn_binary.c) ------------------------------------ */
+
+/* A squeeze-and-excitation scale [N, C, 1, 1] over the activations: oneDNN 2.6 broadcasts
+ * it over nChw16c in its jit kernel only when it is read blocked too (issue 22: plain, it
+ * fell to the reference code, 16 of efficientnet_b0's nodes). */
+static const op_case binary_cases[] = {
+    {"SE scale of batch 2, both conv outputs", "Mul", 13, "nb", {{0}},
+     {IN('X', 4, D(2, 32, 9, 11)), IN('X', 4, D(2, 32, 1, 1))}, .expect = DN, .keeps = true},
+    {"SE scale of batch 1, the scale a plain graph input", "Mul", 13, "nb", {{0}},
+     {IN('X', 4, D(1, 32, 7, 7)), IN('x', 4, D(1, 32, 1, 1))}, .expect = DN, .keeps = true},
+    {"24 channels (off the block), scale first: it commutes", "Mul", 13, "nb", {{0}},
+     {IN('X', 4, D(2, 24, 1, 1)), IN('X', 4, D(2, 24, 6, 5))}, .expect = DN, .keeps = false},
+    {"per-sample Add of batch 3", "Add", 13, "nb", {{0}},
+     {IN('X', 4, D(3, 48, 5, 5)), IN('x', 4, D(3, 48, 1, 1))}, .expect = DN, .keeps = true},
+    {"Div by a positive [N, C, 1, 1]", "Div", 13, "nb", {{0}},
+     {IN('X', 4, D(2, 32, 6, 6)), IN('y', 4, D(2, 32, 1, 1))}, .expect = DN, .keeps = true},
+};
+
+Test(dnnl_ops, binary_broadcasts)
+{
+    run_cases(binary_cases, GL_ARRAY_LEN(binary_cases), 15);
+}
+
 /* ---- ConvTranspose, Transpose ------------------------------------------------------------ */
 
 static const op_case deconv_cases[] = {

@@ -52,6 +52,32 @@ static bool same_dims(const gl_tensor *a, int rank, const int64_t *dims)
     return a->rank == rank && memcmp(a->dims, dims, (size_t)rank * sizeof(int64_t)) == 0;
 }
 
+/* The binary primitive src0 (op) src1 into src0's descriptor, Mean halved after. */
+static dnnl_status_t binary_pd(dn_build *b, const bin_row *row, const dnnl_memory_desc_t *md0,
+                               const dnnl_memory_desc_t *md1, dnnl_primitive_desc_t *pd)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    const dn_post halve = {dnnl_eltwise_linear, 0.5f, 0.0f, 1.0f, NULL};
+    dnnl_status_t r = dn_attr_post_ops(&halve, row->halve ? 1 : 0, &attr);
+    dnnl_binary_desc_t bd;
+    if (r == dnnl_success)
+        r = dnnl_binary_desc_init(&bd, row->alg, md0, md1, md0);
+    if (r == dnnl_success)
+        r = dnnl_primitive_desc_create(pd, &bd, attr, b->c->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    return r;
+}
+
+/* *md1: the broadcast operand src1, of the output's rank, in the plan's activation
+ * layout; false when activations of that rank stay plain. */
+static bool src1_in_act_layout(const dn_build *b, int rank, const gl_tensor *src1,
+                               dnnl_memory_desc_t *md1)
+{
+    dnnl_format_tag_t tag = dn_act_tag(b->c, rank);
+    return src1->rank == rank && tag != dnnl_format_tag_undef &&
+           dn_md_tag(md1, rank, src1->dims, tag) == dnnl_success;
+}
+
 static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
     const gl_kernel_ctx *k = b->k;
@@ -102,17 +128,24 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
         if (dn_md_plain(&md1, rank, d1, NULL) != dnnl_success)
             return dn_refuse(b, "shapes oneDNN does not describe");
     }
-    dnnl_primitive_attr_t attr = NULL;
-    const dn_post halve = {dnnl_eltwise_linear, 0.5f, 0.0f, 1.0f, NULL};
-    dnnl_status_t r = dn_attr_post_ops(&halve, row->halve ? 1 : 0, &attr);
-    dnnl_binary_desc_t bd;
-    if (r == dnnl_success)
-        r = dnnl_binary_desc_init(&bd, row->alg, md0, &md1, md0);
-    if (r == dnnl_success)
-        r = dnnl_primitive_desc_create(pd, &bd, attr, b->c->engine, NULL);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_status_t r = binary_pd(b, row, md0, &md1, pd);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no binary for this (%s)", dnnl_status2str(r));
+    bool src1_in_layout = false;
+    if (dn_pd_is_ref(*pd) && !full_src1 && src1_in_act_layout(b, rank, src1, &md1)) {
+        /* oneDNN 2.6 broadcasts a plain [N, C, 1, 1] over nChw16c (efficientnet's
+         * squeeze-and-excitation scale) in its reference code only: read it in the
+         * activations' layout (a few bytes to convert, if any), the jit kernel takes it. */
+        dnnl_primitive_desc_t in_layout = NULL;
+        if (binary_pd(b, row, md0, &md1, &in_layout) == dnnl_success &&
+            !dn_pd_is_ref(in_layout)) {
+            dnnl_primitive_desc_destroy(*pd);
+            *pd = in_layout;
+            src1_in_layout = true;
+        } else {
+            dnnl_primitive_desc_destroy(in_layout);
+        }
+    }
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "this broadcast");
     /* max and min keep the operand that is not NaN (dn_special.c) */
@@ -120,7 +153,7 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (st != GL_OK)
         return st;
     dn_bind_input(b, DNNL_ARG_SRC_0, s0, NULL);
-    if (full_src1)
+    if (full_src1 || src1_in_layout)
         dn_bind_input(b, DNNL_ARG_SRC_1, 1 - s0, &md1);
     else
         dn_bind_input_view(b, DNNL_ARG_SRC_1, 1 - s0, &md1);

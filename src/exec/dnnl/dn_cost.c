@@ -34,8 +34,12 @@
  * 5.6 MB in ~106 us; reorders between nhwc and nChw16c at 30-60 bytes/ns. */
 #define FLOPS_PER_US 4.0e5
 #define BYTES_PER_US 4.0e4
-/* oneDNN 2.6's concat on blocked activations falls to simple:any, a copy element by
- * element (the reason the former rule kept nhwc for nets with Concat). */
+/* oneDNN 2.6's concat on blocked activations whose channels are off the block (a block
+ * of 16 split between two inputs) is a reorder per input, element by element (the reason
+ * the former rule kept nhwc for nets with Concat). With every input's channels a
+ * multiple of the block it is simple:any, the same copy of whole rows as in nhwc:
+ * densenet121_g16 at batch 8 (62 Concats, none in place: dn_concat.c needs batch 1),
+ * `graphlab profile --layout blocked|nhwc`, 53 against 50 ms in all (loaded machine). */
 #define BLOCKED_CONCAT_BYTES_PER_US 4.0e3
 /* Winograd's time over the direct blocked kernel's (dn_winograd_fits), 3x3 stride 1, 2
  * threads, bench/bench_dnnl_layout's last table: 64 channels at 56x56 0.29 against 0.58 ms
@@ -47,11 +51,14 @@
  * 3x3 convolutions 0.80 against 0.90-0.97 ms (nhwc brgconv). */
 #define WINOGRAD_OVER_DIRECT 0.55
 
-/* One kind of convolution: its time in nhwc relative to the blocked layout. */
+/* One kind of convolution: its time in nhwc relative to the blocked layout, at batch 1
+ * and at a larger batch (oneDNN's nhwc kernels, brgconv and brdgmm, gain less from a
+ * batch than its blocked jit kernels do). */
 typedef struct layout_row {
     const char *kind;
     bool (*matches)(const dn_conv_dims *d);
     double nhwc_over_blocked;
+    double nhwc_over_blocked_batched; /* batch > 1 */
 } layout_row;
 
 static bool is_depthwise(const dn_conv_dims *d)
@@ -104,32 +111,39 @@ static bool any_conv(const dn_conv_dims *d)
 
 /* First match wins. Ratios from bench/bench_dnnl_layout at 2 threads (the fastest run
  * of each round, median of 3 rounds, two sweeps on a loaded machine) unless said
- * otherwise; at 1 thread the depthwise rows lean further to blocked (1.05-1.53). */
+ * otherwise; at 1 thread the depthwise rows lean further to blocked (1.05-1.53).
+ * Batch > 1 (the last column): `graphlab profile M --layout nhwc|blocked --passes all
+ * --backends fused --threads 2` at batch 8, the faster of two rounds per node (loaded
+ * machine), mnasnet0_5, efficientnet_b0 and densenet121_g16 (session 34, issue 22):
+ * first layers 1.9-6.8 (brgconv reads the image reordered to nhwc, the blocked jit
+ * reads it plain), depthwise at 112x112 3.1 (efficientnet's all together 1.3),
+ * depthwise below 56x56 1.0-1.4, 1x1 1.1-1.5 (densenet's 58 together 1.65), 3x3 dense
+ * 0.94 (densenet's 58). */
 static const layout_row layout_rows[] = {
     /* 3 input channels: both layouts read the image plain (oneDNN picks the source). */
-    {"first layer (<= 4 input channels)", first_layer, 1.00},
+    {"first layer (<= 4 input channels)", first_layer, 1.00, 2.00},
     /* brdgmm_dw (nhwc) against jit_dw (blocked): 0.83/0.87 at 112x112, 0.73/0.76 and
      * 0.83/0.96 at 56x56 (strided 3x3 and 5x5) */
-    {"depthwise, input >= 56x56", depthwise_large, 0.85},
+    {"depthwise, input >= 56x56", depthwise_large, 0.85, 1.20},
     /* 1.21/1.25 at 28x28 stride 2, 1.17/1.41 and 1.01/1.16 at 14x14, 1.28/1.02 at 7x7
      * alone; whole runs (2 threads, quiet machine, fused, medians of 20) put nhwc ahead
      * on the nets made of them: mobilenet_v3_large 2.64 ms nhwc against 3.02 blocked,
      * mobilenet_v3_small 0.89 against 1.04, efficientnet_b0 5.86 against 6.99, mnasnet0_5
      * 1.19 against 1.20; mobilenet_v2 2.75 against 2.65 in one pair, 2.75-3.25 against
      * 3.05-3.42 in three later ones. */
-    {"depthwise, input < 56x56", depthwise_small, 1.05},
+    {"depthwise, input < 56x56", depthwise_small, 1.05, 1.15},
     /* brgconv_1x1 (nhwc) against jit_1x1 (blocked): alone, within 15% either way (and
      * nhwc ahead with a SiLU post-op). Issue 22's profile had efficientnet_b0's 1x1
      * convolutions of few input channels at 417 us nhwc against 243 us blocked, and this
      * row once took 1.40 from it; whole runs disagreed (2 threads, quiet machine, fused,
      * whole-run medians of 20: efficientnet_b0 5.74 ms nhwc against 7.29 blocked,
      * regnet_y_400mf 4.37 against 5.31), so the row says neither wins. */
-    {"1x1, < 128 input channels", pointwise_few_channels, 1.00},
-    {"1x1", pointwise, 1.00},
+    {"1x1, < 128 input channels", pointwise_few_channels, 1.00, 1.25},
+    {"1x1", pointwise, 1.00, 1.25},
     /* brgconv (nhwc) against jit (blocked), 3x3: 0.93, 0.88, 0.96, 0.76 from 56x56 to
      * 7x7 (1 thread: 0.92 to 0.63) */
-    {"dense kxk", dense, 0.88},
-    {"grouped", any_conv, 1.00},
+    {"dense kxk", dense, 0.88, 0.94},
+    {"grouped", any_conv, 1.00, 1.00},
 };
 
 /* The roofline time of d in microseconds, whatever the layout. */
@@ -158,8 +172,10 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
     /* Plain NCHW reaches oneDNN's gemm or reference kernels: never cheaper. */
     if (p == DN_LAYOUT_PLAIN)
         return base * 4.0;
-    if (p == DN_LAYOUT_NHWC)
-        return base * row_of(d)->nhwc_over_blocked;
+    if (p == DN_LAYOUT_NHWC) {
+        const layout_row *row = row_of(d);
+        return base * (d->n > 1 ? row->nhwc_over_blocked_batched : row->nhwc_over_blocked);
+    }
     return d->winograd ? base * WINOGRAD_OVER_DIRECT : base;
 }
 
@@ -267,6 +283,7 @@ static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value 
 typedef struct layout_tally {
     size_t convs, depthwise, concats, costed;
     bool no_winograd;          /* dn_ctx.no_winograd */
+    int block;                 /* dn_ctx.block: channels of the blocked layout */
     double us[3];              /* per dn_policy */
     double concat_us[3];
 } layout_tally;
@@ -313,6 +330,25 @@ static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, cons
     k->costed++;
     for (int p = 0; p < 3; p++)
         k->us[p] += dn_conv_cost_us(&d, (dn_policy)p);
+}
+
+/* Every input of Concat n has a known channel count (along its axis) that is a multiple
+ * of block, at a batch above 1: in the blocked layout, oneDNN copies whole blocks. (At
+ * batch 1 the former rate stays: the whole-run comparisons that set it, squeezenet and
+ * unet at batch 1, were not taken again.) */
+static bool concat_on_blocks(const shape_memo *memo, const gl_node *n, const gl_node *call,
+                             const gl_function *fn, int block)
+{
+    int64_t axis = gl_node_attr_int(n, "axis", 1);
+    for (size_t i = 0; i < n->n_inputs; i++) {
+        known_shape in;
+        if (!shape_of(memo, caller_value(n->inputs[i], call, fn), &in))
+            return false;
+        int64_t a = axis < 0 ? axis + in.rank : axis;
+        if (a != 1 || block <= 0 || in.dims[0] <= 1 || in.dims[1] % block != 0)
+            return false;
+    }
+    return n->n_inputs > 0;
 }
 
 /* The shape of Concat n's output from its inputs' (inside a fused group's body, where
@@ -371,7 +407,9 @@ static void tally_concat(layout_tally *k, shape_memo *memo, const gl_node *n,
     double bytes = 4.0 * (double)product(out.dims, 0, out.rank);
     k->concat_us[DN_LAYOUT_PLAIN] += bytes / BYTES_PER_US;
     k->concat_us[DN_LAYOUT_NHWC] += bytes / BYTES_PER_US;
-    k->concat_us[DN_LAYOUT_BLOCKED] += bytes / BLOCKED_CONCAT_BYTES_PER_US;
+    bool whole_blocks = concat_on_blocks(memo, n, call, fn, k->block);
+    k->concat_us[DN_LAYOUT_BLOCKED] +=
+        bytes / (whole_blocks ? BYTES_PER_US : BLOCKED_CONCAT_BYTES_PER_US);
 }
 
 /* Count n; `call` is the fused group whose body fn holds n (NULL: the model's graph). */
@@ -424,6 +462,7 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
     layout_tally k;
     memset(&k, 0, sizeof(k));
     k.no_winograd = c->no_winograd;
+    k.block = c->block;
     shape_memo memo = {NULL, 0, 0};
     const gl_graph *g = m->graph;
     for (size_t i = 0; i < g->n_nodes; i++) {

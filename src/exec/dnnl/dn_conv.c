@@ -150,12 +150,6 @@ static bool expands_few_channels(const dn_conv_dims *d)
            d->out_spatial >= 28 * 28;
 }
 
-/* A network's first convolution: a kxk window over the image's few channels. */
-static bool first_layer_window(const dn_conv_dims *d)
-{
-    return d->ic <= 4 && d->group == 1 && d->ksize > 1;
-}
-
 static const kernel_row kernel_rows[] = {
     /* Inside mobilenet_v2 (graphlab profile, per-node minimums over 30 runs, 1 thread, nhwc,
      * with their Clip post-op): 16 -> 96 at 112x112 531 us on brgconv_1x1, 388 on
@@ -169,12 +163,6 @@ static const kernel_row kernel_rows[] = {
      * mobilenet_v3_large gain too or hold. */
     {dnnl_nhwc, "brgconv_1x1", "jit_1x1", expands_few_channels,
      "jit_1x1 over brgconv_1x1 (a 1x1 widening few channels)"},
-    /* 3 -> 32 3x3 stride 2 at 224x224 with Clip (mobilenet_v2, per-node minimums over 30
-     * runs, the input's plain>nhwc reorder included): 296 us on brgconv, 225 on jit, 327
-     * against 279 at 2 threads, 2696 against 1769 at batch 8; squeezenet1_1's 3 -> 64
-     * 433/358, shufflenet_v2_x0_5's 3 -> 24 210/195 (1 thread). */
-    {dnnl_nhwc, "brgconv:", "jit:", first_layer_window,
-     "jit over brgconv (a first layer's window over few channels)"},
 };
 
 /* The row of a convolution built on pd with activations act, or NULL. */

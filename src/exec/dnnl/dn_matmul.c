@@ -50,17 +50,18 @@ static void matmul_view(const gl_tensor *t, bool is_a, bool trans, int nd, int64
 }
 
 /* Packing constant weights into oneDNN's layout makes a copy of them and costs a reorder
- * at build; it pays back when many rows of A stream past the same weights. A single run
- * packs and gives the mapping's pages back after the node's first run (dn_node.c), so
- * the weights are held once, packed. A profile (gl_exec_options.dnnl_weights_in_place)
- * runs the reference and two oneDNN plans over the same weights at once: there, weights
- * mapped from a file (external data) are read where they lie when the product has fewer
- * than DN_PACK_MIN_ROWS rows: a GPT-like decoder run on 16 tokens then holds its 1.2 GB of
- * weights once on every backend (1.4 GB peak RSS with the loader sharing mappings, not
- * 3.7). The price is the run: oneDNN copies plain weights block by block on every run
- * ([16,1024] x [1024,4096]: 14.4 ms against 7.8 packed). Weights held in memory (inline in
- * the model: small models) are packed as before. Measured in bench/README ("weights held
- * once"). */
+ * at build; it pays back when many rows of A stream past the same weights, run after run.
+ * A plan that runs many times (the workbench, bisect) packs and gives the mapping's pages
+ * back after the node's first run (dn_node.c), so the weights are held once, packed.
+ * gl_exec_options.dnnl_weights_in_place is set where packing does not pay: a profile,
+ * whose reference and two oneDNN plans hold the same weights at once, and `run`, whose
+ * plan runs once (gl_session_plan). There, weights mapped from a file (external data) are
+ * read where they lie when the product has fewer than DN_PACK_MIN_ROWS rows: a GPT-like
+ * decoder run on 16 tokens holds its 1.2 GB of weights once on every backend and reaches
+ * its result without a 1.2 GB reorder. The price is each later run: oneDNN copies plain
+ * weights block by block ([16,1024] x [1024,4096]: 14.4 ms against 7.8 packed). Weights
+ * held in memory (inline in the model: small models) are always packed. Measured in
+ * bench/README ("weights held once", "the decoder"). */
 #define DN_PACK_MIN_ROWS 64
 
 /* Whether the constant B of a product with `rows` rows of A (all of A's matrices stacked)

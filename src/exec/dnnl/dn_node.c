@@ -146,11 +146,17 @@ gl_status dn_reference_kernel(const dn_build *b, const gl_op_def **def)
     return GL_OK;
 }
 
+/* The formatted text cut at len - 1 bytes (a plan column's width), interned in c. */
+static const char *column_text(dn_ctx *c, size_t len, const char *fmt, va_list ap)
+{
+    char text[DN_NOTE_LEN > DN_IMPL_LEN ? DN_NOTE_LEN : DN_IMPL_LEN];
+    vsnprintf(text, len < sizeof(text) ? len : sizeof(text), fmt, ap);
+    return gl_text_intern(&c->texts, text);
+}
+
 void dn_set_notev(dn_ctx *c, dn_node *s, const char *fmt, va_list ap)
 {
-    char note[DN_NOTE_LEN];
-    vsnprintf(note, sizeof(note), fmt, ap);
-    s->note = gl_text_intern(&c->texts, note);
+    s->note = column_text(c, DN_NOTE_LEN, fmt, ap);
 }
 
 void dn_set_note(dn_ctx *c, dn_node *s, const char *fmt, ...)
@@ -163,12 +169,10 @@ void dn_set_note(dn_ctx *c, dn_node *s, const char *fmt, ...)
 
 void dn_set_impl(dn_ctx *c, dn_node *s, const char *fmt, ...)
 {
-    char impl[DN_IMPL_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(impl, sizeof(impl), fmt, ap);
+    s->impl = column_text(c, DN_IMPL_LEN, fmt, ap);
     va_end(ap);
-    s->impl = gl_text_intern(&c->texts, impl);
 }
 
 gl_status dn_refuse(dn_build *b, const char *fmt, ...)

@@ -50,6 +50,12 @@ bool dn_conv_window(const gl_node *n, const char *where, int nsp, const int64_t 
     return true;
 }
 
+/* Does oneDNN's implementation name start with prefix ("brgconv_1x1", "jit_1x1")? */
+static bool impl_is(const char *name, const char *prefix)
+{
+    return name && strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
 /* The first implementation oneDNN lists for cd under attr whose name starts with
  * `impl`; dnnl_unimplemented when it lists none. */
 static dnnl_status_t pd_named(const dnnl_convolution_desc_t *cd,
@@ -64,7 +70,7 @@ static dnnl_status_t pd_named(const dnnl_convolution_desc_t *cd,
         dnnl_primitive_desc_t cand = dnnl_primitive_desc_iterator_fetch(it);
         const char *name = NULL;
         if (cand && dnnl_primitive_desc_query(cand, dnnl_query_impl_info_str, 0, &name) ==
-                        dnnl_success && name && strncmp(name, impl, strlen(impl)) == 0)
+                        dnnl_success && impl_is(name, impl))
             *pd = cand;
         else
             dnnl_primitive_desc_destroy(cand);
@@ -175,8 +181,7 @@ static const kernel_row *kernel_row_of(const_dnnl_primitive_desc_t pd, dnnl_form
         return NULL;
     for (size_t i = 0; i < GL_ARRAY_LEN(kernel_rows); i++) {
         const kernel_row *r = &kernel_rows[i];
-        if (r->act == act && strncmp(impl, r->listed_first, strlen(r->listed_first)) == 0 &&
-            r->fits(d))
+        if (r->act == act && impl_is(impl, r->listed_first) && r->fits(d))
             return r;
     }
     return NULL;

@@ -57,7 +57,12 @@ typedef struct fcase {
     expect_t expect;
     const char *what;
     double rtol;
-    const char *in_has;  /* the plan's input layouts say this too (NULL: not checked) */
+    const char *in_has;  /* the plan's input layouts say this too (NULL: not checked); on
+                          * AVX-512 only, where oneDNN packs the weights ("(once)") */
+    /* Without AVX-512 (tu_cpu_has_avx512), what the plan shows instead when avx2_what is
+     * set: oneDNN 2.6's AVX2 kernels take fewer post-op chains. */
+    expect_t avx2_expect;
+    const char *avx2_what;
 } fcase;
 
 #define RTOL 1e-4
@@ -243,8 +248,14 @@ static void free_built(built *b)
     gl_model_free(b->m);
 }
 
-static void check_entry(const fcase *c, const gl_exec *e, const char *what)
+static void check_entry(const fcase *row, const gl_exec *e, const char *what)
 {
+    fcase here = *row;
+    if (row->avx2_what && !tu_cpu_has_avx512()) {
+        here.expect = row->avx2_expect;
+        here.what = row->avx2_what;
+    }
+    const fcase *c = &here;
     const gl_plan_entry *en = tu_plan_entry(e, "g", 0);
     cr_assert_not_null(en, "%s: no plan entry", what);
     const char *impl = en->info.impl, *note = en->info.note;
@@ -256,7 +267,7 @@ static void check_entry(const fcase *c, const gl_exec *e, const char *what)
                   en->backend, impl, note);
         cr_expect(gl_exec_plan_count(e) == (c->through ? 2u : 1u),
                   "%s: the members have entries of their own", what);
-        cr_expect(!c->in_has || strstr(en->info.in_layouts, c->in_has),
+        cr_expect(!c->in_has || !tu_cpu_has_avx512() || strstr(en->info.in_layouts, c->in_has),
                   "%s: expected '%s' in the input layouts, got %s", what, c->in_has,
                   en->info.in_layouts);
         break;
@@ -363,9 +374,12 @@ static const fcase conv_cases[] = {
     {"Conv+Add(residual in the layout)+Relu", 'c', "nb", true,
      {OPD("Add", 'r', 4, 1, 16, 8, 8), ACT("Relu")}, .expect = FUSED,
      .what = "sum + eltwise_relu"},
+    /* on AVX2 a sum after another post-op is oneDNN's reference convolution: refused at
+     * the first run (the head's input shape is not known at the claim) */
     {"Conv+Relu+Add(plain residual, reordered)", 'c', "nb", true,
      {ACT("Relu"), OPD("Add", 'x', 4, 1, 16, 8, 8)}, .expect = FUSED,
-     .what = "eltwise_relu + sum"},
+     .what = "eltwise_relu + sum", .avx2_expect = MEMBERS,
+     .avx2_what = "oneDNN would run its reference convolution"},
     {"Conv+Mul(per-channel)+Add(per-channel)", 'c', "nb", true,
      {OPD("Mul", 'c', 4, 1, 16, 1, 1), OPD("Add", 'c', 3, 16, 1, 1)}, .expect = FUSED,
      .what = "binary_mul + binary_add"},
@@ -441,8 +455,9 @@ static const fcase batchnorm_cases[] = {
      .what = "eltwise_relu"},
     {"BatchNormalization+Relu, shapes known at the claim", 'B', "pnb", false, {ACT("Relu")},
      .expect = FUSED, .what = "eltwise_relu"},
+    /* bnorm_jit:avx512_core, bnorm_tbb_jit:avx2 */
     {"BatchNormalization+Relu on the jit kernel", 'B', "nb", true, {ACT("Relu")},
-     .expect = FUSED, .what = "bnorm_jit"},
+     .expect = FUSED, .what = "_jit:"},
     {"BatchNormalization+LeakyRelu", 'B', "pnb", true,
      {{.op = "LeakyRelu", .attrs = {AF("alpha", 0.1f)}}}, .expect = FUSED,
      .what = "eltwise_relu"},
@@ -458,8 +473,9 @@ static const fcase batchnorm_cases[] = {
 
 /* Groups of several primitives: a member that is no post-op starts the next one. */
 static const fcase unit_cases[] = {
+    /* the product's kernel (brg: on AVX-512, gemm:jit on AVX2), then softmax's own */
     {"MatMul+Softmax", 'm', "p", false, {ACT("Softmax")}, .expect = UNIT,
-     .what = "brg"},
+     .what = " | jit:"},
     {"FFN: MatMul+Gelu+MatMul", 'm', "p", true,
      {ACT("graphlab.Gelu"), OPD("MatMul", 'c', 2, 24, 16)}, .expect = UNIT,
      .what = "eltwise_gelu_erf | ", .rtol = 1e-3},

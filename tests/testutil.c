@@ -903,6 +903,11 @@ bool tu_cpu_has_vnni(void)
            (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
 }
 
+bool tu_cpu_has_avx512(void)
+{
+    return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
 gl_pipeline *tu_passes(gl_model *m, const char *list, const char *what)
 {
     gl_pass_step *plan = NULL;

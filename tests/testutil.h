@@ -69,6 +69,11 @@ const char *tu_python(void);
 /* The CPU has int8 dot products (VNNI), as oneDNN sees it (ONEDNN_MAX_CPU_ISA lowers it):
  * the int8 kernels are refused without them. */
 bool tu_cpu_has_vnni(void);
+/* oneDNN runs its AVX-512 kernels (avx512_core, as ONEDNN_MAX_CPU_ISA leaves it). oneDNN 2.6
+ * then blocks channels by 16 (by 8 on AVX2), has Winograd, and its f32 matmul is brgemm,
+ * which packs the weights (one constant reorder); on AVX2 its gemm:jit reads them plain,
+ * where they are, with no copy. Tests whose expectations differ by ISA ask this. */
+bool tu_cpu_has_avx512(void);
 /* Run the python script tests/`script` with what `write` prints on its stdin: the test
  * is skipped without python or without its onnx module (the script exits 77), and fails
  * naming `what` when the script exits non-zero (its lines on stderr say where). */

@@ -118,14 +118,35 @@ static const lcase cases[] = {
      FUSED, 'n', "2 of 2 convolutions costed", NULL},
 };
 
+/* The rows auto decides otherwise without AVX-512 (tu_cpu_has_avx512): there oneDNN 2.6
+ * has no Winograd, which is what made blocked the cheaper layout for them. */
+static const struct {
+    const char *name;
+    char layout;
+} without_avx512[] = {
+    {"3x3 dense 32 -> 32 at 14x14, stride 1", 'n'},
+    {"Concat of a 3x3 and a 1x1 read by a 1x1, fused: nothing to copy", 'n'},
+};
+
+static char layout_here(const lcase *c)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(without_avx512) && !tu_cpu_has_avx512(); i++)
+        if (strcmp(without_avx512[i].name, c->name) == 0)
+            return without_avx512[i].layout;
+    return c->layout;
+}
+
 /* The layout name a plan entry writes for policy letter l ("" for plain). */
 static const char *written_as(char l)
 {
     return l == 'n' ? "nhwc" : l == 'b' ? "nChw" : "plain";
 }
 
-static void expect_plan(const lcase *c, const gl_exec *dn, const char *what)
+static void expect_plan(const lcase *row, const gl_exec *dn, const char *what)
 {
+    lcase here = *row;
+    here.layout = layout_here(row);
+    const lcase *c = &here;
     char summary[320];
     gl_exec_summary(dn, summary, sizeof(summary));
     cr_expect(strstr(summary, c->reason), "%s: '%s' not in: %s", what, c->reason, summary);

@@ -426,6 +426,10 @@ gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 /* A new node record of op (zeroed memory): its texts "". */
 void dn_node_init(dn_node *s, const dn_op *op);
 void dn_node_clear(dn_node *s);
+/* Its scratch (gl_backend.scratch): the outputs' idle buffers, the inputs converted every
+ * run; not the constants converted at build, nor its own buffers (some are filled at
+ * build). */
+void dn_node_scratch(const dn_node *s, gl_scratch_fn fn, void *arg);
 /* A unit refused at its first run (s->fallback) runs its members on the reference
  * kernels: say so in impl and note, the refusal's note kept as the reason. */
 void dn_note_runs_members(dn_ctx *c, dn_node *s);
@@ -460,6 +464,9 @@ bool dn_fused_state(const void *state);
 const char *dn_fused_head_refusal(const gl_node *head, const gl_node *member, int64_t opset,
                                   bool binary);
 void dn_fused_release(void *state);
+/* A fused unit's scratch: every segment's (dn_node_scratch). The split units (catconv,
+ * shuffle, int8 groups) report none: their buffers stay resident. */
+void dn_fused_scratch(const void *state, gl_scratch_fn fn, void *arg);
 /* The call's body on the reference kernels, on plain copies of its inputs. */
 gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
 
@@ -497,6 +504,9 @@ size_t dn_places_if_blocked(dn_ctx *c, const gl_model *m);
 /* None after all (the plan's activations are not blocked): every Concat says `why`. */
 void dn_places_disable(dn_ctx *c, const char *why);
 void dn_places_free(dn_ctx *c);
+/* The family buffers as scratch, between runs: the idle ones, and this run's when no
+ * tensor holds it any more. */
+void dn_places_scratch(const dn_ctx *c, gl_scratch_fn fn, void *arg);
 /* The slice of this run's family buffer where value v goes, when the plan placed it and
  * its producer writes it as `md` (`bytes`); NULL: a buffer of its own. */
 gl_buffer *dn_place_lend(dn_ctx *c, const gl_value *v, const dnnl_memory_desc_t *md,

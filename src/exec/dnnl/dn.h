@@ -633,8 +633,9 @@ bool dn_post_drops_specials(const dn_post *p);
 bool dn_node_makes_specials(const gl_node *n);
 
 /* What a node knows of its float inputs before it runs (dn_inputs): constants are looked
- * at once per build (sc), values a oneDNN node of the plan vouched for this run are
- * free of them, the others are looked at with `look`. */
+ * at once per build (sc) — without `look`, only when they do not far outweigh its other
+ * inputs (else they count as not known) —, values a oneDNN node of the plan vouched for
+ * this run are free of them, the others are looked at with `look`. */
 dn_inputs dn_inputs_look(dn_ctx *c, const gl_kernel_ctx *k, dn_special_check *sc, bool look);
 /* After every run of a oneDNN node (every one, or an earlier run's word would stand): are
  * its outputs free of NaN and infinities (its inputs were, and it makes none)? */

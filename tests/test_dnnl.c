@@ -15,6 +15,7 @@
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -528,4 +529,77 @@ Test(dnnl, threads_option_sets_the_openmp_thread_count)
         gl_exec_free(e);
     }
     gl_model_free(m);
+}
+
+/* ---- NaN and infinities in big constants ------------------------------------------------ */
+
+/* x[64,64] -> Relu -> MatMul(W[64,cols]) -> (Add a bias) -> `then`, W holding `special` at two
+ * places. A MatMul whose constant far outweighs its input does not look at it only to
+ * vouch for its output (dn_special.c): the Relu or Softmax after it, which oneDNN gets
+ * wrong on a NaN or an infinity, must then look at what it reads. The whole model on
+ * dnnl must equal the reference run, NaN for NaN; with a W no bigger than the input
+ * the MatMul looks at W itself. */
+Test(dnnl, specials_in_a_big_constant_are_found_downstream)
+{
+    static const struct {
+        const char *name;
+        int64_t cols;  /* W is [64, cols] */
+        float special;
+        bool bias;     /* an Add between: what it outputs is not vouched for either */
+        const char *then;
+    } cases[] = {
+        {"NaN in W, Relu", 2048, NAN, false, "Relu"},
+        {"+Inf in W, Relu", 2048, INFINITY, false, "Relu"},
+        {"-Inf in W, Relu", 2048, -INFINITY, false, "Relu"},
+        {"NaN in W, Softmax", 2048, NAN, false, "Softmax"},
+        {"+Inf in W, Softmax", 2048, INFINITY, false, "Softmax"},
+        {"NaN in W, Add, Relu", 2048, NAN, true, "Relu"},
+        {"NaN in a W no bigger than x, Relu", 64, NAN, false, "Relu"},
+        {"+Inf in a W no bigger than x, Softmax", 64, INFINITY, false, "Softmax"},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        uint32_t seed = 23;
+        gl_model *m = tu_model(13);
+        gl_graph *g = m->graph;
+        int64_t xd[2] = {64, 64}, wd[2] = {64, cases[c].cols}, bd[1] = {cases[c].cols};
+        gl_tensor *w = random_tensor(2, wd, &seed);
+        float *wp = gl_tensor_make_writable(w);
+        wp[5 * cases[c].cols + 7] = cases[c].special;
+        wp[40 * cases[c].cols + cases[c].cols / 2] = cases[c].special;
+        gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 2, xd);
+        /* a Relu looks at x and vouches for what it outputs: the MatMul reads vouched
+         * values, and vouches for its output when it knows W is free of specials */
+        gl_value *vouched = tu_node(g, "Relu", "pre", 1, x)->outputs[0];
+        gl_node *mm = tu_node(g, "MatMul", "mm", 2, vouched, tu_const_tensor(g, "w", w));
+        gl_value *y = mm->outputs[0];
+        if (cases[c].bias) /* the model owns its constants */
+            y = tu_node(g, "Add", "add", 2, y,
+                         tu_const_tensor(g, "b", random_tensor(1, bd, &seed)))->outputs[0];
+        tu_output(g, tu_node(g, cases[c].then, "then", 1, y)->outputs[0]);
+        gl_tensor *in = random_tensor(2, xd, &seed);
+
+        gl_tensor *got = NULL, *want = NULL;
+        gl_exec *dn = tu_exec_run(m, "dnnl", NULL, &in, 1, &got, 1, cases[c].name);
+        gl_exec *ref = tu_exec_run(m, "ref", NULL, &in, 1, &want, 1, cases[c].name);
+        size_t specials = 0;
+        const float *wv = gl_tensor_data(want);
+        for (int64_t i = 0; i < want->count; i++)
+            specials += !isfinite(wv[i]);
+        cr_expect(specials > 0, "%s: the reference output holds no NaN or infinity",
+                  cases[c].name);
+        gl_compare r;
+        gl_compare_tensors(got, want, RTOL, ATOL, &r);
+        char line[256];
+        gl_compare_format(&r, line, sizeof(line));
+        cr_expect(r.ok && r.nan_mismatch == 0, "%s: dnnl vs ref: %s", cases[c].name, line);
+        char *plan = plan_text(dn);
+        expect_on_dnnl(plan, "mm", cases[c].name);
+        free(plan);
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        gl_exec_free(dn);
+        gl_exec_free(ref);
+        gl_tensor_free(in);
+        gl_model_free(m);
+    }
 }

@@ -11,11 +11,14 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- statistics ------------------------------------------------------------------------ */
 
@@ -756,5 +759,125 @@ Test(profile, trace_times_are_exact_microseconds)
         fclose(f);
         cr_expect_str_eq(text, cases[i].text, "%lld ns", (long long)cases[i].ns);
         free(text);
+    }
+}
+
+/* ---- scratch between runs ------------------------------------------------------------ */
+
+/* What a walk of a plan's scratch found: ranges, bytes, whole pages and how many of them
+ * are resident (mincore); with `poison`, every byte written 0xff first (NaN in every
+ * float), so that a run that read scratch before writing it would show. */
+typedef struct scratch_walk {
+    bool poison;
+    size_t ranges, bytes, pages, resident;
+} scratch_walk;
+
+static void scratch_look(void *arg, void *data, size_t bytes)
+{
+    scratch_walk *w = arg;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    w->ranges++;
+    w->bytes += bytes;
+    if (w->poison)
+        memset(data, 0xff, bytes);
+    uintptr_t lo = ((uintptr_t)data + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)data + bytes) & ~(page - 1);
+    for (uintptr_t a = lo; a < hi; a += page) {
+        unsigned char in = 0;
+        cr_assert_eq(mincore((void *)a, page, &in), 0, "mincore: %s", strerror(errno));
+        w->pages++;
+        w->resident += in & 1;
+    }
+}
+
+static scratch_walk scratch_walked(gl_exec *e, bool poison)
+{
+    scratch_walk w = {.poison = poison};
+    gl_exec_scratch_each(e, scratch_look, &w);
+    return w;
+}
+
+/* Run e and expect the outputs of its first run, byte for byte. */
+static void expect_first_outputs(gl_exec *e, const gl_dataset *d, gl_tensor **first,
+                                 size_t n_out, const char *what, const char *after)
+{
+    gl_tensor *again[8];
+    cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d->inputs, d->n_inputs, again, n_out),
+                 GL_OK, "%s, %s: %s", what, after, gl_error_message());
+    for (size_t i = 0; i < n_out; i++) {
+        size_t bytes = (size_t)first[i]->count * gl_dtype_size(first[i]->dtype);
+        cr_expect(again[i]->count == first[i]->count &&
+                      memcmp(gl_tensor_data(again[i]), gl_tensor_data(first[i]), bytes) == 0,
+                  "%s, %s: output %zu differs from the first run's", what, after, i);
+        gl_tensor_free(again[i]);
+    }
+}
+
+/* What gl_exec_scratch gives away between runs (profile releases every plan but the
+ * running one, issue 23) is scratch indeed: written over, released, faulted in again,
+ * the next run's outputs are the first run's to the byte; the release leaves none of
+ * its pages resident and the fault all of them. Plans with a memory plan's block (the
+ * fused models on ref), bodies of fused groups run as calls, oneDNN outputs, per-run
+ * conversions to blocked layouts, fused units. */
+Test(profile, scratch_is_written_before_it_is_read)
+{
+    static const struct {
+        const char *model;
+        bool unfused;
+        const char *backend;
+        char layout; /* 0: the plan's choice */
+        bool pages;  /* tensors of a page or more: some scratch is whole pages */
+    } cases[] = {
+        {"examples/conv_nhwc/model.onnx", false, "ref", 0, true},
+        {"examples/conv_nhwc/model.onnx", true, "ref", 0, true},
+        {"examples/conv_nhwc/model.onnx", false, "dnnl", 'b', true},
+        {"examples/conv_nhwc/model.onnx", true, "dnnl", 'b', true},
+        {"examples/conv_nhwc/model.onnx", true, "dnnl", 'n', true},
+        {"examples/transformer_block/model.onnx", false, "ref", 0, false},
+        {"examples/transformer_block/model.onnx", false, "dnnl", 0, false},
+        {"examples/transformer_block/model.onnx", true, "dnnl", 0, false},
+        {"examples/mlp_external/model.onnx", false, "dnnl", 0, false},
+    };
+    for (size_t c = 0; c < GL_ARRAY_LEN(cases); c++) {
+        if (strcmp(cases[c].backend, "dnnl") == 0 && !gl_backend_dnnl())
+            continue;
+        char what[160];
+        snprintf(what, sizeof(what), "%s (%s) on %s%s%s", cases[c].model,
+                 cases[c].unfused ? "unfused" : "fused", cases[c].backend,
+                 cases[c].layout ? ", " : "", cases[c].layout ? tu_layout_name(cases[c].layout) : "");
+        tu_fusion_pair fp;
+        tu_fusion_open(&fp, cases[c].model);
+        const gl_model *m = cases[c].unfused ? fp.unfused.model : fp.fused.model;
+        size_t n_out = m->graph->n_outputs;
+        cr_assert(n_out <= 8);
+        gl_tensor *first[8];
+        gl_exec *e = tu_exec_run(m, cases[c].backend,
+                                 cases[c].layout ? tu_layout_name(cases[c].layout) : NULL,
+                                 fp.d.inputs, fp.d.n_inputs, first, n_out, what);
+        scratch_walk w = scratch_walked(e, true);
+        cr_expect(w.ranges > 0, "%s: no scratch", what);
+        cr_expect(!cases[c].pages || w.pages > 0, "%s: no scratch of a whole page (%zu "
+                  "ranges, %zu bytes)", what, w.ranges, w.bytes);
+        expect_first_outputs(e, &fp.d, first, n_out, what, "scratch written over");
+
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        cr_expect_eq(gl_exec_scratch(e, GL_SCRATCH_RELEASE), w.pages * page, "%s", what);
+        scratch_walk gone = scratch_walked(e, false);
+        cr_expect(gone.pages == w.pages && gone.resident == 0,
+                  "%s: released, %zu of %zu pages still resident", what, gone.resident,
+                  gone.pages);
+        expect_first_outputs(e, &fp.d, first, n_out, what, "scratch released");
+
+        gl_exec_scratch(e, GL_SCRATCH_RELEASE);
+        cr_expect_eq(gl_exec_scratch(e, GL_SCRATCH_FAULT), w.pages * page, "%s", what);
+        scratch_walk back = scratch_walked(e, false);
+        cr_expect(back.resident == back.pages, "%s: faulted in, %zu of %zu pages resident",
+                  what, back.resident, back.pages);
+        expect_first_outputs(e, &fp.d, first, n_out, what, "scratch faulted in");
+
+        for (size_t i = 0; i < n_out; i++)
+            gl_tensor_free(first[i]);
+        gl_exec_free(e);
+        tu_fusion_close(&fp);
     }
 }

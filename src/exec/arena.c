@@ -92,6 +92,16 @@ size_t gl_arena_size(const gl_arena *a)
     return a ? a->size : 0;
 }
 
+void gl_arena_scratch(const gl_arena *a, gl_scratch_fn fn, void *arg)
+{
+    if (!a)
+        return;
+    for (size_t j = 0; j < a->n_out; j++)
+        if (a->vals[a->out[j]].slot.lent)
+            return;
+    fn(arg, a->block->data, a->size);
+}
+
 void gl_arena_counts(const gl_arena *a, size_t *lent, size_t *refused)
 {
     *lent = a ? a->lent : 0;

@@ -11,6 +11,7 @@
 #ifndef GL_EXEC_ARENA_H
 #define GL_EXEC_ARENA_H
 
+#include "exec/exec.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
@@ -30,6 +31,10 @@ size_t gl_arena_size(const gl_arena *a);
  * differs, or the range is busy. `source_refs`: the references the in-place source may
  * have when it is written over (1: the frame; 2: a function body's frame too). */
 gl_buffer *gl_arena_lend(gl_arena *a, size_t index, size_t bytes, bool zero, int source_refs);
+
+/* The block as scratch (gl_exec_scratch) to fn, when no range of it is lent: between
+ * runs, its bytes are the next run's to write. */
+void gl_arena_scratch(const gl_arena *a, gl_scratch_fn fn, void *arg);
 
 /* Lent and refused ranges so far (statistics). */
 void gl_arena_counts(const gl_arena *a, size_t *lent, size_t *refused);

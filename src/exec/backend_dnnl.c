@@ -126,6 +126,16 @@ static void dn_release(void *state)
     }
 }
 
+static void dn_scratch(void *ctx, void *state, gl_scratch_fn fn, void *arg)
+{
+    if (!state)
+        dn_places_scratch(ctx, fn, arg);
+    else if (dn_fused_state(state))
+        dn_fused_scratch(state, fn, arg);
+    else
+        dn_node_scratch(state, fn, arg);
+}
+
 static void layouts_list(char *buf, size_t len, size_t n, const dn_key *key, const dn_in *ins,
                          size_t n_in)
 {
@@ -187,6 +197,7 @@ static const gl_backend dnnl_backend = {
     .describe = dn_describe,
     .to_plain = dn_to_plain,
     .summary = dn_ctx_summary,
+    .scratch = dn_scratch,
 };
 
 const gl_backend *gl_backend_dnnl(void)

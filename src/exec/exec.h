@@ -92,6 +92,12 @@ typedef struct gl_backend_info {
 
 void gl_plan_info_copy(const gl_plan_info *from, gl_backend_info *to);
 
+/* A plan's scratch: bytes it keeps from run to run only to write them again before any
+ * read (gl_exec_scratch): given to fn one range at a time. */
+typedef void (*gl_scratch_fn)(void *arg, void *data, size_t bytes);
+/* A slot's idle buffer as scratch (a lent one is someone's tensor: left alone). */
+void gl_scratch_slot(const gl_buffer_slot *slot, gl_scratch_fn fn, void *arg);
+
 struct gl_backend {
     const char *name; /* "ref", "dnnl" */
     /* The plan's context (NULL when the backend needs none): made when a plan is built,
@@ -123,6 +129,11 @@ struct gl_backend {
     gl_tensor *(*to_plain)(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);
     /* A line for the plan's header ("layout nhwc: 8 Concat on 4-D activations"); NULL. */
     void (*summary)(const void *ctx, char *buf, size_t len);
+    /* The scratch of a node (its state) or, state NULL, of the plan's context: every
+     * buffer it keeps between runs whose bytes its next run writes before it reads them
+     * (outputs, per-run conversions; never constants converted at build). May be NULL:
+     * none (the buffers then stay resident). */
+    void (*scratch)(void *ctx, void *state, gl_scratch_fn fn, void *arg);
 };
 
 /* The reference backend: claims every node whose op has a registry kernel, and runs
@@ -240,6 +251,21 @@ typedef struct gl_exec_stats {
     size_t arena_refused;  /* ... and those allocated apart (range busy or size differs) */
 } gl_exec_stats;
 void gl_exec_get_stats(const gl_exec *e, gl_exec_stats *s);
+
+/* The plan's scratch between runs (never during one): its nodes' output buffers, plain
+ * copies of values held in a backend's layout, a backend's per-run conversions, the
+ * memory plan's block; not the constants a backend converted at build, nor buffers out
+ * with a caller (outputs still held). For a caller that holds several plans and runs
+ * one at a time (`profile`): GL_SCRATCH_RELEASE gives the scratch's pages back to the
+ * system — the buffers keep their addresses, their bytes read as zeros and come back
+ * on the next write; GL_SCRATCH_FAULT makes them resident again now, so that the next
+ * run does not spend its time in page faults. Whole pages only (a buffer's first and
+ * last page may hold another allocation's bytes). Returns the bytes of the pages. */
+typedef enum gl_scratch_op { GL_SCRATCH_RELEASE, GL_SCRATCH_FAULT } gl_scratch_op;
+size_t gl_exec_scratch(gl_exec *e, gl_scratch_op op);
+/* Every range of that scratch, whole or not, to fn (what gl_exec_scratch walks; tests
+ * write over it to prove the next run does not read it). */
+void gl_exec_scratch_each(gl_exec *e, gl_scratch_fn fn, void *arg);
 
 /* ---- the plan as data -------------------------------------------------------------------- */
 

@@ -9,11 +9,13 @@
  * summed over its calls in that run) and one not (the wall time of the whole
  * gl_exec_run, free of the observer's own cost). Rounds interleave the backends so that
  * a slow spell of a shared machine (another job, a frequency change) lands on all of
- * them alike instead of on whichever backend ran then. Last, per backend, one
- * inspection run, untimed, records tensor shapes (for FLOPs, bytes and the trace) and
- * compares every node's outputs with the reference run's, and the graph outputs with
- * the expected ones when given (a data set's output_*.pb). Comparing copies tensors, so
- * it never happens in a timed run.
+ * them alike instead of on whichever backend ran then. The plans are held together,
+ * but only the one whose turn it is keeps its intermediates resident (gl_exec_scratch:
+ * released after its turn, faulted in again before the next, outside the timed runs).
+ * Last, per backend, one inspection run, untimed, records tensor shapes (for FLOPs,
+ * bytes and the trace) and compares every node's outputs with the reference run's, and
+ * the graph outputs with the expected ones when given (a data set's output_*.pb), after
+ * which its plan goes. Comparing copies tensors, so it never happens in a timed run.
  *
  * Rows are plan entries matched across backends: a node of the model's graph by
  * identity, a node inside a subgraph or function body by its parent row, name and op. A

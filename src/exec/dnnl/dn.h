@@ -426,6 +426,10 @@ gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s);
 /* A new node record of op (zeroed memory): its texts "". */
 void dn_node_init(dn_node *s, const dn_op *op);
 void dn_node_clear(dn_node *s);
+/* Its scratch (gl_backend.scratch): the outputs' idle buffers, the inputs converted every
+ * run; not the constants converted at build, nor its own buffers (some are filled at
+ * build). */
+void dn_node_scratch(const dn_node *s, gl_scratch_fn fn, void *arg);
 /* A unit refused at its first run (s->fallback) runs its members on the reference
  * kernels: say so in impl and note, the refusal's note kept as the reason. */
 void dn_note_runs_members(dn_ctx *c, dn_node *s);
@@ -460,6 +464,9 @@ bool dn_fused_state(const void *state);
 const char *dn_fused_head_refusal(const gl_node *head, const gl_node *member, int64_t opset,
                                   bool binary);
 void dn_fused_release(void *state);
+/* A fused unit's scratch: every segment's (dn_node_scratch). The split units (catconv,
+ * shuffle, int8 groups) report none: their buffers stay resident. */
+void dn_fused_scratch(const void *state, gl_scratch_fn fn, void *arg);
 /* The call's body on the reference kernels, on plain copies of its inputs. */
 gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k);
 
@@ -497,6 +504,9 @@ size_t dn_places_if_blocked(dn_ctx *c, const gl_model *m);
 /* None after all (the plan's activations are not blocked): every Concat says `why`. */
 void dn_places_disable(dn_ctx *c, const char *why);
 void dn_places_free(dn_ctx *c);
+/* The family buffers as scratch, between runs: the idle ones, and this run's when no
+ * tensor holds it any more. */
+void dn_places_scratch(const dn_ctx *c, gl_scratch_fn fn, void *arg);
 /* The slice of this run's family buffer where value v goes, when the plan placed it and
  * its producer writes it as `md` (`bytes`); NULL: a buffer of its own. */
 gl_buffer *dn_place_lend(dn_ctx *c, const gl_value *v, const dnnl_memory_desc_t *md,
@@ -623,8 +633,9 @@ bool dn_post_drops_specials(const dn_post *p);
 bool dn_node_makes_specials(const gl_node *n);
 
 /* What a node knows of its float inputs before it runs (dn_inputs): constants are looked
- * at once per build (sc), values a oneDNN node of the plan vouched for this run are
- * free of them, the others are looked at with `look`. */
+ * at once per build (sc) — without `look`, only when they do not far outweigh its other
+ * inputs (else they count as not known) —, values a oneDNN node of the plan vouched for
+ * this run are free of them, the others are looked at with `look`. */
 dn_inputs dn_inputs_look(dn_ctx *c, const gl_kernel_ctx *k, dn_special_check *sc, bool look);
 /* After every run of a oneDNN node (every one, or an earlier run's word would stand): are
  * its outputs free of NaN and infinities (its inputs were, and it makes none)? */

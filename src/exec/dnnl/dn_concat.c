@@ -291,6 +291,17 @@ void dn_places_free(dn_ctx *c)
     c->places = NULL;
 }
 
+void dn_places_scratch(const dn_ctx *c, gl_scratch_fn fn, void *arg)
+{
+    const dn_places *p = c->places;
+    for (size_t f = 0; p && f < p->n_fam; f++) {
+        const gl_buffer *cur = p->fam[f].cur;
+        if (cur && __atomic_load_n(&cur->refs, __ATOMIC_ACQUIRE) == 1)
+            fn(arg, cur->data, cur->size);
+        gl_scratch_slot(&p->fam[f].slot, fn, arg);
+    }
+}
+
 /* ---- the apply ------------------------------------------------------------------------- */
 
 static dn_place *place_of(const dn_places *p, const gl_value *v)

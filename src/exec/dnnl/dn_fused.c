@@ -1046,6 +1046,14 @@ gl_status dn_fused_run(dn_ctx *c, gl_kernel_ctx *k, void **state)
     return st;
 }
 
+void dn_fused_scratch(const void *state, gl_scratch_fn fn, void *arg)
+{
+    if (dn_catconv_state(state) || dn_shuffle_state(state) || dn_qgroup_state(state))
+        return;
+    for (const fused_unit *u = state; u; u = u->next) /* a unit is its first segment */
+        dn_node_scratch(&u->node, fn, arg);
+}
+
 void dn_fused_release(void *state)
 {
     if (dn_catconv_state(state))

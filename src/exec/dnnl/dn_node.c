@@ -690,6 +690,15 @@ static gl_status set_handle(const gl_kernel_ctx *k, dnnl_memory_t mem, void *dat
     return r == dnnl_success ? GL_OK : dn_fail(k->where, "dnnl_memory_set_data_handle", r);
 }
 
+void dn_node_scratch(const dn_node *s, gl_scratch_fn fn, void *arg)
+{
+    for (size_t i = 0; i < s->n_in; i++)
+        if (s->in[i].convert && !s->in[i].constant && s->in[i].buf)
+            fn(arg, s->in[i].buf, dnnl_memory_desc_get_size(&s->in[i].want));
+    for (size_t i = 0; i < s->n_out; i++)
+        gl_scratch_slot(&s->out[i].slot, fn, arg);
+}
+
 /* Lend a buffer to output o and wrap it as the node's output tensor. */
 static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
 {

@@ -217,16 +217,41 @@ void dn_vouch(dn_ctx *c, const gl_kernel_ctx *k, bool finite)
     }
 }
 
+/* Constants more than this many times the bytes of the node's other float inputs are
+ * not looked at only to vouch for its outputs (dn_inputs_look). What that leaves to the
+ * nodes downstream is a look a run at values about the size of its inputs or outputs,
+ * and only where one of them gets a NaN wrong; a CNN's convolutions (weights smaller
+ * than their activations but in the last stages, and most with a Relu: they look
+ * anyway) keep vouching. */
+#define DN_CONSTS_OUTWEIGH 16
+
+/* Do k's float constants outweigh its other float inputs (DN_CONSTS_OUTWEIGH)? */
+static bool consts_outweigh(const gl_kernel_ctx *k)
+{
+    size_t consts = 0, others = 0;
+    for (size_t i = 0; i < k->n_inputs; i++) {
+        const gl_tensor *t = k->in[i];
+        if (t && t->dtype == GL_DT_FLOAT)
+            *(dn_input_constant(k, i) ? &consts : &others) += stored_floats(t);
+    }
+    return consts > (size_t)DN_CONSTS_OUTWEIGH * others;
+}
+
 dn_inputs dn_inputs_look(dn_ctx *c, const gl_kernel_ctx *k, dn_special_check *sc, bool look)
 {
-    if (!sc->consts_known) {
+    /* A node that gets no NaN wrong (!look) looks at its constants only to vouch for its
+     * outputs. When they are much bigger than its other inputs (a decoder's MatMul
+     * weights: 4-16 MB against 64 kB of activations, 1.2 GB read on the first run), it
+     * does not: its outputs go unvouched, and a node downstream that would get a NaN
+     * wrong looks at the values it reads, which hold whatever the constants put there. */
+    if (!sc->consts_known && (look || !consts_outweigh(k))) {
         for (size_t i = 0; i < k->n_inputs && !sc->consts_special; i++)
             sc->consts_special = dn_input_constant(k, i) && tensor_special(k->in[i]);
         sc->consts_known = true;
     }
     if (sc->consts_special)
         return DN_INPUTS_SPECIAL;
-    dn_inputs known = DN_INPUTS_FINITE;
+    dn_inputs known = sc->consts_known ? DN_INPUTS_FINITE : DN_INPUTS_UNKNOWN;
     for (size_t i = 0; i < k->n_inputs; i++) {
         const gl_tensor *t = k->in[i];
         const gl_value *v = i < k->node->n_inputs ? k->node->inputs[i] : NULL;

@@ -34,6 +34,10 @@ typedef struct gl_pass_ctx {
     char **vetoed;
     size_t n_vetoed, cap_vetoed;
     int64_t unheeded;           /* vetoes the pass did not ask gl_pass_vetoed about */
+    uint64_t fingerprint;       /* the graph's as the step began (the pipeline's); 0: unknown */
+    bool typed;                 /* set by the pass: it ended with a whole type inference of
+                                 * the graph, so the pipeline records the step's fingerprint
+                                 * as m->types_fingerprint */
 } gl_pass_ctx;
 
 /* The protocol of a rewrite (DESIGN.md: check everything before the first edit):

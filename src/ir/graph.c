@@ -2124,6 +2124,7 @@ gl_model *gl_model_clone(const gl_model *src)
     m->dir = gl_xstrdup(src->dir);
     m->freeze_inputs = src->freeze_inputs;
     m->memory_plan = gl_memory_plan_clone(src->memory_plan);
+    m->types_fingerprint = src->types_fingerprint;
     return m;
 }
 

@@ -314,6 +314,13 @@ struct gl_model {
     bool freeze_inputs;      /* treat inputs with defaults as constants */
     /* Owned, NULL until the memory-plan pass made one (ir/memplan.h); copied by clone. */
     struct gl_memory_plan *memory_plan;
+    /* The fingerprint of the root graph as a whole type inference left it (the
+     * shape-inference pass, not stopped by a budget); 0: none. Inferring a graph that
+     * still has this fingerprint changes nothing, so a pass about to do so may skip it
+     * (constant folding). Written by the pipeline, which fingerprints every step anyway;
+     * any edit changes the fingerprint, so a stale value is never mistaken for a current
+     * one. Copied by clone (a clone has the same fingerprint). */
+    uint64_t types_fingerprint;
 };
 
 gl_model *gl_model_new(void);

@@ -29,6 +29,7 @@
 #include "passes/transpose.h"
 
 #include "ops/opkit.h"
+#include "util/hash.h"
 #include "util/plural.h"
 
 #include <stdarg.h>
@@ -167,7 +168,7 @@ void gl_tp_registry_free(gl_tp_registry *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* The memo: one entry per node id. */
+/* The memo: one entry per node id, and one per op (domain and op type) met. */
 typedef struct memo_handler {
     const gl_tp_handler *handler;
     uint8_t state; /* MEMO_UNKNOWN, or what the lookup found */
@@ -175,13 +176,53 @@ typedef struct memo_handler {
 
 enum { MEMO_UNKNOWN, MEMO_FOUND, MEMO_LAYOUT_SENSITIVE };
 
+typedef struct memo_op {
+    uint64_t hash;  /* of the op type */
+    char *domain, *op_type; /* copies: the nodes that had them may go */
+    memo_handler found;
+} memo_op;
+
 struct gl_tp_memo {
     memo_handler *handlers;
     size_t n_handlers;
+    memo_op *ops;
+    size_t n_ops, cap_ops;
 };
 
 static const gl_tp_handler *lookup_handler(const gl_tp_run *run, const gl_node *n,
                                            bool *layout_sensitive);
+
+/* What the lookup finds depends only on the node's domain and op type (the run's opset,
+ * registry and model are fixed), so a graph of 100k nodes and a dozen ops looks each op
+ * up once: the lookup searches the registry, the op table and the handler rows with
+ * string compares, which were most of the sweep's reverse pass (find_leads) on the
+ * 100k-node ladder (issue 23). */
+static memo_handler lookup_op(const gl_tp_run *run, gl_tp_memo *memo, const gl_node *n)
+{
+    uint64_t h = gl_hash_bytes(n->op_type, strlen(n->op_type));
+    for (size_t i = 0; i < memo->n_ops; i++) {
+        const memo_op *o = &memo->ops[i];
+        if (o->hash == h && !strcmp(o->op_type, n->op_type) && !strcmp(o->domain, n->domain))
+            return o->found;
+    }
+    bool layout;
+    const gl_tp_handler *handler = lookup_handler(run, n, &layout);
+    GL_GROW(memo->ops, memo->cap_ops, memo->n_ops + 1);
+    memo_op *o = &memo->ops[memo->n_ops++];
+    *o = (memo_op){h, gl_xstrdup(n->domain), gl_xstrdup(n->op_type),
+                   {handler, layout ? MEMO_LAYOUT_SENSITIVE : MEMO_FOUND}};
+    return o->found;
+}
+
+static void memo_free(gl_tp_memo *memo)
+{
+    for (size_t i = 0; i < memo->n_ops; i++) {
+        free(memo->ops[i].domain);
+        free(memo->ops[i].op_type);
+    }
+    free(memo->ops);
+    free(memo->handlers);
+}
 
 const gl_tp_handler *gl_tp_find_handler(const gl_tp_run *run, const gl_node *n,
                                         bool *layout_sensitive)
@@ -197,11 +238,8 @@ const gl_tp_handler *gl_tp_find_handler(const gl_tp_run *run, const gl_node *n,
         memo->n_handlers = grown;
     }
     memo_handler *e = &memo->handlers[n->id];
-    if (e->state == MEMO_UNKNOWN) {
-        bool layout;
-        e->handler = lookup_handler(run, n, &layout);
-        e->state = layout ? MEMO_LAYOUT_SENSITIVE : MEMO_FOUND;
-    }
+    if (e->state == MEMO_UNKNOWN)
+        *e = lookup_op(run, memo, n);
     *layout_sensitive = e->state == MEMO_LAYOUT_SENSITIVE;
     return e->handler;
 }
@@ -1056,7 +1094,7 @@ static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry 
         st = simplify_remaining(&run);
     gl_tp_guard_end(&run);
     free(run.leads);
-    free(memo.handlers);
+    memo_free(&memo);
     /* New nodes went to the end; put them where they belong (also after a stop). */
     if (st == GL_OK)
         st = gl_toposort(g, NULL);

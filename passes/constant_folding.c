@@ -542,9 +542,16 @@ static gl_status fold_graph(gl_graph *g, gl_pass_ctx *ctx)
                   .refused = gl_xcalloc(g->next_node_id + 1, sizeof(bool)),
                   .n_refused = g->next_node_id + 1};
     gl_status st = GL_OK;
+    /* The graph as a whole type inference left it (shape-inference just ran, and nothing
+     * changed since: the pipeline's fingerprints say so). Inference only merges what it
+     * infers into the types it finds, so inferring that graph again changes nothing: the
+     * first sweep goes without it (on the 100k-node ladder, about 0.2 s). */
+    bool typed = g == r.m->graph && ctx->fingerprint != 0 &&
+                 ctx->fingerprint == r.m->types_fingerprint;
     /* Each sweep that folds removes a node: at most as many sweeps as nodes. */
-    for (size_t folded = 1; folded && !r.stopped && st == GL_OK;) {
-        st = gl_infer_graph(r.m, g, NULL, NULL);
+    for (size_t folded = 1; folded && !r.stopped && st == GL_OK; typed = false) {
+        if (!typed)
+            st = gl_infer_graph(r.m, g, NULL, NULL);
         if (st == GL_OK)
             st = sweep(&r, &folded);
         /* A DequantizeLinear made by fold-through-dequantize comes last in the list. */

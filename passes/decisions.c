@@ -48,6 +48,12 @@ void gl_decision_log_free(gl_decision_log *log)
     memset(log, 0, sizeof(*log));
 }
 
+void gl_decision_log_truncate(gl_decision_log *log, size_t n)
+{
+    while (log->n > n)
+        gl_decision_clear(&log->items[--log->n]);
+}
+
 gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
                                  const char *rule, gl_verdict v, const char *fmt, va_list ap)
 {

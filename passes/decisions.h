@@ -66,6 +66,8 @@ typedef struct gl_decision_log {
 } gl_decision_log;
 
 void gl_decision_log_free(gl_decision_log *log);
+/* Drop the records after the first n (a pass taking back a sweep it made in trial). */
+void gl_decision_log_truncate(gl_decision_log *log, size_t n);
 /* The record with this id (items[id - id_base]), or NULL when the log has none. */
 gl_decision *gl_decision_log_at(const gl_decision_log *log, int64_t id);
 /* Append a record (id = id_base + its position); fmt gives the reason. The pointer is valid until

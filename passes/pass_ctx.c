@@ -38,6 +38,16 @@ static bool id_listed(const gl_pass_ctx *ctx, const char *option, int64_t id)
     return false;
 }
 
+bool gl_pass_overridden(const gl_pass_ctx *ctx)
+{
+    const gl_settings *s = ctx->settings;
+    for (size_t i = 0; s && ctx->pass && i < s->n; i++)
+        if ((!strcmp(s->items[i].option, "veto") || !strcmp(s->items[i].option, "force")) &&
+            !strcmp(s->items[i].pass, ctx->pass->name))
+            return true;
+    return false;
+}
+
 /* Whether the rewrite about to be recorded as `id` is vetoed: the id is listed, or the
  * step vetoed the same rule with the same reason before (*as receives that one's
  * position in ctx->vetoed, else -1). A newly vetoed one is remembered. */

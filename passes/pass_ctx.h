@@ -34,6 +34,10 @@ typedef struct gl_pass_ctx {
     char **vetoed;
     size_t n_vetoed, cap_vetoed;
     int64_t unheeded;           /* vetoes the pass did not ask gl_pass_vetoed about */
+    uint64_t fingerprint;       /* the graph's as the step began (the pipeline's); 0: unknown */
+    bool typed;                 /* set by the pass: it ended with a whole type inference of
+                                 * the graph, so the pipeline records the step's fingerprint
+                                 * as m->types_fingerprint */
 } gl_pass_ctx;
 
 /* The protocol of a rewrite (DESIGN.md: check everything before the first edit):
@@ -72,6 +76,9 @@ gl_decision *gl_pass_refuse(gl_pass_ctx *ctx, const char *rule, bool forceable,
  * "forced (--set PASS.force=ID): <fmt>". Nothing when d is not forced. */
 void gl_pass_forced_reason(gl_pass_ctx *ctx, gl_decision *d, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* --set lists a veto or a force for the running pass (PASS.veto=ID, PASS.force=ID):
+ * its records, not only its rules, decide what it edits. */
+bool gl_pass_overridden(const gl_pass_ctx *ctx);
 /* Count one applied rewrite without a record (a pass whose rewrite is not a decision,
  * such as a reordering). */
 void gl_pass_count_rewrite(gl_pass_ctx *ctx);

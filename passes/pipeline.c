@@ -376,7 +376,8 @@ static gl_status run_pass(gl_model *m, uint64_t before, const gl_pass_step *step
                           const gl_settings *settings, gl_snapshot *snap)
 {
     gl_pass_ctx ctx = {.model = m, .pass = step->pass, .step = step_no,
-                       .budget = step->budget, .log = log, .settings = settings};
+                       .budget = step->budget, .log = log, .settings = settings,
+                       .fingerprint = before};
     size_t first = log->n;
     double t0 = gl_now_ms();
     if ((step->pass->needs & GL_PASS_NEEDS_TYPES) && !inferred_before)
@@ -394,6 +395,8 @@ static gl_status run_pass(gl_model *m, uint64_t before, const gl_pass_step *step
         st = inject_fault(m, log, first, fault);
     snap->fingerprint = gl_graph_fingerprint(m->graph);
     snap->changed = snap->fingerprint != before;
+    if (st == GL_OK && ctx.typed)
+        m->types_fingerprint = snap->fingerprint;
     bool touched = snap->changed || (ctx.applied > 0 && !step->pass->plans_many);
     if (st == GL_OK && touched && gl_graph_verify(m->graph, false) != GL_OK) {
         gl_error_prefix("pass '%s' left the graph broken (a bug)", step->pass->name);

@@ -1290,5 +1290,7 @@ gl_status gl_pass_shape_inference(gl_graph *g, gl_pass_ctx *ctx)
     gl_decision_add_number(d, "unknown", (double)(c.values - c.typed));
     gl_decision_add_number(d, "gained", (double)r.gained);
     gl_decision_add_number(d, "nodes_changed", (double)r.changed);
+    /* Without records and budget this was gl_infer_graph: the graph is as that leaves it. */
+    ctx->typed = !r.stopped && g == r.m->graph;
     return GL_OK;
 }

@@ -210,7 +210,10 @@ gl_status gl_transpose_push_with(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_regi
  * Transposes than the first (ORT's pushes), the refusals are dropped (issue 22). The
  * real sweep then runs with the same refusals, each recorded with its region's
  * numbers: a clone is exact (ids, order, uses), so the real sweep makes the last
- * trial's decisions. */
+ * trial's decisions. When nothing can hold the real sweep back (no budget, veto or
+ * force), the first trial runs on the graph itself with a clone kept aside: if it finds
+ * nothing to refuse it was the real sweep, else the graph is taken back from the clone
+ * (transpose_push.c, trial_in_place). */
 
 #define GL_TP_GUARD_ROUNDS 8
 
@@ -229,6 +232,9 @@ void gl_tp_guard_end(gl_tp_run *run);
 /* Around one push through a->node (`meeting`: a->node is a Transpose). */
 void gl_tp_guard_before_push(gl_tp_run *run, const gl_tp_args *a);
 void gl_tp_guard_after_push(gl_tp_run *run, bool meeting);
+/* No refusal stands (none found so far, the rounds not spent): a sweep now makes the
+ * same pushes as a trial without the guard, ONNX Runtime's. */
+bool gl_tp_guard_refuses_nothing(const gl_tp_guard *gd);
 /* The last trial ends with `guarded` Transposes, more than the first (ONNX Runtime's
  * pushes, no refusals) with `unguarded`: the refusals are dropped, so the real sweep
  * makes ORT's pushes, and the report says why. Not when the rounds are spent. */

@@ -279,6 +279,11 @@ void gl_tp_guard_end(gl_tp_run *run)
     run->regions = NULL;
 }
 
+bool gl_tp_guard_refuses_nothing(const gl_tp_guard *gd)
+{
+    return gd->n == 0 && !gd->refuse_all;
+}
+
 void gl_tp_guard_keep_ort(gl_tp_guard *gd, size_t guarded, size_t unguarded)
 {
     if (gd->refuse_all)

@@ -21,13 +21,15 @@
  * Afterwards, rules ONNX Runtime does not have: a Transpose that only moves size-1 dims
  * is a Reshape (or nothing), and one read only for its type or a static shape is dead.
  * In quantized graphs, DequantizeLinear -> op -> QuantizeLinear units are kept whole.
- * Before the sweep, the net-transposes guard (transpose_guard.c) sweeps clones to find
+ * Before the sweep, the net-transposes guard (transpose_guard.c) sweeps in trial to find
  * the pushes whose region would end with more Transposes than it found, and the sweep
- * refuses those: the pass never leaves more Transposes than it found.
+ * refuses those: the pass never leaves more Transposes than it found. A first trial that
+ * finds none is kept as the sweep (trial_in_place).
  */
 #include "passes/transpose.h"
 
 #include "ops/opkit.h"
+#include "util/hash.h"
 #include "util/plural.h"
 
 #include <stdarg.h>
@@ -166,7 +168,7 @@ void gl_tp_registry_free(gl_tp_registry *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* The memo: one entry per node id. */
+/* The memo: one entry per node id, and one per op (domain and op type) met. */
 typedef struct memo_handler {
     const gl_tp_handler *handler;
     uint8_t state; /* MEMO_UNKNOWN, or what the lookup found */
@@ -174,13 +176,53 @@ typedef struct memo_handler {
 
 enum { MEMO_UNKNOWN, MEMO_FOUND, MEMO_LAYOUT_SENSITIVE };
 
+typedef struct memo_op {
+    uint64_t hash;  /* of the op type */
+    char *domain, *op_type; /* copies: the nodes that had them may go */
+    memo_handler found;
+} memo_op;
+
 struct gl_tp_memo {
     memo_handler *handlers;
     size_t n_handlers;
+    memo_op *ops;
+    size_t n_ops, cap_ops;
 };
 
 static const gl_tp_handler *lookup_handler(const gl_tp_run *run, const gl_node *n,
                                            bool *layout_sensitive);
+
+/* What the lookup finds depends only on the node's domain and op type (the run's opset,
+ * registry and model are fixed), so a graph of 100k nodes and a dozen ops looks each op
+ * up once: the lookup searches the registry, the op table and the handler rows with
+ * string compares, which were most of the sweep's reverse pass (find_leads) on the
+ * 100k-node ladder (issue 23). */
+static memo_handler lookup_op(const gl_tp_run *run, gl_tp_memo *memo, const gl_node *n)
+{
+    uint64_t h = gl_hash_bytes(n->op_type, strlen(n->op_type));
+    for (size_t i = 0; i < memo->n_ops; i++) {
+        const memo_op *o = &memo->ops[i];
+        if (o->hash == h && !strcmp(o->op_type, n->op_type) && !strcmp(o->domain, n->domain))
+            return o->found;
+    }
+    bool layout;
+    const gl_tp_handler *handler = lookup_handler(run, n, &layout);
+    GL_GROW(memo->ops, memo->cap_ops, memo->n_ops + 1);
+    memo_op *o = &memo->ops[memo->n_ops++];
+    *o = (memo_op){h, gl_xstrdup(n->domain), gl_xstrdup(n->op_type),
+                   {handler, layout ? MEMO_LAYOUT_SENSITIVE : MEMO_FOUND}};
+    return o->found;
+}
+
+static void memo_free(gl_tp_memo *memo)
+{
+    for (size_t i = 0; i < memo->n_ops; i++) {
+        free(memo->ops[i].domain);
+        free(memo->ops[i].op_type);
+    }
+    free(memo->ops);
+    free(memo->handlers);
+}
 
 const gl_tp_handler *gl_tp_find_handler(const gl_tp_run *run, const gl_node *n,
                                         bool *layout_sensitive)
@@ -196,11 +238,8 @@ const gl_tp_handler *gl_tp_find_handler(const gl_tp_run *run, const gl_node *n,
         memo->n_handlers = grown;
     }
     memo_handler *e = &memo->handlers[n->id];
-    if (e->state == MEMO_UNKNOWN) {
-        bool layout;
-        e->handler = lookup_handler(run, n, &layout);
-        e->state = layout ? MEMO_LAYOUT_SENSITIVE : MEMO_FOUND;
-    }
+    if (e->state == MEMO_UNKNOWN)
+        *e = lookup_op(run, memo, n);
     *layout_sensitive = e->state == MEMO_LAYOUT_SENSITIVE;
     return e->handler;
 }
@@ -1055,7 +1094,7 @@ static gl_status push_graph(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_registry 
         st = simplify_remaining(&run);
     gl_tp_guard_end(&run);
     free(run.leads);
-    free(memo.handlers);
+    memo_free(&memo);
     /* New nodes went to the end; put them where they belong (also after a stop). */
     if (st == GL_OK)
         st = gl_toposort(g, NULL);
@@ -1083,29 +1122,84 @@ static size_t count_transposes(const gl_graph *g)
     return count;
 }
 
-/* The guard's trial sweeps, on clones of m with no budget and no records, until one
- * leaves no region with more Transposes than it found (transpose.h). The first trial
- * makes ONNX Runtime's pushes (no refusals yet); when the last one, which the real
- * sweep repeats, ends with more Transposes than that, the refusals are dropped: the
- * guard never leaves more than ORT's cost model does (issue 22). */
+/* A trial on a clone of m, with no budget and no records: m stays as it is. */
+static gl_status trial_on_clone(const gl_pass_ctx *ctx, const gl_tp_registry *r,
+                                const gl_model *m, int64_t opset, gl_tp_guard *guard,
+                                size_t *transposes)
+{
+    gl_model *trial = gl_model_clone(m);
+    gl_pass_ctx tctx = {.model = trial, .pass = ctx->pass, .step = ctx->step,
+                        .budget = GL_BUDGET_UNLIMITED, .settings = ctx->settings};
+    gl_status st = push_graph(trial->graph, &tctx, r, trial, opset, guard);
+    *transposes = count_transposes(trial->graph);
+    gl_decision_clear(&tctx.scratch);
+    gl_model_free(trial);
+    return st;
+}
+
+/* The first trial makes ONNX Runtime's pushes (no refusal exists yet); when it finds
+ * nothing to refuse, the real sweep makes exactly those pushes again, on a graph equal
+ * to the trial's clone (ids, order, uses), and records exactly what a sweep records.
+ * So the first trial may be the real sweep itself when nothing the trials ignore can
+ * hold the real sweep back: no budget (PASS:K) and no --set veto or force (a trial
+ * records nothing, so those never apply to it). Not with extensions (the layout pass's
+ * registry): their handlers and cost check are asked once per trial and once in the
+ * sweep, as before, since they may count or remember what they are asked. */
+static bool first_trial_in_place(const gl_pass_ctx *ctx, const gl_tp_registry *r)
+{
+    return !r && ctx->budget == GL_BUDGET_UNLIMITED && !gl_pass_overridden(ctx);
+}
+
+/* The first trial on m itself, with the real records, a clone of m kept aside. When it
+ * finds nothing to refuse (*kept) it was the real sweep, and the clone goes: one sweep
+ * fewer (on the 100k-node ladder, whose trial refuses nothing, about 0.15 s). When it
+ * does (or fails), m takes the clone's graph back and the log its records back, which
+ * leaves everything as a trial on the clone would have: the trials after it and the
+ * real sweep run as before. The clone is still made first: the guard does not know
+ * before the sweep whether it will refuse, and undoing a sweep edit by edit would need
+ * every rewrite of the pass to log its inverse. */
+static gl_status trial_in_place(gl_pass_ctx *ctx, const gl_tp_registry *r, gl_model *m,
+                                int64_t opset, gl_tp_guard *guard, size_t *transposes,
+                                bool *kept)
+{
+    gl_model *aside = gl_model_clone(m);
+    size_t logged = ctx->log ? ctx->log->n : 0;
+    int64_t applied = ctx->applied;
+    gl_status st = push_graph(m->graph, ctx, r, m, opset, guard);
+    *transposes = count_transposes(m->graph);
+    *kept = st == GL_OK && gl_tp_guard_refuses_nothing(guard);
+    if (!*kept) {
+        gl_status back = gl_graph_swap(m->graph, aside->graph);
+        if (ctx->log)
+            gl_decision_log_truncate(ctx->log, logged);
+        ctx->applied = applied;
+        st = st == GL_OK ? back : st;
+    }
+    gl_model_free(aside);
+    return st;
+}
+
+/* The guard's trial sweeps until one leaves no region with more Transposes than it
+ * found (transpose.h); *swept when the first was the real sweep (trial_in_place). The
+ * first trial makes ONNX Runtime's pushes (no refusals yet); when the last one, which
+ * the real sweep repeats, ends with more Transposes than that, the refusals are dropped:
+ * the guard never leaves more than ORT's cost model does (issue 22). */
 static gl_status plan_refusals(gl_pass_ctx *ctx, const gl_tp_registry *r, gl_model *m,
-                               int64_t opset, gl_tp_guard *guard)
+                               int64_t opset, gl_tp_guard *guard, bool *swept)
 {
     gl_status st = GL_OK;
     size_t unguarded = 0, guarded = 0;
     bool first = true;
+    *swept = false;
     gl_tp_guard_set_trial(guard, true);
     do {
-        gl_model *trial = gl_model_clone(m);
-        gl_pass_ctx tctx = {.model = trial, .pass = ctx->pass, .step = ctx->step,
-                            .budget = GL_BUDGET_UNLIMITED, .settings = ctx->settings};
-        st = push_graph(trial->graph, &tctx, r, trial, opset, guard);
-        guarded = count_transposes(trial->graph);
+        if (first && first_trial_in_place(ctx, r))
+            st = trial_in_place(ctx, r, m, opset, guard, &guarded, swept);
+        else
+            st = trial_on_clone(ctx, r, m, opset, guard, &guarded);
         if (first)
             unguarded = guarded;
         first = false;
-        gl_decision_clear(&tctx.scratch);
-        gl_model_free(trial);
     } while (st == GL_OK && gl_tp_guard_next_round(guard));
     gl_tp_guard_set_trial(guard, false);
     if (st == GL_OK && guarded > unguarded)
@@ -1129,11 +1223,12 @@ gl_status gl_transpose_push_with(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_regi
     }
     gl_tp_guard *guard = NULL;
     gl_status st = GL_OK;
+    bool swept = false;
     if (!gl_pass_option_value(ctx, "ort-only") && g == m->graph && count_transposes(g) > 0) {
         guard = gl_tp_guard_new();
-        st = plan_refusals(ctx, r, m, opset, guard);
+        st = plan_refusals(ctx, r, m, opset, guard, &swept);
     }
-    if (st == GL_OK)
+    if (st == GL_OK && !swept)
         st = push_graph(g, ctx, r, m, opset, guard);
     if (st == GL_OK)
         gl_tp_guard_report(guard, ctx);

@@ -290,6 +290,89 @@ Test(fold, size_of_a_static_shape)
     gl_model_free(m);
 }
 
+/* x[5,7] -> Relu -> Size: the Size folds only once inference typed the Relu's output. The
+ * first sweep skips inference when the step begins with the fingerprint the last whole
+ * inference left (m->types_fingerprint); any other graph is inferred first. The first
+ * row lies about the graph being typed, to show the skip happens at all. */
+Test(fold, inference_is_skipped_only_for_the_graph_it_last_typed)
+{
+    NEED_OPS("Relu", "Size");
+    enum { TYPED_AS_IS, TYPED_BEFORE_AN_EDIT, NOT_FROM_THE_PIPELINE, NEVER_TYPED };
+    static const struct {
+        int how;
+        bool folds;
+        const char *what;
+    } rows[] = {
+        {TYPED_AS_IS, false, "the graph as the last inference left it: not inferred again"},
+        {TYPED_BEFORE_AN_EDIT, true, "changed since the last inference: inferred"},
+        {NOT_FROM_THE_PIPELINE, true, "no fingerprint for the step: inferred"},
+        {NEVER_TYPED, true, "no inference recorded: inferred"},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_model *m = tu_model(13);
+        gl_graph *g = m->graph;
+        gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 2, (int64_t[]){5, 7});
+        if (rows[i].how == TYPED_BEFORE_AN_EDIT)
+            m->types_fingerprint = gl_graph_fingerprint(g);
+        gl_node *relu = tu_node(g, "Relu", "relu", 1, x);
+        gl_node *size = tu_node(g, "Size", "size", 1, relu->outputs[0]);
+        tu_output(g, size->outputs[0]);
+        uint64_t now = gl_graph_fingerprint(g);
+        if (rows[i].how == TYPED_AS_IS)
+            m->types_fingerprint = now;
+        run r;
+        memset(&r, 0, sizeof(r));
+        r.ctx = (gl_pass_ctx){.model = m, .pass = gl_pass_find("constant-folding"), .step = 1,
+                              .budget = GL_BUDGET_UNLIMITED, .log = &r.log,
+                              .fingerprint = rows[i].how == NOT_FROM_THE_PIPELINE ? 0 : now};
+        cr_assert_eq(gl_pass_run(g, &r.ctx), GL_OK, "%s", gl_error_message());
+        gl_value *v = gl_find_value(g, "size_out0");
+        cr_assert_not_null(v);
+        cr_expect_eq(v->init != NULL, rows[i].folds, "%s", rows[i].what);
+        run_free(&r);
+        gl_model_free(m);
+    }
+}
+
+/* The pipeline records the fingerprint a whole shape-inference step leaves, and only
+ * that: not when a budget stopped the inference, not for other passes. */
+Test(fold, pipeline_records_what_shape_inference_typed)
+{
+    NEED_OPS("Relu", "Size");
+    static const struct {
+        const char *passes;
+        size_t typed_step; /* 0: none recorded */
+    } rows[] = {
+        {"toposort,shape-inference,constant-folding", 2},
+        {"toposort,shape-inference:1,constant-folding", 0},
+        {"toposort,constant-folding", 0},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_model *m = tu_model(13);
+        gl_graph *g = m->graph;
+        gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 2, (int64_t[]){5, 7});
+        gl_value *y = tu_node(g, "Relu", "relu", 1, x)->outputs[0];
+        gl_node *size = tu_node(g, "Size", "size", 1, tu_node(g, "Relu", "relu2", 1, y)->outputs[0]);
+        tu_output(g, size->outputs[0]);
+        gl_pass_step *plan = NULL;
+        size_t n_plan = 0;
+        cr_assert_eq(gl_pass_list_parse(rows[i].passes, &plan, &n_plan), GL_OK);
+        gl_pipeline *p = NULL;
+        cr_assert_eq(gl_pipeline_run(m, plan, n_plan, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p),
+                     GL_OK, "%s", gl_error_message());
+        const gl_model *typed = rows[i].typed_step ? p->steps[rows[i].typed_step].model : NULL;
+        uint64_t want = typed ? p->steps[rows[i].typed_step].fingerprint : 0;
+        if (typed)
+            cr_expect_eq(typed->types_fingerprint, want, "%s", rows[i].passes);
+        cr_expect_eq(gl_pipeline_result(p)->types_fingerprint, want, "%s", rows[i].passes);
+        /* The Size folds wherever it was typed, skipped inference or not. */
+        cr_expect_not_null(gl_find_value(gl_pipeline_result(p)->graph, "size_out0")->init,
+                           "%s", rows[i].passes);
+        gl_pipeline_free(p);
+        free(plan);
+    }
+}
+
 /* If(cond) then Neg(c) else Identity(c), c an outer constant. */
 static gl_node *build_if(gl_model *m, gl_value *cond)
 {

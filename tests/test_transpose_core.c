@@ -1070,3 +1070,86 @@ Test(guard, trials_change_nothing_where_no_region_grows)
     gl_decision_log_free(&logs[0]);
     gl_decision_log_free(&logs[1]);
 }
+
+/* ---- the first trial in place ------------------------------------------------------------------ */
+
+/* A budget no sweep reaches: the guard's trials then all run on clones and the sweep
+ * after them on the graph (a budget could stop the sweep where the trial went on). */
+#define BUDGET_UNREACHED (GL_BUDGET_UNLIMITED - 1)
+
+/* The same records (rules, verdicts, reasons, numbers of them) and the same graph, down to
+ * which decision made each node. */
+static void expect_same_run(const pass_run *a, const gl_model *ma, const pass_run *b,
+                            const gl_model *mb)
+{
+    cr_expect_eq(a->after, b->after, "the same graph");
+    cr_assert_eq(a->log.n, b->log.n, "as many records");
+    for (size_t i = 0; i < a->log.n; i++) {
+        const gl_decision *x = &a->log.items[i], *y = &b->log.items[i];
+        cr_expect_str_eq(x->rule, y->rule, "record %zu", i);
+        cr_expect_eq(x->verdict, y->verdict, "record %zu", i);
+        cr_expect_str_eq(x->reason, y->reason, "record %zu", i);
+    }
+    cr_assert_eq(ma->graph->n_nodes, mb->graph->n_nodes);
+    for (size_t i = 0; i < ma->graph->n_nodes; i++) {
+        const gl_node *x = ma->graph->nodes[i], *y = mb->graph->nodes[i];
+        cr_assert_eq(!x, !y, "node %zu", i);
+        if (x) {
+            cr_expect_eq(x->id, y->id, "node %zu", i);
+            cr_expect_eq(x->prov.decision, y->prov.decision, "node %zu ('%s')", i, x->name);
+        }
+    }
+}
+
+/* t feeds Concat(t, t) and Sigmoid(t): ONNX Runtime's cost pushes t below the Concat and
+ * the region grows (2 Transposes where there was 1), so the guard refuses the only push.
+ * The first trial made that push on the graph itself: taken back, the graph is exactly
+ * as it began, and the records and the graph are those of trials on clones. */
+Test(first_trial, refused_takes_the_graph_back_exactly)
+{
+    gl_model *m[2];
+    pass_run r[2];
+    const int64_t budgets[2] = {GL_BUDGET_UNLIMITED, BUDGET_UNREACHED};
+    for (int k = 0; k < 2; k++) {
+        m[k] = tu_model(13);
+        gl_graph *g = m[k]->graph;
+        gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        gl_node *t = add_transpose(g, "t", x, (int64_t[]){0, 2, 3, 1}, 4);
+        gl_node *cat = tu_node(g, "Concat", "cat", 2, t->outputs[0], t->outputs[0]);
+        gl_node_set_attr_int(cat, "axis", 0);
+        gl_node *sig = tu_node(g, "Sigmoid", "sig", 1, t->outputs[0]);
+        tu_output(g, cat->outputs[0]);
+        tu_output(g, sig->outputs[0]);
+        run_push(&r[k], m[k], budgets[k], NULL);
+    }
+    cr_expect_eq(r[0].after, r[0].before, "the graph as it began");
+    cr_expect_eq(count_op(m[0]->graph, "Transpose"), 1);
+    cr_expect_not_null(find_rule(&r[0], "net-transposes", GL_NOTE), "the guard refused");
+    cr_expect_null(find_rule(&r[0], "push-through-Concat", GL_APPLIED),
+                   "the trial's records are taken back");
+    gl_node *n;
+    gl_foreach_node(m[0]->graph, i, n)
+        cr_expect_eq(n->graph, m[0]->graph, "node '%s' is the graph's", n->name);
+    expect_same_run(&r[0], m[0], &r[1], m[1]);
+    for (int k = 0; k < 2; k++) {
+        gl_decision_log_free(&r[k].log);
+        gl_model_free(m[k]);
+    }
+}
+
+/* The NHWC chain's pushes all pay: the first trial refuses nothing and is kept as the
+ * sweep, which leaves what the sweep after trials on clones leaves, record for record. */
+Test(first_trial, kept_when_it_refuses_nothing)
+{
+    gl_model *m[2] = {nhwc_chain(), nhwc_chain()};
+    pass_run r[2];
+    run_push(&r[0], m[0], GL_BUDGET_UNLIMITED, NULL);
+    run_push(&r[1], m[1], BUDGET_UNREACHED, NULL);
+    cr_expect_neq(r[0].after, r[0].before, "pushes were made");
+    cr_expect_null(find_rule(&r[0], "net-transposes", GL_NOTE), "nothing refused");
+    expect_same_run(&r[0], m[0], &r[1], m[1]);
+    for (int k = 0; k < 2; k++) {
+        gl_decision_log_free(&r[k].log);
+        gl_model_free(m[k]);
+    }
+}

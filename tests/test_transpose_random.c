@@ -1676,3 +1676,67 @@ Test(transpose_random, harness_catches_broken_rewrites)
                          cases[c].var.name);
     }
 }
+
+/* The guard's first trial runs on the graph itself and is kept as the sweep when it
+ * refuses nothing, or the graph is taken back from a clone when it refuses something
+ * (transpose_push.c, trial_in_place). A budget no sweep reaches keeps every trial on a
+ * clone, the sweep after them on the graph, as before: on every graph both give the same
+ * graph and the same records. Both ways are taken over the seeds. */
+#define PUSH_ON_CLONES "toposort,transpose-push:9000000000000000000"
+#define FULL_ON_CLONES                                                                   \
+    "toposort,shape-inference,constant-folding,dce,transpose-push:9000000000000000000,"  \
+    "constant-folding,cse,dce"
+
+static gl_pipeline *run_passes(const gl_model *m, const char *passes)
+{
+    gl_pass_step *plan = NULL;
+    size_t n_plan = 0;
+    cr_assert_eq(gl_pass_list_parse(passes, &plan, &n_plan), GL_OK, "%s", gl_error_message());
+    gl_pipeline *p = NULL;
+    gl_status st = gl_pipeline_run(gl_model_clone(m), plan, n_plan, NULL, 0, &p);
+    free(plan);
+    cr_assert_eq(st, GL_OK, "%s: %s", passes, p && p->failure ? p->failure : "");
+    return p;
+}
+
+/* The two runs' records agree; true when the guard refused something. */
+static bool same_records(const gl_pipeline *a, const gl_pipeline *b, uint64_t seed)
+{
+    bool refused = false;
+    cr_assert_eq(a->log.n, b->log.n, "seed %" PRIu64 ": as many records", seed);
+    for (size_t i = 0; i < a->log.n; i++) {
+        const gl_decision *x = &a->log.items[i], *y = &b->log.items[i];
+        cr_assert_str_eq(x->rule, y->rule, "seed %" PRIu64 " record %zu", seed, i);
+        cr_assert_eq(x->verdict, y->verdict, "seed %" PRIu64 " record %zu", seed, i);
+        cr_assert_str_eq(x->reason, y->reason, "seed %" PRIu64 " record %zu", seed, i);
+        refused |= !strcmp(x->rule, "net-transposes");
+    }
+    return refused;
+}
+
+Test(transpose_random, first_trial_in_place_as_trials_on_clones, .timeout = 600)
+{
+    static const char *const pairs[][2] = {{"toposort,transpose-push", PUSH_ON_CLONES},
+                                           {FULL_PIPELINE, FULL_ON_CLONES}};
+    size_t kept = 0, taken_back = 0;
+    uint64_t n = env_u64("GL_TPRAND_SEEDS", DEFAULT_SEEDS);
+    for (size_t k = 0; k < GL_ARRAY_LEN(pairs); k++)
+        for (uint64_t seed = 1; seed <= n; seed++) {
+            built b = build_graph(seed, &no_limits);
+            gl_pipeline *in_place = run_passes(b.m, pairs[k][0]);
+            gl_pipeline *on_clones = run_passes(b.m, pairs[k][1]);
+            const gl_model *x = gl_pipeline_result(in_place), *y = gl_pipeline_result(on_clones);
+            cr_expect_eq(gl_graph_fingerprint(x->graph), gl_graph_fingerprint(y->graph),
+                         "seed %" PRIu64 " [%s]: the same graph", seed, pairs[k][0]);
+            bool refused = same_records(in_place, on_clones, seed);
+            taken_back += refused;
+            kept += !refused && count_transposes(b.m->graph) > 0;
+            gl_pipeline_free(in_place);
+            gl_pipeline_free(on_clones);
+            gl_model_free(b.m);
+        }
+    fprintf(stderr, "# transpose-random first trial: kept on %zu graphs, taken back on %zu\n",
+            kept, taken_back);
+    cr_expect_gt(kept, 0);
+    cr_expect_gt(taken_back, 0);
+}

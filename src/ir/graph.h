@@ -314,6 +314,13 @@ struct gl_model {
     bool freeze_inputs;      /* treat inputs with defaults as constants */
     /* Owned, NULL until the memory-plan pass made one (ir/memplan.h); copied by clone. */
     struct gl_memory_plan *memory_plan;
+    /* The fingerprint of the root graph as a whole type inference left it (the
+     * shape-inference pass, not stopped by a budget); 0: none. Inferring a graph that
+     * still has this fingerprint changes nothing, so a pass about to do so may skip it
+     * (constant folding). Written by the pipeline, which fingerprints every step anyway;
+     * any edit changes the fingerprint, so a stale value is never mistaken for a current
+     * one. Copied by clone (a clone has the same fingerprint). */
+    uint64_t types_fingerprint;
 };
 
 gl_model *gl_model_new(void);
@@ -438,6 +445,12 @@ void gl_node_set_provenance(gl_node *n, const uint32_t *origins, size_t n_origin
 /* Union of the provenance of `srcs` (for a node that replaces them). */
 void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
                                 int64_t decision);
+
+/* Exchange what two root graphs hold (nodes, values, names, interface: everything), each
+ * staying with its model: a caller holding `a` now sees b's graph there. For a pass that
+ * keeps a copy aside to take back (transpose-push's guard). GL_ERR_INTERNAL, nothing
+ * exchanged, when either is a subgraph (its captures read its parent's values). */
+gl_status gl_graph_swap(gl_graph *a, gl_graph *b);
 
 /* Squeeze NULL holes out of nodes/values, keeping order; updates ->index. */
 void gl_graph_compact(gl_graph *g);

@@ -55,7 +55,7 @@ void gl_decision_log_truncate(gl_decision_log *log, size_t n)
 }
 
 gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
-                                 const char *rule, gl_verdict v, const char *fmt, va_list ap)
+                                 const char *rule, gl_verdict v, const char *reason)
 {
     GL_GROW(log->items, log->cap, log->n + 1);
     gl_decision *d = &log->items[log->n];
@@ -65,8 +65,6 @@ gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pas
     d->pass = gl_xstrdup(pass);
     d->rule = gl_xstrdup(rule);
     d->verdict = v;
-    char reason[512];
-    vsnprintf(reason, sizeof(reason), fmt, ap);
     d->reason = gl_xstrdup(reason);
     return d;
 }

@@ -70,10 +70,10 @@ void gl_decision_log_free(gl_decision_log *log);
 void gl_decision_log_truncate(gl_decision_log *log, size_t n);
 /* The record with this id (items[id - id_base]), or NULL when the log has none. */
 gl_decision *gl_decision_log_at(const gl_decision_log *log, int64_t id);
-/* Append a record (id = id_base + its position); fmt gives the reason. The pointer is valid until
- * the next append. */
+/* Append a record (id = id_base + its position) with this reason (copied). The pointer is
+ * valid until the next append. */
 gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
-                                 const char *rule, gl_verdict v, const char *fmt, va_list ap);
+                                 const char *rule, gl_verdict v, const char *reason);
 /* A node by name only (its id unknown: GL_DECISION_NO_ID). */
 void gl_decision_add_node(gl_decision *d, const char *name);
 /* A node by name and id: what every pass that holds the node should call. */

@@ -14,16 +14,20 @@
 bool gl_pass_may_rewrite(const gl_pass_ctx *ctx) { return ctx->applied < ctx->budget; }
 void gl_pass_count_rewrite(gl_pass_ctx *ctx) { ctx->applied++; }
 
-static gl_decision *log_add(gl_decision_log *log, int step, const char *pass,
-                            const char *rule, gl_verdict v, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-static gl_decision *log_add(gl_decision_log *log, int step, const char *pass,
-                            const char *rule, gl_verdict v, const char *fmt, ...)
+/* A vetoed rewrite's record: its reason, prefixed with why it was vetoed. */
+static gl_decision *log_vetoed(gl_decision_log *log, int step, const char *pass,
+                               const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static gl_decision *log_vetoed(gl_decision_log *log, int step, const char *pass,
+                               const char *rule, const char *fmt, ...)
 {
+    char reason[512];
     va_list ap;
     va_start(ap, fmt);
-    gl_decision *d = gl_decision_log_add(log, step, pass, rule, v, fmt, ap);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
+    gl_decision *d = gl_decision_log_add(log, step, pass, rule, GL_REFUSED, reason);
+    d->vetoed = true;
     return d;
 }
 
@@ -57,6 +61,9 @@ static bool veto_applies(gl_pass_ctx *ctx, int64_t id, const char *rule, const c
     *as = -1;
     if (!ctx->log || !ctx->settings || !ctx->pass)
         return false; /* no ids: trial runs of a pass record nothing */
+    bool listed = id_listed(ctx, "veto", id);
+    if (!listed && ctx->n_vetoed == 0)
+        return false; /* the common case, without building the signature (issue 23) */
     char *sig = gl_xmalloc(strlen(rule) + strlen(reason) + 2);
     sprintf(sig, "%s\n%s", rule, reason);
     for (size_t i = 0; i < ctx->n_vetoed; i++) {
@@ -66,7 +73,7 @@ static bool veto_applies(gl_pass_ctx *ctx, int64_t id, const char *rule, const c
             return true;
         }
     }
-    if (id_listed(ctx, "veto", id)) {
+    if (listed) {
         GL_GROW(ctx->vetoed, ctx->cap_vetoed, ctx->n_vetoed + 1);
         ctx->vetoed[ctx->n_vetoed++] = sig;
         return true;
@@ -91,15 +98,14 @@ gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
     if (v == GL_APPLIED && veto_applies(ctx, id, rule, reason, &as)) {
         ctx->unheeded++;
         if (as < 0)
-            d = log_add(log, ctx->step, pass, rule, GL_REFUSED, "vetoed (--set %s.veto=%lld): "
-                        "%s", pass, (long long)id, reason);
+            d = log_vetoed(log, ctx->step, pass, rule, "vetoed (--set %s.veto=%lld): %s", pass,
+                           (long long)id, reason);
         else
-            d = log_add(log, ctx->step, pass, rule, GL_REFUSED, "vetoed (the same rewrite "
-                        "again): %s", reason);
-        d->vetoed = true;
+            d = log_vetoed(log, ctx->step, pass, rule, "vetoed (the same rewrite again): %s",
+                           reason);
         v = GL_REFUSED;
     } else {
-        d = log_add(log, ctx->step, pass, rule, v, "%s", reason);
+        d = gl_decision_log_add(log, ctx->step, pass, rule, v, reason);
     }
     if (!ctx->log) {
         /* No log: keep only the latest record, in the context. */

@@ -875,3 +875,48 @@ Test(registry, versions_and_flags)
     cr_expect_null(gl_op_lookup("", "LayerNormalization", 16), "LayerNormalization before 17");
     cr_expect_null(gl_op_lookup("", "GridSample", 15), "GridSample before 16");
 }
+
+/* The registry row in effect, found the slow way: every row of that domain and op, the
+ * largest since at or below the opset. */
+static const gl_op_def *lookup_by_scan(const char *domain, const char *op, int opset)
+{
+    const gl_op_def *best = NULL;
+    for (size_t i = 0; i < gl_op_count(); i++) {
+        const gl_op_def *d = gl_op_at(i);
+        if (strcmp(d->op, op) == 0 &&
+            strcmp(gl_domain_canonical(d->domain), gl_domain_canonical(domain)) == 0 &&
+            d->since <= opset && (!best || d->since >= best->since))
+            best = d;
+    }
+    return best;
+}
+
+/* gl_op_lookup agrees with the scan for every registered op under each spelling of its
+ * domain, at every opset from 0 to past the last, and finds nothing for near misses. */
+Test(registry, lookup_agrees_with_a_scan_of_every_row)
+{
+    for (size_t i = 0; i < gl_op_count(); i++) {
+        const gl_op_def *row = gl_op_at(i);
+        const char *spellings[] = {row->domain, gl_domain_display(row->domain),
+                                   *gl_domain_canonical(row->domain) ? row->domain : NULL};
+        for (size_t s = 0; s < GL_ARRAY_LEN(spellings); s++)
+            for (int opset = 0; opset <= 30; opset++)
+                cr_assert_eq(gl_op_lookup(spellings[s], row->op, opset),
+                             lookup_by_scan(spellings[s], row->op, opset),
+                             "%s '%s' at opset %d", gl_domain_display(row->domain), row->op,
+                             opset);
+    }
+    static const struct {
+        const char *domain, *op;
+    } misses[] = {
+        {"", "Con"},            /* a prefix of an op */
+        {"", "Convv"},          /* an op and more */
+        {"", "conv"},           /* case counts */
+        {"com.example", "Conv"}, /* a default-domain op in another domain */
+        {"", ""},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(misses); i++)
+        cr_expect_null(gl_op_lookup(misses[i].domain, misses[i].op, 17), "'%s' '%s'",
+                       misses[i].domain, misses[i].op);
+    cr_expect_null(gl_op_lookup("", NULL, 17));
+}

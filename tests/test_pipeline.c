@@ -259,6 +259,179 @@ Test(pipeline, fingerprint_sensitivity)
     gl_model_free(m);
 }
 
+/* ---- every kind of difference the fingerprint must see ----------------------------- */
+
+/* x float[N,4] and an initializer w float[4] into Mul (attributes i, f, s, ints), whose
+ * output float[N,4] is the graph's output: each row below edits one thing of it. */
+static gl_model *fp_base(void)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 2, (int64_t[]){-1, 4});
+    gl_dim_set_sym(&x->type.shape.dims[0], "N");
+    gl_value *w = tu_const_f32(g, "w", 1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+    gl_node *mul = tu_node(g, "Mul", "mul", 2, x, w);
+    gl_node_set_attr_int(mul, "i", 1);
+    gl_node_set_attr_float(mul, "f", 0.5f);
+    gl_node_set_attr_string(mul, "s", "a");
+    gl_node_set_attr_ints(mul, "ints", (int64_t[]){1, 2}, 2);
+    gl_type_copy(&mul->outputs[0]->type, &x->type);
+    tu_output(g, mul->outputs[0]);
+    return m;
+}
+
+static gl_node *fp_mul(gl_graph *g) { return gl_find_node(g, "mul"); }
+static gl_value *fp_out(gl_graph *g) { return fp_mul(g)->outputs[0]; }
+static gl_tensor *fp_w(gl_graph *g) { return gl_find_value(g, "w")->init; }
+static gl_dim *fp_dim(gl_graph *g, int d) { return &fp_out(g)->type.shape.dims[d]; }
+
+static void fp_retype(gl_value *v, const char *text)
+{
+    gl_type_free(&v->type);
+    tu_parse_type(text, &v->type);
+}
+
+static void fp_set_text(char **field, const char *text)
+{
+    free(*field);
+    *field = gl_xstrdup(text);
+}
+
+/* Nodes. */
+static void fp_op_type(gl_graph *g) { fp_set_text(&fp_mul(g)->op_type, "Add"); }
+static void fp_domain(gl_graph *g) { fp_set_text(&fp_mul(g)->domain, "com.example"); }
+static void fp_node_name(gl_graph *g) { gl_rename_node(g, fp_mul(g), "mul2"); }
+static void fp_rewire(gl_graph *g) { gl_set_input(g, fp_mul(g), 1, gl_find_value(g, "x")); }
+static void fp_omitted_input(gl_graph *g) { gl_set_input(g, fp_mul(g), 2, NULL); }
+static void fp_node_added(gl_graph *g) { tu_node(g, "Relu", "r", 1, gl_find_value(g, "x")); }
+/* Values and the graph's interface. */
+static void fp_value_name(gl_graph *g) { gl_rename_value(g, fp_out(g), "y"); }
+static void fp_input_added(gl_graph *g) { tu_input(g, "z", GL_DT_FLOAT, 0, NULL); }
+static void fp_output_twice(gl_graph *g) { gl_graph_add_output(g, fp_out(g)); }
+static void fp_output_moved(gl_graph *g) { gl_graph_set_output(g, 0, gl_find_value(g, "x")); }
+static void fp_input_type(gl_graph *g) { fp_retype(gl_find_value(g, "x"), "int64[N,4]"); }
+/* Attributes. */
+static void fp_attr_int(gl_graph *g) { gl_node_set_attr_int(fp_mul(g), "i", 2); }
+static void fp_attr_float(gl_graph *g) { gl_node_set_attr_float(fp_mul(g), "f", 0.25f); }
+static void fp_attr_string(gl_graph *g) { gl_node_set_attr_string(fp_mul(g), "s", "b"); }
+static void fp_attr_ints(gl_graph *g)
+{
+    gl_node_set_attr_ints(fp_mul(g), "ints", (int64_t[]){1, 3}, 2);
+}
+static void fp_attr_ints_longer(gl_graph *g)
+{
+    gl_node_set_attr_ints(fp_mul(g), "ints", (int64_t[]){1, 2, 0}, 3);
+}
+static void fp_attr_kind(gl_graph *g) /* the same number as a float */
+{
+    gl_node_remove_attr(fp_mul(g), "i");
+    gl_node_set_attr_float(fp_mul(g), "i", 1.0f);
+}
+static void fp_attr_renamed(gl_graph *g)
+{
+    gl_node_remove_attr(fp_mul(g), "i");
+    gl_node_set_attr_int(fp_mul(g), "j", 1);
+}
+static void fp_attr_removed(gl_graph *g) { gl_node_remove_attr(fp_mul(g), "s"); }
+/* Shapes (the rows that retype Mul's output are in the table). */
+static void fp_sym_empty(gl_graph *g) { gl_dim_set_sym(fp_dim(g, 0), ""); }
+/* The shape encoding's marker word as a dim's value, with and without a symbol. */
+static void fp_marker_value(gl_graph *g) { fp_dim(g, 1)->value = INT64_MIN; }
+static void fp_marker_with_sym(gl_graph *g) { fp_dim(g, 0)->value = INT64_MIN; }
+/* A known dim that also names a symbol (not made by the IR, but distinct all the same). */
+static void fp_number_with_sym(gl_graph *g)
+{
+    gl_dim *d = fp_dim(g, 1);
+    d->sym = gl_xstrdup("N");
+}
+/* Initializers. */
+static void fp_init_byte(gl_graph *g) { ((float *)gl_tensor_make_writable(fp_w(g)))[3] = 5; }
+static void fp_init_dtype(gl_graph *g) { fp_w(g)->dtype = GL_DT_INT32; }
+static void fp_init_dims(gl_graph *g)
+{
+    gl_tensor *t = fp_w(g);
+    t->rank = 2;
+    t->dims[0] = t->dims[1] = 2;
+}
+static void fp_init_name(gl_graph *g) { gl_rename_value(g, gl_find_value(g, "w"), "w2"); }
+static void fp_init_added(gl_graph *g)
+{
+    tu_const_f32(g, "b", 1, (int64_t[]){1}, (float[]){0});
+}
+
+static const struct {
+    const char *what;
+    void (*edit)(gl_graph *g);
+    const char *out_type; /* edit NULL: Mul's output gets this type (tu_parse_type) */
+} fp_edits[] = {
+    {"op type", fp_op_type, NULL},
+    {"domain", fp_domain, NULL},
+    {"node name", fp_node_name, NULL},
+    {"input rewired", fp_rewire, NULL},
+    {"omitted optional input", fp_omitted_input, NULL},
+    {"node added", fp_node_added, NULL},
+    {"value renamed", fp_value_name, NULL},
+    {"graph input added", fp_input_added, NULL},
+    {"graph output listed twice", fp_output_twice, NULL},
+    {"graph output moved", fp_output_moved, NULL},
+    {"graph input's type", fp_input_type, NULL},
+    {"int attribute", fp_attr_int, NULL},
+    {"float attribute", fp_attr_float, NULL},
+    {"string attribute", fp_attr_string, NULL},
+    {"ints attribute", fp_attr_ints, NULL},
+    {"ints attribute longer", fp_attr_ints_longer, NULL},
+    {"attribute kind", fp_attr_kind, NULL},
+    {"attribute renamed", fp_attr_renamed, NULL},
+    {"attribute removed", fp_attr_removed, NULL},
+    {"dtype", NULL, "double[N,4]"},
+    {"nothing known", NULL, "?"},
+    {"rank unknown", NULL, "float"},
+    {"scalar", NULL, "float[]"},
+    {"rank", NULL, "float[N,4,1]"},
+    {"dims swapped", NULL, "float[4,N]"},
+    {"dim value", NULL, "float[N,5]"},
+    {"symbol to number", NULL, "float[1,4]"},
+    {"symbol renamed", NULL, "float[M,4]"},
+    {"symbol to unknown", NULL, "float[?,4]"},
+    {"number to symbol", NULL, "float[N,K]"},
+    {"empty symbol", fp_sym_empty, NULL},
+    {"marker word as a value", fp_marker_value, NULL},
+    {"marker word as a value with a symbol", fp_marker_with_sym, NULL},
+    {"number with a symbol", fp_number_with_sym, NULL},
+    {"initializer byte", fp_init_byte, NULL},
+    {"initializer dtype", fp_init_dtype, NULL},
+    {"initializer dims", fp_init_dims, NULL},
+    {"initializer renamed", fp_init_name, NULL},
+    {"initializer added", fp_init_added, NULL},
+};
+
+/* Every row's graph differs from the base and from every other row's: one edit of any
+ * kind (node, value, attribute, type, shape, initializer) changes the fingerprint, and
+ * no two edits land on the same one. */
+Test(pipeline, fingerprint_sees_every_kind_of_difference)
+{
+    enum { N = GL_ARRAY_LEN(fp_edits) };
+    uint64_t prints[N + 1];
+    gl_model *base = fp_base();
+    prints[N] = gl_graph_fingerprint(base->graph);
+    for (size_t e = 0; e < N; e++) {
+        gl_model *m = gl_model_clone(base);
+        cr_assert_eq(gl_graph_fingerprint(m->graph), prints[N], "%s: the clone",
+                     fp_edits[e].what);
+        if (fp_edits[e].edit)
+            fp_edits[e].edit(m->graph);
+        else
+            fp_retype(fp_out(m->graph), fp_edits[e].out_type);
+        prints[e] = gl_graph_fingerprint(m->graph);
+        gl_model_free(m);
+    }
+    gl_model_free(base);
+    for (size_t a = 0; a <= N; a++)
+        for (size_t b = a + 1; b <= N; b++)
+            cr_expect_neq(prints[a], prints[b], "'%s' and '%s' give one fingerprint",
+                          fp_edits[a].what, b < N ? fp_edits[b].what : "the base");
+}
+
 /* Budgets K = 0..all give a monotone sequence of graphs, each K exactly K rewrites, and
  * the decisions of a budgeted run are the first records of the full run, same ids. */
 Test(pipeline, budgets_give_a_monotone_sequence)

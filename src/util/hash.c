@@ -83,6 +83,16 @@ uint32_t gl_index_map_intern(gl_index_map *m, uint64_t h, gl_map_eq_fn eq, const
     return fresh;
 }
 
+uint32_t gl_index_map_find(const gl_index_map *m, uint64_t h, gl_map_eq_fn eq, const void *ctx)
+{
+    if (!m->cap)
+        return GL_INDEX_NONE;
+    for (size_t i = h & (m->cap - 1); m->slots[i]; i = (i + 1) & (m->cap - 1))
+        if (m->hashes[i] == h && eq(ctx, m->slots[i] - 1))
+            return m->slots[i] - 1;
+    return GL_INDEX_NONE;
+}
+
 void gl_index_map_free(gl_index_map *m)
 {
     free(m->slots);

@@ -40,6 +40,10 @@ typedef bool (*gl_map_eq_fn)(const void *ctx, uint32_t idx);
  * recording it as that key's entry. A zeroed map is empty and ready. */
 uint32_t gl_index_map_intern(gl_index_map *m, uint64_t h, gl_map_eq_fn eq, const void *ctx,
                              uint32_t fresh);
+#define GL_INDEX_NONE UINT32_MAX
+/* The index of the entry equal to the key, or GL_INDEX_NONE; records nothing (for maps
+ * filled once and then only read, by any number of threads). */
+uint32_t gl_index_map_find(const gl_index_map *m, uint64_t h, gl_map_eq_fn eq, const void *ctx);
 void gl_index_map_free(gl_index_map *m);
 
 #endif

@@ -1089,6 +1089,45 @@ static void node_free(gl_node *n)
     free(n);
 }
 
+/* The names of a graph's loaded nodes: the pointers, then their text, in one
+ * allocation. Never changed once made, so a clone takes a reference instead of a copy
+ * (100k strings at 100k nodes). Counts are atomic: the workbench clones and frees
+ * snapshots on more than one thread. */
+struct gl_origin_block {
+    int refs;
+    char *names[]; /* then the strings */
+};
+
+static void origin_block_unref(struct gl_origin_block *b)
+{
+    if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(b);
+}
+
+void gl_graph_record_origins(gl_graph *g)
+{
+    size_t n = g->next_node_id, text = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i])
+            text += strlen(g->nodes[i]->name) + 1;
+    struct gl_origin_block *b = gl_xmalloc(sizeof(*b) + n * sizeof(char *) + text);
+    b->refs = 1;
+    memset(b->names, 0, n * sizeof(char *));
+    char *at = (char *)(b->names + n);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gl_node *node = g->nodes[i];
+        if (!node || node->id >= n)
+            continue;
+        size_t len = strlen(node->name) + 1;
+        b->names[node->id] = memcpy(at, node->name, len);
+        at += len;
+    }
+    origin_block_unref(g->origin_block);
+    g->origin_block = b;
+    g->origin_names = b->names;
+    g->n_origin_names = n;
+}
+
 /* Frees g and everything it owns; never touches the enclosing graph (a caller removing a
  * subgraph from a live node goes through gl_node_remove_attr, which fixes the uses). */
 void gl_graph_free(gl_graph *g)
@@ -1109,9 +1148,7 @@ void gl_graph_free(gl_graph *g)
     free(g->captures);
     bytes_array_free(g->sparse_inits, g->n_sparse_inits);
     bytes_array_free(g->quant_annotations, g->n_quant_annotations);
-    for (size_t i = 0; i < g->n_origin_names; i++)
-        free(g->origin_names[i]);
-    free(g->origin_names);
+    origin_block_unref(g->origin_block);
     free(g->name);
     free(g->doc_string);
     index_free(g->index);
@@ -2067,8 +2104,12 @@ static gl_graph *graph_clone(const gl_graph *src, gl_model *m, gl_graph *parent,
     d->n_sparse_inits = src->n_sparse_inits;
     d->quant_annotations = bytes_array_copy(src->quant_annotations, src->n_quant_annotations);
     d->n_quant_annotations = src->n_quant_annotations;
-    d->origin_names = strings_copy(src->origin_names, src->n_origin_names);
-    d->n_origin_names = src->n_origin_names;
+    if (src->origin_block) {
+        __atomic_fetch_add(&src->origin_block->refs, 1, __ATOMIC_RELAXED);
+        d->origin_block = src->origin_block;
+        d->origin_names = src->origin_names;
+        d->n_origin_names = src->n_origin_names;
+    }
     return d;
 }
 

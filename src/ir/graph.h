@@ -269,8 +269,10 @@ struct gl_graph {
     gl_bytes *quant_annotations; /* packed TensorAnnotation, kept verbatim */
     size_t n_quant_annotations;
 
-    char **origin_names;   /* name of the loaded node with id i (provenance) */
+    char **origin_names;   /* name of the loaded node with id i (provenance); read-only:
+                            * made by gl_graph_record_origins, shared with clones */
     size_t n_origin_names;
+    struct gl_origin_block *origin_block; /* owns origin_names and their text */
 
     uint32_t next_node_id, next_value_id;
     size_t live_nodes;     /* nodes that are not holes */
@@ -344,6 +346,10 @@ void gl_graph_free(gl_graph *g);
 /* Make room for that many more nodes and values (arrays and name index) so that adding
  * them never regrows or rehashes: for loaders, which know the counts up front. */
 void gl_graph_reserve(gl_graph *g, size_t more_nodes, size_t more_values);
+
+/* origin_names := the name of every live node, by id (what a loader calls once its nodes
+ * are made). The names go in one block that clones share instead of copying. */
+void gl_graph_record_origins(gl_graph *g);
 
 /* Lookup by name (O(1)); NULL when absent. gl_find_node finds the first node so named. */
 gl_value *gl_find_value(const gl_graph *g, const char *name);

@@ -463,14 +463,6 @@ static gl_status output_clash(graph_job *gj, const Onnx__NodeProto *np, const ch
     return GL_ERR_INPUT;
 }
 
-/* Provenance: every loaded node stands for itself; origin_names maps ids to the names
- * the file gave (or we generated), for messages after passes renamed or fused nodes.
- * Recorded as each node is made, while its name is still in the cache. */
-static void record_origin(gl_graph *g, gl_node *n)
-{
-    gl_node_set_provenance(n, &n->id, 1, -1);
-    g->origin_names[n->id] = gl_xstrdup(n->name);
-}
 
 /* The node with its outputs named as the file says (an empty name: omitted output). */
 static gl_status create_node(graph_job *gj, const name_set *file_names,
@@ -494,7 +486,8 @@ static gl_status create_node(graph_job *gj, const name_set *file_names,
     n->name_generated = generated;
     n->doc_string = np->doc_string;
     np->doc_string = NULL;
-    record_origin(gj->g, n);
+    /* Provenance: every loaded node stands for itself (create_nodes records the names). */
+    gl_node_set_provenance(n, &n->id, 1, -1);
     *out = n;
     return GL_OK;
 }
@@ -555,10 +548,7 @@ static gl_status create_nodes(graph_job *gj, Onnx__NodeProto **nps, size_t n,
      * messages no longer hold their names (the nodes took them; freed messages are
      * NULL). */
     name_set file_names = {0};
-    /* The nodes get the next n ids (a graph's nodes are loaded once). */
     gl_graph *g = gj->g;
-    g->n_origin_names = g->next_node_id + n;
-    g->origin_names = gl_xcalloc(g->n_origin_names, sizeof(char *));
     gl_status st = GL_OK;
     bool early = true;
     *n_wired = 0;
@@ -576,6 +566,10 @@ static gl_status create_nodes(graph_job *gj, Onnx__NodeProto **nps, size_t n,
         }
     }
     free(file_names.slots);
+    /* origin_names maps ids to the names the file gave (or we generated), for messages
+     * after passes renamed or fused nodes. */
+    if (st == GL_OK)
+        gl_graph_record_origins(g);
     return st;
 }
 

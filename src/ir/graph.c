@@ -1073,6 +1073,15 @@ static void prov_set_origins(gl_provenance *p, const uint32_t *origins, size_t c
     p->n_origins = count;
 }
 
+/* Empty output slots; one output lives in the node itself (most nodes have one). */
+static void node_set_output_count(gl_node *n, size_t count)
+{
+    n->outputs = count > 1 ? gl_xcalloc(count, sizeof(gl_value *))
+                 : count ? &n->output_single : NULL;
+    n->output_single = NULL;
+    n->n_outputs = count;
+}
+
 static void node_free(gl_node *n)
 {
     free(n->name);
@@ -1080,7 +1089,8 @@ static void node_free(gl_node *n)
     free(n->domain);
     free(n->doc_string);
     free(n->inputs);
-    free(n->outputs);
+    if (n->outputs != &n->output_single)
+        free(n->outputs);
     for (size_t i = 0; i < n->n_attrs; i++)
         gl_attr_free(&n->attrs[i]);
     free(n->attrs);
@@ -1350,8 +1360,7 @@ static gl_node *node_alloc(gl_graph *g, const char *op_type, const char *domain,
     n->name_generated = !name || !*name;
     n->name = n->name_generated ? generated_node_name(g, op_type) : adopt(name, mode);
     n->prov.decision = -1;
-    n->outputs = n_outputs ? gl_xcalloc(n_outputs, sizeof(gl_value *)) : NULL;
-    n->n_outputs = n_outputs;
+    node_set_output_count(n, n_outputs);
     return n;
 }
 
@@ -1997,10 +2006,9 @@ static gl_node *node_clone(const gl_node *src, gl_graph *g)
     n->index = src->index;
     n->inputs = value_list_map(g, src->inputs, src->n_inputs, &n->cap_inputs);
     n->n_inputs = src->n_inputs;
-    n->outputs = value_list_map(g, src->outputs, src->n_outputs, &(size_t){0});
-    n->n_outputs = src->n_outputs;
+    node_set_output_count(n, src->n_outputs);
     for (size_t i = 0; i < n->n_outputs; i++)
-        if (n->outputs[i])
+        if ((n->outputs[i] = map_value(g, src->outputs[i])))
             n->outputs[i]->producer = n;
     n->implicit = value_list_map(g, src->implicit, src->n_implicit, &n->cap_implicit);
     n->n_implicit = src->n_implicit;

@@ -176,16 +176,19 @@ typedef struct gl_provenance {
 
 struct gl_node {
     char *name;         /* owned; generated ("Conv_12") when the file had none */
-    bool name_generated;
     char *op_type;
     char *domain;       /* "" for ai.onnx, never NULL (gl_domain_canonical) */
     char *doc_string;
     uint32_t id;        /* stable within the graph, never reused */
+    bool name_generated;
     gl_graph *graph;
     gl_value **inputs;  /* NULL entry: an omitted optional input ("") */
     size_t n_inputs, cap_inputs;
-    gl_value **outputs; /* NULL entry: an omitted optional output */
+    gl_value **outputs; /* NULL entry: an omitted optional output. A lone output's slot
+                         * is `output_single` below (no allocation per node): the array
+                         * is the graph's to allocate and free. */
     size_t n_outputs;
+    gl_value *output_single;
     gl_attr *attrs;
     size_t n_attrs, cap_attrs;
     gl_value **implicit; /* distinct outer values read by this node's subgraphs */

@@ -1056,9 +1056,7 @@ static gl_model *rich_model(void)
     m->path = strdup("<memory>");
     gl_node_set_attr_ints(f.mul, "perm", (const int64_t[]){1, 0}, 2);
     gl_node_set_provenance(f.mul, (const uint32_t[]){0}, 1, -1);
-    f.g->origin_names = calloc(1, sizeof(char *));
-    f.g->origin_names[0] = strdup("mul");
-    f.g->n_origin_names = 1;
+    gl_graph_record_origins(f.g);
     gl_dim_set_sym(&f.x->type.shape.dims[0], "N");
     m->functions = calloc(1, sizeof(gl_function));
     m->n_functions = 1;
@@ -1123,6 +1121,9 @@ Test(ir, clone_is_deep_and_independent)
     cr_assert_eq(c->functions[0].body->model, c);
     cr_assert_eq(gl_model_opset(c, ""), 13);
     cr_assert_str_eq(cg->origin_names[0], "mul");
+    cr_assert_str_eq(cg->origin_names[2], "if");
+    cr_assert_eq(cg->n_origin_names, m->graph->n_origin_names);
+    cr_assert_eq(cg->origin_names, m->graph->origin_names, "never changed: shared, not copied");
 
     gl_node *cmul = gl_find_node(cg, "mul");
     gl_node *omul = gl_find_node(m->graph, "mul");
@@ -1188,6 +1189,7 @@ Test(ir, clone_name_index_is_the_clones)
         cr_assert_eq(n->graph, cg, "node '%s'", nodes[i]);
         cr_assert_str_eq(n->name, nodes[i]);
     }
+    cr_assert_str_eq(cg->origin_names[0], "mul", "the shared names outlive the source");
     static const char *const values[] = {"x", "w", "relu_out0"};
     for (size_t i = 0; i < GL_ARRAY_LEN(values); i++) {
         gl_value *v = gl_find_value(cg, values[i]);

@@ -205,6 +205,16 @@ static Onnx__AttributeProto *attr_graph(Onnx__NodeProto *n, const char *name,
     return a;
 }
 
+/* An If branch of one node whose output (float[2]) is the branch's. */
+static Onnx__GraphProto *one_node_branch(const char *name, const char *op, const char *node,
+                                         const char *ins, const char *out)
+{
+    Onnx__GraphProto *g = graph_new(name);
+    add_node(g, op, node, ins, out);
+    add_output(g, out, 1, "2");
+    return g;
+}
+
 static Onnx__ModelProto *model_new(int64_t ir, int64_t opset)
 {
     Onnx__ModelProto *m = malloc(sizeof(*m));
@@ -913,6 +923,86 @@ Test(load, cyclic_graph_loads_and_verify_reports_the_cycle)
     gl_model_free(m);
 }
 
+/* Phase 1 wires the nodes it can while it creates them and leaves the rest to phase 2:
+ * whichever phase wires a node, the uses of a value list its readers in file order (slot
+ * -1: a subgraph's capture), and attributes still load. */
+typedef struct use_order_case {
+    const char *what;
+    Onnx__ModelProto *(*build)(void);
+    const char *uses_of_x; /* "node:slot,..." */
+} use_order_case;
+
+static Onnx__ModelProto *uses_in_order(void)
+{
+    Onnx__ModelProto *mp = model_new(8, 13);
+    add_input(mp->graph, "x", 1, "4");
+    add_node(mp->graph, "Relu", "a", "x", "p");
+    add_node(mp->graph, "Add", "b", "p,x", "q");
+    Onnx__NodeProto *c = add_node(mp->graph, "Softmax", "c", "x", "r");
+    Onnx__AttributeProto *axis = attr_new(c, "axis", 2);
+    axis->has_i = 1;
+    axis->i = 0;
+    add_node(mp->graph, "Sum", "d", "q,r,x,x", "y");
+    add_output(mp->graph, "y", 1, "4");
+    return mp;
+}
+
+/* "a" reads what a later node makes: a, b and c are wired in phase 2. */
+static Onnx__ModelProto *uses_after_a_later_name(void)
+{
+    Onnx__ModelProto *mp = model_new(8, 13);
+    add_input(mp->graph, "x", 1, "4");
+    add_node(mp->graph, "Add", "a", "x,t", "p");
+    add_node(mp->graph, "Relu", "b", "x", "q");
+    add_node(mp->graph, "Relu", "c", "x", "t");
+    add_node(mp->graph, "Add", "d", "p,q", "y");
+    add_output(mp->graph, "y", 1, "4");
+    return mp;
+}
+
+/* The If's branch reads x (an implicit use, made as phase 2 loads the branch) before
+ * "b" reads it. */
+static Onnx__ModelProto *uses_after_a_subgraph(void)
+{
+    Onnx__ModelProto *mp = model_new(8, 13);
+    Onnx__GraphProto *g = mp->graph;
+    add_input(g, "cond", 9, "");
+    add_input(g, "x", 1, "2");
+    add_node(g, "Relu", "a", "x", "p");
+    Onnx__NodeProto *n = add_node(g, "If", "if1", "cond", "i");
+    attr_graph(n, "then_branch", one_node_branch("then", "Identity", "then_id", "x", "then_out"));
+    attr_graph(n, "else_branch", one_node_branch("else", "Identity", "else_id", "p", "else_out"));
+    add_node(g, "Add", "b", "i,x", "y");
+    add_output(g, "y", 1, "2");
+    return mp;
+}
+
+static const use_order_case use_order_cases[] = {
+    {"nodes in order", uses_in_order, "a:0,b:1,c:0,d:2,d:3"},
+    {"a node reads a later node's output", uses_after_a_later_name, "a:0,b:0,c:0"},
+    {"a subgraph reads it", uses_after_a_subgraph, "a:0,if1:-1,b:1"},
+};
+
+Test(load, uses_follow_file_order_whichever_phase_wires_a_node)
+{
+    for (size_t i = 0; i < sizeof(use_order_cases) / sizeof(use_order_cases[0]); i++) {
+        const use_order_case *c = &use_order_cases[i];
+        gl_model *m = load_ok(c->build(), NULL);
+        const gl_value *x = value_named(m->graph, "x");
+        char got[256] = "";
+        for (size_t u = 0; u < x->n_uses; u++)
+            snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s:%d", u ? "," : "",
+                     x->uses[u].node->name, x->uses[u].slot);
+        cr_expect_str_eq(got, c->uses_of_x, "%s", c->what);
+        const gl_node *softmax = gl_find_node(m->graph, "c");
+        if (softmax && gl_node_is(softmax, "Softmax"))
+            cr_expect_eq(gl_node_attr_int(softmax, "axis", 99), 0, "%s", c->what);
+        cr_expect_eq(gl_graph_verify(m->graph, true), GL_OK, "%s: %s", c->what,
+                     gl_error_message());
+        gl_model_free(m);
+    }
+}
+
 /* ==== attributes ============================================================================ */
 
 Test(load, attributes_of_every_kind)
@@ -1014,16 +1104,11 @@ static Onnx__ModelProto *if_model(void)
     add_input(g, "cond", 9, "");
     add_input(g, "x", 1, "2");
     Onnx__NodeProto *n = add_node(g, "If", "if1", "cond", "y");
-    Onnx__GraphProto *then_g = graph_new("then");
+    Onnx__GraphProto *then_g = one_node_branch("then", "Add", "then_add", "x,one", "then_out");
     float one = 1;
     add_init(then_g, tensor_f32("one", "", &one, 1));
-    add_node(then_g, "Add", "then_add", "x,one", "then_out");
-    add_output(then_g, "then_out", 1, "2");
-    Onnx__GraphProto *else_g = graph_new("else");
-    add_node(else_g, "Identity", "else_id", "x", "else_out");
-    add_output(else_g, "else_out", 1, "2");
     attr_graph(n, "then_branch", then_g);
-    attr_graph(n, "else_branch", else_g);
+    attr_graph(n, "else_branch", one_node_branch("else", "Identity", "else_id", "x", "else_out"));
     add_output(g, "y", 1, "2");
     return mp;
 }

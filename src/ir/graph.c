@@ -19,22 +19,25 @@
 /* ==== the name index ================================================================
  *
  * Open addressing with linear probing and backward-shift deletion (no tombstones, so a
- * long edit session does not slow lookups down). Keys of the name tables are borrowed
- * from the values/nodes they map to; keys of the suffix tables are owned.
+ * long edit session does not slow lookups down). A slot is 16 bytes: the name tables
+ * keep the node or value itself, whose name is the key (a name only changes through the
+ * index: gl_rename_node, gl_rename_value), and the suffix tables an owned copy of the
+ * key. At 100k nodes the two name tables were 2 x 8.4 MB of 32-byte slots (issue 23).
  */
 
 typedef struct name_slot {
-    const char *key; /* NULL: empty slot; always NUL-terminated */
-    uint64_t hash;
-    void *obj;
-    size_t aux;
+    const void *ref; /* NULL: empty slot; else the node, the value or the owned key */
+    uint32_t hash;   /* low 32 bits of the key's gl_hash_bytes */
+    uint32_t aux;    /* node names: how many nodes share it; suffixes: next k to try */
 } name_slot;
+
+typedef enum name_keys { KEYS_OF_NODES, KEYS_OF_VALUES, KEYS_OWNED } name_keys;
 
 typedef struct name_table {
     name_slot *slots;
     size_t cap; /* 0 or a power of two */
     size_t count;
-    bool owns_keys;
+    name_keys keys;
 } name_table;
 
 /* A name scope: the names themselves and, per hint, the next suffix worth trying.
@@ -50,34 +53,52 @@ struct gl_name_index {
     name_scope nodes;  /* node name -> first node so named; aux = how many share it */
 };
 
+static const char *slot_key(const name_table *t, const name_slot *s)
+{
+    switch (t->keys) {
+    case KEYS_OF_NODES: return ((const gl_node *)s->ref)->name;
+    case KEYS_OF_VALUES: return ((const gl_value *)s->ref)->name;
+    case KEYS_OWNED: break;
+    }
+    return s->ref;
+}
+
 /* `key` may be a prefix of a longer string (the suffix tables look up "h" inside
  * "h_3"): compare its `len` bytes, then check the stored key ends there too. Equal
- * 64-bit hashes make the string compare nearly always a match. */
+ * hashes make the string compare nearly always a match. */
 static name_slot *table_find_hashed(const name_table *t, const char *key, size_t len,
-                                    uint64_t h)
+                                    uint32_t h)
 {
     if (!t->cap)
         return NULL;
     size_t mask = t->cap - 1;
-    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
         name_slot *s = &t->slots[i];
-        if (!s->key)
+        if (!s->ref)
             return NULL;
-        if (s->hash == h && strncmp(s->key, key, len) == 0 && s->key[len] == '\0')
+        if (s->hash != h)
+            continue;
+        const char *k = slot_key(t, s);
+        if (strncmp(k, key, len) == 0 && k[len] == '\0')
             return s;
     }
 }
 
+static uint32_t hash_key(const char *key, size_t len)
+{
+    return (uint32_t)gl_hash_bytes(key, len);
+}
+
 static name_slot *table_find(const name_table *t, const char *key, size_t len)
 {
-    return t->cap ? table_find_hashed(t, key, len, gl_hash_bytes(key, len)) : NULL;
+    return t->cap ? table_find_hashed(t, key, len, hash_key(key, len)) : NULL;
 }
 
 static name_slot *table_place(name_table *t, const name_slot *src)
 {
     size_t mask = t->cap - 1;
-    size_t i = (size_t)src->hash & mask;
-    while (t->slots[i].key)
+    size_t i = src->hash & mask;
+    while (t->slots[i].ref)
         i = (i + 1) & mask;
     t->slots[i] = *src;
     return &t->slots[i];
@@ -102,21 +123,23 @@ static void table_reserve(name_table *t, size_t count)
     t->cap = cap;
     t->slots = gl_xcalloc(t->cap, sizeof(name_slot));
     for (size_t i = 0; i < old_cap; i++)
-        if (old[i].key)
+        if (old[i].ref)
             table_place(t, &old[i]);
     free(old);
 }
 
-/* Find `key` or add it (obj NULL, aux 0): one hash, one probe sequence. */
-static name_slot *table_upsert(name_table *t, const char *key, size_t len)
+/* Find `key` or add it (aux 0), one hash and one probe sequence: a name table adds
+ * `obj`, whose name is `key`; a suffix table (obj NULL) a copy of key. The caller tells
+ * which by comparing ->ref with obj. */
+static name_slot *table_upsert(name_table *t, const char *key, size_t len, const void *obj)
 {
-    uint64_t h = gl_hash_bytes(key, len);
+    uint32_t h = hash_key(key, len);
     name_slot *s = table_find_hashed(t, key, len, h);
     if (s)
         return s;
     table_reserve(t, t->count + 1); /* doubles when full: amortized O(1) */
     name_slot fresh = {
-        .key = t->owns_keys ? gl_xstrndup(key, len) : key,
+        .ref = t->keys == KEYS_OWNED ? gl_xstrndup(key, len) : obj,
         .hash = h,
     };
     t->count++;
@@ -127,12 +150,12 @@ static void table_delete(name_table *t, name_slot *s)
 {
     size_t mask = t->cap - 1;
     size_t hole = (size_t)(s - t->slots);
-    if (t->owns_keys)
-        free((char *)s->key);
+    if (t->keys == KEYS_OWNED)
+        free((void *)s->ref);
     /* Backward shift: pull later members of the probe run into the hole whenever their
      * home slot does not lie (cyclically) between the hole and their current slot. */
-    for (size_t j = (hole + 1) & mask; t->slots[j].key; j = (j + 1) & mask) {
-        size_t home = (size_t)t->slots[j].hash & mask;
+    for (size_t j = (hole + 1) & mask; t->slots[j].ref; j = (j + 1) & mask) {
+        size_t home = t->slots[j].hash & mask;
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             t->slots[hole] = t->slots[j];
@@ -143,20 +166,23 @@ static void table_delete(name_table *t, name_slot *s)
     t->count--;
 }
 
+/* Empty again; the table keeps its kind of keys. */
 static void table_free(name_table *t)
 {
-    if (t->owns_keys)
+    if (t->keys == KEYS_OWNED)
         for (size_t i = 0; i < t->cap; i++)
-            free((char *)t->slots[i].key);
+            free((void *)t->slots[i].ref);
     free(t->slots);
-    memset(t, 0, sizeof(*t));
+    *t = (name_table){.keys = t->keys};
 }
 
 static struct gl_name_index *index_new(void)
 {
     struct gl_name_index *ix = gl_xcalloc(1, sizeof(*ix));
-    ix->values.suffix.owns_keys = true;
-    ix->nodes.suffix.owns_keys = true;
+    ix->values.names.keys = KEYS_OF_VALUES;
+    ix->values.suffix.keys = KEYS_OWNED;
+    ix->nodes.names.keys = KEYS_OF_NODES;
+    ix->nodes.suffix.keys = KEYS_OWNED;
     return ix;
 }
 
@@ -196,7 +222,7 @@ static void scope_name_freed(name_scope *sc, const char *name)
         return;
     name_slot *s = table_find(&sc->suffix, name, base_len);
     if (s && s->aux > k)
-        s->aux = k;
+        s->aux = (uint32_t)k;
 }
 
 static char *scope_unique(name_scope *sc, const char *hint)
@@ -213,19 +239,17 @@ static char *scope_unique(name_scope *sc, const char *hint)
         if (!table_find(&sc->names, buf, (size_t)len))
             break;
     }
-    /* Looked up again: the table may not hold the hint yet. */
-    table_upsert(&sc->suffix, hint, hint_len)->aux = k;
+    /* Looked up again: the table may not hold the hint yet. A k past 32 bits is
+     * remembered as a smaller one, which keeps the invariant (only the search is
+     * longer). */
+    table_upsert(&sc->suffix, hint, hint_len, NULL)->aux = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
     return buf;
 }
 
 /* Make `v` the holder of its name; false (index unchanged) when another value holds it. */
 static bool index_claim_value(gl_graph *g, gl_value *v)
 {
-    name_slot *s = table_upsert(&g->index->values.names, v->name, strlen(v->name));
-    if (s->obj && s->obj != v)
-        return false;
-    s->obj = v;
-    return true;
+    return table_upsert(&g->index->values.names, v->name, strlen(v->name), v)->ref == v;
 }
 
 /* Names of live values are unique, so a clash here would be a bug elsewhere: the first
@@ -238,7 +262,7 @@ static void index_add_value(gl_graph *g, gl_value *v)
 static void index_drop_value(gl_graph *g, gl_value *v)
 {
     name_slot *s = table_find(&g->index->values.names, v->name, strlen(v->name));
-    if (!s || s->obj != v)
+    if (!s || s->ref != v)
         return;
     table_delete(&g->index->values.names, s);
     scope_name_freed(&g->index->values, v->name);
@@ -246,10 +270,7 @@ static void index_drop_value(gl_graph *g, gl_value *v)
 
 static void index_add_node(gl_graph *g, gl_node *n)
 {
-    name_slot *s = table_upsert(&g->index->nodes.names, n->name, strlen(n->name));
-    if (!s->obj)
-        s->obj = n;
-    s->aux++;
+    table_upsert(&g->index->nodes.names, n->name, strlen(n->name), n)->aux++;
 }
 
 /* First live node in order named like `n`, other than `n`. O(n) but only reached when
@@ -272,10 +293,8 @@ static void index_drop_node(gl_graph *g, gl_node *n)
     if (--s->aux == 0) {
         table_delete(&g->index->nodes.names, s);
         scope_name_freed(&g->index->nodes, n->name);
-    } else if (s->obj == n) {
-        gl_node *next = next_node_named(g, n);
-        s->obj = next;
-        s->key = next->name; /* the key is borrowed from the node it maps to */
+    } else if (s->ref == n) {
+        s->ref = next_node_named(g, n); /* whose name is the key from now on */
     }
 }
 
@@ -1054,6 +1073,15 @@ static void prov_set_origins(gl_provenance *p, const uint32_t *origins, size_t c
     p->n_origins = count;
 }
 
+/* Empty output slots; one output lives in the node itself (most nodes have one). */
+static void node_set_output_count(gl_node *n, size_t count)
+{
+    n->outputs = count > 1 ? gl_xcalloc(count, sizeof(gl_value *))
+                 : count ? &n->output_single : NULL;
+    n->output_single = NULL;
+    n->n_outputs = count;
+}
+
 static void node_free(gl_node *n)
 {
     free(n->name);
@@ -1061,13 +1089,53 @@ static void node_free(gl_node *n)
     free(n->domain);
     free(n->doc_string);
     free(n->inputs);
-    free(n->outputs);
+    if (n->outputs != &n->output_single)
+        free(n->outputs);
     for (size_t i = 0; i < n->n_attrs; i++)
         gl_attr_free(&n->attrs[i]);
     free(n->attrs);
     free(n->implicit);
     prov_free_origins(&n->prov);
     free(n);
+}
+
+/* The names of a graph's loaded nodes: the pointers, then their text, in one
+ * allocation. Never changed once made, so a clone takes a reference instead of a copy
+ * (100k strings at 100k nodes). Counts are atomic: the workbench clones and frees
+ * snapshots on more than one thread. */
+struct gl_origin_block {
+    int refs;
+    char *names[]; /* then the strings */
+};
+
+static void origin_block_unref(struct gl_origin_block *b)
+{
+    if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(b);
+}
+
+void gl_graph_record_origins(gl_graph *g)
+{
+    size_t n = g->next_node_id, text = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i])
+            text += strlen(g->nodes[i]->name) + 1;
+    struct gl_origin_block *b = gl_xmalloc(sizeof(*b) + n * sizeof(char *) + text);
+    b->refs = 1;
+    memset(b->names, 0, n * sizeof(char *));
+    char *at = (char *)(b->names + n);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gl_node *node = g->nodes[i];
+        if (!node || node->id >= n)
+            continue;
+        size_t len = strlen(node->name) + 1;
+        b->names[node->id] = memcpy(at, node->name, len);
+        at += len;
+    }
+    origin_block_unref(g->origin_block);
+    g->origin_block = b;
+    g->origin_names = b->names;
+    g->n_origin_names = n;
 }
 
 /* Frees g and everything it owns; never touches the enclosing graph (a caller removing a
@@ -1090,9 +1158,7 @@ void gl_graph_free(gl_graph *g)
     free(g->captures);
     bytes_array_free(g->sparse_inits, g->n_sparse_inits);
     bytes_array_free(g->quant_annotations, g->n_quant_annotations);
-    for (size_t i = 0; i < g->n_origin_names; i++)
-        free(g->origin_names[i]);
-    free(g->origin_names);
+    origin_block_unref(g->origin_block);
     free(g->name);
     free(g->doc_string);
     index_free(g->index);
@@ -1104,7 +1170,7 @@ gl_value *gl_find_value(const gl_graph *g, const char *name)
     if (!name)
         return NULL;
     name_slot *s = table_find(&g->index->values.names, name, strlen(name));
-    return s ? s->obj : NULL;
+    return s ? (gl_value *)s->ref : NULL;
 }
 
 gl_node *gl_find_node(const gl_graph *g, const char *name)
@@ -1112,7 +1178,7 @@ gl_node *gl_find_node(const gl_graph *g, const char *name)
     if (!name)
         return NULL;
     name_slot *s = table_find(&g->index->nodes.names, name, strlen(name));
-    return s ? s->obj : NULL;
+    return s ? (gl_node *)s->ref : NULL;
 }
 
 gl_node *gl_find_node_by_id(const gl_graph *g, uint32_t id)
@@ -1294,8 +1360,7 @@ static gl_node *node_alloc(gl_graph *g, const char *op_type, const char *domain,
     n->name_generated = !name || !*name;
     n->name = n->name_generated ? generated_node_name(g, op_type) : adopt(name, mode);
     n->prov.decision = -1;
-    n->outputs = n_outputs ? gl_xcalloc(n_outputs, sizeof(gl_value *)) : NULL;
-    n->n_outputs = n_outputs;
+    node_set_output_count(n, n_outputs);
     return n;
 }
 
@@ -1941,10 +2006,9 @@ static gl_node *node_clone(const gl_node *src, gl_graph *g)
     n->index = src->index;
     n->inputs = value_list_map(g, src->inputs, src->n_inputs, &n->cap_inputs);
     n->n_inputs = src->n_inputs;
-    n->outputs = value_list_map(g, src->outputs, src->n_outputs, &(size_t){0});
-    n->n_outputs = src->n_outputs;
+    node_set_output_count(n, src->n_outputs);
     for (size_t i = 0; i < n->n_outputs; i++)
-        if (n->outputs[i])
+        if ((n->outputs[i] = map_value(g, src->outputs[i])))
             n->outputs[i]->producer = n;
     n->implicit = value_list_map(g, src->implicit, src->n_implicit, &n->cap_implicit);
     n->n_implicit = src->n_implicit;
@@ -1959,46 +2023,35 @@ static gl_node *node_clone(const gl_node *src, gl_graph *g)
     return n;
 }
 
-/* The name of a clone's node or value standing for the source's `obj` (positions are
- * kept by the clone), written to *obj. */
-static const char *clone_node_name(const gl_graph *d, const void **obj)
+/* The clone's node or value standing for the source's `obj` (positions are kept by the
+ * clone). */
+static const void *clone_node_of(const gl_graph *d, const void *obj)
 {
-    *obj = d->nodes[((const gl_node *)*obj)->index];
-    return ((const gl_node *)*obj)->name;
+    return d->nodes[((const gl_node *)obj)->index];
 }
 
-static const char *clone_value_name(const gl_graph *d, const void **obj)
+static const void *clone_value_of(const gl_graph *d, const void *obj)
 {
-    *obj = d->values[((const gl_value *)*obj)->index];
-    return ((const gl_value *)*obj)->name;
+    return d->values[((const gl_value *)obj)->index];
 }
 
-/* A clone's name table (empty, borrowing keys) as a copy of the source's, slot for slot,
- * each object and key its clone's: no hashing, probing or string compares, which were
- * a third of cloning a 100k-node graph (issue 23). False, with dst left empty, when a
- * slot has no object to borrow its key from (the caller then adds the names one by
- * one). */
-static bool table_copy_cloned(name_table *dst, const name_table *src, const gl_graph *d,
-                              const char *(*clone_name)(const gl_graph *, const void **))
+/* A clone's name table (empty) as a copy of the source's, slot for slot, each object
+ * its clone (and so each key its clone's name): no hashing, probing or string compares,
+ * which were a third of cloning a 100k-node graph (issue 23). */
+static void table_copy_cloned(name_table *dst, const name_table *src, const gl_graph *d,
+                              const void *(*clone_of)(const gl_graph *, const void *))
 {
     if (!src->cap)
-        return true;
+        return;
     dst->slots = gl_xcalloc(src->cap, sizeof(name_slot));
     dst->cap = src->cap;
     dst->count = src->count;
     for (size_t i = 0; i < src->cap; i++) {
         const name_slot *from = &src->slots[i];
-        if (!from->key)
-            continue;
-        const void *obj = from->obj;
-        if (!obj) {
-            table_free(dst);
-            return false;
-        }
-        dst->slots[i] = (name_slot){.key = clone_name(d, &obj), .hash = from->hash,
-                                    .obj = (void *)obj, .aux = from->aux};
+        if (from->ref)
+            dst->slots[i] = (name_slot){.ref = clone_of(d, from->ref), .hash = from->hash,
+                                        .aux = from->aux};
     }
-    return true;
 }
 
 static void graph_clone_values(gl_graph *d, const gl_graph *src)
@@ -2008,11 +2061,7 @@ static void graph_clone_values(gl_graph *d, const gl_graph *src)
     for (size_t i = 0; i < src->n_values; i++)
         if (src->values[i])
             d->values[i] = value_clone(src->values[i], d);
-    if (!table_copy_cloned(&d->index->values.names, &src->index->values.names, d,
-                           clone_value_name))
-        for (size_t i = 0; i < d->n_values; i++)
-            if (d->values[i])
-                index_add_value(d, d->values[i]);
+    table_copy_cloned(&d->index->values.names, &src->index->values.names, d, clone_value_of);
     d->inputs = value_list_map(d, src->inputs, src->n_inputs, &d->cap_inputs);
     d->n_inputs = src->n_inputs;
     d->outputs = value_list_map(d, src->outputs, src->n_outputs, &d->cap_outputs);
@@ -2034,9 +2083,7 @@ static void graph_clone_nodes(gl_graph *d, const gl_graph *src)
     for (size_t i = 0; i < src->n_nodes; i++)
         if (src->nodes[i])
             d->nodes[i] = node_clone(src->nodes[i], d);
-    if (!table_copy_cloned(&d->index->nodes.names, &src->index->nodes.names, d,
-                           clone_node_name))
-        index_rebuild_nodes(d);
+    table_copy_cloned(&d->index->nodes.names, &src->index->nodes.names, d, clone_node_of);
     /* Uses last: they point at nodes, which now all exist. */
     for (size_t i = 0; i < src->n_values; i++) {
         const gl_value *sv = src->values[i];
@@ -2065,8 +2112,12 @@ static gl_graph *graph_clone(const gl_graph *src, gl_model *m, gl_graph *parent,
     d->n_sparse_inits = src->n_sparse_inits;
     d->quant_annotations = bytes_array_copy(src->quant_annotations, src->n_quant_annotations);
     d->n_quant_annotations = src->n_quant_annotations;
-    d->origin_names = strings_copy(src->origin_names, src->n_origin_names);
-    d->n_origin_names = src->n_origin_names;
+    if (src->origin_block) {
+        __atomic_fetch_add(&src->origin_block->refs, 1, __ATOMIC_RELAXED);
+        d->origin_block = src->origin_block;
+        d->origin_names = src->origin_names;
+        d->n_origin_names = src->n_origin_names;
+    }
     return d;
 }
 

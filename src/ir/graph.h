@@ -176,16 +176,19 @@ typedef struct gl_provenance {
 
 struct gl_node {
     char *name;         /* owned; generated ("Conv_12") when the file had none */
-    bool name_generated;
     char *op_type;
     char *domain;       /* "" for ai.onnx, never NULL (gl_domain_canonical) */
     char *doc_string;
     uint32_t id;        /* stable within the graph, never reused */
+    bool name_generated;
     gl_graph *graph;
     gl_value **inputs;  /* NULL entry: an omitted optional input ("") */
     size_t n_inputs, cap_inputs;
-    gl_value **outputs; /* NULL entry: an omitted optional output */
+    gl_value **outputs; /* NULL entry: an omitted optional output. A lone output's slot
+                         * is `output_single` below (no allocation per node): the array
+                         * is the graph's to allocate and free. */
     size_t n_outputs;
+    gl_value *output_single;
     gl_attr *attrs;
     size_t n_attrs, cap_attrs;
     gl_value **implicit; /* distinct outer values read by this node's subgraphs */
@@ -269,8 +272,10 @@ struct gl_graph {
     gl_bytes *quant_annotations; /* packed TensorAnnotation, kept verbatim */
     size_t n_quant_annotations;
 
-    char **origin_names;   /* name of the loaded node with id i (provenance) */
+    char **origin_names;   /* name of the loaded node with id i (provenance); read-only:
+                            * made by gl_graph_record_origins, shared with clones */
     size_t n_origin_names;
+    struct gl_origin_block *origin_block; /* owns origin_names and their text */
 
     uint32_t next_node_id, next_value_id;
     size_t live_nodes;     /* nodes that are not holes */
@@ -351,6 +356,10 @@ void gl_graph_free(gl_graph *g);
 /* Make room for that many more nodes and values (arrays and name index) so that adding
  * them never regrows or rehashes: for loaders, which know the counts up front. */
 void gl_graph_reserve(gl_graph *g, size_t more_nodes, size_t more_values);
+
+/* origin_names := the name of every live node, by id (what a loader calls once its nodes
+ * are made). The names go in one block that clones share instead of copying. */
+void gl_graph_record_origins(gl_graph *g);
 
 /* Lookup by name (O(1)); NULL when absent. gl_find_node finds the first node so named. */
 gl_value *gl_find_value(const gl_graph *g, const char *name);

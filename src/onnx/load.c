@@ -7,8 +7,9 @@
  * (gl_add_node_take), and each node's message is freed once the node is wired.
  *
  * A graph is loaded in two phases: first every node and its outputs are created, then
- * the inputs are wired by name. A file whose nodes are out of order (or cyclic) thus
- * still loads — toposort and verify report that later — while a name nothing defines
+ * the inputs are wired by name (phase 1 wires them already while every name it meets is
+ * defined, and frees the messages it is done with: see wire_inputs_early). A file whose
+ * nodes are out of order (or cyclic) thus still loads — toposort and verify report that later — while a name nothing defines
  * anywhere is an error here. Subgraphs are loaded in the second phase of their parent,
  * once every outer value exists; names they do not define resolve outward through
  * gl_resolve_value (captures and implicit inputs).
@@ -462,14 +463,6 @@ static gl_status output_clash(graph_job *gj, const Onnx__NodeProto *np, const ch
     return GL_ERR_INPUT;
 }
 
-/* Provenance: every loaded node stands for itself; origin_names maps ids to the names
- * the file gave (or we generated), for messages after passes renamed or fused nodes.
- * Recorded as each node is made, while its name is still in the cache. */
-static void record_origin(gl_graph *g, gl_node *n)
-{
-    gl_node_set_provenance(n, &n->id, 1, -1);
-    g->origin_names[n->id] = gl_xstrdup(n->name);
-}
 
 /* The node with its outputs named as the file says (an empty name: omitted output). */
 static gl_status create_node(graph_job *gj, const name_set *file_names,
@@ -493,7 +486,8 @@ static gl_status create_node(graph_job *gj, const name_set *file_names,
     n->name_generated = generated;
     n->doc_string = np->doc_string;
     np->doc_string = NULL;
-    record_origin(gj->g, n);
+    /* Provenance: every loaded node stands for itself (create_nodes records the names). */
+    gl_node_set_provenance(n, &n->id, 1, -1);
     *out = n;
     return GL_OK;
 }
@@ -515,31 +509,67 @@ static void collect_lookalike_names(name_set *set, Onnx__NodeProto *const *nps, 
 {
     size_t lookalikes = 0;
     for (size_t i = 0; i < n; i++)
-        lookalikes += has_name(nps[i]) && ends_in_number(nps[i]->name);
+        lookalikes += nps[i] && has_name(nps[i]) && ends_in_number(nps[i]->name);
     name_set_init(set, lookalikes);
     for (size_t i = 0; i < n; i++)
-        if (has_name(nps[i]) && ends_in_number(nps[i]->name))
+        if (nps[i] && has_name(nps[i]) && ends_in_number(nps[i]->name))
             name_set_add(set, nps[i]->name);
 }
 
-static gl_status create_nodes(graph_job *gj, Onnx__NodeProto *const *nps, size_t n,
-                              gl_node **nodes)
+/* Phase 1 also wires a node's inputs when each of them names a value this graph holds
+ * already (in a file whose nodes are in order: nearly every node). A node with nothing
+ * left to load then has its message freed at once, so the messages leave memory while
+ * the IR fills it rather than all at the end. A name not defined here yet (a later
+ * node's output, an outer value, a missing one) leaves this node and all after it to
+ * phase 2, as does a node with a subgraph (its captures add uses as phase 2 loads it):
+ * uses are thus recorded in file order, exactly as phase 2 alone would. */
+static bool wire_inputs_early(gl_graph *g, gl_node *n, const Onnx__NodeProto *np)
+{
+    for (size_t i = 0; i < np->n_attribute; i++)
+        if (np->attribute[i]->g || np->attribute[i]->n_graphs)
+            return false;
+    for (size_t i = 0; i < np->n_input; i++) {
+        const char *name = str_or_empty(np->input[i]);
+        gl_value *v = *name ? gl_find_value(g, name) : NULL;
+        if ((*name && !v) || gl_set_input(g, n, n->n_inputs, v) != GL_OK) {
+            gl_truncate_inputs(g, n, 0); /* phase 2 starts this node over */
+            return false;
+        }
+    }
+    return true;
+}
+
+/* *n_wired: how many leading nodes have their inputs wired already. */
+static gl_status create_nodes(graph_job *gj, Onnx__NodeProto **nps, size_t n,
+                              gl_node **nodes, size_t *n_wired)
 {
     /* Collected at the first unnamed node, so a file that names every node never pays.
      * By then the nodes before it are in the graph's own index (gl_find_node), and their
-     * messages no longer hold their names (the nodes took them). */
+     * messages no longer hold their names (the nodes took them; freed messages are
+     * NULL). */
     name_set file_names = {0};
-    /* The nodes get the next n ids (a graph's nodes are loaded once). */
     gl_graph *g = gj->g;
-    g->n_origin_names = g->next_node_id + n;
-    g->origin_names = gl_xcalloc(g->n_origin_names, sizeof(char *));
     gl_status st = GL_OK;
+    bool early = true;
+    *n_wired = 0;
     for (size_t i = 0; i < n && st == GL_OK; i++) {
         if (!has_name(nps[i]) && !file_names.slots)
             collect_lookalike_names(&file_names, nps, n);
         st = create_node(gj, &file_names, nps[i], i, &nodes[i]);
+        early = early && st == GL_OK && wire_inputs_early(g, nodes[i], nps[i]);
+        if (!early)
+            continue;
+        *n_wired = i + 1;
+        if (nps[i]->n_attribute == 0) {
+            onnx__node_proto__free_unpacked(nps[i], NULL);
+            nps[i] = NULL;
+        }
     }
     free(file_names.slots);
+    /* origin_names maps ids to the names the file gave (or we generated), for messages
+     * after passes renamed or fused nodes. */
+    if (st == GL_OK)
+        gl_graph_record_origins(g);
     return st;
 }
 
@@ -723,7 +753,7 @@ static gl_status load_attribute(graph_job *gj, gl_node *n, Onnx__AttributeProto 
 
 /* ---- nodes, phase 2: inputs and attributes --------------------------------------------- */
 
-static gl_status wire_node(graph_job *gj, gl_node *n, const Onnx__NodeProto *np)
+static gl_status wire_inputs(graph_job *gj, gl_node *n, const Onnx__NodeProto *np)
 {
     for (size_t i = 0; i < np->n_input; i++) {
         const char *name = str_or_empty(np->input[i]);
@@ -738,6 +768,11 @@ static gl_status wire_node(graph_job *gj, gl_node *n, const Onnx__NodeProto *np)
         if (st != GL_OK)
             return st;
     }
+    return GL_OK;
+}
+
+static gl_status load_attributes(graph_job *gj, gl_node *n, const Onnx__NodeProto *np)
+{
     /* No op has more than a few dozen attributes; the cap keeps the duplicate-name check
      * (a scan per attribute) from turning a hostile node into quadratic work. */
     if (np->n_attribute > MAX_NODE_ATTRIBUTES) {
@@ -754,13 +789,19 @@ static gl_status wire_node(graph_job *gj, gl_node *n, const Onnx__NodeProto *np)
     return GL_OK;
 }
 
-/* A wired node's message is never read again: it is freed (and its slot cleared, which
- * free_unpacked skips) so that its memory serves the rest of the load. */
+/* The first n_wired nodes have their inputs (phase 1); a node whose message phase 1
+ * freed is complete. A wired node's message is never read again: it is freed (and its
+ * slot cleared, which free_unpacked skips) so that its memory serves the rest of the
+ * load. */
 static gl_status wire_nodes(graph_job *gj, Onnx__NodeProto **nps, size_t n,
-                            gl_node *const *nodes)
+                            gl_node *const *nodes, size_t n_wired)
 {
     for (size_t i = 0; i < n; i++) {
-        gl_status st = wire_node(gj, nodes[i], nps[i]);
+        if (!nps[i])
+            continue;
+        gl_status st = i < n_wired ? GL_OK : wire_inputs(gj, nodes[i], nps[i]);
+        if (st == GL_OK)
+            st = load_attributes(gj, nodes[i], nps[i]);
         if (st != GL_OK)
             return st;
         onnx__node_proto__free_unpacked(nps[i], NULL);
@@ -774,11 +815,12 @@ static gl_status load_nodes(graph_job *gj, Onnx__NodeProto **nps, size_t n,
                             Onnx__ValueInfoProto *const *value_info, size_t n_value_info)
 {
     gl_node **nodes = gl_xcalloc(n, sizeof(*nodes));
-    gl_status st = create_nodes(gj, nps, n, nodes);
+    size_t n_wired;
+    gl_status st = create_nodes(gj, nps, n, nodes, &n_wired);
     if (st == GL_OK)
         st = apply_value_info(gj, value_info, n_value_info);
     if (st == GL_OK)
-        st = wire_nodes(gj, nps, n, nodes);
+        st = wire_nodes(gj, nps, n, nodes, n_wired);
     free(nodes);
     return st;
 }

@@ -118,14 +118,20 @@ static const lcase cases[] = {
      FUSED, 'n', "2 of 2 convolutions costed", NULL},
 };
 
-/* The rows auto decides otherwise without AVX-512 (tu_cpu_has_avx512): there oneDNN 2.6
- * has no Winograd, which is what made blocked the cheaper layout for them. */
+/* The rows auto decides otherwise without AVX-512 (tu_cpu_has_avx512), by dn_cost.c's
+ * AVX2 column: there oneDNN 2.6 runs the same jit kernels in both layouts, blocked is
+ * ahead on dense kxk convolutions (no brgconv in nhwc), nhwc on depthwise ones, and the
+ * batch weighs nothing. */
 static const struct {
     const char *name;
     char layout;
 } without_avx512[] = {
-    {"3x3 dense 32 -> 32 at 14x14, stride 1", 'n'},
-    {"Concat of a 3x3 and a 1x1 read by a 1x1, fused: nothing to copy", 'n'},
+    {"3x3 dense 32 -> 32 at 14x14, stride 2: no Winograd, nhwc's brgconv is ahead", 'b'},
+    {"3x3 dense 8 -> 8 at 28x28: too few channels for Winograd", 'b'},
+    {"depthwise 3x3 at 14x14, then 1x1 64 -> 64", 'n'},
+    {"Concat on whole channel blocks at batch 2: no dearer blocked", 'n'},
+    {"1x1 of few input channels at batch 8: blocked", 'n'},
+    {"first layer at batch 8: blocked's jit reads the image plain", 'n'},
 };
 
 static char layout_here(const lcase *c)

@@ -117,6 +117,8 @@ typedef struct dn_conv_dims {
     /* Blocked activations run it with Winograd (dn_winograd_fits, unless --set
      * dnnl.winograd=0). */
     bool winograd;
+    /* oneDNN runs its AVX2 kernels here (dn_ctx.block 8): the cost table's AVX2 column. */
+    bool avx2;
 } dn_conv_dims;
 /* A convolution oneDNN 2.6 runs faster with Winograd than direct on blocked activations
  * (bench/bench_dnnl_layout: 1.1-2.6x): 2-D 3x3, stride 1, no dilation, no groups, 32 or

@@ -53,12 +53,14 @@
 
 /* One kind of convolution: its time in nhwc relative to the blocked layout, at batch 1
  * and at a larger batch (oneDNN's nhwc kernels, brgconv and brdgmm, gain less from a
- * batch than its blocked jit kernels do). */
+ * batch than its blocked jit kernels do), on AVX-512; and on AVX2, where oneDNN 2.6 runs
+ * the same jit kernels in both layouts (no brgconv, no brdgmm, no Winograd). */
 typedef struct layout_row {
     const char *kind;
     bool (*matches)(const dn_conv_dims *d);
     double nhwc_over_blocked;
     double nhwc_over_blocked_batched; /* batch > 1 */
+    double nhwc_over_blocked_avx2;    /* any batch */
 } layout_row;
 
 static bool is_depthwise(const dn_conv_dims *d)
@@ -119,31 +121,43 @@ static bool any_conv(const dn_conv_dims *d)
  * reads it plain), depthwise at 112x112 3.1 (efficientnet's all together 1.3),
  * depthwise below 56x56 1.0-1.4, 1x1 1.1-1.5 (densenet's 58 together 1.65), 3x3 dense
  * 0.94 (densenet's 58). */
+/* The AVX2 column (AMD EPYC, AVX2 only). Per convolution (bench/bench_dnnl_layout -t 1,
+ * the fastest of 30 runs, median of 3 rounds, loaded machine): jit_1x1:avx2 in both
+ * layouts 0.89-1.07 (32 -> 16 at 112x112 1.20); jit:avx2 3x3 dense 1.07, 1.18, 1.06, 1.40
+ * from 56x56 to 7x7; jit_dw:avx2 at 112x112 and 56x56 0.93, 1.12, 1.30, below 0.91,
+ * 0.92, 1.18, 0.59. The depthwise rows were then set from whole runs (quiet machine, 2
+ * threads, `graphlab profile M --passes all --backends fused --layout nhwc|blocked --reps
+ * 10`, two rounds): nhwc ahead on mobilenet_v2 6.1/6.3 against 6.2/7.4 ms, efficientnet_b0
+ * 10.1/10.4 against 12.0/15.0, shufflenet_v2_x0_5; blocked ahead on the dense nets,
+ * resnet18 30/27 against 43/39 ms, squeezenet1_1, googlenet, resnet50, inception_v3,
+ * efficientnet_v2_s. Still chosen wrong: mobilenet_v3_small (blocked 1.7 against nhwc
+ * 2.2 ms), mobilenet_v3_large, regnet_y_400mf, resnext50 (5-15%). Batch 8 not measured:
+ * the batch-1 ratios are used at every batch. */
 static const layout_row layout_rows[] = {
     /* 3 input channels: both layouts read the image plain (oneDNN picks the source). */
-    {"first layer (<= 4 input channels)", first_layer, 1.00, 2.00},
+    {"first layer (<= 4 input channels)", first_layer, 1.00, 2.00, 1.00},
     /* brdgmm_dw (nhwc) against jit_dw (blocked): 0.83/0.87 at 112x112, 0.73/0.76 and
      * 0.83/0.96 at 56x56 (strided 3x3 and 5x5) */
-    {"depthwise, input >= 56x56", depthwise_large, 0.85, 1.20},
+    {"depthwise, input >= 56x56", depthwise_large, 0.85, 1.20, 0.95},
     /* 1.21/1.25 at 28x28 stride 2, 1.17/1.41 and 1.01/1.16 at 14x14, 1.28/1.02 at 7x7
      * alone; whole runs (2 threads, quiet machine, fused, medians of 20) put nhwc ahead
      * on the nets made of them: mobilenet_v3_large 2.64 ms nhwc against 3.02 blocked,
      * mobilenet_v3_small 0.89 against 1.04, efficientnet_b0 5.86 against 6.99, mnasnet0_5
      * 1.19 against 1.20; mobilenet_v2 2.75 against 2.65 in one pair, 2.75-3.25 against
      * 3.05-3.42 in three later ones. */
-    {"depthwise, input < 56x56", depthwise_small, 1.05, 1.15},
+    {"depthwise, input < 56x56", depthwise_small, 1.05, 1.15, 0.90},
     /* brgconv_1x1 (nhwc) against jit_1x1 (blocked): alone, within 15% either way (and
      * nhwc ahead with a SiLU post-op). Issue 22's profile had efficientnet_b0's 1x1
      * convolutions of few input channels at 417 us nhwc against 243 us blocked, and this
      * row once took 1.40 from it; whole runs disagreed (2 threads, quiet machine, fused,
      * whole-run medians of 20: efficientnet_b0 5.74 ms nhwc against 7.29 blocked,
      * regnet_y_400mf 4.37 against 5.31), so the row says neither wins. */
-    {"1x1, < 128 input channels", pointwise_few_channels, 1.00, 1.25},
-    {"1x1", pointwise, 1.00, 1.25},
+    {"1x1, < 128 input channels", pointwise_few_channels, 1.00, 1.25, 1.00},
+    {"1x1", pointwise, 1.00, 1.25, 1.00},
     /* brgconv (nhwc) against jit (blocked), 3x3: 0.93, 0.88, 0.96, 0.76 from 56x56 to
      * 7x7 (1 thread: 0.92 to 0.63) */
-    {"dense kxk", dense, 0.88, 0.94},
-    {"grouped", any_conv, 1.00, 1.00},
+    {"dense kxk", dense, 0.88, 0.94, 1.15},
+    {"grouped", any_conv, 1.00, 1.00, 1.00},
 };
 
 /* The roofline time of d in microseconds, whatever the layout. */
@@ -174,7 +188,9 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
         return base * 4.0;
     if (p == DN_LAYOUT_NHWC) {
         const layout_row *row = row_of(d);
-        return base * (d->n > 1 ? row->nhwc_over_blocked_batched : row->nhwc_over_blocked);
+        return base * (d->avx2    ? row->nhwc_over_blocked_avx2
+                       : d->n > 1 ? row->nhwc_over_blocked_batched
+                                  : row->nhwc_over_blocked);
     }
     return d->winograd ? base * WINOGRAD_OVER_DIRECT : base;
 }
@@ -245,7 +261,7 @@ static int64_t product(const int64_t *d, int from, int to)
 /* The dims of convolution n with input x (weights w: the caller's value when n is in a
  * fused group's body), and its output's shape in *y; false when they are not known. */
 static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value *w,
-                         bool channels_last, bool no_winograd, dn_conv_dims *d,
+                         bool channels_last, bool no_winograd, int block, dn_conv_dims *d,
                          known_shape *y)
 {
     const gl_tensor *t = w ? w->init : NULL;
@@ -265,7 +281,7 @@ static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value 
                         .oc = t->dims[0], .group = gl_node_attr_int(n, "group", 1),
                         .ksize = product(t->dims, 2, t->rank),
                         .in_spatial = product(in_sp, 0, nsp),
-                        .out_spatial = product(out_sp, 0, nsp)};
+                        .out_spatial = product(out_sp, 0, nsp), .avx2 = block != 16};
     bool dilated = false;
     for (int i = 0; i < nsp; i++)
         dilated |= win.dil[i] != 1;
@@ -323,7 +339,7 @@ static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, cons
     k->convs++;
     k->depthwise += weights_depthwise(n, w);
     if (!shape_of(memo, x, &xs) ||
-        !conv_dims_of(n, &xs, w, channels_last, k->no_winograd, &d, &ys))
+        !conv_dims_of(n, &xs, w, channels_last, k->no_winograd, k->block, &d, &ys))
         return;
     ys.v = n->outputs[0];
     memo_add(memo, &ys);

@@ -344,8 +344,10 @@ static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, cons
     ys.v = n->outputs[0];
     memo_add(memo, &ys);
     k->costed++;
+    /* graphlab's NhwcConv (channels_last) runs on nhwc bytes whatever the policy: the
+     * same time in each, so it weighs nothing in the choice. */
     for (int p = 0; p < 3; p++)
-        k->us[p] += dn_conv_cost_us(&d, (dn_policy)p);
+        k->us[p] += dn_conv_cost_us(&d, channels_last ? DN_LAYOUT_NHWC : (dn_policy)p);
 }
 
 /* Every input of Concat n has a known channel count (along its axis) that is a multiple

@@ -362,7 +362,11 @@ Test(bisect, slower_finds_a_delay)
     gl_status st = gl_bisect_slower(s.pipeline, SIZE_MAX, &o, 50, NULL, NULL, &r);
     if (st != GL_OK) {
         cr_assert(strstr(gl_error_message(), "timing noise"), "%s", gl_error_message());
-        cr_log_warn("skipped: %s", gl_error_message());
+        /* a skip, not a warning: criterion 2.4 ends with status 1 after any cr_log_warn */
+        char why[512];
+        snprintf(why, sizeof(why), "%s", gl_error_message());
+        close_all(&r, &s, &o);
+        cr_skip_test("the machine is too busy: %s", why);
     } else {
         cr_assert(r.found && r.step == 15 && r.k == 1, "found %d step %zu k %lld", r.found,
                   r.step, (long long)r.k);

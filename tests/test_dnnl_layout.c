@@ -367,7 +367,7 @@ static const kcase kernel_cases[] = {
 Test(dnnl_layout, nhwc_1x1_kernel_by_shape)
 {
     /* both kernels as named here are oneDNN 2.6's AVX-512 ones */
-    if (!__builtin_cpu_supports("avx512f"))
+    if (!tu_cpu_has_avx512())
         cr_skip_test("no AVX-512");
     for (size_t i = 0; i < GL_ARRAY_LEN(kernel_cases); i++) {
         const kcase *k = &kernel_cases[i];

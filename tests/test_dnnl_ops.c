@@ -199,8 +199,7 @@ static void check_node(const op_case *c, const gl_plan_entry *en, const char *wh
     bool ours = strcmp(impl, "ref") == 0, theirs = !ours && strstr(impl, "ref") != NULL;
     where_run expect = c->expect;
     if (expect == DN512) {
-        bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
-                      dnnl_cpu_isa_avx512_core;
+        bool avx512 = tu_cpu_has_avx512();
         expect = avx512 ? DN : REF;
         if (!avx512)
             cr_expect(strstr(note, "reference code") != NULL, "%s: the note '%s'", what, note);

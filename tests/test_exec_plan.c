@@ -525,28 +525,3 @@ Test(exec_plan, dnnl_runs_a_unit_as_its_primitives_with_constant_weights)
     gl_exec_free(e);
     gl_model_free(m);
 }
-
-/* The memo of the last registry lookup answers as the registry does, whatever the order
- * of the questions: the same op at another opset or domain spelling, another op, an
- * unknown one (which the memo must not remember as the last found). */
-Test(exec_plan, the_op_memo_answers_as_the_registry)
-{
-    static const struct {
-        const char *domain, *op;
-        int64_t opset;
-    } asks[] = {
-        {"", "Relu", 13},       {"", "Relu", 13},    {"ai.onnx", "Relu", 13},
-        {"", "Relu", 6},        {"", "Relu", 1},     {"", "Add", 13},
-        {"", "NoSuchOp", 13},   {"", "Add", 13},     {"", "Add", 6},
-        {"com.microsoft", "Add", 13}, {"", "Squeeze", 11}, {"", "Squeeze", 13},
-    };
-    gl_op_memo memo = {0};
-    for (size_t i = 0; i < GL_ARRAY_LEN(asks); i++) {
-        const gl_op_def *want = gl_op_lookup(asks[i].domain, asks[i].op, asks[i].opset);
-        const gl_op_def *got =
-            gl_op_lookup_memo(&memo, asks[i].domain, asks[i].op, asks[i].opset);
-        cr_expect_eq(got, want, "ask %zu: %s '%s' at %lld: the memo gave %p, the registry %p",
-                     i, asks[i].domain, asks[i].op, (long long)asks[i].opset, (void *)got,
-                     (void *)want);
-    }
-}

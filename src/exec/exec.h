@@ -151,17 +151,6 @@ const gl_backend *gl_backend_find(const char *name);
  * GL_ERR_INPUT naming a node on a cycle. The memory plan's steps are positions in it. */
 gl_status gl_exec_order(const gl_graph *g, const gl_node ***order, size_t *count);
 
-/* The registry's entry for (domain, op, opset), remembering the last one found: the
- * nodes of a long graph repeat a few ops, and a registry lookup costs ~2000 instructions
- * (a 100k-node chain looked Relu up 100k times per use, issue 23). A zeroed memo is
- * empty. */
-typedef struct gl_op_memo {
-    const gl_op_def *def; /* the last entry found, or NULL */
-    int64_t opset;        /* ... at this opset */
-} gl_op_memo;
-const gl_op_def *gl_op_lookup_memo(gl_op_memo *memo, const char *domain, const char *op,
-                                   int64_t opset);
-
 /* ---- plans and runs ---------------------------------------------------------------------- */
 
 struct gl_exec_options {

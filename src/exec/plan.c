@@ -14,19 +14,6 @@
 
 /* ---- building plans ------------------------------------------------------------------ */
 
-const gl_op_def *gl_op_lookup_memo(gl_op_memo *memo, const char *domain, const char *op,
-                                   int64_t opset)
-{
-    const gl_op_def *d = memo->def;
-    if (d && op && memo->opset == opset && strcmp(d->op, op) == 0 &&
-        strcmp(gl_domain_canonical(d->domain), gl_domain_canonical(domain)) == 0)
-        return d; /* the same question as last time */
-    d = gl_op_lookup(domain, op, opset);
-    if (d)
-        *memo = (gl_op_memo){d, opset};
-    return d;
-}
-
 
 static bool same_domain(const char *a, const char *b)
 {
@@ -263,8 +250,7 @@ gl_status gl_plan_node_init(const plan_scope *s, const gl_node *src, plan_node *
     pn->where = node_where(s, n);
     pn->opset = scope_opset(s, n->domain);
     gl_plan_entry *en = add_entry(s, pn);
-    pn->def = s->e ? gl_op_lookup_memo(&s->e->op_memo, n->domain, n->op_type, pn->opset)
-                   : gl_op_lookup(n->domain, n->op_type, pn->opset);
+    pn->def = gl_op_lookup(n->domain, n->op_type, pn->opset);
     if (!pn->def || !pn->def->kernel) {
         pn->fn = gl_called_function(s->m, n);
         if (pn->fn)

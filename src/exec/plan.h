@@ -74,7 +74,6 @@ struct gl_exec {
     gl_plan_entry *entries;
     size_t n_entries, cap_entries;
     gl_text_pool texts;         /* the entries' texts that are not static: claim notes */
-    gl_op_memo op_memo;         /* the plan's last registry lookup */
     gl_exec_observer observer;
     bool observed;
     struct gl_arena *arena;     /* the memory plan's block (exec/arena.h); NULL: none */

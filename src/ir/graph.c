@@ -242,7 +242,8 @@ static char *scope_unique(name_scope *sc, const char *hint)
     /* Looked up again: the table may not hold the hint yet. A k past 32 bits is
      * remembered as a smaller one, which keeps the invariant (only the search is
      * longer). */
-    table_upsert(&sc->suffix, hint, hint_len, NULL)->aux = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
+    table_upsert(&sc->suffix, hint, hint_len, NULL)->aux =
+        k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
     return buf;
 }
 

@@ -9,10 +9,10 @@
  * A graph is loaded in two phases: first every node and its outputs are created, then
  * the inputs are wired by name (phase 1 wires them already while every name it meets is
  * defined, and frees the messages it is done with: see wire_inputs_early). A file whose
- * nodes are out of order (or cyclic) thus still loads — toposort and verify report that later — while a name nothing defines
- * anywhere is an error here. Subgraphs are loaded in the second phase of their parent,
- * once every outer value exists; names they do not define resolve outward through
- * gl_resolve_value (captures and implicit inputs).
+ * nodes are out of order (or cyclic) thus still loads — toposort and verify report that
+ * later — while a name nothing defines anywhere is an error here. Subgraphs are loaded
+ * in the second phase of their parent, once every outer value exists; names they do not
+ * define resolve outward through gl_resolve_value (captures and implicit inputs).
  */
 #include "onnx/onnx_io.h"
 #include "ops/attrs.h"
@@ -462,7 +462,6 @@ static gl_status output_clash(graph_job *gj, const Onnx__NodeProto *np, const ch
     gl_error_prefix("%s: %s", gj->lc->path, label); /* not expected: keep the IR's word */
     return GL_ERR_INPUT;
 }
-
 
 /* The node with its outputs named as the file says (an empty name: omitted output). */
 static gl_status create_node(graph_job *gj, const name_set *file_names,

@@ -60,20 +60,14 @@ const char *gl_text_intern(gl_text_pool *p, const char *s)
     return p->texts[i];
 }
 
-const char *gl_text_internv(gl_text_pool *p, const char *fmt, va_list ap)
-{
-    char buf[1024];
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    return gl_text_intern(p, buf);
-}
-
 const char *gl_text_internf(gl_text_pool *p, const char *fmt, ...)
 {
+    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    const char *s = gl_text_internv(p, fmt, ap);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    return s;
+    return gl_text_intern(p, buf);
 }
 
 void gl_text_pool_free(gl_text_pool *p)

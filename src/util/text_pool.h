@@ -33,7 +33,6 @@ const char *gl_text_intern(gl_text_pool *p, const char *s);
 /* The same for the formatted text (cut at 1023 bytes). */
 const char *gl_text_internf(gl_text_pool *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-const char *gl_text_internv(gl_text_pool *p, const char *fmt, va_list ap);
 /* Frees every text of the pool; the pool is empty and ready again. */
 void gl_text_pool_free(gl_text_pool *p);
 

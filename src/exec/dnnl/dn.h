@@ -91,6 +91,8 @@ typedef struct dn_ctx {
     bool by_cost;            /* --layout auto chose the policy by estimated cost (dn_cost.c) */
     char policy_why[224];
     int block;               /* channel block of the blocked layout (8 or 16) */
+    bool avx2;               /* block 8: oneDNN runs its AVX2 kernels (no AVX-512: no
+                              * Winograd, the layout cost's AVX2 column) */
     int threads;             /* as asked (0: OpenMP's default) */
     int max_threads;         /* what primitives run with unless they are small (dn_node.c) */
     void (*set_threads)(int); /* omp_set_num_threads, NULL when not found */
@@ -104,7 +106,6 @@ typedef struct dn_ctx {
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
     gl_text_pool texts;      /* what the plan shows of the nodes (dn_describe) */
-    gl_op_memo ref_memo;     /* the last reference kernel looked up (dn_reference_kernel) */
 } dn_ctx;
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or
@@ -117,7 +118,7 @@ typedef struct dn_conv_dims {
     /* Blocked activations run it with Winograd (dn_winograd_fits, unless --set
      * dnnl.winograd=0). */
     bool winograd;
-    /* oneDNN runs its AVX2 kernels here (dn_ctx.block 8): the cost table's AVX2 column. */
+    /* oneDNN runs its AVX2 kernels here (dn_ctx.avx2): the cost table's AVX2 column. */
     bool avx2;
 } dn_conv_dims;
 /* A convolution oneDNN 2.6 runs faster with Winograd than direct on blocked activations
@@ -432,9 +433,9 @@ void dn_node_clear(dn_node *s);
  * run; not the constants converted at build, nor its own buffers (some are filled at
  * build). */
 void dn_node_scratch(const dn_node *s, gl_scratch_fn fn, void *arg);
-/* A unit refused at its first run (s->fallback) runs its members on the reference
- * kernels: say so in impl and note, the refusal's note kept as the reason. */
-void dn_note_runs_members(dn_ctx *c, dn_node *s);
+/* A unit refused at its first run runs its members on the reference kernels: say so in
+ * impl and note, with `why` as the reason (NULL: the refusal's note it has). */
+void dn_note_runs_members(dn_ctx *c, dn_node *s, const char *why);
 /* Set s->impl or s->note to the formatted text, interned in c (cut at DN_IMPL_LEN - 1 and
  * DN_NOTE_LEN - 1 bytes: the plan's columns). */
 #define DN_IMPL_LEN 96

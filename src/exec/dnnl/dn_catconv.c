@@ -454,8 +454,7 @@ gl_status dn_catconv_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite
     dn_node *s0 = &u->part[0].node;
     if (!fits) {
         if (strncmp(s0->note, "runs its members", 16) != 0) {
-            dn_set_impl(c, s0, "ref (members)");
-            dn_set_note(c, s0, "runs its members on the reference kernels: %.110s", why);
+            dn_note_runs_members(c, s0, why);
             s0->generation++;
         }
         return dn_fused_run_members(c, k);

@@ -117,7 +117,7 @@ static dn_conv_dims conv_dims(const dn_build *b, const int64_t *xd, int rank,
 {
     dn_conv_dims d = {.n = xd[0], .ic = xd[1], .oc = w->dims[0],
                       .group = gl_node_attr_int(b->k->node, "group", 1), .ksize = 1,
-                      .in_spatial = 1, .out_spatial = 1, .avx2 = b->c->block != 16};
+                      .in_spatial = 1, .out_spatial = 1, .avx2 = b->c->avx2};
     for (int i = 2; i < rank; i++) {
         d.ksize *= w->dims[i];
         d.in_spatial *= xd[i];

@@ -263,7 +263,7 @@ static int64_t product(const int64_t *d, int from, int to)
 /* The dims of convolution n with input x (weights w: the caller's value when n is in a
  * fused group's body), and its output's shape in *y; false when they are not known. */
 static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value *w,
-                         bool channels_last, bool no_winograd, int block, dn_conv_dims *d,
+                         bool channels_last, bool no_winograd, bool avx2, dn_conv_dims *d,
                          known_shape *y)
 {
     const gl_tensor *t = w ? w->init : NULL;
@@ -283,7 +283,7 @@ static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value 
                         .oc = t->dims[0], .group = gl_node_attr_int(n, "group", 1),
                         .ksize = product(t->dims, 2, t->rank),
                         .in_spatial = product(in_sp, 0, nsp),
-                        .out_spatial = product(out_sp, 0, nsp), .avx2 = block != 16};
+                        .out_spatial = product(out_sp, 0, nsp), .avx2 = avx2};
     bool dilated = false;
     for (int i = 0; i < nsp; i++)
         dilated |= win.dil[i] != 1;
@@ -302,6 +302,7 @@ typedef struct layout_tally {
     size_t convs, depthwise, concats, costed;
     bool no_winograd;          /* dn_ctx.no_winograd */
     int block;                 /* dn_ctx.block: channels of the blocked layout */
+    bool avx2;                 /* dn_ctx.avx2 */
     double us[3];              /* per dn_policy */
     double concat_us[3];
 } layout_tally;
@@ -341,7 +342,7 @@ static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, cons
     k->convs++;
     k->depthwise += weights_depthwise(n, w);
     if (!shape_of(memo, x, &xs) ||
-        !conv_dims_of(n, &xs, w, channels_last, k->no_winograd, k->block, &d, &ys))
+        !conv_dims_of(n, &xs, w, channels_last, k->no_winograd, k->avx2, &d, &ys))
         return;
     ys.v = n->outputs[0];
     memo_add(memo, &ys);
@@ -483,6 +484,7 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
     memset(&k, 0, sizeof(k));
     k.no_winograd = c->no_winograd;
     k.block = c->block;
+    k.avx2 = c->avx2;
     shape_memo memo = {NULL, 0, 0};
     const gl_graph *g = m->graph;
     for (size_t i = 0; i < g->n_nodes; i++) {

@@ -310,10 +310,11 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     const char *layout = o && o->layout ? o->layout : "auto";
     dn_ctx *c = gl_xcalloc(1, sizeof(*c));
     c->block = probe_block(); /* before the policy: in-place Concats need it */
+    c->avx2 = c->block != 16;
     /* Before the policy: the cost counts it. oneDNN 2.6's Winograd kernels are AVX-512
      * ones (jit_avx512_core_fp32_wino_conv_*): on AVX2 the layout cost must not expect
      * them, nor the build ask for them. */
-    c->no_winograd = (o && o->dnnl_no_winograd) || c->block != 16;
+    c->no_winograd = (o && o->dnnl_no_winograd) || c->avx2;
     c->weights_in_place = o && o->dnnl_weights_in_place;
     if (strcmp(layout, "auto") == 0) {
         dn_choose_layout(c, m);

@@ -779,7 +779,7 @@ static void describe_segment(dn_ctx *c, fused_unit *u)
         k += (size_t)snprintf(members + k, sizeof(members) - k, ", %s '%s'",
                               u->steps[j].node->op_type, u->steps[j].node->name);
     if (s->fallback) {
-        dn_note_runs_members(c, s);
+        dn_note_runs_members(c, s, NULL);
         snprintf(u->seg_impl, sizeof(u->seg_impl), "ref");
         return;
     }

@@ -139,7 +139,7 @@ bool dn_claim_f32_any(const gl_model *m, const gl_node *n, char *why, size_t len
 gl_status dn_reference_kernel(const dn_build *b, const gl_op_def **def)
 {
     const gl_node *n = b->k->node;
-    *def = gl_op_lookup_memo(&b->c->ref_memo, n->domain, n->op_type, b->k->opset);
+    *def = gl_op_lookup(n->domain, n->op_type, b->k->opset);
     if (!*def || !(*def)->kernel)
         return gl_fail(GL_ERR_UNSUPPORTED, "%s: no reference kernel at opset %lld",
                        b->k->where, (long long)b->k->opset);
@@ -333,10 +333,10 @@ bool dn_key_by_value(const gl_tensor *t)
     return gl_dtype_is_int(t->dtype) && t->count <= DN_KEY_VALS && !t->layout;
 }
 
-void dn_note_runs_members(dn_ctx *c, dn_node *s)
+void dn_note_runs_members(dn_ctx *c, dn_node *s, const char *why)
 {
     dn_set_impl(c, s, "ref (members)");
-    dn_set_note(c, s, "runs its members on the reference kernels: %.110s", s->note);
+    dn_set_note(c, s, "runs its members on the reference kernels: %.110s", why ? why : s->note);
 }
 
 void dn_node_init(dn_node *s, const dn_op *op)

@@ -467,7 +467,7 @@ static void describe(dn_ctx *c, qgroup *u)
 {
     dn_node *s = &u->node;
     if (s->fallback) {
-        dn_note_runs_members(c, s);
+        dn_note_runs_members(c, s, NULL);
         return;
     }
     dn_set_impl(c, s, "%s int8", s->impl);

@@ -285,9 +285,8 @@ static gl_status refuse(dn_ctx *c, sh_unit *u, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    dn_set_note(c, &u->node, "runs its members on the reference kernels: %s", why);
+    dn_note_runs_members(c, &u->node, why);
     u->refused = true;
-    dn_set_impl(c, &u->node, "ref (members)");
     return GL_OK;
 }
 

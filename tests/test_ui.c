@@ -407,7 +407,7 @@ Test(workbench, rewrites_step_inside_a_pass)
     gl_ui_key(&ui, '+');
     gl_ui_key(&ui, '+');
     cr_expect_eq(ui.budget, -1, "all rewrites again");
-    cr_expect_null(ui.replayed);
+    cr_expect_null(ui.replay.model);
     cr_expect_eq(ui.index.n_rows, full_nodes);
     /* the first step is the model as loaded: nothing to step inside */
     gl_ui_goto_step(&ui, 0);
@@ -927,11 +927,11 @@ Test(workbench, diff_inside_a_pass_shows_the_rewrite_alone)
     gl_ui_key(&ui, '-');
     gl_ui_key(&ui, '-');
     cr_assert_eq(ui.budget, 2);
-    cr_assert(ui.rewrite_diff);
-    cr_expect_eq(gl_ui_shown_diff(&ui), ui.rewrite_diff);
-    cr_expect_eq(ui.rewrite_decision, 3);
+    cr_assert(ui.replay.rewrite_diff);
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.replay.rewrite_diff);
+    cr_expect_eq(ui.replay.rewrite_decision, 3);
     /* rewrite 2 alone: only channel_shift changed; channel_scale (rewrite 1) is not */
-    const gl_diff *r = ui.rewrite_diff, *w = ui.diff;
+    const gl_diff *r = ui.replay.rewrite_diff, *w = ui.diff;
     bool scale_in_r = false, shift_in_r = false, scale_in_w = false;
     for (size_t i = 0; i < r->n_nodes; i++)
         for (size_t j = 0; j < r->nodes[i].n_new; j++) {
@@ -946,11 +946,103 @@ Test(workbench, diff_inside_a_pass_shows_the_rewrite_alone)
     cr_expect_eq(ui.current, (size_t)GL_VIEW_DIFF);
     cr_expect_eq(gl_ui_shown_diff(&ui), ui.diff, "D: against the step before");
     gl_ui_key(&ui, 'D');
-    cr_expect_eq(gl_ui_shown_diff(&ui), ui.rewrite_diff);
+    cr_expect_eq(gl_ui_shown_diff(&ui), ui.replay.rewrite_diff);
     gl_ui_key(&ui, '-');
     gl_ui_key(&ui, '-');
     cr_expect_eq(ui.budget, 0);
     cr_expect_null(gl_ui_shown_diff(&ui), "no rewrite yet: nothing alone");
+    gl_ui_free(&ui);
+}
+
+/* ---- replays kept beside the shown one (issue 23) ---------------------------------------- */
+
+/* The last applied record of a log (-1: none), as the ui names rewrite K's. */
+static int64_t last_applied_id(const gl_decision_log *log)
+{
+    for (size_t i = log->n; i-- > 0;)
+        if (log->items[i].verdict == GL_APPLIED)
+            return log->items[i].id;
+    return -1;
+}
+
+/* The shown replay equals one made afresh: graph, records, the diffs against the step
+ * before and against the replay one rewrite before. */
+static void expect_fresh_replay(const gl_ui *ui, size_t c)
+{
+    const gl_pipeline *p = ui->pipeline;
+    int64_t k = ui->budget;
+    gl_model *fresh = NULL, *before = NULL;
+    gl_decision_log log = {0}, before_log = {0};
+    cr_assert_eq(gl_pipeline_replay(p, ui->step, k, &fresh, &log), GL_OK, "case %zu", c);
+    cr_assert(ui->replay.model, "case %zu", c);
+    cr_expect_eq(gl_graph_fingerprint(ui->replay.model->graph),
+                 gl_graph_fingerprint(fresh->graph), "case %zu: the graph of PASS:%lld", c,
+                 (long long)k);
+    cr_expect_eq(ui->replay.log.n, log.n, "case %zu: its records", c);
+    for (size_t i = 0; i < log.n && i < ui->replay.log.n; i++)
+        cr_expect_eq(ui->replay.log.items[i].id, log.items[i].id, "case %zu", c);
+    cr_expect_eq(ui->replay.rewrite_decision, last_applied_id(&log), "case %zu", c);
+    const gl_graph *step_before = p->steps[ui->step - 1].model->graph;
+    gl_diff *d = gl_diff_graphs(step_before, fresh->graph, GL_DIFF_MATCH_IDS);
+    cr_assert(ui->diff == ui->replay.diff && ui->diff, "case %zu", c);
+    cr_expect_eq(ui->diff->n_nodes, d->n_nodes, "case %zu: against the step before", c);
+    const gl_graph *base = step_before;
+    if (k > 1) {
+        cr_assert_eq(gl_pipeline_replay(p, ui->step, k - 1, &before, &before_log), GL_OK);
+        base = before->graph;
+    }
+    gl_diff *r = k > 0 ? gl_diff_graphs(base, fresh->graph, GL_DIFF_MATCH_IDS) : NULL;
+    cr_expect_eq(ui->replay.rewrite_diff ? ui->replay.rewrite_diff->n_nodes : 0,
+                 r ? r->n_nodes : 0, "case %zu: rewrite %lld alone", c, (long long)k);
+    cr_expect_eq(!ui->replay.rewrite_diff, !r, "case %zu", c);
+    gl_diff_free(d);
+    gl_diff_free(r);
+    gl_model_free(fresh);
+    gl_model_free(before);
+    gl_decision_log_free(&log);
+    gl_decision_log_free(&before_log);
+}
+
+/* +/- keep the replays one rewrite before and after the shown one: a rewrite made on the
+ * way is not replayed again, and what is shown is what a fresh replay gives. */
+Test(workbench, kept_replays_are_not_replayed_again)
+{
+    static const struct {
+        int key;
+        int64_t back;     /* the budget shown after it, counted back from all rewrites */
+        unsigned replays; /* gl_pipeline_replay calls the key costs */
+    } keys[] = {
+        {'-', 1, 2}, /* K-1 and, for rewrite K-1 alone, K-2 */
+        {'-', 2, 1}, /* K-2 kept from the key before: K-3 alone */
+        {'-', 3, 1},
+        {'+', 2, 0}, /* shown before: kept whole */
+        {'+', 1, 1}, /* K-1 went when K-3 was shown; K-2 is its rewrite diff's base */
+        {'+', 0, 0}, /* the step itself */
+        {'-', 1, 0}, /* kept when + left it */
+        {'-', 2, 2}, /* K-2 went when the step itself was shown: one is kept on each side */
+        {'+', 1, 0},
+    };
+    gl_ui ui;
+    open_headless(&ui, "examples/transformer_block/model.onnx", "all");
+    size_t cf = step_of(&ui, "constant-folding", 0);
+    gl_ui_goto_step(&ui, cf);
+    int64_t total = ui.pipeline->steps[cf].rewrites;
+    cr_assert_geq(total, 5, "enough rewrites to walk three back");
+    for (size_t c = 0; c < GL_ARRAY_LEN(keys); c++) {
+        unsigned was = ui.replays_run;
+        gl_ui_key(&ui, keys[c].key);
+        cr_expect_eq(ui.replays_run - was, keys[c].replays, "case %zu: replays", c);
+        if (keys[c].back == 0) {
+            cr_expect_eq(ui.budget, -1, "case %zu", c);
+            cr_expect_null(ui.replay.model, "case %zu", c);
+            continue;
+        }
+        cr_assert_eq(ui.budget, total - keys[c].back, "case %zu", c);
+        expect_fresh_replay(&ui, c);
+    }
+    gl_ui_goto_step(&ui, cf - 1);
+    for (size_t i = 0; i < GL_ARRAY_LEN(ui.kept); i++)
+        cr_expect_null(ui.kept[i].model, "another step: kept replays go");
     gl_ui_free(&ui);
 }
 

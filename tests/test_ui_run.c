@@ -491,7 +491,7 @@ Test(run_view, p_before_any_run_and_r_on_a_replay)
     cr_expect(strstr(ui.status, "no run of this step yet: r runs it"), "%s", ui.status);
     gl_ui_goto_step(&ui, 6);
     gl_ui_key(&ui, '-');
-    cr_assert(ui.replayed);
+    cr_assert(ui.replay.model);
     gl_ui_key(&ui, 'r');
     cr_expect(strstr(ui.status, "r runs whole steps"), "%s", ui.status);
     cr_expect_null(ui.run);

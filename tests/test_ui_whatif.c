@@ -121,7 +121,7 @@ Test(whatif, b_ends_on_the_first_bad_decision)
             cr_assert_eq(ui.current, (size_t)GL_VIEW_DIFF, "case %zu: the diff on top", c);
             cr_assert(shown_diff_has(&ui, t->diff), "case %zu: no '%s'", c, t->diff);
             cr_assert_eq(decisions_view_selection(&ui)->id, t->id, "case %zu", c);
-            cr_assert_eq(ui.rewrite_decision, t->id, "case %zu", c);
+            cr_assert_eq(ui.replay.rewrite_decision, t->id, "case %zu", c);
             /* Esc: the decisions view, that record selected */
             gl_ui_key(&ui, 27);
             cr_assert_eq(selected_decision(&ui)->id, t->id, "case %zu", c);
@@ -281,7 +281,7 @@ Test(whatif, x_keeps_the_other_branch_and_X_swaps)
     /* X at step 6, inside the pass after 2 rewrites, a node selected: all kept */
     gl_ui_goto_step(&ui, 6);
     gl_ui_set_budget(&ui, 2);
-    cr_assert(ui.replayed);
+    cr_assert(ui.replay.model);
     const gl_node *conv = gl_find_node(gl_ui_graph(&ui), "conv1");
     cr_assert(conv);
     gl_ui_select_node(&ui, conv->id);
@@ -289,7 +289,7 @@ Test(whatif, x_keeps_the_other_branch_and_X_swaps)
     cr_assert(ui.pipeline == as_run && ui.other.pipeline == vetoed);
     cr_assert_eq(ui.step, 6u);
     cr_assert_eq(ui.budget, 2, "the same rewrite of the step");
-    cr_assert(ui.replayed);
+    cr_assert(ui.replay.model);
     cr_assert_str_eq(node_name(&ui), "conv1");
     gl_ui_set_budget(&ui, -1);
     cr_assert(strstr(ui.status, "10 nodes"), "%s", ui.status);

@@ -774,7 +774,7 @@ static export_job *new_export(gl_ui *ui, export_kind kind)
     export_job *e = gl_xcalloc(1, sizeof(*e));
     e->kind = kind;
     e->p = ui->pipeline;
-    e->model = ui->replayed ? ui->replayed : ui->pipeline->steps[ui->step].model;
+    e->model = ui->replay.model ? ui->replay.model : ui->pipeline->steps[ui->step].model;
     e->before = ui->step > 0 ? ui->pipeline->steps[ui->step - 1].model : NULL;
     e->diff = ui->diff;
     e->model_path = ui->model_path;

@@ -50,7 +50,7 @@ void gl_run_free(gl_run *r)
 const gl_run *gl_ui_run_shown(const gl_ui *ui)
 {
     const gl_run *r = ui->run;
-    return r && !ui->replayed && ui->pipeline && r->step == ui->step &&
+    return r && !ui->replay.model && ui->pipeline && r->step == ui->step &&
                    r->here == ui->branch_id && r->there == ui->other.id
                ? r
                : NULL;
@@ -504,7 +504,7 @@ unsigned gl_ui_run(gl_ui *ui)
 {
     if (!ui->pipeline)
         return GL_REDRAW_NONE;
-    if (ui->replayed) {
+    if (ui->replay.model) {
         gl_ui_set_status(ui, "r runs whole steps: show all of this step's rewrites first (+)");
         return GL_REDRAW_STATUS;
     }

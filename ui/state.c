@@ -5,6 +5,7 @@
 #include "ui/ui.h"
 #include "passes/group.h"
 #include "util/clock.h"
+#include "util/hash.h"
 #include "util/plural.h"
 
 #include <ctype.h>
@@ -15,47 +16,72 @@
 
 /* ---- the graph index ------------------------------------------------------------------ */
 
+/* Most frequent first, ties by kind (not by the op_type counted first: FusedConvRelu_7
+ * or _2 may stand for the kind, whichever the graph lists first). */
 static int cmp_op_tally(const void *a, const void *b)
 {
     const ui_op_tally *x = a, *y = b;
     if (x->count != y->count)
         return x->count < y->count ? 1 : -1;
-    return strcmp(x->op, y->op);
+    int c = strncmp(x->op, y->op, (size_t)(x->op_len < y->op_len ? x->op_len : y->op_len));
+    return c ? c : x->op_len - y->op_len;
 }
 
-/* By kind (gl_group_kind_len): FusedConvRelu_1 and FusedConvRelu_2 are one kind. */
-static int cmp_kind(const gl_node *x, const gl_node *y)
+/* Slots of the kinds' table: at least twice the kinds, a power of two. */
+static size_t *kind_slots(size_t n_slots)
 {
-    int lx = gl_group_kind_len(x), ly = gl_group_kind_len(y);
-    int c = strncmp(x->op_type, y->op_type, (size_t)(lx < ly ? lx : ly));
-    return c ? c : lx - ly;
+    size_t *slots = gl_xmalloc(n_slots * sizeof(*slots));
+    memset(slots, 0xff, n_slots * sizeof(*slots));
+    return slots;
 }
 
-static int cmp_op_kind(const void *a, const void *b)
+/* The tally of kind (op, len) in ix->ops through the open-addressed slots (indexes into
+ * ix->ops; SIZE_MAX: empty): found, or the empty slot it goes in (*found false). */
+static size_t *kind_slot(const gl_graph_index *ix, size_t *slots, size_t n_slots,
+                         const char *op, int len, bool *found)
 {
-    return cmp_kind(*(gl_node *const *)a, *(gl_node *const *)b);
+    size_t h = (size_t)gl_hash_bytes(op, (size_t)len) & (n_slots - 1);
+    for (;; h = (h + 1) & (n_slots - 1)) {
+        if (slots[h] == SIZE_MAX) {
+            *found = false;
+            return &slots[h];
+        }
+        const ui_op_tally *t = &ix->ops[slots[h]];
+        if (t->op_len == len && memcmp(t->op, op, (size_t)len) == 0) {
+            *found = true;
+            return &slots[h];
+        }
+    }
 }
 
-/* Counting by sorting a copy of the rows by kind keeps this O(n log n) with no hash. */
+/* One hash look per node: a graph has tens of kinds. Sorting every row by kind, as this
+ * did, cost ~80 ms on a 100k-node graph, paid by every index a key made (issue 23). */
 static void count_ops(gl_graph_index *ix)
 {
-    if (!ix->n_rows)
-        return;
-    gl_node **sorted = gl_xmalloc(ix->n_rows * sizeof(*sorted));
-    memcpy(sorted, ix->rows, ix->n_rows * sizeof(*sorted));
-    qsort(sorted, ix->n_rows, sizeof(*sorted), cmp_op_kind);
-    size_t cap = 0;
-    for (size_t i = 0; i < ix->n_rows;) {
-        size_t j = i;
-        while (j < ix->n_rows && cmp_kind(sorted[j], sorted[i]) == 0)
-            j++;
+    size_t n_slots = 64, cap = 0;
+    size_t *slots = kind_slots(n_slots);
+    for (size_t r = 0; r < ix->n_rows; r++) {
+        const gl_node *n = ix->rows[r];
+        int len = gl_group_kind_len(n);
+        bool found;
+        size_t *slot = kind_slot(ix, slots, n_slots, n->op_type, len, &found);
+        if (found) {
+            ix->ops[*slot].count++;
+            continue;
+        }
         GL_GROW(ix->ops, cap, ix->n_ops + 1);
-        ix->ops[ix->n_ops++] =
-            (ui_op_tally){sorted[i]->op_type, gl_group_kind_len(sorted[i]), j - i};
-        i = j;
+        ix->ops[ix->n_ops] = (ui_op_tally){n->op_type, len, 1};
+        *slot = ix->n_ops++;
+        if (ix->n_ops * 2 > n_slots) { /* grow: every kind into a table twice as big */
+            free(slots);
+            n_slots *= 2;
+            slots = kind_slots(n_slots);
+            for (size_t k = 0; k < ix->n_ops; k++)
+                *kind_slot(ix, slots, n_slots, ix->ops[k].op, ix->ops[k].op_len, &found) = k;
+        }
     }
+    free(slots);
     qsort(ix->ops, ix->n_ops, sizeof(*ix->ops), cmp_op_tally);
-    free(sorted);
 }
 
 void gl_ui_op_text(const gl_node *n, char *buf, size_t len)
@@ -231,7 +257,8 @@ void gl_ui_init(gl_ui *ui, const char *model_path)
     ui->ghost_id = UINT32_MAX;
     ui->pending_digit = -1;
     ui->generation = 1;
-    ui->rewrite_decision = ui->land_decision = -1;
+    ui->replay.rewrite_decision = ui->land_decision = -1;
+    ui->kept[0].rewrite_decision = ui->kept[1].rewrite_decision = -1;
     ui->views = gl_xcalloc(GL_VIEW_COUNT, sizeof(gl_view));
     ui->n_views = GL_VIEW_COUNT;
     for (size_t i = 0; i < GL_VIEW_COUNT; i++)
@@ -240,19 +267,27 @@ void gl_ui_init(gl_ui *ui, const char *model_path)
     gl_ui_export_dir(model_path, ui->export_dir, sizeof(ui->export_dir));
 }
 
+/* A replay's model, log and diffs freed (the model and diffs when no job reads them any
+ * more), the slot left empty. */
+static void free_replay(gl_ui *ui, gl_replay *r)
+{
+    if (r->model)
+        gl_ui_defer_free_model(ui, r->model);
+    if (r->diff)
+        gl_ui_defer_free_diff(ui, r->diff);
+    if (r->rewrite_diff)
+        gl_ui_defer_free_diff(ui, r->rewrite_diff);
+    gl_decision_log_free(&r->log);
+    gl_graph_index_free(&r->index);
+    *r = (gl_replay){.rewrite_decision = -1};
+}
+
+/* The shown replay goes (the step itself is shown), and the kept ones. */
 static void drop_replay(gl_ui *ui)
 {
-    if (ui->replayed)
-        gl_ui_defer_free_model(ui, ui->replayed);
-    if (ui->replay_diff)
-        gl_ui_defer_free_diff(ui, ui->replay_diff);
-    if (ui->rewrite_diff)
-        gl_ui_defer_free_diff(ui, ui->rewrite_diff);
-    ui->replayed = NULL;
-    ui->replay_diff = NULL;
-    ui->rewrite_diff = NULL;
-    ui->rewrite_decision = -1;
-    gl_decision_log_free(&ui->replay_log);
+    free_replay(ui, &ui->replay);
+    for (size_t i = 0; i < GL_ARRAY_LEN(ui->kept); i++)
+        free_replay(ui, &ui->kept[i]);
     ui->budget = -1;
 }
 
@@ -275,21 +310,41 @@ static void forget_step_indexes(gl_ui *ui)
     ui->n_step_index = 0;
 }
 
+/* The replay (shown or kept) whose graph g is, or NULL. */
+static gl_replay *replay_of_graph(gl_ui *ui, const gl_graph *g)
+{
+    if (g && ui->replay.model && ui->replay.model->graph == g)
+        return &ui->replay;
+    for (size_t i = 0; g && i < GL_ARRAY_LEN(ui->kept); i++)
+        if (ui->kept[i].model && ui->kept[i].model->graph == g)
+            return &ui->kept[i];
+    return NULL;
+}
+
 /* ui->index becomes the index of g. A step's index is built once: leaving the step keeps
  * it in step_index, coming back takes it from there (100k rows take tens of ms to index,
- * too long for a key). Only the shown pipeline's steps are kept. */
+ * too long for a key). Only the shown pipeline's steps are kept; a replay's index stays
+ * with the replay while it is kept (+/- back and forth index nothing). */
 static void index_graph(gl_ui *ui, const gl_graph *g)
 {
     size_t was = step_of_graph(ui, ui->index.graph);
+    gl_replay *was_replay = replay_of_graph(ui, ui->index.graph);
     if (was < ui->n_step_index && !ui->step_index[was].graph) {
         ui->step_index[was] = ui->index;
+        ui->index = (gl_graph_index){0};
+    } else if (was_replay && !was_replay->index.graph) {
+        was_replay->index = ui->index;
         ui->index = (gl_graph_index){0};
     }
     gl_graph_index_free(&ui->index);
     size_t k = step_of_graph(ui, g);
+    gl_replay *r = replay_of_graph(ui, g);
     if (k < ui->n_step_index && ui->step_index[k].graph == g) {
         ui->index = ui->step_index[k];
         ui->step_index[k] = (gl_graph_index){0};
+    } else if (r && r->index.graph == g) {
+        ui->index = r->index;
+        r->index = (gl_graph_index){0};
     } else {
         gl_graph_index_build(&ui->index, g);
     }
@@ -321,7 +376,7 @@ const gl_graph *gl_ui_step_graph(const gl_ui *ui, size_t k)
 
 const gl_graph *gl_ui_graph(const gl_ui *ui)
 {
-    return ui->replayed ? ui->replayed->graph : gl_ui_step_graph(ui, ui->step);
+    return ui->replay.model ? ui->replay.model->graph : gl_ui_step_graph(ui, ui->step);
 }
 
 const gl_decision *gl_ui_decisions(const gl_ui *ui, size_t *count)
@@ -329,9 +384,9 @@ const gl_decision *gl_ui_decisions(const gl_ui *ui, size_t *count)
     *count = 0;
     if (!ui->pipeline)
         return NULL;
-    if (ui->replayed) {
-        *count = ui->replay_log.n;
-        return ui->replay_log.items;
+    if (ui->replay.model) {
+        *count = ui->replay.log.n;
+        return ui->replay.log.items;
     }
     const gl_snapshot *s = &ui->pipeline->steps[ui->step];
     *count = s->n_decisions;
@@ -581,7 +636,7 @@ unsigned gl_ui_select_node(gl_ui *ui, uint32_t id)
 
 unsigned gl_ui_open_detail(gl_ui *ui, uint32_t id, int64_t ghost_step)
 {
-    if (ghost_step >= 0 && (size_t)ghost_step == ui->step && !ui->replayed)
+    if (ghost_step >= 0 && (size_t)ghost_step == ui->step && !ui->replay.model)
         ghost_step = -1;
     push_back(ui);
     if (ghost_step < 0) {
@@ -694,66 +749,60 @@ unsigned gl_ui_goto_step(gl_ui *ui, size_t k)
     return GL_REDRAW_ALL;
 }
 
-typedef struct replay_job {
-    const gl_pipeline *p;
-    size_t step;
-    int64_t budget;
-    gl_model *model;
-    gl_decision_log log;
-    gl_diff *diff;           /* model against step - 1 */
-    gl_diff *rewrite_diff;   /* model against the replay one rewrite before */
-    gl_status st;
-    char error[256];
-} replay_job;
+/* ---- replays inside a pass (+/-) ---------------------------------------------------------
+ *
+ * `-` and `+` show the step replayed to one rewrite less or more: the pass run again on a
+ * clone of the step before with a budget (gl_pipeline_replay), and what rewrite K alone did
+ * is that replay against the one at K - 1, a second replay. On a 100k-node graph each
+ * costs about half a second (issue 23). The replays beside the shown one are kept
+ * (ui->kept: one rewrite before and one after), so a rewrite made on the way is never
+ * replayed again: `-` replays one rewrite further back only (the one it shows was made
+ * for the rewrite diff before), and `+` after `-`, or `-` after `+`, replays nothing. */
 
-/* What rewrite `budget` alone did: the replay one rewrite before against this one (the
- * step before itself when budget is 1). */
-static gl_status diff_last_rewrite(replay_job *r)
+static gl_replay empty_replay(void) { return (gl_replay){.rewrite_decision = -1}; }
+
+/* Where +/- stand: the shown budget, or all the step's rewrites. */
+static int64_t shown_position(const gl_ui *ui)
 {
-    if (r->budget < 1)
-        return GL_OK;
-    const gl_graph *base = r->p->steps[r->step - 1].model->graph;
-    gl_model *prev = NULL;
-    gl_decision_log prev_log = {0};
-    if (r->budget > 1) {
-        gl_status st = gl_pipeline_replay(r->p, r->step, r->budget - 1, &prev, &prev_log);
-        gl_decision_log_free(&prev_log);
-        if (st != GL_OK)
-            return st;
-        base = prev->graph;
-    }
-    r->rewrite_diff = gl_diff_graphs(base, r->model->graph, GL_DIFF_MATCH_IDS);
-    gl_model_free(prev);
-    return GL_OK;
+    return ui->budget >= 0 ? ui->budget : ui->pipeline->steps[ui->step].rewrites;
 }
 
-static void replay_run(void *arg, gl_job *job)
+/* The kept replay of the shown step at `budget`, or NULL. */
+static gl_replay *kept_replay(gl_ui *ui, int64_t budget)
 {
-    replay_job *r = arg;
-    gl_job_progress(job, "replaying %s to rewrite %lld", r->p->steps[r->step].pass->name,
-                    (long long)r->budget);
-    r->st = gl_pipeline_replay(r->p, r->step, r->budget, &r->model, &r->log);
-    if (r->st == GL_OK) {
-        gl_job_progress(job, "diffing the replay");
-        r->diff = gl_diff_graphs(r->p->steps[r->step - 1].model->graph, r->model->graph,
-                                 GL_DIFF_MATCH_IDS);
-        gl_job_progress(job, "replaying %s to rewrite %lld, for rewrite %lld alone",
-                        r->p->steps[r->step].pass->name, (long long)r->budget - 1,
-                        (long long)r->budget);
-        r->st = diff_last_rewrite(r);
+    for (size_t i = 0; i < GL_ARRAY_LEN(ui->kept); i++) {
+        gl_replay *r = &ui->kept[i];
+        if (r->model && r->p == ui->pipeline && r->step == ui->step && r->budget == budget)
+            return r;
     }
-    if (r->st != GL_OK)
-        snprintf(r->error, sizeof(r->error), "%s", gl_error_message());
+    return NULL;
 }
 
-static void replay_discard(void *arg)
+/* Everything the views show of it is made (one kept from a rewrite diff has its model
+ * and log alone). */
+static bool replay_complete(const gl_replay *r)
 {
-    replay_job *r = arg;
-    gl_model_free(r->model);
-    gl_decision_log_free(&r->log);
-    gl_diff_free(r->diff);
-    gl_diff_free(r->rewrite_diff);
-    free(r);
+    return r->model && r->diff && (r->budget < 1 || r->rewrite_diff);
+}
+
+/* Of the replays in pool, the first one rewrite before the shown position and the first
+ * one after it are kept; the others are freed. Every entry is left empty. */
+static void keep_beside(gl_ui *ui, gl_replay *const *pool, size_t n)
+{
+    int64_t at = shown_position(ui);
+    gl_replay kept[2] = {empty_replay(), empty_replay()};
+    for (size_t i = 0; i < n; i++) {
+        gl_replay *r = pool[i];
+        bool here = r->model && r->p == ui->pipeline && r->step == ui->step;
+        size_t slot = r->budget < at ? 0 : 1;
+        if (here && (r->budget == at - 1 || r->budget == at + 1) && !kept[slot].model) {
+            kept[slot] = *r;
+            *r = empty_replay();
+        } else {
+            free_replay(ui, r);
+        }
+    }
+    memcpy(ui->kept, kept, sizeof(kept));
 }
 
 /* The record of the replay's last rewrite: its last applied one (a pass that counts
@@ -784,32 +833,17 @@ static unsigned land(gl_ui *ui)
     return GL_REDRAW_ALL;
 }
 
-static unsigned replay_finish(gl_ui *ui, void *arg)
+/* r (moved, left empty) is shown; the replay shown before it and `extra` (may be NULL)
+ * join the kept ones, and what is not beside r goes. */
+static unsigned show_replay(gl_ui *ui, gl_replay *r, gl_replay *extra)
 {
-    replay_job *r = arg;
-    if (r->st != GL_OK) {
-        gl_ui_set_error(ui, "replay failed: %s", r->error);
-        ui->want_budget = ui->budget;
-        ui->land_decision = -1;
-        ui->land_status[0] = '\0';
-        replay_discard(r);
-        return GL_REDRAW_STATUS;
-    }
-    if (r->p != ui->pipeline || r->step != ui->step || r->budget != ui->want_budget) {
-        /* the user moved on (or to the other branch, X) while it ran: gl_ui_resume
-         * replays what is wanted now */
-        replay_discard(r);
-        return GL_REDRAW_STATUS;
-    }
-    drop_replay(ui);
-    ui->replayed = r->model;
-    ui->replay_log = r->log;
-    ui->replay_diff = r->diff;
-    ui->rewrite_diff = r->rewrite_diff;
-    ui->rewrite_decision = last_applied(&r->log);
-    ui->diff = r->diff;
-    ui->budget = r->budget;
-    free(r);
+    gl_replay was = ui->replay;
+    ui->replay = *r;
+    *r = empty_replay();
+    ui->budget = ui->replay.budget;
+    ui->diff = ui->replay.diff;
+    gl_replay *pool[] = {&was, &ui->kept[0], &ui->kept[1], extra};
+    keep_beside(ui, pool, extra ? 4 : 3);
     shown_changed(ui);
     step_status(ui);
     refresh_view(ui, current_view(ui), ui->current == GL_VIEW_DETAIL);
@@ -818,13 +852,150 @@ static unsigned replay_finish(gl_ui *ui, void *arg)
     return GL_REDRAW_ALL;
 }
 
+typedef struct replay_job {
+    const gl_pipeline *p;
+    size_t step;
+    int64_t budget;
+    const gl_model *have;        /* kept replay at `budget` (read only); NULL: replay it */
+    const gl_model *have_before; /* kept or shown replay at budget - 1; NULL: replay it */
+    bool want_diff, want_rewrite_diff, want_index; /* what `have` lacks (all of it
+                                                    * without one) */
+    gl_replay made;              /* model and log (unless `have`), the diffs asked for */
+    gl_replay before;            /* the replay at budget - 1 when made here */
+    unsigned replays;            /* gl_pipeline_replay calls */
+    gl_status st;
+    char error[256];
+} replay_job;
+
+/* What rewrite `budget` alone did: the replay one rewrite before against this one (the
+ * step before itself when budget is 1). */
+static gl_status diff_last_rewrite(replay_job *r, const gl_model *m, gl_job *job)
+{
+    const gl_graph *base = r->p->steps[r->step - 1].model->graph;
+    if (r->budget > 1) {
+        const gl_model *before = r->have_before;
+        if (!before) {
+            gl_job_progress(job, "replaying %s to rewrite %lld, for rewrite %lld alone",
+                            r->p->steps[r->step].pass->name, (long long)r->budget - 1,
+                            (long long)r->budget);
+            r->replays++;
+            gl_status st = gl_pipeline_replay(r->p, r->step, r->budget - 1, &r->before.model,
+                                              &r->before.log);
+            if (st != GL_OK)
+                return st;
+            before = r->before.model;
+        }
+        base = before->graph;
+    }
+    r->made.rewrite_diff = gl_diff_graphs(base, m->graph, GL_DIFF_MATCH_IDS);
+    return GL_OK;
+}
+
+static void replay_run(void *arg, gl_job *job)
+{
+    replay_job *r = arg;
+    const gl_model *m = r->have;
+    if (!m) {
+        gl_job_progress(job, "replaying %s to rewrite %lld", r->p->steps[r->step].pass->name,
+                        (long long)r->budget);
+        r->replays++;
+        r->st = gl_pipeline_replay(r->p, r->step, r->budget, &r->made.model, &r->made.log);
+        m = r->made.model;
+    }
+    if (r->st == GL_OK && r->want_diff) {
+        gl_job_progress(job, "diffing the replay");
+        r->made.diff = gl_diff_graphs(r->p->steps[r->step - 1].model->graph, m->graph,
+                                      GL_DIFF_MATCH_IDS);
+    }
+    if (r->st == GL_OK && r->want_index) {
+        gl_job_progress(job, "indexing the replay");
+        gl_graph_index_build(&r->made.index, m->graph);
+    }
+    if (r->st == GL_OK && r->want_rewrite_diff && r->budget >= 1)
+        r->st = diff_last_rewrite(r, m, job);
+    if (r->st != GL_OK)
+        snprintf(r->error, sizeof(r->error), "%s", gl_error_message());
+}
+
+/* Frees what the job made (what it read stays with the ui). */
+static void replay_discard(void *arg)
+{
+    replay_job *r = arg;
+    gl_model_free(r->made.model);
+    gl_decision_log_free(&r->made.log);
+    gl_diff_free(r->made.diff);
+    gl_diff_free(r->made.rewrite_diff);
+    gl_graph_index_free(&r->made.index);
+    gl_model_free(r->before.model);
+    gl_decision_log_free(&r->before.log);
+    free(r);
+}
+
+static unsigned replay_finish(gl_ui *ui, void *arg)
+{
+    replay_job *r = arg;
+    ui->replays_run += r->replays;
+    if (r->st != GL_OK) {
+        gl_ui_set_error(ui, "replay failed: %s", r->error);
+        ui->want_budget = ui->budget;
+        ui->land_decision = -1;
+        ui->land_status[0] = '\0';
+        replay_discard(r);
+        return GL_REDRAW_STATUS;
+    }
+    gl_replay *have = r->have ? kept_replay(ui, r->budget) : NULL;
+    if (r->p != ui->pipeline || r->step != ui->step || r->budget != ui->want_budget ||
+        (r->have && (!have || have->model != r->have))) {
+        /* the user moved on (or to the other branch, X) while it ran, or what it read was
+         * dropped: gl_ui_resume replays what is wanted now */
+        replay_discard(r);
+        return GL_REDRAW_STATUS;
+    }
+    gl_replay shown = empty_replay();
+    if (have) {
+        shown = *have;
+        *have = empty_replay();
+    } else {
+        shown.model = r->made.model;
+        shown.log = r->made.log;
+        shown.rewrite_decision = last_applied(&r->made.log);
+    }
+    shown.p = r->p;
+    shown.step = r->step;
+    shown.budget = r->budget;
+    if (r->made.diff)
+        shown.diff = r->made.diff;
+    if (r->made.rewrite_diff)
+        shown.rewrite_diff = r->made.rewrite_diff;
+    if (r->made.index.graph)
+        shown.index = r->made.index;
+    gl_replay before = r->before;
+    before.p = r->p;
+    before.step = r->step;
+    before.budget = r->budget - 1;
+    before.rewrite_decision = before.model ? last_applied(&before.log) : -1;
+    free(r);
+    return show_replay(ui, &shown, &before);
+}
+
 static const gl_job_spec replay_spec = {
     .what = "replaying", .run = replay_run, .finish = replay_finish, .discard = replay_discard};
 
 static unsigned start_replay(gl_ui *ui)
 {
+    int64_t budget = ui->want_budget;
+    const gl_replay *have = kept_replay(ui, budget);
+    const gl_replay *before = kept_replay(ui, budget - 1);
+    if (ui->replay.model && ui->replay.budget == budget - 1)
+        before = &ui->replay;
     replay_job *r = gl_xcalloc(1, sizeof(*r));
-    *r = (replay_job){.p = ui->pipeline, .step = ui->step, .budget = ui->want_budget};
+    *r = (replay_job){.p = ui->pipeline, .step = ui->step, .budget = budget,
+                      .have = have ? have->model : NULL,
+                      .have_before = before ? before->model : NULL,
+                      .want_diff = !have || !have->diff,
+                      .want_rewrite_diff = !have || !have->rewrite_diff,
+                      .want_index = !have || !have->index.graph,
+                      .made = empty_replay(), .before = empty_replay()};
     if (!gl_ui_start_job(ui, &replay_spec, r)) {
         free(r);
         ui->want_budget = ui->budget;
@@ -857,7 +1028,12 @@ unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
                              (long long)s->rewrites);
             return GL_REDRAW_STATUS;
         }
-        drop_replay(ui);
+        /* the step itself shown; the replay it leaves is kept for a `-` back */
+        gl_replay left = ui->replay;
+        ui->replay = empty_replay();
+        ui->budget = -1;
+        gl_replay *pool[] = {&left, &ui->kept[0], &ui->kept[1]};
+        keep_beside(ui, pool, GL_ARRAY_LEN(pool));
         ui->diff = ui->step_diffs ? ui->step_diffs[ui->step] : NULL;
         shown_changed(ui);
         step_status(ui);
@@ -865,6 +1041,9 @@ unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
         return GL_REDRAW_ALL;
     }
     ui->want_budget = budget;
+    gl_replay *kept = kept_replay(ui, budget);
+    if (kept && replay_complete(kept)) /* made on the way here: nothing to replay */
+        return show_replay(ui, kept, NULL);
     if (ui->job) {
         /* one job at a time: the replay (or the next one) starts when it ends */
         if (replay_running(ui))
@@ -1105,7 +1284,7 @@ const gl_diff *gl_ui_shown_diff(const gl_ui *ui)
     if (ui->diff_branch)
         return ui->branch_diff;
     if (ui->budget >= 0 && !ui->diff_whole_step)
-        return ui->rewrite_diff;
+        return ui->replay.rewrite_diff;
     return ui->diff;
 }
 

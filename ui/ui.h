@@ -234,6 +234,23 @@ typedef struct gl_branch {
     unsigned id;           /* gl_ui.branch_id it had while shown */
 } gl_branch;
 
+/* The shown step replayed to `budget` of its rewrites (+/-), with what the views show of
+ * it. The pipeline and step say where it belongs: a kept one is used only there. */
+typedef struct gl_replay {
+    const gl_pipeline *p;
+    size_t step;
+    int64_t budget;
+    gl_model *model;          /* NULL: none */
+    gl_decision_log log;
+    gl_diff *diff;            /* against step - 1; NULL until made */
+    gl_diff *rewrite_diff;    /* against the replay one rewrite before: what rewrite
+                               * `budget` alone did; NULL until made (and at budget 0) */
+    int64_t rewrite_decision; /* the record of rewrite `budget` in log (its last applied
+                               * one); -1: none (a pass without records) */
+    gl_graph_index index;     /* of model's graph while it is not shown (made by the job,
+                               * or kept from a visit); .graph NULL: none */
+} gl_replay;
+
 struct gl_ui {
     const char *model_path;
     gl_pipeline *pipeline;    /* every step kept; NULL while loading */
@@ -244,15 +261,14 @@ struct gl_ui {
     size_t n_step_index;
     size_t step;              /* current step */
     int64_t budget;           /* rewrites shown inside the current step (+/-); -1: all */
-    gl_model *replayed;       /* the step replayed with `budget` (NULL: the step itself) */
-    gl_decision_log replay_log;
-    gl_diff *replay_diff;     /* replayed against step - 1 (owned) */
+    gl_replay replay;         /* the step replayed to `budget` (replay.model NULL: the
+                               * step itself is shown); owned */
+    gl_replay kept[2];        /* replays of the shown step one rewrite before and after
+                               * the shown one, kept so that +/- back and forth replays
+                               * nothing (empty: model NULL); owned */
+    unsigned replays_run;     /* gl_pipeline_replay calls made for +/- (tests count them) */
     gl_diff *diff;            /* what is shown against the previous step: step_diffs[step]
-                               * or replay_diff (not owned) */
-    gl_diff *rewrite_diff;    /* the replay against itself one rewrite before: what
-                               * rewrite `budget` alone did (owned; NULL without a replay) */
-    int64_t rewrite_decision; /* the record of rewrite `budget` in replay_log (its last
-                               * applied one); -1: none (a pass without records) */
+                               * or replay.diff (not owned) */
     bool diff_whole_step;     /* D: inside a pass the diff view shows `diff`, not
                                * rewrite_diff */
     bool diff_branch;         /* D: the diff view shows branch_diff, the shown graph against

@@ -252,8 +252,8 @@ static void add_provenance(detail_state *s, const gl_node *n)
 /* The model whose graph holds the node shown. */
 static const gl_model *shown_model(const gl_ui *ui, int64_t ghost_step)
 {
-    if (ghost_step < 0 && ui->replayed)
-        return ui->replayed;
+    if (ghost_step < 0 && ui->replay.model)
+        return ui->replay.model;
     size_t k = ghost_step >= 0 ? (size_t)ghost_step : ui->step;
     return ui->pipeline && k < ui->pipeline->n_steps ? ui->pipeline->steps[k].model : NULL;
 }

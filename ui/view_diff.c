@@ -155,7 +155,7 @@ static void title(const gl_ui *ui, char *buf, size_t len)
                  before, k ? " (D: rewrite alone)" : "");
     } else {
         char rec[96] = "";
-        const gl_decision *d = gl_decision_log_at(&ui->replay_log, ui->rewrite_decision);
+        const gl_decision *d = gl_decision_log_at(&ui->replay.log, ui->replay.rewrite_decision);
         if (d)
             snprintf(rec, sizeof(rec), " (#%lld %s)", (long long)d->id, d->rule ? d->rule : "");
         if (k == 1)

@@ -1,7 +1,9 @@
 #!/bin/sh
 # bench/tui_big.sh — the workbench on a big model as a person meets it, through tmux
 # (issue 23): how long from `graphlab MODEL` to the first screen with the model listed,
-# and how long from a key sent to the screen showing its effect, for j/k, G/g and ]/[.
+# and how long from a key sent to the screen showing its effect, for j/k, G/g and ]/[,
+# then -/+ inside step STEP (a replay of its pass to one rewrite less or more: the ms to
+# the replay shown, and to its rewrite diff made behind it).
 #
 #   bench/tui_big.sh [BUILDDIR] [MODEL]
 #
@@ -14,6 +16,8 @@
 #                list's header; the old workbench drew it only after every pass had run)
 #   READY_TEXT   the text that says the passes are done, waited for before the keys
 #                (default "steps: ] and [ step")
+#   STEP         the step whose rewrites -/+ walk (default 6: transpose-push, 1482
+#                rewrites on the 100k ladder)
 # The times include tmux's own: each poll is a `tmux capture-pane` (a few ms), so a key
 # that the program handles in 1 ms shows here as several. Wall times: on a shared machine
 # they grow with the load, so say the load average with them.
@@ -24,6 +28,7 @@ model=${2:-/tmp/graphlab-bench/many_nodes_100k.onnx}
 runs=${RUNS:-3}
 first_text=${FIRST_TEXT:-nodes:}
 ready_text=${READY_TEXT:-steps: ] and [ step}
+step=${STEP:-6}
 gl="$(cd "$builddir" && pwd)/graphlab"
 
 command -v tmux >/dev/null 2>&1 || { echo "bench/tui_big.sh: needs tmux" >&2; exit 2; }
@@ -96,4 +101,28 @@ for pair in "j k" "G g" "] ["; do
     echo "key $1: $(median </tmp/tui_big.$$.a) ms, key $2: $(median </tmp/tui_big.$$.b) ms (medians of $runs)"
 done
 rm -f /tmp/tui_big.$$.a /tmp/tui_big.$$.b
+
+# press_rewrite KEY: the ms from sending KEY to the screen above the status line changing
+# (the replay shown: the status line says at once that it replays), then to no job
+# running any more (its rewrite diff made behind it), as "SHOWN DONE".
+body() { screen | sed '$d'; }
+press_rewrite() {
+    before=$(body)
+    t0=$(now_ms)
+    $T send-keys -t b "$1"
+    while [ "$(body)" = "$before" ]; do
+        [ $(($(now_ms) - t0)) -lt 60000 ] || { echo "key $1 showed no replay" >&2; exit 1; }
+    done
+    shown=$(($(now_ms) - t0))
+    while screen | tail -n 1 | grep -qE 'replaying|diffing|indexing'; do
+        [ $(($(now_ms) - t0)) -lt 60000 ] || { echo "key $1: its job did not end" >&2; exit 1; }
+    done
+    echo "$shown $(($(now_ms) - t0))"
+}
+
+$T send-keys -t b "$step"
+wait_text "$(printf '%02d-' "$step")" 10 || { echo "no step $step" >&2; exit 1; }
+for key in - - - + + +; do
+    echo "key $key in step $step: $(press_rewrite "$key" | awk '{ printf "shown after %s ms, its rewrite diff after %s ms", $1, $2 }')"
+done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

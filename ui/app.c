@@ -81,6 +81,23 @@ bool gl_job_cancelled(const gl_job *job) { return job && atomic_load(&job->cance
 
 const gl_job_spec *gl_ui_job_spec(const gl_ui *ui) { return ui->job ? ui->job->spec : NULL; }
 
+/* fn(arg) on a detached thread (pthread_create's result). Threads block the
+ * asynchronous signals (SIGINT, SIGWINCH, ...): those must wake the main thread's poll,
+ * not a worker. Faults stay unblocked (util/signals.h). */
+static int start_detached(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t old;
+    gl_block_async_signals(&old);
+    int rc = pthread_create(&t, &attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
 static void *worker_main(void *p)
 {
     gl_job *job = p;
@@ -125,18 +142,7 @@ bool gl_ui_start_job(gl_ui *ui, const gl_job_spec *spec, void *arg)
     job->started_ms = gl_now_ms();
     snprintf(job->progress, sizeof(job->progress), "%s", spec->what);
     atomic_fetch_add(&rt->jobs_alive, 1);
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    /* Workers block the asynchronous signals (SIGINT, SIGWINCH, ...): they must wake
-     * the main thread's poll, not a worker. Faults stay unblocked (util/signals.h). */
-    sigset_t old;
-    gl_block_async_signals(&old);
-    int rc = pthread_create(&t, &attr, worker_main, job);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) { /* no thread: do it here, the screen waits */
+    if (start_detached(worker_main, job) != 0) { /* no thread: do it here, the screen waits */
         atomic_fetch_sub(&rt->jobs_alive, 1);
         free(job);
         return run_inline(ui, spec, arg);
@@ -230,11 +236,30 @@ unsigned gl_ui_cancel_job(gl_ui *ui)
     return GL_REDRAW_STATUS | GL_REDRAW_BAR;
 }
 
+static void *free_model_main(void *m)
+{
+    gl_model_free(m);
+    return NULL;
+}
+
+/* A model nothing reads any more, freed on a thread of its own: a 100k-node graph takes
+ * tens of ms to free, which a key would wait for (+/- drop a replay; issue 23). Shared
+ * weights and origins are reference counted atomically, as the jobs need already. */
+static void free_model_behind(gl_model *m)
+{
+    if (start_detached(free_model_main, m) != 0)
+        gl_model_free(m);
+}
+
 void gl_ui_defer_free_model(gl_ui *ui, gl_model *m)
 {
     app_runtime *rt = ui->runtime;
-    if (!rt || atomic_load(&rt->jobs_alive) == 0) {
+    if (!rt) {
         gl_model_free(m);
+        return;
+    }
+    if (atomic_load(&rt->jobs_alive) == 0) {
+        free_model_behind(m);
         return;
     }
     GL_GROW(rt->dead_models, rt->cap_dead_models, rt->n_dead_models + 1);
@@ -271,7 +296,7 @@ static void bury_if_idle(app_runtime *rt)
         gl_pipeline_free(rt->dead_pipelines[i]);
     rt->n_dead_pipelines = 0;
     for (size_t i = 0; i < rt->n_dead_models; i++)
-        gl_model_free(rt->dead_models[i]);
+        free_model_behind(rt->dead_models[i]);
     for (size_t i = 0; i < rt->n_dead_diffs; i++)
         gl_diff_free(rt->dead_diffs[i]);
     rt->n_dead_models = rt->n_dead_diffs = 0;

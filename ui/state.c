@@ -833,6 +833,24 @@ static unsigned land(gl_ui *ui)
     return GL_REDRAW_ALL;
 }
 
+static unsigned start_replay(gl_ui *ui);
+
+/* A replay the views can show: its graph and its diff against the step before (the
+ * rewrite diff may follow: complete_shown). */
+static bool replay_showable(const gl_replay *r) { return r->model && r->diff; }
+
+/* The shown replay's rewrite diff, when it waits for the replay one rewrite before, is
+ * made by a job of its own started here: the replay is on screen meanwhile (on a
+ * 100k-node graph one replay is about half a second; the views but the diff of the
+ * rewrite alone need only the first). */
+static unsigned complete_shown(gl_ui *ui)
+{
+    if (!ui->replay.model || replay_complete(&ui->replay) || ui->job ||
+        ui->want_budget != ui->budget)
+        return GL_REDRAW_NONE;
+    return start_replay(ui);
+}
+
 /* r (moved, left empty) is shown; the replay shown before it and `extra` (may be NULL)
  * join the kept ones, and what is not beside r goes. */
 static unsigned show_replay(gl_ui *ui, gl_replay *r, gl_replay *extra)
@@ -849,7 +867,7 @@ static unsigned show_replay(gl_ui *ui, gl_replay *r, gl_replay *extra)
     refresh_view(ui, current_view(ui), ui->current == GL_VIEW_DETAIL);
     if (ui->land_decision >= 0 || ui->land_status[0])
         return land(ui);
-    return GL_REDRAW_ALL;
+    return GL_REDRAW_ALL | complete_shown(ui);
 }
 
 typedef struct replay_job {
@@ -884,6 +902,9 @@ static gl_status diff_last_rewrite(replay_job *r, const gl_model *m, gl_job *job
             if (st != GL_OK)
                 return st;
             before = r->before.model;
+            /* shown by the next `-`: made showable here, behind the screen */
+            r->before.diff = gl_diff_graphs(base, before->graph, GL_DIFF_MATCH_IDS);
+            gl_graph_index_build(&r->before.index, before->graph);
         }
         base = before->graph;
     }
@@ -931,6 +952,26 @@ static void replay_discard(void *arg)
     free(r);
 }
 
+/* The shown or a kept replay of the shown step at `budget`, or NULL. */
+static gl_replay *find_replay(gl_ui *ui, int64_t budget)
+{
+    if (ui->replay.model && ui->replay.budget == budget)
+        return &ui->replay;
+    return kept_replay(ui, budget);
+}
+
+/* What the job made for a replay the ui has (`have`) joins it where it lacks it. */
+static void join_made(gl_ui *ui, gl_replay *have, gl_replay *made)
+{
+    if (!have->diff)
+        have->diff = made->diff, made->diff = NULL;
+    if (!have->rewrite_diff)
+        have->rewrite_diff = made->rewrite_diff, made->rewrite_diff = NULL;
+    if (!have->index.graph && have != &ui->replay)
+        have->index = made->index, made->index = (gl_graph_index){0};
+    free_replay(ui, made);
+}
+
 static unsigned replay_finish(gl_ui *ui, void *arg)
 {
     replay_job *r = arg;
@@ -943,58 +984,63 @@ static unsigned replay_finish(gl_ui *ui, void *arg)
         replay_discard(r);
         return GL_REDRAW_STATUS;
     }
-    gl_replay *have = r->have ? kept_replay(ui, r->budget) : NULL;
-    if (r->p != ui->pipeline || r->step != ui->step || r->budget != ui->want_budget ||
-        (r->have && (!have || have->model != r->have))) {
-        /* the user moved on (or to the other branch, X) while it ran, or what it read was
-         * dropped: gl_ui_resume replays what is wanted now */
-        replay_discard(r);
+    bool here = r->p == ui->pipeline && r->step == ui->step;
+    int64_t budget = r->budget;
+    gl_replay made = r->made, before = r->before;
+    made.p = before.p = r->p;
+    made.step = before.step = r->step;
+    made.budget = r->budget;
+    before.budget = r->budget - 1;
+    made.rewrite_decision = made.model ? last_applied(&made.log) : -1;
+    before.rewrite_decision = before.model ? last_applied(&before.log) : -1;
+    gl_replay *have = r->have && here ? find_replay(ui, r->budget) : NULL;
+    bool read_gone = r->have && (!have || have->model != r->have);
+    free(r);
+    if (read_gone) /* what it read was dropped meanwhile: its diffs are of nothing kept */
+        have = NULL, free_replay(ui, &made);
+    if (have)
+        join_made(ui, have, &made);
+    if (!here || read_gone || budget != ui->want_budget) {
+        /* the user moved on (or to the other branch, X) while it ran: what is beside the
+         * shown position is kept, and gl_ui_resume replays what is wanted now */
+        gl_replay *pool[] = {&made, &before, &ui->kept[0], &ui->kept[1]};
+        if (here)
+            keep_beside(ui, pool, GL_ARRAY_LEN(pool));
+        free_replay(ui, &made);
+        free_replay(ui, &before);
         return GL_REDRAW_STATUS;
     }
-    gl_replay shown = empty_replay();
-    if (have) {
-        shown = *have;
-        *have = empty_replay();
-    } else {
-        shown.model = r->made.model;
-        shown.log = r->made.log;
-        shown.rewrite_decision = last_applied(&r->made.log);
+    if (have == &ui->replay) { /* the shown one completed (complete_shown) */
+        gl_replay *pool[] = {&before, &ui->kept[0], &ui->kept[1]};
+        keep_beside(ui, pool, GL_ARRAY_LEN(pool));
+        ui->diff = ui->replay.diff;
+        step_status(ui);
+        return GL_REDRAW_ALL;
     }
-    shown.p = r->p;
-    shown.step = r->step;
-    shown.budget = r->budget;
-    if (r->made.diff)
-        shown.diff = r->made.diff;
-    if (r->made.rewrite_diff)
-        shown.rewrite_diff = r->made.rewrite_diff;
-    if (r->made.index.graph)
-        shown.index = r->made.index;
-    gl_replay before = r->before;
-    before.p = r->p;
-    before.step = r->step;
-    before.budget = r->budget - 1;
-    before.rewrite_decision = before.model ? last_applied(&before.log) : -1;
-    free(r);
-    return show_replay(ui, &shown, &before);
+    return show_replay(ui, have ? have : &made, &before);
 }
 
 static const gl_job_spec replay_spec = {
     .what = "replaying", .run = replay_run, .finish = replay_finish, .discard = replay_discard};
 
+/* A job for the wanted budget: the replay (unless one is kept), its diff against the
+ * step before, its index, and its rewrite diff when the replay one rewrite before is at
+ * hand; without it the rewrite diff waits for complete_shown, unless bisect lands here
+ * (land shows that diff at once). */
 static unsigned start_replay(gl_ui *ui)
 {
     int64_t budget = ui->want_budget;
-    const gl_replay *have = kept_replay(ui, budget);
-    const gl_replay *before = kept_replay(ui, budget - 1);
-    if (ui->replay.model && ui->replay.budget == budget - 1)
-        before = &ui->replay;
+    const gl_replay *have = find_replay(ui, budget);
+    const gl_replay *before = find_replay(ui, budget - 1);
+    bool landing = ui->land_decision >= 0 || ui->land_status[0];
+    bool now = before || budget <= 1 || landing || have == &ui->replay;
     replay_job *r = gl_xcalloc(1, sizeof(*r));
     *r = (replay_job){.p = ui->pipeline, .step = ui->step, .budget = budget,
                       .have = have ? have->model : NULL,
                       .have_before = before ? before->model : NULL,
                       .want_diff = !have || !have->diff,
-                      .want_rewrite_diff = !have || !have->rewrite_diff,
-                      .want_index = !have || !have->index.graph,
+                      .want_rewrite_diff = (!have || !have->rewrite_diff) && now,
+                      .want_index = !have || (have != &ui->replay && !have->index.graph),
                       .made = empty_replay(), .before = empty_replay()};
     if (!gl_ui_start_job(ui, &replay_spec, r)) {
         free(r);
@@ -1042,7 +1088,7 @@ unsigned gl_ui_set_budget(gl_ui *ui, int64_t budget)
     }
     ui->want_budget = budget;
     gl_replay *kept = kept_replay(ui, budget);
-    if (kept && replay_complete(kept)) /* made on the way here: nothing to replay */
+    if (kept && replay_showable(kept)) /* made on the way here */
         return show_replay(ui, kept, NULL);
     if (ui->job) {
         /* one job at a time: the replay (or the next one) starts when it ends */
@@ -1074,8 +1120,10 @@ unsigned gl_ui_land_on_rewrite(gl_ui *ui, size_t step, int64_t k, int64_t decisi
 
 unsigned gl_ui_resume(gl_ui *ui)
 {
-    if (!ui->pipeline || ui->job || ui->want_budget < 0 || ui->want_budget == ui->budget)
+    if (!ui->pipeline || ui->job || ui->want_budget < 0)
         return GL_REDRAW_NONE;
+    if (ui->want_budget == ui->budget)
+        return complete_shown(ui);
     return start_replay(ui);
 }
 

@@ -175,6 +175,14 @@ static void diff_draw(gl_ui *ui, gl_view *v, int top, int left, int height, int 
         return;
     title(ui, buf, sizeof(buf));
     gl_ui_put(top, left, width, gl_ui_attr(ui, GL_ROLE_HEADER), buf);
+    if (height >= 2 && !s && ui->budget >= 1 && ui->replay.model &&
+        !ui->replay.rewrite_diff && !ui->diff_whole_step && !ui->diff_branch) {
+        /* complete_shown is replaying the rewrite before this one */
+        snprintf(buf, sizeof(buf), "  (replaying rewrite %lld to tell what rewrite %lld did "
+                 "alone; D shows the whole step meanwhile)", (long long)ui->budget - 1,
+                 (long long)ui->budget);
+        gl_ui_put(top + 1, left, width, gl_ui_attr(ui, GL_ROLE_DIM), buf);
+    }
     if (height < 3 || !s)
         return;
     gl_ui_clamp(v, (int)s->n, v->height); /* the selection in range, for the footer */

@@ -87,7 +87,7 @@ int gl_cmd_export(int argc, char **argv)
         }
         rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
     }
-    gl_session_close(&s);
+    gl_session_end(&s);
     gl_session_opts_free(&o);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

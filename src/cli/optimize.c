@@ -234,7 +234,7 @@ int gl_cmd_optimize(int argc, char **argv)
             print_memory_plan(s.model, &o);
         rc = st == GL_OK ? GL_EXIT_OK : gl_cli_fail(st);
     }
-    gl_session_close(&s);
+    gl_session_end(&s);
     gl_session_opts_free(&o);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

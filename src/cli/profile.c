@@ -821,8 +821,8 @@ int gl_cmd_profile(int argc, char **argv)
         }
         rc = st == GL_OK ? profile_model(s.model, &a) : gl_cli_fail(st);
     }
-    gl_session_close(&unfused);
-    gl_session_close(&s);
+    gl_session_end(&unfused);
+    gl_session_end(&s);
     free_args(&a);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

@@ -429,9 +429,9 @@ int gl_cmd_run(int argc, char **argv)
         rc = st == GL_OK ? run_model(&ss, &a, &pairs) : gl_cli_fail(st);
     }
     gl_qdq_pairs_free(&pairs);
-    gl_session_close(&flt);
-    gl_session_close(&unfused);
-    gl_session_close(&s);
+    gl_session_end(&flt);
+    gl_session_end(&unfused);
+    gl_session_end(&s);
     gl_session_opts_free(&a.o);
     return rc < 0 ? GL_EXIT_OK : rc;
 }

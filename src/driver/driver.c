@@ -402,6 +402,24 @@ void gl_session_close(gl_session *s)
     *s = (gl_session){0};
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GL_FREE_AT_EXIT 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define GL_FREE_AT_EXIT 1
+#endif
+
+void gl_session_end(gl_session *s)
+{
+#ifdef GL_FREE_AT_EXIT
+    gl_session_close(s);
+#else
+    *s = (gl_session){0};
+#endif
+}
+
 gl_status gl_session_open_float(const gl_model *quantized, gl_session *s, gl_qdq_pairs *pairs)
 {
     *s = (gl_session){0};

@@ -913,6 +913,48 @@ Test(dnnl_ops, channels_last)
     run_cases(nhwc_cases, GL_ARRAY_LEN(nhwc_cases), 16);
 }
 
+/* Max pooling's windows (dn_pool.c). Without AVX-512, float max pooling over nhwc and
+ * nChw8c runs graphlab's own kernel (its implementation says so); with it, oneDNN's.
+ * Either way the same values as the reference: edges, ceil_mode's last window, strides
+ * and dilations, channels off the block of 8, a batch, NaN and infinities. */
+static const op_case max_pool_cases[] = {
+    {"3x3 stride 1 pads 1, 24 channels", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 24, 14, 14))}, .expect = DN},
+    {"3x3 stride 2 ceil_mode, a batch of 2", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1)},
+     {IN('X', 4, D(2, 16, 15, 13))}, .expect = DN},
+    {"2x2 stride 2, 20 channels", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 2, 2)},
+     {IN('X', 4, D(1, 20, 12, 10))}, .expect = DN},
+    {"3x3 dilations 2 pads 2", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("dilations", 2, 2, 2),
+      AINTS("pads", 4, 2, 2, 2, 2)},
+     {IN('X', 4, D(1, 8, 11, 9))}, .expect = DN},
+    {"2x3 strides 1x2, pads only at the start", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 2, 3), AINTS("strides", 2, 1, 2),
+      AINTS("pads", 4, 1, 1, 0, 0)},
+     {IN('X', 4, D(1, 12, 7, 9))}, .expect = DN},
+    {"NaN and infinities", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('S', 4, D(2, 16, 12, 12))}, .expect = DN},
+    {"channels last, 3x3 stride 1 pads 1, 20 channels", "graphlab.NhwcMaxPool", 13, "p",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('x', 4, D(1, 9, 11, 20))}, .expect = DN, .out = "plain"},
+    {"channels last, 3x3 stride 2 ceil_mode, 3 channels", "graphlab.NhwcMaxPool", 13, "p",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1)},
+     {IN('x', 4, D(2, 10, 9, 3))}, .expect = DN, .out = "plain"},
+};
+
+Test(dnnl_ops, max_pool_windows)
+{
+    op_case cases[GL_ARRAY_LEN(max_pool_cases)];
+    memcpy(cases, max_pool_cases, sizeof(cases));
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
+        cases[i].impl_has = tu_cpu_has_avx512() ? NULL : "graphlab:avx2";
+    run_cases(cases, GL_ARRAY_LEN(cases), 23);
+}
+
 /* ---- Resize, Upsample --------------------------------------------------------------------- */
 
 #define NO_ROI OMITTED

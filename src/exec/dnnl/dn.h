@@ -250,6 +250,10 @@ typedef struct dn_node {
                                * then_src1 as its second operand (dn_deconv.c's bias) */
     dnnl_memory_t then_src1;  /* owned, with its bytes then_buf (NULL: an eltwise then) */
     void *then_buf;
+    /* graphlab's own kernel run instead of prim (NULL: prim runs), where oneDNN's is
+     * slow (dn_pool.c: max pooling on AVX2): the bound memories' bytes, the node's extra.
+     * prim is still made: it stands for "built", and its descriptors are the bindings'. */
+    void (*native)(void *extra, const void *src, void *dst);
     dn_in *in;                /* owned */
     size_t n_in, cap_in;
     /* DN_MAX_OUTPUTS and DN_MAX_OWN entries, allocated by the first bind (NULL before):

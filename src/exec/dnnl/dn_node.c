@@ -465,7 +465,7 @@ static gl_status finish(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_prim
         dnnl_primitive_desc_query(then_pd, dnnl_query_impl_info_str, 0, &then_impl) ==
             dnnl_success && then_impl)
         dn_set_impl(c, s, "%s + %s", impl ? impl : "?", then_impl);
-    else
+    else if (!s->native) /* a native kernel's build named it */
         dn_set_impl(c, s, "%s", impl ? impl : "?");
     dnnl_status_t r = dnnl_primitive_create(&s->prim, pd);
     if (r != dnnl_success)
@@ -817,6 +817,22 @@ static gl_status take_views(gl_kernel_ctx *k, dn_node *s)
     return GL_OK;
 }
 
+/* The native kernel on input 0's and output 0's bytes (after the input reorders, which
+ * run on the stream: waited for first). */
+static gl_status execute_native(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
+{
+    void *src = NULL, *dst = NULL;
+    dnnl_status_t r = dnnl_stream_wait(c->stream);
+    if (r == dnnl_success)
+        r = dnnl_memory_get_data_handle(s->in[0].mem, &src);
+    if (r == dnnl_success)
+        r = dnnl_memory_get_data_handle(s->out[0].mem, &dst);
+    if (r != dnnl_success)
+        return dn_fail(k->where, "dnnl_memory_get_data_handle", r);
+    s->native(s->extra, src, dst);
+    return GL_OK;
+}
+
 static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
     if (!s->prim)
@@ -839,6 +855,8 @@ static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
     if (n != s->n_in + s->n_out + s->n_own)
         return gl_fail(GL_ERR_UNSUPPORTED, "%s: more than %zu oneDNN arguments", k->where,
                        GL_ARRAY_LEN(args));
+    if (s->native)
+        return execute_native(c, k, s);
     dnnl_status_t r = dnnl_primitive_execute(s->prim, c->stream, (int)n, args);
     if (r == dnnl_success && s->then) {
         dnnl_exec_arg_t in_place[3] = {{DNNL_ARG_SRC, s->out[0].mem},

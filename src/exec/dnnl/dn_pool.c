@@ -14,11 +14,26 @@
  * in its layout (nhwc, as the int8 convolutions write it; dn_qprod.c), a plain one
  * converted to nwc/nhwc/ndhwc whatever the policy (oneDNN 2.6 pools int8 nchw only with
  * its reference code), and written in that layout.
+ *
+ * On AVX2 (no AVX-512), float max pooling over 2-D images in nChw8c or nhwc runs
+ * graphlab's own kernel instead of oneDNN 2.6's jit:avx2 one, which was 3-5x slower
+ * than ONNX Runtime's on GoogLeNet's pools (192x28x28, 3x3 stride 1: 0.55 ms against
+ * 0.09; this kernel 0.11 ms, one thread). The window's maximum is separable: each
+ * input row's maxima over the window's columns first (one 8-lane vector per output
+ * column), then each output's over the window's rows, 2 + 2 vector maxima per output of
+ * a 3x3 window instead of 9. A window wholly in the padding keeps oneDNN's kernel
+ * (ONNX's -inf there is no maximum of anything); a NaN input takes the reference
+ * kernel, as before (dn_guard_specials).
  */
 #include "exec/dnnl/dn_opkit.h"
 #include "ops/window.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef __x86_64__
+#include <immintrin.h>
+#endif
 
 #define POOL_MAX_SP 3
 
@@ -59,6 +74,163 @@ static bool pool_window(const gl_kernel_ctx *k, int nsp, const int64_t *in, bool
         g->pad_r[d] = right > w.pad_end[d] ? right : w.pad_end[d];
     }
     return true;
+}
+
+/* ---- graphlab's max pooling on AVX2 --------------------------------------------------- */
+
+/* One image's pooling: `blocks` planes of H x W pixels, each pixel `lanes` floats (8 in
+ * nChw8c, C in nhwc, a multiple of 8 or not), into OH x OW pixels. */
+typedef struct np_geom {
+    int64_t n, blocks, lanes, h, w, oh, ow;
+    int64_t kh, kw, sh, sw, dh, dw, ph, pw; /* dh, dw: ONNX's dilations (1: none) */
+    float *rows;                            /* scratch: h x ow pixels of row maxima */
+} np_geom;
+
+static void np_free(void *extra)
+{
+    np_geom *g = extra;
+    free(g->rows);
+    free(g);
+}
+
+/* The window's first and one-past-last taps that fall inside [0, size): positions
+ * start + t*dil for t in [0, k). */
+static void np_taps(int64_t start, int64_t k, int64_t dil, int64_t size, int64_t *t0,
+                    int64_t *t1)
+{
+    int64_t a = 0, b = k;
+    while (a < b && start + a * dil < 0)
+        a++;
+    while (b > a && start + (b - 1) * dil >= size)
+        b--;
+    *t0 = a;
+    *t1 = b;
+}
+
+#ifdef __x86_64__
+/* dst[0..lanes) = max(dst, src) lane by lane. */
+__attribute__((target("avx2"))) static inline void np_max_into(float *dst, const float *src,
+                                                              int64_t lanes)
+{
+    int64_t l = 0;
+    for (; l + 8 <= lanes; l += 8)
+        _mm256_storeu_ps(dst + l, _mm256_max_ps(_mm256_loadu_ps(dst + l),
+                                                _mm256_loadu_ps(src + l)));
+    for (; l < lanes; l++)
+        dst[l] = src[l] > dst[l] ? src[l] : dst[l];
+}
+
+__attribute__((target("avx2"))) static void np_run(void *extra, const void *src, void *dst)
+{
+    const np_geom *g = extra;
+    const int64_t L = g->lanes, px_in = g->h * g->w * L, px_out = g->oh * g->ow * L;
+    const float *x = src;
+    float *y = dst;
+    for (int64_t plane = 0; plane < g->n * g->blocks; plane++) {
+        const float *xp = x + plane * px_in;
+        float *yp = y + plane * px_out;
+        /* rows[ih][ow]: the maximum over output column ow's taps in input row ih */
+        for (int64_t ih = 0; ih < g->h; ih++) {
+            const float *row = xp + ih * g->w * L;
+            float *r = g->rows + ih * g->ow * L;
+            for (int64_t ow = 0; ow < g->ow; ow++) {
+                int64_t start = ow * g->sw - g->pw, t0, t1;
+                np_taps(start, g->kw, g->dw, g->w, &t0, &t1);
+                float *out = r + ow * L;
+                memcpy(out, row + (start + t0 * g->dw) * L, (size_t)L * sizeof(float));
+                for (int64_t t = t0 + 1; t < t1; t++)
+                    np_max_into(out, row + (start + t * g->dw) * L, L);
+            }
+        }
+        for (int64_t oh = 0; oh < g->oh; oh++) {
+            int64_t start = oh * g->sh - g->ph, t0, t1;
+            np_taps(start, g->kh, g->dh, g->h, &t0, &t1);
+            float *out = yp + oh * g->ow * L;
+            memcpy(out, g->rows + (start + t0 * g->dh) * g->ow * L,
+                   (size_t)(g->ow * L) * sizeof(float));
+            for (int64_t t = t0 + 1; t < t1; t++)
+                np_max_into(out, g->rows + (start + t * g->dh) * g->ow * L, g->ow * L);
+        }
+    }
+}
+#endif
+
+/* Every output's window holds at least one input position along each axis. */
+static bool np_windows_nonempty(int64_t k, int64_t s, int64_t dil, int64_t pad, int64_t in,
+                                int64_t out)
+{
+    for (int64_t o = 0; o < out; o++) {
+        int64_t t0, t1;
+        np_taps(o * s - pad, k, dil, in, &t0, &t1);
+        if (t0 >= t1)
+            return false;
+    }
+    return true;
+}
+
+static const dnnl_format_tag_t np_tags[] = {dnnl_nChw8c, dnnl_nhwc};
+
+/* Which of np_tags md is for dims (4-D), or -1. */
+static int np_tag_of(const dnnl_memory_desc_t *md, const int64_t *dims)
+{
+    for (int t = 0; t < (int)GL_ARRAY_LEN(np_tags); t++) {
+        dnnl_memory_desc_t a;
+        if (dn_md_tag(&a, 4, dims, np_tags[t]) == dnnl_success && dnnl_memory_desc_equal(md, &a))
+            return t;
+    }
+    return -1;
+}
+
+/* The native kernel writes its source's layout: where oneDNN picked another destination
+ * (its reference code for some windows does), the pd is made again with that one. */
+static dnnl_status_t np_dst_like_src(dn_build *b, dnnl_primitive_desc_t *pd,
+                                     dnnl_pooling_v2_desc_t *pdsc, const int64_t *xd,
+                                     const int64_t *yd)
+{
+    int tag = np_tag_of(dn_pd_md(*pd, dnnl_query_src_md, 0), xd);
+    if (tag < 0 || np_tag_of(dn_pd_md(*pd, dnnl_query_dst_md, 0), yd) == tag)
+        return dnnl_success;
+    dnnl_status_t r = dn_md_tag(&pdsc->dst_desc, 4, yd, np_tags[tag]);
+    if (r != dnnl_success)
+        return r;
+    dnnl_primitive_desc_t again;
+    r = dnnl_primitive_desc_create(&again, pdsc, NULL, b->c->engine, NULL);
+    if (r == dnnl_success) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = again;
+    }
+    return dnnl_success; /* no pd for that destination: oneDNN's own kernel stays */
+}
+
+/* Take the native kernel for this float max pooling when the pd's source and
+ * destination are both nChw8c or both nhwc (xd: N, C, H, W). */
+static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
+                    const pool_geom *pg)
+{
+#ifdef __x86_64__
+    int64_t yd[4] = {xd[0], xd[1], pg->out[0], pg->out[1]};
+    int tag = np_tag_of(dn_pd_md(pd, dnnl_query_src_md, 0), xd);
+    if (tag < 0 || np_tag_of(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) != tag)
+        return;
+    np_geom g = {.n = xd[0], .h = xd[2], .w = xd[3], .oh = pg->out[0], .ow = pg->out[1],
+                 .kh = pg->kernel[0], .kw = pg->kernel[1], .sh = pg->strides[0],
+                 .sw = pg->strides[1], .dh = pg->dilation[0] + 1, .dw = pg->dilation[1] + 1,
+                 .ph = pg->pad_l[0], .pw = pg->pad_l[1]};
+    g.blocks = np_tags[tag] == dnnl_nChw8c ? (xd[1] + 7) / 8 : 1;
+    g.lanes = np_tags[tag] == dnnl_nChw8c ? 8 : xd[1];
+    if (!np_windows_nonempty(g.kh, g.sh, g.dh, g.ph, g.h, g.oh) ||
+        !np_windows_nonempty(g.kw, g.sw, g.dw, g.pw, g.w, g.ow))
+        return;
+    np_geom *kept = gl_xmalloc(sizeof(*kept));
+    *kept = g;
+    kept->rows = gl_xmalloc((size_t)(g.h * g.ow * g.lanes) * sizeof(float));
+    b->s->extra = kept;
+    b->s->extra_free = np_free;
+    b->s->native = np_run;
+    dn_set_impl(b->c, b->s, "graphlab:avx2 %s", np_tags[tag] == dnnl_nChw8c ? "nChw8c" : "nhwc");
+#else
+    (void)b, (void)pd, (void)xd, (void)pg;
+#endif
 }
 
 static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
@@ -122,6 +294,9 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                                               g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
+    bool native = is_max && !int8 && !global && nsp == 2 && b->c->avx2;
+    if (r == dnnl_success && native)
+        r = np_dst_like_src(b, pd, &pdsc, xd, out_dims);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no pooling for this (%s)", dnnl_status2str(r));
     if (dn_pd_is_ref(*pd) && int8)
@@ -134,10 +309,13 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
         int64_t y_nhwc[4] = {out_dims[0], out_dims[2], out_dims[3], out_dims[1]};
         dn_bind_input_view(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
         dn_bind_output_nhwc(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), y_nhwc);
-        return GL_OK;
+    } else {
+        dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
+        dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank,
+                       out_dims);
     }
-    dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
-    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank, out_dims);
+    if (native)
+        np_take(b, *pd, xd, &g);
     return GL_OK;
 }
 

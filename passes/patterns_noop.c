@@ -1,7 +1,7 @@
 /* patterns_noop.c — nodes that compute nothing go, and a zero Pad goes into the
  * convolution or pooling that reads it:
  *
- *     Identity(x), Dropout(x) at inference, Cast(x) to x's own type,
+ *     Identity(x), Dropout(x) at inference (or ratio 0), Cast(x) to x's own type,
  *     Pad(x) with every pad 0                      ->  x
  *     Conv / AveragePool / MaxPool (Pad(x))       ->  the op with the pads added
  *
@@ -25,7 +25,8 @@
 /* ---- nodes that pass their input through ------------------------------------------------- */
 
 /* The value x the node passes through, or a refusal. Dropout: at inference (no
- * training_mode, or a constant false one) and with its mask unused. */
+ * training_mode, or a constant false one) or training with a constant ratio of 0, and
+ * with its mask unused. */
 static gl_pt_verdict passed_through(const gl_pt_ctx *c, gl_node *n, gl_pt_match *m)
 {
     if (n->n_inputs < 1 || !n->inputs[0])
@@ -43,8 +44,17 @@ static gl_pt_verdict passed_through(const gl_pt_ctx *c, gl_node *n, gl_pt_match 
         if (training && (!t || t->count != 1))
             return gl_pt_refuse(m, "Dropout '%s': training_mode '%s' is not a constant",
                                 n->name, training->name);
-        if (t && gl_tensor_get_f64(t, 0) != 0)
-            return gl_pt_refuse(m, "Dropout '%s': training_mode is true", n->name);
+        /* Training with a ratio of 0 drops nothing and scales by 1/(1-0): the output is
+         * x exactly (ONNX's reference returns x then), as ONNX Runtime also reads it.
+         * PyTorch exports its functional dropout so (swin_t: 24 of them). */
+        const gl_value *ratio = n->n_inputs > 1 ? n->inputs[1] : NULL;
+        const gl_tensor *r = ratio ? gl_pt_const(ratio) : NULL;
+        bool keeps_all = r && r->count == 1 && gl_tensor_get_f64(r, 0) == 0;
+        if (t && gl_tensor_get_f64(t, 0) != 0 && !keeps_all)
+            return gl_pt_refuse(m, "Dropout '%s': training_mode is true and its ratio is %s",
+                                n->name, !ratio ? "0.5 (the default)"
+                                         : !r || r->count != 1 ? "not a constant"
+                                                               : "not 0");
     } else if (gl_node_is(n, "Cast")) {
         gl_dtype to = (gl_dtype)gl_node_attr_int(n, "to", 0);
         gl_dtype from = n->inputs[0]->type.dtype;

@@ -251,9 +251,11 @@ typedef struct dn_node {
     dnnl_memory_t then_src1;  /* owned, with its bytes then_buf (NULL: an eltwise then) */
     void *then_buf;
     /* graphlab's own kernel run instead of prim (NULL: prim runs), where oneDNN's is
-     * slow (dn_pool.c: max pooling on AVX2): the bound memories' bytes, the node's extra.
-     * prim is still made: it stands for "built", and its descriptors are the bindings'. */
-    void (*native)(void *extra, const void *src, void *dst);
+     * slow (dn_pool.c: max pooling on AVX2; dn_nary.c: concat of plain strides): the
+     * bytes of the bound inputs (n_in of them, in binding order) and of output 0, the
+     * node's extra. prim is still made: it stands for "built", and its descriptors are
+     * the bindings'. */
+    void (*native)(void *extra, const void *const *src, void *dst);
     dn_in *in;                /* owned */
     size_t n_in, cap_in;
     /* DN_MAX_OUTPUTS and DN_MAX_OWN entries, allocated by the first bind (NULL before):

@@ -19,6 +19,10 @@
  *       A channel Concat that dn_concat.c planned in place copies nothing when its
  *       inputs are at their places (dn_node_run asks first); this build is what runs
  *       when they are not.
+ *       Where every input and the output have plain strides (nhwc, or a slice of it) and
+ *       each input's part of an output row is one contiguous run, graphlab's own copy
+ *       loop runs instead (nc_*): oneDNN 2.6's simple concat took 0.9 ms for swin_t's
+ *       roll (two slices of [1,56,56,96] along a spatial axis), ONNX Runtime 0.08.
  *   Sum, Mean  with inputs of one shape: oneDNN sum (scales 1, or 1/n for Mean), the
  *       inputs read in the layout of the first that has one. With broadcasting: as Max/Min.
  *   Max, Min  (and Sum/Mean that broadcast) a binary primitive over two inputs, one of
@@ -30,6 +34,7 @@
  */
 #include "exec/dnnl/dn_opkit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Inputs a primitive here takes (execute() passes at most 64 arguments). */
@@ -41,6 +46,115 @@ static bool same_dims(const gl_tensor *t, int rank, const int64_t *dims)
 }
 
 /* ---- Concat ---------------------------------------------------------------------------- */
+
+/* ---- Concat by graphlab's copy loop ---------------------------------------------------- */
+
+/* The output, with the dims outside the concatenated one's run (dst order, outermost
+ * first) and per input where its runs start and how long they are. */
+typedef struct nc_part {
+    int64_t stride[DNNL_MAX_NDIMS]; /* per outer dim, in floats */
+    int64_t offset, dst_offset;     /* in floats: the first run's start in src and dst */
+    size_t run;                     /* floats per run */
+} nc_part;
+
+typedef struct nc_geom {
+    int n_outer;
+    int64_t dims[DNNL_MAX_NDIMS], dst_stride[DNNL_MAX_NDIMS];
+    size_t n_in;
+    nc_part part[NARY_MAX];
+} nc_geom;
+
+static void nc_run(void *extra, const void *const *src, void *dst)
+{
+    const nc_geom *g = extra;
+    int64_t idx[DNNL_MAX_NDIMS] = {0};
+    for (;;) {
+        int64_t at = 0;
+        for (int d = 0; d < g->n_outer; d++)
+            at += idx[d] * g->dst_stride[d];
+        for (size_t i = 0; i < g->n_in; i++) {
+            const nc_part *p = &g->part[i];
+            int64_t from = p->offset;
+            for (int d = 0; d < g->n_outer; d++)
+                from += idx[d] * p->stride[d];
+            memcpy((float *)dst + p->dst_offset + at, (const float *)src[i] + from,
+                   p->run * sizeof(float));
+        }
+        int d = g->n_outer - 1;
+        while (d >= 0 && ++idx[d] == g->dims[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return;
+    }
+}
+
+/* md's strides when it is plain (no inner blocks) float32, else NULL. */
+static const int64_t *nc_strides(const dnnl_memory_desc_t *md)
+{
+    if (md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0 ||
+        md->data_type != dnnl_f32)
+        return NULL;
+    return md->format_desc.blocking.strides;
+}
+
+/* Take the copy loop when the dims inside the concatenated one (those of smaller output
+ * strides) are dense in the output and in every input, with the same strides, so that an
+ * input's extent along the axis times them is one run (src: the inputs' descriptors). */
+static void nc_take(dn_build *b, const dnnl_memory_desc_t *src, size_t n,
+                    const dnnl_memory_desc_t *dst, int axis)
+{
+    const int64_t *ds = nc_strides(dst);
+    if (!ds)
+        return;
+    int rank = dst->ndims;
+    int64_t inner = 1;
+    for (int d = 0; d < rank; d++)
+        if (d != axis && ds[d] < ds[axis])
+            inner *= dst->dims[d];
+    if (ds[axis] != inner)
+        return; /* the inner dims are not dense in the output */
+    nc_geom *g = gl_xcalloc(1, sizeof(*g));
+    for (int d = 0; d < rank; d++) /* outer dims, outermost (largest stride) first */
+        if (d != axis && ds[d] > ds[axis])
+            g->dims[g->n_outer++] = d;
+    for (int i = 1; i < g->n_outer; i++) /* insertion sort by stride, descending */
+        for (int j = i; j > 0 && ds[g->dims[j]] > ds[g->dims[j - 1]]; j--) {
+            int64_t t = g->dims[j];
+            g->dims[j] = g->dims[j - 1];
+            g->dims[j - 1] = t;
+        }
+    int outer_axis[DNNL_MAX_NDIMS];
+    for (int o = 0; o < g->n_outer; o++) {
+        outer_axis[o] = (int)g->dims[o];
+        g->dst_stride[o] = ds[outer_axis[o]];
+        g->dims[o] = dst->dims[outer_axis[o]];
+    }
+    g->n_in = n;
+    int64_t along = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int64_t *ss = nc_strides(&src[i]);
+        bool ok = ss && ss[axis] == inner;
+        for (int d = 0; ok && d < rank; d++)
+            if (d != axis && ds[d] < ds[axis])
+                ok = ss[d] == ds[d];
+        if (!ok) {
+            free(g);
+            return;
+        }
+        nc_part *p = &g->part[i];
+        for (int o = 0; o < g->n_outer; o++)
+            p->stride[o] = ss[outer_axis[o]];
+        p->offset = src[i].offset0;
+        p->dst_offset = dst->offset0 + along * inner;
+        p->run = (size_t)(src[i].dims[axis] * inner);
+        along += src[i].dims[axis];
+    }
+    b->s->extra = g;
+    b->s->extra_free = free;
+    b->s->native = nc_run;
+    dn_set_impl(b->c, b->s, "graphlab:copy (%zu %s per run)", g->part[0].run,
+                g->part[0].run == 1 ? "float" : "floats");
+}
 
 static gl_status concat_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
@@ -93,7 +207,9 @@ static gl_status concat_build(dn_build *b, dnnl_primitive_desc_t *pd)
     dn_note_ref(b, *pd, "concat as one reorder per input (channels not a multiple of the block)");
     for (size_t i = 0; i < n; i++)
         dn_bind_input(b, DNNL_ARG_MULTIPLE_SRC + (int)i, i, &src[i]);
-    dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), rank, out);
+    const dnnl_memory_desc_t *to = dn_pd_md(*pd, dnnl_query_dst_md, 0);
+    dn_bind_output(b, DNNL_ARG_DST, 0, to, rank, out);
+    nc_take(b, src, n, to, axis);
     return GL_OK;
 }
 

@@ -817,14 +817,15 @@ static gl_status take_views(gl_kernel_ctx *k, dn_node *s)
     return GL_OK;
 }
 
-/* The native kernel on input 0's and output 0's bytes (after the input reorders, which
- * run on the stream: waited for first). */
+/* The native kernel on the bound inputs' and output 0's bytes (after the input
+ * reorders, which run on the stream: waited for first). */
 static gl_status execute_native(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
-    void *src = NULL, *dst = NULL;
+    const void *src[64];
+    void *dst = NULL;
     dnnl_status_t r = dnnl_stream_wait(c->stream);
-    if (r == dnnl_success)
-        r = dnnl_memory_get_data_handle(s->in[0].mem, &src);
+    for (size_t i = 0; i < s->n_in && i < GL_ARRAY_LEN(src) && r == dnnl_success; i++)
+        r = dnnl_memory_get_data_handle(s->in[i].mem, (void **)&src[i]);
     if (r == dnnl_success)
         r = dnnl_memory_get_data_handle(s->out[0].mem, &dst);
     if (r != dnnl_success)

@@ -120,11 +120,12 @@ __attribute__((target("avx2"))) static inline void np_max_into(float *dst, const
         dst[l] = src[l] > dst[l] ? src[l] : dst[l];
 }
 
-__attribute__((target("avx2"))) static void np_run(void *extra, const void *src, void *dst)
+__attribute__((target("avx2"))) static void np_run(void *extra, const void *const *src,
+                                                   void *dst)
 {
     const np_geom *g = extra;
     const int64_t L = g->lanes, px_in = g->h * g->w * L, px_out = g->oh * g->ow * L;
-    const float *x = src;
+    const float *x = src[0];
     float *y = dst;
     for (int64_t plane = 0; plane < g->n * g->blocks; plane++) {
         const float *xp = x + plane * px_in;

@@ -946,6 +946,31 @@ static const op_case max_pool_cases[] = {
      {IN('x', 4, D(2, 10, 9, 3))}, .expect = DN, .out = "plain"},
 };
 
+/* Groups of fewer channels than a block (dn_conv.c): merged into groups of whole blocks,
+ * zero weights across the old groups, on oneDNN's jit kernel (ResNeXt's 32 groups of 4
+ * channels ran as gemm with reorders); the same values as the reference, an input with
+ * NaN and infinities too (those runs take the reference kernel: a zero weight times an
+ * infinity would be NaN). */
+static const op_case widened_group_cases[] = {
+    {"32 groups of 4 channels, 3x3", "Conv", 11, "nb",
+     {AI("group", 32), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 128, 9, 9)), IN('c', 4, D(128, 4, 3, 3)), IN('c', 1, D(128))},
+     .expect = DN, .impl_has = "jit", .impl_not = "gemm", .rtol = 1e-3, .atol = 1e-4},
+    {"8 groups of 2 channels, stride 2, a batch of 2", "Conv", 11, "nb",
+     {AI("group", 8), AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(2, 16, 9, 8)), IN('c', 4, D(16, 2, 3, 3))},
+     .expect = DN, .impl_has = "jit", .impl_not = "gemm", .rtol = 1e-3, .atol = 1e-4},
+    {"NaN and infinities in the input", "Conv", 11, "nb",
+     {AI("group", 32), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('S', 4, D(2, 128, 6, 6)), IN('c', 4, D(128, 4, 3, 3))},
+     .expect = DN, .impl_has = "jit", .rtol = 1e-3, .atol = 1e-4},
+};
+
+Test(dnnl_ops, grouped_convolutions_widened_to_the_block)
+{
+    run_cases(widened_group_cases, GL_ARRAY_LEN(widened_group_cases), 29);
+}
+
 Test(dnnl_ops, max_pool_windows)
 {
     op_case cases[GL_ARRAY_LEN(max_pool_cases)];

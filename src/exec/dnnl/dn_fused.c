@@ -795,7 +795,8 @@ static void describe_segment(dn_ctx *c, fused_unit *u)
     }
     dn_set_impl(c, s, "%s", impl);
     snprintf(u->seg_impl, sizeof(u->seg_impl), "%s", s->impl);
-    dn_set_note(c, s, "fused: %.150s", members);
+    const char *head = s->note; /* the head op's build may have said why (interned) */
+    dn_set_note(c, s, "fused: %.150s%s%.200s", members, head[0] ? "; " : "", head);
 }
 
 /* A unit of several primitives: the plan shows them all on the call's row. */

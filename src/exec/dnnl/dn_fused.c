@@ -52,16 +52,19 @@ static const struct head_row {
     bool sums;  /* writes a layout-kept activation: a same-shape Add is a sum post-op */
     /* The members it takes, and why no others (the fusion pass reads it through the
      * target: dn_fused_head_refusal). */
-    enum { TAKES_ANY, TAKES_ELTWISE, TAKES_RELU } takes;
+    enum { TAKES_ANY, TAKES_ELTWISE, TAKES_RELU, TAKES_ELTWISE_SUM } takes;
     const char *why_not;
 } head_rows[] = {
     {"", "Conv", 3, true, TAKES_ANY, NULL},    {"", "ConvTranspose", 3, true, TAKES_ANY, NULL},
     {"", "MatMul", 2, false, TAKES_ANY, NULL}, {"", "Gemm", 3, false, TAKES_ANY, NULL},
     /* fold-transpose's MatMul of transposed operands: its build takes a tail too */
     {"graphlab", "FusedMatMul", 2, false, TAKES_ANY, NULL},
-    {"graphlab", "NhwcConv", 3, false, TAKES_ELTWISE,
-     "eltwise members only: NhwcConv writes [N,H,W,C], oneDNN reads a binary operand "
-     "against [N,C,H,W]"},
+    /* A same-shape Add is a sum post-op here too: the operand is added in the
+     * destination's own layout, and a plain [N,H,W,C] tensor is exactly the nhwc bytes
+     * the head writes (ResNet's residual in a channels-last region). */
+    {"graphlab", "NhwcConv", 3, false, TAKES_ELTWISE_SUM,
+     "eltwise members and one same-shape Add only: NhwcConv writes [N,H,W,C], oneDNN "
+     "reads any other binary operand against [N,C,H,W]"},
     /* X, scale, B, mean, var; dn_norm.c's build takes its Relu as a relu post-op.
      * Measured on oneDNN 2.6: a second post-op, or another algorithm, is
      * dnnl_unimplemented in nchw, nhwc and blocked layouts. */
@@ -332,6 +335,8 @@ const char *dn_fused_head_refusal(const gl_node *head, const gl_node *member, in
     const struct head_row *hr = head_row_of(head);
     if (!hr || hr->takes == TAKES_ANY)
         return NULL;
+    if (binary && hr->takes == TAKES_ELTWISE_SUM && gl_node_is(member, "Add"))
+        return NULL; /* a sum when its operand has the output's shape (tail_posts) */
     if (binary || (hr->takes == TAKES_RELU && !one_relu(member, opset)))
         return hr->why_not;
     return NULL;
@@ -544,12 +549,24 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
             continue;
         }
         const gl_tensor *o = b->k->in[st->operand];
-        bool fits = o->rank <= rank;
+        bool sum_only = u->head_row && u->head_row->takes == TAKES_ELTWISE_SUM;
+        /* NhwcConv: dims are its primitive's [N,C,H,W], the operand's are [N,H,W,C] */
+        if (sum_only && (st->bin != dnnl_binary_add || o->rank != 4)) {
+            snprintf(u->why, sizeof(u->why), "member '%.24s' (%.16s): %s", st->node->name,
+                     st->node->op_type, u->head_row->why_not);
+            return -1;
+        }
+        int64_t odims[DNNL_MAX_NDIMS];
+        if (sum_only)
+            dn_nhwc_dims(o->dims, odims);
+        else
+            memcpy(odims, o->dims, (size_t)o->rank * sizeof(int64_t));
+        bool fits = o->rank <= rank && o->rank <= DNNL_MAX_NDIMS;
         int spread = 0, along = -1; /* output dims (of size > 1) the operand spans */
         for (int i = 0; i < o->rank && fits; i++) {
             int a = rank - o->rank + i;
-            fits = o->dims[i] == 1 || o->dims[i] == dims[a];
-            if (o->dims[i] != 1) {
+            fits = odims[i] == 1 || odims[i] == dims[a];
+            if (odims[i] != 1) {
                 spread++;
                 along = a;
             }
@@ -580,9 +597,14 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
         }
         /* One sum per primitive; a layout-kept output only (matmul's stays plain, and its
          * binary post-op reads a full operand as well as a copy would). */
-        st->sum = st->full && st->bin == dnnl_binary_add && u->head_row->sums && !summed &&
-                  !t->rows;
+        st->sum = st->full && st->bin == dnnl_binary_add &&
+                  (u->head_row->sums || sum_only) && !summed && !t->rows;
         summed = summed || st->sum;
+        if (sum_only && !st->sum) {
+            snprintf(u->why, sizeof(u->why), "member '%.24s' (%.16s): %s", st->node->name,
+                     st->node->op_type, u->head_row->why_not);
+            return -1;
+        }
         dnnl_status_t r = dnnl_success;
         dnnl_format_tag_t act = dn_act_tag(b->c, rank);
         if (st->sum)
@@ -707,6 +729,17 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
             u->sum_slot = s->operand;
             u->sum_given = b->md[s->operand];
             u->dst = *dn_pd_md(*pd, dnnl_query_dst_md, 0);
+            const gl_tensor *o = b->k->in[s->operand];
+            if (u->head_row && u->head_row->takes == TAKES_ELTWISE_SUM) {
+                /* a plain [N,H,W,C] operand: the nhwc bytes of [N,C,H,W] */
+                if (o->rank != 4 || !dn_md_is_plain(&b->md[s->operand]) ||
+                    dn_md_nhwc_of(&u->sum_given, o->dims) != dnnl_success) {
+                    dnnl_primitive_desc_destroy(*pd);
+                    *pd = NULL;
+                    return dn_refuse(b, "the sum's operand '%s' is not a plain [N,H,W,C] "
+                                     "tensor", s->node->name);
+                }
+            }
         } else {
             int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP((int)idx) | DNNL_ARG_SRC_1;
             if (s->full && !dn_md_is_plain(&s->src1))

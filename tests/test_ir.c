@@ -234,6 +234,73 @@ Test(ir, swap_exchanges_root_graphs_and_claims_their_contents)
     gl_model_free(f.m);
 }
 
+/* ---- fingerprints ---- */
+
+/* x -> Split "s" (s_out0, s_out1) -> Add "a"(s_out0, s_out1) -> output, then one edit.
+ * A node reads another's output by that node's place and slot in the fingerprint
+ * (fingerprint.c, mix_read): each edit of what is read must still change it, and a hole
+ * in the node array (a removed node) must not. */
+typedef enum fp_edit {
+    FP_NONE,
+    FP_SLOTS_SWAPPED,   /* Add(s_out1, s_out0) */
+    FP_ONE_SLOT_TWICE,  /* Add(s_out0, s_out0) */
+    FP_GRAPH_INPUT,     /* Add(x, s_out1) */
+    FP_OUTPUT_RENAMED,  /* s_out0 is called "t" */
+    FP_HOLE_FIRST,      /* a node before Split, removed: a hole at index 0 */
+} fp_edit;
+
+static gl_model *fp_graph(fp_edit edit)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, D2);
+    gl_node *dead = edit == FP_HOLE_FIRST ? tu_node(g, "Identity", "dead", 1, x) : NULL;
+    gl_node *split = gl_add_node(g, "Split", "", "s", &x, 1, 2);
+    gl_value *s0 = split->outputs[0], *s1 = split->outputs[1];
+    gl_value *in[2] = {s0, s1};
+    if (edit == FP_SLOTS_SWAPPED)
+        in[0] = s1, in[1] = s0;
+    else if (edit == FP_ONE_SLOT_TWICE)
+        in[1] = s0;
+    else if (edit == FP_GRAPH_INPUT)
+        in[0] = x;
+    gl_node *add = tu_node(g, "Add", "a", 2, in[0], in[1]);
+    tu_output(g, out0(add));
+    if (edit == FP_OUTPUT_RENAMED)
+        cr_assert_eq(gl_rename_value(g, s0, "t"), GL_OK);
+    if (dead)
+        cr_assert_eq(gl_remove_node(g, dead), GL_OK, "%s", gl_error_message());
+    VERIFY_OK(g);
+    return m;
+}
+
+Test(ir, fingerprint_sees_every_read_and_no_hole)
+{
+    static const struct {
+        fp_edit edit;
+        bool same;
+    } rows[] = {
+        {FP_NONE, true},
+        {FP_SLOTS_SWAPPED, false},
+        {FP_ONE_SLOT_TWICE, false},
+        {FP_GRAPH_INPUT, false},
+        {FP_OUTPUT_RENAMED, false},
+        {FP_HOLE_FIRST, true},
+    };
+    gl_model *base = fp_graph(FP_NONE);
+    uint64_t want = gl_graph_fingerprint(base->graph);
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_model *m = fp_graph(rows[i].edit);
+        if (rows[i].edit == FP_HOLE_FIRST)
+            cr_assert_null(m->graph->nodes[0], "the hole is where the test wants it");
+        uint64_t got = gl_graph_fingerprint(m->graph);
+        cr_expect_eq(got == want, rows[i].same, "edit %d: fingerprint %s", (int)rows[i].edit,
+                     rows[i].same ? "changed" : "did not change");
+        gl_model_free(m);
+    }
+    gl_model_free(base);
+}
+
 /* ---- uses and inputs ---- */
 
 Test(ir, repeated_input_counts_twice_and_set_input_rewires_one_slot)

@@ -92,6 +92,13 @@ static merge_result merge_type(const gl_type *declared, const gl_type *inferred,
 {
     memset(out, 0, sizeof(*out));
     gl_shape_init_unknown(&out->shape);
+    /* Inferring a typed graph again (constant folding after a rewrite) meets this for
+     * every value: equal types merge to the same, with no copy of the declared one made
+     * and freed (issue 23). Opaque types take the other way: their bytes are not
+     * compared here. */
+    if (declared->kind == inferred->kind && declared->kind != GL_TYPE_OPAQUE &&
+        declared->dtype == inferred->dtype && gl_shape_equal(&declared->shape, &inferred->shape))
+        return MERGE_SAME;
     gl_type_copy(out, declared);
     if (inferred->kind == GL_TYPE_NONE)
         return MERGE_SAME;

@@ -159,6 +159,8 @@ static const struct merge_case {
     {"declared symbol beats unknown", "float[?,3]", "float[M,3]", "float[M,3]", false, false},
     {"inferred unknown rank", "float[*]", "float[2,3]", "float[2,3]", false, false},
     {"same", "float[2,3]", "float[2,3]", "float[2,3]", false, false},
+    {"same with a symbol", "float[N,3]", "float[N,3]", "float[N,3]", false, false},
+    {"same, nothing known", "float[?,?]", "float[?,?]", "float[?,?]", false, false},
     {"dims conflict", "float[2,3]", "float[2,4]", "float[2,4]", true, false},
     {"dtype conflict", "float[2,3]", "int64[2,3]", "int64[2,3]", true, false},
     {"rank conflict", "float[2,3]", "float[6]", "float[6]", true, false},

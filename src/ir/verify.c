@@ -97,13 +97,20 @@ static gl_status check_node_slot(verifier *vf, const gl_node *n, size_t i)
                    (unsigned)n->id, (unsigned)g->next_node_id);
     if (id_seen(vf->ids, n->id))
         return bad(vf, NODE_FMT ": id %u is used by another node", NODE_ARGS(n), (unsigned)n->id);
-    const gl_node *found = gl_find_node(g, n->name);
-    if (!found || !owns_node(g, found) || strcmp(found->name, n->name) != 0)
+    return GL_OK;
+}
+
+/* A lookup may read the name of any node or value in the index: the names are checked
+ * in the walks after the one over every slot. */
+static gl_status check_node_name(const verifier *vf, const gl_node *n)
+{
+    const gl_node *found = gl_find_node(vf->g, n->name);
+    if (!found || !owns_node(vf->g, found) || strcmp(found->name, n->name) != 0)
         return bad(vf, NODE_FMT ": name is missing from the node index", NODE_ARGS(n));
     return GL_OK;
 }
 
-/* Walk 1, the nodes: their slots and names; where each one's marks go (layer 4). */
+/* Walk 1, the nodes: their slots; where each one's marks go (layer 4). */
 static gl_status walk_node_slots(verifier *vf)
 {
     const gl_graph *g = vf->g;
@@ -144,15 +151,20 @@ static gl_status check_value_slot(verifier *vf, const gl_value *v, size_t i)
                    (unsigned)v->id, (unsigned)g->next_value_id);
     if (id_seen(vf->ids, v->id))
         return bad(vf, "value '%s': id %u is used by another value", v->name, (unsigned)v->id);
-    const gl_value *found = gl_find_value(g, v->name);
+    return GL_OK;
+}
+
+static gl_status check_value_name(const verifier *vf, const gl_value *v)
+{
+    const gl_value *found = gl_find_value(vf->g, v->name);
     if (found != v)
         return bad(vf, "value '%s': name %s", v->name,
                    found ? "is shared with another value" : "is missing from the name index");
     return GL_OK;
 }
 
-/* Walk 2, the values: their slots and names; how many are marked as inputs,
- * initializers and captures (layer 5 matches the lists against these counts). */
+/* Walk 2, the values: their slots; how many are marked as inputs, initializers and
+ * captures (layer 5 matches the lists against these counts). */
 static gl_status walk_value_slots(verifier *vf)
 {
     const gl_graph *g = vf->g;
@@ -209,9 +221,9 @@ static gl_status check_value_producer(const verifier *vf, const gl_value *v)
     return GL_OK;
 }
 
-/* Walk 3, the nodes: each output names its node as producer (the nodes' side of layer
- * 3), and every input is a value of this graph (before layer 4 reads use lists: a foreign
- * input would otherwise surface as a missing use). */
+/* Walk 3, the nodes: the name (layer 2), each output names its node as producer (the
+ * nodes' side of layer 3), and every input is a value of this graph (before layer 4
+ * reads use lists: a foreign input would otherwise surface as a missing use). */
 static gl_status walk_node_edges(verifier *vf)
 {
     const gl_graph *g = vf->g;
@@ -219,7 +231,9 @@ static gl_status walk_node_edges(verifier *vf)
         const gl_node *n = g->nodes[i];
         if (!n)
             continue;
-        gl_status st = check_node_outputs(vf, n);
+        gl_status st = check_node_name(vf, n);
+        if (!st)
+            st = check_node_outputs(vf, n);
         if (st)
             return st;
         for (size_t s = 0; s < n->n_inputs; s++)
@@ -322,8 +336,8 @@ static gl_status count_outputs(verifier *vf)
     return GL_OK;
 }
 
-/* Walk 4, the values: the values' side of layer 3, their use lists marked (layer 4),
- * their count of graph-output entries (layer 5). */
+/* Walk 4, the values: the name (layer 2), the values' side of layer 3, their use lists
+ * marked (layer 4), their count of graph-output entries (layer 5). */
 static gl_status walk_value_edges(verifier *vf)
 {
     const gl_graph *g = vf->g;
@@ -332,7 +346,9 @@ static gl_status walk_value_edges(verifier *vf)
         const gl_value *v = g->values[i];
         if (!v)
             continue;
-        st = check_value_producer(vf, v);
+        st = check_value_name(vf, v);
+        if (!st)
+            st = check_value_producer(vf, v);
         if (!st)
             st = mark_uses_of(vf, v);
         if (!st && v->n_output_refs != vf->output_refs[i])

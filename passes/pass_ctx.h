@@ -38,6 +38,9 @@ typedef struct gl_pass_ctx {
     bool typed;                 /* set by the pass: it ended with a whole type inference of
                                  * the graph, so the pipeline records the step's fingerprint
                                  * as m->types_fingerprint */
+    bool sorted;                /* the graph and its bodies were in topological order as the
+                                 * step began: the pipeline knew (gl_snapshot.sorted), or
+                                 * gl_pass_run checked for a pass that needs it */
 } gl_pass_ctx;
 
 /* The protocol of a rewrite (DESIGN.md: check everything before the first edit):

@@ -336,11 +336,15 @@ static gl_status sorted_with_bodies(gl_graph *g, gl_pass_ctx *ctx)
     return gl_pass_on_bodies(g, ctx, sorted_with_bodies);
 }
 
+/* The order check is skipped when the caller knows (ctx->sorted): the pipeline mostly
+ * does, and the check walked a 100k-node graph before each of 14 steps (issue 23). */
 gl_status gl_pass_run(gl_graph *g, gl_pass_ctx *ctx)
 {
     gl_status st = GL_OK;
-    if (ctx->pass->needs & GL_PASS_NEEDS_SORTED)
+    if ((ctx->pass->needs & GL_PASS_NEEDS_SORTED) && !ctx->sorted) {
         st = sorted_with_bodies(g, ctx);
+        ctx->sorted = st == GL_OK;
+    }
     return st == GL_OK ? ctx->pass->run(g, ctx) : st;
 }
 
@@ -366,18 +370,19 @@ static void note_untyped(gl_pass_ctx *ctx, const gl_graph *g)
     gl_decision_add_number(d, "untyped", (double)untyped);
 }
 
-/* Run one pass on m (whose graph had fingerprint `before`), recording into `log`. A
- * graph the pass touched is verified afterwards (a pass that breaks an invariant is a
- * bug, named as such); one it left as it was, with no rewrite counted (or only plans,
- * gl_pass.plans_many), is not: it was verified when it was made, and on a 100k-node
- * graph the check costs as much as a pass (issue 23). */
-static gl_status run_pass(gl_model *m, uint64_t before, const gl_pass_step *step,
+/* Run one pass on m (whose graph is prev's: its fingerprint and known order), recording
+ * into `log`. A graph the pass touched is verified afterwards (a pass that breaks an
+ * invariant is a bug, named as such); one it left as it was, with no rewrite counted (or
+ * only plans, gl_pass.plans_many), is not: it was verified when it was made, and on a
+ * 100k-node graph the check costs as much as a pass (issue 23). */
+static gl_status run_pass(gl_model *m, const gl_snapshot *prev, const gl_pass_step *step,
                           int step_no, bool inferred_before, gl_decision_log *log,
                           const gl_settings *settings, gl_snapshot *snap)
 {
+    uint64_t before = prev->fingerprint;
     gl_pass_ctx ctx = {.model = m, .pass = step->pass, .step = step_no,
                        .budget = step->budget, .log = log, .settings = settings,
-                       .fingerprint = before};
+                       .fingerprint = before, .sorted = prev->sorted};
     size_t first = log->n;
     double t0 = gl_now_ms();
     if ((step->pass->needs & GL_PASS_NEEDS_TYPES) && !inferred_before)
@@ -402,6 +407,8 @@ static gl_status run_pass(gl_model *m, uint64_t before, const gl_pass_step *step
         gl_error_prefix("pass '%s' left the graph broken (a bug)", step->pass->name);
         st = GL_ERR_INTERNAL;
     }
+    /* Verified (order included), or the graph as the step began. */
+    snap->sorted = touched || ctx.sorted;
     snap->pass = step->pass;
     snap->budget = step->budget;
     snap->rewrites = ctx.applied;
@@ -521,8 +528,8 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
         gl_model *m = keep ? gl_model_clone(prev->model) : prev->model;
         if (!keep)
             prev->model = NULL;
-        st = run_pass(m, prev->fingerprint, &step, (int)i + 1, inferred_before(plan, i),
-                      &p->log, &p->settings, snap);
+        st = run_pass(m, prev, &step, (int)i + 1, inferred_before(plan, i), &p->log,
+                      &p->settings, snap);
         if (step.shared) {
             left -= snap->rewrites;
             /* A step the shared budget did not stop ran whole: replayed so, and labelled
@@ -623,8 +630,8 @@ gl_status gl_pipeline_replay(const gl_pipeline *p, size_t k, int64_t budget,
     bool inferred = false;
     for (size_t j = 1; j < k; j++)
         inferred |= strcmp(p->steps[j].pass->name, "shape-inference") == 0;
-    gl_status st = run_pass(m, p->steps[k - 1].fingerprint, &step, (int)k, inferred, log,
-                            &p->settings, &scratch);
+    gl_status st = run_pass(m, &p->steps[k - 1], &step, (int)k, inferred, log, &p->settings,
+                            &scratch);
     if (st != GL_OK) {
         gl_model_free(m);
         return st;

@@ -65,6 +65,10 @@ typedef struct gl_snapshot {
     bool shares_model;
     uint64_t fingerprint;   /* gl_graph_fingerprint of model->graph */
     bool changed;           /* fingerprint differs from the step before */
+    /* model->graph and its bodies are in topological order: verified so after the
+     * step, or the step changed nothing (same fingerprint: same order and reads) and
+     * the order was known or checked as it began. false: not known. */
+    bool sorted;
     size_t nodes;           /* live top-level nodes */
     int64_t rewrites;       /* applied rewrites */
     double ms;              /* wall time of the pass */

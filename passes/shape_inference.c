@@ -92,6 +92,13 @@ static merge_result merge_type(const gl_type *declared, const gl_type *inferred,
 {
     memset(out, 0, sizeof(*out));
     gl_shape_init_unknown(&out->shape);
+    /* Inferring a typed graph again (constant folding after a rewrite) meets this for
+     * every value: equal types merge to the same, with no copy of the declared one made
+     * and freed (issue 23). Opaque types take the other way: their bytes are not
+     * compared here. */
+    if (declared->kind == inferred->kind && declared->kind != GL_TYPE_OPAQUE &&
+        declared->dtype == inferred->dtype && gl_shape_equal(&declared->shape, &inferred->shape))
+        return MERGE_SAME;
     gl_type_copy(out, declared);
     if (inferred->kind == GL_TYPE_NONE)
         return MERGE_SAME;
@@ -352,11 +359,33 @@ static void record_shape_error(infer_run *r, const gl_node *n)
 }
 
 /* Merge the inferred types into the node's outputs. False when the budget stopped it. */
+/* Most nodes have a few inputs and outputs: the per-node arrays below live on the stack
+ * up to this many (a calloc and a free of each, for every node, were a tenth of
+ * inferring the 100k ladder: issue 23). */
+#define FEW 8
+
+/* An array of `n` zeroed elements of `size`: `few` (FEW of them) when they fit. */
+static void *zeroed(void *few, size_t n, size_t size)
+{
+    if (n > FEW)
+        return gl_xcalloc(n, size);
+    memset(few, 0, FEW * size);
+    return few;
+}
+
+static void release(void *array, void *few)
+{
+    if (array != few)
+        free(array);
+}
+
 static bool apply_types(infer_run *r, gl_node *n, gl_type *inferred)
 {
     size_t no = n->n_outputs;
-    gl_type *merged = gl_xcalloc(no ? no : 1, sizeof(gl_type));
-    merge_result *res = gl_xcalloc(no ? no : 1, sizeof(merge_result));
+    gl_type merged_few[FEW];
+    merge_result res_few[FEW];
+    gl_type *merged = zeroed(merged_few, no, sizeof(gl_type));
+    merge_result *res = zeroed(res_few, no, sizeof(merge_result));
     size_t gained = 0;
     for (size_t i = 0; i < no; i++) {
         gl_shape_init_unknown(&merged[i].shape);
@@ -384,8 +413,8 @@ static bool apply_types(infer_run *r, gl_node *n, gl_type *inferred)
     }
     for (size_t i = 0; i < no; i++)
         gl_type_free(&merged[i]);
-    free(merged);
-    free(res);
+    release(merged, merged_few);
+    release(res, res_few);
     r->stopped = r->stopped || !go;
     return go;
 }
@@ -1012,9 +1041,12 @@ static gl_status run_shape_function(infer_run *r, graph_state *gs, gl_node *n,
 static void infer_node(infer_run *r, graph_state *gs, gl_node *n)
 {
     size_t ni = n->n_inputs, no = n->n_outputs;
-    const gl_type **types = gl_xcalloc(ni ? ni : 1, sizeof(*types));
-    const gl_tensor **vals = gl_xcalloc(ni ? ni : 1, sizeof(*vals));
-    gl_type *out = gl_xcalloc(no ? no : 1, sizeof(gl_type));
+    const gl_type *types_few[FEW];
+    const gl_tensor *vals_few[FEW];
+    gl_type out_few[FEW];
+    const gl_type **types = zeroed(types_few, ni, sizeof(*types));
+    const gl_tensor **vals = zeroed(vals_few, ni, sizeof(*vals));
+    gl_type *out = zeroed(out_few, no, sizeof(gl_type));
     for (size_t i = 0; i < ni; i++) {
         types[i] = n->inputs[i] ? &n->inputs[i]->type : NULL;
         vals[i] = known_value(gs, n->inputs[i]);
@@ -1034,9 +1066,9 @@ static void infer_node(infer_run *r, graph_state *gs, gl_node *n)
     gl_error_clear();
     for (size_t i = 0; i < no; i++)
         gl_type_free(&out[i]);
-    free(out);
-    free(types);
-    free(vals);
+    release(out, out_few);
+    release(types, types_few);
+    release(vals, vals_few);
 }
 
 /* Captures read outer values: they take the outer types (a body states none). */

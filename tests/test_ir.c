@@ -234,6 +234,73 @@ Test(ir, swap_exchanges_root_graphs_and_claims_their_contents)
     gl_model_free(f.m);
 }
 
+/* ---- fingerprints ---- */
+
+/* x -> Split "s" (s_out0, s_out1) -> Add "a"(s_out0, s_out1) -> output, then one edit.
+ * A node reads another's output by that node's place and slot in the fingerprint
+ * (fingerprint.c, mix_read): each edit of what is read must still change it, and a hole
+ * in the node array (a removed node) must not. */
+typedef enum fp_edit {
+    FP_NONE,
+    FP_SLOTS_SWAPPED,   /* Add(s_out1, s_out0) */
+    FP_ONE_SLOT_TWICE,  /* Add(s_out0, s_out0) */
+    FP_GRAPH_INPUT,     /* Add(x, s_out1) */
+    FP_OUTPUT_RENAMED,  /* s_out0 is called "t" */
+    FP_HOLE_FIRST,      /* a node before Split, removed: a hole at index 0 */
+} fp_edit;
+
+static gl_model *fp_graph(fp_edit edit)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, D2);
+    gl_node *dead = edit == FP_HOLE_FIRST ? tu_node(g, "Identity", "dead", 1, x) : NULL;
+    gl_node *split = gl_add_node(g, "Split", "", "s", &x, 1, 2);
+    gl_value *s0 = split->outputs[0], *s1 = split->outputs[1];
+    gl_value *in[2] = {s0, s1};
+    if (edit == FP_SLOTS_SWAPPED)
+        in[0] = s1, in[1] = s0;
+    else if (edit == FP_ONE_SLOT_TWICE)
+        in[1] = s0;
+    else if (edit == FP_GRAPH_INPUT)
+        in[0] = x;
+    gl_node *add = tu_node(g, "Add", "a", 2, in[0], in[1]);
+    tu_output(g, out0(add));
+    if (edit == FP_OUTPUT_RENAMED)
+        cr_assert_eq(gl_rename_value(g, s0, "t"), GL_OK);
+    if (dead)
+        cr_assert_eq(gl_remove_node(g, dead), GL_OK, "%s", gl_error_message());
+    VERIFY_OK(g);
+    return m;
+}
+
+Test(ir, fingerprint_sees_every_read_and_no_hole)
+{
+    static const struct {
+        fp_edit edit;
+        bool same;
+    } rows[] = {
+        {FP_NONE, true},
+        {FP_SLOTS_SWAPPED, false},
+        {FP_ONE_SLOT_TWICE, false},
+        {FP_GRAPH_INPUT, false},
+        {FP_OUTPUT_RENAMED, false},
+        {FP_HOLE_FIRST, true},
+    };
+    gl_model *base = fp_graph(FP_NONE);
+    uint64_t want = gl_graph_fingerprint(base->graph);
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_model *m = fp_graph(rows[i].edit);
+        if (rows[i].edit == FP_HOLE_FIRST)
+            cr_assert_null(m->graph->nodes[0], "the hole is where the test wants it");
+        uint64_t got = gl_graph_fingerprint(m->graph);
+        cr_expect_eq(got == want, rows[i].same, "edit %d: fingerprint %s", (int)rows[i].edit,
+                     rows[i].same ? "changed" : "did not change");
+        gl_model_free(m);
+    }
+    gl_model_free(base);
+}
+
 /* ---- uses and inputs ---- */
 
 Test(ir, repeated_input_counts_twice_and_set_input_rewires_one_slot)
@@ -1344,6 +1411,62 @@ static void poke_foreign_input(fixture *f) { f->relu->inputs[0] = f->capture; }
 static void poke_parent_node(fixture *f) { f->then_g->parent_node = f->mul; }
 static void poke_unlisted_capture(fixture *f) { f->capture->outer = NULL; }
 
+static void poke_node_no_name(fixture *f)
+{
+    free(f->relu->name);
+    f->relu->name = NULL;
+}
+static void poke_node_index(fixture *f) { f->relu->index = 0; }
+static void poke_node_id_range(fixture *f) { f->relu->id = f->g->next_node_id; }
+static void poke_value_no_name(fixture *f)
+{
+    free(f->w->name);
+    f->w->name = strdup("");
+}
+static void poke_value_id_range(fixture *f) { f->w->id = f->g->next_value_id; }
+static void poke_value_id(fixture *f) { f->w->id = f->x->id; }
+static void poke_value_renamed_in_place(fixture *f) { f->w->name[0] = 'q'; }
+static void poke_node_renamed_in_place(fixture *f)
+{
+    free(f->relu->name);
+    f->relu->name = strdup("ghost");
+}
+static void poke_foreign_output(fixture *f) { f->mul->outputs[0] = f->capture; }
+static void poke_producer_elsewhere(fixture *f)
+{
+    gl_add_value(f->g, "stray")->producer = f->then_g->nodes[0];
+}
+static void poke_producer_unlisted(fixture *f)
+{
+    gl_value *v = gl_add_value(f->g, "stray");
+    v->producer = f->relu;
+    v->producer_slot = 0;
+}
+static void poke_produced_input(fixture *f) { out0(f->mul)->is_input = true; }
+static void poke_use_elsewhere(fixture *f) { f->w->uses[0].node = f->then_g->nodes[0]; }
+static void poke_dup_implicit_use(fixture *f)
+{
+    gl_value *x = f->x;
+    x->uses = realloc(x->uses, (x->n_uses + 1) * sizeof(gl_use));
+    x->uses[x->n_uses] = (gl_use){f->iff, GL_USE_IMPLICIT};
+    x->cap_uses = ++x->n_uses;
+}
+static void poke_input_twice(fixture *f) { gl_graph_add_input(f->g, f->x); }
+static void poke_foreign_output_list(fixture *f) { f->g->outputs[0] = f->capture; }
+static void poke_implicit_uncaptured(fixture *f)
+{
+    gl_value *v = gl_add_value(f->g, "lonely");
+    gl_graph_add_input(f->g, v);
+    gl_node *n = f->iff;
+    n->implicit = realloc(n->implicit, (n->n_implicit + 1) * sizeof(gl_value *));
+    n->implicit[n->n_implicit] = v;
+    n->cap_implicit = ++n->n_implicit;
+    v->uses = realloc(v->uses, sizeof(gl_use));
+    v->uses[0] = (gl_use){n, GL_USE_IMPLICIT};
+    v->n_uses = v->cap_uses = 1;
+}
+static void poke_subgraph_model(fixture *f) { f->then_g->model = NULL; }
+
 static const corruption corruptions[] = {
     {"producer points at another node", poke_producer, false, "names relu as its producer"},
     {"producer slot", poke_producer_slot, false, "(slot 3)"},
@@ -1370,6 +1493,24 @@ static const corruption corruptions[] = {
     {"input from another graph", poke_foreign_input, false, "is not a value of this graph"},
     {"subgraph parent_node", poke_parent_node, false, "wrong parent or parent_node"},
     {"capture list", poke_unlisted_capture, false, "capture 'relu_out0' does not point"},
+    {"node without a name", poke_node_no_name, false, "position 1 has no name or no op_type"},
+    {"node index", poke_node_index, false, "node 'relu' (Relu): graph pointer or index (0)"},
+    {"node id past next_node_id", poke_node_id_range, false, "is not below next_node_id"},
+    {"value without a name", poke_value_no_name, false, "has no name"},
+    {"value id past next_value_id", poke_value_id_range, false, "is not below next_value_id"},
+    {"duplicate value id", poke_value_id, false, "value 'w': id 0 is used by another value"},
+    {"value renamed behind the index", poke_value_renamed_in_place, false, "value 'q': name is missing from the name index"},
+    {"node renamed behind the index", poke_node_renamed_in_place, false, "node 'ghost' (Relu): name is missing from the node index"},
+    {"node output from another graph", poke_foreign_output, false, "node 'mul' (Mul): output 0 is not a value of this graph"},
+    {"producer in another graph", poke_producer_elsewhere, false, "value 'stray': producer is not a live node of this graph"},
+    {"producer does not list the value", poke_producer_unlisted, false, "value 'stray': producer node 'relu' (Relu) does not list it as output 0"},
+    {"produced graph input", poke_produced_input, false, "value 'mul_out0': produced by node 'mul' (Mul) but also a graph input"},
+    {"use by a node of another graph", poke_use_elsewhere, false, "value 'w': use 0 points at a node that is not live in this graph"},
+    {"implicit use listed twice", poke_dup_implicit_use, false, "value 'x': implicit use by node 'if' (If) is listed twice"},
+    {"input listed twice", poke_input_twice, false, "input 'x' is listed twice"},
+    {"output from another graph", poke_foreign_output_list, false, "output 0 is not a value of this graph"},
+    {"implicit input no subgraph captures", poke_implicit_uncaptured, false, "node 'if' (If): implicit input 'lonely' is captured by none of its subgraphs"},
+    {"subgraph of another model", poke_subgraph_model, false, "subgraph 'then' belongs to another model"},
 };
 
 Test(verify, catches_each_corruption)

@@ -74,6 +74,48 @@ Test(pipeline, snapshots_counts_and_unchanged_detection)
 /* optimize without --explain or --json frees the records before saving (issue 23: 97k
  * memory-plan records on a 100k-node graph were held through the save): what its table
  * prints, per step, stays the same, and the log is empty. */
+/* A pass that needs the order finds it checked unless the pipeline knows it: verified
+ * after a step that touched the graph, or unchanged since a step that knew or checked.
+ * A step that needs no order and changes nothing (fold-transpose) hands "not known" on. */
+Test(pipeline, the_order_is_checked_unless_known)
+{
+    static const struct {
+        const char *spec;
+        int failing_step; /* 0: runs through */
+        bool sorted;      /* the last step's model: known to be in order */
+    } rows[] = {
+        {"cse", 1, false},
+        {"fold-transpose,cse", 2, false},
+        {"fold-transpose,fold-transpose,dce", 3, false},
+        {"toposort", 0, true},
+        {"toposort,cse,fold-transpose,dce", 0, true},
+        {"fold-transpose", 0, false},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_model *m = graph_with_work(0);
+        gl_graph *g = m->graph;
+        gl_node *order[4] = {gl_find_node(g, "sum"), gl_find_node(g, "abs2"),
+                             gl_find_node(g, "abs1"), gl_find_node(g, "keep")};
+        cr_assert_eq(gl_graph_set_order(g, order, 4), GL_OK);
+        gl_pass_step *plan;
+        size_t n;
+        cr_assert_eq(gl_pass_list_parse(rows[i].spec, &plan, &n), GL_OK);
+        gl_pipeline *p;
+        gl_status st = gl_pipeline_run(m, plan, n, NULL, GL_PIPELINE_KEEP_SNAPSHOTS, &p);
+        free(plan);
+        if (rows[i].failing_step) {
+            cr_expect_neq(st, GL_OK, "%s: ran through", rows[i].spec);
+            cr_expect_eq(p->n_steps, (size_t)rows[i].failing_step, "%s", rows[i].spec);
+            cr_expect(p->failure && strstr(p->failure, "is not in topological order"),
+                      "%s: %s", rows[i].spec, p->failure ? p->failure : "(none)");
+        } else {
+            cr_expect_eq(st, GL_OK, "%s: %s", rows[i].spec, gl_error_message());
+            cr_expect_eq(p->steps[p->n_steps - 1].sorted, rows[i].sorted, "%s", rows[i].spec);
+        }
+        gl_pipeline_free(p);
+    }
+}
+
 Test(pipeline, dropping_the_decisions_keeps_what_the_table_prints)
 {
     gl_pipeline *p = run_plan(graph_with_work(3), "toposort,dce,dce,cse", 0);

@@ -159,11 +159,41 @@ static const struct merge_case {
     {"declared symbol beats unknown", "float[?,3]", "float[M,3]", "float[M,3]", false, false},
     {"inferred unknown rank", "float[*]", "float[2,3]", "float[2,3]", false, false},
     {"same", "float[2,3]", "float[2,3]", "float[2,3]", false, false},
+    {"same with a symbol", "float[N,3]", "float[N,3]", "float[N,3]", false, false},
+    {"same, nothing known", "float[?,?]", "float[?,?]", "float[?,?]", false, false},
     {"dims conflict", "float[2,3]", "float[2,4]", "float[2,4]", true, false},
     {"dtype conflict", "float[2,3]", "int64[2,3]", "int64[2,3]", true, false},
     {"rank conflict", "float[2,3]", "float[6]", "float[6]", true, false},
     {"conflict beats gain", "float[2,3]", "?[2,4]", "?[2,4]", true, false},
 };
+
+/* gl_node_where writes what snprintf("%s: node '%s' (%s)") writes, cut at every buffer
+ * length, with the stand-ins for a missing path, name and op type. */
+Test(where, matches_snprintf_at_every_length)
+{
+    static const struct {
+        const char *path, *name, *op;
+    } rows[] = {
+        {"model.onnx", "conv_3", "Conv"},
+        {NULL, "n", "Relu"},
+        {"m.onnx", NULL, NULL},
+        {"", "", ""},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_model m = {.path = (char *)rows[i].path};
+        gl_node n = {.name = (char *)rows[i].name, .op_type = (char *)rows[i].op};
+        char want[64], got[64];
+        for (size_t len = 0; len <= sizeof(want); len++) {
+            memset(want, '#', sizeof(want));
+            memset(got, '#', sizeof(got));
+            snprintf(want, len, "%s: node '%s' (%s)", rows[i].path ? rows[i].path : "<model>",
+                     rows[i].name ? rows[i].name : "", rows[i].op ? rows[i].op : "?");
+            gl_node_where(&m, &n, got, len);
+            cr_expect_eq(memcmp(want, got, sizeof(want)), 0, "row %zu, length %zu: '%.*s'", i,
+                         len, (int)sizeof(got), got);
+        }
+    }
+}
 
 Test(merge, table)
 {

@@ -15,6 +15,7 @@
 
 #include "util/hash.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct hasher {
@@ -62,6 +63,10 @@ static void mix_str(hasher *s, const char *str)
 {
     if (!str) {
         mix_u64(s, UINT64_MAX);
+        return;
+    }
+    if (!*str) { /* most domains: no strlen call for them */
+        mix_u64(s, 0);
         return;
     }
     size_t n = strlen(str);
@@ -174,12 +179,59 @@ static void mix_value(hasher *s, const gl_value *v)
         mix_type(s, &v->type);
 }
 
+/* A node input read from the output of a node of the graph being hashed is written as
+ * that node's place among the live nodes and the output slot, in one word: the name
+ * there was mixed as that output's (a reader of the words learns it there), so the
+ * words still tell every name, while a read costs one word instead of the name's length,
+ * bytes and strlen (the ladder's 200k reads: issue 23). The tag sets the word apart from
+ * a string's length word (below 2^48) and from NULL's. Anything else (a graph input, an
+ * initializer, a capture, a read the producer does not list, a place or slot too big
+ * for the word) goes by name. */
+#define READ_TAG (0xfffeull << 48)
+#define READ_MAX_SLOT 0xffffu
+
+typedef struct reads {
+    const gl_graph *g;
+    uint32_t *place;       /* per node index, its place among live nodes; NULL: no holes */
+} reads;
+
+static void mix_read(hasher *s, const reads *r, const gl_value *v)
+{
+    const gl_node *p = v ? v->producer : NULL;
+    if (p && !v->outer && p->graph == r->g && p->index < r->g->n_nodes &&
+        r->g->nodes[p->index] == p && v->producer_slot >= 0 &&
+        (size_t)v->producer_slot < p->n_outputs && p->outputs[v->producer_slot] == v &&
+        v->producer_slot <= (int)READ_MAX_SLOT) {
+        uint64_t place = r->place ? r->place[p->index] : p->index;
+        if (place <= UINT32_MAX) {
+            mix_u64(s, READ_TAG | (uint64_t)v->producer_slot << 32 | place);
+            return;
+        }
+    }
+    mix_str(s, value_name(v));
+}
+
+/* Places among live nodes when g has holes (else a node's index is its place). */
+static uint32_t *live_places(const gl_graph *g)
+{
+    if (g->live_nodes == g->n_nodes)
+        return NULL;
+    uint32_t *place = gl_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+    uint32_t k = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        place[i] = k;
+        k += g->nodes[i] != NULL;
+    }
+    return place;
+}
+
 static void mix_graph(hasher *s, const gl_graph *g)
 {
     if (!g) {
         mix_u64(s, 0);
         return;
     }
+    reads r = {g, live_places(g)};
     mix_str(s, g->name);
     mix_u64(s, g->n_inputs);
     for (size_t i = 0; i < g->n_inputs; i++)
@@ -197,7 +249,7 @@ static void mix_graph(hasher *s, const gl_graph *g)
         mix_str(s, n->name);
         mix_u64(s, n->n_inputs);
         for (size_t k = 0; k < n->n_inputs; k++)
-            mix_str(s, value_name(n->inputs[k]));
+            mix_read(s, &r, n->inputs[k]);
         mix_u64(s, n->n_outputs);
         for (size_t k = 0; k < n->n_outputs; k++)
             mix_value(s, n->outputs[k]);
@@ -208,6 +260,7 @@ static void mix_graph(hasher *s, const gl_graph *g)
     mix_u64(s, g->n_outputs);
     for (size_t i = 0; i < g->n_outputs; i++)
         mix_value(s, g->outputs[i]);
+    free(r.place);
 }
 
 /* The finish: every bit of the state reaches every bit of the result. */

@@ -822,14 +822,22 @@ bool gl_node_copy_plain_attrs(gl_node *dst, const gl_node *src)
     return true;
 }
 
+/* Passes ask "is this an X" of every node they meet, mostly of another op, whose name
+ * nearly always starts with another letter: that answer comes without a call to strcmp
+ * (the asks were 5% of `optimize` on the 100k ladder, issue 23). */
+static bool same_text(const char *a, const char *b)
+{
+    return a[0] == b[0] && strcmp(a, b) == 0;
+}
+
 bool gl_node_is(const gl_node *n, const char *op)
 {
-    return n && n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
+    return n && n->domain[0] == '\0' && same_text(n->op_type, op);
 }
 
 const char *gl_domain_canonical(const char *domain)
 {
-    return !domain || strcmp(domain, "ai.onnx") == 0 ? "" : domain;
+    return !domain || (*domain && strcmp(domain, "ai.onnx") == 0) ? "" : domain;
 }
 
 const char *gl_domain_display(const char *domain)
@@ -840,8 +848,7 @@ const char *gl_domain_display(const char *domain)
 
 bool gl_node_is_in(const gl_node *n, const char *domain, const char *op)
 {
-    return n && strcmp(n->domain, gl_domain_canonical(domain)) == 0 &&
-           strcmp(n->op_type, op) == 0;
+    return n && same_text(n->domain, gl_domain_canonical(domain)) && same_text(n->op_type, op);
 }
 
 gl_opset gl_opset_make(const char *domain, int64_t version)

@@ -1,10 +1,16 @@
 /* verify.c — gl_graph_verify: check the invariants of graph.h, in linear time.
  *
- * The checks run in layers, each trusting the ones before it: array bookkeeping (index,
- * graph, live count, ids), names, producers, use lists, the interface lists (inputs,
+ * The checks come in layers, each trusting the ones before it: array bookkeeping (index,
+ * graph, live count, ids) and names, producers, use lists, the interface lists (inputs,
  * initializers, captures, outputs), availability of every read value, subgraphs, and
  * finally order or acyclicity. The first violation wins and is reported with the graph,
  * node and value it concerns, as GL_ERR_INTERNAL: a broken invariant is our bug.
+ *
+ * The layers share walks over the node and value arrays: a walk does, per node or value,
+ * what every layer before the next walk asks of it, so no check reads what an earlier
+ * layer has not vouched for yet. The pipeline verifies after every step that touched the
+ * graph, and on a 100k-node graph the dozen walks of one layer after another (the arrays
+ * do not fit in cache) cost as much as a pass: six walks instead (issue 23).
  */
 #include "ir/graph.h"
 
@@ -16,10 +22,12 @@
 typedef struct verifier {
     const gl_graph *g;
     bool allow_unsorted;
+    unsigned char *ids;    /* the ids seen so far by the walk over nodes, then values */
     size_t *input_base;    /* per node index: first slot of its inputs in in_marks */
     size_t *implicit_base; /* per node index: first slot of its implicit list */
     unsigned char *in_marks, *implicit_marks;
     int *output_refs;      /* per value index: occurrences in g->outputs */
+    size_t flagged_inputs, flagged_inits, flagged_captures; /* values so marked */
     size_t *indegree;      /* per node index, for the cycle check */
 } verifier;
 
@@ -63,7 +71,7 @@ static bool available(const gl_value *v)
     return v->producer || v->is_input || v->init || v->outer;
 }
 
-/* ---- layer 1: arrays and ids ---- */
+/* ---- layers 1 and 2: arrays, ids and names ---- */
 
 static bool id_seen(unsigned char *bits, uint32_t id)
 {
@@ -72,124 +80,166 @@ static bool id_seen(unsigned char *bits, uint32_t id)
     return seen;
 }
 
-static gl_status check_node_slots(verifier *vf)
+static gl_status check_node_slot(verifier *vf, const gl_node *n, size_t i)
 {
     const gl_graph *g = vf->g;
-    size_t live = 0;
-    unsigned char *ids = calloc((size_t)g->next_node_id / 8 + 1, 1);
-    if (!ids)
-        return gl_fail(GL_ERR_NOMEM, "graph '%s': verify: out of memory", gname(g));
-    gl_status st = GL_OK;
-    for (size_t i = 0; i < g->n_nodes && !st; i++) {
+    if (!n->name || !n->op_type)
+        return bad(vf, "node at position %zu has no name or no op_type", i);
+    /* "" is canonical: only another spelling needs the comparison. */
+    if (!n->domain || (*n->domain && strcmp(n->domain, gl_domain_canonical(n->domain)) != 0))
+        return bad(vf, NODE_FMT ": domain '%s' is not canonical (the default domain is \"\")",
+                   NODE_ARGS(n), n->domain ? n->domain : "(null)");
+    if (n->graph != g || n->index != i)
+        return bad(vf, NODE_FMT ": graph pointer or index (%zu) does not match its position %zu",
+                   NODE_ARGS(n), n->index, i);
+    if (n->id >= g->next_node_id)
+        return bad(vf, NODE_FMT ": id %u is not below next_node_id %u", NODE_ARGS(n),
+                   (unsigned)n->id, (unsigned)g->next_node_id);
+    if (id_seen(vf->ids, n->id))
+        return bad(vf, NODE_FMT ": id %u is used by another node", NODE_ARGS(n), (unsigned)n->id);
+    return GL_OK;
+}
+
+/* A lookup may read the name of any node or value in the index: the names are checked
+ * in the walks after the one over every slot. */
+static gl_status check_node_name(const verifier *vf, const gl_node *n)
+{
+    const gl_node *found = gl_find_node(vf->g, n->name);
+    if (!found || !owns_node(vf->g, found) || strcmp(found->name, n->name) != 0)
+        return bad(vf, NODE_FMT ": name is missing from the node index", NODE_ARGS(n));
+    return GL_OK;
+}
+
+/* Walk 1, the nodes: their slots; where each one's marks go (layer 4). */
+static gl_status walk_node_slots(verifier *vf)
+{
+    const gl_graph *g = vf->g;
+    size_t live = 0, n_in = 0, n_imp = 0;
+    vf->ids = gl_xcalloc((size_t)g->next_node_id / 8 + 1, 1);
+    vf->input_base = gl_xcalloc(g->n_nodes + 1, sizeof(size_t));
+    vf->implicit_base = gl_xcalloc(g->n_nodes + 1, sizeof(size_t));
+    for (size_t i = 0; i < g->n_nodes; i++) {
         const gl_node *n = g->nodes[i];
+        vf->input_base[i] = n_in;
+        vf->implicit_base[i] = n_imp;
         if (!n)
             continue;
         live++;
-        if (!n->name || !n->op_type)
-            st = bad(vf, "node at position %zu has no name or no op_type", i);
-        else if (!n->domain || strcmp(n->domain, gl_domain_canonical(n->domain)) != 0)
-            st = bad(vf, NODE_FMT ": domain '%s' is not canonical (the default domain is \"\")",
-                     NODE_ARGS(n), n->domain ? n->domain : "(null)");
-        else if (n->graph != g || n->index != i)
-            st = bad(vf, NODE_FMT ": graph pointer or index (%zu) does not match its position %zu",
-                     NODE_ARGS(n), n->index, i);
-        else if (n->id >= g->next_node_id)
-            st = bad(vf, NODE_FMT ": id %u is not below next_node_id %u", NODE_ARGS(n),
-                     (unsigned)n->id, (unsigned)g->next_node_id);
-        else if (id_seen(ids, n->id))
-            st = bad(vf, NODE_FMT ": id %u is used by another node", NODE_ARGS(n), (unsigned)n->id);
+        gl_status st = check_node_slot(vf, n, i);
+        if (st)
+            return st;
+        n_in += n->n_inputs;
+        n_imp += n->n_implicit;
     }
-    free(ids);
-    if (!st && live != g->live_nodes)
-        st = bad(vf, "live_nodes is %zu but %zu nodes are live", g->live_nodes, live);
-    return st;
+    if (live != g->live_nodes)
+        return bad(vf, "live_nodes is %zu but %zu nodes are live", g->live_nodes, live);
+    vf->in_marks = gl_xcalloc(n_in + 1, 1);
+    vf->implicit_marks = gl_xcalloc(n_imp + 1, 1);
+    return GL_OK;
 }
 
-static gl_status check_value_slots(verifier *vf)
+static gl_status check_value_slot(verifier *vf, const gl_value *v, size_t i)
 {
     const gl_graph *g = vf->g;
-    unsigned char *ids = calloc((size_t)g->next_value_id / 8 + 1, 1);
-    if (!ids)
-        return gl_fail(GL_ERR_NOMEM, "graph '%s': verify: out of memory", gname(g));
-    gl_status st = GL_OK;
-    for (size_t i = 0; i < g->n_values && !st; i++) {
-        const gl_value *v = g->values[i];
-        if (!v)
-            continue;
-        if (!v->name || !*v->name)
-            st = bad(vf, "value at position %zu has no name", i);
-        else if (v->graph != g || v->index != i)
-            st = bad(vf, "value '%s': graph pointer or index (%zu) does not match its position %zu",
-                     v->name, v->index, i);
-        else if (v->id >= g->next_value_id)
-            st = bad(vf, "value '%s': id %u is not below next_value_id %u", v->name,
-                     (unsigned)v->id, (unsigned)g->next_value_id);
-        else if (id_seen(ids, v->id))
-            st = bad(vf, "value '%s': id %u is used by another value", v->name, (unsigned)v->id);
-    }
-    free(ids);
-    return st;
+    if (!v->name || !*v->name)
+        return bad(vf, "value at position %zu has no name", i);
+    if (v->graph != g || v->index != i)
+        return bad(vf, "value '%s': graph pointer or index (%zu) does not match its position %zu",
+                   v->name, v->index, i);
+    if (v->id >= g->next_value_id)
+        return bad(vf, "value '%s': id %u is not below next_value_id %u", v->name,
+                   (unsigned)v->id, (unsigned)g->next_value_id);
+    if (id_seen(vf->ids, v->id))
+        return bad(vf, "value '%s': id %u is used by another value", v->name, (unsigned)v->id);
+    return GL_OK;
 }
 
-/* ---- layer 2: names ---- */
+static gl_status check_value_name(const verifier *vf, const gl_value *v)
+{
+    const gl_value *found = gl_find_value(vf->g, v->name);
+    if (found != v)
+        return bad(vf, "value '%s': name %s", v->name,
+                   found ? "is shared with another value" : "is missing from the name index");
+    return GL_OK;
+}
 
-static gl_status check_names(verifier *vf)
+/* Walk 2, the values: their slots; how many are marked as inputs, initializers and
+ * captures (layer 5 matches the lists against these counts). */
+static gl_status walk_value_slots(verifier *vf)
 {
     const gl_graph *g = vf->g;
+    free(vf->ids);
+    vf->ids = gl_xcalloc((size_t)g->next_value_id / 8 + 1, 1);
     for (size_t i = 0; i < g->n_values; i++) {
         const gl_value *v = g->values[i];
         if (!v)
             continue;
-        const gl_value *found = gl_find_value(g, v->name);
-        if (found != v)
-            return bad(vf, "value '%s': name %s", v->name,
-                       found ? "is shared with another value" : "is missing from the name index");
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const gl_node *n = g->nodes[i];
-        if (!n)
-            continue;
-        const gl_node *found = gl_find_node(g, n->name);
-        if (!found || !owns_node(g, found) || strcmp(found->name, n->name) != 0)
-            return bad(vf, NODE_FMT ": name is missing from the node index", NODE_ARGS(n));
+        gl_status st = check_value_slot(vf, v, i);
+        if (st)
+            return st;
+        vf->flagged_inputs += v->is_input;
+        vf->flagged_inits += v->init != NULL;
+        vf->flagged_captures += v->outer != NULL;
     }
     return GL_OK;
 }
 
 /* ---- layer 3: producers ---- */
 
-static gl_status check_producers(verifier *vf)
+static gl_status check_node_outputs(const verifier *vf, const gl_node *n)
+{
+    const gl_graph *g = vf->g;
+    for (size_t s = 0; s < n->n_outputs; s++) {
+        const gl_value *v = n->outputs[s];
+        if (!v)
+            continue;
+        if (!owns_value(g, v))
+            return bad(vf, NODE_FMT ": output %zu is not a value of this graph", NODE_ARGS(n), s);
+        if (v->producer != n || v->producer_slot != (int)s)
+            return bad(vf, NODE_FMT ": output %zu '%s' names %s as its producer (slot %d)",
+                       NODE_ARGS(n), s, v->name,
+                       v->producer ? str_or(v->producer->name, "(null)") : "no node",
+                       v->producer_slot);
+    }
+    return GL_OK;
+}
+
+static gl_status check_value_producer(const verifier *vf, const gl_value *v)
+{
+    const gl_node *p = v->producer;
+    if (!p)
+        return GL_OK;
+    if (!owns_node(vf->g, p))
+        return bad(vf, "value '%s': producer is not a live node of this graph", v->name);
+    if (v->producer_slot < 0 || (size_t)v->producer_slot >= p->n_outputs ||
+        p->outputs[v->producer_slot] != v)
+        return bad(vf, "value '%s': producer " NODE_FMT " does not list it as output %d",
+                   v->name, NODE_ARGS(p), v->producer_slot);
+    if (v->outer || v->init || v->is_input)
+        return bad(vf, "value '%s': produced by " NODE_FMT " but also a %s", v->name,
+                   NODE_ARGS(p), v->outer ? "capture" : v->init ? "initializer" : "graph input");
+    return GL_OK;
+}
+
+/* Walk 3, the nodes: the name (layer 2), each output names its node as producer (the
+ * nodes' side of layer 3), and every input is a value of this graph (before layer 4
+ * reads use lists: a foreign input would otherwise surface as a missing use). */
+static gl_status walk_node_edges(verifier *vf)
 {
     const gl_graph *g = vf->g;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const gl_node *n = g->nodes[i];
-        for (size_t s = 0; n && s < n->n_outputs; s++) {
-            const gl_value *v = n->outputs[s];
-            if (!v)
-                continue;
-            if (!owns_value(g, v))
-                return bad(vf, NODE_FMT ": output %zu is not a value of this graph", NODE_ARGS(n), s);
-            if (v->producer != n || v->producer_slot != (int)s)
-                return bad(vf, NODE_FMT ": output %zu '%s' names %s as its producer (slot %d)",
-                           NODE_ARGS(n), s, v->name,
-                           v->producer ? str_or(v->producer->name, "(null)") : "no node",
-                           v->producer_slot);
-        }
-    }
-    for (size_t i = 0; i < g->n_values; i++) {
-        const gl_value *v = g->values[i];
-        if (!v || !v->producer)
+        if (!n)
             continue;
-        const gl_node *p = v->producer;
-        if (!owns_node(g, p))
-            return bad(vf, "value '%s': producer is not a live node of this graph", v->name);
-        if (v->producer_slot < 0 || (size_t)v->producer_slot >= p->n_outputs ||
-            p->outputs[v->producer_slot] != v)
-            return bad(vf, "value '%s': producer " NODE_FMT " does not list it as output %d",
-                       v->name, NODE_ARGS(p), v->producer_slot);
-        if (v->outer || v->init || v->is_input)
-            return bad(vf, "value '%s': produced by " NODE_FMT " but also a %s", v->name,
-                       NODE_ARGS(p), v->outer ? "capture" : v->init ? "initializer" : "graph input");
+        gl_status st = check_node_name(vf, n);
+        if (!st)
+            st = check_node_outputs(vf, n);
+        if (st)
+            return st;
+        for (size_t s = 0; s < n->n_inputs; s++)
+            if (n->inputs[s] && !owns_value(g, n->inputs[s]))
+                return bad(vf, NODE_FMT ": input %zu '%s' is not a value of this graph",
+                           NODE_ARGS(n), s, str_or(n->inputs[s]->name, "(null)"));
     }
     return GL_OK;
 }
@@ -198,24 +248,6 @@ static gl_status check_producers(verifier *vf)
  * Every input slot and implicit slot of every node gets one mark cell; each use entry
  * marks its cell. A cell marked twice is a duplicate entry, a cell left at zero a
  * missing one: multiplicity is exact without searching any use list. */
-
-static void lay_out_marks(verifier *vf)
-{
-    const gl_graph *g = vf->g;
-    size_t n_in = 0, n_imp = 0;
-    vf->input_base = gl_xcalloc(g->n_nodes + 1, sizeof(size_t));
-    vf->implicit_base = gl_xcalloc(g->n_nodes + 1, sizeof(size_t));
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        vf->input_base[i] = n_in;
-        vf->implicit_base[i] = n_imp;
-        if (g->nodes[i]) {
-            n_in += g->nodes[i]->n_inputs;
-            n_imp += g->nodes[i]->n_implicit;
-        }
-    }
-    vf->in_marks = gl_xcalloc(n_in + 1, 1);
-    vf->implicit_marks = gl_xcalloc(n_imp + 1, 1);
-}
 
 static gl_status mark_implicit_use(verifier *vf, const gl_value *v, const gl_node *n)
 {
@@ -262,15 +294,13 @@ static gl_status mark_uses_of(verifier *vf, const gl_value *v)
     return GL_OK;
 }
 
+/* Every input and implicit input of n has its use (walk 3 vouched for the inputs
+ * being values of this graph). */
 static gl_status check_node_reads(const verifier *vf, const gl_node *n)
 {
     for (size_t s = 0; s < n->n_inputs; s++) {
         const gl_value *v = n->inputs[s];
-        if (!v)
-            continue;
-        if (!owns_value(vf->g, v))
-            return bad(vf, NODE_FMT ": input %zu is not a value of this graph", NODE_ARGS(n), s);
-        if (!vf->in_marks[vf->input_base[n->index] + s])
+        if (v && !vf->in_marks[vf->input_base[n->index] + s])
             return bad(vf, NODE_FMT ": input %zu '%s' is missing from the value's use list",
                        NODE_ARGS(n), s, v->name);
     }
@@ -286,41 +316,54 @@ static gl_status check_node_reads(const verifier *vf, const gl_node *n)
     return GL_OK;
 }
 
-static gl_status check_uses(verifier *vf)
+/* ---- layer 5: interface lists ---- */
+
+/* The graph's outputs are its values, each available; output_refs counts them (walk 4
+ * matches each value's n_output_refs against it). */
+static gl_status count_outputs(verifier *vf)
 {
     const gl_graph *g = vf->g;
-    lay_out_marks(vf);
-    /* Nodes first: a foreign input would otherwise surface as a missing use. */
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const gl_node *n = g->nodes[i];
-        for (size_t s = 0; n && s < n->n_inputs; s++)
-            if (n->inputs[s] && !owns_value(g, n->inputs[s]))
-                return bad(vf, NODE_FMT ": input %zu '%s' is not a value of this graph",
-                           NODE_ARGS(n), s, str_or(n->inputs[s]->name, "(null)"));
-    }
-    for (size_t i = 0; i < g->n_values; i++) {
-        gl_status st = g->values[i] ? mark_uses_of(vf, g->values[i]) : GL_OK;
-        if (st)
-            return st;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        gl_status st = g->nodes[i] ? check_node_reads(vf, g->nodes[i]) : GL_OK;
-        if (st)
-            return st;
+    vf->output_refs = gl_xcalloc(g->n_values + 1, sizeof(int));
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const gl_value *v = g->outputs[i];
+        if (!owns_value(g, v))
+            return bad(vf, "output %zu is not a value of this graph", i);
+        if (!available(v))
+            return bad(vf, "output %zu '%s' is not produced by any node, nor an input, initializer or capture",
+                       i, v->name);
+        vf->output_refs[v->index]++;
     }
     return GL_OK;
 }
 
-/* ---- layer 5: interface lists ---- */
-
-/* `list` holds exactly the values with `flag`, each once. */
-static gl_status check_flag_list(const verifier *vf, gl_value *const *list, size_t n,
-                                 bool (*flag)(const gl_value *), const char *what)
+/* Walk 4, the values: the name (layer 2), the values' side of layer 3, their use lists
+ * marked (layer 4), their count of graph-output entries (layer 5). */
+static gl_status walk_value_edges(verifier *vf)
 {
     const gl_graph *g = vf->g;
-    size_t flagged = 0;
-    for (size_t i = 0; i < g->n_values; i++)
-        flagged += g->values[i] && flag(g->values[i]);
+    gl_status st = count_outputs(vf);
+    for (size_t i = 0; i < g->n_values && !st; i++) {
+        const gl_value *v = g->values[i];
+        if (!v)
+            continue;
+        st = check_value_name(vf, v);
+        if (!st)
+            st = check_value_producer(vf, v);
+        if (!st)
+            st = mark_uses_of(vf, v);
+        if (!st && v->n_output_refs != vf->output_refs[i])
+            st = bad(vf, "value '%s': n_output_refs is %d but the output list names it %d time(s)",
+                     v->name, v->n_output_refs, vf->output_refs[i]);
+    }
+    return st;
+}
+
+/* `list` holds exactly the `flagged` values with `flag`, each once. */
+static gl_status check_flag_list(const verifier *vf, gl_value *const *list, size_t n,
+                                 bool (*flag)(const gl_value *), size_t flagged,
+                                 const char *what)
+{
+    const gl_graph *g = vf->g;
     unsigned char *seen = gl_xcalloc(g->n_values + 1, 1);
     gl_status st = GL_OK;
     for (size_t i = 0; i < n && !st; i++) {
@@ -362,41 +405,20 @@ static gl_status check_captures(const verifier *vf)
                 return bad(vf, "captures '%s' and '%s' both read '%s'", g->captures[j]->name,
                            c->name, c->outer->name);
     }
-    return check_flag_list(vf, g->captures, g->n_captures, is_capture, "capture");
-}
-
-static gl_status check_outputs(verifier *vf)
-{
-    const gl_graph *g = vf->g;
-    vf->output_refs = gl_xcalloc(g->n_values + 1, sizeof(int));
-    for (size_t i = 0; i < g->n_outputs; i++) {
-        const gl_value *v = g->outputs[i];
-        if (!owns_value(g, v))
-            return bad(vf, "output %zu is not a value of this graph", i);
-        if (!available(v))
-            return bad(vf, "output %zu '%s' is not produced by any node, nor an input, initializer or capture",
-                       i, v->name);
-        vf->output_refs[v->index]++;
-    }
-    for (size_t i = 0; i < g->n_values; i++) {
-        const gl_value *v = g->values[i];
-        if (v && v->n_output_refs != vf->output_refs[i])
-            return bad(vf, "value '%s': n_output_refs is %d but the output list names it %d time(s)",
-                       v->name, v->n_output_refs, vf->output_refs[i]);
-    }
-    return GL_OK;
+    return check_flag_list(vf, g->captures, g->n_captures, is_capture, vf->flagged_captures,
+                           "capture");
 }
 
 static gl_status check_lists(verifier *vf)
 {
     const gl_graph *g = vf->g;
-    gl_status st = check_flag_list(vf, g->inputs, g->n_inputs, is_input, "input");
+    gl_status st = check_flag_list(vf, g->inputs, g->n_inputs, is_input, vf->flagged_inputs,
+                                   "input");
     if (!st)
-        st = check_flag_list(vf, g->inits, g->n_inits, has_init, "initializer");
+        st = check_flag_list(vf, g->inits, g->n_inits, has_init, vf->flagged_inits,
+                             "initializer");
     if (!st)
         st = check_captures(vf);
-    if (!st)
-        st = check_outputs(vf);
     return st;
 }
 
@@ -578,14 +600,18 @@ static gl_status check_acyclic(verifier *vf)
     return bad(vf, "cycle check lost count of nodes");
 }
 
-static gl_status check_nodes(verifier *vf)
+/* Walk 6, the nodes: each one's reads are in the use lists (the nodes' side of layer
+ * 4), available, its subgraphs agree with it, and it comes after its producers. */
+static gl_status walk_nodes(verifier *vf)
 {
     const gl_graph *g = vf->g;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const gl_node *n = g->nodes[i];
         if (!n)
             continue;
-        gl_status st = check_available(vf, n);
+        gl_status st = check_node_reads(vf, n);
+        if (!st)
+            st = check_available(vf, n);
         if (!st)
             st = check_node_subgraphs(vf, n);
         if (!st && !vf->allow_unsorted)
@@ -599,6 +625,7 @@ static gl_status check_nodes(verifier *vf)
 
 static void verifier_free(verifier *vf)
 {
+    free(vf->ids);
     free(vf->input_base);
     free(vf->implicit_base);
     free(vf->in_marks);
@@ -612,18 +639,17 @@ gl_status gl_graph_verify(const gl_graph *g, bool allow_unsorted)
     if (!g)
         return gl_fail(GL_ERR_INTERNAL, "verify: no graph");
     verifier vf = {.g = g, .allow_unsorted = allow_unsorted};
-    gl_status (*const layers[])(verifier *) = {
-        check_node_slots,
-        check_value_slots,
-        check_names,
-        check_producers,
-        check_uses,
+    gl_status (*const walks[])(verifier *) = {
+        walk_node_slots,
+        walk_value_slots,
+        walk_node_edges,
+        walk_value_edges,
         check_lists,
-        check_nodes,
+        walk_nodes,
     };
     gl_status st = GL_OK;
-    for (size_t i = 0; i < GL_ARRAY_LEN(layers) && !st; i++)
-        st = layers[i](&vf);
+    for (size_t i = 0; i < GL_ARRAY_LEN(walks) && !st; i++)
+        st = walks[i](&vf);
     verifier_free(&vf);
     return st;
 }

@@ -127,8 +127,23 @@ size_t gl_op_count(void)
     return n_entries;
 }
 
+/* "%s: node '%s' (%s)" cut as snprintf cuts it, without the formatter: shape inference
+ * asks for it once per node it types, and snprintf was a seventh of inferring the
+ * 100k ladder (issue 23). */
 void gl_node_where(const gl_model *m, const gl_node *n, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s: node '%s' (%s)", m && m->path ? m->path : "<model>",
-             n->name ? n->name : "", n->op_type ? n->op_type : "?");
+    const char *const parts[] = {m && m->path ? m->path : "<model>", ": node '",
+                                 n->name ? n->name : "", "' (",
+                                 n->op_type ? n->op_type : "?", ")"};
+    if (!len)
+        return;
+    size_t at = 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(parts) && at < len - 1; i++) {
+        size_t k = strlen(parts[i]);
+        if (k > len - 1 - at)
+            k = len - 1 - at;
+        memcpy(buf + at, parts[i], k);
+        at += k;
+    }
+    buf[at] = '\0';
 }

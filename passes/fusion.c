@@ -1561,33 +1561,25 @@ static void speak(const fu_ctx *c, gl_node *head, fu_cand *k)
         evaluate(c, k->rule, head, k, true);
 }
 
-/* A rule that cannot take the head (gl_fu_heads_of): what evaluate finds, without the walk. */
-static void no_candidate(fu_cand *k, const gl_fu_rule *r)
-{
-    k->rule = r;
-    k->n = k->cut = k->fan_from = 0;
-    k->blocked = k->between = k->beyond = NULL;
-    k->blocked_step = -1;
-    k->constraint = NULL;
-    k->too_long = false;
-    k->verdict = FU_NONE;
-}
-
 static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
 {
     size_t n_rules;
     const gl_fu_rule *rules = gl_fu_rules(&n_rules);
-    fu_cand *cands = gl_xmalloc(n_rules * sizeof(fu_cand));
+    /* The rules that may take the head, in the table's order; the others would find no
+     * candidate (gl_fu_heads_of). */
     uint64_t may = gl_fu_heads_of(&c->heads, head);
+    if (!may) /* no candidate, so no group, refusal or near miss */
+        return GL_OK;
+    fu_cand *cands = gl_xmalloc(n_rules * sizeof(fu_cand));
+    size_t n_cands = 0;
     fu_cand *best = NULL, *refused = NULL, *whole = NULL;
     char refusing[512] = "";
     size_t wr = 0;
     for (size_t r = 0; r < n_rules; r++) {
-        fu_cand *k = &cands[r];
-        if ((may >> r) & 1)
-            evaluate(c, &rules[r], head, k, false);
-        else
-            no_candidate(k, &rules[r]);
+        if (!((may >> r) & 1))
+            continue;
+        fu_cand *k = &cands[n_cands++];
+        evaluate(c, &rules[r], head, k, false);
         if (k->verdict == FU_MATCH && (!best || k->cut > best->cut))
             best = k;
         if (k->verdict == FU_REFUSE) {
@@ -1608,10 +1600,10 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
      * made and the head offered again (each move takes a view one node further down the
      * chain, so this ends). */
     bool moved = false;
-    for (size_t r = 0; r < n_rules; r++)
-        if (near_miss_speaks(&cands[r], best) && movable(&cands[r])) {
+    for (size_t i = 0; i < n_cands; i++)
+        if (near_miss_speaks(&cands[i], best) && movable(&cands[i])) {
             /* one decision per move: vetoed, it is not offered again for another rule */
-            st = decide_move(c, head, &cands[r], &moved);
+            st = decide_move(c, head, &cands[i], &moved);
             break;
         }
     if (moved || st != GL_OK) {
@@ -1636,9 +1628,9 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
         gl_decision_add_text(d, "constraint", refused->constraint);
         gl_decision_add_text(d, "rules_refusing", refusing);
     }
-    for (size_t r = 0; r < n_rules; r++)
-        if (near_miss_speaks(&cands[r], best))
-            record_near_miss(c, head, &cands[r]);
+    for (size_t i = 0; i < n_cands; i++)
+        if (near_miss_speaks(&cands[i], best))
+            record_near_miss(c, head, &cands[i]);
     /* The longest candidate the target takes: one it refuses (a reference kernel, or
      * slower than its members) leaves the head to the next longest. */
     while (best && st == GL_OK && gl_pass_may_rewrite(c->pass)) {
@@ -1649,10 +1641,10 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
             break;
         const fu_cand *was = best;
         best = NULL;
-        for (size_t r = 0; r < n_rules; r++)
-            if (cands[r].verdict == FU_MATCH && cands[r].cut < was->cut &&
-                (!best || cands[r].cut > best->cut))
-                best = &cands[r];
+        for (size_t i = 0; i < n_cands; i++)
+            if (cands[i].verdict == FU_MATCH && cands[i].cut < was->cut &&
+                (!best || cands[i].cut > best->cut))
+                best = &cands[i];
     }
     free(cands);
     return st;
@@ -1663,7 +1655,7 @@ static size_t count_fused(const gl_graph *g)
     size_t k = 0;
     gl_node *n;
     gl_foreach_node(g, i, n)
-        k += !strcmp(n->domain, GL_FUSED_DOMAIN);
+        k += n->domain[0] && !strcmp(n->domain, GL_FUSED_DOMAIN); /* most are ai.onnx's */
     return k;
 }
 

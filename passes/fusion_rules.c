@@ -148,11 +148,11 @@ static bool next_word(const char **p, op_word *w)
         s++;
     if (!s || !*s)
         return false;
-    size_t len = strcspn(s, " ");
-    const char *dot = NULL;
-    for (const char *q = s; q < s + len; q++)
-        if (*q == '.')
-            dot = q;
+    const char *end = s, *dot = NULL;
+    for (; *end && *end != ' '; end++)
+        if (*end == '.')
+            dot = end;
+    size_t len = (size_t)(end - s);
     w->domain = s;
     w->domain_len = dot ? (size_t)(dot - s) : 0;
     /* ai.onnx is the default domain's other name (gl_domain_canonical) */
@@ -166,7 +166,8 @@ static bool next_word(const char **p, op_word *w)
 
 static bool word_is(const op_word *w, const char *domain, const char *op)
 {
-    return !strncmp(op, w->op, w->op_len) && op[w->op_len] == '\0' &&
+    return w->op_len && op[0] == w->op[0] && !strncmp(op, w->op, w->op_len) &&
+           op[w->op_len] == '\0' &&
            !strncmp(domain, w->domain, w->domain_len) && domain[w->domain_len] == '\0';
 }
 

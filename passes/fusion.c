@@ -1009,7 +1009,10 @@ static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_can
     k->blocked_step = -1;
     k->loud = loud;
     walk(c, r, head, k);
-    if (!k->n)
+    /* One node, and no blocked reader after it: neither a group nor a refusal can come of
+     * it whatever the constraints say (below: both need two), and a near miss the walk
+     * found speaks without them. Most heads of a big graph end here. */
+    if (k->n + (k->blocked_step >= 0) < 2)
         return;
     bool link_blocked = k->blocked != NULL;
     char link_why[sizeof(k->why)];

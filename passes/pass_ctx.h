@@ -35,6 +35,9 @@ typedef struct gl_pass_ctx {
     size_t n_vetoed, cap_vetoed;
     int64_t unheeded;           /* vetoes the pass did not ask gl_pass_vetoed about */
     uint64_t fingerprint;       /* the graph's as the step began (the pipeline's); 0: unknown */
+    bool sorted;                /* the pipeline's: an earlier step found the graph (and its
+                                 * bodies) in topological order and none changed it since, so
+                                 * gl_pass_run does not check it again */
     bool typed;                 /* set by the pass: it ended with a whole type inference of
                                  * the graph, so the pipeline records the step's fingerprint
                                  * as m->types_fingerprint */

@@ -98,7 +98,7 @@ const gl_fu_rule *gl_fu_rules(size_t *count);
 /* Which rules may take a node as their head, by its op (domain, type): an index of the
  * table's head steps, built from it, so that a node is offered only to those rules (the
  * rest would refuse it at their first step). A superset: the rules still check. */
-#define GL_FU_MAX_HEADS 32
+#define GL_FU_MAX_HEADS 32 /* distinct head ops; past it a rule is offered every node */
 typedef struct gl_fu_head_key {
     const char *domain, *op; /* into the table's op lists (not terminated) */
     size_t domain_len, op_len;

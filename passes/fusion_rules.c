@@ -24,7 +24,6 @@
 #include "passes/fusion.h"
 #include "exec/target.h"
 
-#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -226,10 +225,12 @@ void gl_fu_heads_init(gl_fu_heads *h)
                                      !memcmp(h->keys[k].op, w.op, w.op_len) &&
                                      !memcmp(h->keys[k].domain, w.domain, w.domain_len)))
                     k++;
-                if (k == h->n) {
-                    assert(h->n < GL_ARRAY_LEN(h->keys) && "raise GL_FU_MAX_HEADS");
-                    h->keys[h->n++] = (gl_fu_head_key){w.domain, w.op, w.domain_len, w.op_len, 0};
+                if (k == GL_ARRAY_LEN(h->keys)) { /* full: the rule is offered every node */
+                    h->any |= UINT64_C(1) << r;
+                    continue;
                 }
+                if (k == h->n)
+                    h->keys[h->n++] = (gl_fu_head_key){w.domain, w.op, w.domain_len, w.op_len, 0};
                 h->keys[k].rules |= UINT64_C(1) << r;
             }
         }

@@ -33,7 +33,10 @@
 
 static uint64_t mix_bytes(uint64_t h, const void *p, size_t n) { return gl_fnv1a(h, p, n); }
 
-static uint64_t mix_u64(uint64_t h, uint64_t x) { return mix_bytes(h, &x, sizeof(x)); }
+/* A word at a time (FNV-1a's byte loop took eight dependent multiplies per word, and
+ * every node of the graph is keyed by about ten words). Only equality of keys matters:
+ * the table keeps one node (or constant) of each kind, found by comparing them whole. */
+static uint64_t mix_u64(uint64_t h, uint64_t x) { return gl_mix64(h ^ x); }
 
 static uint64_t mix_str(uint64_t h, const char *s)
 {
@@ -190,9 +193,15 @@ static bool constants_equal(const void *a, const void *b)
 
 /* ---- a set of nodes or constants, open addressing ------------------------------------ */
 
+/* A slot holds its item's hash beside it: one cache line read per probe of a table as
+ * large as the graph. */
+typedef struct table_slot {
+    uint64_t hash;
+    void *item;
+} table_slot;
+
 typedef struct table {
-    void **items;
-    uint64_t *hashes;
+    table_slot *slots;
     size_t mask;
 } table;
 
@@ -201,16 +210,13 @@ static void table_init(table *t, size_t count)
     size_t cap = 16;
     while (cap < 2 * count)
         cap *= 2;
-    t->items = gl_xcalloc(cap, sizeof(void *));
-    t->hashes = gl_xcalloc(cap, sizeof(uint64_t));
+    t->slots = gl_xcalloc(cap, sizeof(table_slot));
     t->mask = cap - 1;
 }
 
-static void table_free(table *t)
-{
-    free(t->items);
-    free(t->hashes);
-}
+static void table_free(table *t) { free(t->slots); }
+
+static void *table_item(const table *t, size_t slot) { return t->slots[slot].item; }
 
 /* The slot of the first item with hash h that `same` finds equal to `item`; else the empty
  * slot where it belongs (fill it with table_put). At most `count` puts (table_init). */
@@ -218,15 +224,14 @@ static size_t table_probe(const table *t, uint64_t h, const void *item,
                           bool (*same)(const void *, const void *))
 {
     size_t i = h & t->mask;
-    while (t->items[i] && !(t->hashes[i] == h && same(t->items[i], item)))
+    while (t->slots[i].item && !(t->slots[i].hash == h && same(t->slots[i].item, item)))
         i = (i + 1) & t->mask;
     return i;
 }
 
 static void table_put(table *t, size_t slot, uint64_t h, void *item)
 {
-    t->items[slot] = item;
-    t->hashes[slot] = h;
+    t->slots[slot] = (table_slot){h, item};
 }
 
 /* Decisions about a body say whose body it is. */
@@ -248,7 +253,7 @@ static bool constant_mergeable(const gl_value *v, int64_t max_bytes)
 static gl_status merge_constant(gl_graph *g, gl_pass_ctx *ctx, table *t, size_t slot,
                                 gl_value *dup)
 {
-    gl_value *first = t->items[slot];
+    gl_value *first = table_item(t, slot);
     if (first->n_output_refs && dup->n_output_refs) {
         gl_decision *d = gl_pass_decide(ctx, "duplicate-constant", GL_REFUSED,
                                         "output '%s' is a graph output, and so is '%s': "
@@ -276,7 +281,7 @@ static gl_status merge_constant(gl_graph *g, gl_pass_ctx *ctx, table *t, size_t 
     gl_status st = gl_replace_all_uses(g, drop, keep);
     if (st == GL_OK)
         st = gl_remove_value(g, drop);
-    table_put(t, slot, t->hashes[slot], keep);
+    table_put(t, slot, t->slots[slot].hash, keep);
     return st;
 }
 
@@ -356,7 +361,7 @@ static gl_status merge_constants(gl_graph *g, gl_pass_ctx *ctx)
             continue;
         uint64_t h = constant_key(v->init);
         size_t slot = table_probe(&t, h, v, constants_equal);
-        if (!t.items[slot]) {
+        if (!table_item(&t, slot)) {
             table_put(&t, slot, h, v);
             continue;
         }
@@ -464,11 +469,11 @@ static gl_status merge_nodes(gl_graph *g, gl_pass_ctx *ctx)
             continue;
         uint64_t h = node_hash(n);
         size_t slot = table_probe(&t, h, n, nodes_equal);
-        if (!t.items[slot]) {
+        if (!table_item(&t, slot)) {
             table_put(&t, slot, h, n);
             continue;
         }
-        if (!gl_pass_may_rewrite(ctx) || (st = merge_or_refuse(g, ctx, t.items[slot], n)))
+        if (!gl_pass_may_rewrite(ctx) || (st = merge_or_refuse(g, ctx, table_item(&t, slot), n)))
             break;
     }
     table_free(&t);

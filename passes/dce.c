@@ -55,6 +55,33 @@ static void propagate(liveness *l)
     }
 }
 
+/* The marked nodes' inputs, visited by position from the last node back: in a sorted
+ * graph a node's producers come before it, so one pass reaches them all, reading the
+ * node list in order rather than chasing each producer (on the 100k-node ladder the
+ * chase was cache misses). A producer after its reader (a graph that is not sorted, or a
+ * body's outer value) is followed by the stack instead. Marks what propagate would. */
+static void sweep_back(liveness *l)
+{
+    const gl_graph *g = l->g;
+    l->depth = 0; /* the stack's nodes are visited in the sweep */
+    for (size_t i = g->n_nodes; i-- > 0;) {
+        const gl_node *n = g->nodes[i];
+        if (!n || !l->live[i])
+            continue;
+        for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
+            const gl_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+            gl_node *p = v ? v->producer : NULL;
+            if (!p || p->graph != g || l->live[p->index])
+                continue;
+            if (p->index < i)
+                l->live[p->index] = true;
+            else
+                mark_node(l, p);
+        }
+    }
+    propagate(l);
+}
+
 /* Why a node that no output needs must stay anyway; NULL: it may go. */
 static const char *keep_reason(const gl_node *n, char *buf, size_t len)
 {
@@ -84,7 +111,7 @@ static bool mark_live(gl_graph *g, gl_pass_ctx *ctx, liveness *l)
 {
     for (size_t i = 0; i < g->n_outputs; i++)
         mark_value(l, g->outputs[i]);
-    propagate(l);
+    sweep_back(l);
     gl_node *n;
     gl_foreach_node(g, i, n) {
         char why[256];

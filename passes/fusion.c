@@ -78,6 +78,7 @@ typedef struct fu_ctx {
     size_t n_memo, cap_memo;
     int64_t opset;
     int counter; /* the next function number tried */
+    gl_fu_heads heads; /* which rules may take a node as head */
 } fu_ctx;
 
 typedef struct fu_cand {
@@ -90,19 +91,25 @@ typedef struct fu_cand {
     gl_node *blocked;     /* where a constraint stopped the candidate, or NULL */
     int blocked_step;     /* the step the blocked reader of a link would have taken */
     const char *constraint;
-    char why[480];
     int post_ops;
     /* A near miss: the walk stopped at `between`, which no rule takes, and its one
      * reader `beyond` would have been the rule's next member (Gemm -> Reshape -> Gelu). */
     gl_node *between, *beyond;
     bool too_long; /* refused for its length: no shorter rule takes the head either */
     enum { FU_NONE, FU_REFUSE, FU_MATCH } verdict;
+    /* why[] is written only when `loud`: most candidates are refused silently (a walk
+     * that ends before the rule's pattern is whole), and formatting their text for each
+     * node of a big graph cost more than the rest of the pass. A candidate that speaks
+     * in a decision is evaluated again, loudly (speak). Last: evaluate clears what comes
+     * before it. */
+    bool loud;
+    char why[480];
 } fu_cand;
 
-static void set_why(fu_cand *k, const char *constraint, const char *fmt, ...)
+static void format_why(fu_cand *k, const char *constraint, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void set_why(fu_cand *k, const char *constraint, const char *fmt, ...)
+static void format_why(fu_cand *k, const char *constraint, const char *fmt, ...)
 {
     k->constraint = constraint;
     int w = snprintf(k->why, sizeof(k->why), "%s: ", constraint);
@@ -111,6 +118,12 @@ static void set_why(fu_cand *k, const char *constraint, const char *fmt, ...)
     vsnprintf(k->why + w, sizeof(k->why) - (size_t)w, fmt, ap);
     va_end(ap);
 }
+
+/* The constraint that stops k, with its text when k is loud: a macro, so that the text's
+ * arguments (type_text's formatting among them) are not even computed when it is not. */
+#define set_why(k, constraint_, ...)                                                        \
+    ((k)->loud ? format_why((k), (constraint_), __VA_ARGS__)                               \
+               : (void)((k)->constraint = (constraint_)))
 
 static const char *type_text(const gl_value *v, char *buf, size_t len)
 {
@@ -292,13 +305,14 @@ static bool fan_out(const gl_fu_rule *r, size_t pending, const gl_value *v, fu_c
 }
 
 /* Some rule takes n as its head (it may be fused on its own). */
-static bool heads_a_rule(const gl_node *n)
+static bool heads_a_rule(const fu_ctx *c, const gl_node *n)
 {
     size_t n_rules;
     const gl_fu_rule *rules = gl_fu_rules(&n_rules);
+    uint64_t may = gl_fu_heads_of(&c->heads, n);
     int none[GL_FU_MAX_STEPS] = {0};
     for (size_t r = 0; r < n_rules; r++)
-        if (next_step(&rules[r], 0, none, n, NULL) >= 0)
+        if (((may >> r) & 1) && next_step(&rules[r], 0, none, n, NULL) >= 0)
             return true;
     return false;
 }
@@ -317,12 +331,12 @@ static bool complete(const fu_cand *k, size_t len, int extra_step);
  * when `between` is no head of any rule (else its reader may be its own group's: Conv
  * -> Conv -> Relu is no near miss of the first Conv), reads the chain as its data, has
  * one reader, and that reader would complete the rule as its next member. */
-static void look_past(const gl_fu_rule *r, size_t pending, const int *cnt, gl_node *between,
-                      fu_cand *k)
+static void look_past(const fu_ctx *c, const gl_fu_rule *r, size_t pending, const int *cnt,
+                      gl_node *between, fu_cand *k)
 {
     const gl_value *chain = k->nodes[k->n - 1]->outputs[0];
     if (!head_required(r, k->step_of[0]) || !between->n_inputs ||
-        between->inputs[0] != chain || !between->n_outputs || heads_a_rule(between))
+        between->inputs[0] != chain || !between->n_outputs || heads_a_rule(c, between))
         return;
     for (size_t o = 1; o < between->n_outputs; o++)
         if (between->outputs[o] &&
@@ -339,7 +353,7 @@ static void look_past(const gl_fu_rule *r, size_t pending, const int *cnt, gl_no
     }
 }
 
-static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
+static void walk(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_cand *k)
 {
     int cnt[GL_FU_MAX_STEPS] = {0};
     int q = next_step(r, 0, cnt, head, NULL);
@@ -358,7 +372,7 @@ static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
         gl_node *next = gl_value_single_reader(v);
         if (next && !v->n_output_refs) {
             if ((q = next_step(r, pending, cnt, next, v)) < 0) {
-                look_past(r, pending, cnt, next, k);
+                look_past(c, r, pending, cnt, next, k);
                 return;
             }
             k->nodes[k->n] = next;
@@ -377,7 +391,7 @@ static void walk(const gl_fu_rule *r, gl_node *head, fu_cand *k)
             k->blocked = rd;
             k->blocked_step = q;
             char other[200] = "";
-            for (size_t w = 0; w < v->n_uses && !other[0]; w++)
+            for (size_t w = 0; k->loud && w < v->n_uses && !other[0]; w++)
                 if (v->uses[w].node != rd)
                     snprintf(other, sizeof(other), "%s '%s'", v->uses[w].node->op_type,
                              v->uses[w].node->name);
@@ -732,12 +746,18 @@ static bool check_binary_head(const fu_ctx *c, fu_cand *k, const gl_node *n, uns
         return false;
     bool commutes = false;
     gl_target_default()->binary_post(n, &commutes);
-    fu_cand first = *k;
     if (check_operand(c, k, n, n->inputs[0], n->inputs[1], flags, -1))
         return true;
-    if (commutes && check_operand(c, &first, n, n->inputs[1], n->inputs[0], flags, -1))
-        return true;
-    return false;
+    if (!commutes)
+        return false;
+    /* The operands the other way round: the refusal that speaks stays the first one's. */
+    const char *constraint = k->constraint;
+    bool loud = k->loud;
+    k->loud = false;
+    bool ok = check_operand(c, k, n, n->inputs[1], n->inputs[0], flags, -1);
+    k->loud = loud;
+    k->constraint = constraint;
+    return ok;
 }
 
 static bool check_binary(const fu_ctx *c, fu_cand *k, const gl_node *n, const gl_value *v,
@@ -980,18 +1000,25 @@ static bool check_intermediate(fu_cand *k, size_t i)
 }
 
 /* A rule at a head: the walk, the constraints, the verdict. */
-static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_cand *k)
+static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_cand *k,
+                     bool loud)
 {
-    memset(k, 0, sizeof(*k));
+    memset(k, 0, offsetof(fu_cand, why));
+    k->why[0] = '\0';
     k->rule = r;
     k->blocked_step = -1;
-    walk(r, head, k);
-    if (!k->n)
+    k->loud = loud;
+    walk(c, r, head, k);
+    /* One node, and no blocked reader after it: neither a group nor a refusal can come of
+     * it whatever the constraints say (below: both need two), and a near miss the walk
+     * found speaks without them. Most heads of a big graph end here. */
+    if (k->n + (k->blocked_step >= 0) < 2)
         return;
     bool link_blocked = k->blocked != NULL;
     char link_why[sizeof(k->why)];
     const char *link_constraint = k->constraint;
-    memcpy(link_why, k->why, sizeof(link_why));
+    if (loud)
+        memcpy(link_why, k->why, sizeof(link_why));
     k->cut = k->n;
     for (size_t i = 0; i < k->n; i++) {
         if (!check_node(c, k, i)) {
@@ -1011,7 +1038,8 @@ static void evaluate(const fu_ctx *c, const gl_fu_rule *r, gl_node *head, fu_can
     }
     if (k->cut == k->n && link_blocked) {
         k->constraint = link_constraint;
-        memcpy(k->why, link_why, sizeof(link_why));
+        if (loud)
+            memcpy(k->why, link_why, sizeof(link_why));
     } else if (k->cut == k->n) {
         k->constraint = NULL;
     }
@@ -1528,17 +1556,33 @@ static bool near_miss_speaks(const fu_cand *k, const fu_cand *best)
     return k->between && k->verdict != FU_REFUSE && (!best || k->n + 1 > best->cut);
 }
 
+/* k was evaluated quietly: again, with the text of its refusal, before a decision says it
+ * (the graph has not changed since, so nothing else about k does). */
+static void speak(const fu_ctx *c, gl_node *head, fu_cand *k)
+{
+    if (!k->loud)
+        evaluate(c, k->rule, head, k, true);
+}
+
 static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
 {
     size_t n_rules;
     const gl_fu_rule *rules = gl_fu_rules(&n_rules);
-    fu_cand *cands = gl_xcalloc(n_rules, sizeof(fu_cand));
-    const fu_cand *best = NULL, *refused = NULL, *whole = NULL;
+    /* The rules that may take the head, in the table's order; the others would find no
+     * candidate (gl_fu_heads_of). */
+    uint64_t may = gl_fu_heads_of(&c->heads, head);
+    if (!may) /* no candidate, so no group, refusal or near miss */
+        return GL_OK;
+    fu_cand *cands = gl_xmalloc(n_rules * sizeof(fu_cand));
+    size_t n_cands = 0;
+    fu_cand *best = NULL, *refused = NULL, *whole = NULL;
     char refusing[512] = "";
     size_t wr = 0;
     for (size_t r = 0; r < n_rules; r++) {
-        fu_cand *k = &cands[r];
-        evaluate(c, &rules[r], head, k);
+        if (!((may >> r) & 1))
+            continue;
+        fu_cand *k = &cands[n_cands++];
+        evaluate(c, &rules[r], head, k, false);
         if (k->verdict == FU_MATCH && (!best || k->cut > best->cut))
             best = k;
         if (k->verdict == FU_REFUSE) {
@@ -1559,10 +1603,10 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
      * made and the head offered again (each move takes a view one node further down the
      * chain, so this ends). */
     bool moved = false;
-    for (size_t r = 0; r < n_rules; r++)
-        if (near_miss_speaks(&cands[r], best) && movable(&cands[r])) {
+    for (size_t i = 0; i < n_cands; i++)
+        if (near_miss_speaks(&cands[i], best) && movable(&cands[i])) {
             /* one decision per move: vetoed, it is not offered again for another rule */
-            st = decide_move(c, head, &cands[r], &moved);
+            st = decide_move(c, head, &cands[i], &moved);
             break;
         }
     if (moved || st != GL_OK) {
@@ -1573,6 +1617,7 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
     /* A refusal speaks where no group is made, and where the refused rule would have
      * taken more than the group made (why the FFN is a matmul with a gelu post-op). */
     if (refused && (!best || walked(refused) > best->cut)) {
+        speak(c, head, refused);
         size_t len = refused->n > refused->cut ? refused->n : refused->cut;
         gl_decision *d = gl_pass_decide(c->pass, refused->rule->name, GL_REFUSED, "%s %s '%s' "
                                         "not fused: %s", refused->rule->name, head->op_type,
@@ -1586,22 +1631,23 @@ static gl_status offer(fu_ctx *c, gl_node *head, bool *changed)
         gl_decision_add_text(d, "constraint", refused->constraint);
         gl_decision_add_text(d, "rules_refusing", refusing);
     }
-    for (size_t r = 0; r < n_rules; r++)
-        if (near_miss_speaks(&cands[r], best))
-            record_near_miss(c, head, &cands[r]);
+    for (size_t i = 0; i < n_cands; i++)
+        if (near_miss_speaks(&cands[i], best))
+            record_near_miss(c, head, &cands[i]);
     /* The longest candidate the target takes: one it refuses (a reference kernel, or
      * slower than its members) leaves the head to the next longest. */
     while (best && st == GL_OK && gl_pass_may_rewrite(c->pass)) {
         bool target_refused = false;
+        speak(c, head, best);
         st = make_group(c, head, best, changed, &target_refused);
         if (!target_refused)
             break;
         const fu_cand *was = best;
         best = NULL;
-        for (size_t r = 0; r < n_rules; r++)
-            if (cands[r].verdict == FU_MATCH && cands[r].cut < was->cut &&
-                (!best || cands[r].cut > best->cut))
-                best = &cands[r];
+        for (size_t i = 0; i < n_cands; i++)
+            if (cands[i].verdict == FU_MATCH && cands[i].cut < was->cut &&
+                (!best || cands[i].cut > best->cut))
+                best = &cands[i];
     }
     free(cands);
     return st;
@@ -1612,7 +1658,7 @@ static size_t count_fused(const gl_graph *g)
     size_t k = 0;
     gl_node *n;
     gl_foreach_node(g, i, n)
-        k += !strcmp(n->domain, GL_FUSED_DOMAIN);
+        k += n->domain[0] && !strcmp(n->domain, GL_FUSED_DOMAIN); /* most are ai.onnx's */
     return k;
 }
 
@@ -1624,6 +1670,7 @@ gl_status gl_pass_fusion(gl_graph *g, gl_pass_ctx *ctx)
                 .probe = gl_pass_option_value(ctx, "probe") != 0,
                 .measure = gl_pass_option_value(ctx, "measure") != 0,
                 .opset = gl_model_opset(ctx->model, ""), .counter = 1};
+    gl_fu_heads_init(&c.heads);
     size_t before = count_fused(g);
     if (before) {
         gl_decision *d = gl_pass_decide(ctx, "fused-groups", GL_NOTE, "%zu nodes are fused "

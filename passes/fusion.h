@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define GL_FU_MAX_STEPS 8
 /* The longest chain the pass walks: above every rule's maximum and the target's post-op
@@ -94,6 +95,22 @@ typedef struct gl_fu_rule {
 /* The table (fusion_rules.c), in priority order: at one head the candidate with the
  * most nodes wins, ties go to the earlier row. */
 const gl_fu_rule *gl_fu_rules(size_t *count);
+/* Which rules may take a node as their head, by its op (domain, type): an index of the
+ * table's head steps, built from it, so that a node is offered only to those rules (the
+ * rest would refuse it at their first step). A superset: the rules still check. */
+#define GL_FU_MAX_HEADS 32 /* distinct head ops; past it a rule is offered every node */
+typedef struct gl_fu_head_key {
+    const char *domain, *op; /* into the table's op lists (not terminated) */
+    size_t domain_len, op_len;
+    uint64_t rules; /* bit r: rule r of gl_fu_rules */
+} gl_fu_head_key;
+typedef struct gl_fu_heads {
+    gl_fu_head_key keys[GL_FU_MAX_HEADS];
+    size_t n;
+    uint64_t any; /* rules whose head step is a class of the target's (no op list) */
+} gl_fu_heads;
+void gl_fu_heads_init(gl_fu_heads *h);
+uint64_t gl_fu_heads_of(const gl_fu_heads *h, const gl_node *n);
 /* n's op is in the step's set. */
 bool gl_fu_step_has(const gl_fu_step *s, const gl_node *n);
 /* oneDNN post-ops n takes as a follower (HardSigmoid: linear then clip = 2; Cast: 0,

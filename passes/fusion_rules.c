@@ -133,29 +133,51 @@ bool gl_fu_is_binary(const gl_node *n)
     return gl_target_default()->binary_post(n, NULL);
 }
 
-/* `list` holds n's op: words "Op" (ai.onnx) or "domain.Op". */
+/* The words of an op list, one at a time: "Op" (ai.onnx) or "domain.Op" (the domain is
+ * what comes before the last dot). False at the end of the list. */
+typedef struct op_word {
+    const char *domain, *op; /* into the list (not terminated) */
+    size_t domain_len, op_len;
+} op_word;
+
+static bool next_word(const char **p, op_word *w)
+{
+    const char *s = *p;
+    while (s && *s == ' ')
+        s++;
+    if (!s || !*s)
+        return false;
+    const char *end = s, *dot = NULL;
+    for (; *end && *end != ' '; end++)
+        if (*end == '.')
+            dot = end;
+    size_t len = (size_t)(end - s);
+    w->domain = s;
+    w->domain_len = dot ? (size_t)(dot - s) : 0;
+    /* ai.onnx is the default domain's other name (gl_domain_canonical) */
+    if (w->domain_len == 7 && !memcmp(s, "ai.onnx", 7))
+        w->domain_len = 0;
+    w->op = dot ? dot + 1 : s;
+    w->op_len = (size_t)(s + len - w->op);
+    *p = s + len;
+    return true;
+}
+
+static bool word_is(const op_word *w, const char *domain, const char *op)
+{
+    return w->op_len && op[0] == w->op[0] && !strncmp(op, w->op, w->op_len) &&
+           op[w->op_len] == '\0' &&
+           !strncmp(domain, w->domain, w->domain_len) && domain[w->domain_len] == '\0';
+}
+
+/* `list` holds n's op. Compared in place, word by word: the pass asks it of every node
+ * for every step it tries (no copies, no parsing beyond the spaces and the dot). */
 static bool in_list(const char *list, const gl_node *n)
 {
-    const char *p = list;
-    while (p && *p) {
-        while (*p == ' ')
-            p++;
-        size_t len = strcspn(p, " ");
-        char word[96];
-        if (len && len < sizeof(word)) {
-            memcpy(word, p, len);
-            word[len] = '\0';
-            char *dot = strrchr(word, '.');
-            if (dot) {
-                *dot = '\0';
-                if (gl_node_is_in(n, word, dot + 1))
-                    return true;
-            } else if (gl_node_is(n, word)) {
-                return true;
-            }
-        }
-        p += len;
-    }
+    op_word w;
+    while (next_word(&list, &w))
+        if (word_is(&w, n->domain, n->op_type))
+            return true;
     return false;
 }
 
@@ -170,4 +192,60 @@ bool gl_fu_step_has(const gl_fu_step *s, const gl_node *n)
     case GL_FU_POST: return gl_fu_eltwise_post_ops(n) >= 0 || gl_fu_is_binary(n);
     }
     return false;
+}
+
+/* The steps that can take a rule's head: the first step that must be there, and the
+ * optional ones before it (next_step in fusion.c tries them in that order). */
+static size_t head_steps(const gl_fu_rule *r)
+{
+    size_t q = 0;
+    while (q + 1 < r->n_steps && r->steps[q].rep != GL_FU_ONE && r->steps[q].rep != GL_FU_PLUS)
+        q++;
+    return q + 1;
+}
+
+_Static_assert(GL_ARRAY_LEN(rules) <= 64, "gl_fu_heads keeps one bit per rule");
+
+void gl_fu_heads_init(gl_fu_heads *h)
+{
+    memset(h, 0, sizeof(*h));
+    for (size_t r = 0; r < GL_ARRAY_LEN(rules); r++) {
+        for (size_t q = 0; q < head_steps(&rules[r]); q++) {
+            const gl_fu_step *s = &rules[r].steps[q];
+            if (!(s->cls == GL_FU_OPS || (s->cls == GL_FU_BINARY && s->ops))) {
+                h->any |= UINT64_C(1) << r; /* a class of the target's: any op may be in it */
+                continue;
+            }
+            const char *p = s->ops;
+            op_word w;
+            while (next_word(&p, &w)) {
+                size_t k = 0;
+                while (k < h->n && !(h->keys[k].op_len == w.op_len &&
+                                     h->keys[k].domain_len == w.domain_len &&
+                                     !memcmp(h->keys[k].op, w.op, w.op_len) &&
+                                     !memcmp(h->keys[k].domain, w.domain, w.domain_len)))
+                    k++;
+                if (k == GL_ARRAY_LEN(h->keys)) { /* full: the rule is offered every node */
+                    h->any |= UINT64_C(1) << r;
+                    continue;
+                }
+                if (k == h->n)
+                    h->keys[h->n++] = (gl_fu_head_key){w.domain, w.op, w.domain_len, w.op_len, 0};
+                h->keys[k].rules |= UINT64_C(1) << r;
+            }
+        }
+    }
+}
+
+uint64_t gl_fu_heads_of(const gl_fu_heads *h, const gl_node *n)
+{
+    uint64_t m = h->any;
+    for (size_t k = 0; k < h->n; k++) {
+        const gl_fu_head_key *e = &h->keys[k];
+        if (n->op_type[0] == e->op[0] &&
+            word_is(&(op_word){e->domain, e->op, e->domain_len, e->op_len}, n->domain,
+                    n->op_type))
+            m |= e->rules;
+    }
+    return m;
 }

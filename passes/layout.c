@@ -528,6 +528,7 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx)
     }
     gl_tp_run run = {.g = g, .m = m, .ctx = ctx, .opset = opset, .decision = -1};
     const layout_op **rows = gl_xcalloc(g->n_nodes ? g->n_nodes : 1, sizeof(*rows));
+    size_t n_rows = 0;
     gl_node *n;
     gl_foreach_node(g, i, n) {
         const layout_op *row = op_row(n);
@@ -536,13 +537,16 @@ gl_status gl_pass_layout(gl_graph *g, gl_pass_ctx *ctx)
             continue;
         if (check_candidate(&run, n, row, why, sizeof(why))) {
             rows[i] = row;
+            n_rows++;
             continue;
         }
         gl_decision *d = gl_pass_decide(ctx, "nhwc-candidate", GL_REFUSED, "%s", why);
         gl_decision_add_node_ref(d, n);
     }
+    /* A region grows around a candidate: none, none to find (nor a handler to look up
+     * for every node of the graph). */
     size_t n_regions = 0;
-    region *regions = find_regions(&run, rows, &n_regions);
+    region *regions = n_rows ? find_regions(&run, rows, &n_regions) : NULL;
     bool converted = false;
     gl_status st = decide_regions(&run, regions, n_regions, &converted);
     for (size_t k = 0; k < n_regions; k++)

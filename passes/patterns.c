@@ -108,7 +108,9 @@ static bool in_set(gl_node *const *nodes, size_t n, const gl_node *node)
  * unused first output of a Dropout or a BatchNormalization; rules read outputs[0]). */
 static bool takes(const gl_node *n, const char *op)
 {
-    return gl_node_is(n, op) && n->outputs[0];
+    /* The first letters tell most ops apart without a call: every node of the graph is
+     * asked about every rule's anchor, and the checks ask about its neighbours. */
+    return n && n->op_type[0] == op[0] && gl_node_is(n, op) && n->outputs[0];
 }
 
 gl_node *gl_pt_producer(const gl_value *v, const char *op)

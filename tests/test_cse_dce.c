@@ -971,6 +971,28 @@ static void check_budgets(const char *pass)
 Test(cse, budget) { check_budgets("cse"); }
 Test(dce, budget) { check_budgets("dce"); }
 
+/* dce marks by position, last node first, which finds a sorted graph's producers in one
+ * pass; a producer placed after its reader (the pass called without gl_pass_run's check,
+ * or a body's order) must be followed all the same, or live nodes would go. */
+Test(dce, producers_after_their_readers_stay)
+{
+    BEGIN;
+    gl_node *a = tu_node(g, "Relu", "a", 1, x);
+    gl_node *b = tu_node(g, "Neg", "b", 1, out(a));
+    gl_node *c = tu_node(g, "Sigmoid", "c", 1, out(b));
+    gl_node *d = tu_node(g, "Abs", "d", 1, out(a)); /* dead */
+    tu_output(g, out(c));
+    gl_graph_set_order(g, (gl_node *[]){c, d, b, a}, 4);
+    gl_pass_ctx ctx = {.model = m, .pass = gl_pass_find("dce"),
+                       .budget = GL_BUDGET_UNLIMITED};
+    cr_assert_eq(gl_pass_dce(g, &ctx), GL_OK, "%s", gl_error_message());
+    cr_expect_eq(g->live_nodes, 3);
+    cr_expect_not_null(gl_find_node(g, "a"));
+    cr_expect_not_null(gl_find_node(g, "b"));
+    cr_expect_null(gl_find_node(g, "d"));
+    gl_model_free(m);
+}
+
 Test(cse, refuses_unsorted_graph)
 {
     BEGIN;

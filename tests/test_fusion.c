@@ -782,3 +782,77 @@ Test(fusion, rule_table)
             cr_expect(strcmp(rules[j].name, r->name), "%s twice", r->name);
     }
 }
+
+/* `word` is one of the space-separated words of `list`. */
+static bool word_in(const char *list, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *at = strstr(list, word); at; at = strstr(at + 1, word))
+        if ((at == list || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
+            return true;
+    return false;
+}
+
+/* The index of heads (gl_fu_heads) offers a node exactly to the rules whose head step
+ * names its op (domain and type, whole words): a rule left out would never fuse that
+ * head; a rule let in for every op would make the index pointless. Each row lists the
+ * rules expected, and each rule whose head steps take the node (gl_fu_step_has, the
+ * table's own answer) must be among them. */
+Test(fusion, head_index)
+{
+    static const struct {
+        const char *domain, *op;
+        const char *rules; /* the rules' names, space-separated */
+    } rows[] = {
+        {"", "Add", "bias-gelu skip-layernorm"},
+        {"ai.onnx", "Add", "bias-gelu skip-layernorm"},
+        {"", "Mul", "attention"},
+        {"", "Div", "attention"},
+        {"", "MatMul", "matmul-add-gemm matmul-add ffn attention matmul-post-ops"},
+        {"graphlab", "FusedMatMul", "matmul-add ffn attention matmul-post-ops"},
+        {"graphlab", "MatMul", ""},
+        {"", "FusedMatMul", ""},
+        {"", "Conv", "conv-activation conv-add-activation conv-post-ops conv-depthwise"},
+        {"graphlab", "NhwcConv", "conv-activation conv-add-activation conv-post-ops"},
+        {"", "ConvTranspose", "conv-activation conv-add-activation conv-post-ops"},
+        {"com.microsoft", "Conv", ""},
+        {"", "Con", ""},
+        {"", "ConvInteger", ""},
+        {"", "Gemm", "gemm-activation matmul-post-ops"},
+        {"", "Softmax", "softmax-matmul"},
+        {"", "LayerNormalization", "layernorm-matmul"},
+        {"graphlab", "LayerNormalization", "layernorm-matmul"},
+        {"", "Concat", "concat-conv1x1 channel-shuffle"},
+        {"", "BatchNormalization", "batchnorm-relu"},
+        {"", "Sigmoid", ""},
+        {"", "Relu", ""},
+        {"", "Gelu", ""},
+        {"", "Reshape", ""},
+    };
+    size_t n_rules;
+    const gl_fu_rule *rules = gl_fu_rules(&n_rules);
+    gl_fu_heads heads;
+    gl_fu_heads_init(&heads);
+    cr_expect_eq(heads.any, 0, "every head step of the table names its ops");
+    gl_model *m = tu_model(17);
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        gl_node *n = gl_add_node(m->graph, rows[i].op, rows[i].domain, NULL, NULL, 0, 1);
+        uint64_t got = gl_fu_heads_of(&heads, n);
+        for (size_t r = 0; r < n_rules; r++) {
+            bool listed = word_in(rows[i].rules, rules[r].name);
+            cr_expect_eq((got >> r) & 1, listed, "%s.%s: rule %s", rows[i].domain,
+                         rows[i].op, rules[r].name);
+            /* the table's own answer: the optional steps before the first required one,
+             * and that one, may take the head */
+            bool takes = false;
+            for (size_t q = 0; q < rules[r].n_steps && !takes; q++) {
+                takes = gl_fu_step_has(&rules[r].steps[q], n);
+                if (rules[r].steps[q].rep == GL_FU_ONE || rules[r].steps[q].rep == GL_FU_PLUS)
+                    break;
+            }
+            cr_expect(!takes || listed, "%s.%s heads rule %s but the index leaves it out",
+                      rows[i].domain, rows[i].op, rules[r].name);
+        }
+    }
+    gl_model_free(m);
+}

@@ -280,6 +280,9 @@ struct gl_graph {
     uint32_t next_node_id, next_value_id;
     size_t live_nodes;     /* nodes that are not holes */
     struct gl_name_index *index;
+    /* Root graph only: the undo journal of a trial running on it (ir/journal.h), else
+     * NULL. Not owned; every mutator below records into it before it writes. */
+    struct gl_journal *journal;
 };
 
 typedef struct gl_opset {

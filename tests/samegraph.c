@@ -85,6 +85,12 @@ static bool same_value(diff *d, const gl_value *a, const gl_value *b)
     const gl_value *fa = gl_find_value(a->graph, a->name), *fb = gl_find_value(b->graph, b->name);
     if (value_id(fa) != value_id(fb))
         return differ(d, "value '%s': the name index finds another value", a->name);
+    char *ua = gl_unique_value_name(a->graph, a->name), *ub = gl_unique_value_name(b->graph, b->name);
+    bool same = !strcmp(ua, ub);
+    free(ua);
+    free(ub);
+    if (!same)
+        return differ(d, "value '%s': a new value named after it gets another name", a->name);
     return true;
 }
 

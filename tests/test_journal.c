@@ -120,6 +120,12 @@ static void edit_initializers(fixture *f)
     OK(gl_remove_value(f->g, f->w));
     gl_value *w3 = gl_add_initializer(f->g, "w", tu_tensor_f32(2, dims, data)); /* "w" again */
     OK(gl_set_input(f->g, f->mul, 1, w3));
+    /* "x_1", "x_2": the name index's hint for "x" moves on; after a rollback it must not
+     * skip the names that are free again. */
+    gl_value *x1 = gl_add_initializer(f->g, "x", tu_tensor_f32(2, dims, data));
+    gl_value *x2 = gl_add_initializer(f->g, "x", tu_tensor_f32(2, dims, data));
+    OK(gl_set_input(f->g, f->sig, 1, x1));
+    OK(gl_set_input(f->g, f->sig, 2, x2));
 }
 
 static void edit_make_constant(fixture *f)

@@ -2332,8 +2332,12 @@ void gl_ir_node_free(gl_node *n) { node_free(n); }
 
 void gl_ir_value_free(gl_value *v) { value_free_contents(v); }
 
+/* As a clone's index: the names of the lists as they are, and no suffix hints (a hint
+ * the trial moved on past names it made would skip them once they are free again). */
 void gl_ir_index_rebuild(gl_graph *g)
 {
+    table_free(&g->index->values.suffix);
+    table_free(&g->index->nodes.suffix);
     table_free(&g->index->values.names);
     table_reserve(&g->index->values.names, g->n_values);
     for (size_t i = 0; i < g->n_values; i++)

@@ -14,9 +14,10 @@
  * same slots (holes too), the same ids and next ids, every value's use list in the same
  * order, the same values, initializers (bytes and headers), types, attributes,
  * provenance, interface lists and names. (The name index is made again from the
- * restored lists; its suffix hints may remember more than they did, and still give the
- * first free name, so names made afterwards are the same. Model-level lists, opsets and
- * functions, are not journaled: the passes that run under a journal do not edit them.)
+ * restored lists, without the hints that speed up "name_k" searches, as a clone's is: a
+ * hint the trial moved on would skip names that are free again. Model-level lists,
+ * opsets and functions, are not journaled: the passes that run under a journal do not
+ * edit them.)
  *
  * How: while a journal runs, the root graph carries it (g->journal; subgraphs find it
  * through their parents), and every mutator of graph.c asks for it and records, before
@@ -93,7 +94,8 @@ bool gl_journal_has_node(gl_journal *j, const gl_node *n);
  * otherwise). */
 void gl_ir_node_free(gl_node *n);
 void gl_ir_value_free(gl_value *v);
-/* The name index made again from the live nodes and values (in order). */
+/* The name index made again from the live nodes and values (in order), without suffix
+ * hints (as a clone's). */
 void gl_ir_index_rebuild(gl_graph *g);
 
 #endif

@@ -16,6 +16,7 @@
 #ifndef GL_TRANSPOSE_H
 #define GL_TRANSPOSE_H
 
+#include "ir/journal.h"
 #include "passes/passes.h"
 
 #include <stdbool.h>
@@ -211,9 +212,9 @@ gl_status gl_transpose_push_with(gl_graph *g, gl_pass_ctx *ctx, const gl_tp_regi
  * real sweep then runs with the same refusals, each recorded with its region's
  * numbers: a clone is exact (ids, order, uses), so the real sweep makes the last
  * trial's decisions. When nothing can hold the real sweep back (no budget, veto or
- * force), the first trial runs on the graph itself with a clone kept aside: if it finds
- * nothing to refuse it was the real sweep, else the graph is taken back from the clone
- * (transpose_push.c, trial_in_place). */
+ * force), the first trial runs on the graph itself under an undo journal (ir/journal.h):
+ * if it finds nothing to refuse it was the real sweep, else the journal takes the graph
+ * back to what a clone would have kept (transpose_push.c, trial_in_place). */
 
 #define GL_TP_GUARD_ROUNDS 8
 

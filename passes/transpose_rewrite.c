@@ -463,6 +463,7 @@ static void dq_follow_transpose(gl_node *dq, const gl_tp_quant_info *qi, const i
     gl_tp_perm_invert(by, rank, inv);
     if (qi && qi->per_axis)
         gl_node_set_attr_int(dq, "axis", inv[qi->axis]);
+    gl_journal_touch_value(dq->graph, dq->outputs[0]);
     gl_tp_shape_permute(&dq->outputs[0]->type.shape, by, rank);
 }
 
@@ -560,6 +561,7 @@ static gl_status transpose_constant(gl_tp_run *run, gl_node *n, size_t slot, gl_
             if ((st = gl_replace_all_uses(g, c, undo->outputs[0])) == GL_OK)
                 st = gl_set_input(g, undo, 0, c);
         }
+        gl_journal_touch_value(g, c); /* its header and bytes change in place */
         if (st == GL_OK && (st = gl_tp_tensor_transpose(c->init, by, rank)) == GL_OK)
             gl_tp_shape_permute(&c->type.shape, by, rank);
     }
@@ -655,6 +657,7 @@ gl_status gl_tp_transpose_outputs(gl_tp_run *run, gl_node *n, const int64_t *per
          * would be dead, yet the guard's trial counts it as growth and refuses a push
          * that dce makes a gain (issue 22). ONNX Runtime adds it; ort-only does too. */
         if (!run->ort_only && !n->outputs[j]->n_uses && !n->outputs[j]->n_output_refs) {
+            gl_journal_touch_value(run->g, n->outputs[j]);
             gl_tp_shape_permute(&n->outputs[j]->type.shape, inv, rank);
             continue;
         }
@@ -726,6 +729,7 @@ static gl_status unsqueeze_constant(gl_tp_run *run, gl_node *n, size_t slot, gl_
             return st;
     }
     /* Only the header changes (it is this value's own; the bytes stay shared). */
+    gl_journal_touch_value(g, c);
     shape_unsqueeze(&c->type.shape, axes, n_axes);
     for (int i = 0; i < c->type.shape.rank; i++)
         c->init->dims[i] = c->type.shape.dims[i].value;
@@ -733,6 +737,7 @@ static gl_status unsqueeze_constant(gl_tp_run *run, gl_node *n, size_t slot, gl_
     if (dq) {
         if (per_axis)
             gl_node_set_attr_int(dq, "axis", gl_tp_axis_unsqueezed(axes, n_axes, qi.axis));
+        gl_journal_touch_value(g, dq->outputs[0]);
         shape_unsqueeze(&dq->outputs[0]->type.shape, axes, n_axes);
     }
     return gl_set_input(g, holder, hslot, c);
@@ -763,6 +768,7 @@ gl_status gl_tp_unsqueeze_input(gl_tp_run *run, gl_node *n, size_t slot, const i
             st = gl_set_input(g, dq2, 0, p->inputs[0]);
             if (per_axis)
                 gl_node_set_attr_int(dq2, "axis", gl_tp_axis_unsqueezed(axes, n_axes, qi.axis));
+            gl_journal_touch_value(g, dq2->outputs[0]);
             shape_unsqueeze(&dq2->outputs[0]->type.shape, axes, n_axes);
         } else {
             st = gl_set_input(g, n, slot, p->inputs[0]);

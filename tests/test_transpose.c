@@ -284,6 +284,7 @@ static void run_case(const tcase *c)
         check_transposes(c, after->graph);
         gn_expect_op_counts(c->name, c->ops, after->graph);
         gn_expect_same_outputs(c->name, &b, before, after, c->rtol, 0, c->no_exec);
+        tu_expect_journal_exact(c->name, before, "transpose-push");
     }
     gl_pipeline_free(p);
 }

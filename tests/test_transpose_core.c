@@ -1101,28 +1101,45 @@ static void expect_same_run(const pass_run *a, const gl_model *ma, const pass_ru
     }
 }
 
+/* x -> t = Transpose(x) -> Concat(t, t) and Sigmoid(t), both graph outputs. */
+static gl_model *concat_and_sigmoid(void)
+{
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    gl_node *t = add_transpose(g, "t", x, (int64_t[]){0, 2, 3, 1}, 4);
+    gl_node *cat = tu_node(g, "Concat", "cat", 2, t->outputs[0], t->outputs[0]);
+    gl_node_set_attr_int(cat, "axis", 0);
+    gl_node *sig = tu_node(g, "Sigmoid", "sig", 1, t->outputs[0]);
+    tu_output(g, cat->outputs[0]);
+    tu_output(g, sig->outputs[0]);
+    return m;
+}
+
 /* t feeds Concat(t, t) and Sigmoid(t): ONNX Runtime's cost pushes t below the Concat and
  * the region grows (2 Transposes where there was 1), so the guard refuses the only push.
- * The first trial made that push on the graph itself: taken back, the graph is exactly
- * as it began, and the records and the graph are those of trials on clones. */
+ * The first trial made that push on the graph itself: taken back (ir/journal.h), the graph
+ * is exactly as it began, down to ids, slots and use lists, and the records and the graph
+ * are those of trials on clones. */
 Test(first_trial, refused_takes_the_graph_back_exactly)
 {
-    gl_model *m[2];
+    gl_model *m[2], *began = NULL;
     pass_run r[2];
     const int64_t budgets[2] = {GL_BUDGET_UNLIMITED, BUDGET_UNREACHED};
     for (int k = 0; k < 2; k++) {
-        m[k] = tu_model(13);
+        m[k] = concat_and_sigmoid();
         gl_graph *g = m[k]->graph;
-        gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
-        gl_node *t = add_transpose(g, "t", x, (int64_t[]){0, 2, 3, 1}, 4);
-        gl_node *cat = tu_node(g, "Concat", "cat", 2, t->outputs[0], t->outputs[0]);
-        gl_node_set_attr_int(cat, "axis", 0);
-        gl_node *sig = tu_node(g, "Sigmoid", "sig", 1, t->outputs[0]);
-        tu_output(g, cat->outputs[0]);
-        tu_output(g, sig->outputs[0]);
+        if (k == 0) {
+            cr_assert_eq(gl_infer_graph(m[0], g, NULL, NULL), GL_OK);
+            began = gl_model_clone(m[0]);
+        }
         run_push(&r[k], m[k], budgets[k], NULL);
     }
     cr_expect_eq(r[0].after, r[0].before, "the graph as it began");
+    char why[300];
+    cr_expect(tu_same_graph(m[0]->graph, began->graph, why, sizeof(why)),
+              "the journal gave back the graph a clone kept: %s", why);
+    gl_model_free(began);
     cr_expect_eq(count_op(m[0]->graph, "Transpose"), 1);
     cr_expect_not_null(find_rule(&r[0], "net-transposes", GL_NOTE), "the guard refused");
     cr_expect_null(find_rule(&r[0], "push-through-Concat", GL_APPLIED),
@@ -1135,6 +1152,34 @@ Test(first_trial, refused_takes_the_graph_back_exactly)
         gl_decision_log_free(&r[k].log);
         gl_model_free(m[k]);
     }
+}
+
+/* The safety net behind the journal: a rollback that does not give back the graph the
+ * step began with (the pipeline's fingerprint in ctx) fails the pass, naming it, instead
+ * of leaving a graph it changed silently. Here the step is told another fingerprint. */
+Test(first_trial, a_rollback_that_misses_is_an_error)
+{
+    gl_model *m = concat_and_sigmoid();
+    gl_graph *g = m->graph;
+    cr_assert_eq(gl_infer_graph(m, g, NULL, NULL), GL_OK);
+    gl_decision_log log = {0};
+    uint64_t print = gl_graph_fingerprint(g);
+    for (int wrong = 0; wrong < 2; wrong++) {
+        gl_pass_ctx ctx = {.model = m, .pass = gl_pass_find("transpose-push"), .step = 1,
+                           .budget = GL_BUDGET_UNLIMITED, .log = &log,
+                           .fingerprint = wrong ? print ^ 1 : print};
+        gl_status st = gl_transpose_push_with(g, &ctx, NULL);
+        if (!wrong) {
+            cr_expect_eq(st, GL_OK, "the right fingerprint: %s", gl_error_message());
+            continue;
+        }
+        cr_expect_eq(st, GL_ERR_INTERNAL);
+        cr_expect(strstr(gl_error_message(), "transpose-push") &&
+                      strstr(gl_error_message(), "taken back"),
+                  "%s", gl_error_message());
+    }
+    gl_decision_log_free(&log);
+    gl_model_free(m);
 }
 
 /* The NHWC chain's pushes all pay: the first trial refuses nothing and is kept as the

@@ -1740,3 +1740,22 @@ Test(transpose_random, first_trial_in_place_as_trials_on_clones, .timeout = 600)
     cr_expect_gt(kept, 0);
     cr_expect_gt(taken_back, 0);
 }
+
+/* The pass under an undo journal (ir/journal.h), on every graph: taken back, the graph is
+ * what a clone taken before is, ids, slots and use-list order included; kept, it is what
+ * the pass leaves without one, record for record (tu_expect_journal_exact). The guard's
+ * first trial in place is such a journal, taken back whenever the guard refuses. */
+Test(transpose_random, journal_takes_the_push_back_exactly, .timeout = 600)
+{
+    uint64_t n = env_u64("GL_TPRAND_SEEDS", DEFAULT_SEEDS);
+    for (uint64_t seed = 1; seed <= n; seed++) {
+        built b = build_graph(seed, &no_limits);
+        cr_assert_eq(gl_toposort(b.m->graph, NULL), GL_OK, "%s", gl_error_message());
+        cr_assert_eq(gl_infer_graph(b.m, b.m->graph, NULL, NULL), GL_OK, "seed %" PRIu64 ": %s",
+                     seed, gl_error_message());
+        char what[64];
+        snprintf(what, sizeof(what), "seed %" PRIu64, seed);
+        tu_expect_journal_exact(what, b.m, "transpose-push");
+        gl_model_free(b.m);
+    }
+}

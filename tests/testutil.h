@@ -106,6 +106,19 @@ gl_value *tu_const_tensor(gl_graph *g, const char *name, gl_tensor *t);
 gl_node *tu_node(gl_graph *g, const char *op, const char *name, size_t n_inputs, ...);
 void tu_output(gl_graph *g, gl_value *v);
 
+/* a and b are the same graph as a clone would be (samegraph.c): node slots and holes,
+ * ids and next ids, names (and what the name index finds), use lists in order, types,
+ * initializers (bytes, header), attributes, provenance, interface lists, bodies alike.
+ * False with the first difference in `why`. What a fingerprint leaves out is what a
+ * rollback most easily gets wrong. */
+bool tu_same_graph(const gl_graph *a, const gl_graph *b, char *why, size_t len);
+/* Pass `pass` (by name) on copies of m under an undo journal (ir/journal.h): rolled back,
+ * the copy is m again (tu_same_graph and the fingerprint); committed, it is what the pass
+ * leaves without a journal, record for record. m must meet the pass's needs (sorted,
+ * typed). A pass that begins a journal of its own (transpose-push's first trial) finds
+ * this one running and takes its other way (a trial on a clone). */
+void tu_expect_journal_exact(const char *what, const gl_model *m, const char *pass);
+
 /* Tensors for kernel tests (gl_tensor_free them). */
 gl_tensor *tu_tensor_f32(int rank, const int64_t *dims, const float *data);
 gl_tensor *tu_tensor_i64(int rank, const int64_t *dims, const int64_t *data);

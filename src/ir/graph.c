@@ -6,6 +6,7 @@
  * only for the (node, slot) being dropped.
  */
 #include "ir/graph.h"
+#include "ir/journal.h"
 #include "ir/memplan.h"
 
 #include "util/hash.h"
@@ -389,6 +390,41 @@ static const char *graph_label(const gl_graph *g)
     return g->name && *g->name ? g->name : "(unnamed)";
 }
 
+/* ==== the journal's hooks ============================================================
+ *
+ * While a trial runs under an undo journal (journal.h), every mutator records what it is
+ * about to change first: touch_* before a write, and objects that leave the graph are
+ * handed to the journal instead of freed. Without a journal each is one pointer test.
+ */
+
+static gl_journal *journal_of(const gl_graph *g)
+{
+    while (g->parent)
+        g = g->parent;
+    return g->journal;
+}
+
+static void touch_graph(gl_graph *g)
+{
+    gl_journal *j = journal_of(g);
+    if (j)
+        gl_journal_touch_graph(j, g);
+}
+
+static void touch_node(gl_node *n)
+{
+    gl_journal *j = n ? journal_of(n->graph) : NULL;
+    if (j)
+        gl_journal_node(j, n);
+}
+
+static void touch_value(gl_value *v)
+{
+    gl_journal *j = v ? journal_of(v->graph) : NULL;
+    if (j)
+        gl_journal_value(j, v);
+}
+
 /* ==== use lists ====================================================================== */
 
 /* Use lists and input lists mostly hold one or two entries: they grow 1, 2, 4, ...
@@ -407,6 +443,7 @@ static void grow_small(void **arr, size_t *cap, size_t need, size_t elem)
 
 static void use_add(gl_value *v, gl_node *n, int slot)
 {
+    touch_value(v);
     GROW_SMALL(v->uses, v->cap_uses, v->n_uses + 1);
     v->uses[v->n_uses++] = (gl_use){n, slot};
 }
@@ -414,6 +451,7 @@ static void use_add(gl_value *v, gl_node *n, int slot)
 /* Drop exactly one (n, slot) entry. Searching from the end finds recent uses first. */
 static void use_remove(gl_value *v, const gl_node *n, int slot)
 {
+    touch_value(v);
     for (size_t i = v->n_uses; i-- > 0;)
         if (v->uses[i].node == n && v->uses[i].slot == slot) {
             remove_at(v->uses, &v->n_uses, i, sizeof(gl_use));
@@ -681,6 +719,7 @@ const char *gl_node_attr_string(const gl_node *n, const char *name, const char *
  * captured keep their place, new ones are appended, stale ones lose their use. */
 static void node_sync_implicit(gl_node *n)
 {
+    touch_node(n);
     gl_value **wanted = NULL;
     size_t n_wanted = 0, cap_wanted = 0;
     for (size_t i = 0; i < n->n_attrs; i++) {
@@ -731,16 +770,28 @@ void gl_node_take_attr(gl_node *n, gl_attr *a)
 {
     gl_attr *slot = gl_node_attr(n, a->name);
     bool graphs_changed = attr_has_graphs(a);
+    gl_journal *j = journal_of(n->graph);
+    bool logged = j && gl_journal_has_node(j, n);
     if (slot) {
         graphs_changed |= attr_has_graphs(slot);
-        gl_attr_free(slot);
+        if (logged)
+            gl_journal_attr_replaced(j, n, (size_t)(slot - n->attrs), slot);
+        else
+            gl_attr_free(slot);
     } else {
         GL_GROW(n->attrs, n->cap_attrs, n->n_attrs + 1);
         slot = &n->attrs[n->n_attrs++];
+        if (logged)
+            gl_journal_attr_added(j, n);
     }
     *slot = *a;
     memset(a, 0, sizeof(*a));
     attr_adopt_graphs(slot, n);
+    gl_graph *const *subs;
+    size_t n_subs = logged ? attr_graphs(slot, &subs) : 0;
+    for (size_t i = 0; i < n_subs; i++)
+        if (subs[i])
+            gl_journal_graph_attached(j, subs[i]);
     if (graphs_changed)
         node_sync_implicit(n);
 }
@@ -751,7 +802,11 @@ bool gl_node_remove_attr(gl_node *n, const char *name)
     if (!a)
         return false;
     bool had_graphs = attr_has_graphs(a);
-    gl_attr_free(a);
+    gl_journal *j = journal_of(n->graph);
+    if (j && gl_journal_has_node(j, n))
+        gl_journal_attr_removed(j, n, (size_t)(a - n->attrs), a);
+    else
+        gl_attr_free(a);
     remove_at(n->attrs, &n->n_attrs, (size_t)(a - n->attrs), sizeof(gl_attr));
     if (had_graphs)
         node_sync_implicit(n);
@@ -909,6 +964,7 @@ static gl_value *value_alloc(gl_graph *g, char *name)
 /* Into g->values only; the index is the caller's business. */
 static void values_push(gl_graph *g, gl_value *v)
 {
+    touch_graph(g);
     GL_GROW(g->values, g->cap_values, g->n_values + 1);
     v->index = g->n_values;
     g->values[g->n_values++] = v;
@@ -933,10 +989,16 @@ static void value_free_contents(gl_value *v)
 /* Unlink from the graph (index, values array) and free. Lists are the caller's. */
 static void value_destroy(gl_graph *g, gl_value *v)
 {
+    gl_journal *j = journal_of(g);
+    if (j) {
+        gl_journal_value(j, v);
+        gl_journal_touch_graph(j, g);
+    }
     index_drop_value(g, v);
     if (v->index < g->n_values && g->values[v->index] == v)
         g->values[v->index] = NULL;
-    value_free_contents(v);
+    if (!j || !gl_journal_keeps_value(j, v))
+        value_free_contents(v);
 }
 
 /* ==== models ========================================================================= */
@@ -1220,6 +1282,7 @@ static void node_add_implicit(gl_node *n, gl_value *outer)
 {
     if (value_list_has(n->implicit, n->n_implicit, outer))
         return;
+    touch_node(n);
     GL_GROW(n->implicit, n->cap_implicit, n->n_implicit + 1);
     n->implicit[n->n_implicit++] = outer;
     use_add(outer, n, GL_USE_IMPLICIT);
@@ -1237,6 +1300,7 @@ gl_value *gl_resolve_value(gl_graph *g, const char *name)
     gl_value *c = capture_of(g, outer);
     if (c)
         return c;
+    touch_graph(g); /* first: the capture's id is one the trial made */
     c = value_alloc(g, gl_xstrdup(name));
     c->outer = outer;
     gl_type_copy(&c->type, &outer->type);
@@ -1263,6 +1327,7 @@ char *gl_unique_node_name(const gl_graph *g, const char *hint)
  * case); only a taken name goes through the suffix search. */
 gl_value *gl_add_value(gl_graph *g, const char *name)
 {
+    touch_graph(g); /* first: the new id is one the trial made */
     const char *hint = name && *name ? name : "v";
     gl_value *v = value_alloc(g, gl_xstrdup(hint));
     if (!index_claim_value(g, v)) {
@@ -1290,8 +1355,11 @@ gl_status gl_rename_value(gl_graph *g, gl_value *v, const char *name)
         return gl_fail(GL_ERR_INPUT, "graph '%s': cannot rename value '%s' to '%s': name taken",
                        graph_label(g), v->name, name);
     index_drop_value(g, v);
-    free(v->name);
+    char *old = v->name;
     v->name = gl_xstrdup(name);
+    gl_journal *j = journal_of(g);
+    if (!j || !gl_journal_renames_value(j, v, old))
+        free(old);
     index_add_value(g, v);
     return GL_OK;
 }
@@ -1301,10 +1369,13 @@ gl_status gl_rename_value(gl_graph *g, gl_value *v, const char *name)
 void gl_rename_node(gl_graph *g, gl_node *n, const char *name)
 {
     char *old = n->name;
+    bool old_generated = n->name_generated;
     index_drop_node(g, n); /* reads the old name: free it only after */
     n->name = gl_xstrdup(name);
     n->name_generated = false;
-    free(old);
+    gl_journal *j = journal_of(g);
+    if (!j || !gl_journal_renames_node(j, n, old, old_generated))
+        free(old);
     index_add_node(g, n);
 }
 
@@ -1384,6 +1455,7 @@ static void node_discard(gl_node *n, strings_mode mode)
 /* Give the node its id, its inputs (and their uses) and its place in the graph. */
 static void node_attach(gl_graph *g, gl_node *n, gl_value *const *inputs, size_t n_inputs)
 {
+    touch_graph(g); /* first: the new id is one the trial made */
     n->id = g->next_node_id++;
     n->inputs = n_inputs ? gl_xmalloc(n_inputs * sizeof(gl_value *)) : NULL;
     n->n_inputs = n->cap_inputs = n_inputs;
@@ -1519,6 +1591,11 @@ gl_status gl_remove_node(gl_graph *g, gl_node *n)
     gl_status st = check_removable(g, n);
     if (st)
         return st;
+    gl_journal *j = journal_of(g);
+    if (j) {
+        gl_journal_node(j, n);
+        gl_journal_touch_graph(j, g);
+    }
     for (size_t i = 0; i < n->n_inputs; i++)
         if (n->inputs[i])
             use_remove(n->inputs[i], n, (int)i);
@@ -1530,7 +1607,8 @@ gl_status gl_remove_node(gl_graph *g, gl_node *n)
     g->nodes[n->index] = NULL;
     index_drop_node(g, n);
     g->live_nodes--;
-    node_free(n);
+    if (!j || !gl_journal_keeps_node(j, n))
+        node_free(n);
     return GL_OK;
 }
 
@@ -1545,6 +1623,7 @@ gl_status gl_drop_output(gl_graph *g, gl_node *n, size_t slot)
     if (v->n_uses || v->n_output_refs)
         return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): output '%s' is still used, cannot omit it",
                        graph_label(g), n->name, n->op_type, v->name);
+    touch_node(n);
     value_destroy(g, v);
     n->outputs[slot] = NULL;
     return GL_OK;
@@ -1561,6 +1640,7 @@ gl_status gl_set_input(gl_graph *g, gl_node *n, size_t slot, gl_value *v)
     if (v && !value_in_graph(g, v))
         return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): value '%s' belongs to another graph",
                        graph_label(g), n->name, n->op_type, v->name);
+    touch_node(n);
     if (slot == n->n_inputs) {
         GROW_SMALL(n->inputs, n->cap_inputs, n->n_inputs + 1);
         n->inputs[n->n_inputs++] = NULL;
@@ -1579,6 +1659,8 @@ gl_status gl_set_input(gl_graph *g, gl_node *n, size_t slot, gl_value *v)
 void gl_truncate_inputs(gl_graph *g, gl_node *n, size_t count)
 {
     (void)g;
+    if (n->n_inputs > count)
+        touch_node(n);
     while (n->n_inputs > count) {
         size_t slot = --n->n_inputs;
         if (n->inputs[slot])
@@ -1606,6 +1688,9 @@ gl_status gl_move_output(gl_graph *g, gl_node *src, size_t src_slot, gl_node *ds
         return gl_fail(GL_ERR_INPUT, "graph '%s': node '%s' (%s): output '%s' is still used, cannot replace it",
                        graph_label(g), dst->name, dst->op_type, old->name);
     gl_value *v = src->outputs[src_slot];
+    touch_node(src);
+    touch_node(dst);
+    touch_value(v);
     if (old)
         value_destroy(g, old);
     dst->outputs[dst_slot] = v;
@@ -1634,6 +1719,7 @@ gl_value *gl_add_initializer(gl_graph *g, const char *name, gl_tensor *t)
     gl_value *v = gl_add_value(g, name);
     v->init = t;
     type_from_tensor(&v->type, t);
+    touch_graph(g);
     GL_GROW(g->inits, g->cap_inits, g->n_inits + 1);
     g->inits[g->n_inits++] = v;
     return v;
@@ -1652,6 +1738,9 @@ gl_status gl_value_make_constant(gl_graph *g, gl_value *v, gl_tensor *t)
     if (why)
         return gl_fail(GL_ERR_INPUT, "graph '%s': cannot make value '%s' a constant: %s",
                        graph_label(g), v->name, why);
+    touch_graph(g);
+    touch_value(v);
+    touch_node(v->producer);
     if (v->producer) {
         v->producer->outputs[v->producer_slot] = NULL;
         v->producer = NULL;
@@ -1675,6 +1764,7 @@ gl_status gl_remove_value(gl_graph *g, gl_value *v)
     if (why)
         return gl_fail(GL_ERR_INPUT, "graph '%s': cannot remove value '%s': %s", graph_label(g),
                        v->name, why);
+    touch_graph(g);
     if (v->init)
         value_list_remove(g->inits, &g->n_inits, v);
     bool was_capture = v->outer && value_list_remove(g->captures, &g->n_captures, v);
@@ -1718,6 +1808,7 @@ static void repoint_captures(gl_graph *s, gl_value *from, gl_value *to)
     if (!moved)
         return;
     gl_value *existing = capture_of(s, to);
+    touch_value(moved);
     if (!existing) {
         moved->outer = to;
         gl_type_copy(&moved->type, &to->type);
@@ -1728,12 +1819,14 @@ static void repoint_captures(gl_graph *s, gl_value *from, gl_value *to)
     for (size_t i = 0; i < s->n_outputs; i++)
         if (s->outputs[i] == moved)
             gl_graph_set_output(s, i, existing);
+    touch_graph(s);
     value_list_remove(s->captures, &s->n_captures, moved);
     value_destroy(s, moved);
 }
 
 static void repoint_implicit(gl_node *n, gl_value *from, gl_value *to)
 {
+    touch_node(n);
     if (value_list_has(n->implicit, n->n_implicit, to)) {
         value_list_remove(n->implicit, &n->n_implicit, from);
     } else {
@@ -1754,6 +1847,7 @@ static void repoint_implicit(gl_node *n, gl_value *from, gl_value *to)
 static void replace_uses(gl_value *from, gl_value *to)
 {
     /* Detach the list first: merging captures may re-enter with other values. */
+    touch_value(from);
     gl_use *uses = from->uses;
     size_t n_uses = from->n_uses;
     from->uses = NULL;
@@ -1761,6 +1855,7 @@ static void replace_uses(gl_value *from, gl_value *to)
     for (size_t i = 0; i < n_uses; i++) {
         gl_node *n = uses[i].node;
         if (uses[i].slot >= 0) {
+            touch_node(n);
             n->inputs[uses[i].slot] = to;
             use_add(to, n, uses[i].slot);
         } else {
@@ -1782,6 +1877,8 @@ gl_status gl_replace_all_uses(gl_graph *g, gl_value *from, gl_value *to)
 
 void gl_graph_add_input(gl_graph *g, gl_value *v)
 {
+    touch_graph(g);
+    touch_value(v);
     GL_GROW(g->inputs, g->cap_inputs, g->n_inputs + 1);
     g->inputs[g->n_inputs++] = v;
     v->is_input = true;
@@ -1789,6 +1886,8 @@ void gl_graph_add_input(gl_graph *g, gl_value *v)
 
 void gl_graph_add_output(gl_graph *g, gl_value *v)
 {
+    touch_graph(g);
+    touch_value(v);
     GL_GROW(g->outputs, g->cap_outputs, g->n_outputs + 1);
     g->outputs[g->n_outputs++] = v;
     v->n_output_refs++;
@@ -1800,6 +1899,9 @@ void gl_graph_set_output(gl_graph *g, size_t i, gl_value *v)
         gl_graph_add_output(g, v);
         return;
     }
+    touch_graph(g);
+    touch_value(g->outputs[i]);
+    touch_value(v);
     g->outputs[i]->n_output_refs--;
     g->outputs[i] = v;
     v->n_output_refs++;
@@ -1810,6 +1912,7 @@ void gl_graph_set_output(gl_graph *g, size_t i, gl_value *v)
 void gl_node_set_provenance(gl_node *n, const uint32_t *origins, size_t n_origins,
                             int64_t decision)
 {
+    touch_node(n);
     prov_set_origins(&n->prov, origins, n_origins);
     n->prov.decision = decision;
 }
@@ -1823,6 +1926,7 @@ static int cmp_u32(const void *a, const void *b)
 void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
                                 int64_t decision)
 {
+    touch_node(n);
     size_t total = n->prov.n_origins;
     for (size_t i = 0; i < n_srcs; i++)
         total += srcs[i]->prov.n_origins;
@@ -1847,6 +1951,7 @@ void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
 
 void gl_graph_compact(gl_graph *g)
 {
+    touch_graph(g);
     size_t k = 0;
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i]) {
@@ -1880,6 +1985,7 @@ gl_status gl_graph_set_order(gl_graph *g, gl_node *const *order, size_t count)
         seen[n->index] = 1;
     }
     free(seen);
+    touch_graph(g);
     GL_GROW(g->nodes, g->cap_nodes, count);
     if (count) /* an empty graph may have no array, nor an order */
         memcpy(g->nodes, order, count * sizeof(gl_node *));
@@ -2214,10 +2320,10 @@ static void graph_claim(gl_graph *g, gl_model *m)
 
 gl_status gl_graph_swap(gl_graph *a, gl_graph *b)
 {
-    if (a->parent || b->parent)
-        return gl_fail(GL_ERR_INTERNAL, "graph swap: '%s' or '%s' is a subgraph (only root "
-                       "graphs can be exchanged)", a->name ? a->name : "",
-                       b->name ? b->name : "");
+    if (a->parent || b->parent || a->journal || b->journal)
+        return gl_fail(GL_ERR_INTERNAL, "graph swap: '%s' or '%s' is a subgraph or under a "
+                       "journal (only root graphs can be exchanged, and not in a trial)",
+                       a->name ? a->name : "", b->name ? b->name : "");
     gl_model *ma = a->model, *mb = b->model;
     gl_graph t = *a;
     *a = *b;
@@ -2225,4 +2331,24 @@ gl_status gl_graph_swap(gl_graph *a, gl_graph *b)
     graph_claim(a, ma);
     graph_claim(b, mb);
     return GL_OK;
+}
+
+/* ==== what the journal borrows (journal.h) =============================================== */
+
+void gl_ir_node_free(gl_node *n) { node_free(n); }
+
+void gl_ir_value_free(gl_value *v) { value_free_contents(v); }
+
+/* As a clone's index: the names of the lists as they are, and no suffix hints (a hint
+ * the trial moved on past names it made would skip them once they are free again). */
+void gl_ir_index_rebuild(gl_graph *g)
+{
+    table_free(&g->index->values.suffix);
+    table_free(&g->index->nodes.suffix);
+    table_free(&g->index->values.names);
+    table_reserve(&g->index->values.names, g->n_values);
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i])
+            index_add_value(g, g->values[i]);
+    index_rebuild_nodes(g);
 }

@@ -280,6 +280,9 @@ struct gl_graph {
     uint32_t next_node_id, next_value_id;
     size_t live_nodes;     /* nodes that are not holes */
     struct gl_name_index *index;
+    /* Root graph only: the undo journal of a trial running on it (ir/journal.h), else
+     * NULL. Not owned; every mutator below records into it before it writes. */
+    struct gl_journal *journal;
 };
 
 typedef struct gl_opset {
@@ -457,8 +460,10 @@ void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
 
 /* Exchange what two root graphs hold (nodes, values, names, interface: everything), each
  * staying with its model: a caller holding `a` now sees b's graph there. For a pass that
- * keeps a copy aside to take back (transpose-push's guard). GL_ERR_INTERNAL, nothing
- * exchanged, when either is a subgraph (its captures read its parent's values). */
+ * keeps a copy aside to take back (a trial that can afford the copy; transpose-push's
+ * guard now takes its trial back with an undo journal, ir/journal.h). GL_ERR_INTERNAL,
+ * nothing exchanged, when either is a subgraph (its captures read its parent's values)
+ * or a journal runs on either. */
 gl_status gl_graph_swap(gl_graph *a, gl_graph *b);
 
 /* Squeeze NULL holes out of nodes/values, keeping order; updates ->index. */

@@ -3,9 +3,11 @@
 
 #include "util/status.h"
 #include "util/escape.h"
+#include "util/text_pool.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,19 +18,39 @@ const char *gl_verdict_name(gl_verdict v)
     return (size_t)v < GL_ARRAY_LEN(names) ? names[v] : "?";
 }
 
+/* Pass names, rules and number keys are a small vocabulary that every record copied, up
+ * to five words a record: at the 100k ladder's memory plan, 97036 records, ~12 MB of
+ * copies (issue 23). One copy of each word for the process, never freed; records are
+ * made on the workbench's worker threads too, hence the lock. */
+static const char *word(const char *s)
+{
+    static gl_text_pool words;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    const char *w = gl_text_intern(&words, s);
+    pthread_mutex_unlock(&lock);
+    return w;
+}
+
+/* Room for one more of a record's few nodes or numbers: grown from `first`, not from
+ * gl_grow's 4 (most records name one node and up to two numbers). */
+static void grow_one(void **arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return;
+    *cap = *cap ? 2 * *cap : first;
+    *arr = gl_xrealloc(*arr, *cap * elem);
+}
+
 void gl_decision_clear(gl_decision *d)
 {
-    free(d->pass);
-    free(d->rule);
     free(d->reason);
     for (size_t i = 0; i < d->n_nodes; i++)
         free(d->nodes[i]);
     free(d->nodes);
     free(d->node_ids);
-    for (size_t i = 0; i < d->n_numbers; i++) {
-        free(d->numbers[i].key);
+    for (size_t i = 0; i < d->n_numbers; i++)
         free(d->numbers[i].text);
-    }
     free(d->numbers);
     memset(d, 0, sizeof(*d));
 }
@@ -62,8 +84,8 @@ gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pas
     memset(d, 0, sizeof(*d));
     d->id = log->id_base + (int64_t)log->n++;
     d->step = step;
-    d->pass = gl_xstrdup(pass);
-    d->rule = gl_xstrdup(rule);
+    d->pass = word(pass);
+    d->rule = word(rule);
     d->verdict = v;
     d->reason = gl_xstrdup(reason);
     return d;
@@ -72,7 +94,8 @@ gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pas
 static void add_node(gl_decision *d, const char *name, uint32_t id)
 {
     size_t cap = d->cap_nodes;
-    GL_GROW(d->nodes, d->cap_nodes, d->n_nodes + 1);
+    /* Three pointers take malloc's smallest chunk, as one would. */
+    grow_one((void **)&d->nodes, &d->cap_nodes, d->n_nodes, sizeof(*d->nodes), 3);
     if (d->cap_nodes != cap)
         d->node_ids = gl_xrealloc(d->node_ids, d->cap_nodes * sizeof(*d->node_ids));
     d->node_ids[d->n_nodes] = id;
@@ -91,10 +114,10 @@ void gl_decision_add_node_ref(gl_decision *d, const gl_node *n)
 
 static gl_decision_number *add_number(gl_decision *d, const char *key)
 {
-    GL_GROW(d->numbers, d->cap_numbers, d->n_numbers + 1);
+    grow_one((void **)&d->numbers, &d->cap_numbers, d->n_numbers, sizeof(*d->numbers), 1);
     gl_decision_number *n = &d->numbers[d->n_numbers++];
     memset(n, 0, sizeof(*n));
-    n->key = gl_xstrdup(key);
+    n->key = word(key);
     n->value = NAN;
     return n;
 }

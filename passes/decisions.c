@@ -32,23 +32,12 @@ static const char *word(const char *s)
     return w;
 }
 
-/* Room for one more of a record's few nodes or numbers: grown from `first`, not from
- * gl_grow's 4 (most records name one node and up to two numbers). */
-static void grow_one(void **arr, size_t *cap, size_t n, size_t elem, size_t first)
-{
-    if (n < *cap)
-        return;
-    *cap = *cap ? 2 * *cap : first;
-    *arr = gl_xrealloc(*arr, *cap * elem);
-}
-
 void gl_decision_clear(gl_decision *d)
 {
     free(d->reason);
     for (size_t i = 0; i < d->n_nodes; i++)
         free(d->nodes[i]);
-    free(d->nodes);
-    free(d->node_ids);
+    free(d->nodes); /* node_ids with it (add_node) */
     for (size_t i = 0; i < d->n_numbers; i++)
         free(d->numbers[i].text);
     free(d->numbers);
@@ -91,13 +80,23 @@ gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pas
     return d;
 }
 
+/* Names and ids in one allocation, cap_nodes pointers then cap_nodes ids: two nodes' worth
+ * fits malloc's smallest chunk, where names and ids apart took two. */
 static void add_node(gl_decision *d, const char *name, uint32_t id)
 {
-    size_t cap = d->cap_nodes;
-    /* Three pointers take malloc's smallest chunk, as one would. */
-    grow_one((void **)&d->nodes, &d->cap_nodes, d->n_nodes, sizeof(*d->nodes), 3);
-    if (d->cap_nodes != cap)
-        d->node_ids = gl_xrealloc(d->node_ids, d->cap_nodes * sizeof(*d->node_ids));
+    if (d->n_nodes == d->cap_nodes) {
+        size_t cap = d->cap_nodes ? 2 * d->cap_nodes : 2;
+        char **names = gl_xmalloc(cap * (sizeof(*d->nodes) + sizeof(*d->node_ids)));
+        uint32_t *ids = (uint32_t *)(names + cap);
+        if (d->n_nodes) {
+            memcpy(names, d->nodes, d->n_nodes * sizeof(*d->nodes));
+            memcpy(ids, d->node_ids, d->n_nodes * sizeof(*d->node_ids));
+        }
+        free(d->nodes);
+        d->nodes = names;
+        d->node_ids = ids;
+        d->cap_nodes = cap;
+    }
     d->node_ids[d->n_nodes] = id;
     d->nodes[d->n_nodes++] = gl_xstrdup(name ? name : "");
 }
@@ -114,7 +113,11 @@ void gl_decision_add_node_ref(gl_decision *d, const gl_node *n)
 
 static gl_decision_number *add_number(gl_decision *d, const char *key)
 {
-    grow_one((void **)&d->numbers, &d->cap_numbers, d->n_numbers, sizeof(*d->numbers), 1);
+    if (d->n_numbers == d->cap_numbers) {
+        /* From 1, not gl_grow's 4: most records have up to two numbers. */
+        d->cap_numbers = d->cap_numbers ? 2 * d->cap_numbers : 1;
+        d->numbers = gl_xrealloc(d->numbers, d->cap_numbers * sizeof(*d->numbers));
+    }
     gl_decision_number *n = &d->numbers[d->n_numbers++];
     memset(n, 0, sizeof(*n));
     n->key = word(key);

@@ -3,9 +3,11 @@
 
 #include "util/status.h"
 #include "util/escape.h"
+#include "util/text_pool.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,19 +18,28 @@ const char *gl_verdict_name(gl_verdict v)
     return (size_t)v < GL_ARRAY_LEN(names) ? names[v] : "?";
 }
 
+/* Pass names, rules and number keys are a small vocabulary that every record copied, up
+ * to five words a record: at the 100k ladder's memory plan, 97036 records, ~12 MB of
+ * copies (issue 23). One copy of each word for the process, never freed; records are
+ * made on the workbench's worker threads too, hence the lock. */
+static const char *word(const char *s)
+{
+    static gl_text_pool words;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    const char *w = gl_text_intern(&words, s);
+    pthread_mutex_unlock(&lock);
+    return w;
+}
+
 void gl_decision_clear(gl_decision *d)
 {
-    free(d->pass);
-    free(d->rule);
     free(d->reason);
     for (size_t i = 0; i < d->n_nodes; i++)
         free(d->nodes[i]);
-    free(d->nodes);
-    free(d->node_ids);
-    for (size_t i = 0; i < d->n_numbers; i++) {
-        free(d->numbers[i].key);
+    free(d->nodes); /* node_ids with it (add_node) */
+    for (size_t i = 0; i < d->n_numbers; i++)
         free(d->numbers[i].text);
-    }
     free(d->numbers);
     memset(d, 0, sizeof(*d));
 }
@@ -62,19 +73,30 @@ gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pas
     memset(d, 0, sizeof(*d));
     d->id = log->id_base + (int64_t)log->n++;
     d->step = step;
-    d->pass = gl_xstrdup(pass);
-    d->rule = gl_xstrdup(rule);
+    d->pass = word(pass);
+    d->rule = word(rule);
     d->verdict = v;
     d->reason = gl_xstrdup(reason);
     return d;
 }
 
+/* Names and ids in one allocation, cap_nodes pointers then cap_nodes ids: two nodes' worth
+ * fits malloc's smallest chunk, where names and ids apart took two. */
 static void add_node(gl_decision *d, const char *name, uint32_t id)
 {
-    size_t cap = d->cap_nodes;
-    GL_GROW(d->nodes, d->cap_nodes, d->n_nodes + 1);
-    if (d->cap_nodes != cap)
-        d->node_ids = gl_xrealloc(d->node_ids, d->cap_nodes * sizeof(*d->node_ids));
+    if (d->n_nodes == d->cap_nodes) {
+        size_t cap = d->cap_nodes ? 2 * d->cap_nodes : 2;
+        char **names = gl_xmalloc(cap * (sizeof(*d->nodes) + sizeof(*d->node_ids)));
+        uint32_t *ids = (uint32_t *)(names + cap);
+        if (d->n_nodes) {
+            memcpy(names, d->nodes, d->n_nodes * sizeof(*d->nodes));
+            memcpy(ids, d->node_ids, d->n_nodes * sizeof(*d->node_ids));
+        }
+        free(d->nodes);
+        d->nodes = names;
+        d->node_ids = ids;
+        d->cap_nodes = cap;
+    }
     d->node_ids[d->n_nodes] = id;
     d->nodes[d->n_nodes++] = gl_xstrdup(name ? name : "");
 }
@@ -91,10 +113,14 @@ void gl_decision_add_node_ref(gl_decision *d, const gl_node *n)
 
 static gl_decision_number *add_number(gl_decision *d, const char *key)
 {
-    GL_GROW(d->numbers, d->cap_numbers, d->n_numbers + 1);
+    if (d->n_numbers == d->cap_numbers) {
+        /* From 1, not gl_grow's 4: most records have up to two numbers. */
+        d->cap_numbers = d->cap_numbers ? 2 * d->cap_numbers : 1;
+        d->numbers = gl_xrealloc(d->numbers, d->cap_numbers * sizeof(*d->numbers));
+    }
     gl_decision_number *n = &d->numbers[d->n_numbers++];
     memset(n, 0, sizeof(*n));
-    n->key = gl_xstrdup(key);
+    n->key = word(key);
     n->value = NAN;
     return n;
 }

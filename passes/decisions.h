@@ -35,7 +35,7 @@
 typedef enum gl_verdict { GL_APPLIED, GL_REFUSED, GL_NOTE } gl_verdict;
 
 typedef struct gl_decision_number {
-    char *key;   /* "cost_in", "bytes", "rank" */
+    const char *key; /* "cost_in", "bytes", "rank": shared, never freed (decisions.c) */
     double value;
     char *text;  /* set instead of value for a textual fact ("perm" = "0,2,3,1"); owned */
 } gl_decision_number;
@@ -43,8 +43,9 @@ typedef struct gl_decision_number {
 typedef struct gl_decision {
     int64_t id;        /* position in the log */
     int step;          /* pipeline step (1 = first pass) */
-    char *pass;        /* pass name */
-    char *rule;        /* "duplicate-node", "dead-node", "push-through-Relu" */
+    /* Shared by every record that says the same word, never freed (decisions.c). */
+    const char *pass;  /* pass name */
+    const char *rule;  /* "duplicate-node", "dead-node", "push-through-Relu" */
     gl_verdict verdict;
     /* A veto turned this rewrite into a refusal (--set PASS.veto=ID, or the same rewrite
      * again), or a force made this refusal an applied rewrite (--set PASS.force=ID). The

@@ -731,9 +731,9 @@ static gl_status unsqueeze_constant(gl_tp_run *run, gl_node *n, size_t slot, gl_
     /* Only the header changes (it is this value's own; the bytes stay shared). */
     gl_journal_touch_value(g, c);
     shape_unsqueeze(&c->type.shape, axes, n_axes);
+    gl_tensor_set_rank(c->init, c->type.shape.rank);
     for (int i = 0; i < c->type.shape.rank; i++)
         c->init->dims[i] = c->type.shape.dims[i].value;
-    c->init->rank = c->type.shape.rank;
     if (dq) {
         if (per_axis)
             gl_node_set_attr_int(dq, "axis", gl_tp_axis_unsqueezed(axes, n_axes, qi.axis));

@@ -668,6 +668,52 @@ Test(decisions, records_print_and_numbers)
     gl_decision_log_free(&log);
 }
 
+/* The pass, rule and number keys of a record are words shared by every record (a 100k-node
+ * memory plan makes 97036 records: issue 23), whatever buffer the caller's text was in;
+ * nodes and numbers past the first few still grow, each kept in order. */
+Test(decisions, records_share_words_and_grow)
+{
+    gl_pass_ctx ctx = {.pass = gl_pass_find("memory-plan"), .step = 2, .budget = 100};
+    gl_decision_log log = {0};
+    ctx.log = &log;
+    for (int r = 0; r < 3; r++) {
+        char rule[16], key[16];
+        snprintf(rule, sizeof(rule), "in-place");
+        snprintf(key, sizeof(key), "bytes");
+        gl_decision *d = gl_pass_decide(&ctx, rule, GL_APPLIED, "record %d", r);
+        for (int k = 0; k <= 9 * r; k++) {
+            char node[16];
+            snprintf(node, sizeof(node), "n%d", k);
+            gl_decision_add_node(d, node);
+            gl_decision_add_number(d, k ? "order" : key, k);
+        }
+        memset(rule, 'x', sizeof(rule) - 1); /* the record keeps no pointer into these */
+        memset(key, 'x', sizeof(key) - 1);
+    }
+    cr_assert_eq(log.n, 3);
+    const char *bytes_key = log.items[0].numbers[0].key, *order_key = log.items[1].numbers[1].key;
+    for (size_t r = 0; r < log.n; r++) {
+        const gl_decision *d = &log.items[r];
+        cr_expect_str_eq(d->rule, "in-place");
+        cr_expect_str_eq(d->pass, "memory-plan");
+        cr_expect(d->rule == log.items[0].rule && d->pass == log.items[0].pass,
+                  "record %zu has its own copy of a word", r);
+        cr_assert_eq(d->n_nodes, 9 * r + 1);
+        cr_assert_eq(d->n_numbers, 9 * r + 1);
+        for (size_t k = 0; k < d->n_nodes; k++) {
+            char node[32];
+            snprintf(node, sizeof(node), "n%zu", k);
+            cr_expect_str_eq(d->nodes[k], node);
+            cr_expect_eq(d->node_ids[k], GL_DECISION_NO_ID);
+            cr_expect_str_eq(d->numbers[k].key, k ? "order" : "bytes");
+            cr_expect(d->numbers[k].key == (k ? order_key : bytes_key),
+                      "record %zu number %zu: key copied", r, k);
+            cr_expect_float_eq(d->numbers[k].value, (double)k, 0);
+        }
+    }
+    gl_decision_log_free(&log);
+}
+
 /* A pass that needs types, run before any shape-inference step, says once why its
  * refusals follow; after shape-inference it says nothing. The note is the step's first
  * record, in the full run and in a replay of that step alike. */

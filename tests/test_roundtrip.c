@@ -456,6 +456,23 @@ static path_list conformance_glob(const char *rel)
 
 typedef enum { RT_SAME, RT_UNLOADABLE, RT_FAILED } rt_result;
 
+/* Whether `bytes` are what protobuf-c packs for the model they hold: the saver streams the
+ * top graph's nodes and value_info one at a time (save.c) and must write what packing
+ * the whole tree would. */
+static bool packs_as_protobuf_c(const uint8_t *bytes, size_t len)
+{
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
+    if (!mp)
+        return false;
+    size_t n = onnx__model_proto__get_packed_size(mp);
+    uint8_t *again = malloc(n ? n : 1);
+    bool same = n == len && onnx__model_proto__pack(mp, again) == len &&
+                memcmp(again, bytes, len) == 0;
+    free(again);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    return same;
+}
+
 /* load -> serialize -> load from memory (no folder: nothing may stay external) -> compare. */
 static rt_result roundtrip_one(const char *path, char *why, size_t why_len)
 {
@@ -469,6 +486,8 @@ static rt_result roundtrip_one(const char *path, char *why, size_t why_len)
     rt_result r = RT_FAILED;
     if (gl_model_serialize(a, &bytes, &len) != GL_OK)
         snprintf(why, why_len, "serialize: %s", gl_error_message());
+    else if (!packs_as_protobuf_c(bytes, len))
+        snprintf(why, why_len, "serialized bytes differ from protobuf-c's packing of them");
     else if (gl_model_load_buffer(bytes, len, path, NULL, NULL, &b) != GL_OK)
         snprintf(why, why_len, "reload: %s", gl_error_message());
     else {
@@ -1099,6 +1118,17 @@ static gl_bytes *one_packed(const ProtobufCMessage *msg)
     return b;
 }
 
+/* bytes (m serialized) load as m again. */
+static void expect_loads_back(const gl_model *m, const uint8_t *bytes, size_t len)
+{
+    gl_model *back = NULL;
+    cr_assert_eq(gl_model_load_buffer(bytes, len, "saved", NULL, NULL, &back), GL_OK, "%s",
+                 gl_error_message());
+    diff d;
+    cr_expect(model_eq(&d, m, back), "%s", d.msg);
+    gl_model_free(back);
+}
+
 static bool packs_to(const ProtobufCMessage *msg, const gl_bytes *want)
 {
     if (!msg)
@@ -1182,6 +1212,7 @@ Test(save, kept_messages_go_out_again)
     uint8_t *bytes;
     size_t len;
     cr_assert_eq(gl_model_serialize(m, &bytes, &len), GL_OK, "%s", gl_error_message());
+    cr_expect(packs_as_protobuf_c(bytes, len), "fields after value_info in their place");
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
     cr_assert(mp);
     const Onnx__GraphProto *gp = mp->graph;
@@ -1206,14 +1237,63 @@ Test(save, kept_messages_go_out_again)
     cr_assert_eq(gp->n_output, 1);
     cr_expect(packs_to(&gp->output[0]->type->base, &out->type.opaque), "opaque output type");
     onnx__model_proto__free_unpacked(mp, NULL);
-
-    gl_model *back = NULL;
-    cr_assert_eq(gl_model_load_buffer(bytes, len, "kept", NULL, NULL, &back), GL_OK, "%s",
-                 gl_error_message());
-    diff d;
-    cr_expect(model_eq(&d, m, back), "%s", d.msg);
-    gl_model_free(back);
+    expect_loads_back(m, bytes, len);
     free(bytes);
+    gl_model_free(m);
+}
+
+/* Nodes of every size between small ones: the saver packs small messages as it encodes
+ * them and keeps the trees of large ones (64 KiB and more) to pack when writing. The
+ * bytes, in memory and in a file, are protobuf-c's for the whole model either way. */
+Test(save, streamed_nodes_of_every_size)
+{
+    static const int64_t sizes[] = {1, 16383, 16384, 40000, 3};
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    int64_t one = 1;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 1, &one);
+    for (size_t i = 0; i < GL_ARRAY_LEN(sizes); i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "c%zu", i);
+        float *vals = calloc((size_t)sizes[i], sizeof(float));
+        for (int64_t k = 0; k < sizes[i]; k++)
+            vals[k] = (float)(k % 97) - 48.0f;
+        gl_tensor *t = tu_tensor_f32(1, &sizes[i], vals);
+        free(vals);
+        gl_node *c = gl_add_node(g, "Constant", "", name, NULL, 0, 1);
+        gl_attr a = {.name = gl_xstrdup("value"), .type = GL_ATTR_TENSOR, .t = t};
+        gl_node_take_attr(c, &a);
+        c->outputs[0]->type.kind = GL_TYPE_TENSOR;
+        c->outputs[0]->type.dtype = GL_DT_FLOAT;
+        gl_shape_set_rank(&c->outputs[0]->type.shape, 1);
+        c->outputs[0]->type.shape.dims[0].value = sizes[i];
+        snprintf(name, sizeof(name), "r%zu", i);
+        gl_value *ins[2] = {c->outputs[0], x};
+        gl_node *r = gl_add_node(g, "ReduceSum", "", name, ins, 1, 1);
+        r->outputs[0]->type = (gl_type){.kind = GL_TYPE_TENSOR, .dtype = GL_DT_FLOAT};
+        gl_shape_set_rank(&r->outputs[0]->type.shape, 1);
+        r->outputs[0]->type.shape.dims[0].value = 1;
+        ins[0] = r->outputs[0];
+        snprintf(name, sizeof(name), "add%zu", i);
+        gl_node *add = gl_add_node(g, "Add", "", name, ins, 2, 1);
+        tu_output(g, add->outputs[0]);
+    }
+    uint8_t *bytes;
+    size_t len;
+    cr_assert_eq(gl_model_serialize(m, &bytes, &len), GL_OK, "%s", gl_error_message());
+    cr_expect(packs_as_protobuf_c(bytes, len), "serialized");
+    char *dir = tu_tmpdir(), path[4200];
+    snprintf(path, sizeof(path), "%s/streamed.onnx", dir);
+    cr_assert_eq(gl_model_save(m, path, NULL), GL_OK, "%s", gl_error_message());
+    size_t flen;
+    uint8_t *file = tu_read_file(path, &flen);
+    cr_expect(file && flen == len && memcmp(file, bytes, len) == 0,
+              "the file holds the serialized bytes");
+    expect_loads_back(m, bytes, len);
+    free(file);
+    free(bytes);
+    tu_rmtree(dir);
+    free(dir);
     gl_model_free(m);
 }
 

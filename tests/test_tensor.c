@@ -5,6 +5,8 @@
  */
 #include "testutil.h"
 
+#include "onnx/onnx_io.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -247,6 +249,97 @@ Test(tensor, new_refuses_bad_requests)
     cr_assert_eq(gl_tensor_nbytes(scalar), 8);
     cr_assert_eq(*(const int64_t *)gl_tensor_data(scalar), 0, "zeroed");
     gl_tensor_free(scalar);
+}
+
+/* ---- headers of every rank: inline dims up to GL_TENSOR_INLINE_RANK, heap beyond ---- */
+
+/* Dims of a case: 2 first, 3 last, 1 between, so that every entry must be carried and the
+ * element count stays small at rank 64. */
+static void rank_case_dims(int rank, int64_t *dims)
+{
+    for (int i = 0; i < rank; i++)
+        dims[i] = i == rank - 1 ? 3 : i == 0 ? 2 : 1;
+}
+
+static void expect_dims(const gl_tensor *t, int rank, const int64_t *dims, const char *what)
+{
+    cr_assert_eq(t->rank, rank, "%s: rank %d, expected %d", what, t->rank, rank);
+    for (int i = 0; i < rank; i++)
+        cr_expect_eq(t->dims[i], dims[i], "%s: rank %d dim %d is %lld, expected %lld", what,
+                     rank, i, (long long)t->dims[i], (long long)dims[i]);
+}
+
+/* The initializer "w" after a write to protobuf and back. */
+static gl_tensor *through_onnx(gl_tensor *t)
+{
+    gl_model *m = tu_model(17);
+    gl_value *w = tu_const_tensor(m->graph, "w", t);
+    gl_node *n = tu_node(m->graph, "Identity", "id", 1, w);
+    tu_output(m->graph, n->outputs[0]);
+    gl_model *c = gl_model_clone(m);
+    uint8_t *bytes;
+    size_t len;
+    cr_assert_eq(gl_model_serialize(c, &bytes, &len), GL_OK, "%s", gl_error_message());
+    gl_model *back = NULL;
+    cr_assert_eq(gl_model_load_buffer(bytes, len, "ranks", NULL, NULL, &back), GL_OK, "%s",
+                 gl_error_message());
+    gl_tensor *got = gl_tensor_share(gl_find_value(back->graph, "w")->init);
+    free(bytes);
+    gl_model_free(back);
+    gl_model_free(c);
+    gl_model_free(m);
+    return got;
+}
+
+Test(tensor, headers_of_every_rank)
+{
+    static const int ranks[] = {0, 1, GL_TENSOR_INLINE_RANK, GL_TENSOR_INLINE_RANK + 1,
+                                GL_MAX_RANK};
+    for (size_t c = 0; c < sizeof(ranks) / sizeof(ranks[0]); c++) {
+        int rank = ranks[c];
+        int64_t dims[GL_MAX_RANK];
+        rank_case_dims(rank, dims);
+        int64_t count = rank == 0 ? 1 : rank == 1 ? 3 : 6;
+        gl_tensor *t = gl_tensor_new(GL_DT_FLOAT, rank, dims);
+        cr_assert(t, "rank %d: %s", rank, gl_error_message());
+        expect_dims(t, rank, dims, "new");
+        cr_expect_eq(t->count, count, "rank %d: count %lld", rank, (long long)t->count);
+        float *p = gl_tensor_make_writable(t);
+        for (int64_t i = 0; i < count; i++)
+            p[i] = (float)i + 0.5f;
+
+        gl_tensor *s = gl_tensor_share(t);
+        expect_dims(s, rank, dims, "share");
+        cr_expect(s->dims != t->dims, "rank %d: a shared header has its own dims", rank);
+        cr_expect(gl_tensor_equal(s, t) && gl_tensor_hash(s) == gl_tensor_hash(t));
+
+        gl_tensor_frame f;
+        gl_tensor *v = gl_tensor_frame_init(&f, t);
+        expect_dims(v, rank, dims, "frame");
+        cr_expect(gl_tensor_equal(v, t), "rank %d: the frame sees t", rank);
+
+        gl_tensor *back = through_onnx(gl_tensor_share(t));
+        expect_dims(back, rank, dims, "saved and loaded");
+        cr_expect(gl_tensor_equal(back, t), "rank %d: bytes after the round trip", rank);
+
+        /* To every rank of the table and back, the kept prefix intact each time. */
+        for (size_t to = 0; to < sizeof(ranks) / sizeof(ranks[0]); to++) {
+            int64_t want[GL_MAX_RANK];
+            int keep = ranks[to] < rank ? ranks[to] : rank;
+            memcpy(want, dims, (size_t)keep * sizeof(int64_t));
+            gl_tensor_set_rank(s, ranks[to]);
+            for (int i = keep; i < ranks[to]; i++)
+                s->dims[i] = want[i] = 1 + i % 5;
+            expect_dims(s, ranks[to], want, "set_rank");
+            gl_tensor_set_rank(s, rank);
+            memcpy(s->dims, dims, (size_t)rank * sizeof(int64_t));
+            expect_dims(s, rank, dims, "set_rank back");
+        }
+        cr_expect(gl_tensor_equal(s, t), "rank %d: the buffer is untouched", rank);
+        gl_tensor_free(back);
+        gl_tensor_free(s);
+        gl_tensor_free(t);
+    }
 }
 
 /* ---- copy on write ---- */

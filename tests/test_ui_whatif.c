@@ -178,7 +178,7 @@ Test(whatif, a_failed_rerun_keeps_the_pipeline)
     /* The record says dce: the re-run's check finds #16 is fusion's. */
     static char dce[] = "dce";
     gl_decision *d = &ui.pipeline->log.items[16];
-    char *pass = d->pass;
+    const char *pass = d->pass;
     d->pass = dce;
     gl_ui_key(&ui, 'x');
     d->pass = pass;

@@ -70,9 +70,12 @@ static void type_copy(gl_profile_type *dst, const gl_profile_type *src)
         dst->dtype = src->dtype;
         return;
     }
-    gl_tensor view = {.dtype = src->dtype, .rank = src->rank};
-    memcpy(view.dims, src->dims, (size_t)src->rank * sizeof(*src->dims));
-    type_set(dst, &view);
+    gl_tensor_frame f;
+    gl_tensor *view = gl_tensor_frame_init(&f, NULL);
+    view->dtype = src->dtype;
+    view->rank = src->rank;
+    memcpy(view->dims, src->dims, (size_t)src->rank * sizeof(*src->dims));
+    type_set(dst, view);
 }
 
 /* a * b into *acc, false on overflow or a negative factor. */

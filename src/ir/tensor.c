@@ -290,15 +290,53 @@ void gl_buffer_slot_clear(gl_buffer_slot *slot)
     slot->idle = slot->lent = NULL;
 }
 
+/* The dims array for `rank` entries: t's own inline room, else the heap. */
+static int64_t *dims_room(gl_tensor *t, int rank)
+{
+    return rank <= GL_TENSOR_INLINE_RANK ? t->inline_dims
+                                         : gl_xmalloc((size_t)rank * sizeof(int64_t));
+}
+
+static void free_dims(gl_tensor *t)
+{
+    if (t->dims != t->inline_dims)
+        free(t->dims);
+}
+
 static gl_tensor *tensor_header(gl_dtype dt, int rank, const int64_t *dims, int64_t count)
 {
     gl_tensor *t = gl_xcalloc(1, sizeof(*t));
     t->dtype = dt;
     t->rank = rank;
+    t->dims = dims_room(t, rank);
     if (rank > 0)
         memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
     t->count = count;
     return t;
+}
+
+void gl_tensor_set_rank(gl_tensor *t, int rank)
+{
+    int64_t *room = dims_room(t, rank);
+    if (room != t->dims) {
+        int keep = rank < t->rank ? rank : t->rank;
+        memmove(room, t->dims, (size_t)(keep > 0 ? keep : 0) * sizeof(int64_t));
+        free_dims(t);
+        t->dims = room;
+    }
+    t->rank = rank;
+}
+
+gl_tensor *gl_tensor_frame_init(gl_tensor_frame *f, const gl_tensor *src)
+{
+    if (src)
+        f->t = *src;
+    else
+        memset(&f->t, 0, sizeof(f->t));
+    f->t.dims = f->room;
+    if (src && src->rank > 0)
+        memcpy(f->room, src->dims, (size_t)src->rank * sizeof(int64_t));
+    return &f->t;
 }
 
 gl_tensor *gl_tensor_new(gl_dtype dt, int rank, const int64_t *dims)
@@ -355,6 +393,7 @@ void gl_tensor_free(gl_tensor *t)
     if (!t)
         return;
     gl_buffer_unref(t->buf);
+    free_dims(t);
     free(t->name);
     free(t->doc_string);
     free(t);

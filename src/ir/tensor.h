@@ -89,10 +89,19 @@ void gl_buffer_detach(gl_buffer *b);
 /* Free the idle buffer and detach the lent one (the slot is going away). */
 void gl_buffer_slot_clear(gl_buffer_slot *slot);
 
+/* Dims a header holds itself: every tensor of the corpus has at most 6, and a model holds
+ * tens of thousands of small initializers (issue 23: 100k-node ladder, 23704 of them), so
+ * room for GL_MAX_RANK in each header (568 bytes) was most of its size. A rank above this
+ * keeps its dims on the heap. */
+#define GL_TENSOR_INLINE_RANK 8
+
 typedef struct gl_tensor {
     gl_dtype dtype;
     int rank;
-    int64_t dims[GL_MAX_RANK];
+    /* `rank` entries: inline_dims, or (rank > GL_TENSOR_INLINE_RANK) a heap array the
+     * header owns. Write entries in place freely; change the rank of a tensor made by
+     * this module only through gl_tensor_set_rank. */
+    int64_t *dims;
     int64_t count;   /* product of dims (1 for a scalar) */
     gl_buffer *buf;  /* owned reference; NULL only for an empty (count 0) tensor */
     /* Where the bytes came from, kept for round trips and messages. */
@@ -104,7 +113,21 @@ typedef struct gl_tensor {
      * row-major, and only that backend reads them; the executor converts the tensor
      * (gl_exec_plain) before anything else sees it. Not owned. */
     const struct gl_tensor_layout *layout;
+    /* Last, so that a write past it leaves the allocation (and ASan says so). */
+    int64_t inline_dims[GL_TENSOR_INLINE_RANK];
 } gl_tensor;
+
+/* A header on the stack with room for any rank: a kernel's view of bytes under other dims
+ * (a broadcast operand, a batch shape). Never passed to gl_tensor_free or
+ * gl_tensor_set_rank; its dims may be written up to GL_MAX_RANK. */
+typedef struct gl_tensor_frame {
+    gl_tensor t;
+    int64_t room[GL_MAX_RANK];
+} gl_tensor_frame;
+
+/* f's header: a copy of src's (dims copied into the frame; the buffer not referenced, so
+ * it must outlive the frame's use), or an empty one when src is NULL. */
+gl_tensor *gl_tensor_frame_init(gl_tensor_frame *f, const gl_tensor *src);
 
 /* Element count of dims, with overflow and sanity checks: returns false (and leaves a
  * message naming `what`) when a dim is negative or the product exceeds `limit` elements
@@ -143,6 +166,9 @@ gl_tensor *gl_tensor_wrap(gl_dtype dt, int rank, const int64_t *dims, int64_t co
 /* A new header sharing the same buffer (refcount +1). */
 gl_tensor *gl_tensor_share(const gl_tensor *t);
 void gl_tensor_free(gl_tensor *t);
+/* Give t `rank` dims (0..GL_MAX_RANK), keeping the first min(old, new) of them; the
+ * caller writes the rest. Count and bytes are the caller's to keep consistent. */
+void gl_tensor_set_rank(gl_tensor *t, int rank);
 
 size_t gl_tensor_nbytes(const gl_tensor *t); /* count * elem size (strings: sum of lens) */
 static inline const void *gl_tensor_data(const gl_tensor *t)

@@ -86,6 +86,20 @@ static void arena_free(arena_block *b)
     }
 }
 
+/* The arena emptied for reuse: its first block kept when of the usual size. */
+static void arena_reset(arena_block **arena)
+{
+    arena_block *b = *arena;
+    if (b && b->cap == ARENA_BLOCK_BYTES) {
+        arena_free(b->next);
+        b->next = NULL;
+        b->used = 0;
+    } else {
+        arena_free(b);
+        *arena = NULL;
+    }
+}
+
 /* ---- the save context -------------------------------------------------------------- */
 
 typedef struct ext_writer {
@@ -102,12 +116,40 @@ typedef struct kept_file {
     char *location; /* its name in the output folder (owned); NULL: copy its tensors */
 } kept_file;
 
+/* One message of a packed run kept as its tree (packed_run). */
+typedef struct kept_msg {
+    size_t at;                   /* its place in the run: after `at` bytes */
+    const ProtobufCMessage *msg;
+    size_t size;                 /* packed, without its tag and length */
+} kept_msg;
+
+/* The entries of one repeated message field, packed as they are encoded. */
+typedef struct packed_run {
+    uint32_t field;              /* the field's number */
+    uint8_t *bytes;
+    size_t len, cap;
+    kept_msg *kept;
+    size_t n_kept, cap_kept;
+    size_t size;                 /* of the whole run as written */
+} packed_run;
+
+/* The model as written: ModelProto's fields before the graph and after it, the graph's
+ * fields before value_info (but node) and after it, and the two runs. */
+typedef struct model_parts {
+    Onnx__ModelProto head, tail;
+    Onnx__GraphProto mid, end;
+    packed_run nodes, value_info;
+    size_t graph_size, size;
+} model_parts;
+
 typedef struct save_ctx {
     const gl_model *model;
     const char *where;      /* output path (or the model's) for messages */
     size_t ext_threshold;   /* 0: size alone never sends a tensor out */
     bool value_info;
     arena_block *arena;
+    arena_block *scratch; /* kept for the next message of a packed run */
+    model_parts parts;
     ProtobufCMessage **unpacked; /* kept bytes unpacked for this save: free_unpacked */
     size_t n_unpacked, cap_unpacked;
     Onnx__TensorProto **tensors; /* encoded tensors: gl_tensor_proto_release */
@@ -736,7 +778,22 @@ static gl_status encode_initializers(save_ctx *c, const gl_graph *g, Onnx__Graph
     return GL_OK;
 }
 
-/* value_info in node order: every typed value the interface does not already describe. */
+/* The values that get value_info, in node order: every typed value the interface does
+ * not already describe. One per call from output *k of node *i on (both 0 at first);
+ * NULL after the last. */
+static const gl_value *next_value_info(const gl_graph *g, size_t *i, size_t *k)
+{
+    for (; *i < g->n_nodes; ++*i, *k = 0) {
+        const gl_node *n = g->nodes[*i];
+        while (n && *k < n->n_outputs) {
+            const gl_value *v = n->outputs[(*k)++];
+            if (v && v->producer == n && wants_value_info(v))
+                return v;
+        }
+    }
+    return NULL;
+}
+
 static gl_status encode_value_infos(save_ctx *c, const gl_graph *g, Onnx__GraphProto *gp)
 {
     size_t max = 0;
@@ -744,17 +801,12 @@ static gl_status encode_value_infos(save_ctx *c, const gl_graph *g, Onnx__GraphP
         if (g->nodes[i])
             max += g->nodes[i]->n_outputs;
     gp->value_info = new_array(c, max, sizeof(*gp->value_info));
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const gl_node *n = g->nodes[i];
-        for (size_t k = 0; n && k < n->n_outputs; k++) {
-            const gl_value *v = n->outputs[k];
-            if (!v || v->producer != n || !wants_value_info(v))
-                continue;
-            gl_status st = encode_value_info(c, v, &gp->value_info[gp->n_value_info]);
-            if (st != GL_OK)
-                return st;
-            gp->n_value_info++;
-        }
+    const gl_value *v;
+    for (size_t i = 0, k = 0; (v = next_value_info(g, &i, &k));) {
+        gl_status st = encode_value_info(c, v, &gp->value_info[gp->n_value_info]);
+        if (st != GL_OK)
+            return st;
+        gp->n_value_info++;
     }
     return GL_OK;
 }
@@ -779,19 +831,28 @@ static gl_status encode_kept_graph_parts(save_ctx *c, const gl_graph *g,
     return GL_OK;
 }
 
-static gl_status encode_graph(save_ctx *c, const gl_graph *g, Onnx__GraphProto **out)
+/* Every field of g but its nodes and value_info (encoded before and after these, in that
+ * order: a subgraph's external data goes to the file before the initializers'). */
+static gl_status encode_graph_fields(save_ctx *c, const gl_graph *g, Onnx__GraphProto *gp)
 {
-    Onnx__GraphProto *gp;
-    NEW_MSG(c, gp, onnx__graph_proto__init);
     gp->name = borrow(g->name);
     gp->doc_string = borrow(g->doc_string);
-    gl_status st = encode_nodes(c, g, &gp->n_node, &gp->node);
-    if (st == GL_OK)
-        st = encode_value_infos_of(c, g->inputs, g->n_inputs, &gp->n_input, &gp->input);
+    gl_status st =
+        encode_value_infos_of(c, g->inputs, g->n_inputs, &gp->n_input, &gp->input);
     if (st == GL_OK)
         st = encode_initializers(c, g, gp);
     if (st == GL_OK)
         st = encode_value_infos_of(c, g->outputs, g->n_outputs, &gp->n_output, &gp->output);
+    return st;
+}
+
+static gl_status encode_graph(save_ctx *c, const gl_graph *g, Onnx__GraphProto **out)
+{
+    Onnx__GraphProto *gp;
+    NEW_MSG(c, gp, onnx__graph_proto__init);
+    gl_status st = encode_nodes(c, g, &gp->n_node, &gp->node);
+    if (st == GL_OK)
+        st = encode_graph_fields(c, g, gp);
     if (st == GL_OK && c->value_info)
         st = encode_value_infos(c, g, gp);
     if (st == GL_OK)
@@ -802,6 +863,238 @@ static gl_status encode_graph(save_ctx *c, const gl_graph *g, Onnx__GraphProto *
     }
     *out = gp;
     return GL_OK;
+}
+
+/* ---- the top graph, packed as it is encoded ------------------------------------------ */
+
+/* A large model's nodes and value_info, as protobuf-c trees of the whole graph, were most
+ * of a save's memory (issue 23: a 64 MB arena for a 9.7 MB file of 100k nodes). Each is
+ * instead encoded into a scratch arena, packed at once into its run as protobuf-c writes
+ * an entry of a repeated message field (tag, length, message), and its tree dropped. A
+ * message of PACK_KEEP_BYTES or more (a Constant's tensor, a subgraph) keeps its tree and
+ * is packed when written, so that its raw_data still goes from the tensor to the file. */
+#define PACK_KEEP_BYTES ((size_t)64 * 1024)
+#define VARINT_MAX 10
+
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        out[n++] = (uint8_t)(v | 0x80);
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Tag and length of a length-delimited field. */
+static size_t entry_head(uint8_t *out, uint32_t field, size_t size)
+{
+    size_t n = put_varint(out, (uint64_t)field << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+    return n + put_varint(out + n, size);
+}
+
+static uint32_t field_number(const ProtobufCMessageDescriptor *d, const char *name)
+{
+    return protobuf_c_message_descriptor_get_field_by_name(d, name)->id;
+}
+
+/* Encoding one message of a run: its allocations go to the scratch arena, and what it
+ * adds to the tensors and unpacked messages to release is counted from here. */
+typedef struct scratch_mark {
+    arena_block *outer;
+    size_t n_tensors, n_unpacked;
+} scratch_mark;
+
+static scratch_mark scratch_begin(save_ctx *c)
+{
+    scratch_mark m = {c->arena, c->n_tensors, c->n_unpacked};
+    c->arena = c->scratch;
+    c->scratch = NULL;
+    return m;
+}
+
+/* `keep`: the message's tree lives until the save ends (its blocks join the arena);
+ * else it is dropped and the scratch arena emptied for the next. */
+static void scratch_end(save_ctx *c, scratch_mark m, bool keep)
+{
+    arena_block *used = c->arena;
+    c->arena = m.outer;
+    if (keep) {
+        if (!used)
+            return;
+        arena_block *last = used;
+        while (last->next)
+            last = last->next;
+        /* Behind the arena's first block, which may still have room. */
+        last->next = c->arena ? c->arena->next : NULL;
+        if (c->arena)
+            c->arena->next = used;
+        else
+            c->arena = used;
+        return;
+    }
+    for (size_t i = m.n_tensors; i < c->n_tensors; i++)
+        gl_tensor_proto_release(c->tensors[i]);
+    c->n_tensors = m.n_tensors;
+    for (size_t i = m.n_unpacked; i < c->n_unpacked; i++)
+        protobuf_c_message_free_unpacked(c->unpacked[i], NULL);
+    c->n_unpacked = m.n_unpacked;
+    arena_reset(&used);
+    c->scratch = used;
+}
+
+/* msg (in the scratch arena) into the run: packed now, or its tree kept (*keep). */
+static void run_add(packed_run *r, const ProtobufCMessage *msg, bool *keep)
+{
+    size_t size = protobuf_c_message_get_packed_size(msg);
+    uint8_t head[2 * VARINT_MAX];
+    size_t hn = entry_head(head, r->field, size);
+    r->size += hn + size;
+    *keep = size >= PACK_KEEP_BYTES;
+    if (*keep) {
+        GL_GROW(r->kept, r->cap_kept, r->n_kept + 1);
+        r->kept[r->n_kept++] = (kept_msg){r->len, msg, size};
+        return;
+    }
+    GL_GROW(r->bytes, r->cap, r->len + hn + size);
+    memcpy(r->bytes + r->len, head, hn);
+    protobuf_c_message_pack(msg, r->bytes + r->len + hn);
+    r->len += hn + size;
+}
+
+/* One message of a run from what `encode` makes of `item`. */
+typedef gl_status (*msg_encoder)(save_ctx *c, const void *item, ProtobufCMessage **out);
+
+static gl_status run_encode(save_ctx *c, packed_run *r, msg_encoder encode, const void *item)
+{
+    scratch_mark m = scratch_begin(c);
+    ProtobufCMessage *msg = NULL;
+    gl_status st = encode(c, item, &msg);
+    bool keep = false;
+    if (st == GL_OK)
+        run_add(r, msg, &keep);
+    scratch_end(c, m, keep);
+    return st;
+}
+
+static gl_status node_message(save_ctx *c, const void *n, ProtobufCMessage **out)
+{
+    Onnx__NodeProto *np = NULL;
+    gl_status st = encode_node(c, n, &np);
+    *out = np ? &np->base : NULL;
+    return st;
+}
+
+static gl_status value_info_message(save_ctx *c, const void *v, ProtobufCMessage **out)
+{
+    Onnx__ValueInfoProto *vi = NULL;
+    gl_status st = encode_value_info(c, v, &vi);
+    *out = vi ? &vi->base : NULL;
+    return st;
+}
+
+static gl_status stream_nodes(save_ctx *c, const gl_graph *g, packed_run *r)
+{
+    gl_status st = GL_OK;
+    for (size_t i = 0; st == GL_OK && i < g->n_nodes; i++)
+        if (g->nodes[i]) /* else a hole left by gl_remove_node */
+            st = run_encode(c, r, node_message, g->nodes[i]);
+    return st;
+}
+
+static gl_status stream_value_infos(save_ctx *c, const gl_graph *g, packed_run *r)
+{
+    gl_status st = GL_OK;
+    const gl_value *v;
+    for (size_t i = 0, k = 0; st == GL_OK && (v = next_value_info(g, &i, &k));)
+        st = run_encode(c, r, value_info_message, v);
+    return st;
+}
+
+/* Clear msg's fields numbered lo..hi: it then packs as the others alone. Covers the
+ * labels and types of ModelProto and GraphProto (proto2, no oneof). */
+static void clear_fields(ProtobufCMessage *msg, uint32_t lo, uint32_t hi)
+{
+    const ProtobufCMessageDescriptor *d = msg->descriptor;
+    char *base = (char *)msg;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->id < lo || f->id > hi)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED)
+            *(size_t *)(base + f->quantifier_offset) = 0;
+        else if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
+            *(void **)(base + f->offset) = NULL;
+        else
+            *(protobuf_c_boolean *)(base + f->quantifier_offset) = 0;
+    }
+}
+
+/* The top graph into p: its nodes and value_info as packed runs, its other fields as
+ * trees on either side of value_info. */
+static gl_status stream_graph(save_ctx *c, const gl_graph *g, model_parts *p)
+{
+    const ProtobufCMessageDescriptor *d = &onnx__graph_proto__descriptor;
+    p->nodes.field = field_number(d, "node");
+    p->value_info.field = field_number(d, "value_info");
+    Onnx__GraphProto gp;
+    onnx__graph_proto__init(&gp);
+    gl_status st = stream_nodes(c, g, &p->nodes);
+    if (st == GL_OK)
+        st = encode_graph_fields(c, g, &gp);
+    if (st == GL_OK && c->value_info)
+        st = stream_value_infos(c, g, &p->value_info);
+    if (st == GL_OK)
+        st = encode_kept_graph_parts(c, g, &gp);
+    if (st != GL_OK) {
+        gl_error_prefix("graph '%s'", g->name ? g->name : "");
+        return st;
+    }
+    p->mid = p->end = gp;
+    clear_fields(&p->mid.base, p->value_info.field, UINT32_MAX);
+    clear_fields(&p->end.base, 0, p->value_info.field);
+    p->graph_size = p->nodes.size + protobuf_c_message_get_packed_size(&p->mid.base) +
+                    p->value_info.size + protobuf_c_message_get_packed_size(&p->end.base);
+    return GL_OK;
+}
+
+static void emit_bytes(ProtobufCBuffer *out, const uint8_t *data, size_t len)
+{
+    if (len)
+        out->append(out, len, data);
+}
+
+static void emit_run(const packed_run *r, ProtobufCBuffer *out)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < r->n_kept; i++) {
+        const kept_msg *k = &r->kept[i];
+        uint8_t head[2 * VARINT_MAX];
+        emit_bytes(out, r->bytes + at, k->at - at);
+        emit_bytes(out, head, entry_head(head, r->field, k->size));
+        protobuf_c_message_pack_to_buffer(k->msg, out);
+        at = k->at;
+    }
+    emit_bytes(out, r->bytes + at, r->len - at);
+}
+
+/* The bytes protobuf-c packs for the whole tree: fields in number order. */
+static void emit_model(const model_parts *p, ProtobufCBuffer *out)
+{
+    uint8_t head[2 * VARINT_MAX];
+    uint32_t graph = field_number(&onnx__model_proto__descriptor, "graph");
+    protobuf_c_message_pack_to_buffer(&p->head.base, out);
+    emit_bytes(out, head, entry_head(head, graph, p->graph_size));
+    emit_run(&p->nodes, out);
+    protobuf_c_message_pack_to_buffer(&p->mid.base, out);
+    emit_run(&p->value_info, out);
+    protobuf_c_message_pack_to_buffer(&p->end.base, out);
+    protobuf_c_message_pack_to_buffer(&p->tail.base, out);
+}
+
+static void free_run(packed_run *r)
+{
+    free(r->bytes);
+    free(r->kept);
 }
 
 /* ---- model ------------------------------------------------------------------------- */
@@ -843,8 +1136,10 @@ static gl_status encode_function(save_ctx *c, const gl_function *f, Onnx__Functi
     return st;
 }
 
-static gl_status encode_model(save_ctx *c, const gl_model *m, Onnx__ModelProto *mp)
+/* The model into c->parts, its size there too. */
+static gl_status encode_model(save_ctx *c, const gl_model *m)
 {
+    Onnx__ModelProto model, *mp = &model;
     onnx__model_proto__init(mp);
     if (!m->graph)
         return gl_fail(GL_ERR_INTERNAL, "the model has no graph");
@@ -864,7 +1159,7 @@ static gl_status encode_model(save_ctx *c, const gl_model *m, Onnx__ModelProto *
     for (size_t i = 0; i < m->n_metadata; i++)
         mp->metadata_props[i] = new_entry(c, m->metadata[i].key, m->metadata[i].value);
     mp->n_metadata_props = m->n_metadata;
-    gl_status st = encode_graph(c, m->graph, &mp->graph);
+    gl_status st = stream_graph(c, m->graph, &c->parts);
     mp->functions = new_array(c, m->n_functions, sizeof(*mp->functions));
     for (size_t i = 0; st == GL_OK && i < m->n_functions; i++) {
         st = encode_function(c, &m->functions[i], &mp->functions[i]);
@@ -878,7 +1173,18 @@ static gl_status encode_model(save_ctx *c, const gl_model *m, Onnx__ModelProto *
         mp->n_training_info = m->n_training_info;
         mp->training_info = (Onnx__TrainingInfoProto **)training;
     }
-    return st;
+    if (st != GL_OK)
+        return st;
+    model_parts *p = &c->parts;
+    uint32_t graph = field_number(&onnx__model_proto__descriptor, "graph");
+    uint8_t head[2 * VARINT_MAX];
+    p->head = p->tail = model;
+    clear_fields(&p->head.base, graph, UINT32_MAX);
+    clear_fields(&p->tail.base, 0, graph);
+    p->size = protobuf_c_message_get_packed_size(&p->head.base) +
+              entry_head(head, graph, p->graph_size) + p->graph_size +
+              protobuf_c_message_get_packed_size(&p->tail.base);
+    return GL_OK;
 }
 
 /* ---- context lifetime --------------------------------------------------------------- */
@@ -912,7 +1218,10 @@ static void ctx_free(save_ctx *c)
     for (size_t i = 0; i < c->n_kept; i++)
         free(c->kept[i].location);
     free(c->kept);
+    free_run(&c->parts.nodes);
+    free_run(&c->parts.value_info);
     arena_free(c->arena);
+    arena_free(c->scratch);
 }
 
 static gl_status check_packed_size(const save_ctx *c, size_t size)
@@ -925,26 +1234,44 @@ static gl_status check_packed_size(const save_ctx *c, size_t size)
     return GL_OK;
 }
 
+/* A ProtobufCBuffer over `cap` bytes: what would go past them is counted, not written. */
+typedef struct mem_sink {
+    ProtobufCBuffer base; /* first: the packer calls base.append */
+    uint8_t *buf;
+    size_t used, cap;
+} mem_sink;
+
+static void mem_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    mem_sink *s = (mem_sink *)b;
+    if (s->used <= s->cap && len <= s->cap - s->used)
+        memcpy(s->buf + s->used, data, len);
+    s->used += len;
+}
+
 gl_status gl_model_serialize(const gl_model *m, uint8_t **data, size_t *len)
 {
     *data = NULL;
     *len = 0;
     save_ctx c;
     ctx_init(&c, m, m->path ? m->path : "<memory>", NULL);
-    Onnx__ModelProto mp;
-    gl_status st = encode_model(&c, m, &mp);
+    gl_status st = encode_model(&c, m);
     if (st != GL_OK)
         gl_error_prefix("%s", c.where);
-    size_t size = st == GL_OK ? onnx__model_proto__get_packed_size(&mp) : 0;
+    size_t size = st == GL_OK ? c.parts.size : 0;
     if (st == GL_OK)
         st = check_packed_size(&c, size);
     uint8_t *buf = NULL;
     if (st == GL_OK && !(buf = malloc(size ? size : 1)))
         st = gl_fail(GL_ERR_NOMEM, "%s: cannot allocate %zu bytes for the model", c.where,
                      size);
-    if (st == GL_OK && onnx__model_proto__pack(&mp, buf) != size)
-        st = gl_fail(GL_ERR_INTERNAL, "%s: protobuf packed a different size than announced",
-                     c.where);
+    if (st == GL_OK) {
+        mem_sink s = {.base = {.append = mem_append}, .buf = buf, .cap = size};
+        emit_model(&c.parts, &s.base);
+        if (s.used != size)
+            st = gl_fail(GL_ERR_INTERNAL, "%s: %zu bytes packed, %zu announced", c.where,
+                         s.used, size);
+    }
     ctx_free(&c);
     if (st != GL_OK) {
         free(buf);
@@ -993,11 +1320,11 @@ static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
     s->used += len;
 }
 
-static gl_status write_model_file(Onnx__ModelProto *mp, gl_atomic_file *file)
+static gl_status write_model_file(const model_parts *p, gl_atomic_file *file)
 {
     file_sink s = {.base = {.append = sink_append}, .file = file, .status = GL_OK};
     s.buf = gl_xmalloc(SINK_BYTES);
-    protobuf_c_message_pack_to_buffer(&mp->base, &s.base);
+    emit_model(p, &s.base);
     sink_flush(&s);
     free(s.buf);
     return s.status;
@@ -1026,17 +1353,16 @@ gl_status gl_model_save(const gl_model *m, const char *path, const gl_save_optio
     memcpy(c.ext.path + plen, ".data", sizeof(".data"));
     c.ext.location = base_name(c.ext.path);
 
-    Onnx__ModelProto mp;
     gl_atomic_file file = {.fd = -1};
-    gl_status st = encode_model(&c, m, &mp);
+    gl_status st = encode_model(&c, m);
     if (st != GL_OK && st != GL_ERR_IO)
         gl_error_prefix("%s", path); /* IO messages already name their file */
     if (st == GL_OK)
-        st = check_packed_size(&c, onnx__model_proto__get_packed_size(&mp));
+        st = check_packed_size(&c, c.parts.size);
     if (st == GL_OK)
         st = gl_atomic_open(&file, path);
     if (st == GL_OK)
-        st = write_model_file(&mp, &file);
+        st = write_model_file(&c.parts, &file);
     /* The data file first: the new model must never be visible without its weights.
      * Two renames are not one atomic step: should the model's rename fail after the data
      * file's succeeded, an older "<OUT>" is left beside the new "<OUT>.data". */

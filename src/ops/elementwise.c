@@ -791,10 +791,10 @@ static gl_status run_binary(gl_kernel_ctx *k, const binary_def *d)
  * `axis` (default: A's trailing dims), 1 matching anything; with broadcast=0 the shapes
  * are equal. *view is B seen with A's rank, so that numpy broadcasting does the rest. */
 static gl_status legacy_operand(const gl_kernel_ctx *k, const gl_tensor *a, const gl_tensor *b,
-                                gl_tensor *view)
+                                gl_tensor_frame *f)
 {
     char sa[256], sb[256];
-    *view = *b; /* a header over b's bytes: never freed */
+    gl_tensor *view = gl_tensor_frame_init(f, b); /* a header over b's bytes: never freed */
     if (!gl_node_attr_int(k->node, "broadcast", 0)) {
         if (a->rank == b->rank &&
             (a->rank == 0 || memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(int64_t)) == 0))
@@ -824,11 +824,11 @@ static gl_status legacy_operand(const gl_kernel_ctx *k, const gl_tensor *a, cons
 static gl_status run_binary_legacy(gl_kernel_ctx *k, const binary_def *d)
 {
     const gl_tensor *a = NULL, *b = NULL;
-    gl_tensor view;
+    gl_tensor_frame view;
     gl_status st = need_input(k, 0, &a);
     if (st || (st = need_input(k, 1, &b)) || (st = legacy_operand(k, a, b, &view)))
         return st;
-    return binary_on(k, d, a, &view);
+    return binary_on(k, d, a, &view.t);
 }
 
 /* Shape function and kernel of a binary op, and of its opset < 7 form. */
@@ -1012,11 +1012,11 @@ static gl_status kernel_Pow(gl_kernel_ctx *k)
 static gl_status kernel_Pow_legacy(gl_kernel_ctx *k)
 {
     const gl_tensor *a = NULL, *b = NULL;
-    gl_tensor view;
+    gl_tensor_frame view;
     gl_status st = need_input(k, 0, &a);
     if (st || (st = need_input(k, 1, &b)) || (st = legacy_operand(k, a, b, &view)))
         return st;
-    return pow_on(k, a, &view);
+    return pow_on(k, a, &view.t);
 }
 
 /* ---- comparisons and logic: bool outputs --------------------------------------------- */
@@ -1123,11 +1123,11 @@ static gl_status run_compare(gl_kernel_ctx *k, const compare_def *d)
 static gl_status run_compare_legacy(gl_kernel_ctx *k, const compare_def *d)
 {
     const gl_tensor *a = NULL, *b = NULL;
-    gl_tensor view;
+    gl_tensor_frame view;
     gl_status st = need_input(k, 0, &a);
     if (st || (st = need_input(k, 1, &b)) || (st = legacy_operand(k, a, b, &view)))
         return st;
-    return compare_on(k, d, a, &view);
+    return compare_on(k, d, a, &view.t);
 }
 
 #define COMPARE_OP(NAME, DEF)                                                              \
@@ -1176,25 +1176,26 @@ static gl_status infer_variadic(gl_infer_ctx *c, unsigned accepted)
 static gl_status run_variadic(gl_kernel_ctx *k, const binary_def *d, bool mean)
 {
     const gl_tensor *t = NULL;
-    gl_tensor shape = {0}, *y;
+    gl_tensor_frame fs;
+    gl_tensor *shape = gl_tensor_frame_init(&fs, NULL), *y;
     gl_bcast bc;
     gl_status st = k->n_inputs ? need_input(k, 0, &t)
                                : gl_fail(GL_ERR_INPUT, "%s: needs at least one input", k->where);
     if (st || (st = check_dtype(k->where, k->node, 0, t->dtype, d->types)))
         return st;
     gl_dtype dt = t->dtype;
-    shape.rank = t->rank;
-    memcpy(shape.dims, t->dims, sizeof(shape.dims));
+    shape->rank = t->rank;
+    memcpy(shape->dims, t->dims, (size_t)t->rank * sizeof(int64_t));
     for (size_t i = 1; i < k->n_inputs; i++) {
-        const gl_tensor *ops[2] = {&shape, NULL};
+        const gl_tensor *ops[2] = {shape, NULL};
         if ((st = need_input(k, i, &ops[1])) ||
             (st = check_same_dtype(k->where, k->node, i, ops[1]->dtype, 0, dt)) ||
             (st = gl_bcast_init(&bc, ops, 2, k->where)))
             return st;
-        shape.rank = bc.rank;
-        memcpy(shape.dims, bc.dims, sizeof(shape.dims));
+        shape->rank = bc.rank;
+        memcpy(shape->dims, bc.dims, (size_t)bc.rank * sizeof(int64_t));
     }
-    if ((st = new_output(k, dt, shape.rank, shape.dims, &y)) || y->count == 0)
+    if ((st = new_output(k, dt, shape->rank, shape->dims, &y)) || y->count == 0)
         return st;
     for (size_t i = 0; i < k->n_inputs; i++) {
         const gl_tensor *ops[2] = {y, k->in[i]};
@@ -1477,15 +1478,16 @@ static gl_status kernel_PRelu_legacy(gl_kernel_ctx *k)
     gl_status st = need_input(k, 0, &x);
     if (st || (st = need_input(k, 1, &slope)))
         return st;
-    gl_tensor view = *slope; /* a header over slope's bytes: never freed */
+    gl_tensor_frame f;
+    gl_tensor *view = gl_tensor_frame_init(&f, slope); /* a header over slope's bytes */
     if (slope->count == 1) {
-        view.rank = 0;
+        view->rank = 0;
     } else if (slope->rank == 1 && x->rank >= 2 && slope->dims[0] == x->dims[1]) {
-        view.rank = x->rank;
+        view->rank = x->rank;
         for (int d = 0; d < x->rank; d++)
-            view.dims[d] = d == 1 ? slope->dims[0] : 1;
+            view->dims[d] = d == 1 ? slope->dims[0] : 1;
     }
-    return prelu_on(k, x, &view);
+    return prelu_on(k, x, view);
 }
 
 static gl_status infer_PRelu(gl_infer_ctx *c)

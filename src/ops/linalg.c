@@ -153,13 +153,13 @@ static gl_status mm_geom_init(mm_geom *g, const gl_tensor *a, const gl_tensor *b
         return gl_fail(GL_ERR_INPUT, "%s: inner dimensions differ: A has %lld columns, B "
                        "has %lld rows", where, (long long)g->k, (long long)kb);
     /* Headers only: gl_bcast_init reads ranks and dims. */
-    static const gl_tensor zero;
-    gl_tensor ba = zero, bb = zero;
-    ba.rank = a->rank > 2 ? a->rank - 2 : 0;
-    bb.rank = b->rank > 2 ? b->rank - 2 : 0;
-    memcpy(ba.dims, a->dims, (size_t)ba.rank * sizeof(int64_t));
-    memcpy(bb.dims, b->dims, (size_t)bb.rank * sizeof(int64_t));
-    const gl_tensor *ts[2] = {&ba, &bb};
+    gl_tensor_frame fa, fb;
+    gl_tensor *ba = gl_tensor_frame_init(&fa, NULL), *bb = gl_tensor_frame_init(&fb, NULL);
+    ba->rank = a->rank > 2 ? a->rank - 2 : 0;
+    bb->rank = b->rank > 2 ? b->rank - 2 : 0;
+    memcpy(ba->dims, a->dims, (size_t)ba->rank * sizeof(int64_t));
+    memcpy(bb->dims, b->dims, (size_t)bb->rank * sizeof(int64_t));
+    const gl_tensor *ts[2] = {ba, bb};
     gl_status st = gl_bcast_init(&g->batch, ts, 2, where);
     if (st)
         return st;

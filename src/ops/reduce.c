@@ -209,16 +209,16 @@ static gl_status reduce_run(gl_kernel_ctx *k, const int64_t *axes, size_t n_axes
         return gl_out_share(k, 0, x) ? GL_OK : GL_ERR_NOMEM;
     bool keep = gl_node_attr_int(k->node, "keepdims", 1) != 0;
     /* keepdims-shaped output header: broadcast against x it yields output offsets. */
-    static const gl_tensor zero;
-    gl_tensor kept = zero;
-    kept.rank = red_out_dims(x->dims, x->rank, ra.mask, true, kept.dims);
+    gl_tensor_frame fk;
+    gl_tensor *kept = gl_tensor_frame_init(&fk, NULL);
+    kept->rank = red_out_dims(x->dims, x->rank, ra.mask, true, kept->dims);
     int64_t odims[GL_MAX_RANK];
     double group = 1; /* elements per output (double: an empty x may have huge dims) */
     int orank = red_out_dims(x->dims, x->rank, ra.mask, keep, odims);
     for (int d = 0; d < x->rank; d++)
         group *= ra.mask[d] ? (double)x->dims[d] : 1;
     gl_bcast b = {.count = 0}; /* an empty x reduces to start values: nothing to iterate */
-    const gl_tensor *ts[2] = {x, &kept};
+    const gl_tensor *ts[2] = {x, kept};
     if (x->count && (st = gl_bcast_init(&b, ts, 2, k->where)))
         return st;
     gl_tensor *y = gl_out_new(k, 0, x->dtype, orank, odims);

@@ -46,28 +46,43 @@ void gl_decision_clear(gl_decision *d)
 
 gl_decision *gl_decision_log_at(const gl_decision_log *log, int64_t id)
 {
-    if (!log || id < log->id_base || id - log->id_base >= (int64_t)log->n)
+    if (!log || log->count_only || id < log->id_base || id - log->id_base >= (int64_t)log->n)
         return NULL;
     return &log->items[id - log->id_base];
 }
 
 void gl_decision_log_free(gl_decision_log *log)
 {
-    for (size_t i = 0; i < log->n; i++)
+    for (size_t i = 0; log->items && i < log->n; i++)
         gl_decision_clear(&log->items[i]);
     free(log->items);
+    gl_decision_clear(&log->spare);
     memset(log, 0, sizeof(*log));
 }
 
 void gl_decision_log_truncate(gl_decision_log *log, size_t n)
 {
-    while (log->n > n)
-        gl_decision_clear(&log->items[--log->n]);
+    while (log->n > n) {
+        log->n--;
+        if (!log->count_only)
+            gl_decision_clear(&log->items[log->n]);
+    }
 }
 
 gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
                                  const char *rule, gl_verdict v, const char *reason)
 {
+    if (log->count_only) {
+        gl_decision_clear(&log->spare);
+        gl_decision *d = &log->spare;
+        memset(d, 0, sizeof(*d));
+        d->id = log->id_base + (int64_t)log->n++;
+        d->step = step;
+        d->pass = word(pass);
+        d->rule = word(rule);
+        d->verdict = v;
+        return d;
+    }
     GL_GROW(log->items, log->cap, log->n + 1);
     gl_decision *d = &log->items[log->n];
     memset(d, 0, sizeof(*d));

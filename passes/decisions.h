@@ -64,6 +64,12 @@ typedef struct gl_decision_log {
     gl_decision *items;
     size_t n, cap;
     int64_t id_base; /* id of items[0]: a replay numbers its records as the full run did */
+    /* Records numbered and counted, not kept (items stays NULL; gl_decision_log_add hands
+     * out `spare`, without its reason): `optimize` without --explain or --json prints only
+     * each step's count, and on the 100k-node ladder writing and freeing the memory
+     * plan's 97k records was a tenth of the run (issue 23). */
+    bool count_only;
+    gl_decision spare;
 } gl_decision_log;
 
 void gl_decision_log_free(gl_decision_log *log);

@@ -86,6 +86,13 @@ gl_decision *gl_pass_decide(gl_pass_ctx *ctx, const char *rule, gl_verdict v,
                             const char *fmt, ...)
 {
     const char *pass = ctx->pass ? ctx->pass->name : "";
+    if (ctx->log && ctx->log->count_only) {
+        /* counted, not kept: no reason to format (the pipeline counts only when nothing
+         * is --set: no veto to ask about) */
+        if (v == GL_APPLIED)
+            ctx->applied++;
+        return gl_decision_log_add(ctx->log, ctx->step, pass, rule, v, NULL);
+    }
     gl_decision_log scratch_log = {0};
     gl_decision_log *log = ctx->log ? ctx->log : &scratch_log;
     char reason[512];

@@ -505,6 +505,7 @@ gl_status gl_pipeline_run_each(gl_model *input, const gl_pass_step *plan, size_t
     gl_pipeline *p = gl_xcalloc(1, sizeof(*p));
     *out = p;
     gl_settings_copy(&p->settings, settings);
+    p->log.count_only = (flags & GL_PIPELINE_COUNT_DECISIONS) && p->settings.n == 0;
     p->steps = gl_xcalloc(n_plan + 1, sizeof(gl_snapshot));
     p->steps[0] = (gl_snapshot){.model = input,
                                 .fingerprint = gl_graph_fingerprint(input->graph),

@@ -88,6 +88,9 @@ enum {
     /* Keep every step's model (the workbench, export). Without it only the last step
      * keeps its model (optimize): one clone less per pass. */
     GL_PIPELINE_KEEP_SNAPSHOTS = 1u << 0,
+    /* Count each step's decisions without keeping them (gl_decision_log.count_only), when
+     * nothing is --set (a veto or a fault reads the records): optimize's table. */
+    GL_PIPELINE_COUNT_DECISIONS = 1u << 1,
 };
 
 /* Run the plan on `input` (taken: it becomes step 0). A pass that fails ends the run:

@@ -295,7 +295,9 @@ static void note_missing(infer_run *r, const gl_node *n, const char *why)
     missing_op *mo = &r->missing[r->n_missing++];
     *mo = (missing_op){gl_xstrdup(dom), gl_xstrdup(n->op_type), gl_xstrdup(n->name), why,
                        1, -1};
-    if (r->ctx && r->ctx->log) {
+    /* made here, completed at the end; a log that only counts keeps no record to
+     * complete: report_missing makes it (the same count) */
+    if (r->ctx && r->ctx->log && !r->ctx->log->count_only) {
         gl_decision *d = gl_pass_decide(r->ctx, "no-shape-function", GL_REFUSED, "%s",
                                         n->op_type);
         describe_missing(d, mo);
@@ -1304,7 +1306,9 @@ static gl_decision *summary_record(gl_pass_ctx *ctx)
 gl_status gl_pass_shape_inference(gl_graph *g, gl_pass_ctx *ctx)
 {
     infer_run r = {.m = ctx->model ? ctx->model : g->model, .ctx = ctx};
-    int64_t summary = ctx->log && gl_graph_is_sorted(g) ? summary_record(ctx)->id : -1;
+    int64_t summary = ctx->log && !ctx->log->count_only && gl_graph_is_sorted(g)
+                          ? summary_record(ctx)->id
+                          : -1;
     gl_status st = infer_root(&r, g);
     if (st != GL_OK)
         return st;

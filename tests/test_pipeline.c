@@ -1,4 +1,5 @@
 /* test_pipeline.c — snapshots, fingerprints, decisions, rewrite budgets, replay, --set. */
+#include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "testutil.h"
 
@@ -143,6 +144,57 @@ Test(pipeline, dropping_the_decisions_keeps_what_the_table_prints)
     free(counts);
     free(texts);
     gl_pipeline_free(p);
+}
+
+static gl_model *load_example(const char *rel)
+{
+    gl_model *m = NULL;
+    cr_assert_eq(gl_model_load(tu_src(rel), NULL, &m), GL_OK, "%s: %s", rel, gl_error_message());
+    return m;
+}
+
+/* optimize's table counts the decisions without keeping them (GL_PIPELINE_COUNT_DECISIONS):
+ * every step counts as many, rewrites as many, and ends with the same graph as a run that
+ * keeps them, on the examples (shape inference's records made first and completed at the
+ * end, transpose-push's trial taken back, fusion's refusals) and with an op that has no
+ * shape function. A --set keeps them: a veto reads the records. */
+Test(pipeline, counting_decisions_gives_what_keeping_them_does)
+{
+    static const char *models[] = {"examples/conv_nhwc/model.onnx",
+                                   "examples/transformer_block/model.onnx",
+                                   "examples/mlp_external/model.onnx"};
+    gl_pass_step *plan;
+    size_t n_plan;
+    cr_assert_eq(gl_pass_list_parse("all", &plan, &n_plan), GL_OK, "%s", gl_error_message());
+    for (size_t i = 0; i < GL_ARRAY_LEN(models); i++) {
+        gl_pipeline *kept = NULL, *counted = NULL;
+        gl_model *a = load_example(models[i]), *b = load_example(models[i]);
+        cr_assert_eq(gl_pipeline_run(a, plan, n_plan, NULL, 0, &kept), GL_OK, "%s",
+                     gl_error_message());
+        cr_assert_eq(gl_pipeline_run(b, plan, n_plan, NULL, GL_PIPELINE_COUNT_DECISIONS,
+                                     &counted), GL_OK, "%s", gl_error_message());
+        cr_expect(counted->log.count_only && !kept->log.count_only, "%s", models[i]);
+        cr_expect_null(counted->log.items, "%s: nothing kept", models[i]);
+        cr_assert_eq(counted->n_steps, kept->n_steps);
+        for (size_t k = 0; k < kept->n_steps; k++) {
+            const gl_snapshot *x = &kept->steps[k], *y = &counted->steps[k];
+            cr_expect_eq(y->n_decisions, x->n_decisions, "%s step %zu", models[i], k);
+            cr_expect_eq(y->first_decision, x->first_decision, "%s step %zu", models[i], k);
+            cr_expect_eq(y->rewrites, x->rewrites, "%s step %zu", models[i], k);
+            cr_expect_eq(y->fingerprint, x->fingerprint, "%s step %zu", models[i], k);
+        }
+        gl_pipeline_free(kept);
+        gl_pipeline_free(counted);
+    }
+    gl_settings set = {0};
+    cr_assert_eq(gl_settings_apply(&set, "fusion.units=0"), GL_OK);
+    gl_pipeline *p = NULL;
+    cr_assert_eq(gl_pipeline_run_each(load_example(models[0]), plan, n_plan, &set,
+                                      GL_PIPELINE_COUNT_DECISIONS, NULL, NULL, &p), GL_OK);
+    cr_expect(!p->log.count_only && p->log.n > 0, "anything --set keeps the records (a veto reads them)");
+    gl_pipeline_free(p);
+    gl_settings_free(&set);
+    free(plan);
 }
 
 Test(pipeline, without_snapshots_only_the_result_is_kept)

@@ -220,10 +220,12 @@ int gl_cmd_optimize(int argc, char **argv)
     gl_session s = {0};
     int rc = parse_args(argc, argv, &a, &o);
     if (rc == GL_EXIT_OK) {
+        if (!a.explain && !a.json) /* the table prints only the decisions' counts */
+            o.pipeline_flags |= GL_PIPELINE_COUNT_DECISIONS;
         gl_status st = gl_session_open(a.model, &o, &s);
         gl_save_options so = {.keep_unchanged = !a.self_contained, .report = &a.saved};
         if (st == GL_OK && !a.explain && !a.json)
-            gl_pipeline_drop_decisions(s.pipeline); /* the table prints only their counts */
+            gl_pipeline_drop_decisions(s.pipeline);
         if (st == GL_OK)
             st = gl_model_save(s.model, a.out, &so);
         if (st == GL_OK && a.json)

@@ -78,7 +78,7 @@ typedef struct gl_session_opts {
     size_t n_dims, cap_dims;
 
     /* Set by the caller, not by options. */
-    unsigned pipeline_flags; /* GL_PIPELINE_KEEP_SNAPSHOTS */
+    unsigned pipeline_flags; /* GL_PIPELINE_KEEP_SNAPSHOTS, GL_PIPELINE_COUNT_DECISIONS */
     /* A pipeline even for --passes none (its steps are what optimize, export and the
      * workbench show); without, an empty list leaves the loaded model alone. */
     bool always_pipeline;

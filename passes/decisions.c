@@ -72,26 +72,21 @@ void gl_decision_log_truncate(gl_decision_log *log, size_t n)
 gl_decision *gl_decision_log_add(gl_decision_log *log, int step, const char *pass,
                                  const char *rule, gl_verdict v, const char *reason)
 {
+    gl_decision *d = &log->spare; /* counted, not kept: the spare, its reason left NULL */
     if (log->count_only) {
-        gl_decision_clear(&log->spare);
-        gl_decision *d = &log->spare;
-        memset(d, 0, sizeof(*d));
-        d->id = log->id_base + (int64_t)log->n++;
-        d->step = step;
-        d->pass = word(pass);
-        d->rule = word(rule);
-        d->verdict = v;
-        return d;
+        gl_decision_clear(d);
+    } else {
+        GL_GROW(log->items, log->cap, log->n + 1);
+        d = &log->items[log->n];
     }
-    GL_GROW(log->items, log->cap, log->n + 1);
-    gl_decision *d = &log->items[log->n];
     memset(d, 0, sizeof(*d));
     d->id = log->id_base + (int64_t)log->n++;
     d->step = step;
     d->pass = word(pass);
     d->rule = word(rule);
     d->verdict = v;
-    d->reason = gl_xstrdup(reason);
+    if (!log->count_only)
+        d->reason = gl_xstrdup(reason);
     return d;
 }
 

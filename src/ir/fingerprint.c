@@ -14,7 +14,11 @@
 #include "ir/graph.h"
 
 #include "util/hash.h"
+#include "util/signals.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +229,74 @@ static uint32_t *live_places(const gl_graph *g)
     return place;
 }
 
+/* The finish: every bit of the state reaches every bit of the result. */
+static uint64_t fingerprint_of(const hasher *s) { return gl_mix64(s->h); }
+
+/* The nodes in slots [from, to). */
+static void mix_nodes(hasher *s, const reads *r, const gl_graph *g, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        const gl_node *n = g->nodes[i];
+        if (!n)
+            continue;
+        mix_str(s, n->op_type);
+        mix_str(s, n->domain);
+        mix_str(s, n->name);
+        mix_u64(s, n->n_inputs);
+        for (size_t k = 0; k < n->n_inputs; k++)
+            mix_read(s, r, n->inputs[k]);
+        mix_u64(s, n->n_outputs);
+        for (size_t k = 0; k < n->n_outputs; k++)
+            mix_value(s, n->outputs[k]);
+        mix_u64(s, n->n_attrs);
+        for (size_t k = 0; k < n->n_attrs; k++)
+            mix_attr(s, &n->attrs[k]);
+    }
+}
+
+/* A graph of at least this many node slots hashes its second half on another thread,
+ * into a hasher of its own whose result is then mixed in as one word: the pipeline
+ * fingerprints every step, a quarter of `optimize` on the 100k-node ladder once the
+ * passes were fast (issue 23), and the machine has a second core. The split depends on
+ * the slot count alone, and without a thread the same halves are hashed in turn: a graph
+ * has one fingerprint either way. */
+#define FP_SPLIT_NODES 16384
+
+typedef struct fp_half {
+    hasher s;
+    const reads *r;
+    const gl_graph *g;
+    size_t from, to;
+} fp_half;
+
+static void *mix_half(void *arg)
+{
+    fp_half *h = arg;
+    mix_nodes(&h->s, h->r, h->g, h->from, h->to);
+    return NULL;
+}
+
+static void mix_all_nodes(hasher *s, const reads *r, const gl_graph *g)
+{
+    size_t n = g->n_nodes;
+    if (n < FP_SPLIT_NODES) {
+        mix_nodes(s, r, g, 0, n);
+        return;
+    }
+    fp_half second = {{P2}, r, g, n / 2, n};
+    pthread_t t;
+    sigset_t old;
+    gl_block_async_signals(&old); /* a signal is the main thread's to take */
+    bool threaded = pthread_create(&t, NULL, mix_half, &second) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    mix_nodes(s, r, g, 0, n / 2);
+    if (threaded)
+        pthread_join(t, NULL);
+    else
+        mix_half(&second);
+    mix_u64(s, fingerprint_of(&second.s));
+}
+
 static void mix_graph(hasher *s, const gl_graph *g)
 {
     if (!g) {
@@ -242,29 +314,13 @@ static void mix_graph(hasher *s, const gl_graph *g)
         mix_tensor(s, g->inits[i]->init);
     }
     mix_u64(s, g->live_nodes);
-    const gl_node *n;
-    gl_foreach_node(g, i, n) {
-        mix_str(s, n->op_type);
-        mix_str(s, n->domain);
-        mix_str(s, n->name);
-        mix_u64(s, n->n_inputs);
-        for (size_t k = 0; k < n->n_inputs; k++)
-            mix_read(s, &r, n->inputs[k]);
-        mix_u64(s, n->n_outputs);
-        for (size_t k = 0; k < n->n_outputs; k++)
-            mix_value(s, n->outputs[k]);
-        mix_u64(s, n->n_attrs);
-        for (size_t k = 0; k < n->n_attrs; k++)
-            mix_attr(s, &n->attrs[k]);
-    }
+    mix_all_nodes(s, &r, g);
     mix_u64(s, g->n_outputs);
     for (size_t i = 0; i < g->n_outputs; i++)
         mix_value(s, g->outputs[i]);
     free(r.place);
 }
 
-/* The finish: every bit of the state reaches every bit of the result. */
-static uint64_t fingerprint_of(const hasher *s) { return gl_mix64(s->h); }
 
 uint64_t gl_graph_fingerprint(const gl_graph *g)
 {

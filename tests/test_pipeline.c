@@ -502,6 +502,29 @@ static const struct {
 /* Every row's graph differs from the base and from every other row's: one edit of any
  * kind (node, value, attribute, type, shape, initializer) changes the fingerprint, and
  * no two edits land on the same one. */
+/* A graph of 16k node slots or more is hashed in two halves, the second on a thread: a
+ * clone has the same fingerprint, and an edit in either half changes it. */
+Test(pipeline, fingerprint_of_a_big_graph_sees_both_halves)
+{
+    gl_model *m = graph_with_work(20000);
+    cr_assert_geq(m->graph->n_nodes, 16384);
+    uint64_t f = gl_graph_fingerprint(m->graph);
+    gl_model *c = gl_model_clone(m);
+    cr_expect_eq(gl_graph_fingerprint(c->graph), f, "a clone");
+    cr_expect_eq(gl_graph_fingerprint(m->graph), f, "again");
+    size_t at[] = {3, m->graph->n_nodes / 2 + 7, m->graph->n_nodes - 2};
+    for (size_t i = 0; i < GL_ARRAY_LEN(at); i++) {
+        gl_model *e = gl_model_clone(m);
+        gl_node *n = e->graph->nodes[at[i]];
+        cr_assert(n);
+        gl_rename_node(e->graph, n, "renamed");
+        cr_expect_neq(gl_graph_fingerprint(e->graph), f, "node slot %zu renamed", at[i]);
+        gl_model_free(e);
+    }
+    gl_model_free(c);
+    gl_model_free(m);
+}
+
 Test(pipeline, fingerprint_sees_every_kind_of_difference)
 {
     enum { N = GL_ARRAY_LEN(fp_edits) };

@@ -17,6 +17,7 @@
  *
  * GL_FUTEST_SHOW=NAME prints that row's decisions and the graph after the pass.
  */
+#include "exec/target.h"
 #include "graphnote.h"
 #include "onnx/onnx_io.h"
 #include "passes/fusion.h"
@@ -855,4 +856,25 @@ Test(fusion, head_index)
         }
     }
     gl_model_free(m);
+}
+
+/* What the target calls slower than the members (gl_target_impl_is_slow), from the
+ * implementation the plan shows for a fused node. */
+Test(fusion, target_implementations_that_lose)
+{
+    static const struct {
+        const char *impl;
+        bool slow;
+    } rows[] = {
+        {"jit:avx2 + eltwise_relu", false},
+        {"ref:any", true},                          /* the whole group on oneDNN's reference */
+        {"ref (members)", true},
+        {"jit:uni | gemm:jit | jit:avx2 | gemm:jit", false},
+        {"jit:uni | ref | gemm:jit", false},        /* a lone op on its reference kernel */
+        {"gemm:jit | ref + binary_add", true},      /* ... but not with post-ops */
+        {"jit:uni | ref |  | ", true},              /* primitives never built (swin_t's) */
+        {"jit:avx2 |  ", true},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++)
+        cr_expect_eq(gl_target_impl_is_slow(rows[i].impl), rows[i].slow, "'%s'", rows[i].impl);
 }

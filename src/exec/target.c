@@ -61,8 +61,11 @@ static gl_status trial_run(trial *t, uint64_t *ns)
 
 /* A unit's implementation lists its primitives, "A + post-ops | B | ...". One on a
  * reference kernel is slow when it carries post-ops, or is the whole group: a lone op of
- * a unit on its reference kernel runs as it would unfused. */
-static bool slow_impl(const char *impl)
+ * a unit on its reference kernel runs as it would unfused. One with no implementation
+ * at all was never built as a primitive: swin_t's attention ("jit:uni | ref |  | ", its
+ * mask a post-op oneDNN broadcasts only in its reference matmul) ran 8 ms a window
+ * batch where its members took 1 (issue 22). */
+bool gl_target_impl_is_slow(const char *impl)
 {
     bool unit = strstr(impl, " | ") != NULL;
     for (const char *seg = impl; seg; seg = strstr(seg, " | ")) {
@@ -72,7 +75,8 @@ static bool slow_impl(const char *impl)
         snprintf(one, sizeof(one), "%.*s", (int)strcspn(seg, "|"), seg);
         bool ref = strncmp(one, "ref", 3) == 0;
         bool posts = strstr(one, " + ") != NULL;
-        if (ref && (!unit || posts))
+        bool none = one[strspn(one, " ")] == '\0';
+        if ((ref && (!unit || posts)) || (unit && none))
             return true;
     }
     return false;
@@ -102,7 +106,7 @@ bool gl_target_probe(const gl_model *m, const gl_node *call, char *impl, size_t 
         snprintf(impl, impl_len, "%s", en->info.impl);
         /* "body": the claim refused (a reference implementation, or no primitive);
          * "ref (members)" or "ref:any": the members on reference kernels. */
-        fast = strcmp(en->backend, "dnnl") == 0 && !slow_impl(en->info.impl);
+        fast = strcmp(en->backend, "dnnl") == 0 && !gl_target_impl_is_slow(en->info.impl);
         if (!fast)
             snprintf(why, why_len, "%s%s%s", strcmp(en->backend, "body") == 0 ? "its body on "
                      "the reference kernels" : en->info.impl, en->info.note[0] ? ": " : "",

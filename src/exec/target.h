@@ -67,6 +67,10 @@ const gl_target *gl_target_default(void);
  * implementation, "jit:avx512_core + eltwise_relu"); false when it would run the body
  * or the members on reference kernels (why gets the plan's note, naming the
  * implementation). A failure to make the plan is false with its message. */
+/* Whether an implementation as the plan shows it ("A + post-ops | B | ...") is slower than
+ * the members would run: a group on a reference kernel, a unit's primitive on one with
+ * post-ops, a unit's primitive never built (gl_target_probe's test). */
+bool gl_target_impl_is_slow(const char *impl);
 bool gl_target_probe(const gl_model *m, const gl_node *call, char *impl, size_t impl_len,
                      char *why, size_t why_len);
 

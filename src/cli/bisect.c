@@ -51,8 +51,9 @@ static void put_number(gl_strbuf *sb, const char *flag, double x)
 }
 
 /* The options a `graphlab run` line needs to make the same runs: --backend (dnnl when
- * the passes printed have no fusion step, which fused needs), --data, each --set, --dim,
- * --rtol/--atol when not the defaults; shell-quoted. */
+ * the passes printed have no fusion step, which fused needs), --threads when given (a
+ * timing depends on it), --data, each --set, --dim, --rtol/--atol when not the defaults;
+ * shell-quoted. */
 static void repro_options(gl_strbuf *sb, const gl_session_opts *o, bool fuses, bool timing)
 {
     const char *backend = o->backend;
@@ -60,6 +61,8 @@ static void repro_options(gl_strbuf *sb, const gl_session_opts *o, bool fuses, b
         backend = "dnnl";
     if (strcmp(backend, "ref") != 0)
         gl_sb_printf(sb, " --backend %s", backend);
+    if (strcmp(backend, "ref") != 0 && o->threads > 0)
+        gl_sb_printf(sb, " --threads %d", o->threads);
     if (o->data) {
         gl_sb_puts(sb, " --data ");
         gl_sb_shell_word(sb, o->data);

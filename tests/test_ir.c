@@ -200,40 +200,6 @@ Test(ir, body_built_before_attaching_gets_implicit_inputs_on_take_attr)
     gl_model_free(f.m);
 }
 
-/* Two root graphs exchange everything they hold, each staying with its model: the
- * fixture's graph (If with two bodies capturing outer values) moves into a one-node
- * graph's place and back; nodes, values and bodies point at their new graph and model.
- * A subgraph is not exchanged. */
-Test(ir, swap_exchanges_root_graphs_and_claims_their_contents)
-{
-    fixture f = make_fixture();
-    gl_model *other = tu_model(13);
-    gl_graph *o = other->graph;
-    tu_output(o, out0(tu_node(o, "Neg", "neg", 1, tu_input(o, "y", GL_DT_FLOAT, 1, D2))));
-    uint64_t fp_f = gl_graph_fingerprint(f.g), fp_o = gl_graph_fingerprint(o);
-    cr_assert_eq(gl_graph_swap(f.g, o), GL_OK);
-    cr_expect_eq(gl_graph_fingerprint(f.g), fp_o);
-    cr_expect_eq(gl_graph_fingerprint(o), fp_f);
-    cr_expect_eq(f.g->model, f.m);
-    cr_expect_eq(o->model, other);
-    cr_expect_eq(f.iff->graph, o);
-    cr_expect_eq(out0(f.relu)->graph, o);
-    cr_expect_eq(gl_find_node(o, "relu"), f.relu);
-    cr_expect_eq(f.then_g->parent, o);
-    cr_expect_eq(f.then_g->model, other);
-    cr_expect_eq(gl_find_node(f.g, "neg")->graph, f.g);
-    VERIFY_OK(f.g);
-    VERIFY_OK(o);
-    cr_expect_eq(gl_graph_swap(f.then_g, o), GL_ERR_INTERNAL);
-    cr_assert_eq(gl_graph_swap(f.g, o), GL_OK);
-    cr_expect_eq(f.then_g->parent, f.g);
-    cr_expect_eq(f.then_g->model, f.m);
-    cr_expect_eq(gl_graph_fingerprint(f.g), fp_f);
-    VERIFY_OK(f.g);
-    gl_model_free(other);
-    gl_model_free(f.m);
-}
-
 /* ---- fingerprints ---- */
 
 /* x -> Split "s" (s_out0, s_out1) -> Add "a"(s_out0, s_out1) -> output, then one edit.

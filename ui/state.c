@@ -247,6 +247,9 @@ static const struct view_row {
 #undef GL_VIEW_INNER
 };
 
+/* A replay slot holding nothing (gl_replay.model NULL). */
+static gl_replay empty_replay(void) { return (gl_replay){.rewrite_decision = -1}; }
+
 void gl_ui_init(gl_ui *ui, const char *model_path)
 {
     memset(ui, 0, sizeof(*ui));
@@ -257,8 +260,8 @@ void gl_ui_init(gl_ui *ui, const char *model_path)
     ui->ghost_id = UINT32_MAX;
     ui->pending_digit = -1;
     ui->generation = 1;
-    ui->replay.rewrite_decision = ui->land_decision = -1;
-    ui->kept[0].rewrite_decision = ui->kept[1].rewrite_decision = -1;
+    ui->replay = ui->kept[0] = ui->kept[1] = empty_replay();
+    ui->land_decision = -1;
     ui->views = gl_xcalloc(GL_VIEW_COUNT, sizeof(gl_view));
     ui->n_views = GL_VIEW_COUNT;
     for (size_t i = 0; i < GL_VIEW_COUNT; i++)
@@ -279,7 +282,7 @@ static void free_replay(gl_ui *ui, gl_replay *r)
         gl_ui_defer_free_diff(ui, r->rewrite_diff);
     gl_decision_log_free(&r->log);
     gl_graph_index_free(&r->index);
-    *r = (gl_replay){.rewrite_decision = -1};
+    *r = empty_replay();
 }
 
 /* The shown replay goes (the step itself is shown), and the kept ones. */
@@ -759,22 +762,24 @@ unsigned gl_ui_goto_step(gl_ui *ui, size_t k)
  * replayed again: `-` replays one rewrite further back only (the one it shows was made
  * for the rewrite diff before), and `+` after `-`, or `-` after `+`, replays nothing. */
 
-static gl_replay empty_replay(void) { return (gl_replay){.rewrite_decision = -1}; }
-
 /* Where +/- stand: the shown budget, or all the step's rewrites. */
 static int64_t shown_position(const gl_ui *ui)
 {
     return ui->budget >= 0 ? ui->budget : ui->pipeline->steps[ui->step].rewrites;
 }
 
+/* r holds a replay of the shown pipeline's shown step. */
+static bool replay_here(const gl_ui *ui, const gl_replay *r)
+{
+    return r->model && r->p == ui->pipeline && r->step == ui->step;
+}
+
 /* The kept replay of the shown step at `budget`, or NULL. */
 static gl_replay *kept_replay(gl_ui *ui, int64_t budget)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(ui->kept); i++) {
-        gl_replay *r = &ui->kept[i];
-        if (r->model && r->p == ui->pipeline && r->step == ui->step && r->budget == budget)
-            return r;
-    }
+    for (size_t i = 0; i < GL_ARRAY_LEN(ui->kept); i++)
+        if (replay_here(ui, &ui->kept[i]) && ui->kept[i].budget == budget)
+            return &ui->kept[i];
     return NULL;
 }
 
@@ -793,9 +798,9 @@ static void keep_beside(gl_ui *ui, gl_replay *const *pool, size_t n)
     gl_replay kept[2] = {empty_replay(), empty_replay()};
     for (size_t i = 0; i < n; i++) {
         gl_replay *r = pool[i];
-        bool here = r->model && r->p == ui->pipeline && r->step == ui->step;
         size_t slot = r->budget < at ? 0 : 1;
-        if (here && (r->budget == at - 1 || r->budget == at + 1) && !kept[slot].model) {
+        if (replay_here(ui, r) && (r->budget == at - 1 || r->budget == at + 1) &&
+            !kept[slot].model) {
             kept[slot] = *r;
             *r = empty_replay();
         } else {
@@ -938,17 +943,23 @@ static void replay_run(void *arg, gl_job *job)
         snprintf(r->error, sizeof(r->error), "%s", gl_error_message());
 }
 
-/* Frees what the job made (what it read stays with the ui). */
+/* A job's replay freed now (nothing else reads what a job made; any thread). */
+static void release_made(gl_replay *r)
+{
+    gl_model_free(r->model);
+    gl_decision_log_free(&r->log);
+    gl_diff_free(r->diff);
+    gl_diff_free(r->rewrite_diff);
+    gl_graph_index_free(&r->index);
+}
+
+/* Frees what the job made: the replay and the one before it with their diffs and
+ * indexes (what it read stays with the ui). */
 static void replay_discard(void *arg)
 {
     replay_job *r = arg;
-    gl_model_free(r->made.model);
-    gl_decision_log_free(&r->made.log);
-    gl_diff_free(r->made.diff);
-    gl_diff_free(r->made.rewrite_diff);
-    gl_graph_index_free(&r->made.index);
-    gl_model_free(r->before.model);
-    gl_decision_log_free(&r->before.log);
+    release_made(&r->made);
+    release_made(&r->before);
     free(r);
 }
 

@@ -2293,46 +2293,6 @@ gl_model *gl_model_clone(const gl_model *src)
     return m;
 }
 
-/* ==== exchanging two graphs =========================================================== */
-
-/* The graph's nodes and values point at it, and the subgraphs of its nodes (at any
- * depth) belong to its model and have it as their parent. */
-static void graph_claim(gl_graph *g, gl_model *m)
-{
-    g->model = m;
-    for (size_t i = 0; i < g->n_values; i++)
-        if (g->values[i])
-            g->values[i]->graph = g;
-    gl_node *n;
-    gl_foreach_node(g, i, n) {
-        n->graph = g;
-        for (size_t a = 0; a < n->n_attrs; a++) {
-            gl_graph *const *subs;
-            size_t n_subs = gl_attr_subgraphs(&n->attrs[a], &subs);
-            for (size_t s = 0; s < n_subs; s++)
-                if (subs[s]) {
-                    subs[s]->parent = g;
-                    graph_claim(subs[s], m);
-                }
-        }
-    }
-}
-
-gl_status gl_graph_swap(gl_graph *a, gl_graph *b)
-{
-    if (a->parent || b->parent || a->journal || b->journal)
-        return gl_fail(GL_ERR_INTERNAL, "graph swap: '%s' or '%s' is a subgraph or under a "
-                       "journal (only root graphs can be exchanged, and not in a trial)",
-                       a->name ? a->name : "", b->name ? b->name : "");
-    gl_model *ma = a->model, *mb = b->model;
-    gl_graph t = *a;
-    *a = *b;
-    *b = t;
-    graph_claim(a, ma);
-    graph_claim(b, mb);
-    return GL_OK;
-}
-
 /* ==== what the journal borrows (journal.h) =============================================== */
 
 void gl_ir_node_free(gl_node *n) { node_free(n); }

@@ -458,14 +458,6 @@ void gl_node_set_provenance(gl_node *n, const uint32_t *origins, size_t n_origin
 void gl_node_inherit_provenance(gl_node *n, gl_node *const *srcs, size_t n_srcs,
                                 int64_t decision);
 
-/* Exchange what two root graphs hold (nodes, values, names, interface: everything), each
- * staying with its model: a caller holding `a` now sees b's graph there. For a pass that
- * keeps a copy aside to take back (a trial that can afford the copy; transpose-push's
- * guard now takes its trial back with an undo journal, ir/journal.h). GL_ERR_INTERNAL,
- * nothing exchanged, when either is a subgraph (its captures read its parent's values)
- * or a journal runs on either. */
-gl_status gl_graph_swap(gl_graph *a, gl_graph *b);
-
 /* Squeeze NULL holes out of nodes/values, keeping order; updates ->index. */
 void gl_graph_compact(gl_graph *g);
 /* Put the live nodes in the given order (a permutation of the live nodes; holes go).

@@ -358,6 +358,10 @@ void dn_bind_input_from(dn_build *b, int arg, size_t input, const dnnl_memory_de
  * (rank, dims). */
 void dn_bind_output(dn_build *b, int arg, size_t output, const dnnl_memory_desc_t *md,
                     int rank, const int64_t *dims);
+/* Convert `from` (described by fmd) into `to` (tmd) now, with a reorder made for it
+ * (constants converted once at a build). */
+dnnl_status_t dn_reorder_once(dn_ctx *c, const dnnl_memory_desc_t *fmd, dnnl_memory_t from,
+                              const dnnl_memory_desc_t *tmd, dnnl_memory_t to);
 /* A buffer of md's size the op fills; returns it (zeroed). */
 void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md);
 /* Output `output` is node input `input`'s bytes described by `md` (ONNX dims rank,

@@ -271,26 +271,14 @@ static gl_status bind_widened(dn_build *b, dnnl_primitive_desc_t pd, const dnnl_
         dn_bind_input(b, DNNL_ARG_BIAS, 2, NULL);
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(pd, dnnl_query_dst_md, 0), rank, out_dims);
     float *plain = widen_weights(w, group, f);
-    dnnl_primitive_desc_t rpd = NULL;
-    dnnl_primitive_t ro = NULL;
     dnnl_memory_t from = NULL, to = NULL;
-    dnnl_status_t r = dnnl_reorder_primitive_desc_create(&rpd, wmd, b->c->engine, want,
-                                                         b->c->engine, NULL);
-    if (r == dnnl_success)
-        r = dnnl_primitive_create(&ro, rpd);
-    if (r == dnnl_success)
-        r = dnnl_memory_create(&from, wmd, b->c->engine, plain);
+    dnnl_status_t r = dnnl_memory_create(&from, wmd, b->c->engine, plain);
     if (r == dnnl_success)
         r = dnnl_memory_create(&to, want, b->c->engine, own);
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
     if (r == dnnl_success)
-        r = dnnl_primitive_execute(ro, b->c->stream, 2, args);
-    if (r == dnnl_success)
-        r = dnnl_stream_wait(b->c->stream);
+        r = dn_reorder_once(b->c, wmd, from, want, to);
     dnnl_memory_destroy(from);
     dnnl_memory_destroy(to);
-    dnnl_primitive_destroy(ro);
-    dnnl_primitive_desc_destroy(rpd);
     free(plain);
     return r == dnnl_success ? GL_OK : dn_fail(b->k->where, "widened weights reorder", r);
 }

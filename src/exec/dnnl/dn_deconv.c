@@ -133,26 +133,6 @@ static dnnl_status_t deconv_way(dn_build *b, void *arg, int way, dnnl_primitive_
  * one (about 2.5 ms more per run). So the deconvolution runs without its bias and a binary
  * add (a jit kernel, per-channel broadcast) adds it in place on the destination
  * (dn_node.then, then_src1: a copy of the constant bias as [1, C, 1...]). */
-/* Convert `from` (described by fmd) into `to` (tmd) now, with a reorder made for it. */
-static dnnl_status_t reorder_once(dn_ctx *c, const dnnl_memory_desc_t *fmd, dnnl_memory_t from,
-                                  const dnnl_memory_desc_t *tmd, dnnl_memory_t to)
-{
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_t prim = NULL;
-    dnnl_status_t r = dnnl_reorder_primitive_desc_create(&pd, fmd, c->engine, tmd, c->engine,
-                                                         NULL);
-    if (r == dnnl_success)
-        r = dnnl_primitive_create(&prim, pd);
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    if (r == dnnl_success)
-        r = dnnl_primitive_execute(prim, c->stream, 2, args);
-    if (r == dnnl_success)
-        r = dnnl_stream_wait(c->stream);
-    dnnl_primitive_destroy(prim);
-    dnnl_primitive_desc_destroy(pd);
-    return r;
-}
-
 static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
                                     const gl_tensor *bias, int rank)
 {
@@ -197,7 +177,7 @@ static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
     if (r == dnnl_success)
         r = dnnl_memory_create(&from, &plain, b->c->engine, (void *)gl_tensor_data(bias));
     if (r == dnnl_success)
-        r = reorder_once(b->c, &plain, from, want, b->s->then_src1);
+        r = dn_reorder_once(b->c, &plain, from, want, b->s->then_src1);
     dnnl_memory_destroy(from);
     dnnl_primitive_desc_destroy(bpd);
     if (r != dnnl_success) { /* the node goes on with nothing after its primitive */

@@ -531,6 +531,14 @@ static bool operand_rows(fused_unit *u, fused_step *st, const gl_tensor *o, int 
     return true;
 }
 
+/* Binary member st is none the head takes (head_rows' why_not): -1, u->why set. */
+static int refuse_member(fused_unit *u, const fused_step *st)
+{
+    snprintf(u->why, sizeof(u->why), "member '%.24s' (%.16s): %s", st->node->name,
+             st->node->op_type, u->head_row->why_not);
+    return -1;
+}
+
 /* The chain's post-ops for a destination of ONNX dims (rank, dims): dn_build_attr asks the
  * head's build for them (once per layout it tries). */
 static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
@@ -550,18 +558,15 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
         }
         const gl_tensor *o = b->k->in[st->operand];
         bool sum_only = u->head_row && u->head_row->takes == TAKES_ELTWISE_SUM;
+        if (sum_only && (st->bin != dnnl_binary_add || o->rank != 4))
+            return refuse_member(u, st);
+        bool fits = o->rank <= rank;
         /* NhwcConv: dims are its primitive's [N,C,H,W], the operand's are [N,H,W,C] */
-        if (sum_only && (st->bin != dnnl_binary_add || o->rank != 4)) {
-            snprintf(u->why, sizeof(u->why), "member '%.24s' (%.16s): %s", st->node->name,
-                     st->node->op_type, u->head_row->why_not);
-            return -1;
-        }
         int64_t odims[DNNL_MAX_NDIMS];
         if (sum_only)
             dn_nhwc_dims(o->dims, odims);
-        else
+        else if (fits)
             memcpy(odims, o->dims, (size_t)o->rank * sizeof(int64_t));
-        bool fits = o->rank <= rank && o->rank <= DNNL_MAX_NDIMS;
         int spread = 0, along = -1; /* output dims (of size > 1) the operand spans */
         for (int i = 0; i < o->rank && fits; i++) {
             int a = rank - o->rank + i;
@@ -600,11 +605,8 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
         st->sum = st->full && st->bin == dnnl_binary_add &&
                   (u->head_row->sums || sum_only) && !summed && !t->rows;
         summed = summed || st->sum;
-        if (sum_only && !st->sum) {
-            snprintf(u->why, sizeof(u->why), "member '%.24s' (%.16s): %s", st->node->name,
-                     st->node->op_type, u->head_row->why_not);
-            return -1;
-        }
+        if (sum_only && !st->sum)
+            return refuse_member(u, st);
         dnnl_status_t r = dnnl_success;
         dnnl_format_tag_t act = dn_act_tag(b->c, rank);
         if (st->sum)

@@ -260,6 +260,25 @@ void dn_bind_view(dn_build *b, size_t output, size_t input, const dnnl_memory_de
     o->layout = dn_view_layout(b->c, md);
 }
 
+dnnl_status_t dn_reorder_once(dn_ctx *c, const dnnl_memory_desc_t *fmd, dnnl_memory_t from,
+                              const dnnl_memory_desc_t *tmd, dnnl_memory_t to)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_status_t r = dnnl_reorder_primitive_desc_create(&pd, fmd, c->engine, tmd, c->engine,
+                                                         NULL);
+    if (r == dnnl_success)
+        r = dnnl_primitive_create(&prim, pd);
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    if (r == dnnl_success)
+        r = dnnl_primitive_execute(prim, c->stream, 2, args);
+    if (r == dnnl_success)
+        r = dnnl_stream_wait(c->stream);
+    dnnl_primitive_destroy(prim);
+    dnnl_primitive_desc_destroy(pd);
+    return r;
+}
+
 void *dn_bind_own(dn_build *b, int arg, const dnnl_memory_desc_t *md)
 {
     dn_node *s = b->s;

@@ -944,6 +944,20 @@ static const op_case max_pool_cases[] = {
     {"channels last, 3x3 stride 2 ceil_mode, 3 channels", "graphlab.NhwcMaxPool", 13, "p",
      {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1)},
      {IN('x', 4, D(2, 10, 9, 3))}, .expect = DN, .out = "plain"},
+    /* large enough to run on two threads: the output rows split between them mid-plane */
+    {"a ResNet's stem: 64x112x112, 3x3 stride 2 pads 1", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 64, 112, 112))}, .expect = DN},
+    {"3 images of 20 channels (a partial block), 57x57, 3x3 stride 2 pads 1", "MaxPool", 12,
+     "nb", {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2),
+            AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(3, 20, 57, 57))}, .expect = DN},
+    {"channels last, 64 channels, 56x56, 3x3 stride 2 pads 1", "graphlab.NhwcMaxPool", 13, "p",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('x', 4, D(1, 56, 56, 64))}, .expect = DN, .out = "plain"},
+    {"channels last, 13 channels, 40x40, 2x2 stride 1", "graphlab.NhwcMaxPool", 13, "p",
+     {AINTS("kernel_shape", 2, 2, 2)}, {IN('x', 4, D(2, 40, 40, 13))}, .expect = DN,
+     .out = "plain"},
 };
 
 /* Groups of fewer channels than a block (dn_conv.c): merged into groups of whole blocks,
@@ -977,6 +991,11 @@ Test(dnnl_ops, max_pool_windows)
     memcpy(cases, max_pool_cases, sizeof(cases));
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
         cases[i].impl_has = tu_cpu_has_avx512() ? NULL : "graphlab:avx2";
+    /* the kernel splits output rows over the plan's threads: two, whatever the machine has */
+    void (*set_threads)(int) = NULL;
+    *(void **)&set_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    cr_assert_not_null(set_threads, "libgomp is not loaded");
+    set_threads(2);
     run_cases(cases, GL_ARRAY_LEN(cases), 23);
 }
 

@@ -47,6 +47,7 @@ typedef struct icase {
 /* 3x3 weights, and the pads that keep the spatial dims. DenseNet's block of two layers:
  * x0 the block input, f1 and f2 the new features, c1 and c2 the concats. */
 #define W3(name, o, i) "const " name " f32s[" #o "," #i ",3,3] = rand; "
+#define W1(name, o, i) "const " name " f32s[" #o "," #i ",1,1] = rand; "
 #define PADS " pads=[1,1,1,1]; "
 
 static const icase cases[] = {
@@ -198,10 +199,20 @@ static const icase copy_cases[] = {
      "x0 = Conv(x, w0)" PADS "f1 = Conv(x, w1)" PADS "f2 = Conv(x, w2)" PADS
      "c1 = Concat(x0, f1, f2) axis=1; r = Relu(c1); out r",
      'n', "as asked", {{"n_c1", false, "", "graphlab:copy"}}, 1},
+    /* over 512 KB: the rows split over two threads, unevenly (3 images, one run each) */
+    {"a roll along H of 3 x 37 x 48 x 48",
+     "in x f32s[3,37,48,48]; " W1("w0", 37, 37) "x0 = Conv(x, w0); " ROLL(2, 17, 48)
+     "r = Relu(c1); out r", 'n',
+     "as asked", {{"n_c1", false, "", "graphlab:copy"}}, 1},
+    {"channels of two 2 x 40 x 40 x 48 nhwc inputs",
+     "in x f32s[2,48,40,40]; " W1("w0", 48, 48) W1("w1", 40, 48)
+     "x0 = Conv(x, w0); f1 = Conv(x, w1); c1 = Concat(x0, f1) axis=1; r = Relu(c1); out r",
+     'n', "as asked", {{"n_c1", false, "", "graphlab:copy"}}, 1},
 };
 
 Test(dnnl_concat, plain_strided_concats_copy_runs)
 {
+    tu_omp_threads(2); /* large copies split their rows over the plan's threads */
     for (size_t i = 0; i < GL_ARRAY_LEN(copy_cases); i++)
         run_case(&copy_cases[i]);
 }

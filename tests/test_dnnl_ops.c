@@ -991,11 +991,7 @@ Test(dnnl_ops, max_pool_windows)
     memcpy(cases, max_pool_cases, sizeof(cases));
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
         cases[i].impl_has = tu_cpu_has_avx512() ? NULL : "graphlab:avx2";
-    /* the kernel splits output rows over the plan's threads: two, whatever the machine has */
-    void (*set_threads)(int) = NULL;
-    *(void **)&set_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    cr_assert_not_null(set_threads, "libgomp is not loaded");
-    set_threads(2);
+    tu_omp_threads(2); /* the kernel splits output rows over the plan's threads */
     run_cases(cases, GL_ARRAY_LEN(cases), 23);
 }
 
@@ -1340,10 +1336,6 @@ static const op_case thread_cases[] = {
 
 Test(dnnl_ops, threads_per_primitive)
 {
-    /* the rule needs a plan of more than one thread, whatever the machine has */
-    void (*set_threads)(int) = NULL;
-    *(void **)&set_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    cr_assert_not_null(set_threads, "libgomp is not loaded");
-    set_threads(2);
+    tu_omp_threads(2); /* the rule needs a plan of more than one thread */
     run_cases(thread_cases, GL_ARRAY_LEN(thread_cases), 23);
 }

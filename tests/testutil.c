@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -906,6 +907,14 @@ bool tu_cpu_has_vnni(void)
 bool tu_cpu_has_avx512(void)
 {
     return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
+void tu_omp_threads(int n)
+{
+    void (*set_threads)(int) = NULL;
+    *(void **)&set_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    cr_assert_not_null(set_threads, "libgomp is not loaded");
+    set_threads(n);
 }
 
 gl_pipeline *tu_passes(gl_model *m, const char *list, const char *what)

@@ -74,6 +74,9 @@ bool tu_cpu_has_vnni(void);
  * which packs the weights (one constant reorder); on AVX2 its gemm:jit reads them plain,
  * where they are, with no copy. Tests whose expectations differ by ISA ask this. */
 bool tu_cpu_has_avx512(void);
+/* Plans made after this run on n OpenMP threads (libgomp's, which oneDNN and graphlab's
+ * own kernels share), whatever the machine has: for tests of what splits work. */
+void tu_omp_threads(int n);
 /* Run the python script tests/`script` with what `write` prints on its stdin: the test
  * is skipped without python or without its onnx module (the script exits 77), and fails
  * naming `what` when the script exits non-zero (its lines on stderr say where). */

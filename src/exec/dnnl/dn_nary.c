@@ -36,6 +36,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* Inputs a primitive here takes (execute() passes at most 64 arguments). */
 #define NARY_MAX 60
@@ -59,16 +62,23 @@ typedef struct nc_part {
 
 typedef struct nc_geom {
     int n_outer;
+    size_t bytes; /* the output's */
     int64_t dims[DNNL_MAX_NDIMS], dst_stride[DNNL_MAX_NDIMS];
     size_t n_in;
     nc_part part[NARY_MAX];
 } nc_geom;
 
-static void nc_run(void *extra, const void *const *src, void *dst)
+/* The runs of output rows [r0, r1) (a row: one index of the outer dims, counted in
+ * dst order, outermost first). */
+static void nc_copy_rows(const nc_geom *g, const void *const *src, void *dst, int64_t r0,
+                         int64_t r1)
 {
-    const nc_geom *g = extra;
-    int64_t idx[DNNL_MAX_NDIMS] = {0};
-    for (;;) {
+    int64_t idx[DNNL_MAX_NDIMS] = {0}, rest = r0;
+    for (int d = g->n_outer - 1; d >= 0; d--) {
+        idx[d] = rest % g->dims[d];
+        rest /= g->dims[d];
+    }
+    for (int64_t row = r0; row < r1; row++) {
         int64_t at = 0;
         for (int d = 0; d < g->n_outer; d++)
             at += idx[d] * g->dst_stride[d];
@@ -83,9 +93,35 @@ static void nc_run(void *extra, const void *const *src, void *dst)
         int d = g->n_outer - 1;
         while (d >= 0 && ++idx[d] == g->dims[d])
             idx[d--] = 0;
-        if (d < 0)
-            return;
     }
+}
+
+/* The rows split evenly over the plan's threads (OpenMP's, as oneDNN's primitives);
+ * a copy of less than NC_PER_THREAD bytes a thread stays on one. */
+#define NC_PER_THREAD (256 * 1024)
+
+static void nc_run(void *extra, const void *const *src, void *dst)
+{
+    const nc_geom *g = extra;
+    int64_t rows = 1;
+    for (int d = 0; d < g->n_outer; d++)
+        rows *= g->dims[d];
+#ifdef _OPENMP
+    int64_t threads = omp_get_max_threads(), by_size = g->bytes / NC_PER_THREAD;
+    if (threads > by_size)
+        threads = by_size;
+    if (threads > rows)
+        threads = rows;
+    if (threads > 1) {
+#pragma omp parallel num_threads((int)threads)
+        {
+            int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+            nc_copy_rows(g, src, dst, rows * t / nt, rows * (t + 1) / nt);
+        }
+        return;
+    }
+#endif
+    nc_copy_rows(g, src, dst, 0, rows);
 }
 
 /* md's strides when it is plain (no inner blocks) float32, else NULL. */
@@ -148,7 +184,10 @@ static void nc_take(dn_build *b, const dnnl_memory_desc_t *src, size_t n,
         p->dst_offset = dst->offset0 + along * inner;
         p->run = (size_t)(src[i].dims[axis] * inner);
         along += src[i].dims[axis];
+        g->bytes += p->run * sizeof(float);
     }
+    for (int o = 0; o < g->n_outer; o++)
+        g->bytes *= (size_t)g->dims[o];
     b->s->extra = g;
     b->s->extra_free = free;
     b->s->native = nc_run;

@@ -644,6 +644,9 @@ size_t dn_eltwise_names(char (*names)[32], size_t cap);
 bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *in,
                       const bool *fixed, size_t n_in, dn_post *post, size_t *n_post,
                       const char **why);
+/* Why eltwise step p is no post-op on this CPU though oneDNN has it (it runs slower so than
+ * graphlab's own kernel runs it apart: tanh and gelu_tanh on AVX2), or NULL. */
+const char *dn_eltwise_post_slow(const dn_post *p);
 /* The binary algorithm of op (Add, Sub, Mul, Div, Max, Min), 0 when none; *commutes. */
 dnnl_alg_kind_t dn_binary_alg(const char *op, bool *commutes);
 /* The ops dn_binary_alg maps (up to cap written); their count. */

@@ -374,7 +374,8 @@ static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len
 }
 
 /* Might n be a post-op: a binary op, or an activation oneDNN maps (whether its
- * parameters fit is for later)? */
+ * parameters fit is for later) and runs as fast so as apart (dn_eltwise_post_slow: a
+ * GPT-2 FFN's gelu_tanh on AVX2 starts a segment of its own, graphlab's kernel)? */
 static bool post_kind(const fused_unit *u, const gl_node *n)
 {
     bool commutes;
@@ -385,7 +386,12 @@ static bool post_kind(const fused_unit *u, const gl_node *n)
     dn_post post[2];
     size_t n_post = 0;
     const char *why = NULL;
-    return dn_eltwise_posts(n, member_opset(u, n), args, fixed, 1, post, &n_post, &why) || why;
+    if (!dn_eltwise_posts(n, member_opset(u, n), args, fixed, 1, post, &n_post, &why))
+        return why != NULL;
+    for (size_t i = 0; i < n_post; i++)
+        if (dn_eltwise_post_slow(&post[i]))
+            return false;
+    return true;
 }
 
 /* One primitive of a call's unit, from body node *pos on: a node oneDNN runs (a head of

@@ -99,6 +99,10 @@ typedef struct dn_ctx {
     dn_layout *layouts;      /* interned */
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
+    /* Node runs (or a unit's) sent to the reference kernels by a NaN or an infinity in
+     * their inputs (dn_special.c), which the plan's summary counts: a model whose every
+     * run takes them (a -inf mask before a softmax) says so. */
+    unsigned long special_runs;
     long delay_plans;        /* dnnl.delay=NAME@N: only the first N plans delay (0: all) */
     int delay_state;         /* 0: not yet reached NAME, 1: delays, -1: past N, never */
     bool no_winograd;        /* gl_exec_options.dnnl_no_winograd */
@@ -232,11 +236,22 @@ typedef struct dn_op dn_op;
  * at once per build. */
 typedef struct dn_special_check {
     bool consts_known, consts_special;
+    /* The primitive gets -inf right (softmax: exp(-inf) is 0 on its kernels, a masked
+     * attention score): an input holding -inf is no reason for the reference kernel,
+     * only a NaN or +inf is. Set by the build. */
+    bool neg_inf_ok;
 } dn_special_check;
 
 /* What is known of a node's float inputs this run: all free of NaN and infinities, one
- * holding one (known only by looking), or neither known. */
-typedef enum dn_inputs { DN_INPUTS_FINITE, DN_INPUTS_UNKNOWN, DN_INPUTS_SPECIAL } dn_inputs;
+ * holding one (known only by looking), or neither known; DN_INPUTS_NEG_INF: looked at,
+ * some hold -inf and none a NaN or +inf, which a node with neg_inf_ok runs as built (its
+ * outputs vouched for by nobody). */
+typedef enum dn_inputs {
+    DN_INPUTS_FINITE,
+    DN_INPUTS_UNKNOWN,
+    DN_INPUTS_SPECIAL,
+    DN_INPUTS_NEG_INF
+} dn_inputs;
 
 typedef struct dn_node {
     const dn_op *op;
@@ -629,6 +644,9 @@ size_t dn_eltwise_names(char (*names)[32], size_t cap);
 bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *in,
                       const bool *fixed, size_t n_in, dn_post *post, size_t *n_post,
                       const char **why);
+/* Why eltwise step p is no post-op on this CPU though oneDNN has it (it runs slower so than
+ * graphlab's own kernel runs it apart: tanh and gelu_tanh on AVX2), or NULL. */
+const char *dn_eltwise_post_slow(const dn_post *p);
 /* The binary algorithm of op (Add, Sub, Mul, Div, Max, Min), 0 when none; *commutes. */
 dnnl_alg_kind_t dn_binary_alg(const char *op, bool *commutes);
 /* The ops dn_binary_alg maps (up to cap written); their count. */

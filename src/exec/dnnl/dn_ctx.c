@@ -396,10 +396,14 @@ void dn_ctx_summary(const void *ctx, char *buf, size_t len)
 {
     const dn_ctx *c = ctx;
     static const char *names[] = {"plain", "nhwc", "blocked"};
+    int k;
     if (c->policy == DN_LAYOUT_BLOCKED)
-        snprintf(buf, len, "oneDNN activations: nChw%dc (%s)", c->block, c->policy_why);
+        k = snprintf(buf, len, "oneDNN activations: nChw%dc (%s)", c->block, c->policy_why);
     else
-        snprintf(buf, len, "oneDNN activations: %s (%s)", names[c->policy], c->policy_why);
+        k = snprintf(buf, len, "oneDNN activations: %s (%s)", names[c->policy], c->policy_why);
+    if (c->special_runs && k >= 0 && (size_t)k < len)
+        snprintf(buf + k, len - (size_t)k, "; %lu node runs on the reference kernels for a "
+                 "NaN or an infinity in their inputs", c->special_runs);
 }
 
 /* Does this CPU's oneDNN have int8 dot products (VNNI)? Without them oneDNN 2.6 adds

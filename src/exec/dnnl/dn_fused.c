@@ -374,7 +374,8 @@ static bool step_params_fit(fused_unit *u, fused_step *st, char *why, size_t len
 }
 
 /* Might n be a post-op: a binary op, or an activation oneDNN maps (whether its
- * parameters fit is for later)? */
+ * parameters fit is for later) and runs as fast so as apart (dn_eltwise_post_slow: a
+ * GPT-2 FFN's gelu_tanh on AVX2 starts a segment of its own, graphlab's kernel)? */
 static bool post_kind(const fused_unit *u, const gl_node *n)
 {
     bool commutes;
@@ -385,7 +386,12 @@ static bool post_kind(const fused_unit *u, const gl_node *n)
     dn_post post[2];
     size_t n_post = 0;
     const char *why = NULL;
-    return dn_eltwise_posts(n, member_opset(u, n), args, fixed, 1, post, &n_post, &why) || why;
+    if (!dn_eltwise_posts(n, member_opset(u, n), args, fixed, 1, post, &n_post, &why))
+        return why != NULL;
+    for (size_t i = 0; i < n_post; i++)
+        if (dn_eltwise_post_slow(&post[i]))
+            return false;
+    return true;
 }
 
 /* One primitive of a call's unit, from body node *pos on: a node oneDNN runs (a head of
@@ -980,6 +986,7 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
         known = dn_inputs_look(c, &hk, &seg->node.specials, true);
     *members = st == GL_OK && seg->n_steps &&
                (seg->node.fallback || (seg->drops_specials && known == DN_INPUTS_SPECIAL));
+    c->special_runs += *members && !seg->node.fallback;
     *finite = false;
     if (st == GL_OK && !*members)
         st = dn_node_exec_known(c, &hk, &seg->node, known, finite);
@@ -999,6 +1006,15 @@ static bool unit_drops_specials(const fused_unit *u)
     return false;
 }
 
+/* Does every segment that drops a NaN or an infinity get -inf right? */
+static bool unit_neg_inf_ok(const fused_unit *u)
+{
+    for (const fused_unit *seg = u; seg; seg = seg->next)
+        if (seg->drops_specials || (seg->node.special_ref && !seg->node.specials.neg_inf_ok))
+            return false;
+    return true;
+}
+
 /* The unit of the call: its segments one after the other, or its members on the
  * reference kernels. *finite: its output is free of NaN and infinities. */
 static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite)
@@ -1014,11 +1030,15 @@ static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finit
         *state = u;
     }
     /* The call's inputs: vouched for, or looked at when a segment would drop a NaN; one
-     * that holds one sends the run to the members at once. */
+     * that holds one sends the run to the members at once. -inf does not when every
+     * segment that drops one gets -inf right (the softmax of FusedSoftmaxMatMul): each
+     * looks at its own inputs then. */
+    u->call_specials.neg_inf_ok = unit_neg_inf_ok(u);
     dn_inputs in = dn_inputs_look(c, k, &u->call_specials, unit_drops_specials(u));
     gl_tensor *tmp[MAX_SEGS] = {NULL};
     unsigned builds = 0, const_reorders = 0;
     bool any_rebuilt = false, members = in == DN_INPUTS_SPECIAL && unit_drops_specials(u);
+    c->special_runs += members;
     /* A segment reads the call's inputs and earlier segments' outputs: free of NaN when
      * the call's inputs are and no earlier segment makes one. */
     bool made = false, seg_finite = false;

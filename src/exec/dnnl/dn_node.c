@@ -780,6 +780,7 @@ gl_status dn_node_adopt(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
  * reference kernel, its outputs in the primitive's layouts. */
 static gl_status run_reference_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
 {
+    c->special_runs++;
     gl_status st = run_reference(c, k, s, s->special_ref);
     return st == GL_OK ? dn_node_adopt(c, k, s) : st;
 }

@@ -106,33 +106,39 @@ bool dn_node_makes_specials(const gl_node *n)
 
 #define SCAN_BLOCK 64 /* a fixed trip count: -O2's very-cheap cost model vectorizes it */
 
-/* Does x[0..SCAN_BLOCK) hold a NaN or an infinity (all exponent bits set)? Also built for
- * AVX2 and AVX-512, picked when the program loads (as ops/elementwise.c's erf). */
+/* What x[0..SCAN_BLOCK) holds: SCAN_OTHER a NaN or +inf, SCAN_NEG_INF -inf (all exponent
+ * bits set; -inf is the sign bit too, nothing else). Also built for AVX2 and AVX-512,
+ * picked when the program loads (as ops/elementwise.c's erf). */
+enum { SCAN_OTHER = 1, SCAN_NEG_INF = 2 };
+
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && \
     defined(__linux__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 static uint32_t block_special(const float *restrict x)
 {
-    uint32_t any = 0;
+    uint32_t other = 0, neg_inf = 0;
     for (int i = 0; i < SCAN_BLOCK; i++) {
         uint32_t b;
         memcpy(&b, &x[i], sizeof(b));
-        any |= (b & 0x7f800000u) == 0x7f800000u;
+        uint32_t ni = b == 0xff800000u;
+        other |= ((b & 0x7f800000u) == 0x7f800000u) & !ni;
+        neg_inf |= ni;
     }
-    return any;
+    return other * SCAN_OTHER | neg_inf * SCAN_NEG_INF;
 }
 
-/* Does x[0..n) hold a NaN or an infinity? One read of x. */
-static bool floats_special(const float *x, size_t n)
+/* What x[0..n) holds (SCAN_OTHER, SCAN_NEG_INF or both; 0: finite values only). One read
+ * of x. */
+static uint32_t floats_special(const float *x, size_t n)
 {
     uint32_t any = 0;
     size_t i = 0;
     for (; i + SCAN_BLOCK <= n; i += SCAN_BLOCK)
         any |= block_special(x + i);
     for (; i < n; i++)
-        any |= !isfinite(x[i]);
-    return any != 0;
+        any |= isinf(x[i]) && x[i] < 0 ? SCAN_NEG_INF : isfinite(x[i]) ? 0 : SCAN_OTHER;
+    return any;
 }
 
 /* The floats from t's buffer start that hold its elements: its count, or in a oneDNN
@@ -150,10 +156,10 @@ static size_t stored_floats(const gl_tensor *t)
     return n < have ? n : have;
 }
 
-static bool tensor_special(const gl_tensor *t)
+static uint32_t tensor_special(const gl_tensor *t)
 {
-    return t && t->dtype == GL_DT_FLOAT && t->buf &&
-           floats_special(t->buf->data, stored_floats(t));
+    return t && t->dtype == GL_DT_FLOAT && t->buf ? floats_special(t->buf->data, stored_floats(t))
+                                                  : 0;
 }
 
 /* ---- what the producers vouch for ---------------------------------------------------------- */
@@ -246,24 +252,29 @@ dn_inputs dn_inputs_look(dn_ctx *c, const gl_kernel_ctx *k, dn_special_check *sc
      * wrong looks at the values it reads, which hold whatever the constants put there. */
     if (!sc->consts_known && (look || !consts_outweigh(k))) {
         for (size_t i = 0; i < k->n_inputs && !sc->consts_special; i++)
-            sc->consts_special = dn_input_constant(k, i) && tensor_special(k->in[i]);
+            sc->consts_special = dn_input_constant(k, i) && tensor_special(k->in[i]) != 0;
         sc->consts_known = true;
     }
     if (sc->consts_special)
         return DN_INPUTS_SPECIAL;
     dn_inputs known = sc->consts_known ? DN_INPUTS_FINITE : DN_INPUTS_UNKNOWN;
+    bool neg_inf = false;
     for (size_t i = 0; i < k->n_inputs; i++) {
         const gl_tensor *t = k->in[i];
         const gl_value *v = i < k->node->n_inputs ? k->node->inputs[i] : NULL;
         if (!t || t->dtype != GL_DT_FLOAT || dn_input_constant(k, i) ||
             vouched_finite(&c->vouched, v))
             continue;
-        if (!look)
+        if (!look) {
             known = DN_INPUTS_UNKNOWN;
-        else if (tensor_special(t))
+            continue;
+        }
+        uint32_t holds = tensor_special(t);
+        if (holds & SCAN_OTHER || (holds && !sc->neg_inf_ok))
             return DN_INPUTS_SPECIAL;
+        neg_inf = neg_inf || holds;
     }
-    return known;
+    return neg_inf ? DN_INPUTS_NEG_INF : known;
 }
 
 gl_status dn_guard_specials(dn_build *b, bool drops)

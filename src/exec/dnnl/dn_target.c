@@ -64,6 +64,20 @@ static const char *head_post_ops_refusal(const gl_node *head, const gl_node *mem
         return "oneDNN 2.6's f32 deconvolution applies post-ops in a per-element "
                "reference loop under its jit name (36.7 ms fused against 0.49 ms unfused "
                "measured on an OCR head)";
+    if (!binary) {
+        const gl_tensor *in[3] = {NULL, NULL, NULL};
+        bool fixed[3] = {true, true, true};
+        dn_post post[2];
+        size_t n_post = 0;
+        const char *w = NULL, *slow_why = NULL;
+        if (dn_eltwise_posts(member, opset, in, fixed, 1, post, &n_post, &w))
+            for (size_t i = 0; i < n_post && !slow_why; i++)
+                slow_why = dn_eltwise_post_slow(&post[i]);
+        if (slow_why) {
+            *slow = true;
+            return slow_why;
+        }
+    }
     return dn_fused_head_refusal(head, member, opset, binary);
 }
 

@@ -96,6 +96,11 @@ typedef struct dn_ctx {
     int threads;             /* as asked (0: OpenMP's default) */
     int max_threads;         /* what primitives run with unless they are small (dn_node.c) */
     void (*set_threads)(int); /* omp_set_num_threads, NULL when not found */
+    /* libgomp's GOMP_parallel, omp_get_thread_num and omp_get_num_threads (NULL when not
+     * found): graphlab's own kernels run on oneDNN's OpenMP threads (dn_parallel_for) */
+    void (*gomp_parallel)(void (*fn)(void *), void *data, unsigned threads, unsigned flags);
+    int (*thread_num)(void);
+    int (*num_threads)(void);
     dn_layout *layouts;      /* interned */
     size_t builds;           /* primitives built by this plan */
     char *fault, *delay;     /* gl_exec_options.dnnl_fault/dnnl_delay (owned), or NULL */
@@ -156,6 +161,10 @@ gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);
 gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out);
 /* Make and run the primitives that follow with n threads (0: the plan's count). */
 void dn_ctx_threads(dn_ctx *c, int n);
+/* fn(arg, lo, hi) over [0, n) in contiguous ranges, one per OpenMP thread of the current
+ * count (on the caller alone when libgomp was not found). */
+typedef void dn_range_fn(void *arg, int64_t lo, int64_t hi);
+void dn_parallel_for(const dn_ctx *c, int64_t n, dn_range_fn *fn, void *arg);
 void dn_ctx_free(void *ctx);
 void dn_ctx_summary(const void *ctx, char *buf, size_t len);
 gl_status dn_fail(const char *where, const char *call, dnnl_status_t s);

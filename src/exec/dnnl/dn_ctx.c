@@ -282,6 +282,32 @@ void dn_ctx_threads(dn_ctx *c, int n)
         c->set_threads(n > 0 ? n : c->max_threads);
 }
 
+typedef struct parallel_job {
+    const dn_ctx *c;
+    int64_t n;
+    dn_range_fn *fn;
+    void *arg;
+} parallel_job;
+
+static void parallel_part(void *data)
+{
+    const parallel_job *j = data;
+    int64_t t = j->c->thread_num(), nt = j->c->num_threads();
+    int64_t lo = j->n * t / nt, hi = j->n * (t + 1) / nt;
+    if (lo < hi)
+        j->fn(j->arg, lo, hi);
+}
+
+void dn_parallel_for(const dn_ctx *c, int64_t n, dn_range_fn *fn, void *arg)
+{
+    if (!c->gomp_parallel || !c->thread_num || !c->num_threads) {
+        fn(arg, 0, n);
+        return;
+    }
+    parallel_job j = {c, n, fn, arg};
+    c->gomp_parallel(parallel_part, &j, 0, 0); /* 0 threads: omp_set_num_threads' count */
+}
+
 /* The channel block of oneDNN's blocked activations on this CPU: 16 floats (one
  * AVX-512 register) where its avx512_core kernels run, else 8 (AVX2). Asking a
  * convolution with every layout left `any` does not tell: on avx512_core oneDNN 2.6
@@ -333,6 +359,9 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     /* Threads before anything is built: oneDNN sizes scratchpads per thread. */
     c->threads = o ? o->threads : 0;
     *(void **)&c->set_threads = omp_symbol("omp_set_num_threads");
+    *(void **)&c->gomp_parallel = omp_symbol("GOMP_parallel");
+    *(void **)&c->thread_num = omp_symbol("omp_get_thread_num");
+    *(void **)&c->num_threads = omp_symbol("omp_get_num_threads");
     int (*get_max)(void) = NULL;
     *(void **)&get_max = omp_symbol("omp_get_max_threads");
     if (c->set_threads && c->threads > 0)

@@ -671,6 +671,11 @@ gl_status dn_guard_specials(dn_build *b, bool drops);
 gl_status dn_from_plain(dn_ctx *c, const gl_tensor *plain, const dnnl_memory_desc_t *md,
                         void *data, const char *where);
 
+/* GlobalAveragePool (dn_pool.c's build, pd made, X's dims xd [N, C, H, W]) on graphlab's
+ * AVX2 kernel when the pd's source and destination are both nChw8c or both nhwc
+ * (dn_gpool.c); else the pd's kernel stays. */
+void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd);
+
 /* ---- the op tables (one per family file) ---------------------------------------------- */
 
 typedef struct dn_op_table {

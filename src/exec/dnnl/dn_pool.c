@@ -317,6 +317,8 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
     }
     if (native)
         np_take(b, *pd, xd, &g);
+    else if (global && !is_max && !int8 && nsp == 2 && b->c->avx2)
+        dn_gap_take(b, *pd, xd);
     return GL_OK;
 }
 

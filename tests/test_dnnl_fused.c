@@ -460,6 +460,9 @@ static const fcase matmul_cases[] = {
     {"Gemm+Relu+Add(residual)", 'g', "p", false, {ACT("Relu"), OPD("Add", 'x', 2, 8, 24)},
      .expect = FUSED,
      .what = "eltwise_relu + binary_add"},
+    /* 8 rows by constant weights: graphlab's few-rows kernel applies the Relu (AVX2) */
+    {"Gemm+Relu", 'g', "p", false, {ACT("Relu")}, .expect = FUSED, .what = "eltwise_relu",
+     .avx2_expect = FUSED, .avx2_what = "graphlab:avx2 8 rows + relu"},
 };
 
 /* DenseNet's pre-activation BatchNormalization + Relu: one batch normalization with a

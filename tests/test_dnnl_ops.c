@@ -997,6 +997,79 @@ Test(dnnl_ops, grouped_convolutions_widened_to_the_block)
     run_cases(widened_group_cases, GL_ARRAY_LEN(widened_group_cases), 29);
 }
 
+/* GlobalAveragePool (dn_gpool.c): without AVX-512, over nChw8c and nhwc graphlab's own
+ * kernel (its implementation says so; with AVX-512 oneDNN's); the same values as the
+ * reference: channels past the last block of 8 (padding, a scalar tail), maps whose
+ * size is no multiple of the four accumulators, a batch, NaN and infinities. */
+static const op_case global_average_cases[] = {
+    {"20 channels, 7x7, a batch of 3", "GlobalAveragePool", 13, "nb", {{0}},
+     {IN('X', 4, D(3, 20, 7, 7))}, .expect = DN, .impl_has = "graphlab:avx2"},
+    {"64 channels, 14x14", "GlobalAveragePool", 13, "nb", {{0}},
+     {IN('X', 4, D(2, 64, 14, 14))}, .expect = DN, .impl_has = "graphlab:avx2"},
+    {"8 channels, 1x3", "GlobalAveragePool", 13, "nb", {{0}}, {IN('X', 4, D(1, 8, 1, 3))},
+     .expect = DN, .impl_has = "graphlab:avx2"},
+    {"NaN and infinities", "GlobalAveragePool", 13, "nb", {{0}},
+     {IN('S', 4, D(2, 16, 5, 5))}, .expect = DN, .impl_has = "graphlab:avx2"},
+    {"channels last, 43 channels", "graphlab.NhwcGlobalAveragePool", 13, "p", {{0}},
+     {IN('x', 4, D(2, 5, 6, 43))}, .expect = DN, .out = "plain", .impl_has = "graphlab:avx2"},
+    {"plain NCHW: oneDNN's", "GlobalAveragePool", 13, "p", {{0}},
+     {IN('x', 4, D(2, 16, 5, 5))}, .expect = DN, .impl_not = "graphlab"},
+};
+
+/* Rows whose impl_has names graphlab's AVX2 kernel: with AVX-512 oneDNN's runs instead. */
+static void run_avx2_kernel_cases(const op_case *rows, size_t n, uint32_t seed)
+{
+    op_case *cases = malloc(n * sizeof(*cases));
+    cr_assert(cases);
+    memcpy(cases, rows, n * sizeof(*cases));
+    for (size_t i = 0; i < n; i++)
+        if (tu_cpu_has_avx512() && cases[i].impl_has)
+            cases[i].impl_has = NULL, cases[i].impl_not = "graphlab";
+    run_cases(cases, n, seed);
+    free(cases);
+}
+
+Test(dnnl_ops, global_average_pool)
+{
+    run_avx2_kernel_cases(global_average_cases, GL_ARRAY_LEN(global_average_cases), 37);
+}
+
+/* Gemm of a few rows by constant weights (dn_matmul.c): graphlab's kernel on weights
+ * packed in panels of 8 columns where there are 2 to 8 rows (a fully connected layer at
+ * batch 8), oneDNN's gemm for one row, more than 8, or an alpha; the same values as the
+ * reference, a partial last panel and NaN and infinities in A too. `impl_has` is set
+ * below for AVX2 machines (graphlab's row) or left as the row says. */
+static const op_case few_rows_cases[] = {
+    {"8 rows, transB, C [N], N = 21 (a partial panel)", "Gemm", 13, "p", {AI("transB", 1)},
+     {IN('x', 2, D(8, 37)), IN('c', 2, D(21, 37)), IN('c', 1, D(21))}, .expect = DN,
+     .impl_has = "graphlab:avx2 8 rows"},
+    {"2 rows, no C", "Gemm", 13, "p", {{0}}, {IN('x', 2, D(2, 40)), IN('c', 2, D(40, 16))},
+     .expect = DN, .impl_has = "graphlab:avx2 2 rows"},
+    {"5 rows, C [1, N] from a graph input", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(5, 9)), IN('c', 2, D(9, 8)), IN('x', 2, D(1, 8))}, .expect = DN,
+     .impl_has = "graphlab:avx2 5 rows"},
+    {"NaN and infinities in A", "Gemm", 13, "p", {AI("transB", 1)},
+     {IN('s', 2, D(8, 24)), IN('c', 2, D(10, 24)), IN('c', 1, D(10))}, .expect = DN,
+     .impl_has = "graphlab:avx2 8 rows"},
+    {"1 row: oneDNN's gemm", "Gemm", 13, "p", {AI("transB", 1)},
+     {IN('x', 2, D(1, 37)), IN('c', 2, D(21, 37)), IN('c', 1, D(21))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"9 rows: oneDNN's gemm", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(9, 37)), IN('c', 2, D(37, 21)), IN('c', 1, D(21))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"alpha 2: oneDNN's gemm", "Gemm", 13, "p", {AF("alpha", 2.0f)},
+     {IN('x', 2, D(8, 37)), IN('c', 2, D(37, 21)), IN('c', 1, D(21))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"B a graph input: oneDNN's gemm", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(8, 37)), IN('x', 2, D(37, 21)), IN('c', 1, D(21))}, .expect = DN,
+     .impl_not = "graphlab"},
+};
+
+Test(dnnl_ops, gemm_of_few_rows)
+{
+    run_avx2_kernel_cases(few_rows_cases, GL_ARRAY_LEN(few_rows_cases), 31);
+}
+
 Test(dnnl_ops, max_pool_windows)
 {
     op_case cases[GL_ARRAY_LEN(max_pool_cases)];

@@ -160,6 +160,13 @@ gl_tensor *dn_to_plain(void *ctx, const gl_tensor *t, gl_buffer_slot *slot);
 gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out);
 /* Make and run the primitives that follow with n threads (0: the plan's count). */
 void dn_ctx_threads(dn_ctx *c, int n);
+/* graphlab's own kernels beside oneDNN's primitives run on the same OpenMP (libgomp)
+ * threads, at the count the plan set for the node (dn_ctx_threads): fn(arg, lo, hi,
+ * thread) over [0, n) in contiguous ranges, one per thread (numbered from 0), at most
+ * max_threads of them (0: no limit; a kernel's per-thread scratch sets one), and never
+ * more threads than items. */
+typedef void dn_range_fn(void *arg, int64_t lo, int64_t hi, int thread);
+void dn_parallel_for(int64_t n, int max_threads, dn_range_fn *fn, void *arg);
 void dn_ctx_free(void *ctx);
 void dn_ctx_summary(const void *ctx, char *buf, size_t len);
 gl_status dn_fail(const char *where, const char *call, dnnl_status_t s);
@@ -679,6 +686,11 @@ gl_status dn_guard_specials(dn_build *b, bool drops);
 /* The plain tensor's values written at `data` as md lays them out (same dims). */
 gl_status dn_from_plain(dn_ctx *c, const gl_tensor *plain, const dnnl_memory_desc_t *md,
                         void *data, const char *where);
+
+/* GlobalAveragePool (dn_pool.c's build, pd made, X's dims xd [N, C, H, W]) on graphlab's
+ * AVX2 kernel when the pd's source and destination are both nChw8c or both nhwc
+ * (dn_gpool.c); else the pd's kernel stays. */
+void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd);
 
 /* ---- the op tables (one per family file) ---------------------------------------------- */
 

@@ -15,6 +15,9 @@
 #include "exec/dnnl/dn.h"
 
 #include <dlfcn.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,6 +283,30 @@ void dn_ctx_threads(dn_ctx *c, int n)
 {
     if (c->set_threads && c->max_threads > 1)
         c->set_threads(n > 0 ? n : c->max_threads);
+}
+
+void dn_parallel_for(int64_t n, int max_threads, dn_range_fn *fn, void *arg)
+{
+#ifdef _OPENMP
+    int threads = omp_get_max_threads(); /* omp_set_num_threads': the node's count */
+    if (max_threads > 0 && threads > max_threads)
+        threads = max_threads;
+    if (threads > n)
+        threads = (int)n;
+    if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+        {
+            int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+            int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+            if (lo < hi)
+                fn(arg, lo, hi, (int)t);
+        }
+        return;
+    }
+#endif
+    (void)max_threads;
+    if (n > 0)
+        fn(arg, 0, n, 0);
 }
 
 /* The channel block of oneDNN's blocked activations on this CPU: 16 floats (one

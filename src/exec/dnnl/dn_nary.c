@@ -36,9 +36,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* Inputs a primitive here takes (execute() passes at most 64 arguments). */
 #define NARY_MAX 60
@@ -62,7 +59,9 @@ typedef struct nc_part {
 
 typedef struct nc_geom {
     int n_outer;
-    size_t bytes; /* the output's */
+    size_t bytes;          /* the output's */
+    const void *const *src; /* this run's inputs and output */
+    void *dst;
     int64_t dims[DNNL_MAX_NDIMS], dst_stride[DNNL_MAX_NDIMS];
     size_t n_in;
     nc_part part[NARY_MAX];
@@ -70,10 +69,11 @@ typedef struct nc_geom {
 
 /* The runs of output rows [r0, r1) (a row: one index of the outer dims, counted in
  * dst order, outermost first). */
-static void nc_copy_rows(const nc_geom *g, const void *const *src, void *dst, int64_t r0,
-                         int64_t r1)
+static void nc_copy_rows(void *extra, int64_t r0, int64_t r1, int thread)
 {
+    const nc_geom *g = extra;
     int64_t idx[DNNL_MAX_NDIMS] = {0}, rest = r0;
+    (void)thread;
     for (int d = g->n_outer - 1; d >= 0; d--) {
         idx[d] = rest % g->dims[d];
         rest /= g->dims[d];
@@ -87,7 +87,7 @@ static void nc_copy_rows(const nc_geom *g, const void *const *src, void *dst, in
             int64_t from = p->offset;
             for (int d = 0; d < g->n_outer; d++)
                 from += idx[d] * p->stride[d];
-            memcpy((float *)dst + p->dst_offset + at, (const float *)src[i] + from,
+            memcpy((float *)g->dst + p->dst_offset + at, (const float *)g->src[i] + from,
                    p->run * sizeof(float));
         }
         int d = g->n_outer - 1;
@@ -96,32 +96,20 @@ static void nc_copy_rows(const nc_geom *g, const void *const *src, void *dst, in
     }
 }
 
-/* The rows split evenly over the plan's threads (OpenMP's, as oneDNN's primitives);
- * a copy of less than NC_PER_THREAD bytes a thread stays on one. */
+/* The rows split over the node's threads; a copy of less than NC_PER_THREAD bytes a
+ * thread stays on fewer. */
 #define NC_PER_THREAD (256 * 1024)
 
 static void nc_run(void *extra, const void *const *src, void *dst)
 {
-    const nc_geom *g = extra;
+    nc_geom *g = extra;
     int64_t rows = 1;
     for (int d = 0; d < g->n_outer; d++)
         rows *= g->dims[d];
-#ifdef _OPENMP
-    int64_t threads = omp_get_max_threads(), by_size = g->bytes / NC_PER_THREAD;
-    if (threads > by_size)
-        threads = by_size;
-    if (threads > rows)
-        threads = rows;
-    if (threads > 1) {
-#pragma omp parallel num_threads((int)threads)
-        {
-            int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-            nc_copy_rows(g, src, dst, rows * t / nt, rows * (t + 1) / nt);
-        }
-        return;
-    }
-#endif
-    nc_copy_rows(g, src, dst, 0, rows);
+    g->src = src;
+    g->dst = dst;
+    size_t by_size = g->bytes / NC_PER_THREAD;
+    dn_parallel_for(rows, by_size > 1 ? (int)(by_size < 64 ? by_size : 64) : 1, nc_copy_rows, g);
 }
 
 /* md's strides when it is plain (no inner blocks) float32, else NULL. */

@@ -38,9 +38,6 @@
 #ifdef __x86_64__
 #include <immintrin.h>
 #endif
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define POOL_MAX_SP 3
 
@@ -99,6 +96,8 @@ typedef struct np_geom {
     np_taps_of *cols, *rows_of;             /* per output column, per output row */
     int scratch_threads;                    /* how many threads `rows` has room for */
     float *rows; /* scratch per thread: h x ow pixels of row maxima */
+    const float *x; /* this run's source and destination */
+    float *y;
 } np_geom;
 
 static void np_free(void *extra)
@@ -216,30 +215,21 @@ __attribute__((target("avx2"))) static void np_run_units(const np_geom *g, const
     }
 }
 
-/* The output rows of all planes split evenly over the run's threads (OpenMP's, the
- * ones oneDNN's primitives use, at the count the plan set), each with its own
- * scratch. Planes alone would leave a thread idle on an nhwc image (one plane). */
+/* The rows of thread `thread` (dn_parallel_for), with its own scratch. */
+static void np_rows(void *extra, int64_t lo, int64_t hi, int thread)
+{
+    np_geom *g = extra;
+    np_run_units(g, g->x, g->y, g->rows + thread * g->h * g->ow * g->lanes, lo, hi);
+}
+
+/* The output rows of all planes split over the node's threads: planes alone would
+ * leave a thread idle on an nhwc image (one plane). */
 static void np_run(void *extra, const void *const *src, void *dst)
 {
-    const np_geom *g = extra;
-    const int64_t units = g->n * g->blocks * g->oh;
-    int threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-    if (threads > g->scratch_threads)
-        threads = g->scratch_threads;
-    if (threads > units)
-        threads = (int)units;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
-        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        np_run_units(g, src[0], dst, g->rows + t * g->h * g->ow * g->lanes, units * t / nt,
-                     units * (t + 1) / nt);
-    }
-#else
-    np_run_units(g, src[0], dst, g->rows, 0, units);
-#endif
-    (void)threads;
+    np_geom *g = extra;
+    g->x = src[0];
+    g->y = dst;
+    dn_parallel_for(g->n * g->blocks * g->oh, g->scratch_threads, np_rows, g);
 }
 #endif
 
@@ -408,6 +398,8 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
     }
     if (native)
         np_take(b, *pd, xd, &g);
+    else if (global && !is_max && !int8 && nsp == 2 && b->c->avx2)
+        dn_gap_take(b, *pd, xd);
     return GL_OK;
 }
 

@@ -421,7 +421,7 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
     }
     if (!nhwc) {
         dn_bind_weighted(b, *pd, &wgiven, bias != NULL, x->rank, out_dims);
-        return GL_OK;
+        return nsp == 2 && !row ? dn_wino_take(b, *pd, xd, out_dims, &g) : GL_OK;
     }
     int64_t y_nhwc[4] = {out_dims[0], out_dims[2], out_dims[3], out_dims[1]};
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
@@ -429,7 +429,7 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
     if (bias)
         dn_bind_input(b, DNNL_ARG_BIAS, 2, NULL);
     dn_bind_output_nhwc(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), y_nhwc);
-    return GL_OK;
+    return row ? GL_OK : dn_wino_take(b, *pd, xd, out_dims, &g);
 }
 
 static gl_status conv_build(dn_build *b, dnnl_primitive_desc_t *pd)

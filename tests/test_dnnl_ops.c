@@ -972,9 +972,10 @@ Test(dnnl_ops, grouped_convolutions_widened_to_the_block)
 }
 
 /* 3x3 stride-1 convolutions without AVX-512 (dn_wino.c): graphlab's Winograd kernel on
- * nChw8c and nhwc, the same values as the reference (edges and partial tiles of odd sizes, output
- * channels off the group of 32, a batch, pads on some edges only, SAME padding, one tile;
- * NaN and infinities take the reference kernel); and the rows it leaves to oneDNN. */
+ * nChw8c and nhwc, the same values as the reference (edges and partial tiles of odd
+ * sizes, output channels off the group of 32, a batch, filters split by channels or tiles
+ * in chunks among the threads, pads on some edges only, SAME padding, one tile; NaN and
+ * infinities take the reference kernel); and the rows it leaves to oneDNN. */
 #define WINO_RTOL 1e-3, .atol = 1e-4
 static const op_case wino_cases[] = {
     {"32 channels, 7x7, pads 1, bias", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
@@ -982,6 +983,10 @@ static const op_case wino_cases[] = {
      .expect = DN, .rtol = WINO_RTOL},
     {"64 -> 40 channels, 9x11, a batch of 2", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
      {IN('X', 4, D(2, 64, 9, 11)), IN('c', 4, D(40, 64, 3, 3)), IN('c', 1, D(40))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"256 -> 72 channels, 5x5, a batch of 2 (filters split by channels)", "Conv", 11, "b",
+     {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(2, 256, 5, 5)), IN('c', 4, D(72, 256, 3, 3)), IN('c', 1, D(72))},
      .expect = DN, .rtol = WINO_RTOL},
     {"48 channels, no pads, 10x10", "Conv", 11, "b", {{0}},
      {IN('X', 4, D(1, 48, 10, 10)), IN('c', 4, D(48, 48, 3, 3))}, .expect = DN,

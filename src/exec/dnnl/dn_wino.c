@@ -36,7 +36,7 @@
  */
 #include "exec/dnnl/dn_opkit.h"
 
-#include <pthread.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __x86_64__
@@ -58,6 +58,28 @@
 
 enum { POST_SUM, POST_RELU };
 
+/* The threads: OpenMP's own, the ones oneDNN's primitives run on. libgomp comes in
+ * through libdnnl, not our link line (dn_ctx.c): its entry points are found with dlsym,
+ * GOMP_parallel being what GCC makes of `#pragma omp parallel`. Threads of our own beside
+ * OpenMP's fought them for the cores: an OpenMP thread that waits spins (for
+ * milliseconds by default, always with OMP_WAIT_POLICY=active) and 2 threads took 9-11
+ * ms where one took 1.4-2.3. */
+typedef struct wino_omp {
+    void (*parallel)(void (*fn)(void *), void *data, unsigned threads, unsigned flags);
+    void (*barrier)(void);
+    int (*thread_num)(void);
+    int (*num_threads)(void);
+} wino_omp;
+
+static bool wino_omp_find(wino_omp *o)
+{
+    *(void **)&o->parallel = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+    *(void **)&o->barrier = dlsym(RTLD_DEFAULT, "GOMP_barrier");
+    *(void **)&o->thread_num = dlsym(RTLD_DEFAULT, "omp_get_thread_num");
+    *(void **)&o->num_threads = dlsym(RTLD_DEFAULT, "omp_get_num_threads");
+    return o->parallel && o->barrier && o->thread_num && o->num_threads;
+}
+
 typedef struct wino {
     int64_t n, ic, oc, h, w, oh, ow, pt, pl; /* pt, pl: top and left padding */
     bool nhwc;                               /* else nChw8c */
@@ -71,7 +93,8 @@ typedef struct wino {
     bool by_tiles;
     int64_t chunk;
     int posts[WINO_MAX_POSTS], n_posts;
-    int threads;
+    int threads; /* 1, or an OpenMP team of this many */
+    wino_omp omp;
 } wino;
 
 static void wino_free(void *extra)
@@ -243,48 +266,29 @@ static void wino_products(const wino *q, const wino_span *s, int64_t p, int64_t 
 
 /* ---- threads ------------------------------------------------------------------------------- */
 
-/* The threads of one run: made first, then told how many of them there are (a thread
- * that could not be made leaves its share to the others), then started. */
 typedef struct wino_team {
     const wino *q;
     const float *x;
     float *y;
-    pthread_mutex_t lock;
-    pthread_cond_t go;
-    bool started;
-    int threads;
-    pthread_barrier_t barrier;
+    int id, threads; /* this thread's (the team is copied per thread), of how many */
 } wino_team;
 
-typedef struct wino_job {
-    wino_team *team;
-    int id;
-} wino_job;
-
 /* This thread's share [*a, *b) of n items. */
-static void wino_share(const wino_job *j, int64_t n, int64_t *a, int64_t *b)
+static void wino_share(const wino_team *j, int64_t n, int64_t *a, int64_t *b)
 {
-    *a = n * j->id / j->team->threads;
-    *b = n * (j->id + 1) / j->team->threads;
+    *a = n * j->id / j->threads;
+    *b = n * (j->id + 1) / j->threads;
 }
 
-static void wino_sync(const wino_job *j)
+static void wino_sync(const wino_team *j)
 {
-    if (j->team->threads > 1)
-        pthread_barrier_wait(&j->team->barrier);
+    if (j->threads > 1)
+        j->q->omp.barrier();
 }
 
-static void *wino_work(void *arg)
+static void wino_work(const wino_team *j)
 {
-    const wino_job *j = arg;
-    wino_team *team = j->team;
-    pthread_mutex_lock(&team->lock);
-    while (!team->started)
-        pthread_cond_wait(&team->go, &team->lock);
-    pthread_mutex_unlock(&team->lock);
-    if (j->id >= team->threads)
-        return NULL; /* no barrier could be made: the first thread does it all */
-    const wino *q = team->q;
+    const wino *q = j->q;
     int64_t a, b, icb_n = q->ic / 8, ocb_n = q->oc / 8;
     if (q->by_tiles) {
         /* chunks of tiles, each thread its own, in its own scratch: no barrier */
@@ -295,20 +299,20 @@ static void *wino_work(void *arg)
             wino_span s = {q->v + j->id * 16 * q->chunk * q->ic,
                            q->m + j->id * 16 * q->chunk * q->oc, t0,
                            q->tiles - t0 < q->chunk ? q->tiles - t0 : q->chunk};
-            const float *x = team->x + img * q->ic * q->h * q->w;
+            const float *x = j->x + img * q->ic * q->h * q->w;
             for (int64_t c = 0; c < icb_n * s.nt; c++)
                 wino_in(q, x, &s, c / s.nt, c % s.nt);
             for (int64_t c = 0; c < 16 * q->nocg; c++)
                 wino_products(q, &s, c / q->nocg, c % q->nocg);
             for (int64_t c = 0; c < ocb_n * s.nt; c++)
-                wino_out(q, team->y + img * q->oc * q->oh * q->ow, &s, c / s.nt, c % s.nt);
+                wino_out(q, j->y + img * q->oc * q->oh * q->ow, &s, c / s.nt, c % s.nt);
         }
-        return NULL;
+        return;
     }
     wino_span s = {q->v, q->m, 0, q->tiles};
     for (int64_t img = 0; img < q->n; img++) {
-        const float *x = team->x + img * q->ic * q->h * q->w;
-        float *y = team->y + img * q->oc * q->oh * q->ow;
+        const float *x = j->x + img * q->ic * q->h * q->w;
+        float *y = j->y + img * q->oc * q->oh * q->ow;
         wino_share(j, icb_n * q->tiles, &a, &b);
         for (int64_t i = a; i < b; i++)
             wino_in(q, x, &s, i / q->tiles, i % q->tiles);
@@ -323,35 +327,27 @@ static void *wino_work(void *arg)
         if (img + 1 < q->n) /* the next image's transforms overwrite v and m */
             wino_sync(j);
     }
-    return NULL;
+}
+
+/* One thread of the OpenMP team: its number and the team's size as OpenMP gives them
+ * (fewer than asked when nested in another parallel region). */
+static void wino_omp_body(void *arg)
+{
+    wino_team j = *(const wino_team *)arg;
+    j.id = j.q->omp.thread_num();
+    j.threads = j.q->omp.num_threads();
+    if (j.id < j.threads)
+        wino_work(&j);
 }
 
 static void wino_run(void *extra, const void *const *src, void *dst)
 {
     const wino *q = extra;
-    wino_team team = {.q = q, .x = src[0], .y = dst, .lock = PTHREAD_MUTEX_INITIALIZER,
-                      .go = PTHREAD_COND_INITIALIZER};
-    wino_job jobs[WINO_MAX_THREADS];
-    pthread_t tid[WINO_MAX_THREADS];
-    int made = 1;
-    for (; made < q->threads; made++) {
-        jobs[made] = (wino_job){&team, made};
-        if (pthread_create(&tid[made], NULL, wino_work, &jobs[made]) != 0)
-            break;
-    }
-    team.threads = made > 1 && pthread_barrier_init(&team.barrier, NULL, (unsigned)made) == 0
-                       ? made
-                       : 1;
-    pthread_mutex_lock(&team.lock);
-    team.started = true;
-    pthread_cond_broadcast(&team.go);
-    pthread_mutex_unlock(&team.lock);
-    jobs[0] = (wino_job){&team, 0};
-    wino_work(&jobs[0]);
-    for (int i = 1; i < made; i++)
-        pthread_join(tid[i], NULL);
-    if (team.threads > 1)
-        pthread_barrier_destroy(&team.barrier);
+    wino_team team = {.q = q, .x = src[0], .y = dst, .id = 0, .threads = 1};
+    if (q->threads > 1)
+        q->omp.parallel(wino_omp_body, &team, (unsigned)q->threads, 0);
+    else
+        wino_work(&team);
 }
 #endif
 
@@ -436,7 +432,7 @@ gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_
     if (st != GL_OK)
         return st;
     q.tiles = (yd[2] + 1) / 2 * q.tw;
-    if (q.threads < 1)
+    if (q.threads < 1 || !wino_omp_find(&q.omp))
         q.threads = 1;
     if (q.threads > WINO_MAX_THREADS)
         q.threads = WINO_MAX_THREADS;

@@ -2,13 +2,13 @@
  *
  * On AVX-512, dn_conv.c runs 3x3 stride-1 convolutions with oneDNN's Winograd kernels
  * (dn_winograd_fits); oneDNN 2.6 has none for AVX2, where its direct jit:avx2 kernel runs
- * them (in nChw8c and in nhwc, graphlab's NhwcConv). That kernel is already at the machine's FMA peak (resnet18's 256x14x14 3x3 at
- * 2.45-2.6 ms on one thread, 89-94 GFLOP/s; a hand-written register-tiled direct kernel
- * measured the same), and so is ONNX Runtime's MLAS NCHWc kernel: no direct kernel beats
- * it. Winograd F(2x2, 3x3) does 2.25 times fewer multiplications: each 4x4 input tile
- * (B^T d B) times each transformed filter (G g G^T, made once when the plan is built) is
- * 16 independent matrix products [tiles x IC] x [IC x OC], and each 4x4 product tile
- * gives 2x2 outputs (A^T m A).
+ * them (in nChw8c, and in nhwc for graphlab's NhwcConv). That kernel is already at the
+ * machine's FMA peak (resnet18's 256x14x14 3x3 at 2.45-2.6 ms on one thread, 89-94
+ * GFLOP/s; a hand-written register-tiled direct kernel measured the same), and so is ONNX
+ * Runtime's MLAS NCHWc kernel: no direct kernel beats it. Winograd F(2x2, 3x3) does 2.25
+ * times fewer multiplications: each 4x4 input tile (B^T d B) times each transformed
+ * filter (G g G^T, made once when the plan is built) is 16 independent matrix products
+ * [tiles x IC] x [IC x OC], and each 4x4 product tile gives 2x2 outputs (A^T m A).
  *
  * Measured one thread, interleaved with oneDNN in one process (minimums of 100 runs,
  * loaded machine, 2026-12-07), oneDNN's direct kernel against this one: 512ch 7x7
@@ -19,7 +19,7 @@
  *
  * The products run on a register tile of 3 tiles x 4 blocks of 8 output channels (12
  * accumulators, the inputs broadcast, 4 weight vectors per input channel). Threads: the
- * run's count (the plan's, like the primitives'), pthreads made per run. Few channels
+ * plan's count, an OpenMP team as oneDNN's primitives have (wino_omp). Few channels
  * (WINO_TILES_U_BYTES): each thread takes whole chunks of tiles through the three steps.
  * Many: three phases per image split among them (input transform by channel block x
  * tile, products by position x group of 32 output channels, output transform by channel

@@ -50,13 +50,14 @@ typedef struct fcase {
                           * (a stack of one-row products, as an attention projection
                           * whose sequence comes first), 'g' Gemm [8,32]x[32,24]+C[24],
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
-                          * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8] */
+                          * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8], 'W' Conv
+                          * 32->32 3x3 on [1,32,7,7] (graphlab's Winograd on AVX2) */
     const char *layouts;
     bool through;        /* the head's input comes through a 1x1 Conv / a Relu */
     step_spec steps[4];
     expect_t expect;
     const char *what;
-    double rtol;
+    double rtol, atol;   /* 0: RTOL, ATOL */
     const char *in_has;  /* the plan's input layouts say this too (NULL: not checked); on
                           * AVX-512 only, where oneDNN packs the weights ("(once)") */
     /* Without AVX-512 (tu_cpu_has_avx512), what the plan shows instead when avx2_what is
@@ -152,8 +153,9 @@ static built build_row(const fcase *c)
     gl_model_set_opset(m, "graphlab.fused", 1);
     gl_model_set_opset(m, "graphlab", 1);
     gl_graph *g = m->graph;
-    bool conv = strchr("cdtnB", c->head) != NULL;
-    int64_t xd[4] = {1, 16, 8, 8}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
+    bool conv = strchr("cdtnBW", c->head) != NULL;
+    int64_t ch = c->head == 'W' ? 32 : 16, side = c->head == 'W' ? 7 : 8;
+    int64_t xd[4] = {1, ch, side, side}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
     if (c->head == 'q')
         memcpy(md, (int64_t[]){16, 1, 32}, sizeof(md));
     if (c->head == 'n')
@@ -163,7 +165,7 @@ static built build_row(const fcase *c)
     gl_dtype dt = c->head == 'M' ? GL_DT_INT32 : GL_DT_FLOAT;
     gl_value *x = graph_input(&b, "x", dt, rank, dims, !c->through);
     if (c->through && conv && c->head != 'n')
-        x = tu_node(g, "Conv", "pre", 2, x, const_f32(g, "wpre", 4, (int64_t[]){16, 16, 1, 1}))
+        x = tu_node(g, "Conv", "pre", 2, x, const_f32(g, "wpre", 4, (int64_t[]){ch, ch, 1, 1}))
                 ->outputs[0];
     else if (c->through)
         x = tu_node(g, "Relu", "pre", 1, x)->outputs[0];
@@ -181,7 +183,7 @@ static built build_row(const fcase *c)
         head = batchnorm_head(g, f, actual, &n_act, fx);
     } else if (conv) {
         bool dw = c->head == 'd', tr = c->head == 't';
-        int64_t wd[4] = {16, dw ? 1 : tr ? 8 : 16, 3, 3}, oc = tr ? 8 : 16;
+        int64_t wd[4] = {ch, dw ? 1 : tr ? 8 : ch, 3, 3}, oc = tr ? 8 : ch;
         gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 4, wd));
         gl_value *bias = formal(f, actual, &n_act, const_f32(g, "b", 1, &oc));
         head = c->head == 'n' ? add_op(f->body, "graphlab.NhwcConv", "head",
@@ -298,7 +300,7 @@ static void expect_special_run(const fcase *c, gl_tensor *got, const gl_tensor *
                                size_t n, const char *run, const char *what)
 {
     gl_compare r;
-    gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, ATOL, &r);
+    gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, c->atol ? c->atol : ATOL, &r);
     char line[256];
     gl_compare_format(&r, line, sizeof(line));
     cr_expect(r.ok, "%s: NaN and infinities in the last %zu inputs (%s), dnnl vs ref: %s",
@@ -341,7 +343,7 @@ static void run_case(const fcase *c)
             gl_exec_print_plan(dn, stderr);
         }
         gl_compare r;
-        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, ATOL, &r);
+        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, c->atol ? c->atol : ATOL, &r);
         char line[256];
         gl_compare_format(&r, line, sizeof(line));
         cr_expect(r.ok, "%s: dnnl vs ref: %s", what, line);
@@ -349,7 +351,7 @@ static void run_case(const fcase *c)
         gl_tensor_free(got);
         got = NULL;
         tu_exec_rerun_cached(dn, (const gl_tensor *const *)b.in, b.n_in, &got, 1, what);
-        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, ATOL, &r);
+        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, c->atol ? c->atol : ATOL, &r);
         cr_expect(r.ok, "%s: second run differs", what);
         gl_tensor_free(got);
         gl_tensor_free(want);
@@ -424,6 +426,22 @@ static const fcase conv_cases[] = {
     {"graphlab.NhwcConv+Add([N,H,W,C]) second", 'n', "pn", false,
      {{.op = "Add", .kind = 'x', .rank = 4, .dims = {1, 8, 8, 16}, .second = true}},
      .expect = FUSED, .what = "sum"},
+    /* graphlab's Winograd kernel on AVX2 (dn_wino.c) takes a bias, sums and relus */
+    {"Conv 32ch 7x7+Relu", 'W', "b", true, {ACT("Relu")}, .expect = FUSED,
+     .what = "eltwise_relu", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_2x3 nChw8c + eltwise_relu"},
+    {"Conv 32ch 7x7+Add(residual in the layout)+Relu", 'W', "b", true,
+     {OPD("Add", 'r', 4, 1, 32, 7, 7), ACT("Relu")}, .expect = FUSED,
+     .what = "sum + eltwise_relu", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_2x3 nChw8c + sum + eltwise_relu"},
+    {"Conv 32ch 7x7+Add(residual) second", 'W', "b", true,
+     {{.op = "Add", .kind = 'r', .rank = 4, .dims = {1, 32, 7, 7}, .second = true}},
+     .expect = FUSED, .what = "sum", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_2x3 nChw8c + sum"},
+    /* any other post-op keeps oneDNN's direct kernel */
+    {"Conv 32ch 7x7+Sigmoid", 'W', "b", true, {ACT("Sigmoid")}, .expect = FUSED,
+     .what = "eltwise_logistic", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
+     .avx2_what = "jit:avx2 + eltwise_logistic"},
     {"ConvTranspose+Relu+Mul(per-channel)", 't', "nb", true,
      {ACT("Relu"), OPD("Mul", 'c', 4, 1, 8, 1, 1)}, .expect = FUSED,
      .what = "eltwise_relu + binary_mul"},

@@ -1016,22 +1016,98 @@ static const op_case global_average_cases[] = {
      {IN('x', 4, D(2, 16, 5, 5))}, .expect = DN, .impl_not = "graphlab"},
 };
 
-/* Rows whose impl_has names graphlab's AVX2 kernel: with AVX-512 oneDNN's runs instead. */
-static void run_avx2_kernel_cases(const op_case *rows, size_t n, uint32_t seed)
+/* 3x3 stride-1 convolutions without AVX-512 (dn_wino.c): graphlab's Winograd kernel on
+ * nChw8c and nhwc, the same values as the reference (edges and partial tiles of odd
+ * sizes, output channels off the group of 32, a batch, filters split by channels or tiles
+ * in chunks among the threads, pads on some edges only, SAME padding, one tile; NaN and
+ * infinities take the reference kernel); and the rows it leaves to oneDNN. */
+#define WINO_RTOL 1e-3, .atol = 1e-4
+static const op_case wino_cases[] = {
+    {"32 channels, 7x7, pads 1, bias", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 32, 7, 7)), IN('c', 4, D(32, 32, 3, 3)), IN('c', 1, D(32))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"64 -> 40 channels, 9x11, a batch of 2", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(2, 64, 9, 11)), IN('c', 4, D(40, 64, 3, 3)), IN('c', 1, D(40))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"256 -> 72 channels, 5x5, a batch of 2 (filters split by channels)", "Conv", 11, "b",
+     {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(2, 256, 5, 5)), IN('c', 4, D(72, 256, 3, 3)), IN('c', 1, D(72))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"48 channels, no pads, 10x10", "Conv", 11, "b", {{0}},
+     {IN('X', 4, D(1, 48, 10, 10)), IN('c', 4, D(48, 48, 3, 3))}, .expect = DN,
+     .rtol = WINO_RTOL},
+    {"pads at the top and right only", "Conv", 11, "b", {AINTS("pads", 4, 1, 0, 0, 1)},
+     {IN('X', 4, D(1, 32, 6, 9)), IN('c', 4, D(32, 32, 3, 3)), IN('c', 1, D(32))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"SAME_UPPER, 5x6", "Conv", 11, "b", {AS("auto_pad", "SAME_UPPER")},
+     {IN('X', 4, D(1, 32, 5, 6)), IN('c', 4, D(32, 32, 3, 3))}, .expect = DN,
+     .rtol = WINO_RTOL},
+    {"one tile (4x4, no pads)", "Conv", 11, "b", {{0}},
+     {IN('X', 4, D(1, 32, 4, 4)), IN('c', 4, D(32, 32, 3, 3)), IN('c', 1, D(32))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"28x28 (the largest taken)", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 32, 28, 28)), IN('c', 4, D(32, 32, 3, 3))}, .expect = DN,
+     .rtol = WINO_RTOL},
+    {"NaN and infinities in the input", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('S', 4, D(2, 32, 6, 6)), IN('c', 4, D(32, 32, 3, 3)), IN('c', 1, D(32))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"nhwc activations, 40 channels, a batch of 2", "Conv", 11, "n",
+     {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(2, 40, 7, 9)), IN('c', 4, D(40, 40, 3, 3)), IN('c', 1, D(40))},
+     .expect = DN, .rtol = WINO_RTOL},
+    {"graphlab's NhwcConv ([N,H,W,C] plain)", "graphlab.NhwcConv", 13, "pnb",
+     {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('x', 4, D(1, 7, 7, 32)), IN('c', 4, D(48, 32, 3, 3)), IN('c', 1, D(48))},
+     .expect = DN, .out = "plain", .rtol = WINO_RTOL},
+};
+
+/* What graphlab's Winograd kernel leaves to oneDNN's direct one (288 products a sum:
+ * oneDNN's order is not the reference's either). */
+#define WINO_DIRECT .impl_not = "graphlab", .rtol = WINO_RTOL
+static const op_case wino_refused_cases[] = {
+    {"stride 2", "Conv", 11, "b", {AINTS("strides", 2, 2, 2), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 32, 14, 14)), IN('c', 4, D(32, 32, 3, 3))}, .expect = DN, WINO_DIRECT},
+    {"30x30 outputs (slower than direct past 28x28)", "Conv", 11, "b",
+     {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 32, 30, 30)), IN('c', 4, D(32, 32, 3, 3))}, .expect = DN, WINO_DIRECT},
+    {"dilations 2", "Conv", 11, "b", {AINTS("dilations", 2, 2, 2), AINTS("pads", 4, 2, 2, 2, 2)},
+     {IN('X', 4, D(1, 32, 9, 9)), IN('c', 4, D(32, 32, 3, 3))}, .expect = DN, WINO_DIRECT},
+    {"2 groups", "Conv", 11, "b", {AI("group", 2), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 64, 7, 7)), IN('c', 4, D(64, 32, 3, 3))}, .expect = DN, WINO_DIRECT},
+    {"36 channels (not whole blocks of 8)", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 36, 7, 7)), IN('c', 4, D(36, 36, 3, 3))}, .expect = DN, WINO_DIRECT},
+    {"16 channels (direct as fast)", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 16, 7, 7)), IN('c', 4, D(16, 16, 3, 3))}, .expect = DN, WINO_DIRECT},
+    {"5x5 kernel", "Conv", 11, "b", {AINTS("pads", 4, 2, 2, 2, 2)},
+     {IN('X', 4, D(1, 32, 7, 7)), IN('c', 4, D(32, 32, 5, 5))}, .expect = DN, WINO_DIRECT},
+    {"1x1 kernel", "Conv", 11, "b", {{0}},
+     {IN('X', 4, D(1, 32, 7, 7)), IN('c', 4, D(32, 32, 1, 1))}, .expect = DN, WINO_DIRECT},
+    {"weights a graph input", "Conv", 11, "b", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 32, 7, 7)), IN('x', 4, D(32, 32, 3, 3))}, .expect = DN, WINO_DIRECT},
+    {"plain activations", "Conv", 11, "p", {AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 32, 7, 7)), IN('c', 4, D(32, 32, 3, 3))}, .expect = DN, WINO_DIRECT},
+};
+
+/* Rows whose implementation, without AVX-512, is graphlab's own kernel: impl_has (NULL:
+ * as each row says); with AVX-512 oneDNN's runs instead, and the rows that named
+ * graphlab's must not. */
+static void run_cases_avx2(const op_case *rows, size_t n, const char *impl_has, uint32_t seed)
 {
-    op_case *cases = malloc(n * sizeof(*cases));
-    cr_assert(cases);
+    op_case *cases = gl_xmalloc(n * sizeof(*cases));
     memcpy(cases, rows, n * sizeof(*cases));
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (impl_has)
+            cases[i].impl_has = impl_has;
         if (tu_cpu_has_avx512() && cases[i].impl_has)
             cases[i].impl_has = NULL, cases[i].impl_not = "graphlab";
+    }
     run_cases(cases, n, seed);
     free(cases);
 }
 
 Test(dnnl_ops, global_average_pool)
 {
-    run_avx2_kernel_cases(global_average_cases, GL_ARRAY_LEN(global_average_cases), 37);
+    run_cases_avx2(global_average_cases, GL_ARRAY_LEN(global_average_cases), NULL, 37);
 }
 
 /* Gemm of a few rows by constant weights (dn_matmul.c): graphlab's kernel on weights
@@ -1067,17 +1143,19 @@ static const op_case few_rows_cases[] = {
 
 Test(dnnl_ops, gemm_of_few_rows)
 {
-    run_avx2_kernel_cases(few_rows_cases, GL_ARRAY_LEN(few_rows_cases), 31);
+    run_cases_avx2(few_rows_cases, GL_ARRAY_LEN(few_rows_cases), NULL, 31);
+}
+
+Test(dnnl_ops, winograd_on_avx2)
+{
+    run_cases_avx2(wino_cases, GL_ARRAY_LEN(wino_cases), "graphlab:avx2 winograd_2x3", 37);
+    run_cases(wino_refused_cases, GL_ARRAY_LEN(wino_refused_cases), 41);
 }
 
 Test(dnnl_ops, max_pool_windows)
 {
-    op_case cases[GL_ARRAY_LEN(max_pool_cases)];
-    memcpy(cases, max_pool_cases, sizeof(cases));
-    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
-        cases[i].impl_has = tu_cpu_has_avx512() ? NULL : "graphlab:avx2";
     tu_omp_threads(2); /* the kernel splits output rows over the plan's threads */
-    run_cases(cases, GL_ARRAY_LEN(cases), 23);
+    run_cases_avx2(max_pool_cases, GL_ARRAY_LEN(max_pool_cases), "graphlab:avx2", 23);
 }
 
 /* ---- Resize, Upsample --------------------------------------------------------------------- */

@@ -105,7 +105,10 @@ typedef struct dn_ctx {
     unsigned long special_runs;
     long delay_plans;        /* dnnl.delay=NAME@N: only the first N plans delay (0: all) */
     int delay_state;         /* 0: not yet reached NAME, 1: delays, -1: past N, never */
-    bool no_winograd;        /* gl_exec_options.dnnl_no_winograd */
+    bool no_winograd;        /* gl_exec_options.dnnl_no_winograd, or AVX2: no oneDNN
+                              * Winograd */
+    bool no_own_winograd;    /* gl_exec_options.dnnl_no_winograd: nor graphlab's
+                              * (dn_wino.c) */
     bool weights_in_place;   /* gl_exec_options.dnnl_weights_in_place */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */

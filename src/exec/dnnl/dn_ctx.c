@@ -341,7 +341,8 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     /* Before the policy: the cost counts it. oneDNN 2.6's Winograd kernels are AVX-512
      * ones (jit_avx512_core_fp32_wino_conv_*): on AVX2 the layout cost must not expect
      * them, nor the build ask for them. */
-    c->no_winograd = (o && o->dnnl_no_winograd) || c->avx2;
+    c->no_own_winograd = o && o->dnnl_no_winograd;
+    c->no_winograd = c->no_own_winograd || c->avx2;
     c->weights_in_place = o && o->dnnl_weights_in_place;
     if (strcmp(layout, "auto") == 0) {
         dn_choose_layout(c, m);

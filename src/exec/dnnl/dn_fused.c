@@ -981,11 +981,15 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     gl_status st = dn_node_ready(c, &hk, &seg->node, rebuilt);
     if (st == GL_OK && *rebuilt)
         describe_segment(c, seg);
+    /* The head's own reference kernel (special_ref: a Winograd head) computes the head
+     * alone: a run with a NaN or an infinity takes the members, whose steps are not lost
+     * (a Conv+Add whose sum drops nothing ran the Conv alone). */
+    bool drops = seg->drops_specials || seg->node.special_ref;
     dn_inputs known = finite_in ? DN_INPUTS_FINITE : DN_INPUTS_UNKNOWN;
-    if (st == GL_OK && !finite_in && seg->drops_specials && !seg->node.fallback)
+    if (st == GL_OK && !finite_in && drops && !seg->node.fallback)
         known = dn_inputs_look(c, &hk, &seg->node.specials, true);
     *members = st == GL_OK && seg->n_steps &&
-               (seg->node.fallback || (seg->drops_specials && known == DN_INPUTS_SPECIAL));
+               (seg->node.fallback || (drops && known == DN_INPUTS_SPECIAL));
     c->special_runs += *members && !seg->node.fallback;
     *finite = false;
     if (st == GL_OK && !*members)

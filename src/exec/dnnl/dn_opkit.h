@@ -79,6 +79,12 @@ typedef struct dn_conv_geom {
 } dn_conv_geom;
 bool dn_conv_window(const gl_node *n, const char *where, int nsp, const int64_t *in,
                     const int64_t *kernel, dn_conv_geom *g);
+/* On AVX2, a 2-D 3x3 stride-1 convolution whose pd reads and writes nChw8c (or nhwc),
+ * with constant weights, runs graphlab's Winograd kernel instead (dn_wino.c) where that
+ * measured faster; otherwise nothing changes. xd, yd: the source's and destination's NCHW dims.
+ * Not GL_OK only when the reference kernel it keeps for NaN and infinities failed. */
+gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,
+                       const int64_t *yd, const dn_conv_geom *g);
 
 /* graphlab's channels-last ops (NhwcConv, NhwcMaxPool, ...: src/ops/graphlab_layout.c)
  * hold X[N,H,W,C] as a plain tensor: oneDNN's nhwc over the logical dims [N,C,H,W], the

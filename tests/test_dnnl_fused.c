@@ -49,7 +49,8 @@ typedef struct fcase {
                           * 'm' MatMul [2,8,32]x[32,24], 'q' MatMul [16,1,32]x[32,24]
                           * (a stack of one-row products, as an attention projection
                           * whose sequence comes first), 'g' Gemm [8,32]x[32,24]+C[24],
-                          * 'G' the same Gemm without C,
+                          * 'G' the same Gemm without C, 'b' MatMul [2,8,32]x[2,32,24]
+                          * (a batch of products: B is a stack, nothing folds),
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
                           * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8] */
     const char *layouts;
@@ -210,7 +211,8 @@ static built build_row(const fcase *c)
             gl_tensor *t = tu_tensor_of(GL_DT_INT32, 2, (int64_t[]){32, 24}, v);
             w = gl_add_initializer(g, "w", t);
         } else {
-            w = const_f32(g, "w", 2, (int64_t[]){32, 24});
+            w = c->head == 'b' ? const_f32(g, "w", 3, (int64_t[]){2, 32, 24})
+                               : const_f32(g, "w", 2, (int64_t[]){32, 24});
         }
         head = tu_node(f->body, "MatMul", "head", 2, fx, formal(f, actual, &n_act, w));
     }
@@ -465,6 +467,12 @@ static const fcase matmul_cases[] = {
     {"MatMul+Add(a graph input [N] as bias)+graphlab.Gelu", 'm', "p", false,
      {OPD("Add", 'x', 1, 24), ACT("graphlab.Gelu")}, .expect = FUSED,
      .what = " + bias + eltwise_gelu_erf", .rtol = 1e-3},
+    {"batched B: MatMul+Add([1,1,N] bias)+Relu", 'b', "p", true,
+     {OPD("Add", 'c', 3, 1, 1, 24), ACT("Relu")}, .expect = FUSED,
+     .what = " + bias + eltwise_relu"},
+    {"batched B: MatMul+Add([N] bias)+Add(full residual)", 'b', "p", false,
+     {OPD("Add", 'c', 1, 24), OPD("Add", 'x', 3, 2, 8, 24)}, .expect = FUSED,
+     .what = " + bias + binary_add"},
     {"MatMul+Relu+Add([N]): the bias only first", 'm', "p", false,
      {ACT("Relu"), OPD("Add", 'c', 1, 24)}, .expect = FUSED,
      .what = "eltwise_relu + binary_add", .not_in = "bias"},

@@ -60,9 +60,13 @@ static const gl_fu_rule rules[] = {
     {"softmax-matmul", "FusedSoftmaxMatMul", "seed 004",
      {OPS("Softmax", GL_FU_ONE), OPS(MATMULS, GL_FU_ONE)}, 2, 2, GL_FU_UNIT,
      "oneDNN softmax then matmul"},
+    /* The MatMul's bias Add and Gelu join it (a pre-LN transformer's projections, GPT-2's
+     * c_attn and c_fc): the bias is the matmul's own argument, cheaper than an Add of
+     * its own or a binary post-op (bench/README, session 37). */
     {"layernorm-matmul", "FusedLayerNormMatMul", "seed 004",
-     {OPS(LAYERNORMS, GL_FU_ONE), OPS(MATMULS, GL_FU_ONE)}, 2, 2, GL_FU_UNIT,
-     "oneDNN layer normalization then matmul"},
+     {OPS(LAYERNORMS, GL_FU_ONE), OPS(MATMULS, GL_FU_ONE), BIN("Add", GL_FU_OPT, GL_FU_BIAS),
+      OPS(GELUS, GL_FU_OPT)}, 4, 4, GL_FU_UNIT,
+     "oneDNN layer normalization then matmul (bias, gelu post-op)"},
     {"conv-activation", NULL, "ONNX Runtime ConvActivationFusion",
      {OPS(CONVS, GL_FU_ONE), ACT(GL_FU_ONE)}, 2, 2, GL_FU_POST_OPS,
      "oneDNN convolution with an eltwise post-op"},

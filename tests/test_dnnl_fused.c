@@ -49,6 +49,8 @@ typedef struct fcase {
                           * 'm' MatMul [2,8,32]x[32,24], 'q' MatMul [16,1,32]x[32,24]
                           * (a stack of one-row products, as an attention projection
                           * whose sequence comes first), 'g' Gemm [8,32]x[32,24]+C[24],
+                          * 'G' the same Gemm without C, 'b' MatMul [2,8,32]x[2,32,24]
+                          * (a batch of products: B is a stack, nothing folds),
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
                           * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8], 'W' Conv
                           * 32->32 3x3 on [1,32,7,7] (graphlab's Winograd on AVX2) */
@@ -64,6 +66,7 @@ typedef struct fcase {
      * set: oneDNN 2.6's AVX2 kernels take fewer post-op chains. */
     expect_t avx2_expect;
     const char *avx2_what;
+    const char *not_in;  /* FUSED: the implementation must not say this (NULL: unchecked) */
 } fcase;
 
 #define RTOL 1e-4
@@ -160,8 +163,9 @@ static built build_row(const fcase *c)
         memcpy(md, (int64_t[]){16, 1, 32}, sizeof(md));
     if (c->head == 'n')
         memcpy(xd, (int64_t[]){1, 8, 8, 16}, sizeof(xd));
-    const int64_t *dims = conv ? xd : c->head == 'g' ? gd : md;
-    int rank = conv ? 4 : c->head == 'g' ? 2 : 3;
+    bool gemm = c->head == 'g' || c->head == 'G';
+    const int64_t *dims = conv ? xd : gemm ? gd : md;
+    int rank = conv ? 4 : gemm ? 2 : 3;
     gl_dtype dt = c->head == 'M' ? GL_DT_INT32 : GL_DT_FLOAT;
     gl_value *x = graph_input(&b, "x", dt, rank, dims, !c->through);
     if (c->through && conv && c->head != 'n')
@@ -197,6 +201,9 @@ static built build_row(const fcase *c)
         gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 2, (int64_t[]){32, 24}));
         gl_value *cc = formal(f, actual, &n_act, const_f32(g, "b", 1, (int64_t[]){24}));
         head = tu_node(f->body, "Gemm", "head", 3, fx, w, cc);
+    } else if (c->head == 'G') {
+        gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 2, (int64_t[]){32, 24}));
+        head = tu_node(f->body, "Gemm", "head", 2, fx, w);
     } else {
         gl_value *w;
         if (dt == GL_DT_INT32) {
@@ -206,7 +213,8 @@ static built build_row(const fcase *c)
             gl_tensor *t = tu_tensor_of(GL_DT_INT32, 2, (int64_t[]){32, 24}, v);
             w = gl_add_initializer(g, "w", t);
         } else {
-            w = const_f32(g, "w", 2, (int64_t[]){32, 24});
+            w = c->head == 'b' ? const_f32(g, "w", 3, (int64_t[]){2, 32, 24})
+                               : const_f32(g, "w", 2, (int64_t[]){32, 24});
         }
         head = tu_node(f->body, "MatMul", "head", 2, fx, formal(f, actual, &n_act, w));
     }
@@ -267,6 +275,8 @@ static void check_entry(const fcase *row, const gl_exec *e, const char *what)
                       strstr(impl, c->what) && strstr(note, "fused: "),
                   "%s: expected one oneDNN kernel with '%s', got %s %s (%s)", what, c->what,
                   en->backend, impl, note);
+        cr_expect(!c->not_in || !strstr(impl, c->not_in), "%s: '%s' in the implementation %s",
+                  what, c->not_in, impl);
         cr_expect(gl_exec_plan_count(e) == (c->through ? 2u : 1u),
                   "%s: the members have entries of their own", what);
         cr_expect(!c->in_has || !tu_cpu_has_avx512() || strstr(en->info.in_layouts, c->in_has),
@@ -450,37 +460,61 @@ static const fcase conv_cases[] = {
 static const fcase matmul_cases[] = {
     {"MatMul+Add([N] bias)+Relu", 'm', "p", false, {OPD("Add", 'c', 1, 24), ACT("Relu")},
      .expect = FUSED,
-     .what = "binary_add + eltwise_relu"},
+     .what = " + bias + eltwise_relu"},
     {"MatMul+Add(bias)+graphlab.Gelu", 'm', "p", true,
      {OPD("Add", 'c', 1, 24), ACT("graphlab.Gelu")}, .expect = FUSED,
-     .what = "binary_add + eltwise_gelu_erf", .rtol = 1e-3},
+     .what = " + bias + eltwise_gelu_erf", .rtol = 1e-3},
     {"MatMul+ai.onnx Gelu(tanh)", 'm', "p", false,
      {{.op = "Gelu", .attrs = {AS("approximate", "tanh")}}}, .expect = FUSED,
      .what = "eltwise_gelu_tanh", .rtol = 1e-3, .avx2_expect = UNIT,
      .avx2_what = "gemm:jit | graphlab:avx2 gelu_tanh"},
     {"MatMul+Add+graphlab.GeluTanh (GPT-2's FFN)", 'm', "p", false,
      {OPD("Add", 'c', 1, 24), ACT("graphlab.GeluTanh")}, .expect = FUSED,
-     .what = "binary_add + eltwise_gelu_tanh", .rtol = 1e-3, .avx2_expect = UNIT,
-     .avx2_what = "gemm:jit + binary_add | graphlab:avx2 gelu_tanh"},
+     .what = " + bias + eltwise_gelu_tanh", .rtol = 1e-3, .avx2_expect = UNIT,
+     .avx2_what = "gemm:jit + bias | graphlab:avx2 gelu_tanh"},
     {"MatMul+Add(full residual)", 'm', "p", false, {OPD("Add", 'x', 3, 2, 8, 24)}, .expect = FUSED,
-     .what = "binary_add"},
+     .what = "binary_add", .not_in = "bias"},
+    /* A per-column Add first is the matmul's own bias argument (cheaper than a binary
+     * post-op); what follows stays post-ops, in order. Any other Add is a post-op. */
+    {"MatMul+Add([1,N] bias)+Add(full residual)", 'm', "p", false,
+     {OPD("Add", 'c', 2, 1, 24), OPD("Add", 'x', 3, 2, 8, 24)}, .expect = FUSED,
+     .what = " + bias + binary_add"},
+    {"MatMul+Add([1,1,N] bias, the chain second)+Relu", 'm', "p", true,
+     {{.op = "Add", .kind = 'c', .rank = 3, .dims = {1, 1, 24}, .second = true}, ACT("Relu")},
+     .expect = FUSED, .what = " + bias + eltwise_relu"},
+    {"MatMul+Add(a graph input [N] as bias)+graphlab.Gelu", 'm', "p", false,
+     {OPD("Add", 'x', 1, 24), ACT("graphlab.Gelu")}, .expect = FUSED,
+     .what = " + bias + eltwise_gelu_erf", .rtol = 1e-3},
+    {"batched B: MatMul+Add([1,1,N] bias)+Relu", 'b', "p", true,
+     {OPD("Add", 'c', 3, 1, 1, 24), ACT("Relu")}, .expect = FUSED,
+     .what = " + bias + eltwise_relu"},
+    {"batched B: MatMul+Add([N] bias)+Add(full residual)", 'b', "p", false,
+     {OPD("Add", 'c', 1, 24), OPD("Add", 'x', 3, 2, 8, 24)}, .expect = FUSED,
+     .what = " + bias + binary_add"},
+    {"MatMul+Relu+Add([N]): the bias only first", 'm', "p", false,
+     {ACT("Relu"), OPD("Add", 'c', 1, 24)}, .expect = FUSED,
+     .what = "eltwise_relu + binary_add", .not_in = "bias"},
     {"MatMul+Mul(scalar)", 'm', "p", false, {OPD("Mul", 'c', 0)}, .expect = FUSED,
      .what = "binary_mul"},
     /* one tall product [16,32]x[32,24], its operands described over that matrix */
     {"stacked rows: MatMul+Add([N] bias)", 'q', "p", true, {OPD("Add", 'c', 1, 24)},
-     .expect = FUSED, .what = "binary_add", .in_has = "(once)"},
+     .expect = FUSED, .what = " + bias", .in_has = "(once)"},
     {"stacked rows: MatMul+Add([1,1,N] bias)+Relu", 'q', "p", false,
      {OPD("Add", 'c', 3, 1, 1, 24), ACT("Relu")}, .expect = FUSED,
-     .what = "binary_add + eltwise_relu", .in_has = "(once)"},
+     .what = " + bias + eltwise_relu", .in_has = "(once)"},
     {"stacked rows: MatMul+Add(full residual)+Mul(scalar)", 'q', "p", false,
      {OPD("Add", 'x', 3, 16, 1, 24), OPD("Mul", 'c', 0)}, .expect = FUSED,
-     .what = "binary_add + binary_mul", .in_has = "(once)"},
+     .what = "binary_add + binary_mul", .in_has = "(once)", .not_in = "bias"},
     {"Gemm+Relu+Add(residual)", 'g', "p", false, {ACT("Relu"), OPD("Add", 'x', 2, 8, 24)},
      .expect = FUSED,
      .what = "eltwise_relu + binary_add"},
     /* 8 rows by constant weights: graphlab's few-rows kernel applies the Relu (AVX2) */
     {"Gemm+Relu", 'g', "p", false, {ACT("Relu")}, .expect = FUSED, .what = "eltwise_relu",
      .avx2_expect = FUSED, .avx2_what = "graphlab:avx2 8 rows + relu"},
+    {"Gemm without C+Add([N] bias)+Relu", 'G', "p", true, {OPD("Add", 'c', 1, 24), ACT("Relu")},
+     .expect = FUSED, .what = " + bias + eltwise_relu"},
+    {"Gemm with C+Add([N])", 'g', "p", false, {OPD("Add", 'c', 1, 24)},
+     .expect = FUSED, .what = "binary_add", .not_in = "bias"},
 };
 
 /* DenseNet's pre-activation BatchNormalization + Relu: one batch normalization with a

@@ -59,6 +59,11 @@ typedef struct fcase {
 #define UNTOUCHED .want = NONE
 
 #define PASSES "toposort,shape-inference,fusion"
+/* LayerNormalization, MatMul and its [N] bias Add 'a' (rows add what reads 'a') */
+#define LN_MATMUL_BIAS                                                                     \
+    "in x f32s[2,4,8]; const g f32[8] = rand; const b f32[8] = rand; const w f32[8,6] = "  \
+    "rand; const c f32[6] = rand; n = LayerNormalization(x, g, b) axis=-1; "               \
+    "m = MatMul(n, w); a = Add(m, c); "
 #define RTOL 1e-5
 #define ATOL 1e-6
 
@@ -427,6 +432,11 @@ static const fcase matmul_cases[] = {
      "const w f32[8,6] = rand; n = LayerNormalization(x, g, b) axis=-1; m = MatMul(n, w); "
      "out m",
      APPLIED("layernorm-matmul", "LayerNormalization=0 MatMul=0", 2, 1)},
+    /* a pre-LN transformer's projection: the bias and a Gelu join the unit */
+    {"layernorm_matmul_bias", 17, false, LN_MATMUL_BIAS "out a",
+     APPLIED("layernorm-matmul", "LayerNormalization=0 MatMul=0 Add=0", 3, 1)},
+    {"layernorm_matmul_bias_gelu", 20, false, LN_MATMUL_BIAS "e = Gelu(a); out e",
+     APPLIED("layernorm-matmul", "LayerNormalization=0 MatMul=0 Add=0 Gelu=0", 4, 1)},
     {"skip_layernorm", 17, false,
      "in x f32s[2,4,8]; in y f32s[2,4,8]; const g f32[8] = rand; const b f32[8] = rand; "
      "s = Add(x, y); n = LayerNormalization(s, g, b) axis=-1; out n",

@@ -329,6 +329,10 @@ typedef struct dn_tail {
      * [prod(dims[0..rank-2]), dims[rank-1]] (dn_build_attr_rows), and its binary
      * operands are described over that matrix. */
     bool rows;
+    /* A matmul head's own bias (dn_tail_bias): the slot of the first member's operand
+     * when that member adds it per column, else SIZE_MAX. */
+    size_t (*bias)(struct dn_tail *t, const dn_build *b, int rank, int64_t n);
+    bool biased;  /* the head took the first member as its bias: posts leaves it out */
 } dn_tail;
 
 /* What a build sees: the node, its inputs (their stored descriptors in md[]), the
@@ -419,6 +423,15 @@ dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int r
  * rows (a stack of products made one tall product). */
 dnnl_status_t dn_build_attr_rows(dn_build *b, const dn_post *own, size_t n_own, int rank,
                                  const int64_t *dims, dnnl_primitive_attr_t *attr);
+
+/* A matmul's bias argument is cheaper than the same Add as a binary post-op (oneDNN 2.6's
+ * gemm:jit, 1 thread, 400x96 by 96x384: 329 against 399 us; bench/README, session 37):
+ * when the unit's first member adds n values along the last dim of the ONNX output of
+ * rank `rank` ([n], [1,n], [1,1,n]...), the input slot to bind as DNNL_ARG_BIAS (its
+ * plain bytes are the n values), and the tail leaves that member out of its post-ops;
+ * SIZE_MAX (nothing taken) otherwise, or without a unit. A head that scales its product
+ * (alpha != 1) must not ask: the bias would be scaled with it. */
+size_t dn_tail_bias(dn_build *b, int rank, int64_t n);
 
 /* Descriptor queries on a primitive descriptor. */
 const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int i);

@@ -8,7 +8,8 @@
  * with another operand become binary post-ops (the operand broadcast to the output as oneDNN 2.6 takes
  * it: it decides, and a refusal is the unit's), except an Add of a tensor of the output's
  * shape after a convolution: a sum post-op, its operand written into the destination
- * before each run (reordered when it arrives in another layout).
+ * before each run (reordered when it arrives in another layout), and a first member that
+ * adds one value per column after a matmul head: the matmul's own bias (tail_bias).
  *
  * The head runs through its own op's build (dn_conv.c, dn_matmul.c, dn_deconv.c,
  * dn_norm.c) on a stand-in node: the head reading the call's values (so initializers are
@@ -308,6 +309,7 @@ static void unit_free(fused_unit *u)
 
 static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
                       size_t cap);
+static size_t tail_bias(dn_tail *t, const dn_build *b, int rank, int64_t n);
 
 static const struct head_row *head_row_of(const gl_node *n)
 {
@@ -421,6 +423,7 @@ static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_
     fused_unit *u = gl_xcalloc(1, sizeof(*u));
     dn_node_init(&u->node, &fused_op);
     u->tail.posts = tail_posts;
+    u->tail.bias = tail_bias;
     u->model = m;
     u->fn = fn;
     u->call = call;
@@ -545,6 +548,22 @@ static int refuse_member(fused_unit *u, const fused_step *st)
     return -1;
 }
 
+/* dn_tail_bias: the first member adds an operand of n values along the output's last
+ * dim, and no more dims than the output's: the head's bias (its slot); else NONE. A
+ * per-row or full operand stays a binary post-op. */
+static size_t tail_bias(dn_tail *t, const dn_build *b, int rank, int64_t n)
+{
+    const fused_unit *u = (const fused_unit *)((const char *)t - offsetof(fused_unit, tail));
+    const fused_step *st = u->n_steps ? &u->steps[0] : NULL;
+    if (!st || st->bin != dnnl_binary_add)
+        return NONE;
+    const gl_tensor *o = b->k->in[st->operand];
+    if (!o || o->dtype != GL_DT_FLOAT || o->rank < 1 || o->rank > rank || o->count != n ||
+        o->dims[o->rank - 1] != n)
+        return NONE;
+    return st->operand;
+}
+
 /* The chain's post-ops for a destination of ONNX dims (rank, dims): dn_build_attr asks the
  * head's build for them (once per layout it tries). */
 static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn_post *post,
@@ -553,7 +572,7 @@ static int tail_posts(dn_tail *t, dn_build *b, int rank, const int64_t *dims, dn
     fused_unit *u = (fused_unit *)((char *)t - offsetof(fused_unit, tail));
     size_t n = 0;
     bool summed = false;
-    for (size_t j = 0; j < u->n_steps; j++) {
+    for (size_t j = t->biased ? 1 : 0; j < u->n_steps; j++) {
         fused_step *st = &u->steps[j];
         if (!st->bin) {
             if (n + st->n_post > cap)
@@ -709,7 +728,7 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return dn_refuse(b, "a 1-D MatMul operand: the output is not the matmul's");
     /* A segment without members is its op's own build. */
     b->tail = u->n_steps ? &u->tail : NULL;
-    u->tail.taken = false;
+    u->tail.taken = u->tail.biased = false;
     gl_status st = u->head_op->build(b, pd);
     b->tail = NULL;
     if (st != GL_OK)
@@ -727,7 +746,7 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (dn_pd_is_ref(*pd))
         return dn_refuse_ref(b, pd, "this group");
     size_t idx = u->tail.first;
-    for (size_t j = 0; j < u->n_steps; j++) {
+    for (size_t j = u->tail.biased ? 1 : 0; j < u->n_steps; j++) {
         fused_step *s = &u->steps[j];
         if (!s->bin) {
             idx += s->n_post;
@@ -828,9 +847,11 @@ static void describe_segment(dn_ctx *c, fused_unit *u)
     k = (size_t)snprintf(impl, sizeof(impl), "%s", s->impl);
     for (size_t j = 0; j < u->n_steps && k < sizeof(impl); j++) {
         const fused_step *st = &u->steps[j];
+        bool bias = j == 0 && u->tail.biased; /* the head's bias argument, no post-op */
         for (size_t i = 0; i < (st->bin ? 1 : st->n_post) && k < sizeof(impl); i++)
             k += (size_t)snprintf(impl + k, sizeof(impl) - k, " + %s",
-                                  st->sum ? "sum"
+                                  bias      ? "bias"
+                                  : st->sum ? "sum"
                                   : st->bin ? dnnl_alg_kind2str(st->bin)
                                             : dnnl_alg_kind2str(st->post[i].alg));
     }

@@ -16,6 +16,9 @@
  *           the output before the run and added by a sum post-op of scale beta/alpha.
  *           beta == 0 ignores C, as BLAS does (the reference computes 0 * C: they differ
  *           only where C holds a NaN or an infinity).
+ * Heading a fused unit (dn_fused.c), MatMul, FusedMatMul of alpha 1 and Gemm without C
+ * (of alpha 1) take the unit's first member, an Add of one value per output column, as
+ * the matmul's bias argument instead of a binary post-op (dn_tail_bias).
  * Operands and results are plain row-major: an operand in another layout is converted.
  */
 #include "exec/dnnl/dn.h"
@@ -109,11 +112,12 @@ typedef struct product_shape {
     bool ta, tb;
     float alpha;
     bool pack_b; /* packs_weights */
+    bool bias;   /* a fused unit's per-column Add as the matmul's bias (dn_tail_bias) */
 } product_shape;
 
 /* The descriptors a built product binds: A and B's views as built, and Y. */
 typedef struct product_mds {
-    dnnl_memory_desc_t a, b_view, y;
+    dnnl_memory_desc_t a, b_view, y, bias;
 } product_mds;
 
 /* The matmul of the views as one product (tall: the stacked rows of A as one matrix, B a
@@ -141,6 +145,12 @@ static dnnl_status_t product_pd(dn_build *b, dnnl_primitive_desc_t *pd, bool tal
         weights_md(s->pack_b, n, v.bd, &out->b_view, &bmd) != dnnl_success ||
         dn_md_plain(&out->y, n, v.yd, NULL) != dnnl_success)
         return dnnl_unimplemented;
+    /* the bias: one row of the output's columns, 1 in every other dim */
+    int64_t bias_dims[DNNL_MAX_NDIMS];
+    for (int i = 0; i < n; i++)
+        bias_dims[i] = i == n - 1 ? v.yd[i] : 1;
+    if (s->bias && dn_md_plain(&out->bias, n, bias_dims, NULL) != dnnl_success)
+        return dnnl_unimplemented;
     /* FusedMatMul's alpha first, then what a fused unit adds after the product (for the
      * destination of ONNX rank: nd dims, leading 1s aside) */
     dn_post scale = {dnnl_eltwise_linear, s->alpha, 0.0f, 1.0f, NULL};
@@ -150,7 +160,7 @@ static dnnl_status_t product_pd(dn_build *b, dnnl_primitive_desc_t *pd, bool tal
                            : dn_build_attr(b, &scale, scaled, nd, s->yd, &attr);
     dnnl_matmul_desc_t md;
     if (r == dnnl_success)
-        r = dnnl_matmul_desc_init(&md, &out->a, &bmd, NULL, &out->y);
+        r = dnnl_matmul_desc_init(&md, &out->a, &bmd, s->bias ? &out->bias : NULL, &out->y);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &md, attr, b->c->engine, NULL);
     dnnl_primitive_attr_destroy(attr);
@@ -186,6 +196,9 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
     yd[nd - 2] = ad[nd - 2];
     yd[nd - 1] = bd[nd - 1];
     ps.pack_b = packs_weights(b, 1, a->count / ad[nd - 1]);
+    /* alpha * (A*B + bias) is not alpha * A*B + bias: a scaled product keeps the post-op */
+    size_t bias_in = alpha == 1.0f ? dn_tail_bias(b, nd, yd[nd - 1]) : SIZE_MAX;
+    ps.bias = bias_in != SIZE_MAX;
     /* The ONNX output drops the dim a 1-D operand did not have. */
     int out_rank = 0;
     int64_t out_dims[DNNL_MAX_NDIMS];
@@ -206,6 +219,8 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
         return dn_refuse(b, "oneDNN has no matmul for these shapes");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &mds.a);
     bind_weights(b, 1, ps.pack_b, &mds.b_view, *pd);
+    if (ps.bias)
+        dn_bind_input_view(b, DNNL_ARG_BIAS, bias_in, &mds.bias);
     dn_bind_output(b, DNNL_ARG_DST, 0, &mds.y, out_rank, out_dims);
     return GL_OK;
 }
@@ -438,6 +453,14 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (use_c && !gemm_bias_dims(c, m, n, cdims))
         return dn_refuse(b, "C does not broadcast to [%lld, %lld]", (long long)m, (long long)n);
     bool as_bias = use_c && cdims[0] == 1 && cdims[1] == n;
+    /* Without a C of its own, a fused unit's per-column Add (alpha 1: the bias is not
+     * scaled) is the bias, read as it is. */
+    size_t unit_bias = !use_c && alpha == 1.0f ? dn_tail_bias(b, 2, n) : SIZE_MAX;
+    if (unit_bias != SIZE_MAX) {
+        as_bias = true;
+        cdims[0] = 1;
+        cdims[1] = n;
+    }
     dnnl_memory_desc_t amd, bview, bmd, ymd, cmd;
     bool pack_b = packs_weights(b, 1, m);
     if (dn_md_plain(&amd, 2, adims, astr) != dnnl_success ||
@@ -471,7 +494,9 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
         return dn_refuse(b, "oneDNN has no matmul for this Gemm");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
     bool relu = false;
-    if (few_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m, kk,
+    /* (a unit's bias Add stays with oneDNN's matmul: the few-rows kernel reads C only) */
+    if (unit_bias == SIZE_MAX &&
+        few_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m, kk,
                       &relu)) {
         dnnl_memory_desc_t panels;
         few_rows_weights_md(kk, n, &panels);
@@ -487,7 +512,9 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     } else {
         bind_weights(b, 1, pack_b, &bview, *pd);
     }
-    if (as_bias && beta == alpha) {
+    if (unit_bias != SIZE_MAX) {
+        dn_bind_input_view(b, DNNL_ARG_BIAS, unit_bias, &cmd);
+    } else if (as_bias && beta == alpha) {
         dn_bind_input_view(b, DNNL_ARG_BIAS, 2, &cmd);
     } else if (as_bias) {
         x->bias_scale = beta / alpha;

@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -81,6 +82,15 @@ static dnnl_status_t build_attr(dn_build *b, const dn_post *own, size_t n_own, i
     b->tail->first = n_own;
     b->tail->taken = true;
     return dn_attr_post_ops(all, n_own + (size_t)n, attr);
+}
+
+size_t dn_tail_bias(dn_build *b, int rank, int64_t n)
+{
+    if (!b->tail || !b->tail->bias)
+        return SIZE_MAX;
+    size_t slot = b->tail->bias(b->tail, b, rank, n);
+    b->tail->biased = slot != SIZE_MAX;
+    return slot;
 }
 
 dnnl_status_t dn_build_attr(dn_build *b, const dn_post *own, size_t n_own, int rank,

@@ -1150,8 +1150,14 @@ int gl_ui_main(const gl_ui_args *a)
         close(rt.wake[0]);
         close(rt.wake[1]);
     }
-    else /* a cancelled job still runs and reads the pipeline: exit() ends it with us,
-          * and what it was writing (an export's temporary folder) goes now */
+    else { /* a cancelled job still runs and reads the pipeline: what it was writing (an
+            * export's temporary folder) goes now, and _exit ends it with us. Not exit():
+            * the libraries' destructors (oneDNN's, libgomp's) would run while the job is
+            * inside their kernels, and a job caught mid-run crashed the exit (tui_run.sh,
+            * "q exits 0 with the run still going", under load). */
         gl_temp_files_remove();
+        fflush(NULL);
+        _exit(rc);
+    }
     return rc;
 }

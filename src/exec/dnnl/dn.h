@@ -154,6 +154,11 @@ dnnl_status_t dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                           const int64_t *strides);
 dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                         dnnl_format_tag_t tag);
+/* Which of tags[0..n) md is, over the 4-D dims (dn_md_tag's descriptor), or -1: the
+ * layouts graphlab's own kernels read and write (max pooling, global average pooling,
+ * Winograd). */
+int dn_md_tag_index(const dnnl_memory_desc_t *md, const int64_t *dims,
+                    const dnnl_format_tag_t *tags, size_t n);
 /* md lays out its dims densely in row-major order (strides of size-1 dims ignored):
  * the bytes are what a plain gl_tensor of those dims holds. */
 bool dn_md_is_plain(const dnnl_memory_desc_t *md);

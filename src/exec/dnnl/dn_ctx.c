@@ -62,6 +62,17 @@ dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
     return dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag);
 }
 
+int dn_md_tag_index(const dnnl_memory_desc_t *md, const int64_t *dims,
+                    const dnnl_format_tag_t *tags, size_t n)
+{
+    for (size_t t = 0; t < n; t++) {
+        dnnl_memory_desc_t a;
+        if (dn_md_tag(&a, 4, dims, tags[t]) == dnnl_success && dnnl_memory_desc_equal(md, &a))
+            return (int)t;
+    }
+    return -1;
+}
+
 bool dn_md_is_plain(const dnnl_memory_desc_t *md)
 {
     if (md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0 ||

@@ -83,24 +83,19 @@ void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd)
 #ifdef __x86_64__
     static const dnnl_format_tag_t tags[] = {dnnl_nChw8c, dnnl_nhwc};
     int64_t yd[4] = {xd[0], xd[1], 1, 1};
-    for (size_t t = 0; t < GL_ARRAY_LEN(tags); t++) {
-        dnnl_memory_desc_t xmd, ymd;
-        if (dn_md_tag(&xmd, 4, xd, tags[t]) != dnnl_success ||
-            dn_md_tag(&ymd, 4, yd, tags[t]) != dnnl_success ||
-            !dnnl_memory_desc_equal(dn_pd_md(pd, dnnl_query_src_md, 0), &xmd) ||
-            !dnnl_memory_desc_equal(dn_pd_md(pd, dnnl_query_dst_md, 0), &ymd))
-            continue;
-        gap_geom *g = gl_xcalloc(1, sizeof(*g));
-        g->blocked = tags[t] == dnnl_nChw8c;
-        g->n = xd[0];
-        g->ch = g->blocked ? (xd[1] + 7) / 8 * 8 : xd[1];
-        g->hw = xd[2] * xd[3];
-        b->s->extra = g;
-        b->s->extra_free = free;
-        b->s->native = gap_run;
-        dn_set_impl(b->c, b->s, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
+    int t = dn_md_tag_index(dn_pd_md(pd, dnnl_query_src_md, 0), xd, tags, GL_ARRAY_LEN(tags));
+    if (t < 0 ||
+        dn_md_tag_index(dn_pd_md(pd, dnnl_query_dst_md, 0), yd, tags, GL_ARRAY_LEN(tags)) != t)
         return;
-    }
+    gap_geom *g = gl_xcalloc(1, sizeof(*g));
+    g->blocked = tags[t] == dnnl_nChw8c;
+    g->n = xd[0];
+    g->ch = g->blocked ? (xd[1] + 7) / 8 * 8 : xd[1];
+    g->hw = xd[2] * xd[3];
+    b->s->extra = g;
+    b->s->extra_free = free;
+    b->s->native = gap_run;
+    dn_set_impl(b->c, b->s, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
 #else
     (void)b, (void)pd, (void)xd;
 #endif

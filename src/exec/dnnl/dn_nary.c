@@ -59,7 +59,8 @@ typedef struct nc_part {
 
 typedef struct nc_geom {
     int n_outer;
-    size_t bytes;          /* the output's */
+    int64_t rows;           /* indexes of the outer dims: each input's run once per row */
+    int threads;            /* at most this many (NC_PER_THREAD) */
     const void *const *src; /* this run's inputs and output */
     void *dst;
     int64_t dims[DNNL_MAX_NDIMS], dst_stride[DNNL_MAX_NDIMS];
@@ -96,20 +97,15 @@ static void nc_copy_rows(void *extra, int64_t r0, int64_t r1, int thread)
     }
 }
 
-/* The rows split over the node's threads; a copy of less than NC_PER_THREAD bytes a
- * thread stays on fewer. */
+/* The rows split over the node's threads, each copying NC_PER_THREAD bytes or more. */
 #define NC_PER_THREAD (256 * 1024)
 
 static void nc_run(void *extra, const void *const *src, void *dst)
 {
     nc_geom *g = extra;
-    int64_t rows = 1;
-    for (int d = 0; d < g->n_outer; d++)
-        rows *= g->dims[d];
     g->src = src;
     g->dst = dst;
-    size_t by_size = g->bytes / NC_PER_THREAD;
-    dn_parallel_for(rows, by_size > 1 ? (int)(by_size < 64 ? by_size : 64) : 1, nc_copy_rows, g);
+    dn_parallel_for(g->rows, g->threads, nc_copy_rows, g);
 }
 
 /* md's strides when it is plain (no inner blocks) float32, else NULL. */
@@ -155,6 +151,7 @@ static void nc_take(dn_build *b, const dnnl_memory_desc_t *src, size_t n,
     }
     g->n_in = n;
     int64_t along = 0;
+    size_t row_bytes = 0; /* of the output: every input's run */
     for (size_t i = 0; i < n; i++) {
         const int64_t *ss = nc_strides(&src[i]);
         bool ok = ss && ss[axis] == inner;
@@ -172,10 +169,13 @@ static void nc_take(dn_build *b, const dnnl_memory_desc_t *src, size_t n,
         p->dst_offset = dst->offset0 + along * inner;
         p->run = (size_t)(src[i].dims[axis] * inner);
         along += src[i].dims[axis];
-        g->bytes += p->run * sizeof(float);
+        row_bytes += p->run * sizeof(float);
     }
+    g->rows = 1;
     for (int o = 0; o < g->n_outer; o++)
-        g->bytes *= (size_t)g->dims[o];
+        g->rows *= g->dims[o];
+    size_t by_size = row_bytes * (size_t)g->rows / NC_PER_THREAD;
+    g->threads = by_size > 1 ? (by_size < 256 ? (int)by_size : 256) : 1;
     b->s->extra = g;
     b->s->extra_free = free;
     b->s->native = nc_run;

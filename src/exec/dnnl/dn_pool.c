@@ -87,12 +87,13 @@ static bool pool_window(const gl_kernel_ctx *k, int nsp, const int64_t *in, bool
  * and row's window (its first input position and the taps inside the image) is resolved
  * once at build time, not per pixel per run. */
 typedef struct np_taps_of {
-    int32_t start, t0, t1; /* input position of tap 0 (may be in the padding); taps t0..t1-1 inside */
+    int32_t start; /* the input position of tap 0 (in the padding or not) */
+    int32_t t0, t1; /* the taps inside the image: t0..t1-1 */
 } np_taps_of;
 
 typedef struct np_geom {
     int64_t n, blocks, lanes, h, w, oh, ow;
-    int64_t kh, kw, sh, sw, dh, dw, ph, pw; /* dh, dw: ONNX's dilations (1: none) */
+    int64_t dh, dw; /* ONNX's dilations (1: none), the distance between taps */
     np_taps_of *cols, *rows_of;             /* per output column, per output row */
     int scratch_threads;                    /* how many threads `rows` has room for */
     float *rows; /* scratch per thread: h x ow pixels of row maxima */
@@ -233,16 +234,12 @@ static void np_run(void *extra, const void *const *src, void *dst)
 }
 #endif
 
-/* Every output's window holds at least one input position along each axis. */
-static bool np_windows_nonempty(int64_t k, int64_t s, int64_t dil, int64_t pad, int64_t in,
-                                int64_t out)
+/* Every output's window holds at least one input position (taps: n outputs'). */
+static bool np_windows_nonempty(const np_taps_of *taps, int64_t n)
 {
-    for (int64_t o = 0; o < out; o++) {
-        int64_t t0, t1;
-        np_taps(o * s - pad, k, dil, in, &t0, &t1);
-        if (t0 >= t1)
+    for (int64_t o = 0; o < n; o++)
+        if (taps[o].t0 >= taps[o].t1)
             return false;
-    }
     return true;
 }
 
@@ -251,12 +248,7 @@ static const dnnl_format_tag_t np_tags[] = {dnnl_nChw8c, dnnl_nhwc};
 /* Which of np_tags md is for dims (4-D), or -1. */
 static int np_tag_of(const dnnl_memory_desc_t *md, const int64_t *dims)
 {
-    for (int t = 0; t < (int)GL_ARRAY_LEN(np_tags); t++) {
-        dnnl_memory_desc_t a;
-        if (dn_md_tag(&a, 4, dims, np_tags[t]) == dnnl_success && dnnl_memory_desc_equal(md, &a))
-            return t;
-    }
-    return -1;
+    return dn_md_tag_index(md, dims, np_tags, GL_ARRAY_LEN(np_tags));
 }
 
 /* The native kernel writes its source's layout: where oneDNN picked another destination
@@ -291,18 +283,18 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
     if (tag < 0 || np_tag_of(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) != tag)
         return;
     np_geom g = {.n = xd[0], .h = xd[2], .w = xd[3], .oh = pg->out[0], .ow = pg->out[1],
-                 .kh = pg->kernel[0], .kw = pg->kernel[1], .sh = pg->strides[0],
-                 .sw = pg->strides[1], .dh = pg->dilation[0] + 1, .dw = pg->dilation[1] + 1,
-                 .ph = pg->pad_l[0], .pw = pg->pad_l[1]};
+                 .dh = pg->dilation[0] + 1, .dw = pg->dilation[1] + 1};
     g.blocks = np_tags[tag] == dnnl_nChw8c ? (xd[1] + 7) / 8 : 1;
     g.lanes = np_tags[tag] == dnnl_nChw8c ? 8 : xd[1];
-    if (!np_windows_nonempty(g.kh, g.sh, g.dh, g.ph, g.h, g.oh) ||
-        !np_windows_nonempty(g.kw, g.sw, g.dw, g.pw, g.w, g.ow))
+    g.cols = np_taps_table(g.ow, pg->kernel[1], pg->strides[1], g.dw, pg->pad_l[1], g.w);
+    g.rows_of = np_taps_table(g.oh, pg->kernel[0], pg->strides[0], g.dh, pg->pad_l[0], g.h);
+    if (!np_windows_nonempty(g.cols, g.ow) || !np_windows_nonempty(g.rows_of, g.oh)) {
+        free(g.cols);
+        free(g.rows_of);
         return;
+    }
     np_geom *kept = gl_xmalloc(sizeof(*kept));
     *kept = g;
-    kept->cols = np_taps_table(g.ow, g.kw, g.sw, g.dw, g.pw, g.w);
-    kept->rows_of = np_taps_table(g.oh, g.kh, g.sh, g.dh, g.ph, g.h);
     kept->scratch_threads = b->c->max_threads > 1 ? b->c->max_threads : 1;
     kept->rows = gl_xmalloc((size_t)(kept->scratch_threads * g.h * g.ow * g.lanes) *
                             sizeof(float));

@@ -60,10 +60,6 @@
 
 enum { POST_SUM, POST_RELU };
 
-/* The threads: OpenMP's own, the ones oneDNN's primitives run on (AC_OPENMP: the same
- * libgomp). Threads of our own beside OpenMP's fought them for the cores: an OpenMP
- * thread that waits spins (for milliseconds by default, always with
- * OMP_WAIT_POLICY=active) and 2 threads took 9-11 ms where one took 1.4-2.3. */
 typedef struct wino {
     int64_t n, ic, oc, h, w, oh, ow, pt, pl; /* pt, pl: top and left padding */
     bool nhwc;                               /* else nChw8c */
@@ -77,7 +73,7 @@ typedef struct wino {
     bool by_tiles;
     int64_t chunk;
     int posts[WINO_MAX_POSTS], n_posts;
-    int threads; /* 1, or an OpenMP team of this many */
+    int threads; /* at most this many (the scratch's), an OpenMP team */
 } wino;
 
 static void wino_free(void *extra)
@@ -317,15 +313,22 @@ static void wino_work(const wino_team *j)
     }
 }
 
-/* The team: each thread its number and the team's size as OpenMP gives them (fewer than
- * asked when nested in another parallel region). */
+/* The team: OpenMP's threads, the ones oneDNN's primitives run on (AC_OPENMP: the same
+ * libgomp), at the node's count (dn_ctx_threads) and at most the scratch's. Threads of
+ * our own beside OpenMP's fought them for the cores: an OpenMP thread that waits spins
+ * (for milliseconds by default, always with OMP_WAIT_POLICY=active) and 2 threads took
+ * 9-11 ms where one took 1.4-2.3. Each thread its number and the team's size as OpenMP
+ * gives them (fewer than asked when nested in another parallel region). */
 static void wino_run(void *extra, const void *const *src, void *dst)
 {
     const wino *q = extra;
     wino_team team = {.q = q, .x = src[0], .y = dst, .id = 0, .threads = 1};
 #ifdef _OPENMP
-    if (q->threads > 1) {
-#pragma omp parallel num_threads(q->threads)
+    int threads = omp_get_max_threads();
+    if (threads > q->threads)
+        threads = q->threads;
+    if (threads > 1) {
+#pragma omp parallel num_threads(threads)
         {
             wino_team j = team;
             j.id = omp_get_thread_num();
@@ -385,13 +388,7 @@ static const dnnl_format_tag_t wino_tags[] = {dnnl_nChw8c, dnnl_nhwc};
 /* Which of wino_tags md is over dims, or -1. */
 static int wino_tag_of(const dnnl_memory_desc_t *md, const int64_t *dims)
 {
-    for (int t = 0; t < (int)GL_ARRAY_LEN(wino_tags); t++) {
-        dnnl_memory_desc_t a;
-        if (dn_md_tag(&a, 4, dims, wino_tags[t]) == dnnl_success &&
-            dnnl_memory_desc_equal(md, &a))
-            return t;
-    }
-    return -1;
+    return dn_md_tag_index(md, dims, wino_tags, GL_ARRAY_LEN(wino_tags));
 }
 
 gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,

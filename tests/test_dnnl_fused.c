@@ -51,6 +51,8 @@ typedef struct fcase {
                           * whose sequence comes first), 'g' Gemm [8,32]x[32,24]+C[24],
                           * 'G' the same Gemm without C, 'b' MatMul [2,8,32]x[2,32,24]
                           * (a batch of products: B is a stack, nothing folds),
+                          * 'T' Gemm [40,160]x[160,24]+C[24] (graphlab's many-rows kernel),
+                          * 'R' MatMul of A [a_dims] by a constant B [K, n] (K: A's last),
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
                           * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8], 'W' Conv
                           * 32->32 3x3 on [1,32,7,7] (graphlab's Winograd on AVX2) */
@@ -67,8 +69,11 @@ typedef struct fcase {
     expect_t avx2_expect;
     const char *avx2_what;
     const char *not_in;  /* FUSED: the implementation must not say this (NULL: unchecked) */
+    int a_rank;          /* 'R': A's rank (2 or 3) and dims, B's columns */
+    int64_t a_dims[3], n;
 } fcase;
 
+#define ROWS(n_, rank_, ...) .a_rank = (rank_), .a_dims = {__VA_ARGS__}, .n = (n_)
 #define RTOL 1e-4
 #define ATOL 1e-5
 #define ACT(op_) {.op = (op_)}
@@ -163,9 +168,11 @@ static built build_row(const fcase *c)
         memcpy(md, (int64_t[]){16, 1, 32}, sizeof(md));
     if (c->head == 'n')
         memcpy(xd, (int64_t[]){1, 8, 8, 16}, sizeof(xd));
-    bool gemm = c->head == 'g' || c->head == 'G';
-    const int64_t *dims = conv ? xd : gemm ? gd : md;
-    int rank = conv ? 4 : gemm ? 2 : 3;
+    bool gemm = c->head == 'g' || c->head == 'G' || c->head == 'T';
+    if (c->head == 'T')
+        gd[0] = 40, gd[1] = 160;
+    const int64_t *dims = conv ? xd : gemm ? gd : c->head == 'R' ? c->a_dims : md;
+    int rank = conv ? 4 : gemm ? 2 : c->head == 'R' ? c->a_rank : 3;
     gl_dtype dt = c->head == 'M' ? GL_DT_INT32 : GL_DT_FLOAT;
     gl_value *x = graph_input(&b, "x", dt, rank, dims, !c->through);
     if (c->through && conv && c->head != 'n')
@@ -197,8 +204,8 @@ static built build_row(const fcase *c)
         if (!tr)
             tu_apply_attrs(head, (tu_attr[]){AINTS("pads", 4, 1, 1, 1, 1),
                                              AI("group", dw ? 16 : 1), {0}});
-    } else if (c->head == 'g') {
-        gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 2, (int64_t[]){32, 24}));
+    } else if (c->head == 'g' || c->head == 'T') {
+        gl_value *w = formal(f, actual, &n_act, const_f32(g, "w", 2, (int64_t[]){gd[1], 24}));
         gl_value *cc = formal(f, actual, &n_act, const_f32(g, "b", 1, (int64_t[]){24}));
         head = tu_node(f->body, "Gemm", "head", 3, fx, w, cc);
     } else if (c->head == 'G') {
@@ -213,8 +220,9 @@ static built build_row(const fcase *c)
             gl_tensor *t = tu_tensor_of(GL_DT_INT32, 2, (int64_t[]){32, 24}, v);
             w = gl_add_initializer(g, "w", t);
         } else {
-            w = c->head == 'b' ? const_f32(g, "w", 3, (int64_t[]){2, 32, 24})
-                               : const_f32(g, "w", 2, (int64_t[]){32, 24});
+            w = c->head == 'b'   ? const_f32(g, "w", 3, (int64_t[]){2, 32, 24})
+                : c->head == 'R' ? const_f32(g, "w", 2, (int64_t[]){dims[rank - 1], c->n})
+                                 : const_f32(g, "w", 2, (int64_t[]){32, 24});
         }
         head = tu_node(f->body, "MatMul", "head", 2, fx, formal(f, actual, &n_act, w));
     }
@@ -515,6 +523,14 @@ static const fcase matmul_cases[] = {
      .expect = FUSED, .what = " + bias + eltwise_relu"},
     {"Gemm with C+Add([N])", 'g', "p", false, {OPD("Add", 'c', 1, 24)},
      .expect = FUSED, .what = "binary_add", .not_in = "bias"},
+    /* 40 rows, K 160: graphlab's many-rows kernel applies it (AVX2) */
+    {"Gemm+Relu, 40 rows", 'T', "p", false, {ACT("Relu")}, .expect = FUSED,
+     .what = "eltwise_relu", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + relu"},
+    {"Gemm+Add(residual)+Relu, 40 rows", 'T', "p", false,
+     {OPD("Add", 'x', 2, 40, 24), ACT("Relu")}, .expect = FUSED,
+     .what = "binary_add + eltwise_relu", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + add + relu"},
 };
 
 /* DenseNet's pre-activation BatchNormalization + Relu: one batch normalization with a
@@ -605,6 +621,59 @@ Test(dnnl_fused, conv_heads_with_every_post_op_kind_and_layout)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(conv_cases); i++)
         run_case(&conv_cases[i]);
+}
+
+/* MatMul heads of a constant 2-D B on graphlab's many-rows kernel (AVX2, dn_matmul.c
+ * many_rows_product): A 2-D or 3-D (its matrices stacked), M, K and N off the tile and the
+ * K block, the unit's bias ([N], [1,1,N], a graph input), a residual Add of the output's
+ * shape and a Relu in the kernel; NaN and infinities in the inputs (run_case); oneDNN keeps
+ * K under 128, 8 rows, a broadcast operand, post-ops in another order or of another kind. */
+static const fcase matmul_rows_cases[] = {
+    {"9 rows [9,130]x[130,21]+Add([N])", 'R', "p", false, {OPD("Add", 'c', 1, 21)},
+     .expect = FUSED, .what = " + bias", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 9 rows tiled", ROWS(21, 2, 9, 130)},
+    {"[1,17,300]x[300,40]+Add([1,1,N])+Relu (two K blocks)", 'R', "p", false,
+     {OPD("Add", 'c', 3, 1, 1, 40), ACT("Relu")}, .expect = FUSED,
+     .what = " + bias + eltwise_relu", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 17 rows tiled + relu", ROWS(40, 3, 1, 17, 300)},
+    {"[4,25,129]x[129,37]+Relu (100 rows, no bias), through a Relu", 'R', "p", true,
+     {ACT("Relu")}, .expect = FUSED, .what = "eltwise_relu", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 100 rows tiled + relu", ROWS(37, 3, 4, 25, 129)},
+    {"[1,197,520]x[520,70]+Add(a graph input [N])", 'R', "p", false,
+     {OPD("Add", 'x', 1, 70)}, .expect = FUSED, .what = " + bias", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 197 rows tiled", ROWS(70, 3, 1, 197, 520)},
+    {"K 127: oneDNN", 'R', "p", false, {OPD("Add", 'c', 1, 24), ACT("Relu")},
+     .expect = FUSED, .what = " + bias + eltwise_relu", .not_in = "graphlab",
+     ROWS(24, 3, 2, 20, 127)},
+    {"8 rows: oneDNN", 'R', "p", false, {OPD("Add", 'c', 1, 24)}, .expect = FUSED,
+     .what = " + bias", .not_in = "graphlab", ROWS(24, 2, 8, 130)},
+    {"[2,20,130]x[130,24]+Add([N])+Add(full residual)+Relu", 'R', "p", false,
+     {OPD("Add", 'c', 1, 24), OPD("Add", 'x', 3, 2, 20, 24), ACT("Relu")}, .expect = FUSED,
+     .what = " + bias + binary_add + eltwise_relu", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + add + relu", ROWS(24, 3, 2, 20, 130)},
+    {"[2,20,300]x[300,21]+Add(full residual, a partial tile), no bias", 'R', "p", true,
+     {OPD("Add", 'x', 3, 2, 20, 21)}, .expect = FUSED, .what = "binary_add",
+     .avx2_expect = FUSED, .avx2_what = "graphlab:avx2 40 rows tiled + add",
+     ROWS(21, 3, 2, 20, 300)},
+    {"Add([N])+Add(scalar, not the output's shape): oneDNN", 'R', "p", false,
+     {OPD("Add", 'c', 1, 24), OPD("Add", 'c', 0)}, .expect = FUSED,
+     .what = " + bias + binary_add", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
+    {"Add(full residual)+Add([N]) (the bias second): oneDNN", 'R', "p", false,
+     {OPD("Add", 'x', 3, 2, 20, 24), OPD("Add", 'c', 1, 24)}, .expect = FUSED,
+     .what = "binary_add + binary_add", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
+    {"Relu+Add([N]): the bias not first, oneDNN", 'R', "p", false,
+     {ACT("Relu"), OPD("Add", 'c', 1, 24)}, .expect = FUSED,
+     .what = "eltwise_relu + binary_add", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
+    {"Add([N])+graphlab.Gelu: oneDNN", 'R', "p", false,
+     {OPD("Add", 'c', 1, 24), ACT("graphlab.Gelu")}, .expect = FUSED,
+     .what = " + bias + eltwise_gelu_erf", .not_in = "graphlab", .rtol = 1e-3,
+     ROWS(24, 3, 2, 20, 130)},
+};
+
+Test(dnnl_fused, matmul_heads_of_many_rows)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(matmul_rows_cases); i++)
+        run_case(&matmul_rows_cases[i]);
 }
 
 Test(dnnl_fused, matmul_and_gemm_heads)

@@ -1146,6 +1146,100 @@ Test(dnnl_ops, gemm_of_few_rows)
     run_cases_avx2(few_rows_cases, GL_ARRAY_LEN(few_rows_cases), NULL, 31);
 }
 
+/* Gemm of more rows by constant weights (dn_matmul.c many_rows_*): graphlab's kernel on
+ * the same packed panels in tiles of 6 rows by 16 columns where K is 128 or more, A read
+ * in place, K in blocks of 256; M, K and N off the tile and block sizes (a last tile of
+ * fewer rows, a lone last panel, a partial one), C [N] and [1, N], NaN and infinities
+ * in A; oneDNN's gemm below K = 128, for A transposed or C [M, N] (an alpha and B
+ * computed at run time: few_rows_cases, the same few_rows_take). */
+static const op_case many_rows_cases[] = {
+    {"9 rows, K 130, N 21, C [N]", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(9, 130)), IN('c', 2, D(130, 21)), IN('c', 1, D(21))}, .expect = DN,
+     .impl_has = "graphlab:avx2 9 rows tiled"},
+    {"17 rows, transB, K 300 (two blocks), N 40 (a lone last panel)", "Gemm", 13, "p",
+     {AI("transB", 1)}, {IN('x', 2, D(17, 300)), IN('c', 2, D(40, 300)), IN('c', 1, D(40))},
+     .expect = DN, .impl_has = "graphlab:avx2 17 rows tiled"},
+    {"100 rows, no C, N 37", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(100, 129)), IN('c', 2, D(129, 37))}, .expect = DN,
+     .impl_has = "graphlab:avx2 100 rows tiled"},
+    {"197 rows (chunks of rows), K 520, N 70, C [1, N] a graph input", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(197, 520)), IN('c', 2, D(520, 70)), IN('x', 2, D(1, 70))}, .expect = DN,
+     .impl_has = "graphlab:avx2 197 rows tiled"},
+    {"NaN and infinities in A", "Gemm", 13, "p", {AI("transB", 1)},
+     {IN('s', 2, D(20, 128)), IN('c', 2, D(19, 128)), IN('c', 1, D(19))}, .expect = DN,
+     .impl_has = "graphlab:avx2 20 rows tiled"},
+    {"K 127: oneDNN's gemm", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(40, 127)), IN('c', 2, D(127, 24)), IN('c', 1, D(24))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"transA: oneDNN's gemm", "Gemm", 13, "p", {AI("transA", 1)},
+     {IN('x', 2, D(130, 40)), IN('c', 2, D(130, 24)), IN('c', 1, D(24))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"C [M, N]: oneDNN's gemm", "Gemm", 13, "p", {{0}},
+     {IN('x', 2, D(40, 130)), IN('c', 2, D(130, 24)), IN('c', 2, D(40, 24))}, .expect = DN,
+     .impl_not = "graphlab"},
+};
+
+Test(dnnl_ops, gemm_of_many_rows)
+{
+    run_cases_avx2(many_rows_cases, GL_ARRAY_LEN(many_rows_cases), NULL, 41);
+}
+
+/* MatMul of a constant 2-D B on the same kernel (dn_matmul.c many_rows_product): A's
+ * matrices stacked as one of rows = A's count / K, 2-D or 3-D, M, K and N off the tile
+ * and the K block, NaN and infinities in A; oneDNN's gemm for K under 128, one wide K
+ * block over 64 rows or more (many_rows_take), 8 rows (the few-rows kernel is Gemm's
+ * only), a B computed at run time or a stack of B. A unit's bias, residual and Relu:
+ * test_dnnl_fused.c's matmul_rows_cases. */
+static const op_case matmul_rows_cases[] = {
+    {"2-D A: 9 rows, K 130, N 21", "MatMul", 13, "p", {{0}},
+     {IN('x', 2, D(9, 130)), IN('c', 2, D(130, 21))}, .expect = DN,
+     .impl_has = "graphlab:avx2 9 rows tiled"},
+    {"3-D A [1, 17, 300] (two K blocks), N 40", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(1, 17, 300)), IN('c', 2, D(300, 40))}, .expect = DN,
+     .impl_has = "graphlab:avx2 17 rows tiled"},
+    {"3-D A [4, 25, 129]: 100 rows, N 37", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(4, 25, 129)), IN('c', 2, D(129, 37))}, .expect = DN,
+     .impl_has = "graphlab:avx2 100 rows tiled"},
+    {"3-D A [1, 197, 520], N 70", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(1, 197, 520)), IN('c', 2, D(520, 70))}, .expect = DN,
+     .impl_has = "graphlab:avx2 197 rows tiled"},
+    {"NaN and infinities in A", "MatMul", 13, "p", {{0}},
+     {IN('s', 3, D(2, 10, 128)), IN('c', 2, D(128, 19))}, .expect = DN,
+     .impl_has = "graphlab:avx2 20 rows tiled"},
+    {"K 127: oneDNN's gemm", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(2, 20, 127)), IN('c', 2, D(127, 24))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"one K block over 64 rows and 264 columns: oneDNN's gemm", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(1, 64, 128)), IN('c', 2, D(128, 264))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"one K block over 63 rows and 264 columns", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(1, 63, 128)), IN('c', 2, D(128, 264))}, .expect = DN,
+     .impl_has = "graphlab:avx2 63 rows tiled"},
+    {"8 rows: oneDNN's gemm", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(2, 4, 130)), IN('c', 2, D(130, 24))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"B a graph input: oneDNN's gemm", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(2, 20, 130)), IN('x', 2, D(130, 24))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"a stack of B: oneDNN's gemm", "MatMul", 13, "p", {{0}},
+     {IN('x', 3, D(2, 20, 130)), IN('c', 3, D(2, 130, 24))}, .expect = DN,
+     .impl_not = "graphlab"},
+    /* FusedMatMul: a transposed constant B is packed from its strided view */
+    {"FusedMatMul, transB, B [21, 130]", "graphlab.FusedMatMul", 13, "p", {AI("transB", 1)},
+     {IN('x', 3, D(2, 20, 130)), IN('c', 2, D(21, 130))}, .expect = DN,
+     .impl_has = "graphlab:avx2 40 rows tiled"},
+    {"FusedMatMul, alpha 0.5: oneDNN's gemm", "graphlab.FusedMatMul", 13, "p",
+     {AF("alpha", 0.5f)}, {IN('x', 3, D(2, 20, 130)), IN('c', 2, D(130, 21))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"FusedMatMul, transA: oneDNN's gemm", "graphlab.FusedMatMul", 13, "p", {AI("transA", 1)},
+     {IN('x', 2, D(130, 20)), IN('c', 2, D(130, 21))}, .expect = DN, .impl_not = "graphlab"},
+};
+
+Test(dnnl_ops, matmul_of_many_rows)
+{
+    run_cases_avx2(matmul_rows_cases, GL_ARRAY_LEN(matmul_rows_cases), NULL, 43);
+}
+
 Test(dnnl_ops, winograd_on_avx2)
 {
     run_cases_avx2(wino_cases, GL_ARRAY_LEN(wino_cases), "graphlab:avx2 winograd_2x3", 37);

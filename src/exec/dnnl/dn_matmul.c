@@ -4,7 +4,9 @@
  *           the same rank: leading 1s are added); a 1-D operand becomes a 1-row / 1-column
  *           matrix and the output takes the ONNX shape. A constant B (weights) is packed
  *           once into the layout oneDNN picks (mapped weights of a product of few rows
- *           are read in place: packs_weights).
+ *           are read in place: packs_weights). On AVX2 a constant 2-D B times more than 8
+ *           rows of A (its matrices stacked) runs on graphlab's kernel instead, B packed
+ *           in panels (many_rows_product).
  *   FusedMatMul (graphlab) as MatMul, an operand whose transX is 1 read through a view
  *           that swaps the strides of its last two dims (no reorder; a constant B is
  *           packed once, as MatMul's); alpha an eltwise_linear post-op.
@@ -167,6 +169,10 @@ static dnnl_status_t product_pd(dn_build *b, dnnl_primitive_desc_t *pd, bool tal
     return r;
 }
 
+static bool many_rows_product(dn_build *b, const_dnnl_primitive_desc_t pd,
+                              const product_shape *s, const gl_tensor *a, const gl_tensor *w,
+                              const product_mds *mds);
+
 /* MatMul, and FusedMatMul's alpha * MatMul(A', B'). */
 static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, bool tb,
                                float alpha)
@@ -218,7 +224,8 @@ static gl_status product_build(dn_build *b, dnnl_primitive_desc_t *pd, bool ta, 
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for these shapes");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &mds.a);
-    bind_weights(b, 1, ps.pack_b, &mds.b_view, *pd);
+    if (!many_rows_product(b, *pd, &ps, a, w, &mds))
+        bind_weights(b, 1, ps.pack_b, &mds.b_view, *pd);
     if (ps.bias)
         dn_bind_input_view(b, DNNL_ARG_BIAS, bias_in, &mds.bias);
     dn_bind_output(b, DNNL_ARG_DST, 0, &mds.y, out_rank, out_dims);
@@ -252,6 +259,13 @@ typedef struct gemm_extra {
     bool bias, relu;
     float *at;
     const float *w, *bias_v;  /* this run's packed B and bias */
+    const float *a;           /* this run's A (many_rows_run) */
+    bool add;                 /* many_rows_*: a residual [M, N] added before the Relu, */
+    size_t res_at;            /* bound input res_at (a fused unit's operand, after B and
+                               * the bias), this run's res */
+    const float *res;
+    int64_t pairs_per_item;   /* many_rows_items: panel pairs in one work item, */
+    int64_t rows_per_chunk;   /* and rows */
     float *y;
 } gemm_extra;
 
@@ -270,10 +284,11 @@ static void gemm_extra_free(void *p)
  * 8 columns ([N/8][K][8], padded with zeros: one reorder at build, as oneDNN's packing)
  * and read once, each 8-float load feeding 8 rows' FMAs from a transposed A of [K][8] in
  * the cache, the same product streams at ~7 GB/s (20-22 ms). Above 8 rows A no longer
- * fits eight accumulators and oneDNN's blocking wins; one row is its gemv's case. */
+ * fits eight accumulators: many_rows_* tiles it; one row is oneDNN's gemv's case. */
 #define FEW_ROWS_MIN 2
 #define FEW_ROWS_MAX 8
 #define FEW_ROWS_LANES 8
+#define MANY_ROWS_KC 256 /* many_rows_*: K in blocks of this many steps */
 
 /* B [K, N] as panels of 8 columns: dims (K, N), N blocked by 8 innermost, the panels
  * outermost; oneDNN's reorder packs into it and zeroes the padding. */
@@ -362,45 +377,313 @@ static void few_rows_run(void *extra, const void *const *src, void *dst)
     x->y = dst;
     dn_parallel_for((x->n + FEW_ROWS_LANES - 1) / FEW_ROWS_LANES, 0, few_rows_panels, x);
 }
+
+/* ---- any number of rows by constant weights (graphlab's kernel) --------------------------
+ * The same packed panels for a product of many rows ([1576, 768] x [768, 3072], a ViT MLP
+ * at batch 8): oneDNN 2.6's gemm:jit on AVX2 packs B again on every call, which the
+ * panels packed once at build save. A register tile of MANY_ROWS_TILE rows by two panels
+ * (12 accumulators, 2 loads of B and a broadcast of A: 15 of the 16 ymm registers), A read
+ * in place, K in blocks of MANY_ROWS_KC so the two panels' block (16 KB) stays in L1
+ * while the tiles of a chunk of MANY_ROWS_MC rows (72 KB of A, in L2) pass over it. The
+ * work is chunks of rows by groups of MANY_ROWS_PAIRS panel pairs. */
+#define MANY_ROWS_TILE 6
+#define MANY_ROWS_MC 72
+#define MANY_ROWS_PAIRS 8
+#define MANY_ROWS_MIN_ITEMS 8
+
+/* One tile of mr rows by np panels (both constant where inlined, so the loops unroll and
+ * the accumulators stay in registers) over kn steps of K: y (ldy apart) += a (lda apart)
+ * times the panels (w: the first at k0, the second pstride further); `first`: start from
+ * the bias (or 0) instead of y, `last`: the residual added (x->add) and a Relu after
+ * (x->relu). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+many_rows_tile(const gemm_extra *x, const float *a, const float *w, const float *bias,
+               float *y, int64_t cols, int64_t kn, bool first, bool last, int mr, int np)
+{
+    const int64_t lda = x->k, ldy = x->n, pstride = x->k * FEW_ROWS_LANES;
+    __m256 acc[MANY_ROWS_TILE][2];
+    float row[2 * FEW_ROWS_LANES] = {0}; /* a partial tile's columns go through here */
+    bool full = cols == np * FEW_ROWS_LANES;
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; r++) {
+        const float *src = first ? bias : y + r * ldy;
+        if (src && !full) {
+            memcpy(row, src, (size_t)cols * sizeof(float));
+            src = row;
+        }
+#pragma GCC unroll 2
+        for (int q = 0; q < np; q++)
+            acc[r][q] = src ? _mm256_loadu_ps(src + q * FEW_ROWS_LANES) : _mm256_setzero_ps();
+    }
+    for (int64_t k = 0; k < kn; k++) {
+        __m256 w0 = _mm256_loadu_ps(w + k * FEW_ROWS_LANES);
+        __m256 w1 = np > 1 ? _mm256_loadu_ps(w + pstride + k * FEW_ROWS_LANES) : w0;
+#pragma GCC unroll 6
+        for (int r = 0; r < mr; r++) {
+            __m256 ar = _mm256_broadcast_ss(a + r * lda + k);
+            acc[r][0] = _mm256_fmadd_ps(ar, w0, acc[r][0]);
+            if (np > 1)
+                acc[r][1] = _mm256_fmadd_ps(ar, w1, acc[r][1]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; r++) {
+        float *dst = full ? y + r * ldy : row;
+        float rrow[2 * FEW_ROWS_LANES] = {0};
+        const float *res = last && x->add ? x->res + (y - x->y) + r * ldy : NULL;
+        if (res && !full) {
+            memcpy(rrow, res, (size_t)cols * sizeof(float));
+            res = rrow;
+        }
+#pragma GCC unroll 2
+        for (int q = 0; q < np; q++) {
+            __m256 v = acc[r][q];
+            if (res)
+                v = _mm256_add_ps(v, _mm256_loadu_ps(res + q * FEW_ROWS_LANES));
+            if (last && x->relu) /* max(v, 0) gives 0 for a NaN, as oneDNN's relu */
+                v = _mm256_max_ps(v, _mm256_setzero_ps());
+            _mm256_storeu_ps(dst + q * FEW_ROWS_LANES, v);
+        }
+        if (!full)
+            memcpy(y + r * ldy, row, (size_t)cols * sizeof(float));
+    }
+}
+
+/* The tile's (mr, np) as constants: one unrolled copy of many_rows_tile each. */
+#define MANY_ROWS_CASE(R)                                                                   \
+    case R:                                                                                 \
+        if (np == 2)                                                                        \
+            many_rows_tile(x, a, w, bias, y, cols, kn, first, last, R, 2);                  \
+        else                                                                                \
+            many_rows_tile(x, a, w, bias, y, cols, kn, first, last, R, 1);                  \
+        break;
+
+__attribute__((target("avx2,fma"))) static void
+many_rows_dispatch(const gemm_extra *x, const float *a, const float *w, const float *bias,
+                   float *y, int64_t cols, int64_t kn, bool first, bool last, int mr, int np)
+{
+    switch (mr) {
+        MANY_ROWS_CASE(1)
+        MANY_ROWS_CASE(2)
+        MANY_ROWS_CASE(3)
+        MANY_ROWS_CASE(4)
+        MANY_ROWS_CASE(5)
+        MANY_ROWS_CASE(6)
+    }
+}
+
+/* The chunks of x->rows_per_chunk rows across M. */
+static int64_t many_rows_chunks(const gemm_extra *x)
+{
+    return (x->m + x->rows_per_chunk - 1) / x->rows_per_chunk;
+}
+
+/* The groups of x->pairs_per_item panel pairs across N. */
+static int64_t many_rows_groups(const gemm_extra *x)
+{
+    int64_t pairs = (x->n + 2 * FEW_ROWS_LANES - 1) / (2 * FEW_ROWS_LANES);
+    return (pairs + x->pairs_per_item - 1) / x->pairs_per_item;
+}
+
+/* Work items [lo, hi): item t is the chunk of rows t / groups by the group of panel pairs
+ * t % groups (dn_parallel_for). */
+static void many_rows_items(void *extra, int64_t lo, int64_t hi, int thread)
+{
+    const gemm_extra *x = extra;
+    int64_t panels = (x->n + FEW_ROWS_LANES - 1) / FEW_ROWS_LANES;
+    int64_t groups = many_rows_groups(x), span = 2 * x->pairs_per_item;
+    (void)thread;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t r0 = t / groups * x->rows_per_chunk, r1 = r0 + x->rows_per_chunk;
+        int64_t p0 = t % groups * span, p1 = p0 + span;
+        r1 = r1 < x->m ? r1 : x->m;
+        p1 = p1 < panels ? p1 : panels;
+        for (int64_t k0 = 0; k0 < x->k; k0 += MANY_ROWS_KC) {
+            int64_t kn = x->k - k0 < MANY_ROWS_KC ? x->k - k0 : MANY_ROWS_KC;
+            bool first = k0 == 0, last = k0 + kn == x->k;
+            for (int64_t p = p0; p < p1; p += 2) {
+                int np = p1 - p >= 2 ? 2 : 1;
+                int64_t j = p * FEW_ROWS_LANES;
+                int64_t cols = x->n - j < np * FEW_ROWS_LANES ? x->n - j : np * FEW_ROWS_LANES;
+                const float *w = x->w + p * x->k * FEW_ROWS_LANES + k0 * FEW_ROWS_LANES;
+                const float *bias = x->bias_v ? x->bias_v + j : NULL;
+                for (int64_t r = r0; r < r1; r += MANY_ROWS_TILE) {
+                    int mr = r1 - r < MANY_ROWS_TILE ? (int)(r1 - r) : MANY_ROWS_TILE;
+                    many_rows_dispatch(x, x->a + r * x->k + k0, w, bias, x->y + r * x->n + j,
+                                       cols, kn, first, last, mr, np);
+                }
+            }
+        }
+    }
+}
+
+/* The native kernel for more than FEW_ROWS_MAX rows: as few_rows_run, A read in place. */
+static void many_rows_run(void *extra, const void *const *src, void *dst)
+{
+    gemm_extra *x = extra;
+    x->a = src[0];
+    x->w = src[1];
+    x->bias_v = x->bias ? src[2] : NULL;
+    x->res = x->add ? src[x->res_at] : NULL;
+    x->y = dst;
+    dn_parallel_for(many_rows_chunks(x) * many_rows_groups(x), 0, many_rows_items, x);
+}
 #endif
 
-/* The pd's post-ops are none or one Relu (a fused Gemm -> Relu): *relu says which. */
-static bool posts_relu_at_most(const_dnnl_primitive_desc_t pd, bool *relu)
+/* Bind B packed in panels for many_rows_run and set the node to run it: after B its
+ * bias when `bias`, then a fused unit's residual operand when `add` (dn_fused.c binds a
+ * unit's operands after its head's inputs). */
+static void many_rows_bind(dn_build *b, gemm_extra *x, int64_t kk, int64_t n,
+                           const dnnl_memory_desc_t *bview, bool bias, bool add, bool relu)
+{
+    dnnl_memory_desc_t panels;
+    few_rows_weights_md(kk, n, &panels);
+    dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, bview, &panels);
+    x->k = kk;
+    x->bias = bias;
+    x->add = add;
+    x->res_at = bias ? 3 : 2;
+    x->relu = relu;
+#ifdef __x86_64__
+    /* chunks of about the same rows, whole tiles but the last (128 rows as 72 + 56 kept
+     * one of 2 threads waiting for the other) */
+    int64_t chunks = (x->m + MANY_ROWS_MC - 1) / MANY_ROWS_MC;
+    x->rows_per_chunk = ((x->m + chunks - 1) / chunks + MANY_ROWS_TILE - 1) / MANY_ROWS_TILE *
+                        MANY_ROWS_TILE;
+    /* groups of fewer pairs where the rows are few, so that MANY_ROWS_MIN_ITEMS items share
+     * the threads evenly enough ([50, 96] x [96, 288] in 3 items left one of 2 threads
+     * idle a third of the time) */
+    x->pairs_per_item = MANY_ROWS_PAIRS;
+    while (x->pairs_per_item > 1 &&
+           many_rows_chunks(x) * many_rows_groups(x) < MANY_ROWS_MIN_ITEMS)
+        x->pairs_per_item /= 2;
+    b->s->native = many_rows_run;
+#endif
+    dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows tiled%s%s", (long long)x->m,
+                add ? " + add" : "", relu ? " + relu" : "");
+}
+
+/* The pd's post-ops as graphlab's kernels apply them: none, then (add not NULL: the
+ * many-rows kernel) a binary_add of a plain [m, n] operand (a residual), then at most one
+ * Relu (a fused Gemm -> Relu). *add and *relu say which are there. */
+static bool posts_kernel_applies(const_dnnl_primitive_desc_t pd, int64_t m, int64_t n,
+                                 bool *add, bool *relu)
 {
     const_dnnl_primitive_attr_t attr = NULL;
     const_dnnl_post_ops_t po = NULL;
     *relu = false;
+    if (add)
+        *add = false;
     if (dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success ||
         dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
         return false;
-    int len = dnnl_post_ops_len(po);
-    if (len == 0)
+    int len = dnnl_post_ops_len(po), i = 0;
+    dnnl_alg_kind_t alg;
+    const dnnl_memory_desc_t *src1 = NULL;
+    if (add && len > 0 && dnnl_post_ops_get_kind(po, 0) == dnnl_binary) {
+        if (dnnl_post_ops_get_params_binary(po, 0, &alg, &src1) != dnnl_success ||
+            alg != dnnl_binary_add || src1->ndims != 2 || src1->dims[0] != m ||
+            src1->dims[1] != n || src1->data_type != dnnl_f32 || !dn_md_is_plain(src1))
+            return false;
+        *add = true;
+        i = 1;
+    }
+    if (i == len)
         return true;
     float scale, alpha, beta;
-    dnnl_alg_kind_t alg;
-    if (len != 1 || dnnl_post_ops_get_kind(po, 0) != dnnl_eltwise ||
-        dnnl_post_ops_get_params_eltwise(po, 0, &scale, &alg, &alpha, &beta) != dnnl_success)
+    if (len != i + 1 || dnnl_post_ops_get_kind(po, i) != dnnl_eltwise ||
+        dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) != dnnl_success)
         return false;
     *relu = alg == dnnl_eltwise_relu && alpha == 0.0f && scale == 1.0f;
     return *relu;
 }
 
-/* Whether graphlab's few-rows kernel takes this Gemm: AVX2, FEW_ROWS_MIN..MAX rows of a
- * plain A, constant B packed, no alpha, C absent or a bias added as it is, at most a
- * Relu after. */
+/* What both of graphlab's Gemm kernels need: AVX2 and FMA, a plain A, constant B packed,
+ * no alpha, C absent or a bias added as it is. */
+static bool own_kernel_fits(const dn_build *b, bool ta, bool pack_b, float alpha,
+                            bool bias_view, bool use_c)
+{
+#ifdef __x86_64__
+    return b->c->avx2 && __builtin_cpu_supports("fma") && !ta && pack_b && alpha == 1.0f &&
+           (bias_view || !use_c);
+#else
+    (void)b, (void)ta, (void)pack_b, (void)alpha, (void)bias_view, (void)use_c;
+    return false;
+#endif
+}
+
+/* Whether graphlab's few-rows kernel takes this Gemm: own_kernel_fits,
+ * FEW_ROWS_MIN..MAX rows, at most a Relu after. */
 static bool few_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, bool ta,
                           bool pack_b, float alpha, bool bias_view, bool use_c, int64_t m,
                           int64_t kk, bool *relu)
 {
-#ifdef __x86_64__
-    return b->c->avx2 && __builtin_cpu_supports("fma") && !ta && pack_b && alpha == 1.0f &&
-           (bias_view || !use_c) && m >= FEW_ROWS_MIN && m <= FEW_ROWS_MAX && kk > 0 &&
-           posts_relu_at_most(pd, relu);
-#else
-    (void)b, (void)pd, (void)ta, (void)pack_b, (void)alpha, (void)bias_view, (void)use_c;
-    (void)m, (void)kk, (void)relu;
-    return false;
-#endif
+    return own_kernel_fits(b, ta, pack_b, alpha, bias_view, use_c) && m >= FEW_ROWS_MIN &&
+           m <= FEW_ROWS_MAX && kk > 0 && posts_kernel_applies(pd, m, 0, NULL, relu);
+}
+
+/* Whether graphlab's many-rows kernel takes this product of [m, kk] by [kk, n]:
+ * own_kernel_fits, more than FEW_ROWS_MAX rows, K of at least MANY_ROWS_MIN_K (and not one
+ * wide block, below), a residual
+ * Add (*add) and a Relu after at most. Per-node minimums, gemm:jit ->
+ * graphlab, µs, 1 thread | 2 threads, interleaved (bench/README, session 38): [32, 256] x
+ * [256, 1024] 216 -> 186 | 238 -> 200; [256, 256] x [256, 1024] 1566 -> 1405 | 1612 ->
+ * 1435; [128, 512] x [512, 128] 181 -> 177 | 205 -> 190; [197, 768] x [768, 3072] and
+ * [400, 384] x [384, 96] even. With K = 96 a tile's 12 loads and stores of Y weigh
+ * against 96 steps of 12 FMAs: [400, 96] x [96, 384] 326 -> 330 | 341 -> 344, [50, 96] x
+ * [96, 288] 38 -> 39 | 43 -> 45: those stay on oneDNN. The MatMul heads of the corpus
+ * (many_rows_product; fused units, per-node minimums of 50 reps, main's build interleaved
+ * 3x, session 38 "MatMul heads"), rows x K x N: 256x256x512 + bias + Relu (mlp_ffn batch
+ * 8) 762 -> 723 | 590 -> 416; 256x512x256 + bias + Relu 725 -> 711 | 566 -> 481;
+ * 256x256x64 + bias 96 -> 93 | 119 -> 105; 32x256x512 (batch 1) 101 -> 94 | 123 -> 76;
+ * 32x512x256 97 -> 94 | 118 -> 86; 128x128x128 + bias (bert batch 8) 46 -> 46 | 66 ->
+ * 55; 16x128x128 8 -> 7 | 8 -> 6; the FFN whose second product (256x1024x256 + bias) it
+ * takes 3293 -> 3299 | 2301 -> 2138. With the residual Add in the kernel: 128x128x128 +
+ * bias + residual (bert, gpt2 batch 8) 50 -> 49 | 71 -> 59; 128x512x128 (gpt2 c_proj)
+ * 185 -> 183 | 168-211 -> 195-198 (the 2-thread numbers drift with the load); 400x384x96
+ * (vit) 322 -> 318 | 351 -> 189-334; batch 1: 16x128x128 9 -> 7 | 9 -> 7, 16x512x128 29
+ * -> 24 | 29 -> 24, 50x384x96 43 -> 42 | 62 -> 52. The one slower at 1 thread (5 pairs,
+ * the same with chunks of 12 to 72 rows): 128x128x384 + bias after gpt2's layer norm
+ * 145-146 -> 148-150 | 169-178 -> 155-162; 128x128x512 there 231-232 -> 229-230 | 252-255
+ * -> 225-244 and 128x128x128 46-49 -> 47-48 | 66-67 -> 56-58 are even at 1 thread. So a
+ * single K block (K < MANY_ROWS_KC) over 64 rows or more and more than 256 columns stays
+ * on gemm:jit (16x128x384 at batch 1 takes the kernel: 23 -> 21 | 24 -> 21). */
+#define MANY_ROWS_MIN_K 128
+#define MANY_ROWS_ONE_BLOCK_ROWS 64
+#define MANY_ROWS_ONE_BLOCK_COLS 256
+static bool many_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, bool ta,
+                           bool pack_b, float alpha, bool bias_view, bool use_c, int64_t m,
+                           int64_t kk, int64_t n, bool *add, bool *relu)
+{
+    bool one_block_wide = kk < MANY_ROWS_KC && m >= MANY_ROWS_ONE_BLOCK_ROWS &&
+                          n > MANY_ROWS_ONE_BLOCK_COLS;
+    return own_kernel_fits(b, ta, pack_b, alpha, bias_view, use_c) && m > FEW_ROWS_MAX &&
+           kk >= MANY_ROWS_MIN_K && !one_block_wide && posts_kernel_applies(pd, m, n, add, relu);
+}
+
+/* A MatMul (or FusedMatMul) of a constant 2-D B on graphlab's many-rows kernel, where
+ * many_rows_take takes the product: A [..., M, K] plain, its matrices stacked as one of
+ * rows = A's count / K (the tall product: the same bytes, Y's too), the unit's per-column
+ * Add (dn_tail_bias) as the kernel's bias, at most a residual Add of [rows, N] and a Relu
+ * after. False: oneDNN runs it. */
+static bool many_rows_product(dn_build *b, const_dnnl_primitive_desc_t pd,
+                              const product_shape *s, const gl_tensor *a, const gl_tensor *w,
+                              const product_mds *mds)
+{
+    int64_t kk = s->ad[s->nd - 1], n = s->bd[s->nd - 1], rows = a->count / kk;
+    bool add = false, relu = false;
+    /* B of rank 2 and built so (the tall product, or two dims): the panels are 2-D */
+    if (w->rank != 2 || a->rank < 2 || mds->b_view.ndims != 2 ||
+        !many_rows_take(b, pd, s->ta, s->pack_b, s->alpha, true, false, rows, kk, n, &add,
+                        &relu))
+        return false;
+    gemm_extra *x = gl_xcalloc(1, sizeof(*x));
+    b->s->extra = x;
+    b->s->extra_free = gemm_extra_free;
+    x->m = rows;
+    x->n = n;
+    many_rows_bind(b, x, kk, n, &mds->b_view, s->bias, add, relu);
+    return true;
 }
 
 /* C as a [rows, cols] bias that broadcasts to [m, n]; false when it does not. */
@@ -493,7 +776,7 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for this Gemm");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
-    bool relu = false;
+    bool add = false, relu = false;
     /* (a unit's bias Add stays with oneDNN's matmul: the few-rows kernel reads C only) */
     if (unit_bias == SIZE_MAX &&
         few_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m, kk,
@@ -509,6 +792,9 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
         b->s->native = few_rows_run;
 #endif
         dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows%s", (long long)m, relu ? " + relu" : "");
+    } else if (many_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m,
+                              kk, n, &add, &relu)) {
+        many_rows_bind(b, x, kk, n, &bview, as_bias, add, relu);
     } else {
         bind_weights(b, 1, pack_b, &bview, *pd);
     }

@@ -713,6 +713,27 @@ gl_status dn_from_plain(dn_ctx *c, const gl_tensor *plain, const dnnl_memory_des
  * (dn_gpool.c); else the pd's kernel stays. */
 void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd);
 
+/* A recurrent node (LSTM, GRU, RNN) as dn_rnn.c's build saw it, for graphlab's AVX2
+ * kernel (dn_rnn_avx2.c). */
+typedef enum dn_cell { DN_CELL_RNN, DN_CELL_GRU, DN_CELL_LSTM } dn_cell;
+typedef struct dn_rnn_spec {
+    dn_cell cell;
+    int gates;                /* ONNX's: 1, 3, 4 */
+    bool lbr, reverse;        /* GRU linear_before_reset; one direction, reverse */
+    int dirs, layout;
+    int64_t T, N, I, H;
+    const float *w, *r, *b, *p; /* constants in ONNX's layout (b, p NULL: omitted) */
+    const int64_t *lens;      /* sequence_lens (N of them), NULL: every row T steps */
+    int h0, c0;               /* the bound input (binding order) of initial_h, initial_c;
+                               * -1: zeros */
+} dn_rnn_spec;
+/* Run the node (its pd made; X, the states and the outputs bound as for the primitive)
+ * on graphlab's kernel where that is the faster; false with *why (NULL: no reason worth
+ * a note) when not. */
+bool dn_rnn_take(dn_build *b, const dn_rnn_spec *sp, const char **why);
+/* Before each run of a node dn_rnn_take took (its outputs lent): where they go. */
+gl_status dn_rnn_native_prepare(dn_node *s);
+
 /* ---- the op tables (one per family file) ---------------------------------------------- */
 
 typedef struct dn_op_table {

@@ -29,9 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __x86_64__
-#include <immintrin.h>
-#endif
+#include "exec/dnnl/dn_avx2.h"
 
 
 /* How an op becomes an eltwise: the algorithm with alpha/beta read from attributes
@@ -277,31 +275,6 @@ typedef struct elt_native {
 } elt_native;
 
 #ifdef __x86_64__
-/* tanh(x) as p(x)/q(x) on [-9, 9], p odd of degree 13 and q even of degree 6: the
- * rational minimax approximation whose coefficients Eigen and ONNX Runtime's MLAS
- * publish; beyond 9, tanh is +-1 in float. min/max take the bound as their first
- * operand so that a NaN (returned as the second operand) goes through as a NaN. */
-__attribute__((target("avx2,fma"))) static inline __m256 tanh8(__m256 x)
-{
-    const __m256 lim = _mm256_set1_ps(9.0f), one = _mm256_set1_ps(1.0f);
-    x = _mm256_max_ps(_mm256_set1_ps(-9.0f), _mm256_min_ps(lim, x));
-    __m256 x2 = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_set1_ps(-2.76076847742355e-16f);
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.00018790482477e-13f));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-8.60467152213735e-11f));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(5.12229709037114e-08f));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.48572235717979e-05f));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(6.37261928875436e-04f));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(4.89352455891786e-03f));
-    p = _mm256_mul_ps(p, x);
-    __m256 q = _mm256_set1_ps(1.19825839466702e-06f);
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(1.18534705686654e-04f));
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(2.26843463243900e-03f));
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(4.89352518554385e-03f));
-    __m256 t = _mm256_div_ps(p, q);
-    return _mm256_max_ps(_mm256_set1_ps(-1.0f), _mm256_min_ps(one, t));
-}
-
 /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), ONNX's Gelu approximate="tanh". */
 __attribute__((target("avx2,fma"))) static inline __m256 gelu_tanh8(__m256 x)
 {
@@ -309,7 +282,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 gelu_tanh8(__m256 x)
     const __m256 c3 = _mm256_set1_ps(0.7978845608028654f * 0.044715f);
     __m256 u = _mm256_mul_ps(x, _mm256_fmadd_ps(c3, _mm256_mul_ps(x, x), c));
     __m256 half_x = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
-    return _mm256_fmadd_ps(half_x, tanh8(u), half_x);
+    return _mm256_fmadd_ps(half_x, dn_tanh8(u), half_x);
 }
 
 __attribute__((target("avx2,fma"))) static void tanh_run(void *extra, const void *const *src,
@@ -324,13 +297,13 @@ __attribute__((target("avx2,fma"))) static void tanh_run(void *extra, const void
             _mm256_storeu_ps(y + i, gelu_tanh8(_mm256_loadu_ps(x + i)));
     else
         for (; i + 8 <= e->count; i += 8)
-            _mm256_storeu_ps(y + i, tanh8(_mm256_loadu_ps(x + i)));
+            _mm256_storeu_ps(y + i, dn_tanh8(_mm256_loadu_ps(x + i)));
     if (i == e->count)
         return;
     float tail[8] = {0};
     memcpy(tail, x + i, (e->count - i) * sizeof(float));
     __m256 v = _mm256_loadu_ps(tail);
-    _mm256_storeu_ps(tail, e->gelu ? gelu_tanh8(v) : tanh8(v));
+    _mm256_storeu_ps(tail, e->gelu ? gelu_tanh8(v) : dn_tanh8(v));
     memcpy(y + i, tail, (e->count - i) * sizeof(float));
 }
 #endif

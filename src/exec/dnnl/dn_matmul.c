@@ -309,7 +309,7 @@ static void few_rows_weights_md(int64_t k, int64_t n, dnnl_memory_desc_t *md)
 }
 
 #ifdef __x86_64__
-#include <immintrin.h>
+#include "exec/dnnl/dn_avx2.h"
 
 /* One panel: y[r][j] (r < m, j < cols) = bias + sum_k at[k][r] * w[k][j], Relu'd. */
 __attribute__((target("avx2,fma"))) static void few_rows_panel(const gemm_extra *x,
@@ -318,22 +318,10 @@ __attribute__((target("avx2,fma"))) static void few_rows_panel(const gemm_extra 
                                                                 const float *bias, float *y,
                                                                 int64_t cols)
 {
-    /* eight named accumulators: an array indexed in a loop may stay in memory at -O2 */
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
-           c7 = c0;
-    for (int64_t k = 0; k < x->k; k++) {
-        __m256 wk = _mm256_loadu_ps(w + k * FEW_ROWS_LANES);
-        const float *a = at + k * FEW_ROWS_MAX;
-        c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), wk, c0);
-        c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), wk, c1);
-        c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), wk, c2);
-        c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), wk, c3);
-        c4 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 4), wk, c4);
-        c5 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 5), wk, c5);
-        c6 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 6), wk, c6);
-        c7 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 7), wk, c7);
-    }
-    __m256 acc[FEW_ROWS_MAX] = {c0, c1, c2, c3, c4, c5, c6, c7};
+    __m256 acc[FEW_ROWS_MAX];
+    for (int r = 0; r < FEW_ROWS_MAX; r++)
+        acc[r] = _mm256_setzero_ps();
+    dn_avx2_rows8(at, w, x->k, acc);
     float row[FEW_ROWS_LANES] = {0}; /* lanes past cols stay 0: read, never stored */
     for (int64_t r = 0; r < x->m; r++) {
         __m256 v = acc[r];

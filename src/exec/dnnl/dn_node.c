@@ -570,6 +570,15 @@ static double work_ns(const_dnnl_primitive_desc_t pd)
                     ? 2.0 * out * md_elems(w) / (double)dst->dims[1] * 0.02
                     : DN_ONE_THREAD_NS;
         return flops > weights ? flops : weights;
+    case dnnl_rnn: {
+        /* every step multiplies each row by W and R (weights_md 0 and 1, all directions):
+         * lstm_tagger's bidirectional LSTM(64 -> 128) of 32 steps at batch 1, ~63 us,
+         * whose directions graphlab's kernel runs on two threads (dn_rnn_avx2.c) */
+        const dnnl_memory_desc_t *wi =
+            dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
+        double rows = src && src->ndims == 3 ? (double)(src->dims[0] * src->dims[1]) : 0;
+        return 2.0 * rows * (md_elems(w) + md_elems(wi)) * 0.005;
+    }
     default:
         return (in > out ? in : out) * 0.1;
     }

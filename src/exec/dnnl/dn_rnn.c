@@ -21,11 +21,16 @@
  * Gate orders: ONNX LSTM i, o, f, c against oneDNN's i, f, c~, o; GRU z, r, h against
  * u, r, o (the same); RNN has one.
  *
+ * On a CPU without AVX-512, constant weights, the default activations (an RNN's Tanh)
+ * and at most 64 batch rows, graphlab's own kernel runs the node instead of the primitive
+ * (dn_rnn_avx2.c, on the same bindings): oneDNN 2.6 has only its reference driver there.
+ * It also takes sequence_lens shorter than the sequence.
+ *
  * What stays on the reference kernel, the plan saying why: clip, input_forget,
  * activations other than the defaults (an RNN takes one of Tanh, Relu, Sigmoid for both
  * directions), sequence_lens that are not all the sequence length (oneDNN has no per-row
- * lengths), float types other than float32, inputs the reference kernel would reject
- * (wrong shapes: it says what is wrong).
+ * lengths) where graphlab's kernel does not run, float types other than float32, inputs
+ * the reference kernel would reject (wrong shapes: it says what is wrong).
  */
 #include "exec/dnnl/dn_opkit.h"
 
@@ -206,8 +211,9 @@ static const char *dims_fit(const gl_kernel_ctx *k, const rnn_attrs *a, rnn_dims
 }
 
 /* sequence_lens, when given, must be T for every row: oneDNN runs every row T steps. The
- * build reads its values: they must be a constant or part of the shape guard's key. */
-static const char *lens_fit(const gl_kernel_ctx *k, const rnn_dims *d)
+ * build reads its values: they must be a constant or part of the shape guard's key. When
+ * some row is shorter, *shorter gets the values (owned): graphlab's kernel runs them. */
+static const char *lens_fit(const gl_kernel_ctx *k, const rnn_dims *d, int64_t **shorter)
 {
     const gl_tensor *t = IN_LENS < k->n_inputs ? k->in[IN_LENS] : NULL;
     if (!t)
@@ -219,10 +225,15 @@ static const char *lens_fit(const gl_kernel_ctx *k, const rnn_dims *d)
     size_t n;
     if (!dn_input_ints(k, IN_LENS, &lens, &n))
         return "sequence_lens is not an integer tensor";
-    bool all_t = (int64_t)n == d->N;
+    bool all_t = (int64_t)n == d->N, in_range = all_t;
     for (size_t i = 0; i < n && all_t; i++)
         all_t = lens[i] == d->T;
-    free(lens);
+    for (size_t i = 0; i < n && in_range; i++)
+        in_range = lens[i] >= 0 && lens[i] <= d->T;
+    if (all_t || !in_range) /* out of range: the reference kernel says what is wrong */
+        free(lens);
+    else
+        *shorter = lens;
     return all_t ? NULL
                  : "sequence_lens not all the sequence length (oneDNN has no per-row lengths)";
 }
@@ -350,6 +361,8 @@ static gl_status pack_all(const gl_kernel_ctx *k, dn_node *s)
 
 static gl_status rnn_prepare(const gl_kernel_ctx *k, dn_node *s)
 {
+    if (s->native)
+        return dn_rnn_native_prepare(s);
     const rnn_extra *e = s->extra;
     return e && e->per_run ? pack_all(k, s) : GL_OK;
 }
@@ -537,10 +550,9 @@ static bool bind_state(dn_build *b, int arg, size_t i, const rnn_mds *m, const r
     return true;
 }
 
-static gl_status bind_all(dn_build *b, const rnn_extra *e, const rnn_mds *m)
+static gl_status bind_all(dn_build *b, const rnn_attrs *a, const rnn_dims *d,
+                          const rnn_mds *m)
 {
-    const rnn_attrs *a = &e->a;
-    const rnn_dims *d = &e->d;
     bool lstm = a->cell->kind == RNN_LSTM;
     dn_bind_input_view(b, DNNL_ARG_SRC_LAYER, IN_X, &m->src_layer);
     if (reads_states(b->k, a) &&
@@ -567,6 +579,41 @@ static bool is_weights(size_t i)
     return i == IN_W || i == IN_R || i == IN_B || i == IN_P;
 }
 
+/* The node on graphlab's AVX2 kernel (dn_rnn_avx2.c), its X, states and outputs bound:
+ * constant weights, default activations (an RNN's Tanh). False with *why (NULL: no reason
+ * worth a note, as on a CPU whose oneDNN kernels it was not measured against). */
+static bool take_native(dn_build *b, const rnn_attrs *a, const rnn_dims *d,
+                        const int64_t *lens, const char **why)
+{
+    const gl_kernel_ctx *k = b->k;
+    *why = NULL;
+    if (!b->c->avx2)
+        return false;
+    if (a->cell->kind == RNN_VANILLA && a->act != dnnl_eltwise_tanh) {
+        *why = "an RNN activation other than Tanh";
+        return false;
+    }
+    for (size_t i = IN_W; i < k->n_inputs; i++)
+        if (is_weights(i) && k->in[i] && !dn_input_constant(k, i)) {
+            *why = "W, R, B or P given each run (it packs constants once)";
+            return false;
+        }
+    static const dn_cell cells[] = {[RNN_VANILLA] = DN_CELL_RNN, [RNN_GRU] = DN_CELL_GRU,
+                                    [RNN_LSTM] = DN_CELL_LSTM};
+    bool lstm = a->cell->kind == RNN_LSTM, states = reads_states(k, a);
+    dn_rnn_spec sp = {
+        .cell = cells[a->cell->kind], .gates = a->cell->gates, .lbr = a->lbr,
+        .reverse = a->direction == dnnl_unidirectional_right2left, .dirs = (int)d->D,
+        .layout = a->layout, .T = d->T, .N = d->N, .I = d->I, .H = d->H,
+        .w = gl_tensor_data(k->in[IN_W]), .r = gl_tensor_data(k->in[IN_R]),
+        .b = present(k, IN_B) ? gl_tensor_data(k->in[IN_B]) : NULL,
+        .p = lstm && present(k, IN_P) ? gl_tensor_data(k->in[IN_P]) : NULL, .lens = lens,
+        /* bound after X in this order when present (bind_all) */
+        .h0 = states && present(k, IN_H0) ? 1 : -1,
+        .c0 = states && lstm && present(k, IN_C0) ? (present(k, IN_H0) ? 2 : 1) : -1};
+    return dn_rnn_take(b, &sp, why);
+}
+
 static gl_status rnn_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
     const gl_kernel_ctx *k = b->k;
@@ -575,25 +622,41 @@ static gl_status rnn_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (!attrs_fit(k->node, &a, why, sizeof(why)))
         return dn_refuse(b, "%s", why);
     rnn_dims d;
-    const char *no = dims_fit(k, &a, &d);
+    int64_t *shorter = NULL; /* sequence_lens with rows shorter than T */
+    const char *no = dims_fit(k, &a, &d), *lens_no = NULL;
     if (!no)
-        no = lens_fit(k, &d);
+        lens_no = lens_fit(k, &d, &shorter);
+    if (lens_no && !shorter)
+        no = lens_no;
     for (size_t i = IN_W; !no && i < k->n_inputs; i++)
         if (is_weights(i) && k->in[i] && (k->in[i]->layout || !k->in[i]->buf))
             no = "W, R, B or P arrives in a layout of its own";
-    if (no)
+    if (no) {
+        free(shorter);
         return dn_refuse(b, "%s", no);
+    }
     rnn_mds m;
     dnnl_status_t r = make_mds(k, &a, &d, &m);
     if (r == dnnl_success)
         r = make_pd(b, &a, &m, pd);
-    if (r != dnnl_success)
+    if (r != dnnl_success) {
+        free(shorter);
         return dn_refuse(b, "oneDNN has no %s cell for this (%s)", k->node->op_type,
                          dnnl_status2str(r));
+    }
     /* oneDNN 2.6 has brgemm kernels for LSTM and vanilla cells only; its "ref" GRU is
      * packed sgemm per step, still 60-100x our reference kernel (the tagger's GRU(128):
      * 0.09 ms against 6-10 ms) */
     dn_note_ref(b, *pd, "packed sgemm per step (no brgemm GRU in oneDNN 2.6)");
+    gl_status st = bind_all(b, &a, &d, &m);
+    const char *own_no = NULL;
+    bool own = st == GL_OK && !b->s->fallback && take_native(b, &a, &d, shorter, &own_no);
+    free(shorter);
+    if (st != GL_OK || b->s->fallback || own)
+        return st;
+    if (lens_no)
+        return dn_refuse(b, "%s%s%s", lens_no, own_no ? "; not graphlab's kernel: " : "",
+                         own_no ? own_no : "");
     rnn_extra *e = gl_xcalloc(1, sizeof(*e));
     b->s->extra = e;
     b->s->extra_free = extra_free;
@@ -604,9 +667,6 @@ static gl_status rnn_build(dn_build *b, dnnl_primitive_desc_t *pd)
     for (size_t i = IN_W; i < k->n_inputs; i++)
         if (is_weights(i) && k->in[i] && !dn_input_constant(k, i))
             e->per_run = true;
-    gl_status st = bind_all(b, e, &m);
-    if (st != GL_OK || b->s->fallback)
-        return st;
     r = bind_packed(b, DNNL_ARG_WEIGHTS_LAYER, &m.w_layer_plain,
                     dn_pd_md(*pd, dnnl_query_weights_md, 0), &e->w);
     if (r == dnnl_success)
@@ -619,6 +679,9 @@ static gl_status rnn_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN cannot reorder the packed weights (%s)",
                          dnnl_status2str(r));
+    if (own_no)
+        dn_set_note(b->c, b->s, "%s%snot graphlab's kernel: %s", b->s->note,
+                    *b->s->note ? "; " : "", own_no);
     /* constants: packed once, here */
     return e->per_run ? GL_OK : pack_all(k, b->s);
 }

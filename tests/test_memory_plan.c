@@ -14,6 +14,7 @@
 #include "driver/driver.h"
 #include "exec/compare.h"
 #include "exec/exec.h"
+#include "exec/intermediates.h"
 #include "graphnote.h"
 #include "ir/memplan.h"
 #include "passes/pipeline.h"
@@ -149,8 +150,26 @@ static void expect_decisions(const mcase *c, const gl_pipeline *pl)
         cr_expect_eq(refusals, 0u, "%s: %zu refusals, none expected", c->name, refusals);
 }
 
-/* Run m on the reference backend with and without its plan: the same bytes out, every
- * planned range lent. */
+/* Every tensor kept by an observer of the two runs, in the same order with the same
+ * bytes: a kept tensor on a planned range must not be one a later node writes again
+ * (graphlab run --intermediates once reported resnet18's MaxPool as diverging, its
+ * range overwritten by layer1 before the comparison). */
+static void expect_same_kept(const char *what, const gl_inter_rec *with,
+                             const gl_inter_rec *without, int run)
+{
+    cr_assert_eq(gl_inter_rec_count(with), gl_inter_rec_count(without),
+                 "%s: %zu tensors kept with the plan, %zu without", what,
+                 gl_inter_rec_count(with), gl_inter_rec_count(without));
+    for (size_t i = 0; i < gl_inter_rec_count(with); i++) {
+        const gl_inter_tensor *a = gl_inter_rec_at(with, i), *b = gl_inter_rec_at(without, i);
+        cr_expect_str_eq(a->key, b->key, "%s: kept tensor %zu", what, i);
+        cr_expect(gl_tensor_equal(a->t, b->t), "%s: kept '%s' differs with the plan (run %d)",
+                  what, a->key, run + 1);
+    }
+}
+
+/* Run m on the reference backend with and without its plan: the same bytes out and the
+ * same intermediates kept, every planned range lent. */
 static void expect_same_run(const char *what, const gl_model *m, const gl_tensor *const *in,
                             size_t n_in, bool all_lent)
 {
@@ -161,6 +180,9 @@ static void expect_same_run(const char *what, const gl_model *m, const gl_tensor
     gl_exec_options oa = {.backend = "ref"}, ob = {.backend = "ref", .no_memory_plan = true};
     cr_assert_eq(gl_exec_create(m, &oa, &a), GL_OK, "%s: %s", what, gl_error_message());
     cr_assert_eq(gl_exec_create(m, &ob, &b), GL_OK, "%s: %s", what, gl_error_message());
+    gl_inter_rec *kept_a = gl_inter_rec_new(NULL), *kept_b = gl_inter_rec_new(NULL);
+    gl_inter_rec_attach(kept_a, a);
+    gl_inter_rec_attach(kept_b, b);
     for (int run = 0; run < 2; run++) { /* the second run reuses what the first lent */
         cr_assert_eq(gl_exec_run(a, in, n_in, with, n_out), GL_OK, "%s: with the plan: %s", what,
                      gl_error_message());
@@ -172,6 +194,7 @@ static void expect_same_run(const char *what, const gl_model *m, const gl_tensor
             gl_tensor_free(with[i]);
             gl_tensor_free(without[i]);
         }
+        expect_same_kept(what, kept_a, kept_b, run);
     }
     gl_exec_stats st;
     gl_exec_get_stats(a, &st);
@@ -186,6 +209,8 @@ static void expect_same_run(const char *what, const gl_model *m, const gl_tensor
             st.arena_lent, st.arena_refused);
     gl_exec_free(a);
     gl_exec_free(b);
+    gl_inter_rec_free(kept_a);
+    gl_inter_rec_free(kept_b);
     free(with);
     free(without);
 }

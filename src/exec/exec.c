@@ -213,6 +213,11 @@ gl_tensor *gl_exec_plain(gl_exec *e, const gl_tensor *t)
     return t->layout ? to_plain(e, t, NULL) : gl_tensor_share(t);
 }
 
+gl_tensor *gl_exec_plain_kept(gl_exec *e, const gl_tensor *t)
+{
+    return share_out(e, t, NULL);
+}
+
 /* ---- running ------------------------------------------------------------------------------- */
 
 static gl_status run_plan(const plan *p, frame *f);

@@ -311,6 +311,10 @@ typedef struct gl_exec_observer {
 void gl_exec_set_observer(gl_exec *e, const gl_exec_observer *o);
 /* A plain tensor with the values of t (a share when t is plain already). Caller frees. */
 gl_tensor *gl_exec_plain(gl_exec *e, const gl_tensor *t);
+/* The same, on a buffer of its own: what an observer keeps past the node's end. A share
+ * of a buffer the memory plan lends would be written again by a later node of the same
+ * run (intermediates and profile captures read it after the run). Caller frees. */
+gl_tensor *gl_exec_plain_kept(gl_exec *e, const gl_tensor *t);
 
 /* Evaluate one node with the reference kernel on constant inputs (constant folding,
  * shape-inference fixed points). outputs[] receives node->n_outputs tensors (NULL for

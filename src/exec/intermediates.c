@@ -155,7 +155,7 @@ static void keep(gl_inter_rec *r, const gl_exec_event *ev, const char *prefix, s
         rec_stop(r, GL_ERR_INPUT);
         return;
     }
-    gl_tensor *p = gl_exec_plain(r->e, t);
+    gl_tensor *p = gl_exec_plain_kept(r->e, t);
     if (!p) {
         gl_error_prefix("%s: %snode '%s' (%s) output '%s'", r->model, prefix, node_name(n),
                         n->op_type, key);

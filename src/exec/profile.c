@@ -656,7 +656,7 @@ static void capture(session *s, size_t row, const gl_exec_event *ev, size_t call
     gl_tensor **keep = gl_xcalloc(ev->n_outputs ? ev->n_outputs : 1, sizeof(*keep));
     for (size_t k = 0; k < ev->n_outputs; k++)
         if (ev->outputs[k])
-            keep[k] = gl_exec_plain(s->e, ev->outputs[k]);
+            keep[k] = gl_exec_plain_kept(s->e, ev->outputs[k]);
     b->captures[row] = keep;
 }
 

@@ -5,7 +5,7 @@
 
 Writes OUT_DIR/<name>/model.onnx and OUT_DIR/<name>/test_data_set_0/input_0.pb for the
 3x3 convolutions of resnet18's four stages (stride 1, and the stride-2 one that opens
-stages 2-4) and its stride-2 1x1 downsamples, so that graphlab profile and
+stages 2-4), its stride-2 1x1 downsamples and vgg11's larger 3x3s, so that graphlab profile and
 bench/ort_time.js time the same convolution alone (bench/conv_shapes.sh).
 """
 import os
@@ -26,6 +26,12 @@ SHAPES = [
     ("c512_7_s1", 512, 512, 7, 3, 1),
     ("p256_28_s2", 128, 256, 28, 1, 2),
     ("p512_14_s2", 256, 512, 14, 1, 2),
+    # vgg11's stride-1 3x3s at 112x112 and 56x56 (unet's and densenet's are alike)
+    ("v128_112_s1", 64, 128, 112, 3, 1),
+    ("v256_56_s1", 128, 256, 56, 3, 1),
+    ("v256b_56_s1", 256, 256, 56, 3, 1),
+    ("v512_28_s1", 512, 512, 28, 3, 1),
+    ("v512_14_s1", 512, 512, 14, 3, 1),
 ]
 
 

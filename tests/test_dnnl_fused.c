@@ -55,7 +55,8 @@ typedef struct fcase {
                           * 'R' MatMul of A [a_dims] by a constant B [K, n] (K: A's last),
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
                           * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8], 'W' Conv
-                          * 32->32 3x3 on [1,32,7,7] (graphlab's Winograd on AVX2) */
+                          * 32->32 3x3 on [1,32,7,7] (graphlab's Winograd F(2x2) on AVX2),
+                          * 'V' the same on [1,32,15,15] (F(4x4), its last tiles partial) */
     const char *layouts;
     bool through;        /* the head's input comes through a 1x1 Conv / a Relu */
     step_spec steps[4];
@@ -161,8 +162,8 @@ static built build_row(const fcase *c)
     gl_model_set_opset(m, "graphlab.fused", 1);
     gl_model_set_opset(m, "graphlab", 1);
     gl_graph *g = m->graph;
-    bool conv = strchr("cdtnBW", c->head) != NULL;
-    int64_t ch = c->head == 'W' ? 32 : 16, side = c->head == 'W' ? 7 : 8;
+    bool conv = strchr("cdtnBWV", c->head) != NULL, wino = strchr("WV", c->head) != NULL;
+    int64_t ch = wino ? 32 : 16, side = c->head == 'W' ? 7 : c->head == 'V' ? 15 : 8;
     int64_t xd[4] = {1, ch, side, side}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
     if (c->head == 'q')
         memcpy(md, (int64_t[]){16, 1, 32}, sizeof(md));
@@ -456,6 +457,17 @@ static const fcase conv_cases[] = {
      {{.op = "Add", .kind = 'r', .rank = 4, .dims = {1, 32, 7, 7}, .second = true}},
      .expect = FUSED, .what = "sum", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
      .avx2_what = "graphlab:avx2 winograd_2x3 nChw8c + sum"},
+    {"Conv 32ch 15x15+Relu (F(4x4))", 'V', "b", true, {ACT("Relu")}, .expect = FUSED,
+     .what = "eltwise_relu", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_4x3 nChw8c + eltwise_relu"},
+    {"Conv 32ch 15x15+Add(residual in the layout)+Relu (F(4x4))", 'V', "b", true,
+     {OPD("Add", 'r', 4, 1, 32, 15, 15), ACT("Relu")}, .expect = FUSED,
+     .what = "sum + eltwise_relu", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_4x3 nChw8c + sum + eltwise_relu"},
+    {"Conv 32ch 15x15+Add(residual) second (F(4x4))", 'V', "b", true,
+     {{.op = "Add", .kind = 'r', .rank = 4, .dims = {1, 32, 15, 15}, .second = true}},
+     .expect = FUSED, .what = "sum", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_4x3 nChw8c + sum"},
     /* any other post-op keeps oneDNN's direct kernel */
     {"Conv 32ch 7x7+Sigmoid", 'W', "b", true, {ACT("Sigmoid")}, .expect = FUSED,
      .what = "eltwise_logistic", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,

@@ -34,8 +34,11 @@ typedef struct lcase {
 #define FUSED "toposort,shape-inference,fusion"
 #define BY_COST "estimated nhwc "
 
+/* ATOL is the suite's (graphlab run's default): graphlab's Winograd F(4x4, 3x3) on AVX2
+ * rounds to ~1e-5 of these outputs' scale (random weights in [-1, 1]: outputs of ~10),
+ * 3e-5 to 8e-5 absolute next to outputs near zero. */
 #define RTOL 1e-4
-#define ATOL 1e-5
+#define ATOL 1e-4
 
 static const lcase cases[] = {
     /* alone within 15% either way; whole efficientnets run faster nhwc (dn_cost.c) */

@@ -55,6 +55,10 @@ static const gl_pt_rule rules[] = {
      gl_pt_check_noop, gl_pt_apply_noop},
     {"eliminate-cast", "Cast", "Cast(x) to x's own type", "x", gl_pt_check_noop,
      gl_pt_apply_noop},
+    {"eliminate-unit-avgpool", "AveragePool", "AveragePool(x) of a 1x1 window, stride 1, "
+     "no pads", "x", gl_pt_check_noop, gl_pt_apply_noop},
+    {"eliminate-unit-maxpool", "MaxPool", "MaxPool(x) of a 1x1 window, stride 1, no pads, "
+     "its Indices unread", "x", gl_pt_check_noop, gl_pt_apply_noop},
     {"fold-pad", "Pad", "Pad(x) with every pad 0; or a constant Pad of the spatial axes "
      "read by Conv, AveragePool (zeros) or MaxPool (-inf)", "x; or the reader with the pads "
      "added to its own", gl_pt_check_pad, gl_pt_apply_pad},

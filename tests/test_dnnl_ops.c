@@ -970,6 +970,33 @@ static const op_case max_pool_cases[] = {
     {"channels last, 13 channels, 40x40, 2x2 stride 1", "graphlab.NhwcMaxPool", 13, "p",
      {AINTS("kernel_shape", 2, 2, 2)}, {IN('x', 4, D(2, 40, 40, 13))}, .expect = DN,
      .out = "plain"},
+    /* session 38: the ring of reduced window rows (windows whose rows no other shares,
+     * rows no window reads, the most rows it takes) and the direct rows (2- and 3-wide
+     * windows at strides 1 and 2, columns carried in registers, over 8 and 16 lanes) */
+    {"channels last, 16 channels, 3x3 stride 1 pads 1, 13 rows", "graphlab.NhwcMaxPool", 13,
+     "p", {AINTS("kernel_shape", 2, 3, 3), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('x', 4, D(1, 13, 10, 16))}, .expect = DN, .out = "plain"},
+    {"2x2 stride 3: rows and columns no window reads", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 2, 2), AINTS("strides", 2, 3, 3)},
+     {IN('X', 4, D(1, 16, 11, 11))}, .expect = DN},
+    {"2x2 stride 1, 16 channels", "MaxPool", 12, "nb", {AINTS("kernel_shape", 2, 2, 2)},
+     {IN('X', 4, D(1, 16, 9, 10))}, .expect = DN},
+    {"3x2 strides 2x1 pads 1", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 3, 2), AINTS("strides", 2, 2, 1), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(2, 8, 9, 7))}, .expect = DN},
+    {"3x3 pads 1 over 2 columns: no window wholly inside a row", "MaxPool", 12, "nb",
+     {AINTS("kernel_shape", 2, 3, 3), AINTS("pads", 4, 1, 1, 1, 1)},
+     {IN('X', 4, D(1, 16, 5, 2))}, .expect = DN},
+    {"1x3 window, stride 1", "MaxPool", 12, "nb", {AINTS("kernel_shape", 2, 1, 3)},
+     {IN('X', 4, D(2, 8, 5, 9))}, .expect = DN},
+    {"16x1 window, 18 rows", "MaxPool", 12, "nb", {AINTS("kernel_shape", 2, 16, 1)},
+     {IN('X', 4, D(1, 8, 18, 4))}, .expect = DN},
+};
+
+/* Windows taller than graphlab's kernel takes (a row pointer per tap) stay on oneDNN's. */
+static const op_case max_pool_tall_cases[] = {
+    {"17x1 window: oneDNN's kernel", "MaxPool", 12, "nb", {AINTS("kernel_shape", 2, 17, 1)},
+     {IN('X', 4, D(1, 8, 20, 4))}, .expect = DN, .impl_not = "graphlab"},
 };
 
 /* Groups of fewer channels than a block (dn_conv.c): merged into groups of whole blocks,
@@ -1308,6 +1335,7 @@ Test(dnnl_ops, max_pool_windows)
 {
     tu_omp_threads(2); /* the kernel splits output rows over the plan's threads */
     run_cases_avx2(max_pool_cases, GL_ARRAY_LEN(max_pool_cases), "graphlab:avx2", 23);
+    run_cases(max_pool_tall_cases, GL_ARRAY_LEN(max_pool_tall_cases), 23);
 }
 
 /* ---- Resize, Upsample --------------------------------------------------------------------- */

@@ -687,6 +687,22 @@ static const pcase noop_cases[] = {
     {"cast_same_type", 13, X14 "a = Relu(x); c = Cast(a) to=1; y = Sigmoid(c); out y",
      NOOP_OK("eliminate-cast", "Cast=0 Relu=1 Sigmoid=1")},
     {"cast_converts", 13, X14 "a = Relu(x); c = Cast(a) to=11; out c", UNTOUCHED},
+    /* torchvision's AdaptiveAvgPool2d on an input of its output size (AlexNet, VGG) */
+    {"unit_avgpool", 13, "in x f32s[2,3,6,6]; a = Relu(x); p = AveragePool(a) "
+     "kernel_shape=[1,1] strides=[1,1]; y = Sigmoid(p); out y",
+     NOOP_OK("eliminate-unit-avgpool", "AveragePool=0 Relu=1 Sigmoid=1")},
+    {"unit_maxpool_same", 13, "in x f32s[1,2,5,4]; a = Relu(x); p = MaxPool(a) "
+     "kernel_shape=[1,1] auto_pad=\"SAME_UPPER\"; y = Sigmoid(p); out y",
+     NOOP_OK("eliminate-unit-maxpool", "MaxPool=0 Relu=1 Sigmoid=1")},
+    {"unit_maxpool_indices_read", 13, "in x f32s[1,2,5,4]; a = Relu(x); p, i = MaxPool(a) "
+     "kernel_shape=[1,1]; y = Sigmoid(p); out y, i",
+     REFUSED("eliminate-unit-maxpool", "output 1 'i' is read")},
+    {"avgpool_stride_2", 13, "in x f32s[1,2,6,6]; p = AveragePool(x) kernel_shape=[1,1] "
+     "strides=[2,2]; y = Relu(p); out y", UNTOUCHED},
+    {"avgpool_padded", 13, "in x f32s[1,2,6,6]; p = AveragePool(x) kernel_shape=[1,1] "
+     "pads=[1,1,1,1] count_include_pad=1; y = Relu(p); out y", UNTOUCHED},
+    {"maxpool_2x1", 13, "in x f32s[1,2,6,6]; p = MaxPool(x) kernel_shape=[2,1]; "
+     "y = Relu(p); out y", UNTOUCHED},
 };
 
 Test(patterns, noop_elimination) { RUN(noop_cases); }

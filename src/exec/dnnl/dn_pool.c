@@ -20,12 +20,19 @@
  * than ONNX Runtime's on GoogLeNet's pools (192x28x28, 3x3 stride 1: 0.55 ms against
  * 0.09; this kernel 0.11 ms, one thread). The window's maximum is separable: each
  * input row's maxima over the window's columns first (one 8-lane vector per output
- * column), then each output's over the window's rows, 2 + 2 vector maxima per output of
- * a 3x3 window instead of 9, each window's maximum kept in a register until it is
- * stored. The output rows are split over the plan's threads (a ResNet's stem pool,
- * 64x112x112 3x3 stride 2, one thread: ONNX Runtime 0.26 ms; this kernel 0.79 when it
- * looked each window up per pixel and per run, now 0.30).
- * A window wholly in the padding keeps oneDNN's kernel
+ * column) into a ring of as many rows as a window spans, then each output row's over
+ * the window's rows as soon as its last row is in: 2 + 2 vector maxima per output of a
+ * 3x3 window instead of 9, the input read once in order. The usual windows (2 or 3 wide
+ * and tall, stride 1 or 2, no dilation, up to 32 lanes) go the other way round without
+ * the ring: each input column's maximum over the window's rows, carried in registers
+ * along the row (np_direct_row). Session 38, one thread, against the kernel before (a
+ * plane's reduced rows at once: ShuffleNet's 24x112x112 pool kept 600 KB a thread):
+ * GoogLeNet's 13 pools 1.25 -> 0.85 ms, SqueezeNet's 5 0.35 -> 0.24, a UNet's two 2x2
+ * pools at batch 8 1.0 -> 0.7, ShuffleNet's stem pool at batch 8 0.9 -> 0.65. The
+ * output rows are split over the plan's threads (a ResNet's stem pool, 64x112x112 3x3
+ * stride 2, one thread: ONNX Runtime 0.26 ms; this kernel 0.79 when it looked each
+ * window up per pixel and per run, then 0.30).
+ * A window wholly in the padding, or taller than NP_MAX_TAPS rows, keeps oneDNN's kernel
  * (ONNX's -inf there is no maximum of anything); a NaN input takes the reference
  * kernel, as before (dn_guard_specials).
  */
@@ -82,6 +89,14 @@ static bool pool_window(const gl_kernel_ctx *k, int nsp, const int64_t *in, bool
 
 /* ---- graphlab's max pooling on AVX2 --------------------------------------------------- */
 
+/* The tallest window the kernel takes (a row pointer per tap on the stack); taller ones
+ * keep oneDNN's kernel. */
+#define NP_MAX_TAPS 16
+/* The widest pixel np_direct_row takes: it sweeps a row once per 8 lanes, and over
+ * ResNet's 64 channels at batch 8 (8x64x112x112 from DRAM, rows of 28 KB) those strided
+ * sweeps took 0.80-0.95 ms where the ring's pixel-by-pixel reads took 0.65-0.70. */
+#define NP_DIRECT_LANES 32
+
 /* One image's pooling: `blocks` planes of H x W pixels, each pixel `lanes` floats (8 in
  * nChw8c, C in nhwc, a multiple of 8 or not), into OH x OW pixels. Each output column's
  * and row's window (its first input position and the taps inside the image) is resolved
@@ -94,9 +109,13 @@ typedef struct np_taps_of {
 typedef struct np_geom {
     int64_t n, blocks, lanes, h, w, oh, ow;
     int64_t dh, dw; /* ONNX's dilations (1: none), the distance between taps */
+    int64_t kw, sw;   /* the window's width and its stride along the row */
+    int64_t in0, in1; /* the columns whose taps are all inside the row (np_fast_cols) */
+    bool direct;      /* small undilated windows over whole vectors: np_direct_row */
     np_taps_of *cols, *rows_of;             /* per output column, per output row */
     int scratch_threads;                    /* how many threads `rows` has room for */
-    float *rows; /* scratch per thread: h x ow pixels of row maxima */
+    int64_t span; /* input rows a window spans: the ring's rows */
+    float *rows;  /* scratch per thread: a ring of span rows of ow pixels (direct: none) */
     const float *x; /* this run's source and destination */
     float *y;
 } np_geom;
@@ -139,80 +158,198 @@ static np_taps_of *np_taps_table(int64_t out, int64_t k, int64_t s, int64_t dil,
 }
 
 #ifdef __x86_64__
-/* One input row's maxima over each output column's window: r[ow] = max over the taps of
- * row[pixel], `lanes` floats a pixel, 8 lanes at a time in a register. Inlined with
- * lanes = 8 (nChw8c) so that loop is one vector. */
-__attribute__((target("avx2"), always_inline)) static inline void
-np_row_max(float *r, const float *row, const np_geom *g, int64_t lanes)
+/* The maximum of n vectors `step` floats apart from p: the window's usual 2 and 3 taps
+ * unrolled, the rest in a loop. */
+__attribute__((target("avx2"), always_inline)) static inline __m256
+np_max_taps(const float *p, int64_t n, int64_t step)
 {
-    const int64_t dw = g->dw * lanes;
-    for (int64_t ow = 0; ow < g->ow; ow++) {
-        const np_taps_of *c = &g->cols[ow];
-        const float *first = row + (c->start + c->t0 * g->dw) * lanes;
-        float *out = r + ow * lanes;
-        int64_t l = 0;
-        for (; l + 8 <= lanes; l += 8) {
-            __m256 v = _mm256_loadu_ps(first + l);
-            for (int64_t t = 1; t < c->t1 - c->t0; t++)
-                v = _mm256_max_ps(v, _mm256_loadu_ps(first + t * dw + l));
-            _mm256_storeu_ps(out + l, v);
-        }
-        for (; l < lanes; l++) {
-            float v = first[l];
-            for (int64_t t = 1; t < c->t1 - c->t0; t++)
-                v = first[t * dw + l] > v ? first[t * dw + l] : v;
-            out[l] = v;
-        }
-    }
+    __m256 v = _mm256_loadu_ps(p);
+    if (n == 3)
+        return _mm256_max_ps(_mm256_max_ps(v, _mm256_loadu_ps(p + step)),
+                             _mm256_loadu_ps(p + 2 * step));
+    if (n == 2)
+        return _mm256_max_ps(v, _mm256_loadu_ps(p + step));
+    for (int64_t t = 1; t < n; t++)
+        v = _mm256_max_ps(v, _mm256_loadu_ps(p + t * step));
+    return v;
 }
 
-/* One output row from the row maxima: out[j] = max over the window's rows of rows[j],
- * over the row's ow x lanes floats (contiguous in both). */
-__attribute__((target("avx2"))) static void np_col_max(float *out, const float *first,
-                                                       int64_t taps, int64_t step, int64_t len)
+/* The scalar of np_max_taps, for lanes past the last whole vector. */
+static inline float np_max_taps1(const float *p, int64_t n, int64_t step)
+{
+    float v = p[0];
+    for (int64_t t = 1; t < n; t++)
+        v = p[t * step] > v ? p[t * step] : v;
+    return v;
+}
+
+/* An output row from its window rows' maxima: out[j] = max over the n rows of
+ * rows[t][j], j < len (an output row's OW x lanes floats). */
+__attribute__((target("avx2"))) static void np_vmax(float *out, const float *const *rows,
+                                                   int64_t n, int64_t len)
 {
     int64_t j = 0;
     for (; j + 8 <= len; j += 8) {
-        __m256 v = _mm256_loadu_ps(first + j);
-        for (int64_t t = 1; t < taps; t++)
-            v = _mm256_max_ps(v, _mm256_loadu_ps(first + t * step + j));
+        __m256 v = _mm256_loadu_ps(rows[0] + j);
+        if (n == 3)
+            v = _mm256_max_ps(_mm256_max_ps(v, _mm256_loadu_ps(rows[1] + j)),
+                              _mm256_loadu_ps(rows[2] + j));
+        else
+            for (int64_t t = 1; t < n; t++)
+                v = _mm256_max_ps(v, _mm256_loadu_ps(rows[t] + j));
         _mm256_storeu_ps(out + j, v);
     }
     for (; j < len; j++) {
-        float v = first[j];
-        for (int64_t t = 1; t < taps; t++)
-            v = first[t * step + j] > v ? first[t * step + j] : v;
+        float v = rows[0][j];
+        for (int64_t t = 1; t < n; t++)
+            v = rows[t][j] > v ? rows[t][j] : v;
         out[j] = v;
     }
 }
 
+/* One input row's maxima over each output column's window: out[ow] = max over the
+ * column taps of v[pixel] (v: W pixels of `lanes` floats), each window's taps as
+ * np_taps_table resolved them. Inlined with lanes = 8 (nChw8c) so that loop is one
+ * vector. */
+__attribute__((target("avx2"), always_inline)) static inline void
+np_hmax(float *out, const float *v, const np_geom *g, int64_t lanes)
+{
+    const int64_t step = g->dw * lanes;
+    for (int64_t ow = 0; ow < g->ow; ow++) {
+        const np_taps_of *c = &g->cols[ow];
+        const float *first = v + (c->start + c->t0 * g->dw) * lanes;
+        const int64_t n = c->t1 - c->t0;
+        float *o = out + ow * lanes;
+        int64_t l = 0;
+        for (; l + 8 <= lanes; l += 8)
+            _mm256_storeu_ps(o + l, np_max_taps(first + l, n, step));
+        for (; l < lanes; l++)
+            o[l] = np_max_taps1(first + l, n, step);
+    }
+}
+
+/* np_direct_row's output columns [a, z), all taps inside the row, 8 lanes (x, out: at
+ * the lane): each input column's maximum over the n rows once, carried in registers to
+ * the next window. */
+__attribute__((target("avx2"), always_inline)) static inline void
+np_direct_cols(float *out, const float *x, int64_t n, const np_geom *g, int64_t a, int64_t z,
+               int64_t lanes)
+{
+    const int64_t in_row = g->w * lanes;
+    const float *p = x + g->cols[a].start * lanes;
+    float *o = out + a * lanes;
+    __m256 left = np_max_taps(p, n, in_row);
+    if (g->kw == 3 && g->sw == 1) {
+        __m256 mid = np_max_taps(p + lanes, n, in_row);
+        for (int64_t ow = a; ow < z; ow++, p += lanes, o += lanes) {
+            __m256 right = np_max_taps(p + 2 * lanes, n, in_row);
+            _mm256_storeu_ps(o, _mm256_max_ps(_mm256_max_ps(left, mid), right));
+            left = mid;
+            mid = right;
+        }
+    } else if (g->kw == 3) {
+        for (int64_t ow = a; ow < z; ow++, p += 2 * lanes, o += lanes) {
+            __m256 mid = np_max_taps(p + lanes, n, in_row);
+            __m256 right = np_max_taps(p + 2 * lanes, n, in_row);
+            _mm256_storeu_ps(o, _mm256_max_ps(_mm256_max_ps(left, mid), right));
+            left = right;
+        }
+    } else if (g->sw == 1) {
+        for (int64_t ow = a; ow < z; ow++, p += lanes, o += lanes) {
+            __m256 right = np_max_taps(p + lanes, n, in_row);
+            _mm256_storeu_ps(o, _mm256_max_ps(left, right));
+            left = right;
+        }
+    } else {
+        for (int64_t ow = a; ow < z; ow++, p += 2 * lanes, o += lanes) {
+            if (ow > a)
+                left = np_max_taps(p, n, in_row);
+            _mm256_storeu_ps(o, _mm256_max_ps(left, np_max_taps(p + lanes, n, in_row)));
+        }
+    }
+}
+
+/* One output row of a 2- or 3-wide, 2- or 3-tall undilated window of stride 1 or 2 over
+ * whole vectors, straight from its n window rows (in_row floats apart from first): each
+ * input column's maximum over the rows once, carried in registers to the next window;
+ * 3 loads an output of a 3x3 window at stride 1, 6 at stride 2, 4 of a 2x2 one, and no
+ * scratch, where the ring of reduced rows (np_run_units) stores and loads each twice. */
+__attribute__((target("avx2"), always_inline)) static inline void
+np_direct_row(float *out, const float *first, int64_t n, const np_geom *g, int64_t lanes)
+{
+    const int64_t in_row = g->w * lanes;
+    for (int64_t l = 0; l < lanes; l += 8) {
+        const float *x = first + l;
+        for (int64_t ow = 0; ow < g->ow; ow++) {
+            if (ow == g->in0 && g->in0 < g->in1) {
+                np_direct_cols(out + l, x, n, g, g->in0, g->in1, lanes);
+                ow = g->in1 - 1;
+                continue;
+            }
+            const np_taps_of *c = &g->cols[ow]; /* at the edges: tap by tap */
+            __m256 v = np_max_taps(x + (c->start + c->t0) * lanes, n, in_row);
+            for (int64_t t = c->t0 + 1; t < c->t1; t++)
+                v = _mm256_max_ps(v, np_max_taps(x + (c->start + t) * lanes, n, in_row));
+            _mm256_storeu_ps(out + ow * lanes + l, v);
+        }
+    }
+}
+
 /* Output rows [u0, u1) of the image's planes counted plane by plane (unit u: plane
- * u / oh, row u % oh), with `rows` as scratch: per plane, the row maxima of just the
- * input rows those output rows read, then the output rows. */
+ * u / oh, row u % oh): np_direct_row's, or with `ring` (span rows of OW pixels) as
+ * scratch: the input rows
+ * in order, each reduced over the output columns' windows into the ring, and each
+ * output row made from the ring as soon as its last window row is in. The input is
+ * read once, in order, and the ring stays in L1/L2: the reduced rows of a whole plane
+ * (ShuffleNet's 24x112x112 pool: 600 KB a thread) went out of L2 and back. */
 __attribute__((target("avx2"))) static void np_run_units(const np_geom *g, const float *x,
-                                                         float *y, float *rows, int64_t u0,
+                                                         float *y, float *ring, int64_t u0,
                                                          int64_t u1)
 {
-    const int64_t L = g->lanes, row_len = g->ow * L;
+    const int64_t L = g->lanes, in_row = g->w * L, out_row = g->ow * L;
+    const float *taps[NP_MAX_TAPS];
+    if (g->direct) {
+        for (int64_t u = u0; u < u1; u++) {
+            int64_t plane = u / g->oh, oh = u % g->oh;
+            const np_taps_of *r = &g->rows_of[oh];
+            const float *first = x + (plane * g->h + r->start + r->t0) * in_row;
+            float *out = y + u * out_row;
+            if (L == 8)
+                np_direct_row(out, first, r->t1 - r->t0, g, 8);
+            else
+                np_direct_row(out, first, r->t1 - r->t0, g, L);
+        }
+        return;
+    }
     for (int64_t u = u0; u < u1;) {
-        int64_t plane = u / g->oh, oh0 = u % g->oh;
-        int64_t oh1 = oh0 + (u1 - u) < g->oh ? oh0 + (u1 - u) : g->oh;
-        const np_taps_of *a = &g->rows_of[oh0], *z = &g->rows_of[oh1 - 1];
-        int64_t ih0 = a->start + a->t0 * g->dh, ih1 = z->start + (z->t1 - 1) * g->dh + 1;
-        const float *xp = x + plane * g->h * g->w * L;
-        float *yp = y + plane * g->oh * row_len;
+        int64_t plane = u / g->oh, oh = u % g->oh;
+        int64_t oh1 = oh + (u1 - u) < g->oh ? oh + (u1 - u) : g->oh;
+        /* the rows from the first's first tap to the last tap of any (with dilations
+         * an output row's last tap can come before the one above's) */
+        const np_taps_of *a = &g->rows_of[oh];
+        int64_t ih0 = a->start + a->t0 * g->dh, ih1 = ih0;
+        for (int64_t o = oh; o < oh1; o++) {
+            const np_taps_of *r = &g->rows_of[o];
+            int64_t end = r->start + (r->t1 - 1) * g->dh + 1;
+            ih1 = end > ih1 ? end : ih1;
+        }
+        const float *xp = x + plane * g->h * in_row;
+        float *yp = y + plane * g->oh * out_row;
+        u += oh1 - oh;
         for (int64_t ih = ih0; ih < ih1; ih++) {
             if (L == 8)
-                np_row_max(rows + (ih - ih0) * row_len, xp + ih * g->w * 8, g, 8);
+                np_hmax(ring + (ih % g->span) * out_row, xp + ih * in_row, g, 8);
             else
-                np_row_max(rows + (ih - ih0) * row_len, xp + ih * g->w * L, g, L);
+                np_hmax(ring + (ih % g->span) * out_row, xp + ih * in_row, g, L);
+            for (; oh < oh1; oh++) {
+                const np_taps_of *r = &g->rows_of[oh];
+                if (r->start + (r->t1 - 1) * g->dh > ih)
+                    break; /* its last row is still to come */
+                for (int64_t t = r->t0; t < r->t1; t++)
+                    taps[t - r->t0] = ring + ((r->start + t * g->dh) % g->span) * out_row;
+                np_vmax(yp + oh * out_row, taps, r->t1 - r->t0, out_row);
+            }
         }
-        for (int64_t oh = oh0; oh < oh1; oh++) {
-            const np_taps_of *r = &g->rows_of[oh];
-            np_col_max(yp + oh * row_len, rows + (r->start + r->t0 * g->dh - ih0) * row_len,
-                       r->t1 - r->t0, g->dh * row_len, row_len);
-        }
-        u += oh1 - oh0;
     }
 }
 
@@ -220,7 +357,8 @@ __attribute__((target("avx2"))) static void np_run_units(const np_geom *g, const
 static void np_rows(void *extra, int64_t lo, int64_t hi, int thread)
 {
     np_geom *g = extra;
-    np_run_units(g, g->x, g->y, g->rows + thread * g->h * g->ow * g->lanes, lo, hi);
+    float *ring = g->rows ? g->rows + thread * g->span * g->ow * g->lanes : NULL;
+    np_run_units(g, g->x, g->y, ring, lo, hi);
 }
 
 /* The output rows of all planes split over the node's threads: planes alone would
@@ -233,6 +371,28 @@ static void np_run(void *extra, const void *const *src, void *dst)
     dn_parallel_for(g->n * g->blocks * g->oh, g->scratch_threads, np_rows, g);
 }
 #endif
+
+/* Whether np_direct_row takes the rows (windows 2 or 3 wide and tall, strides 1 or 2,
+ * undilated, over whole vectors of at most NP_DIRECT_LANES lanes), and its output
+ * columns whose taps are all inside the row (none: in0 = in1 = 0). */
+static void np_fast_cols(np_geom *g, const int64_t *k, const int64_t *stride)
+{
+    g->kw = k[1];
+    g->sw = stride[1];
+    g->in0 = g->in1 = 0;
+    g->direct = false;
+    if (k[1] < 2 || k[1] > 3 || g->dw != 1 || (g->sw != 1 && g->sw != 2) || g->lanes % 8 != 0)
+        return;
+    int64_t a = 0, b = g->ow;
+    while (a < b && (g->cols[a].t0 != 0 || g->cols[a].t1 != k[1]))
+        a++;
+    while (b > a && (g->cols[b - 1].t0 != 0 || g->cols[b - 1].t1 != k[1]))
+        b--;
+    g->in0 = a;
+    g->in1 = b;
+    g->direct = k[0] >= 2 && k[0] <= 3 && g->dh == 1 && (stride[0] == 1 || stride[0] == 2) &&
+                g->lanes <= NP_DIRECT_LANES;
+}
 
 /* Every output's window holds at least one input position (taps: n outputs'). */
 static bool np_windows_nonempty(const np_taps_of *taps, int64_t n)
@@ -280,7 +440,8 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
 #ifdef __x86_64__
     int64_t yd[4] = {xd[0], xd[1], pg->out[0], pg->out[1]};
     int tag = np_tag_of(dn_pd_md(pd, dnnl_query_src_md, 0), xd);
-    if (tag < 0 || np_tag_of(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) != tag)
+    if (tag < 0 || pg->kernel[0] > NP_MAX_TAPS ||
+        np_tag_of(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) != tag)
         return;
     np_geom g = {.n = xd[0], .h = xd[2], .w = xd[3], .oh = pg->out[0], .ow = pg->out[1],
                  .dh = pg->dilation[0] + 1, .dw = pg->dilation[1] + 1};
@@ -293,11 +454,15 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
         free(g.rows_of);
         return;
     }
+    np_fast_cols(&g, pg->kernel, pg->strides);
+    g.span = (pg->kernel[0] - 1) * g.dh + 1;
     np_geom *kept = gl_xmalloc(sizeof(*kept));
     *kept = g;
     kept->scratch_threads = b->c->max_threads > 1 ? b->c->max_threads : 1;
-    kept->rows = gl_xmalloc((size_t)(kept->scratch_threads * g.h * g.ow * g.lanes) *
-                            sizeof(float));
+    /* np_direct_row needs no ring */
+    kept->rows = g.direct ? NULL
+                          : gl_xmalloc((size_t)(kept->scratch_threads * g.span * g.ow *
+                                                g.lanes) * sizeof(float));
     b->s->extra = kept;
     b->s->extra_free = np_free;
     b->s->native = np_run;

@@ -1193,6 +1193,52 @@ Test(dnnl_ops, global_average_pool)
     run_cases_avx2(global_average_cases, GL_ARRAY_LEN(global_average_cases), NULL, 37);
 }
 
+/* A Mul by one value per image and channel, [N, C, 1, 1] (dn_chscale.c: a squeeze-and-
+ * excitation scale): without AVX-512, over nChw8c and nhwc graphlab's own kernel; the
+ * same values as the reference: channels past the last block of 8 (the padding, a scalar
+ * tail), the scales first or second, one set of scales for the whole batch ([1, C, 1, 1]
+ * and [C, 1, 1]), the scales arriving in the activations' layout, NaN and infinities on
+ * either side; and the rows it leaves to oneDNN. */
+static const op_case channel_scale_cases[] = {
+    {"20 channels, 7x7, a batch of 3", "Mul", 14, "nb", {{0}},
+     {IN('X', 4, D(3, 20, 7, 7)), IN('x', 4, D(3, 20, 1, 1))}, .expect = DN,
+     .impl_has = "graphlab:avx2"},
+    {"the scales first, 64 channels, 14x14", "Mul", 14, "nb", {{0}},
+     {IN('x', 4, D(2, 64, 1, 1)), IN('X', 4, D(2, 64, 14, 14))}, .expect = DN,
+     .impl_has = "graphlab:avx2"},
+    {"[1, C, 1, 1] over a batch of 2, 27 channels", "Mul", 14, "nb", {{0}},
+     {IN('X', 4, D(2, 27, 5, 3)), IN('x', 4, D(1, 27, 1, 1))}, .expect = DN,
+     .impl_has = "graphlab:avx2"},
+    /* blocked: oneDNN 2.6 broadcasts a plain operand over nChw8c in its reference code
+     * only, and a rank-3 one is not read in the activations' layout: the reference */
+    {"[C, 1, 1] over a batch of 3", "Mul", 14, "n", {{0}},
+     {IN('X', 4, D(3, 16, 4, 4)), IN('x', 3, D(16, 1, 1))}, .expect = DN,
+     .impl_has = "graphlab:avx2"},
+    {"the scales in the activations' layout, 12 channels", "Mul", 14, "nb", {{0}},
+     {IN('X', 4, D(2, 12, 6, 6)), IN('X', 4, D(2, 12, 1, 1))}, .expect = DN,
+     .impl_has = "graphlab:avx2"},
+    {"NaN and infinities in the activation", "Mul", 14, "nb", {{0}},
+     {IN('S', 4, D(2, 16, 5, 5)), IN('x', 4, D(2, 16, 1, 1))}, .expect = DN,
+     .impl_has = "graphlab:avx2"},
+    {"NaN and infinities in the scales", "Mul", 14, "nb", {{0}},
+     {IN('X', 4, D(1, 40, 3, 3)), IN('s', 4, D(1, 40, 1, 1))}, .expect = DN,
+     .impl_has = "graphlab:avx2"},
+    {"Add: oneDNN's", "Add", 14, "nb", {{0}},
+     {IN('X', 4, D(2, 16, 5, 5)), IN('x', 4, D(2, 16, 1, 1))}, .expect = DN,
+     .impl_not = "graphlab"},
+    {"one value per image [N, 1, 1, 1]: oneDNN's", "Mul", 14, "nb", {{0}},
+     {IN('X', 4, D(2, 16, 5, 5)), IN('x', 4, D(2, 1, 1, 1))}, .expect = REF,
+     .why = "broadcast", .impl_not = "graphlab"},
+    {"plain NCHW: oneDNN's", "Mul", 14, "p", {{0}},
+     {IN('x', 4, D(2, 16, 16, 16)), IN('x', 4, D(2, 16, 1, 1))}, .expect = DN,
+     .impl_not = "graphlab"},
+};
+
+Test(dnnl_ops, channel_scale)
+{
+    run_cases_avx2(channel_scale_cases, GL_ARRAY_LEN(channel_scale_cases), NULL, 47);
+}
+
 /* Gemm of a few rows by constant weights (dn_matmul.c): graphlab's kernel on weights
  * packed in panels of 8 columns where there are 2 to 8 rows (a fully connected layer at
  * batch 8), oneDNN's gemm for one row, more than 8, or an alpha; the same values as the

@@ -117,10 +117,10 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     const dnnl_memory_desc_t *md0 = &b->md[s0];
     dnnl_memory_desc_t md1;
     bool full_src1 = same_dims(src1, rank, out);
+    int64_t d1[DNNL_MAX_NDIMS];
     if (full_src1) {
         md1 = *md0; /* read in the first source's layout */
     } else {
-        int64_t d1[DNNL_MAX_NDIMS];
         for (int i = 0; i < rank; i++) {
             int j = i - (rank - src1->rank);
             d1[i] = j >= 0 ? src1->dims[j] : 1;
@@ -158,6 +158,9 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     else
         dn_bind_input_view(b, DNNL_ARG_SRC_1, 1 - s0, &md1);
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), rank, out);
+    /* a squeeze-and-excitation scale: one value per image and channel */
+    if (row->alg == dnnl_binary_mul && !row->halve && rank == 4 && !full_src1)
+        dn_chscale_take(b, md0, out, &md1, d1);
     return GL_OK;
 }
 

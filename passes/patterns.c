@@ -1,8 +1,9 @@
 /* patterns.c — the `patterns` pass: decomposed ops recognized and made one op again,
  * BatchNormalization / per-channel Mul and Add after a Conv folded into its weights, nodes
  * that do nothing removed and a Pad folded into the Conv or pooling that reads it
- * (patterns_noop.c), and a per-channel op that is a channel Concat's only reader moved
- * above it (patterns_concat.c).
+ * (patterns_noop.c), a per-channel op that is a channel Concat's only reader moved
+ * above it (patterns_concat.c), and an average pooling of a 1x1 convolution run before
+ * it (patterns_pool.c).
  *
  * One table of rules (below), each a name, its anchor op, the pattern and its
  * replacement for people, and a check and an apply (patterns.h says what they promise).
@@ -66,6 +67,9 @@ static const gl_pt_rule rules[] = {
      "graphlab Nhwc form along the last axis; a unary elementwise op along any) as the "
      "Concat's only reader", "one copy of the op per Concat input, the Concat joining "
      "their outputs", gl_pt_check_hoist, gl_pt_apply_hoist},
+    {"pool-before-conv1x1", "AveragePool", "Conv 1x1 (stride 1, unpadded) -> AveragePool "
+     "(unpadded, shrinking the map), the Conv's only reader", "AveragePool -> the Conv: the "
+     "convolution on the pooled pixels", gl_pt_check_pool_first, gl_pt_apply_pool_first},
 };
 
 const gl_pt_rule *gl_pt_rules(size_t *count)

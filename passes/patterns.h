@@ -170,6 +170,10 @@ gl_status gl_pt_apply_fold(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
 gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *concat, gl_pt_match *m);
 gl_status gl_pt_apply_hoist(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
 
+/* ---- an average pooling run before the 1x1 convolution it reads (patterns_pool.c) -- */
+gl_pt_verdict gl_pt_check_pool_first(const gl_pt_ctx *c, gl_node *pool, gl_pt_match *m);
+gl_status gl_pt_apply_pool_first(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);
+
 /* ---- nodes that compute nothing; a Pad folded into its reader (patterns_noop.c) ---- */
 
 /* Identity, Dropout at inference, Cast to the input's own type. */

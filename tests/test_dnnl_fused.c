@@ -547,18 +547,24 @@ static const fcase matmul_cases[] = {
 
 /* DenseNet's pre-activation BatchNormalization + Relu: one batch normalization with a
  * relu post-op, on its jit kernel in nhwc and blocked layouts (plain: oneDNN 2.6's
- * vectorized ncsp one). It takes that one post-op and no other. */
+ * vectorized ncsp one); without AVX-512, graphlab's kernel applies the relu (dn_bnorm.c).
+ * It takes that one post-op and no other. */
 static const fcase batchnorm_cases[] = {
     {"BatchNormalization+Relu", 'B', "pnb", true, {ACT("Relu")}, .expect = FUSED,
-     .what = "eltwise_relu"},
+     .what = "eltwise_relu", .avx2_expect = FUSED, .avx2_what = "graphlab:avx2"},
     {"BatchNormalization+Relu, shapes known at the claim", 'B', "pnb", false, {ACT("Relu")},
-     .expect = FUSED, .what = "eltwise_relu"},
-    /* bnorm_jit:avx512_core, bnorm_tbb_jit:avx2 */
-    {"BatchNormalization+Relu on the jit kernel", 'B', "nb", true, {ACT("Relu")},
-     .expect = FUSED, .what = "_jit:"},
+     .expect = FUSED, .what = "eltwise_relu", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2"},
+    /* bnorm_jit:avx512_core; on AVX2 graphlab's, in the layout it arrives in */
+    {"BatchNormalization+Relu on the jit kernel", 'B', "b", true, {ACT("Relu")},
+     .expect = FUSED, .what = "_jit:", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 nChw8c + eltwise_relu"},
+    {"BatchNormalization+Relu on the jit kernel, nhwc", 'B', "n", true, {ACT("Relu")},
+     .expect = FUSED, .what = "_jit:", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 nhwc + eltwise_relu"},
     {"BatchNormalization+LeakyRelu", 'B', "pnb", true,
      {{.op = "LeakyRelu", .attrs = {AF("alpha", 0.1f)}}}, .expect = FUSED,
-     .what = "eltwise_relu"},
+     .what = "eltwise_relu", .avx2_expect = FUSED, .avx2_what = "graphlab:avx2"},
     {"BatchNormalization+Sigmoid", 'B', "nb", true, {ACT("Sigmoid")}, .expect = BODY,
      .what = "one relu post-op only"},
     {"BatchNormalization+Mul(scalar)", 'B', "n", false, {OPD("Mul", 'c', 0)}, .expect = BODY,

@@ -1384,6 +1384,41 @@ Test(dnnl_ops, max_pool_windows)
     run_cases(max_pool_tall_cases, GL_ARRAY_LEN(max_pool_tall_cases), 23);
 }
 
+/* Inference BatchNormalization with constant statistics on graphlab's kernel (AVX2,
+ * dn_bnorm.c): scale and shift folded once at build, every layout (nChw8c and nCdhw8c
+ * with a partial last block, channels-last with a tail of channels past the last 8,
+ * plain with planes not a multiple of 8), the spread of a NaN and the infinities, and
+ * tensors past 512 KB (streaming stores) on two threads. Statistics that are graph
+ * inputs stay on oneDNN. (The Relu of the fused unit: test_dnnl_fused.c.) */
+static const op_case batchnorm_avx2_cases[] = {
+    {"19 channels, 9x5, a batch of 2", "BatchNormalization", 15, "pnb", {AF("epsilon", 1e-3f)},
+     {IN('X', 4, D(2, 19, 9, 5)), BN_PARAMS(19)}, .keeps = true, .impl_has = "graphlab:avx2"},
+    {"NaN and infinities", "BatchNormalization", 15, "pnb", {{0}},
+     {IN('S', 4, D(1, 21, 6, 7)), BN_PARAMS(21)}, .keeps = true, .impl_has = "graphlab:avx2"},
+    {"5-D, 12 channels", "BatchNormalization", 14, "pnb", {{0}},
+     {IN('X', 5, D(1, 12, 3, 4, 5)), BN_PARAMS(12)}, .keeps = true, .impl_has = "graphlab:avx2"},
+    {"3-D as planes of 33", "BatchNormalization", 14, "p", {{0}},
+     {IN('x', 3, D(2, 5, 33)), BN_PARAMS(5)}, .impl_has = "graphlab:avx2 plain"},
+    {"2-D", "BatchNormalization", 9, "p", {{0}}, {IN('x', 2, D(6, 40)), BN_PARAMS(40)},
+     .impl_has = "graphlab:avx2 plain"},
+    {"590 KB: streamed, two threads", "BatchNormalization", 15, "pnb", {{0}},
+     {IN('X', 4, D(2, 36, 32, 64)), BN_PARAMS(36)}, .keeps = true, .impl_has = "graphlab:avx2"},
+    {"mean and var graph inputs: oneDNN's", "BatchNormalization", 15, "pnb", {{0}},
+     {IN('X', 4, D(1, 19, 5, 6)), IN('c', 1, D(19)), IN('c', 1, D(19)), IN('x', 1, D(19)),
+      IN('y', 1, D(19))},
+     .keeps = true, .impl_not = "graphlab"},
+    {"scale a graph input: oneDNN's", "BatchNormalization", 15, "nb", {{0}},
+     {IN('X', 4, D(1, 16, 5, 6)), IN('x', 1, D(16)), IN('c', 1, D(16)), IN('c', 1, D(16)),
+      IN('p', 1, D(16))},
+     .keeps = true, .impl_not = "graphlab"},
+};
+
+Test(dnnl_ops, batchnorm_on_avx2)
+{
+    tu_omp_threads(2);
+    run_cases_avx2(batchnorm_avx2_cases, GL_ARRAY_LEN(batchnorm_avx2_cases), NULL, 43);
+}
+
 /* ---- Resize, Upsample --------------------------------------------------------------------- */
 
 #define NO_ROI OMITTED

@@ -596,6 +596,55 @@ static const pcase hoist_cases[] = {
 
 Test(patterns, hoist_above_concat) { RUN(hoist_cases); }
 
+/* ==== an average pooling run before the 1x1 convolution it reads ======================= */
+
+#define POOL_FIRST(ops_)                                                                   \
+    APPLIED("pool-before-conv1x1", "runs before Conv 'n_c'", ops_, 1)
+#define CONV1X1 "in x f32s[2,8,6,6]; const w f32[4,8,1,1] = rand; const b f32[4] = rand; "
+#define NOT_FIRST(why_) REFUSED("pool-before-conv1x1", why_)
+
+/* Each applied row computes what it did (the table's run on random inputs): a pooling
+ * that lost the convolution's bias, or kept the convolution's channel count, fails. */
+static const pcase pool_first_cases[] = {
+    /* DenseNet's transition: Relu, 1x1 convolution, AveragePool 2x2 stride 2 */
+    {"pool_first_transition", 13, CONV1X1 "r = Relu(x); c = Conv(r, w, b); "
+     "p = AveragePool(c) kernel_shape=[2,2] strides=[2,2]; out p",
+     POOL_FIRST("AveragePool=1 Conv=1 Relu=1")},
+    {"pool_first_3x3_stride_2_no_bias", 13, "in x f32s[1,5,7,7]; const w f32[3,5,1,1] = rand; "
+     "c = Conv(x, w); p = AveragePool(c) kernel_shape=[3,3] strides=[2,2]; out p",
+     POOL_FIRST("AveragePool=1 Conv=1")},
+    {"pool_first_grouped", 13, "in x f32s[2,8,6,6]; const w f32[4,4,1,1] = rand; "
+     "const b f32[4] = rand; c = Conv(x, w, b) group=2 kernel_shape=[1,1]; "
+     "p = AveragePool(c) kernel_shape=[2,2] strides=[2,2]; out p",
+     POOL_FIRST("AveragePool=1 Conv=1")},
+    {"pool_first_1d", 13, "in x f32s[2,6,10]; const w f32[4,6,1] = rand; c = Conv(x, w); "
+     "p = AveragePool(c) kernel_shape=[2] strides=[2]; out p", POOL_FIRST("AveragePool=1 Conv=1")},
+
+    /* A 1x1 stride-1 pool, the one unpadded pool that does not shrink the map, is
+     * removed by noop elimination first (noop_elimination's unit_avgpool row). */
+    {"pool_first_conv_3x3", 13, "in x f32s[1,8,6,6]; const w f32[4,8,3,3] = rand; "
+     "c = Conv(x, w) pads=[1,1,1,1]; p = AveragePool(c) kernel_shape=[2,2] strides=[2,2]; "
+     "out p", NOT_FIRST("is not 1x1")},
+    {"pool_first_conv_strided", 13, CONV1X1 "c = Conv(x, w, b) strides=[2,2]; "
+     "p = AveragePool(c) kernel_shape=[3,3]; out p", NOT_FIRST("is not 1x1, stride 1")},
+    {"pool_first_pool_pads", 13, CONV1X1 "c = Conv(x, w, b); "
+     "p = AveragePool(c) kernel_shape=[2,2] strides=[2,2] pads=[1,1,1,1]; out p",
+     NOT_FIRST("pads or has ceil_mode")},
+    {"pool_first_ceil_mode", 13, "in x f32s[1,8,7,7]; const w f32[4,8,1,1] = rand; "
+     "c = Conv(x, w); p = AveragePool(c) kernel_shape=[2,2] strides=[2,2] ceil_mode=1; out p",
+     NOT_FIRST("pads or has ceil_mode")},
+    {"pool_first_conv_read_twice", 13, CONV1X1 "c = Conv(x, w, b); "
+     "p = AveragePool(c) kernel_shape=[2,2] strides=[2,2]; r = Relu(c); out p, r",
+     NOT_FIRST("'c'")},
+    /* Not the pattern: a pooling of anything else, a MaxPool of a 1x1 convolution. */
+    {"pool_first_of_relu", 13, "in x f32s[1,8,6,6]; r = Relu(x); "
+     "p = AveragePool(r) kernel_shape=[2,2] strides=[2,2]; out p", UNTOUCHED},
+    {"pool_first_maxpool", 13, CONV1X1 "c = Conv(x, w, b); "
+     "p = MaxPool(c) kernel_shape=[2,2] strides=[2,2]; out p", UNTOUCHED},
+};
+
+Test(patterns, pool_before_conv1x1) { RUN(pool_first_cases); }
+
 /* Channels-last pooling along the last axis moves too, and a hoist the cost refused is
  * forced by its id. Apart from the table: the model has no function for NhwcMaxPool
  * (layout adds it), so only its kernel runs it. */

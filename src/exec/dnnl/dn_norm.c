@@ -96,6 +96,27 @@ static void bind_src_dst(dn_build *b, int way, const norm_src *ns, const_dnnl_pr
     }
 }
 
+/* Bind the way kept (-1: none) or refuse; graphlab's kernel takes the node where it can
+ * (dn_bnorm.c). */
+static gl_status batchnorm_bind(dn_build *b, const norm_src *ns, int way,
+                                dnnl_primitive_desc_t *pd)
+{
+    int64_t c = ns->x->dims[1];
+    if (way < 0 && b->tail)
+        return dn_refuse(b, "oneDNN 2.6's batch normalization takes one post-op, a relu "
+                         "(Relu or LeakyRelu), and no other");
+    if (way < 0)
+        return dn_refuse(b, "oneDNN has no batch normalization for this shape");
+    if (dn_pd_is_ref(*pd))
+        return dn_refuse_ref(b, pd, "batch normalization in this layout");
+    bind_src_dst(b, way, ns, *pd);
+    static const int args[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
+    if (!bind_vectors(b, 1, args, 4, c))
+        return dn_refuse(b, "shapes oneDNN does not describe");
+    dn_bnorm_take(b, *pd, ns->attr, ns->eps);
+    return GL_OK;
+}
+
 static gl_status batchnorm_build(dn_build *b, dnnl_primitive_desc_t *pd)
 {
     const gl_kernel_ctx *k = b->k;
@@ -116,19 +137,9 @@ static gl_status batchnorm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (dn_build_attr(b, NULL, 0, x->rank, x->dims, &ns.attr) != dnnl_success)
         return dn_refuse(b, "the group's members make no post-ops for this output");
     int way = dn_pd_pick(b, &ns, 2, bnorm_way, pd);
+    gl_status st = batchnorm_bind(b, &ns, way, pd);
     dnnl_primitive_attr_destroy(ns.attr);
-    if (way < 0 && b->tail)
-        return dn_refuse(b, "oneDNN 2.6's batch normalization takes one post-op, a relu "
-                         "(Relu or LeakyRelu), and no other");
-    if (way < 0)
-        return dn_refuse(b, "oneDNN has no batch normalization for this shape");
-    if (dn_pd_is_ref(*pd))
-        return dn_refuse_ref(b, pd, "batch normalization in this layout");
-    bind_src_dst(b, way, &ns, *pd);
-    static const int args[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
-    if (!bind_vectors(b, 1, args, 4, c))
-        return dn_refuse(b, "shapes oneDNN does not describe");
-    return GL_OK;
+    return st;
 }
 
 static bool batchnorm_claim(const gl_model *m, const gl_node *n, char *why, size_t len)

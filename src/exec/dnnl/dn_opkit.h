@@ -86,6 +86,13 @@ bool dn_conv_window(const gl_node *n, const char *where, int nsp, const int64_t 
 gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,
                        const int64_t *yd, const dn_conv_geom *g);
 
+/* Inference BatchNormalization (dn_norm.c's build, pd made and bound, with the unit's
+ * post-ops in attr, NULL: none) on graphlab's AVX2 kernel when its statistics are
+ * constants, the pd's source and destination are alike (nC..8c, channels-last or plain)
+ * and the post-ops are none or one relu (dn_bnorm.c); else the pd's kernel stays. */
+void dn_bnorm_take(dn_build *b, const_dnnl_primitive_desc_t pd, const_dnnl_primitive_attr_t attr,
+                   float eps);
+
 /* graphlab's channels-last ops (NhwcConv, NhwcMaxPool, ...: src/ops/graphlab_layout.c)
  * hold X[N,H,W,C] as a plain tensor: oneDNN's nhwc over the logical dims [N,C,H,W], the
  * same bytes. `nchw` gets those logical dims of a 4-D NHWC shape; `md` the nhwc

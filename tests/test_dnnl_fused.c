@@ -644,8 +644,9 @@ Test(dnnl_fused, conv_heads_with_every_post_op_kind_and_layout)
 /* MatMul heads of a constant 2-D B on graphlab's many-rows kernel (AVX2, dn_matmul.c
  * many_rows_product): A 2-D or 3-D (its matrices stacked), M, K and N off the tile and the
  * K block, the unit's bias ([N], [1,1,N], a graph input), a residual Add of the output's
- * shape and a Relu in the kernel; NaN and infinities in the inputs (run_case); oneDNN keeps
- * K under 128, 8 rows, a broadcast operand, post-ops in another order or of another kind. */
+ * shape and a Relu in the kernel, a per-column Mul before the residual (ConvNeXt's layer
+ * scale); NaN and infinities in the inputs (run_case); oneDNN keeps K under 128, 8 rows, a
+ * broadcast operand, post-ops in another order or of another kind. */
 static const fcase matmul_rows_cases[] = {
     {"9 rows [9,130]x[130,21]+Add([N])", 'R', "p", false, {OPD("Add", 'c', 1, 21)},
      .expect = FUSED, .what = " + bias", .avx2_expect = FUSED,
@@ -682,6 +683,32 @@ static const fcase matmul_rows_cases[] = {
     {"Relu+Add([N]): the bias not first, oneDNN", 'R', "p", false,
      {ACT("Relu"), OPD("Add", 'c', 1, 24)}, .expect = FUSED,
      .what = "eltwise_relu + binary_add", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
+    /* ConvNeXt's second product: bias, layer scale (a per-column Mul), residual */
+    {"[2,20,300]x[300,21]+Add([N])+Mul([N])+Add(full residual) (two K blocks, a partial "
+     "tile)", 'R', "p", false,
+     {OPD("Add", 'c', 1, 21), OPD("Mul", 'c', 1, 21), OPD("Add", 'x', 3, 2, 20, 21)},
+     .expect = FUSED, .what = " + bias + binary_mul + binary_add", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + mul + add", ROWS(21, 3, 2, 20, 300)},
+    {"[1,3136,130]x[130,40]+Add([N])+Mul([1,1,N])+Add(full residual)", 'R', "p", true,
+     {OPD("Add", 'c', 1, 40), OPD("Mul", 'c', 3, 1, 1, 40), OPD("Add", 'x', 3, 1, 3136, 40)},
+     .expect = FUSED, .what = " + bias + binary_mul + binary_add", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 3136 rows tiled + mul + add", ROWS(40, 3, 1, 3136, 130)},
+    {"9 rows [9,130]x[130,24]+Mul(a graph input [N])+Relu, no bias", 'R', "p", false,
+     {OPD("Mul", 'x', 1, 24), ACT("Relu")}, .expect = FUSED,
+     .what = "binary_mul + eltwise_relu", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 9 rows tiled + mul + relu", ROWS(24, 2, 9, 130)},
+    {"Add([N])+Mul([N]) alone", 'R', "p", false, {OPD("Add", 'c', 1, 24), OPD("Mul", 'c', 1, 24)},
+     .expect = FUSED, .what = " + bias + binary_mul", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + mul", ROWS(24, 3, 2, 20, 130)},
+    {"Add([N])+Mul([N])+Add(full residual), K 770 (MANY_ROWS_MUL_MAX_K): oneDNN", 'R', "p",
+     false, {OPD("Add", 'c', 1, 16), OPD("Mul", 'c', 1, 16), OPD("Add", 'x', 3, 1, 10, 16)},
+     .expect = FUSED, .what = " + bias + binary_mul + binary_add", .not_in = "graphlab",
+     ROWS(16, 3, 1, 10, 770)},
+    {"Mul(full [M,N]): oneDNN", 'R', "p", false, {OPD("Mul", 'x', 3, 2, 20, 24)},
+     .expect = FUSED, .what = "binary_mul", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
+    {"Add(full residual)+Mul([N]) (the factor after the residual): oneDNN", 'R', "p", false,
+     {OPD("Add", 'x', 3, 2, 20, 24), OPD("Mul", 'c', 1, 24)}, .expect = FUSED,
+     .what = "binary_add + binary_mul", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
     {"Add([N])+graphlab.Gelu: oneDNN", 'R', "p", false,
      {OPD("Add", 'c', 1, 24), ACT("graphlab.Gelu")}, .expect = FUSED,
      .what = " + bias + eltwise_gelu_erf", .not_in = "graphlab", .rtol = 1e-3,

@@ -260,9 +260,13 @@ typedef struct gemm_extra {
     float *at;
     const float *w, *bias_v;  /* this run's packed B and bias */
     const float *a;           /* this run's A (many_rows_run) */
-    bool add;                 /* many_rows_*: a residual [M, N] added before the Relu, */
-    size_t res_at;            /* bound input res_at (a fused unit's operand, after B and
-                               * the bias), this run's res */
+    bool mul;                 /* many_rows_*: a per-column [N] factor, bound at mul_at
+                               * (after B and the bias), this run's scale; then */
+    size_t mul_at;
+    const float *scale;
+    bool add;                 /* a residual [M, N] added before the Relu, */
+    size_t res_at;            /* bound input res_at (a fused unit's operand, after B, the
+                               * bias and the factor), this run's res */
     const float *res;
     int64_t pairs_per_item;   /* many_rows_items: panel pairs in one work item, */
     int64_t rows_per_chunk;   /* and rows */
@@ -382,16 +386,28 @@ static void few_rows_run(void *extra, const void *const *src, void *dst)
 /* One tile of mr rows by np panels (both constant where inlined, so the loops unroll and
  * the accumulators stay in registers) over kn steps of K: y (ldy apart) += a (lda apart)
  * times the panels (w: the first at k0, the second pstride further); `first`: start from
- * the bias (or 0) instead of y, `last`: the residual added (x->add) and a Relu after
- * (x->relu). */
+ * the bias (or 0) instead of y, `last`: times the per-column factor (scale: the tile's
+ * first column's, x->mul), the residual added (x->add) and a Relu after (x->relu), in the
+ * order of oneDNN's post-ops. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 many_rows_tile(const gemm_extra *x, const float *a, const float *w, const float *bias,
-               float *y, int64_t cols, int64_t kn, bool first, bool last, int mr, int np)
+               const float *scale, float *y, int64_t cols, int64_t kn, bool first, bool last,
+               int mr, int np)
 {
     const int64_t lda = x->k, ldy = x->n, pstride = x->k * FEW_ROWS_LANES;
-    __m256 acc[MANY_ROWS_TILE][2];
+    __m256 acc[MANY_ROWS_TILE][2], mul[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     float row[2 * FEW_ROWS_LANES] = {0}; /* a partial tile's columns go through here */
+    float srow[2 * FEW_ROWS_LANES] = {0};
     bool full = cols == np * FEW_ROWS_LANES;
+    if (last && scale) {
+        if (!full) {
+            memcpy(srow, scale, (size_t)cols * sizeof(float));
+            scale = srow;
+        }
+#pragma GCC unroll 2
+        for (int q = 0; q < np; q++)
+            mul[q] = _mm256_loadu_ps(scale + q * FEW_ROWS_LANES);
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
         const float *src = first ? bias : y + r * ldy;
@@ -426,6 +442,8 @@ many_rows_tile(const gemm_extra *x, const float *a, const float *w, const float 
 #pragma GCC unroll 2
         for (int q = 0; q < np; q++) {
             __m256 v = acc[r][q];
+            if (last && scale)
+                v = _mm256_mul_ps(v, mul[q]);
             if (res)
                 v = _mm256_add_ps(v, _mm256_loadu_ps(res + q * FEW_ROWS_LANES));
             if (last && x->relu) /* max(v, 0) gives 0 for a NaN, as oneDNN's relu */
@@ -441,14 +459,15 @@ many_rows_tile(const gemm_extra *x, const float *a, const float *w, const float 
 #define MANY_ROWS_CASE(R)                                                                   \
     case R:                                                                                 \
         if (np == 2)                                                                        \
-            many_rows_tile(x, a, w, bias, y, cols, kn, first, last, R, 2);                  \
+            many_rows_tile(x, a, w, bias, scale, y, cols, kn, first, last, R, 2);           \
         else                                                                                \
-            many_rows_tile(x, a, w, bias, y, cols, kn, first, last, R, 1);                  \
+            many_rows_tile(x, a, w, bias, scale, y, cols, kn, first, last, R, 1);           \
         break;
 
 __attribute__((target("avx2,fma"))) static void
 many_rows_dispatch(const gemm_extra *x, const float *a, const float *w, const float *bias,
-                   float *y, int64_t cols, int64_t kn, bool first, bool last, int mr, int np)
+                   const float *scale, float *y, int64_t cols, int64_t kn, bool first,
+                   bool last, int mr, int np)
 {
     switch (mr) {
         MANY_ROWS_CASE(1)
@@ -495,10 +514,11 @@ static void many_rows_items(void *extra, int64_t lo, int64_t hi, int thread)
                 int64_t cols = x->n - j < np * FEW_ROWS_LANES ? x->n - j : np * FEW_ROWS_LANES;
                 const float *w = x->w + p * x->k * FEW_ROWS_LANES + k0 * FEW_ROWS_LANES;
                 const float *bias = x->bias_v ? x->bias_v + j : NULL;
+                const float *scale = x->scale ? x->scale + j : NULL;
                 for (int64_t r = r0; r < r1; r += MANY_ROWS_TILE) {
                     int mr = r1 - r < MANY_ROWS_TILE ? (int)(r1 - r) : MANY_ROWS_TILE;
-                    many_rows_dispatch(x, x->a + r * x->k + k0, w, bias, x->y + r * x->n + j,
-                                       cols, kn, first, last, mr, np);
+                    many_rows_dispatch(x, x->a + r * x->k + k0, w, bias, scale,
+                                       x->y + r * x->n + j, cols, kn, first, last, mr, np);
                 }
             }
         }
@@ -512,6 +532,7 @@ static void many_rows_run(void *extra, const void *const *src, void *dst)
     x->a = src[0];
     x->w = src[1];
     x->bias_v = x->bias ? src[2] : NULL;
+    x->scale = x->mul ? src[x->mul_at] : NULL;
     x->res = x->add ? src[x->res_at] : NULL;
     x->y = dst;
     dn_parallel_for(many_rows_chunks(x) * many_rows_groups(x), 0, many_rows_items, x);
@@ -519,18 +540,22 @@ static void many_rows_run(void *extra, const void *const *src, void *dst)
 #endif
 
 /* Bind B packed in panels for many_rows_run and set the node to run it: after B its
- * bias when `bias`, then a fused unit's residual operand when `add` (dn_fused.c binds a
- * unit's operands after its head's inputs). */
+ * bias when `bias`, then a fused unit's per-column factor when `mul` and its residual
+ * operand when `add` (dn_fused.c binds a unit's operands after its head's inputs, in the
+ * order of its post-ops). */
 static void many_rows_bind(dn_build *b, gemm_extra *x, int64_t kk, int64_t n,
-                           const dnnl_memory_desc_t *bview, bool bias, bool add, bool relu)
+                           const dnnl_memory_desc_t *bview, bool bias, bool mul, bool add,
+                           bool relu)
 {
     dnnl_memory_desc_t panels;
     few_rows_weights_md(kk, n, &panels);
     dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, bview, &panels);
     x->k = kk;
     x->bias = bias;
+    x->mul = mul;
+    x->mul_at = bias ? 3 : 2;
     x->add = add;
-    x->res_at = bias ? 3 : 2;
+    x->res_at = x->mul_at + mul;
     x->relu = relu;
 #ifdef __x86_64__
     /* chunks of about the same rows, whole tiles but the last (128 rows as 72 + 56 kept
@@ -547,37 +572,45 @@ static void many_rows_bind(dn_build *b, gemm_extra *x, int64_t kk, int64_t n,
         x->pairs_per_item /= 2;
     b->s->native = many_rows_run;
 #endif
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows tiled%s%s", (long long)x->m,
-                add ? " + add" : "", relu ? " + relu" : "");
+    dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows tiled%s%s%s", (long long)x->m,
+                mul ? " + mul" : "", add ? " + add" : "", relu ? " + relu" : "");
 }
 
-/* The pd's post-ops as graphlab's kernels apply them: none, then (add not NULL: the
- * many-rows kernel) a binary_add of a plain [m, n] operand (a residual), then at most one
- * Relu (a fused Gemm -> Relu). *add and *relu say which are there. */
+/* A post-op i of a binary alg over a plain f32 operand of [rows, n]. */
+static bool post_binary_is(const_dnnl_post_ops_t po, int i, dnnl_alg_kind_t want,
+                           int64_t rows, int64_t n)
+{
+    dnnl_alg_kind_t alg;
+    const dnnl_memory_desc_t *src1 = NULL;
+    return i < dnnl_post_ops_len(po) && dnnl_post_ops_get_kind(po, i) == dnnl_binary &&
+           dnnl_post_ops_get_params_binary(po, i, &alg, &src1) == dnnl_success &&
+           alg == want && src1->ndims == 2 && src1->dims[0] == rows && src1->dims[1] == n &&
+           src1->data_type == dnnl_f32 && dn_md_is_plain(src1);
+}
+
+/* The pd's post-ops as graphlab's kernels apply them: none, then (mul and add not NULL:
+ * the many-rows kernel) a binary_mul by a plain [1, n] operand (ConvNeXt's layer scale),
+ * a binary_add of a plain [m, n] operand (a residual), then at most one Relu (a fused
+ * Gemm -> Relu). *mul, *add and *relu say which are there. */
 static bool posts_kernel_applies(const_dnnl_primitive_desc_t pd, int64_t m, int64_t n,
-                                 bool *add, bool *relu)
+                                 bool *mul, bool *add, bool *relu)
 {
     const_dnnl_primitive_attr_t attr = NULL;
     const_dnnl_post_ops_t po = NULL;
     *relu = false;
     if (add)
-        *add = false;
+        *add = *mul = false;
     if (dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success ||
         dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
         return false;
     int len = dnnl_post_ops_len(po), i = 0;
-    dnnl_alg_kind_t alg;
-    const dnnl_memory_desc_t *src1 = NULL;
-    if (add && len > 0 && dnnl_post_ops_get_kind(po, 0) == dnnl_binary) {
-        if (dnnl_post_ops_get_params_binary(po, 0, &alg, &src1) != dnnl_success ||
-            alg != dnnl_binary_add || src1->ndims != 2 || src1->dims[0] != m ||
-            src1->dims[1] != n || src1->data_type != dnnl_f32 || !dn_md_is_plain(src1))
-            return false;
-        *add = true;
-        i = 1;
-    }
+    if (add && post_binary_is(po, i, dnnl_binary_mul, 1, n))
+        *mul = true, i++;
+    if (add && post_binary_is(po, i, dnnl_binary_add, m, n))
+        *add = true, i++;
     if (i == len)
         return true;
+    dnnl_alg_kind_t alg;
     float scale, alpha, beta;
     if (len != i + 1 || dnnl_post_ops_get_kind(po, i) != dnnl_eltwise ||
         dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) != dnnl_success)
@@ -607,12 +640,12 @@ static bool few_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, boo
                           int64_t kk, bool *relu)
 {
     return own_kernel_fits(b, ta, pack_b, alpha, bias_view, use_c) && m >= FEW_ROWS_MIN &&
-           m <= FEW_ROWS_MAX && kk > 0 && posts_kernel_applies(pd, m, 0, NULL, relu);
+           m <= FEW_ROWS_MAX && kk > 0 && posts_kernel_applies(pd, m, 0, NULL, NULL, relu);
 }
 
 /* Whether graphlab's many-rows kernel takes this product of [m, kk] by [kk, n]:
  * own_kernel_fits, more than FEW_ROWS_MAX rows, K of at least MANY_ROWS_MIN_K (and not one
- * wide block, below), a residual
+ * wide block, below), a per-column Mul (*mul, up to MANY_ROWS_MUL_MAX_K), a residual
  * Add (*add) and a Relu after at most. Per-node minimums, gemm:jit ->
  * graphlab, µs, 1 thread | 2 threads, interleaved (bench/README, session 38): [32, 256] x
  * [256, 1024] 216 -> 186 | 238 -> 200; [256, 256] x [256, 1024] 1566 -> 1405 | 1612 ->
@@ -639,14 +672,23 @@ static bool few_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, boo
 #define MANY_ROWS_MIN_K 128
 #define MANY_ROWS_ONE_BLOCK_ROWS 64
 #define MANY_ROWS_ONE_BLOCK_COLS 256
+/* ConvNeXt's second product (bias, a per-column layer scale, the residual: *mul) at most
+ * this K. Per-stage sums of per-node minimums, 20 reps at 1 thread, 3 pairs interleaved
+ * with gemm:jit (bench/README session 38, "layer scale"), ms: 3 x 3136x384x96 8.76-8.81 ->
+ * 8.04-8.39, 3 x 784x768x192 7.82-7.93 -> 7.75-7.87; with more K blocks over fewer rows
+ * Y's trips between the blocks cost more than the packing saves: 9 x 196x1536x384
+ * 23.40-23.47 -> 23.78-24.29, 3 x 49x3072x768 8.10-8.32 -> 8.59-8.72. */
+#define MANY_ROWS_MUL_MAX_K 768
 static bool many_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, bool ta,
                            bool pack_b, float alpha, bool bias_view, bool use_c, int64_t m,
-                           int64_t kk, int64_t n, bool *add, bool *relu)
+                           int64_t kk, int64_t n, bool *mul, bool *add, bool *relu)
 {
     bool one_block_wide = kk < MANY_ROWS_KC && m >= MANY_ROWS_ONE_BLOCK_ROWS &&
                           n > MANY_ROWS_ONE_BLOCK_COLS;
     return own_kernel_fits(b, ta, pack_b, alpha, bias_view, use_c) && m > FEW_ROWS_MAX &&
-           kk >= MANY_ROWS_MIN_K && !one_block_wide && posts_kernel_applies(pd, m, n, add, relu);
+           kk >= MANY_ROWS_MIN_K && !one_block_wide &&
+           posts_kernel_applies(pd, m, n, mul, add, relu) &&
+           (!*mul || kk <= MANY_ROWS_MUL_MAX_K);
 }
 
 /* A MatMul (or FusedMatMul) of a constant 2-D B on graphlab's many-rows kernel, where
@@ -659,18 +701,18 @@ static bool many_rows_product(dn_build *b, const_dnnl_primitive_desc_t pd,
                               const product_mds *mds)
 {
     int64_t kk = s->ad[s->nd - 1], n = s->bd[s->nd - 1], rows = a->count / kk;
-    bool add = false, relu = false;
+    bool mul = false, add = false, relu = false;
     /* B of rank 2 and built so (the tall product, or two dims): the panels are 2-D */
     if (w->rank != 2 || a->rank < 2 || mds->b_view.ndims != 2 ||
-        !many_rows_take(b, pd, s->ta, s->pack_b, s->alpha, true, false, rows, kk, n, &add,
-                        &relu))
+        !many_rows_take(b, pd, s->ta, s->pack_b, s->alpha, true, false, rows, kk, n, &mul,
+                        &add, &relu))
         return false;
     gemm_extra *x = gl_xcalloc(1, sizeof(*x));
     b->s->extra = x;
     b->s->extra_free = gemm_extra_free;
     x->m = rows;
     x->n = n;
-    many_rows_bind(b, x, kk, n, &mds->b_view, s->bias, add, relu);
+    many_rows_bind(b, x, kk, n, &mds->b_view, s->bias, mul, add, relu);
     return true;
 }
 
@@ -764,7 +806,7 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for this Gemm");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
-    bool add = false, relu = false;
+    bool mul = false, add = false, relu = false;
     /* (a unit's bias Add stays with oneDNN's matmul: the few-rows kernel reads C only) */
     if (unit_bias == SIZE_MAX &&
         few_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m, kk,
@@ -781,8 +823,8 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
 #endif
         dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows%s", (long long)m, relu ? " + relu" : "");
     } else if (many_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m,
-                              kk, n, &add, &relu)) {
-        many_rows_bind(b, x, kk, n, &bview, as_bias, add, relu);
+                              kk, n, &mul, &add, &relu)) {
+        many_rows_bind(b, x, kk, n, &bview, as_bias, mul, add, relu);
     } else {
         bind_weights(b, 1, pack_b, &bview, *pd);
     }

@@ -218,6 +218,73 @@ Test(dnnl_layout, auto_chooses_by_cost_and_forced_layouts_override)
         run_case(&cases[i]);
 }
 
+/* A symbolic batch is weighed at the run's batch when the plan is made for one
+ * (gl_exec_options.batch: `profile` and `run` give their inputs' batch), else as 1.
+ * unet_dynbatch (batch N) at batch 8 ran nhwc, 135 ms against 81 blocked at one thread:
+ * counted at batch 1, its Concat in the blocked layout took the batch-1 rate. Here a 3x3
+ * convolution of 32 channels (blocked ahead: Winograd on AVX-512, oneDNN's jit on AVX2)
+ * and a Concat on whole channel blocks (no dearer blocked above batch 1; y, a graph
+ * input, keeps it from being written in place). */
+typedef struct bcase {
+    const char *graph;
+    int64_t batch; /* gl_exec_options.batch (0: not known) */
+    char layout;
+    const char *reason;
+} bcase;
+
+#define UNET_LIKE(n) \
+    "in x f32s[N=" n ",32,14,14]; in y f32s[N=" n ",32,14,14]; " \
+    "const w f32s[32,32,3,3] = rand; d = Conv(x, w) pads=[1,1,1,1]; c = Concat(d, y) axis=1; " \
+    "out c"
+
+static const bcase batch_cases[] = {
+    {UNET_LIKE("8"), 8, 'b', "at the run's batch 8"},
+    {UNET_LIKE("8"), 0, 'n', "+ 1 Concat (0 in place if blocked)"},
+    {UNET_LIKE("1"), 1, 'n', "at the run's batch 1"},
+    {UNET_LIKE("2"), 2, 'b', "at the run's batch 2"},
+    /* a known batch is the model's own: the run's is not asked for */
+    {"in x f32s[8,32,14,14]; in y f32s[8,32,14,14]; const w f32s[32,32,3,3] = rand; "
+     "d = Conv(x, w) pads=[1,1,1,1]; c = Concat(d, y) axis=1; out c",
+     0, 'b', BY_COST},
+};
+
+Test(dnnl_layout, symbolic_batch_weighed_at_the_runs_batch)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(batch_cases); i++) {
+        const bcase *c = &batch_cases[i];
+        char what[64];
+        snprintf(what, sizeof(what), "batch row %zu (run's batch %lld)", i, (long long)c->batch);
+        gn_graph b;
+        gl_pipeline *p = gn_run_passes(what, 13, c->graph, NULL, SHAPES, &b);
+        cr_assert_not_null(p);
+        const gl_model *m = p->steps[p->n_steps - 1].model;
+        gl_tensor **in = gn_feeds(&b, m->graph, what);
+        size_t n_in = m->graph->n_inputs;
+        cr_expect_eq(gl_inputs_batch(m->graph, (const gl_tensor *const *)in, n_in),
+                     strstr(c->graph, "[N=") ? in[0]->dims[0] : 0, "%s: gl_inputs_batch", what);
+        gl_tensor *want = NULL, *got = NULL;
+        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, what));
+        gl_exec_options o = {.backend = "dnnl", .batch = c->batch};
+        gl_exec *e = NULL;
+        cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s: %s", what, gl_error_message());
+        cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)in, n_in, &got, 1), GL_OK,
+                     "%s: %s", what, gl_error_message());
+        char summary[320];
+        gl_exec_summary(e, summary, sizeof(summary));
+        cr_expect(strstr(summary, c->reason), "%s: '%s' not in: %s", what, c->reason, summary);
+        cr_expect(strstr(summary, c->layout == 'b' ? "activations: nChw" : "activations: nhwc"),
+                  "%s: expected %s: %s", what, tu_layout_name(c->layout), summary);
+        gl_compare r;
+        gl_compare_tensors(got, want, RTOL, ATOL, &r);
+        cr_expect(r.ok, "%s: dnnl vs ref", what);
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        gl_exec_free(e);
+        gn_free_tensors(in, n_in);
+        gl_pipeline_free(p);
+    }
+}
+
 /* A 3x3 stride-1 convolution on blocked activations runs on oneDNN's Winograd kernel
  * (where the CPU has it: AVX-512), with its numbers within the usual tolerance of the
  * reference; --set dnnl.winograd=0 (gl_exec_options.dnnl_no_winograd) keeps the direct one,

@@ -2,6 +2,7 @@
  * and bad values, a model loaded and optimized by gl_session_open and run on the plan it
  * gives, failures that leave nothing behind, and export as a library call. */
 #include "testutil.h"
+#include "graphnote.h"
 
 #include "driver/driver.h"
 #include "driver/export.h"
@@ -163,7 +164,7 @@ static gl_tensor **run_ref(const gl_session *s, const gl_session_opts *o, size_t
     gl_dataset d;
     cr_assert_eq(gl_session_inputs(s->model, o, &d), GL_OK, "%s", gl_error_message());
     gl_exec *e = NULL;
-    cr_assert_eq(gl_session_plan(s, o, "ref", &e), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_session_plan(s, o, "ref", 0, &e), GL_OK, "%s", gl_error_message());
     *n = s->model->graph->n_outputs;
     gl_tensor **outs = calloc(*n, sizeof(*outs));
     cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d.inputs, d.n_inputs, outs, *n),
@@ -407,6 +408,15 @@ static void save_product(const plan_case *c, const char *path)
     gl_model_free(m);
 }
 
+/* The end of a test of gl_session_plan: its plan, inputs, session and options freed. */
+static void plan_done(gl_exec *e, gl_dataset *d, gl_session *s, gl_session_opts *o)
+{
+    gl_exec_free(e);
+    gl_dataset_free(d);
+    gl_session_close(s);
+    gl_session_opts_free(o);
+}
+
 Test(driver, a_run_plan_reads_mapped_weights_in_place)
 {
     for (size_t i = 0; i < sizeof(plan_cases) / sizeof(plan_cases[0]); i++) {
@@ -421,7 +431,7 @@ Test(driver, a_run_plan_reads_mapped_weights_in_place)
         gl_dataset d;
         cr_assert_eq(gl_session_inputs(s.model, &o, &d), GL_OK, "%s", gl_error_message());
         gl_exec *e = NULL;
-        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", &e), GL_OK, "%s", gl_error_message());
+        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", 0, &e), GL_OK, "%s", gl_error_message());
         gl_tensor *out = NULL;
         cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d.inputs, d.n_inputs, &out, 1),
                      GL_OK, "%s: %s", c->what, gl_error_message());
@@ -432,11 +442,61 @@ Test(driver, a_run_plan_reads_mapped_weights_in_place)
         cr_expect_eq(st.const_reorders, c->reorders, "%s: %zu constant reorders", c->what,
                      st.const_reorders);
         gl_tensor_free(out);
-        gl_exec_free(e);
-        gl_dataset_free(&d);
-        gl_session_close(&s);
-        gl_session_opts_free(&o);
+        plan_done(e, &d, &s, &o);
         tu_rmtree(dir);
         free(dir);
     }
+}
+
+/* `run` makes its plan for the run's batch (gl_session_plan's batch, gl_inputs_batch of
+ * the inputs): a symbolic batch sized by --dim is weighed at that size when the layout is
+ * chosen (dn_cost.c), not as 1. The graph: a 3x3 convolution and a Concat on whole channel
+ * blocks, blocked at batch 8, nhwc at batch 1 (test_dnnl_layout's batch rows). */
+Test(driver, a_run_plan_weighs_the_runs_batch)
+{
+    static const struct {
+        const char *dim;
+        int64_t batch;
+        const char *layout, *says;
+    } rows[] = {
+        {"N=8", 8, "activations: nChw", "at the run's batch 8"},
+        {"N=1", 1, "activations: nhwc", "at the run's batch 1"},
+    };
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes(
+        "symbolic batch", 13,
+        "in x f32s[N=8,32,14,14]; in y f32s[N=8,32,14,14]; const w f32s[32,32,3,3] = rand; "
+        "d = Conv(x, w) pads=[1,1,1,1]; c = Concat(d, y) axis=1; out c",
+        NULL, "toposort,shape-inference", &b);
+    cr_assert_not_null(p);
+    char *dir = tu_tmpdir(), path[4096];
+    snprintf(path, sizeof(path), "%s/m.onnx", dir);
+    gl_save_options so = {0};
+    cr_assert_eq(gl_model_save(p->steps[p->n_steps - 1].model, path, &so), GL_OK, "%s",
+                 gl_error_message());
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        gl_session_opts o;
+        gl_session_opts_init(&o, "none");
+        cr_assert_eq(gl_session_option_set(&o, "dim", rows[i].dim), GL_OK, "%s",
+                     gl_error_message());
+        gl_session s = {0};
+        cr_assert_eq(gl_session_open(path, &o, &s), GL_OK, "%s", gl_error_message());
+        gl_dataset d;
+        cr_assert_eq(gl_session_inputs(s.model, &o, &d), GL_OK, "%s", gl_error_message());
+        int64_t batch = gl_inputs_batch(s.model->graph, (const gl_tensor *const *)d.inputs,
+                                        d.n_inputs);
+        cr_expect_eq(batch, rows[i].batch, "--dim %s: batch %lld", rows[i].dim,
+                     (long long)batch);
+        gl_exec *e = NULL;
+        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", batch, &e), GL_OK, "%s",
+                     gl_error_message());
+        char summary[320];
+        gl_exec_summary(e, summary, sizeof(summary));
+        cr_expect(strstr(summary, rows[i].layout) && strstr(summary, rows[i].says),
+                  "--dim %s: %s", rows[i].dim, summary);
+        plan_done(e, &d, &s, &o);
+    }
+    tu_rmtree(dir);
+    free(dir);
+    gl_pipeline_free(p);
 }

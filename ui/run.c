@@ -96,7 +96,7 @@ static const gl_model *unfused_model(const gl_pipeline *p, size_t k)
 static gl_status run_model(const gl_model *m, const gl_session_opts *o, const char *backend,
                            const gl_dataset *d, gl_inter_rec *rec, gl_tensor **outs)
 {
-    gl_exec_options eo = gl_session_exec_options(o, backend);
+    gl_exec_options eo = gl_session_run_options(o, backend, m, d); /* as `run`'s */
     gl_exec *e = NULL;
     gl_status st = gl_exec_create(m, &eo, &e);
     if (st != GL_OK)

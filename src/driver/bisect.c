@@ -67,7 +67,7 @@ static gl_status run_plan(const probe_run *b, gl_exec *e, double *ns, gl_tensor 
 static gl_status run_on(const probe_run *b, const gl_model *m, const char *backend,
                         gl_tensor ***outs)
 {
-    gl_exec_options eo = gl_session_exec_options(b->o, backend);
+    gl_exec_options eo = gl_session_run_options(b->o, backend, m, &b->data);
     gl_exec *e = NULL;
     *outs = NULL;
     gl_status st = gl_exec_create(m, &eo, &e);
@@ -167,7 +167,7 @@ static gl_status time_rounds(probe_run *b, gl_exec *probe, double *base_ms, doub
  * timing noisier than the threshold is no answer: the search stops with an error. */
 static char *slower(probe_run *b, const gl_model *m)
 {
-    gl_exec_options eo = gl_session_exec_options(b->o, b->backend);
+    gl_exec_options eo = gl_session_run_options(b->o, b->backend, m, &b->data);
     gl_exec *e = NULL;
     double base_ms = 0, probe_ms = 0, noise = 0, base_min = 0, probe_min = 0;
     gl_status st = gl_exec_create(m, &eo, &e);
@@ -409,7 +409,7 @@ static gl_status bisect(probe_run *b, size_t last_step)
         gl_noun((long long)n_steps - 1, "step", "steps"), o->data ? "inputs from --data" : "random inputs",
         b->slower ? o->backend : "ref");
     if (b->slower) {
-        gl_exec_options eo = gl_session_exec_options(o, b->backend);
+        gl_exec_options eo = gl_session_run_options(o, b->backend, input, &b->data);
         st = gl_exec_create(input, &eo, &b->base_exec);
     } else if ((st = run_on(b, input, "ref", &b->base)) == GL_OK) {
         b->n_base = input->graph->n_outputs;

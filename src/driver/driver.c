@@ -459,14 +459,23 @@ gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *ba
         .dnnl_no_winograd = gl_settings_lookup(&o->settings, "dnnl", "winograd", 1) == 0};
 }
 
+gl_exec_options gl_session_run_options(const gl_session_opts *o, const char *backend,
+                                       const gl_model *m, const gl_dataset *d)
+{
+    gl_exec_options eo = gl_session_exec_options(o, backend);
+    eo.batch = gl_inputs_batch(m->graph, (const gl_tensor *const *)d->inputs, d->n_inputs);
+    return eo;
+}
+
 /* The plan runs once (`run`): packing weights mapped from a file into oneDNN's layout
  * (dn_matmul.c) would read and write them all before the one run that reads them, only
  * for later runs that never come. Read in place, the decoder's first result came
  * without 1.2 GB of reorders and freshly zeroed pages (issue 23). */
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
-                          gl_exec **out)
+                          int64_t batch, gl_exec **out)
 {
     gl_exec_options eo = gl_session_exec_options(o, backend);
     eo.dnnl_weights_in_place = true;
+    eo.batch = batch;
     return gl_exec_create(s->model, &eo, out);
 }

@@ -641,6 +641,18 @@ static gl_status bind_inputs(gl_exec *e, frame *f, const gl_tensor *const *input
 
 /* ---- the public interface ------------------------------------------------------------------ */
 
+int64_t gl_inputs_batch(const gl_graph *g, const gl_tensor *const *inputs, size_t n_inputs)
+{
+    for (size_t i = 0; inputs && i < g->n_inputs && i < n_inputs; i++) {
+        const gl_type *ty = &g->inputs[i]->type;
+        const gl_tensor *t = inputs[i];
+        if (t && t->rank >= 1 && ty->kind == GL_TYPE_TENSOR && ty->shape.rank >= 1 &&
+            ty->shape.dims[0].value < 0)
+            return t->dims[0];
+    }
+    return 0;
+}
+
 gl_status gl_exec_create(const gl_model *m, const gl_exec_options *o, gl_exec **out)
 {
     *out = NULL;

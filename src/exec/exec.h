@@ -194,7 +194,16 @@ struct gl_exec_options {
      * the model's weights at once, and by `run`'s plan of one run (gl_session_plan), for
      * which packing does not pay; other plans pack them and give the mapping back. */
     bool dnnl_weights_in_place;
+    /* The batch of the run the plan is made for, where the model leaves it symbolic
+     * (gl_inputs_batch; 0: not known, counted as 1): `--layout auto` weighs the layouts
+     * at it (dn_cost.c), chosen when the plan is made, before any input is seen. */
+    int64_t batch;
 };
+
+/* The leading dim of the first of `inputs` (in the order of g's inputs) whose declared
+ * leading dim is not a number: the batch a run of them has where the model leaves it
+ * symbolic. 0 when no input has a symbolic leading dim or none is given. */
+int64_t gl_inputs_batch(const gl_graph *g, const gl_tensor *const *inputs, size_t n_inputs);
 
 /* What --set dnnl.delay=NAME adds to a run: far above the noise of a small model's run. */
 #define GL_DNNL_DELAY_MS 20

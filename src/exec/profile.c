@@ -945,6 +945,7 @@ static void session_free(session *s)
 
 /* Backend bi's plan, its rows, and room for its samples. */
 static gl_status session_open(session *s, builder *b, unsigned bi, const gl_model *m,
+                              const gl_tensor *const *in, size_t n_in,
                               const gl_profile_options *o, uint64_t t_start)
 {
     gl_profile *p = b->p;
@@ -960,7 +961,8 @@ static gl_status session_open(session *s, builder *b, unsigned bi, const gl_mode
                           .dnnl_delay = o->dnnl_delay,
                           .dnnl_no_winograd = o->dnnl_no_winograd,
                           /* the backends hold the weights together: one copy, mapped */
-                          .dnnl_weights_in_place = p->n_backends > 1};
+                          .dnnl_weights_in_place = p->n_backends > 1,
+                          .batch = gl_inputs_batch(m->graph, in, n_in)};
     uint64_t t0 = gl_now_ns();
     gl_status st = gl_exec_create(m, &eo, &s->e);
     uint64_t t1 = gl_now_ns();
@@ -1016,7 +1018,7 @@ static gl_status profile_backends(builder *b, const gl_model *const *models,
     gl_status st = GL_OK;
     for (; opened < n && st == GL_OK; opened++)
         st = session_open(&ss[opened], b, (unsigned)opened,
-                          models[opened] ? models[opened] : b->m, o, t_start);
+                          models[opened] ? models[opened] : b->m, in, n_in, o, t_start);
     if (st == GL_OK)
         st = timed_runs(ss, n, in, n_in, o);
     for (; done < n && st == GL_OK; done++) {

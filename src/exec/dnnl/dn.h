@@ -89,10 +89,11 @@ typedef struct dn_ctx {
     dnnl_stream_t stream;
     dn_policy policy;
     bool by_cost;            /* --layout auto chose the policy by estimated cost (dn_cost.c) */
-    char policy_why[224];
+    char policy_why[256];
     int block;               /* channel block of the blocked layout (8 or 16) */
     bool avx2;               /* block 8: oneDNN runs its AVX2 kernels (no AVX-512: no
                               * Winograd, the layout cost's AVX2 column) */
+    int64_t batch;           /* gl_exec_options.batch: the run's symbolic batch (0: unknown) */
     int threads;             /* as asked (0: OpenMP's default) */
     int max_threads;         /* what primitives run with unless they are small (dn_node.c) */
     void (*set_threads)(int); /* omp_set_num_threads, NULL when not found */

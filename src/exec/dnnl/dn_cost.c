@@ -205,7 +205,8 @@ const char *dn_conv_cost_kind(const dn_conv_dims *d)
 /* ---- the model's convolutions ----------------------------------------------------------- */
 
 /* Shapes as the tally knows them: a value's own type when every dim is known (a
- * symbolic batch counts as 1), else what the walk worked out for the values a fused
+ * symbolic batch counts as the run's, dn_ctx.batch, when the plan is made for one, else
+ * as 1), else what the walk worked out for the values a fused
  * group's body makes (their types are often empty): a convolution's output from its
  * window, any other member's output as its first input's (the members of a fused
  * group after a convolution are elementwise). */
@@ -220,6 +221,7 @@ typedef struct known_shape {
 typedef struct shape_memo {
     known_shape *items;
     size_t n, cap;
+    int64_t batch; /* what a symbolic leading dim counts as */
 } shape_memo;
 
 static bool shape_of(const shape_memo *memo, const gl_value *v, known_shape *out)
@@ -238,7 +240,7 @@ static bool shape_of(const shape_memo *memo, const gl_value *v, known_shape *out
         int64_t x = v->type.shape.dims[i].value;
         if (x < 0 && i > 0)
             return false;
-        out->dims[i] = x > 0 ? x : 1;
+        out->dims[i] = x > 0 ? x : i == 0 ? memo->batch : 1;
     }
     return true;
 }
@@ -354,9 +356,12 @@ static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, cons
 }
 
 /* Every input of Concat n has a known channel count (along its axis) that is a multiple
- * of block, at a batch above 1: in the blocked layout, oneDNN copies whole blocks. (At
- * batch 1 the former rate stays: the whole-run comparisons that set it, squeezenet and
- * unet at batch 1, were not taken again.) */
+ * of block, at a batch above 1: in the blocked layout, oneDNN copies whole blocks. At
+ * batch 1 the slow rate stays, measured again (session 38, AVX2, one thread, per-node
+ * times of 20 runs, two rounds): unet_dynbatch's two Concats on whole blocks of 8 (96
+ * channels at 64x64, 48 at 128x128; not in place: its batch is symbolic) took
+ * 0.76-1.20 and 1.51-2.44 ms blocked (oneDNN's simple:any) against 0.13-0.14 and
+ * 0.31-0.32 nhwc, 6-8x; at batch 8 2.63 and 1.08 against 2.67 and 1.18. */
 static bool concat_on_blocks(const shape_memo *memo, const gl_node *n, const gl_node *call,
                              const gl_function *fn, int block)
 {
@@ -485,7 +490,10 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
     k.no_winograd = c->no_winograd;
     k.block = c->block;
     k.avx2 = c->avx2;
-    shape_memo memo = {NULL, 0, 0};
+    /* The batch decides: unet_dynbatch (symbolic batch) at batch 8 ran 81 ms blocked
+     * against 135 nhwc, one thread, when its batch counted as 1 (its two Concats at the
+     * batch-1 rate outweighing the convolutions). */
+    shape_memo memo = {NULL, 0, 0, c->batch > 0 ? c->batch : 1};
     const gl_graph *g = m->graph;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const gl_node *n = g->nodes[i];
@@ -517,13 +525,15 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
     double blocked = k.us[DN_LAYOUT_BLOCKED] + k.concat_us[DN_LAYOUT_BLOCKED];
     c->by_cost = true;
     c->policy = blocked < nhwc ? DN_LAYOUT_BLOCKED : DN_LAYOUT_NHWC;
-    char concats[96] = "";
+    char concats[96] = "", batch[40] = "";
+    if (c->batch > 0) /* only for a symbolic leading dim (gl_inputs_batch) */
+        snprintf(batch, sizeof(batch), " at the run's batch %lld", (long long)c->batch);
     if (k.concats)
         snprintf(concats, sizeof(concats), " + %zu Concat (%zu in place if blocked) %.1f us / "
                  "%.1f us", k.concats, in_place, k.concat_us[DN_LAYOUT_NHWC],
                  k.concat_us[DN_LAYOUT_BLOCKED]);
     snprintf(c->policy_why, sizeof(c->policy_why),
-             "estimated nhwc %.1f us vs blocked %.1f us: %zu of %zu convolutions costed "
+             "estimated nhwc %.1f us vs blocked %.1f us%s: %zu of %zu convolutions costed "
              "(%zu depthwise)%s",
-             nhwc, blocked, k.costed, k.convs, k.depthwise, concats);
+             nhwc, blocked, batch, k.costed, k.convs, k.depthwise, concats);
 }

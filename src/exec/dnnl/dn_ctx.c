@@ -355,6 +355,7 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     c->no_own_winograd = o && o->dnnl_no_winograd;
     c->no_winograd = c->no_own_winograd || c->avx2;
     c->weights_in_place = o && o->dnnl_weights_in_place;
+    c->batch = o && o->batch > 0 ? o->batch : 0; /* before the policy: the cost counts it */
     if (strcmp(layout, "auto") == 0) {
         dn_choose_layout(c, m);
     } else if (strcmp(layout, "plain") == 0 || strcmp(layout, "nchw") == 0) {

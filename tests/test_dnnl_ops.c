@@ -1384,6 +1384,60 @@ Test(dnnl_ops, max_pool_windows)
     run_cases(max_pool_tall_cases, GL_ARRAY_LEN(max_pool_tall_cases), 23);
 }
 
+/* Average pooling on graphlab's kernel (dn_pool.c, without AVX-512): the same values as
+ * the reference with either count_include_pad, so a divisor wrong at any edge (padded
+ * rows and columns, ceil_mode's last window, odd sizes) fails a row; DenseNet's 2x2
+ * stride 2 and GoogLeNet's 3x3 stride 1 pads 1 windows over nChw8c and nhwc, channels
+ * off the block of 8 and past the 32 lanes the direct rows take (the ring of window
+ * rows), NaN and infinities, a tensor split over two threads mid-plane. */
+#define K2(a, b) AINTS("kernel_shape", 2, a, b)
+#define PADS1 AINTS("pads", 4, 1, 1, 1, 1)
+static const op_case avg_pool_cases[] = {
+    {"2x2 stride 2, 32 channels, 14x14", "AveragePool", 11, "nb",
+     {K2(2, 2), AINTS("strides", 2, 2, 2)}, {IN('X', 4, D(1, 32, 14, 14))}, .expect = DN},
+    {"2x2 stride 2, 20 channels, odd 15x13, ceil_mode", "AveragePool", 11, "nb",
+     {K2(2, 2), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1)},
+     {IN('X', 4, D(2, 20, 15, 13))}, .expect = DN},
+    {"3x3 stride 1 pads 1, pads not counted", "AveragePool", 11, "nb", {K2(3, 3), PADS1},
+     {IN('X', 4, D(1, 24, 9, 11))}, .expect = DN},
+    {"3x3 stride 1 pads 1, pads counted", "AveragePool", 11, "nb",
+     {K2(3, 3), PADS1, AI("count_include_pad", 1)}, {IN('X', 4, D(1, 24, 9, 11))},
+     .expect = DN},
+    {"3x3 stride 2 ceil_mode pads 1, a batch of 2", "AveragePool", 11, "nb",
+     {K2(3, 3), AINTS("strides", 2, 2, 2), PADS1, AI("ceil_mode", 1)},
+     {IN('X', 4, D(2, 16, 12, 10))}, .expect = DN},
+    {"2x3 strides 1x2, pads only at the start, counted", "AveragePool", 11, "nb",
+     {K2(2, 3), AINTS("strides", 2, 1, 2), AINTS("pads", 4, 1, 1, 0, 0),
+      AI("count_include_pad", 1)},
+     {IN('X', 4, D(1, 12, 7, 9))}, .expect = DN},
+    {"5x5 pads 2 (the ring), not counted", "AveragePool", 11, "nb",
+     {K2(5, 5), AINTS("pads", 4, 2, 2, 2, 2)}, {IN('X', 4, D(1, 8, 9, 8))}, .expect = DN},
+    {"5x5 pads 2 (the ring), counted", "AveragePool", 11, "nb",
+     {K2(5, 5), AINTS("pads", 4, 2, 2, 2, 2), AI("count_include_pad", 1)},
+     {IN('X', 4, D(1, 8, 9, 8))}, .expect = DN},
+    {"NaN and infinities", "AveragePool", 11, "nb", {K2(3, 3), PADS1},
+     {IN('S', 4, D(2, 16, 12, 12))}, .expect = DN},
+    {"channels last, 13 channels, 3x3 pads 1 counted", "graphlab.NhwcAveragePool", 13, "p",
+     {K2(3, 3), PADS1, AI("count_include_pad", 1)}, {IN('x', 4, D(1, 9, 11, 13))},
+     .expect = DN, .out = "plain"},
+    {"channels last, 40 channels, 3x3 pads 1 not counted", "graphlab.NhwcAveragePool", 13,
+     "p", {K2(3, 3), PADS1}, {IN('x', 4, D(2, 7, 8, 40))}, .expect = DN, .out = "plain"},
+    {"channels last, 3 channels, 2x2 stride 2 ceil_mode", "graphlab.NhwcAveragePool", 13, "p",
+     {K2(2, 2), AINTS("strides", 2, 2, 2), AI("ceil_mode", 1)},
+     {IN('x', 4, D(1, 7, 9, 3))}, .expect = DN, .out = "plain"},
+    /* two threads, the output rows split mid-plane */
+    {"128 channels, 56x56, 2x2 stride 2", "AveragePool", 11, "nb",
+     {K2(2, 2), AINTS("strides", 2, 2, 2)}, {IN('X', 4, D(1, 128, 56, 56))}, .expect = DN},
+};
+#undef K2
+#undef PADS1
+
+Test(dnnl_ops, avg_pool_windows)
+{
+    tu_omp_threads(2);
+    run_cases_avx2(avg_pool_cases, GL_ARRAY_LEN(avg_pool_cases), "graphlab:avx2 avg", 29);
+}
+
 /* Inference BatchNormalization with constant statistics on graphlab's kernel (AVX2,
  * dn_bnorm.c): scale and shift folded once at build, every layout (nChw8c and nCdhw8c
  * with a partial last block, channels-last with a tail of channels past the last 8,

@@ -32,6 +32,12 @@
  * output rows are split over the plan's threads (a ResNet's stem pool, 64x112x112 3x3
  * stride 2, one thread: ONNX Runtime 0.26 ms; this kernel 0.79 when it looked each
  * window up per pixel and per run, then 0.30).
+ * AveragePool (2-D float, either count_include_pad, ceil_mode where pool_window takes it)
+ * runs the same kernel with sums for maxima, each output pixel's sum then multiplied by
+ * its window's reciprocal divisor, resolved per output row and column at build time
+ * (np_scales). Session 38, one thread, per-node minimums against oneDNN's jit:avx2:
+ * DenseNet-121's three 2x2 stride-2 transition pools 0.86 -> 0.38 ms (batch 8: 7.0 ->
+ * 3.0), Inception-v3's nine 3x3 ones 0.91 -> 0.69 (7.4 -> 6.4), none slower.
  * A window wholly in the padding, or taller than NP_MAX_TAPS rows, keeps oneDNN's kernel
  * (ONNX's -inf there is no maximum of anything); a NaN input takes the reference
  * kernel, as before (dn_guard_specials).
@@ -112,6 +118,8 @@ typedef struct np_geom {
     int64_t kw, sw;   /* the window's width and its stride along the row */
     int64_t in0, in1; /* the columns whose taps are all inside the row (np_fast_cols) */
     bool direct;      /* small undilated windows over whole vectors: np_direct_row */
+    bool avg;         /* AveragePool: sums times `scale` instead of maxima */
+    float *scale;     /* AveragePool: OH x OW reciprocals of each window's divisor */
     np_taps_of *cols, *rows_of;             /* per output column, per output row */
     int scratch_threads;                    /* how many threads `rows` has room for */
     int64_t span; /* input rows a window spans: the ring's rows */
@@ -126,6 +134,7 @@ static void np_free(void *extra)
     free(g->rows);
     free(g->cols);
     free(g->rows_of);
+    free(g->scale);
     free(g);
 }
 
@@ -158,51 +167,79 @@ static np_taps_of *np_taps_table(int64_t out, int64_t k, int64_t s, int64_t dil,
 }
 
 #ifdef __x86_64__
-/* The maximum of n vectors `step` floats apart from p: the window's usual 2 and 3 taps
- * unrolled, the rest in a loop. */
+/* The kernel's reduction: the maximum of two vectors, or (AveragePool) their sum. `avg`
+ * is a constant wherever this is inlined (np_run_max, np_run_avg). */
+__attribute__((target("avx2"), always_inline)) static inline __m256 np_red(__m256 a, __m256 b,
+                                                                          bool avg)
+{
+    return avg ? _mm256_add_ps(a, b) : _mm256_max_ps(a, b);
+}
+
+static inline float np_red1(float a, float b, bool avg)
+{
+    return avg ? a + b : b > a ? b : a;
+}
+
+/* The maximum (sum) of n vectors `step` floats apart from p: the window's usual 2 and 3
+ * taps unrolled, the rest in a loop. */
 __attribute__((target("avx2"), always_inline)) static inline __m256
-np_max_taps(const float *p, int64_t n, int64_t step)
+np_max_taps(const float *p, int64_t n, int64_t step, bool avg)
 {
     __m256 v = _mm256_loadu_ps(p);
     if (n == 3)
-        return _mm256_max_ps(_mm256_max_ps(v, _mm256_loadu_ps(p + step)),
-                             _mm256_loadu_ps(p + 2 * step));
+        return np_red(np_red(v, _mm256_loadu_ps(p + step), avg), _mm256_loadu_ps(p + 2 * step),
+                      avg);
     if (n == 2)
-        return _mm256_max_ps(v, _mm256_loadu_ps(p + step));
+        return np_red(v, _mm256_loadu_ps(p + step), avg);
     for (int64_t t = 1; t < n; t++)
-        v = _mm256_max_ps(v, _mm256_loadu_ps(p + t * step));
+        v = np_red(v, _mm256_loadu_ps(p + t * step), avg);
     return v;
 }
 
 /* The scalar of np_max_taps, for lanes past the last whole vector. */
-static inline float np_max_taps1(const float *p, int64_t n, int64_t step)
+static inline float np_max_taps1(const float *p, int64_t n, int64_t step, bool avg)
 {
     float v = p[0];
     for (int64_t t = 1; t < n; t++)
-        v = p[t * step] > v ? p[t * step] : v;
+        v = np_red1(v, p[t * step], avg);
     return v;
 }
 
-/* An output row from its window rows' maxima: out[j] = max over the n rows of
+/* AveragePool's output row of OW pixels of `lanes` floats: each pixel's sum times its
+ * window's reciprocal divisor (scale: the row's OW of them). */
+__attribute__((target("avx2"), always_inline)) static inline void
+np_scale_row(float *out, const float *scale, int64_t ow, int64_t lanes)
+{
+    for (int64_t o = 0; o < ow; o++, out += lanes) {
+        __m256 s = _mm256_set1_ps(scale[o]);
+        int64_t l = 0;
+        for (; l + 8 <= lanes; l += 8)
+            _mm256_storeu_ps(out + l, _mm256_mul_ps(_mm256_loadu_ps(out + l), s));
+        for (; l < lanes; l++)
+            out[l] *= scale[o];
+    }
+}
+
+/* An output row from its window rows' maxima (sums): out[j] = max over the n rows of
  * rows[t][j], j < len (an output row's OW x lanes floats). */
-__attribute__((target("avx2"))) static void np_vmax(float *out, const float *const *rows,
-                                                   int64_t n, int64_t len)
+__attribute__((target("avx2"), always_inline)) static inline void
+np_vmax(float *out, const float *const *rows, int64_t n, int64_t len, bool avg)
 {
     int64_t j = 0;
     for (; j + 8 <= len; j += 8) {
         __m256 v = _mm256_loadu_ps(rows[0] + j);
         if (n == 3)
-            v = _mm256_max_ps(_mm256_max_ps(v, _mm256_loadu_ps(rows[1] + j)),
-                              _mm256_loadu_ps(rows[2] + j));
+            v = np_red(np_red(v, _mm256_loadu_ps(rows[1] + j), avg),
+                       _mm256_loadu_ps(rows[2] + j), avg);
         else
             for (int64_t t = 1; t < n; t++)
-                v = _mm256_max_ps(v, _mm256_loadu_ps(rows[t] + j));
+                v = np_red(v, _mm256_loadu_ps(rows[t] + j), avg);
         _mm256_storeu_ps(out + j, v);
     }
     for (; j < len; j++) {
         float v = rows[0][j];
         for (int64_t t = 1; t < n; t++)
-            v = rows[t][j] > v ? rows[t][j] : v;
+            v = np_red1(v, rows[t][j], avg);
         out[j] = v;
     }
 }
@@ -212,7 +249,7 @@ __attribute__((target("avx2"))) static void np_vmax(float *out, const float *con
  * np_taps_table resolved them. Inlined with lanes = 8 (nChw8c) so that loop is one
  * vector. */
 __attribute__((target("avx2"), always_inline)) static inline void
-np_hmax(float *out, const float *v, const np_geom *g, int64_t lanes)
+np_hmax(float *out, const float *v, const np_geom *g, int64_t lanes, bool avg)
 {
     const int64_t step = g->dw * lanes;
     for (int64_t ow = 0; ow < g->ow; ow++) {
@@ -222,74 +259,86 @@ np_hmax(float *out, const float *v, const np_geom *g, int64_t lanes)
         float *o = out + ow * lanes;
         int64_t l = 0;
         for (; l + 8 <= lanes; l += 8)
-            _mm256_storeu_ps(o + l, np_max_taps(first + l, n, step));
+            _mm256_storeu_ps(o + l, np_max_taps(first + l, n, step, avg));
         for (; l < lanes; l++)
-            o[l] = np_max_taps1(first + l, n, step);
+            o[l] = np_max_taps1(first + l, n, step, avg);
     }
 }
 
 /* np_direct_row's output columns [a, z), all taps inside the row, 8 lanes (x, out: at
- * the lane): each input column's maximum over the n rows once, carried in registers to
- * the next window. */
+ * the lane): each input column's maximum (sum) over the n rows once, carried in
+ * registers to the next window; AveragePool's sums times the row's reciprocal divisors
+ * (scale). */
 __attribute__((target("avx2"), always_inline)) static inline void
 np_direct_cols(float *out, const float *x, int64_t n, const np_geom *g, int64_t a, int64_t z,
-               int64_t lanes)
+               int64_t lanes, bool avg, const float *scale)
 {
     const int64_t in_row = g->w * lanes;
     const float *p = x + g->cols[a].start * lanes;
     float *o = out + a * lanes;
-    __m256 left = np_max_taps(p, n, in_row);
+    __m256 left = np_max_taps(p, n, in_row, avg), v;
+#define NP_STORE(ow_, v_)                                                                  \
+    _mm256_storeu_ps(o, avg ? _mm256_mul_ps(v_, _mm256_set1_ps(scale[ow_])) : v_)
     if (g->kw == 3 && g->sw == 1) {
-        __m256 mid = np_max_taps(p + lanes, n, in_row);
+        __m256 mid = np_max_taps(p + lanes, n, in_row, avg);
         for (int64_t ow = a; ow < z; ow++, p += lanes, o += lanes) {
-            __m256 right = np_max_taps(p + 2 * lanes, n, in_row);
-            _mm256_storeu_ps(o, _mm256_max_ps(_mm256_max_ps(left, mid), right));
+            __m256 right = np_max_taps(p + 2 * lanes, n, in_row, avg);
+            v = np_red(np_red(left, mid, avg), right, avg);
+            NP_STORE(ow, v);
             left = mid;
             mid = right;
         }
     } else if (g->kw == 3) {
         for (int64_t ow = a; ow < z; ow++, p += 2 * lanes, o += lanes) {
-            __m256 mid = np_max_taps(p + lanes, n, in_row);
-            __m256 right = np_max_taps(p + 2 * lanes, n, in_row);
-            _mm256_storeu_ps(o, _mm256_max_ps(_mm256_max_ps(left, mid), right));
+            __m256 mid = np_max_taps(p + lanes, n, in_row, avg);
+            __m256 right = np_max_taps(p + 2 * lanes, n, in_row, avg);
+            v = np_red(np_red(left, mid, avg), right, avg);
+            NP_STORE(ow, v);
             left = right;
         }
     } else if (g->sw == 1) {
         for (int64_t ow = a; ow < z; ow++, p += lanes, o += lanes) {
-            __m256 right = np_max_taps(p + lanes, n, in_row);
-            _mm256_storeu_ps(o, _mm256_max_ps(left, right));
+            __m256 right = np_max_taps(p + lanes, n, in_row, avg);
+            v = np_red(left, right, avg);
+            NP_STORE(ow, v);
             left = right;
         }
     } else {
         for (int64_t ow = a; ow < z; ow++, p += 2 * lanes, o += lanes) {
             if (ow > a)
-                left = np_max_taps(p, n, in_row);
-            _mm256_storeu_ps(o, _mm256_max_ps(left, np_max_taps(p + lanes, n, in_row)));
+                left = np_max_taps(p, n, in_row, avg);
+            v = np_red(left, np_max_taps(p + lanes, n, in_row, avg), avg);
+            NP_STORE(ow, v);
         }
     }
+#undef NP_STORE
 }
 
 /* One output row of a 2- or 3-wide, 2- or 3-tall undilated window of stride 1 or 2 over
  * whole vectors, straight from its n window rows (in_row floats apart from first): each
- * input column's maximum over the rows once, carried in registers to the next window;
- * 3 loads an output of a 3x3 window at stride 1, 6 at stride 2, 4 of a 2x2 one, and no
- * scratch, where the ring of reduced rows (np_run_units) stores and loads each twice. */
+ * input column's maximum (sum) over the rows once, carried in registers to the next
+ * window; 3 loads an output of a 3x3 window at stride 1, 6 at stride 2, 4 of a 2x2 one,
+ * and no scratch, where the ring of reduced rows (np_run_units) stores and loads each
+ * twice. scale: AveragePool's reciprocal divisors of the row's OW pixels. */
 __attribute__((target("avx2"), always_inline)) static inline void
-np_direct_row(float *out, const float *first, int64_t n, const np_geom *g, int64_t lanes)
+np_direct_row(float *out, const float *first, int64_t n, const np_geom *g, int64_t lanes,
+              bool avg, const float *scale)
 {
     const int64_t in_row = g->w * lanes;
     for (int64_t l = 0; l < lanes; l += 8) {
         const float *x = first + l;
         for (int64_t ow = 0; ow < g->ow; ow++) {
             if (ow == g->in0 && g->in0 < g->in1) {
-                np_direct_cols(out + l, x, n, g, g->in0, g->in1, lanes);
+                np_direct_cols(out + l, x, n, g, g->in0, g->in1, lanes, avg, scale);
                 ow = g->in1 - 1;
                 continue;
             }
             const np_taps_of *c = &g->cols[ow]; /* at the edges: tap by tap */
-            __m256 v = np_max_taps(x + (c->start + c->t0) * lanes, n, in_row);
+            __m256 v = np_max_taps(x + (c->start + c->t0) * lanes, n, in_row, avg);
             for (int64_t t = c->t0 + 1; t < c->t1; t++)
-                v = _mm256_max_ps(v, np_max_taps(x + (c->start + t) * lanes, n, in_row));
+                v = np_red(v, np_max_taps(x + (c->start + t) * lanes, n, in_row, avg), avg);
+            if (avg)
+                v = _mm256_mul_ps(v, _mm256_set1_ps(scale[ow]));
             _mm256_storeu_ps(out + ow * lanes + l, v);
         }
     }
@@ -302,9 +351,9 @@ np_direct_row(float *out, const float *first, int64_t n, const np_geom *g, int64
  * output row made from the ring as soon as its last window row is in. The input is
  * read once, in order, and the ring stays in L1/L2: the reduced rows of a whole plane
  * (ShuffleNet's 24x112x112 pool: 600 KB a thread) went out of L2 and back. */
-__attribute__((target("avx2"))) static void np_run_units(const np_geom *g, const float *x,
-                                                         float *y, float *ring, int64_t u0,
-                                                         int64_t u1)
+__attribute__((target("avx2"), always_inline)) static inline void
+np_run_units(const np_geom *g, const float *x, float *y, float *ring, int64_t u0, int64_t u1,
+             bool avg)
 {
     const int64_t L = g->lanes, in_row = g->w * L, out_row = g->ow * L;
     const float *taps[NP_MAX_TAPS];
@@ -314,10 +363,11 @@ __attribute__((target("avx2"))) static void np_run_units(const np_geom *g, const
             const np_taps_of *r = &g->rows_of[oh];
             const float *first = x + (plane * g->h + r->start + r->t0) * in_row;
             float *out = y + u * out_row;
+            const float *scale = avg ? g->scale + oh * g->ow : NULL;
             if (L == 8)
-                np_direct_row(out, first, r->t1 - r->t0, g, 8);
+                np_direct_row(out, first, r->t1 - r->t0, g, 8, avg, scale);
             else
-                np_direct_row(out, first, r->t1 - r->t0, g, L);
+                np_direct_row(out, first, r->t1 - r->t0, g, L, avg, scale);
         }
         return;
     }
@@ -338,19 +388,36 @@ __attribute__((target("avx2"))) static void np_run_units(const np_geom *g, const
         u += oh1 - oh;
         for (int64_t ih = ih0; ih < ih1; ih++) {
             if (L == 8)
-                np_hmax(ring + (ih % g->span) * out_row, xp + ih * in_row, g, 8);
+                np_hmax(ring + (ih % g->span) * out_row, xp + ih * in_row, g, 8, avg);
             else
-                np_hmax(ring + (ih % g->span) * out_row, xp + ih * in_row, g, L);
+                np_hmax(ring + (ih % g->span) * out_row, xp + ih * in_row, g, L, avg);
             for (; oh < oh1; oh++) {
                 const np_taps_of *r = &g->rows_of[oh];
                 if (r->start + (r->t1 - 1) * g->dh > ih)
                     break; /* its last row is still to come */
                 for (int64_t t = r->t0; t < r->t1; t++)
                     taps[t - r->t0] = ring + ((r->start + t * g->dh) % g->span) * out_row;
-                np_vmax(yp + oh * out_row, taps, r->t1 - r->t0, out_row);
+                np_vmax(yp + oh * out_row, taps, r->t1 - r->t0, out_row, avg);
+                if (avg)
+                    np_scale_row(yp + oh * out_row, g->scale + oh * g->ow, g->ow, L);
             }
         }
     }
+}
+
+/* np_run_units made twice, its reduction a constant in each. */
+__attribute__((target("avx2"))) static void np_run_max(const np_geom *g, const float *x,
+                                                       float *y, float *ring, int64_t u0,
+                                                       int64_t u1)
+{
+    np_run_units(g, x, y, ring, u0, u1, false);
+}
+
+__attribute__((target("avx2"))) static void np_run_avg(const np_geom *g, const float *x,
+                                                       float *y, float *ring, int64_t u0,
+                                                       int64_t u1)
+{
+    np_run_units(g, x, y, ring, u0, u1, true);
 }
 
 /* The rows of thread `thread` (dn_parallel_for), with its own scratch. */
@@ -358,7 +425,7 @@ static void np_rows(void *extra, int64_t lo, int64_t hi, int thread)
 {
     np_geom *g = extra;
     float *ring = g->rows ? g->rows + thread * g->span * g->ow * g->lanes : NULL;
-    np_run_units(g, g->x, g->y, ring, lo, hi);
+    (g->avg ? np_run_avg : np_run_max)(g, g->x, g->y, ring, lo, hi);
 }
 
 /* The output rows of all planes split over the node's threads: planes alone would
@@ -403,6 +470,40 @@ static bool np_windows_nonempty(const np_taps_of *taps, int64_t n)
     return true;
 }
 
+/* How many of one axis's taps an average divides by, per output position: the taps
+ * inside the image (count_include_pad 0), or inside the image and its pads (1; pad_l
+ * before, pad_r after, ceil_mode's extra not counted: pool_window refuses that case). */
+static void np_divisors(const np_taps_of *taps, int64_t out, int64_t k, bool include_pad,
+                        int64_t pad_l, int64_t pad_r, int64_t in, int64_t *count)
+{
+    for (int64_t o = 0; o < out; o++) {
+        if (!include_pad) {
+            count[o] = taps[o].t1 - taps[o].t0;
+            continue;
+        }
+        int64_t lo = taps[o].start, hi = taps[o].start + k;
+        lo = lo < -pad_l ? -pad_l : lo;
+        hi = hi > in + pad_r ? in + pad_r : hi;
+        count[o] = hi - lo;
+    }
+}
+
+/* AveragePool's OH x OW reciprocal divisors: rows' count times columns'. */
+static float *np_scales(const np_geom *g, const pool_geom *pg, bool include_pad)
+{
+    int64_t *rc = gl_xmalloc((size_t)(g->oh + g->ow) * sizeof(int64_t)), *cc = rc + g->oh;
+    np_divisors(g->rows_of, g->oh, pg->kernel[0], include_pad, pg->pad_l[0], pg->pad_r[0],
+                g->h, rc);
+    np_divisors(g->cols, g->ow, pg->kernel[1], include_pad, pg->pad_l[1], pg->pad_r[1], g->w,
+                cc);
+    float *s = gl_xmalloc((size_t)(g->oh * g->ow) * sizeof(float));
+    for (int64_t oh = 0; oh < g->oh; oh++)
+        for (int64_t ow = 0; ow < g->ow; ow++)
+            s[oh * g->ow + ow] = (float)(1.0 / (double)(rc[oh] * cc[ow]));
+    free(rc);
+    return s;
+}
+
 static const dnnl_format_tag_t np_tags[] = {dnnl_nChw8c, dnnl_nhwc};
 
 /* Which of np_tags md is for dims (4-D), or -1. */
@@ -432,10 +533,10 @@ static dnnl_status_t np_dst_like_src(dn_build *b, dnnl_primitive_desc_t *pd,
     return dnnl_success; /* no pd for that destination: oneDNN's own kernel stays */
 }
 
-/* Take the native kernel for this float max pooling when the pd's source and
- * destination are both nChw8c or both nhwc (xd: N, C, H, W). */
+/* Take the native kernel for this float max (avg: average) pooling when the pd's source
+ * and destination are both nChw8c or both nhwc (xd: N, C, H, W). */
 static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
-                    const pool_geom *pg)
+                    const pool_geom *pg, bool avg, bool include_pad)
 {
 #ifdef __x86_64__
     int64_t yd[4] = {xd[0], xd[1], pg->out[0], pg->out[1]};
@@ -455,6 +556,8 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
         return;
     }
     np_fast_cols(&g, pg->kernel, pg->strides);
+    g.avg = avg;
+    g.scale = avg ? np_scales(&g, pg, include_pad) : NULL;
     g.span = (pg->kernel[0] - 1) * g.dh + 1;
     np_geom *kept = gl_xmalloc(sizeof(*kept));
     *kept = g;
@@ -466,9 +569,10 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
     b->s->extra = kept;
     b->s->extra_free = np_free;
     b->s->native = np_run;
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s", np_tags[tag] == dnnl_nChw8c ? "nChw8c" : "nhwc");
+    dn_set_impl(b->c, b->s, "graphlab:avx2 %s%s", avg ? "avg " : "",
+                np_tags[tag] == dnnl_nChw8c ? "nChw8c" : "nhwc");
 #else
-    (void)b, (void)pd, (void)xd, (void)pg;
+    (void)b, (void)pd, (void)xd, (void)pg, (void)avg, (void)include_pad;
 #endif
 }
 
@@ -533,7 +637,7 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                                               g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
-    bool native = is_max && !int8 && !global && nsp == 2 && b->c->avx2;
+    bool native = !int8 && !global && nsp == 2 && b->c->avx2;
     if (r == dnnl_success && native)
         r = np_dst_like_src(b, pd, &pdsc, xd, out_dims);
     if (r != dnnl_success)
@@ -554,7 +658,7 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                        out_dims);
     }
     if (native)
-        np_take(b, *pd, xd, &g);
+        np_take(b, *pd, xd, &g, !is_max, alg == dnnl_pooling_avg_include_padding);
     else if (global && !is_max && !int8 && nsp == 2 && b->c->avx2)
         dn_gap_take(b, *pd, xd);
     return GL_OK;

@@ -164,7 +164,7 @@ static gl_tensor **run_ref(const gl_session *s, const gl_session_opts *o, size_t
     gl_dataset d;
     cr_assert_eq(gl_session_inputs(s->model, o, &d), GL_OK, "%s", gl_error_message());
     gl_exec *e = NULL;
-    cr_assert_eq(gl_session_plan(s, o, "ref", 0, &e), GL_OK, "%s", gl_error_message());
+    cr_assert_eq(gl_session_plan(s, o, "ref", NULL, &e), GL_OK, "%s", gl_error_message());
     *n = s->model->graph->n_outputs;
     gl_tensor **outs = calloc(*n, sizeof(*outs));
     cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d.inputs, d.n_inputs, outs, *n),
@@ -431,7 +431,7 @@ Test(driver, a_run_plan_reads_mapped_weights_in_place)
         gl_dataset d;
         cr_assert_eq(gl_session_inputs(s.model, &o, &d), GL_OK, "%s", gl_error_message());
         gl_exec *e = NULL;
-        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", 0, &e), GL_OK, "%s", gl_error_message());
+        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", NULL, &e), GL_OK, "%s", gl_error_message());
         gl_tensor *out = NULL;
         cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)d.inputs, d.n_inputs, &out, 1),
                      GL_OK, "%s: %s", c->what, gl_error_message());
@@ -448,8 +448,8 @@ Test(driver, a_run_plan_reads_mapped_weights_in_place)
     }
 }
 
-/* `run` makes its plan for the run's batch (gl_session_plan's batch, gl_inputs_batch of
- * the inputs): a symbolic batch sized by --dim is weighed at that size when the layout is
+/* `run` makes its plan for the run's batch (gl_session_plan of its data set: gl_inputs_batch
+ * of the inputs): a symbolic batch sized by --dim is weighed at that size when the layout is
  * chosen (dn_cost.c), not as 1. The graph: a 3x3 convolution and a Concat on whole channel
  * blocks, blocked at batch 8, nhwc at batch 1 (test_dnnl_layout's batch rows). */
 Test(driver, a_run_plan_weighs_the_runs_batch)
@@ -488,7 +488,7 @@ Test(driver, a_run_plan_weighs_the_runs_batch)
         cr_expect_eq(batch, rows[i].batch, "--dim %s: batch %lld", rows[i].dim,
                      (long long)batch);
         gl_exec *e = NULL;
-        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", batch, &e), GL_OK, "%s",
+        cr_assert_eq(gl_session_plan(&s, &o, "dnnl", &d, &e), GL_OK, "%s",
                      gl_error_message());
         char summary[320];
         gl_exec_summary(e, summary, sizeof(summary));

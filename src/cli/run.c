@@ -207,9 +207,7 @@ static gl_status run_once(const run_sessions *ss, const run_args *a, const char 
     const gl_session *s = session_of(ss, run, &backend);
     const gl_model *m = s->model;
     gl_exec *e = NULL;
-    gl_status st = gl_session_plan(
-        s, &a->o, backend,
-        gl_inputs_batch(m->graph, (const gl_tensor *const *)d->inputs, d->n_inputs), &e);
+    gl_status st = gl_session_plan(s, &a->o, backend, d, &e);
     if (st != GL_OK)
         return st;
     if (rec)

@@ -463,7 +463,8 @@ gl_exec_options gl_session_run_options(const gl_session_opts *o, const char *bac
                                        const gl_model *m, const gl_dataset *d)
 {
     gl_exec_options eo = gl_session_exec_options(o, backend);
-    eo.batch = gl_inputs_batch(m->graph, (const gl_tensor *const *)d->inputs, d->n_inputs);
+    if (d)
+        eo.batch = gl_inputs_batch(m->graph, (const gl_tensor *const *)d->inputs, d->n_inputs);
     return eo;
 }
 
@@ -472,10 +473,9 @@ gl_exec_options gl_session_run_options(const gl_session_opts *o, const char *bac
  * for later runs that never come. Read in place, the decoder's first result came
  * without 1.2 GB of reorders and freshly zeroed pages (issue 23). */
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
-                          int64_t batch, gl_exec **out)
+                          const gl_dataset *d, gl_exec **out)
 {
-    gl_exec_options eo = gl_session_exec_options(o, backend);
+    gl_exec_options eo = gl_session_run_options(o, backend, s->model, d);
     eo.dnnl_weights_in_place = true;
-    eo.batch = batch;
     return gl_exec_create(s->model, &eo, out);
 }

@@ -162,13 +162,13 @@ gl_status gl_session_inputs(const gl_model *m, const gl_session_opts *o, gl_data
 /* The executor's options the shared ones give, on `backend`. */
 gl_exec_options gl_session_exec_options(const gl_session_opts *o, const char *backend);
 /* The same for a plan of m that runs d's inputs: its layout weighed at their batch where
- * m's is symbolic (gl_exec_options.batch). */
+ * m's is symbolic (gl_exec_options.batch; d NULL: not known). */
 gl_exec_options gl_session_run_options(const gl_session_opts *o, const char *backend,
                                        const gl_model *m, const gl_dataset *d);
 /* A plan for the session's model on `backend` (gl_exec_create), to run once: weights
- * mapped from a file are read in place where oneDNN would pack them for many runs.
- * batch: the run's (gl_inputs_batch of its inputs; 0: not known). */
+ * mapped from a file are read in place where oneDNN would pack them for many runs; the
+ * options are gl_session_run_options' for d's inputs (NULL: not known). */
 gl_status gl_session_plan(const gl_session *s, const gl_session_opts *o, const char *backend,
-                          int64_t batch, gl_exec **out);
+                          const gl_dataset *d, gl_exec **out);
 
 #endif

@@ -154,6 +154,15 @@ const gl_tensor *gl_pt_const(const gl_value *v)
     return NULL;
 }
 
+bool gl_pt_ints_all(const gl_node *n, const char *name, int64_t v)
+{
+    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_INTS);
+    for (size_t i = 0; a && i < a->n; i++)
+        if (a->ints[i] != v)
+            return false;
+    return true;
+}
+
 bool gl_pt_scalar(const gl_value *c, double *v)
 {
     const gl_tensor *t = gl_pt_const(c);

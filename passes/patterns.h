@@ -119,6 +119,9 @@ gl_pt_verdict gl_pt_expect_near(gl_pt_match *m, const gl_node *n, const char *wh
 void gl_pt_format(double v, char *buf, size_t len);
 /* The one element of a constant (any numeric dtype) in *v; false otherwise. */
 bool gl_pt_scalar(const gl_value *c, double *v);
+/* The ints attribute `name` of n is absent or every value is v (strides, dilations, pads,
+ * kernel_shape of a window). */
+bool gl_pt_ints_all(const gl_node *n, const char *name, int64_t v);
 /* x is float32 (the rules' dtype); else a refusal naming the dtype found. */
 gl_pt_verdict gl_pt_expect_float(gl_pt_match *m, const gl_value *x);
 /* The outputs of every matched node but m->last are read only by matched nodes and are

@@ -25,16 +25,6 @@
 
 /* ---- nodes that pass their input through ------------------------------------------------- */
 
-/* The ints attribute `name` is absent or every value is `v`. */
-static bool ints_all(const gl_node *n, const char *name, int64_t v)
-{
-    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_INTS);
-    for (size_t i = 0; a && i < a->n; i++)
-        if (a->ints[i] != v)
-            return false;
-    return true;
-}
-
 /* A pooling whose every window is one input position: kernel 1 on every axis, strides
  * and dilations 1, no pads (auto_pad's SAME pads nothing then). torchvision's
  * AdaptiveAvgPool2d exports so on an input of its output size: AlexNet's (6x6) and
@@ -42,8 +32,9 @@ static bool ints_all(const gl_node *n, const char *name, int64_t v)
 static bool unit_window(const gl_node *n)
 {
     const gl_attr *k = gl_node_attr_typed(n, "kernel_shape", GL_ATTR_INTS);
-    return k && k->n > 0 && ints_all(n, "kernel_shape", 1) && ints_all(n, "strides", 1) &&
-           ints_all(n, "dilations", 1) && ints_all(n, "pads", 0);
+    return k && k->n > 0 && gl_pt_ints_all(n, "kernel_shape", 1) &&
+           gl_pt_ints_all(n, "strides", 1) && gl_pt_ints_all(n, "dilations", 1) &&
+           gl_pt_ints_all(n, "pads", 0);
 }
 
 /* The value x the node passes through, or a refusal. Dropout: at inference (no

@@ -21,21 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every element of ints attribute `name` of n is v (absent: yes). */
-static bool ints_all(const gl_node *n, const char *name, int64_t v)
-{
-    const gl_attr *a = gl_node_attr_typed(n, name, GL_ATTR_INTS);
-    for (size_t i = 0; a && i < a->n; i++)
-        if (a->ints[i] != v)
-            return false;
-    return true;
-}
-
 /* auto_pad of n pads nothing by itself. */
 static bool unpadded(const gl_node *n)
 {
     const char *ap = gl_node_attr_string(n, "auto_pad", "NOTSET");
-    return (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && ints_all(n, "pads", 0);
+    return (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && gl_pt_ints_all(n, "pads", 0);
 }
 
 static int rank_of(const gl_value *v)
@@ -70,9 +60,9 @@ gl_pt_verdict gl_pt_check_pool_first(const gl_pt_ctx *c, gl_node *pool, gl_pt_ma
     for (size_t o = 1; o < pool->n_outputs; o++)
         if (pool->outputs[o])
             return gl_pt_refuse(m, "AveragePool '%s' has output %zu", pool->name, o);
-    if (conv->n_inputs < 2 || !one_by_one(conv->inputs[1]) || !ints_all(conv, "strides", 1) ||
-        !ints_all(conv, "dilations", 1) || !unpadded(conv) ||
-        !ints_all(conv, "kernel_shape", 1))
+    if (conv->n_inputs < 2 || !one_by_one(conv->inputs[1]) || !gl_pt_ints_all(conv, "strides", 1) ||
+        !gl_pt_ints_all(conv, "dilations", 1) || !unpadded(conv) ||
+        !gl_pt_ints_all(conv, "kernel_shape", 1))
         return gl_pt_refuse(m, "Conv '%s' is not 1x1, stride 1, undilated and unpadded (or "
                             "its weights' dims are not known)", conv->name);
     if (!unpadded(pool) || gl_node_attr_int(pool, "ceil_mode", 0) != 0)

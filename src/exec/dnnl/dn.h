@@ -495,6 +495,11 @@ void dn_note_runs_members(dn_ctx *c, dn_node *s, const char *why);
 #define DN_IMPL_LEN 96
 #define DN_NOTE_LEN 160
 void dn_set_impl(dn_ctx *c, dn_node *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The node runs graphlab's own kernel `run` on `extra` (owned: freed by extra_free) instead
+ * of its primitive, named by the formatted impl ("graphlab:avx2 ..."). */
+void dn_take_native(dn_build *b, void (*run)(void *extra, const void *const *src, void *dst),
+                    void *extra, void (*extra_free)(void *extra), const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 void dn_set_note(dn_ctx *c, dn_node *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void dn_set_notev(dn_ctx *c, dn_node *s, const char *fmt, va_list ap);
 /* The shape guard for units that build without dn_node_ready (dn_shuffle.c): record the

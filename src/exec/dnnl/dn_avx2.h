@@ -46,6 +46,16 @@ __attribute__((target("avx2,fma"))) static inline __m256 dn_sigmoid8(__m256 x)
     return _mm256_fmadd_ps(half, dn_tanh8(_mm256_mul_ps(half, x)), half);
 }
 
+/* The first m (at most 8) rows of A (lda floats apart, k columns) as [k][8], rows past m
+ * zero: what dn_avx2_rows8 reads. */
+static inline void dn_avx2_rows_transposed(float *at, const float *a, int64_t lda, int64_t m,
+                                           int64_t k)
+{
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t r = 0; r < 8; r++)
+            at[i * 8 + r] = r < m ? a[r * lda + i] : 0.0f;
+}
+
 /* acc[r] += sum_k at[k * 8 + r] * w[k * 8 .. k * 8 + 8) for the 8 rows r: A transposed into
  * [K][8] (rows past the real ones 0), one panel of 8 packed columns [K][8]. Eight named
  * accumulators: an array indexed in a loop may stay in memory at -O2. */

@@ -290,12 +290,9 @@ void dn_bnorm_take(dn_build *b, const_dnnl_primitive_desc_t pd, const_dnnl_primi
      * Never slower with its reader, so taken wherever it applies. */
     g->stream = g->items * g->len * 4 > 512 * 1024 &&
                 (form == BN_BLOCKED || (form == BN_PLAIN && inner % 8 == 0));
-    b->s->extra = g;
-    b->s->extra_free = free;
-    b->s->native = bn_run;
     char name[24];
     dn_md_name(md, name, sizeof(name));
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s", name);
+    dn_take_native(b, bn_run, g, free, "graphlab:avx2 %s", name);
 #else
     (void)b, (void)pd, (void)attr, (void)eps;
 #endif

@@ -102,10 +102,7 @@ void dn_chscale_take(dn_build *b, const dnnl_memory_desc_t *md0, const int64_t *
     g->hw = xd[2] * xd[3];
     g->cp = g->blocked ? (xd[1] + 7) / 8 * 8 : xd[1];
     g->s_stride = sd[0] == 1 ? 0 : s_plain ? g->c : g->cp; /* [1, C, 1, 1]: every image's */
-    b->s->extra = g;
-    b->s->extra_free = free;
-    b->s->native = chs_run;
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
+    dn_take_native(b, chs_run, g, free, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
 #else
     (void)b, (void)md0, (void)xd, (void)md1, (void)sd;
 #endif

@@ -315,10 +315,7 @@ static void take_native(dn_build *b, const_dnnl_primitive_desc_t pd, dnnl_alg_ki
     elt_native *e = gl_xmalloc(sizeof(*e));
     e->count = dnnl_memory_desc_get_size(dn_pd_md(pd, dnnl_query_dst_md, 0)) / sizeof(float);
     e->gelu = alg == dnnl_eltwise_gelu_tanh;
-    b->s->extra = e;
-    b->s->extra_free = free;
-    b->s->native = tanh_run;
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s", e->gelu ? "gelu_tanh" : "tanh");
+    dn_take_native(b, tanh_run, e, free, "graphlab:avx2 %s", e->gelu ? "gelu_tanh" : "tanh");
 #else
     (void)b, (void)pd, (void)alg;
 #endif

@@ -92,10 +92,7 @@ void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd)
     g->n = xd[0];
     g->ch = g->blocked ? (xd[1] + 7) / 8 * 8 : xd[1];
     g->hw = xd[2] * xd[3];
-    b->s->extra = g;
-    b->s->extra_free = free;
-    b->s->native = gap_run;
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
+    dn_take_native(b, gap_run, g, free, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
 #else
     (void)b, (void)pd, (void)xd;
 #endif

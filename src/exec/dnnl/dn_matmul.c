@@ -361,9 +361,7 @@ static void few_rows_run(void *extra, const void *const *src, void *dst)
     gemm_extra *x = extra;
     const float *a = src[0];
     int64_t k = x->k, m = x->m;
-    for (int64_t i = 0; i < k; i++)
-        for (int64_t r = 0; r < FEW_ROWS_MAX; r++)
-            x->at[i * FEW_ROWS_MAX + r] = r < m ? a[r * k + i] : 0.0f;
+    dn_avx2_rows_transposed(x->at, a, k, m, k);
     x->w = src[1];
     x->bias_v = x->bias ? src[2] : NULL;
     x->y = dst;

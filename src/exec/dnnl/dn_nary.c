@@ -176,11 +176,8 @@ static void nc_take(dn_build *b, const dnnl_memory_desc_t *src, size_t n,
         g->rows *= g->dims[o];
     size_t by_size = row_bytes * (size_t)g->rows / NC_PER_THREAD;
     g->threads = by_size > 1 ? (by_size < 256 ? (int)by_size : 256) : 1;
-    b->s->extra = g;
-    b->s->extra_free = free;
-    b->s->native = nc_run;
-    dn_set_impl(b->c, b->s, "graphlab:copy (%zu %s per run)", g->part[0].run,
-                g->part[0].run == 1 ? "float" : "floats");
+    dn_take_native(b, nc_run, g, free, "graphlab:copy (%zu %s per run)", g->part[0].run,
+                   g->part[0].run == 1 ? "float" : "floats");
 }
 
 static gl_status concat_build(dn_build *b, dnnl_primitive_desc_t *pd)

@@ -185,6 +185,18 @@ void dn_set_impl(dn_ctx *c, dn_node *s, const char *fmt, ...)
     va_end(ap);
 }
 
+void dn_take_native(dn_build *b, void (*run)(void *extra, const void *const *src, void *dst),
+                    void *extra, void (*extra_free)(void *extra), const char *fmt, ...)
+{
+    b->s->extra = extra;
+    b->s->extra_free = extra_free;
+    b->s->native = run;
+    va_list ap;
+    va_start(ap, fmt);
+    b->s->impl = column_text(b->c, DN_IMPL_LEN, fmt, ap);
+    va_end(ap);
+}
+
 gl_status dn_refuse(dn_build *b, const char *fmt, ...)
 {
     va_list ap;

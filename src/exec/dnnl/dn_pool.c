@@ -566,11 +566,8 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
     kept->rows = g.direct ? NULL
                           : gl_xmalloc((size_t)(kept->scratch_threads * g.span * g.ow *
                                                 g.lanes) * sizeof(float));
-    b->s->extra = kept;
-    b->s->extra_free = np_free;
-    b->s->native = np_run;
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s%s", avg ? "avg " : "",
-                np_tags[tag] == dnnl_nChw8c ? "nChw8c" : "nhwc");
+    dn_take_native(b, np_run, kept, np_free, "graphlab:avx2 %s%s", avg ? "avg " : "",
+                   np_tags[tag] == dnnl_nChw8c ? "nChw8c" : "nhwc");
 #else
     (void)b, (void)pd, (void)xd, (void)pg, (void)avg, (void)include_pad;
 #endif

@@ -123,23 +123,21 @@ __attribute__((target("avx2,fma"))) static void rows_by_panels(float *at, const 
         }
         return;
     }
-    for (int64_t i = 0; i < k; i++)
-        for (int64_t r = 0; r < 8; r++)
-            at[i * 8 + r] = r < m ? a[r * lda + i] : 0.0f;
-    for (int64_t r = 0; r < m; r += 4) {
-        int64_t p = p0;
-        for (; p + 3 <= p1; p += 3)
+    dn_avx2_rows_transposed(at, a, lda, m, k);
+    /* panels in threes, 4 rows at a time; the 1-2 panels left over, all m rows at once */
+    int64_t p3 = p0 + (p1 - p0) / 3 * 3;
+    for (int64_t r = 0; r < m; r += 4)
+        for (int64_t p = p0; p < p3; p += 3)
             rows4_by_3(at + r, k, panels + p * k * LANES, bias ? bias + p * LANES : NULL,
                        out + r * ldo + p * LANES, ldo, m - r < 4 ? m - r : 4);
-        for (; p < p1; p++) {
-            __m256 acc[8];
-            __m256 b0 = bias ? _mm256_loadu_ps(bias + p * LANES) : _mm256_setzero_ps();
-            for (int q = 0; q < 8; q++)
-                acc[q] = b0;
-            dn_avx2_rows8(at, panels + p * k * LANES, k, acc);
-            for (int64_t q = r; q < m && q < r + 4; q++)
-                _mm256_storeu_ps(out + q * ldo + p * LANES, acc[q]);
-        }
+    for (int64_t p = p3; p < p1; p++) {
+        __m256 acc[8];
+        __m256 b0 = bias ? _mm256_loadu_ps(bias + p * LANES) : _mm256_setzero_ps();
+        for (int q = 0; q < 8; q++)
+            acc[q] = b0;
+        dn_avx2_rows8(at, panels + p * k * LANES, k, acc);
+        for (int64_t q = 0; q < m; q++)
+            _mm256_storeu_ps(out + q * ldo + p * LANES, acc[q]);
     }
 }
 
@@ -415,11 +413,9 @@ bool dn_rnn_take(dn_build *b, const dn_rnn_spec *sp, const char **why)
     e->ghp = sp->gates * e->hp;
     for (int di = 0; di < sp->dirs; di++)
         pack_direction(e, di);
-    b->s->extra = e;
-    b->s->extra_free = rnn_native_free;
-    b->s->native = rnn_native_run;
     static const char *const names[] = {"rnn", "gru", "lstm"};
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s%s", sp->lbr ? "lbr_" : "", names[sp->cell]);
+    dn_take_native(b, rnn_native_run, e, rnn_native_free, "graphlab:avx2 %s%s",
+                   sp->lbr ? "lbr_" : "", names[sp->cell]);
     dn_set_note(b->c, b->s, "%s", "");
     return true;
 #else

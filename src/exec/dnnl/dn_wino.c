@@ -627,10 +627,8 @@ gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_
     wino_pack(kept, gl_tensor_data(w));
     if (bias)
         memcpy(kept->bias, gl_tensor_data(bias), (size_t)q.oc * sizeof(float));
-    b->s->extra = kept;
-    b->s->extra_free = wino_free;
-    b->s->native = wino_run;
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %s %s", kind->name, q.nhwc ? "nhwc" : "nChw8c");
+    dn_take_native(b, wino_run, kept, wino_free, "graphlab:avx2 %s %s", kind->name,
+                   q.nhwc ? "nhwc" : "nChw8c");
 #else
     (void)b, (void)pd, (void)xd, (void)yd, (void)g;
 #endif

@@ -971,6 +971,13 @@ gl_status dn_fused_run_members(dn_ctx *c, gl_kernel_ctx *k)
     return st;
 }
 
+/* Does the segment drop a NaN or an infinity (as its build says): a post-op chain that
+ * loses one, or a head whose own reference kernel computes the head alone? */
+static bool segment_drops_specials(const fused_unit *seg)
+{
+    return seg->drops_specials || seg->node.special_ref;
+}
+
 /* One segment on this run's inputs: the call's, or the outputs of earlier segments
  * (tmp[]); its output into *out. `finite_in`: its inputs are known free of NaN and
  * infinities; *finite: so is its output. *members: the segment cannot run these inputs as
@@ -1005,7 +1012,7 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     /* The head's own reference kernel (special_ref: a Winograd head) computes the head
      * alone: a run with a NaN or an infinity takes the members, whose steps are not lost
      * (a Conv+Add whose sum drops nothing ran the Conv alone). */
-    bool drops = seg->drops_specials || seg->node.special_ref;
+    bool drops = segment_drops_specials(seg);
     dn_inputs known = finite_in ? DN_INPUTS_FINITE : DN_INPUTS_UNKNOWN;
     if (st == GL_OK && !finite_in && drops && !seg->node.fallback)
         known = dn_inputs_look(c, &hk, &seg->node.specials, true);
@@ -1026,7 +1033,7 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
 static bool unit_drops_specials(const fused_unit *u)
 {
     for (const fused_unit *seg = u; seg; seg = seg->next)
-        if (seg->drops_specials || seg->node.special_ref)
+        if (segment_drops_specials(seg))
             return true;
     return false;
 }

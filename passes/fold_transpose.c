@@ -96,11 +96,6 @@ static bool is_fused(const gl_node *n)
            n->n_outputs && n->outputs[0];
 }
 
-static int value_rank(const gl_value *v)
-{
-    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
-}
-
 static gl_dtype value_dtype(const gl_value *v)
 {
     return v && v->type.kind == GL_TYPE_TENSOR ? v->type.dtype : GL_DT_UNDEFINED;
@@ -117,7 +112,7 @@ static void format_ints(const int64_t *v, size_t n, char *buf, size_t len)
 /* The shape of v when every dim is known: its rank, dims in d; -1 otherwise. */
 static int static_shape(const gl_value *v, int64_t *d)
 {
-    int r = value_rank(v);
+    int r = gl_value_rank(v);
     if (r == GL_RANK_UNKNOWN || r > GL_MAX_RANK)
         return -1;
     for (int i = 0; i < r; i++)
@@ -137,7 +132,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
     gl_value *x = p->inputs[0];
     if (gl_node_is(p, "Transpose")) {
         const gl_attr *a = gl_node_attr_typed(p, "perm", GL_ATTR_INTS);
-        int r = a ? (int)a->n : value_rank(x);
+        int r = a ? (int)a->n : gl_value_rank(x);
         if (r == GL_RANK_UNKNOWN) {
             snprintf(why, len, "Transpose '%s' has no perm and the rank of '%s' is not known",
                      p->name, x->name);
@@ -147,7 +142,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
         for (int i = 0; i < r && i < GL_MAX_RANK; i++)
             perm[i] = a ? a->ints[i] : r - 1 - i;
         format_ints(perm, (size_t)(r < GL_MAX_RANK ? r : GL_MAX_RANK), perm_text, perm_len);
-        int rx = value_rank(x);
+        int rx = gl_value_rank(x);
         if (rx != GL_RANK_UNKNOWN && rx != r) {
             snprintf(why, len, "Transpose '%s' has %d perm entries for '%s' of rank %d",
                      p->name, r, x->name, rx);
@@ -173,7 +168,7 @@ static bool check_swap(gl_node *p, gl_value *v, operand *o, char *why, size_t le
     if (!gl_node_is(p, "Reshape"))
         return false;
     /* A Reshape that changes the rank (a head merge) is no Transpose: nothing to say. */
-    int rx = value_rank(x), rv = value_rank(v);
+    int rx = gl_value_rank(x), rv = gl_value_rank(v);
     if (rx != GL_RANK_UNKNOWN && rv != GL_RANK_UNKNOWN && (rx != rv || rx < 2))
         return false;
     int64_t in[GL_MAX_RANK], out[GL_MAX_RANK];
@@ -242,7 +237,7 @@ static bool check_under_dequantize(gl_value *v, operand *o, char *why, size_t le
         return false;
     o->dq = dq;
     o->dq_axis = -1;
-    int scale_rank = value_rank(dq->inputs[1]), r = o->rank;
+    int scale_rank = gl_value_rank(dq->inputs[1]), r = o->rank;
     int64_t axis = gl_node_attr_int(dq, "axis", 1);
     axis += axis < 0 ? r : 0;
     if (gl_node_attr_int(dq, "block_size", 0))
@@ -274,7 +269,7 @@ static size_t letter_slot(const gl_trans_product *q, char letter)
 
 static bool last_two_ones(const gl_value *v)
 {
-    int r = value_rank(v);
+    int r = gl_value_rank(v);
     return r >= 2 && v->type.shape.dims[r - 2].value == 1 && v->type.shape.dims[r - 1].value == 1;
 }
 
@@ -283,7 +278,7 @@ static bool last_two_ones(const gl_value *v)
 static bool vector_constant(const gl_value *v)
 {
     const gl_tensor *t = gl_value_is_constant(v) ? v->init : NULL;
-    return t && t->rank >= 2 && t->rank == value_rank(v) &&
+    return t && t->rank >= 2 && t->rank == gl_value_rank(v) &&
            (t->dims[t->rank - 2] == 1 || t->dims[t->rank - 1] == 1);
 }
 
@@ -309,7 +304,7 @@ static bool check_quantized_side(const gl_node *n, const gl_trans_product *q, in
 {
     const gl_value *v = n->inputs[o->slot];
     const gl_value *other = n->inputs[letter_slot(q, s ? 'A' : 'B')];
-    int ro = value_rank(other);
+    int ro = gl_value_rank(other);
     for (int k = 0; k < 2; k++) {
         const gl_value *x = k ? other : v;
         gl_dtype dt = value_dtype(x);
@@ -331,7 +326,7 @@ static bool check_quantized_side(const gl_node *n, const gl_trans_product *q, in
         gl_value *p = n->inputs[i];
         if (q->inputs[i] != (s ? 'b' : 'a') || !p)
             continue;
-        int r = value_rank(p);
+        int r = gl_value_rank(p);
         if (r != GL_RANK_UNKNOWN && (r <= 1 || last_two_ones(p)))
             continue; /* the same in either layout */
         if (vector_constant(p)) {
@@ -444,7 +439,7 @@ static bool check_product(gl_pass_ctx *ctx, gl_node *n, int64_t opset, fold *f)
     if (!found || gemm || fused)
         return found > 0;
     /* A MatMul: Gemm when both operands are matrices and Gemm can go without C. */
-    int r0 = value_rank(n->inputs[0]), r1 = value_rank(n->inputs[1]);
+    int r0 = gl_value_rank(n->inputs[0]), r1 = gl_value_rank(n->inputs[1]);
     gl_dtype dt = value_dtype(n->inputs[0]);
     f->to_gemm = r0 == 2 && r1 == 2 && opset >= GEMM_NO_C_OPSET && !matmul_int(dt);
     f->fused = !f->to_gemm;

@@ -205,15 +205,10 @@ static shape_rel classify(const gl_value *o, const gl_value *x, int channel)
     return unknown ? SH_UNKNOWN : SH_OTHER;
 }
 
-static int rank_of(const gl_value *v)
-{
-    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
-}
-
 /* The channel axis of a convolution head's output; -1 for other heads. */
 static int channel_axis(const gl_node *head)
 {
-    int r = rank_of(head->outputs[0]);
+    int r = gl_value_rank(head->outputs[0]);
     if (gl_node_is(head, "Conv") || gl_node_is(head, "ConvTranspose"))
         return 1;
     if (!strcmp(head->domain, "graphlab") && !strcmp(head->op_type, "NhwcConv"))
@@ -247,7 +242,7 @@ static bool shaped(const gl_fu_step *s, const gl_node *n)
      * are a constraint whose refusal says why (check_gemm_head). */
     if ((s->flags & GL_FU_RANK2) && !gl_fu_is_binary(n))
         return n->n_inputs == 2 &&
-               ((rank_of(n->inputs[0]) == 2 && rank_of(n->inputs[1]) == 2) ||
+               ((gl_value_rank(n->inputs[0]) == 2 && gl_value_rank(n->inputs[1]) == 2) ||
                 (n->outputs[0]->type.kind == GL_TYPE_TENSOR &&
                  n->outputs[0]->type.dtype == GL_DT_DOUBLE));
     if (!(s->flags & (GL_FU_1X1 | GL_FU_DW | GL_FU_SPLIT_K)))
@@ -468,7 +463,7 @@ static bool check_conv_shape(fu_cand *k, const gl_node *n, unsigned flags)
         snprintf(what, sizeof(what), "a depthwise %dx%d convolution (stride %d or %d, "
                  "padding %d)", dk, dk, t->dw_post.min_stride, t->dw_post.max_stride, dp);
     size_t cn;
-    if (!wt || wt->rank != 4 || rank_of(x) != 4) {
+    if (!wt || wt->rank != 4 || gl_value_rank(x) != 4) {
         set_why(k, "target", "Conv '%s': weights not a constant of rank 4 on a rank-4 input; "
                 "oneDNN's depthwise post-op needs %s", n->name, what);
         return false;
@@ -517,11 +512,11 @@ static bool check_conv_shape(fu_cand *k, const gl_node *n, unsigned flags)
 static bool check_split(fu_cand *k, const gl_node *n, unsigned flags)
 {
     if (flags & GL_FU_CAT_C) {
-        int r = rank_of(n->outputs[0]);
+        int r = gl_value_rank(n->outputs[0]);
         int64_t axis = gl_node_attr_int(n, "axis", 0);
         bool ranks = r == 4 && n->n_inputs >= 2;
         for (size_t i = 0; i < n->n_inputs && ranks; i++)
-            ranks = n->inputs[i] && rank_of(n->inputs[i]) == 4;
+            ranks = n->inputs[i] && gl_value_rank(n->inputs[i]) == 4;
         if (!ranks || (axis != 1 && axis != -3)) {
             set_why(k, "target", "Concat '%s': %zu inputs of rank %d along axis %lld; the "
                     "split convolution takes two or more rank-4 inputs joined along the "
@@ -571,7 +566,7 @@ const char *gl_fu_conv_split_refusal(const gl_node *n, char *why, size_t len)
 /* v has `rank` dims, all known: into dims[]. */
 static bool known_dims(const gl_value *v, int rank, int64_t *dims)
 {
-    if (!v || rank_of(v) != rank)
+    if (!v || gl_value_rank(v) != rank)
         return false;
     for (int d = 0; d < rank; d++)
         if ((dims[d] = v->type.shape.dims[d].value) < 0)
@@ -603,7 +598,7 @@ static bool check_shuffle(fu_cand *k, const gl_node *n, const gl_value *v)
 {
     int64_t cat[4], x[5], y[5];
     const gl_value *cv = k->nodes[0]->outputs[0], *out = n->outputs[0];
-    int rv = rank_of(v), ry = rank_of(out);
+    int rv = gl_value_rank(v), ry = gl_value_rank(out);
     if (!known_dims(cv, 4, cat) || rv < 0 || rv > 5 || ry < 0 || ry > 5 ||
         !known_dims(v, rv, x) || !known_dims(out, ry, y)) {
         char tv[96], to[96];
@@ -678,7 +673,7 @@ static bool check_batchnorm(const fu_ctx *c, fu_cand *k, const gl_node *n)
             return false;
         }
     const gl_value *x = n->n_inputs ? n->inputs[0] : NULL;
-    int rank = rank_of(x);
+    int rank = gl_value_rank(x);
     if (rank < 0) {
         set_why(k, "shapes", "BatchNormalization '%s': the rank of its X '%s' is not known "
                 "(run shape-inference first)", n->name, x ? x->name : "");
@@ -713,7 +708,7 @@ static bool check_operand(const fu_ctx *c, fu_cand *k, const gl_node *n, const g
         ok = rel == SH_SAME || rel == SH_LEADING || rel == SH_SCALAR;
         implements = "the same shape, or a mask broadcast over leading dims";
     } else if (flags & GL_FU_RANK2) {
-        ok = rank_of(x) == 2 && (rel == SH_SAME || rel == SH_LAST || rel == SH_SCALAR);
+        ok = gl_value_rank(x) == 2 && (rel == SH_SAME || rel == SH_LAST || rel == SH_SCALAR);
         implements = "Gemm's C: [N], [M,N] or a scalar on a rank-2 product";
     } else if (flags & GL_FU_BIAS) {
         ok = (rel == SH_LAST || rel == SH_SCALAR) && gl_value_is_constant(o);
@@ -788,7 +783,7 @@ static bool check_binary(const fu_ctx *c, fu_cand *k, const gl_node *n, const gl
 static bool check_matmul_b(fu_cand *k, const gl_node *n, const gl_value *a)
 {
     const gl_value *b = n->n_inputs > 1 ? n->inputs[1] : NULL;
-    int ra = rank_of(a), rb = rank_of(b);
+    int ra = gl_value_rank(a), rb = gl_value_rank(b);
     char ta[96], tb[96];
     if (!b || ra < 0 || rb < 0) {
         set_why(k, "shapes", "MatMul '%s': the ranks of its operands are not known", n->name);
@@ -847,7 +842,7 @@ static const char *head_dtype_refusal(const gl_fu_rule *r, gl_dtype dt)
 /* ONNX Runtime's MatMul-to-Gemm head: two matrices, and Gemm broadcasts C from opset 7. */
 static bool check_gemm_head(const fu_ctx *c, fu_cand *k, const gl_node *n)
 {
-    int ra = rank_of(n->inputs[0]), rb = rank_of(n->inputs[1]);
+    int ra = gl_value_rank(n->inputs[0]), rb = gl_value_rank(n->inputs[1]);
     if (ra != 2 || rb != 2) {
         char ta[96], tb[96];
         set_why(k, "shapes", "%s '%s': '%s' %s and '%s' %s: Gemm takes two matrices (rank "

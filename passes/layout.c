@@ -167,7 +167,7 @@ static bool check_candidate(gl_tp_run *run, gl_node *n, const layout_op *row, ch
                             size_t len)
 {
     const gl_value *x = n->n_inputs ? n->inputs[0] : NULL;
-    int rank = gl_tp_rank(x);
+    int rank = gl_value_rank(x);
     if (run->opset < row->min_opset)
         return gl_tp_refuse(why, len, "%s '%s': converted from opset %d on, the model has "
                             "%lld", n->op_type, n->name, row->min_opset,

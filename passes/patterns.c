@@ -190,7 +190,7 @@ gl_pt_verdict gl_pt_expect_const(gl_pt_match *m, const gl_node *n, const gl_valu
     if (t->count != 1 || !gl_pt_scalar(c, &v))
         return gl_pt_refuse(m, "%s '%s': %s '%s' has %lld elements, expected one number",
                             n->op_type, n->name, what, c->name, (long long)t->count);
-    int rank = x->type.kind == GL_TYPE_TENSOR ? x->type.shape.rank : GL_RANK_UNKNOWN;
+    int rank = gl_value_rank(x);
     if (t->rank > 0 && (rank == GL_RANK_UNKNOWN || t->rank > rank))
         return gl_pt_refuse(m, "%s '%s': %s '%s' has rank %d, which would raise the rank of "
                             "'%s' (rank %d)", n->op_type, n->name, what, c->name, t->rank,
@@ -343,6 +343,25 @@ gl_node *gl_pt_dequantize_again(gl_graph *g, const gl_node *dq, gl_value *x, int
         gl_node_set_attr_int(nd, "axis", axis);
     gl_node_inherit_provenance(nd, srcs, n_srcs, decision);
     return nd;
+}
+
+gl_node *gl_pt_copy_node(gl_pt_ctx *c, const gl_node *n, const char *hint,
+                         gl_value *const *inputs, size_t n_in, const gl_value *like, int axis,
+                         const gl_dim *dim, int64_t decision)
+{
+    char *name = gl_unique_node_name(c->g, hint);
+    gl_node *k = gl_add_node(c->g, n->op_type, n->domain, name, inputs, n_in, 1);
+    free(name);
+    if (!k || !gl_node_copy_plain_attrs(k, n))
+        return NULL;
+    gl_type *t = &k->outputs[0]->type;
+    gl_type_copy(t, &like->type);
+    gl_dim *d = &t->shape.dims[axis];
+    free(d->sym);
+    d->sym = dim->sym ? gl_xstrdup(dim->sym) : NULL;
+    d->value = dim->value;
+    gl_node_inherit_provenance(k, (gl_node *const *)&n, 1, decision);
+    return k;
 }
 
 gl_status gl_pt_replace(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)

@@ -130,6 +130,15 @@ gl_pt_verdict gl_pt_expect_private(gl_pt_match *m);
 
 /* ---- rewrites (patterns.c) --------------------------------------------------------- */
 
+/* A copy of n (its plain attributes, its provenance under `decision`) named after `hint`,
+ * reading inputs[0..n_in), its output typed as `like` with dims[axis] taken from `dim`:
+ * the one node of a rewrite that moves an op across another which changes one dim (a
+ * pool before a 1x1 conv: the channels; an op into each Concat input: the axis). NULL
+ * when a copy fails. */
+gl_node *gl_pt_copy_node(gl_pt_ctx *c, const gl_node *n, const char *hint,
+                         gl_value *const *inputs, size_t n_in, const gl_value *like, int axis,
+                         const gl_dim *dim, int64_t decision);
+
 /* The matched nodes become one node m->op (m->domain) reading m->in, producing what
  * m->last produced; constants left unread go too. */
 gl_status gl_pt_replace(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision);

@@ -82,11 +82,6 @@ static const channel_op *channel_op_of(const gl_node *n)
     return NULL;
 }
 
-static int rank_of(const gl_value *v)
-{
-    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
-}
-
 /* x is made by a convolution or matrix product and read by the Concat alone, so fusion
  * can give that producer the activation's copy as a post-op. */
 static bool fusable_producer(const gl_value *x, const gl_node *cat)
@@ -189,7 +184,7 @@ gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *cat, gl_pt_match *m
             return gl_pt_refuse(m, "%s '%s': attribute '%s' is a %s; the copies take numbers "
                                 "and strings", op->op_type, op->name, op->attrs[a].name,
                                 gl_attr_type_name(op->attrs[a].type));
-    int rank = rank_of(x), out_rank = rank_of(op->outputs[0]);
+    int rank = gl_value_rank(x), out_rank = gl_value_rank(op->outputs[0]);
     if (rank < 1 || out_rank != rank || op->outputs[0]->type.dtype == GL_DT_UNDEFINED)
         return gl_pt_refuse(m, "the shapes are not known: Concat '%s' output rank %d, %s '%s' "
                             "output rank %d (run shape-inference first)", cat->name, rank,
@@ -208,10 +203,10 @@ gl_pt_verdict gl_pt_check_hoist(const gl_pt_ctx *c, gl_node *cat, gl_pt_match *m
                             op->op_type, op->name, (long long)want);
     for (size_t i = 0; i < cat->n_inputs; i++) {
         const gl_value *in = cat->inputs[i];
-        if (!in || rank_of(in) != rank || in->type.shape.dims[axis].value < 0)
+        if (!in || gl_value_rank(in) != rank || in->type.shape.dims[axis].value < 0)
             return gl_pt_refuse(m, "Concat '%s': input %zu '%s' has no known size along axis "
                                 "%lld (rank %d)", cat->name, i, in ? in->name : "",
-                                (long long)axis, rank_of(in));
+                                (long long)axis, gl_value_rank(in));
     }
     return hoist_cost(cat, op, row, m);
 }
@@ -227,26 +222,14 @@ static gl_node *copy_op(gl_pt_ctx *c, gl_node *op, size_t i, gl_value *in, int64
     inputs[0] = in;
     char hint[256];
     snprintf(hint, sizeof(hint), "%s_%zu", op->name, i);
-    char *name = gl_unique_node_name(c->g, hint);
-    gl_node *n = gl_add_node(c->g, op->op_type, op->domain, name, inputs, n_in, 1);
-    free(name);
-    if (!n)
-        return NULL;
-    gl_node_copy_plain_attrs(n, op); /* the check refused any other kind */
-    gl_type *t = &n->outputs[0]->type;
-    gl_type_copy(t, &op->outputs[0]->type);
-    gl_dim *d = &t->shape.dims[axis];
-    free(d->sym);
-    d->sym = NULL;
-    d->value = in->type.shape.dims[axis].value;
-    gl_node_inherit_provenance(n, &op, 1, decision);
-    return n;
+    return gl_pt_copy_node(c, op, hint, inputs, n_in, op->outputs[0], (int)axis,
+                           &in->type.shape.dims[axis], decision);
 }
 
 gl_status gl_pt_apply_hoist(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
 {
     gl_node *cat = m->nodes[0], *op = m->nodes[1];
-    int rank = rank_of(cat->outputs[0]);
+    int rank = gl_value_rank(cat->outputs[0]);
     int64_t axis = gl_node_attr_int(cat, "axis", 0);
     if (axis < 0)
         axis += rank;

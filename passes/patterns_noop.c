@@ -153,7 +153,7 @@ static gl_pt_verdict read_pad(const gl_pt_ctx *c, const gl_node *n, gl_pt_match 
                               pad_info *p)
 {
     const gl_value *x = n->inputs[0];
-    p->rank = x->type.kind == GL_TYPE_TENSOR ? x->type.shape.rank : GL_RANK_UNKNOWN;
+    p->rank = gl_value_rank(x);
     p->mode = gl_node_attr_string(n, "mode", "constant");
     p->value = 0;
     if (p->rank < 1 || p->rank > GL_MAX_RANK)

@@ -28,15 +28,10 @@ static bool unpadded(const gl_node *n)
     return (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && gl_pt_ints_all(n, "pads", 0);
 }
 
-static int rank_of(const gl_value *v)
-{
-    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
-}
-
 /* The weights' kernel dims (dims 2..) are all 1, as the type or the constant says. */
 static bool one_by_one(const gl_value *w)
 {
-    int rank = rank_of(w);
+    int rank = gl_value_rank(w);
     if (rank < 3)
         return false;
     for (int d = 2; d < rank; d++)
@@ -68,11 +63,11 @@ gl_pt_verdict gl_pt_check_pool_first(const gl_pt_ctx *c, gl_node *pool, gl_pt_ma
     if (!unpadded(pool) || gl_node_attr_int(pool, "ceil_mode", 0) != 0)
         return gl_pt_refuse(m, "AveragePool '%s' pads or has ceil_mode: its windows are not "
                             "all whole", pool->name);
-    int rank = rank_of(x);
-    if (rank < 3 || rank_of(y) != rank || rank_of(pool->outputs[0]) != rank)
+    int rank = gl_value_rank(x);
+    if (rank < 3 || gl_value_rank(y) != rank || gl_value_rank(pool->outputs[0]) != rank)
         return gl_pt_refuse(m, "the shapes are not known: Conv '%s' input rank %d, output "
                             "rank %d (run shape-inference first)", conv->name, rank,
-                            rank_of(y));
+                            gl_value_rank(y));
     int64_t before = 1, after = 1;
     for (int d = 2; d < rank; d++) {
         before *= y->type.shape.dims[d].value;
@@ -90,37 +85,17 @@ gl_pt_verdict gl_pt_check_pool_first(const gl_pt_ctx *c, gl_node *pool, gl_pt_ma
     return GL_PT_MATCH;
 }
 
-/* A copy of n (attributes too) reading inputs[]; its output typed as `like`, with
- * dims[1] from `channels`. */
-static gl_node *copy_node(gl_pt_ctx *c, const gl_node *n, gl_value *const *inputs, size_t n_in,
-                          const gl_value *like, const gl_value *channels, int64_t decision)
-{
-    char *name = gl_unique_node_name(c->g, n->name);
-    gl_node *k = gl_add_node(c->g, n->op_type, n->domain, name, inputs, n_in, 1);
-    free(name);
-    if (!k || !gl_node_copy_plain_attrs(k, n))
-        return NULL;
-    gl_type *t = &k->outputs[0]->type;
-    gl_type_copy(t, &like->type);
-    gl_dim *d = &t->shape.dims[1];
-    free(d->sym);
-    d->sym = channels->type.shape.dims[1].sym ? gl_xstrdup(channels->type.shape.dims[1].sym)
-                                              : NULL;
-    d->value = channels->type.shape.dims[1].value;
-    gl_node_inherit_provenance(k, (gl_node *const *)&n, 1, decision);
-    return k;
-}
-
 gl_status gl_pt_apply_pool_first(gl_pt_ctx *c, const gl_pt_match *m, int64_t decision)
 {
     gl_node *conv = m->nodes[0], *pool = m->nodes[1];
     gl_value *x = conv->inputs[0];
-    gl_node *p = copy_node(c, pool, &x, 1, pool->outputs[0], x, decision);
+    gl_node *p = gl_pt_copy_node(c, pool, pool->name, &x, 1, pool->outputs[0], 1,
+                                  &x->type.shape.dims[1], decision);
     if (!p)
         return GL_ERR_INTERNAL;
     gl_value *ins[3] = {p->outputs[0], conv->inputs[1], conv->n_inputs > 2 ? conv->inputs[2] : NULL};
-    gl_node *k = copy_node(c, conv, ins, conv->n_inputs, pool->outputs[0], pool->outputs[0],
-                           decision);
+    gl_node *k = gl_pt_copy_node(c, conv, conv->name, ins, conv->n_inputs, pool->outputs[0], 1,
+                                  &pool->outputs[0]->type.shape.dims[1], decision);
     if (!k)
         return GL_ERR_INTERNAL;
     gl_status st = gl_move_output(c->g, pool, 0, k, 0);

@@ -267,8 +267,6 @@ bool gl_tp_is_constant(const gl_value *v);
 
 /* ---- rewrite helpers for handlers' apply (transpose_rewrite.c) ------------------------------------------ */
 
-/* Rank of v when known, else GL_RANK_UNKNOWN. */
-int gl_tp_rank(const gl_value *v);
 /* Values of a constant int32/int64 tensor (malloc'd); false when v is not one. */
 bool gl_tp_const_ints(const gl_value *v, int64_t **vals, size_t *n);
 /* Axes of a node: the INTS attribute `attr` before opset `input_since`, else constant

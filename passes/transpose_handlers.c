@@ -106,7 +106,7 @@ static bool check_broadcast(const gl_tp_args *a, gl_tp_plan *plan, char *why, si
     (void)plan;
     for (size_t k = 0; k < a->n_inputs; k++) {
         const gl_value *v = node_of(a)->inputs[a->inputs[k]];
-        int r = gl_tp_rank(v);
+        int r = gl_value_rank(v);
         if (r < 0)
             return refuse(why, len, "%s '%s': the rank of input %zu ('%s') is unknown, so it "
                           "cannot be lined up for broadcasting", a->node->op_type,
@@ -124,7 +124,7 @@ static gl_status apply_broadcast(gl_tp_args *a, const gl_tp_plan *plan)
     int64_t axes[GL_MAX_RANK];
     for (size_t k = 0; k < a->n_inputs; k++) {
         size_t slot = a->inputs[k];
-        int diff = a->rank - gl_tp_rank(a->node->inputs[slot]);
+        int diff = a->rank - gl_value_rank(a->node->inputs[slot]);
         for (int i = 0; i < diff; i++)
             axes[i] = i;
         gl_status st = diff > 0 ? gl_tp_unsqueeze_input(a->run, a->node, slot, axes, (size_t)diff)
@@ -226,7 +226,7 @@ static bool check_gather(const gl_tp_args *a, gl_tp_plan *plan, char *why, size_
 {
     int64_t axis;
     const gl_value *ind = a->node->n_inputs > 1 ? a->node->inputs[1] : NULL;
-    int q = gl_tp_rank(ind);
+    int q = gl_value_rank(ind);
     if (!axis_in_range(gl_node_attr_int(a->node, "axis", 0), a->rank, &axis))
         return refuse(why, len, "Gather '%s': axis out of range for rank %d", a->node->name,
                       a->rank);
@@ -704,7 +704,7 @@ static gl_status apply_meeting(gl_tp_args *a, const gl_tp_plan *plan)
 /* Dims of a value when every one is known. */
 static bool static_dims(const gl_value *v, int64_t *dims, int *rank)
 {
-    *rank = gl_tp_rank(v);
+    *rank = gl_value_rank(v);
     if (*rank < 0)
         return false;
     for (int i = 0; i < *rank; i++)
@@ -919,7 +919,7 @@ static bool check_qdq(const gl_tp_args *a, gl_tp_plan *plan, char *why, size_t l
     if (a->run->opset < 13)
         return true; /* no axis before 13: per-tensor only */
     const gl_value *scale = n->n_inputs > 1 ? n->inputs[1] : NULL;
-    if (scale && gl_tp_rank(scale) == 0)
+    if (scale && gl_value_rank(scale) == 0)
         return true;
     if (gl_node_attr_int(n, "block_size", 0) != 0)
         return refuse(why, len, "%s '%s' quantizes in blocks: its scale would need "

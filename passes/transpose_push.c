@@ -111,7 +111,7 @@ int gl_tp_input_cost(const gl_tp_run *run, const gl_value *v, const int64_t *per
         int64_t inv[GL_MAX_RANK], composed[GL_MAX_RANK], shape[GL_MAX_RANK];
         const gl_value *pre = p->inputs[0];
         gl_tp_perm_invert(perm, rank, inv);
-        if (!run->ort_only && p == v->producer && rank2 == rank && gl_tp_rank(pre) == rank) {
+        if (!run->ort_only && p == v->producer && rank2 == rank && gl_value_rank(pre) == rank) {
             gl_tp_perm_compose(perm2, inv, rank, composed);
             if (gl_tp_reshape_target(&pre->type.shape, composed, rank, shape) &&
                 can_likely_remove(run, p)) {
@@ -125,7 +125,7 @@ int gl_tp_input_cost(const gl_tp_run *run, const gl_value *v, const int64_t *per
     }
     int r = gl_tp_estimate_rank(v);
     snprintf(why, len, "needs a Transpose (rank %d%s)", r,
-             gl_tp_rank(v) < 0 ? ", unknown: counted as 5" : "");
+             gl_value_rank(v) < 0 ? ", unknown: counted as 5" : "");
     return r;
 }
 
@@ -281,7 +281,7 @@ static size_t transposable_inputs(const gl_node *n, gl_tp_inputs which, size_t *
         const gl_value *v = n->inputs[i];
         if (!v || (which == GL_TP_FIRST && i > 0))
             continue;
-        if (which == GL_TP_NON_SCALAR && gl_tp_rank(v) == 0)
+        if (which == GL_TP_NON_SCALAR && gl_value_rank(v) == 0)
             continue;
         out[k++] = i;
     }
@@ -980,7 +980,7 @@ static gl_status simplify_size_one_transpose(gl_tp_run *run, gl_node *t)
     int64_t perm[GL_MAX_RANK], shape[GL_MAX_RANK];
     int rank;
     gl_value *x = t->inputs[0], *out = t->outputs[0];
-    if (!x || !out || !gl_tp_read_perm(t, perm, &rank) || gl_tp_rank(x) != rank)
+    if (!x || !out || !gl_tp_read_perm(t, perm, &rank) || gl_value_rank(x) != rank)
         return GL_OK;
     bool identity = true;
     for (int i = 0; i < rank; i++)

@@ -157,7 +157,7 @@ bool gl_tp_read_perm(const gl_node *t, int64_t *perm, int *rank)
             perm[i] = a->ints[i];
         *rank = (int)a->n;
     } else {
-        int r = t->n_inputs ? gl_tp_rank(t->inputs[0]) : GL_RANK_UNKNOWN;
+        int r = t->n_inputs ? gl_value_rank(t->inputs[0]) : GL_RANK_UNKNOWN;
         if (r < 0)
             return false;
         for (int i = 0; i < r; i++)
@@ -176,11 +176,6 @@ bool gl_tp_is_qdq_op(const gl_node *n, const char *op)
 }
 
 bool gl_tp_is_transpose(const gl_node *n) { return n && gl_node_is(n, "Transpose"); }
-
-int gl_tp_rank(const gl_value *v)
-{
-    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
-}
 
 bool gl_tp_local_constant(const gl_graph *g, const gl_value *v)
 {
@@ -431,7 +426,7 @@ bool gl_tp_quant_info_of(const gl_node *q, gl_tp_quant_info *qi)
         *qi = (gl_tp_quant_info){false, 1};
         return true;
     }
-    int rank = gl_tp_rank(q->inputs[0]);
+    int rank = gl_value_rank(q->inputs[0]);
     int64_t axis = gl_node_attr_int(q, "axis", 1);
     if (rank < 0 || gl_node_attr_int(q, "block_size", 0) != 0 || axis < -rank || axis >= rank)
         return false;
@@ -483,7 +478,7 @@ gl_status gl_tp_make_qdq_unit(gl_tp_run *run, gl_node *dq)
     if (qi.per_axis && gl_tp_is_transpose(next)) {
         int64_t perm[GL_MAX_RANK], inv[GL_MAX_RANK];
         int rank;
-        if (!gl_tp_read_perm(next, perm, &rank) || rank != gl_tp_rank(out))
+        if (!gl_tp_read_perm(next, perm, &rank) || rank != gl_value_rank(out))
             return GL_OK;
         gl_tp_perm_invert(perm, rank, inv);
         qi.axis = inv[qi.axis];
@@ -491,7 +486,7 @@ gl_status gl_tp_make_qdq_unit(gl_tp_run *run, gl_node *dq)
         int64_t *axes = NULL;
         size_t n;
         bool present;
-        int rank = gl_tp_rank(out);
+        int rank = gl_value_rank(out);
         if (rank < 0 || !gl_tp_read_axes(run, next, "axes", 1, 13, &axes, &n, &present) ||
             !present || !gl_tp_axes_normalize(axes, n, rank + (int)n)) {
             free(axes);
@@ -697,7 +692,7 @@ static bool squeeze_axes_equal(gl_tp_run *run, const gl_node *sq, const int64_t 
     int64_t *sq_axes = NULL;
     size_t n;
     bool present;
-    int rank = gl_tp_rank(sq->inputs[0]);
+    int rank = gl_value_rank(sq->inputs[0]);
     bool same = false;
     if (rank >= 0 && gl_tp_read_axes(run, sq, "axes", 1, 13, &sq_axes, &n, &present) &&
         present && n == n_axes && gl_tp_axes_normalize(sq_axes, n, rank))

@@ -913,6 +913,11 @@ gl_opset gl_opset_make(const char *domain, int64_t version)
 
 /* ==== values ========================================================================= */
 
+int gl_value_rank(const gl_value *v)
+{
+    return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+}
+
 bool gl_value_is_constant(const gl_value *v)
 {
     if (!v->init)

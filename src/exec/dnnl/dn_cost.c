@@ -418,7 +418,7 @@ static void tally_concat(layout_tally *k, shape_memo *memo, const gl_node *n,
                          const gl_node *call, const gl_function *fn)
 {
     const gl_value *v = caller_value(n->outputs[0], call, fn);
-    int rank = v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
+    int rank = gl_value_rank(v);
     if (rank != 4 && rank != 5 && rank != GL_RANK_UNKNOWN)
         return;
     bool made = !concat_split_by_conv(n, fn);

@@ -155,11 +155,18 @@ dnnl_status_t dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                           const int64_t *strides);
 dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                         dnnl_format_tag_t tag);
-/* Which of tags[0..n) md is, over the 4-D dims (dn_md_tag's descriptor), or -1: the
- * layouts graphlab's own kernels read and write (max pooling, global average pooling,
- * Winograd). */
-int dn_md_tag_index(const dnnl_memory_desc_t *md, const int64_t *dims,
-                    const dnnl_format_tag_t *tags, size_t n);
+/* The 4-D layouts graphlab's own AVX2 kernels (max and average pooling, global average
+ * pooling, Winograd, the channel scale) read and write: channels in vectors of 8 (nChw8c)
+ * or last (nhwc). */
+typedef enum { DN_OWN_NONE = -1, DN_OWN_NCHW8C, DN_OWN_NHWC } dn_own_layout;
+/* Which own layout md is over the 4-D dims, or DN_OWN_NONE. */
+dn_own_layout dn_md_own_layout(const dnnl_memory_desc_t *md, const int64_t *dims);
+/* The own layout of both the pd's source (over xd) and its destination (over yd); else
+ * DN_OWN_NONE (such a kernel writes its source's layout). */
+dn_own_layout dn_pd_own_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd,
+                               const int64_t *yd);
+dnnl_format_tag_t dn_own_layout_tag(dn_own_layout l);
+const char *dn_own_layout_name(dn_own_layout l); /* "nChw8c", "nhwc" (the plan's impl) */
 /* md lays out its dims densely in row-major order (strides of size-1 dims ignored):
  * the bytes are what a plain gl_tensor of those dims holds. */
 bool dn_md_is_plain(const dnnl_memory_desc_t *md);

@@ -84,25 +84,24 @@ void dn_chscale_take(dn_build *b, const dnnl_memory_desc_t *md0, const int64_t *
                      const dnnl_memory_desc_t *md1, const int64_t *sd)
 {
 #ifdef __x86_64__
-    static const dnnl_format_tag_t tags[] = {dnnl_nChw8c, dnnl_nhwc};
     if (!b->c->avx2 || sd[1] != xd[1] || sd[2] != 1 || sd[3] != 1 ||
         (sd[0] != 1 && sd[0] != xd[0]))
         return;
-    int t = dn_md_tag_index(md0, xd, tags, GL_ARRAY_LEN(tags));
-    if (t < 0)
+    dn_own_layout l = dn_md_own_layout(md0, xd);
+    if (l == DN_OWN_NONE)
         return;
     /* the scales plain (or nhwc: the same bytes at 1x1), or in the activation's nChw8c */
     bool s_plain = dn_md_is_plain(md1);
-    if (!s_plain && !(tags[t] == dnnl_nChw8c && dn_md_tag_index(md1, sd, tags, 1) == 0))
+    if (!s_plain && !(l == DN_OWN_NCHW8C && dn_md_own_layout(md1, sd) == DN_OWN_NCHW8C))
         return;
     chs_geom *g = gl_xcalloc(1, sizeof(*g));
-    g->blocked = tags[t] == dnnl_nChw8c;
+    g->blocked = l == DN_OWN_NCHW8C;
     g->n = xd[0];
     g->c = xd[1];
     g->hw = xd[2] * xd[3];
     g->cp = g->blocked ? (xd[1] + 7) / 8 * 8 : xd[1];
     g->s_stride = sd[0] == 1 ? 0 : s_plain ? g->c : g->cp; /* [1, C, 1, 1]: every image's */
-    dn_take_native(b, chs_run, g, free, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
+    dn_take_native(b, chs_run, g, free, "graphlab:avx2 %s", dn_own_layout_name(l));
 #else
     (void)b, (void)md0, (void)xd, (void)md1, (void)sd;
 #endif

@@ -62,8 +62,9 @@ dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
     return dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32, tag);
 }
 
-int dn_md_tag_index(const dnnl_memory_desc_t *md, const int64_t *dims,
-                    const dnnl_format_tag_t *tags, size_t n)
+/* Which of tags[0..n) md is, over the 4-D dims (dn_md_tag's descriptor), or -1. */
+static int md_tag_index(const dnnl_memory_desc_t *md, const int64_t *dims,
+                        const dnnl_format_tag_t *tags, size_t n)
 {
     for (size_t t = 0; t < n; t++) {
         dnnl_memory_desc_t a;
@@ -71,6 +72,33 @@ int dn_md_tag_index(const dnnl_memory_desc_t *md, const int64_t *dims,
             return (int)t;
     }
     return -1;
+}
+
+static const dnnl_format_tag_t own_tags[] = {[DN_OWN_NCHW8C] = dnnl_nChw8c,
+                                             [DN_OWN_NHWC] = dnnl_nhwc};
+
+dn_own_layout dn_md_own_layout(const dnnl_memory_desc_t *md, const int64_t *dims)
+{
+    return (dn_own_layout)md_tag_index(md, dims, own_tags, GL_ARRAY_LEN(own_tags));
+}
+
+dn_own_layout dn_pd_own_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd,
+                               const int64_t *yd)
+{
+    dn_own_layout l = dn_md_own_layout(dn_pd_md(pd, dnnl_query_src_md, 0), xd);
+    return l != DN_OWN_NONE && dn_md_own_layout(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) == l
+               ? l
+               : DN_OWN_NONE;
+}
+
+dnnl_format_tag_t dn_own_layout_tag(dn_own_layout l)
+{
+    return own_tags[l];
+}
+
+const char *dn_own_layout_name(dn_own_layout l)
+{
+    return l == DN_OWN_NCHW8C ? "nChw8c" : "nhwc";
 }
 
 bool dn_md_is_plain(const dnnl_memory_desc_t *md)

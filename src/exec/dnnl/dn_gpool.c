@@ -81,18 +81,16 @@ static void gap_run(void *extra, const void *const *src, void *dst)
 void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd)
 {
 #ifdef __x86_64__
-    static const dnnl_format_tag_t tags[] = {dnnl_nChw8c, dnnl_nhwc};
     int64_t yd[4] = {xd[0], xd[1], 1, 1};
-    int t = dn_md_tag_index(dn_pd_md(pd, dnnl_query_src_md, 0), xd, tags, GL_ARRAY_LEN(tags));
-    if (t < 0 ||
-        dn_md_tag_index(dn_pd_md(pd, dnnl_query_dst_md, 0), yd, tags, GL_ARRAY_LEN(tags)) != t)
+    dn_own_layout l = dn_pd_own_layout(pd, xd, yd);
+    if (l == DN_OWN_NONE)
         return;
     gap_geom *g = gl_xcalloc(1, sizeof(*g));
-    g->blocked = tags[t] == dnnl_nChw8c;
+    g->blocked = l == DN_OWN_NCHW8C;
     g->n = xd[0];
     g->ch = g->blocked ? (xd[1] + 7) / 8 * 8 : xd[1];
     g->hw = xd[2] * xd[3];
-    dn_take_native(b, gap_run, g, free, "graphlab:avx2 %s", g->blocked ? "nChw8c" : "nhwc");
+    dn_take_native(b, gap_run, g, free, "graphlab:avx2 %s", dn_own_layout_name(l));
 #else
     (void)b, (void)pd, (void)xd;
 #endif

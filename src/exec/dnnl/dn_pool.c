@@ -504,24 +504,16 @@ static float *np_scales(const np_geom *g, const pool_geom *pg, bool include_pad)
     return s;
 }
 
-static const dnnl_format_tag_t np_tags[] = {dnnl_nChw8c, dnnl_nhwc};
-
-/* Which of np_tags md is for dims (4-D), or -1. */
-static int np_tag_of(const dnnl_memory_desc_t *md, const int64_t *dims)
-{
-    return dn_md_tag_index(md, dims, np_tags, GL_ARRAY_LEN(np_tags));
-}
-
 /* The native kernel writes its source's layout: where oneDNN picked another destination
  * (its reference code for some windows does), the pd is made again with that one. */
 static dnnl_status_t np_dst_like_src(dn_build *b, dnnl_primitive_desc_t *pd,
                                      dnnl_pooling_v2_desc_t *pdsc, const int64_t *xd,
                                      const int64_t *yd)
 {
-    int tag = np_tag_of(dn_pd_md(*pd, dnnl_query_src_md, 0), xd);
-    if (tag < 0 || np_tag_of(dn_pd_md(*pd, dnnl_query_dst_md, 0), yd) == tag)
+    dn_own_layout l = dn_md_own_layout(dn_pd_md(*pd, dnnl_query_src_md, 0), xd);
+    if (l == DN_OWN_NONE || dn_pd_own_layout(*pd, xd, yd) == l)
         return dnnl_success;
-    dnnl_status_t r = dn_md_tag(&pdsc->dst_desc, 4, yd, np_tags[tag]);
+    dnnl_status_t r = dn_md_tag(&pdsc->dst_desc, 4, yd, dn_own_layout_tag(l));
     if (r != dnnl_success)
         return r;
     dnnl_primitive_desc_t again;
@@ -540,14 +532,13 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
 {
 #ifdef __x86_64__
     int64_t yd[4] = {xd[0], xd[1], pg->out[0], pg->out[1]};
-    int tag = np_tag_of(dn_pd_md(pd, dnnl_query_src_md, 0), xd);
-    if (tag < 0 || pg->kernel[0] > NP_MAX_TAPS ||
-        np_tag_of(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) != tag)
+    dn_own_layout l = dn_pd_own_layout(pd, xd, yd);
+    if (l == DN_OWN_NONE || pg->kernel[0] > NP_MAX_TAPS)
         return;
     np_geom g = {.n = xd[0], .h = xd[2], .w = xd[3], .oh = pg->out[0], .ow = pg->out[1],
                  .dh = pg->dilation[0] + 1, .dw = pg->dilation[1] + 1};
-    g.blocks = np_tags[tag] == dnnl_nChw8c ? (xd[1] + 7) / 8 : 1;
-    g.lanes = np_tags[tag] == dnnl_nChw8c ? 8 : xd[1];
+    g.blocks = l == DN_OWN_NCHW8C ? (xd[1] + 7) / 8 : 1;
+    g.lanes = l == DN_OWN_NCHW8C ? 8 : xd[1];
     g.cols = np_taps_table(g.ow, pg->kernel[1], pg->strides[1], g.dw, pg->pad_l[1], g.w);
     g.rows_of = np_taps_table(g.oh, pg->kernel[0], pg->strides[0], g.dh, pg->pad_l[0], g.h);
     if (!np_windows_nonempty(g.cols, g.ow) || !np_windows_nonempty(g.rows_of, g.oh)) {
@@ -567,7 +558,7 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
                           : gl_xmalloc((size_t)(kept->scratch_threads * g.span * g.ow *
                                                 g.lanes) * sizeof(float));
     dn_take_native(b, np_run, kept, np_free, "graphlab:avx2 %s%s", avg ? "avg " : "",
-                   np_tags[tag] == dnnl_nChw8c ? "nChw8c" : "nhwc");
+                   dn_own_layout_name(l));
 #else
     (void)b, (void)pd, (void)xd, (void)pg, (void)avg, (void)include_pad;
 #endif

@@ -560,15 +560,6 @@ static const wino_kind *wino_kind_for(int64_t n, int64_t ic, int64_t oc, int64_t
                : &wino_f2;
 }
 
-/* The layouts the kernel reads and writes (the same for source and destination). */
-static const dnnl_format_tag_t wino_tags[] = {dnnl_nChw8c, dnnl_nhwc};
-
-/* Which of wino_tags md is over dims, or -1. */
-static int wino_tag_of(const dnnl_memory_desc_t *md, const int64_t *dims)
-{
-    return dn_md_tag_index(md, dims, wino_tags, GL_ARRAY_LEN(wino_tags));
-}
-
 gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,
                        const int64_t *yd, const dn_conv_geom *g)
 {
@@ -582,15 +573,15 @@ gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_
         xd[1] % 8 || yd[1] % 8 || !dn_input_constant(k, 1) ||
         (bias && !dn_input_constant(k, 2)))
         return GL_OK;
-    int tag = wino_tag_of(dn_pd_md(pd, dnnl_query_src_md, 0), xd);
-    if (tag < 0 || wino_tag_of(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) != tag)
+    dn_own_layout l = dn_pd_own_layout(pd, xd, yd);
+    if (l == DN_OWN_NONE)
         return GL_OK;
     const wino_kind *kind = wino_kind_for(xd[0], xd[1], yd[1], yd[2], yd[3]);
     wino q = {.n = xd[0], .ic = xd[1], .oc = yd[1], .h = xd[2], .w = xd[3], .oh = yd[2],
               .ow = yd[3], .pt = g->pad_l[0], .pl = g->pad_l[1], .kind = kind,
               .np = kind->at * kind->at, .tw = (yd[3] + kind->mt - 1) / kind->mt,
               .nocg = (yd[1] + 31) / 32, .threads = b->c->max_threads,
-              .nhwc = wino_tags[tag] == dnnl_nhwc};
+              .nhwc = l == DN_OWN_NHWC};
     if (!wino_posts_of(pd, &q))
         return GL_OK;
     gl_status st = dn_guard_specials(b, true);

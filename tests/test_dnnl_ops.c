@@ -1194,6 +1194,41 @@ static void run_cases_avx2(const op_case *rows, size_t n, const char *impl_has, 
     free(cases);
 }
 
+/* A blocked channel Concat of more than one image whose output passes 512 KB: without
+ * AVX-512, graphlab's copy loop with streaming stores (dn_nary.c), one run of whole
+ * channel blocks per image and input; the same numbers as the reference, at odd batches
+ * split over two threads. Channels that are no multiple of the block, one image, or a
+ * small output stay on oneDNN's concat. */
+#define STREAMED .expect = DN, .impl_has = "graphlab:copy", .keeps = true, .then = "Relu"
+static const op_case concat_streamed_cases[] = {
+    {"batch 2, 64 + 32 + 24 channels, 28x28", "Concat", 13, "b", {AI("axis", 1)},
+     {IN('X', 4, D(2, 64, 28, 28)), IN('X', 4, D(2, 32, 28, 28)), IN('X', 4, D(2, 24, 28, 28))},
+     STREAMED},
+    {"batch 3, 40 + 8 channels, 32x32 (576 KB)", "Concat", 13, "b", {AI("axis", -3)},
+     {IN('X', 4, D(3, 40, 32, 32)), IN('X', 4, D(3, 8, 32, 32))}, STREAMED},
+    {"batch 8, five inputs of 16 channels and one of 32, 7x7x4 (5-D)", "Concat", 13, "b",
+     {AI("axis", 1)},
+     {IN('X', 5, D(8, 32, 7, 7, 4)), IN('X', 5, D(8, 16, 7, 7, 4)), IN('X', 5, D(8, 16, 7, 7, 4)),
+      IN('X', 5, D(8, 16, 7, 7, 4)), IN('X', 5, D(8, 16, 7, 7, 4)), IN('X', 5, D(8, 16, 7, 7, 4))},
+     STREAMED},
+    {"batch 2, 21 + 11 channels, 64x64 (not whole blocks)", "Concat", 13, "b",
+     {AI("axis", 1)}, {IN('X', 4, D(2, 21, 64, 64)), IN('X', 4, D(2, 11, 64, 64))},
+     .expect = DN_REF, .why = "reorder per input", .keeps = true, .then = "Relu"},
+    {"batch 2, 32 + 32 channels, 28x28 (392 KB)", "Concat", 13, "b", {AI("axis", 1)},
+     {IN('X', 4, D(2, 32, 28, 28)), IN('X', 4, D(2, 32, 28, 28))}, .expect = DN,
+     .impl_not = "graphlab", .keeps = true, .then = "Relu"},
+    {"batch 1, 64 + 64 channels, 56x56, one a graph input (not in place)", "Concat", 13,
+     "b", {AI("axis", 1)}, {IN('X', 4, D(1, 64, 56, 56)), IN('x', 4, D(1, 64, 56, 56))},
+     .expect = DN, .impl_not = "graphlab", .keeps = true, .then = "Relu"},
+};
+#undef STREAMED
+
+Test(dnnl_ops, concat_blocked_streamed)
+{
+    tu_omp_threads(2); /* the images split over two threads */
+    run_cases_avx2(concat_streamed_cases, GL_ARRAY_LEN(concat_streamed_cases), NULL, 53);
+}
+
 Test(dnnl_ops, global_average_pool)
 {
     run_cases_avx2(global_average_cases, GL_ARRAY_LEN(global_average_cases), NULL, 37);

@@ -56,7 +56,8 @@ typedef struct fcase {
                           * 'M' MatMul on int32, 'n' graphlab NhwcConv 16->16 3x3 on
                           * [1,8,8,16], 'B' BatchNormalization of [1,16,8,8], 'W' Conv
                           * 32->32 3x3 on [1,32,7,7] (graphlab's Winograd F(2x2) on AVX2),
-                          * 'V' the same on [1,32,15,15] (F(4x4), its last tiles partial) */
+                          * 'V' the same on [1,32,15,15] (F(4x4), its last tiles partial),
+                          * 'U' on [1,32,17,17] (F(6x6), its last tiles of 5 outputs) */
     const char *layouts;
     bool through;        /* the head's input comes through a 1x1 Conv / a Relu */
     step_spec steps[4];
@@ -162,8 +163,9 @@ static built build_row(const fcase *c)
     gl_model_set_opset(m, "graphlab.fused", 1);
     gl_model_set_opset(m, "graphlab", 1);
     gl_graph *g = m->graph;
-    bool conv = strchr("cdtnBWV", c->head) != NULL, wino = strchr("WV", c->head) != NULL;
-    int64_t ch = wino ? 32 : 16, side = c->head == 'W' ? 7 : c->head == 'V' ? 15 : 8;
+    bool conv = strchr("cdtnBWVU", c->head) != NULL, wino = strchr("WVU", c->head) != NULL;
+    int64_t ch = wino ? 32 : 16,
+            side = c->head == 'W' ? 7 : c->head == 'V' ? 15 : c->head == 'U' ? 17 : 8;
     int64_t xd[4] = {1, ch, side, side}, md[3] = {2, 8, 32}, gd[2] = {8, 32};
     if (c->head == 'q')
         memcpy(md, (int64_t[]){16, 1, 32}, sizeof(md));
@@ -474,6 +476,20 @@ static const fcase conv_cases[] = {
      {{.op = "Add", .kind = 'r', .rank = 4, .dims = {1, 32, 15, 15}, .second = true}},
      .expect = FUSED, .what = "sum", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,
      .avx2_what = "graphlab:avx2 winograd_4x3 nChw8c + sum"},
+    /* F(6x6) rounds 3-5 times more than F(4x4): up to 4.2e-4 on these outputs (their input
+     * through a 1x1 Conv of unscaled weights), so atol 1e-3; a lost sum or relu is off by
+     * about 1 */
+    {"Conv 32ch 17x17+Relu (F(6x6))", 'U', "b", true, {ACT("Relu")}, .expect = FUSED,
+     .what = "eltwise_relu", .rtol = 1e-3, .atol = 1e-3, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_6x3 nChw8c + eltwise_relu"},
+    {"Conv 32ch 17x17+Add(residual in the layout)+Relu (F(6x6))", 'U', "b", true,
+     {OPD("Add", 'r', 4, 1, 32, 17, 17), ACT("Relu")}, .expect = FUSED,
+     .what = "sum + eltwise_relu", .rtol = 1e-3, .atol = 1e-3, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_6x3 nChw8c + sum + eltwise_relu"},
+    {"Conv 32ch 17x17+Add(residual) second (F(6x6))", 'U', "b", true,
+     {{.op = "Add", .kind = 'r', .rank = 4, .dims = {1, 32, 17, 17}, .second = true}},
+     .expect = FUSED, .what = "sum", .rtol = 1e-3, .atol = 1e-3, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 winograd_6x3 nChw8c + sum"},
     /* any other post-op keeps oneDNN's direct kernel */
     {"Conv 32ch 7x7+Sigmoid", 'W', "b", true, {ACT("Sigmoid")}, .expect = FUSED,
      .what = "eltwise_logistic", .rtol = 1e-3, .atol = 1e-4, .avx2_expect = FUSED,

@@ -1,5 +1,5 @@
-/* dn_wino.c — graphlab's Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions on AVX2,
- * nChw8c or nhwc.
+/* dn_wino.c — graphlab's Winograd F(2x2, 3x3), F(4x4, 3x3) and F(6x6, 3x3) convolutions
+ * on AVX2, nChw8c or nhwc.
  *
  * On AVX-512, dn_conv.c runs 3x3 stride-1 convolutions with oneDNN's Winograd kernels
  * (dn_winograd_fits); oneDNN 2.6 has none for AVX2, where its direct jit:avx2 kernel runs
@@ -11,7 +11,8 @@
  * filter (G g G^T, made once when the plan is built) is (m+2)^2 independent matrix
  * products [tiles x IC] x [IC x OC], and each product tile gives m x m outputs
  * (A^T m A). F(2x2) does 2.25 times fewer multiplications than the direct kernel,
- * F(4x4) 4 times, with more rounding (below) and transformed filters 36/16 the size.
+ * F(4x4) 4 times, F(6x6) 5.06 times, each with more rounding (below) and transformed
+ * filters 16/9, 36/9, 64/9 the size of the weights.
  *
  * Which (wino_kind_for), measured one thread (node minimums, ms, oneDNN's direct kernel /
  * F(2x2) / F(4x4), bench/conv_shapes.sh's shapes, loaded machine, 2026-12-07): 512ch 7x7
@@ -21,7 +22,9 @@
  * 512ch 28x28 26 / 31 / 17; 64ch 56x56 2.44 / 1.98 / 1.21; 256ch 56x56 49 / - / 17-21;
  * 64->128ch 112x112 21.7 / - / 9.7-9.9; at a batch of 8, 512ch 7x7 15.4 / 14.6 / 10.0.
  * Hence F(4x4) where the batch has 16 or more of its tiles (WINO_F4_TILES) unless its
- * filters are big with few tiles, F(2x2) on smaller batches of small images, and no
+ * filters are big with few tiles, F(6x6) rather where its filters are small and its
+ * tiles pad the image little (WINO_F6_PRODUCTS: 28x28, 56x56, 112x112; not 7x7 or
+ * 14x14), F(2x2) on smaller batches of small images, and no
  * size above which oneDNN's kernel is kept: large images go through in spans of tiles
  * (WINO_SPAN) whose transforms stay in cache.
  *
@@ -44,7 +47,11 @@
  * max_abs 1.5e-5 to 4.1e-5 for F(4x4) (nmse 1.2e-12 to 8.4e-12), where oneDNN's direct
  * kernel is at 6.7e-6 to 1.8e-5 (nmse 2e-13 to 1.6e-12) and F(2x2) at 512ch 7x7 4.5e-6;
  * against the data sets' expected outputs resnet18, resnet50 and vgg11 measure as with
- * F(2x2) alone (max_abs 2.9e-6, 1.2e-4, 9.7e-7 against 2.9e-6, 1.2e-4, 8.5e-7).
+ * F(2x2) alone (max_abs 2.9e-6, 1.2e-4, 9.7e-7 against 2.9e-6, 1.2e-4, 8.5e-7). F(6x6)
+ * rounds 3-5 times more than F(4x4) (single convolutions: 5.5e-5 at 64ch 56x56 against
+ * 1.5e-5); where it runs the models' outputs against their data sets measure resnet18
+ * 3.8e-6 (F(4x4) 3.6e-6), resnet50 2.4e-4 (2.1e-4), densenet121 3.6e-6 (2.9e-6), vgg11
+ * 8.8e-7 (9.5e-7), all within the suite's tolerance.
  */
 #include "exec/dnnl/dn_opkit.h"
 
@@ -86,8 +93,18 @@
  * 14.6-16.9; at 28x28, 49: F(4x4) 17 ms, F(2x2) 31). */
 #define WINO_F4_TILES 16
 #define WINO_F4_BIG_TILES 32
+/* F(6x6) rather than F(4x4) where its transformed filters are at most WINO_F6_U_BYTES
+ * (64->128ch at 112x112, 2 MB: 7.3-8.1 ms against 8.7-9.0; 128ch at 28x28, 4 MB: 0.84
+ * against 0.88; 128->256ch at 56x56, 8 MB: 6.7-7.9 against 7.0-7.1; 256ch at 56x56, 16
+ * MB: 14.1-31 against 13.3-14.0; 512ch at 28x28, 64 MB: 14.0-23 against 13.7-26) and
+ * its products, padded tiles counted, are at most WINO_F6_PRODUCTS percent of F(4x4)'s
+ * (56x56 and 28x28: 91%, 112x112: 82%; 14x14: 100%, 256ch at 14x14 1.14-1.33 against
+ * 1.06-1.10; 7x7: 178%). One thread, node minimums. */
+#define WINO_F6_U_BYTES (4 << 20)
+#define WINO_F6_PRODUCTS 91
 
 enum { POST_SUM, POST_RELU };
+enum { WINO_AT_MAX = 8 }; /* the largest input tile's side: F(6x6, 3x3) */
 
 /* A tile size: F(mt x mt, 3x3) on input tiles of at x at (at = mt + 2) by the filter
  * transform g (at x 3). */
@@ -140,8 +157,34 @@ static const double wino_g4[6][3] = {
     {1.0 / 15, -2.0 / 15, 4.0 / 15},
     {0, 0, 1},
 };
+/* F(6x6, 3x3) at 0, +-A6, +-B6, +-C6 (and infinity): symmetric pairs, so that each
+ * 1-D transform works on the sum and the difference of a pair's two rows (about 27
+ * vector operations where the dense 8x8 matrix has 64). Of the symmetric sets, 0, +-1,
+ * +-2, +-1/2 rounds least (float32 simulation, 6x6 outputs of 256 channels, He-scaled
+ * filters, unit inputs, against float64, max_abs / mean of the tiles' max_abs): 8.0e-5 /
+ * 2.9e-5; +-1, +-2.5, +-1/2 9.5e-5; +-1, +-1/2, +-3/2 9.7e-5; +-1, +-3/2, +-2/3 1.1e-4;
+ * +-1, +-1/2, +-3 1.9e-4; +-1, +-2, +-1/4 3.7e-4; +-1, +-2, +-3 8.1e-3; +-1, +-1/2, +-1/4
+ * 1.1e-2. Row j of B^T holds the coefficients of the product of (x - p) over the finite
+ * points p other than p_j (the infinity's row: over all of them), G's row j is p_j^k
+ * divided by that product at p_j, A^T's column j is p_j^i. */
+#define A6 1.0
+#define B6 2.0
+#define C6 0.5
+/* the product at p of (p - q) over the other finite points, for p one of a pair */
+#define WINO_N8(p, q, r) (2 * (p) * (p) * ((p) * (p) - (q) * (q)) * ((p) * (p) - (r) * (r)))
+#define WINO_G8_PAIR(p, q, r)                                                                 \
+    {1 / WINO_N8(p, q, r), (p) / WINO_N8(p, q, r), (p) * (p) / WINO_N8(p, q, r)},             \
+        {1 / WINO_N8(p, q, r), -(p) / WINO_N8(p, q, r), (p) * (p) / WINO_N8(p, q, r)}
+static const double wino_g8[8][3] = {
+    {-1 / (A6 * A6 * B6 * B6 * C6 * C6), 0, 0},
+    WINO_G8_PAIR(A6, B6, C6),
+    WINO_G8_PAIR(B6, A6, C6),
+    WINO_G8_PAIR(C6, A6, B6),
+    {0, 0, 1},
+};
 static const wino_kind wino_f2 = {2, 4, wino_g2, "winograd_2x3"};
 static const wino_kind wino_f4 = {4, 6, wino_g4, "winograd_4x3"};
+static const wino_kind wino_f6 = {6, 8, wino_g8, "winograd_6x3"};
 
 /* u[p][og][i][o % 32] = (G g G^T)[p] for each filter g = w[o][i] (3x3), in double. */
 static void wino_pack(wino *q, const float *w)
@@ -151,7 +194,7 @@ static void wino_pack(wino *q, const float *w)
     for (int64_t o = 0; o < q->oc; o++)
         for (int64_t i = 0; i < q->ic; i++) {
             const float *g = w + (o * q->ic + i) * 9;
-            double t[6][3];
+            double t[WINO_AT_MAX][3];
             for (int r = 0; r < at; r++)
                 for (int c = 0; c < 3; c++)
                     t[r][c] = gm[r][0] * g[c] + gm[r][1] * g[3 + c] + gm[r][2] * g[6 + c];
@@ -180,6 +223,11 @@ typedef struct wino_span {
 
 #define WINO_AVX2 __attribute__((target("avx2,fma"))) static inline
 #define WINO_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+/* The transforms' loops, of constant counts up to 8 (64 for a tile's positions) once
+ * inlined: fully unrolled so that every vector stays a register or a fixed stack slot
+ * (F(6x6)'s 8x8 tiles pass GCC's own limit: its output transform took 29% of a 64-channel
+ * 56x56 convolution looping, the products 37%). */
+#define WINO_UNROLL _Pragma("GCC unroll 64")
 
 /* o = B^T d, F(2x2, 3x3): 4 values. */
 WINO_INLINE void wino_bt4(const __m256 *d, __m256 *o)
@@ -227,7 +275,64 @@ WINO_INLINE void wino_at6(const __m256 *m, __m256 *o)
                          m[5]);
 }
 
-enum { WINO_AT_MAX = 6 };
+/* o = B^T d, F(6x6, 3x3): 8 values. Rows: 0 the point 0, 7 the infinity, and for each
+ * pair +-p (q, r the other two) E + O and E - O, with E = q^2 r^2 d2 - (q^2 + r^2) d4 + d6
+ * and O = p (q^2 r^2 d1 - (q^2 + r^2) d3 + d5). */
+WINO_INLINE void wino_bt8_pair(const __m256 *d, __m256 *o, const float p, const float q2r2,
+                               const float q2_r2)
+{
+    __m256 e = _mm256_fmadd_ps(_mm256_set1_ps(q2r2), d[2],
+                               _mm256_fnmadd_ps(_mm256_set1_ps(q2_r2), d[4], d[6]));
+    __m256 f = _mm256_fmadd_ps(_mm256_set1_ps(p * q2r2), d[1],
+                               _mm256_fnmadd_ps(_mm256_set1_ps(p * q2_r2), d[3],
+                                                _mm256_mul_ps(_mm256_set1_ps(p), d[5])));
+    o[0] = _mm256_add_ps(e, f);
+    o[1] = _mm256_sub_ps(e, f);
+}
+
+WINO_INLINE void wino_bt8(const __m256 *d, __m256 *o)
+{
+    const float a2 = (float)(A6 * A6), b2 = (float)(B6 * B6), c2 = (float)(C6 * C6);
+    const float s1 = a2 + b2 + c2, s2 = a2 * b2 + a2 * c2 + b2 * c2, s3 = a2 * b2 * c2;
+    __m256 k1 = _mm256_set1_ps(s1), k2 = _mm256_set1_ps(s2), k3 = _mm256_set1_ps(s3);
+    o[0] = _mm256_fmadd_ps(k2, d[2], _mm256_fnmadd_ps(k3, d[0], _mm256_fnmadd_ps(k1, d[4], d[6])));
+    wino_bt8_pair(d, o + 1, (float)A6, b2 * c2, b2 + c2);
+    wino_bt8_pair(d, o + 3, (float)B6, a2 * c2, a2 + c2);
+    wino_bt8_pair(d, o + 5, (float)C6, a2 * b2, a2 + b2);
+    o[7] = _mm256_fmadd_ps(k2, d[3], _mm256_fnmadd_ps(k3, d[1], _mm256_fnmadd_ps(k1, d[5], d[7])));
+}
+
+/* p^i, folded where p and i are constants */
+WINO_INLINE double wino_pow(double p, int i)
+{
+    double r = 1;
+    for (int e = 0; e < i; e++)
+        r *= p;
+    return r;
+}
+
+/* o = A^T m, F(6x6, 3x3): 6 values of 8, o_i = [i = 0] m0 + the sum over the pairs of
+ * p^i (m+ + m-) for even i, p^i (m+ - m-) for odd, + [i = 5] m7. */
+WINO_INLINE void wino_at8(const __m256 *m, __m256 *o)
+{
+#define WINO_P(p, i) _mm256_set1_ps((float)wino_pow(p, i))
+#define WINO_AT8_ROW(i, x)                                                                    \
+    _mm256_fmadd_ps(WINO_P(C6, i), x[2],                                                        \
+                    _mm256_fmadd_ps(WINO_P(B6, i), x[1], _mm256_mul_ps(WINO_P(A6, i), x[0])))
+    __m256 s[3], d[3];
+    for (int k = 0; k < 3; k++) {
+        s[k] = _mm256_add_ps(m[1 + 2 * k], m[2 + 2 * k]);
+        d[k] = _mm256_sub_ps(m[1 + 2 * k], m[2 + 2 * k]);
+    }
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s[0]), _mm256_add_ps(s[1], s[2]));
+    o[1] = WINO_AT8_ROW(1, d);
+    o[2] = WINO_AT8_ROW(2, s);
+    o[3] = WINO_AT8_ROW(3, d);
+    o[4] = WINO_AT8_ROW(4, s);
+    o[5] = _mm256_add_ps(WINO_AT8_ROW(5, d), m[7]);
+#undef WINO_AT8_ROW
+#undef WINO_P
+}
 
 /* One 1-D transform of F(MT x MT): the input's B^T (AT values) or the output's A^T (AT
  * values to MT). */
@@ -235,12 +340,16 @@ WINO_INLINE void wino_1d(const __m256 *x, __m256 *o, const int MT, const bool in
 {
     if (in && MT == 2)
         wino_bt4(x, o);
-    else if (in)
+    else if (in && MT == 4)
         wino_bt6(x, o);
+    else if (in)
+        wino_bt8(x, o);
     else if (MT == 2)
         wino_at4(x, o);
-    else
+    else if (MT == 4)
         wino_at6(x, o);
+    else
+        wino_at8(x, o);
 }
 
 /* dst's columns = the 1-D transform of src's (AT rows in, AT or MT out). */
@@ -249,11 +358,11 @@ WINO_INLINE void wino_cols(__m256 (*src)[WINO_AT_MAX], __m256 (*dst)[WINO_AT_MAX
 {
     const int AT = MT + 2, rows = in ? AT : MT;
     __m256 col[WINO_AT_MAX], o[WINO_AT_MAX];
-    for (int c = 0; c < AT; c++) {
-        for (int r = 0; r < AT; r++)
+    WINO_UNROLL for (int c = 0; c < AT; c++) {
+        WINO_UNROLL for (int r = 0; r < AT; r++)
             col[r] = src[r][c];
         wino_1d(col, o, MT, in);
-        for (int r = 0; r < rows; r++)
+        WINO_UNROLL for (int r = 0; r < rows; r++)
             dst[r][c] = o[r];
     }
 }
@@ -272,8 +381,8 @@ WINO_INLINE void wino_in_n(const wino *q, const float *x, const wino_span *s, in
         /* inside the image: no edge to check (most tiles of a large image) */
         const float *p = x + wino_at(q, icb, y0 * q->w + x0, q->ic, q->h * q->w);
         int64_t cs = q->nhwc ? q->ic : 8, rs = cs * q->w;
-        for (int r = 0; r < AT; r++)
-            for (int c = 0; c < AT; c++)
+        WINO_UNROLL for (int r = 0; r < AT; r++)
+            WINO_UNROLL for (int c = 0; c < AT; c++)
                 d[r][c] = _mm256_loadu_ps(p + r * rs + c * cs);
     } else {
         for (int r = 0; r < AT; r++)
@@ -286,9 +395,9 @@ WINO_INLINE void wino_in_n(const wino *q, const float *x, const wino_span *s, in
             }
     }
     wino_cols(d, e, MT, true);
-    for (int r = 0; r < AT; r++) {
+    WINO_UNROLL for (int r = 0; r < AT; r++) {
         wino_1d(e[r], o, MT, true);
-        for (int c = 0; c < AT; c++)
+        WINO_UNROLL for (int c = 0; c < AT; c++)
             _mm256_storeu_ps(s->v + ((r * AT + c) * s->nt + t) * q->ic + icb * 8, o[c]);
     }
 }
@@ -324,13 +433,18 @@ WINO_INLINE void wino_out_n(const wino *q, float *y, const wino_span *s, int64_t
     int64_t ty = tt / q->tw * MT, tx = tt % q->tw * MT;
     y += img * q->oc * q->oh * q->ow;
     __m256 m[WINO_AT_MAX][WINO_AT_MAX], a[WINO_AT_MAX][WINO_AT_MAX], o[WINO_AT_MAX];
-    for (int p = 0; p < AT * AT; p++)
+    WINO_UNROLL for (int p = 0; p < AT * AT; p++)
         m[p / AT][p % AT] = _mm256_loadu_ps(s->m + (p * s->nt + t) * q->oc + ocb * 8);
     wino_cols(m, a, MT, false);
     __m256 bias = _mm256_loadu_ps(q->bias + ocb * 8);
-    for (int r = 0; r < MT && ty + r < q->oh; r++) {
+    int64_t rows = q->oh - ty < MT ? q->oh - ty : MT, cols = q->ow - tx < MT ? q->ow - tx : MT;
+    WINO_UNROLL for (int r = 0; r < MT; r++) {
+        if (r == rows)
+            break;
         wino_1d(a[r], o, MT, false);
-        for (int c = 0; c < MT && tx + c < q->ow; c++) {
+        WINO_UNROLL for (int c = 0; c < MT; c++) {
+            if (c == cols)
+                break;
             float *yp = y + wino_at(q, ocb, (ty + r) * q->ow + tx + c, q->oc, q->oh * q->ow);
             _mm256_storeu_ps(yp, wino_posts(q, _mm256_add_ps(o[c], bias), yp));
         }
@@ -347,20 +461,35 @@ WINO_AVX2 void wino_out4(const wino *q, float *y, const wino_span *s, int64_t oc
     wino_out_n(q, y, s, ocb, t, 4);
 }
 
+WINO_AVX2 void wino_in6(const wino *q, const float *x, const wino_span *s, int64_t icb,
+                        int64_t t)
+{
+    wino_in_n(q, x, s, icb, t, 6);
+}
+
+WINO_AVX2 void wino_out6(const wino *q, float *y, const wino_span *s, int64_t ocb, int64_t t)
+{
+    wino_out_n(q, y, s, ocb, t, 6);
+}
+
 static void wino_in(const wino *q, const float *x, const wino_span *s, int64_t icb, int64_t t)
 {
     if (q->kind->mt == 2)
         wino_in2(q, x, s, icb, t);
-    else
+    else if (q->kind->mt == 4)
         wino_in4(q, x, s, icb, t);
+    else
+        wino_in6(q, x, s, icb, t);
 }
 
 static void wino_out(const wino *q, float *y, const wino_span *s, int64_t ocb, int64_t t)
 {
     if (q->kind->mt == 2)
         wino_out2(q, y, s, ocb, t);
-    else
+    else if (q->kind->mt == 4)
         wino_out4(q, y, s, ocb, t);
+    else
+        wino_out6(q, y, s, ocb, t);
 }
 
 /* m rows r[0..NP) (32 channels from m0, at most NB blocks of 8) = v rows r x u (ic x 32). */
@@ -547,17 +676,28 @@ static bool wino_posts_of(const_dnnl_primitive_desc_t pd, wino *q)
     return true;
 }
 
+/* The products of F(mt x mt, 3x3) over an image: (mt + 2)^2 per tile, whole tiles. */
+static int64_t wino_products_of(int mt, int64_t oh, int64_t ow)
+{
+    return (int64_t)(mt + 2) * (mt + 2) * ((oh + mt - 1) / mt) * ((ow + mt - 1) / mt);
+}
+
 /* The tile size (the numbers at the top): F(4x4, 3x3) where the batch has at least
  * WINO_F4_TILES of its tiles and its transformed filters stay in the L3 cache
- * (WINO_BIG_U_BYTES) or it has at least WINO_F4_BIG_TILES; F(2x2, 3x3) else. */
+ * (WINO_BIG_U_BYTES) or it has at least WINO_F4_BIG_TILES, F(6x6, 3x3) rather where its
+ * filters are at most WINO_F6_U_BYTES and its products (with the padded tiles') at most
+ * WINO_F6_PRODUCTS percent of F(4x4)'s; F(2x2, 3x3) else. */
 static const wino_kind *wino_kind_for(int64_t n, int64_t ic, int64_t oc, int64_t oh,
                                       int64_t ow)
 {
     int64_t tiles = n * ((oh + 3) / 4) * ((ow + 3) / 4);
     int64_t u = 36 * ic * oc * (int64_t)sizeof(float);
-    return tiles >= WINO_F4_TILES && (u <= WINO_BIG_U_BYTES || tiles >= WINO_F4_BIG_TILES)
-               ? &wino_f4
-               : &wino_f2;
+    if (tiles < WINO_F4_TILES || (u > WINO_BIG_U_BYTES && tiles < WINO_F4_BIG_TILES))
+        return &wino_f2;
+    if (64 * ic * oc * (int64_t)sizeof(float) <= WINO_F6_U_BYTES &&
+        100 * wino_products_of(6, oh, ow) <= WINO_F6_PRODUCTS * wino_products_of(4, oh, ow))
+        return &wino_f6;
+    return &wino_f4;
 }
 
 gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,
@@ -600,6 +740,10 @@ gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_
         int64_t chunks = (all + per - 1) / per;
         chunks = (chunks + q.threads - 1) / q.threads * q.threads;
         q.chunk = (all + chunks - 1) / chunks;
+        /* whole rows of the products' register tile (wino_products: 3 tiles): 64ch at
+         * 56x56, one thread, F(4x4) 1.02-1.03 ms in chunks of 15 against 1.09 in chunks
+         * of 14 (a pair at each chunk's end); F(6x6) 1.03 against 1.20 in chunks of 8 */
+        q.chunk = (q.chunk + 2) / 3 * 3;
     } else { /* spans of about WINO_SPAN tiles, or as many as WINO_BIG_SPAN_BYTES hold */
         int64_t span = WINO_SPAN, bytes = q.np * (q.ic + q.oc) * (int64_t)sizeof(float);
         if (q.np * q.ic * q.oc * (int64_t)sizeof(float) > WINO_BIG_U_BYTES &&

@@ -24,6 +24,14 @@
 #             with test_data_set_0 and info.json): time those instead, graphlab
 #             `--passes all --backends fused` against ORT `all` only, and give each one's
 #             error against ONNX Runtime's outputs in steps of its output scale (issue 21)
+#   OMP_WAIT_POLICY / GOMP_SPINCOUNT  graphlab's OpenMP wait policy. Unset, this script
+#             sets GOMP_SPINCOUNT=300000 (libgomp's own default: idle threads spin) so that
+#             graphlab waits as ORT's thread pool does by default (it spins) in every
+#             measurement: left to itself graphlab turns to passive waiting when the
+#             1-minute load reaches the processor count (src/exec/omp_wait.c), which the
+#             benchmark's own spinning runs can cause on a 2-core machine, and passive
+#             waiting costs the small nodes (mobilenet_v3_large batch 8: 1.84x from 1 to 2
+#             threads spinning, 1.69x passive; bench/README, session 39).
 # Each table ends with the geometric mean of fus/all; the main tables also give each
 # model's node count after graphlab's default pipeline next to ORT's at level extended.
 # ONNX Runtime is installed on first use with `npm install --ignore-scripts` (its install
@@ -40,6 +48,12 @@ rounds=${ROUNDS:-3}
 batch=${BATCH:-1}
 corpora=${QDQ_MODELS:-${CORPORA:-${GL_SHARED_MODELS:-$srcdir/../shared/models}}}
 . "$srcdir/bench/ort_common.sh"
+
+if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then
+    GOMP_SPINCOUNT=300000
+    export GOMP_SPINCOUNT
+fi
+gl_wait="graphlab's OpenMP wait: GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-unset}, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
 
 if [ ! -x "$gl" ]; then
     echo "bench/vs_ort.sh: no $gl; build first (make -C BUILDDIR graphlab)" >&2
@@ -133,7 +147,7 @@ profile_fused() {
 qdq_table() {
     echo "QDQ models of $corpora: graphlab profile --passes all --backends fused vs" \
          "onnxruntime-node $ort_version level all: $threads threads, $warmup warm-up + $runs" \
-         "timed runs, median of $rounds rounds (ms); load average $(loadavg)"
+         "timed runs, median of $rounds rounds (ms); load average $(loadavg); $gl_wait"
     printf '%-32s %9s %9s %8s %9s %9s %9s\n' model "gl fused" "ORT all" "fus/all" \
         "ref err" "fused err" "ORT err"
     for dir in $model_dirs; do
@@ -242,7 +256,7 @@ node_counts() {
 main_table() {
     echo "graphlab profile --backends dnnl vs onnxruntime-node $ort_version: $threads threads," \
          "batch $batch, $warmup warm-up + $runs timed runs, median of $rounds rounds (ms);" \
-         "load average $(loadavg)"
+         "load average $(loadavg); $gl_wait"
     printf '%-32s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s\n' model "gl none" "gl unfus" \
         "gl fused" "ORT dis" "ORT all" "none/dis" "fus/all" "unf/fus" "gl nodes" "ORT ext"
     for dir in $model_dirs; do

@@ -317,15 +317,31 @@ static void check_entry(const fcase *row, const gl_exec *e, const char *what)
     }
 }
 
+/* got within (rtol, atol) of want; `what` and `run` say which run in the message. */
+static void expect_close(const gl_tensor *got, const gl_tensor *want, double rtol, double atol,
+                         const char *what, const char *run)
+{
+    gl_compare r;
+    gl_compare_tensors(got, want, rtol ? rtol : RTOL, atol ? atol : ATOL, &r);
+    char line[256];
+    gl_compare_format(&r, line, sizeof(line));
+    cr_expect(r.ok, "%s, %s: dnnl vs ref: %s", what, run, line);
+}
+
+/* The reference's and the dnnl backend's (under `layout`) first runs of b: *want, *got. */
+static gl_exec *run_ref_and_dnnl(const built *b, char layout, const char *what,
+                                 gl_tensor **want, gl_tensor **got, gl_exec **ref)
+{
+    *ref = tu_exec_run(b->m, "ref", NULL, b->in, b->n_in, want, 1, what);
+    return tu_exec_run(b->m, "dnnl", tu_layout_name(layout), b->in, b->n_in, got, 1, what);
+}
+
 static void expect_special_run(const fcase *c, gl_tensor *got, const gl_tensor *want,
                                size_t n, const char *run, const char *what)
 {
-    gl_compare r;
-    gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, c->atol ? c->atol : ATOL, &r);
-    char line[256];
-    gl_compare_format(&r, line, sizeof(line));
-    cr_expect(r.ok, "%s: NaN and infinities in the last %zu inputs (%s), dnnl vs ref: %s",
-              what, n, run, line);
+    char which[96];
+    snprintf(which, sizeof(which), "NaN and infinities in the last %zu inputs (%s)", n, run);
+    expect_close(got, want, c->rtol, c->atol, what, which);
     gl_tensor_free(got);
 }
 
@@ -356,24 +372,17 @@ static void run_case(const fcase *c)
         snprintf(what, sizeof(what), "%s (%s)", c->name, tu_layout_name(*p));
         built b = build_row(c);
         gl_tensor *want = NULL, *got = NULL;
-        gl_exec *ref = tu_exec_run(b.m, "ref", NULL, b.in, b.n_in, &want, 1, what);
-        gl_exec *dn =
-            tu_exec_run(b.m, "dnnl", tu_layout_name(*p), b.in, b.n_in, &got, 1, what);
+        gl_exec *ref, *dn = run_ref_and_dnnl(&b, *p, what, &want, &got, &ref);
         if (getenv("GL_TEST_PLAN")) {
             fprintf(stderr, "== %s\n", what);
             gl_exec_print_plan(dn, stderr);
         }
-        gl_compare r;
-        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, c->atol ? c->atol : ATOL, &r);
-        char line[256];
-        gl_compare_format(&r, line, sizeof(line));
-        cr_expect(r.ok, "%s: dnnl vs ref: %s", what, line);
+        expect_close(got, want, c->rtol, c->atol, what, "the first run");
         check_entry(c, dn, what);
         gl_tensor_free(got);
         got = NULL;
         tu_exec_rerun_cached(dn, (const gl_tensor *const *)b.in, b.n_in, &got, 1, what);
-        gl_compare_tensors(got, want, c->rtol ? c->rtol : RTOL, c->atol ? c->atol : ATOL, &r);
-        cr_expect(r.ok, "%s: second run differs", what);
+        expect_close(got, want, c->rtol, c->atol, what, "the second run");
         gl_tensor_free(got);
         gl_tensor_free(want);
         rerun_with_specials(c, &b, dn, *p, b.n_in, what);
@@ -808,4 +817,109 @@ Test(dnnl_fused, a_new_input_shape_rebuilds_the_unit_once)
     gl_exec_free(ref);
     gl_exec_free(dn);
     free_built(&b);
+}
+
+/* A 1x1 + depthwise unit whose intermediate at the whole batch would leave the cache
+ * (dn_slice.c: above 12 MB) runs a part of the batch at a time, each part's
+ * intermediate at most 6 MB, the number of images a divisor of the batch; smaller ones
+ * run the whole batch. Each row: x [batch, 16, side, side] -> Conv 1x1 to `ch` + Relu ->
+ * depthwise 3x3 (stride `stride`) + Relu, under nhwc and blocked activations, equal to
+ * the reference on the first run, the run that chooses the parts and builds again, and
+ * the next, which builds nothing. */
+typedef struct slice_case {
+    const char *name;
+    int64_t batch, ch, side, stride;
+    int64_t images; /* per part; 0: the whole batch at once */
+} slice_case;
+
+static const slice_case slice_cases[] = {
+    {"4 images, 16->96 at 112x112: 19.3 MB, 4.8 per image", 4, 96, 112, 2, 1},
+    {"8 images, 16->144 at 56x56: 14.5 MB, 1.8 per image", 8, 144, 56, 1, 2},
+    {"6 images, 16->144 at 56x56: 10.8 MB", 6, 144, 56, 1, 0},
+    {"one image, 16->96 at 112x112", 1, 96, 112, 2, 0},
+};
+
+static built build_slice_row(const slice_case *c)
+{
+    built b = {.m = tu_model(20)};
+    gl_model *m = b.m;
+    gl_model_set_opset(m, "graphlab.fused", 1);
+    gl_graph *g = m->graph;
+    gl_value *x = graph_input(&b, "x", GL_DT_FLOAT, 4,
+                              (int64_t[]){c->batch, 16, c->side, c->side}, true);
+    gl_function *f = gl_model_add_function(m, "graphlab.fused", "Fused_1");
+    f->opsets = gl_xcalloc(1, sizeof(*f->opsets));
+    f->opsets[0] = (gl_opset){gl_xstrdup(""), 20};
+    f->n_opsets = 1;
+    gl_value *actual[8];
+    size_t n_act = 0;
+    gl_value *fx = formal(f, actual, &n_act, x);
+    gl_value *w1 = formal(f, actual, &n_act, const_f32(g, "w1", 4, (int64_t[]){c->ch, 16, 1, 1}));
+    gl_value *b1 = formal(f, actual, &n_act, const_f32(g, "b1", 1, &c->ch));
+    gl_value *w2 = formal(f, actual, &n_act, const_f32(g, "w2", 4, (int64_t[]){c->ch, 1, 3, 3}));
+    gl_value *b2 = formal(f, actual, &n_act, const_f32(g, "b2", 1, &c->ch));
+    gl_node *pw = tu_node(f->body, "Conv", "pw", 3, fx, w1, b1);
+    gl_node *r1 = tu_node(f->body, "Relu", "r1", 1, pw->outputs[0]);
+    gl_node *dw = tu_node(f->body, "Conv", "dw", 3, r1->outputs[0], w2, b2);
+    tu_apply_attrs(dw, (tu_attr[]){AINTS("pads", 4, 1, 1, 1, 1), AI("group", c->ch),
+                                   AINTS("strides", 2, c->stride, c->stride), {0}});
+    gl_node *r2 = tu_node(f->body, "Relu", "r2", 1, dw->outputs[0]);
+    gl_graph_add_output(f->body, r2->outputs[0]);
+    gl_node *call = gl_add_node(g, "Fused_1", "graphlab.fused", "g", actual, n_act, 1);
+    tu_output(g, call->outputs[0]);
+    return b;
+}
+
+Test(dnnl_fused, a_unit_whose_intermediate_leaves_the_cache_runs_parts_of_the_batch)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(slice_cases); i++) {
+        const slice_case *c = &slice_cases[i];
+        for (const char *p = "nb"; *p; p++) {
+            char what[160];
+            snprintf(what, sizeof(what), "%s (%s)", c->name, tu_layout_name(*p));
+            built b = build_slice_row(c);
+            gl_tensor *want = NULL, *got = NULL;
+            gl_exec *ref, *dn = run_ref_and_dnnl(&b, *p, what, &want, &got, &ref);
+            for (int run = 0; run < 3; run++) {
+                if (run > 0) {
+                    gl_tensor_free(got);
+                    got = NULL;
+                    cr_assert_eq(gl_exec_run(dn, (const gl_tensor *const *)b.in, b.n_in, &got,
+                                             1),
+                                 GL_OK, "%s, run %d: %s", what, run, gl_error_message());
+                }
+                char which[16];
+                snprintf(which, sizeof(which), "run %d", run);
+                expect_close(got, want, 0, 0, what, which);
+                gl_exec_stats st;
+                gl_exec_get_stats(dn, &st);
+                cr_expect(run < 2 || st.builds == 0, "%s, run %d: %zu builds", what, run,
+                          st.builds);
+            }
+            /* NaN and infinities in the input: the members run, on the whole batch */
+            gl_tensor *sp = tu_with_specials(b.in[0]), *sp_want = NULL, *sp_got = NULL;
+            gl_exec_free(tu_exec_run(b.m, "ref", NULL, &sp, 1, &sp_want, 1, what));
+            tu_exec_rerun_cached(dn, (const gl_tensor *const *)&sp, 1, &sp_got, 1, what);
+            expect_close(sp_got, sp_want, 0, 0, what, "NaN and infinities in x");
+            gl_tensor_free(sp);
+            gl_tensor_free(sp_want);
+            gl_tensor_free(sp_got);
+            const gl_plan_entry *en = tu_plan_entry(dn, "g", 0);
+            cr_assert_not_null(en, "%s: no plan entry", what);
+            char parts[64];
+            snprintf(parts, sizeof(parts), "on %lld of the %lld images at a time",
+                     (long long)c->images, (long long)c->batch);
+            cr_expect(strcmp(en->backend, "dnnl") == 0 && strstr(en->info.note, "unit of ") &&
+                          (c->images ? strstr(en->info.note, parts) != NULL
+                                     : strstr(en->info.note, "images at a time") == NULL),
+                      "%s: expected a unit run %s, got %s %s (%s)", what,
+                      c->images ? parts : "on the whole batch", en->backend, en->info.impl,
+                      en->info.note);
+            gl_tensor_free(got);
+            gl_tensor_free(want);
+            gl_exec_free(ref);
+            gl_exec_free(dn);
+            free_built(&b);
+        }
+    }
 }

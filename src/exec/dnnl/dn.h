@@ -143,6 +143,19 @@ const char *dn_conv_cost_kind(const dn_conv_dims *d);
 void dn_choose_layout(dn_ctx *c, const gl_model *m);
 /* The interned layout of md (NULL when md is plain row-major over its dims). */
 const gl_tensor_layout *dn_layout_of(dn_ctx *c, const dnnl_memory_desc_t *md);
+
+/* Images of a batch (dn_slice.c). How many images at a time a unit of primitives runs
+ * whose intermediate takes `bytes` at the whole batch: `batch` (all at once) unless the
+ * intermediate would leave the cache, else a divisor of batch. */
+int64_t dn_slice_images(int64_t batch, size_t bytes);
+/* Whether md's images are its outermost dimension, dense and back to back (nchw, nhwc,
+ * nChw8c; not a view): a run of images is then one range of bytes. */
+bool dn_md_batch_outer(const dnnl_memory_desc_t *md);
+/* md with `batch` images (md's batch outermost). */
+void dn_md_with_batch(const dnnl_memory_desc_t *md, int64_t batch, dnnl_memory_desc_t *out);
+/* Images [first, first + n) of t (its batch outermost) as a tensor of their own, in the
+ * layout of n images, over t's bytes (a view of its buffer). */
+gl_tensor *dn_slice_of(dn_ctx *c, const gl_tensor *t, int64_t first, int64_t n);
 /* The descriptor of a tensor as it is stored: its layout's, or plain row-major (of its
  * dtype: f32, u8, s8 or s32; dnnl_unimplemented for a dtype oneDNN has not). */
 dnnl_status_t dn_md_of(const gl_tensor *t, dnnl_memory_desc_t *md);

@@ -122,6 +122,13 @@ typedef struct fused_unit {
     struct fused_unit *next;  /* the next segment (owned by this one) */
     size_t n_segs;            /* the first segment: how many the unit has */
     char seg_impl[64];        /* this segment's implementation as last built */
+    /* The first segment: how many images the segments run at a time (dn_slice.c), set
+     * after the first run at `batch` (0: not yet; `batch`: all at once), and the whole
+     * output the parts are written into then. */
+    int64_t images, batch;
+    dnnl_memory_desc_t whole_md;
+    const gl_tensor_layout *whole_layout;
+    gl_buffer_slot whole_slot;
 } fused_unit;
 
 static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd);
@@ -304,6 +311,7 @@ static void unit_free(fused_unit *u)
     unit_free(u->next);
     dn_node_clear(&u->node);
     sum_clear(u);
+    gl_buffer_slot_clear(&u->whole_slot);
     free(u);
 }
 
@@ -875,8 +883,13 @@ static void describe_unit(dn_ctx *c, fused_unit *u)
         members += 1 + p->n_steps;
     }
     dn_set_impl(c, s, "%s", impl);
-    dn_set_note(c, s, "unit of %zu oneDNN primitives for %zu members, "
-                "run one after the other", u->n_segs, members);
+    if (u->images && u->images < u->batch)
+        dn_set_note(c, s, "unit of %zu oneDNN primitives for %zu members, run one after the "
+                    "other on %lld of the %lld images at a time", u->n_segs, members,
+                    (long long)u->images, (long long)u->batch);
+    else
+        dn_set_note(c, s, "unit of %zu oneDNN primitives for %zu members, "
+                    "run one after the other", u->n_segs, members);
 }
 
 /* ---- the backend's entry points ---------------------------------------------------------- */
@@ -1009,6 +1022,9 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     gl_status st = dn_node_ready(c, &hk, &seg->node, rebuilt);
     if (st == GL_OK && *rebuilt)
         describe_segment(c, seg);
+    /* A part of the call's output (unit_run_parts) is written where it lies. */
+    if (st == GL_OK && seg->node.n_out > 0)
+        seg->node.out[0].into = out != k->out && *out;
     /* The head's own reference kernel (special_ref: a Winograd head) computes the head
      * alone: a run with a NaN or an infinity takes the members, whose steps are not lost
      * (a Conv+Add whose sum drops nothing ran the Conv alone). */
@@ -1047,8 +1063,135 @@ static bool unit_neg_inf_ok(const fused_unit *u)
     return true;
 }
 
-/* The unit of the call: its segments one after the other, or its members on the
- * reference kernels. *finite: its output is free of NaN and infinities. */
+/* The unit's segments one after the other on k's inputs (the call's, or a part of its
+ * batch), the last one's output into *last_out. *members: they cannot run these inputs
+ * (run_segment); *finite: the output is free of NaN and infinities. */
+static gl_status run_segments(dn_ctx *c, gl_kernel_ctx *k, fused_unit *u, dn_inputs in,
+                              gl_tensor **last_out, bool *members, bool *finite)
+{
+    gl_tensor *tmp[MAX_SEGS] = {NULL};
+    unsigned builds = 0, const_reorders = 0;
+    bool any_rebuilt = false;
+    /* A segment reads the call's inputs and earlier segments' outputs: free of NaN when
+     * the call's inputs are and no earlier segment makes one. */
+    bool made = false, seg_finite = false;
+    gl_status st = GL_OK;
+    size_t i = 0;
+    *members = false;
+    for (fused_unit *seg = u; seg && st == GL_OK && !*members; seg = seg->next, i++) {
+        unsigned b0 = seg->node.builds, r0 = seg->node.const_reorders;
+        bool rebuilt = false;
+        st = run_segment(c, k, seg, tmp, seg->next ? &tmp[i] : last_out,
+                         in == DN_INPUTS_FINITE && !made, &rebuilt, members, &seg_finite);
+        made = made || seg->node.makes_specials;
+        any_rebuilt = any_rebuilt || rebuilt;
+        if (seg != u) {
+            builds += seg->node.builds - b0;
+            const_reorders += seg->node.const_reorders - r0;
+        }
+    }
+    for (size_t j = 0; j < MAX_SEGS; j++)
+        gl_tensor_free(tmp[j]);
+    /* The plan reads the unit's counters and text from its first segment. */
+    u->node.builds += builds;
+    u->node.const_reorders += const_reorders;
+    if (any_rebuilt) {
+        describe_unit(c, u);
+        u->node.generation++;
+    }
+    *finite = seg_finite;
+    return st;
+}
+
+/* After a run of the whole batch: how many images the unit runs at a time from now on
+ * (dn_slice.c). Parts of the batch only for a unit that reads one activation (its
+ * input 0; the others constants), whose segments all run on oneDNN, and whose input
+ * and output keep their images outermost. */
+static void choose_images(const gl_kernel_ctx *k, fused_unit *u)
+{
+    const gl_tensor *x = k->n_inputs ? k->in[0] : NULL;
+    u->batch = x && x->rank >= 3 ? x->dims[0] : 1;
+    u->images = u->batch;
+    const dn_layout *xl = x ? (const dn_layout *)x->layout : NULL;
+    if (u->n_segs < 2 || u->batch <= 1 || k->n_inputs > MAX_SLOTS || !x->buf ||
+        (xl && (xl->view || !dn_md_batch_outer(&xl->md))))
+        return;
+    for (size_t i = 1; i < k->n_inputs; i++)
+        if (k->node->inputs[i] && !gl_value_is_constant(k->node->inputs[i]))
+            return;
+    size_t largest = 0;
+    const fused_unit *last = u;
+    for (const fused_unit *seg = u; seg; seg = seg->next) {
+        const dn_node *s = &seg->node;
+        if (!s->built || s->fallback || s->special_ref || s->n_out != 1 || !s->prim)
+            return;
+        size_t bytes = dnnl_memory_desc_get_size(&s->out[0].md);
+        if (seg->next && bytes > largest)
+            largest = bytes;
+        last = seg;
+    }
+    const dnnl_memory_desc_t *y = &last->node.out[0].md;
+    if (y->data_type != dnnl_f32 || !dn_md_batch_outer(y) || y->dims[0] != u->batch)
+        return;
+    u->whole_md = *y;
+    u->whole_layout = last->node.out[0].layout;
+    u->images = dn_slice_images(u->batch, largest);
+}
+
+/* The unit on u->images of the batch at a time, each part's output written into its
+ * images of the whole output. *whole: it ran so (false: the batch changed, or a part
+ * could not run as built; the caller runs the whole batch). */
+static gl_status unit_run_parts(dn_ctx *c, gl_kernel_ctx *k, fused_unit *u, dn_inputs in,
+                                bool *whole, bool *finite)
+{
+    const gl_tensor *x = k->in[0];
+    const dn_layout *xl = (const dn_layout *)x->layout;
+    *whole = false;
+    if (x->rank < 3 || x->dims[0] != u->batch || !x->buf ||
+        (xl && (xl->view || !dn_md_batch_outer(&xl->md)))) {
+        u->images = 0; /* chosen again after this run */
+        return GL_OK;
+    }
+    size_t bytes = dnnl_memory_desc_get_size(&u->whole_md);
+    gl_buffer *buf = gl_buffer_from_slot(&u->whole_slot, bytes, false);
+    if (!buf)
+        return gl_error_prefix("%s: output 0", k->where), GL_ERR_NOMEM;
+    int64_t count = 1;
+    for (int d = 0; d < u->whole_md.ndims; d++)
+        count *= u->whole_md.dims[d];
+    gl_tensor *y = gl_tensor_wrap(GL_DT_FLOAT, u->whole_md.ndims, u->whole_md.dims, count, buf);
+    y->layout = u->whole_layout;
+    gl_tensor_free(k->out[0]);
+    k->out[0] = y;
+    const gl_tensor *in_part[MAX_SLOTS];
+    for (size_t i = 1; i < k->n_inputs; i++)
+        in_part[i] = k->in[i];
+    gl_status st = GL_OK;
+    bool members = false, all_finite = true;
+    for (int64_t first = 0; first < u->batch && st == GL_OK && !members; first += u->images) {
+        gl_tensor *x_part = dn_slice_of(c, x, first, u->images);
+        gl_tensor *y_part = dn_slice_of(c, y, first, u->images);
+        in_part[0] = x_part;
+        gl_kernel_ctx part = *k;
+        part.in = in_part;
+        bool part_finite = false;
+        st = run_segments(c, &part, u, in, &y_part, &members, &part_finite);
+        gl_tensor_free(x_part);
+        gl_tensor_free(y_part);
+        k->reorder_ns = part.reorder_ns;
+        k->reorders = part.reorders;
+        all_finite = all_finite && part_finite;
+    }
+    if (members)
+        u->images = u->batch; /* a part fell to the members: the whole batch from now on */
+    *whole = st == GL_OK && !members;
+    *finite = all_finite;
+    return st;
+}
+
+/* The unit of the call: its segments one after the other (on the whole batch or a part
+ * at a time), or its members on the reference kernels. *finite: its output is free of
+ * NaN and infinities. */
 static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finite)
 {
     fused_unit *u = *state;
@@ -1067,35 +1210,16 @@ static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finit
      * looks at its own inputs then. */
     u->call_specials.neg_inf_ok = unit_neg_inf_ok(u);
     dn_inputs in = dn_inputs_look(c, k, &u->call_specials, unit_drops_specials(u));
-    gl_tensor *tmp[MAX_SEGS] = {NULL};
-    unsigned builds = 0, const_reorders = 0;
-    bool any_rebuilt = false, members = in == DN_INPUTS_SPECIAL && unit_drops_specials(u);
+    bool members = in == DN_INPUTS_SPECIAL && unit_drops_specials(u);
     c->special_runs += members;
-    /* A segment reads the call's inputs and earlier segments' outputs: free of NaN when
-     * the call's inputs are and no earlier segment makes one. */
-    bool made = false, seg_finite = false;
+    bool parts = false, seg_finite = false;
     gl_status st = GL_OK;
-    size_t i = 0;
-    for (fused_unit *seg = u; seg && st == GL_OK && !members; seg = seg->next, i++) {
-        unsigned b0 = seg->node.builds, r0 = seg->node.const_reorders;
-        bool rebuilt = false;
-        st = run_segment(c, k, seg, tmp, seg->next ? &tmp[i] : k->out,
-                         in == DN_INPUTS_FINITE && !made, &rebuilt, &members, &seg_finite);
-        made = made || seg->node.makes_specials;
-        any_rebuilt = any_rebuilt || rebuilt;
-        if (seg != u) {
-            builds += seg->node.builds - b0;
-            const_reorders += seg->node.const_reorders - r0;
-        }
-    }
-    for (size_t j = 0; j < MAX_SEGS; j++)
-        gl_tensor_free(tmp[j]);
-    /* The plan reads the unit's counters and text from its first segment. */
-    u->node.builds += builds;
-    u->node.const_reorders += const_reorders;
-    if (any_rebuilt) {
-        describe_unit(c, u);
-        u->node.generation++;
+    if (!members && u->images && u->images < u->batch)
+        st = unit_run_parts(c, k, u, in, &parts, &seg_finite);
+    if (st == GL_OK && !members && !parts) {
+        st = run_segments(c, k, u, in, k->out, &members, &seg_finite);
+        if (st == GL_OK && !members && !u->images)
+            choose_images(k, u);
     }
     if (st == GL_OK && members) {
         gl_tensor_free(k->out[0]);
@@ -1104,7 +1228,12 @@ static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finit
         fused_unit *last = u;
         while (last->next)
             last = last->next;
-        if (st == GL_OK && last->node.built && !last->node.fallback)
+        /* in the last segment's layout, when it was built for the whole batch (not for
+         * a part of it: the members' plain output then stays as it is) */
+        const gl_tensor *y = k->out[0];
+        const dn_out *o = last->node.n_out ? &last->node.out[0] : NULL;
+        if (st == GL_OK && last->node.built && !last->node.fallback && o && y &&
+            o->rank == y->rank && memcmp(o->dims, y->dims, (size_t)y->rank * sizeof(int64_t)) == 0)
             st = dn_node_adopt(c, k, &last->node);
     }
     *finite = st == GL_OK && !members && seg_finite;
@@ -1138,6 +1267,7 @@ void dn_fused_scratch(const void *state, gl_scratch_fn fn, void *arg)
 {
     if (dn_catconv_state(state) || dn_shuffle_state(state) || dn_qgroup_state(state))
         return;
+    gl_scratch_slot(&((const fused_unit *)state)->whole_slot, fn, arg);
     for (const fused_unit *u = state; u; u = u->next) /* a unit is its first segment */
         dn_node_scratch(&u->node, fn, arg);
 }

@@ -532,6 +532,51 @@ Test(dnnl, threads_option_sets_the_openmp_thread_count)
     gl_model_free(m);
 }
 
+/* A primitive whose estimated work is under DN_ONE_THREAD_NS is made on one thread, and
+ * the plan says so ("1 thread: ~N us of work"). A transcendental activation is ~0.5 ns an
+ * element on one thread, a memory-bound one ~0.1: 64K elements of SiLU or Tanh (26-59 us
+ * measured) go on the plan's two threads, the same Relu (~6.5 us) and 16K of SiLU on one.
+ * The plan's threads are asked for here; the machine may have fewer (that is OpenMP's). */
+Test(dnnl, small_work_goes_on_one_thread_by_its_estimated_time)
+{
+    static const struct {
+        const char *op;
+        int64_t channels; /* x is [1, channels, 32, 32] */
+        bool one_thread;
+    } cases[] = {
+        {"graphlab.Silu", 64, false}, {"Tanh", 64, false},     {"Sigmoid", 64, false},
+        {"Relu", 64, true},           {"graphlab.Silu", 16, true}, {"Abs", 64, true},
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        gl_model *m = tu_model(13);
+        gl_value *x = tu_input(m->graph, "x", GL_DT_FLOAT, 4,
+                               (int64_t[]){1, cases[i].channels, 32, 32});
+        const char *dot = strchr(cases[i].op, '.');
+        if (dot)
+            gl_model_set_opset(m, "graphlab", 1);
+        gl_node *n = gl_add_node(m->graph, dot ? dot + 1 : cases[i].op, dot ? "graphlab" : "",
+                                 "act", &x, 1, 1);
+        tu_output(m->graph, n->outputs[0]);
+        gl_exec_options o = {.backend = "dnnl", .threads = 2};
+        gl_exec *e = NULL;
+        cr_assert_eq(gl_exec_create(m, &o, &e), GL_OK, "%s", gl_error_message());
+        uint32_t seed = 7;
+        gl_tensor *in = random_tensor(4, (int64_t[]){1, cases[i].channels, 32, 32}, &seed);
+        gl_tensor *got = NULL;
+        cr_assert_eq(gl_exec_run(e, (const gl_tensor *const *)&in, 1, &got, 1), GL_OK, "%s",
+                     gl_error_message());
+        gl_tensor_free(in);
+        gl_tensor_free(got);
+        const gl_plan_entry *en = tu_plan_entry(e, "act", 0);
+        cr_assert_not_null(en, "%s: no plan entry", cases[i].op);
+        bool one = strstr(en->info.note, "1 thread") != NULL;
+        cr_expect_eq(one, cases[i].one_thread, "%s of [1,%lld,32,32]: '%s' (%s)", cases[i].op,
+                     (long long)cases[i].channels, en->info.note, en->info.impl);
+        gl_exec_free(e);
+        gl_model_free(m);
+    }
+}
+
 /* ---- NaN and infinities in big constants ------------------------------------------------ */
 
 /* x[64,64] -> Relu -> MatMul(W[64,cols]) -> (Add a bias) -> `then`, W holding `special` at two

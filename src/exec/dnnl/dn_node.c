@@ -555,8 +555,27 @@ static double md_elems(const dnnl_memory_desc_t *md)
     return n;
 }
 
+/* An activation computed through an exponential or a division (a polynomial or rational
+ * approximation per element): ~0.5 ns an element on one thread, not a memory-bound op's
+ * 0.1. Estimated at 0.1, efficientnet_b0's SiLUs of 56K-130K elements (26-59 us on one
+ * thread, graphlab's kernel) stayed on one thread at batch 1 and 2 threads. */
+static bool eltwise_transcendental(dnnl_alg_kind_t alg)
+{
+    static const dnnl_alg_kind_t heavy[] = {
+        dnnl_eltwise_tanh,      dnnl_eltwise_elu,       dnnl_eltwise_exp,
+        dnnl_eltwise_logistic,  dnnl_eltwise_swish,     dnnl_eltwise_gelu_tanh,
+        dnnl_eltwise_gelu_erf,  dnnl_eltwise_log,       dnnl_eltwise_soft_relu,
+        dnnl_eltwise_pow,       dnnl_eltwise_mish,      dnnl_eltwise_logsigmoid,
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(heavy); i++)
+        if (alg == heavy[i])
+            return true;
+    return false;
+}
+
 /* Nanoseconds the primitive's work takes on one thread, roughly: matmul ~200 GFLOP/s,
- * convolutions (direct kernels on few channels) ~50, a memory-bound op ~10 G elements/s. */
+ * convolutions (direct kernels on few channels) ~50, a memory-bound op ~10 G elements/s,
+ * a transcendental activation ~2 G elements/s. */
 static double work_ns(const_dnnl_primitive_desc_t pd)
 {
     dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
@@ -590,6 +609,12 @@ static double work_ns(const_dnnl_primitive_desc_t pd)
             dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
         double rows = src && src->ndims == 3 ? (double)(src->dims[0] * src->dims[1]) : 0;
         return 2.0 * rows * (md_elems(w) + md_elems(wi)) * 0.005;
+    }
+    case dnnl_eltwise: {
+        const dnnl_eltwise_desc_t *ed = NULL;
+        bool heavy = dnnl_primitive_desc_query(pd, dnnl_query_eltwise_d, 0, &ed) == dnnl_success &&
+                     ed && eltwise_transcendental(ed->alg_kind);
+        return (in > out ? in : out) * (heavy ? 0.5 : 0.1);
     }
     default:
         return (in > out ? in : out) * 0.1;

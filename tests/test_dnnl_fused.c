@@ -79,6 +79,10 @@ typedef struct fcase {
 #define RTOL 1e-4
 #define ATOL 1e-5
 #define ACT(op_) {.op = (op_)}
+/* a unit's [N] bias and a Gelu, fused (oneDNN's gelu_erf within 1e-3) */
+#define BIAS_GELU(n_)                                                                      \
+    {OPD("Add", 'c', 1, n_), ACT("graphlab.Gelu")}, .expect = FUSED,                        \
+        .what = " + bias + eltwise_gelu_erf", .rtol = 1e-3
 #define OPD(op_, kind_, rank_, ...)                                                        \
     {.op = (op_), .kind = (kind_), .rank = (rank_), .dims = {__VA_ARGS__}}
 
@@ -562,6 +566,12 @@ static const fcase matmul_cases[] = {
     /* 8 rows by constant weights: graphlab's few-rows kernel applies the Relu (AVX2) */
     {"Gemm+Relu", 'g', "p", false, {ACT("Relu")}, .expect = FUSED, .what = "eltwise_relu",
      .avx2_expect = FUSED, .avx2_what = "graphlab:avx2 8 rows + relu"},
+    {"Gemm+HardSwish (MobileNetV3's classifier at batch 8)", 'g', "p", false,
+     {ACT("HardSwish")}, .expect = FUSED, .what = "eltwise_hardswish", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 8 rows + hardswish"},
+    {"Gemm+graphlab.Gelu", 'g', "p", false, {ACT("graphlab.Gelu")}, .expect = FUSED,
+     .what = "eltwise_gelu_erf", .rtol = 1e-3, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 8 rows + gelu_erf"},
     {"Gemm without C+Add([N] bias)+Relu", 'G', "p", true, {OPD("Add", 'c', 1, 24), ACT("Relu")},
      .expect = FUSED, .what = " + bias + eltwise_relu"},
     {"Gemm with C+Add([N])", 'g', "p", false, {OPD("Add", 'c', 1, 24)},
@@ -675,9 +685,10 @@ Test(dnnl_fused, conv_heads_with_every_post_op_kind_and_layout)
 /* MatMul heads of a constant 2-D B on graphlab's many-rows kernel (AVX2, dn_matmul.c
  * many_rows_product): A 2-D or 3-D (its matrices stacked), M, K and N off the tile and the
  * K block, the unit's bias ([N], [1,1,N], a graph input), a residual Add of the output's
- * shape and a Relu in the kernel, a per-column Mul before the residual (ConvNeXt's layer
- * scale); NaN and infinities in the inputs (run_case); oneDNN keeps K under 128, 8 rows, a
- * broadcast operand, post-ops in another order or of another kind. */
+ * shape and an activation in the kernel (Relu, Gelu, Sigmoid, SiLU, Clip, HardSwish: the
+ * epilogue), a per-column Mul before the residual (ConvNeXt's layer scale); NaN and
+ * infinities in the inputs (run_case); oneDNN keeps K under 128, 8 rows, a broadcast
+ * operand, post-ops in another order or of another kind. */
 static const fcase matmul_rows_cases[] = {
     {"9 rows [9,130]x[130,21]+Add([N])", 'R', "p", false, {OPD("Add", 'c', 1, 21)},
      .expect = FUSED, .what = " + bias", .avx2_expect = FUSED,
@@ -740,10 +751,53 @@ static const fcase matmul_rows_cases[] = {
     {"Add(full residual)+Mul([N]) (the factor after the residual): oneDNN", 'R', "p", false,
      {OPD("Add", 'x', 3, 2, 20, 24), OPD("Mul", 'c', 1, 24)}, .expect = FUSED,
      .what = "binary_add + binary_mul", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
-    {"Add([N])+graphlab.Gelu: oneDNN", 'R', "p", false,
-     {OPD("Add", 'c', 1, 24), ACT("graphlab.Gelu")}, .expect = FUSED,
-     .what = " + bias + eltwise_gelu_erf", .not_in = "graphlab", .rtol = 1e-3,
-     ROWS(24, 3, 2, 20, 130)},
+    /* The activations of the epilogue (dn_avx2_act_tile): 40 rows are 6 tiles and one of
+     * 4, 21 columns a pair of panels and a partial one (5 columns), 17 rows over 40
+     * columns a lone last panel after two K blocks */
+    {"[2,20,130]x[130,21]+Add([N])+graphlab.Gelu (partial tiles)", 'R', "p", false,
+     BIAS_GELU(21), .avx2_expect = FUSED, .avx2_what = "graphlab:avx2 40 rows tiled + gelu_erf",
+     ROWS(21, 3, 2, 20, 130)},
+    {"[1,17,300]x[300,40]+Add([N])+ai.onnx Gelu (two K blocks)", 'R', "p", true,
+     {OPD("Add", 'c', 1, 40), ACT("Gelu")}, .expect = FUSED,
+     .what = " + bias + eltwise_gelu_erf", .rtol = 1e-3, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 17 rows tiled + gelu_erf", ROWS(40, 3, 1, 17, 300)},
+    {"[9,130]x[130,24]+Sigmoid, no bias", 'R', "p", false, {ACT("Sigmoid")},
+     .expect = FUSED, .what = "eltwise_logistic", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 9 rows tiled + sigmoid", ROWS(24, 2, 9, 130)},
+    /* without AVX-512 a SiLU is no post-op (dn_eltwise_post_slow: oneDNN's swish costs
+     * more than a convolution), whatever the head: it runs as a segment of its own on
+     * graphlab's kernel, after the tiled product */
+    {"[4,25,129]x[129,37]+Add([N])+graphlab.Silu (100 rows)", 'R', "p", false,
+     {OPD("Add", 'c', 1, 37), ACT("graphlab.Silu")}, .expect = FUSED,
+     .what = " + bias + eltwise_swish", .avx2_expect = UNIT,
+     .avx2_what = "graphlab:avx2 100 rows tiled + bias | graphlab:avx2 silu",
+     ROWS(37, 3, 4, 25, 129)},
+    {"[2,20,130]x[130,21]+Add([N])+Clip(a constant min)", 'R', "p", false,
+     {OPD("Add", 'c', 1, 21), {.op = "Clip", .kind = 'c', .rank = 0}}, .expect = FUSED,
+     .what = " + bias + eltwise_clip", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + clip", ROWS(21, 3, 2, 20, 130)},
+    {"[2,20,130]x[130,21]+Add(full residual)+HardSwish", 'R', "p", false,
+     {OPD("Add", 'x', 3, 2, 20, 21), ACT("HardSwish")}, .expect = FUSED,
+     .what = "binary_add + eltwise_hardswish", .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + add + hardswish", ROWS(21, 3, 2, 20, 130)},
+    {"[2,20,300]x[300,21]+Add([N])+Mul([N])+Add(full residual)+graphlab.Gelu", 'R', "p",
+     false,
+     {OPD("Add", 'c', 1, 21), OPD("Mul", 'c', 1, 21), OPD("Add", 'x', 3, 2, 20, 21),
+      ACT("graphlab.Gelu")},
+     .expect = FUSED, .what = " + bias + binary_mul + binary_add + eltwise_gelu_erf",
+     .rtol = 1e-3, .avx2_expect = FUSED,
+     .avx2_what = "graphlab:avx2 40 rows tiled + mul + add + gelu_erf",
+     ROWS(21, 3, 2, 20, 300)},
+    {"[1,144,130]x[130,24]+Add([N])+graphlab.Gelu (MANY_ROWS_ACT_MAX_ROWS)", 'R', "p", false,
+     BIAS_GELU(24), .avx2_expect = FUSED, .avx2_what = "graphlab:avx2 144 rows tiled + gelu_erf",
+     ROWS(24, 3, 1, 144, 130)},
+    {"145 rows+Add([N])+graphlab.Gelu: oneDNN", 'R', "p", false, BIAS_GELU(24),
+     .not_in = "graphlab", ROWS(24, 3, 1, 145, 130)},
+    {"K 127+Add([N])+graphlab.Gelu: oneDNN", 'R', "p", false, BIAS_GELU(24),
+     .not_in = "graphlab", ROWS(24, 3, 2, 20, 127)},
+    {"Add([N])+Elu (no epilogue for it): oneDNN", 'R', "p", false,
+     {OPD("Add", 'c', 1, 24), ACT("Elu")}, .expect = FUSED,
+     .what = " + bias + eltwise_elu", .not_in = "graphlab", ROWS(24, 3, 2, 20, 130)},
 };
 
 Test(dnnl_fused, matmul_heads_of_many_rows)

@@ -23,10 +23,13 @@
 #define TU_CASE_SHORTHANDS
 #include "exec/compare.h"
 #include "exec/exec.h"
+#include "exec/dnnl/dn_avx2.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <float.h>
+#include <math.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1460,6 +1463,88 @@ Test(dnnl_ops, matmul_of_many_rows)
 {
     run_cases_avx2(matmul_rows_cases, GL_ARRAY_LEN(matmul_rows_cases), NULL, 43);
 }
+
+#ifdef __x86_64__
+/* The activations of graphlab's epilogue (dn_avx2.h dn_avx2_act_tile) against ONNX's
+ * formulas in double: x over [-10, 10] (a step of 1/64) and NaN, +-inf, -0, +-FLT_MAX,
+ * through a tile of 3 rows of 13 columns (a partial vector) 16 floats apart, the columns
+ * past 13 untouched. Where the formula gives NaN (gelu at -inf: -inf * 0) the kernel must
+ * too; an infinity must be the same; else within 1e-6 + 2e-6 |ref|. Relu keeps oneDNN's
+ * NaN -> 0 (the unit knows, dn_special.c). Fused rows: test_dnnl_fused.c. */
+static double act_ref(const dn_act *a, double x)
+{
+    switch (a->kind) {
+    case DN_ACT_NONE:
+        return x;
+    case DN_ACT_RELU:
+        return isnan(x) ? 0.0 : fmax(x, 0.0);
+    case DN_ACT_GELU_ERF:
+        return isinf(x) || isnan(x) ? 0.5 * x * (1.0 + erf(x / sqrt(2.0)))
+                                    : 0.5 * x * erfc(-x / sqrt(2.0));
+    case DN_ACT_GELU_TANH:
+        return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case DN_ACT_SIGMOID:
+        return 1.0 / (1.0 + exp(-x));
+    case DN_ACT_SILU:
+        return x / (1.0 + exp(-x));
+    case DN_ACT_CLIP:
+        return isnan(x) ? x : fmin(a->hi, fmax(a->lo, x));
+    case DN_ACT_HARDSWISH:
+        return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    }
+    return x;
+}
+
+static const dn_act epilogue_acts[] = {
+    {DN_ACT_RELU, 0, 0},      {DN_ACT_GELU_ERF, 0, 0}, {DN_ACT_GELU_TANH, 0, 0},
+    {DN_ACT_SIGMOID, 0, 0},   {DN_ACT_SILU, 0, 0},     {DN_ACT_CLIP, -1.5f, 2.25f},
+    {DN_ACT_HARDSWISH, 0, 0},
+};
+
+Test(dnnl_ops, epilogue_activations)
+{
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        return;
+    const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, FLT_MAX, -FLT_MAX};
+    enum { ROWS = 3, COLS = 13, LD = 16, GRID = 20 * 64 + 1 };
+    size_t n = GRID + GL_ARRAY_LEN(specials);
+    float *x = gl_xmalloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        x[i] = i < GRID ? -10.0f + (float)i / 64 : specials[i - GRID];
+    for (size_t k = 0; k < GL_ARRAY_LEN(epilogue_acts); k++) {
+        const dn_act *a = &epilogue_acts[k];
+        double worst = 0;
+        for (size_t i0 = 0; i0 < n; i0 += ROWS * COLS) {
+            float y[ROWS * LD];
+            for (size_t j = 0; j < ROWS * LD; j++) {
+                size_t r = j / LD, c = j % LD, i = i0 + r * COLS + c;
+                y[j] = c < COLS && i < n ? x[i] : 7.0f; /* past the tile: must stay 7 */
+            }
+            dn_avx2_act_tile(a, y, LD, ROWS, COLS);
+            for (size_t j = 0; j < ROWS * LD; j++) {
+                size_t r = j / LD, c = j % LD, i = i0 + r * COLS + c;
+                if (c >= COLS || i >= n) {
+                    cr_expect(y[j] == 7.0f, "%s: wrote past the tile", dn_act_name(a->kind));
+                    continue;
+                }
+                double want = act_ref(a, x[i]), got = y[j];
+                if (isnan(want) || isinf(want)) {
+                    cr_expect(isnan(want) ? isnan(got) : got == want, "%s(%g) = %g, want %g",
+                              dn_act_name(a->kind), (double)x[i], got, want);
+                    continue;
+                }
+                double err = fabs(got - want);
+                cr_expect(err <= 1e-6 + 2e-6 * fabs(want), "%s(%.9g) = %.9g, want %.9g",
+                          dn_act_name(a->kind), (double)x[i], got, want);
+                worst = err > worst ? err : worst;
+            }
+        }
+        if (getenv("GL_TEST_VERBOSE"))
+            printf("%s: max abs error %.3g over [-10, 10]\n", dn_act_name(a->kind), worst);
+    }
+    free(x);
+}
+#endif
 
 Test(dnnl_ops, winograd_on_avx2)
 {

@@ -698,6 +698,28 @@ size_t dn_eltwise_names(char (*names)[32], size_t cap);
 bool dn_eltwise_posts(const gl_node *n, int64_t opset, const gl_tensor *const *in,
                       const bool *fixed, size_t n_in, dn_post *post, size_t *n_post,
                       const char **why);
+/* An activation that graphlab's own kernels apply to a tile of their output while it is
+ * still in the cache (the epilogue: dn_avx2_act_tile, dn_avx2.h), instead of oneDNN's
+ * post-op or a pass of its own over memory. */
+typedef enum dn_act_kind {
+    DN_ACT_NONE,
+    DN_ACT_RELU,      /* max(x, 0): NaN gives 0, as oneDNN's relu (the unit knows) */
+    DN_ACT_GELU_ERF,
+    DN_ACT_GELU_TANH,
+    DN_ACT_SIGMOID,
+    DN_ACT_SILU,      /* x * sigmoid(x) */
+    DN_ACT_CLIP,      /* [lo, hi] */
+    DN_ACT_HARDSWISH,
+} dn_act_kind;
+typedef struct dn_act {
+    dn_act_kind kind;
+    float lo, hi;     /* DN_ACT_CLIP's bounds */
+} dn_act;
+/* The activation eltwise step p is, when graphlab's epilogue has it (scale 1, the
+ * parameters ONNX's op gives); false otherwise. */
+bool dn_post_act(const dn_post *p, dn_act *act);
+/* Its name in an impl column ("gelu_erf"). */
+const char *dn_act_name(dn_act_kind kind);
 /* Why eltwise step p is no post-op on this CPU though oneDNN has it (it runs slower so than
  * graphlab's own kernel runs it apart: tanh and gelu_tanh on AVX2), or NULL. */
 const char *dn_eltwise_post_slow(const dn_post *p);

@@ -294,32 +294,62 @@ const char *dn_eltwise_post_slow(const dn_post *p)
     return a != NATIVE_NONE ? native_rows[a].slow : NULL;
 }
 
+/* ---- the activations of graphlab's epilogue ---------------------------------------------- */
+
+/* The eltwise steps graphlab's kernels apply themselves (dn_act), and the parameters
+ * they need: the ONNX op's (relu of alpha 0, swish of alpha 1: SiLU) or, for clip,
+ * alpha and beta as the bounds. */
+static const struct act_row {
+    dnnl_alg_kind_t alg;
+    dn_act_kind kind;
+    const char *name;
+    bool alpha_zero, alpha_one;
+} act_rows[] = {
+    {dnnl_eltwise_relu, DN_ACT_RELU, "relu", true, false},
+    {dnnl_eltwise_gelu_erf, DN_ACT_GELU_ERF, "gelu_erf", false, false},
+    {dnnl_eltwise_gelu_tanh, DN_ACT_GELU_TANH, "gelu_tanh", false, false},
+    {dnnl_eltwise_logistic, DN_ACT_SIGMOID, "sigmoid", false, false},
+    {dnnl_eltwise_swish, DN_ACT_SILU, "silu", false, true},
+    {dnnl_eltwise_clip, DN_ACT_CLIP, "clip", false, false},
+    {dnnl_eltwise_clip_v2, DN_ACT_CLIP, "clip", false, false},
+    {dnnl_eltwise_hardswish, DN_ACT_HARDSWISH, "hardswish", false, false},
+};
+
+bool dn_post_act(const dn_post *p, dn_act *act)
+{
+    *act = (dn_act){DN_ACT_NONE, 0.0f, 0.0f};
+    if (!p->alg || p->src1 || p->scale != 1.0f)
+        return false;
+    for (size_t i = 0; i < GL_ARRAY_LEN(act_rows); i++) {
+        const struct act_row *r = &act_rows[i];
+        if (r->alg != p->alg || (r->alpha_zero && p->alpha != 0.0f) ||
+            (r->alpha_one && p->alpha != 1.0f))
+            continue;
+        *act = (dn_act){r->kind, p->alpha, p->beta};
+        return true;
+    }
+    return false;
+}
+
+const char *dn_act_name(dn_act_kind kind)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(act_rows); i++)
+        if (act_rows[i].kind == kind)
+            return act_rows[i].name;
+    return "none";
+}
+
 typedef struct elt_native {
     size_t count;      /* floats in the buffer, padding included (each maps 0 to 0) */
     native_act act;
 } elt_native;
 
 #ifdef __x86_64__
-/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), ONNX's Gelu approximate="tanh". */
-__attribute__((target("avx2,fma"))) static inline __m256 gelu_tanh8(__m256 x)
-{
-    const __m256 c = _mm256_set1_ps(0.7978845608028654f);            /* sqrt(2/pi) */
-    const __m256 c3 = _mm256_set1_ps(0.7978845608028654f * 0.044715f);
-    __m256 u = _mm256_mul_ps(x, _mm256_fmadd_ps(c3, _mm256_mul_ps(x, x), c));
-    __m256 half_x = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
-    return _mm256_fmadd_ps(half_x, dn_tanh8(u), half_x);
-}
-
-/* x times the logistic of x (the logistic's tail is 0 below x = -18, so -inf gives NaN,
- * as x / (1 + e^-x) does). */
-__attribute__((target("avx2,fma"))) static inline __m256 silu8(__m256 x)
-{
-    return _mm256_mul_ps(x, dn_sigmoid8(x));
-}
-
 __attribute__((target("avx2,fma"))) static inline __m256 native8(native_act a, __m256 x)
 {
-    return a == NATIVE_SILU ? silu8(x) : a == NATIVE_GELU_TANH ? gelu_tanh8(x) : dn_tanh8(x);
+    return a == NATIVE_SILU        ? dn_silu8(x)
+           : a == NATIVE_GELU_TANH ? dn_gelu_tanh8(x)
+                                   : dn_tanh8(x);
 }
 
 /* Elements [lo, hi) of the node's buffer (one call: the act's loop unswitched). */

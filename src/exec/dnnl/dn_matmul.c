@@ -253,10 +253,11 @@ typedef struct gemm_extra {
     bool c_in_dst;            /* C broadcast into the output before each run */
     int64_t m, n;
     int64_t c_strides[2];     /* element strides of C over [M, N] (0: broadcast) */
-    /* graphlab's few-rows kernel (few_rows_take): K, bias bound as input 2, a Relu
-     * after, and A transposed into [K, 8] each run */
+    /* graphlab's few-rows kernel (few_rows_take): K, bias bound as input 2, an
+     * activation after (the epilogue, dn_avx2.h), and A transposed into [K, 8] each run */
     int64_t k;
-    bool bias, relu;
+    bool bias;
+    dn_act act;
     float *at;
     const float *w, *bias_v;  /* this run's packed B and bias */
     const float *a;           /* this run's A (many_rows_run) */
@@ -264,7 +265,7 @@ typedef struct gemm_extra {
                                * (after B and the bias), this run's scale; then */
     size_t mul_at;
     const float *scale;
-    bool add;                 /* a residual [M, N] added before the Relu, */
+    bool add;                 /* a residual [M, N] added before the activation, */
     size_t res_at;            /* bound input res_at (a fused unit's operand, after B, the
                                * bias and the factor), this run's res */
     const float *res;
@@ -315,7 +316,7 @@ static void few_rows_weights_md(int64_t k, int64_t n, dnnl_memory_desc_t *md)
 #ifdef __x86_64__
 #include "exec/dnnl/dn_avx2.h"
 
-/* One panel: y[r][j] (r < m, j < cols) = bias + sum_k at[k][r] * w[k][j], Relu'd. */
+/* One panel: y[r][j] (r < m, j < cols) = act(bias + sum_k at[k][r] * w[k][j]). */
 __attribute__((target("avx2,fma"))) static void few_rows_panel(const gemm_extra *x,
                                                                 const float *at,
                                                                 const float *w,
@@ -333,11 +334,13 @@ __attribute__((target("avx2,fma"))) static void few_rows_panel(const gemm_extra 
             memcpy(row, bias, (size_t)cols * sizeof(float));
             v = _mm256_add_ps(v, _mm256_loadu_ps(row));
         }
-        if (x->relu) /* max(v, 0) gives 0 for a NaN, as oneDNN's relu */
+        if (x->act.kind == DN_ACT_RELU) /* max(v, 0) gives 0 for a NaN, as oneDNN's relu */
             v = _mm256_max_ps(v, _mm256_setzero_ps());
         _mm256_storeu_ps(row, v);
         memcpy(y + r * x->n, row, (size_t)cols * sizeof(float));
     }
+    if (x->act.kind > DN_ACT_RELU)
+        dn_avx2_act_tile(&x->act, y, x->n, x->m, cols);
 }
 
 /* Panels [lo, hi) of this run (dn_parallel_for). */
@@ -385,7 +388,8 @@ static void few_rows_run(void *extra, const void *const *src, void *dst)
  * the accumulators stay in registers) over kn steps of K: y (ldy apart) += a (lda apart)
  * times the panels (w: the first at k0, the second pstride further); `first`: start from
  * the bias (or 0) instead of y, `last`: times the per-column factor (scale: the tile's
- * first column's, x->mul), the residual added (x->add) and a Relu after (x->relu), in the
+ * first column's, x->mul), the residual added (x->add) and the activation after (x->act:
+ * a Relu in the registers, any other over the stored tile, dn_avx2_act_tile), in the
  * order of oneDNN's post-ops. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 many_rows_tile(const gemm_extra *x, const float *a, const float *w, const float *bias,
@@ -444,13 +448,15 @@ many_rows_tile(const gemm_extra *x, const float *a, const float *w, const float 
                 v = _mm256_mul_ps(v, mul[q]);
             if (res)
                 v = _mm256_add_ps(v, _mm256_loadu_ps(res + q * FEW_ROWS_LANES));
-            if (last && x->relu) /* max(v, 0) gives 0 for a NaN, as oneDNN's relu */
+            if (last && x->act.kind == DN_ACT_RELU) /* NaN gives 0, as oneDNN's relu */
                 v = _mm256_max_ps(v, _mm256_setzero_ps());
             _mm256_storeu_ps(dst + q * FEW_ROWS_LANES, v);
         }
         if (!full)
             memcpy(y + r * ldy, row, (size_t)cols * sizeof(float));
     }
+    if (last && x->act.kind > DN_ACT_RELU)
+        dn_avx2_act_tile(&x->act, y, ldy, mr, cols);
 }
 
 /* The tile's (mr, np) as constants: one unrolled copy of many_rows_tile each. */
@@ -540,10 +546,10 @@ static void many_rows_run(void *extra, const void *const *src, void *dst)
 /* Bind B packed in panels for many_rows_run and set the node to run it: after B its
  * bias when `bias`, then a fused unit's per-column factor when `mul` and its residual
  * operand when `add` (dn_fused.c binds a unit's operands after its head's inputs, in the
- * order of its post-ops). */
+ * order of its post-ops); the activation `act` after. */
 static void many_rows_bind(dn_build *b, gemm_extra *x, int64_t kk, int64_t n,
                            const dnnl_memory_desc_t *bview, bool bias, bool mul, bool add,
-                           bool relu)
+                           dn_act act)
 {
     dnnl_memory_desc_t panels;
     few_rows_weights_md(kk, n, &panels);
@@ -554,7 +560,7 @@ static void many_rows_bind(dn_build *b, gemm_extra *x, int64_t kk, int64_t n,
     x->mul_at = bias ? 3 : 2;
     x->add = add;
     x->res_at = x->mul_at + mul;
-    x->relu = relu;
+    x->act = act;
 #ifdef __x86_64__
     /* chunks of about the same rows, whole tiles but the last (128 rows as 72 + 56 kept
      * one of 2 threads waiting for the other) */
@@ -570,8 +576,9 @@ static void many_rows_bind(dn_build *b, gemm_extra *x, int64_t kk, int64_t n,
         x->pairs_per_item /= 2;
     b->s->native = many_rows_run;
 #endif
-    dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows tiled%s%s%s", (long long)x->m,
-                mul ? " + mul" : "", add ? " + add" : "", relu ? " + relu" : "");
+    dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows tiled%s%s%s%s", (long long)x->m,
+                mul ? " + mul" : "", add ? " + add" : "", act.kind ? " + " : "",
+                act.kind ? dn_act_name(act.kind) : "");
 }
 
 /* A post-op i of a binary alg over a plain f32 operand of [rows, n]. */
@@ -588,14 +595,15 @@ static bool post_binary_is(const_dnnl_post_ops_t po, int i, dnnl_alg_kind_t want
 
 /* The pd's post-ops as graphlab's kernels apply them: none, then (mul and add not NULL:
  * the many-rows kernel) a binary_mul by a plain [1, n] operand (ConvNeXt's layer scale),
- * a binary_add of a plain [m, n] operand (a residual), then at most one Relu (a fused
- * Gemm -> Relu). *mul, *add and *relu say which are there. */
+ * a binary_add of a plain [m, n] operand (a residual), then at most one activation the
+ * epilogue has (dn_post_act: a fused Gemm -> Relu, MatMul -> Gelu). *mul, *add and *act
+ * say which are there. */
 static bool posts_kernel_applies(const_dnnl_primitive_desc_t pd, int64_t m, int64_t n,
-                                 bool *mul, bool *add, bool *relu)
+                                 bool *mul, bool *add, dn_act *act)
 {
     const_dnnl_primitive_attr_t attr = NULL;
     const_dnnl_post_ops_t po = NULL;
-    *relu = false;
+    *act = (dn_act){DN_ACT_NONE, 0.0f, 0.0f};
     if (add)
         *add = *mul = false;
     if (dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success ||
@@ -608,13 +616,12 @@ static bool posts_kernel_applies(const_dnnl_primitive_desc_t pd, int64_t m, int6
         *add = true, i++;
     if (i == len)
         return true;
-    dnnl_alg_kind_t alg;
-    float scale, alpha, beta;
+    dn_post p = {0};
     if (len != i + 1 || dnnl_post_ops_get_kind(po, i) != dnnl_eltwise ||
-        dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) != dnnl_success)
+        dnnl_post_ops_get_params_eltwise(po, i, &p.scale, &p.alg, &p.alpha, &p.beta) !=
+            dnnl_success)
         return false;
-    *relu = alg == dnnl_eltwise_relu && alpha == 0.0f && scale == 1.0f;
-    return *relu;
+    return dn_post_act(&p, act);
 }
 
 /* What both of graphlab's Gemm kernels need: AVX2 and FMA, a plain A, constant B packed,
@@ -632,19 +639,20 @@ static bool own_kernel_fits(const dn_build *b, bool ta, bool pack_b, float alpha
 }
 
 /* Whether graphlab's few-rows kernel takes this Gemm: own_kernel_fits,
- * FEW_ROWS_MIN..MAX rows, at most a Relu after. */
+ * FEW_ROWS_MIN..MAX rows, at most an activation after. */
 static bool few_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, bool ta,
                           bool pack_b, float alpha, bool bias_view, bool use_c, int64_t m,
-                          int64_t kk, bool *relu)
+                          int64_t kk, dn_act *act)
 {
     return own_kernel_fits(b, ta, pack_b, alpha, bias_view, use_c) && m >= FEW_ROWS_MIN &&
-           m <= FEW_ROWS_MAX && kk > 0 && posts_kernel_applies(pd, m, 0, NULL, NULL, relu);
+           m <= FEW_ROWS_MAX && kk > 0 && posts_kernel_applies(pd, m, 0, NULL, NULL, act);
 }
 
 /* Whether graphlab's many-rows kernel takes this product of [m, kk] by [kk, n]:
  * own_kernel_fits, more than FEW_ROWS_MAX rows, K of at least MANY_ROWS_MIN_K (and not one
  * wide block, below), a per-column Mul (*mul, up to MANY_ROWS_MUL_MAX_K), a residual
- * Add (*add) and a Relu after at most. Per-node minimums, gemm:jit ->
+ * Add (*add) and an activation (*act; other than Relu over at most MANY_ROWS_ACT_MAX_ROWS)
+ * after at most. Per-node minimums, gemm:jit ->
  * graphlab, µs, 1 thread | 2 threads, interleaved (bench/README, session 38): [32, 256] x
  * [256, 1024] 216 -> 186 | 238 -> 200; [256, 256] x [256, 1024] 1566 -> 1405 | 1612 ->
  * 1435; [128, 512] x [512, 128] 181 -> 177 | 205 -> 190; [197, 768] x [768, 3072] and
@@ -666,7 +674,11 @@ static bool few_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, boo
  * 145-146 -> 148-150 | 169-178 -> 155-162; 128x128x512 there 231-232 -> 229-230 | 252-255
  * -> 225-244 and 128x128x128 46-49 -> 47-48 | 66-67 -> 56-58 are even at 1 thread. So a
  * single K block (K < MANY_ROWS_KC) over 64 rows or more and more than 256 columns stays
- * on gemm:jit (16x128x384 at batch 1 takes the kernel: 23 -> 21 | 24 -> 21). */
+ * on gemm:jit (16x128x384 at batch 1 takes the kernel: 23 -> 21 | 24 -> 21). The same
+ * limits hold with an activation the kernel applies where oneDNN's post-op costs ~1 ns an
+ * output (session 39, Gelu, 1 thread, per-node minimums interleaved, ms: 3136x96x384
+ * gemm:jit 3.60-3.64 against the kernel 3.55-3.60, 784x192x768 2.97-2.98 against
+ * 2.96-2.98, 400x96x384 0.46-0.47 both: 1% at most, alone, for a packed copy of B). */
 #define MANY_ROWS_MIN_K 128
 #define MANY_ROWS_ONE_BLOCK_ROWS 64
 #define MANY_ROWS_ONE_BLOCK_COLS 256
@@ -677,40 +689,52 @@ static bool few_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, boo
  * Y's trips between the blocks cost more than the packing saves: 9 x 196x1536x384
  * 23.40-23.47 -> 23.78-24.29, 3 x 49x3072x768 8.10-8.32 -> 8.59-8.72. */
 #define MANY_ROWS_MUL_MAX_K 768
+/* A product whose unit ends in an activation other than Relu (the epilogue applies it,
+ * dn_avx2_act_tile) at most this many rows, two chunks of MANY_ROWS_MC: each chunk reads
+ * all of packed B again, and inside a model, where B is out of the cache, gemm:jit with
+ * oneDNN's post-op is as fast or faster past that (session 39, 1 thread, per-node
+ * minimums, 3 pairs interleaved, gemm:jit -> kernel, ms: LN + MatMul + bias + Gelu units
+ * of 196x384x1536, convnext_tiny 2.90-2.98 -> 2.88-3.04, swin_t 2.96-3.03 -> 3.00-3.06;
+ * alone, 1568x384x1536 21.5-22.2 -> 22.5-22.6). Below it wins: 49x768x3072 in convnext
+ * 3.02-3.10 -> 3.02-3.06 and in swin_t 3.03-3.16 -> 3.03-3.07, bert's 16x128x512 FFN
+ * unit 0.070-0.074 -> 0.055, alone 128x768x3072 7.80-7.86 -> 6.98-7.04. */
+#define MANY_ROWS_ACT_MAX_ROWS (2 * MANY_ROWS_MC)
 static bool many_rows_take(const dn_build *b, const_dnnl_primitive_desc_t pd, bool ta,
                            bool pack_b, float alpha, bool bias_view, bool use_c, int64_t m,
-                           int64_t kk, int64_t n, bool *mul, bool *add, bool *relu)
+                           int64_t kk, int64_t n, bool *mul, bool *add, dn_act *act)
 {
+    if (!own_kernel_fits(b, ta, pack_b, alpha, bias_view, use_c) || m <= FEW_ROWS_MAX ||
+        !posts_kernel_applies(pd, m, n, mul, add, act) || (*mul && kk > MANY_ROWS_MUL_MAX_K) ||
+        (act->kind > DN_ACT_RELU && m > MANY_ROWS_ACT_MAX_ROWS))
+        return false;
     bool one_block_wide = kk < MANY_ROWS_KC && m >= MANY_ROWS_ONE_BLOCK_ROWS &&
                           n > MANY_ROWS_ONE_BLOCK_COLS;
-    return own_kernel_fits(b, ta, pack_b, alpha, bias_view, use_c) && m > FEW_ROWS_MAX &&
-           kk >= MANY_ROWS_MIN_K && !one_block_wide &&
-           posts_kernel_applies(pd, m, n, mul, add, relu) &&
-           (!*mul || kk <= MANY_ROWS_MUL_MAX_K);
+    return kk >= MANY_ROWS_MIN_K && !one_block_wide;
 }
 
 /* A MatMul (or FusedMatMul) of a constant 2-D B on graphlab's many-rows kernel, where
  * many_rows_take takes the product: A [..., M, K] plain, its matrices stacked as one of
  * rows = A's count / K (the tall product: the same bytes, Y's too), the unit's per-column
- * Add (dn_tail_bias) as the kernel's bias, at most a residual Add of [rows, N] and a Relu
- * after. False: oneDNN runs it. */
+ * Add (dn_tail_bias) as the kernel's bias, at most a residual Add of [rows, N] and an
+ * activation after (dn_post_act). False: oneDNN runs it. */
 static bool many_rows_product(dn_build *b, const_dnnl_primitive_desc_t pd,
                               const product_shape *s, const gl_tensor *a, const gl_tensor *w,
                               const product_mds *mds)
 {
     int64_t kk = s->ad[s->nd - 1], n = s->bd[s->nd - 1], rows = a->count / kk;
-    bool mul = false, add = false, relu = false;
+    bool mul = false, add = false;
+    dn_act act;
     /* B of rank 2 and built so (the tall product, or two dims): the panels are 2-D */
     if (w->rank != 2 || a->rank < 2 || mds->b_view.ndims != 2 ||
         !many_rows_take(b, pd, s->ta, s->pack_b, s->alpha, true, false, rows, kk, n, &mul,
-                        &add, &relu))
+                        &add, &act))
         return false;
     gemm_extra *x = gl_xcalloc(1, sizeof(*x));
     b->s->extra = x;
     b->s->extra_free = gemm_extra_free;
     x->m = rows;
     x->n = n;
-    many_rows_bind(b, x, kk, n, &mds->b_view, s->bias, mul, add, relu);
+    many_rows_bind(b, x, kk, n, &mds->b_view, s->bias, mul, add, act);
     return true;
 }
 
@@ -804,25 +828,27 @@ static gl_status gemm_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no matmul for this Gemm");
     dn_bind_input_view(b, DNNL_ARG_SRC, 0, &amd);
-    bool mul = false, add = false, relu = false;
+    bool mul = false, add = false;
+    dn_act act;
     /* (a unit's bias Add stays with oneDNN's matmul: the few-rows kernel reads C only) */
     if (unit_bias == SIZE_MAX &&
         few_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m, kk,
-                      &relu)) {
+                      &act)) {
         dnnl_memory_desc_t panels;
         few_rows_weights_md(kk, n, &panels);
         dn_bind_input_from(b, DNNL_ARG_WEIGHTS, 1, &bview, &panels);
         x->k = kk;
         x->bias = use_c;
-        x->relu = relu;
+        x->act = act;
         x->at = gl_xmalloc((size_t)kk * FEW_ROWS_MAX * sizeof(float));
 #ifdef __x86_64__
         b->s->native = few_rows_run;
 #endif
-        dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows%s", (long long)m, relu ? " + relu" : "");
+        dn_set_impl(b->c, b->s, "graphlab:avx2 %lld rows%s%s", (long long)m,
+                    act.kind ? " + " : "", act.kind ? dn_act_name(act.kind) : "");
     } else if (many_rows_take(b, *pd, ta, pack_b, alpha, as_bias && beta == alpha, use_c, m,
-                              kk, n, &mul, &add, &relu)) {
-        many_rows_bind(b, x, kk, n, &bview, as_bias, mul, add, relu);
+                              kk, n, &mul, &add, &act)) {
+        many_rows_bind(b, x, kk, n, &bview, as_bias, mul, add, act);
     } else {
         bind_weights(b, 1, pack_b, &bview, *pd);
     }

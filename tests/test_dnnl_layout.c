@@ -108,6 +108,18 @@ static const lcase cases[] = {
     {"no convolution",
      "in x f32s[1,8,4,4]; y = Relu(x); out y",
      SHAPES, 'p', "no convolution", NULL},
+    /* products by weights ten times the convolutions' estimate: plain (swin_t's patch
+     * embedding); a CNN's classifier is not */
+    {"a patch embedding, then products by weights: plain",
+     "in x f32s[1,3,32,32]; const w f32s[16,3,4,4] = rand; const a f32s[16,1024] = rand; "
+     "const b f32s[1024,16] = rand; y = Conv(x, w) strides=[4,4]; "
+     "t = Transpose(y) perm=[0,2,3,1]; h = MatMul(t, a); o = MatMul(h, b); out o",
+     SHAPES, 'p', "activations stay plain", NULL},
+    {"a convolution, then a classifier: by cost, a tie keeps nhwc",
+     "in x f32s[1,3,32,32]; const w f32s[16,3,3,3] = rand; const g f32s[16,10] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; p = GlobalAveragePool(y); "
+     "f = Flatten(p); o = MatMul(f, g); out o",
+     SHAPES, 'n', BY_COST, "n_y"},
     {"spatial dims unknown: the former rule",
      "in x f32s[1,32,?14,?14]; const w f32s[32,1,3,3] = rand; "
      "y = Conv(x, w) group=32 pads=[1,1,1,1]; out y",

@@ -678,7 +678,7 @@ Test(dnnl_ops, convtranspose_and_transpose)
     run_cases(deconv_cases, GL_ARRAY_LEN(deconv_cases), 15);
 }
 
-/* ---- views: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Shape ------------------ */
+/* ---- views: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Gather, Shape ---------- */
 
 /* Under nhwc a view is kept when its readers take it (Floor: the executor converts once;
  * Relu: one reorder to dense nhwc), made dense once otherwise; under blocked only dims
@@ -761,6 +761,28 @@ static const op_case view_cases[] = {
      {IN('X', 4, D(1, 19, 15, 17))}, .expect = VIEW, .out = "plain", .then = "Floor"},
     {"swap H and W of nhwc, read by a primitive", "Transpose", 13, "nb",
      {AINTS("perm", 4, 0, 1, 3, 2)}, {IN('X', 4, D(1, 19, 15, 17))}, .expect = DN, .then = "Relu"},
+    /* Gather of one index: a window of its input, an ordinary tensor kept as a view, any
+     * other one reorder into plain (attention's q, k and v read by products) */
+    {"one image of nhwc, index [1]: a view", "Gather", 13, "n", {AI("axis", 0)},
+     {IN('X', 4, D(3, 19, 5, 7)), VALS('i', 1, D(1), 0)}, .expect = VIEW, .then = "Relu"},
+    {"the last image of nhwc, scalar -1: offset, one reorder to plain", "Gather", 13, "n",
+     {AI("axis", 0)}, {IN('X', 4, D(3, 19, 5, 7)), VALS('i', 0, D(0), -1)}, .expect = DN,
+     .out = "plain", .then = "Relu"},
+    {"a channel of nhwc, scalar: strided, one reorder to plain", "Gather", 13, "n",
+     {AI("axis", 1)}, {IN('X', 4, D(2, 19, 5, 7)), VALS('i', 0, D(0), 7)}, .expect = DN,
+     .out = "plain", .then = "Floor"},
+    {"a channel of nChw8c inside a block: the reference kernel", "Gather", 13, "b",
+     {AI("axis", 1)}, {IN('X', 4, D(2, 19, 5, 7)), VALS('i', 0, D(0), 7)}, .expect = REF,
+     .why = "no view", .then = "Floor"},
+    {"the second image of nChw8c: one reorder to plain", "Gather", 13, "b", {AI("axis", 0)},
+     {IN('X', 4, D(2, 19, 5, 7)), VALS('i', 0, D(0), 1)}, .expect = DN, .out = "plain",
+     .then = "Relu"},
+    {"W index at run time, axis -1", "Gather", 13, "n", {AI("axis", -1)},
+     {IN('X', 4, D(2, 16, 5, 7)), VALS('I', 0, D(0), 4)}, .expect = DN, .out = "plain",
+     .then = "Relu"},
+    {"two indices: the reference kernel", "Gather", 13, "n", {AI("axis", 1)},
+     {IN('X', 4, D(2, 19, 5, 7)), VALS('i', 1, D(2), 3, 1)}, .expect = REF,
+     .why = "indices other than one integer", .then = "Relu"},
     {"Shape of nhwc: the header, not a copy", "Shape", 15, "nb", {{0}},
      {IN('X', 4, D(1, 19, 5, 7))}, .expect = REF, .why = "dims only"},
 };
@@ -895,6 +917,65 @@ Test(dnnl_ops, channel_shuffle_views)
         gl_exec_free(dn);
         gl_model_free(m);
     }
+}
+
+/* A Swin attention's q, k and v: the projection [windows, 49, 3*heads*dim] reshaped to
+ * [windows, 49, 3, heads, dim], Transposed to [3, windows, heads, 49, dim] and Gathered at
+ * 0, 1 and 2. The Transpose stays a view (its readers are the Gathers), each Gather is
+ * one reorder of its third into plain (what the products read), the values the
+ * reference's; Mul, Relu and Sigmoid stand for the readers. */
+Test(dnnl_ops, attention_qkv_gathers)
+{
+    const int64_t win = 4, tok = 49, heads = 2, dim = 16;
+    uint32_t seed = 41;
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 3, (int64_t[]){win, tok, 3 * heads * dim});
+    gl_value *s5 = tu_const_i64(g, "s5", 1, (int64_t[]){5}, (int64_t[]){win, tok, 3, heads, dim});
+    gl_node *r = node_with(g, "Reshape", "reshape", NULL, 2, x, s5);
+    gl_node *t = node_with(g, "Transpose", "transpose",
+                           (tu_attr[]){AINTS("perm", 5, 2, 0, 3, 1, 4), {0}}, 1, r->outputs[0],
+                           NULL);
+    static const char *const readers[] = {"Relu", "Sigmoid", "Floor"};
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "i%d", i);
+        gl_value *idx = tu_const_i64(g, name, 0, NULL, (int64_t[]){i});
+        snprintf(name, sizeof(name), "gather%d", i);
+        gl_node *ga = node_with(g, "Gather", name, (tu_attr[]){AI("axis", 0), {0}}, 2,
+                                t->outputs[0], idx);
+        tu_output(g, tu_node(g, readers[i], readers[i], 1, ga->outputs[0])->outputs[0]);
+    }
+    gl_tensor *in[1] = {tu_random_f32(3, (int64_t[]){win, tok, 3 * heads * dim}, &seed)};
+    gl_tensor *want[3] = {0}, *got[3] = {0};
+    gl_exec *ref = tu_exec_run(m, "ref", NULL, in, 1, want, 3, "qkv");
+    gl_exec *dn = tu_exec_run(m, "dnnl", "nhwc", in, 1, got, 3, "qkv");
+    for (size_t i = 0; i < 3; i++) {
+        gl_compare c;
+        gl_compare_tensors(got[i], want[i], RTOL, ATOL, &c);
+        char line[256];
+        gl_compare_format(&c, line, sizeof(line));
+        cr_expect(c.ok, "qkv: output %zu, dnnl vs ref: %s", i, line);
+    }
+    static const chain_expect nodes[] = {{"transpose", VIEW, NULL},
+                                         {"gather0", DN, "plain"},
+                                         {"gather1", DN, "plain"},
+                                         {"gather2", DN, "plain"}};
+    for (size_t i = 0; i < GL_ARRAY_LEN(nodes); i++) {
+        op_case c = {.name = nodes[i].node, .op = "", .expect = nodes[i].where,
+                     .out = nodes[i].out};
+        const gl_plan_entry *en = tu_plan_entry(dn, nodes[i].node, -1);
+        cr_assert_not_null(en, "qkv: no entry %s", nodes[i].node);
+        check_node(&c, en, nodes[i].node);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        gl_tensor_free(got[i]);
+        gl_tensor_free(want[i]);
+    }
+    gl_tensor_free(in[0]);
+    gl_exec_free(ref);
+    gl_exec_free(dn);
+    gl_model_free(m);
 }
 
 /* ---- graphlab's channels-last ops (the layout pass's) ------------------------------------- */

@@ -17,7 +17,8 @@
  * per plan, not per region: measured per convolution, the two layouts differ by less
  * than the reorder a region boundary would cost for most convolutions of the corpus
  * (a 1 MB activation reorders in ~25 us; a 1x1 convolution of it takes ~40-70 us).
- * A model with no convolution keeps plain activations; one whose convolutions have no
+ * A model with no convolution keeps plain activations, and so does one whose products by
+ * weights outweigh its convolutions (PRODUCTS_OVER_CONVS); one whose convolutions have no
  * known shapes is chosen by the former rule (Concat: nhwc; a quarter or more depthwise:
  * blocked; else nhwc).
  */
@@ -50,6 +51,13 @@
  * weights (16/9 or 36/9 of the direct ones) no longer stay in cache: resnet18's 512-channel
  * 3x3 convolutions 0.80 against 0.90-0.97 ms (nhwc brgconv). */
 #define WINOGRAD_OVER_DIRECT 0.55
+/* A model whose products by weights (MatMul, Gemm) outweigh its convolutions (and
+ * Concats) this many times keeps plain activations: the products read rows, and under
+ * nhwc swin_t's one Conv (its patch embedding) put a transposing reorder of its [1, H, W,
+ * C] activations (NHWC already in ONNX terms) at each residual Add and LayerNorm: 5.2 ms
+ * of conversions per run at one thread, 1.1 plain; per-node minimums 126 -> 122 ms. A
+ * CNN's classifier is a few percent of its convolutions (resnet50: ~4 MFLOP of ~8 G). */
+#define PRODUCTS_OVER_CONVS 10.0
 
 /* One kind of convolution: its time in nhwc relative to the blocked layout, at batch 1
  * and at a larger batch (oneDNN's nhwc kernels, brgconv and brdgmm, gain less from a
@@ -307,6 +315,7 @@ typedef struct layout_tally {
     bool avx2;                 /* dn_ctx.avx2 */
     double us[3];              /* per dn_policy */
     double concat_us[3];
+    double product_us;         /* MatMul and Gemm by constant weights (tally_product) */
 } layout_tally;
 
 static bool is_graphlab_op(const gl_node *n, const char *op)
@@ -438,6 +447,19 @@ static void tally_concat(layout_tally *k, shape_memo *memo, const gl_node *n,
         bytes / (whole_blocks ? BYTES_PER_US : BLOCKED_CONCAT_BYTES_PER_US);
 }
 
+/* A MatMul or Gemm of a known A by constant 2-D weights: its FLOPs at the convolutions'
+ * rate, for the share of the work the convolutions are (dn_choose_layout). */
+static void tally_product(layout_tally *k, shape_memo *memo, const gl_value *a,
+                          const gl_value *w)
+{
+    known_shape as;
+    const gl_tensor *t = w ? w->init : NULL;
+    if (!t || t->rank != 2 || !shape_of(memo, a, &as) || as.dims[as.rank - 1] <= 0)
+        return;
+    double n = (double)t->count / (double)as.dims[as.rank - 1]; /* B [K, N] or [N, K] */
+    k->product_us += 2.0 * (double)product(as.dims, 0, as.rank) * n / FLOPS_PER_US;
+}
+
 /* Count n; `call` is the fused group whose body fn holds n (NULL: the model's graph). */
 static void tally_op(layout_tally *k, shape_memo *memo, const gl_node *n, const gl_node *call,
                      const gl_function *fn)
@@ -456,6 +478,11 @@ static void tally_op(layout_tally *k, shape_memo *memo, const gl_node *n, const 
     }
     if (strcmp(n->op_type, "Concat") == 0) {
         tally_concat(k, memo, n, call, fn);
+        return;
+    }
+    if ((strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0) &&
+        n->n_inputs > 1) {
+        tally_product(k, memo, x, caller_value(n->inputs[1], call, fn));
         return;
     }
     known_shape s;
@@ -523,6 +550,15 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
         k.concat_us[DN_LAYOUT_BLOCKED] *= (double)(k.concats - in_place) / (double)k.concats;
     double nhwc = k.us[DN_LAYOUT_NHWC] + k.concat_us[DN_LAYOUT_NHWC];
     double blocked = k.us[DN_LAYOUT_BLOCKED] + k.concat_us[DN_LAYOUT_BLOCKED];
+    double least = nhwc < blocked ? nhwc : blocked;
+    if (k.costed == k.convs && least * PRODUCTS_OVER_CONVS < k.product_us) {
+        c->policy = DN_LAYOUT_PLAIN;
+        snprintf(c->policy_why, sizeof(c->policy_why),
+                 "estimated convolutions %.1f us against products by weights %.1f us: "
+                 "activations stay plain",
+                 least, k.product_us);
+        return;
+    }
     c->by_cost = true;
     c->policy = blocked < nhwc ? DN_LAYOUT_BLOCKED : DN_LAYOUT_NHWC;
     char concats[96] = "", batch[40] = "";

@@ -14,6 +14,12 @@
  *       blocked layouts a oneDNN submemory (steps of 1, offsets on block boundaries).
  *   Split  every output a view of its part (sizes from the reference kernel, run once
  *       per build on the header), kept whatever reads it.
+ *   Gather  one index (a scalar drops the axis, [1] keeps it): a Slice of that one
+ *       element of the axis, a view when an ordinary tensor, else one reorder into
+ *       plain. Swin's q, k and v (Gathers 0, 1, 2 of its [3, windows, heads, 49, 32]
+ *       Transpose) were a reorder of the whole, then three single-threaded copies of
+ *       the reference kernel; now the Transpose is a view and each Gather one reorder
+ *       of its third on the node's threads, into the plain order its products read.
  *   Shape  reads dims only: the reference kernel on the input's header, never a plain
  *       copy of its bytes.
  * Parameters (shape, axes, starts...) may be computed at run time when they are small:
@@ -22,6 +28,7 @@
  */
 #include "exec/dnnl/dn_opkit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Inputs past the data are parameters a build reads: fixed, or small enough to key. */
@@ -223,6 +230,44 @@ static gl_status split_build(dn_build *b, dnnl_primitive_desc_t *pd)
     return st;
 }
 
+/* One index of the axis: the window of that element, the axis dropped for a scalar. */
+static gl_status gather_build(dn_build *b, dnnl_primitive_desc_t *pd)
+{
+    const gl_kernel_ctx *k = b->k;
+    const gl_tensor *x, *ind = k->n_inputs > 1 ? k->in[1] : NULL;
+    gl_status st = data_input(b, &x);
+    if (st != GL_OK || b->s->fallback)
+        return st;
+    int64_t *idx = NULL;
+    size_t n = 0;
+    if (!ind || ind->rank > 1 || !dn_input_ints(k, 1, &idx, &n) || n != 1) {
+        free(idx);
+        return dn_refuse(b, "indices other than one integer");
+    }
+    int64_t i = idx[0], axis = gl_node_attr_int(k->node, "axis", 0);
+    free(idx);
+    axis += axis < 0 ? x->rank : 0;
+    int rank = x->rank - (ind->rank == 0);
+    if (axis < 0 || axis >= x->rank || rank < 1)
+        return dn_refuse(b, "axis out of range or a scalar output");
+    i += i < 0 ? x->dims[axis] : 0;
+    if (i < 0 || i >= x->dims[axis])
+        return dn_refuse(b, "index out of range: the reference kernel says so");
+    int64_t first[GL_MAX_RANK] = {0}, count[GL_MAX_RANK], step[GL_MAX_RANK], dims[GL_MAX_RANK];
+    for (int d = 0, o = 0; d < x->rank; d++) {
+        count[d] = d == axis ? 1 : x->dims[d];
+        step[d] = 1;
+        if (d != axis || ind->rank == 1)
+            dims[o++] = count[d];
+    }
+    first[axis] = i;
+    dnnl_memory_desc_t win, view;
+    if (window(&b->held[0], x->rank, first, count, step, &win) != dnnl_success ||
+        dn_md_reshape(&win, rank, dims, &view) != dnnl_success)
+        return dn_refuse(b, "no view of this layout for that index");
+    return dn_view_bind_plain(b, &view, rank, dims, pd);
+}
+
 /* ---- Shape ------------------------------------------------------------------------------- */
 
 static gl_status shape_build(dn_build *b, dnnl_primitive_desc_t *pd)
@@ -251,6 +296,7 @@ static const dn_op movement_ops[] = {
     {"", "Unsqueeze", 1, data_claim, reshape_build, NULL},
     {"", "Slice", 1, data_claim, slice_build, NULL},
     {"", "Split", 1, data_claim, split_build, NULL},
+    {"", "Gather", 1, data_claim, gather_build, NULL},
     {"", "Shape", 1, data_claim, shape_build, NULL},
 };
 const dn_op_table dn_movement_ops = {movement_ops, GL_ARRAY_LEN(movement_ops)};

@@ -119,6 +119,12 @@ dnnl_status_t dn_md_reshape(const dnnl_memory_desc_t *md, int rank, const int64_
  * a view, or as one reorder into the layout its readers want (dn_view.c's rule). */
 gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
                        const int64_t *dims, dnnl_primitive_desc_t *pd);
+/* The same, but a view only when it is an ordinary tensor (plain, or the activation
+ * layout at offset 0), else one reorder into plain: for an op whose readers are not
+ * images (Gather's q, k and v of an attention, read by products in row-major order, for
+ * which a 4-D nhwc would be one more reorder). */
+gl_status dn_view_bind_plain(dn_build *b, const dnnl_memory_desc_t *view, int rank,
+                             const int64_t *dims, dnnl_primitive_desc_t *pd);
 
 /* What stands for value v when a claim builds a descriptor ahead of any run: its
  * initializer when v is a constant, else a tensor of v's dtype and dims without bytes

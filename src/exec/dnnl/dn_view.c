@@ -1,15 +1,15 @@
 /* dn_view.c — data movement without copies: a tensor's bytes under another memory
  * descriptor. The rule (the movement ops of dn_movement.c follow it):
  *
- *  - A Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice or Split whose output is the
- *    input's bytes described with other dims, strides and offset is a view: the node's
- *    output shares the input's buffer and carries that description; the plan shows
- *    `view`. On plain or nhwc-like (strided, unblocked) descriptions every Transpose,
- *    Split and Slice with positive steps is one, and a Reshape when the dims it merges are
- *    contiguous in memory in their logical order (nhwc [N,C,H,W] to [N,2,C/2,H,W]
- *    splits C: a view; [N,C*H*W] merges C with H: not). On blocked layouts (nChw16c)
- *    only a Reshape that adds or drops dims of 1, or a description that is itself the
- *    plan's activation layout, is one.
+ *  - A Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Split or Gather (one index)
+ *    whose output is the input's bytes described with other dims, strides and offset is
+ *    a view: the node's output shares the input's buffer and carries that description;
+ *    the plan shows `view`. On plain or nhwc-like (strided, unblocked) descriptions every
+ *    Transpose, Split, Gather of one index and Slice with positive steps is one, and a
+ *    Reshape when the dims it merges are contiguous in memory in their logical order
+ *    (nhwc [N,C,H,W] to [N,2,C/2,H,W] splits C: a view; [N,C*H*W] merges C with H:
+ *    not). On blocked layouts (nChw16c) only a Reshape that adds or drops dims of 1, or
+ *    a description that is itself the plan's activation layout, is one.
  *  - A view that is the plan's activation layout (or plain) is an ordinary tensor. Any
  *    other (strided, offset, an unusual order) is marked a view: a primitive reads it
  *    through ONE reorder into its dense form (dn_view_dense), done by the node that
@@ -90,8 +90,9 @@ dnnl_status_t dn_view_dense(const dn_ctx *c, const dnnl_memory_desc_t *md,
 
 bool dn_view_reader(const gl_node *n)
 {
-    static const char *const readers[] = {"Reshape",   "Flatten",   "Squeeze", "Unsqueeze",
-                                          "Transpose", "Slice",     "Split",   "Concat"};
+    static const char *const readers[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                          "Transpose", "Slice",  "Split",  "Gather",
+                                          "Concat"};
     if (*n->domain)
         return false;
     for (size_t i = 0; i < GL_ARRAY_LEN(readers); i++)
@@ -201,12 +202,14 @@ static size_t dense_readers(const gl_kernel_ctx *k)
     return n;
 }
 
-gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
-                       const int64_t *dims, dnnl_primitive_desc_t *pd)
+/* dn_view_bind, and dn_view_bind_plain when `plain`. */
+static gl_status view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
+                           const int64_t *dims, bool plain, dnnl_primitive_desc_t *pd)
 {
     const gl_kernel_ctx *k = b->k;
     const gl_tensor *x = k->in[0];
-    if (view && (ordinary(b->c, view) || (!has_blocks(view) && dense_readers(k) <= 1))) {
+    if (view && (ordinary(b->c, view) ||
+                 (!plain && !has_blocks(view) && dense_readers(k) <= 1))) {
         dn_bind_view(b, 0, 0, view, rank, dims);
         return GL_OK;
     }
@@ -215,8 +218,8 @@ gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
                          (long long)x->count, DN_OPS_SMALL);
     /* One reorder into the layout the output's readers want. */
     dnnl_data_type_t dt = b->held[0].data_type;
-    dnnl_format_tag_t tag = dn_read_by_backend(k) ? act_tag_of(b->c, rank, dt)
-                                                  : dnnl_format_tag_undef;
+    dnnl_format_tag_t tag = !plain && dn_read_by_backend(k) ? act_tag_of(b->c, rank, dt)
+                                                            : dnnl_format_tag_undef;
     dnnl_memory_desc_t out, src, dst;
     dnnl_status_t r = dense_md(&out, rank, dims, tag, dt);
     if (r == dnnl_success && view) {
@@ -240,4 +243,16 @@ gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
     dn_bind_output(b, DNNL_ARG_TO, 0, &dst, rank, dims);
     b->s->out[b->s->n_out - 1].layout = dn_layout_of(b->c, &out);
     return GL_OK;
+}
+
+gl_status dn_view_bind(dn_build *b, const dnnl_memory_desc_t *view, int rank,
+                       const int64_t *dims, dnnl_primitive_desc_t *pd)
+{
+    return view_bind(b, view, rank, dims, false, pd);
+}
+
+gl_status dn_view_bind_plain(dn_build *b, const dnnl_memory_desc_t *view, int rank,
+                             const int64_t *dims, dnnl_primitive_desc_t *pd)
+{
+    return view_bind(b, view, rank, dims, true, pd);
 }

@@ -180,6 +180,13 @@ dn_avx2_act_rows(dn_act_kind kind, const dn_act *a, float *y, int64_t ldy, int64
     for (int64_t r = 0; r < rows; r++) {
         float *row = y + r * ldy;
         int64_t j = 0;
+        /* two independent vectors a step: a kernel's tile row is a pair of panels */
+        for (; j + 16 <= cols; j += 16) {
+            __m256 v0 = dn_act8(kind, lo, hi, _mm256_loadu_ps(row + j));
+            __m256 v1 = dn_act8(kind, lo, hi, _mm256_loadu_ps(row + j + 8));
+            _mm256_storeu_ps(row + j, v0);
+            _mm256_storeu_ps(row + j + 8, v1);
+        }
         for (; j + 8 <= cols; j += 8)
             _mm256_storeu_ps(row + j, dn_act8(kind, lo, hi, _mm256_loadu_ps(row + j)));
         if (j == cols)

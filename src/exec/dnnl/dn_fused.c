@@ -126,6 +126,10 @@ typedef struct fused_unit {
      * after the first run at `batch` (0: not yet; `batch`: all at once), and the whole
      * output the parts are written into then. */
     int64_t images, batch;
+    /* the whole input's and output's ONNX dims when the parts were chosen: a run of
+     * another shape (the same batch, other H and W) chooses again */
+    int x_rank, y_rank;
+    int64_t x_dims[DNNL_MAX_NDIMS], y_dims[DNNL_MAX_NDIMS];
     dnnl_memory_desc_t whole_md;
     const gl_tensor_layout *whole_layout;
     gl_buffer_slot whole_slot;
@@ -1130,9 +1134,15 @@ static void choose_images(const gl_kernel_ctx *k, fused_unit *u)
             largest = bytes;
         last = seg;
     }
-    const dnnl_memory_desc_t *y = &last->node.out[0].md;
-    if (y->data_type != dnnl_f32 || !dn_md_batch_outer(y) || y->dims[0] != u->batch)
+    const dn_out *o = &last->node.out[0];
+    const dnnl_memory_desc_t *y = &o->md;
+    if (y->data_type != dnnl_f32 || !dn_md_batch_outer(y) || y->dims[0] != u->batch ||
+        x->rank > DNNL_MAX_NDIMS || o->rank < 1 || o->dims[0] != u->batch)
         return;
+    u->x_rank = x->rank;
+    memcpy(u->x_dims, x->dims, (size_t)x->rank * sizeof(int64_t));
+    u->y_rank = o->rank;
+    memcpy(u->y_dims, o->dims, (size_t)o->rank * sizeof(int64_t));
     u->whole_md = *y;
     u->whole_layout = last->node.out[0].layout;
     u->images = dn_slice_images(u->batch, largest);
@@ -1147,8 +1157,8 @@ static gl_status unit_run_parts(dn_ctx *c, gl_kernel_ctx *k, fused_unit *u, dn_i
     const gl_tensor *x = k->in[0];
     const dn_layout *xl = (const dn_layout *)x->layout;
     *whole = false;
-    if (x->rank < 3 || x->dims[0] != u->batch || !x->buf ||
-        (xl && (xl->view || !dn_md_batch_outer(&xl->md)))) {
+    if (x->rank != u->x_rank || memcmp(x->dims, u->x_dims, (size_t)x->rank * sizeof(int64_t)) ||
+        !x->buf || (xl && (xl->view || !dn_md_batch_outer(&xl->md)))) {
         u->images = 0; /* chosen again after this run */
         return GL_OK;
     }
@@ -1156,10 +1166,11 @@ static gl_status unit_run_parts(dn_ctx *c, gl_kernel_ctx *k, fused_unit *u, dn_i
     gl_buffer *buf = gl_buffer_from_slot(&u->whole_slot, bytes, false);
     if (!buf)
         return gl_error_prefix("%s: output 0", k->where), GL_ERR_NOMEM;
+    /* the ONNX dims, not the md's: an nhwc head's md is N, C, H, W over N, H, W, C */
     int64_t count = 1;
-    for (int d = 0; d < u->whole_md.ndims; d++)
-        count *= u->whole_md.dims[d];
-    gl_tensor *y = gl_tensor_wrap(GL_DT_FLOAT, u->whole_md.ndims, u->whole_md.dims, count, buf);
+    for (int d = 0; d < u->y_rank; d++)
+        count *= u->y_dims[d];
+    gl_tensor *y = gl_tensor_wrap(GL_DT_FLOAT, u->y_rank, u->y_dims, count, buf);
     y->layout = u->whole_layout;
     gl_tensor_free(k->out[0]);
     k->out[0] = y;
@@ -1181,9 +1192,14 @@ static gl_status unit_run_parts(dn_ctx *c, gl_kernel_ctx *k, fused_unit *u, dn_i
         k->reorder_ns = part.reorder_ns;
         k->reorders = part.reorders;
         all_finite = all_finite && part_finite;
+        /* a segment built again for the part's shape on a reference kernel writes a
+         * tensor of its own, not the part of the whole output: the whole batch then */
+        for (const fused_unit *seg = u; seg && !members; seg = seg->next)
+            members = seg->node.fallback || seg->node.special_ref;
     }
     if (members)
-        u->images = u->batch; /* a part fell to the members: the whole batch from now on */
+        u->images = u->batch; /* a part fell to the members or to a reference kernel: the
+                               * whole batch from now on */
     *whole = st == GL_OK && !members;
     *finite = all_finite;
     return st;

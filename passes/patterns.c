@@ -352,8 +352,12 @@ gl_node *gl_pt_copy_node(gl_pt_ctx *c, const gl_node *n, const char *hint,
     char *name = gl_unique_node_name(c->g, hint);
     gl_node *k = gl_add_node(c->g, n->op_type, n->domain, name, inputs, n_in, 1);
     free(name);
-    if (!k || !gl_node_copy_plain_attrs(k, n))
+    if (!k)
         return NULL;
+    if (!gl_node_copy_plain_attrs(k, n)) {
+        gl_remove_node(c->g, k); /* no half-made copy left in the graph */
+        return NULL;
+    }
     gl_type *t = &k->outputs[0]->type;
     gl_type_copy(t, &like->type);
     gl_dim *d = &t->shape.dims[axis];

@@ -42,7 +42,9 @@
  */
 #include "exec/dnnl/dn_opkit.h"
 
+#ifdef __x86_64__
 #include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +82,9 @@ typedef struct nc_geom {
     nc_part part[NARY_MAX];
 } nc_geom;
 
-/* n floats of x to y (aligned to 32 bytes, n a multiple of 8) past the caches. */
+/* n floats of x to y (aligned to 32 bytes, n a multiple of 8) past the caches (elsewhere
+ * than x86-64, where the build never sets `stream`, a copy). */
+#ifdef __x86_64__
 __attribute__((target("avx2"))) static void nc_stream(const float *x, float *y, size_t n)
 {
     size_t i = 0;
@@ -95,6 +99,12 @@ __attribute__((target("avx2"))) static void nc_stream(const float *x, float *y, 
     for (; i < n; i += 8)
         _mm256_stream_ps(y + i, _mm256_loadu_ps(x + i));
 }
+
+static void nc_stream_fence(void) { _mm_sfence(); }
+#else
+static void nc_stream(const float *x, float *y, size_t n) { memcpy(y, x, n * sizeof(float)); }
+static void nc_stream_fence(void) {}
+#endif
 
 /* The runs of output rows [r0, r1) (a row: one index of the outer dims, counted in
  * dst order, outermost first). */
@@ -128,7 +138,7 @@ static void nc_copy_rows(void *extra, int64_t r0, int64_t r1, int thread)
             idx[d--] = 0;
     }
     if (g->nt)
-        _mm_sfence(); /* the streamed stores are seen before the join */
+        nc_stream_fence(); /* the streamed stores are seen before the join */
 }
 
 /* The rows split over the node's threads, each copying NC_PER_THREAD bytes or more. */

@@ -443,7 +443,7 @@ static const fcase conv_cases[] = {
      .what = "eltwise_swish", .avx2_expect = UNIT, .avx2_what = "jit:avx2 | graphlab:avx2 silu"},
     {"Conv+graphlab.Silu+Add(full tensor)", 'c', "nb", true,
      {ACT("graphlab.Silu"), OPD("Add", 'x', 4, 1, 16, 8, 8)}, .expect = FUSED,
-     .what = "eltwise_swish + binary_add", .avx2_expect = UNIT,
+     .what = "eltwise_swish + sum", .avx2_expect = UNIT,
      .avx2_what = "jit:avx2 | graphlab:avx2 silu | "},
     {"Conv+graphlab.HardSwish", 'c', "nb", true, {ACT("graphlab.HardSwish")}, .expect = FUSED,
      .what = "eltwise_hardswish"},

@@ -16,7 +16,8 @@
  * its reference code), and written in that layout.
  *
  * On AVX2 (no AVX-512), float max pooling over 2-D images in nChw8c or nhwc runs
- * graphlab's own kernel instead of oneDNN 2.6's jit:avx2 one, which was 3-5x slower
+ * graphlab's own kernel instead of oneDNN 2.6's jit:avx2 one (on AVX-512 only where
+ * oneDNN has nothing but its reference code: dilated windows, nChw16c too), which was 3-5x slower
  * than ONNX Runtime's on GoogLeNet's pools (192x28x28, 3x3 stride 1: 0.55 ms against
  * 0.09; this kernel 0.11 ms, one thread). The window's maximum is separable: each
  * input row's maxima over the window's columns first (one 8-lane vector per output
@@ -504,16 +505,46 @@ static float *np_scales(const np_geom *g, const pool_geom *pg, bool include_pad)
     return s;
 }
 
+/* The layouts the native kernel reads and writes: graphlab's own (nChw8c, nhwc), and
+ * nChw16c, AVX-512's block, taken only where oneDNN 2.6 has no kernel of its own for the
+ * window (a dilated one: its jit pooling takes none).
+ * Each is `blocks` planes of pixels of `lanes` floats. */
+typedef enum { NP_NONE = -1, NP_NCHW8C, NP_NHWC, NP_NCHW16C } np_layout;
+static const dnnl_format_tag_t np_tags[] = {dnnl_nChw8c, dnnl_nhwc, dnnl_nChw16c};
+static const char *const np_names[] = {"nChw8c", "nhwc", "nChw16c"};
+
+static np_layout np_md_layout(const dnnl_memory_desc_t *md, const int64_t *dims, bool wide)
+{
+    dn_own_layout l = dn_md_own_layout(md, dims);
+    if (l != DN_OWN_NONE)
+        return l == DN_OWN_NCHW8C ? NP_NCHW8C : NP_NHWC;
+    dnnl_memory_desc_t m16;
+    return wide && dn_md_tag(&m16, 4, dims, dnnl_nChw16c) == dnnl_success &&
+                   dnnl_memory_desc_equal(md, &m16)
+               ? NP_NCHW16C
+               : NP_NONE;
+}
+
+/* The native kernel's layout for the pd: its source's and destination's, when one. */
+static np_layout np_pd_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd,
+                              const int64_t *yd, bool wide)
+{
+    np_layout l = np_md_layout(dn_pd_md(pd, dnnl_query_src_md, 0), xd, wide);
+    return l != NP_NONE && np_md_layout(dn_pd_md(pd, dnnl_query_dst_md, 0), yd, wide) == l
+               ? l
+               : NP_NONE;
+}
+
 /* The native kernel writes its source's layout: where oneDNN picked another destination
  * (its reference code for some windows does), the pd is made again with that one. */
 static dnnl_status_t np_dst_like_src(dn_build *b, dnnl_primitive_desc_t *pd,
                                      dnnl_pooling_v2_desc_t *pdsc, const int64_t *xd,
-                                     const int64_t *yd)
+                                     const int64_t *yd, bool wide)
 {
-    dn_own_layout l = dn_md_own_layout(dn_pd_md(*pd, dnnl_query_src_md, 0), xd);
-    if (l == DN_OWN_NONE || dn_pd_own_layout(*pd, xd, yd) == l)
+    np_layout l = np_md_layout(dn_pd_md(*pd, dnnl_query_src_md, 0), xd, wide);
+    if (l == NP_NONE || np_pd_layout(*pd, xd, yd, wide) == l)
         return dnnl_success;
-    dnnl_status_t r = dn_md_tag(&pdsc->dst_desc, 4, yd, dn_own_layout_tag(l));
+    dnnl_status_t r = dn_md_tag(&pdsc->dst_desc, 4, yd, np_tags[l]);
     if (r != dnnl_success)
         return r;
     dnnl_primitive_desc_t again;
@@ -526,19 +557,19 @@ static dnnl_status_t np_dst_like_src(dn_build *b, dnnl_primitive_desc_t *pd,
 }
 
 /* Take the native kernel for this float max (avg: average) pooling when the pd's source
- * and destination are both nChw8c or both nhwc (xd: N, C, H, W). */
+ * and destination are both in one of its layouts (xd: N, C, H, W; wide: nChw16c too). */
 static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
-                    const pool_geom *pg, bool avg, bool include_pad)
+                    const pool_geom *pg, bool avg, bool include_pad, bool wide)
 {
 #ifdef __x86_64__
     int64_t yd[4] = {xd[0], xd[1], pg->out[0], pg->out[1]};
-    dn_own_layout l = dn_pd_own_layout(pd, xd, yd);
-    if (l == DN_OWN_NONE || pg->kernel[0] > NP_MAX_TAPS)
+    np_layout l = np_pd_layout(pd, xd, yd, wide);
+    if (l == NP_NONE || pg->kernel[0] > NP_MAX_TAPS)
         return;
     np_geom g = {.n = xd[0], .h = xd[2], .w = xd[3], .oh = pg->out[0], .ow = pg->out[1],
                  .dh = pg->dilation[0] + 1, .dw = pg->dilation[1] + 1};
-    g.blocks = l == DN_OWN_NCHW8C ? (xd[1] + 7) / 8 : 1;
-    g.lanes = l == DN_OWN_NCHW8C ? 8 : xd[1];
+    g.lanes = l == NP_NCHW8C ? 8 : l == NP_NCHW16C ? 16 : xd[1];
+    g.blocks = l == NP_NHWC ? 1 : (xd[1] + g.lanes - 1) / g.lanes;
     g.cols = np_taps_table(g.ow, pg->kernel[1], pg->strides[1], g.dw, pg->pad_l[1], g.w);
     g.rows_of = np_taps_table(g.oh, pg->kernel[0], pg->strides[0], g.dh, pg->pad_l[0], g.h);
     if (!np_windows_nonempty(g.cols, g.ow) || !np_windows_nonempty(g.rows_of, g.oh)) {
@@ -558,9 +589,9 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
                           : gl_xmalloc((size_t)(kept->scratch_threads * g.span * g.ow *
                                                 g.lanes) * sizeof(float));
     dn_take_native(b, np_run, kept, np_free, "graphlab:avx2 %s%s", avg ? "avg " : "",
-                   dn_own_layout_name(l));
+                   np_names[l]);
 #else
-    (void)b, (void)pd, (void)xd, (void)pg, (void)avg, (void)include_pad;
+    (void)b, (void)pd, (void)xd, (void)pg, (void)avg, (void)include_pad, (void)wide;
 #endif
 }
 
@@ -625,9 +656,13 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                                               g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
-    bool native = !int8 && !global && nsp == 2 && b->c->avx2;
+    /* AVX2: graphlab's kernel wherever its layout is; AVX-512: only where oneDNN would
+     * run its reference code */
+    bool native = !int8 && !global && nsp == 2 && r == dnnl_success &&
+                  (b->c->avx2 || dn_pd_is_ref(*pd));
+    bool wide = native && !b->c->avx2;
     if (r == dnnl_success && native)
-        r = np_dst_like_src(b, pd, &pdsc, xd, out_dims);
+        r = np_dst_like_src(b, pd, &pdsc, xd, out_dims, wide);
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no pooling for this (%s)", dnnl_status2str(r));
     if (dn_pd_is_ref(*pd) && int8)
@@ -646,7 +681,7 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                        out_dims);
     }
     if (native)
-        np_take(b, *pd, xd, &g, !is_max, alg == dnnl_pooling_avg_include_padding);
+        np_take(b, *pd, xd, &g, !is_max, alg == dnnl_pooling_avg_include_padding, wide);
     else if (global && !is_max && !int8 && nsp == 2 && b->c->avx2)
         dn_gap_take(b, *pd, xd);
     return GL_OK;

@@ -93,6 +93,9 @@ typedef struct dn_ctx {
     int block;               /* channel block of the blocked layout (8 or 16) */
     bool avx2;               /* block 8: oneDNN runs its AVX2 kernels (no AVX-512: no
                               * Winograd, the layout cost's AVX2 column) */
+    bool has_avx2;           /* the CPU runs AVX2 (AVX-512 ones too): graphlab's kernels
+                              * that beat oneDNN on either ISA may run (dn_gpool.c,
+                              * dn_chscale.c) */
     int64_t batch;           /* gl_exec_options.batch: the run's symbolic batch (0: unknown) */
     int threads;             /* as asked (0: OpenMP's default) */
     int max_threads;         /* what primitives run with unless they are small (dn_node.c) */
@@ -179,6 +182,11 @@ dn_own_layout dn_md_own_layout(const dnnl_memory_desc_t *md, const int64_t *dims
 dn_own_layout dn_pd_own_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd,
                                const int64_t *yd);
 dnnl_format_tag_t dn_own_layout_tag(dn_own_layout l);
+/* Whether md is nChw16c over the 4-D dims, and the pd's source and destination both are
+ * over xd and yd (AVX-512's block, which kernels of 16 lanes read besides the own
+ * layouts). */
+bool dn_md_is_nchw16c(const dnnl_memory_desc_t *md, const int64_t *dims);
+bool dn_pd_is_nchw16c(const_dnnl_primitive_desc_t pd, const int64_t *xd, const int64_t *yd);
 const char *dn_own_layout_name(dn_own_layout l); /* "nChw8c", "nhwc" (the plan's impl) */
 /* md lays out its dims densely in row-major order (strides of size-1 dims ignored):
  * the bytes are what a plain gl_tensor of those dims holds. */

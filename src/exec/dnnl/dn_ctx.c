@@ -91,6 +91,19 @@ dn_own_layout dn_pd_own_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd
                : DN_OWN_NONE;
 }
 
+bool dn_md_is_nchw16c(const dnnl_memory_desc_t *md, const int64_t *dims)
+{
+    dnnl_memory_desc_t m16;
+    return dn_md_tag(&m16, 4, dims, dnnl_nChw16c) == dnnl_success &&
+           dnnl_memory_desc_equal(md, &m16);
+}
+
+bool dn_pd_is_nchw16c(const_dnnl_primitive_desc_t pd, const int64_t *xd, const int64_t *yd)
+{
+    return dn_md_is_nchw16c(dn_pd_md(pd, dnnl_query_src_md, 0), xd) &&
+           dn_md_is_nchw16c(dn_pd_md(pd, dnnl_query_dst_md, 0), yd);
+}
+
 dnnl_format_tag_t dn_own_layout_tag(dn_own_layout l)
 {
     return own_tags[l];
@@ -377,6 +390,7 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     dn_ctx *c = gl_xcalloc(1, sizeof(*c));
     c->block = probe_block(); /* before the policy: in-place Concats need it */
     c->avx2 = c->block != 16;
+    c->has_avx2 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx2) == dnnl_cpu_isa_avx2;
     /* Before the policy: the cost counts it. oneDNN 2.6's Winograd kernels are AVX-512
      * ones (jit_avx512_core_fp32_wino_conv_*): on AVX2 the layout cost must not expect
      * them, nor the build ask for them. */

@@ -518,11 +518,7 @@ static np_layout np_md_layout(const dnnl_memory_desc_t *md, const int64_t *dims,
     dn_own_layout l = dn_md_own_layout(md, dims);
     if (l != DN_OWN_NONE)
         return l == DN_OWN_NCHW8C ? NP_NCHW8C : NP_NHWC;
-    dnnl_memory_desc_t m16;
-    return wide && dn_md_tag(&m16, 4, dims, dnnl_nChw16c) == dnnl_success &&
-                   dnnl_memory_desc_equal(md, &m16)
-               ? NP_NCHW16C
-               : NP_NONE;
+    return wide && dn_md_is_nchw16c(md, dims) ? NP_NCHW16C : NP_NONE;
 }
 
 /* The native kernel's layout for the pd: its source's and destination's, when one. */
@@ -682,7 +678,7 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
     }
     if (native)
         np_take(b, *pd, xd, &g, !is_max, alg == dnnl_pooling_avg_include_padding, wide);
-    else if (global && !is_max && !int8 && nsp == 2 && b->c->avx2)
+    else if (global && !is_max && !int8 && nsp == 2 && b->c->has_avx2)
         dn_gap_take(b, *pd, xd);
     return GL_OK;
 }

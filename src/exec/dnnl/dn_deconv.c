@@ -237,8 +237,12 @@ static gl_status deconv_build(dn_build *b, dnnl_primitive_desc_t *pd)
         (bias && dn_md_plain(&bmd, 1, &oc, NULL) != dnnl_success))
         return dn_refuse(b, "shapes oneDNN does not describe");
     /* A constant bias is added by a binary primitive after the deconvolution (see
-     * bias_after); in a fused unit the bias must come before the unit's post-ops. */
-    bool bias_after = bias && !b->tail && dn_input_constant(k, 2);
+     * bias_after); in a fused unit the bias must come before the unit's post-ops. Not
+     * for one output channel: its [1, 1, 1, 1] bias is a scalar to oneDNN 2.6's binary,
+     * which, on AVX-512 adding it in place over an nChw16c destination of more than one
+     * image, left most outputs wrong (a DBNet head's last ConvTranspose at batch 8:
+     * max_abs 0.24); the deconvolution's own bias there costs 1/16 of a block. */
+    bool bias_after = bias && oc > 1 && !b->tail && dn_input_constant(k, 2);
     deconv_arg a = {.g = &g, .wany = &wany, .bias = bias && !bias_after ? &bmd : NULL,
                     .out_dims = out_dims, .act = dn_act_tag(b->c, x->rank)};
     int way = dn_pd_pick(b, &a, 3, deconv_way, pd);

@@ -98,7 +98,8 @@ if [ -n "$GL_PYTHON" ] && [ "$GL_PYTHON" != none ] &&
         s=$(screen)
         case "$s" in
         *"stopped waiting for the run"*) outcome=stopped ;;
-        *"ran 00-input on"*) outcome=ended ;;
+        # ended first: its status, or C-c's answer once it has gone
+        *"ran 00-input on"* | *"nothing is running"*) outcome=ended ;;
         *) sleep 0.1; i=$((i + 1)) ;;
         esac
     done

@@ -2070,6 +2070,46 @@ Test(dnnl_ops, a_nan_made_inside_the_model_is_seen)
     gl_model_free(m);
 }
 
+/* A look at a large input is spread over the threads (dn_special.c, SCAN_SPLIT floats a
+ * work item): a NaN or an infinity in any item, the last, partial one too, sends the
+ * run to the reference kernel, whose Relu keeps the NaN and the infinity. */
+Test(dnnl_ops, a_look_over_threads_sees_every_part)
+{
+    tu_omp_threads(2);
+    uint32_t seed = 28;
+    gl_model *m = tu_model(13);
+    gl_graph *g = m->graph;
+    int64_t d[4] = {2, 9, 150, 151}; /* 407700 floats: 6 whole items and a part */
+    gl_value *x = tu_input(g, "x", GL_DT_FLOAT, 4, d);
+    tu_output(g, tu_node(g, "Relu", "op", 1, x)->outputs[0]);
+    gl_tensor *in = tu_random_f32(4, d, &seed);
+    int64_t at[] = {-1, 407699, 3 * 65536 + 17, 65535, -1};
+    float what[] = {0.0f, NAN, INFINITY, -INFINITY, 0.0f};
+    gl_exec *dn = NULL;
+    for (size_t i = 0; i < GL_ARRAY_LEN(at); i++) {
+        gl_tensor *run = gl_tensor_share(in), *want = NULL, *got = NULL;
+        if (at[i] >= 0)
+            ((float *)gl_tensor_make_writable(run))[at[i]] = what[i];
+        gl_exec_free(tu_exec_run(m, "ref", NULL, &run, 1, &want, 1, "reference"));
+        if (!dn)
+            dn = tu_exec_run(m, "dnnl", "plain", &run, 1, &got, 1, "relu");
+        else
+            tu_exec_rerun_cached(dn, (const gl_tensor *const *)&run, 1, &got, 1, "relu");
+        gl_compare r;
+        gl_compare_tensors(got, want, RTOL, ATOL, &r);
+        char line[256];
+        gl_compare_format(&r, line, sizeof(line));
+        cr_expect(r.ok, "run %zu (%g at %lld): dnnl vs ref: %s", i + 1, (double)what[i],
+                  (long long)at[i], line);
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        gl_tensor_free(run);
+    }
+    gl_exec_free(dn);
+    gl_tensor_free(in);
+    gl_model_free(m);
+}
+
 /* ---- threads per primitive, and a stack of matrices by one matrix as one product ------- */
 
 /* Below ~16 µs of one thread's work a primitive is made and run on one thread, the plan's

@@ -156,10 +156,39 @@ static size_t stored_floats(const gl_tensor *t)
     return n < have ? n : have;
 }
 
+/* A look at a large tensor is spread over the node's threads, SCAN_SPLIT floats a work
+ * item: at batch 8 a MobileNet-V3's first depthwise unit looks at its [8,16,112,112]
+ * input (the stem's HardSwish vouches for nothing: it gets no NaN wrong, so it does not
+ * look at the image), 6.4 MB a run that one thread read at ~21 GB/s (0.3 ms). */
+#define SCAN_SPLIT (64 * 1024)
+
+typedef struct scan_job {
+    const float *x;
+    size_t n;
+    uint32_t any; /* what the items found, or-ed */
+} scan_job;
+
+static void scan_items(void *arg, int64_t lo, int64_t hi, int thread)
+{
+    scan_job *j = arg;
+    (void)thread;
+    uint32_t any = 0;
+    for (int64_t it = lo; it < hi; it++) {
+        size_t a = (size_t)it * SCAN_SPLIT, z = a + SCAN_SPLIT < j->n ? a + SCAN_SPLIT : j->n;
+        any |= floats_special(j->x + a, z - a);
+    }
+    __atomic_fetch_or(&j->any, any, __ATOMIC_RELAXED);
+}
+
 static uint32_t tensor_special(const gl_tensor *t)
 {
-    return t && t->dtype == GL_DT_FLOAT && t->buf ? floats_special(t->buf->data, stored_floats(t))
-                                                  : 0;
+    if (!t || t->dtype != GL_DT_FLOAT || !t->buf)
+        return 0;
+    scan_job j = {.x = t->buf->data, .n = stored_floats(t)};
+    if (j.n <= 2 * SCAN_SPLIT)
+        return floats_special(j.x, j.n);
+    dn_parallel_for((int64_t)((j.n + SCAN_SPLIT - 1) / SCAN_SPLIT), 0, scan_items, &j);
+    return j.any;
 }
 
 /* ---- what the producers vouch for ---------------------------------------------------------- */

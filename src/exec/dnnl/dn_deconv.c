@@ -133,6 +133,25 @@ static dnnl_status_t deconv_way(dn_build *b, void *arg, int way, dnnl_primitive_
  * one (about 2.5 ms more per run). So the deconvolution runs without its bias and a binary
  * add (a jit kernel, per-channel broadcast) adds it in place on the destination
  * (dn_node.then, then_src1: a copy of the constant bias as [1, C, 1...]). */
+/* One output channel in a channel-blocked destination: [1, 1, 1, 1] is a scalar to
+ * oneDNN 2.6's binary, whose jit:uni kernel, run in place over nChw16c with one channel,
+ * added nothing (a DBNet head's last ConvTranspose at batch 8: max_abs 0.24 on the data
+ * set; any batch in a C test of oneDNN alone). So the destination is seen as its plain
+ * rows of one block, [N*H*W, B], and the bias as [1, B]: its value in lane 0, zeros over
+ * the padding (which stays zero). Sets *view and *row (B floats, the caller's). */
+static dnnl_status_t one_channel_rows(const dnnl_memory_desc_t *dst, int rank,
+                                      dnnl_memory_desc_t *view, dnnl_memory_desc_t *row)
+{
+    const dnnl_blocking_desc_t *bk = &dst->format_desc.blocking;
+    if (dst->format_kind != dnnl_blocked || bk->inner_nblks != 1 || bk->inner_idxs[0] != 1 ||
+        rank != dst->ndims)
+        return dnnl_unimplemented;
+    int64_t block = bk->inner_blks[0];
+    int64_t rows = (int64_t)(dnnl_memory_desc_get_size(dst) / sizeof(float)) / block;
+    dnnl_status_t r = dn_md_plain(view, 2, (int64_t[]){rows, block}, NULL);
+    return r == dnnl_success ? dn_md_plain(row, 2, (int64_t[]){1, block}, NULL) : r;
+}
+
 static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
                                     const gl_tensor *bias, int rank)
 {
@@ -142,26 +161,30 @@ static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
         bdims[i] = i == 1 ? bias->dims[0] : 1;
     /* The bias plain, else in the plan's activation layout: jit kernels take a blocked
      * destination's per-channel operand only blocked too. Converted once. */
-    dnnl_memory_desc_t plain, tagged;
+    dnnl_memory_desc_t plain, tagged, view, row;
     dnnl_binary_desc_t d;
     dnnl_primitive_desc_t bpd = NULL;
     dnnl_memory_t from = NULL;
     dnnl_format_tag_t act = dn_act_tag(b->c, rank);
+    bool rows = bias->dims[0] == 1 && dst && one_channel_rows(dst, rank, &view, &row) ==
+                                                 dnnl_success;
     dnnl_status_t r = dst ? dn_md_plain(&plain, rank, bdims, NULL) : dnnl_invalid_arguments;
-    for (int way = 0; r == dnnl_success && way < 2; way++) {
+    for (int way = rows ? 2 : 0; r == dnnl_success && way < (rows ? 3 : 2); way++) {
         if (way == 1 && act == dnnl_format_tag_undef)
             break;
         if (way == 1)
             r = dn_md_tag(&tagged, rank, bdims, act);
+        const dnnl_memory_desc_t *on = way == 2 ? &view : dst;
         if (r == dnnl_success)
-            r = dnnl_binary_desc_init(&d, dnnl_binary_add, dst, way ? &tagged : &plain, dst);
+            r = dnnl_binary_desc_init(&d, dnnl_binary_add, on,
+                                      way == 2 ? &row : way ? &tagged : &plain, on);
         if (r == dnnl_success)
             r = dnnl_primitive_desc_create(&bpd, &d, NULL, b->c->engine, NULL);
         if (r == dnnl_success && !dn_pd_is_ref(bpd))
             break;
         dnnl_primitive_desc_destroy(bpd);
         bpd = NULL;
-        r = dnnl_success;
+        r = dnnl_success; /* the next way; none after the rows (not the blocked scalar) */
     }
     if (r == dnnl_success && !bpd)
         r = dnnl_unimplemented;
@@ -174,10 +197,15 @@ static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
         r = dnnl_out_of_memory;
     if (r == dnnl_success)
         r = dnnl_memory_create(&b->s->then_src1, want, b->c->engine, b->s->then_buf);
-    if (r == dnnl_success)
-        r = dnnl_memory_create(&from, &plain, b->c->engine, (void *)gl_tensor_data(bias));
-    if (r == dnnl_success)
-        r = dn_reorder_once(b->c, &plain, from, want, b->s->then_src1);
+    if (r == dnnl_success && rows) { /* lane 0, the rest zero; the rows over output 0 */
+        memcpy(b->s->then_buf, gl_tensor_data(bias), sizeof(float));
+        r = dnnl_memory_create(&b->s->then_view, &view, b->c->engine, DNNL_MEMORY_NONE);
+    } else {
+        if (r == dnnl_success)
+            r = dnnl_memory_create(&from, &plain, b->c->engine, (void *)gl_tensor_data(bias));
+        if (r == dnnl_success)
+            r = dn_reorder_once(b->c, &plain, from, want, b->s->then_src1);
+    }
     dnnl_memory_destroy(from);
     dnnl_primitive_desc_destroy(bpd);
     if (r != dnnl_success) { /* the node goes on with nothing after its primitive */
@@ -185,9 +213,12 @@ static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
             dnnl_primitive_destroy(b->s->then);
         if (b->s->then_src1)
             dnnl_memory_destroy(b->s->then_src1);
+        if (b->s->then_view)
+            dnnl_memory_destroy(b->s->then_view);
         free(b->s->then_buf);
         b->s->then = NULL;
         b->s->then_src1 = NULL;
+        b->s->then_view = NULL;
         b->s->then_buf = NULL;
     }
     return r;
@@ -237,12 +268,8 @@ static gl_status deconv_build(dn_build *b, dnnl_primitive_desc_t *pd)
         (bias && dn_md_plain(&bmd, 1, &oc, NULL) != dnnl_success))
         return dn_refuse(b, "shapes oneDNN does not describe");
     /* A constant bias is added by a binary primitive after the deconvolution (see
-     * bias_after); in a fused unit the bias must come before the unit's post-ops. Not
-     * for one output channel: its [1, 1, 1, 1] bias is a scalar to oneDNN 2.6's binary,
-     * which, on AVX-512 adding it in place over an nChw16c destination of more than one
-     * image, left most outputs wrong (a DBNet head's last ConvTranspose at batch 8:
-     * max_abs 0.24); the deconvolution's own bias there costs 1/16 of a block. */
-    bool bias_after = bias && oc > 1 && !b->tail && dn_input_constant(k, 2);
+     * bias_after); in a fused unit the bias must come before the unit's post-ops. */
+    bool bias_after = bias && !b->tail && dn_input_constant(k, 2);
     deconv_arg a = {.g = &g, .wany = &wany, .bias = bias && !bias_after ? &bmd : NULL,
                     .out_dims = out_dims, .act = dn_act_tag(b->c, x->rank)};
     int way = dn_pd_pick(b, &a, 3, deconv_way, pd);

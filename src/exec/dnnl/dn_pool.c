@@ -17,9 +17,9 @@
  *
  * On AVX2 (no AVX-512), float max pooling over 2-D images in nChw8c or nhwc runs
  * graphlab's own kernel instead of oneDNN 2.6's jit:avx2 one (on AVX-512 only where
- * oneDNN has nothing but its reference code: dilated windows, nChw16c too), which was 3-5x slower
- * than ONNX Runtime's on GoogLeNet's pools (192x28x28, 3x3 stride 1: 0.55 ms against
- * 0.09; this kernel 0.11 ms, one thread). The window's maximum is separable: each
+ * oneDNN has nothing but its reference code: dilated windows, nChw16c too), which was
+ * 3-5x slower than ONNX Runtime's on GoogLeNet's pools (192x28x28, 3x3 stride 1: 0.55
+ * ms against 0.09; this kernel 0.11 ms, one thread). The window's maximum is separable: each
  * input row's maxima over the window's columns first (one 8-lane vector per output
  * column) into a ring of as many rows as a window spans, then each output row's over
  * the window's rows as soon as its last row is in: 2 + 2 vector maxima per output of a

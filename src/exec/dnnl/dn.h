@@ -309,8 +309,6 @@ typedef struct dn_node {
                                * then_src1 as its second operand (dn_deconv.c's bias) */
     dnnl_memory_t then_src1;  /* owned, with its bytes then_buf (NULL: an eltwise then) */
     void *then_buf;
-    dnnl_memory_t then_view;  /* owned: output 0's bytes under the md `then` was made for,
-                               * its handle set each run (NULL: output 0's own memory) */
     /* graphlab's own kernel run instead of prim (NULL: prim runs), where oneDNN's is
      * slow (dn_pool.c: max pooling on AVX2; dn_nary.c: concat of plain strides): the
      * bytes of the bound inputs (n_in of them, in binding order) and of output 0, the

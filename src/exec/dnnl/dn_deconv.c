@@ -91,17 +91,28 @@ typedef struct deconv_arg {
     const dnnl_memory_desc_t *wany, *bias;
     const int64_t *out_dims;
     dnnl_format_tag_t act;
+    bool plain_first; /* one output channel: way 0 is plain src, dst oneDNN's (below) */
 } deconv_arg;
 
 /* Way 0: source oneDNN's choice, destination the activation layout; 1: both the
- * activation layout; 2: both oneDNN's choice. Plain policy: plain, one way. */
+ * activation layout; 2: both oneDNN's choice. Plain policy: plain, one way.
+ * To one output channel (a detector's map) first a plain source and the destination
+ * oneDNN's (plain, its gemm kernel): in a channel block it computes 15 padded channels
+ * for nothing. oneDNN alone, [N,16,64,64] to [N,1,128,128], 4x4 stride 2: batch 8 two
+ * threads 1.07 -> 0.60 ms, one thread 2.12 -> 0.72; batch 1 one thread 0.195 -> 0.088,
+ * two 0.130 -> 0.124 (3 or 8 channels: gemm is as slow or slower, not taken). */
 static dnnl_status_t deconv_way(dn_build *b, void *arg, int way, dnnl_primitive_desc_t *pd)
 {
     deconv_arg *a = arg;
     const gl_tensor *x = b->k->in[0];
+    bool first = a->plain_first && way == 0;
+    way -= a->plain_first;
     dnnl_format_tag_t src_tag = way == 1 ? a->act : dnnl_format_tag_any;
     dnnl_format_tag_t dst_tag = way == 2 ? dnnl_format_tag_any : a->act;
-    if (a->act == dnnl_format_tag_undef) {
+    if (first) {
+        src_tag = dnnl_format_tag_undef; /* plain */
+        dst_tag = dnnl_format_tag_any;
+    } else if (a->act == dnnl_format_tag_undef) {
         if (way > 0)
             return dnnl_unimplemented;
         src_tag = dst_tag = dnnl_format_tag_undef;
@@ -133,25 +144,6 @@ static dnnl_status_t deconv_way(dn_build *b, void *arg, int way, dnnl_primitive_
  * one (about 2.5 ms more per run). So the deconvolution runs without its bias and a binary
  * add (a jit kernel, per-channel broadcast) adds it in place on the destination
  * (dn_node.then, then_src1: a copy of the constant bias as [1, C, 1...]). */
-/* One output channel in a channel-blocked destination: [1, 1, 1, 1] is a scalar to
- * oneDNN 2.6's binary, whose jit:uni kernel, run in place over nChw16c with one channel,
- * added nothing (a DBNet head's last ConvTranspose at batch 8: max_abs 0.24 on the data
- * set; any batch in a C test of oneDNN alone). So the destination is seen as its plain
- * rows of one block, [N*H*W, B], and the bias as [1, B]: its value in lane 0, zeros over
- * the padding (which stays zero). Sets *view and *row (B floats, the caller's). */
-static dnnl_status_t one_channel_rows(const dnnl_memory_desc_t *dst, int rank,
-                                      dnnl_memory_desc_t *view, dnnl_memory_desc_t *row)
-{
-    const dnnl_blocking_desc_t *bk = &dst->format_desc.blocking;
-    if (dst->format_kind != dnnl_blocked || bk->inner_nblks != 1 || bk->inner_idxs[0] != 1 ||
-        rank != dst->ndims)
-        return dnnl_unimplemented;
-    int64_t block = bk->inner_blks[0];
-    int64_t rows = (int64_t)(dnnl_memory_desc_get_size(dst) / sizeof(float)) / block;
-    dnnl_status_t r = dn_md_plain(view, 2, (int64_t[]){rows, block}, NULL);
-    return r == dnnl_success ? dn_md_plain(row, 2, (int64_t[]){1, block}, NULL) : r;
-}
-
 static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
                                     const gl_tensor *bias, int rank)
 {
@@ -161,30 +153,33 @@ static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
         bdims[i] = i == 1 ? bias->dims[0] : 1;
     /* The bias plain, else in the plan's activation layout: jit kernels take a blocked
      * destination's per-channel operand only blocked too. Converted once. */
-    dnnl_memory_desc_t plain, tagged, view, row;
+    dnnl_memory_desc_t plain, tagged;
     dnnl_binary_desc_t d;
     dnnl_primitive_desc_t bpd = NULL;
     dnnl_memory_t from = NULL;
     dnnl_format_tag_t act = dn_act_tag(b->c, rank);
-    bool rows = bias->dims[0] == 1 && dst && one_channel_rows(dst, rank, &view, &row) ==
-                                                 dnnl_success;
     dnnl_status_t r = dst ? dn_md_plain(&plain, rank, bdims, NULL) : dnnl_invalid_arguments;
-    for (int way = rows ? 2 : 0; r == dnnl_success && way < (rows ? 3 : 2); way++) {
+    for (int way = 0; r == dnnl_success && way < 2; way++) {
         if (way == 1 && act == dnnl_format_tag_undef)
+            break;
+        /* One output channel in a channel block: [1, 1, 1, 1] is a scalar to oneDNN
+         * 2.6's binary, whose jit:uni kernel, in place over a one-channel nChw16c
+         * tensor, adds nothing (any batch, in a C test of oneDNN alone; a DBNet head at
+         * batch 8 had max_abs 0.24). Such a deconvolution goes plain (deconv_way), so
+         * this is only a fallback: the deconvolution's own bias, slow but right. */
+        if (way == 1 && bias->dims[0] == 1)
             break;
         if (way == 1)
             r = dn_md_tag(&tagged, rank, bdims, act);
-        const dnnl_memory_desc_t *on = way == 2 ? &view : dst;
         if (r == dnnl_success)
-            r = dnnl_binary_desc_init(&d, dnnl_binary_add, on,
-                                      way == 2 ? &row : way ? &tagged : &plain, on);
+            r = dnnl_binary_desc_init(&d, dnnl_binary_add, dst, way ? &tagged : &plain, dst);
         if (r == dnnl_success)
             r = dnnl_primitive_desc_create(&bpd, &d, NULL, b->c->engine, NULL);
         if (r == dnnl_success && !dn_pd_is_ref(bpd))
             break;
         dnnl_primitive_desc_destroy(bpd);
         bpd = NULL;
-        r = dnnl_success; /* the next way; none after the rows (not the blocked scalar) */
+        r = dnnl_success;
     }
     if (r == dnnl_success && !bpd)
         r = dnnl_unimplemented;
@@ -197,15 +192,10 @@ static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
         r = dnnl_out_of_memory;
     if (r == dnnl_success)
         r = dnnl_memory_create(&b->s->then_src1, want, b->c->engine, b->s->then_buf);
-    if (r == dnnl_success && rows) { /* lane 0, the rest zero; the rows over output 0 */
-        memcpy(b->s->then_buf, gl_tensor_data(bias), sizeof(float));
-        r = dnnl_memory_create(&b->s->then_view, &view, b->c->engine, DNNL_MEMORY_NONE);
-    } else {
-        if (r == dnnl_success)
-            r = dnnl_memory_create(&from, &plain, b->c->engine, (void *)gl_tensor_data(bias));
-        if (r == dnnl_success)
-            r = dn_reorder_once(b->c, &plain, from, want, b->s->then_src1);
-    }
+    if (r == dnnl_success)
+        r = dnnl_memory_create(&from, &plain, b->c->engine, (void *)gl_tensor_data(bias));
+    if (r == dnnl_success)
+        r = dn_reorder_once(b->c, &plain, from, want, b->s->then_src1);
     dnnl_memory_destroy(from);
     dnnl_primitive_desc_destroy(bpd);
     if (r != dnnl_success) { /* the node goes on with nothing after its primitive */
@@ -213,12 +203,9 @@ static dnnl_status_t bias_add_after(dn_build *b, const_dnnl_primitive_desc_t pd,
             dnnl_primitive_destroy(b->s->then);
         if (b->s->then_src1)
             dnnl_memory_destroy(b->s->then_src1);
-        if (b->s->then_view)
-            dnnl_memory_destroy(b->s->then_view);
         free(b->s->then_buf);
         b->s->then = NULL;
         b->s->then_src1 = NULL;
-        b->s->then_view = NULL;
         b->s->then_buf = NULL;
     }
     return r;
@@ -272,14 +259,16 @@ static gl_status deconv_build(dn_build *b, dnnl_primitive_desc_t *pd)
     bool bias_after = bias && !b->tail && dn_input_constant(k, 2);
     deconv_arg a = {.g = &g, .wany = &wany, .bias = bias && !bias_after ? &bmd : NULL,
                     .out_dims = out_dims, .act = dn_act_tag(b->c, x->rank)};
-    int way = dn_pd_pick(b, &a, 3, deconv_way, pd);
+    a.plain_first = oc == 1 && a.act != dnnl_format_tag_undef;
+    int ways = 3 + a.plain_first;
+    int way = dn_pd_pick(b, &a, ways, deconv_way, pd);
     if (way >= 0 && bias_after && bias_add_after(b, *pd, bias, x->rank) != dnnl_success) {
         /* no jit add for this destination (a blocked one with padded channels): the
          * deconvolution adds its bias itself after all */
         dnnl_primitive_desc_destroy(*pd);
         *pd = NULL;
         a.bias = &bmd;
-        way = dn_pd_pick(b, &a, 3, deconv_way, pd);
+        way = dn_pd_pick(b, &a, ways, deconv_way, pd);
     }
     if (way < 0)
         return dn_refuse(b, "oneDNN has no deconvolution for this configuration");

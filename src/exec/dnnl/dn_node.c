@@ -394,8 +394,6 @@ void dn_node_clear(dn_node *s)
         dnnl_primitive_destroy(s->then);
     if (s->then_src1)
         dnnl_memory_destroy(s->then_src1);
-    if (s->then_view)
-        dnnl_memory_destroy(s->then_view);
     free(s->then_buf);
     for (size_t i = 0; i < s->n_in; i++) {
         dn_in *in = &s->in[i];
@@ -938,16 +936,10 @@ static gl_status execute_as_built(dn_ctx *c, gl_kernel_ctx *k, dn_node *s)
         return execute_native(c, k, s);
     dnnl_status_t r = dnnl_primitive_execute(s->prim, c->stream, (int)n, args);
     if (r == dnnl_success && s->then) {
-        dnnl_memory_t on = s->out[0].mem;
-        void *bytes = NULL;
-        if (s->then_view && (r = dnnl_memory_get_data_handle(on, &bytes)) == dnnl_success &&
-            (r = dnnl_memory_set_data_handle(s->then_view, bytes)) == dnnl_success)
-            on = s->then_view;
-        dnnl_exec_arg_t in_place[3] = {{DNNL_ARG_SRC, on},
-                                       {DNNL_ARG_DST, on},
+        dnnl_exec_arg_t in_place[3] = {{DNNL_ARG_SRC, s->out[0].mem},
+                                       {DNNL_ARG_DST, s->out[0].mem},
                                        {DNNL_ARG_SRC_1, s->then_src1}};
-        if (r == dnnl_success)
-            r = dnnl_primitive_execute(s->then, c->stream, s->then_src1 ? 3 : 2, in_place);
+        r = dnnl_primitive_execute(s->then, c->stream, s->then_src1 ? 3 : 2, in_place);
     }
     if (r == dnnl_success)
         r = dnnl_stream_wait(c->stream);

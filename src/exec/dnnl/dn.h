@@ -173,21 +173,19 @@ dnnl_status_t dn_md_tag(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                         dnnl_format_tag_t tag);
 /* The 4-D layouts graphlab's own AVX2 kernels (max and average pooling, global average
  * pooling, Winograd, the channel scale) read and write: channels in vectors of 8 (nChw8c)
- * or last (nhwc). */
-typedef enum { DN_OWN_NONE = -1, DN_OWN_NCHW8C, DN_OWN_NHWC } dn_own_layout;
-/* Which own layout md is over the 4-D dims, or DN_OWN_NONE. */
-dn_own_layout dn_md_own_layout(const dnnl_memory_desc_t *md, const int64_t *dims);
+ * or last (nhwc); and, for the kernels that take two vectors a pixel (pooling, global
+ * average pooling), AVX-512's block, nChw16c, when asked for (`wide`). */
+typedef enum { DN_OWN_NONE = -1, DN_OWN_NCHW8C, DN_OWN_NHWC, DN_OWN_NCHW16C } dn_own_layout;
+/* Which own layout md is over the 4-D dims (nChw16c only when wide), or DN_OWN_NONE. */
+dn_own_layout dn_md_own_layout(const dnnl_memory_desc_t *md, const int64_t *dims, bool wide);
 /* The own layout of both the pd's source (over xd) and its destination (over yd); else
  * DN_OWN_NONE (such a kernel writes its source's layout). */
 dn_own_layout dn_pd_own_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd,
-                               const int64_t *yd);
+                               const int64_t *yd, bool wide);
 dnnl_format_tag_t dn_own_layout_tag(dn_own_layout l);
-/* Whether md is nChw16c over the 4-D dims, and the pd's source and destination both are
- * over xd and yd (AVX-512's block, which kernels of 16 lanes read besides the own
- * layouts). */
-bool dn_md_is_nchw16c(const dnnl_memory_desc_t *md, const int64_t *dims);
-bool dn_pd_is_nchw16c(const_dnnl_primitive_desc_t pd, const int64_t *xd, const int64_t *yd);
-const char *dn_own_layout_name(dn_own_layout l); /* "nChw8c", "nhwc" (the plan's impl) */
+/* The floats of one pixel's vector run: 8, 16 (blocked), 0 (nhwc: all of its channels). */
+int dn_own_layout_lanes(dn_own_layout l);
+const char *dn_own_layout_name(dn_own_layout l); /* "nChw8c", "nhwc", "nChw16c" (the plan's impl) */
 /* md lays out its dims densely in row-major order (strides of size-1 dims ignored):
  * the bytes are what a plain gl_tensor of those dims holds. */
 bool dn_md_is_plain(const dnnl_memory_desc_t *md);

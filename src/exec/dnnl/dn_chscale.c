@@ -91,12 +91,12 @@ void dn_chscale_take(dn_build *b, const dnnl_memory_desc_t *md0, const int64_t *
     if (!b->c->has_avx2 || sd[1] != xd[1] || sd[2] != 1 || sd[3] != 1 ||
         (sd[0] != 1 && sd[0] != xd[0]))
         return;
-    dn_own_layout l = dn_md_own_layout(md0, xd);
+    dn_own_layout l = dn_md_own_layout(md0, xd, false);
     if (l == DN_OWN_NONE)
         return;
     /* the scales plain (or nhwc: the same bytes at 1x1), or in the activation's nChw8c */
     bool s_plain = dn_md_is_plain(md1);
-    if (!s_plain && !(l == DN_OWN_NCHW8C && dn_md_own_layout(md1, sd) == DN_OWN_NCHW8C))
+    if (!s_plain && !(l == DN_OWN_NCHW8C && dn_md_own_layout(md1, sd, false) == DN_OWN_NCHW8C))
         return;
     chs_geom *g = gl_xcalloc(1, sizeof(*g));
     g->blocked = l == DN_OWN_NCHW8C;

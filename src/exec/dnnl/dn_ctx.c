@@ -75,33 +75,23 @@ static int md_tag_index(const dnnl_memory_desc_t *md, const int64_t *dims,
 }
 
 static const dnnl_format_tag_t own_tags[] = {[DN_OWN_NCHW8C] = dnnl_nChw8c,
-                                             [DN_OWN_NHWC] = dnnl_nhwc};
+                                             [DN_OWN_NHWC] = dnnl_nhwc,
+                                             [DN_OWN_NCHW16C] = dnnl_nChw16c};
+static const char *const own_names[] = {[DN_OWN_NCHW8C] = "nChw8c", [DN_OWN_NHWC] = "nhwc",
+                                        [DN_OWN_NCHW16C] = "nChw16c"};
 
-dn_own_layout dn_md_own_layout(const dnnl_memory_desc_t *md, const int64_t *dims)
+dn_own_layout dn_md_own_layout(const dnnl_memory_desc_t *md, const int64_t *dims, bool wide)
 {
-    return (dn_own_layout)md_tag_index(md, dims, own_tags, GL_ARRAY_LEN(own_tags));
+    return (dn_own_layout)md_tag_index(md, dims, own_tags, wide ? 3 : 2);
 }
 
 dn_own_layout dn_pd_own_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd,
-                               const int64_t *yd)
+                               const int64_t *yd, bool wide)
 {
-    dn_own_layout l = dn_md_own_layout(dn_pd_md(pd, dnnl_query_src_md, 0), xd);
-    return l != DN_OWN_NONE && dn_md_own_layout(dn_pd_md(pd, dnnl_query_dst_md, 0), yd) == l
+    dn_own_layout l = dn_md_own_layout(dn_pd_md(pd, dnnl_query_src_md, 0), xd, wide);
+    return l != DN_OWN_NONE && dn_md_own_layout(dn_pd_md(pd, dnnl_query_dst_md, 0), yd, wide) == l
                ? l
                : DN_OWN_NONE;
-}
-
-bool dn_md_is_nchw16c(const dnnl_memory_desc_t *md, const int64_t *dims)
-{
-    dnnl_memory_desc_t m16;
-    return dn_md_tag(&m16, 4, dims, dnnl_nChw16c) == dnnl_success &&
-           dnnl_memory_desc_equal(md, &m16);
-}
-
-bool dn_pd_is_nchw16c(const_dnnl_primitive_desc_t pd, const int64_t *xd, const int64_t *yd)
-{
-    return dn_md_is_nchw16c(dn_pd_md(pd, dnnl_query_src_md, 0), xd) &&
-           dn_md_is_nchw16c(dn_pd_md(pd, dnnl_query_dst_md, 0), yd);
 }
 
 dnnl_format_tag_t dn_own_layout_tag(dn_own_layout l)
@@ -109,9 +99,14 @@ dnnl_format_tag_t dn_own_layout_tag(dn_own_layout l)
     return own_tags[l];
 }
 
+int dn_own_layout_lanes(dn_own_layout l)
+{
+    return l == DN_OWN_NCHW8C ? 8 : l == DN_OWN_NCHW16C ? 16 : 0;
+}
+
 const char *dn_own_layout_name(dn_own_layout l)
 {
-    return l == DN_OWN_NCHW8C ? "nChw8c" : "nhwc";
+    return own_names[l];
 }
 
 bool dn_md_is_plain(const dnnl_memory_desc_t *md)

@@ -17,14 +17,13 @@
 #ifdef __x86_64__
 #include <immintrin.h>
 
-
 /* nhwc: the channels summed GAP_CHUNK at a time, pixel after pixel: up to 8 vectors of
  * accumulators in registers over one run of up to 256 bytes of each pixel (whole cache
  * lines). Summing 8 channels down the whole image, then the next 8, read each line of a
  * wide map twice or more: efficientnet_b0's 17 pools, one thread (AVX2), 0.305 -> 0.27
- * ms, two threads 0.445 -> 0.365. The work items are the chunks of all images, and of a large map
- * with fewer chunks than two per thread its pixels in GAP_PARTS parts too, summed into
- * `part` and added up after. */
+ * ms, two threads 0.445 -> 0.365. The work items are the chunks of all images, and of a
+ * large map with fewer chunks than two per thread its pixels in GAP_PARTS parts too,
+ * summed into `part` and added up after. */
 #define GAP_CHUNK 64
 #define GAP_PARTS 4
 
@@ -152,15 +151,14 @@ void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd)
 {
 #ifdef __x86_64__
     int64_t yd[4] = {xd[0], xd[1], 1, 1};
-    dn_own_layout l = dn_pd_own_layout(pd, xd, yd);
-    bool wide = l == DN_OWN_NONE && dn_pd_is_nchw16c(pd, xd, yd);
+    dn_own_layout l = dn_pd_own_layout(pd, xd, yd, true);
     /* On AVX-512 oneDNN's own pooling is ahead in nhwc (efficientnet_b0's 17, one thread:
      * 0.21 ms against 0.28), far behind in nChw16c (efficientnet_v2_s's 31: 0.80 against
      * 0.23; two threads 0.87 against 0.37, ONNX Runtime's 0.38) */
-    if ((l == DN_OWN_NONE && !wide) || (!b->c->avx2 && !wide))
+    if (l == DN_OWN_NONE || (!b->c->avx2 && l != DN_OWN_NCHW16C))
         return;
     gap_geom *g = gl_xcalloc(1, sizeof(*g));
-    g->lanes = wide ? 16 : l == DN_OWN_NCHW8C ? 8 : 0;
+    g->lanes = dn_own_layout_lanes(l);
     g->n = xd[0];
     g->ch = g->lanes ? (xd[1] + g->lanes - 1) / g->lanes * g->lanes : xd[1];
     g->hw = xd[2] * xd[3];
@@ -171,8 +169,7 @@ void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd)
     g->parts = !g->lanes && g->n * g->chunks < 2 * threads && g->hw >= 1024 ? GAP_PARTS : 1;
     if (g->parts > 1)
         g->part = gl_xmalloc((size_t)(g->n * g->parts * g->ch) * sizeof(float));
-    dn_take_native(b, gap_run, g, gap_free, "graphlab:avx2 %s",
-                   wide ? "nChw16c" : dn_own_layout_name(l));
+    dn_take_native(b, gap_run, g, gap_free, "graphlab:avx2 %s", dn_own_layout_name(l));
 #else
     (void)b, (void)pd, (void)xd;
 #endif

@@ -505,42 +505,18 @@ static float *np_scales(const np_geom *g, const pool_geom *pg, bool include_pad)
     return s;
 }
 
-/* The layouts the native kernel reads and writes: graphlab's own (nChw8c, nhwc), and
- * nChw16c, AVX-512's block, taken only where oneDNN 2.6 has no kernel of its own for the
- * window (a dilated one: its jit pooling takes none).
- * Each is `blocks` planes of pixels of `lanes` floats. */
-typedef enum { NP_NONE = -1, NP_NCHW8C, NP_NHWC, NP_NCHW16C } np_layout;
-static const dnnl_format_tag_t np_tags[] = {dnnl_nChw8c, dnnl_nhwc, dnnl_nChw16c};
-static const char *const np_names[] = {"nChw8c", "nhwc", "nChw16c"};
-
-static np_layout np_md_layout(const dnnl_memory_desc_t *md, const int64_t *dims, bool wide)
-{
-    dn_own_layout l = dn_md_own_layout(md, dims);
-    if (l != DN_OWN_NONE)
-        return l == DN_OWN_NCHW8C ? NP_NCHW8C : NP_NHWC;
-    return wide && dn_md_is_nchw16c(md, dims) ? NP_NCHW16C : NP_NONE;
-}
-
-/* The native kernel's layout for the pd: its source's and destination's, when one. */
-static np_layout np_pd_layout(const_dnnl_primitive_desc_t pd, const int64_t *xd,
-                              const int64_t *yd, bool wide)
-{
-    np_layout l = np_md_layout(dn_pd_md(pd, dnnl_query_src_md, 0), xd, wide);
-    return l != NP_NONE && np_md_layout(dn_pd_md(pd, dnnl_query_dst_md, 0), yd, wide) == l
-               ? l
-               : NP_NONE;
-}
-
 /* The native kernel writes its source's layout: where oneDNN picked another destination
- * (its reference code for some windows does), the pd is made again with that one. */
+ * (its reference code for some windows does), the pd is made again with that one.
+ * wide: nChw16c too, taken only where oneDNN 2.6 has no kernel of its own for the window
+ * (a dilated one on AVX-512: its jit pooling takes none). */
 static dnnl_status_t np_dst_like_src(dn_build *b, dnnl_primitive_desc_t *pd,
                                      dnnl_pooling_v2_desc_t *pdsc, const int64_t *xd,
                                      const int64_t *yd, bool wide)
 {
-    np_layout l = np_md_layout(dn_pd_md(*pd, dnnl_query_src_md, 0), xd, wide);
-    if (l == NP_NONE || np_pd_layout(*pd, xd, yd, wide) == l)
+    dn_own_layout l = dn_md_own_layout(dn_pd_md(*pd, dnnl_query_src_md, 0), xd, wide);
+    if (l == DN_OWN_NONE || dn_pd_own_layout(*pd, xd, yd, wide) == l)
         return dnnl_success;
-    dnnl_status_t r = dn_md_tag(&pdsc->dst_desc, 4, yd, np_tags[l]);
+    dnnl_status_t r = dn_md_tag(&pdsc->dst_desc, 4, yd, dn_own_layout_tag(l));
     if (r != dnnl_success)
         return r;
     dnnl_primitive_desc_t again;
@@ -559,13 +535,13 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
 {
 #ifdef __x86_64__
     int64_t yd[4] = {xd[0], xd[1], pg->out[0], pg->out[1]};
-    np_layout l = np_pd_layout(pd, xd, yd, wide);
-    if (l == NP_NONE || pg->kernel[0] > NP_MAX_TAPS)
+    dn_own_layout l = dn_pd_own_layout(pd, xd, yd, wide);
+    if (l == DN_OWN_NONE || pg->kernel[0] > NP_MAX_TAPS)
         return;
     np_geom g = {.n = xd[0], .h = xd[2], .w = xd[3], .oh = pg->out[0], .ow = pg->out[1],
                  .dh = pg->dilation[0] + 1, .dw = pg->dilation[1] + 1};
-    g.lanes = l == NP_NCHW8C ? 8 : l == NP_NCHW16C ? 16 : xd[1];
-    g.blocks = l == NP_NHWC ? 1 : (xd[1] + g.lanes - 1) / g.lanes;
+    g.lanes = l == DN_OWN_NHWC ? xd[1] : dn_own_layout_lanes(l);
+    g.blocks = l == DN_OWN_NHWC ? 1 : (xd[1] + g.lanes - 1) / g.lanes;
     g.cols = np_taps_table(g.ow, pg->kernel[1], pg->strides[1], g.dw, pg->pad_l[1], g.w);
     g.rows_of = np_taps_table(g.oh, pg->kernel[0], pg->strides[0], g.dh, pg->pad_l[0], g.h);
     if (!np_windows_nonempty(g.cols, g.ow) || !np_windows_nonempty(g.rows_of, g.oh)) {
@@ -585,7 +561,7 @@ static void np_take(dn_build *b, dnnl_primitive_desc_t pd, const int64_t *xd,
                           : gl_xmalloc((size_t)(kept->scratch_threads * g.span * g.ow *
                                                 g.lanes) * sizeof(float));
     dn_take_native(b, np_run, kept, np_free, "graphlab:avx2 %s%s", avg ? "avg " : "",
-                   np_names[l]);
+                   dn_own_layout_name(l));
 #else
     (void)b, (void)pd, (void)xd, (void)pg, (void)avg, (void)include_pad, (void)wide;
 #endif

@@ -713,7 +713,7 @@ gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_
         xd[1] % 8 || yd[1] % 8 || !dn_input_constant(k, 1) ||
         (bias && !dn_input_constant(k, 2)))
         return GL_OK;
-    dn_own_layout l = dn_pd_own_layout(pd, xd, yd);
+    dn_own_layout l = dn_pd_own_layout(pd, xd, yd, false);
     if (l == DN_OWN_NONE)
         return GL_OK;
     const wino_kind *kind = wino_kind_for(xd[0], xd[1], yd[1], yd[2], yd[3]);

@@ -35,24 +35,6 @@ static size_t align_up(size_t x)
     return (x + GL_MEMPLAN_ALIGN - 1) / GL_MEMPLAN_ALIGN * GL_MEMPLAN_ALIGN;
 }
 
-/* Whether v has a static tensor type, and then its bytes. */
-static bool static_bytes(const gl_value *v, size_t *bytes)
-{
-    const gl_type *t = &v->type;
-    if (t->kind != GL_TYPE_TENSOR || t->dtype == GL_DT_UNDEFINED || t->dtype == GL_DT_STRING ||
-        t->shape.rank == GL_RANK_UNKNOWN)
-        return false;
-    size_t b = gl_dtype_size(t->dtype);
-    for (int d = 0; d < t->shape.rank; d++) {
-        int64_t x = t->shape.dims[d].value;
-        if (x < 0 || (x && b > SIZE_MAX / 2 / (size_t)x))
-            return false;
-        b *= (size_t)x;
-    }
-    *bytes = b;
-    return true;
-}
-
 /* The last step reading v (explicit inputs and subgraph captures), or its producer's. */
 static size_t last_read(const planner *p, const gl_value *v, size_t first)
 {
@@ -404,7 +386,7 @@ static void collect(planner *p)
             if (!v || v->n_output_refs)
                 continue;
             size_t bytes = 0;
-            if (!static_bytes(v, &bytes)) {
+            if (!gl_value_static_bytes(v, &bytes)) {
                 p->n_unplanned++;
                 continue;
             }

@@ -334,7 +334,7 @@ static gl_buffer_slot *own_slot(plan_node *pn, size_t i)
 
 /* gl_out_new's buffers: the memory plan's range, else lent by the output's shelf (or
  * the node's own slot), back for the next run. */
-static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
+static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes, bool whole)
 {
     node_run *nr = k->exec;
     if (i >= nr->pn->node->n_outputs) {
@@ -343,7 +343,7 @@ static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes)
     }
     /* Elementwise kernels write every element: no need to zero what they get. */
     const gl_op_def *def = nr->pn->def;
-    bool zero = !def || !(def->flags & (GL_OP_ELEMENTWISE | GL_OP_BROADCAST));
+    bool zero = !whole && (!def || !(def->flags & (GL_OP_ELEMENTWISE | GL_OP_BROADCAST)));
     gl_buffer *b = arena_alloc(nr->f, nr->pn->node, i, bytes, zero);
     if (b)
         return b;

@@ -383,10 +383,47 @@ static plan_shelf *new_shelf(plan *p)
     return p->shelves[p->n_shelves++] = gl_xcalloc(1, sizeof(plan_shelf));
 }
 
+/* Whether shelf sh has a slot planned for outputs of `bytes`. */
+static bool shelf_has_size(const plan_shelf *sh, size_t bytes)
+{
+    for (size_t i = 0; i < sh->n_sizes; i++)
+        if (sh->sizes[i] == bytes)
+            return true;
+    return false;
+}
+
+/* How deep take_free_shelf looks into the stack of free shelves: a graph that frees
+ * thousands at once (a wide Concat's inputs) plans in linear time still. */
+#define SHELF_LOOK 64
+
+/* The free shelf for an output of `bytes` (0: not known from its type), taken off the
+ * stack of free shelves: of the SHELF_LOOK most recently freed, the latest that has
+ * that size, else the latest with a size to spare (given this one), else NULL. */
+static plan_shelf *take_free_shelf(plan_shelf **free_shelves, size_t *n_free, size_t bytes)
+{
+    size_t pick = SIZE_MAX, low = *n_free > SHELF_LOOK ? *n_free - SHELF_LOOK : 0;
+    for (size_t j = *n_free; j-- > low && pick == SIZE_MAX;)
+        if (!bytes || shelf_has_size(free_shelves[j], bytes))
+            pick = j;
+    for (size_t j = *n_free; j-- > low && pick == SIZE_MAX;)
+        if (free_shelves[j]->n_sizes < PLAN_SHELF_SIZES)
+            pick = j;
+    if (pick == SIZE_MAX)
+        return NULL;
+    plan_shelf *sh = free_shelves[pick];
+    memmove(free_shelves + pick, free_shelves + pick + 1,
+            (*n_free - pick - 1) * sizeof(*free_shelves));
+    (*n_free)--;
+    if (bytes && !shelf_has_size(sh, bytes))
+        sh->sizes[sh->n_sizes++] = bytes;
+    return sh;
+}
+
 /* Put every output of the plan's nodes on a shelf, greedily in execution order: a shelf
  * is free again after the node that reads its last value has run (its frees), and the
- * next output takes a free one. A graph output leaves with the caller: it gets a shelf
- * of its own, so that the intermediates keep their buffers from run to run. */
+ * next output takes a free one (take_free_shelf). A graph output leaves with the
+ * caller: it gets a shelf of its own, so that the intermediates keep their buffers from
+ * run to run. */
 static void plan_shelves(plan *p)
 {
     const gl_graph *g = p->graph;
@@ -407,7 +444,15 @@ static void plan_shelves(plan *p)
             if (!v || v->graph != g || v->index >= nv)
                 continue;
             bool shared = !leaves[v->index];
-            plan_shelf *sh = shared && n_free ? free_shelves[--n_free] : new_shelf(p);
+            size_t bytes = 0;
+            if (!gl_value_static_bytes(v, &bytes))
+                bytes = 0;
+            plan_shelf *sh = shared ? take_free_shelf(free_shelves, &n_free, bytes) : NULL;
+            if (!sh) {
+                sh = new_shelf(p);
+                if (bytes)
+                    sh->sizes[sh->n_sizes++] = bytes;
+            }
             pn->out_shelves[i] = sh;
             if (shared)
                 of_value[v->index] = sh;

@@ -18,10 +18,19 @@ typedef struct plan plan;
 /* Where outputs of a plan's nodes get their buffers run after run: a shelf is shared by
  * outputs whose lifetimes do not overlap (plan.c's plan_shelves), so a chain of 100k
  * nodes lends 2 buffers, not 100k (issue 23). A few slots, so that outputs of
- * different sizes on one shelf each keep a buffer of their size from run to run. */
-#define PLAN_SHELF_SLOTS 4
+ * different sizes on one shelf each keep a buffer of their size from run to run; the
+ * plan puts an output on a free shelf that has its size already where it can (`sizes`,
+ * from the value types), so that no run frees a buffer to make one of another size,
+ * and the bytes an output is written into are those just freed (still in cache). Twice
+ * as many slots as sizes: a buffer may be out longer than its value lives (a view of
+ * it), and the next output of its size then takes a second one rather than another
+ * size's. */
+#define PLAN_SHELF_SIZES 4
+#define PLAN_SHELF_SLOTS (2 * PLAN_SHELF_SIZES)
 typedef struct plan_shelf {
     gl_buffer_slot slot[PLAN_SHELF_SLOTS];
+    size_t sizes[PLAN_SHELF_SIZES]; /* the bytes of the outputs planned on it */
+    size_t n_sizes;
 } plan_shelf;
 
 typedef struct plan_body {

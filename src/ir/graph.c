@@ -918,6 +918,23 @@ int gl_value_rank(const gl_value *v)
     return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
 }
 
+bool gl_value_static_bytes(const gl_value *v, size_t *bytes)
+{
+    const gl_type *t = &v->type;
+    if (t->kind != GL_TYPE_TENSOR || t->dtype == GL_DT_UNDEFINED || t->dtype == GL_DT_STRING ||
+        t->shape.rank == GL_RANK_UNKNOWN)
+        return false;
+    size_t b = gl_dtype_size(t->dtype);
+    for (int d = 0; d < t->shape.rank; d++) {
+        int64_t x = t->shape.dims[d].value;
+        if (x < 0 || (x && b > SIZE_MAX / 2 / (size_t)x))
+            return false;
+        b *= (size_t)x;
+    }
+    *bytes = b;
+    return true;
+}
+
 bool gl_value_is_constant(const gl_value *v)
 {
     if (!v->init)

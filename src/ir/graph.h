@@ -154,6 +154,9 @@ struct gl_value {
 bool gl_value_is_constant(const gl_value *v);
 /* v's rank as its type says; GL_RANK_UNKNOWN for NULL, a non-tensor or an absent shape. */
 int gl_value_rank(const gl_value *v);
+/* Whether v's type gives its bytes (a tensor of a fixed-size dtype, every dim known),
+ * and then *bytes. */
+bool gl_value_static_bytes(const gl_value *v, size_t *bytes);
 /* False when something we do not see as a node input may read the value: it is a graph
  * output or a subgraph reads it. Passes that delete or rename must respect this. */
 bool gl_value_uses_comprehensive(const gl_value *v);

@@ -276,7 +276,7 @@ static gl_tensor *out_from_executor(gl_kernel_ctx *k, size_t i, gl_dtype dt, int
     if (!gl_dims_count(dims, rank, gl_dtype_size(dt), INT64_MAX, &count, "tensor"))
         return NULL;
     gl_buffer *buf = NULL;
-    if (count > 0 && !(buf = k->alloc(k, i, (size_t)count * gl_dtype_size(dt))))
+    if (count > 0 && !(buf = k->alloc(k, i, (size_t)count * gl_dtype_size(dt), false)))
         return NULL;
     return gl_tensor_wrap(dt, rank, dims, count, buf);
 }

@@ -72,9 +72,9 @@ struct gl_kernel_ctx {
                           size_t n_out);
     void *exec;                 /* the executor's state */
     /* Where gl_out_new takes output i's bytes from (NULL: a new zeroed buffer). The
-     * executor lends buffers that come back run after run; the buffer must be zeroed,
-     * as gl_tensor_new's are. */
-    gl_buffer *(*alloc)(gl_kernel_ctx *k, size_t i, size_t bytes);
+     * executor lends buffers that come back run after run: zeroed, as gl_tensor_new's
+     * are, unless `whole` (the caller writes every byte: a oneDNN destination). */
+    gl_buffer *(*alloc)(gl_kernel_ctx *k, size_t i, size_t bytes, bool whole);
     /* What a backend spent converting layouts inside run (oneDNN reorders of inputs):
      * added up by the backend, read by the executor's timing. */
     uint64_t reorder_ns;

@@ -774,7 +774,9 @@ void dn_node_scratch(const dn_node *s, gl_scratch_fn fn, void *arg)
         gl_scratch_slot(&s->out[i].slot, fn, arg);
 }
 
-/* Lend a buffer to output o and wrap it as the node's output tensor. */
+/* Lend a buffer to output o and wrap it as the node's output tensor: a Concat's slice,
+ * else the executor's (its shelves: the bytes an earlier output of the run had, still
+ * in cache), else the node's own. */
 static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
 {
     if (o->into) {
@@ -789,9 +791,10 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
     if (gl_limits_check_output(k->where, v ? v->name : NULL, dt, o->rank, o->dims) != GL_OK)
         return GL_ERR_NOMEM;
     size_t bytes = dnnl_memory_desc_get_size(&o->md);
-    gl_buffer *buf = dn_place_lend(k->backend_ctx, v, &o->md, bytes); /* a Concat's slice */
+    gl_buffer *buf = dn_place_lend(k->backend_ctx, v, &o->md, bytes);
     if (!buf)
-        buf = gl_buffer_from_slot(&o->slot, bytes, false);
+        buf = k->alloc ? k->alloc(k, o->output, bytes, true)
+                       : gl_buffer_from_slot(&o->slot, bytes, false);
     if (!buf)
         return gl_error_prefix("%s: output %zu", k->where, o->output), GL_ERR_NOMEM;
     int64_t count = 1;

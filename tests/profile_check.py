@@ -60,6 +60,9 @@ def check_json(path, backends):
             want(sorted(ms) == sorted(backends), f"node {name}: ms has {sorted(ms)}")
             for b, v in ms.items():
                 want(v is None or (is_num(v) and v >= 0), f"node {name}: ms.{b} >= 0 or null")
+        over = n.get("written_over", "absent")
+        want(over is None or (isinstance(over, str) and over != ""),
+             f"node {name}: 'written_over' a value name or null")
         for key in ("flops", "bytes"):
             v = n.get(key, "absent")
             want(v is None or (isinstance(v, int) and v >= 0), f"node {name}: '{key}' int or null")

@@ -204,11 +204,7 @@ static void run_case(const lcase *c)
         gl_exec *dn = tu_exec_run(m, "dnnl", layouts[i], in, n_in, &got, 1, what);
         if (getenv("GL_TEST_PLAN"))
             gl_exec_print_plan(dn, stderr);
-        gl_compare r;
-        char line[256];
-        gl_compare_tensors(got, want, RTOL, ATOL, &r);
-        gl_compare_format(&r, line, sizeof(line));
-        cr_expect(r.ok, "%s: dnnl vs ref: %s", what, line);
+        tu_expect_close(got, want, RTOL, ATOL, what);
         if (layouts[i]) {
             char summary[320];
             gl_exec_summary(dn, summary, sizeof(summary));

@@ -1,6 +1,7 @@
 /* testutil.c — helpers shared by the criterion tests. */
 #include "testutil.h"
 
+#include "exec/compare.h"
 #include "exec/exec.h"
 #include "ops/opkit.h"
 #include "ops/ops.h"
@@ -827,6 +828,16 @@ void tu_exec_rerun_cached(gl_exec *e, const gl_tensor *const *in, size_t n_in, g
     cr_expect(st.builds == 0 && st.const_reorders == 0,
               "%s: the second run built %zu primitives, reordered %zu constants", what,
               st.builds, st.const_reorders);
+}
+
+void tu_expect_close(const gl_tensor *got, const gl_tensor *want, double rtol, double atol,
+                     const char *what)
+{
+    gl_compare r;
+    char line[256];
+    gl_compare_tensors(got, want, rtol, atol, &r);
+    gl_compare_format(&r, line, sizeof(line));
+    cr_expect(r.ok, "%s: dnnl vs ref: %s", what, line);
 }
 
 const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth)

@@ -264,6 +264,10 @@ gl_exec *tu_exec_run(const gl_model *m, const char *backend, const char *layout,
  * weight cache and shape guard at work); out[] receives n_out outputs. */
 void tu_exec_rerun_cached(gl_exec *e, const gl_tensor *const *in, size_t n_in, gl_tensor **out,
                           size_t n_out, const char *what);
+/* got must equal want within rtol/atol (exec/compare.h's rule); the failure names `what`
+ * and the comparison. */
+void tu_expect_close(const gl_tensor *got, const gl_tensor *want, double rtol, double atol,
+                     const char *what);
 /* The first plan entry of a node named `name` at `depth` (-1: any), NULL when none. */
 const gl_plan_entry *tu_plan_entry(const gl_exec *e, const char *name, int depth);
 

@@ -220,6 +220,9 @@ static void tensor_open(gl_ui *ui, gl_view *v)
     add_line(s, "%s '%s': %s run (%s %s) against the reference (Esc goes back, w writes them)",
              pr->op, pr->name, r->prof->backends[r->fused].name, c->ran ? c->backend : "-",
              !c->ran ? "did not run it" : r->stable ? "~" : c->info.impl);
+    if (c->ran && c->over[0])
+        add_line(s, "its output was written over '%s' (that input's bytes: nothing read them "
+                    "afterwards)", c->over);
     const gl_inter_tensor *outs[MAX_OUTPUTS];
     bool from_ref;
     size_t n = row_outputs(r, ui->tensor_row, outs, MAX_OUTPUTS, &from_ref);

@@ -596,6 +596,7 @@ static void json_node(gl_json *j, const table *t, const gl_profile_row *r)
     gl_json_string(j, "impl", pc ? pc->info.impl : NULL);
     gl_json_string(j, "layouts_in", pc ? pc->info.in_layouts : NULL);
     gl_json_string(j, "layouts_out", pc ? pc->info.out_layouts : NULL);
+    gl_json_string(j, "written_over", pc && pc->over[0] ? pc->over : NULL);
     json_per_backend(j, "ms", p, r, 0);
     json_per_backend(j, "min_ms", p, r, 1);
     json_per_backend(j, "max_ms", p, r, 2);

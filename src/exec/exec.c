@@ -351,6 +351,47 @@ static gl_buffer *exec_alloc(gl_kernel_ctx *k, size_t i, size_t bytes, bool whol
     return sh ? shelf_lend(sh, bytes, zero) : gl_buffer_from_slot(own_slot(nr->pn, i), bytes, zero);
 }
 
+static bool node_frees(const plan_node *pn, size_t index)
+{
+    for (size_t i = 0; i < pn->n_frees; i++)
+        if (pn->frees[i] == index)
+            return true;
+    return false;
+}
+
+/* gl_kernel_ctx.alloc_over: x's buffer for output i, when no one can see it change. The
+ * buffer keeps its home: when the output goes, it is back where x's producer lends it
+ * from next run. The executor runs one node at a time, so `refs` is stable here. */
+static gl_buffer *exec_alloc_over(gl_kernel_ctx *k, size_t i, const gl_tensor *x, size_t bytes)
+{
+    node_run *nr = k->exec;
+    const gl_node *n = nr->pn->node;
+    frame *f = nr->f;
+    gl_buffer *b = x ? x->buf : NULL;
+    if (!f->e || i >= n->n_outputs || !n->outputs[i] || !b || b->kind != GL_BUF_HEAP ||
+        b->readonly || __atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) != 1 || b->size != bytes ||
+        gl_graph_has_output(f->graph, n->outputs[i]))
+        return NULL;
+    const gl_value *v = NULL;
+    for (size_t j = 0; j < n->n_inputs; j++) {
+        const gl_value *u = n->inputs[j];
+        if (!u || u->graph != f->graph || f->vals[u->index] != x)
+            continue;
+        if (v) /* read through two inputs */
+            return NULL;
+        v = u;
+    }
+    for (size_t j = 0; v && j < n->n_implicit; j++)
+        if (n->implicit[j] == v) /* a subgraph of the node reads it too */
+            return NULL;
+    if (!v || v->init || !node_frees(nr->pn, v->index) || gl_graph_has_input(f->graph, v))
+        return NULL;
+    f->e->stats.in_place++;
+    if (nr->pn->entry < f->e->n_entries)
+        f->e->entries[nr->pn->entry].over = v->name;
+    return gl_buffer_ref(b);
+}
+
 /* A call of a model-local function run as its body: formal inputs bound to the actual
  * ones (trailing optional inputs may be omitted), formal outputs handed back. */
 static gl_status run_call(plan_node *pn, frame *f, const gl_tensor *const *in,
@@ -398,7 +439,8 @@ static gl_status run_kernel(plan_node *pn, frame *f, const gl_tensor *const *in,
         .node = n, .model = pn->m, .opset = pn->opset,
         .where = pn->where, .n_inputs = n->n_inputs, .in = in, .n_outputs = n->n_outputs,
         .out = out, .run_body = exec_run_body, .exec = &nr,
-        .alloc = f->e ? exec_alloc : NULL, .backend_ctx = pn->backend_ctx,
+        .alloc = f->e ? exec_alloc : NULL, .alloc_over = f->e ? exec_alloc_over : NULL,
+        .backend_ctx = pn->backend_ctx,
     };
     /* Tensors the kernel allocates are refused in its name (a Loop's: in its body
      * nodes' names while they run). */
@@ -504,6 +546,8 @@ static gl_status step(plan_node *pn, frame *f)
     }
     uint64_t t0 = observed ? gl_now_ns() : 0, reorder_ns = 0;
     size_t conversions = 0;
+    if (e && pn->entry < e->n_entries)
+        e->entries[pn->entry].over = NULL; /* until exec_alloc_over says otherwise */
     gl_status st = resolve_inputs(pn, f, in, &conversions);
     uint64_t t1 = observed ? gl_now_ns() : 0;
     if (st == GL_OK)
@@ -819,6 +863,8 @@ void gl_exec_print_plan(const gl_exec *e, FILE *f)
         if (en->conversions)
             fprintf(f, "  %zu input%s converted to plain", en->conversions,
                     en->conversions == 1 ? "" : "s");
+        if (en->over)
+            fprintf(f, "  written over '%s'", gl_esc(en->over));
         if (en->info.note[0])
             fprintf(f, "  (%s)", gl_esc(en->info.note));
         fputc('\n', f);

@@ -247,6 +247,7 @@ typedef struct gl_exec_stats {
     size_t arena_bytes;    /* the memory plan's arena (0: no plan used) */
     size_t arena_lent;     /* outputs placed at their planned offset, all runs so far ... */
     size_t arena_refused;  /* ... and those allocated apart (range busy or size differs) */
+    size_t in_place;       /* outputs written over an input's bytes (alloc_over) */
 } gl_exec_stats;
 void gl_exec_get_stats(const gl_exec *e, gl_exec_stats *s);
 
@@ -278,6 +279,8 @@ typedef struct gl_plan_entry {
     gl_plan_info info;       /* implementation, layouts, note: as of the last run (before
                               * the first run, what the claim knew) */
     size_t conversions;      /* inputs the executor converted to plain in the last run */
+    const char *over;        /* the input value whose bytes output 0 was written over in
+                              * the last run (gl_kernel_ctx.alloc_over), else NULL */
 } gl_plan_entry;
 
 size_t gl_exec_plan_count(const gl_exec *e);

@@ -125,14 +125,6 @@ static char *join(const char *prefix, const char *name)
     return s;
 }
 
-static bool is_graph_output(const gl_graph *g, const gl_value *v)
-{
-    for (size_t i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == v)
-            return true;
-    return false;
-}
-
 static void keep(gl_inter_rec *r, const gl_exec_event *ev, const char *prefix, size_t i)
 {
     const gl_node *n = ev->node;
@@ -174,7 +166,7 @@ static void keep(gl_inter_rec *r, const gl_exec_event *ev, const char *prefix, s
     }
     r->items[r->n++] = (gl_inter_tensor){
         .key = key, .node = join(prefix, node_name(n)), .op = n->op_type, .output = i,
-        .graph_output = top && is_graph_output(gl_exec_model(r->e)->graph, v),
+        .graph_output = top && gl_graph_has_output(gl_exec_model(r->e)->graph, v),
         .in_body = !top, .t = p,
         .group = top && strcmp(n->domain, "graphlab.fused") == 0, .quant = q,
     };

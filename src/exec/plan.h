@@ -23,8 +23,8 @@ typedef struct plan plan;
  * from the value types), so that no run frees a buffer to make one of another size,
  * and the bytes an output is written into are those just freed (still in cache). Twice
  * as many slots as sizes: a buffer may be out longer than its value lives (a view of
- * it), and the next output of its size then takes a second one rather than another
- * size's. */
+ * it, an output written over it: gl_kernel_ctx.alloc_over), and the next output of its
+ * size then takes a second one rather than another size's. */
 #define PLAN_SHELF_SIZES 4
 #define PLAN_SHELF_SLOTS (2 * PLAN_SHELF_SIZES)
 typedef struct plan_shelf {

@@ -899,6 +899,7 @@ static void fill_cells(session *s)
         c->fell_back = en->fell_back;
         gl_plan_info_copy(&en->info, &c->info);
         c->conversions = en->conversions;
+        snprintf(c->over, sizeof(c->over), "%s", en->over ? en->over : "");
         c->calls = s->calls[i];
         c->ms = gl_profile_stats(s->node_ns + i * reps, reps);
         c->convert_ms = gl_profile_stats(s->convert_ns + i * reps, reps).median;

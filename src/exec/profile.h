@@ -116,6 +116,7 @@ typedef struct gl_profile_cell {
     double pct;            /* ms.median as a share of the backend's node total, in % */
     size_t calls;          /* per run */
     size_t conversions;    /* inputs the executor converted to plain (last run) */
+    char over[96];         /* the input output 0 was written over (last run), else "" */
     bool compared;         /* against the reference (non-reference backends) */
     gl_compare cmp;        /* worst over the outputs; cmp.ok: all within tolerance */
     double members_ms;     /* a group's row: the sum of its members' medians on this run

@@ -918,6 +918,22 @@ int gl_value_rank(const gl_value *v)
     return v && v->type.kind == GL_TYPE_TENSOR ? v->type.shape.rank : GL_RANK_UNKNOWN;
 }
 
+bool gl_graph_has_output(const gl_graph *g, const gl_value *v)
+{
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v)
+            return true;
+    return false;
+}
+
+bool gl_graph_has_input(const gl_graph *g, const gl_value *v)
+{
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v)
+            return true;
+    return false;
+}
+
 bool gl_value_static_bytes(const gl_value *v, size_t *bytes)
 {
     const gl_type *t = &v->type;

@@ -154,6 +154,9 @@ struct gl_value {
 bool gl_value_is_constant(const gl_value *v);
 /* v's rank as its type says; GL_RANK_UNKNOWN for NULL, a non-tensor or an absent shape. */
 int gl_value_rank(const gl_value *v);
+/* Whether v is one of g's outputs, inputs. */
+bool gl_graph_has_output(const gl_graph *g, const gl_value *v);
+bool gl_graph_has_input(const gl_graph *g, const gl_value *v);
 /* Whether v's type gives its bytes (a tensor of a fixed-size dtype, every dim known),
  * and then *bytes. */
 bool gl_value_static_bytes(const gl_value *v, size_t *bytes);

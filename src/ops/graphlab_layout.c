@@ -128,7 +128,7 @@ static gl_status transpose4(const gl_kernel_ctx *k, const gl_tensor *x, const in
     tk.n_outputs = 1;
     tk.out = out;
     if (temp)
-        tk.alloc = NULL;
+        tk.alloc = NULL, tk.alloc_over = NULL;
     return def && def->kernel ? def->kernel(&tk)
                               : gl_fail(GL_ERR_INTERNAL, "%s: no Transpose kernel", k->where);
 }
@@ -162,6 +162,7 @@ static gl_status nhwc_kernel(gl_kernel_ctx *k)
         ik.n_outputs = 1;
         ik.out = &y;
         ik.alloc = NULL;
+        ik.alloc_over = NULL;
         st = def->kernel(&ik);
     }
     if (st == GL_OK && (!y || y->rank != 4))

@@ -75,6 +75,13 @@ struct gl_kernel_ctx {
      * executor lends buffers that come back run after run: zeroed, as gl_tensor_new's
      * are, unless `whole` (the caller writes every byte: a oneDNN destination). */
     gl_buffer *(*alloc)(gl_kernel_ctx *k, size_t i, size_t bytes, bool whole);
+    /* Output i written over input tensor x: x's buffer (one more reference), when the
+     * executor allows it — x is the frame's own tensor of a value this node reads last,
+     * nothing else holds its buffer, no other input of the node is that value, the
+     * output is not a graph output, and x has `bytes`. NULL: not allowed (or no
+     * executor); lend with alloc. The kernel must read each element of x before it
+     * writes over it. */
+    gl_buffer *(*alloc_over)(gl_kernel_ctx *k, size_t i, const gl_tensor *x, size_t bytes);
     /* What a backend spent converting layouts inside run (oneDNN reorders of inputs):
      * added up by the backend, read by the executor's timing. */
     uint64_t reorder_ns;

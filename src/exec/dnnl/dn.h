@@ -241,9 +241,14 @@ typedef struct dn_out {
     /* Write into the tensor already in the kernel's output (one a unit's earlier
      * primitive made, md alike) rather than a buffer of the node's own. */
     bool into;
+    /* May be written over input `over`'s bytes (gl_kernel_ctx.alloc_over), as the build
+     * found (dn_node.c's allow_over, a sum post-op's operand in dn_fused.c). */
+    bool over_ok;
+    size_t over;
     dnnl_memory_t mem;
-    gl_buffer_slot slot;
+    gl_buffer_slot slot; /* the buffer between runs when the executor lends none */
 } dn_out;
+
 
 /* A primitive argument the op fills itself (from constants at build, or per run). */
 typedef struct dn_own {
@@ -345,6 +350,9 @@ typedef struct dn_node {
     void *extra;
     void (*extra_free)(void *extra);
 } dn_node;
+
+/* How many of s's primitive arguments read node input `input`. */
+size_t dn_node_reads(const dn_node *s, size_t input);
 
 typedef struct dn_build dn_build;
 typedef struct dn_post dn_post;

@@ -788,6 +788,15 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
         }
         idx++;
     }
+    /* The sum's operand is copied into the destination before each run (sum_fill): the
+     * destination may be the operand's own bytes instead, laid out alike and read by no
+     * argument of the primitive (not the convolution's source too). */
+    dn_out *o = b->s->n_out == 1 ? &b->s->out[0] : NULL;
+    if (o && u->sum_slot != NONE && dnnl_memory_desc_equal(&u->sum_given, &u->dst) &&
+        dnnl_memory_desc_equal(&o->md, &u->dst) && dn_node_reads(b->s, u->sum_slot) == 0) {
+        o->over_ok = true;
+        o->over = u->sum_slot;
+    }
     return GL_OK;
 }
 
@@ -799,7 +808,8 @@ static gl_status sum_fill(fused_unit *u, const gl_kernel_ctx *k)
     void *dst = k->out[0]->buf->data;
     void *src = r->buf ? r->buf->data : NULL;
     if (dnnl_memory_desc_equal(&u->sum_given, &u->dst)) {
-        memcpy(dst, src, dnnl_memory_desc_get_size(&u->dst));
+        if (dst != src) /* else written over the operand (dn_out.over) */
+            memcpy(dst, src, dnnl_memory_desc_get_size(&u->dst));
         return GL_OK;
     }
     uint64_t t0 = gl_now_ns();
@@ -1019,7 +1029,7 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     /* The executor lends the call's output buffers: an inner segment's reference
      * kernel takes a buffer of its own. */
     if (out != k->out)
-        hk.alloc = NULL;
+        hk.alloc = NULL, hk.alloc_over = NULL;
     hk.reorder_ns = 0;
     hk.reorders = 0;
     *rebuilt = false;

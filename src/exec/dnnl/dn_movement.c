@@ -110,6 +110,7 @@ static gl_status by_reference(dn_build *b, gl_tensor **out)
     rk.in = in;
     rk.out = out;
     rk.alloc = NULL;
+    rk.alloc_over = NULL;
     gl_status st = def->kernel(&rk);
     if (st != GL_OK || !out[0]) {
         gl_error_clear();

@@ -657,6 +657,40 @@ static gl_status build_pd(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s, dnnl_me
  * a 100k-node chain, issue 23). */
 #define BUILD_SMALL_ARGS 8
 
+size_t dn_node_reads(const dn_node *s, size_t input)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_in; i++)
+        n += s->in[i].input == input;
+    return n;
+}
+
+/* May output 0 be written over its source's bytes? An eltwise or a binary primitive
+ * reads each element of its (first) source before it writes that element of its
+ * destination (oneDNN allows dst == src for both), as graphlab's kernels taken on those
+ * descriptors do (dn_eltwise.c's, dn_chscale.c). The source must be read as it is
+ * stored (no reorder), laid out as the destination, and by that argument only. */
+static void allow_over(dn_node *s, const_dnnl_primitive_desc_t pd)
+{
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    if (s->n_out != 1 || s->out[0].view || s->out[0].over_ok ||
+        dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind) != dnnl_success ||
+        (kind != dnnl_eltwise && kind != dnnl_binary))
+        return;
+    for (size_t i = 0; i < s->n_in; i++) {
+        const dn_in *in = &s->in[i];
+        if (in->arg != DNNL_ARG_SRC_0) /* DNNL_ARG_SRC too */
+            continue;
+        if (!in->convert && dnnl_memory_desc_equal(&in->given, &s->out[0].md) &&
+            dnnl_memory_desc_equal(&in->view, &s->out[0].md) &&
+            dn_node_reads(s, in->input) == 1) {
+            s->out[0].over_ok = true;
+            s->out[0].over = in->input;
+        }
+        return;
+    }
+}
+
 static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
 {
     size_t n_md = k->n_inputs ? k->n_inputs : 1;
@@ -683,6 +717,8 @@ static gl_status build(dn_ctx *c, const gl_kernel_ctx *k, dn_node *s)
         s->impl = "view";
     else if (st == GL_OK && !s->fallback)
         st = finish(c, k, s, pd);
+    if (st == GL_OK && !s->fallback && !views)
+        allow_over(s, pd);
     dn_ctx_threads(c, 0);
     dnnl_primitive_desc_destroy(pd);
     if (!small) {
@@ -774,9 +810,23 @@ void dn_node_scratch(const dn_node *s, gl_scratch_fn fn, void *arg)
         gl_scratch_slot(&s->out[i].slot, fn, arg);
 }
 
+/* Output o over the input its build allowed (dn_out.over), when the executor allows it
+ * too and no other input of this kernel holds those bytes (the same value in two of a
+ * fused unit's slots, a view of it). */
+static gl_buffer *take_over(gl_kernel_ctx *k, const dn_out *o, size_t bytes)
+{
+    const gl_tensor *x = o->over < k->n_inputs ? k->in[o->over] : NULL;
+    if (!k->alloc_over || !x || !x->buf)
+        return NULL;
+    for (size_t j = 0; j < k->n_inputs; j++)
+        if (j != o->over && k->in[j] && k->in[j]->buf == x->buf)
+            return NULL;
+    return k->alloc_over(k, o->output, x, bytes);
+}
+
 /* Lend a buffer to output o and wrap it as the node's output tensor: a Concat's slice,
- * else the executor's (its shelves: the bytes an earlier output of the run had, still
- * in cache), else the node's own. */
+ * else an input's bytes it may be written over, else the executor's (its shelves: the
+ * bytes an earlier output of the run had, still in cache), else the node's own. */
 static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
 {
     if (o->into) {
@@ -792,6 +842,8 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
         return GL_ERR_NOMEM;
     size_t bytes = dnnl_memory_desc_get_size(&o->md);
     gl_buffer *buf = dn_place_lend(k->backend_ctx, v, &o->md, bytes);
+    if (!buf && o->over_ok)
+        buf = take_over(k, o, bytes);
     if (!buf)
         buf = k->alloc ? k->alloc(k, o->output, bytes, true)
                        : gl_buffer_from_slot(&o->slot, bytes, false);

@@ -91,6 +91,7 @@ static gl_tensor *probe_dim(const gl_kernel_ctx *k, const rs_form *f, int d)
         probe.out = out;
         probe.n_outputs = 1;
         probe.alloc = NULL;
+        probe.alloc_over = NULL;
         ok = def->kernel(&probe) == GL_OK && out[0] && out[0]->rank == x->rank &&
              out[0]->dtype == GL_DT_FLOAT;
     }

@@ -143,3 +143,50 @@ Test(dnnl_inplace, written_over_an_input_only_when_nothing_reads_it_after)
     for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++)
         run_case(&cases[i]);
 }
+
+/* The inner primitives of fused units write into the plan's unit scratch (dn_ctx's
+ * unit_scratch), one buffer per position shared by every unit. Three MatMuls each with
+ * a Softmax after it fuse into two units: MatMul, Softmax, MatMul (inner outputs at
+ * positions 0 and 1, [2,8,24]) and Softmax, MatMul (its inner output [2,8,64] at
+ * position 0: larger, the scratch grows between the units). Two runs on two input sets
+ * equal the reference. */
+Test(dnnl_inplace, units_share_their_scratch)
+{
+    static const char *graph =
+        "in a f32s[2,8,32]; const b f32s[32,24] = rand; const c f32s[24,64] = rand; "
+        "const d f32s[64,16] = rand; M1 = MatMul(a, b); S1 = Softmax(M1) axis=-1; "
+        "M2 = MatMul(S1, c); S2 = Softmax(M2) axis=-1; M3 = MatMul(S2, d); "
+        "S3 = Softmax(M3) axis=-1; out S3";
+    gn_graph b;
+    gl_pipeline *p = gn_run_passes("units", 13, graph, NULL, FUSION, &b);
+    cr_assert_not_null(p, "%s", b.err);
+    const gl_model *m = p->steps[p->n_steps - 1].model;
+    size_t n_in = m->graph->n_inputs;
+    gl_tensor **in[2] = {gn_feeds(&b, m->graph, "units"), gn_feeds(&b, m->graph, "again")};
+    gl_exec *dn = NULL;
+    for (int k = 0; k < 2; k++) {
+        gl_tensor *want = NULL, *got = NULL;
+        gl_exec_free(tu_exec_run(m, "ref", NULL, in[k], n_in, &want, 1, "units"));
+        if (!dn)
+            dn = tu_exec_run(m, "dnnl", NULL, in[k], n_in, &got, 1, "units");
+        else
+            cr_assert_eq(gl_exec_run(dn, (const gl_tensor *const *)in[k], n_in, &got, 1),
+                         GL_OK, "second run: %s", gl_error_message());
+        tu_expect_close(got, want, 1e-4, 1e-5, k ? "units, second run" : "units");
+        gl_tensor_free(want);
+        gl_tensor_free(got);
+    }
+    if (getenv("GL_TEST_PLAN"))
+        gl_exec_print_plan(dn, stderr);
+    size_t units = 0;
+    for (size_t i = 0; i < gl_exec_plan_count(dn); i++) {
+        const gl_plan_entry *en = gl_exec_plan_at(dn, i);
+        units += en->depth == 0 && strcmp(en->backend, "dnnl") == 0 &&
+                 strstr(en->info.impl, " | ") != NULL;
+    }
+    cr_expect_eq(units, 2, "%zu units of several primitives, expected 2", units);
+    gl_exec_free(dn);
+    for (int k = 0; k < 2; k++)
+        gn_free_tensors(in[k], n_in);
+    gl_pipeline_free(p);
+}

@@ -128,8 +128,10 @@ static void dn_release(void *state)
 
 static void dn_scratch(void *ctx, void *state, gl_scratch_fn fn, void *arg)
 {
-    if (!state)
+    if (!state) {
         dn_places_scratch(ctx, fn, arg);
+        dn_unit_scratch_scratch(ctx, fn, arg);
+    }
     else if (dn_fused_state(state))
         dn_fused_scratch(state, fn, arg);
     else

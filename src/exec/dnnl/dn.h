@@ -84,6 +84,8 @@ typedef struct dn_vouched {
 
 typedef struct dn_places dn_places;
 
+#define DN_UNIT_SCRATCH 16 /* positions: the primitives of a unit (dn_fused.c's MAX_SEGS) */
+
 typedef struct dn_ctx {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
@@ -116,8 +118,20 @@ typedef struct dn_ctx {
     bool weights_in_place;   /* gl_exec_options.dnnl_weights_in_place */
     dn_vouched vouched;      /* outputs free of NaN and infinities, this run */
     dn_places *places;       /* channel Concats written in place (dn_concat.c), or NULL */
+    /* Where the inner primitives of fused units write (dn_fused.c): a buffer per position
+     * in a unit, shared by every unit of the plan. A unit's intermediates die with it, so
+     * the next unit writes into the bytes the last one just read (still in cache), not
+     * into a buffer of its own last touched a run ago. Each grows to the largest asked. */
+    gl_buffer *unit_scratch[DN_UNIT_SCRATCH];
     gl_text_pool texts;      /* what the plan shows of the nodes (dn_describe) */
 } dn_ctx;
+
+/* A view of `bytes` of unit scratch `pos` for an inner primitive's output, or NULL when
+ * none can be had (that position's bytes are still out, or memory ran out): the node's
+ * own buffer then. */
+gl_buffer *dn_unit_scratch_lend(dn_ctx *c, size_t pos, size_t bytes);
+/* The unit scratch not out as scratch pages (gl_backend.scratch). */
+void dn_unit_scratch_scratch(const dn_ctx *c, gl_scratch_fn fn, void *arg);
 
 /* The plan's activation layout for a tensor of `rank` dims: a format tag, or
  * dnnl_format_tag_undef when activations of that rank stay plain. */
@@ -245,6 +259,8 @@ typedef struct dn_out {
      * found (dn_node.c's allow_over, a sum post-op's operand in dn_fused.c). */
     bool over_ok;
     size_t over;
+    /* 1 + the unit scratch position it is written into (dn_ctx.unit_scratch), 0: none */
+    unsigned scratch;
     dnnl_memory_t mem;
     gl_buffer_slot slot; /* the buffer between runs when the executor lends none */
 } dn_out;

@@ -447,6 +447,32 @@ gl_status dn_ctx_create(const gl_model *m, const gl_exec_options *o, void **out)
     return GL_OK;
 }
 
+gl_buffer *dn_unit_scratch_lend(dn_ctx *c, size_t pos, size_t bytes)
+{
+    if (pos >= DN_UNIT_SCRATCH)
+        return NULL;
+    gl_buffer *p = c->unit_scratch[pos];
+    if (p && __atomic_load_n(&p->refs, __ATOMIC_ACQUIRE) > 1)
+        return NULL; /* a view of it is still out */
+    if (!p || p->size < bytes) {
+        void *data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+        if (!data)
+            return NULL;
+        gl_buffer_unref(p);
+        p = c->unit_scratch[pos] = gl_buffer_new_heap(data, bytes);
+    }
+    return gl_buffer_new_view(p, p->data, bytes);
+}
+
+void dn_unit_scratch_scratch(const dn_ctx *c, gl_scratch_fn fn, void *arg)
+{
+    for (size_t i = 0; i < DN_UNIT_SCRATCH; i++) {
+        const gl_buffer *p = c->unit_scratch[i];
+        if (p && __atomic_load_n(&p->refs, __ATOMIC_ACQUIRE) == 1)
+            fn(arg, p->data, p->size);
+    }
+}
+
 void dn_ctx_free(void *ctx)
 {
     dn_ctx *c = ctx;
@@ -463,6 +489,8 @@ void dn_ctx_free(void *ctx)
     dnnl_engine_destroy(c->engine);
     dn_vouched_free(&c->vouched);
     dn_places_free(c);
+    for (size_t i = 0; i < DN_UNIT_SCRATCH; i++)
+        gl_buffer_unref(c->unit_scratch[i]);
     gl_text_pool_free(&c->texts);
     free(c->fault);
     free(c->delay);

@@ -44,7 +44,7 @@
 #define NONE SIZE_MAX
 #define MAX_STEPS 16               /* members after the head */
 #define MAX_SLOTS (3 + 3 * MAX_STEPS)
-#define MAX_SEGS 16                /* primitives in one unit */
+#define MAX_SEGS DN_UNIT_SCRATCH   /* primitives in one unit (dn_ctx.unit_scratch) */
 
 /* Ops that head a unit, and the input slots their builds read. */
 static const struct head_row {
@@ -1039,6 +1039,11 @@ static gl_status run_segment(dn_ctx *c, gl_kernel_ctx *k, fused_unit *seg, gl_te
     /* A part of the call's output (unit_run_parts) is written where it lies. */
     if (st == GL_OK && seg->node.n_out > 0)
         seg->node.out[0].into = out != k->out && *out;
+    /* An inner primitive's output (out is tmp[i], freed when the unit is done): the
+     * plan's unit scratch i */
+    if (st == GL_OK && seg->node.n_out > 0)
+        seg->node.out[0].scratch =
+            seg->next && !seg->node.out[0].into ? (unsigned)(out - tmp) + 1 : 0;
     /* The head's own reference kernel (special_ref: a Winograd head) computes the head
      * alone: a run with a NaN or an infinity takes the members, whose steps are not lost
      * (a Conv+Add whose sum drops nothing ran the Conv alone). */

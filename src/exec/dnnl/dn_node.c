@@ -825,8 +825,9 @@ static gl_buffer *take_over(gl_kernel_ctx *k, const dn_out *o, size_t bytes)
 }
 
 /* Lend a buffer to output o and wrap it as the node's output tensor: a Concat's slice,
- * else an input's bytes it may be written over, else the executor's (its shelves: the
- * bytes an earlier output of the run had, still in cache), else the node's own. */
+ * else an input's bytes it may be written over, else a unit's scratch (an inner
+ * primitive of a fused unit), else the executor's (its shelves: the bytes an earlier
+ * output of the run had, still in cache), else the node's own. */
 static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
 {
     if (o->into) {
@@ -844,6 +845,8 @@ static gl_status take_output(gl_kernel_ctx *k, dn_out *o)
     gl_buffer *buf = dn_place_lend(k->backend_ctx, v, &o->md, bytes);
     if (!buf && o->over_ok)
         buf = take_over(k, o, bytes);
+    if (!buf && o->scratch)
+        buf = dn_unit_scratch_lend(k->backend_ctx, o->scratch - 1, bytes);
     if (!buf)
         buf = k->alloc ? k->alloc(k, o->output, bytes, true)
                        : gl_buffer_from_slot(&o->slot, bytes, false);

@@ -15,9 +15,8 @@
  * converted to nwc/nhwc/ndhwc whatever the policy (oneDNN 2.6 pools int8 nchw only with
  * its reference code), and written in that layout.
  *
- * On AVX2 (no AVX-512), float max pooling over 2-D images in nChw8c or nhwc runs
- * graphlab's own kernel instead of oneDNN 2.6's jit:avx2 one (on AVX-512 only where
- * oneDNN has nothing but its reference code: dilated windows, nChw16c too), which was
+ * Float max pooling over 2-D images in nChw8c, nChw16c or nhwc runs graphlab's own
+ * (AVX2) kernel instead of oneDNN 2.6's jit one. On AVX2 machines oneDNN's was
  * 3-5x slower than ONNX Runtime's on GoogLeNet's pools (192x28x28, 3x3 stride 1: 0.55
  * ms against 0.09; this kernel 0.11 ms, one thread). The window's maximum is separable: each
  * input row's maxima over the window's columns first (one 8-lane vector per output
@@ -38,7 +37,14 @@
  * its window's reciprocal divisor, resolved per output row and column at build time
  * (np_scales). Session 38, one thread, per-node minimums against oneDNN's jit:avx2:
  * DenseNet-121's three 2x2 stride-2 transition pools 0.86 -> 0.38 ms (batch 8: 7.0 ->
- * 3.0), Inception-v3's nine 3x3 ones 0.91 -> 0.69 (7.4 -> 6.4), none slower.
+ * 3.0), Inception-v3's nine 3x3 ones 0.91 -> 0.69 (7.4 -> 6.4), none slower. On AVX-512
+ * it was first taken only where oneDNN has nothing but its reference code (dilated
+ * windows); session 41 measured it against oneDNN's jit:avx512_core everywhere (two
+ * threads, per-node minimums of 10 runs summed): GoogLeNet's 13 max pools 0.91 -> 0.67
+ * ms (batch 8: 5.9 -> 4.5), Inception-v3's 13 pools 1.43 -> 1.15 (10.6 -> 8.6),
+ * DenseNet-121's 4 0.54 -> 0.34 (4.9 -> 3.2), ResNet-50's stem pool 0.15 -> 0.08 (1.56 ->
+ * 1.16), VGG-11's 5 1.36 -> 0.97, ResNet-18 nhwc's at batch 8 0.43 -> 0.34 (ONNX
+ * Runtime 0.28), none slower.
  * A window wholly in the padding, or taller than NP_MAX_TAPS rows, keeps oneDNN's kernel
  * (ONNX's -inf there is no maximum of anything); a NaN input takes the reference
  * kernel, as before (dn_guard_specials).
@@ -628,10 +634,8 @@ static gl_status pool_build(dn_build *b, dnnl_primitive_desc_t *pd)
                                               g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
     if (r == dnnl_success)
         r = dnnl_primitive_desc_create(pd, &pdsc, NULL, b->c->engine, NULL);
-    /* AVX2: graphlab's kernel wherever its layout is; AVX-512: only where oneDNN would
-     * run its reference code */
-    bool native = !int8 && !global && nsp == 2 && r == dnnl_success &&
-                  (b->c->avx2 || dn_pd_is_ref(*pd));
+    /* graphlab's kernel wherever its layout is (and the CPU runs AVX2) */
+    bool native = !int8 && !global && nsp == 2 && r == dnnl_success && b->c->has_avx2;
     bool wide = native && !b->c->avx2;
     if (r == dnnl_success && native)
         r = np_dst_like_src(b, pd, &pdsc, xd, out_dims, wide);

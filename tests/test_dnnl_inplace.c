@@ -98,13 +98,12 @@ static void run_case(const icase *c)
     gl_tensor *want[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++)
         gl_exec_free(tu_exec_run(m, "ref", NULL, in[k], n_in, &want[k], 1, c->name));
-    static const char *layouts[] = {NULL, "plain", "nhwc", "blocked"};
-    for (size_t i = 0; i < GL_ARRAY_LEN(layouts); i++) {
+    for (size_t i = 0; i < GL_ARRAY_LEN(tu_layouts); i++) {
+        const char *layout = tu_layouts[i];
         char what[200];
-        snprintf(what, sizeof(what), "%s (--layout %s)", c->name,
-                 layouts[i] ? layouts[i] : "auto");
+        tu_layout_what(what, sizeof(what), c->name, layout);
         gl_tensor *got = NULL;
-        gl_exec *dn = tu_exec_run(m, "dnnl", layouts[i], in[0], n_in, &got, 1, what);
+        gl_exec *dn = tu_exec_run(m, "dnnl", layout, in[0], n_in, &got, 1, what);
         tu_expect_close(got, want[0], RTOL, ATOL, what);
         gl_tensor_free(got);
         got = NULL;

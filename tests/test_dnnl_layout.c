@@ -195,17 +195,16 @@ static void run_case(const lcase *c)
     size_t n_in = m->graph->n_inputs;
     gl_tensor *want = NULL;
     gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, c->name));
-    static const char *layouts[] = {NULL, "plain", "nhwc", "blocked"};
-    for (size_t i = 0; i < GL_ARRAY_LEN(layouts); i++) {
+    for (size_t i = 0; i < GL_ARRAY_LEN(tu_layouts); i++) {
+        const char *layout = tu_layouts[i];
         char what[200];
-        snprintf(what, sizeof(what), "%s (--layout %s)", c->name,
-                 layouts[i] ? layouts[i] : "auto");
+        tu_layout_what(what, sizeof(what), c->name, layout);
         gl_tensor *got = NULL;
-        gl_exec *dn = tu_exec_run(m, "dnnl", layouts[i], in, n_in, &got, 1, what);
+        gl_exec *dn = tu_exec_run(m, "dnnl", layout, in, n_in, &got, 1, what);
         if (getenv("GL_TEST_PLAN"))
             gl_exec_print_plan(dn, stderr);
         tu_expect_close(got, want, RTOL, ATOL, what);
-        if (layouts[i]) {
+        if (layout) {
             char summary[320];
             gl_exec_summary(dn, summary, sizeof(summary));
             cr_expect(strstr(summary, "as asked"), "%s: %s", what, summary);

@@ -805,6 +805,13 @@ const char *tu_layout_name(char p)
     return p == 'p' ? "plain" : p == 'n' ? "nhwc" : "blocked";
 }
 
+const char *const tu_layouts[4] = {NULL, "plain", "nhwc", "blocked"};
+
+void tu_layout_what(char *buf, size_t len, const char *name, const char *layout)
+{
+    snprintf(buf, len, "%s (--layout %s)", name, layout ? layout : "auto");
+}
+
 gl_exec *tu_exec_run(const gl_model *m, const char *backend, const char *layout,
                      gl_tensor *const *in, size_t n_in, gl_tensor **out, size_t n_out,
                      const char *what)

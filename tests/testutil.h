@@ -255,6 +255,10 @@ typedef struct gl_plan_entry gl_plan_entry;
 
 /* --layout's name for a policy letter: 'p' plain, 'n' nhwc, else blocked. */
 const char *tu_layout_name(char p);
+/* The --layout policies a dnnl test runs a graph under: auto (NULL), plain, nhwc,
+ * blocked; and "NAME (--layout L)" for one of them into buf. */
+extern const char *const tu_layouts[4];
+void tu_layout_what(char *buf, size_t len, const char *name, const char *layout);
 /* A plan of m on `backend` (dnnl: under `layout`, NULL: auto) run once on in[] (n_in
  * graph inputs); out[] receives n_out outputs. Criterion assertions name `what`. */
 gl_exec *tu_exec_run(const gl_model *m, const char *backend, const char *layout,

@@ -398,7 +398,7 @@ static bool shelf_has_size(const plan_shelf *sh, size_t bytes)
 
 /* The free shelf for an output of `bytes` (0: not known from its type), taken off the
  * stack of free shelves: of the SHELF_LOOK most recently freed, the latest that has
- * that size, else the latest with a size to spare (given this one), else NULL. */
+ * that size, else the latest with a size to spare, else NULL. */
 static plan_shelf *take_free_shelf(plan_shelf **free_shelves, size_t *n_free, size_t bytes)
 {
     size_t pick = SIZE_MAX, low = *n_free > SHELF_LOOK ? *n_free - SHELF_LOOK : 0;
@@ -414,8 +414,6 @@ static plan_shelf *take_free_shelf(plan_shelf **free_shelves, size_t *n_free, si
     memmove(free_shelves + pick, free_shelves + pick + 1,
             (*n_free - pick - 1) * sizeof(*free_shelves));
     (*n_free)--;
-    if (bytes && !shelf_has_size(sh, bytes))
-        sh->sizes[sh->n_sizes++] = bytes;
     return sh;
 }
 
@@ -444,15 +442,13 @@ static void plan_shelves(plan *p)
             if (!v || v->graph != g || v->index >= nv)
                 continue;
             bool shared = !leaves[v->index];
-            size_t bytes = 0;
-            if (!gl_value_static_bytes(v, &bytes))
-                bytes = 0;
+            size_t bytes = 0; /* stays 0 when the type does not give it */
+            gl_value_static_bytes(v, &bytes);
             plan_shelf *sh = shared ? take_free_shelf(free_shelves, &n_free, bytes) : NULL;
-            if (!sh) {
+            if (!sh)
                 sh = new_shelf(p);
-                if (bytes)
-                    sh->sizes[sh->n_sizes++] = bytes;
-            }
+            if (bytes && !shelf_has_size(sh, bytes)) /* a size to spare: take_free_shelf */
+                sh->sizes[sh->n_sizes++] = bytes;
             pn->out_shelves[i] = sh;
             if (shared)
                 of_value[v->index] = sh;

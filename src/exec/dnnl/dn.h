@@ -265,7 +265,6 @@ typedef struct dn_out {
     gl_buffer_slot slot; /* the buffer between runs when the executor lends none */
 } dn_out;
 
-
 /* A primitive argument the op fills itself (from constants at build, or per run). */
 typedef struct dn_own {
     int arg;

@@ -459,3 +459,51 @@ Test(dnnl_layout, nhwc_1x1_kernel_by_shape)
         dnnl_case_end(&c);
     }
 }
+
+/* A squeeze-and-excitation scale (Mul by [N, C, 1, 1]) runs on graphlab's kernel
+ * (dn_chscale.c) in whichever own layout the convolution before it writes: a grouped
+ * convolution of 8 channels a group writes nChw8c even where the plan's block is 16
+ * (regnet_y_400mf's on AVX-512, where oneDNN's binary has only its reference code for
+ * that scale), a dense one the plan's block; the channels off the block, at a batch of
+ * 2, so that scales read with the wrong stride would take the other image's. */
+static const char *const scale_graphs[] = {
+    "in x f32s[2,40,12,12]; const w f32s[40,8,3,3] = rand; "
+    "c = Conv(x, w) group=5 pads=[1,1,1,1]; g = GlobalAveragePool(c); s = Sigmoid(g); "
+    "y = Mul(c, s); out y",
+    "in x f32s[2,40,12,12]; const w f32s[40,40,1,1] = rand; "
+    "c = Conv(x, w); g = GlobalAveragePool(c); s = Sigmoid(g); y = Mul(c, s); out y",
+};
+
+Test(dnnl_layout, squeeze_excite_scale_on_graphlab_kernel_in_every_own_layout)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(scale_graphs); i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "scale graph %zu", i);
+        gn_graph b;
+        gl_pipeline *p = gn_run_passes(name, 13, scale_graphs[i], NULL, SHAPES, &b);
+        cr_assert_not_null(p);
+        const gl_model *m = p->steps[p->n_steps - 1].model;
+        gl_tensor **in = gn_feeds(&b, m->graph, name);
+        size_t n_in = m->graph->n_inputs;
+        gl_tensor *want = NULL;
+        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, name));
+        for (size_t l = 0; l < GL_ARRAY_LEN(tu_layouts); l++) {
+            char what[96];
+            tu_layout_what(what, sizeof(what), name, tu_layouts[l]);
+            gl_tensor *got = NULL;
+            gl_exec *dn = tu_exec_run(m, "dnnl", tu_layouts[l], in, n_in, &got, 1, what);
+            tu_expect_close(got, want, RTOL, ATOL, what);
+            const gl_plan_entry *en = tu_plan_entry(dn, "n_y", 0);
+            cr_assert_not_null(en, "%s: no plan entry for the Mul", what);
+            bool plain = tu_layouts[l] && strcmp(tu_layouts[l], "plain") == 0;
+            if (!plain && __builtin_cpu_supports("avx2"))
+                cr_expect(strstr(en->info.impl, "graphlab:avx2 n"), "%s: the Mul ran %s (%s)",
+                          what, en->info.impl, en->info.note);
+            gl_tensor_free(got);
+            gl_exec_free(dn);
+        }
+        gl_tensor_free(want);
+        gn_free_tensors(in, n_in);
+        gl_pipeline_free(p);
+    }
+}

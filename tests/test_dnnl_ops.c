@@ -1420,36 +1420,38 @@ Test(dnnl_ops, global_average_pool)
 }
 
 /* A Mul by one value per image and channel, [N, C, 1, 1] (dn_chscale.c: a squeeze-and-
- * excitation scale): without AVX-512, over nChw8c and nhwc graphlab's own kernel (with
- * AVX-512 over nhwc only); the
- * same values as the reference: channels past the last block of 8 (the padding, a scalar
- * tail), the scales first or second, one set of scales for the whole batch ([1, C, 1, 1]
- * and [C, 1, 1]), the scales arriving in the activations' layout, NaN and infinities on
- * either side; and the rows it leaves to oneDNN. */
+ * excitation scale): over nChw8c, nChw16c and nhwc graphlab's own kernel; the same values
+ * as the reference: channels past the last block (the padding, a scalar tail in nhwc),
+ * the scales first or second, one set of scales for the whole batch ([1, C, 1, 1] and
+ * [C, 1, 1]), the scales arriving in the activations' layout or plain where oneDNN
+ * would read them only in its reference code (channels off the block: a plain scale
+ * read as if blocked would take the next image's scales at a batch above 1), NaN and
+ * infinities on either side; and the rows it leaves to oneDNN. */
 static const op_case channel_scale_cases[] = {
     {"20 channels, 7x7, a batch of 3", "Mul", 14, "nb", {{0}},
      {IN('X', 4, D(3, 20, 7, 7)), IN('x', 4, D(3, 20, 1, 1))}, .expect = DN,
-     .impl_has = "graphlab:avx2", .native_on_avx512 = "n"},
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
     {"the scales first, 64 channels, 14x14", "Mul", 14, "nb", {{0}},
      {IN('x', 4, D(2, 64, 1, 1)), IN('X', 4, D(2, 64, 14, 14))}, .expect = DN,
-     .impl_has = "graphlab:avx2", .native_on_avx512 = "n"},
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
     {"[1, C, 1, 1] over a batch of 2, 27 channels", "Mul", 14, "nb", {{0}},
      {IN('X', 4, D(2, 27, 5, 3)), IN('x', 4, D(1, 27, 1, 1))}, .expect = DN,
-     .impl_has = "graphlab:avx2", .native_on_avx512 = "n"},
-    /* blocked: oneDNN 2.6 broadcasts a plain operand over nChw8c in its reference code
-     * only, and a rank-3 one is not read in the activations' layout: the reference */
-    {"[C, 1, 1] over a batch of 3", "Mul", 14, "n", {{0}},
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
+    {"[C, 1, 1] over a batch of 3", "Mul", 14, "nb", {{0}},
      {IN('X', 4, D(3, 16, 4, 4)), IN('x', 3, D(16, 1, 1))}, .expect = DN,
-     .impl_has = "graphlab:avx2", .native_on_avx512 = "n"},
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
     {"the scales in the activations' layout, 12 channels", "Mul", 14, "nb", {{0}},
      {IN('X', 4, D(2, 12, 6, 6)), IN('X', 4, D(2, 12, 1, 1))}, .expect = DN,
-     .impl_has = "graphlab:avx2", .native_on_avx512 = "n"},
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
     {"NaN and infinities in the activation", "Mul", 14, "nb", {{0}},
      {IN('S', 4, D(2, 16, 5, 5)), IN('x', 4, D(2, 16, 1, 1))}, .expect = DN,
-     .impl_has = "graphlab:avx2", .native_on_avx512 = "n"},
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
     {"NaN and infinities in the scales", "Mul", 14, "nb", {{0}},
      {IN('X', 4, D(1, 40, 3, 3)), IN('s', 4, D(1, 40, 1, 1))}, .expect = DN,
-     .impl_has = "graphlab:avx2", .native_on_avx512 = "n"},
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
+    {"36 channels (off the block of 16), a batch of 2, a plain scale", "Mul", 14, "nb", {{0}},
+     {IN('X', 4, D(2, 36, 9, 9)), IN('x', 4, D(2, 36, 1, 1))}, .expect = DN,
+     .impl_has = "graphlab:avx2", .native_on_avx512 = "nb"},
     {"Add: oneDNN's", "Add", 14, "nb", {{0}},
      {IN('X', 4, D(2, 16, 5, 5)), IN('x', 4, D(2, 16, 1, 1))}, .expect = DN,
      .impl_not = "graphlab"},

@@ -790,8 +790,11 @@ gl_status dn_from_plain(dn_ctx *c, const gl_tensor *plain, const dnnl_memory_des
  * (dn_gpool.c); else the pd's kernel stays. */
 void dn_gap_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd);
 /* A Mul of x (dims xd, descriptor md0) by scales of dims sd ([N or 1, C, 1, 1], md1)
- * into md0, bound by dn_binary.c's build, on graphlab's AVX2 kernel when x is nChw8c or
- * nhwc and the scales plain or in x's nChw8c (dn_chscale.c); else the pd's kernel stays. */
+ * into md0, bound by dn_binary.c's build, on graphlab's AVX2 kernel when x is nChw8c,
+ * nChw16c or nhwc and the scales plain or in x's blocked layout (dn_chscale.c); else the
+ * pd's kernel stays. dn_chscale_fits: would it take it? */
+bool dn_chscale_fits(const dn_build *b, const dnnl_memory_desc_t *md0, const int64_t *xd,
+                     const dnnl_memory_desc_t *md1, const int64_t *sd);
 void dn_chscale_take(dn_build *b, const dnnl_memory_desc_t *md0, const int64_t *xd,
                      const dnnl_memory_desc_t *md1, const int64_t *sd);
 

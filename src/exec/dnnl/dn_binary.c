@@ -132,6 +132,7 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     if (r != dnnl_success)
         return dn_refuse(b, "oneDNN has no binary for this (%s)", dnnl_status2str(r));
     bool src1_in_layout = false;
+    dnnl_memory_desc_t md1_plain = md1;
     if (dn_pd_is_ref(*pd) && !full_src1 && src1_in_act_layout(b, rank, src1, &md1)) {
         /* oneDNN 2.6 broadcasts a plain [N, C, 1, 1] over nChw16c (efficientnet's
          * squeeze-and-excitation scale) in its reference code only: read it in the
@@ -144,9 +145,15 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
             src1_in_layout = true;
         } else {
             dnnl_primitive_desc_destroy(in_layout);
+            md1 = md1_plain;
         }
     }
-    if (dn_pd_is_ref(*pd))
+    /* a squeeze-and-excitation scale: one value per image and channel, on graphlab's
+     * kernel wherever it reads the layout (oneDNN's pd then only describes the bindings:
+     * regnet_y_400mf's scales of 104 and 440 channels have no jit kernel in nChw16c) */
+    bool chscale = row->alg == dnnl_binary_mul && !row->halve && rank == 4 && !full_src1 &&
+                   dn_chscale_fits(b, md0, out, &md1, d1);
+    if (dn_pd_is_ref(*pd) && !chscale)
         return dn_refuse_ref(b, pd, "this broadcast");
     /* max and min keep the operand that is not NaN (dn_special.c) */
     gl_status st = dn_guard_specials(b, dn_alg_drops_specials(row->alg, 0.0f, 0.0f));
@@ -158,8 +165,7 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     else
         dn_bind_input_view(b, DNNL_ARG_SRC_1, 1 - s0, &md1);
     dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), rank, out);
-    /* a squeeze-and-excitation scale: one value per image and channel */
-    if (row->alg == dnnl_binary_mul && !row->halve && rank == 4 && !full_src1)
+    if (chscale)
         dn_chscale_take(b, md0, out, &md1, d1);
     return GL_OK;
 }

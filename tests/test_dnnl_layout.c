@@ -101,10 +101,35 @@ static const lcase cases[] = {
      "in x f32s[8,3,32,32]; const w f32s[16,3,3,3] = rand; "
      "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; out y",
      SHAPES, 'b', BY_COST, "n_y"},
-    {"first layer at batch 1: a tie keeps nhwc",
+    /* nhwc's brgconv reads the image after a reorder to nhwc, the blocked jit plain */
+    {"first layer at batch 1: blocked, no reorder of the image",
      "in x f32s[1,3,32,32]; const w f32s[16,3,3,3] = rand; "
      "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; out y",
-     SHAPES, 'n', BY_COST, "n_y"},
+     SHAPES, 'b', BY_COST, "n_y"},
+    /* groups of 8 channels, off AVX-512's block of 16, outweigh the BatchNormalization's
+     * dearer nhwc; groups of 16 do not */
+#define NORM_AFTER(conv) \
+    "const s f32s[64] = rand; const b f32s[64] = rand; const m f32s[64] = rand; " \
+    "const v f32[64] = rand; " conv " n = BatchNormalization(g, s, b, m, v) epsilon=0.5; out n"
+    {"grouped 3x3 of 8-channel groups, then BatchNormalization: nhwc",
+     "in x f32s[1,64,28,28]; const w f32s[64,8,3,3] = rand; "
+     NORM_AFTER("g = Conv(x, w) group=8 pads=[1,1,1,1];"),
+     SHAPES, 'n', "+ 1 BatchNormalization", "n_g"},
+    {"grouped 3x3 of 16-channel groups, then BatchNormalization: blocked",
+     "in x f32s[1,64,28,28]; const w f32s[64,16,3,3] = rand; "
+     NORM_AFTER("g = Conv(x, w) group=4 pads=[1,1,1,1];"),
+     SHAPES, 'b', "+ 1 BatchNormalization", "n_g"},
+    /* a ConvTranspose is costed as the convolution it transposes, BatchNormalization by
+     * its bytes: each dearer in nhwc on AVX-512 (a 1x1 alone is a tie) */
+    {"1x1, then ConvTranspose 2x2 stride 2: blocked",
+     "in x f32s[1,32,28,28]; const w f32s[32,32,1,1] = rand; const t f32s[32,16,2,2] = rand; "
+     "c = Conv(x, w); y = ConvTranspose(c, t) strides=[2,2]; out y",
+     SHAPES, 'b', "2 of 2 convolutions costed", "n_c"},
+    {"1x1, then BatchNormalization and Relu: blocked",
+     "in x f32s[1,32,28,28]; const w f32s[32,32,1,1] = rand; const s f32s[32] = rand; "
+     "const b f32s[32] = rand; const m f32s[32] = rand; const v f32[32] = rand; "
+     "c = Conv(x, w); n = BatchNormalization(c, s, b, m, v) epsilon=0.5; r = Relu(n); out r",
+     SHAPES, 'b', "+ 1 BatchNormalization", "n_c"},
     {"no convolution",
      "in x f32s[1,8,4,4]; y = Relu(x); out y",
      SHAPES, 'p', "no convolution", NULL},
@@ -115,11 +140,11 @@ static const lcase cases[] = {
      "const b f32s[1024,16] = rand; y = Conv(x, w) strides=[4,4]; "
      "t = Transpose(y) perm=[0,2,3,1]; h = MatMul(t, a); o = MatMul(h, b); out o",
      SHAPES, 'p', "activations stay plain", NULL},
-    {"a convolution, then a classifier: by cost, a tie keeps nhwc",
+    {"a convolution, then a classifier: by cost",
      "in x f32s[1,3,32,32]; const w f32s[16,3,3,3] = rand; const g f32s[16,10] = rand; "
      "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; p = GlobalAveragePool(y); "
      "f = Flatten(p); o = MatMul(f, g); out o",
-     SHAPES, 'n', BY_COST, "n_y"},
+     SHAPES, 'b', BY_COST, "n_y"},
     {"spatial dims unknown: the former rule",
      "in x f32s[1,32,?14,?14]; const w f32s[32,1,3,3] = rand; "
      "y = Conv(x, w) group=32 pads=[1,1,1,1]; out y",
@@ -147,6 +172,11 @@ static const struct {
     {"Concat on whole channel blocks at batch 2: no dearer blocked", 'n'},
     {"1x1 of few input channels at batch 8: blocked", 'n'},
     {"first layer at batch 8: blocked's jit reads the image plain", 'n'},
+    {"first layer at batch 1: blocked, no reorder of the image", 'n'},
+    {"a convolution, then a classifier: by cost", 'n'},
+    {"grouped 3x3 of 8-channel groups, then BatchNormalization: nhwc", 'b'},
+    {"1x1, then ConvTranspose 2x2 stride 2: blocked", 'n'},
+    {"1x1, then BatchNormalization and Relu: blocked", 'n'},
 };
 
 static char layout_here(const lcase *c)

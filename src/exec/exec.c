@@ -847,7 +847,7 @@ void gl_exec_summary(const gl_exec *e, char *buf, size_t len)
 
 void gl_exec_print_plan(const gl_exec *e, FILE *f)
 {
-    char summary[256];
+    char summary[400];
     gl_exec_summary(e, summary, sizeof(summary));
     if (summary[0])
         fprintf(f, "# %s\n", summary);

@@ -144,7 +144,7 @@ typedef struct gl_profile_backend {
                                 * name (not owned) */
     const char *backend;       /* "ref", "dnnl" (static) */
     bool other_model;          /* ran options.models[i], not the profiled model */
-    char summary[256];         /* the plan's header (layout policy), may be "" */
+    char summary[400];         /* the plan's header (layout policy), may be "" */
     double create_ms;          /* building the plan */
     gl_profile_stat wall;      /* whole runs, unobserved */
     double node_ms;            /* sum of the medians of the model's own nodes */

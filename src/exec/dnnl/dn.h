@@ -91,7 +91,7 @@ typedef struct dn_ctx {
     dnnl_stream_t stream;
     dn_policy policy;
     bool by_cost;            /* --layout auto chose the policy by estimated cost (dn_cost.c) */
-    char policy_why[256];
+    char policy_why[320];
     int block;               /* channel block of the blocked layout (8 or 16) */
     bool avx2;               /* block 8: oneDNN runs its AVX2 kernels (no AVX-512: no
                               * Winograd, the layout cost's AVX2 column) */
@@ -145,6 +145,9 @@ typedef struct dn_conv_dims {
     bool winograd;
     /* oneDNN runs its AVX2 kernels here (dn_ctx.avx2): the cost table's AVX2 column. */
     bool avx2;
+    /* a ConvTranspose: ic and oc as the convolution it transposes would read and write
+     * them, in_spatial its input's, out_spatial its output's */
+    bool transposed;
 } dn_conv_dims;
 /* A convolution oneDNN 2.6 runs faster with Winograd than direct on blocked activations
  * (bench/bench_dnnl_layout: 1.1-2.6x): 2-D 3x3, stride 1, no dilation, no groups, 32 or

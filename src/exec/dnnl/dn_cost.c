@@ -12,8 +12,16 @@
  * and says both sums (dn_ctx_summary); each convolution's note says its own pair
  * (dn_conv.c).
  *
- * Not counted: the ops between convolutions (they follow the convolutions' layout in
- * either policy), and the conversions at the plan's edges (the same in both). One layout
+ * A ConvTranspose is costed as the convolution it transposes (its own row), a
+ * BatchNormalization by the bytes it moves (tally_norm); nhwc's first layer adds the
+ * reorder of the image (dn_conv_cost_us). Session 42 set these from whole runs that the
+ * former sums chose wrong at batch 1 (blocked ahead, `graphlab profile --layout`):
+ * convtranspose_decoder 0.90 ms blocked against 1.08 nhwc, dbnet_head 0.37/0.41,
+ * efficientnet_b0 5.67/6.02, mnasnet0_5 1.27/1.33, mobilenet_v3_large 2.63/2.75,
+ * mobilenet_v3_small 1.02/1.09 (per-node minimums summed, 3 rounds).
+ *
+ * Not counted: the other ops between convolutions (they follow the convolutions' layout
+ * in either policy), and the conversions at the plan's edges (the same in both). One layout
  * per plan, not per region: measured per convolution, the two layouts differ by less
  * than the reorder a region boundary would cost for most convolutions of the corpus
  * (a 1 MB activation reorders in ~25 us; a 1x1 convolution of it takes ~40-70 us).
@@ -91,6 +99,18 @@ static bool first_layer(const dn_conv_dims *d)
     return d->ic <= 4;
 }
 
+static bool transposed(const dn_conv_dims *d)
+{
+    return d->transposed;
+}
+
+/* Grouped with a group's channels off AVX-512's block of 16 (RegNet-Y's 8, ResNeXt's 4
+ * and 8): oneDNN writes those in nChw8c inside a nChw16c plan. */
+static bool grouped_off_block(const dn_conv_dims *d)
+{
+    return d->group > 1 && (d->ic / d->group) % 16 != 0;
+}
+
 static bool pointwise_few_channels(const dn_conv_dims *d)
 {
     return d->ksize == 1 && d->group == 1 && d->ic < 128 && d->in_spatial > 1;
@@ -144,7 +164,13 @@ static bool any_conv(const dn_conv_dims *d)
  * and _large (blocked 5-25% ahead in some rounds, level in others). Batch 8 was not
  * weighed apart: the batch-1 ratios are used at every batch. */
 static const layout_row layout_rows[] = {
-    /* 3 input channels: both layouts read the image plain (oneDNN picks the source). */
+    /* oneDNN's jit deconvolution in both layouts; convtranspose_decoder's 4 took 0.568 ms
+     * nhwc against 0.475 blocked, dbnet_head's 0.165 against 0.158 (session 42: 2 threads,
+     * per-node minimums of 3 rounds of 20 runs, `graphlab profile M --passes all
+     * --backends dnnl --layout nhwc|blocked`, as for the rows below that name it) */
+    {"transposed", transposed, 1.15, 1.00, 1.00},
+    /* At batch 1 the factor is 1: nhwc's extra is the image's reorder, added in
+     * dn_conv_cost_us (the batch-8 factor was measured with it). */
     {"first layer (<= 4 input channels)", first_layer, 1.00, 2.00, 1.00},
     /* brdgmm_dw (nhwc) against jit_dw (blocked): 0.83/0.87 at 112x112, 0.73/0.76 and
      * 0.83/0.96 at 56x56 (strided 3x3 and 5x5) */
@@ -167,6 +193,15 @@ static const layout_row layout_rows[] = {
     /* brgconv (nhwc) against jit (blocked), 3x3: 0.93, 0.88, 0.96, 0.76 from 56x56 to
      * 7x7 (1 thread: 0.92 to 0.63) */
     {"dense kxk", dense, 0.88, 0.94, 1.15},
+    /* Session 42, batch 1: regnet_y_400mf's groups of 8, 0.155 ms nhwc against 0.273
+     * blocked at 56x56, 0.080/0.239, 0.077/0.121, 0.045/0.088 (and the 1x1 convolution
+     * after each reads their nChw8c through a reorder: 0.067 against 0.115);
+     * resnext50_32x4d's groups of 4 0.48-0.50 against 0.54, of 8 0.37 against 0.49; its
+     * groups of 16 and 32 the other way, 0.26 against 0.13 and 0.14 against 0.11. Whole
+     * runs: regnet_y_400mf 4.2 ms nhwc against 6.3 blocked, resnext50_32x4d level
+     * (32.1/32.8), so the groups on the block keep 1.00. At batch 8 not weighed apart
+     * (resnext50 blocked 3% ahead). */
+    {"grouped, channels a group off the block", grouped_off_block, 0.60, 1.00, 1.15},
     {"grouped", any_conv, 1.00, 1.00, 1.15},
 };
 
@@ -198,9 +233,21 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
         return base * 4.0;
     if (p == DN_LAYOUT_NHWC) {
         const layout_row *row = row_of(d);
-        return base * (d->avx2    ? row->nhwc_over_blocked_avx2
-                       : d->n > 1 ? row->nhwc_over_blocked_batched
-                                  : row->nhwc_over_blocked);
+        double us = base * (d->avx2    ? row->nhwc_over_blocked_avx2
+                            : d->n > 1 ? row->nhwc_over_blocked_batched
+                                       : row->nhwc_over_blocked);
+        /* oneDNN's blocked jit reads an image (<= 4 channels) plain, nhwc's brgconv
+         * after a reorder of it to nhwc: its bytes read and written. Measured at batch 1
+         * (session 42, `graphlab profile M --passes all --backends dnnl --layout
+         * nhwc|blocked`, 2 threads, per-node minimums of 3 rounds of 20 runs), the first
+         * convolution of a 224x224 image took 37-80 us longer in nhwc on eight models:
+         * efficientnet_b0 0.254 against 0.188 ms, mnasnet0_5 0.100/0.063,
+         * mobilenet_v3_large 0.099/0.058, mobilenet_v3_small 0.098/0.057, regnet_y_400mf
+         * 0.132/0.095, shufflenet_v2_x1_0 0.136/0.099, resnext50_32x4d's 7x7 0.835/0.755;
+         * dbnet_head's smaller image 0.037/0.024. */
+        if (!d->avx2 && first_layer(d) && !d->transposed)
+            us += 8.0 * (double)(d->n * d->ic * d->in_spatial) / BYTES_PER_US;
+        return us;
     }
     return d->winograd ? base * WINOGRAD_OVER_DIRECT : base;
 }
@@ -277,8 +324,7 @@ static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value 
                          known_shape *y)
 {
     const gl_tensor *t = w ? w->init : NULL;
-    /* ConvTranspose's weights are [IC, OC/G, k...]: counted, not costed. */
-    if (!t || t->rank < 3 || t->rank != x->rank || strcmp(n->op_type, "ConvTranspose") == 0)
+    if (!t || t->rank < 3 || t->rank != x->rank)
         return false;
     int rank = x->rank, nsp = rank - 2, sp = channels_last ? 1 : 2;
     int64_t in_sp[MEMO_MAX_RANK], out_sp[MEMO_MAX_RANK];
@@ -308,6 +354,25 @@ static bool conv_dims_of(const gl_node *n, const known_shape *x, const gl_value 
     return d->ic > 0 && d->group > 0;
 }
 
+/* The dims of ConvTranspose n with input x (weights w [IC, OC/G, k...]) as those of the
+ * convolution it transposes (from its output back to its input: the same FLOPs and
+ * bytes), its output y from its own type; false when they are not known. */
+static bool deconv_dims_of(const shape_memo *memo, const gl_node *n, const known_shape *x,
+                           const gl_value *w, const gl_value *out, bool avx2, dn_conv_dims *d,
+                           known_shape *y)
+{
+    const gl_tensor *t = w ? w->init : NULL;
+    if (!t || t->rank < 3 || t->rank != x->rank || !shape_of(memo, out, y) || y->rank != x->rank)
+        return false;
+    int64_t group = gl_node_attr_int(n, "group", 1);
+    *d = (dn_conv_dims){.n = x->dims[0], .ic = y->dims[1], .oc = x->dims[1], .group = group,
+                        .ksize = product(t->dims, 2, t->rank),
+                        .in_spatial = product(y->dims, 2, y->rank),
+                        .out_spatial = product(x->dims, 2, x->rank), .avx2 = avx2,
+                        .transposed = true};
+    return d->ic > 0 && d->oc > 0 && group > 0;
+}
+
 typedef struct layout_tally {
     size_t convs, depthwise, concats, costed;
     bool no_winograd;          /* dn_ctx.no_winograd */
@@ -316,6 +381,8 @@ typedef struct layout_tally {
     double us[3];              /* per dn_policy */
     double concat_us[3];
     double product_us;         /* MatMul and Gemm by constant weights (tally_product) */
+    size_t norms;              /* BatchNormalization on 4-D activations */
+    double norm_us[3];
 } layout_tally;
 
 static bool is_graphlab_op(const gl_node *n, const char *op)
@@ -346,14 +413,17 @@ static bool weights_depthwise(const gl_node *n, const gl_value *w)
 }
 
 static void tally_conv(layout_tally *k, shape_memo *memo, const gl_node *n, const gl_value *x,
-                       const gl_value *w, bool channels_last)
+                       const gl_value *w, const gl_value *out, bool channels_last)
 {
     dn_conv_dims d;
     known_shape xs, ys;
     k->convs++;
     k->depthwise += weights_depthwise(n, w);
-    if (!shape_of(memo, x, &xs) ||
-        !conv_dims_of(n, &xs, w, channels_last, k->no_winograd, k->avx2, &d, &ys))
+    bool dims = shape_of(memo, x, &xs) &&
+                (strcmp(n->op_type, "ConvTranspose") == 0
+                     ? deconv_dims_of(memo, n, &xs, w, out, k->avx2, &d, &ys)
+                     : conv_dims_of(n, &xs, w, channels_last, k->no_winograd, k->avx2, &d, &ys));
+    if (!dims)
         return;
     ys.v = n->outputs[0];
     memo_add(memo, &ys);
@@ -447,6 +517,25 @@ static void tally_concat(layout_tally *k, shape_memo *memo, const gl_node *n,
         bytes / (whole_blocks ? BYTES_PER_US : BLOCKED_CONCAT_BYTES_PER_US);
 }
 
+/* BatchNormalization (with its Relu, when fused) reads and writes its activations once:
+ * its bytes at the memory bandwidth, times BNORM_NHWC_OVER_BLOCKED in nhwc with oneDNN's
+ * AVX-512 kernels (bnorm_jit in both layouts, session 42, per-node minimums, 2 threads:
+ * convtranspose_decoder's 4 BN+Relu 0.215 ms nhwc against 0.145 blocked, dbnet_head's 3
+ * 0.061 against 0.038). On AVX2 graphlab's kernel runs either layout alike (dn_bnorm.c). */
+#define BNORM_NHWC_OVER_BLOCKED 1.5
+
+static void tally_norm(layout_tally *k, shape_memo *memo, const gl_value *x)
+{
+    known_shape xs;
+    if (!shape_of(memo, x, &xs) || xs.rank != 4)
+        return;
+    double us = 8.0 * (double)product(xs.dims, 0, xs.rank) / BYTES_PER_US;
+    k->norms++;
+    k->norm_us[DN_LAYOUT_PLAIN] += us;
+    k->norm_us[DN_LAYOUT_BLOCKED] += us;
+    k->norm_us[DN_LAYOUT_NHWC] += us * (k->avx2 ? 1.0 : BNORM_NHWC_OVER_BLOCKED);
+}
+
 /* A MatMul or Gemm of a known A by constant 2-D weights: its FLOPs at the convolutions'
  * rate, for the share of the work the convolutions are (dn_choose_layout). */
 static void tally_product(layout_tally *k, shape_memo *memo, const gl_value *a,
@@ -473,13 +562,15 @@ static void tally_op(layout_tally *k, shape_memo *memo, const gl_node *n, const 
     if (nhwc_conv || strcmp(n->op_type, "Conv") == 0 ||
         strcmp(n->op_type, "ConvTranspose") == 0) {
         const gl_value *w = n->n_inputs > 1 ? caller_value(n->inputs[1], call, fn) : NULL;
-        tally_conv(k, memo, n, x, w, nhwc_conv);
+        tally_conv(k, memo, n, x, w, caller_value(n->outputs[0], call, fn), nhwc_conv);
         return;
     }
     if (strcmp(n->op_type, "Concat") == 0) {
         tally_concat(k, memo, n, call, fn);
         return;
     }
+    if (strcmp(n->op_type, "BatchNormalization") == 0)
+        tally_norm(k, memo, x); /* and its output's shape, below */
     if ((strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0) &&
         n->n_inputs > 1) {
         tally_product(k, memo, x, caller_value(n->inputs[1], call, fn));
@@ -548,8 +639,9 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
         in_place = k.concats;
     if (in_place)
         k.concat_us[DN_LAYOUT_BLOCKED] *= (double)(k.concats - in_place) / (double)k.concats;
-    double nhwc = k.us[DN_LAYOUT_NHWC] + k.concat_us[DN_LAYOUT_NHWC];
-    double blocked = k.us[DN_LAYOUT_BLOCKED] + k.concat_us[DN_LAYOUT_BLOCKED];
+    double nhwc = k.us[DN_LAYOUT_NHWC] + k.concat_us[DN_LAYOUT_NHWC] + k.norm_us[DN_LAYOUT_NHWC];
+    double blocked =
+        k.us[DN_LAYOUT_BLOCKED] + k.concat_us[DN_LAYOUT_BLOCKED] + k.norm_us[DN_LAYOUT_BLOCKED];
     double least = nhwc < blocked ? nhwc : blocked;
     if (k.costed == k.convs && least * PRODUCTS_OVER_CONVS < k.product_us) {
         c->policy = DN_LAYOUT_PLAIN;
@@ -561,15 +653,18 @@ void dn_choose_layout(dn_ctx *c, const gl_model *m)
     }
     c->by_cost = true;
     c->policy = blocked < nhwc ? DN_LAYOUT_BLOCKED : DN_LAYOUT_NHWC;
-    char concats[96] = "", batch[40] = "";
+    char concats[96] = "", norms[80] = "", batch[40] = "";
     if (c->batch > 0) /* only for a symbolic leading dim (gl_inputs_batch) */
         snprintf(batch, sizeof(batch), " at the run's batch %lld", (long long)c->batch);
     if (k.concats)
         snprintf(concats, sizeof(concats), " + %zu Concat (%zu in place if blocked) %.1f us / "
                  "%.1f us", k.concats, in_place, k.concat_us[DN_LAYOUT_NHWC],
                  k.concat_us[DN_LAYOUT_BLOCKED]);
+    if (k.norms)
+        snprintf(norms, sizeof(norms), " + %zu BatchNormalization %.1f us / %.1f us", k.norms,
+                 k.norm_us[DN_LAYOUT_NHWC], k.norm_us[DN_LAYOUT_BLOCKED]);
     snprintf(c->policy_why, sizeof(c->policy_why),
              "estimated nhwc %.1f us vs blocked %.1f us%s: %zu of %zu convolutions costed "
-             "(%zu depthwise)%s",
-             nhwc, blocked, batch, k.costed, k.convs, k.depthwise, concats);
+             "(%zu depthwise)%s%s",
+             nhwc, blocked, batch, k.costed, k.convs, k.depthwise, concats, norms);
 }

@@ -108,7 +108,7 @@ static bool transposed(const dn_conv_dims *d)
  * and 8): oneDNN writes those in nChw8c inside a nChw16c plan. */
 static bool grouped_off_block(const dn_conv_dims *d)
 {
-    return d->group > 1 && (d->ic / d->group) % 16 != 0;
+    return d->group > 1 && !is_depthwise(d) && (d->ic / d->group) % 16 != 0;
 }
 
 static bool pointwise_few_channels(const dn_conv_dims *d)
@@ -193,15 +193,9 @@ static const layout_row layout_rows[] = {
     /* brgconv (nhwc) against jit (blocked), 3x3: 0.93, 0.88, 0.96, 0.76 from 56x56 to
      * 7x7 (1 thread: 0.92 to 0.63) */
     {"dense kxk", dense, 0.88, 0.94, 1.15},
-    /* Session 42, batch 1: regnet_y_400mf's groups of 8, 0.155 ms nhwc against 0.273
-     * blocked at 56x56, 0.080/0.239, 0.077/0.121, 0.045/0.088 (and the 1x1 convolution
-     * after each reads their nChw8c through a reorder: 0.067 against 0.115);
-     * resnext50_32x4d's groups of 4 0.48-0.50 against 0.54, of 8 0.37 against 0.49; its
-     * groups of 16 and 32 the other way, 0.26 against 0.13 and 0.14 against 0.11. Whole
-     * runs: regnet_y_400mf 4.2 ms nhwc against 6.3 blocked, resnext50_32x4d level
-     * (32.1/32.8), so the groups on the block keep 1.00. At batch 8 not weighed apart
-     * (resnext50 blocked 3% ahead). */
-    {"grouped, channels a group off the block", grouped_off_block, 0.60, 1.00, 1.15},
+    /* Groups off the block: the factor is 1, blocked's extra is two reorders, added in
+     * dn_conv_cost_us. */
+    {"grouped, channels a group off the block", grouped_off_block, 1.00, 1.00, 1.15},
     {"grouped", any_conv, 1.00, 1.00, 1.15},
 };
 
@@ -249,6 +243,20 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
             us += 8.0 * (double)(d->n * d->ic * d->in_spatial) / BYTES_PER_US;
         return us;
     }
+    /* A grouped convolution whose groups are off AVX-512's block of 16 reads and writes
+     * nChw8c in a nChw16c plan: its input and its output are reordered (their bytes read
+     * and written). Measured (session 42, `graphlab profile M --passes all --backends
+     * dnnl --layout nhwc|blocked`, 2 threads, per-node minimums of 3 rounds):
+     * regnet_y_400mf's groups of 8 at batch 1 0.155 ms nhwc against 0.273 blocked at
+     * 56x56, 0.080/0.239, 0.077/0.121, and the 1x1 convolution after each 0.067 against
+     * 0.115; at batch 8 the first took 3.34 ms blocked, 1.71 of it the reorder of its
+     * input; whole runs 4.2 ms nhwc against 6.3 blocked (batch 8: 33 against 42).
+     * resnext50_32x4d's groups of 4 0.48-0.50 against 0.54, of 8 0.37 against 0.49, its
+     * groups of 16 and 32 the other way (0.26 against 0.13, 0.14 against 0.11): whole
+     * runs level at batch 1 (32.1/32.8 ms), blocked 3% ahead at batch 8. */
+    if (!d->avx2 && grouped_off_block(d))
+        base += 8.0 * (double)(d->n * (d->ic * d->in_spatial + d->oc * d->out_spatial)) /
+                BYTES_PER_US;
     return d->winograd ? base * WINOGRAD_OVER_DIRECT : base;
 }
 

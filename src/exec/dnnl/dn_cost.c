@@ -244,8 +244,9 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
         return us;
     }
     /* A grouped convolution whose groups are off AVX-512's block of 16 reads and writes
-     * nChw8c in a nChw16c plan: its input and its output are reordered (their bytes read
-     * and written). Measured (session 42, `graphlab profile M --passes all --backends
+     * nChw8c in a nChw16c plan: its input and its output are reordered, at oneDNN's
+     * simple:any rate (BLOCKED_CONCAT_BYTES_PER_US: the first below moved its 4.8 MB
+     * input at batch 8 in 1.71 ms). Measured (session 42, `graphlab profile M --passes all --backends
      * dnnl --layout nhwc|blocked`, 2 threads, per-node minimums of 3 rounds):
      * regnet_y_400mf's groups of 8 at batch 1 0.155 ms nhwc against 0.273 blocked at
      * 56x56, 0.080/0.239, 0.077/0.121, and the 1x1 convolution after each 0.067 against
@@ -255,8 +256,8 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
      * groups of 16 and 32 the other way (0.26 against 0.13, 0.14 against 0.11): whole
      * runs level at batch 1 (32.1/32.8 ms), blocked 3% ahead at batch 8. */
     if (!d->avx2 && grouped_off_block(d))
-        base += 8.0 * (double)(d->n * (d->ic * d->in_spatial + d->oc * d->out_spatial)) /
-                BYTES_PER_US;
+        base += 4.0 * (double)(d->n * (d->ic * d->in_spatial + d->oc * d->out_spatial)) /
+                BLOCKED_CONCAT_BYTES_PER_US;
     return d->winograd ? base * WINOGRAD_OVER_DIRECT : base;
 }
 

@@ -160,9 +160,11 @@ static bool any_conv(const dn_conv_dims *d)
  * resnet18 30/27 against 43/39 ms, squeezenet1_1, googlenet, resnet50, inception_v3,
  * efficientnet_v2_s; and on the grouped (not depthwise) convolutions, whose row is set like
  * dense kxk from two sessions of rounds: regnet_y_400mf 7.9/7.9 blocked against 9.0/8.4
- * nhwc, resnext50_32x4d 63/70 against 80/85 ms. Still chosen wrong: mobilenet_v3_small
- * and _large (blocked 5-25% ahead in some rounds, level in others). Batch 8 was not
- * weighed apart: the batch-1 ratios are used at every batch. */
+ * nhwc, resnext50_32x4d 63/70 against 80/85 ms (those AVX2 rounds; on AVX-512 session 42
+ * found regnet_y_400mf well ahead nhwc, see grouped_off_block). mobilenet_v3_small and
+ * _large, chosen wrong until session 42, now go blocked by nhwc's first layer paying the
+ * image's reorder (dn_conv_cost_us). Batch 8 was not weighed apart: the batch-1 ratios
+ * are used at every batch. */
 static const layout_row layout_rows[] = {
     /* oneDNN's jit deconvolution in both layouts; convtranspose_decoder's 4 took 0.568 ms
      * nhwc against 0.475 blocked, dbnet_head's 0.165 against 0.158 (session 42: 2 threads,
@@ -246,8 +248,9 @@ double dn_conv_cost_us(const dn_conv_dims *d, dn_policy p)
     /* A grouped convolution whose groups are off AVX-512's block of 16 reads and writes
      * nChw8c in a nChw16c plan: its input and its output are reordered, at oneDNN's
      * simple:any rate (BLOCKED_CONCAT_BYTES_PER_US: the first below moved its 4.8 MB
-     * input at batch 8 in 1.71 ms). Measured (session 42, `graphlab profile M --passes all --backends
-     * dnnl --layout nhwc|blocked`, 2 threads, per-node minimums of 3 rounds):
+     * input at batch 8 in 1.71 ms). Measured (session 42, `graphlab profile M --passes
+     * all --backends dnnl --layout nhwc|blocked`, 2 threads, per-node minimums of 3
+     * rounds):
      * regnet_y_400mf's groups of 8 at batch 1 0.155 ms nhwc against 0.273 blocked at
      * 56x56, 0.080/0.239, 0.077/0.121, and the 1x1 convolution after each 0.067 against
      * 0.115; at batch 8 the first took 3.34 ms blocked, 1.71 of it the reorder of its

@@ -537,3 +537,76 @@ Test(dnnl_layout, squeeze_excite_scale_on_graphlab_kernel_in_every_own_layout)
         gl_pipeline_free(p);
     }
 }
+
+/* A 3x3 convolution Winograd fits, followed by an activation oneDNN 2.6's Winograd kernel
+ * does not take (SiLU, made by the patterns pass; Tanh): on AVX-512's blocked plan the fusion leaves the activation
+ * apart and the convolution runs Winograd (dn_fused.c, winograd_ends_chain), where fused
+ * it would run the direct kernel; a Relu, which Winograd takes, stays fused with it. The
+ * numbers are the reference's either way, and all that is checked without AVX-512 (no
+ * oneDNN Winograd there; the fusion is decided as before). */
+static const struct {
+    const char *name, *graph;
+    const char *group; /* the fused call's name prefix, NULL: the Conv stays apart */
+} winograd_chain_cases[] = {
+    {"3x3 + SiLU: the SiLU apart",
+     "in x f32s[2,64,14,14]; const w f32s[64,64,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1]; s = Sigmoid(y); o = Mul(y, s); out o",
+     NULL},
+    {"3x3 + Tanh: the Tanh apart",
+     "in x f32s[2,64,14,14]; const w f32s[64,64,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1]; o = Tanh(y); out o",
+     NULL},
+    {"3x3 + Relu: fused, on Winograd",
+     "in x f32s[2,64,14,14]; const w f32s[64,64,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1]; o = Relu(y); out o",
+     "FusedConvRelu"},
+    /* 29 MFLOP above (two images: 14x14 keeps graphlab's AVX2 Winograd at F(4x4), within
+     * the tolerance); a small one stays fused, as the direct kernel's with its SiLU */
+    {"3x3 of 32 channels at 14x14 + SiLU: too small to part, fused",
+     "in x f32s[1,32,14,14]; const w f32s[32,32,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1]; s = Sigmoid(y); o = Mul(y, s); out o",
+     "FusedConvSilu"},
+    {"3x3 stride 2 + SiLU: no Winograd, fused",
+     "in x f32s[2,64,14,14]; const w f32s[64,64,3,3] = rand; "
+     "y = Conv(x, w) pads=[1,1,1,1] strides=[2,2]; s = Sigmoid(y); o = Mul(y, s); out o",
+     "FusedConvSilu"},
+};
+
+Test(dnnl_layout, winograd_leaves_an_activation_it_does_not_take_apart)
+{
+    bool avx512 = tu_cpu_has_avx512();
+    for (size_t i = 0; i < GL_ARRAY_LEN(winograd_chain_cases); i++) {
+        const char *name = winograd_chain_cases[i].name;
+        const char *group = winograd_chain_cases[i].group;
+        bool direct = strstr(name, "stride") || strstr(name, "small");
+        gn_graph b;
+        gl_pipeline *p = gn_run_passes(name, 13, winograd_chain_cases[i].graph, NULL,
+                                       "toposort,shape-inference,patterns,fusion", &b);
+        cr_assert_not_null(p);
+        const gl_model *m = p->steps[p->n_steps - 1].model;
+        gl_tensor **in = gn_feeds(&b, m->graph, name);
+        size_t n_in = m->graph->n_inputs;
+        gl_tensor *want = NULL, *got = NULL;
+        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, name));
+        gl_exec *e = tu_exec_run(m, "dnnl", "blocked", in, n_in, &got, 1, name);
+        tu_expect_close(got, want, RTOL, ATOL, name);
+        /* the group, or the Conv on its own (AVX-512: without it, the numbers only) */
+        const gl_plan_entry *en = NULL;
+        for (size_t k = 0; avx512 && k < m->graph->n_nodes && !en; k++) {
+            const gl_node *n = m->graph->nodes[k];
+            if (n && (group ? strncmp(n->name, group, strlen(group)) == 0
+                            : strcmp(n->op_type, "Conv") == 0))
+                en = tu_plan_entry(e, n->name, 0);
+        }
+        if (avx512) {
+            cr_assert_not_null(en, "%s: no plan entry for %s", name, group ? group : "the Conv");
+            cr_expect((strstr(en->info.impl, "wino") != NULL) == !direct,
+                      "%s: %s runs %s", name, group ? group : "the Conv", en->info.impl);
+        }
+        gl_tensor_free(got);
+        gl_tensor_free(want);
+        gl_exec_free(e);
+        gn_free_tensors(in, n_in);
+        gl_pipeline_free(p);
+    }
+}

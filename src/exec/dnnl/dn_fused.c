@@ -408,12 +408,60 @@ static bool post_kind(const fused_unit *u, const gl_node *n)
     return true;
 }
 
+/* Would head, a Conv of the group's body, run on oneDNN's Winograd kernel (dn_conv.c: a
+ * blocked plan on AVX-512, dn_winograd_fits) but for member n? oneDNN 2.6's Winograd takes
+ * a relu and a sum after it, no other activation: with one, dn_conv.c falls back to the
+ * direct kernel. Winograd and then the activation as a primitive of its own is the
+ * faster (efficientnet_v2_s's 3x3 48 -> 192 at 56x56, two threads, per-node minimums:
+ * direct with its SiLU 1.68 ms, Winograd 1.01 and the SiLU over its output apart ~0.05),
+ * so the chain ends before n. */
+/* The direct kernel's time for 20 MFLOP is ~0.07 ms here; a pass over its output ~0.01. */
+#define WINOGRAD_APART_MIN_FLOPS 20e6
+
+static bool winograd_ends_chain(const dn_ctx *c, const gl_function *fn, const gl_node *call,
+                                const gl_node *head, const gl_node *n)
+{
+    bool kept = !*n->domain && (strcmp(n->op_type, "Relu") == 0 || n->n_inputs == 2);
+    if (!c || c->policy != DN_LAYOUT_BLOCKED || c->no_winograd || c->avx2 || kept ||
+        *head->domain || strcmp(head->op_type, "Conv") != 0 || head->n_inputs < 2)
+        return false;
+    const gl_value *w = head->inputs[1];
+    for (size_t i = 0; i < fn->body->n_inputs && i < call->n_inputs; i++)
+        if (fn->body->inputs[i] == w)
+            w = call->inputs[i];
+    const gl_tensor *t = w ? w->init : NULL;
+    const gl_attr *st = gl_node_attr_typed(head, "strides", GL_ATTR_INTS);
+    const gl_attr *dl = gl_node_attr_typed(head, "dilations", GL_ATTR_INTS);
+    if (!t || t->rank != 4 || (st && st->n != 2) || (dl && dl->n != 2))
+        return false;
+    int64_t strides[2] = {st ? st->ints[0] : 1, st ? st->ints[1] : 1};
+    bool dilated = dl && (dl->ints[0] != 1 || dl->ints[1] != 1);
+    int64_t group = gl_node_attr_int(head, "group", 1);
+    if (!dn_winograd_fits(2, t->dims + 2, strides, dilated, group, t->dims[1] * group,
+                          t->dims[0]))
+        return false;
+    /* Big enough that Winograd's saving outweighs a primitive more and a pass over the
+     * output (the chain is elementwise: the call's output has the Conv's shape). */
+    const gl_value *out = call->n_outputs ? call->outputs[0] : NULL;
+    if (!out || out->type.kind != GL_TYPE_TENSOR || out->type.shape.rank != 4)
+        return false;
+    double flops = 2.0 * (double)t->count; /* 2 * OC * IC/G * kh * kw, per output pixel */
+    for (int i = 0; i < 4; i++) {
+        int64_t d = out->type.shape.dims[i].value;
+        if (d <= 0)
+            return false;
+        flops *= i == 1 ? 1.0 : (double)d; /* N and the output's pixels */
+    }
+    return flops >= WINOGRAD_APART_MIN_FLOPS;
+}
+
 /* One primitive of a call's unit, from body node *pos on: a node oneDNN runs (a head of
  * head_rows, or any op of its tables), then, after a head, the longest chain of members
  * that become its post-ops. *pos moves past it. NULL (why set) when no primitive runs
  * the node at *pos. */
-static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_function *fn,
-                               fused_unit *first, size_t *pos, char *why, size_t len)
+static fused_unit *segment_new(const dn_ctx *c, const gl_model *m, const gl_node *call,
+                               const gl_function *fn, fused_unit *first, size_t *pos,
+                               char *why, size_t len)
 {
     const gl_graph *body = fn->body;
     const gl_node *head = body->nodes[*pos];
@@ -458,7 +506,7 @@ static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_
     const gl_node *last = head;
     for (size_t j = *pos + 1; hr && ok && j < body->n_nodes; j++) {
         const gl_node *n = body->nodes[j];
-        if (n && !post_kind(u, n))
+        if (n && (!post_kind(u, n) || winograd_ends_chain(c, fn, call, head, n)))
             break;
         ok = n && add_step(u, n, last->outputs[0], why, len) &&
              step_params_fit(u, &u->steps[u->n_steps - 1], why, len);
@@ -481,8 +529,8 @@ static fused_unit *segment_new(const gl_model *m, const gl_node *call, const gl_
 
 /* The unit of a call, parsed from fn's body: one segment per primitive (one in all when
  * the body is a head and its post-ops); NULL (why set) when it is not one. */
-static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_function *fn,
-                            char *why, size_t len)
+static fused_unit *unit_new(const dn_ctx *c, const gl_model *m, const gl_node *call,
+                            const gl_function *fn, char *why, size_t len)
 {
     const gl_graph *body = fn ? fn->body : NULL;
     if (!body || body->n_nodes == 0 || !body->nodes[0]) {
@@ -496,7 +544,7 @@ static fused_unit *unit_new(const gl_model *m, const gl_node *call, const gl_fun
     fused_unit *first = NULL, *tail = NULL;
     size_t pos = 0, n = 0;
     while (pos < body->n_nodes) {
-        fused_unit *seg = n < MAX_SEGS ? segment_new(m, call, fn, first, &pos, why, len)
+        fused_unit *seg = n < MAX_SEGS ? segment_new(c, m, call, fn, first, &pos, why, len)
                                        : NULL;
         if (n >= MAX_SEGS)
             snprintf(why, len, "more than %d primitives in the group", MAX_SEGS);
@@ -965,7 +1013,7 @@ bool dn_fused_claims(dn_ctx *c, const gl_model *m, const gl_node *call, const gl
         return dn_shuffle_claims(c, m, call, fn, why, len);
     if (dn_qgroup_is(fn))
         return dn_qgroup_claims(c, m, call, fn, why, len);
-    fused_unit *u = unit_new(m, call, fn, why, len);
+    fused_unit *u = unit_new(c, m, call, fn, why, len);
     bool ok = u != NULL;
     for (fused_unit *seg = u; seg && ok; seg = seg->next)
         ok = segment_claims(c, m, call, seg, why, len);
@@ -1228,7 +1276,7 @@ static gl_status unit_run(dn_ctx *c, gl_kernel_ctx *k, void **state, bool *finit
     fused_unit *u = *state;
     if (!u) {
         char why[160] = "";
-        u = unit_new(k->model, k->node, gl_called_function(k->model, k->node), why,
+        u = unit_new(c, k->model, k->node, gl_called_function(k->model, k->node), why,
                      sizeof(why));
         if (!u)
             return gl_fail(GL_ERR_INTERNAL, "%s: claimed as a fused group, yet %s", k->where,

@@ -819,6 +819,9 @@ typedef struct dn_rnn_spec {
  * on graphlab's kernel where that is the faster; false with *why (NULL: no reason worth
  * a note) when not. */
 bool dn_rnn_take(dn_build *b, const dn_rnn_spec *sp, const char **why);
+/* Is graphlab's kernel measured faster than oneDNN's for a cell of n batch rows under
+ * context c: everywhere oneDNN runs its AVX2 kernels; on AVX-512 an LSTM of one row. */
+bool dn_rnn_native_here(const dn_ctx *c, dn_cell cell, int64_t n);
 /* Before each run of a node dn_rnn_take took (its outputs lent): where they go. */
 gl_status dn_rnn_native_prepare(dn_node *s);
 

@@ -587,7 +587,9 @@ static bool take_native(dn_build *b, const rnn_attrs *a, const rnn_dims *d,
 {
     const gl_kernel_ctx *k = b->k;
     *why = NULL;
-    if (!b->c->avx2)
+    static const dn_cell cell_of[] = {[RNN_VANILLA] = DN_CELL_RNN, [RNN_GRU] = DN_CELL_GRU,
+                                      [RNN_LSTM] = DN_CELL_LSTM};
+    if (!dn_rnn_native_here(b->c, cell_of[a->cell->kind], d->N))
         return false;
     if (a->cell->kind == RNN_VANILLA && a->act != dnnl_eltwise_tanh) {
         *why = "an RNN activation other than Tanh";
@@ -598,11 +600,9 @@ static bool take_native(dn_build *b, const rnn_attrs *a, const rnn_dims *d,
             *why = "W, R, B or P given each run (it packs constants once)";
             return false;
         }
-    static const dn_cell cells[] = {[RNN_VANILLA] = DN_CELL_RNN, [RNN_GRU] = DN_CELL_GRU,
-                                    [RNN_LSTM] = DN_CELL_LSTM};
     bool lstm = a->cell->kind == RNN_LSTM, states = reads_states(k, a);
     dn_rnn_spec sp = {
-        .cell = cells[a->cell->kind], .gates = a->cell->gates, .lbr = a->lbr,
+        .cell = cell_of[a->cell->kind], .gates = a->cell->gates, .lbr = a->lbr,
         .reverse = a->direction == dnnl_unidirectional_right2left, .dirs = (int)d->D,
         .layout = a->layout, .T = d->T, .N = d->N, .I = d->I, .H = d->H,
         .w = gl_tensor_data(k->in[IN_W]), .r = gl_tensor_data(k->in[IN_R]),

@@ -385,11 +385,12 @@ static void dnnl_case_check(dnnl_case *c, const char *what)
     gl_tensor_free(want);
 }
 
-static dnnl_case dnnl_case_start(const char *name, const char *graph, const gl_exec_options *o)
+static dnnl_case dnnl_case_start(const char *name, const char *graph, const char *passes,
+                                 const gl_exec_options *o)
 {
     dnnl_case c = {.name = name};
     gn_graph b;
-    c.p = gn_run_passes(name, 13, graph, NULL, SHAPES, &b);
+    c.p = gn_run_passes(name, 13, graph, NULL, passes, &b);
     cr_assert_not_null(c.p);
     c.m = c.p->steps[c.p->n_steps - 1].model;
     c.in = gn_feeds(&b, c.m->graph, name);
@@ -420,7 +421,7 @@ Test(dnnl_layout, winograd_where_it_fits_and_as_asked)
         const wcase *w = &winograd_cases[i];
         gl_exec_options o = {.backend = "dnnl", .layout = "blocked",
                              .dnnl_no_winograd = w->no_winograd};
-        dnnl_case c = dnnl_case_start(w->name, w->graph, &o);
+        dnnl_case c = dnnl_case_start(w->name, w->graph, SHAPES, &o);
         const char *impl = dnnl_case_impl(&c);
         bool wino = strstr(impl, "wino") != NULL;
         /* oneDNN 2.6's f32 Winograd kernels need AVX-512; on AVX2, graphlab's runs
@@ -482,7 +483,7 @@ Test(dnnl_layout, nhwc_1x1_kernel_by_shape)
     for (size_t i = 0; i < GL_ARRAY_LEN(kernel_cases); i++) {
         const kcase *k = &kernel_cases[i];
         gl_exec_options o = {.backend = "dnnl", .layout = "nhwc"};
-        dnnl_case c = dnnl_case_start(k->name, k->graph, &o);
+        dnnl_case c = dnnl_case_start(k->name, k->graph, SHAPES, &o);
         const char *impl = dnnl_case_impl(&c);
         cr_expect(strncmp(impl, k->want, strlen(k->want)) == 0,
                   "%s: implementation %s, want %s", k->name, impl, k->want);
@@ -506,36 +507,21 @@ static const char *const scale_graphs[] = {
 
 Test(dnnl_layout, squeeze_excite_scale_on_graphlab_kernel_in_every_own_layout)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(scale_graphs); i++) {
-        char name[32];
-        snprintf(name, sizeof(name), "scale graph %zu", i);
-        gn_graph b;
-        gl_pipeline *p = gn_run_passes(name, 13, scale_graphs[i], NULL, SHAPES, &b);
-        cr_assert_not_null(p);
-        const gl_model *m = p->steps[p->n_steps - 1].model;
-        gl_tensor **in = gn_feeds(&b, m->graph, name);
-        size_t n_in = m->graph->n_inputs;
-        gl_tensor *want = NULL;
-        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, name));
+    for (size_t i = 0; i < GL_ARRAY_LEN(scale_graphs); i++)
         for (size_t l = 0; l < GL_ARRAY_LEN(tu_layouts); l++) {
-            char what[96];
+            char name[32], what[96];
+            snprintf(name, sizeof(name), "scale graph %zu", i);
             tu_layout_what(what, sizeof(what), name, tu_layouts[l]);
-            gl_tensor *got = NULL;
-            gl_exec *dn = tu_exec_run(m, "dnnl", tu_layouts[l], in, n_in, &got, 1, what);
-            tu_expect_close(got, want, RTOL, ATOL, what);
-            const gl_plan_entry *en = tu_plan_entry(dn, "n_y", 0);
+            gl_exec_options o = {.backend = "dnnl", .layout = tu_layouts[l]};
+            dnnl_case c = dnnl_case_start(what, scale_graphs[i], SHAPES, &o);
+            const gl_plan_entry *en = tu_plan_entry(c.e, "n_y", 0);
             cr_assert_not_null(en, "%s: no plan entry for the Mul", what);
             bool plain = tu_layouts[l] && strcmp(tu_layouts[l], "plain") == 0;
             if (!plain && __builtin_cpu_supports("avx2"))
                 cr_expect(strstr(en->info.impl, "graphlab:avx2 n"), "%s: the Mul ran %s (%s)",
                           what, en->info.impl, en->info.note);
-            gl_tensor_free(got);
-            gl_exec_free(dn);
+            dnnl_case_end(&c);
         }
-        gl_tensor_free(want);
-        gn_free_tensors(in, n_in);
-        gl_pipeline_free(p);
-    }
 }
 
 /* A 3x3 convolution Winograd fits, followed by an activation oneDNN 2.6's Winograd kernel
@@ -579,34 +565,22 @@ Test(dnnl_layout, winograd_leaves_an_activation_it_does_not_take_apart)
         const char *name = winograd_chain_cases[i].name;
         const char *group = winograd_chain_cases[i].group;
         bool direct = strstr(name, "stride") || strstr(name, "small");
-        gn_graph b;
-        gl_pipeline *p = gn_run_passes(name, 13, winograd_chain_cases[i].graph, NULL,
-                                       "toposort,shape-inference,patterns,fusion", &b);
-        cr_assert_not_null(p);
-        const gl_model *m = p->steps[p->n_steps - 1].model;
-        gl_tensor **in = gn_feeds(&b, m->graph, name);
-        size_t n_in = m->graph->n_inputs;
-        gl_tensor *want = NULL, *got = NULL;
-        gl_exec_free(tu_exec_run(m, "ref", NULL, in, n_in, &want, 1, name));
-        gl_exec *e = tu_exec_run(m, "dnnl", "blocked", in, n_in, &got, 1, name);
-        tu_expect_close(got, want, RTOL, ATOL, name);
+        gl_exec_options o = {.backend = "dnnl", .layout = "blocked"};
+        dnnl_case c = dnnl_case_start(name, winograd_chain_cases[i].graph,
+                                      "toposort,shape-inference,patterns,fusion", &o);
         /* the group, or the Conv on its own (AVX-512: without it, the numbers only) */
         const gl_plan_entry *en = NULL;
-        for (size_t k = 0; avx512 && k < m->graph->n_nodes && !en; k++) {
-            const gl_node *n = m->graph->nodes[k];
+        for (size_t k = 0; avx512 && k < c.m->graph->n_nodes && !en; k++) {
+            const gl_node *n = c.m->graph->nodes[k];
             if (n && (group ? strncmp(n->name, group, strlen(group)) == 0
                             : strcmp(n->op_type, "Conv") == 0))
-                en = tu_plan_entry(e, n->name, 0);
+                en = tu_plan_entry(c.e, n->name, 0);
         }
         if (avx512) {
             cr_assert_not_null(en, "%s: no plan entry for %s", name, group ? group : "the Conv");
             cr_expect((strstr(en->info.impl, "wino") != NULL) == !direct,
                       "%s: %s runs %s", name, group ? group : "the Conv", en->info.impl);
         }
-        gl_tensor_free(got);
-        gl_tensor_free(want);
-        gl_exec_free(e);
-        gn_free_tensors(in, n_in);
-        gl_pipeline_free(p);
+        dnnl_case_end(&c);
     }
 }

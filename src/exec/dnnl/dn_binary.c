@@ -150,7 +150,7 @@ static gl_status binary_build(dn_build *b, dnnl_primitive_desc_t *pd)
     }
     /* a squeeze-and-excitation scale: one value per image and channel, on graphlab's
      * kernel wherever it reads the layout (oneDNN's pd then only describes the bindings:
-     * regnet_y_400mf's scales of 104 and 440 channels have no jit kernel in nChw16c) */
+     * over regnet_y_400mf's nChw8c in a nChw16c plan oneDNN has no jit kernel) */
     bool chscale = row->alg == dnnl_binary_mul && !row->halve && rank == 4 && !full_src1 &&
                    dn_chscale_fits(b, md0, out, &md1, d1);
     if (dn_pd_is_ref(*pd) && !chscale)

@@ -408,16 +408,16 @@ static bool post_kind(const fused_unit *u, const gl_node *n)
     return true;
 }
 
+/* The direct kernel's time for 20 MFLOP is ~0.07 ms here; a pass over its output ~0.01. */
+#define WINOGRAD_APART_MIN_FLOPS 20e6
+
 /* Would head, a Conv of the group's body, run on oneDNN's Winograd kernel (dn_conv.c: a
  * blocked plan on AVX-512, dn_winograd_fits) but for member n? oneDNN 2.6's Winograd takes
  * a relu and a sum after it, no other activation: with one, dn_conv.c falls back to the
  * direct kernel. Winograd and then the activation as a primitive of its own is the
- * faster (efficientnet_v2_s's 3x3 48 -> 192 at 56x56, two threads, per-node minimums:
- * direct with its SiLU 1.68 ms, Winograd 1.01 and the SiLU over its output apart ~0.05),
- * so the chain ends before n. */
-/* The direct kernel's time for 20 MFLOP is ~0.07 ms here; a pass over its output ~0.01. */
-#define WINOGRAD_APART_MIN_FLOPS 20e6
-
+ * faster when the convolution is big enough (efficientnet_v2_s's 3x3 48 -> 192 at 56x56,
+ * two threads, per-node minimums: direct with its SiLU 1.68 ms, Winograd 0.92-0.95 and
+ * the SiLU over its output apart 0.19), so the chain ends before n. */
 static bool winograd_ends_chain(const dn_ctx *c, const gl_function *fn, const gl_node *call,
                                 const gl_node *head, const gl_node *n)
 {
@@ -425,10 +425,8 @@ static bool winograd_ends_chain(const dn_ctx *c, const gl_function *fn, const gl
     if (!c || c->policy != DN_LAYOUT_BLOCKED || c->no_winograd || c->avx2 || kept ||
         *head->domain || strcmp(head->op_type, "Conv") != 0 || head->n_inputs < 2)
         return false;
-    const gl_value *w = head->inputs[1];
-    for (size_t i = 0; i < fn->body->n_inputs && i < call->n_inputs; i++)
-        if (fn->body->inputs[i] == w)
-            w = call->inputs[i];
+    size_t f = formal_index(fn, head->inputs[1]);
+    const gl_value *w = f < call->n_inputs ? call->inputs[f] : head->inputs[1];
     const gl_tensor *t = w ? w->init : NULL;
     const gl_attr *st = gl_node_attr_typed(head, "strides", GL_ATTR_INTS);
     const gl_attr *dl = gl_node_attr_typed(head, "dilations", GL_ATTR_INTS);

@@ -23,14 +23,19 @@
  *       each input's part of an output row is one contiguous run, graphlab's own copy
  *       loop runs instead (nc_*): oneDNN 2.6's simple concat took 0.9 ms for swin_t's
  *       roll (two slices of [1,56,56,96] along a spatial axis), ONNX Runtime 0.08.
- *       So does a blocked channel Concat (nChw8c) of more than one image whose inputs
- *       fill whole channel blocks and whose output passes L2 (512 KB), with streaming
+ *       So does a blocked channel Concat of more than one image whose inputs fill whole
+ *       channel blocks: on nChw8c (AVX2) when its output passes L2 (512 KB), with streaming
  *       stores: each input is one run per image, and the output's lines are not read
  *       before they are written. DenseNet-121 g16 at batch 8 (62 such Concats, not in
  *       place: dn_concat.c needs batch 1), one thread: oneDNN's simple concat 13.4-13.8
  *       ms, this loop with plain stores 13.8-14.5, streamed 9.8-9.9 (ONNX Runtime 9.9);
  *       the BatchNormalization+Relu units that read them from memory, not the caches,
- *       10.9-11.1 against 9.0-9.7.
+ *       10.9-11.1 against 9.0-9.7. On nChw16c (AVX-512; another machine: 2 MB of L2 a
+ *       core, a large L3) plain stores beat oneDNN's at every size (0.4 to 13 MB), and
+ *       streaming is no surer a gain: DenseNet-121 g16 at batch 8, two threads, per-node
+ *       minimums, the 62 Concats 12.5 ms on oneDNN's, 9.6 plain (their BN+ReLU readers
+ *       unchanged), 6.7 streamed but the readers 1.8 ms slower; Inception-v3's 11 Concats
+ *       5.1 -> 4.4 plain, 3.6 streamed with its pools 1.2 ms slower. So plain stores.
  *   Sum, Mean  with inputs of one shape: oneDNN sum (scales 1, or 1/n for Mean), the
  *       inputs read in the layout of the first that has one. With broadcasting: as Max/Min.
  *   Max, Min  (and Sum/Mean that broadcast) a binary primitive over two inputs, one of
@@ -232,14 +237,17 @@ static void nc_take(dn_build *b, const dnnl_memory_desc_t *src, size_t n,
     g->rows = 1;
     for (int o = 0; o < g->n_outer; o++)
         g->rows *= g->dims[o];
-    /* Blocked: only where streaming pays (see the top; plain stores lost to oneDNN's
-     * copy) and more than one image (oneDNN's copy splits one image's runs over the
-     * threads, this loop would copy each run on one). Every run is whole blocks at
-     * whole blocks of the output: aligned where the output is (nc_run checks). */
+    /* Blocked: more than one image (oneDNN's copy splits one image's runs over the
+     * threads, this loop would copy each run on one), every run whole blocks at whole
+     * blocks of the output (aligned where the output is: nc_run checks). On nChw16c
+     * (AVX-512) with plain stores, which beat oneDNN's copy at every size there and keep
+     * the output in the caches for its reader; on nChw8c (AVX2) only streamed past L2,
+     * where plain stores lost to oneDNN's (see the top). */
     if (blk > 1) {
-        g->stream = blk == 8 && b->c->avx2 && g->rows > 1 && dst->offset0 % 8 == 0 &&
+        bool whole = g->rows > 1 && dst->offset0 % blk == 0;
+        g->stream = blk == 8 && b->c->avx2 && whole &&
                     row_bytes * (size_t)g->rows > NC_STREAM_BYTES;
-        if (!g->stream) {
+        if (!g->stream && !(blk == 16 && whole)) {
             free(g);
             return;
         }

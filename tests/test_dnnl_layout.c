@@ -584,3 +584,71 @@ Test(dnnl_layout, winograd_leaves_an_activation_it_does_not_take_apart)
         dnnl_case_end(&c);
     }
 }
+
+/* A 1x1 convolution to a few channels from blocked activations runs graphlab's kernel
+ * (dn_narrow.c) and writes them plain, not padded to the block: at most a quarter of the
+ * block (2 channels on AVX2's 8, 4 on AVX-512's 16), with a bias, a fused Add (oneDNN's
+ * sum) and Relu; pixels past a whole tile of 8 and channels past a group of 8 (masked).
+ * Wider outputs, a 3x3 window, a source that arrives plain, and an activation the kernel
+ * does not take (Sigmoid) keep oneDNN's. The numbers are the reference's, with NaN and
+ * infinities in the input too. */
+#define HEAD3X3(c) "const w0 f32s[" #c "," #c ",3,3] = rand; h = Conv(x, w0) pads=[1,1,1,1]; "
+static const struct {
+    const char *name, *graph;
+    int narrow_avx2, narrow_avx512; /* graphlab's kernel expected (1) or not (0) */
+} narrow_cases[] = {
+    {"16 -> 2 at 13x11 with a bias",
+     "in x f32s[2,16,13,11]; " HEAD3X3(16)
+     "const w f32s[2,16,1,1] = rand; const k f32s[2] = rand; y = Conv(h, w, k); out y", 1, 1},
+    {"16 -> 2 + Add + Relu (sum and relu post-ops)",
+     "in x f32s[2,16,13,11]; in z f32s[2,2,13,11]; " HEAD3X3(16)
+     "const w f32s[2,16,1,1] = rand; const k f32s[2] = rand; y = Conv(h, w, k); "
+     "a = Add(y, z); r = Relu(a); out r", 1, 1},
+    {"20 -> 1 at 9x9: channels past a group of 8",
+     "in x f32s[1,20,9,9]; " HEAD3X3(20)
+     "const w f32s[1,20,1,1] = rand; y = Conv(h, w); out y", 1, 1},
+    {"40 -> 3 + Relu: a quarter of AVX-512's block, not of AVX2's",
+     "in x f32s[2,40,6,7]; " HEAD3X3(40)
+     "const w f32s[3,40,1,1] = rand; const k f32s[3] = rand; y = Conv(h, w, k); r = Relu(y); "
+     "out r", 0, 1},
+    {"16 -> 4 + Add: tiles of 4 channels by 2 pixels, one past a whole tile",
+     "in x f32s[1,16,5,21]; in z f32s[1,4,5,21]; " HEAD3X3(16)
+     "const w f32s[4,16,1,1] = rand; y = Conv(h, w); a = Add(y, z); out a", 0, 1},
+    {"16 -> 8: too many channels",
+     "in x f32s[1,16,9,9]; " HEAD3X3(16) "const w f32s[8,16,1,1] = rand; y = Conv(h, w); out y",
+     0, 0},
+    {"16 -> 2, 3x3: not a 1x1",
+     "in x f32s[1,16,9,9]; " HEAD3X3(16)
+     "const w f32s[2,16,3,3] = rand; y = Conv(h, w) pads=[1,1,1,1]; out y", 0, 0},
+    {"16 -> 2 from a graph input: the source arrives plain",
+     "in x f32s[1,16,9,9]; const w f32s[2,16,1,1] = rand; y = Conv(x, w); out y", 0, 0},
+    {"16 -> 1 + Sigmoid: an activation the kernel does not take",
+     "in x f32s[1,16,9,9]; " HEAD3X3(16)
+     "const w f32s[1,16,1,1] = rand; y = Conv(h, w); s = Sigmoid(y); out s", 0, 0},
+};
+#undef HEAD3X3
+
+Test(dnnl_layout, a_1x1_to_few_channels_writes_them_plain)
+{
+    bool avx512 = tu_cpu_has_avx512(), avx2 = __builtin_cpu_supports("avx2");
+    for (size_t i = 0; i < GL_ARRAY_LEN(narrow_cases); i++) {
+        const char *name = narrow_cases[i].name;
+        gl_exec_options o = {.backend = "dnnl", .layout = "blocked"};
+        dnnl_case c = dnnl_case_start(name, narrow_cases[i].graph,
+                                      "toposort,shape-inference,fusion", &o);
+        /* the last node makes the output: the 1x1, or the unit it heads */
+        const gl_node *last = c.m->graph->nodes[c.m->graph->n_nodes - 1];
+        const gl_plan_entry *en = tu_plan_entry(c.e, last->name, 0);
+        cr_assert_not_null(en, "%s: no plan entry for %s", name, last->name);
+        bool want = avx2 && (avx512 ? narrow_cases[i].narrow_avx512 : narrow_cases[i].narrow_avx2);
+        bool got = strstr(en->info.impl, "graphlab:avx2 1x1") != NULL;
+        cr_expect(got == want, "%s: %s runs %s (%s)", name, last->name, en->info.impl,
+                  en->info.note);
+        float *xs = gl_tensor_make_writable(c.in[0]);
+        xs[3] = NAN;
+        xs[40] = INFINITY;
+        xs[77] = -INFINITY;
+        dnnl_case_check(&c, ", NaN and infinities in the input");
+        dnnl_case_end(&c);
+    }
+}

@@ -15,6 +15,10 @@
  * gets NaN and infinities wrong, so inputs that may hold them are looked at (dn_special.c).
  * `--set dnnl.winograd=0` keeps the direct kernels.
  *
+ * A 1x1 convolution to a few channels (at most a quarter of the block: a segmentation
+ * head's classes) whose source arrives blocked runs graphlab's kernel, which writes them
+ * plain where oneDNN would pad them to the block (dn_narrow.c).
+ *
  * oneDNN runs the first implementation it lists; where a later one was measured faster
  * (kernel_rows: jit_1x1 for nhwc 1x1 convolutions that widen few channels), the build
  * asks for it by name and the plan's note says so.
@@ -409,6 +413,22 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
     dn_conv_dims d = conv_dims(b, xd, x->rank, out_dims, w);
     if (b->c->by_cost && !b->s->note[0])
         note_layout_cost(b, &d);
+    /* A 1x1 to a few channels from blocked activations: written plain, not padded to
+     * the block, by graphlab's kernel (dn_narrow.c) */
+    if (!nhwc && dn_narrow_fits(b, &b->md[0], x->rank, xd, out_dims, w->dims + 2, &g, group)) {
+        dnnl_primitive_desc_t narrow = NULL;
+        if (conv_pd(b, dnnl_convolution_direct, &g, &wgiven, bias ? &bmd : NULL, x->rank, xd,
+                    out_dims, act, dnnl_format_tag_undef, NULL, &narrow) == dnnl_success &&
+            dn_narrow_take(b, narrow, xd, out_dims)) {
+            dnnl_primitive_desc_destroy(*pd);
+            *pd = narrow;
+            dn_bind_input(b, DNNL_ARG_SRC, 0, dn_pd_md(*pd, dnnl_query_src_md, 0));
+            dn_bind_output(b, DNNL_ARG_DST, 0, dn_pd_md(*pd, dnnl_query_dst_md, 0), x->rank,
+                           out_dims);
+            return GL_OK;
+        }
+        dnnl_primitive_desc_destroy(narrow);
+    }
     const kernel_row *row = kernel_row_of(*pd, act, &d);
     dnnl_primitive_desc_t taken = NULL;
     /* the row's kernel wants its source fixed: with "any", oneDNN 2.6 does not list it */

@@ -801,7 +801,7 @@ static gl_status fused_build(dn_build *b, dnnl_primitive_desc_t *pd)
         *pd = NULL;
         return dn_refuse(b, "the %s build takes no post-ops here", u->head->op_type);
     }
-    if (dn_pd_is_ref(*pd))
+    if (dn_pd_is_ref(*pd) && !b->s->native) /* a native kernel stands in for ref:any */
         return dn_refuse_ref(b, pd, "this group");
     size_t idx = u->tail.first;
     for (size_t j = u->tail.biased ? 1 : 0; j < u->n_steps; j++) {

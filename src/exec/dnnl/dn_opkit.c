@@ -243,3 +243,32 @@ bool dn_claim_build(dn_ctx *c, const gl_model *m, const gl_node *n, dn_node *s,
     free(md);
     return ok;
 }
+
+bool dn_own_posts_of(const_dnnl_primitive_desc_t pd, int *posts, int max, int *n)
+{
+    const_dnnl_primitive_attr_t attr = NULL;
+    const_dnnl_post_ops_t po = NULL;
+    if (dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success ||
+        dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
+        return false;
+    int len = dnnl_post_ops_len(po);
+    if (len > max)
+        return false;
+    for (int i = 0; i < len; i++) {
+        float scale = 0, alpha = 0, beta = 0;
+        dnnl_alg_kind_t alg;
+        dnnl_primitive_kind_t kind = dnnl_post_ops_get_kind(po, i);
+        if (kind == dnnl_sum && dnnl_post_ops_get_params_sum(po, i, &scale) == dnnl_success &&
+            scale == 1.0f)
+            posts[i] = DN_OWN_SUM;
+        else if (kind == dnnl_eltwise &&
+                 dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) ==
+                     dnnl_success &&
+                 alg == dnnl_eltwise_relu && alpha == 0.0f && scale == 1.0f)
+            posts[i] = DN_OWN_RELU;
+        else
+            return false;
+    }
+    *n = len;
+    return true;
+}

@@ -86,6 +86,25 @@ bool dn_conv_window(const gl_node *n, const char *where, int nsp, const int64_t 
 gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,
                        const int64_t *yd, const dn_conv_geom *g);
 
+/* The post-ops graphlab's kernels that stand in for a convolution apply (dn_wino.c,
+ * dn_narrow.c): the pd's chain as DN_OWN_SUM (a sum of scale 1, its operand already in the
+ * destination) and DN_OWN_RELU (alpha 0, scale 1) in posts[0 .. *n); false when the chain
+ * is longer than max or holds anything else. */
+enum { DN_OWN_SUM, DN_OWN_RELU };
+bool dn_own_posts_of(const_dnnl_primitive_desc_t pd, int *posts, int max, int *n);
+
+/* A 2-D 1x1 convolution of stride 1 without pads or groups, constant weights and bias,
+ * whose source (src, NCHW dims xd) arrives in the plan's block (nChw8c or nChw16c) and
+ * whose yd[1] output channels fill at most a quarter of it: graphlab's kernel writes it
+ * plain (dn_narrow.c). dn_narrow_fits says whether it may; dn_narrow_take, given a pd of
+ * that source and a plain destination with the unit's post-ops, takes it unless a post-op
+ * is other than a sum or a relu (false: nothing changed). */
+bool dn_narrow_fits(const dn_build *b, const dnnl_memory_desc_t *src, int rank,
+                    const int64_t *xd, const int64_t *yd, const int64_t *kernel,
+                    const dn_conv_geom *g, int64_t group);
+bool dn_narrow_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,
+                    const int64_t *yd);
+
 /* Inference BatchNormalization (dn_norm.c's build, pd made and bound, with the unit's
  * post-ops in attr, NULL: none) on graphlab's AVX2 kernel when its statistics are
  * constants, the pd's source and destination are alike (nC..8c, channels-last or plain)

@@ -103,7 +103,6 @@
 #define WINO_F6_U_BYTES (4 << 20)
 #define WINO_F6_PRODUCTS 91
 
-enum { POST_SUM, POST_RELU };
 enum { WINO_AT_MAX = 8 }; /* the largest input tile's side: F(6x6, 3x3) */
 
 /* A tile size: F(mt x mt, 3x3) on input tiles of at x at (at = mt + 2) by the filter
@@ -418,7 +417,7 @@ WINO_AVX2 void wino_in4(const wino *q, const float *x, const wino_span *s, int64
 WINO_INLINE __m256 wino_posts(const wino *q, __m256 acc, const float *old)
 {
     for (int i = 0; i < q->n_posts; i++)
-        acc = q->posts[i] == POST_SUM ? _mm256_add_ps(acc, _mm256_loadu_ps(old))
+        acc = q->posts[i] == DN_OWN_SUM ? _mm256_add_ps(acc, _mm256_loadu_ps(old))
                                       : _mm256_max_ps(acc, _mm256_setzero_ps());
     return acc;
 }
@@ -645,37 +644,6 @@ static void wino_run(void *extra, const void *const *src, void *dst)
 
 /* ---- taking a convolution ------------------------------------------------------------------ */
 
-/* The pd's post-ops as wino's chain: false when one is not a sum of scale 1 or a relu of
- * alpha 0 and scale 1. */
-static bool wino_posts_of(const_dnnl_primitive_desc_t pd, wino *q)
-{
-    const_dnnl_primitive_attr_t attr = NULL;
-    const_dnnl_post_ops_t po = NULL;
-    if (dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success ||
-        dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
-        return false;
-    int n = dnnl_post_ops_len(po);
-    if (n > WINO_MAX_POSTS)
-        return false;
-    for (int i = 0; i < n; i++) {
-        float scale = 0, alpha = 0, beta = 0;
-        dnnl_alg_kind_t alg;
-        dnnl_primitive_kind_t kind = dnnl_post_ops_get_kind(po, i);
-        if (kind == dnnl_sum && dnnl_post_ops_get_params_sum(po, i, &scale) == dnnl_success &&
-            scale == 1.0f)
-            q->posts[i] = POST_SUM;
-        else if (kind == dnnl_eltwise &&
-                 dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) ==
-                     dnnl_success &&
-                 alg == dnnl_eltwise_relu && alpha == 0.0f && scale == 1.0f)
-            q->posts[i] = POST_RELU;
-        else
-            return false;
-    }
-    q->n_posts = n;
-    return true;
-}
-
 /* The products of F(mt x mt, 3x3) over an image: (mt + 2)^2 per tile, whole tiles. */
 static int64_t wino_products_of(int mt, int64_t oh, int64_t ow)
 {
@@ -722,7 +690,7 @@ gl_status dn_wino_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_
               .np = kind->at * kind->at, .tw = (yd[3] + kind->mt - 1) / kind->mt,
               .nocg = (yd[1] + 31) / 32, .threads = b->c->max_threads,
               .nhwc = l == DN_OWN_NHWC};
-    if (!wino_posts_of(pd, &q))
+    if (!dn_own_posts_of(pd, q.posts, WINO_MAX_POSTS, &q.n_posts))
         return GL_OK;
     gl_status st = dn_guard_specials(b, true);
     if (st != GL_OK)

@@ -271,6 +271,9 @@ static const rnn_case lstm_cases[] = {
      .own = OWN_LSTM},
     {"b1_bidi_wide", "LSTM", BIDI, 0, 4, 1, 64, 128, "b", "yhc", .expect = DN,
      .own = OWN_LSTM},
+    /* one row by R: 12 panels, eight at a time and four one at a time */
+    {"b1_groups_and_panels", "LSTM", "reverse", 0, 4, 1, 7, 24, "bhc", "yhc", .expect = DN,
+     .own = OWN_LSTM},
     {"lens_every", "LSTM", BIDI, 0, 5, 8, 3, 6, "bhcS", "yhc", .expect = REF,
      .why = "sequence_lens not all", .own = OWN_LSTM},
     {"lens_every_batchwise", "LSTM", "reverse", 1, 5, 8, 3, 9, "bS", "yhc", .expect = REF,
@@ -311,6 +314,9 @@ static const rnn_case gru_cases[] = {
      .attrs = {ASTRINGS("activations", 2, "Sigmoid", "Relu")}, .expect = REF,
      .why = "activation 'Relu'"},
     {"b1_bidi", "GRU", BIDI, 0, 5, 1, 6, 11, "bh", "yh", .expect = DN, .own = OWN_GRU},
+    /* z and r: 10 panels (eight at once, two alone), then h's 5 from panel 10 */
+    {"b1_groups_and_panels", "GRU", NULL, 0, 4, 1, 9, 40, "bh", "yh", .expect = DN,
+     .own = OWN_GRU},
     {"b1_bidi_lbr", "GRU", BIDI, 0, 5, 1, 6, 11, "bh", "yh", .attrs = {LBR}, .expect = DN,
      .own = OWN_LBR},
     {"b8_rev", "GRU", "reverse", 0, 5, 8, 4, 9, "bh", "yh", .expect = DN, .own = OWN_GRU},

@@ -90,9 +90,34 @@ __attribute__((target("avx2,fma"))) static void rows4_by_3(const float *at, int6
             _mm256_storeu_ps(out + r * ldo + q * LANES, rows[r][q]);
 }
 
+/* Eight panels by one row a (K = k each): out[q*8 .. q*8+8) = bias[q*8 ..] + sum_i a[i] *
+ * panel q's row i. a[i] is broadcast once for eight FMAs (9 loads, where one panel at a
+ * time loads 2 for each), eight independent sums. lstm_tagger's bidirectional LSTM at
+ * batch 1, one thread, per-node minimums of 30 runs: 0.39 -> 0.32 ms. (The eight panels
+ * interleaved into one stream, not eight 4 KB apart: no faster.) */
+__attribute__((target("avx2,fma"))) static void row_by_8_panels(const float *a, int64_t k,
+                                                               const float *w,
+                                                               const float *bias, float *out)
+{
+    __m256 acc[8];
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; q++)
+        acc[q] = bias ? _mm256_loadu_ps(bias + q * LANES) : _mm256_setzero_ps();
+    for (int64_t i = 0; i < k; i++, w += LANES) {
+        __m256 x = _mm256_broadcast_ss(a + i);
+#pragma GCC unroll 8
+        for (int q = 0; q < 8; q++)
+            acc[q] = _mm256_fmadd_ps(x, _mm256_loadu_ps(w + q * k * LANES), acc[q]);
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; q++)
+        _mm256_storeu_ps(out + q * LANES, acc[q]);
+}
+
 /* out[r][p*8 .. p*8+8) = bias[p*8 ..] + sum_i a[r][i] * panel p [i][8], rows r < m (m <= 8,
  * a's rows lda apart, out's ldo), panels [p0, p1) of `panels` (K = k each). One row is a
- * matrix-vector product: four accumulators over i, not 8 rows of which 7 are padding. */
+ * matrix-vector product: eight panels at a time, the ones left over with four
+ * accumulators over i, not 8 rows of which 7 are padding. */
 __attribute__((target("avx2,fma"))) static void rows_by_panels(float *at, const float *a,
                                                                int64_t lda, int64_t m,
                                                                int64_t k, const float *panels,
@@ -101,7 +126,11 @@ __attribute__((target("avx2,fma"))) static void rows_by_panels(float *at, const 
                                                                int64_t ldo)
 {
     if (m == 1) {
-        for (int64_t p = p0; p < p1; p++) {
+        int64_t p = p0;
+        for (; p + 8 <= p1; p += 8)
+            row_by_8_panels(a, k, panels + p * k * LANES, bias ? bias + p * LANES : NULL,
+                            out + p * LANES);
+        for (; p < p1; p++) {
             const float *w = panels + p * k * LANES;
             __m256 a0 = bias ? _mm256_loadu_ps(bias + p * LANES) : _mm256_setzero_ps();
             __m256 a1 = _mm256_setzero_ps(), a2 = a1, a3 = a1;

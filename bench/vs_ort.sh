@@ -24,6 +24,11 @@
 #             with test_data_set_0 and info.json): time those instead, graphlab
 #             `--passes all --backends fused` against ORT `all` only, and give each one's
 #             error against ONNX Runtime's outputs in steps of its output scale (issue 21)
+#   RECHECK   a model whose fus/all is above this ratio (default 1.10: issue 22's
+#             allowance) is measured again at once, fused against all, RECHECK_ROUNDS
+#             rounds (default 5), and both ratios are printed under the table: a shared VM
+#             moves a model 10-50% between invocations, and one high round says little
+#             (the table and its geometric mean stay as measured). RECHECK=off: none.
 #   OMP_WAIT_POLICY / GOMP_SPINCOUNT  graphlab's OpenMP wait policy. Unset, this script
 #             sets GOMP_SPINCOUNT=300000 (libgomp's own default: idle threads spin) so that
 #             graphlab waits as ORT's thread pool does by default (it spins) in every
@@ -46,6 +51,8 @@ runs=${RUNS:-20}
 warmup=${WARMUP:-5}
 rounds=${ROUNDS:-3}
 batch=${BATCH:-1}
+recheck=${RECHECK:-1.10}
+recheck_rounds=${RECHECK_ROUNDS:-5}
 corpora=${QDQ_MODELS:-${CORPORA:-${GL_SHARED_MODELS:-$srcdir/../shared/models}}}
 . "$srcdir/bench/ort_common.sh"
 
@@ -61,6 +68,17 @@ if [ ! -x "$gl" ]; then
 fi
 case "$(cd "$(dirname "$ort_dir")" 2>/dev/null && pwd)/" in
 "$srcdir"/*) echo "bench/vs_ort.sh: ORT_DIR must be outside the source tree" >&2; exit 2 ;;
+esac
+case "$recheck" in
+off) ;;
+'' | *[!0-9.]* | *.*.* | .*) echo "bench/vs_ort.sh: RECHECK must be a ratio (1.10) or off," \
+                                 "not '$recheck'" >&2
+                            exit 2 ;;
+esac
+case "$recheck_rounds" in
+'' | *[!0-9]* | 0*) echo "bench/vs_ort.sh: RECHECK_ROUNDS must be a positive number, not" \
+                         "'$recheck_rounds'" >&2
+                    exit 2 ;;
 esac
 case "$batch" in
 1) ;;
@@ -253,6 +271,39 @@ node_counts() {
     cat "$tmp/nodes$key"
 }
 
+# recheck: every model of $tmp/table whose fus/all is above $recheck, measured again at
+# once (fused against all, $recheck_rounds rounds): "NAME 1.16x -> 0.96x" lines, and how
+# many stay above
+recheck_table() {
+    [ "$recheck" = off ] && return 0
+    over=$(awk -v t="$recheck" '$8 ~ /^[0-9.]+x$/ && $8 + 0 > t + 0 { print $1 ":" $8 }' \
+        "$tmp/table")
+    [ -n "$over" ] || return 0
+    saved="$rounds $gl_runs|$ort_levels"
+    rounds=$recheck_rounds gl_runs=fused:all ort_levels=all
+    still=0
+    for entry in $over; do
+        name=${entry%%:*}
+        dir=$(for d in $model_dirs; do [ "$(basename "$d")" = "$name" ] && echo "$d"; done |
+            head -n 1)
+        failed=$(measure_rounds "$dir/model.onnx" "$dir/test_data_set_0")
+        if [ -n "$failed" ]; then
+            echo "re-check of $name failed: $failed"
+            still=$((still + 1))
+            continue
+        fi
+        after=$(awk -v f="$(median <"$tmp/fused")" -v a="$(median <"$tmp/all")" \
+            'BEGIN { printf "%.2fx", f / a }')
+        echo "re-checked at once: $name ${entry#*:} -> $after (median of $rounds)"
+        awk -v r="$after" -v t="$recheck" 'BEGIN { exit !(r + 0 > t + 0) }' &&
+            still=$((still + 1))
+    done
+    echo "above ${recheck}x after the re-check: $still"
+    rounds=${saved%% *}
+    saved=${saved#* }
+    gl_runs=${saved%%|*} ort_levels=${saved#*|}
+}
+
 main_table() {
     echo "graphlab profile --backends dnnl vs onnxruntime-node $ort_version: $threads threads," \
          "batch $batch, $warmup warm-up + $runs timed runs, median of $rounds rounds (ms);" \
@@ -286,6 +337,7 @@ main_table() {
     awk '$10 ~ /^[0-9]+$/ && $11 ~ /^[0-9]+$/ && $10 + 0 > $11 + 0 { n++; l = l " " $1 }
          END { printf "node counts above ORT extended: %d%s\n", n, n ? " (" substr(l, 2) ")" : "" }' \
         "$tmp/table"
+    recheck_table
     echo "load average at the end: $(loadavg)"
 }
 

@@ -7,9 +7,10 @@
  * reads them (a Resize, the sum's operand) reads 16 channels too, and a graph output is
  * reordered to plain after; oneDNN has no kernel that writes plain from a blocked source
  * (ref:any, 400x slower). Here the output is plain: each pixel's channel vectors are
- * multiplied by each output channel's weights and the products of 8 pixels are summed
- * across their lanes at once (hadd), then the bias, the sum post-op (the operand the
- * fused unit wrote into the destination) and a relu, as oneDNN's post-ops would.
+ * multiplied by each output channel's weights, and a tile of 8 such sums (pixels by
+ * output channels) is reduced across its lanes at once (hadd); then the bias, the sum
+ * post-op (the operand the fused unit wrote into the destination) and a relu, as
+ * oneDNN's post-ops would.
  * unet_small at batch 8, two threads, per-node minimums of 3 rounds: the last unit
  * (16 -> 2 + Add at 128x128) 1.50 ms on oneDNN's (the sum operand's copy, the
  * convolution, the output's reorder to plain) -> 0.54 here; the side output (64 -> 2 at

@@ -279,14 +279,14 @@ recheck_table() {
     over=$(awk -v t="$recheck" '$8 ~ /^[0-9.]+x$/ && $8 + 0 > t + 0 { print $1 ":" $8 }' \
         "$tmp/table")
     [ -n "$over" ] || return 0
-    saved="$rounds $gl_runs|$ort_levels"
-    rounds=$recheck_rounds gl_runs=fused:all ort_levels=all
     still=0
     for entry in $over; do
         name=${entry%%:*}
         dir=$(for d in $model_dirs; do [ "$(basename "$d")" = "$name" ] && echo "$d"; done |
             head -n 1)
-        failed=$(measure_rounds "$dir/model.onnx" "$dir/test_data_set_0")
+        # $(...) is a subshell: the re-check's settings end with it
+        failed=$(rounds=$recheck_rounds gl_runs=fused:all ort_levels=all
+                 measure_rounds "$dir/model.onnx" "$dir/test_data_set_0")
         if [ -n "$failed" ]; then
             echo "re-check of $name failed: $failed"
             still=$((still + 1))
@@ -294,14 +294,11 @@ recheck_table() {
         fi
         after=$(awk -v f="$(median <"$tmp/fused")" -v a="$(median <"$tmp/all")" \
             'BEGIN { printf "%.2fx", f / a }')
-        echo "re-checked at once: $name ${entry#*:} -> $after (median of $rounds)"
+        echo "re-checked at once: $name ${entry#*:} -> $after (median of $recheck_rounds)"
         awk -v r="$after" -v t="$recheck" 'BEGIN { exit !(r + 0 > t + 0) }' &&
             still=$((still + 1))
     done
     echo "above ${recheck}x after the re-check: $still"
-    rounds=${saved%% *}
-    saved=${saved#* }
-    gl_runs=${saved%%|*} ort_levels=${saved#*|}
 }
 
 main_table() {

@@ -385,6 +385,17 @@ static void dnnl_case_check(dnnl_case *c, const char *what)
     gl_tensor_free(want);
 }
 
+/* The same with a NaN, an infinity and a minus infinity in input 0 (at its elements i, j,
+ * k): the numbers must still be the reference's. */
+static void dnnl_case_check_specials(dnnl_case *c, size_t i, size_t j, size_t k)
+{
+    float *xs = gl_tensor_make_writable(c->in[0]);
+    xs[i] = NAN;
+    xs[j] = INFINITY;
+    xs[k] = -INFINITY;
+    dnnl_case_check(c, ", NaN and infinities in the input");
+}
+
 static dnnl_case dnnl_case_start(const char *name, const char *graph, const char *passes,
                                  const gl_exec_options *o)
 {
@@ -429,11 +440,7 @@ Test(dnnl_layout, winograd_where_it_fits_and_as_asked)
         cr_expect(wino == w->want_winograd, "%s: implementation %s", w->name, impl);
         /* A NaN and an infinity in the input: Winograd's transforms would smear them over
          * their tiles (Inf - Inf); the run takes the reference kernel instead. */
-        float *xs = gl_tensor_make_writable(c.in[0]);
-        xs[5] = NAN;
-        xs[100] = INFINITY;
-        xs[2000] = -INFINITY;
-        dnnl_case_check(&c, ", NaN and infinities in the input");
+        dnnl_case_check_specials(&c, 5, 100, 2000);
         dnnl_case_end(&c);
     }
 }
@@ -644,11 +651,7 @@ Test(dnnl_layout, a_1x1_to_few_channels_writes_them_plain)
         bool got = strstr(en->info.impl, "graphlab:avx2 1x1") != NULL;
         cr_expect(got == want, "%s: %s runs %s (%s)", name, last->name, en->info.impl,
                   en->info.note);
-        float *xs = gl_tensor_make_writable(c.in[0]);
-        xs[3] = NAN;
-        xs[40] = INFINITY;
-        xs[77] = -INFINITY;
-        dnnl_case_check(&c, ", NaN and infinities in the input");
+        dnnl_case_check_specials(&c, 3, 40, 77);
         dnnl_case_end(&c);
     }
 }

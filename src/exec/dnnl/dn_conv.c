@@ -415,10 +415,14 @@ static gl_status conv_build_as(dn_build *b, dnnl_primitive_desc_t *pd, bool nhwc
         note_layout_cost(b, &d);
     /* A 1x1 to a few channels from blocked activations: written plain, not padded to
      * the block, by graphlab's kernel (dn_narrow.c) */
-    if (!nhwc && dn_narrow_fits(b, &b->md[0], x->rank, xd, out_dims, w->dims + 2, &g, group)) {
+    dnnl_format_tag_t narrow_src = nhwc ? dnnl_format_tag_undef
+                                        : dn_narrow_source(b, &b->md[0], x->rank, xd, out_dims,
+                                                           w->dims + 2, &g, group);
+    if (narrow_src != dnnl_format_tag_undef) {
         dnnl_primitive_desc_t narrow = NULL;
         if (conv_pd(b, dnnl_convolution_direct, &g, &wgiven, bias ? &bmd : NULL, x->rank, xd,
-                    out_dims, act, dnnl_format_tag_undef, NULL, &narrow) == dnnl_success &&
+                    out_dims, narrow_src, dnnl_format_tag_undef, NULL, &narrow) ==
+                dnnl_success &&
             dn_narrow_take(b, narrow, xd, out_dims)) {
             dnnl_primitive_desc_destroy(*pd);
             *pd = narrow;

@@ -178,9 +178,10 @@ static void narrow_free(void *extra)
 
 #endif
 
-bool dn_narrow_fits(const dn_build *b, const dnnl_memory_desc_t *src, int rank,
-                    const int64_t *xd, const int64_t *yd, const int64_t *kernel,
-                    const dn_conv_geom *g, int64_t group)
+dnnl_format_tag_t dn_narrow_source(const dn_build *b, const dnnl_memory_desc_t *src,
+                                   int rank, const int64_t *xd, const int64_t *yd,
+                                   const int64_t *kernel, const dn_conv_geom *g,
+                                   int64_t group)
 {
 #ifdef __x86_64__
     const gl_kernel_ctx *k = b->k;
@@ -188,15 +189,17 @@ bool dn_narrow_fits(const dn_build *b, const dnnl_memory_desc_t *src, int rank,
         yd[1] * 4 > b->c->block || yd[1] > NARROW_MAX_OC || kernel[0] != 1 ||
         kernel[1] != 1 || !dn_input_constant(k, 1) ||
         (k->n_inputs > 2 && k->in[2] && !dn_input_constant(k, 2)))
-        return false;
+        return dnnl_format_tag_undef;
     for (int d = 0; d < 2; d++)
         if (g->strides[d] != 1 || g->dilates[d] != 0 || g->pad_l[d] || g->pad_r[d])
-            return false;
+            return dnnl_format_tag_undef;
+    /* nChw8c or nChw16c of the plan's block (nhwc and others have no lanes) */
     dn_own_layout l = dn_md_own_layout(src, xd, true);
-    return l != DN_OWN_NONE && l != DN_OWN_NHWC && dn_own_layout_lanes(l) == b->c->block;
+    return dn_own_layout_lanes(l) == b->c->block ? dn_own_layout_tag(l)
+                                                 : dnnl_format_tag_undef;
 #else
     (void)b, (void)src, (void)rank, (void)xd, (void)yd, (void)kernel, (void)g, (void)group;
-    return false;
+    return dnnl_format_tag_undef;
 #endif
 }
 
@@ -206,8 +209,12 @@ bool dn_narrow_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *
 #ifdef __x86_64__
     const gl_kernel_ctx *k = b->k;
     const gl_tensor *w = k->in[1], *bias = k->n_inputs > 2 ? k->in[2] : NULL;
-    narrow q = {.n = xd[0], .ic = xd[1], .oc = yd[1], .hw = xd[2] * xd[3],
-                .lanes = b->c->block};
+    /* the block the pd's source is in: what the bindings hand the kernel */
+    int lanes = dn_own_layout_lanes(dn_md_own_layout(dn_pd_md(pd, dnnl_query_src_md, 0), xd,
+                                                     true));
+    if (lanes != 8 && lanes != 16)
+        return false;
+    narrow q = {.n = xd[0], .ic = xd[1], .oc = yd[1], .hw = xd[2] * xd[3], .lanes = lanes};
     q.padded = (q.ic + q.lanes - 1) / q.lanes * q.lanes;
     q.groups = (q.ic + 7) / 8;
     if (!dn_own_posts_of(pd, q.posts, NARROW_MAX_POSTS, &q.n_posts))

@@ -96,12 +96,14 @@ bool dn_own_posts_of(const_dnnl_primitive_desc_t pd, int *posts, int max, int *n
 /* A 2-D 1x1 convolution of stride 1 without pads or groups, constant weights and bias,
  * whose source (src, NCHW dims xd) arrives in the plan's block (nChw8c or nChw16c) and
  * whose yd[1] output channels fill at most a quarter of it: graphlab's kernel writes it
- * plain (dn_narrow.c). dn_narrow_fits says whether it may; dn_narrow_take, given a pd of
- * that source and a plain destination with the unit's post-ops, takes it unless a post-op
- * is other than a sum or a relu (false: nothing changed). */
-bool dn_narrow_fits(const dn_build *b, const dnnl_memory_desc_t *src, int rank,
-                    const int64_t *xd, const int64_t *yd, const int64_t *kernel,
-                    const dn_conv_geom *g, int64_t group);
+ * plain (dn_narrow.c). dn_narrow_source gives that source's tag when it may
+ * (dnnl_format_tag_undef when not); dn_narrow_take, given a pd of that source and a plain
+ * destination with the unit's post-ops, takes it unless a post-op is other than a sum or
+ * a relu (false: nothing changed). */
+dnnl_format_tag_t dn_narrow_source(const dn_build *b, const dnnl_memory_desc_t *src,
+                                   int rank, const int64_t *xd, const int64_t *yd,
+                                   const int64_t *kernel, const dn_conv_geom *g,
+                                   int64_t group);
 bool dn_narrow_take(dn_build *b, const_dnnl_primitive_desc_t pd, const int64_t *xd,
                     const int64_t *yd);
 
